@@ -1,0 +1,111 @@
+# Makefile for mallocwatch.
+#
+# Knobs (set on the command line, e.g. `make V=1 DEVELOPER=1`):
+#   V=1             show the full commands
+#   prefix=DIR      install prefix (default /usr/local)
+#   DESTDIR=DIR     staging root for `make install`
+#   EXTRA_CFLAGS=   appended to CFLAGS
+#   DEVELOPER=1     add -Werror
+#   SANITIZE=LIST   build with -fsanitize=LIST, e.g. address,undefined
+#   GLIBC_PREFIX=   where the probe-enabled glibc is cached
+#                   (default /var/cache/mallocwatch/glibc)
+#
+# Targets:
+#   all        build build/mallocwatch and build/memlock-shim.so
+#   deps       install missing Debian packages (root)
+#   glibc      build the probe-enabled glibc once, if the system's has no probes (root)
+#   demo       deps + glibc + all, then trace examples/arena-storm
+#   check      deps + glibc + all, then every test (tests/run)
+#   install    install the binary, the shim and the man page
+#   uninstall  remove what install put there
+#   clean      remove build/
+
+prefix ?= /usr/local
+bindir = $(prefix)/bin
+libexecdir = $(prefix)/libexec/mallocwatch
+mandir = $(prefix)/share/man
+GLIBC_PREFIX ?= /var/cache/mallocwatch/glibc
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARNINGS = -Wall -Wextra -Wformat-security -Wmissing-prototypes \
+	-Wstrict-prototypes -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough
+ifeq ($(DEVELOPER),1)
+WARNINGS += -Werror
+endif
+ifneq ($(SANITIZE),)
+CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -Isrc -Ibuild \
+	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
+	$(EXTRA_CFLAGS)
+LIBS = -lelf -lz
+
+ifneq ($(V),1)
+Q = @
+QUIET_CC = @echo '   CC ' $@;
+QUIET_GEN = @echo '   GEN' $@;
+QUIET_LINK = @echo '   LINK' $@;
+endif
+
+.DELETE_ON_ERROR:
+.PHONY: all deps glibc demo check install uninstall clean
+
+SRCS = $(wildcard src/*.c)
+OBJS = $(patsubst src/%.c,build/%.o,$(SRCS)) build/stpsrc.o
+LIB_OBJS = $(filter-out build/main.o,$(OBJS))
+STP = stp/common.stp stp/bpf.stp stp/kernel.stp
+
+all: build/mallocwatch build/memlock-shim.so
+
+build:
+	$(Q)mkdir -p build
+
+# Each stp/NAME.stp becomes const char mw_stp_NAME[] (see src/stpsrc.h).
+build/stpsrc.c: $(STP) scripts/embed.awk | build
+	$(QUIET_GEN)awk -f scripts/embed.awk $(STP) >$@
+
+build/%.o: src/%.c $(wildcard src/*.h) src/probes.def | build
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+build/stpsrc.o: build/stpsrc.c
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+build/mallocwatch: $(OBJS)
+	$(QUIET_LINK)$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LIBS)
+
+build/libmw.a: $(LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
+
+# LD_PRELOADed into stapbpf alone (never the traced program); see
+# src/runtime.c and PLATFORM.md.
+build/memlock-shim.so: shim/memlock-shim.c | build
+	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
+
+deps:
+	$(Q)sh scripts/install-deps.sh
+
+glibc: deps
+	$(Q)sh scripts/build-glibc.sh $(GLIBC_PREFIX)
+
+demo: deps glibc all
+	$(Q)$(MAKE) -s -C examples
+	./build/mallocwatch -c ./examples/arena-storm 4
+
+check: deps glibc all build/libmw.a
+	$(Q)sh tests/run
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1
+	install -m 755 build/mallocwatch $(DESTDIR)$(bindir)/mallocwatch
+	install -m 644 build/memlock-shim.so $(DESTDIR)$(libexecdir)/memlock-shim.so
+	install -m 644 docs/mallocwatch.1 $(DESTDIR)$(mandir)/man1/mallocwatch.1
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/mallocwatch $(DESTDIR)$(mandir)/man1/mallocwatch.1
+	rm -rf $(DESTDIR)$(libexecdir)
+
+clean:
+	rm -rf build tests/out
+	$(MAKE) -s -C examples clean

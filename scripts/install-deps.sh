@@ -1,0 +1,37 @@
+#!/bin/sh
+# install-deps.sh - install the Debian packages mallocwatch needs to build,
+# test and trace, when any of them is missing.
+#
+# Usage: scripts/install-deps.sh
+#
+# Needs root (apt-get).  Does nothing when every package is already there,
+# so it is cheap to call from "make demo" and "make check".  On a system
+# that is not Debian-like (no apt-get/dpkg-query) it only says which
+# packages it would want and exits 0: install their equivalents yourself
+# (see README.md, "Other distributions").
+set -eu
+
+PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev systemtap systemtap-sdt-dev \
+gawk bison dpkg-dev python3 file"
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: not a Debian-like system; needs: $PKGS" >&2
+	exit 0
+fi
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+[ -n "$missing" ] || exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root, e.g. with sudo)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null

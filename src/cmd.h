@@ -1,0 +1,22 @@
+/* cmd.h - mallocwatch's subcommands, dispatched from main.c (git.c style).
+ *
+ * Each takes the arguments after the subcommand name (argv[0] is the
+ * subcommand) and returns the process exit status (msg.h).
+ */
+#ifndef MALLOCWATCH_CMD_H
+#define MALLOCWATCH_CMD_H
+
+/* mallocwatch [trace] [OPTIONS] -c CMD [ARGS...] | -p PID: trace and report. */
+int cmd_trace(int argc, char **argv);
+
+/* mallocwatch probes [--libc PATH | -p PID] [--json]: list SDT probes. */
+int cmd_probes(int argc, char **argv);
+
+/* mallocwatch script [--runtime=R] [--libc PATH]: print the generated script. */
+int cmd_script(int argc, char **argv);
+
+/* Common to the commands: choose the libc for --libc/-p/default, without
+ * a program.  0 or -1 after an error message. */
+int mw_cmd_pick_libc(const char *libc_opt, int pid, char *out, unsigned len);
+
+#endif /* MALLOCWATCH_CMD_H */

@@ -1,0 +1,197 @@
+/* cmd_probes.c - `mallocwatch probes` and `mallocwatch script`.
+ *
+ * probes: every SDT note in the target's libc, one row per site: provider,
+ * name, family, whether mallocwatch covers it, its argument specs and
+ * whether every argument can be read (parses, and its symbols resolve).
+ * script: the SystemTap script mallocwatch would run, on stdout.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "gen.h"
+#include "msg.h"
+#include "probetab.h"
+#include "runtime.h"
+#include "sdtarg.h"
+#include "sdtnote.h"
+#include "target.h"
+
+static const char probes_usage[] =
+"Usage: mallocwatch probes [--libc PATH | -p PID] [--json]\n"
+"\n"
+"List every SDT probe site in the libc a program would load (or PATH, or\n"
+"the libc process PID has mapped): provider, name, mallocwatch's family,\n"
+"whether it is traced, argument specs, and whether each argument resolves.\n"
+"\n"
+"EXAMPLES\n"
+"  mallocwatch probes\n"
+"  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6 --json\n";
+
+static const char script_usage[] =
+"Usage: mallocwatch script [--runtime=kernel|bpf] [--libc PATH | -p PID]\n"
+"\n"
+"Print the SystemTap script mallocwatch generates for the libc (kernel\n"
+"runtime by default), e.g. to check it with `stap -p3`.\n"
+"\n"
+"EXAMPLES\n"
+"  mallocwatch script --runtime=kernel > mw.stp && stap -p3 mw.stp\n";
+
+int mw_cmd_pick_libc(const char *libc_opt, int pid, char *out, unsigned len)
+{
+	char err[512];
+	const char *prefix = getenv("MW_GLIBC_PREFIX");
+
+	if (libc_opt) {
+		snprintf(out, len, "%s", libc_opt);
+		return 0;
+	}
+	if (pid) {
+		if (mw_target_libc_of_pid(pid, out, len, err, sizeof(err)) < 0) {
+			mw_error("%s", err);
+			return -1;
+		}
+		return 0;
+	}
+	if (mw_system_libc(out, len) == 0 && mw_libc_has_probes(out) == 1)
+		return 0;
+	snprintf(out, len, "%s/lib/libc.so.6", prefix && *prefix ? prefix : MW_GLIBC_PREFIX);
+	return 0;
+}
+
+/* Does every argument of site s parse and resolve?  Why not, into why. */
+static int site_readable(const struct mw_elf *e, const struct mw_sdt_site *s,
+			 char *why, size_t len)
+{
+	struct mw_sdt_arg a[MW_MAX_ARGS];
+	int n = mw_sdt_args_parse(s->args, a, MW_MAX_ARGS, why, len);
+	uint64_t v;
+
+	if (n < 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (a[i].kind == MW_ARG_MEM && a[i].sym[0] &&
+		    mw_elf_symbol(e, a[i].sym, &v) < 0) {
+			snprintf(why, len, "argument %d: symbol '%s' not found", i + 1, a[i].sym);
+			return 0;
+		}
+	snprintf(why, len, "yes");
+	return 1;
+}
+
+static int is_covered(const struct mw_sdt_site *s)
+{
+	return strcmp(s->provider, "libc") == 0 && strncmp(s->name, "memory_", 7) == 0;
+}
+
+static void list(const struct mw_elf *e, int json)
+{
+	size_t n = mw_elf_nsites(e);
+
+	if (json)
+		printf("{\"libc\": \"%s\", \"sites\": [", mw_elf_path(e));
+	else
+		printf("%-8s %-38s %-10s %-7s %-12s %s\n", "PROVIDER", "NAME", "FAMILY",
+		       "TRACED", "ADDRESS", "ARGUMENTS (readable)");
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_sdt_site *s = mw_elf_site(e, i);
+		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
+		const char *fam = info ? mw_family_name(info->family) :
+				  is_covered(s) ? "unknown" : "-";
+		char why[256];
+		int ok = site_readable(e, s, why, sizeof(why));
+
+		if (json)
+			printf("%s\n  {\"provider\": \"%s\", \"name\": \"%s\", \"family\": \"%s\","
+			       " \"traced\": %s, \"pc\": \"0x%" PRIx64 "\", \"args\": \"%s\","
+			       " \"readable\": %s}", i ? "," : "", s->provider, s->name, fam,
+			       is_covered(s) ? "true" : "false", s->pc, s->args,
+			       ok ? "true" : "false");
+		else
+			printf("%-8s %-38s %-10s %-7s 0x%-10" PRIx64 " %s (%s)\n", s->provider,
+			       s->name, fam, is_covered(s) ? "yes" : "no", s->pc, s->args, why);
+	}
+	if (json)
+		printf("\n]}\n");
+}
+
+static int pick_args(int argc, char **argv, const char *usage, int *json,
+		     enum mw_runtime *rt, char *libc, unsigned len)
+{
+	static const struct option lo[] = {
+		{ "libc", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "runtime", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *libc_opt = NULL;
+	int c, pid = 0;
+
+	while ((c = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l': libc_opt = optarg; break;
+		case 'j': if (json) { *json = 1; break; } goto bad;
+		case 'p': pid = atoi(optarg); break;
+		case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
+		case 'r':
+			if (rt && strcmp(optarg, "kernel") == 0)
+				*rt = MW_RT_KERNEL;
+			else if (rt && strcmp(optarg, "bpf") == 0)
+				*rt = MW_RT_BPF;
+			else
+				mw_usage_error("--runtime takes kernel or bpf");
+			break;
+		default:
+		bad:
+			mw_usage_error("bad option");
+		}
+	}
+	if (optind < argc)
+		mw_usage_error("unexpected argument '%s'", argv[optind]);
+	return mw_cmd_pick_libc(libc_opt, pid, libc, len);
+}
+
+int cmd_probes(int argc, char **argv)
+{
+	char libc[4096], err[512];
+	int json = 0;
+	struct mw_elf *e;
+	const char *why;
+	size_t bad;
+
+	if (pick_args(argc, argv, probes_usage, &json, NULL, libc, sizeof(libc)) < 0)
+		return MW_EXIT_RUNTIME;
+	if (!(e = mw_elf_open(libc, err, sizeof(err))))
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if ((bad = mw_elf_bad_notes(e, &why)))
+		mw_warn("%zu malformed SDT notes skipped in '%s' (first: %s)", bad, libc, why);
+	if (!mw_elf_nsites(e))
+		mw_warn("'%s' has no SDT probes (built without --enable-systemtap?)", libc);
+	list(e, json);
+	mw_elf_close(e);
+	return MW_EXIT_OK;
+}
+
+int cmd_script(int argc, char **argv)
+{
+	char libc[4096], err[512];
+	enum mw_runtime rt = MW_RT_KERNEL;
+	struct mw_gen_stats st;
+	struct mw_elf *e;
+	int ret;
+
+	if (pick_args(argc, argv, script_usage, NULL, &rt, libc, sizeof(libc)) < 0)
+		return MW_EXIT_RUNTIME;
+	if (!(e = mw_elf_open(libc, err, sizeof(err))))
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	ret = mw_gen_script(e, &(struct mw_gen_opts){ .runtime = rt, .libc_path = libc },
+			    stdout, &st, err, sizeof(err));
+	mw_elf_close(e);
+	if (ret < 0)
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	return MW_EXIT_OK;
+}

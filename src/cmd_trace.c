@@ -1,0 +1,346 @@
+/* cmd_trace.c - `mallocwatch [trace] -c CMD` / `-p PID`: the main job.
+ *
+ * Coordinates the pipeline: target (which libc) -> sdtnote (its probes)
+ * -> gen (the script) -> runtime + tracer (stap) -> stream -> state ->
+ * report.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "gen.h"
+#include "msg.h"
+#include "report.h"
+#include "runtime.h"
+#include "state.h"
+#include "stream.h"
+#include "target.h"
+#include "tracer.h"
+
+#define MW_VERSION "0.1"
+
+static const char usage[] =
+"Usage: mallocwatch [OPTIONS] -c CMD [ARGS...]\n"
+"       mallocwatch [OPTIONS] -- CMD [ARGS...]\n"
+"       mallocwatch [OPTIONS] -p PID\n"
+"       mallocwatch probes [--libc PATH | -p PID] [--json]\n"
+"       mallocwatch script [--runtime=kernel|bpf] [--libc PATH]\n"
+"\n"
+"Trace glibc malloc's SDT probes (arenas, heaps, sbrk, thresholds, lock\n"
+"waits, retries, mallopt) in a program with SystemTap and print a summary.\n"
+"\n"
+"Target:\n"
+"  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
+"                       first instruction; everything after CMD is its ARGS\n"
+"  -- CMD [ARGS...]     the same\n"
+"  -p PID               attach to a running process until it exits or ^C\n"
+"  --libc PATH          trace this libc.so.6 instead of the one chosen\n"
+"                       (system libc with probes, else the probe-enabled\n"
+"                       glibc under $MW_GLIBC_PREFIX or " MW_GLIBC_PREFIX ")\n"
+"\n"
+"Output:\n"
+"  -o FILE              write the summary to FILE (default: stderr)\n"
+"  --json FILE          write the report as JSON to FILE ('-' = stdout);\n"
+"                       keys in docs/json.md\n"
+"  --save-script FILE   also write the generated SystemTap script to FILE\n"
+"  -q, --quiet          no notes or warnings, only errors\n"
+"  -v, --verbose        show the tracer's own messages\n"
+"\n"
+"Tracer:\n"
+"  --runtime=R          auto (default), kernel or bpf: SystemTap's kernel-module\n"
+"                       runtime, or stapbpf.  auto picks kernel when modules can\n"
+"                       load and /lib/modules/$(uname -r)/build exists\n"
+"\n"
+"Other:\n"
+"  -h, --help           this help\n"
+"  -V, --version        the version\n"
+"\n"
+"Exit status: the program's own with -c (128+N if signal N killed it), 0 with\n"
+"-p; 1 on a runtime error (the tracer failed or died); 2 on a usage error.\n"
+"\n"
+"EXAMPLES\n"
+"  sudo mallocwatch -c ./app --threads 8\n"
+"  sudo mallocwatch --json report.json -c xz -T2 -k big.tar\n"
+"  sudo mallocwatch -p 4242 -o incident.txt\n"
+"  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6\n";
+
+struct trace_opts {
+	char **cmd;			/* -c / -- */
+	pid_t pid;			/* -p */
+	const char *libc;
+	const char *out, *json, *save_script;
+	enum mw_runtime runtime;
+	int verbose;
+};
+
+enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_SAVE };
+
+static const struct option longopts[] = {
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "runtime", required_argument, NULL, OPT_RUNTIME },
+	{ "libc", required_argument, NULL, OPT_LIBC },
+	{ "save-script", required_argument, NULL, OPT_SAVE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static enum mw_runtime parse_runtime(const char *s)
+{
+	if (strcmp(s, "auto") == 0)
+		return MW_RT_AUTO;
+	if (strcmp(s, "kernel") == 0)
+		return MW_RT_KERNEL;
+	if (strcmp(s, "bpf") == 0)
+		return MW_RT_BPF;
+	mw_usage_error("unknown runtime '%s' (auto, kernel or bpf)", s);
+}
+
+/* The command starts at the first "-c" or "--"; options are before it. */
+static int split_command(int argc, char **argv, struct trace_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--") == 0) {
+			if (i + 1 >= argc)
+				mw_usage_error("%s needs a command", argv[i]);
+			o->cmd = argv + i + 1;
+			return i;
+		}
+	}
+	return argc;
+}
+
+static void parse_args(int argc, char **argv, struct trace_opts *o)
+{
+	int c;
+	char *end;
+
+	argc = split_command(argc, argv, o);
+	while ((c = getopt_long(argc, argv, "+o:p:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case OPT_JSON: o->json = optarg; break;
+		case OPT_SAVE: o->save_script = optarg; break;
+		case OPT_LIBC: o->libc = optarg; break;
+		case OPT_RUNTIME: o->runtime = parse_runtime(optarg); break;
+		case 'q': mw_quiet(1); break;
+		case 'v': o->verbose = 1; break;
+		case 'p':
+			o->pid = (pid_t)strtol(optarg, &end, 10);
+			if (*end || o->pid <= 0)
+				mw_usage_error("-p needs a process id, not '%s'", optarg);
+			break;
+		case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
+		case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);
+		default: mw_usage_error("bad option");
+		}
+	}
+	if (optind < argc)
+		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
+	if (!o->cmd && !o->pid)
+		mw_usage_error("no command given: use -c CMD or -p PID");
+	if (o->cmd && o->pid)
+		mw_usage_error("-c and -p cannot be used together");
+}
+
+static void on_line(void *ctx, const char *line)
+{
+	static int warned;
+
+	if (mw_stream_line(ctx, line) < 0 && !warned++)
+		mw_warn("garbled tracer line ignored and counted: '%.80s'", line);
+}
+
+/* Write the script into a fresh work directory; its path into script. */
+static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
+			char *dir, char *script, size_t len, const char *save)
+{
+	char err[512];
+	struct mw_gen_stats st;
+	FILE *f;
+
+	snprintf(dir, len, "%s/mallocwatch.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		mw_error("cannot create a work directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(script, len, "%s/mallocwatch.stp", dir);
+	for (int pass = 0; pass < (save ? 2 : 1); pass++) {
+		const char *path = pass ? save : script;
+
+		if (!(f = fopen(path, "w"))) {
+			mw_error("cannot create '%s': %s", path, strerror(errno));
+			return -1;
+		}
+		if (mw_gen_script(libc, g, f, &st, err, sizeof(err)) < 0) {
+			fclose(f);
+			mw_error("%s", err);
+			return -1;
+		}
+		if (fclose(f) != 0) {
+			mw_error("cannot write '%s': %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void remove_workdir(const char *dir)
+{
+	static const char *const files[] = { "mallocwatch.stp", "mallocwatch.bo" };
+	char p[4200];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
+static int write_reports(const struct trace_opts *o, const struct mw_state *st,
+			 const struct mw_run_info *ri)
+{
+	FILE *f = stderr;
+	int ret = 0;
+
+	if (o->out && !(f = fopen(o->out, "w"))) {
+		mw_error("cannot create '%s': %s", o->out, strerror(errno));
+		return -1;
+	}
+	if (mw_report_text(f, st, ri) < 0) {
+		mw_error("cannot write the summary");
+		ret = -1;
+	}
+	if (f != stderr && fclose(f) != 0)
+		ret = -1;
+	if (!o->json)
+		return ret;
+	f = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "w");
+	if (!f) {
+		mw_error("cannot create '%s': %s", o->json, strerror(errno));
+		return -1;
+	}
+	if (mw_report_json(f, st, ri) < 0 || (f != stdout && fclose(f) != 0)) {
+		mw_error("cannot write '%s'", o->json);
+		ret = -1;
+	}
+	return ret;
+}
+
+/* The exit status, and the one-line notes about how things ended. */
+static int finish_status(const struct trace_opts *o, const struct mw_trace_result *r,
+			 struct mw_run_info *ri, const struct mw_state *st)
+{
+	uint64_t total, lost, garbled;
+	int ended, status = MW_EXIT_OK;
+
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	if (lost)
+		mw_warn("%" PRIu64 " events lost (see the summary)", lost);
+	if (r->have_status) {
+		ri->have_status = 1;
+		if (WIFSIGNALED(r->status)) {
+			ri->term_signal = WTERMSIG(r->status);
+			ri->exit_status = -1;
+			mw_error("'%s' killed by signal %d (%s)", o->cmd[0], ri->term_signal,
+				 strsignal(ri->term_signal));
+			status = 128 + ri->term_signal;
+		} else {
+			ri->exit_status = WEXITSTATUS(r->status);
+			status = ri->exit_status;
+		}
+	}
+	if (r->tracer_died || !ended) {
+		mw_error("the tracer ended early%s%s; the report is incomplete",
+			 r->tracer_msg[0] ? ": " : "", r->tracer_msg);
+		status = MW_EXIT_RUNTIME;
+	}
+	return status;
+}
+
+static int run(struct trace_opts *o, const struct mw_target *t, const char *libc_path)
+{
+	char err[1024], dir[4096], script[4200];
+	struct mw_runtime_env env;
+	struct mw_elf *libc = NULL;
+	struct mw_state *st = NULL;
+	struct mw_trace_result r;
+	struct mw_run_info ri = { 0 };
+	uint64_t sym;
+	int status = MW_EXIT_RUNTIME;
+
+	dir[0] = '\0';
+	if (!(libc = mw_elf_open(libc_path, err, sizeof(err)))) {
+		mw_error("%s", err);
+		goto cleanup;
+	}
+	if (mw_runtime_prepare(o->runtime, 1, &env, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		goto cleanup;
+	}
+	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
+	if (write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt, .libc_path = libc_path },
+			 dir, script, sizeof(dir), o->save_script) < 0)
+		goto cleanup;
+	if (!(st = mw_state_new(0))) {
+		mw_error("out of memory");
+		goto cleanup;
+	}
+	if (mw_elf_symbol(libc, "main_arena", &sym) == 0)
+		mw_state_set_main_arena_sym(st, sym);
+	else
+		mw_warn("'main_arena' not found in '%s' (stripped?); main_arena's address "
+			"will be unknown", libc_path);
+	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
+			 .workdir = dir, .target = t, .attach_pid = o->pid,
+			 .verbose = o->verbose }, on_line, st, &r, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		goto cleanup;
+	}
+	mw_state_set_pid(st, r.pid);
+	mw_state_tracer_lost(st, r.lost);
+	mw_state_finish(st);
+	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .pid = r.pid,
+		.libc = libc_path, .runtime = mw_runtime_name(env.rt),
+		.tracer_died = r.tracer_died };
+	status = finish_status(o, &r, &ri, st);
+	if (write_reports(o, st, &ri) < 0)
+		status = MW_EXIT_RUNTIME;
+cleanup:
+	if (dir[0])
+		remove_workdir(dir);
+	mw_state_free(st);
+	mw_elf_close(libc);
+	return status;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { .runtime = MW_RT_AUTO };
+	struct mw_target t;
+	char err[1024], libc[4096];
+	int status;
+
+	parse_args(argc, argv, &o);
+	if (o.pid) {
+		if (mw_cmd_pick_libc(o.libc, o.pid, libc, sizeof(libc)) < 0)
+			return MW_EXIT_RUNTIME;
+		return run(&o, NULL, libc);
+	}
+	if (mw_target_resolve((const char *const *)o.cmd, o.libc, &t, err, sizeof(err)) < 0)
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if (t.loader[0])
+		mw_note("running '%s' under the probe-enabled glibc (%s)", o.cmd[0], t.loader);
+	status = run(&o, &t, t.libc);
+	mw_target_free(&t);
+	return status;
+}

@@ -1,0 +1,411 @@
+/* gen.c - write the SystemTap script for one run; see gen.h.
+ *
+ * A generated handler, bpf runtime, for a two-site probe:
+ *
+ *	probe process("/x/libc.so.6").mark("memory_mallopt_arena_max") {
+ *		if (pid() != target()) next
+ *		ip = mw_ip()
+ *		if ((ip & 4095) == 2995) {
+ *			bias = ip - 580531
+ *			a1 = mw_r_rax()
+ *			a2 = mw_rd8(mw_r_rip_bias + ...)
+ *		} else if ((ip & 4095) == 1332) { ... } else next
+ *		mw_bias = bias
+ *		mw_n[23, tid()]++
+ *		printf("E 23 %d %d %d\n", tid(), a1, a2)
+ *	}
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "msg.h"
+#include "probetab.h"
+#include "sdtarg.h"
+#include "stpsrc.h"
+
+#define MAX_PROBES 128
+#define MAX_SITES 16
+#define PAGE_MASK_LOW 4095
+
+struct group {
+	const char *name;
+	int id;			/* MW_P_* or a dynamic id >= MW_P_COUNT */
+	int nargs;
+	const struct mw_probe_info *info;	/* NULL for unknown probes */
+	const struct mw_sdt_site *site[MAX_SITES];
+	int nsites;
+};
+
+struct gen {
+	const struct mw_elf *elf;
+	const struct mw_gen_opts *o;
+	FILE *out;
+	struct group g[MAX_PROBES];
+	int ng;
+	struct mw_gen_stats *st;
+	unsigned modes;		/* bit per enum mw_mode present */
+};
+
+const char *mw_runtime_name(enum mw_runtime rt)
+{
+	return rt == MW_RT_BPF ? "bpf" : rt == MW_RT_KERNEL ? "kernel" : "auto";
+}
+
+static int is_traced(const struct mw_sdt_site *s)
+{
+	return strcmp(s->provider, "libc") == 0 &&
+	       strncmp(s->name, "memory_", 7) == 0;
+}
+
+/* Known probes: the table's count.  Unknown ones: the first site's. */
+static int probe_nargs(const struct group *gr)
+{
+	struct mw_sdt_arg args[MW_MAX_ARGS];
+	char err[256];
+	int n;
+
+	if (gr->info)
+		return gr->info->nargs;
+	n = mw_sdt_args_parse(gr->site[0]->args, args, MW_MAX_ARGS, err, sizeof(err));
+	return n < 0 ? 0 : n;
+}
+
+/* Group the traced sites by probe name. */
+static int collect(struct gen *g, char *err, size_t errlen)
+{
+	int next_dyn = MW_P_COUNT;
+
+	for (size_t i = 0; i < mw_elf_nsites(g->elf); i++) {
+		const struct mw_sdt_site *s = mw_elf_site(g->elf, i);
+		struct group *gr = NULL;
+
+		if (!is_traced(s))
+			continue;
+		for (int j = 0; j < g->ng; j++)
+			if (strcmp(g->g[j].name, s->name) == 0)
+				gr = &g->g[j];
+		if (!gr) {
+			if (g->ng == MAX_PROBES) {
+				snprintf(err, errlen, "more than %d memory probes", MAX_PROBES);
+				return -1;
+			}
+			gr = &g->g[g->ng++];
+			memset(gr, 0, sizeof(*gr));
+			gr->name = s->name;
+			gr->id = mw_probe_lookup(s->name);
+			if (gr->id == MW_P_UNKNOWN) {
+				gr->id = next_dyn++;
+				g->st->unknown++;
+			} else {
+				gr->info = mw_probe_info(gr->id);
+				g->modes |= 1u << gr->info->mode;
+			}
+		}
+		if (gr->nsites == MAX_SITES) {
+			mw_warn("probe %s has more than %d sites; extra sites not traced",
+				s->name, MAX_SITES);
+			continue;
+		}
+		gr->site[gr->nsites++] = s;
+		g->st->sites++;
+	}
+	if (!g->ng) {
+		snprintf(err, errlen, "no memory_* SDT probes in '%s'", mw_elf_path(g->elf));
+		return -1;
+	}
+	for (int i = 0; i < g->ng; i++)
+		g->g[i].nargs = probe_nargs(&g->g[i]);
+	return 0;
+}
+
+/* The value of register operand a, as a stap expression, into buf. */
+static void reg_expr(const struct mw_sdt_arg *a, char *buf, size_t len)
+{
+	const char *r = mw_reg_name(a->reg);
+
+	if (a->reg_high8)
+		snprintf(buf, len, "((mw_r_%s() >> 8) & 255)", r);
+	else if (a->reg_bytes < 8)
+		snprintf(buf, len, "mw_zext(mw_r_%s(), %d)", r, a->reg_bytes * 8);
+	else
+		snprintf(buf, len, "mw_r_%s()", r);
+}
+
+/* The address of memory operand a; -1 when it cannot be computed. */
+static int addr_expr(struct gen *g, const struct mw_sdt_arg *a,
+		     const struct mw_sdt_site *s, char *buf, size_t len)
+{
+	char base[96] = "0", index[96] = "0";
+	uint64_t sym = 0;
+
+	if (a->base == MW_REG_RIP) {
+		if (!a->sym[0] || mw_elf_symbol(g->elf, a->sym, &sym) < 0) {
+			mw_warn("%s: cannot resolve '%s' in '%s'; argument reported as 0",
+				s->name, a->sym[0] ? a->sym : "(%rip)", mw_elf_path(g->elf));
+			return -1;
+		}
+		snprintf(base, sizeof(base), "bias + %" PRIu64, sym);
+	} else if (a->base != MW_REG_NONE) {
+		snprintf(base, sizeof(base), "mw_r_%s()", mw_reg_name(a->base));
+	} else if (a->sym[0]) {
+		if (mw_elf_symbol(g->elf, a->sym, &sym) < 0) {
+			mw_warn("%s: cannot resolve '%s'; argument reported as 0", s->name, a->sym);
+			return -1;
+		}
+		snprintf(base, sizeof(base), "bias + %" PRIu64, sym);
+	}
+	if (a->index != MW_REG_NONE)
+		snprintf(index, sizeof(index), "mw_r_%s() * %d", mw_reg_name(a->index), a->scale);
+	snprintf(buf, len, "(%s + %s + %" PRId64 ")", base, index, a->disp);
+	return 0;
+}
+
+/* One argument's expression for the bpf runtime. */
+static void bpf_arg(struct gen *g, const struct mw_sdt_arg *a,
+		    const struct mw_sdt_site *s, char *buf, size_t len)
+{
+	char v[256];
+
+	switch (a->kind) {
+	case MW_ARG_CONST:
+		snprintf(buf, len, "%" PRId64, a->value);
+		return;
+	case MW_ARG_REG:
+		reg_expr(a, v, sizeof(v));
+		break;
+	case MW_ARG_MEM: {
+		char ad[200];
+
+		if (addr_expr(g, a, s, ad, sizeof(ad)) < 0) {
+			g->st->unavailable++;
+			snprintf(buf, len, "0");
+			return;
+		}
+		snprintf(v, sizeof(v), "mw_rd%d(%s)", a->size, ad);
+		break;
+	}
+	}
+	if (a->size < 8 && a->is_signed)
+		snprintf(buf, len, "mw_sext(%s, %d)", v, a->size * 8);
+	else if (a->size < 8)
+		snprintf(buf, len, "mw_zext(%s, %d)", v, a->size * 8);
+	else
+		snprintf(buf, len, "%s", v);
+}
+
+/* The statements that set bias and a1..aN for one site. */
+static void site_body(struct gen *g, const struct group *gr,
+		      const struct mw_sdt_site *s, const char *indent)
+{
+	struct mw_sdt_arg args[MW_MAX_ARGS];
+	char err[256], expr[320];
+	int n;
+
+	fprintf(g->out, "%sbias = ip - %" PRIu64 "\n", indent, s->pc);
+	n = mw_sdt_args_parse(s->args, args, MW_MAX_ARGS, err, sizeof(err));
+	if (n < 0) {
+		mw_warn("%s at 0x%" PRIx64 ": %s; arguments reported as 0", s->name, s->pc, err);
+		n = 0;
+		g->st->unavailable += gr->nargs;
+	}
+	for (int i = 0; i < gr->nargs; i++) {
+		if (i >= n) {
+			fprintf(g->out, "%sa%d = 0\n", indent, i + 1);
+		} else if (g->o->runtime == MW_RT_KERNEL) {
+			fprintf(g->out, "%sa%d = $arg%d\n", indent, i + 1, i + 1);
+		} else {
+			bpf_arg(g, &args[i], s, expr, sizeof(expr));
+			fprintf(g->out, "%sa%d = %s\n", indent, i + 1, expr);
+		}
+	}
+}
+
+/* Page-offset dispatch between sites; see the comment in gen.h. */
+static void dispatch(struct gen *g, const struct group *gr)
+{
+	if (gr->nsites == 1) {
+		site_body(g, gr, gr->site[0], "\t");
+		return;
+	}
+	for (int i = 0; i < gr->nsites; i++) {
+		uint64_t off = gr->site[i]->pc & PAGE_MASK_LOW;
+
+		for (int j = 0; j < i; j++)
+			if ((gr->site[j]->pc & PAGE_MASK_LOW) == off)
+				mw_warn("%s: sites 0x%" PRIx64 " and 0x%" PRIx64
+					" share a page offset; the second is read as the first",
+					gr->name, gr->site[j]->pc, gr->site[i]->pc);
+		fprintf(g->out, "\t%sif ((ip & %d) == %" PRIu64 ") {\n",
+			i ? "} else " : "", PAGE_MASK_LOW, off);
+		site_body(g, gr, gr->site[i], "\t\t");
+	}
+	fprintf(g->out, "\t} else next\n");
+}
+
+/* printf("TAG v1 v2 ...\n") of stap expressions.  stapbpf prints %d as
+ * 32 bits, so under the bpf runtime each value goes out as two halves,
+ * "HI:LO" (docs/protocol.md); the kernel runtime prints plain %d.  The low
+ * half is v - ((v >> 32) << 32): no helper call (each inlined call costs
+ * BPF stack, 512 bytes in all) and no 64-bit immediate. */
+static void emit_print(struct gen *g, const char *indent, const char *tag,
+		       int n, const char *const *v)
+{
+	int bpf = g->o->runtime == MW_RT_BPF;
+
+	fprintf(g->out, "%sprintf(\"%s", indent, tag);
+	for (int i = 0; i < n; i++)
+		fprintf(g->out, bpf ? " %%d:%%d" : " %%d");
+	fprintf(g->out, "\\n\"");
+	for (int i = 0; i < n; i++) {
+		if (bpf)
+			fprintf(g->out, ", (%s) >> 32, (%s) - (((%s) >> 32) << 32)",
+				v[i], v[i], v[i]);
+		else
+			fprintf(g->out, ", %s", v[i]);
+	}
+	fprintf(g->out, ")\n");
+}
+
+/* What a probe does with a1..aN, by mode (probes.def). */
+static void mode_body(struct gen *g, const struct group *gr)
+{
+	FILE *f = g->out;
+	enum mw_mode mode = gr->info ? gr->info->mode : MW_MODE_STREAM;
+
+	fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
+	switch (mode) {
+	case MW_MODE_HEAP:
+		fprintf(f, "\tmw_hsize[a1] = a2\n\tif (a2 > mw_hpeak[a1]) mw_hpeak[a1] = a2\n"
+			"\tmw_h%s[a1]++\n\tif (mw_harena[a1] == 0) mw_harena[a1] = mw_rd8(a1)\n",
+			gr->id == MW_P_memory_heap_more ? "more" : "less");
+		return;
+	case MW_MODE_WAIT:
+		fprintf(f, "\tmw_wait[tid(), a2]++\n");
+		return;
+	case MW_MODE_SBRK:
+		if (gr->id == MW_P_memory_sbrk_more)
+			fprintf(f, "\tif (a1 == -1) { mw_sfail++; next }\n"
+				"\tmw_sgrown += a2; mw_snmore++; mw_snet += a2\n"
+				"\tif (mw_snet > mw_speak) mw_speak = mw_snet\n"
+				"\tif (mw_sfirst == 0) mw_sfirst = a1\n\tmw_slast = a1 + a2\n");
+		else
+			fprintf(f, "\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
+				"\tmw_slast = a1\n");
+		return;
+	case MW_MODE_STREAM:
+		break;
+	}
+	fprintf(f, "\tmw_bias = bias\n");
+	if (gr->id == MW_P_memory_heap_free) {
+		static const char *const h[] = { "a1", "ar", "a2", "mw_hpeak[a1]",
+						 "mw_hmore[a1]", "mw_hless[a1]" };
+
+		fprintf(f, "\tar = mw_rd8(a1)\n");
+		emit_print(g, "\t", "H", 6, h);
+	}
+	if (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free)
+		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hpeak[a1]; delete mw_hmore[a1]\n"
+			"\tdelete mw_hless[a1]; delete mw_harena[a1]\n");
+	{
+		static const char *const a[] = { "tid()", "a1", "a2", "a3", "a4", "a5", "a6",
+						 "a7", "a8", "a9", "a10", "a11", "a12" };
+		char tag[32];
+
+		snprintf(tag, sizeof(tag), "E %d", gr->id);
+		emit_print(g, "\t", tag, 1 + gr->nargs, a);
+	}
+}
+
+static void handler(struct gen *g, struct group *gr)
+{
+	fprintf(g->out, "\nprobe process(\"%s\").mark(\"%s\") {\n"
+		"\tif (pid() != target()) next\n\tip = mw_ip()\n",
+		g->o->libc_path, gr->name);
+	dispatch(g, gr);
+	mode_body(g, gr);
+	fprintf(g->out, "}\n");
+	g->st->probes++;
+}
+
+static void globals_and_begin(struct gen *g)
+{
+	FILE *f = g->out;
+
+	fprintf(f, "\nglobal mw_n[65536], mw_bias\n");
+	if (g->modes & (1u << MW_MODE_HEAP))
+		fprintf(f, "global mw_hsize[16384], mw_hpeak[16384], mw_hmore[16384]\n"
+			"global mw_hless[16384], mw_harena[16384]\n");
+	if (g->modes & (1u << MW_MODE_WAIT))
+		fprintf(f, "global mw_wait[65536]\n");
+	if (g->modes & (1u << MW_MODE_SBRK))
+		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless, mw_snet\n"
+			"global mw_speak, mw_sfirst, mw_slast, mw_sfail\n");
+	fprintf(f, "\nprobe begin {\n");
+	for (int i = 0; i < g->ng; i++)
+		fprintf(f, "\tprintf(\"P %d %s %d\\n\")\n", g->g[i].id, g->g[i].name,
+			g->g[i].nargs);
+	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
+}
+
+static void end_probe(struct gen *g)
+{
+	static const char *const n[] = { "i", "t", "mw_n[i, t]" };
+	static const char *const h[] = { "h", "mw_harena[h]", "mw_hsize[h]", "mw_hpeak[h]",
+					 "mw_hmore[h]", "mw_hless[h]" };
+	static const char *const w[] = { "t", "a", "mw_wait[t, a]" };
+	static const char *const s[] = { "mw_sgrown", "mw_strim", "mw_snmore", "mw_snless",
+					 "mw_speak", "mw_sfirst", "mw_slast", "mw_sfail" };
+	static const char *const b[] = { "mw_bias" };
+	FILE *f = g->out;
+
+	fprintf(f, "\nprobe end {\n\tforeach ([i, t] in mw_n)\n");
+	emit_print(g, "\t\t", "N", 3, n);
+	if (g->modes & (1u << MW_MODE_HEAP)) {
+		fprintf(f, "\tforeach (h in mw_hsize)\n");
+		emit_print(g, "\t\t", "H", 6, h);
+	}
+	if (g->modes & (1u << MW_MODE_WAIT)) {
+		fprintf(f, "\tforeach ([t, a] in mw_wait)\n");
+		emit_print(g, "\t\t", "W", 3, w);
+	}
+	if (g->modes & (1u << MW_MODE_SBRK))
+		emit_print(g, "\t", "S", 8, s);
+	emit_print(g, "\t", "B", 1, b);
+	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n}\n");
+}
+
+int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
+		  FILE *out, struct mw_gen_stats *stats, char *err, size_t errlen)
+{
+	struct gen *g = calloc(1, sizeof(*g));
+	int ret = -1;
+
+	if (!g) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(stats, 0, sizeof(*stats));
+	g->elf = libc;
+	g->o = opts;
+	g->out = out;
+	g->st = stats;
+	if (collect(g, err, errlen) < 0)
+		goto cleanup;
+	fprintf(out, "// generated by mallocwatch for %s (%s runtime)\n\n%s\n%s\n",
+		opts->libc_path, mw_runtime_name(opts->runtime), mw_stp_common,
+		opts->runtime == MW_RT_BPF ? mw_stp_bpf : mw_stp_kernel);
+	globals_and_begin(g);
+	for (int i = 0; i < g->ng; i++)
+		handler(g, &g->g[i]);
+	end_probe(g);
+	if (fflush(out) != 0 || ferror(out)) {
+		snprintf(err, errlen, "cannot write the script");
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	free(g);
+	return ret;
+}

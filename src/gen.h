@@ -1,0 +1,47 @@
+/* gen.h - generate the SystemTap script for one run.
+ *
+ * The script is built from the fixed sources under stp/ (embedded at build
+ * time) and, for every memory_* probe present in the target's libc, a
+ * handler that reports it the way probes.def says: streamed one line per
+ * hit, or aggregated in script globals and printed by `probe end`.  What
+ * the script prints is mallocwatch's line protocol, docs/protocol.md.
+ *
+ * Under the kernel runtime arguments are stap's own $argN.  Under
+ * --runtime=bpf, where stap 4.8 cannot expand $argN on marks, the
+ * generator turns each site's argument specs into register and memory
+ * reads (stp/bpf.stp).  A probe with several sites whose specs differ
+ * dispatches on the probe address's offset within its page, which the
+ * load bias (a multiple of the page size) does not change.
+ */
+#ifndef MALLOCWATCH_GEN_H
+#define MALLOCWATCH_GEN_H
+
+#include <stdio.h>
+
+#include "sdtnote.h"
+
+enum mw_runtime { MW_RT_AUTO, MW_RT_KERNEL, MW_RT_BPF };
+
+struct mw_gen_opts {
+	enum mw_runtime runtime;	/* MW_RT_KERNEL or MW_RT_BPF */
+	const char *libc_path;		/* path put into process("...") */
+};
+
+struct mw_gen_stats {
+	int probes;		/* probe handlers generated */
+	int sites;		/* SDT sites they cover */
+	int unknown;		/* memory_* probes not in probes.def, traced raw */
+	int unavailable;	/* arguments that could not be read (reported 0) */
+};
+
+/* Write the script for the sites of libc to out.  Problems with single
+ * arguments (unknown symbol, unsupported operand) are warned about and
+ * that argument is reported as 0; the probe is still traced.  Returns 0,
+ * or -1 with a reason in err when there is nothing to trace or out fails. */
+int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
+		  FILE *out, struct mw_gen_stats *stats, char *err, size_t errlen);
+
+/* "kernel" or "bpf". */
+const char *mw_runtime_name(enum mw_runtime rt);
+
+#endif /* MALLOCWATCH_GEN_H */

@@ -1,0 +1,50 @@
+/* probetab.c - probes.def expanded into a static table. */
+#include <stddef.h>
+#include <string.h>
+
+#include "probetab.h"
+
+static const struct mw_probe_info table[MW_P_COUNT] = {
+#define MW_PROBE(pname, fam, pmode, n, a1, u1, a2, u2, a3, u3, pdoc)	\
+	[MW_P_##pname] = {						\
+		.name = #pname,						\
+		.family = MW_FAM_##fam,					\
+		.mode = MW_MODE_##pmode,				\
+		.nargs = n,						\
+		.arg_name = { #a1, #a2, #a3 },				\
+		.arg_unit = { MW_UNIT_##u1, MW_UNIT_##u2, MW_UNIT_##u3 }, \
+		.doc = pdoc,						\
+	},
+#include "probes.def"
+#undef MW_PROBE
+};
+
+static const char *const family_names[] = {
+	[MW_FAM_ARENA] = "arena",	[MW_FAM_HEAP] = "heap",
+	[MW_FAM_SBRK] = "sbrk",		[MW_FAM_THRESHOLD] = "threshold",
+	[MW_FAM_MALLOPT] = "mallopt",	[MW_FAM_TUNABLE] = "tunable",
+	[MW_FAM_RETRY] = "retry",	[MW_FAM_TCACHE] = "tcache",
+	[MW_FAM_SETJMP] = "setjmp",	[MW_FAM_UNKNOWN] = "unknown",
+};
+
+const struct mw_probe_info *mw_probe_info(int id)
+{
+	if (id < 0 || id >= MW_P_COUNT)
+		return NULL;
+	return &table[id];
+}
+
+int mw_probe_lookup(const char *name)
+{
+	for (int i = 0; i < MW_P_COUNT; i++)
+		if (strcmp(table[i].name, name) == 0)
+			return i;
+	return MW_P_UNKNOWN;
+}
+
+const char *mw_family_name(enum mw_family fam)
+{
+	if ((unsigned)fam > MW_FAM_UNKNOWN)
+		return "unknown";
+	return family_names[fam];
+}

@@ -1,0 +1,54 @@
+/* probetab.h - the table of known glibc probes (probes.def) as C data.
+ *
+ * Every stage that needs to know what a probe means reads it from here:
+ * the generator (which mode of reporting), the stream parser (how many
+ * arguments), the state model and the reports (names and units).
+ */
+#ifndef MALLOCWATCH_PROBETAB_H
+#define MALLOCWATCH_PROBETAB_H
+
+enum mw_family {
+	MW_FAM_ARENA, MW_FAM_HEAP, MW_FAM_SBRK, MW_FAM_THRESHOLD,
+	MW_FAM_MALLOPT, MW_FAM_TUNABLE, MW_FAM_RETRY, MW_FAM_TCACHE,
+	MW_FAM_SETJMP, MW_FAM_UNKNOWN,
+};
+
+/* How the generated script reports a probe; see probes.def. */
+enum mw_mode { MW_MODE_STREAM, MW_MODE_HEAP, MW_MODE_WAIT, MW_MODE_SBRK };
+
+enum mw_unit {
+	MW_UNIT_NONE, MW_UNIT_ADDR, MW_UNIT_BYTES, MW_UNIT_COUNT,
+	MW_UNIT_VALUE, MW_UNIT_FLAG, MW_UNIT_PARAM,
+};
+
+/* Probe identifiers, MW_P_<name>, in table order. */
+enum mw_probe_id {
+#define MW_PROBE(name, fam, mode, n, a1, u1, a2, u2, a3, u3, doc) MW_P_##name,
+#include "probes.def"
+#undef MW_PROBE
+	MW_P_COUNT,
+	MW_P_UNKNOWN = MW_P_COUNT,	/* a memory_* probe not in the table */
+};
+
+#define MW_MAX_ARGS 12	/* SDT allows up to 12 arguments */
+
+struct mw_probe_info {
+	const char *name;		/* as glibc spells it */
+	enum mw_family family;
+	enum mw_mode mode;
+	int nargs;			/* 0..3 for known probes */
+	const char *arg_name[3];	/* "_" past nargs */
+	enum mw_unit arg_unit[3];
+	const char *doc;		/* one line, for docs and `probes` */
+};
+
+/* The table entry of id (0 <= id < MW_P_COUNT); NULL otherwise. */
+const struct mw_probe_info *mw_probe_info(int id);
+
+/* The id of the probe called name, or MW_P_UNKNOWN. */
+int mw_probe_lookup(const char *name);
+
+/* Lower-case family name ("arena", "heap", ...), for reports. */
+const char *mw_family_name(enum mw_family fam);
+
+#endif /* MALLOCWATCH_PROBETAB_H */

@@ -1,0 +1,372 @@
+/* report.c - text summary and JSON report; see report.h and docs/json.md. */
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+
+#include "probetab.h"
+#include "report.h"
+
+const char *mw_human_bytes(uint64_t b, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	int u = -1;
+
+	if (b < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", b);
+		return buf;
+	}
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+static const char *attach_name(enum mw_attach how)
+{
+	switch (how) {
+	case MW_ATTACH_NEW: return "new";
+	case MW_ATTACH_REUSE: return "reuse";
+	case MW_ATTACH_FREE_LIST: return "free_list";
+	case MW_ATTACH_IMPLICIT: return "initial";
+	}
+	return "?";
+}
+
+static void addr_str(uint64_t a, char *buf, size_t len)
+{
+	if (a)
+		snprintf(buf, len, "0x%" PRIx64, a);
+	else
+		snprintf(buf, len, "?");
+}
+
+static void header(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	uint64_t total, lost, garbled;
+	int ended;
+
+	fprintf(f, "mallocwatch:");
+	for (const char *const *a = ri->argv; a && *a; a++)
+		fprintf(f, " %s", *a);
+	fprintf(f, "%s(pid %d)\n  libc %s, %s runtime\n", ri->argv ? " " : " process ",
+		ri->pid, ri->libc, ri->runtime);
+	if (ri->have_status && ri->term_signal)
+		fprintf(f, "  killed by signal %d (%s)\n", ri->term_signal, strsignal(ri->term_signal));
+	else if (ri->have_status)
+		fprintf(f, "  exit status %d\n", ri->exit_status);
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	fprintf(f, "  events: %" PRIu64 " probe hits, %" PRIu64 " lost", total, lost);
+	if (garbled)
+		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
+	if (!ended)
+		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
+			"waits and sbrk below are incomplete");
+	fprintf(f, "\n");
+}
+
+static void arenas_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_arena *a = mw_state_arenas(st, &n);
+	char ad[32], hb[32];
+
+	fprintf(f, "\nArenas: %zu\n  %-16s %-5s %-8s %5s %-24s %7s  %s\n", n, "ADDRESS", "KIND",
+		"CREATOR", "HEAPS", "HEAP BYTES", "WAITS", "THREADS (how attached)");
+	for (size_t i = 0; i < n; i++) {
+		char creator[16] = "-";
+
+		addr_str(a[i].addr, ad, sizeof(ad));
+		if (a[i].created_by_tid)
+			snprintf(creator, sizeof(creator), "%d", a[i].created_by_tid);
+		snprintf(hb, sizeof(hb), "%" PRIu64, a[i].heap_bytes);
+		fprintf(f, "  %-16s %-5s %-8s %5zu %-24s %7" PRIu64 " ", ad,
+			a[i].is_main ? "main" : "arena", creator, a[i].nheaps,
+			hb, a[i].waits);
+		for (size_t j = 0; j < a[i].natt; j++)
+			fprintf(f, " %d(%s)", a[i].att[j].tid, attach_name(a[i].att[j].how));
+		fprintf(f, "%s\n", a[i].natt ? "" : " -");
+	}
+}
+
+static void heaps_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_heap *h = mw_state_heaps(st, &n);
+	char ad[32], ar[32], sz[32], pk[32];
+
+	fprintf(f, "\nHeaps (heap_info): %zu\n", n);
+	if (!n)
+		return;
+	fprintf(f, "  %-16s %-16s %-12s %-12s %6s %6s  %s\n", "ADDRESS", "ARENA", "SIZE",
+		"PEAK", "GREW", "SHRANK", "STATE");
+	for (size_t i = 0; i < n; i++) {
+		addr_str(h[i].addr, ad, sizeof(ad));
+		addr_str(h[i].arena, ar, sizeof(ar));
+		fprintf(f, "  %-16s %-16s %-12s %-12s %6" PRIu64 " %6" PRIu64 "  %s\n", ad, ar,
+			mw_human_bytes(h[i].size, sz, sizeof(sz)),
+			mw_human_bytes(h[i].peak, pk, sizeof(pk)), h[i].grew, h[i].shrank,
+			h[i].freed ? "freed" : "live");
+	}
+}
+
+static void sbrk_text(FILE *f, const struct mw_state *st)
+{
+	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+	char g[32], t[32], n[32], p[32];
+
+	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " calls, trimmed %s in %"
+		PRIu64 " calls, net %s (%" PRIu64 " bytes), peak %s\n",
+		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore,
+		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless,
+		mw_human_bytes(s->grown - s->trimmed, n, sizeof(n)), s->grown - s->trimmed,
+		mw_human_bytes((uint64_t)(s->peak > 0 ? s->peak : 0), p, sizeof(p)));
+	if (s->first_brk)
+		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n", s->first_brk, s->last_brk);
+	if (s->failed)
+		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", s->failed);
+}
+
+static void thresholds_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	uint64_t mm, tr;
+	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
+	char a[32], b[32];
+
+	fprintf(f, "\nThresholds:\n  mmap threshold %s (%" PRIu64 " bytes)%s, trim threshold %s"
+		" (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)), mm,
+		n ? "" : " default", mw_human_bytes(tr, b, sizeof(b)), tr, n ? "" : " default");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  change %zu: thread %d, %s: mmap %s, trim %s\n", i + 1, c[i].tid,
+			c[i].source, mw_human_bytes(c[i].mmap, a, sizeof(a)),
+			mw_human_bytes(c[i].trim, b, sizeof(b)));
+}
+
+static void threads_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_thread *t = mw_state_threads(st, &n);
+	char ad[32];
+
+	fprintf(f, "\nThreads: %zu\n  %-8s %-16s %8s %8s %10s\n", n, "TID", "ARENA", "WAITS",
+		"RETRIES", "PROBE HITS");
+	for (size_t i = 0; i < n; i++) {
+		addr_str(t[i].arena, ad, sizeof(ad));
+		fprintf(f, "  %-8d %-16s %8" PRIu64 " %8" PRIu64 " %10" PRIu64 "\n", t[i].tid, ad,
+			t[i].waits, t[i].retries, t[i].hits);
+	}
+}
+
+/* mallopt calls, tunables, retries, tcache, unknown probes: as received. */
+static void events_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_event *e = mw_state_events(st, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (mw_probe_lookup(e[i].name) == MW_P_memory_tcache_double_free)
+			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
+				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
+				(uint64_t)e[i].arg[0], e[i].arg[1]);
+	if (!n)
+		return;
+	fprintf(f, "\nOther events: %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(e[i].name));
+
+		fprintf(f, "  thread %d %s", e[i].tid, e[i].name);
+		for (int j = 0; j < e[i].nargs; j++) {
+			if (info && j < info->nargs && info->arg_unit[j] == MW_UNIT_ADDR)
+				fprintf(f, " %s=0x%" PRIx64, info->arg_name[j], (uint64_t)e[i].arg[j]);
+			else if (info && j < info->nargs)
+				fprintf(f, " %s=%" PRId64, info->arg_name[j], e[i].arg[j]);
+			else
+				fprintf(f, " arg%d=%" PRId64, j + 1, e[i].arg[j]);
+		}
+		fprintf(f, "%s\n", info ? "" : " (not in mallocwatch's probe table)");
+	}
+}
+
+int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	header(f, st, ri);
+	arenas_text(f, st);
+	heaps_text(f, st);
+	sbrk_text(f, st);
+	thresholds_text(f, st);
+	threads_text(f, st);
+	events_text(f, st);
+	if (ri->tracer_died)
+		fprintf(f, "\nThe tracer ended before the program did: events after that "
+			"point are missing.\n");
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+/* ---- JSON ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_addr(FILE *f, uint64_t a)
+{
+	if (a)
+		fprintf(f, "\"0x%" PRIx64 "\"", a);
+	else
+		fprintf(f, "null");
+}
+
+static void json_target(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	fprintf(f, "  \"target\": {\"argv\": [");
+	for (const char *const *a = ri->argv; a && *a; a++) {
+		if (a != ri->argv)
+			fprintf(f, ", ");
+		json_str(f, *a);
+	}
+	fprintf(f, "], \"pid\": %d, \"exit_status\": ", mw_state_pid(st));
+	if (ri->have_status && !ri->term_signal)
+		fprintf(f, "%d", ri->exit_status);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"signal\": ");
+	if (ri->have_status && ri->term_signal)
+		fprintf(f, "%d", ri->term_signal);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"libc\": ");
+	json_str(f, ri->libc);
+	fprintf(f, "},\n  \"runtime\": ");
+	json_str(f, ri->runtime);
+}
+
+static void json_arenas(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_arena *a = mw_state_arenas(st, &n);
+
+	fprintf(f, ",\n  \"arenas\": [");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"address\": ", i ? "," : "");
+		json_addr(f, a[i].addr);
+		fprintf(f, ", \"main\": %s, \"created_by_tid\": ", a[i].is_main ? "true" : "false");
+		if (a[i].created_by_tid)
+			fprintf(f, "%d", a[i].created_by_tid);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"threads\": [");
+		for (size_t j = 0; j < a[i].natt; j++)
+			fprintf(f, "%s{\"tid\": %d, \"how\": \"%s\"}", j ? ", " : "",
+				a[i].att[j].tid, attach_name(a[i].att[j].how));
+		fprintf(f, "], \"heaps\": %zu, \"heap_bytes\": %" PRIu64 ", \"waits\": %" PRIu64 "}",
+			a[i].nheaps, a[i].heap_bytes, a[i].waits);
+	}
+	fprintf(f, "\n  ]");
+}
+
+static void json_heaps(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_heap *h = mw_state_heaps(st, &n);
+
+	fprintf(f, ",\n  \"heaps\": [");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"address\": ", i ? "," : "");
+		json_addr(f, h[i].addr);
+		fprintf(f, ", \"arena\": ");
+		json_addr(f, h[i].arena);
+		fprintf(f, ", \"size\": %" PRIu64 ", \"peak_size\": %" PRIu64 ", \"grew\": %"
+			PRIu64 ", \"shrank\": %" PRIu64 ", \"created_by_tid\": %d, \"freed\": %s}",
+			h[i].size, h[i].peak, h[i].grew, h[i].shrank, h[i].created_by_tid,
+			h[i].freed ? "true" : "false");
+	}
+	fprintf(f, "\n  ]");
+}
+
+static void json_sbrk_thresholds(FILE *f, const struct mw_state *st)
+{
+	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+	size_t n;
+	uint64_t mm, tr;
+	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
+
+	fprintf(f, ",\n  \"sbrk\": {\"grown\": %" PRIu64 ", \"trimmed\": %" PRIu64 ", \"net\": %"
+		PRIu64 ", \"peak\": %" PRId64 ", \"grow_calls\": %" PRIu64 ", \"trim_calls\": %"
+		PRIu64 ", \"failed\": %" PRIu64 "}", s->grown, s->trimmed, s->grown - s->trimmed,
+		s->peak, s->nmore, s->nless, s->failed);
+	fprintf(f, ",\n  \"thresholds\": {\"mmap\": %" PRIu64 ", \"trim\": %" PRIu64
+		", \"changes\": [", mm, tr);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s\n    {\"tid\": %d, \"source\": \"%s\", \"mmap\": %" PRIu64
+			", \"trim\": %" PRIu64 "}", i ? "," : "", c[i].tid, c[i].source,
+			c[i].mmap, c[i].trim);
+	fprintf(f, "%s]}", n ? "\n  " : "");
+}
+
+static void json_threads_events(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_thread *t = mw_state_threads(st, &n);
+	const struct mw_event *e;
+
+	fprintf(f, ",\n  \"threads\": [");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"tid\": %d, \"arena\": ", i ? "," : "", t[i].tid);
+		json_addr(f, t[i].arena);
+		fprintf(f, ", \"waits\": %" PRIu64 ", \"retries\": %" PRIu64 ", \"hits\": %"
+			PRIu64 "}", t[i].waits, t[i].retries, t[i].hits);
+	}
+	fprintf(f, "\n  ],\n  \"events_log\": [");
+	e = mw_state_events(st, &n);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"probe\": ", i ? "," : "");
+		json_str(f, e[i].name);
+		fprintf(f, ", \"tid\": %d, \"args\": [", e[i].tid);
+		for (int j = 0; j < e[i].nargs; j++)
+			fprintf(f, "%s%" PRId64, j ? ", " : "", e[i].arg[j]);
+		fprintf(f, "]}");
+	}
+	fprintf(f, "%s]", n ? "\n  " : "");
+}
+
+int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	uint64_t total, lost, garbled;
+	int ended;
+	size_t np;
+	const struct mw_probe_count *p = mw_state_probes(st, &np);
+
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	fprintf(f, "{\n  \"version\": 1,\n");
+	json_target(f, st, ri);
+	fprintf(f, ",\n  \"events\": {\"total\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"garbled\": %" PRIu64 ", \"complete\": %s, \"by_probe\": {", total, lost,
+		garbled, ended && !ri->tracer_died ? "true" : "false");
+	for (size_t i = 0; i < np; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, p[i].name);
+		fprintf(f, ": %" PRIu64, p[i].hits);
+	}
+	fprintf(f, "}}");
+	json_arenas(f, st);
+	json_heaps(f, st);
+	json_sbrk_thresholds(f, st);
+	json_threads_events(f, st);
+	fprintf(f, "\n}\n");
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}

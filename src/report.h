@@ -1,0 +1,37 @@
+/* report.h - the end-of-run summary (text) and report (JSON).
+ *
+ * The text summary is for people: human units ("1.5 MiB (1572864 bytes)"),
+ * one section per part of the allocator.  It covers what SystemTap's
+ * example glibc-malloc.stp printed (lock contention per thread, arenas
+ * per thread, heaps with sizes, total sbrk, final mmap threshold) and
+ * more.  The JSON is for scripts; its keys are documented in docs/json.md.
+ */
+#ifndef MALLOCWATCH_REPORT_H
+#define MALLOCWATCH_REPORT_H
+
+#include <stdio.h>
+
+#include "state.h"
+
+/* What the run was, for the headers of both reports. */
+struct mw_run_info {
+	const char *const *argv;	/* the command, NULL-terminated; NULL for -p */
+	int pid;
+	const char *libc;		/* path traced */
+	const char *runtime;		/* "kernel" or "bpf" */
+	int have_status;		/* exit_status/signal below are valid */
+	int exit_status;		/* program's exit code, -1 if killed */
+	int term_signal;		/* signal that killed it, 0 if none */
+	int tracer_died;		/* the tracer ended before the program */
+};
+
+/* Write the summary.  Returns 0, or -1 if writing failed. */
+int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+
+/* Write the JSON report (docs/json.md).  Returns 0, or -1 if writing failed. */
+int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+
+/* Format bytes as "1.5 MiB" into buf (plain "123 B" below 1 KiB). */
+const char *mw_human_bytes(uint64_t bytes, char *buf, size_t len);
+
+#endif /* MALLOCWATCH_REPORT_H */

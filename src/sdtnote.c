@@ -1,0 +1,342 @@
+/* sdtnote.c - read .note.stapsdt and symbols with libelf; see sdtnote.h.
+ *
+ * The note layout, after the ELF note header (owner "stapsdt", type 3):
+ *
+ *	pc        4 or 8 bytes (ELFCLASS32/64), target byte order
+ *	base      same size: link-time address of .stapsdt.base
+ *	semaphore same size
+ *	"provider\0name\0args\0"
+ *
+ * When the file was prelinked or otherwise moved, the real address of
+ * .stapsdt.base differs from the recorded one and pc/semaphore are
+ * shifted by the same amount (gdb stap-probe.c, libbpf usdt.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sdtnote.h"
+
+#define NT_STAPSDT 3
+
+struct mw_elf {
+	char *path;
+	int fd;
+	Elf *elf;
+	struct mw_sdt_site *sites;
+	size_t nsites, cap;
+	size_t bad;
+	const char *bad_why;
+	int have_base;		/* .stapsdt.base section present */
+	uint64_t base_addr;	/* its sh_addr */
+};
+
+static int add_site(struct mw_elf *e, const struct mw_sdt_site *s)
+{
+	if (e->nsites == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 64;
+		struct mw_sdt_site *n = realloc(e->sites, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		e->sites = n;
+		e->cap = cap;
+	}
+	e->sites[e->nsites++] = *s;
+	return 0;
+}
+
+static void bad_note(struct mw_elf *e, const char *why)
+{
+	if (!e->bad++)
+		e->bad_why = why;
+}
+
+/* Translate the three addresses from file to host byte order. */
+static int read_addrs(struct mw_elf *e, const char *desc, uint64_t out[3])
+{
+	int cls = gelf_getclass(e->elf);
+	Elf_Data dst, src;
+	union { Elf64_Addr a64[3]; Elf32_Addr a32[3]; } buf;
+	size_t n = cls == ELFCLASS32 ? sizeof(buf.a32) : sizeof(buf.a64);
+
+	memset(&dst, 0, sizeof(dst));
+	memset(&src, 0, sizeof(src));
+	dst.d_buf = &buf;
+	dst.d_size = n;
+	dst.d_type = ELF_T_ADDR;
+	dst.d_version = EV_CURRENT;
+	src = dst;
+	src.d_buf = (void *)desc;
+	if (!gelf_xlatetom(e->elf, &dst, &src, elf_getident(e->elf, NULL)[EI_DATA]))
+		return -1;
+	for (int i = 0; i < 3; i++)
+		out[i] = cls == ELFCLASS32 ? buf.a32[i] : buf.a64[i];
+	return 0;
+}
+
+/* One note's descriptor: desc, desclen bytes.  Bad ones are counted. */
+static void parse_note(struct mw_elf *e, const char *desc, size_t desclen)
+{
+	size_t asz = gelf_getclass(e->elf) == ELFCLASS32 ? 4 : 8;
+	const char *p, *end = desc + desclen, *strs[3];
+	uint64_t addr[3];
+	struct mw_sdt_site s;
+
+	if (desclen < 3 * asz + 3) {
+		bad_note(e, "descriptor too short");
+		return;
+	}
+	if (read_addrs(e, desc, addr) < 0) {
+		bad_note(e, "cannot translate addresses");
+		return;
+	}
+	p = desc + 3 * asz;
+	for (int i = 0; i < 3; i++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul) {
+			bad_note(e, "unterminated string");
+			return;
+		}
+		strs[i] = p;
+		p = nul + 1;
+	}
+	if (!*strs[1]) {
+		bad_note(e, "empty probe name");
+		return;
+	}
+	s.provider = strs[0];
+	s.name = strs[1];
+	s.args = strs[2];
+	s.pc = addr[0];
+	s.note_base = addr[1];
+	s.semaphore = addr[2];
+	if (e->have_base && addr[1]) {
+		s.pc += e->base_addr - addr[1];
+		if (s.semaphore)
+			s.semaphore += e->base_addr - addr[1];
+	}
+	if (add_site(e, &s) < 0)
+		bad_note(e, "out of memory");
+}
+
+static void scan_notes(struct mw_elf *e, Elf_Data *data)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *base = data->d_buf;
+
+		if (nh.n_type == NT_STAPSDT && nh.n_namesz == sizeof("stapsdt") &&
+		    memcmp(base + name_off, "stapsdt", sizeof("stapsdt")) == 0)
+			parse_note(e, base + desc_off, nh.n_descsz);
+		off = next;
+	}
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *want, GElf_Shdr *out)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		nm = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (nm && strcmp(nm, want) == 0) {
+			*out = sh;
+			return scn;
+		}
+	}
+	return NULL;
+}
+
+/* SHT_NOTE section .note.stapsdt first; PT_NOTE segments when the file
+ * has no section headers (e.g. a core-like or stripped-sections image). */
+static void read_all_notes(struct mw_elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	size_t phnum;
+
+	if (find_section(e->elf, ".stapsdt.base", &sh)) {
+		e->have_base = 1;
+		e->base_addr = sh.sh_addr;
+	}
+	scn = find_section(e->elf, ".note.stapsdt", &sh);
+	if (scn && sh.sh_type == SHT_NOTE) {
+		Elf_Data *d = NULL;
+
+		while ((d = elf_getdata(scn, d)))
+			scan_notes(e, d);
+		return;
+	}
+	if (elf_getphdrnum(e->elf, &phnum) != 0)
+		return;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		d = elf_getdata_rawchunk(e->elf, (int64_t)ph.p_offset,
+					 ph.p_filesz, ELF_T_NHDR);
+		if (d)
+			scan_notes(e, d);
+	}
+}
+
+struct mw_elf *mw_elf_open(const char *path, char *errbuf, size_t errlen)
+{
+	struct mw_elf *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	e->fd = -1;
+	elf_version(EV_CURRENT);
+	e->path = strdup(path);
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0) {
+		snprintf(errbuf, errlen, "cannot open '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
+		snprintf(errbuf, errlen, "'%s' is not an ELF file%s%s", path,
+			 e->elf ? "" : ": ", e->elf ? "" : elf_errmsg(-1));
+		goto fail;
+	}
+	read_all_notes(e);
+	return e;
+fail:
+	mw_elf_close(e);
+	return NULL;
+}
+
+size_t mw_elf_nsites(const struct mw_elf *e)
+{
+	return e->nsites;
+}
+
+const struct mw_sdt_site *mw_elf_site(const struct mw_elf *e, size_t i)
+{
+	return i < e->nsites ? &e->sites[i] : NULL;
+}
+
+size_t mw_elf_bad_notes(const struct mw_elf *e, const char **why)
+{
+	if (why)
+		*why = e->bad_why;
+	return e->bad;
+}
+
+const char *mw_elf_path(const struct mw_elf *e)
+{
+	return e->path;
+}
+
+static int lookup_in(Elf *elf, Elf64_Word type, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (nm && strcmp(nm, name) == 0) {
+				*value = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value)
+{
+	if (lookup_in(e->elf, SHT_SYMTAB, name, value) == 0)
+		return 0;
+	return lookup_in(e->elf, SHT_DYNSYM, name, value);
+}
+
+int mw_elf_has_symtab(const struct mw_elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return 1;
+	}
+	return 0;
+}
+
+int mw_elf_build_id(const struct mw_elf *e, char *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, next, no, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((next = gelf_getnote(d, off, &nh, &no, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + no, "GNU", 4) == 0 &&
+			    len > nh.n_descsz * 2) {
+				const unsigned char *p = (unsigned char *)d->d_buf + doff;
+
+				for (size_t i = 0; i < nh.n_descsz; i++)
+					sprintf(buf + 2 * i, "%02x", p[i]);
+				return 0;
+			}
+			off = next;
+		}
+	}
+	return -1;
+}
+
+void mw_elf_close(struct mw_elf *e)
+{
+	if (!e)
+		return;
+	if (e->elf)
+		elf_end(e->elf);
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->sites);
+	free(e->path);
+	free(e);
+}

@@ -1,0 +1,507 @@
+/* state.c - the allocator state model; see state.h.
+ *
+ * Heap ownership: memory_heap_new does not say which arena a heap is for
+ * (glibc sets heap_info.ar_ptr after the probe).  The owner is taken, in
+ * order of trust, from
+ *   1. the ar_ptr the script read from the heap itself (H records: at
+ *      memory_heap_free, and at the end for heaps that grew or shrank);
+ *   2. a memory_arena_new from the same thread whose arena lies inside
+ *      the new heap (the arena's first heap: _int_new_arena puts the
+ *      malloc_state right after the heap_info);
+ *   3. the arena the creating thread was attached to when it made the heap.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "probetab.h"
+#include "state.h"
+
+#define GROW(arr, n, cap)						\
+	((n) < (cap) ? 0 : grow_array((void **)&(arr), &(cap), sizeof(*(arr))))
+
+struct mw_state {
+	int pid;
+	uint64_t seq;
+	int ready, ended;
+	uint64_t garbled, tracer_lost;
+	uint64_t main_sym;	/* link-time main_arena; 0 if unknown */
+	uint64_t bias;
+	int have_bias;
+
+	struct mw_arena *arenas;
+	size_t narenas, carenas;
+	struct mw_heap *heaps;
+	size_t nheaps, cheaps;
+	uint64_t *heap_guess;	/* rule 3 guess per heap */
+	int *heap_rule;		/* which rule attributed it (1..3), 0 none */
+	size_t cguess;
+	struct mw_thread *threads;
+	size_t nthreads, cthreads;
+	struct mw_event *events;
+	size_t nevents, cevents;
+	struct mw_threshold_change *thr;
+	size_t nthr, cthr;
+	uint64_t mmap_threshold, trim_threshold;
+	struct mw_sbrk sbrk;
+	struct mw_probe_count *probes;
+	size_t nprobes, cprobes;
+};
+
+static int grow_array(void **arr, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *p = realloc(*arr, ncap * elem);
+
+	if (!p)
+		return -1;
+	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+struct mw_state *mw_state_new(int pid)
+{
+	struct mw_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->pid = pid;
+	st->mmap_threshold = MW_DEFAULT_MMAP_THRESHOLD;
+	st->trim_threshold = MW_DEFAULT_TRIM_THRESHOLD;
+	/* main_arena always exists; its address comes with the bias */
+	if (GROW(st->arenas, st->narenas, st->carenas) < 0) {
+		free(st);
+		return NULL;
+	}
+	st->arenas[st->narenas++] = (struct mw_arena){ .is_main = 1 };
+	return st;
+}
+
+void mw_state_free(struct mw_state *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->narenas; i++)
+		free(st->arenas[i].att);
+	for (size_t i = 0; i < st->nprobes; i++)
+		free((char *)st->probes[i].name);
+	free(st->arenas);
+	free(st->heaps);
+	free(st->heap_guess);
+	free(st->heap_rule);
+	free(st->threads);
+	free(st->events);
+	free(st->thr);
+	free(st->probes);
+	free(st);
+}
+
+void mw_state_set_pid(struct mw_state *st, int pid)
+{
+	st->pid = pid;
+}
+
+void mw_state_set_main_arena_sym(struct mw_state *st, uint64_t sym)
+{
+	st->main_sym = sym;
+}
+
+static struct mw_probe_count *probe(struct mw_state *st, int id)
+{
+	for (size_t i = 0; i < st->nprobes; i++)
+		if (st->probes[i].id == id)
+			return &st->probes[i];
+	return NULL;
+}
+
+void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs)
+{
+	struct mw_probe_count *p = probe(st, id);
+	const struct mw_probe_info *info;
+
+	if (p || GROW(st->probes, st->nprobes, st->cprobes) < 0)
+		return;
+	p = &st->probes[st->nprobes++];
+	p->id = id;
+	p->name = strdup(name);
+	p->nargs = nargs;
+	info = mw_probe_info(mw_probe_lookup(name));
+	p->streamed = !info || info->mode == MW_MODE_STREAM;
+}
+
+static struct mw_thread *thread(struct mw_state *st, int tid)
+{
+	for (size_t i = 0; i < st->nthreads; i++)
+		if (st->threads[i].tid == tid)
+			return &st->threads[i];
+	if (GROW(st->threads, st->nthreads, st->cthreads) < 0)
+		return NULL;
+	st->threads[st->nthreads] = (struct mw_thread){ .tid = tid };
+	return &st->threads[st->nthreads++];
+}
+
+static struct mw_arena *arena(struct mw_state *st, uint64_t addr, int create)
+{
+	for (size_t i = 0; i < st->narenas; i++)
+		if (st->arenas[i].addr == addr && (addr || st->arenas[i].is_main))
+			return &st->arenas[i];
+	if (!create || GROW(st->arenas, st->narenas, st->carenas) < 0)
+		return NULL;
+	st->arenas[st->narenas] = (struct mw_arena){ .addr = addr };
+	return &st->arenas[st->narenas++];
+}
+
+static void attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach how)
+{
+	struct mw_arena *a = arena(st, addr, 1);
+	struct mw_thread *t = thread(st, tid);
+	struct mw_attachment *n;
+
+	if (!a || !t)
+		return;
+	t->arena = addr;
+	n = realloc(a->att, (a->natt + 1) * sizeof(*n));
+	if (!n)
+		return;
+	a->att = n;
+	a->att[a->natt++] = (struct mw_attachment){ .tid = tid, .how = how, .seq = st->seq };
+}
+
+static struct mw_heap *live_heap(struct mw_state *st, uint64_t addr)
+{
+	for (size_t i = st->nheaps; i-- > 0;)
+		if (st->heaps[i].addr == addr && !st->heaps[i].freed)
+			return &st->heaps[i];
+	return NULL;
+}
+
+static void heap_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
+{
+	struct mw_thread *t = thread(st, tid);
+	size_t cg = st->cheaps;
+
+	if (GROW(st->heaps, st->nheaps, st->cheaps) < 0)
+		return;
+	if (cg != st->cheaps) {	/* keep the side arrays as long */
+		st->heap_guess = realloc(st->heap_guess, st->cheaps * sizeof(uint64_t));
+		st->heap_rule = realloc(st->heap_rule, st->cheaps * sizeof(int));
+		if (!st->heap_guess || !st->heap_rule)
+			return;
+	}
+	st->heap_guess[st->nheaps] = t ? t->arena : 0;
+	st->heap_rule[st->nheaps] = 0;
+	st->heaps[st->nheaps++] = (struct mw_heap){ .addr = addr, .size = size,
+		.peak = size, .created_by_tid = tid };
+}
+
+static void arena_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
+{
+	struct mw_arena *a = arena(st, addr, 1);
+
+	if (!a)
+		return;
+	a->created_by_tid = tid;
+	a->create_size = size;
+	attach(st, tid, addr, MW_ATTACH_NEW);
+	for (size_t i = st->nheaps; i-- > 0;) {
+		struct mw_heap *h = &st->heaps[i];
+
+		if (h->created_by_tid == tid && !h->freed && addr >= h->addr &&
+		    addr < h->addr + h->size && st->heap_rule[i] != 1) {
+			h->arena = addr;
+			st->heap_rule[i] = 2;
+			break;
+		}
+	}
+}
+
+static void threshold(struct mw_state *st, int tid, const char *src,
+		      uint64_t mmap, uint64_t trim)
+{
+	st->mmap_threshold = mmap;
+	st->trim_threshold = trim;
+	if (GROW(st->thr, st->nthr, st->cthr) < 0)
+		return;
+	st->thr[st->nthr++] = (struct mw_threshold_change){ .seq = st->seq, .tid = tid,
+		.source = src, .mmap = mmap, .trim = trim };
+}
+
+static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args, int n)
+{
+	struct mw_probe_count *p = probe(st, id);
+	struct mw_event *e;
+
+	if (GROW(st->events, st->nevents, st->cevents) < 0)
+		return;
+	e = &st->events[st->nevents++];
+	memset(e, 0, sizeof(*e));
+	e->seq = st->seq;
+	e->id = id;
+	e->name = p ? p->name : "?";
+	e->tid = tid;
+	e->nargs = n > 12 ? 12 : n;
+	memcpy(e->arg, args, (size_t)e->nargs * sizeof(int64_t));
+}
+
+/* The state changes a known streamed probe makes. */
+static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, int n)
+{
+	struct mw_thread *t;
+	struct mw_heap *h;
+
+	switch (pid_id) {
+	case MW_P_memory_arena_new:
+		arena_new(st, tid, a[0], n > 1 ? a[1] : 0);
+		break;
+	case MW_P_memory_arena_reuse:
+		attach(st, tid, a[0], MW_ATTACH_REUSE);
+		break;
+	case MW_P_memory_arena_reuse_free_list:
+		attach(st, tid, a[0], MW_ATTACH_FREE_LIST);
+		break;
+	case MW_P_memory_heap_new:
+		heap_new(st, tid, a[0], n > 1 ? a[1] : 0);
+		break;
+	case MW_P_memory_heap_free:
+		if ((h = live_heap(st, a[0]))) {
+			h->size = n > 1 ? a[1] : h->size;
+			h->freed = 1;
+		}
+		break;
+	case MW_P_memory_mallopt_free_dyn_thresholds:
+		threshold(st, tid, "dynamic", a[0], n > 1 ? a[1] : 0);
+		break;
+	case MW_P_memory_mallopt_mmap_threshold:
+		threshold(st, tid, "mallopt", a[0], st->trim_threshold);
+		break;
+	case MW_P_memory_mallopt_trim_threshold:
+		threshold(st, tid, "mallopt", st->mmap_threshold, a[0]);
+		break;
+	case MW_P_memory_arena_retry:
+	case MW_P_memory_malloc_retry:
+	case MW_P_memory_realloc_retry:
+	case MW_P_memory_memalign_retry:
+	case MW_P_memory_calloc_retry:
+		if ((t = thread(st, tid)))
+			t->retries++;
+		break;
+	}
+}
+
+void mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs)
+{
+	struct mw_probe_count *p = probe(st, id);
+	uint64_t a[12] = { 0 };
+	int known = p ? mw_probe_lookup(p->name) : MW_P_UNKNOWN;
+
+	st->seq++;
+	if (p)
+		p->received++;
+	for (int i = 0; i < nargs && i < 12; i++)
+		a[i] = (uint64_t)args[i];
+	thread(st, tid);
+	apply(st, known, tid, a, nargs);
+	switch (known) {
+	case MW_P_memory_arena_new: case MW_P_memory_arena_reuse:
+	case MW_P_memory_arena_reuse_free_list: case MW_P_memory_heap_new:
+	case MW_P_memory_heap_free:
+		break;
+	default:	/* kept for the reports: mallopt, retries, tcache, ... */
+		keep_event(st, id, tid, args, nargs);
+	}
+}
+
+void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
+{
+	struct mw_probe_count *p = probe(st, id);
+	struct mw_thread *t = thread(st, tid);
+
+	if (p)
+		p->hits += count;
+	if (t)
+		t->hits += count;
+}
+
+void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,
+		   uint64_t peak, uint64_t grew, uint64_t shrank)
+{
+	struct mw_heap *h = live_heap(st, addr);
+
+	if (!h) {	/* made before tracing started (-p) */
+		heap_new(st, 0, addr, size);
+		h = live_heap(st, addr);
+		if (!h)
+			return;
+	}
+	h->size = size;
+	if (peak > h->peak)
+		h->peak = peak;
+	if (size > h->peak)
+		h->peak = size;
+	h->grew += grew;
+	h->shrank += shrank;
+	if (ar) {
+		h->arena = ar;
+		st->heap_rule[h - st->heaps] = 1;
+	}
+}
+
+void mw_state_wait(struct mw_state *st, int tid, uint64_t addr, uint64_t count)
+{
+	struct mw_thread *t = thread(st, tid);
+	struct mw_arena *a = arena(st, addr, 1);
+
+	if (t)
+		t->waits += count;
+	if (a)
+		a->waits += count;
+}
+
+void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s)
+{
+	st->sbrk = *s;
+}
+
+void mw_state_bias(struct mw_state *st, uint64_t bias)
+{
+	struct mw_arena *m = &st->arenas[0];
+
+	if (!bias)
+		return;
+	st->bias = bias;
+	st->have_bias = 1;
+	if (st->main_sym && !m->addr) {
+		struct mw_arena *dup = arena(st, bias + st->main_sym, 0);
+
+		m->addr = bias + st->main_sym;
+		if (dup && dup != m) {	/* threads that reused main_arena */
+			for (size_t i = 0; i < dup->natt; i++)
+				attach(st, dup->att[i].tid, m->addr, dup->att[i].how);
+			m->waits += dup->waits;
+			dup->addr = UINT64_MAX;	/* dropped in finish */
+		}
+	}
+}
+
+void mw_state_ready(struct mw_state *st)
+{
+	st->ready = 1;
+}
+
+void mw_state_end(struct mw_state *st)
+{
+	st->ended = 1;
+}
+
+void mw_state_garbled(struct mw_state *st)
+{
+	st->garbled++;
+}
+
+void mw_state_tracer_lost(struct mw_state *st, uint64_t n)
+{
+	st->tracer_lost += n;
+}
+
+void mw_state_finish(struct mw_state *st)
+{
+	size_t k = 0;
+	struct mw_thread *main_t;
+
+	for (size_t i = 0; i < st->narenas; i++)	/* drop merged duplicates */
+		if (st->arenas[i].addr != UINT64_MAX)
+			st->arenas[k++] = st->arenas[i];
+		else
+			free(st->arenas[i].att);
+	st->narenas = k;
+	for (size_t i = 0; i < st->nheaps; i++)
+		if (!st->heap_rule[i] && st->heap_guess[i])
+			st->heaps[i].arena = st->heap_guess[i];
+	for (size_t i = 0; i < st->narenas; i++) {
+		struct mw_arena *a = &st->arenas[i];
+
+		a->nheaps = 0;
+		a->heap_bytes = 0;
+		if (a->is_main) {
+			a->heap_bytes = st->sbrk.grown - st->sbrk.trimmed;
+			continue;
+		}
+		for (size_t j = 0; j < st->nheaps; j++)
+			if (!st->heaps[j].freed && st->heaps[j].arena == a->addr) {
+				a->nheaps++;
+				a->heap_bytes += st->heaps[j].size;
+			}
+	}
+	/* the main thread starts on main_arena without any probe */
+	main_t = thread(st, st->pid);
+	if (main_t && !main_t->arena && main_t->hits) {
+		main_t->arena = st->arenas[0].addr;
+		attach(st, st->pid, st->arenas[0].addr, MW_ATTACH_IMPLICIT);
+	}
+}
+
+int mw_state_pid(const struct mw_state *st)
+{
+	return st->pid;
+}
+
+const struct mw_arena *mw_state_arenas(const struct mw_state *st, size_t *n)
+{
+	*n = st->narenas;
+	return st->arenas;
+}
+
+const struct mw_heap *mw_state_heaps(const struct mw_state *st, size_t *n)
+{
+	*n = st->nheaps;
+	return st->heaps;
+}
+
+const struct mw_thread *mw_state_threads(const struct mw_state *st, size_t *n)
+{
+	*n = st->nthreads;
+	return st->threads;
+}
+
+const struct mw_event *mw_state_events(const struct mw_state *st, size_t *n)
+{
+	*n = st->nevents;
+	return st->events;
+}
+
+const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st, size_t *n,
+						      uint64_t *mmap, uint64_t *trim)
+{
+	*n = st->nthr;
+	*mmap = st->mmap_threshold;
+	*trim = st->trim_threshold;
+	return st->thr;
+}
+
+const struct mw_sbrk *mw_state_sbrk_get(const struct mw_state *st)
+{
+	return &st->sbrk;
+}
+
+const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *n)
+{
+	*n = st->nprobes;
+	return st->probes;
+}
+
+void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
+		     uint64_t *garbled, int *ended)
+{
+	*total = 0;
+	*lost = st->tracer_lost + st->garbled;
+	for (size_t i = 0; i < st->nprobes; i++) {
+		const struct mw_probe_count *p = &st->probes[i];
+
+		*total += p->hits;
+		if (p->streamed && p->hits > p->received)
+			*lost += p->hits - p->received;
+	}
+	*garbled = st->garbled;
+	*ended = st->ended;
+}

@@ -1,0 +1,141 @@
+/* state.h - the allocator state model built from the tracer's stream.
+ *
+ * Per process: the arenas (main_arena and those memory_arena_new made),
+ * which threads attached to each and how, the heaps (heap_info regions)
+ * of each non-main arena with current and peak size, the main arena's
+ * sbrk account, the mmap and trim thresholds and every change to them,
+ * lock waits, retries, mallopt calls, and how many events were lost.
+ *
+ * The stream parser (stream.c) feeds it; the reports (report.c) read it
+ * through the accessors below.  All sizes are bytes, addresses are the
+ * traced process's virtual addresses.
+ */
+#ifndef MALLOCWATCH_STATE_H
+#define MALLOCWATCH_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* glibc's defaults (malloc/malloc.c): DEFAULT_MMAP_THRESHOLD_MIN and
+ * DEFAULT_TRIM_THRESHOLD, both 128 KiB. */
+#define MW_DEFAULT_MMAP_THRESHOLD (128 * 1024)
+#define MW_DEFAULT_TRIM_THRESHOLD (128 * 1024)
+
+enum mw_attach { MW_ATTACH_NEW, MW_ATTACH_REUSE, MW_ATTACH_FREE_LIST, MW_ATTACH_IMPLICIT };
+
+struct mw_attachment {
+	int tid;
+	enum mw_attach how;
+	uint64_t seq;		/* stream order */
+};
+
+struct mw_arena {
+	uint64_t addr;		/* 0 when unknown (main_arena, no symbol) */
+	int is_main;
+	int created_by_tid;	/* 0 for main_arena */
+	uint64_t create_size;	/* memory_arena_new's size argument */
+	struct mw_attachment *att;	/* threads attached, in order */
+	size_t natt;
+	uint64_t waits;		/* memory_arena_reuse_wait on this arena */
+	/* filled by mw_state_finish(): */
+	size_t nheaps;		/* live heaps */
+	uint64_t heap_bytes;	/* their current sizes; main: sbrk net */
+};
+
+struct mw_heap {
+	uint64_t addr;
+	uint64_t arena;		/* owning arena's address, 0 if unknown */
+	uint64_t size, peak;	/* current and peak heap_info.size */
+	uint64_t grew, shrank;	/* memory_heap_more/less counts */
+	int created_by_tid;
+	int freed;
+};
+
+struct mw_threshold_change {
+	uint64_t seq;
+	int tid;
+	const char *source;	/* "dynamic" (free of a large chunk), "mallopt" */
+	uint64_t mmap, trim;	/* thresholds after the change */
+};
+
+struct mw_thread {
+	int tid;
+	uint64_t arena;		/* the arena it last attached to (0: main/unknown) */
+	uint64_t waits;		/* lock waits */
+	uint64_t retries;
+	uint64_t hits;		/* probe hits, all probes */
+};
+
+/* A streamed event kept as is, for mallopt/tunable/retry/tcache/unknown. */
+struct mw_event {
+	uint64_t seq;
+	int id;			/* probe id (probetab.h, or a dynamic one) */
+	const char *name;	/* the probe name (owned by the state) */
+	int tid;
+	int nargs;
+	int64_t arg[12];
+};
+
+struct mw_sbrk {
+	uint64_t grown, trimmed;	/* bytes */
+	uint64_t nmore, nless, failed;	/* calls */
+	int64_t peak;			/* highest net (grown - trimmed) */
+	uint64_t first_brk, last_brk;	/* first break seen, current end */
+};
+
+struct mw_probe_count {
+	const char *name;
+	int id;
+	int nargs;
+	uint64_t hits;		/* what the script counted */
+	uint64_t received;	/* streamed lines received (stream mode) */
+	int streamed;		/* mode is stream: received should equal hits */
+};
+
+struct mw_state;
+
+/* A new, empty model for process pid.  NULL on out-of-memory. */
+struct mw_state *mw_state_new(int pid);
+void mw_state_free(struct mw_state *st);
+
+/* Set the traced process's pid (known only once it was started). */
+void mw_state_set_pid(struct mw_state *st, int pid);
+
+/* The libc's link-time address of main_arena, when its symbol resolved. */
+void mw_state_set_main_arena_sym(struct mw_state *st, uint64_t sym);
+
+/* Stream input (stream.c).  name is copied. */
+void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs);
+void mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
+void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
+void mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t size,
+		   uint64_t peak, uint64_t grew, uint64_t shrank);
+void mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count);
+void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s);
+void mw_state_bias(struct mw_state *st, uint64_t bias);
+void mw_state_ready(struct mw_state *st);
+void mw_state_end(struct mw_state *st);
+void mw_state_garbled(struct mw_state *st);
+
+/* Add events the tracer itself reported lost. */
+void mw_state_tracer_lost(struct mw_state *st, uint64_t n);
+
+/* Attribute heaps, add up arenas; call once after the stream ended. */
+void mw_state_finish(struct mw_state *st);
+
+/* Read access for reports; arrays stay owned by the state. */
+int mw_state_pid(const struct mw_state *st);
+const struct mw_arena *mw_state_arenas(const struct mw_state *st, size_t *n);
+const struct mw_heap *mw_state_heaps(const struct mw_state *st, size_t *n);
+const struct mw_thread *mw_state_threads(const struct mw_state *st, size_t *n);
+const struct mw_event *mw_state_events(const struct mw_state *st, size_t *n);
+const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st, size_t *n,
+						      uint64_t *mmap, uint64_t *trim);
+const struct mw_sbrk *mw_state_sbrk_get(const struct mw_state *st);
+const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *n);
+/* Total probe hits; lost = streamed hits never received + tracer-reported
+ * + garbled lines; ended = the end-of-run aggregates arrived. */
+void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
+		     uint64_t *garbled, int *ended);
+
+#endif /* MALLOCWATCH_STATE_H */

@@ -1,0 +1,252 @@
+/* target.c - program path, libc choice and loader wrapping; see target.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sdtnote.h"
+#include "target.h"
+
+#define SYSTEM_LIB_DIRS "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib"
+
+static int find_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = strrchr(info->dlpi_name, '/');
+
+	(void)size;
+	if (base && strncmp(base + 1, "libc.so", 7) == 0) {
+		snprintf(data, PATH_MAX, "%s", info->dlpi_name);
+		return 1;
+	}
+	return 0;
+}
+
+int mw_system_libc(char *out, size_t len)
+{
+	char buf[PATH_MAX] = "";
+
+	if (!dl_iterate_phdr(find_libc_cb, buf) || !buf[0])
+		return -1;
+	if (!realpath(buf, out))
+		snprintf(out, len, "%s", buf);
+	return 0;
+}
+
+int mw_libc_has_probes(const char *path)
+{
+	char err[256];
+	struct mw_elf *e = mw_elf_open(path, err, sizeof(err));
+	int found = 0;
+
+	if (!e)
+		return -1;
+	for (size_t i = 0; i < mw_elf_nsites(e) && !found; i++)
+		found = strncmp(mw_elf_site(e, i)->name, "memory_", 7) == 0;
+	mw_elf_close(e);
+	return found;
+}
+
+/* execvp's search: a name with a slash is used as is. */
+static int find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return access(out, X_OK);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", name);
+		if (access(out, X_OK) == 0)
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -1;
+}
+
+/* 1 if path is an ELF file with a PT_INTERP (dynamically linked), 0 if
+ * ELF without one (static), -1 if not ELF. */
+static int elf_dynamic(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+	Elf *elf;
+	size_t n;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &n) == 0) {
+		ret = 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+				ret = 1;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+static void choose_user(struct mw_target *t)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+	const char *user = getenv("SUDO_USER");
+
+	t->uid = (uid_t)-1;
+	t->gid = (gid_t)-1;
+	if (getuid() != 0 || !uid || !gid || !*uid || !*gid)
+		return;
+	t->uid = (uid_t)strtoul(uid, NULL, 10);
+	t->gid = (gid_t)strtoul(gid, NULL, 10);
+	snprintf(t->user, sizeof(t->user), "%s", user ? user : "");
+}
+
+/* Which libc; loader set when it is not the system's. */
+static int choose_libc(struct mw_target *t, const char *libc_opt, char *err, size_t errlen)
+{
+	char sys[PATH_MAX], cand[PATH_MAX + 32], dir[PATH_MAX];
+	const char *prefix = getenv("MW_GLIBC_PREFIX");
+	int has;
+
+	if (mw_system_libc(sys, sizeof(sys)) < 0)
+		snprintf(sys, sizeof(sys), "/lib/x86_64-linux-gnu/libc.so.6");
+	if (libc_opt) {
+		if (!realpath(libc_opt, t->libc)) {
+			snprintf(err, errlen, "cannot open '%s': %s", libc_opt, strerror(errno));
+			return -1;
+		}
+	} else if ((has = mw_libc_has_probes(sys)) == 1) {
+		snprintf(t->libc, sizeof(t->libc), "%s", sys);
+	} else {
+		snprintf(cand, sizeof(cand), "%s/lib/libc.so.6",
+			 prefix && *prefix ? prefix : MW_GLIBC_PREFIX);
+		if (access(cand, R_OK) != 0) {
+			snprintf(err, errlen, "the system libc '%s' has no SDT probes and no "
+				 "probe-enabled glibc is at '%s'; run 'sudo make glibc' or use --libc",
+				 sys, cand);
+			return -1;
+		}
+		snprintf(t->libc, sizeof(t->libc), "%.*s", PATH_MAX - 1, cand);
+	}
+	if (strcmp(t->libc, sys) == 0)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", t->libc);
+	*strrchr(dir, '/') = '\0';
+	snprintf(cand, sizeof(cand), "%s/ld-linux-x86-64.so.2", dir);
+	if (access(cand, X_OK) == 0)
+		snprintf(t->loader, sizeof(t->loader), "%.*s", PATH_MAX - 1, cand);
+	return 0;
+}
+
+static int build_argv(struct mw_target *t, const char *const *argv, char *err, size_t errlen)
+{
+	size_t n = 0, k = 0;
+	char libpath[3 * PATH_MAX], dir[PATH_MAX];
+	const char *llp = getenv("LD_LIBRARY_PATH");
+
+	while (argv[n])
+		n++;
+	t->argv = calloc(n + 8, sizeof(char *));
+	if (!t->argv) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (t->loader[0]) {
+		snprintf(dir, sizeof(dir), "%s", t->libc);
+		*strrchr(dir, '/') = '\0';
+		snprintf(libpath, sizeof(libpath), "%s:%s%s%s", dir, llp && *llp ? llp : "",
+			 llp && *llp ? ":" : "", SYSTEM_LIB_DIRS);
+		t->argv[k++] = strdup(t->loader);
+		t->argv[k++] = strdup("--library-path");
+		t->argv[k++] = strdup(libpath);
+		t->argv[k++] = strdup("--argv0");
+		t->argv[k++] = strdup(argv[0]);
+		t->argv[k++] = strdup(t->path);
+		argv++;
+	}
+	for (; *argv; argv++)
+		t->argv[k++] = strdup(*argv);
+	return 0;
+}
+
+int mw_target_resolve(const char *const *argv, const char *libc_opt,
+		      struct mw_target *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	t->user_argv = argv;
+	if (find_program(argv[0], t->path, sizeof(t->path)) < 0) {
+		snprintf(err, errlen, "cannot run '%s': %s", argv[0],
+			 strchr(argv[0], '/') ? strerror(errno) : "command not found");
+		return -1;
+	}
+	if (choose_libc(t, libc_opt, err, errlen) < 0)
+		return -1;
+	if (t->loader[0]) {
+		int dyn = elf_dynamic(t->path);
+
+		if (dyn == 0) {
+			snprintf(err, errlen, "'%s' is statically linked: it loads no libc.so "
+				 "whose probes could be traced", t->path);
+			return -1;
+		}
+		if (dyn < 0) {
+			snprintf(err, errlen, "'%s' is not an ELF executable; it cannot be "
+				 "started under the probe-enabled glibc's loader", t->path);
+			return -1;
+		}
+	}
+	choose_user(t);
+	return build_argv(t, argv, err, errlen);
+}
+
+int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen)
+{
+	char maps[64], line[PATH_MAX + 256];
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot read '%s': %s", maps, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/'), *base;
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		base = strrchr(path, '/') + 1;
+		if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0) {
+			snprintf(out, len, "%s", path);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	snprintf(err, errlen, "process %d maps no libc", (int)pid);
+	return -1;
+}
+
+void mw_target_free(struct mw_target *t)
+{
+	if (!t->argv)
+		return;
+	for (char **p = t->argv; *p; p++)
+		free(*p);
+	free(t->argv);
+	t->argv = NULL;
+}

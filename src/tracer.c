@@ -1,0 +1,456 @@
+/* tracer.c - hold, trace, release, stop; see tracer.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msg.h"
+#include "tracer.h"
+
+#define STOP_GRACE_MS 20000	/* after SIGINT, before SIGKILL */
+#define READY_LINE "MW 1 ready"
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+struct linebuf {
+	char buf[8192];
+	size_t len;
+};
+
+struct run {
+	const struct mw_tracer_opts *o;
+	struct mw_trace_result *r;
+	mw_line_fn fn;
+	void *ctx;
+	pid_t prog, tracer;
+	int hold_w;		/* write end of the hold pipe; -1 once released */
+	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
+	int pidfd;		/* the traced process; -1 once it exited */
+	struct linebuf out, errb;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* fork+exec argv with stdout/stderr on new pipes (out_fd NULL: stdout to
+ * /dev/null); the child gets its own process group and, when preload is
+ * set, LD_PRELOAD=preload. */
+static pid_t spawn(char *const argv[], const char *cwd, const char *preload,
+		   int *out_fd, int *err_fd)
+{
+	int po[2], pe[2];
+	pid_t pid;
+
+	if (pipe2(po, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		if (out_fd) {
+			dup2(po[1], 1);
+		} else {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+		}
+		dup2(pe[1], 2);
+		if (cwd && chdir(cwd) < 0)
+			_exit(126);
+		if (preload)
+			setenv("LD_PRELOAD", preload, 1);
+		else
+			unsetenv("LD_PRELOAD");
+		execvp(argv[0], argv);
+		fprintf(stderr, "ERROR: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	if (pid < 0) {
+		close(po[0]);
+		close(pe[0]);
+		return -1;
+	}
+	if (out_fd)
+		*out_fd = po[0];
+	else
+		close(po[0]);
+	*err_fd = pe[0];
+	return pid;
+}
+
+/* Run a command to completion, its output collected; for stap -p4. */
+static int run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
+{
+	int errfd, st;
+	char buf[4096];
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid = spawn(argv, cwd, NULL, NULL, &errfd);
+
+	if (pid < 0) {
+		snprintf(msg, len, "cannot start '%s': %s", argv[0], strerror(errno));
+		return -1;
+	}
+	while ((n = read(errfd, buf + got, sizeof(buf) - 1 - got)) > 0 ||
+	       (n < 0 && errno == EINTR))
+		if (n > 0 && (got += (size_t)n) == sizeof(buf) - 1)
+			got = 0;	/* keep the tail */
+	buf[got] = '\0';
+	close(errfd);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	/* the first line that says what went wrong */
+	char *e = strstr(buf, "error");
+	char *line = e ? e : buf;
+
+	while (line > buf && line[-1] != '\n')
+		line--;
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(msg, len, "%.300s", *line ? line : "failed without a message");
+	return -1;
+}
+
+/* The child: wait for the release byte, drop to the invoking user under
+ * sudo, exec.  An error goes back as an errno on errpipe. */
+static void program_child(const struct mw_target *t, int hold_r, int errpipe)
+{
+	char c;
+	int e;
+	const char *path = t->loader[0] ? t->loader : t->path;
+
+	if (read(hold_r, &c, 1) != 1)
+		_exit(127);	/* the tracer failed: never run untraced */
+	close(hold_r);
+	if (t->uid != (uid_t)-1) {
+		if ((t->user[0] ? initgroups(t->user, t->gid) : setgroups(0, NULL)) < 0 ||
+		    setgid(t->gid) < 0 || setuid(t->uid) < 0)
+			goto fail;
+	}
+	execv(path, t->argv);
+fail:
+	e = errno;
+	if (write(errpipe, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static pid_t start_program(const struct mw_target *t, int *hold_w, int *errpipe_r)
+{
+	int hold[2], ep[2];
+	pid_t pid;
+
+	if (pipe2(hold, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(hold[1]);
+		close(ep[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		program_child(t, hold[0], ep[1]);
+	}
+	close(hold[0]);
+	close(ep[1]);
+	*hold_w = hold[1];
+	*errpipe_r = ep[0];
+	return pid;
+}
+
+static void tracer_stderr_line(struct run *rn, char *line)
+{
+	unsigned long long n;
+	const char *p = strstr(line, "lost ");
+
+	if (p && sscanf(p, "lost %llu", &n) == 1)
+		rn->r->lost += n;
+	if (rn->o->verbose)
+		mw_note("tracer: %s", line);
+	/* keep the first error line; until there is one, the last line */
+	if (strcasestr(rn->r->tracer_msg, "error"))
+		return;
+	if (strcasestr(line, "error") || (*line && !strstr(line, "WARNING: Kernel")))
+		snprintf(rn->r->tracer_msg, sizeof(rn->r->tracer_msg), "%s", line);
+}
+
+static void release(struct run *rn)
+{
+	if (rn->hold_w < 0)
+		return;
+	if (write(rn->hold_w, "g", 1) != 1)
+		mw_warn("cannot release the program: %s", strerror(errno));
+	close(rn->hold_w);
+	rn->hold_w = -1;
+}
+
+static void stdout_line(struct run *rn, char *line)
+{
+	if (!rn->r->ready && strcmp(line, READY_LINE) == 0) {
+		rn->r->ready = 1;
+		release(rn);
+	}
+	rn->fn(rn->ctx, line);
+}
+
+/* Read what is there on fd, call per complete line; -1 at EOF. */
+static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
+{
+	ssize_t n = read(fd, lb->buf + lb->len, sizeof(lb->buf) - 1 - lb->len);
+	char *start, *nl;
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
+	if (n == 0) {
+		if (lb->len) {	/* a last line without newline */
+			lb->buf[lb->len] = '\0';
+			is_err ? tracer_stderr_line(rn, lb->buf) : stdout_line(rn, lb->buf);
+			lb->len = 0;
+		}
+		return -1;
+	}
+	lb->len += (size_t)n;
+	lb->buf[lb->len] = '\0';
+	start = lb->buf;
+	while ((nl = memchr(start, '\n', lb->len - (size_t)(start - lb->buf)))) {
+		*nl = '\0';
+		is_err ? tracer_stderr_line(rn, start) : stdout_line(rn, start);
+		start = nl + 1;
+	}
+	lb->len -= (size_t)(start - lb->buf);
+	memmove(lb->buf, start, lb->len);
+	if (lb->len == sizeof(lb->buf) - 1) {	/* an overlong line: pass it on cut */
+		lb->buf[lb->len] = '\0';
+		is_err ? tracer_stderr_line(rn, lb->buf) : stdout_line(rn, lb->buf);
+		lb->len = 0;
+	}
+	return 0;
+}
+
+static void program_exited(struct run *rn)
+{
+	if (rn->o->target) {
+		while (waitpid(rn->prog, &rn->r->status, 0) < 0 && errno == EINTR)
+			;
+		rn->r->have_status = 1;
+	}
+	close(rn->pidfd);
+	rn->pidfd = -1;
+	kill(rn->tracer, SIGINT);
+}
+
+/* The poll loop: until the tracer's stdout and stderr are both at EOF. */
+static void loop(struct run *rn)
+{
+	long long kill_at = 0;
+
+	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
+		struct pollfd p[3] = {
+			{ .fd = rn->out_fd, .events = POLLIN },
+			{ .fd = rn->err_fd, .events = POLLIN },
+			{ .fd = rn->pidfd, .events = POLLIN },
+		};
+		int n = poll(p, 3, 500);
+
+		if (got_signal) {
+			int sig = got_signal;
+
+			got_signal = 0;
+			if (rn->o->target && rn->pidfd >= 0)
+				kill(rn->prog, sig);	/* -c: the program decides */
+			else
+				kill(rn->tracer, SIGINT);	/* -p: stop tracing */
+		}
+		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP)) &&
+		    pump(rn, rn->out_fd, &rn->out, 0) < 0) {
+			close(rn->out_fd);
+			rn->out_fd = -1;
+		}
+		if (n > 0 && (p[1].revents & (POLLIN | POLLHUP)) &&
+		    pump(rn, rn->err_fd, &rn->errb, 1) < 0) {
+			close(rn->err_fd);
+			rn->err_fd = -1;
+		}
+		if (n > 0 && rn->pidfd >= 0 && (p[2].revents & POLLIN)) {
+			program_exited(rn);
+			kill_at = now_ms() + STOP_GRACE_MS;
+		}
+		if (kill_at && now_ms() > kill_at) {
+			mw_warn("the tracer did not stop within %d s; killing it",
+				STOP_GRACE_MS / 1000);
+			kill(rn->tracer, SIGKILL);
+			kill_at = 0;
+		}
+	}
+}
+
+/* argv for stapbpf/stap, into argv[] (at most 12 entries). */
+static void tracer_argv(const struct mw_tracer_opts *o, pid_t pid, char *pidbuf,
+			char *bo, const char **argv)
+{
+	int k = 0;
+
+	sprintf(pidbuf, "%d", (int)pid);
+	if (o->env->rt == MW_RT_BPF) {
+		argv[k++] = "stapbpf";
+		argv[k++] = "-w";
+		argv[k++] = "-x";
+		argv[k++] = pidbuf;
+		argv[k++] = bo;
+	} else {
+		argv[k++] = "stap";
+		argv[k++] = "-w";
+		if (o->env->kbuild[0]) {
+			argv[k++] = "-r";
+			argv[k++] = o->env->kbuild;
+		}
+		argv[k++] = "-x";
+		argv[k++] = pidbuf;
+		argv[k++] = o->script;
+	}
+	argv[k] = NULL;
+}
+
+static int compile_bpf(const struct mw_tracer_opts *o, char *bo, size_t bolen,
+		       char *err, size_t errlen)
+{
+	const char *argv[16];
+	int k = 0;
+	char msg[400];
+
+	argv[k++] = "stap";
+	argv[k++] = "--runtime=bpf";
+	argv[k++] = "-g";
+	argv[k++] = "-w";
+	if (o->env->kbuild[0]) {
+		argv[k++] = "-r";
+		argv[k++] = o->env->kbuild;
+	}
+	argv[k++] = "-p4";
+	argv[k++] = "-m";
+	argv[k++] = "mallocwatch";
+	argv[k++] = o->script;
+	argv[k] = NULL;
+	if (run_capture((char *const *)argv, o->workdir, msg, sizeof(msg)) < 0) {
+		snprintf(err, errlen, "stap could not compile the script: %s", msg);
+		return -1;
+	}
+	snprintf(bo, bolen, "%s/mallocwatch.bo", o->workdir);
+	return 0;
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* The program could not exec: its errno arrives on errpipe. */
+static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
+{
+	int e;
+
+	if (read(errpipe, &e, sizeof(e)) != sizeof(e))
+		return 0;
+	snprintf(err, errlen, "cannot run '%s': %s", rn->o->target->path, strerror(e));
+	return -1;
+}
+
+int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
+		 struct mw_trace_result *r, char *err, size_t errlen)
+{
+	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx,
+			  .hold_w = -1, .out_fd = -1, .err_fd = -1, .pidfd = -1 };
+	char bo[4200], pidbuf[32];
+	const char *argv[16];
+	int errpipe = -1, ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (o->env->rt == MW_RT_BPF && compile_bpf(o, bo, sizeof(bo), err, errlen) < 0)
+		return -1;
+	install_handlers();
+	if (o->target) {
+		rn.prog = start_program(o->target, &rn.hold_w, &errpipe);
+		if (rn.prog < 0) {
+			snprintf(err, errlen, "cannot fork: %s", strerror(errno));
+			return -1;
+		}
+	} else {
+		rn.prog = o->attach_pid;
+	}
+	r->pid = rn.prog;
+	rn.pidfd = (int)syscall(SYS_pidfd_open, rn.prog, 0);
+	if (rn.pidfd < 0) {
+		snprintf(err, errlen, "cannot watch process %d: %s", (int)rn.prog, strerror(errno));
+		goto cleanup;
+	}
+	tracer_argv(o, rn.prog, pidbuf, bo, argv);
+	rn.tracer = spawn((char *const *)argv, o->workdir,
+			  o->env->shim[0] ? o->env->shim : NULL, &rn.out_fd, &rn.err_fd);
+	if (rn.tracer < 0) {
+		snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(errno));
+		goto cleanup;
+	}
+	loop(&rn);
+	while (waitpid(rn.tracer, &r->tracer_status, 0) < 0 && errno == EINTR)
+		;
+	if (!r->ready) {
+		snprintf(err, errlen, "%s failed before tracing started: %s", argv[0],
+			 r->tracer_msg[0] ? r->tracer_msg : "no message");
+		goto cleanup;
+	}
+	if (rn.pidfd >= 0) {	/* the tracer ended first: let the program finish */
+		r->tracer_died = 1;
+		if (o->target)
+			program_exited(&rn);
+	}
+	if (o->target && exec_failed(&rn, errpipe, err, errlen) < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	if (rn.hold_w >= 0) {	/* never released: the program must not run */
+		close(rn.hold_w);
+		rn.hold_w = -1;
+		if (o->target && !r->have_status) {
+			kill(rn.prog, SIGKILL);
+			waitpid(rn.prog, &r->status, 0);
+		}
+	}
+	if (rn.pidfd >= 0)
+		close(rn.pidfd);
+	if (errpipe >= 0)
+		close(errpipe);
+	return ret;
+}
