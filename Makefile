@@ -93,7 +93,29 @@ demo: deps glibc all
 	$(Q)$(MAKE) -s -C examples
 	./build/mallocwatch -c ./examples/arena-storm 4
 
-check: deps glibc all build/libmw.a
+UNIT_TESTS = $(patsubst tests/%.c,build/tests/%,$(wildcard tests/unit-*.c))
+
+build/tests/unit-%: tests/unit-%.c build/libmw.a
+	$(Q)mkdir -p build/tests
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@ $< build/libmw.a $(LIBS)
+
+# ELF fixtures for the tests (tests/fixtures/*)
+FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
+	build/tests/fixtures/badnotes.o
+
+build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -shared -fPIC -o $@ $<
+
+build/tests/fixtures/fixprog: tests/fixtures/fixprog.c build/tests/fixtures/libfix.so
+	$(QUIET_CC)$(CC) -O0 -o $@ $< -L$(@D) -lfix -Wl,-rpath,'$$ORIGIN'
+
+build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -c -o $@ $<
+
+check: deps glibc all $(UNIT_TESTS) $(FIXTURES)
+	$(Q)$(MAKE) -s -C examples
 	$(Q)sh tests/run
 
 install: all

@@ -6,6 +6,7 @@
  * script: the SystemTap script mallocwatch would run, on stdout.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,10 @@ int mw_cmd_pick_libc(const char *libc_opt, int pid, char *out, unsigned len)
 	char err[512];
 	const char *prefix = getenv("MW_GLIBC_PREFIX");
 
-	if (libc_opt) {
-		snprintf(out, len, "%s", libc_opt);
+	if (libc_opt) {	/* stap's process("...") wants an absolute path */
+		char abs[PATH_MAX];
+
+		snprintf(out, len, "%s", realpath(libc_opt, abs) ? abs : libc_opt);
 		return 0;
 	}
 	if (pid) {

@@ -273,6 +273,7 @@ static void mode_body(struct gen *g, const struct group *gr)
 {
 	FILE *f = g->out;
 	enum mw_mode mode = gr->info ? gr->info->mode : MW_MODE_STREAM;
+	int heap_agg = !!(g->modes & (1u << MW_MODE_HEAP));
 
 	fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
 	switch (mode) {
@@ -298,14 +299,16 @@ static void mode_body(struct gen *g, const struct group *gr)
 		break;
 	}
 	fprintf(f, "\tmw_bias = bias\n");
-	if (gr->id == MW_P_memory_heap_free) {
-		static const char *const h[] = { "a1", "ar", "a2", "mw_hpeak[a1]",
-						 "mw_hmore[a1]", "mw_hless[a1]" };
+	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
+		static const char *const agg[] = { "a1", "ar", "a2", "mw_hpeak[a1]",
+						   "mw_hmore[a1]", "mw_hless[a1]" };
+		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
 
 		fprintf(f, "\tar = mw_rd8(a1)\n");
-		emit_print(g, "\t", "H", 6, h);
+		emit_print(g, "\t", "H", 6, heap_agg ? agg : none);
 	}
-	if (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free)
+	/* the aggregates exist only when memory_heap_more/less do */
+	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
 		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hpeak[a1]; delete mw_hmore[a1]\n"
 			"\tdelete mw_hless[a1]; delete mw_harena[a1]\n");
 	{

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""malloc_info_compare.py XML JSON - canonical arena lists from both sides.
+
+XML is glibc's malloc_info(0, fp) output (malloc/malloc.c __malloc_info),
+JSON is mallocwatch's --json report (docs/json.md).  Prints two files'
+worth of lines to OUTDIR/expected.txt (from malloc_info) and
+OUTDIR/actual.txt (from mallocwatch), so the test can diff -u them:
+
+    main system_bytes=135168
+    arena heaps=2 heap_bytes=81494016     (one line per non-main arena, sorted)
+    arenas=5
+"""
+import json
+import re
+import sys
+
+
+def from_malloc_info(text):
+    lines, main = [], None
+    for nr, body in re.findall(r'<heap nr="(\d+)">(.*?)</heap>', text, re.S):
+        system = int(re.search(r'<system type="current" size="(\d+)"/>', body).group(1))
+        if nr == "0":
+            main = system
+            continue
+        total = int(re.search(r'<aspace type="total" size="(\d+)"/>', body).group(1))
+        sub = int(re.search(r'<aspace type="subheaps" size="(\d+)"/>', body).group(1))
+        lines.append("arena heaps=%d heap_bytes=%d" % (sub, total))
+    return canon(main, lines)
+
+
+def from_report(doc):
+    lines, main = [], None
+    for a in doc["arenas"]:
+        if a["main"]:
+            main = a["heap_bytes"]
+        else:
+            lines.append("arena heaps=%d heap_bytes=%d" % (a["heaps"], a["heap_bytes"]))
+    if doc["sbrk"]["net"] != main:
+        lines.append("main heap_bytes %d != sbrk net %d" % (main, doc["sbrk"]["net"]))
+    return canon(main, lines)
+
+
+def canon(main, lines):
+    return ["main system_bytes=%s" % main] + sorted(lines) + ["arenas=%d" % (len(lines) + 1)]
+
+
+def main():
+    xml, rep, outdir = sys.argv[1:4]
+    with open(xml) as f:
+        exp = from_malloc_info(f.read())
+    with open(rep) as f:
+        act = from_report(json.load(f))
+    for name, lines in (("expected.txt", exp), ("actual.txt", act)):
+        with open("%s/%s" % (outdir, name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+main()
