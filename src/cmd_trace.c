@@ -32,6 +32,7 @@ static const char usage[] =
 "       mallocwatch [OPTIONS] -p PID\n"
 "       mallocwatch probes [--libc PATH | -p PID] [--json]\n"
 "       mallocwatch script [--runtime=kernel|bpf] [--libc PATH]\n"
+"       mallocwatch replay [-o FILE] [--json FILE] STREAM\n"
 "\n"
 "Trace glibc malloc's SDT probes (arenas, heaps, sbrk, thresholds, lock\n"
 "waits, retries, mallopt) in a program with SystemTap and print a summary.\n"
@@ -50,6 +51,8 @@ static const char usage[] =
 "  --json FILE          write the report as JSON to FILE ('-' = stdout);\n"
 "                       keys in docs/json.md\n"
 "  --save-script FILE   also write the generated SystemTap script to FILE\n"
+"  --save-stream FILE   also record the tracer's output (docs/protocol.md)\n"
+"                       to FILE; `mallocwatch replay FILE` reports it again\n"
 "  -q, --quiet          no notes or warnings, only errors\n"
 "  -v, --verbose        show the tracer's own messages\n"
 "\n"
@@ -75,18 +78,19 @@ struct trace_opts {
 	char **cmd;			/* -c / -- */
 	pid_t pid;			/* -p */
 	const char *libc;
-	const char *out, *json, *save_script;
+	const char *out, *json, *save_script, *save_stream;
 	enum mw_runtime runtime;
 	int verbose;
 };
 
-enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_SAVE };
+enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_SAVE, OPT_STREAM };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "libc", required_argument, NULL, OPT_LIBC },
 	{ "save-script", required_argument, NULL, OPT_SAVE },
+	{ "save-stream", required_argument, NULL, OPT_STREAM },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -130,6 +134,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		case 'o': o->out = optarg; break;
 		case OPT_JSON: o->json = optarg; break;
 		case OPT_SAVE: o->save_script = optarg; break;
+		case OPT_STREAM: o->save_stream = optarg; break;
 		case OPT_LIBC: o->libc = optarg; break;
 		case OPT_RUNTIME: o->runtime = parse_runtime(optarg); break;
 		case 'q': mw_quiet(1); break;
@@ -152,12 +157,41 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("-c and -p cannot be used together");
 }
 
+/* Where tracer lines go: the state, and the --save-stream file. */
+struct sink {
+	struct mw_state *st;
+	FILE *save;
+};
+
 static void on_line(void *ctx, const char *line)
 {
 	static int warned;
+	struct sink *k = ctx;
 
-	if (mw_stream_line(ctx, line) < 0 && !warned++)
+	if (k->save)
+		fprintf(k->save, "%s\n", line);
+	if (mw_stream_line(k->st, line) < 0 && !warned++)
 		mw_warn("garbled tracer line ignored and counted: '%.80s'", line);
+}
+
+/* Metadata of a saved stream, "# KEY VALUE" lines (docs/protocol.md). */
+static void save_header(FILE *f, const struct trace_opts *o, const char *libc,
+			const char *runtime, uint64_t main_sym)
+{
+	fprintf(f, "# mallocwatch-stream 1\n# libc %s\n# runtime %s\n# main_arena %" PRIu64 "\n",
+		libc, runtime, main_sym);
+	for (char **a = o->cmd; a && *a; a++)
+		fprintf(f, "# arg %s\n", *a);
+}
+
+static void save_footer(FILE *f, const struct mw_trace_result *r)
+{
+	fprintf(f, "# pid %d\n", (int)r->pid);
+	if (r->have_status)
+		fprintf(f, "# wait_status %d\n", r->status);
+	fprintf(f, "# tracer_died %d\n# tracer_lost %llu\n", r->tracer_died, r->lost);
+	if (r->tracer_msg[0])
+		fprintf(f, "# tracer_msg %s\n", r->tracer_msg);
 }
 
 /* Write the script into a fresh work directory; its path into script. */
@@ -237,7 +271,7 @@ static int write_reports(const struct trace_opts *o, const struct mw_state *st,
 }
 
 /* The exit status, and the one-line notes about how things ended. */
-static int finish_status(const struct trace_opts *o, const struct mw_trace_result *r,
+static int finish_status(const char *name, const struct mw_trace_result *r,
 			 struct mw_run_info *ri, const struct mw_state *st)
 {
 	uint64_t total, lost, garbled;
@@ -251,7 +285,7 @@ static int finish_status(const struct trace_opts *o, const struct mw_trace_resul
 		if (WIFSIGNALED(r->status)) {
 			ri->term_signal = WTERMSIG(r->status);
 			ri->exit_status = -1;
-			mw_error("'%s' killed by signal %d (%s)", o->cmd[0], ri->term_signal,
+			mw_error("'%s' killed by signal %d (%s)", name, ri->term_signal,
 				 strsignal(ri->term_signal));
 			status = 128 + ri->term_signal;
 		} else {
@@ -267,15 +301,33 @@ static int finish_status(const struct trace_opts *o, const struct mw_trace_resul
 	return status;
 }
 
+/* After the stream: finish the model, say how it ended, write reports.
+ * Shared by a live run and a replay.  Returns the exit status. */
+static int conclude(const struct trace_opts *o, struct mw_state *st,
+		    const struct mw_trace_result *r, struct mw_run_info *ri)
+{
+	int status;
+
+	mw_state_set_pid(st, r->pid);
+	mw_state_tracer_lost(st, r->lost);
+	mw_state_finish(st);
+	ri->pid = r->pid;
+	ri->tracer_died = r->tracer_died;
+	status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
+	if (write_reports(o, st, ri) < 0)
+		status = MW_EXIT_RUNTIME;
+	return status;
+}
+
 static int run(struct trace_opts *o, const struct mw_target *t, const char *libc_path)
 {
 	char err[1024], dir[4096], script[4200];
 	struct mw_runtime_env env;
 	struct mw_elf *libc = NULL;
-	struct mw_state *st = NULL;
+	struct sink k = { 0 };
 	struct mw_trace_result r;
 	struct mw_run_info ri = { 0 };
-	uint64_t sym;
+	uint64_t sym = 0;
 	int status = MW_EXIT_RUNTIME;
 
 	dir[0] = '\0';
@@ -291,35 +343,130 @@ static int run(struct trace_opts *o, const struct mw_target *t, const char *libc
 	if (write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt, .libc_path = libc_path },
 			 dir, script, sizeof(dir), o->save_script) < 0)
 		goto cleanup;
-	if (!(st = mw_state_new(0))) {
+	if (!(k.st = mw_state_new(0))) {
 		mw_error("out of memory");
 		goto cleanup;
 	}
 	if (mw_elf_symbol(libc, "main_arena", &sym) == 0)
-		mw_state_set_main_arena_sym(st, sym);
+		mw_state_set_main_arena_sym(k.st, sym);
 	else
 		mw_warn("'main_arena' not found in '%s' (stripped?); main_arena's address "
 			"will be unknown", libc_path);
+	if (o->save_stream) {
+		if (!(k.save = fopen(o->save_stream, "w"))) {
+			mw_error("cannot create '%s': %s", o->save_stream, strerror(errno));
+			goto cleanup;
+		}
+		save_header(k.save, o, libc_path, mw_runtime_name(env.rt), sym);
+	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
 			 .workdir = dir, .target = t, .attach_pid = o->pid,
-			 .verbose = o->verbose }, on_line, st, &r, err, sizeof(err)) < 0) {
+			 .verbose = o->verbose }, on_line, &k, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		goto cleanup;
 	}
-	mw_state_set_pid(st, r.pid);
-	mw_state_tracer_lost(st, r.lost);
-	mw_state_finish(st);
-	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .pid = r.pid,
-		.libc = libc_path, .runtime = mw_runtime_name(env.rt),
-		.tracer_died = r.tracer_died };
-	status = finish_status(o, &r, &ri, st);
-	if (write_reports(o, st, &ri) < 0)
-		status = MW_EXIT_RUNTIME;
+	if (k.save)
+		save_footer(k.save, &r);
+	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
+		.runtime = mw_runtime_name(env.rt) };
+	status = conclude(o, k.st, &r, &ri);
 cleanup:
+	if (k.save && fclose(k.save) != 0) {
+		mw_error("cannot write '%s'", o->save_stream);
+		status = MW_EXIT_RUNTIME;
+	}
 	if (dir[0])
 		remove_workdir(dir);
-	mw_state_free(st);
+	mw_state_free(k.st);
 	mw_elf_close(libc);
+	return status;
+}
+
+static const char replay_usage[] =
+"Usage: mallocwatch replay [-o FILE] [--json FILE] [-q] STREAM\n"
+"\n"
+"Report again on a stream recorded with --save-stream: the same summary,\n"
+"JSON and exit status as the run that recorded it.\n"
+"\n"
+"EXAMPLES\n"
+"  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";
+
+/* One "# KEY VALUE" metadata line of a saved stream. */
+static void replay_meta(const char *line, struct mw_state *st, struct mw_trace_result *r,
+			struct mw_run_info *ri, char **argv, int *argc, char *libc, char *rt)
+{
+	char key[32];
+	int used = 0;
+	const char *val;
+
+	if (sscanf(line, "# %31s %n", key, &used) != 1 || !used)
+		return;
+	val = line + used;
+	if (strcmp(key, "libc") == 0)
+		snprintf(libc, 4096, "%s", val);
+	else if (strcmp(key, "runtime") == 0)
+		snprintf(rt, 16, "%s", val);
+	else if (strcmp(key, "main_arena") == 0)
+		mw_state_set_main_arena_sym(st, strtoull(val, NULL, 10));
+	else if (strcmp(key, "arg") == 0 && *argc < 255)
+		argv[(*argc)++] = strdup(val);
+	else if (strcmp(key, "pid") == 0)
+		r->pid = atoi(val);
+	else if (strcmp(key, "wait_status") == 0) {
+		r->have_status = 1;
+		r->status = atoi(val);
+	} else if (strcmp(key, "tracer_died") == 0)
+		r->tracer_died = atoi(val);
+	else if (strcmp(key, "tracer_lost") == 0)
+		r->lost = strtoull(val, NULL, 10);
+	else if (strcmp(key, "tracer_msg") == 0)
+		snprintf(r->tracer_msg, sizeof(r->tracer_msg), "%s", val);
+	(void)ri;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	struct trace_opts o = { 0 };
+	struct mw_trace_result r = { 0 };
+	struct mw_run_info ri = { 0 };
+	char *args[256] = { 0 }, libc[4096] = "?", rt[16] = "?", *line = NULL;
+	int nargs = 0, c, status;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	struct mw_state *st;
+
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.out = optarg; break;
+		case OPT_JSON: o.json = optarg; break;
+		case 'q': mw_quiet(1); break;
+		case 'h': fputs(replay_usage, stdout); return MW_EXIT_OK;
+		default: mw_usage_error("bad option");
+		}
+	}
+	if (optind + 1 != argc)
+		mw_usage_error("replay takes one stream file");
+	if (!(f = fopen(argv[optind], "r")))
+		mw_die(MW_EXIT_RUNTIME, "cannot open '%s': %s", argv[optind], strerror(errno));
+	if (!(st = mw_state_new(0)))
+		mw_die(MW_EXIT_RUNTIME, "out of memory");
+	while ((n = getline(&line, &cap, f)) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#')
+			replay_meta(line, st, &r, &ri, args, &nargs, libc, rt);
+		else
+			on_line(&(struct sink){ .st = st }, line);
+	}
+	free(line);
+	fclose(f);
+	r.ready = 1;
+	ri = (struct mw_run_info){ .argv = nargs ? (const char *const *)args : NULL,
+		.libc = libc, .runtime = rt };
+	status = conclude(&o, st, &r, &ri);
+	mw_state_free(st);
+	for (int i = 0; i < nargs; i++)
+		free(args[i]);
 	return status;
 }
 

@@ -16,6 +16,7 @@ static const struct {
 	{ "trace", cmd_trace },
 	{ "probes", cmd_probes },
 	{ "script", cmd_script },
+	{ "replay", cmd_replay },
 };
 
 int main(int argc, char **argv)

@@ -289,15 +289,17 @@ static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, i
 	}
 }
 
-void mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs)
+int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs)
 {
 	struct mw_probe_count *p = probe(st, id);
 	uint64_t a[12] = { 0 };
-	int known = p ? mw_probe_lookup(p->name) : MW_P_UNKNOWN;
+	int known;
 
+	if (!p || nargs != p->nargs)	/* undeclared, or cut short */
+		return -1;
+	known = mw_probe_lookup(p->name);
 	st->seq++;
-	if (p)
-		p->received++;
+	p->received++;
 	for (int i = 0; i < nargs && i < 12; i++)
 		a[i] = (uint64_t)args[i];
 	thread(st, tid);
@@ -310,6 +312,7 @@ void mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, i
 	default:	/* kept for the reports: mallopt, retries, tcache, ... */
 		keep_event(st, id, tid, args, nargs);
 	}
+	return 0;
 }
 
 void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
@@ -434,7 +437,10 @@ void mw_state_finish(struct mw_state *st)
 			}
 	}
 	/* the main thread starts on main_arena without any probe */
-	main_t = thread(st, st->pid);
+	main_t = NULL;
+	for (size_t i = 0; i < st->nthreads; i++)
+		if (st->threads[i].tid == st->pid)
+			main_t = &st->threads[i];
 	if (main_t && !main_t->arena && main_t->hits) {
 		main_t->arena = st->arenas[0].addr;
 		attach(st, st->pid, st->arenas[0].addr, MW_ATTACH_IMPLICIT);

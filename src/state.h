@@ -106,7 +106,9 @@ void mw_state_set_main_arena_sym(struct mw_state *st, uint64_t sym);
 
 /* Stream input (stream.c).  name is copied. */
 void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs);
-void mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
+/* A streamed event; -1 (nothing recorded) when id was not declared or
+ * nargs differs from the declaration. */
+int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
 void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
 void mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t size,
 		   uint64_t peak, uint64_t grew, uint64_t shrank);

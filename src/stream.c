@@ -73,6 +73,8 @@ int mw_stream_line(struct mw_state *st, const char *line)
 	int64_t v[MAX_FIELDS];
 	int n;
 
+	if (line[0] == '#')	/* metadata of a saved stream */
+		return 0;
 	if (strcmp(line, "MW 1 ready") == 0) {
 		mw_state_ready(st);
 		return 0;
@@ -93,7 +95,8 @@ int mw_stream_line(struct mw_state *st, const char *line)
 	case 'E':
 		if (n < 2 || v[0] < 0)
 			goto garbled;
-		mw_state_event(st, (int)v[0], (int)v[1], v + 2, n - 2);
+		if (mw_state_event(st, (int)v[0], (int)v[1], v + 2, n - 2) < 0)
+			goto garbled;
 		return 0;
 	case 'N':
 		if (n != 3 || v[0] < 0 || v[2] < 0)
