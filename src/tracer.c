@@ -18,6 +18,7 @@
 
 #define STOP_GRACE_MS 20000	/* after SIGINT, before SIGKILL */
 #define READY_LINE "MW 1 ready"
+#define UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
 
 static volatile sig_atomic_t got_signal;
 
@@ -366,6 +367,42 @@ static int compile_bpf(const struct mw_tracer_opts *o, char *bo, size_t bolen,
 	return 0;
 }
 
+/* A stapbpf that was killed could not remove its uprobe definitions
+ * ("p:uprobes/stapprobe_PID_N ..." in uprobe_events); remove them.
+ * Returns how many were removed. */
+static int remove_stale_uprobes(pid_t tracer)
+{
+	FILE *f = fopen(UPROBE_EVENTS, "r");
+	char line[4096], prefix[64], name[128];
+	int removed = 0, fd;
+
+	if (!f)
+		return 0;
+	fd = open(UPROBE_EVENTS, O_WRONLY | O_APPEND | O_CLOEXEC);
+	snprintf(prefix, sizeof(prefix), "p:uprobes/stapprobe_%d_", (int)tracer);
+	while (fd >= 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(name, sizeof(name), "-:%.*s", (int)strcspn(line + 10, " \n"), line + 10);
+		if (write(fd, name, strlen(name)) > 0)
+			removed++;
+	}
+	if (fd >= 0)
+		close(fd);
+	fclose(f);
+	return removed;
+}
+
+/* Why the tracer ended, when it said nothing itself. */
+static void tracer_fate(const char *name, int st, char *msg, size_t len)
+{
+	if (WIFSIGNALED(st))
+		snprintf(msg, len, "%s was killed by signal %d (%s)", name, WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else if (WIFEXITED(st) && WEXITSTATUS(st))
+		snprintf(msg, len, "%s exited with status %d", name, WEXITSTATUS(st));
+}
+
 static void install_handlers(void)
 {
 	struct sigaction sa;
@@ -426,6 +463,14 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	loop(&rn);
 	while (waitpid(rn.tracer, &r->tracer_status, 0) < 0 && errno == EINTR)
 		;
+	if (!r->tracer_msg[0] || WIFSIGNALED(r->tracer_status))
+		tracer_fate(argv[0], r->tracer_status, r->tracer_msg, sizeof(r->tracer_msg));
+	if (o->env->rt == MW_RT_BPF && WIFSIGNALED(r->tracer_status)) {
+		int n = remove_stale_uprobes(rn.tracer);
+
+		if (n)
+			mw_note("removed %d uprobe definitions the dead tracer left", n);
+	}
 	if (!r->ready) {
 		snprintf(err, errlen, "%s failed before tracing started: %s", argv[0],
 			 r->tracer_msg[0] ? r->tracer_msg : "no message");

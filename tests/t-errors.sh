@@ -1,0 +1,51 @@
+#!/bin/sh
+# Bad input and bad luck: each gives one 'mallocwatch: ...' line and the
+# documented exit status (0 ok, 1 runtime error, 2 usage, the program's
+# own status in -c mode, 128+N when signal N killed it).
+. tests/lib.sh
+need_root
+need_libc
+# expect RC PATTERN CMD...: exit status RC and a stderr line matching PATTERN
+expect() {
+	want=$1 pat=$2
+	shift 2
+	"$@" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	[ $rc = "$want" ] || { cat "$OUT/err"; fail "'$*' exited $rc, expected $want"; }
+	grep -q -- "$pat" "$OUT/err" || { cat "$OUT/err"; fail "'$*': no '$pat' on stderr"; }
+	echo "ok: exit $rc: $*"
+}
+expect 2 "^Try 'mallocwatch --help'" "$MW"
+expect 2 "unknown runtime 'gpu'" "$MW" --runtime=gpu -c true
+expect 2 "-c needs a command" "$MW" -c
+expect 2 "cannot be used together" "$MW" -p 1 -c true
+expect 2 "unknown command 'frobnicate'" "$MW" frobnicate
+expect 1 "^mallocwatch: cannot run 'no-such-program-here': command not found" \
+	"$MW" -c no-such-program-here
+expect 1 "^mallocwatch: cannot open '/nonexistent/libc.so.6'" \
+	"$MW" --libc /nonexistent/libc.so.6 -c true
+# the program's own status, and its stdout left alone
+expect 7 "exit status 7" "$MW" -c sh -c 'echo hello; exit 7'
+[ "$(cat "$OUT/out")" = hello ] || fail "the program's stdout was changed: '$(cat "$OUT/out")'"
+expect 139 "'sh' killed by signal 11 (Segmentation fault)" "$MW" -c sh -c 'kill -SEGV $$'
+# a script cannot be started through the probe-enabled glibc's loader
+printf '#!/bin/sh\necho hi\n' >"$OUT/script.sh"
+chmod +x "$OUT/script.sh"
+expect 1 "is not an ELF executable" "$MW" -c "$OUT/script.sh"
+# no stap on PATH
+mkdir -p "$OUT/bin"
+ln -sf /usr/bin/true "$OUT/bin/true"
+expect 1 "stap could not compile the script: .*cannot run 'stap'" \
+	env PATH="$OUT/bin" "$MW" -c true
+# the tracer dies while the program runs: the program finishes, the
+# report says it is incomplete, exit 1
+UE=/sys/kernel/debug/tracing/uprobe_events
+before=$(wc -l <$UE)
+( sleep 1.5; pkill -KILL -n -x stapbpf ) &
+expect 1 "the tracer ended early: stapbpf was killed by signal 9" "$MW" -c sleep 3
+wait
+[ "$(wc -l <$UE)" = "$before" ] || fail "the dead tracer's uprobes are still defined in $UE"
+grep -q "MISSING" "$OUT/err" || fail "the summary does not say the totals are missing"
+# under sudo the program runs as the invoking user
+expect 0 "exit status 0" env SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$MW" -c id -u
+[ "$(cat "$OUT/out")" = 65534 ] || fail "program ran as uid $(cat "$OUT/out"), not 65534"
