@@ -120,14 +120,16 @@ static int collect(struct gen *g, char *err, size_t errlen)
 	return 0;
 }
 
-/* The value of register operand a, as a stap expression, into buf. */
+/* The value of register operand a, as a stap expression, into buf.  The
+ * size extension (bpf_arg) narrows it further; a register narrower than
+ * the size read (8@%eax) is zero-extended here first. */
 static void reg_expr(const struct mw_sdt_arg *a, char *buf, size_t len)
 {
 	const char *r = mw_reg_name(a->reg);
 
 	if (a->reg_high8)
 		snprintf(buf, len, "((mw_r_%s() >> 8) & 255)", r);
-	else if (a->reg_bytes < 8)
+	else if (a->reg_bytes < a->size)
 		snprintf(buf, len, "mw_zext(mw_r_%s(), %d)", r, a->reg_bytes * 8);
 	else
 		snprintf(buf, len, "mw_r_%s()", r);
@@ -245,21 +247,22 @@ static void dispatch(struct gen *g, const struct group *gr)
 }
 
 /* printf("TAG v1 v2 ...\n") of stap expressions.  stapbpf prints %d as
- * 32 bits, so under the bpf runtime each value goes out as two halves,
- * "HI:LO" (docs/protocol.md); the kernel runtime prints plain %d.  The low
- * half is v - ((v >> 32) << 32): no helper call (each inlined call costs
- * BPF stack, 512 bytes in all) and no 64-bit immediate. */
+ * 32 bits, so under the bpf runtime each value past the first nplain
+ * (ids and thread ids, which always fit) goes out as two halves, "HI:LO"
+ * (docs/protocol.md); the kernel runtime prints plain %d.  The low half is
+ * v - ((v >> 32) << 32): no helper call (each inlined call costs BPF
+ * stack, 512 bytes in all) and no 64-bit immediate. */
 static void emit_print(struct gen *g, const char *indent, const char *tag,
-		       int n, const char *const *v)
+		       int nplain, int n, const char *const *v)
 {
 	int bpf = g->o->runtime == MW_RT_BPF;
 
 	fprintf(g->out, "%sprintf(\"%s", indent, tag);
 	for (int i = 0; i < n; i++)
-		fprintf(g->out, bpf ? " %%d:%%d" : " %%d");
+		fprintf(g->out, bpf && i >= nplain ? " %%d:%%d" : " %%d");
 	fprintf(g->out, "\\n\"");
 	for (int i = 0; i < n; i++) {
-		if (bpf)
+		if (bpf && i >= nplain)
 			fprintf(g->out, ", (%s) >> 32, (%s) - (((%s) >> 32) << 32)",
 				v[i], v[i], v[i]);
 		else
@@ -305,7 +308,7 @@ static void mode_body(struct gen *g, const struct group *gr)
 		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
 
 		fprintf(f, "\tar = mw_rd8(a1)\n");
-		emit_print(g, "\t", "H", 6, heap_agg ? agg : none);
+		emit_print(g, "\t", "H", 0, 6, heap_agg ? agg : none);
 	}
 	/* the aggregates exist only when memory_heap_more/less do */
 	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
@@ -317,7 +320,7 @@ static void mode_body(struct gen *g, const struct group *gr)
 		char tag[32];
 
 		snprintf(tag, sizeof(tag), "E %d", gr->id);
-		emit_print(g, "\t", tag, 1 + gr->nargs, a);
+		emit_print(g, "\t", tag, 1, 1 + gr->nargs, a);
 	}
 }
 
@@ -364,18 +367,18 @@ static void end_probe(struct gen *g)
 	FILE *f = g->out;
 
 	fprintf(f, "\nprobe end {\n\tforeach ([i, t] in mw_n)\n");
-	emit_print(g, "\t\t", "N", 3, n);
+	emit_print(g, "\t\t", "N", 2, 3, n);
 	if (g->modes & (1u << MW_MODE_HEAP)) {
 		fprintf(f, "\tforeach (h in mw_hsize)\n");
-		emit_print(g, "\t\t", "H", 6, h);
+		emit_print(g, "\t\t", "H", 0, 6, h);
 	}
 	if (g->modes & (1u << MW_MODE_WAIT)) {
 		fprintf(f, "\tforeach ([t, a] in mw_wait)\n");
-		emit_print(g, "\t\t", "W", 3, w);
+		emit_print(g, "\t\t", "W", 1, 3, w);
 	}
 	if (g->modes & (1u << MW_MODE_SBRK))
-		emit_print(g, "\t", "S", 8, s);
-	emit_print(g, "\t", "B", 1, b);
+		emit_print(g, "\t", "S", 0, 8, s);
+	emit_print(g, "\t", "B", 0, 1, b);
 	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n}\n");
 }
 
