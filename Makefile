@@ -14,7 +14,8 @@
 #   all        build build/mallocwatch and build/memlock-shim.so
 #   deps       install missing Debian packages (root)
 #   glibc      build the probe-enabled glibc once, if the system's has no probes (root)
-#   demo       deps + glibc + all, then trace examples/arena-storm
+#   demo       deps + glibc + all, then trace examples/arena-storm and
+#              compare with its own malloc_info() (scripts/demo.sh)
 #   check      deps + glibc + all, then every test (tests/run)
 #   install    install the binary, the shim and the man page
 #   uninstall  remove what install put there
@@ -91,7 +92,7 @@ glibc: deps
 
 demo: deps glibc all
 	$(Q)$(MAKE) -s -C examples
-	./build/mallocwatch -c ./examples/arena-storm 4
+	$(Q)sh scripts/demo.sh
 
 UNIT_TESTS = $(patsubst tests/%.c,build/tests/%,$(wildcard tests/unit-*.c))
 

@@ -73,7 +73,7 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 	const struct mw_arena *a = mw_state_arenas(st, &n);
 	char ad[32], hb[32];
 
-	fprintf(f, "\nArenas: %zu\n  %-16s %-5s %-8s %5s %-24s %7s  %s\n", n, "ADDRESS", "KIND",
+	fprintf(f, "\nArenas: %zu\n  %-16s %-5s %-8s %5s %-10s %7s  %s\n", n, "ADDRESS", "KIND",
 		"CREATOR", "HEAPS", "HEAP BYTES", "WAITS", "THREADS (how attached)");
 	for (size_t i = 0; i < n; i++) {
 		char creator[16] = "-";
@@ -81,8 +81,8 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 		addr_str(a[i].addr, ad, sizeof(ad));
 		if (a[i].created_by_tid)
 			snprintf(creator, sizeof(creator), "%d", a[i].created_by_tid);
-		snprintf(hb, sizeof(hb), "%" PRIu64, a[i].heap_bytes);
-		fprintf(f, "  %-16s %-5s %-8s %5zu %-24s %7" PRIu64 " ", ad,
+		mw_human_bytes(a[i].heap_bytes, hb, sizeof(hb));
+		fprintf(f, "  %-16s %-5s %-8s %5zu %-10s %7" PRIu64 " ", ad,
 			a[i].is_main ? "main" : "arena", creator, a[i].nheaps,
 			hb, a[i].waits);
 		for (size_t j = 0; j < a[i].natt; j++)

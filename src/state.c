@@ -442,8 +442,17 @@ void mw_state_finish(struct mw_state *st)
 		if (st->threads[i].tid == st->pid)
 			main_t = &st->threads[i];
 	if (main_t && !main_t->arena && main_t->hits) {
-		main_t->arena = st->arenas[0].addr;
-		attach(st, st->pid, st->arenas[0].addr, MW_ATTACH_IMPLICIT);
+		struct mw_arena *m = &st->arenas[0];
+
+		main_t->arena = m->addr;
+		attach(st, st->pid, m->addr, MW_ATTACH_IMPLICIT);
+		if (m->natt > 1) {	/* it came first: list it first */
+			struct mw_attachment first = m->att[m->natt - 1];
+
+			memmove(m->att + 1, m->att, (m->natt - 1) * sizeof(*m->att));
+			first.seq = 0;
+			m->att[0] = first;
+		}
 	}
 }
 
