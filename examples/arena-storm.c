@@ -1,6 +1,10 @@
 /* arena-storm.c - N threads each allocate in their own arena at once.
  *
- * Usage: arena-storm [NTHREADS [ROUNDS]]   (default 4 threads, 200 rounds)
+ * Usage: arena-storm [NTHREADS [ROUNDS [DELAY_MS]]]
+ *        (default 4 threads, 200 rounds, no delay)
+ *
+ * DELAY_MS: sleep that long before the first allocation, so that a tracer
+ * can attach (mallocwatch -p) and still see everything.
  *
  * Every thread does ROUNDS rounds of 64 allocations between 1 and 96 KiB
  * (below the mmap threshold, so they come from the thread's arena and its
@@ -50,9 +54,11 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		rounds = atoi(argv[2]);
 	if (n < 1 || n > 256 || rounds < 1) {
-		fprintf(stderr, "usage: arena-storm [NTHREADS(1-256) [ROUNDS]]\n");
+		fprintf(stderr, "usage: arena-storm [NTHREADS(1-256) [ROUNDS [DELAY_MS]]]\n");
 		return 2;
 	}
+	if (argc > 3)
+		usleep((useconds_t)atoi(argv[3]) * 1000);
 	t = calloc((size_t)n, sizeof(*t));
 	pthread_barrier_init(&start, NULL, (unsigned)n);
 	for (int i = 0; i < n; i++)

@@ -1,0 +1,34 @@
+#!/bin/sh
+# The remaining options: --help/-V, --save-script, -v, -q, --json -, and
+# the probes command (columns and --json) on the probe-enabled libc.
+. tests/lib.sh
+ok "$MW" --help >"$OUT/help"
+for opt in -c -p --libc --runtime= -o --json --save-script --save-stream -q -v -V EXAMPLES; do
+	grep -q -- "$opt" "$OUT/help" || fail "--help does not mention $opt"
+	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" docs/mallocwatch.1 ||
+		fail "the man page does not mention $opt"
+done
+ok "$MW" -V | grep -q '^mallocwatch [0-9]' || fail "-V"
+need_libc
+LIBC=$GLIBC_PREFIX/lib/libc.so.6
+ok "$MW" probes --libc "$LIBC" >"$OUT/probes.txt"
+[ "$(readelf -n "$LIBC" | grep -c 'NT_STAPSDT')" = "$(($(wc -l <"$OUT/probes.txt") - 1))" ] ||
+	fail "probes does not list every note"
+grep -q '^libc  *memory_arena_new  *arena  *yes .*8@%rbp 8@%r12 (yes)' "$OUT/probes.txt" ||
+	fail "memory_arena_new row: $(grep memory_arena_new "$OUT/probes.txt")"
+grep -q 'setjmp .* no ' "$OUT/probes.txt" || fail "setjmp should be listed as not traced"
+ok "$MW" probes --libc "$LIBC" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+mem = [s for s in d["sites"] if s["name"].startswith("memory_")]
+assert mem and all(s["traced"] and s["readable"] for s in mem), mem
+print(len(d["sites"]), "sites,", len(mem), "memory sites, all traced and readable")'
+need_root
+"$MW" -q --save-script "$OUT/saved.stp" --json - -c true >"$OUT/stdout.json" 2>"$OUT/q.err" ||
+	fail "mallocwatch exited $?"
+[ -s "$OUT/saved.stp" ] && grep -q 'mark("memory_arena_new")' "$OUT/saved.stp" || fail "--save-script"
+python3 -m json.tool "$OUT/stdout.json" >/dev/null || fail "--json - is not JSON on stdout"
+grep -q 'runtime:' "$OUT/q.err" && fail "-q still printed notes"
+"$MW" -v -o /dev/null -c true 2>"$OUT/v.err" || fail "mallocwatch -v exited $?"
+grep -q '^mallocwatch: bpf runtime\|^mallocwatch: kernel runtime' "$OUT/v.err" || fail "no runtime note"
+echo "options ok"
