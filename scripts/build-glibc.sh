@@ -40,7 +40,7 @@ if [ -f "$PREFIX/.mallocwatch-stamp" ] && [ -f "$PREFIX/lib/libc.so.6" ] &&
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-	say "the probe-enabled glibc is missing or stale under $PREFIX; run as root (e.g. sudo make glibc)"
+	say "the probe-enabled glibc is missing or stale under $PREFIX; run as root: make glibc"
 	exit 1
 fi
 

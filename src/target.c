@@ -135,7 +135,7 @@ static int choose_libc(struct mw_target *t, const char *libc_opt, char *err, siz
 			 prefix && *prefix ? prefix : MW_GLIBC_PREFIX);
 		if (access(cand, R_OK) != 0) {
 			snprintf(err, errlen, "the system libc '%s' has no SDT probes and no "
-				 "probe-enabled glibc is at '%s'; run 'sudo make glibc' or use --libc",
+				 "probe-enabled glibc is at '%s'; run 'make glibc' as root or use --libc",
 				 sys, cand);
 			return -1;
 		}
