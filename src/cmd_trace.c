@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "gen.h"
 #include "msg.h"
+#include "probetab.h"
 #include "report.h"
 #include "runtime.h"
 #include "state.h"
@@ -56,6 +57,15 @@ static const char usage[] =
 "  -q, --quiet          no notes or warnings, only errors\n"
 "  -v, --verbose        show the tracer's own messages\n"
 "\n"
+"Events:\n"
+"  -e, --events=LIST    which probe families to trace (default all): a comma-\n"
+"                       separated list of arena, heap, sbrk, threshold,\n"
+"                       mallopt, tunable, retry, tcache, setjmp, math,\n"
+"                       unknown (memory_* probes not in mallocwatch's table),\n"
+"                       memory (all memory_* families) and all; '!' leaves\n"
+"                       one out: -e '!setjmp'.  Every traced probe site costs\n"
+"                       every process using the same libc a trap per hit\n"
+"\n"
 "Tracer:\n"
 "  --runtime=R          auto (default), kernel or bpf: SystemTap's kernel-module\n"
 "                       runtime, or stapbpf.  auto picks kernel when modules can\n"
@@ -80,6 +90,7 @@ struct trace_opts {
 	const char *libc;
 	const char *out, *json, *save_script, *save_stream;
 	enum mw_runtime runtime;
+	unsigned families;		/* -e; 0 = all */
 	int verbose;
 };
 
@@ -91,6 +102,7 @@ static const struct option longopts[] = {
 	{ "libc", required_argument, NULL, OPT_LIBC },
 	{ "save-script", required_argument, NULL, OPT_SAVE },
 	{ "save-stream", required_argument, NULL, OPT_STREAM },
+	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -129,8 +141,17 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	char *end;
 
 	argc = split_command(argc, argv, o);
-	while ((c = getopt_long(argc, argv, "+o:p:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:o:p:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'e': {
+			char err[256];
+
+			if (mw_events_parse(optarg, &o->families, err, sizeof(err)) < 0)
+				mw_usage_error("%s", err);
+			if (!o->families)
+				mw_usage_error("-e %s leaves nothing to trace", optarg);
+			break;
+		}
 		case 'o': o->out = optarg; break;
 		case OPT_JSON: o->json = optarg; break;
 		case OPT_SAVE: o->save_script = optarg; break;
@@ -340,7 +361,8 @@ static int run(struct trace_opts *o, const struct mw_target *t, const char *libc
 		goto cleanup;
 	}
 	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
-	if (write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt, .libc_path = libc_path },
+	if (write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt, .libc_path = libc_path,
+			 .families = o->families },
 			 dir, script, sizeof(dir), o->save_script) < 0)
 		goto cleanup;
 	if (!(k.st = mw_state_new(0))) {

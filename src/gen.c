@@ -46,6 +46,7 @@ struct gen {
 	int ng;
 	struct mw_gen_stats *st;
 	unsigned modes;		/* bit per enum mw_mode present */
+	int has_longjmp;	/* mw_jval is written */
 };
 
 const char *mw_runtime_name(enum mw_runtime rt)
@@ -53,10 +54,22 @@ const char *mw_runtime_name(enum mw_runtime rt)
 	return rt == MW_RT_BPF ? "bpf" : rt == MW_RT_KERNEL ? "kernel" : "auto";
 }
 
-static int is_traced(const struct mw_sdt_site *s)
+/* Is site s one mallocwatch traces, and is its family selected?  libc's
+ * memory_* probes (known or not) and the table's other libc probes. */
+static int is_traced(const struct mw_sdt_site *s, unsigned families)
 {
-	return strcmp(s->provider, "libc") == 0 &&
-	       strncmp(s->name, "memory_", 7) == 0;
+	const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
+	int fam;
+
+	if (strcmp(s->provider, "libc") != 0)
+		return 0;
+	if (info)
+		fam = info->family;
+	else if (strncmp(s->name, "memory_", 7) == 0)
+		fam = MW_FAM_UNKNOWN;
+	else
+		return 0;
+	return !families || (families & (1u << fam));
 }
 
 /* Known probes: the table's count.  Unknown ones: the first site's. */
@@ -81,7 +94,7 @@ static int collect(struct gen *g, char *err, size_t errlen)
 		const struct mw_sdt_site *s = mw_elf_site(g->elf, i);
 		struct group *gr = NULL;
 
-		if (!is_traced(s))
+		if (!is_traced(s, g->o->families))
 			continue;
 		for (int j = 0; j < g->ng; j++)
 			if (strcmp(g->g[j].name, s->name) == 0)
@@ -101,6 +114,8 @@ static int collect(struct gen *g, char *err, size_t errlen)
 			} else {
 				gr->info = mw_probe_info(gr->id);
 				g->modes |= 1u << gr->info->mode;
+				g->has_longjmp |= gr->info->mode == MW_MODE_SETJMP &&
+						  gr->id != MW_P_setjmp;
 			}
 		}
 		if (gr->nsites == MAX_SITES) {
@@ -112,7 +127,8 @@ static int collect(struct gen *g, char *err, size_t errlen)
 		g->st->sites++;
 	}
 	if (!g->ng) {
-		snprintf(err, errlen, "no memory_* SDT probes in '%s'", mw_elf_path(g->elf));
+		snprintf(err, errlen, "no SDT probes to trace in '%s'%s", mw_elf_path(g->elf),
+			 g->o->families ? " for the selected events" : "");
 		return -1;
 	}
 	for (int i = 0; i < g->ng; i++)
@@ -197,15 +213,19 @@ static void bpf_arg(struct gen *g, const struct mw_sdt_arg *a,
 		snprintf(buf, len, "%s", v);
 }
 
-/* The statements that set bias and a1..aN for one site. */
+/* The statements that set bias (0 when with_bias is 0: the site is not
+ * known exactly) and a1..aN for one site. */
 static void site_body(struct gen *g, const struct group *gr,
-		      const struct mw_sdt_site *s, const char *indent)
+		      const struct mw_sdt_site *s, const char *indent, int with_bias)
 {
 	struct mw_sdt_arg args[MW_MAX_ARGS];
 	char err[256], expr[320];
 	int n;
 
-	fprintf(g->out, "%sbias = ip - %" PRIu64 "\n", indent, s->pc);
+	if (with_bias)
+		fprintf(g->out, "%sbias = ip - %" PRIu64 "\n", indent, s->pc);
+	else
+		fprintf(g->out, "%sbias = 0\n", indent);
 	n = mw_sdt_args_parse(s->args, args, MW_MAX_ARGS, err, sizeof(err));
 	if (n < 0) {
 		mw_warn("%s at 0x%" PRIx64 ": %s; arguments reported as 0", s->name, s->pc, err);
@@ -224,11 +244,22 @@ static void site_body(struct gen *g, const struct group *gr,
 	}
 }
 
+/* Do all sites read their arguments the same way, without the load bias
+ * (no %rip operand)?  Then one body serves them all. */
+static int sites_alike(const struct group *gr)
+{
+	for (int i = 0; i < gr->nsites; i++)
+		if (strcmp(gr->site[i]->args, gr->site[0]->args) != 0 ||
+		    strstr(gr->site[i]->args, "(%rip)"))
+			return 0;
+	return 1;
+}
+
 /* Page-offset dispatch between sites; see the comment in gen.h. */
 static void dispatch(struct gen *g, const struct group *gr)
 {
-	if (gr->nsites == 1) {
-		site_body(g, gr, gr->site[0], "\t");
+	if (gr->nsites == 1 || sites_alike(gr)) {
+		site_body(g, gr, gr->site[0], "\t", gr->nsites == 1);
 		return;
 	}
 	for (int i = 0; i < gr->nsites; i++) {
@@ -241,7 +272,7 @@ static void dispatch(struct gen *g, const struct group *gr)
 					gr->name, gr->site[j]->pc, gr->site[i]->pc);
 		fprintf(g->out, "\t%sif ((ip & %d) == %" PRIu64 ") {\n",
 			i ? "} else " : "", PAGE_MASK_LOW, off);
-		site_body(g, gr, gr->site[i], "\t\t");
+		site_body(g, gr, gr->site[i], "\t\t", 1);
 	}
 	fprintf(g->out, "\t} else next\n");
 }
@@ -298,10 +329,16 @@ static void mode_body(struct gen *g, const struct group *gr)
 			fprintf(f, "\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
 				"\tmw_slast = a1\n");
 		return;
+	case MW_MODE_SETJMP:	/* per jmp_buf, return address, value */
+		fprintf(f, "\tmw_jbuf[%d, a1]++\n\tmw_jret[%d, a3]++\n", gr->id, gr->id);
+		if (gr->id != MW_P_setjmp)
+			fprintf(f, "\tmw_jval[%d, a2]++\n", gr->id);
+		return;
+	case MW_MODE_MATH:
 	case MW_MODE_STREAM:
 		break;
 	}
-	fprintf(f, "\tmw_bias = bias\n");
+	fprintf(f, "\tif (bias) mw_bias = bias\n");
 	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
 		static const char *const agg[] = { "a1", "ar", "a2", "mw_hpeak[a1]",
 						   "mw_hmore[a1]", "mw_hless[a1]" };
@@ -348,6 +385,8 @@ static void globals_and_begin(struct gen *g)
 	if (g->modes & (1u << MW_MODE_SBRK))
 		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless, mw_snet\n"
 			"global mw_speak, mw_sfirst, mw_slast, mw_sfail\n");
+	if (g->modes & (1u << MW_MODE_SETJMP))
+		fprintf(f, "global mw_jbuf[16384], mw_jret[16384], mw_jval[16384]\n");
 	fprintf(f, "\nprobe begin {\n");
 	for (int i = 0; i < g->ng; i++)
 		fprintf(f, "\tprintf(\"P %d %s %d\\n\")\n", g->g[i].id, g->g[i].name,
@@ -378,6 +417,20 @@ static void end_probe(struct gen *g)
 	}
 	if (g->modes & (1u << MW_MODE_SBRK))
 		emit_print(g, "\t", "S", 0, 8, s);
+	if (g->modes & (1u << MW_MODE_SETJMP)) {
+		static const char *const jb[] = { "i", "1", "k", "mw_jbuf[i, k]" };
+		static const char *const jr[] = { "i", "2", "k", "mw_jret[i, k]" };
+		static const char *const jv[] = { "i", "3", "k", "mw_jval[i, k]" };
+
+		fprintf(f, "\tforeach ([i, k] in mw_jbuf)\n");
+		emit_print(g, "\t\t", "J", 2, 4, jb);
+		fprintf(f, "\tforeach ([i, k] in mw_jret)\n");
+		emit_print(g, "\t\t", "J", 2, 4, jr);
+		if (g->has_longjmp) {
+			fprintf(f, "\tforeach ([i, k] in mw_jval)\n");
+			emit_print(g, "\t\t", "J", 2, 4, jv);
+		}
+	}
 	emit_print(g, "\t", "B", 0, 1, b);
 	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n}\n");
 }

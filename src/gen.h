@@ -25,6 +25,7 @@ enum mw_runtime { MW_RT_AUTO, MW_RT_KERNEL, MW_RT_BPF };
 struct mw_gen_opts {
 	enum mw_runtime runtime;	/* MW_RT_KERNEL or MW_RT_BPF */
 	const char *libc_path;		/* path put into process("...") */
+	unsigned families;		/* bit per enum mw_family; 0 = all */
 };
 
 struct mw_gen_stats {

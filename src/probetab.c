@@ -1,5 +1,6 @@
 /* probetab.c - probes.def expanded into a static table. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "probetab.h"
@@ -24,7 +25,8 @@ static const char *const family_names[] = {
 	[MW_FAM_SBRK] = "sbrk",		[MW_FAM_THRESHOLD] = "threshold",
 	[MW_FAM_MALLOPT] = "mallopt",	[MW_FAM_TUNABLE] = "tunable",
 	[MW_FAM_RETRY] = "retry",	[MW_FAM_TCACHE] = "tcache",
-	[MW_FAM_SETJMP] = "setjmp",	[MW_FAM_UNKNOWN] = "unknown",
+	[MW_FAM_SETJMP] = "setjmp",	[MW_FAM_MATH] = "math",
+	[MW_FAM_UNKNOWN] = "unknown",
 };
 
 const struct mw_probe_info *mw_probe_info(int id)
@@ -47,4 +49,50 @@ const char *mw_family_name(enum mw_family fam)
 	if ((unsigned)fam > MW_FAM_UNKNOWN)
 		return "unknown";
 	return family_names[fam];
+}
+
+int mw_family_lookup(const char *name)
+{
+	for (int f = 0; f <= MW_FAM_UNKNOWN; f++)
+		if (strcmp(family_names[f], name) == 0)
+			return f;
+	return -1;
+}
+
+/* The families that make up "memory": every memory_* probe. */
+#define MEMORY_FAMILIES							\
+	((1u << MW_FAM_ARENA) | (1u << MW_FAM_HEAP) | (1u << MW_FAM_SBRK) |	\
+	 (1u << MW_FAM_THRESHOLD) | (1u << MW_FAM_MALLOPT) |		\
+	 (1u << MW_FAM_TUNABLE) | (1u << MW_FAM_RETRY) |		\
+	 (1u << MW_FAM_TCACHE) | (1u << MW_FAM_UNKNOWN))
+
+int mw_events_parse(const char *list, unsigned *families, char *err, size_t errlen)
+{
+	char buf[512], *save = NULL, *w;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	*families = buf[0] == '!' ? MW_FAMILIES_ALL : 0;
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int neg = w[0] == '!', f;
+		unsigned bits;
+		const char *name = w + neg;
+
+		if (strcmp(name, "all") == 0)
+			bits = MW_FAMILIES_ALL;
+		else if (strcmp(name, "memory") == 0)
+			bits = MEMORY_FAMILIES;
+		else if ((f = mw_family_lookup(name)) >= 0)
+			bits = 1u << f;
+		else {
+			snprintf(err, errlen, "unknown event family '%s' (arena, heap, sbrk, "
+				 "threshold, mallopt, tunable, retry, tcache, setjmp, math, "
+				 "unknown, memory, all)", name);
+			return -1;
+		}
+		if (neg)
+			*families &= ~bits;
+		else
+			*families |= bits;
+	}
+	return 0;
 }

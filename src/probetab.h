@@ -7,14 +7,19 @@
 #ifndef MALLOCWATCH_PROBETAB_H
 #define MALLOCWATCH_PROBETAB_H
 
+#include <stddef.h>
+
 enum mw_family {
 	MW_FAM_ARENA, MW_FAM_HEAP, MW_FAM_SBRK, MW_FAM_THRESHOLD,
 	MW_FAM_MALLOPT, MW_FAM_TUNABLE, MW_FAM_RETRY, MW_FAM_TCACHE,
-	MW_FAM_SETJMP, MW_FAM_UNKNOWN,
+	MW_FAM_SETJMP, MW_FAM_MATH, MW_FAM_UNKNOWN,
 };
 
 /* How the generated script reports a probe; see probes.def. */
-enum mw_mode { MW_MODE_STREAM, MW_MODE_HEAP, MW_MODE_WAIT, MW_MODE_SBRK };
+enum mw_mode {
+	MW_MODE_STREAM, MW_MODE_HEAP, MW_MODE_WAIT, MW_MODE_SBRK, MW_MODE_SETJMP,
+	MW_MODE_MATH,
+};
 
 enum mw_unit {
 	MW_UNIT_NONE, MW_UNIT_ADDR, MW_UNIT_BYTES, MW_UNIT_COUNT,
@@ -50,5 +55,18 @@ int mw_probe_lookup(const char *name);
 
 /* Lower-case family name ("arena", "heap", ...), for reports. */
 const char *mw_family_name(enum mw_family fam);
+
+/* The family called name, or -1. */
+int mw_family_lookup(const char *name);
+
+/* Parse an event selection, strace -e style: a comma-separated list of
+ * family names, "memory" (every memory_* family) and "all", each
+ * optionally prefixed with '!' to leave it out.  A list that
+ * starts with '!' starts from "all".  Sets *families (bit per enum
+ * mw_family, MW_FAM_UNKNOWN for memory_* probes not in the table);
+ * returns 0, or -1 with the bad word in err. */
+int mw_events_parse(const char *list, unsigned *families, char *err, size_t errlen);
+
+#define MW_FAMILIES_ALL ((1u << (MW_FAM_UNKNOWN + 1)) - 1)
 
 #endif /* MALLOCWATCH_PROBETAB_H */

@@ -1,6 +1,7 @@
 /* report.c - text summary and JSON report; see report.h and docs/json.md. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "probetab.h"
@@ -190,6 +191,112 @@ static void events_text(FILE *f, const struct mw_state *st)
 	}
 }
 
+#define TOP_JUMPS 8
+
+/* The setjmp family's probes present in the stream, by name. */
+static int has_setjmp(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (mw_probe_lookup(p[i].name) == MW_P_setjmp ||
+		    mw_probe_lookup(p[i].name) == MW_P_longjmp ||
+		    mw_probe_lookup(p[i].name) == MW_P_longjmp_target)
+			return 1;
+	return 0;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct mw_jump *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The J records of one kind (and probe, unless NULL), busiest first;
+ * malloc'ed, *n entries. */
+static struct mw_jump *jumps_of(const struct mw_state *st, enum mw_jump_kind kind,
+				const char *probe, size_t *n)
+{
+	size_t all, k = 0;
+	const struct mw_jump *j = mw_state_jumps(st, &all);
+	struct mw_jump *out = calloc(all + 1, sizeof(*out));
+
+	for (size_t i = 0; out && i < all; i++)
+		if (j[i].kind == kind && (!probe || strcmp(j[i].name, probe) == 0))
+			out[k++] = j[i];
+	if (out)
+		qsort(out, k, sizeof(*out), by_count_desc);
+	*n = k;
+	return out;
+}
+
+/* Hits of probe name by tid. */
+static uint64_t hits_of(const struct mw_state *st, const char *name, int tid)
+{
+	size_t n;
+	const struct mw_hit *h = mw_state_hit_list(st, &n);
+	uint64_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (h[i].tid == tid && strcmp(h[i].name, name) == 0)
+			c += h[i].count;
+	return c;
+}
+
+/* "  WHAT (PROBE): key (count), ..." for the busiest TOP_JUMPS, if any. */
+static void jump_line(FILE *f, const struct mw_state *st, enum mw_jump_kind kind,
+		      const char *probe, const char *what, const char *label)
+{
+	size_t n;
+	struct mw_jump *j = jumps_of(st, kind, probe, &n);
+
+	for (size_t i = 0; j && i < n && i < TOP_JUMPS; i++) {
+		if (!i)
+			fprintf(f, "  %s (%s):", what, label);
+		if (kind == MW_JUMP_VALUE)
+			fprintf(f, "%s %" PRId64 " (%" PRIu64 ")", i ? "," : "", j[i].key, j[i].count);
+		else
+			fprintf(f, "%s 0x%" PRIx64 " (%" PRIu64 ")", i ? "," : "",
+				(uint64_t)j[i].key, j[i].count);
+	}
+	if (n > TOP_JUMPS)
+		fprintf(f, ", %zu more", n - TOP_JUMPS);
+	if (n)
+		fprintf(f, "\n");
+	free(j);
+}
+
+static void setjmp_text(FILE *f, const struct mw_state *st)
+{
+	static const char *const names[] = { "setjmp", "longjmp", "longjmp_target" };
+	static const char *const addr_what[] = { "return addresses", "targets", "targets" };
+	size_t nt;
+	const struct mw_thread *t = mw_state_threads(st, &nt);
+
+	if (!has_setjmp(st))
+		return;
+	fprintf(f, "\nsetjmp/longjmp:\n  %-8s %12s %12s %15s\n", "TID", "SETJMP", "LONGJMP",
+		"LONGJMP_TARGET");
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t c[3];
+
+		for (int k = 0; k < 3; k++)
+			c[k] = hits_of(st, names[k], t[i].tid);
+		if (c[0] || c[1] || c[2])
+			fprintf(f, "  %-8d %12" PRIu64 " %12" PRIu64 " %15" PRIu64 "\n",
+				t[i].tid, c[0], c[1], c[2]);
+	}
+	for (int k = 0; k < 3; k++) {
+		jump_line(f, st, MW_JUMP_BUF, names[k], "jmp_bufs", names[k]);
+		jump_line(f, st, MW_JUMP_ADDR, names[k], addr_what[k], names[k]);
+	}
+	jump_line(f, st, MW_JUMP_VALUE, "longjmp", "values", "longjmp");
+}
+
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	header(f, st, ri);
@@ -198,6 +305,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	sbrk_text(f, st);
 	thresholds_text(f, st);
 	threads_text(f, st);
+	setjmp_text(f, st);
 	events_text(f, st);
 	if (ri->tracer_died)
 		fprintf(f, "\nThe tracer ended before the program did: events after that "
@@ -344,6 +452,53 @@ static void json_threads_events(FILE *f, const struct mw_state *st)
 	fprintf(f, "%s]", n ? "\n  " : "");
 }
 
+static void json_jumps(FILE *f, const struct mw_state *st, enum mw_jump_kind kind,
+		       const char *key)
+{
+	size_t n;
+	struct mw_jump *j = jumps_of(st, kind, NULL, &n);
+
+	fprintf(f, "\"%s\": [", key);
+	for (size_t i = 0; j && i < n; i++) {
+		fprintf(f, "%s\n      {\"probe\": \"%s\", ", i ? "," : "", j[i].name);
+		if (kind == MW_JUMP_VALUE)
+			fprintf(f, "\"value\": %" PRId64, j[i].key);
+		else
+			fprintf(f, "\"address\": \"0x%" PRIx64 "\"", (uint64_t)j[i].key);
+		fprintf(f, ", \"count\": %" PRIu64 "}", j[i].count);
+	}
+	fprintf(f, "%s]", n ? "\n    " : "");
+	free(j);
+}
+
+static void json_setjmp(FILE *f, const struct mw_state *st)
+{
+	size_t nt;
+	const struct mw_thread *t = mw_state_threads(st, &nt);
+	int first = 1;
+
+	if (!has_setjmp(st))
+		return;
+	fprintf(f, ",\n  \"setjmp\": {\n    \"threads\": [");
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t s = hits_of(st, "setjmp", t[i].tid), l = hits_of(st, "longjmp", t[i].tid);
+		uint64_t lt = hits_of(st, "longjmp_target", t[i].tid);
+
+		if (!s && !l && !lt)
+			continue;
+		fprintf(f, "%s\n      {\"tid\": %d, \"setjmp\": %" PRIu64 ", \"longjmp\": %" PRIu64
+			", \"longjmp_target\": %" PRIu64 "}", first ? "" : ",", t[i].tid, s, l, lt);
+		first = 0;
+	}
+	fprintf(f, "%s],\n    ", first ? "" : "\n    ");
+	json_jumps(f, st, MW_JUMP_BUF, "jmp_bufs");
+	fprintf(f, ",\n    ");
+	json_jumps(f, st, MW_JUMP_ADDR, "code_addresses");
+	fprintf(f, ",\n    ");
+	json_jumps(f, st, MW_JUMP_VALUE, "longjmp_values");
+	fprintf(f, "\n  }");
+}
+
 int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	uint64_t total, lost, garbled;
@@ -367,6 +522,7 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_heaps(f, st);
 	json_sbrk_thresholds(f, st);
 	json_threads_events(f, st);
+	json_setjmp(f, st);
 	fprintf(f, "\n}\n");
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

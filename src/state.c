@@ -45,6 +45,10 @@ struct mw_state {
 	struct mw_sbrk sbrk;
 	struct mw_probe_count *probes;
 	size_t nprobes, cprobes;
+	struct mw_jump *jumps;
+	size_t njumps, cjumps;
+	struct mw_hit *hits;
+	size_t nhits, chits;
 };
 
 static int grow_array(void **arr, size_t *cap, size_t elem)
@@ -94,6 +98,8 @@ void mw_state_free(struct mw_state *st)
 	free(st->events);
 	free(st->thr);
 	free(st->probes);
+	free(st->jumps);
+	free(st->hits);
 	free(st);
 }
 
@@ -324,6 +330,34 @@ void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 		p->hits += count;
 	if (t)
 		t->hits += count;
+	if (p && GROW(st->hits, st->nhits, st->chits) == 0)
+		st->hits[st->nhits++] = (struct mw_hit){ .name = p->name, .tid = tid,
+							 .count = count };
+}
+
+int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count)
+{
+	struct mw_probe_count *p = probe(st, id);
+
+	if (!p || kind < MW_JUMP_BUF || kind > MW_JUMP_VALUE)
+		return -1;
+	if (GROW(st->jumps, st->njumps, st->cjumps) < 0)
+		return 0;
+	st->jumps[st->njumps++] = (struct mw_jump){ .id = id, .name = p->name,
+		.kind = (enum mw_jump_kind)kind, .key = key, .count = count };
+	return 0;
+}
+
+const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n)
+{
+	*n = st->njumps;
+	return st->jumps;
+}
+
+const struct mw_hit *mw_state_hit_list(const struct mw_state *st, size_t *n)
+{
+	*n = st->nhits;
+	return st->hits;
 }
 
 void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,

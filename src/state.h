@@ -92,6 +92,25 @@ struct mw_probe_count {
 	int streamed;		/* mode is stream: received should equal hits */
 };
 
+/* setjmp/longjmp aggregates (J records): kind 1 = per jmp_buf, 2 = per
+ * return address (setjmp) or target (longjmp), 3 = per longjmp value. */
+enum mw_jump_kind { MW_JUMP_BUF = 1, MW_JUMP_ADDR = 2, MW_JUMP_VALUE = 3 };
+
+struct mw_jump {
+	int id;			/* probe id */
+	const char *name;	/* probe name (owned by the state) */
+	enum mw_jump_kind kind;
+	int64_t key;		/* jmp_buf address, code address, or value */
+	uint64_t count;
+};
+
+/* Hits of one probe by one thread (N records). */
+struct mw_hit {
+	const char *name;
+	int tid;
+	uint64_t count;
+};
+
 struct mw_state;
 
 /* A new, empty model for process pid.  NULL on out-of-memory. */
@@ -115,6 +134,8 @@ void mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t 
 void mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count);
 void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s);
 void mw_state_bias(struct mw_state *st, uint64_t bias);
+/* A J record; -1 when id is undeclared or kind unknown. */
+int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count);
 void mw_state_ready(struct mw_state *st);
 void mw_state_end(struct mw_state *st);
 void mw_state_garbled(struct mw_state *st);
@@ -135,6 +156,8 @@ const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st,
 						      uint64_t *mmap, uint64_t *trim);
 const struct mw_sbrk *mw_state_sbrk_get(const struct mw_state *st);
 const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *n);
+const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n);
+const struct mw_hit *mw_state_hit_list(const struct mw_state *st, size_t *n);
 /* Total probe hits; lost = streamed hits never received + tracer-reported
  * + garbled lines; ended = the end-of-run aggregates arrived. */
 void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,

@@ -126,6 +126,11 @@ int mw_stream_line(struct mw_state *st, const char *line)
 		mw_state_sbrk(st, &s);
 		return 0;
 	}
+	case 'J':
+		if (n != 4 || v[0] < 0 || v[3] < 0 ||
+		    mw_state_jump(st, (int)v[0], (int)v[1], v[2], (uint64_t)v[3]) < 0)
+			goto garbled;
+		return 0;
 	case 'B':
 		if (n != 1)
 			goto garbled;

@@ -4,8 +4,8 @@
 #    exactly tests/gen/libfix-RUNTIME.stp (the library's path replaced by
 #    @LIBFIX@).  A change here is a change in what mallocwatch runs: look
 #    at the diff, run the fixture and e2e tests, then update the file.
-# 2. For the probe-enabled libc (when present): one handler per memory_*
-#    probe name found by readelf, every site of a multi-site probe
+# 2. For the probe-enabled libc (when present): one handler per memory_*,
+#    setjmp, longjmp and longjmp_target probe name found by readelf, every site of a multi-site probe
 #    dispatched, $argN only in the kernel script, and the stream mode
 #    of probes.def (heap_more aggregated, arena_new streamed).
 . tests/lib.sh
@@ -20,7 +20,8 @@ done
 LIBC=$GLIBC_PREFIX/lib/libc.so.6
 [ -f "$LIBC" ] || skip "no probe-enabled libc for part 2 (part 1 passed)"
 command -v readelf >/dev/null || skip "no readelf for part 2 (part 1 passed)"
-readelf -n "$LIBC" | sed -n 's/^ *Name: \(memory_.*\)/\1/p' | sort -u >"$OUT/names.readelf"
+readelf -n "$LIBC" | sed -n 's/^ *Name: \(memory_.*\|setjmp\|longjmp\|longjmp_target\)$/\1/p' |
+	sort -u >"$OUT/names.readelf"
 for rt in bpf kernel; do
 	ok "$MW" script --runtime=$rt --libc "$LIBC" >"$OUT/libc-$rt.stp"
 	sed -n 's/^probe process(".*").mark("\(.*\)") {$/\1/p' "$OUT/libc-$rt.stp" | sort >"$OUT/names.$rt"

@@ -1,0 +1,42 @@
+/* setjmp-loop.c - N setjmp/longjmp round trips on one jmp_buf.
+ *
+ * Usage: setjmp-loop [N]   (default 1000000)
+ *
+ * Iteration i calls setjmp(buf) and longjmp(buf, i % 7 + 1).  Prints what
+ * a tracer must count on that jmp_buf (libc itself calls setjmp on other
+ * buffers, e.g. once at start-up for thread cancellation):
+ *
+ *	jmp_buf 0x55d0c3a04060 setjmp 1000000 longjmp 1000000
+ *	longjmp_value 1 142858
+ *	...
+ */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static jmp_buf buf;
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 1000000;
+	long values[8] = { 0 };
+	volatile long i;
+
+	if (n < 0) {
+		fprintf(stderr, "usage: setjmp-loop [N]\n");
+		return 2;
+	}
+	for (i = 0; i < n; i++) {
+		int v = setjmp(buf);
+
+		if (v == 0) {
+			values[i % 7 + 1]++;
+			longjmp(buf, (int)(i % 7 + 1));
+		}
+	}
+	printf("jmp_buf %p setjmp %ld longjmp %ld\n", (void *)buf, n, n);
+	for (int v = 1; v <= 7; v++)
+		if (values[v])
+			printf("longjmp_value %d %ld\n", v, values[v]);
+	return 0;
+}
