@@ -321,12 +321,15 @@ static void mode_body(struct gen *g, const struct group *gr)
 		return;
 	case MW_MODE_SBRK:
 		if (gr->id == MW_P_memory_sbrk_more)
-			fprintf(f, "\tif (a1 == -1) { mw_sfail++; next }\n"
+			/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
+			 * NULL when sbrk fails (malloc/morecore.c) */
+			fprintf(f, "\tif (a1 == 0 || a1 == -1) { mw_sfail++; next }\n"
 				"\tmw_sgrown += a2; mw_snmore++; mw_snet += a2\n"
 				"\tif (mw_snet > mw_speak) mw_speak = mw_snet\n"
 				"\tif (mw_sfirst == 0) mw_sfirst = a1\n\tmw_slast = a1 + a2\n");
 		else
-			fprintf(f, "\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
+			fprintf(f, "\tif (a1 == 0 || a1 == -1) next\n"
+				"\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
 				"\tmw_slast = a1\n");
 		return;
 	case MW_MODE_SETJMP:	/* per jmp_buf, return address, value */

@@ -96,3 +96,37 @@ int mw_events_parse(const char *list, unsigned *families, char *err, size_t errl
 	}
 	return 0;
 }
+
+static const struct mw_setting_info settings[] = {
+	{ MW_P_memory_mallopt_mxfast, "M_MXFAST", 1, "glibc.malloc.mxfast" },
+	{ MW_P_memory_mallopt_trim_threshold, "M_TRIM_THRESHOLD", -1,
+	  "glibc.malloc.trim_threshold" },
+	{ MW_P_memory_mallopt_top_pad, "M_TOP_PAD", -2, "glibc.malloc.top_pad" },
+	{ MW_P_memory_mallopt_mmap_threshold, "M_MMAP_THRESHOLD", -3,
+	  "glibc.malloc.mmap_threshold" },
+	{ MW_P_memory_mallopt_mmap_max, "M_MMAP_MAX", -4, "glibc.malloc.mmap_max" },
+	{ MW_P_memory_mallopt_check_action, "M_CHECK_ACTION", -5, "glibc.malloc.check" },
+	{ MW_P_memory_mallopt_perturb, "M_PERTURB", -6, "glibc.malloc.perturb" },
+	{ MW_P_memory_mallopt_arena_test, "M_ARENA_TEST", -7, "glibc.malloc.arena_test" },
+	{ MW_P_memory_mallopt_arena_max, "M_ARENA_MAX", -8, "glibc.malloc.arena_max" },
+	{ MW_P_memory_tunable_tcache_max_bytes, NULL, 0, "glibc.malloc.tcache_max" },
+	{ MW_P_memory_tunable_tcache_count, NULL, 0, "glibc.malloc.tcache_count" },
+	{ MW_P_memory_tunable_tcache_unsorted_limit, NULL, 0,
+	  "glibc.malloc.tcache_unsorted_limit" },
+};
+
+const struct mw_setting_info *mw_setting_by_probe(int probe)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+		if (settings[i].probe == probe)
+			return &settings[i];
+	return NULL;
+}
+
+const char *mw_mallopt_param_name(int param)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+		if (settings[i].param_name && settings[i].param == param)
+			return settings[i].param_name;
+	return NULL;
+}

@@ -67,6 +67,23 @@ int mw_family_lookup(const char *name);
  * returns 0, or -1 with the bad word in err. */
 int mw_events_parse(const char *list, unsigned *families, char *err, size_t errlen);
 
+/* A setting probe (do_set_* in malloc.c) and what it sets: the mallopt
+ * parameter (malloc.h) and the tunable (glibc manual, "Memory Allocation
+ * Tunables").  param_name is NULL for the tcache tunables, which have no
+ * mallopt parameter. */
+struct mw_setting_info {
+	int probe;			/* MW_P_* */
+	const char *param_name;		/* "M_ARENA_MAX" */
+	int param;			/* -8 */
+	const char *tunable;		/* "glibc.malloc.arena_max" */
+};
+
+/* The setting probe id's entry, or NULL. */
+const struct mw_setting_info *mw_setting_by_probe(int probe);
+
+/* The mallopt parameter number's name ("M_ARENA_MAX"), or NULL. */
+const char *mw_mallopt_param_name(int param);
+
 #define MW_FAMILIES_ALL ((1u << (MW_FAM_UNKNOWN + 1)) - 1)
 
 #endif /* MALLOCWATCH_PROBETAB_H */

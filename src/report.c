@@ -161,23 +161,83 @@ static void threads_text(FILE *f, const struct mw_state *st)
 	}
 }
 
-/* mallopt calls, tunables, retries, tcache, unknown probes: as received. */
-static void events_text(FILE *f, const struct mw_state *st)
+static void settings_text(FILE *f, const struct mw_state *st)
 {
 	size_t n;
+	const struct mw_setting *s = mw_state_settings(st, &n);
+
+	if (!n)
+		return;
+	fprintf(f, "\nmallopt and tunables: %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].from_mallopt)
+			fprintf(f, "  thread %d mallopt(%s (%d), %" PRId64 ")", s[i].tid,
+				s[i].name, s[i].param, s[i].value);
+		else
+			fprintf(f, "  thread %d tunable %s=%" PRId64, s[i].tid, s[i].name,
+				s[i].value);
+		if (s[i].has_previous)
+			fprintf(f, ", previous %" PRId64 "\n", s[i].previous);
+		else
+			fprintf(f, ", no do_set probe (ignored or not traced)\n");
+	}
+}
+
+static void retries_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_retry *r = mw_state_retries(st, &n);
+	char b[32];
+
+	if (!n)
+		return;
+	fprintf(f, "\nRetried allocations: %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "  thread %d %s: %s (%" PRIu64 " bytes)", r[i].tid, r[i].probe,
+			mw_human_bytes(r[i].bytes, b, sizeof(b)), r[i].bytes);
+		if (r[i].arena)
+			fprintf(f, " failed in arena 0x%" PRIx64, r[i].arena);
+		fprintf(f, "\n");
+	}
+}
+
+/* Is event e shown in a section of its own? */
+static int modelled(const struct mw_event *e)
+{
+	const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(e->name));
+
+	if (!info)
+		return 0;
+	switch (info->family) {
+	case MW_FAM_MALLOPT: case MW_FAM_TUNABLE: case MW_FAM_RETRY:
+	case MW_FAM_TCACHE: case MW_FAM_THRESHOLD:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* tcache double frees, prominently; then probes without a section. */
+static void events_text(FILE *f, const struct mw_state *st)
+{
+	size_t n, other = 0;
 	const struct mw_event *e = mw_state_events(st, &n);
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (mw_probe_lookup(e[i].name) == MW_P_memory_tcache_double_free)
 			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
 				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
 				(uint64_t)e[i].arg[0], e[i].arg[1]);
-	if (!n)
+		other += !modelled(&e[i]);
+	}
+	if (!other)
 		return;
-	fprintf(f, "\nOther events: %zu\n", n);
+	fprintf(f, "\nOther events: %zu\n", other);
 	for (size_t i = 0; i < n; i++) {
 		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(e[i].name));
 
+		if (modelled(&e[i]))
+			continue;
 		fprintf(f, "  thread %d %s", e[i].tid, e[i].name);
 		for (int j = 0; j < e[i].nargs; j++) {
 			if (info && j < info->nargs && info->arg_unit[j] == MW_UNIT_ADDR)
@@ -306,6 +366,8 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	thresholds_text(f, st);
 	threads_text(f, st);
 	setjmp_text(f, st);
+	settings_text(f, st);
+	retries_text(f, st);
 	events_text(f, st);
 	if (ri->tracer_died)
 		fprintf(f, "\nThe tracer ended before the program did: events after that "
@@ -471,6 +533,43 @@ static void json_jumps(FILE *f, const struct mw_state *st, enum mw_jump_kind kin
 	free(j);
 }
 
+static void json_settings_retries(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_setting *s = mw_state_settings(st, &n);
+	const struct mw_retry *r;
+	const struct mw_event *e;
+
+	fprintf(f, ",\n  \"settings\": [");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"tid\": %d, \"source\": \"%s\", \"name\": \"%s\", ",
+			i ? "," : "", s[i].tid, s[i].from_mallopt ? "mallopt" : "tunable", s[i].name);
+		if (s[i].from_mallopt)
+			fprintf(f, "\"param\": %d, ", s[i].param);
+		fprintf(f, "\"value\": %" PRId64 ", \"previous\": ", s[i].value);
+		if (s[i].has_previous)
+			fprintf(f, "%" PRId64 "}", s[i].previous);
+		else
+			fprintf(f, "null}");
+	}
+	fprintf(f, "%s],\n  \"retries\": [", n ? "\n  " : "");
+	r = mw_state_retries(st, &n);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"tid\": %d, \"probe\": \"%s\", \"bytes\": %" PRIu64
+			", \"arena\": ", i ? "," : "", r[i].tid, r[i].probe, r[i].bytes);
+		json_addr(f, r[i].arena);
+		fprintf(f, "}");
+	}
+	fprintf(f, "%s],\n  \"tcache_double_free\": [", n ? "\n  " : "");
+	e = mw_state_events(st, &n);
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (mw_probe_lookup(e[i].name) == MW_P_memory_tcache_double_free)
+			fprintf(f, "%s{\"tid\": %d, \"entry\": \"0x%" PRIx64 "\", \"tc_idx\": %"
+				PRId64 "}", k++ ? ", " : "", e[i].tid, (uint64_t)e[i].arg[0],
+				e[i].arg[1]);
+	fprintf(f, "]");
+}
+
 static void json_setjmp(FILE *f, const struct mw_state *st)
 {
 	size_t nt;
@@ -522,6 +621,7 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_heaps(f, st);
 	json_sbrk_thresholds(f, st);
 	json_threads_events(f, st);
+	json_settings_retries(f, st);
 	json_setjmp(f, st);
 	fprintf(f, "\n}\n");
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;

@@ -49,6 +49,10 @@ struct mw_state {
 	size_t njumps, cjumps;
 	struct mw_hit *hits;
 	size_t nhits, chits;
+	struct mw_setting *settings;
+	size_t nsettings, csettings;
+	struct mw_retry *retries;
+	size_t nretries, cretries;
 };
 
 static int grow_array(void **arr, size_t *cap, size_t elem)
@@ -100,6 +104,8 @@ void mw_state_free(struct mw_state *st)
 	free(st->probes);
 	free(st->jumps);
 	free(st->hits);
+	free(st->settings);
+	free(st->retries);
 	free(st);
 }
 
@@ -250,10 +256,69 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	memcpy(e->arg, args, (size_t)e->nargs * sizeof(int64_t));
 }
 
+/* The last mallopt() of thread tid not yet paired with its do_set_*. */
+static struct mw_setting *pending_mallopt(struct mw_state *st, int tid)
+{
+	for (size_t i = st->nsettings; i-- > 0;)
+		if (st->settings[i].tid == tid)
+			return st->settings[i].from_mallopt && !st->settings[i].has_previous ?
+			       &st->settings[i] : NULL;
+	return NULL;
+}
+
+/* "mallopt" when thread tid's pending mallopt() set param, else "tunable". */
+static const char *set_by(struct mw_state *st, int tid, int param)
+{
+	struct mw_setting *s = pending_mallopt(st, tid);
+
+	return s && s->param == param ? "mallopt" : "tunable";
+}
+
+static void setting(struct mw_state *st, int id, int tid, const int64_t *a, int n)
+{
+	const struct mw_setting_info *si = mw_setting_by_probe(id);
+	struct mw_setting *s;
+	const char *pname;
+
+	if (id == MW_P_memory_mallopt) {
+		if (GROW(st->settings, st->nsettings, st->csettings) < 0)
+			return;
+		pname = mw_mallopt_param_name((int)a[0]);
+		st->settings[st->nsettings++] = (struct mw_setting){ .seq = st->seq,
+			.tid = tid, .from_mallopt = 1, .param = (int)a[0],
+			.name = pname ? pname : "?", .value = n > 1 ? a[1] : 0 };
+		return;
+	}
+	if (!si)
+		return;
+	s = pending_mallopt(st, tid);
+	if (!s || s->param != si->param || !si->param_name) {
+		if (GROW(st->settings, st->nsettings, st->csettings) < 0)
+			return;
+		s = &st->settings[st->nsettings++];
+		*s = (struct mw_setting){ .seq = st->seq, .tid = tid, .name = si->tunable,
+					  .value = a[0] };
+	}
+	s->has_previous = n > 1;
+	s->previous = n > 1 ? a[1] : 0;
+}
+
+static void retry(struct mw_state *st, int id, int tid, const uint64_t *a, int n)
+{
+	struct mw_thread *t = thread(st, tid);
+	const struct mw_probe_info *info = mw_probe_info(id);
+
+	if (t)
+		t->retries += id != MW_P_memory_arena_retry;
+	if (!info || GROW(st->retries, st->nretries, st->cretries) < 0)
+		return;
+	st->retries[st->nretries++] = (struct mw_retry){ .tid = tid, .probe = info->name,
+		.bytes = a[0], .arena = id == MW_P_memory_arena_retry && n > 1 ? a[1] : 0 };
+}
+
 /* The state changes a known streamed probe makes. */
 static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, int n)
 {
-	struct mw_thread *t;
 	struct mw_heap *h;
 
 	switch (pid_id) {
@@ -279,18 +344,17 @@ static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, i
 		threshold(st, tid, "dynamic", a[0], n > 1 ? a[1] : 0);
 		break;
 	case MW_P_memory_mallopt_mmap_threshold:
-		threshold(st, tid, "mallopt", a[0], st->trim_threshold);
+		threshold(st, tid, set_by(st, tid, -3), a[0], st->trim_threshold);
 		break;
 	case MW_P_memory_mallopt_trim_threshold:
-		threshold(st, tid, "mallopt", st->mmap_threshold, a[0]);
+		threshold(st, tid, set_by(st, tid, -1), st->mmap_threshold, a[0]);
 		break;
 	case MW_P_memory_arena_retry:
 	case MW_P_memory_malloc_retry:
 	case MW_P_memory_realloc_retry:
 	case MW_P_memory_memalign_retry:
 	case MW_P_memory_calloc_retry:
-		if ((t = thread(st, tid)))
-			t->retries++;
+		retry(st, pid_id, tid, a, n);
 		break;
 	}
 }
@@ -310,6 +374,7 @@ int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, in
 		a[i] = (uint64_t)args[i];
 	thread(st, tid);
 	apply(st, known, tid, a, nargs);
+	setting(st, known, tid, args, nargs);
 	switch (known) {
 	case MW_P_memory_arena_new: case MW_P_memory_arena_reuse:
 	case MW_P_memory_arena_reuse_free_list: case MW_P_memory_heap_new:
@@ -346,6 +411,18 @@ int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t c
 	st->jumps[st->njumps++] = (struct mw_jump){ .id = id, .name = p->name,
 		.kind = (enum mw_jump_kind)kind, .key = key, .count = count };
 	return 0;
+}
+
+const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n)
+{
+	*n = st->nsettings;
+	return st->settings;
+}
+
+const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n)
+{
+	*n = st->nretries;
+	return st->retries;
 }
 
 const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n)

@@ -54,7 +54,8 @@ struct mw_heap {
 struct mw_threshold_change {
 	uint64_t seq;
 	int tid;
-	const char *source;	/* "dynamic" (free of a large chunk), "mallopt" */
+	const char *source;	/* "dynamic" (free of a large chunk), "mallopt",
+				 * "tunable" (GLIBC_TUNABLES at start-up) */
 	uint64_t mmap, trim;	/* thresholds after the change */
 };
 
@@ -111,6 +112,29 @@ struct mw_hit {
 	uint64_t count;
 };
 
+/* One allocator setting: a mallopt() call, paired with the do_set_* probe
+ * that followed it in the same thread, or a tunable applied at start-up
+ * (a do_set_* probe without a mallopt call before it). */
+struct mw_setting {
+	uint64_t seq;
+	int tid;
+	int from_mallopt;	/* 1: mallopt(); 0: a GLIBC_TUNABLES tunable */
+	int param;		/* mallopt parameter number (from_mallopt) */
+	const char *name;	/* "M_ARENA_MAX", or the tunable's name; "?" */
+	int64_t value;
+	int has_previous;	/* a do_set_* probe gave the previous value */
+	int64_t previous;
+};
+
+/* A retried allocation: memory_{malloc,calloc,realloc,memalign}_retry or
+ * memory_arena_retry. */
+struct mw_retry {
+	int tid;
+	const char *probe;
+	uint64_t bytes;
+	uint64_t arena;		/* memory_arena_retry: the arena that failed */
+};
+
 struct mw_state;
 
 /* A new, empty model for process pid.  NULL on out-of-memory. */
@@ -157,6 +181,8 @@ const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st,
 const struct mw_sbrk *mw_state_sbrk_get(const struct mw_state *st);
 const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *n);
 const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n);
+const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n);
+const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n);
 const struct mw_hit *mw_state_hit_list(const struct mw_state *st, size_t *n);
 /* Total probe hits; lost = streamed hits never received + tracer-reported
  * + garbled lines; ended = the end-of-run aggregates arrived. */

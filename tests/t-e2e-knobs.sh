@@ -1,0 +1,126 @@
+#!/bin/sh
+# Every memory_* probe in the probe-enabled libc, fired for real and
+# checked in the report (examples/allocator-knobs, sbrk-trim,
+# dyn-threshold):
+#   mallopt on every parameter: name, value and previous value exact;
+#   the tunables through GLIBC_TUNABLES: name and value, and glibc's
+#     documented defaults as previous values for the tcache ones;
+#   the retry paths with the requested sizes; a tcache double free caught
+#     by glibc (the program dies of SIGABRT: exit 134);
+#   heap growth past one heap, heap_free/heap_less, arena reuse from the
+#     free list, lock waits (M_ARENA_MAX=1);
+# and then: the union of all runs' hits covers every memory_* probe name
+# readelf finds in the libc.
+. tests/lib.sh
+need_root
+need_libc
+K=./examples/allocator-knobs
+run() {	# NAME EXPECTED-STATUS ARGS...
+	name=$1 want=$2
+	shift 2
+	"$MW" -q --json "$OUT/$name.json" -o "$OUT/$name.txt" -c "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
+	rc=$?
+	[ $rc = "$want" ] || { cat "$OUT/$name.err"; fail "$name: exit $rc, expected $want"; }
+}
+run mallopt 0 $K mallopt
+python3 - "$OUT/mallopt.out" "$OUT/mallopt.json" <<'PY' || fail "mallopt settings differ"
+import json, sys
+exp = [l.split() for l in open(sys.argv[1])]
+got = [s for s in json.load(open(sys.argv[2]))["settings"] if s["source"] == "mallopt"]
+assert len(exp) == len(got), (len(exp), len(got))
+for e, g in zip(exp, got):
+    _, name, param, value, _, prev = e
+    assert (g["name"], g["param"], g["value"]) == (name, int(param), int(value)), (e, g)
+    if prev == "-":
+        assert g["previous"] is None, (e, g)
+    elif prev != "?":
+        assert g["previous"] == int(prev), (e, g)
+    else:
+        assert g["previous"] is not None, (e, g)
+print(len(got), "mallopt calls exact")
+PY
+
+T=glibc.malloc.tcache_max=512:glibc.malloc.tcache_count=3:glibc.malloc.tcache_unsorted_limit=10
+T=$T:glibc.malloc.mmap_threshold=262144:glibc.malloc.trim_threshold=524288:glibc.malloc.top_pad=65536
+T=$T:glibc.malloc.mmap_max=1000:glibc.malloc.arena_max=3:glibc.malloc.arena_test=2
+T=$T:glibc.malloc.perturb=7:glibc.malloc.mxfast=64
+GLIBC_TUNABLES=$T run tunables 0 $K retry
+python3 - "$T" "$OUT/tunables.json" <<'PY' || fail "tunables differ"
+import json, sys
+want = dict(kv.split("=") for kv in sys.argv[1].split(":"))
+r = json.load(open(sys.argv[2]))
+got = {s["name"]: s for s in r["settings"] if s["source"] == "tunable"}
+assert set(got) == set(want), (sorted(got), sorted(want))
+for k, v in want.items():
+    assert got[k]["value"] == int(v), (k, got[k])
+# glibc's documented defaults (manual, "Memory Allocation Tunables")
+assert got["glibc.malloc.tcache_count"]["previous"] == 7, got["glibc.malloc.tcache_count"]
+assert got["glibc.malloc.tcache_unsorted_limit"]["previous"] == 0
+assert r["thresholds"]["mmap"] == 262144 and r["thresholds"]["trim"] == 524288, r["thresholds"]
+assert all(c["source"] == "tunable" for c in r["thresholds"]["changes"]), r["thresholds"]
+print(len(got), "tunables exact")
+PY
+
+run retry 0 $K retry
+python3 - "$OUT/retry.out" "$OUT/retry.json" <<'PY' || fail "retries differ"
+import json, sys
+exp = {(l.split()[1], int(l.split()[2])) for l in open(sys.argv[1])}
+r = json.load(open(sys.argv[2]))
+got = {(x["probe"], x["bytes"]) for x in r["retries"]}
+assert exp <= got, (exp, got)
+assert any(x["probe"] == "memory_arena_retry" and x["arena"] for x in r["retries"]), r["retries"]
+assert r["sbrk"]["failed"] >= 1, r["sbrk"]
+print(sorted(got))
+PY
+
+run double-free 134 $K double-free
+grep -q "killed by signal 6" "$OUT/double-free.err" || fail "no signal message"
+grep -q '^\*\*\* tcache double free detected' "$OUT/double-free.txt" || fail "double free not shown"
+python3 - "$OUT/double-free.out" "$OUT/double-free.json" <<'PY' || fail "double free differs"
+import json, sys
+_, _, entry, _, idx = open(sys.argv[1]).read().split()
+d = json.load(open(sys.argv[2]))["tcache_double_free"]
+assert d == [{"tid": d[0]["tid"], "entry": entry, "tc_idx": int(idx)}], (d, entry, idx)
+print("double free", entry, idx)
+PY
+
+run lifecycle 0 $K lifecycle
+python3 - "$OUT/lifecycle.json" <<'PY' || fail "lifecycle"
+import json, sys
+r = json.load(open(sys.argv[1]))
+arena = [a for a in r["arenas"] if not a["main"]]
+assert len(arena) == 1 and [t["how"] for t in arena[0]["threads"]] == ["new", "free_list"], arena
+heaps = r["heaps"]
+assert len(heaps) == 2 and sum(h["freed"] for h in heaps) == 1, heaps
+assert all(h["arena"] == arena[0]["address"] for h in heaps), heaps
+live = [h for h in heaps if not h["freed"]][0]
+assert live["shrank"] >= 1 and live["peak_size"] > live["size"], live
+print("heap freed, heap shrunk, arena from the free list")
+PY
+
+# lock waits depend on the scheduler: up to 3 tries
+for try in 1 2 3; do
+	run contend 0 $K contend
+	grep -q '"memory_arena_reuse_wait": [1-9]' "$OUT/contend.json" && break
+done
+python3 - "$OUT/contend.json" <<'PY' || fail "no lock waits in 3 tries"
+import json, sys
+r = json.load(open(sys.argv[1]))
+waits = sum(t["waits"] for t in r["threads"])
+assert waits == r["events"]["by_probe"]["memory_arena_reuse_wait"] > 0, waits
+assert sum(a["waits"] for a in r["arenas"] if a["main"]) == waits, r["arenas"]
+print(waits, "lock waits, all on main_arena")
+PY
+
+run trim 0 ./examples/sbrk-trim 4
+run thresholds 0 ./examples/dyn-threshold
+readelf -n "$GLIBC_PREFIX/lib/libc.so.6" | sed -n 's/^ *Name: \(memory_.*\)/\1/p' | sort -u >"$OUT/in-libc"
+python3 - "$OUT"/*.json <<'PY' | sort >"$OUT/fired"
+import json, sys
+fired = set()
+for f in sys.argv[1:]:
+    fired |= {k for k, v in json.load(open(f))["events"]["by_probe"].items() if v}
+print("\n".join(p for p in fired if p.startswith("memory_")))
+PY
+expect_same "$OUT/in-libc" "$OUT/fired"
+echo "all $(wc -l <"$OUT/fired") memory probes fired and reported"
