@@ -102,7 +102,8 @@ build/tests/unit-%: tests/unit-%.c build/libmw.a
 
 # ELF fixtures for the tests (tests/fixtures/*)
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
-	build/tests/fixtures/badnotes.o
+	build/tests/fixtures/badnotes.o build/tests/fixtures/libmfix.so \
+	build/tests/fixtures/mathprog
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -110,6 +111,13 @@ build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 
 build/tests/fixtures/fixprog: tests/fixtures/fixprog.c build/tests/fixtures/libfix.so
 	$(QUIET_CC)$(CC) -O0 -o $@ $< -L$(@D) -lfix -Wl,-rpath,'$$ORIGIN'
+
+build/tests/fixtures/libmfix.so: tests/fixtures/libmfix.S
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -shared -fPIC -o $@ $<
+
+build/tests/fixtures/mathprog: tests/fixtures/mathprog.c build/tests/fixtures/libmfix.so
+	$(QUIET_CC)$(CC) -O0 -o $@ $< -L$(@D) -lmfix -lm -Wl,-rpath,'$$ORIGIN'
 
 build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
 	$(Q)mkdir -p $(@D)

@@ -22,18 +22,19 @@
 #include "target.h"
 
 static const char probes_usage[] =
-"Usage: mallocwatch probes [--libc PATH | -p PID] [--json]\n"
+"Usage: mallocwatch probes [--libc PATH | -p PID] [--libm PATH] [--json]\n"
 "\n"
 "List every SDT probe site in the libc a program would load (or PATH, or\n"
-"the libc process PID has mapped): provider, name, mallocwatch's family,\n"
-"whether it is traced, argument specs, and whether each argument resolves.\n"
+"the libc process PID has mapped) and in the libm beside it (or --libm):\n"
+"provider, name, mallocwatch's family, whether it is traced, argument\n"
+"specs, and whether each argument resolves.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch probes\n"
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6 --json\n";
 
 static const char script_usage[] =
-"Usage: mallocwatch script [--runtime=kernel|bpf] [--libc PATH | -p PID]\n"
+"Usage: mallocwatch script [--runtime=kernel|bpf] [--libc PATH | -p PID] [--libm PATH]\n"
 "\n"
 "Print the SystemTap script mallocwatch generates for the libc (kernel\n"
 "runtime by default), e.g. to check it with `stap -p3`.\n"
@@ -85,20 +86,22 @@ static int site_readable(const struct mw_elf *e, const struct mw_sdt_site *s,
 	return 1;
 }
 
+/* Does mallocwatch trace site s?  libc's memory_* probes (known or not)
+ * and every probe in its table under the table's provider. */
 static int is_covered(const struct mw_sdt_site *s)
 {
+	const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
+
+	if (info)
+		return strcmp(s->provider, info->provider) == 0;
 	return strcmp(s->provider, "libc") == 0 && strncmp(s->name, "memory_", 7) == 0;
 }
 
-static void list(const struct mw_elf *e, int json)
+/* One file's sites; *first tracks the JSON commas across files. */
+static void list(const struct mw_elf *e, int json, int *first)
 {
 	size_t n = mw_elf_nsites(e);
 
-	if (json)
-		printf("{\"libc\": \"%s\", \"sites\": [", mw_elf_path(e));
-	else
-		printf("%-8s %-38s %-10s %-7s %-12s %s\n", "PROVIDER", "NAME", "FAMILY",
-		       "TRACED", "ADDRESS", "ARGUMENTS (readable)");
 	for (size_t i = 0; i < n; i++) {
 		const struct mw_sdt_site *s = mw_elf_site(e, i);
 		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
@@ -108,35 +111,48 @@ static void list(const struct mw_elf *e, int json)
 		int ok = site_readable(e, s, why, sizeof(why));
 
 		if (json)
-			printf("%s\n  {\"provider\": \"%s\", \"name\": \"%s\", \"family\": \"%s\","
-			       " \"traced\": %s, \"pc\": \"0x%" PRIx64 "\", \"args\": \"%s\","
-			       " \"readable\": %s}", i ? "," : "", s->provider, s->name, fam,
+			printf("%s\n  {\"file\": \"%s\", \"provider\": \"%s\", \"name\": \"%s\","
+			       " \"family\": \"%s\", \"traced\": %s, \"pc\": \"0x%" PRIx64 "\","
+			       " \"args\": \"%s\", \"readable\": %s}", *first ? "" : ",",
+			       mw_elf_path(e), s->provider, s->name, fam,
 			       is_covered(s) ? "true" : "false", s->pc, s->args,
 			       ok ? "true" : "false");
 		else
 			printf("%-8s %-38s %-10s %-7s 0x%-10" PRIx64 " %s (%s)\n", s->provider,
 			       s->name, fam, is_covered(s) ? "yes" : "no", s->pc, s->args, why);
+		*first = 0;
 	}
-	if (json)
-		printf("\n]}\n");
+}
+
+/* The libm for --libm, else the one beside libc; "" when none. */
+static void pick_libm(const char *opt, const char *libc, char *out, size_t len)
+{
+	char abs[PATH_MAX];
+
+	if (opt)
+		snprintf(out, len, "%s", realpath(opt, abs) ? abs : opt);
+	else if (mw_libm_beside(libc, out, len) < 0)
+		out[0] = '\0';
 }
 
 static int pick_args(int argc, char **argv, const char *usage, int *json,
-		     enum mw_runtime *rt, char *libc, unsigned len)
+		     enum mw_runtime *rt, char *libc, unsigned len, char *libm)
 {
 	static const struct option lo[] = {
 		{ "libc", required_argument, NULL, 'l' },
+		{ "libm", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *libc_opt = NULL;
+	const char *libc_opt = NULL, *libm_opt = NULL;
 	int c, pid = 0;
 
 	while ((c = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l': libc_opt = optarg; break;
+		case 'm': libm_opt = optarg; break;
 		case 'j': if (json) { *json = 1; break; } goto bad;
 		case 'p': pid = atoi(optarg); break;
 		case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
@@ -155,44 +171,74 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
-	return mw_cmd_pick_libc(libc_opt, pid, libc, len);
+	if (mw_cmd_pick_libc(libc_opt, pid, libc, len) < 0)
+		return -1;
+	pick_libm(libm_opt, libc, libm, len);
+	return 0;
+}
+
+/* Open path and list its sites; a missing libm is said, not fatal. */
+static int list_file(const char *path, int json, int *first, int required)
+{
+	char err[512];
+	struct mw_elf *e = mw_elf_open(path, err, sizeof(err));
+	const char *why;
+	size_t bad;
+
+	if (!e) {
+		if (required)
+			mw_die(MW_EXIT_RUNTIME, "%s", err);
+		mw_warn("%s", err);
+		return 0;
+	}
+	if ((bad = mw_elf_bad_notes(e, &why)))
+		mw_warn("%zu malformed SDT notes skipped in '%s' (first: %s)", bad, path, why);
+	if (!mw_elf_nsites(e))
+		mw_note("'%s' has no SDT probes%s", path, required ?
+			" (built without --enable-systemtap?)" :
+			" (glibc 2.19 to 2.33 have slow-math probes in libm)");
+	list(e, json, first);
+	mw_elf_close(e);
+	return 0;
 }
 
 int cmd_probes(int argc, char **argv)
 {
-	char libc[4096], err[512];
-	int json = 0;
-	struct mw_elf *e;
-	const char *why;
-	size_t bad;
+	char libc[4096], libm[4096];
+	int json = 0, first = 1;
 
-	if (pick_args(argc, argv, probes_usage, &json, NULL, libc, sizeof(libc)) < 0)
+	if (pick_args(argc, argv, probes_usage, &json, NULL, libc, sizeof(libc), libm) < 0)
 		return MW_EXIT_RUNTIME;
-	if (!(e = mw_elf_open(libc, err, sizeof(err))))
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if ((bad = mw_elf_bad_notes(e, &why)))
-		mw_warn("%zu malformed SDT notes skipped in '%s' (first: %s)", bad, libc, why);
-	if (!mw_elf_nsites(e))
-		mw_warn("'%s' has no SDT probes (built without --enable-systemtap?)", libc);
-	list(e, json);
-	mw_elf_close(e);
+	if (json)
+		printf("{\"libc\": \"%s\", \"libm\": \"%s\", \"sites\": [", libc, libm);
+	else
+		printf("%-8s %-38s %-10s %-7s %-12s %s\n", "PROVIDER", "NAME", "FAMILY",
+		       "TRACED", "ADDRESS", "ARGUMENTS (readable)");
+	list_file(libc, json, &first, 1);
+	if (libm[0])
+		list_file(libm, json, &first, 0);
+	if (json)
+		printf("\n]}\n");
 	return MW_EXIT_OK;
 }
 
 int cmd_script(int argc, char **argv)
 {
-	char libc[4096], err[512];
+	char libc[4096], libm_path[4096], err[512];
 	enum mw_runtime rt = MW_RT_KERNEL;
 	struct mw_gen_stats st;
-	struct mw_elf *e;
+	struct mw_elf *e, *libm = NULL;
 	int ret;
 
-	if (pick_args(argc, argv, script_usage, NULL, &rt, libc, sizeof(libc)) < 0)
+	if (pick_args(argc, argv, script_usage, NULL, &rt, libc, sizeof(libc), libm_path) < 0)
 		return MW_EXIT_RUNTIME;
 	if (!(e = mw_elf_open(libc, err, sizeof(err))))
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	ret = mw_gen_script(e, &(struct mw_gen_opts){ .runtime = rt, .libc_path = libc },
-			    stdout, &st, err, sizeof(err));
+	if (libm_path[0] && !(libm = mw_elf_open(libm_path, err, sizeof(err))))
+		mw_warn("%s; slow-math probes left out", err);
+	ret = mw_gen_script(e, &(struct mw_gen_opts){ .runtime = rt, .libc_path = libc,
+			    .libm = libm, .libm_path = libm_path }, stdout, &st, err, sizeof(err));
+	mw_elf_close(libm);
 	mw_elf_close(e);
 	if (ret < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);

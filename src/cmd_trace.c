@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,8 @@ static const char usage[] =
 "  --libc PATH          trace this libc.so.6 instead of the one chosen\n"
 "                       (system libc with probes, else the probe-enabled\n"
 "                       glibc under $MW_GLIBC_PREFIX or " MW_GLIBC_PREFIX ")\n"
+"  --libm PATH          trace this libm's slow-math probes (default: the\n"
+"                       libm.so.6 beside the libc)\n"
 "\n"
 "Output:\n"
 "  -o FILE              write the summary to FILE (default: stderr)\n"
@@ -87,19 +90,20 @@ static const char usage[] =
 struct trace_opts {
 	char **cmd;			/* -c / -- */
 	pid_t pid;			/* -p */
-	const char *libc;
+	const char *libc, *libm;
 	const char *out, *json, *save_script, *save_stream;
 	enum mw_runtime runtime;
 	unsigned families;		/* -e; 0 = all */
 	int verbose;
 };
 
-enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_SAVE, OPT_STREAM };
+enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "libc", required_argument, NULL, OPT_LIBC },
+	{ "libm", required_argument, NULL, OPT_LIBM },
 	{ "save-script", required_argument, NULL, OPT_SAVE },
 	{ "save-stream", required_argument, NULL, OPT_STREAM },
 	{ "events", required_argument, NULL, 'e' },
@@ -157,6 +161,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_SAVE: o->save_script = optarg; break;
 		case OPT_STREAM: o->save_stream = optarg; break;
 		case OPT_LIBC: o->libc = optarg; break;
+		case OPT_LIBM: o->libm = optarg; break;
 		case OPT_RUNTIME: o->runtime = parse_runtime(optarg); break;
 		case 'q': mw_quiet(1); break;
 		case 'v': o->verbose = 1; break;
@@ -197,10 +202,12 @@ static void on_line(void *ctx, const char *line)
 
 /* Metadata of a saved stream, "# KEY VALUE" lines (docs/protocol.md). */
 static void save_header(FILE *f, const struct trace_opts *o, const char *libc,
-			const char *runtime, uint64_t main_sym)
+			const char *runtime, uint64_t main_sym, const char *libm, int math_sites)
 {
 	fprintf(f, "# mallocwatch-stream 1\n# libc %s\n# runtime %s\n# main_arena %" PRIu64 "\n",
 		libc, runtime, main_sym);
+	if (libm)
+		fprintf(f, "# libm %d %s\n", math_sites, libm);
 	for (char **a = o->cmd; a && *a; a++)
 		fprintf(f, "# arg %s\n", *a);
 }
@@ -217,10 +224,10 @@ static void save_footer(FILE *f, const struct mw_trace_result *r)
 
 /* Write the script into a fresh work directory; its path into script. */
 static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
-			char *dir, char *script, size_t len, const char *save)
+			char *dir, char *script, size_t len, const char *save,
+			struct mw_gen_stats *st)
 {
 	char err[512];
-	struct mw_gen_stats st;
 	FILE *f;
 
 	snprintf(dir, len, "%s/mallocwatch.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -236,7 +243,7 @@ static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 			mw_error("cannot create '%s': %s", path, strerror(errno));
 			return -1;
 		}
-		if (mw_gen_script(libc, g, f, &st, err, sizeof(err)) < 0) {
+		if (mw_gen_script(libc, g, f, st, err, sizeof(err)) < 0) {
 			fclose(f);
 			mw_error("%s", err);
 			return -1;
@@ -322,6 +329,28 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 	return status;
 }
 
+/* The libm whose slow-math probes to trace: --libm, else the one beside
+ * the libc; NULL when there is none or the math family is not selected. */
+static struct mw_elf *open_libm(const struct trace_opts *o, const char *libc,
+				char *path, size_t len)
+{
+	char err[512];
+	struct mw_elf *e;
+
+	if (o->families && !(o->families & (1u << MW_FAM_MATH)))
+		return NULL;
+	if (o->libm) {	/* stap's process("...") wants an absolute path */
+		char abs[PATH_MAX];
+
+		snprintf(path, len, "%s", realpath(o->libm, abs) ? abs : o->libm);
+	}
+	else if (mw_libm_beside(libc, path, len) < 0)
+		return NULL;
+	if (!(e = mw_elf_open(path, err, sizeof(err))))
+		mw_warn("%s; slow-math probes not traced", err);
+	return e;
+}
+
 /* After the stream: finish the model, say how it ended, write reports.
  * Shared by a live run and a replay.  Returns the exit status. */
 static int conclude(const struct trace_opts *o, struct mw_state *st,
@@ -342,9 +371,10 @@ static int conclude(const struct trace_opts *o, struct mw_state *st,
 
 static int run(struct trace_opts *o, const struct mw_target *t, const char *libc_path)
 {
-	char err[1024], dir[4096], script[4200];
+	char err[1024], dir[4096], script[4200], libm_path[4096];
 	struct mw_runtime_env env;
-	struct mw_elf *libc = NULL;
+	struct mw_elf *libc = NULL, *libm = NULL;
+	struct mw_gen_stats gst;
 	struct sink k = { 0 };
 	struct mw_trace_result r;
 	struct mw_run_info ri = { 0 };
@@ -361,14 +391,17 @@ static int run(struct trace_opts *o, const struct mw_target *t, const char *libc
 		goto cleanup;
 	}
 	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
+	libm = open_libm(o, libc_path, libm_path, sizeof(libm_path));
 	if (write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt, .libc_path = libc_path,
-			 .families = o->families },
-			 dir, script, sizeof(dir), o->save_script) < 0)
+			 .families = o->families, .libm = libm, .libm_path = libm_path },
+			 dir, script, sizeof(dir), o->save_script, &gst) < 0)
 		goto cleanup;
 	if (!(k.st = mw_state_new(0))) {
 		mw_error("out of memory");
 		goto cleanup;
 	}
+	if (libm)
+		mw_state_set_libm(k.st, libm_path, gst.math_sites);
 	if (mw_elf_symbol(libc, "main_arena", &sym) == 0)
 		mw_state_set_main_arena_sym(k.st, sym);
 	else
@@ -379,7 +412,8 @@ static int run(struct trace_opts *o, const struct mw_target *t, const char *libc
 			mw_error("cannot create '%s': %s", o->save_stream, strerror(errno));
 			goto cleanup;
 		}
-		save_header(k.save, o, libc_path, mw_runtime_name(env.rt), sym);
+		save_header(k.save, o, libc_path, mw_runtime_name(env.rt), sym,
+			    libm ? libm_path : NULL, gst.math_sites);
 	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
 			 .workdir = dir, .target = t, .attach_pid = o->pid,
@@ -400,6 +434,7 @@ cleanup:
 	if (dir[0])
 		remove_workdir(dir);
 	mw_state_free(k.st);
+	mw_elf_close(libm);
 	mw_elf_close(libc);
 	return status;
 }
@@ -430,6 +465,12 @@ static void replay_meta(const char *line, struct mw_state *st, struct mw_trace_r
 		snprintf(rt, 16, "%s", val);
 	else if (strcmp(key, "main_arena") == 0)
 		mw_state_set_main_arena_sym(st, strtoull(val, NULL, 10));
+	else if (strcmp(key, "libm") == 0) {
+		char *path;
+		int sites = (int)strtol(val, &path, 10);
+
+		mw_state_set_libm(st, path + (*path == ' '), sites);
+	}
 	else if (strcmp(key, "arg") == 0 && *argc < 255)
 		argv[(*argc)++] = strdup(val);
 	else if (strcmp(key, "pid") == 0)

@@ -28,8 +28,11 @@
 #define MAX_PROBES 128
 #define MAX_SITES 16
 #define PAGE_MASK_LOW 4095
+#define MW_MATH_SAMPLES 4	/* slow-math samples streamed per probe */
 
 struct group {
+	const struct mw_elf *elf;	/* the file the sites are in */
+	const char *path;		/* for process("...") */
 	const char *name;
 	int id;			/* MW_P_* or a dynamic id >= MW_P_COUNT */
 	int nargs;
@@ -55,13 +58,16 @@ const char *mw_runtime_name(enum mw_runtime rt)
 }
 
 /* Is site s one mallocwatch traces, and is its family selected?  libc's
- * memory_* probes (known or not) and the table's other libc probes. */
+ * memory_* probes (known or not) and the table's other probes, each under
+ * the provider the table gives. */
 static int is_traced(const struct mw_sdt_site *s, unsigned families)
 {
 	const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
 	int fam;
 
-	if (strcmp(s->provider, "libc") != 0)
+	if (info && strcmp(s->provider, info->provider) != 0)
+		return 0;
+	if (!info && strcmp(s->provider, "libc") != 0)
 		return 0;
 	if (info)
 		fam = info->family;
@@ -85,31 +91,32 @@ static int probe_nargs(const struct group *gr)
 	return n < 0 ? 0 : n;
 }
 
-/* Group the traced sites by probe name. */
-static int collect(struct gen *g, char *err, size_t errlen)
+/* Add elf's traced sites to the groups, by probe name. */
+static int collect_from(struct gen *g, const struct mw_elf *elf, const char *path,
+			int *next_dyn, char *err, size_t errlen)
 {
-	int next_dyn = MW_P_COUNT;
-
-	for (size_t i = 0; i < mw_elf_nsites(g->elf); i++) {
-		const struct mw_sdt_site *s = mw_elf_site(g->elf, i);
+	for (size_t i = 0; i < mw_elf_nsites(elf); i++) {
+		const struct mw_sdt_site *s = mw_elf_site(elf, i);
 		struct group *gr = NULL;
 
 		if (!is_traced(s, g->o->families))
 			continue;
 		for (int j = 0; j < g->ng; j++)
-			if (strcmp(g->g[j].name, s->name) == 0)
+			if (g->g[j].elf == elf && strcmp(g->g[j].name, s->name) == 0)
 				gr = &g->g[j];
 		if (!gr) {
 			if (g->ng == MAX_PROBES) {
-				snprintf(err, errlen, "more than %d memory probes", MAX_PROBES);
+				snprintf(err, errlen, "more than %d probes", MAX_PROBES);
 				return -1;
 			}
 			gr = &g->g[g->ng++];
 			memset(gr, 0, sizeof(*gr));
+			gr->elf = elf;
+			gr->path = path;
 			gr->name = s->name;
 			gr->id = mw_probe_lookup(s->name);
 			if (gr->id == MW_P_UNKNOWN) {
-				gr->id = next_dyn++;
+				gr->id = (*next_dyn)++;
 				g->st->unknown++;
 			} else {
 				gr->info = mw_probe_info(gr->id);
@@ -125,7 +132,21 @@ static int collect(struct gen *g, char *err, size_t errlen)
 		}
 		gr->site[gr->nsites++] = s;
 		g->st->sites++;
+		g->st->math_sites += gr->info && gr->info->family == MW_FAM_MATH;
 	}
+	return 0;
+}
+
+/* Group the traced sites of libc and libm by probe name. */
+static int collect(struct gen *g, char *err, size_t errlen)
+{
+	int next_dyn = MW_P_COUNT;
+
+	if (collect_from(g, g->elf, g->o->libc_path, &next_dyn, err, errlen) < 0)
+		return -1;
+	if (g->o->libm &&
+	    collect_from(g, g->o->libm, g->o->libm_path, &next_dyn, err, errlen) < 0)
+		return -1;
 	if (!g->ng) {
 		snprintf(err, errlen, "no SDT probes to trace in '%s'%s", mw_elf_path(g->elf),
 			 g->o->families ? " for the selected events" : "");
@@ -152,23 +173,23 @@ static void reg_expr(const struct mw_sdt_arg *a, char *buf, size_t len)
 }
 
 /* The address of memory operand a; -1 when it cannot be computed. */
-static int addr_expr(struct gen *g, const struct mw_sdt_arg *a,
+static int addr_expr(const struct mw_elf *elf, const struct mw_sdt_arg *a,
 		     const struct mw_sdt_site *s, char *buf, size_t len)
 {
 	char base[96] = "0", index[96] = "0";
 	uint64_t sym = 0;
 
 	if (a->base == MW_REG_RIP) {
-		if (!a->sym[0] || mw_elf_symbol(g->elf, a->sym, &sym) < 0) {
+		if (!a->sym[0] || mw_elf_symbol(elf, a->sym, &sym) < 0) {
 			mw_warn("%s: cannot resolve '%s' in '%s'; argument reported as 0",
-				s->name, a->sym[0] ? a->sym : "(%rip)", mw_elf_path(g->elf));
+				s->name, a->sym[0] ? a->sym : "(%rip)", mw_elf_path(elf));
 			return -1;
 		}
 		snprintf(base, sizeof(base), "bias + %" PRIu64, sym);
 	} else if (a->base != MW_REG_NONE) {
 		snprintf(base, sizeof(base), "mw_r_%s()", mw_reg_name(a->base));
 	} else if (a->sym[0]) {
-		if (mw_elf_symbol(g->elf, a->sym, &sym) < 0) {
+		if (mw_elf_symbol(elf, a->sym, &sym) < 0) {
 			mw_warn("%s: cannot resolve '%s'; argument reported as 0", s->name, a->sym);
 			return -1;
 		}
@@ -181,7 +202,7 @@ static int addr_expr(struct gen *g, const struct mw_sdt_arg *a,
 }
 
 /* One argument's expression for the bpf runtime. */
-static void bpf_arg(struct gen *g, const struct mw_sdt_arg *a,
+static void bpf_arg(struct gen *g, const struct group *gr, const struct mw_sdt_arg *a,
 		    const struct mw_sdt_site *s, char *buf, size_t len)
 {
 	char v[256];
@@ -196,7 +217,7 @@ static void bpf_arg(struct gen *g, const struct mw_sdt_arg *a,
 	case MW_ARG_MEM: {
 		char ad[200];
 
-		if (addr_expr(g, a, s, ad, sizeof(ad)) < 0) {
+		if (addr_expr(gr->elf, a, s, ad, sizeof(ad)) < 0) {
 			g->st->unavailable++;
 			snprintf(buf, len, "0");
 			return;
@@ -238,7 +259,7 @@ static void site_body(struct gen *g, const struct group *gr,
 		} else if (g->o->runtime == MW_RT_KERNEL) {
 			fprintf(g->out, "%sa%d = $arg%d\n", indent, i + 1, i + 1);
 		} else {
-			bpf_arg(g, &args[i], s, expr, sizeof(expr));
+			bpf_arg(g, gr, &args[i], s, expr, sizeof(expr));
 			fprintf(g->out, "%sa%d = %s\n", indent, i + 1, expr);
 		}
 	}
@@ -337,11 +358,23 @@ static void mode_body(struct gen *g, const struct group *gr)
 		if (gr->id != MW_P_setjmp)
 			fprintf(f, "\tmw_jval[%d, a2]++\n", gr->id);
 		return;
-	case MW_MODE_MATH:
+	case MW_MODE_MATH:	/* the first samples, arguments read through */
+		fprintf(f, "\tif (mw_msamp[%d] >= %d) next\n\tmw_msamp[%d]++\n", gr->id,
+			MW_MATH_SAMPLES, gr->id);
+		for (int i = 0; i < gr->nargs; i++) {
+			enum mw_unit u = mw_probe_arg_unit(gr->info, i);
+
+			if (u == MW_UNIT_DPTR)
+				fprintf(f, "\ta%d = mw_rd8(a%d)\n", i + 1, i + 1);
+			else if (u == MW_UNIT_IPTR)
+				fprintf(f, "\ta%d = mw_sext(mw_rd4(a%d), 32)\n", i + 1, i + 1);
+		}
+		break;
 	case MW_MODE_STREAM:
 		break;
 	}
-	fprintf(f, "\tif (bias) mw_bias = bias\n");
+	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
+		fprintf(f, "\tif (bias) mw_bias = bias\n");
 	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
 		static const char *const agg[] = { "a1", "ar", "a2", "mw_hpeak[a1]",
 						   "mw_hmore[a1]", "mw_hless[a1]" };
@@ -368,7 +401,7 @@ static void handler(struct gen *g, struct group *gr)
 {
 	fprintf(g->out, "\nprobe process(\"%s\").mark(\"%s\") {\n"
 		"\tif (pid() != target()) next\n\tip = mw_ip()\n",
-		g->o->libc_path, gr->name);
+		gr->path, gr->name);
 	dispatch(g, gr);
 	mode_body(g, gr);
 	fprintf(g->out, "}\n");
@@ -390,6 +423,8 @@ static void globals_and_begin(struct gen *g)
 			"global mw_speak, mw_sfirst, mw_slast, mw_sfail\n");
 	if (g->modes & (1u << MW_MODE_SETJMP))
 		fprintf(f, "global mw_jbuf[16384], mw_jret[16384], mw_jval[16384]\n");
+	if (g->modes & (1u << MW_MODE_MATH))
+		fprintf(f, "global mw_msamp[256]\n");
 	fprintf(f, "\nprobe begin {\n");
 	for (int i = 0; i < g->ng; i++)
 		fprintf(f, "\tprintf(\"P %d %s %d\\n\")\n", g->g[i].id, g->g[i].name,

@@ -26,16 +26,19 @@ struct mw_gen_opts {
 	enum mw_runtime runtime;	/* MW_RT_KERNEL or MW_RT_BPF */
 	const char *libc_path;		/* path put into process("...") */
 	unsigned families;		/* bit per enum mw_family; 0 = all */
+	const struct mw_elf *libm;	/* its slow-math probes; NULL = none */
+	const char *libm_path;
 };
 
 struct mw_gen_stats {
 	int probes;		/* probe handlers generated */
 	int sites;		/* SDT sites they cover */
 	int unknown;		/* memory_* probes not in probes.def, traced raw */
+	int math_sites;		/* slow-math sites found in libm */
 	int unavailable;	/* arguments that could not be read (reported 0) */
 };
 
-/* Write the script for the sites of libc to out.  Problems with single
+/* Write the script for the sites of libc (and opts->libm) to out.  Problems with single
  * arguments (unknown symbol, unsupported operand) are warned about and
  * that argument is reported as 0; the probe is still traced.  Returns 0,
  * or -1 with a reason in err when there is nothing to trace or out fails. */

@@ -15,6 +15,7 @@ static const struct mw_probe_info table[MW_P_COUNT] = {
 		.arg_name = { #a1, #a2, #a3 },				\
 		.arg_unit = { MW_UNIT_##u1, MW_UNIT_##u2, MW_UNIT_##u3 }, \
 		.doc = pdoc,						\
+		.provider = MW_FAM_##fam == MW_FAM_MATH ? "libm" : "libc", \
 	},
 #include "probes.def"
 #undef MW_PROBE
@@ -129,4 +130,11 @@ const char *mw_mallopt_param_name(int param)
 		if (settings[i].param_name && settings[i].param == param)
 			return settings[i].param_name;
 	return NULL;
+}
+
+enum mw_unit mw_probe_arg_unit(const struct mw_probe_info *info, int i)
+{
+	if (!info || i < 0 || i >= info->nargs)
+		return MW_UNIT_NONE;
+	return info->arg_unit[i < 3 ? i : 2];
 }

@@ -24,6 +24,8 @@ enum mw_mode {
 enum mw_unit {
 	MW_UNIT_NONE, MW_UNIT_ADDR, MW_UNIT_BYTES, MW_UNIT_COUNT,
 	MW_UNIT_VALUE, MW_UNIT_FLAG, MW_UNIT_PARAM,
+	MW_UNIT_DPTR,	/* pointer to a double: the script reads its 8 bytes */
+	MW_UNIT_IPTR,	/* pointer to an int: the script reads it */
 };
 
 /* Probe identifiers, MW_P_<name>, in table order. */
@@ -41,11 +43,16 @@ struct mw_probe_info {
 	const char *name;		/* as glibc spells it */
 	enum mw_family family;
 	enum mw_mode mode;
-	int nargs;			/* 0..3 for known probes */
+	int nargs;			/* 0..4 for known probes */
 	const char *arg_name[3];	/* "_" past nargs */
 	enum mw_unit arg_unit[3];
 	const char *doc;		/* one line, for docs and `probes` */
+	const char *provider;		/* "libc" or "libm" */
 };
+
+/* The unit of argument i (0-based) of info: past the three the table
+ * names, the unit of the third (slowatan2's 4th is a DPTR like its 3rd). */
+enum mw_unit mw_probe_arg_unit(const struct mw_probe_info *info, int i);
 
 /* The table entry of id (0 <= id < MW_P_COUNT); NULL otherwise. */
 const struct mw_probe_info *mw_probe_info(int id);

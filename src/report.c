@@ -201,6 +201,55 @@ static void retries_text(FILE *f, const struct mw_state *st)
 	}
 }
 
+/* A slow-math argument as text: doubles from their bits, ints as is. */
+static void math_arg(char *buf, size_t len, enum mw_unit u, int64_t v)
+{
+	double d;
+
+	if (u == MW_UNIT_DPTR) {
+		memcpy(&d, &v, sizeof(d));
+		snprintf(buf, len, "%.17g", d);
+	} else {
+		snprintf(buf, len, "%" PRId64, v);
+	}
+}
+
+static void math_text(FILE *f, const struct mw_state *st)
+{
+	int sites;
+	const char *libm = mw_state_libm(st, &sites);
+	size_t np, ne;
+	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	const struct mw_event *e = mw_state_events(st, &ne);
+	char v[64];
+
+	if (!libm)
+		return;
+	if (!sites) {
+		fprintf(f, "\nSlow math paths: '%s' has no slow-path probes (glibc 2.19 to "
+			"2.33 have them)\n", libm);
+		return;
+	}
+	fprintf(f, "\nSlow math paths (%s, %d probe sites):\n", libm, sites);
+	for (size_t i = 0; i < np; i++) {
+		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(p[i].name));
+
+		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
+			continue;
+		fprintf(f, "  %s: %" PRIu64 " hits (%s)\n", p[i].name, p[i].hits, info->doc);
+		for (size_t k = 0; k < ne; k++) {
+			if (strcmp(e[k].name, p[i].name) != 0)
+				continue;
+			fprintf(f, "    thread %d:", e[k].tid);
+			for (int j = 0; j < e[k].nargs; j++) {
+				math_arg(v, sizeof(v), mw_probe_arg_unit(info, j), e[k].arg[j]);
+				fprintf(f, " %s=%s", j < 3 ? info->arg_name[j] : "result", v);
+			}
+			fprintf(f, "\n");
+		}
+	}
+}
+
 /* Is event e shown in a section of its own? */
 static int modelled(const struct mw_event *e)
 {
@@ -210,7 +259,7 @@ static int modelled(const struct mw_event *e)
 		return 0;
 	switch (info->family) {
 	case MW_FAM_MALLOPT: case MW_FAM_TUNABLE: case MW_FAM_RETRY:
-	case MW_FAM_TCACHE: case MW_FAM_THRESHOLD:
+	case MW_FAM_TCACHE: case MW_FAM_THRESHOLD: case MW_FAM_MATH:
 		return 1;
 	default:
 		return 0;
@@ -368,6 +417,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	setjmp_text(f, st);
 	settings_text(f, st);
 	retries_text(f, st);
+	math_text(f, st);
 	events_text(f, st);
 	if (ri->tracer_died)
 		fprintf(f, "\nThe tracer ended before the program did: events after that "
@@ -570,6 +620,47 @@ static void json_settings_retries(FILE *f, const struct mw_state *st)
 	fprintf(f, "]");
 }
 
+static void json_math(FILE *f, const struct mw_state *st)
+{
+	int sites, first = 1;
+	const char *libm = mw_state_libm(st, &sites);
+	size_t np, ne;
+	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	const struct mw_event *e = mw_state_events(st, &ne);
+	char v[64];
+
+	if (!libm)
+		return;
+	fprintf(f, ",\n  \"math\": {\"libm\": ");
+	json_str(f, libm);
+	fprintf(f, ", \"sites\": %d, \"functions\": [", sites);
+	for (size_t i = 0; i < np; i++) {
+		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(p[i].name));
+		int fs = 1;
+
+		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
+			continue;
+		fprintf(f, "%s\n    {\"probe\": \"%s\", \"hits\": %" PRIu64 ", \"samples\": [",
+			first ? "" : ",", p[i].name, p[i].hits);
+		first = 0;
+		for (size_t k = 0; k < ne; k++) {
+			if (strcmp(e[k].name, p[i].name) != 0)
+				continue;
+			fprintf(f, "%s{\"tid\": %d", fs ? "" : ", ", e[k].tid);
+			fs = 0;
+			for (int j = 0; j < e[k].nargs; j++) {
+				math_arg(v, sizeof(v), mw_probe_arg_unit(info, j), e[k].arg[j]);
+				/* JSON has no nan/inf: those go as strings */
+				fprintf(f, strpbrk(v, "ni") ? ", \"%s\": \"%s\"" : ", \"%s\": %s",
+					j < 3 ? info->arg_name[j] : "result", v);
+			}
+			fprintf(f, "}");
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "%s]}", first ? "" : "\n  ");
+}
+
 static void json_setjmp(FILE *f, const struct mw_state *st)
 {
 	size_t nt;
@@ -623,6 +714,7 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_threads_events(f, st);
 	json_settings_retries(f, st);
 	json_setjmp(f, st);
+	json_math(f, st);
 	fprintf(f, "\n}\n");
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

@@ -53,6 +53,8 @@ struct mw_state {
 	size_t nsettings, csettings;
 	struct mw_retry *retries;
 	size_t nretries, cretries;
+	char *libm;
+	int libm_sites;
 };
 
 static int grow_array(void **arr, size_t *cap, size_t elem)
@@ -106,7 +108,21 @@ void mw_state_free(struct mw_state *st)
 	free(st->hits);
 	free(st->settings);
 	free(st->retries);
+	free(st->libm);
 	free(st);
+}
+
+void mw_state_set_libm(struct mw_state *st, const char *path, int sites)
+{
+	free(st->libm);
+	st->libm = strdup(path);
+	st->libm_sites = sites;
+}
+
+const char *mw_state_libm(const struct mw_state *st, int *sites)
+{
+	*sites = st->libm_sites;
+	return st->libm;
 }
 
 void mw_state_set_pid(struct mw_state *st, int pid)
@@ -139,7 +155,7 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs)
 	p->name = strdup(name);
 	p->nargs = nargs;
 	info = mw_probe_info(mw_probe_lookup(name));
-	p->streamed = !info || info->mode == MW_MODE_STREAM;
+	p->streamed = !info || info->mode == MW_MODE_STREAM;	/* MATH: samples only */
 }
 
 static struct mw_thread *thread(struct mw_state *st, int tid)

@@ -141,6 +141,12 @@ struct mw_state;
 struct mw_state *mw_state_new(int pid);
 void mw_state_free(struct mw_state *st);
 
+/* The libm traced for slow-math probes and how many sites it has (0: a
+ * libm without them, e.g. glibc 2.34 and later).  path is copied. */
+void mw_state_set_libm(struct mw_state *st, const char *path, int sites);
+/* NULL when no libm was traced. */
+const char *mw_state_libm(const struct mw_state *st, int *sites);
+
 /* Set the traced process's pid (known only once it was started). */
 void mw_state_set_pid(struct mw_state *st, int pid);
 

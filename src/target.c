@@ -241,6 +241,16 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 	return -1;
 }
 
+int mw_libm_beside(const char *libc, char *out, size_t len)
+{
+	const char *slash = strrchr(libc, '/');
+
+	if (!slash)
+		return -1;
+	snprintf(out, len, "%.*s/libm.so.6", (int)(slash - libc), libc);
+	return access(out, R_OK) == 0 ? 0 : -1;
+}
+
 void mw_target_free(struct mw_target *t)
 {
 	if (!t->argv)

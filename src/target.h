@@ -52,6 +52,10 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
  * file whose name starts with "libc.so" or "libc-".  0 or -1 with err. */
 int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen);
 
+/* The libm beside libc (same directory, libm.so.6) into out; 0, or -1
+ * when there is none. */
+int mw_libm_beside(const char *libc, char *out, size_t len);
+
 /* Free t->argv. */
 void mw_target_free(struct mw_target *t);
 
