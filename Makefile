@@ -41,7 +41,7 @@ endif
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -Isrc -Ibuild \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
-LIBS = -lelf -lz
+LIBS = -ldw -lelf -lz
 
 ifneq ($(V),1)
 Q = @

@@ -36,6 +36,7 @@ struct group {
 	const char *name;
 	int id;			/* MW_P_* or a dynamic id >= MW_P_COUNT */
 	int nargs;
+	unsigned unavail;	/* bit i: argument i+1 cannot be read at some site */
 	const struct mw_probe_info *info;	/* NULL for unknown probes */
 	const struct mw_sdt_site *site[MAX_SITES];
 	int nsites;
@@ -50,6 +51,7 @@ struct gen {
 	struct mw_gen_stats *st;
 	unsigned modes;		/* bit per enum mw_mode present */
 	int has_longjmp;	/* mw_jval is written */
+	char unresolved[256];	/* symbols not found, ", "-separated, once each */
 };
 
 const char *mw_runtime_name(enum mw_runtime rt)
@@ -172,55 +174,69 @@ static void reg_expr(const struct mw_sdt_arg *a, char *buf, size_t len)
 		snprintf(buf, len, "mw_r_%s()", r);
 }
 
+/* Remember a symbol that did not resolve, for one warning at the end. */
+static void unresolved(struct gen *g, const char *sym)
+{
+	char quoted[80];
+	size_t n = strlen(g->unresolved);
+
+	snprintf(quoted, sizeof(quoted), "'%s'", sym);
+	if (!strstr(g->unresolved, quoted))
+		snprintf(g->unresolved + n, sizeof(g->unresolved) - n, "%s%s", n ? ", " : "",
+			 quoted);
+}
+
+/* Can operand a be read: no symbol, or one that resolves (into *sym)? */
+static int operand_resolves(struct gen *g, const struct mw_elf *elf,
+			    const struct mw_sdt_arg *a, uint64_t *sym)
+{
+	if (a->kind != MW_ARG_MEM || (!a->sym[0] && a->base != MW_REG_RIP))
+		return 1;
+	if (a->sym[0] && mw_elf_symbol(elf, a->sym, sym) == 0)
+		return 1;
+	unresolved(g, a->sym[0] ? a->sym : "(%rip)");
+	return 0;
+}
+
 /* The address of memory operand a; -1 when it cannot be computed. */
-static int addr_expr(const struct mw_elf *elf, const struct mw_sdt_arg *a,
-		     const struct mw_sdt_site *s, char *buf, size_t len)
+static int addr_expr(struct gen *g, const struct mw_elf *elf, const struct mw_sdt_arg *a,
+		     char *buf, size_t len)
 {
 	char base[96] = "0", index[96] = "0";
 	uint64_t sym = 0;
 
-	if (a->base == MW_REG_RIP) {
-		if (!a->sym[0] || mw_elf_symbol(elf, a->sym, &sym) < 0) {
-			mw_warn("%s: cannot resolve '%s' in '%s'; argument reported as 0",
-				s->name, a->sym[0] ? a->sym : "(%rip)", mw_elf_path(elf));
-			return -1;
-		}
+	if (!operand_resolves(g, elf, a, &sym))
+		return -1;
+	if (a->sym[0])
 		snprintf(base, sizeof(base), "bias + %" PRIu64, sym);
-	} else if (a->base != MW_REG_NONE) {
+	else if (a->base != MW_REG_NONE)
 		snprintf(base, sizeof(base), "mw_r_%s()", mw_reg_name(a->base));
-	} else if (a->sym[0]) {
-		if (mw_elf_symbol(elf, a->sym, &sym) < 0) {
-			mw_warn("%s: cannot resolve '%s'; argument reported as 0", s->name, a->sym);
-			return -1;
-		}
-		snprintf(base, sizeof(base), "bias + %" PRIu64, sym);
-	}
 	if (a->index != MW_REG_NONE)
 		snprintf(index, sizeof(index), "mw_r_%s() * %d", mw_reg_name(a->index), a->scale);
 	snprintf(buf, len, "(%s + %s + %" PRId64 ")", base, index, a->disp);
 	return 0;
 }
 
-/* One argument's expression for the bpf runtime. */
-static void bpf_arg(struct gen *g, const struct group *gr, const struct mw_sdt_arg *a,
-		    const struct mw_sdt_site *s, char *buf, size_t len)
+/* One argument's expression for the bpf runtime; -1 (and "0") when it
+ * cannot be read. */
+static int bpf_arg(struct gen *g, const struct group *gr, const struct mw_sdt_arg *a,
+		   char *buf, size_t len)
 {
 	char v[256];
 
 	switch (a->kind) {
 	case MW_ARG_CONST:
 		snprintf(buf, len, "%" PRId64, a->value);
-		return;
+		return 0;
 	case MW_ARG_REG:
 		reg_expr(a, v, sizeof(v));
 		break;
 	case MW_ARG_MEM: {
 		char ad[200];
 
-		if (addr_expr(gr->elf, a, s, ad, sizeof(ad)) < 0) {
-			g->st->unavailable++;
+		if (addr_expr(g, gr->elf, a, ad, sizeof(ad)) < 0) {
 			snprintf(buf, len, "0");
-			return;
+			return -1;
 		}
 		snprintf(v, sizeof(v), "mw_rd%d(%s)", a->size, ad);
 		break;
@@ -232,15 +248,18 @@ static void bpf_arg(struct gen *g, const struct group *gr, const struct mw_sdt_a
 		snprintf(buf, len, "mw_zext(%s, %d)", v, a->size * 8);
 	else
 		snprintf(buf, len, "%s", v);
+	return 0;
 }
 
 /* The statements that set bias (0 when with_bias is 0: the site is not
- * known exactly) and a1..aN for one site. */
-static void site_body(struct gen *g, const struct group *gr,
+ * known exactly) and a1..aN for one site.  An argument that cannot be
+ * read is set to 0 and marked in gr->unavail. */
+static void site_body(struct gen *g, struct group *gr,
 		      const struct mw_sdt_site *s, const char *indent, int with_bias)
 {
 	struct mw_sdt_arg args[MW_MAX_ARGS];
 	char err[256], expr[320];
+	uint64_t sym;
 	int n;
 
 	if (with_bias)
@@ -249,19 +268,25 @@ static void site_body(struct gen *g, const struct group *gr,
 		fprintf(g->out, "%sbias = 0\n", indent);
 	n = mw_sdt_args_parse(s->args, args, MW_MAX_ARGS, err, sizeof(err));
 	if (n < 0) {
-		mw_warn("%s at 0x%" PRIx64 ": %s; arguments reported as 0", s->name, s->pc, err);
+		mw_warn("%s at 0x%" PRIx64 ": %s; arguments reported unavailable", s->name,
+			s->pc, err);
 		n = 0;
-		g->st->unavailable += gr->nargs;
 	}
 	for (int i = 0; i < gr->nargs; i++) {
-		if (i >= n) {
-			fprintf(g->out, "%sa%d = 0\n", indent, i + 1);
-		} else if (g->o->runtime == MW_RT_KERNEL) {
-			fprintf(g->out, "%sa%d = $arg%d\n", indent, i + 1, i + 1);
-		} else {
-			bpf_arg(g, gr, &args[i], s, expr, sizeof(expr));
-			fprintf(g->out, "%sa%d = %s\n", indent, i + 1, expr);
+		int ok = i < n;
+
+		if (ok && g->o->runtime == MW_RT_KERNEL) {
+			/* stap resolves the same symbols; give it none it cannot */
+			ok = operand_resolves(g, gr->elf, &args[i], &sym);
+			snprintf(expr, sizeof(expr), "$arg%d", i + 1);
+		} else if (ok) {
+			ok = bpf_arg(g, gr, &args[i], expr, sizeof(expr)) == 0;
 		}
+		if (!ok) {
+			gr->unavail |= 1u << i;
+			g->st->unavailable++;
+		}
+		fprintf(g->out, "%sa%d = %s\n", indent, i + 1, ok ? expr : "0");
 	}
 }
 
@@ -277,7 +302,7 @@ static int sites_alike(const struct group *gr)
 }
 
 /* Page-offset dispatch between sites; see the comment in gen.h. */
-static void dispatch(struct gen *g, const struct group *gr)
+static void dispatch(struct gen *g, struct group *gr)
 {
 	if (gr->nsites == 1 || sites_alike(gr)) {
 		site_body(g, gr, gr->site[0], "\t", gr->nsites == 1);
@@ -426,9 +451,12 @@ static void globals_and_begin(struct gen *g)
 	if (g->modes & (1u << MW_MODE_MATH))
 		fprintf(f, "global mw_msamp[256]\n");
 	fprintf(f, "\nprobe begin {\n");
-	for (int i = 0; i < g->ng; i++)
-		fprintf(f, "\tprintf(\"P %d %s %d\\n\")\n", g->g[i].id, g->g[i].name,
-			g->g[i].nargs);
+	for (int i = 0; i < g->ng; i++) {
+		fprintf(f, "\tprintf(\"P %d %s %d", g->g[i].id, g->g[i].name, g->g[i].nargs);
+		if (g->g[i].unavail)	/* protocol: optional mask of unreadable args */
+			fprintf(f, " %u", g->g[i].unavail);
+		fprintf(f, "\\n\")\n");
+	}
 	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
 }
 
@@ -477,6 +505,8 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		  FILE *out, struct mw_gen_stats *stats, char *err, size_t errlen)
 {
 	struct gen *g = calloc(1, sizeof(*g));
+	char *body = NULL;
+	size_t body_len = 0;
 	int ret = -1;
 
 	if (!g) {
@@ -493,16 +523,32 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 	fprintf(out, "// generated by mallocwatch for %s (%s runtime)\n\n%s\n%s\n",
 		opts->libc_path, mw_runtime_name(opts->runtime), mw_stp_common,
 		opts->runtime == MW_RT_BPF ? mw_stp_bpf : mw_stp_kernel);
-	globals_and_begin(g);
+	/* handlers first, into memory: they find which arguments cannot be
+	 * read, which the begin probe's P records declare */
+	g->out = open_memstream(&body, &body_len);
+	if (!g->out) {
+		snprintf(err, errlen, "out of memory");
+		goto cleanup;
+	}
 	for (int i = 0; i < g->ng; i++)
 		handler(g, &g->g[i]);
+	fclose(g->out);
+	g->out = out;
+	globals_and_begin(g);
+	fwrite(body, 1, body_len, out);
 	end_probe(g);
+	if (g->unresolved[0])
+		mw_warn("cannot resolve %s in '%s' (stripped, and no debuginfo found: install "
+			"it, e.g. libc6-dbg or glibc-debuginfo, or set MW_DEBUGINFO_PATH); %d "
+			"arguments will be reported unavailable", g->unresolved,
+			mw_elf_path(libc), stats->unavailable);
 	if (fflush(out) != 0 || ferror(out)) {
 		snprintf(err, errlen, "cannot write the script");
 		goto cleanup;
 	}
 	ret = 0;
 cleanup:
+	free(body);
 	free(g);
 	return ret;
 }

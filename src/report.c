@@ -176,7 +176,9 @@ static void settings_text(FILE *f, const struct mw_state *st)
 		else
 			fprintf(f, "  thread %d tunable %s=%" PRId64, s[i].tid, s[i].name,
 				s[i].value);
-		if (s[i].has_previous)
+		if (s[i].has_previous && s[i].previous_unavailable)
+			fprintf(f, ", previous unavailable (its symbol did not resolve)\n");
+		else if (s[i].has_previous)
 			fprintf(f, ", previous %" PRId64 "\n", s[i].previous);
 		else
 			fprintf(f, ", no do_set probe (ignored or not traced)\n");
@@ -289,7 +291,9 @@ static void events_text(FILE *f, const struct mw_state *st)
 			continue;
 		fprintf(f, "  thread %d %s", e[i].tid, e[i].name);
 		for (int j = 0; j < e[i].nargs; j++) {
-			if (info && j < info->nargs && info->arg_unit[j] == MW_UNIT_ADDR)
+			if (e[i].unavail & (1u << j))
+				fprintf(f, " %s=unavailable", info && j < 3 ? info->arg_name[j] : "arg");
+			else if (info && j < info->nargs && info->arg_unit[j] == MW_UNIT_ADDR)
 				fprintf(f, " %s=0x%" PRIx64, info->arg_name[j], (uint64_t)e[i].arg[j]);
 			else if (info && j < info->nargs)
 				fprintf(f, " %s=%" PRId64, info->arg_name[j], e[i].arg[j]);
@@ -558,7 +562,10 @@ static void json_threads_events(FILE *f, const struct mw_state *st)
 		json_str(f, e[i].name);
 		fprintf(f, ", \"tid\": %d, \"args\": [", e[i].tid);
 		for (int j = 0; j < e[i].nargs; j++)
-			fprintf(f, "%s%" PRId64, j ? ", " : "", e[i].arg[j]);
+			if (e[i].unavail & (1u << j))
+				fprintf(f, "%snull", j ? ", " : "");
+			else
+				fprintf(f, "%s%" PRId64, j ? ", " : "", e[i].arg[j]);
 		fprintf(f, "]}");
 	}
 	fprintf(f, "%s]", n ? "\n  " : "");
@@ -597,7 +604,7 @@ static void json_settings_retries(FILE *f, const struct mw_state *st)
 		if (s[i].from_mallopt)
 			fprintf(f, "\"param\": %d, ", s[i].param);
 		fprintf(f, "\"value\": %" PRId64 ", \"previous\": ", s[i].value);
-		if (s[i].has_previous)
+		if (s[i].has_previous && !s[i].previous_unavailable)
 			fprintf(f, "%" PRId64 "}", s[i].previous);
 		else
 			fprintf(f, "null}");

@@ -11,6 +11,7 @@
  * .stapsdt.base differs from the recorded one and pc/semaphore are
  * shifted by the same amount (gdb stap-probe.c, libbpf usdt.c).
  */
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -33,6 +34,10 @@ struct mw_elf {
 	const char *bad_why;
 	int have_base;		/* .stapsdt.base section present */
 	uint64_t base_addr;	/* its sh_addr */
+	Dwfl *dwfl;		/* for separate debuginfo; made on first need */
+	Dwfl_Module *mod;
+	int dwfl_failed;
+	const char *debugfile;	/* where the debuginfo symbols came from */
 };
 
 static int add_site(struct mw_elf *e, const struct mw_sdt_site *s)
@@ -278,11 +283,70 @@ static int lookup_in(Elf *elf, Elf64_Word type, const char *name, uint64_t *valu
 	return -1;
 }
 
+/* The separate debuginfo of a stripped file, found by libdwfl's standard
+ * search: build-id (DEBUGDIR/.build-id/xx/yyyy.debug) and .gnu_debuglink
+ * (beside the file, in .debug/, under DEBUGDIR), where DEBUGDIR is
+ * /usr/lib/debug, or the colon-separated list in $MW_DEBUGINFO_PATH
+ * (elfutils' debuginfo_path syntax). */
+static Dwfl_Module *debuginfo(struct mw_elf *e)
+{
+	static char *path;
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &path,
+	};
+
+	if (e->mod || e->dwfl_failed)
+		return e->mod;
+	path = getenv("MW_DEBUGINFO_PATH");
+	e->dwfl = dwfl_begin(&cb);
+	if (e->dwfl) {
+		dwfl_report_begin(e->dwfl);
+		e->mod = dwfl_report_offline(e->dwfl, "target", e->path, -1);
+		dwfl_report_end(e->dwfl, NULL, NULL);
+	}
+	if (!e->mod || dwfl_module_getsymtab(e->mod) <= 0) {
+		e->dwfl_failed = 1;
+		e->mod = NULL;
+		return NULL;
+	}
+	dwfl_module_info(e->mod, NULL, NULL, NULL, NULL, NULL, NULL, &e->debugfile);
+	return e->mod;
+}
+
+static int lookup_debuginfo(struct mw_elf *e, const char *name, uint64_t *value)
+{
+	Dwfl_Module *m = debuginfo(e);
+	int n = m ? dwfl_module_getsymtab(m) : -1;
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (nm && sym.st_shndx != SHN_UNDEF && strcmp(nm, name) == 0) {
+			*value = sym.st_value;	/* link-time, not adjusted */
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value)
 {
 	if (lookup_in(e->elf, SHT_SYMTAB, name, value) == 0)
 		return 0;
-	return lookup_in(e->elf, SHT_DYNSYM, name, value);
+	if (lookup_in(e->elf, SHT_DYNSYM, name, value) == 0)
+		return 0;
+	/* local symbols (mp_, main_arena) of a stripped file: its debuginfo */
+	return lookup_debuginfo((struct mw_elf *)e, name, value);
+}
+
+const char *mw_elf_debugfile(const struct mw_elf *e)
+{
+	return e->debugfile;
 }
 
 int mw_elf_has_symtab(const struct mw_elf *e)
@@ -332,6 +396,8 @@ void mw_elf_close(struct mw_elf *e)
 {
 	if (!e)
 		return;
+	if (e->dwfl)
+		dwfl_end(e->dwfl);
 	if (e->elf)
 		elf_end(e->elf);
 	if (e->fd >= 0)

@@ -55,18 +55,21 @@ const char *mw_elf_path(const struct mw_elf *e);
 /* Does the file have a .symtab (i.e. is it unstripped)? */
 int mw_elf_has_symtab(const struct mw_elf *e);
 
-/* The value (link-time address) of symbol name, looked up in .symtab and
- * then .dynsym, local symbols included.  Returns 0 and sets *value when
- * found, -1 when not. */
+/* The value (link-time address) of symbol name, looked up in .symtab,
+ * then .dynsym, then - for a stripped file - the .symtab of its separate
+ * debuginfo found by elfutils' libdwfl (build-id or .gnu_debuglink under
+ * /usr/lib/debug, or $MW_DEBUGINFO_PATH), local symbols included.
+ * Returns 0 and sets *value when found, -1 when not. */
 int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value);
+
+/* The separate debuginfo file libdwfl found, once a lookup needed it;
+ * NULL otherwise.  Owned by e. */
+const char *mw_elf_debugfile(const struct mw_elf *e);
 
 /* The ELF build-id as lowercase hex into buf; 0 on success, -1 if none. */
 int mw_elf_build_id(const struct mw_elf *e, char *buf, size_t len);
 
 /* Close and free everything, sites included.  NULL is allowed. */
 void mw_elf_close(struct mw_elf *e);
-
-/* Parse SDT notes from a raw .note.stapsdt-style buffer (for tests):
- * not exposed beyond the unit tests. */
 
 #endif /* MALLOCWATCH_SDTNOTE_H */

@@ -143,7 +143,8 @@ static struct mw_probe_count *probe(struct mw_state *st, int id)
 	return NULL;
 }
 
-void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs)
+void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
+		      unsigned unavail)
 {
 	struct mw_probe_count *p = probe(st, id);
 	const struct mw_probe_info *info;
@@ -154,6 +155,7 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs)
 	p->id = id;
 	p->name = strdup(name);
 	p->nargs = nargs;
+	p->unavail = unavail;
 	info = mw_probe_info(mw_probe_lookup(name));
 	p->streamed = !info || info->mode == MW_MODE_STREAM;	/* MATH: samples only */
 }
@@ -269,7 +271,17 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	e->name = p ? p->name : "?";
 	e->tid = tid;
 	e->nargs = n > 12 ? 12 : n;
+	e->unavail = p ? p->unavail : 0;
 	memcpy(e->arg, args, (size_t)e->nargs * sizeof(int64_t));
+}
+
+/* The unreadable-argument mask of probe id. */
+static unsigned p_unavail(struct mw_state *st, int known_id)
+{
+	for (size_t i = 0; i < st->nprobes; i++)
+		if (mw_probe_lookup(st->probes[i].name) == known_id)
+			return st->probes[i].unavail;
+	return 0;
 }
 
 /* The last mallopt() of thread tid not yet paired with its do_set_*. */
@@ -317,6 +329,7 @@ static void setting(struct mw_state *st, int id, int tid, const int64_t *a, int 
 	}
 	s->has_previous = n > 1;
 	s->previous = n > 1 ? a[1] : 0;
+	s->previous_unavailable = p_unavail(st, id) & 2;
 }
 
 static void retry(struct mw_state *st, int id, int tid, const uint64_t *a, int n)

@@ -75,6 +75,7 @@ struct mw_event {
 	int tid;
 	int nargs;
 	int64_t arg[12];
+	unsigned unavail;	/* bit i: arg[i] could not be read */
 };
 
 struct mw_sbrk {
@@ -90,6 +91,7 @@ struct mw_probe_count {
 	int nargs;
 	uint64_t hits;		/* what the script counted */
 	uint64_t received;	/* streamed lines received (stream mode) */
+	unsigned unavail;	/* bit i: argument i+1 cannot be read */
 	int streamed;		/* mode is stream: received should equal hits */
 };
 
@@ -124,6 +126,7 @@ struct mw_setting {
 	int64_t value;
 	int has_previous;	/* a do_set_* probe gave the previous value */
 	int64_t previous;
+	int previous_unavailable;	/* ... but it could not be read (no symbols) */
 };
 
 /* A retried allocation: memory_{malloc,calloc,realloc,memalign}_retry or
@@ -154,7 +157,9 @@ void mw_state_set_pid(struct mw_state *st, int pid);
 void mw_state_set_main_arena_sym(struct mw_state *st, uint64_t sym);
 
 /* Stream input (stream.c).  name is copied. */
-void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs);
+/* unavail: bit i set when argument i+1 cannot be read (it arrives as 0). */
+void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
+		      unsigned unavail);
 /* A streamed event; -1 (nothing recorded) when id was not declared or
  * nargs differs from the declaration. */
 int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);

@@ -56,15 +56,19 @@ static int numbers(const char *p, int64_t *v, int max)
 	}
 }
 
+/* P ID NAME NARGS [UNAVAILABLE-MASK] */
 static int parse_decl(struct mw_state *st, const char *p)
 {
 	char name[128];
-	int id, nargs, used = 0;
+	int id, nargs, used = 0, used2 = 0;
+	unsigned mask = 0;
 
-	if (sscanf(p, "%d %127s %d%n", &id, name, &nargs, &used) != 3 || p[used] ||
+	if (sscanf(p, "%d %127s %d%n", &id, name, &nargs, &used) != 3 ||
 	    id < 0 || nargs < 0 || nargs > 12)
 		return -1;
-	mw_state_declare(st, id, name, nargs);
+	if (p[used] && (sscanf(p + used, " %u%n", &mask, &used2) != 1 || p[used + used2]))
+		return -1;
+	mw_state_declare(st, id, name, nargs, mask);
 	return 0;
 }
 
