@@ -71,7 +71,8 @@ static int site_readable(const struct mw_elf *e, const struct mw_sdt_site *s,
 			 char *why, size_t len)
 {
 	struct mw_sdt_arg a[MW_MAX_ARGS];
-	int n = mw_sdt_args_parse(s->args, a, MW_MAX_ARGS, why, len);
+	enum mw_arch arch = mw_arch_of_machine(mw_elf_machine(e));
+	int n = mw_sdt_args_parse_arch(arch, s->args, a, MW_MAX_ARGS, why, len);
 	uint64_t v;
 
 	if (n < 0)

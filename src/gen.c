@@ -15,6 +15,7 @@
  *		printf("E 23 %d %d %d\n", tid(), a1, a2)
  *	}
  */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,7 +267,8 @@ static void site_body(struct gen *g, struct group *gr,
 		fprintf(g->out, "%sbias = ip - %" PRIu64 "\n", indent, s->pc);
 	else
 		fprintf(g->out, "%sbias = 0\n", indent);
-	n = mw_sdt_args_parse(s->args, args, MW_MAX_ARGS, err, sizeof(err));
+	n = mw_sdt_args_parse_arch(mw_arch_of_machine(mw_elf_machine(gr->elf)), s->args,
+				   args, MW_MAX_ARGS, err, sizeof(err));
 	if (n < 0) {
 		mw_warn("%s at 0x%" PRIx64 ": %s; arguments reported unavailable", s->name,
 			s->pc, err);
@@ -514,6 +516,13 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		return -1;
 	}
 	memset(stats, 0, sizeof(*stats));
+	if (opts->runtime == MW_RT_BPF && mw_elf_machine(libc) != EM_X86_64) {
+		snprintf(err, errlen, "'%s' is %s: the bpf runtime's argument reading is "
+			 "implemented for x86_64 only; use --runtime=kernel",
+			 mw_elf_path(libc), mw_arch_name(mw_arch_of_machine(mw_elf_machine(libc))));
+		free(g);
+		return -1;
+	}
 	g->elf = libc;
 	g->o = opts;
 	g->out = out;

@@ -218,7 +218,27 @@ static int parse_mem(const char *p, struct mw_sdt_arg *a, char *err, size_t errl
 	return 0;
 }
 
+static int parse_x86(const char *spec, struct mw_sdt_arg *a, char *err, size_t errlen);
+
+static void name_x86(struct mw_sdt_arg *a)
+{
+	if (a->reg != MW_REG_NONE)
+		snprintf(a->regname, sizeof(a->regname), "%s", mw_reg_name(a->reg));
+	if (a->kind == MW_ARG_MEM && a->base != MW_REG_NONE)
+		snprintf(a->basename, sizeof(a->basename), "%s", mw_reg_name(a->base));
+	if (a->kind == MW_ARG_MEM && a->index != MW_REG_NONE)
+		snprintf(a->indexname, sizeof(a->indexname), "%s", mw_reg_name(a->index));
+}
+
 int mw_sdt_arg_parse(const char *spec, struct mw_sdt_arg *a, char *err, size_t errlen)
+{
+	if (parse_x86(spec, a, err, errlen) < 0)
+		return -1;
+	name_x86(a);
+	return 0;
+}
+
+static int parse_x86(const char *spec, struct mw_sdt_arg *a, char *err, size_t errlen)
 {
 	const char *p = spec, *at = strchr(spec, '@');
 
@@ -270,8 +290,26 @@ int mw_sdt_arg_parse(const char *spec, struct mw_sdt_arg *a, char *err, size_t e
 	return parse_mem(p, a, err, errlen);
 }
 
+/* The length of the spec at p: up to a blank outside brackets (aarch64
+ * writes "-4@[sp, 96]"). */
+static size_t spec_len(const char *p)
+{
+	size_t n = 0;
+	int depth = 0;
+
+	for (; p[n] && (depth || (p[n] != ' ' && p[n] != '\t')); n++)
+		depth += p[n] == '[' ? 1 : p[n] == ']' && depth ? -1 : 0;
+	return n;
+}
+
 int mw_sdt_args_parse(const char *args, struct mw_sdt_arg *out, int max,
 		      char *err, size_t errlen)
+{
+	return mw_sdt_args_parse_arch(MW_ARCH_X86_64, args, out, max, err, errlen);
+}
+
+int mw_sdt_args_parse_arch(enum mw_arch arch, const char *args, struct mw_sdt_arg *out,
+			   int max, char *err, size_t errlen)
 {
 	const char *p = args;
 	int n = 0;
@@ -284,7 +322,7 @@ int mw_sdt_args_parse(const char *args, struct mw_sdt_arg *out, int max,
 			p++;
 		if (!*p)
 			return n;
-		len = strcspn(p, " \t");
+		len = spec_len(p);
 		if (n == max) {
 			snprintf(err, errlen, "more than %d arguments", max);
 			return -1;
@@ -295,7 +333,7 @@ int mw_sdt_args_parse(const char *args, struct mw_sdt_arg *out, int max,
 		}
 		memcpy(spec, p, len);
 		spec[len] = '\0';
-		if (mw_sdt_arg_parse(spec, &out[n], why, sizeof(why)) < 0) {
+		if (mw_sdt_arg_parse_arch(arch, spec, &out[n], why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "argument %d '%s': %s", n + 1, spec, why);
 			return -1;
 		}

@@ -30,6 +30,18 @@ enum mw_reg {
 
 enum mw_arg_kind { MW_ARG_REG, MW_ARG_MEM, MW_ARG_CONST };
 
+/* Spec syntaxes mallocwatch parses.  Code generation for the bpf runtime
+ * exists for x86_64 only; the others are parsed for `mallocwatch probes`
+ * and the kernel runtime (where stap reads $argN itself). */
+enum mw_arch {
+	MW_ARCH_X86_64,		/* AT&T: 8@%rbx, -4@-20(%rbp), 8@32+mp_(%rip) */
+	MW_ARCH_I386,		/* AT&T, 32-bit registers: -4@8(%ebp) */
+	MW_ARCH_AARCH64,	/* 8@x0, -4@w1, -4@[sp, 96], 8@[x19], 4@5 */
+	MW_ARCH_PPC64,		/* -8@%r25, 8@3 (a register), -4@16(6), 8@i-693 */
+	MW_ARCH_S390X,		/* -8@%r2, -2@-28(%r15), 4@71 */
+	MW_ARCH_UNKNOWN,
+};
+
 struct mw_sdt_arg {
 	int size;		/* bytes read: 1, 2, 4 or 8 */
 	int is_signed;		/* spec had a minus sign */
@@ -46,6 +58,9 @@ struct mw_sdt_arg {
 	char sym[64];		/* "" if none */
 	/* MW_ARG_CONST */
 	int64_t value;
+	/* every arch: canonical register names, "" when absent ("rax",
+	 * "x19", "sp", "r15") - the value register, or the base and index */
+	char regname[8], basename[8], indexname[8];
 };
 
 /* Parse one spec such as "-4@%esi".  Returns 0, or -1 with a reason in
@@ -53,10 +68,23 @@ struct mw_sdt_arg {
 int mw_sdt_arg_parse(const char *spec, struct mw_sdt_arg *out,
 		     char *err, size_t errlen);
 
+/* The same for the spec syntax of arch. */
+int mw_sdt_arg_parse_arch(enum mw_arch arch, const char *spec, struct mw_sdt_arg *out,
+			  char *err, size_t errlen);
+
+/* The arch of an ELF e_machine (EM_X86_64, EM_386, EM_AARCH64, EM_PPC64,
+ * EM_S390), else MW_ARCH_UNKNOWN; and its name ("x86_64", ...). */
+enum mw_arch mw_arch_of_machine(int e_machine);
+const char *mw_arch_name(enum mw_arch arch);
+
 /* Parse a whole argument string into out[0..max-1].  Returns the number
  * of arguments, or -1 with "argument N 'SPEC': reason" in err. */
 int mw_sdt_args_parse(const char *args, struct mw_sdt_arg *out, int max,
 		      char *err, size_t errlen);
+
+/* The same for arch. */
+int mw_sdt_args_parse_arch(enum mw_arch arch, const char *args, struct mw_sdt_arg *out,
+			   int max, char *err, size_t errlen);
 
 /* Canonical name ("rax") and x86_64 struct pt_regs byte offset of reg
  * (arch/x86/include/asm/ptrace.h; listed in PLATFORM.md). */

@@ -249,6 +249,13 @@ size_t mw_elf_bad_notes(const struct mw_elf *e, const char **why)
 	return e->bad;
 }
 
+int mw_elf_machine(const struct mw_elf *e)
+{
+	GElf_Ehdr eh;
+
+	return gelf_getehdr(e->elf, &eh) ? eh.e_machine : EM_NONE;
+}
+
 const char *mw_elf_path(const struct mw_elf *e)
 {
 	return e->path;

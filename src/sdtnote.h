@@ -49,6 +49,9 @@ const struct mw_sdt_site *mw_elf_site(const struct mw_elf *e, size_t i);
 /* Notes that were malformed and skipped; the first reason in *why. */
 size_t mw_elf_bad_notes(const struct mw_elf *e, const char **why);
 
+/* The file's e_machine (EM_X86_64, EM_AARCH64, ...). */
+int mw_elf_machine(const struct mw_elf *e);
+
 /* The path the file was opened with. */
 const char *mw_elf_path(const struct mw_elf *e);
 
