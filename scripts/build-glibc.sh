@@ -85,4 +85,4 @@ fi
 echo "$version" >"$PREFIX/.mallocwatch-stamp"
 cd /
 rm -rf "$WORK"
-say "done: $(readelf -n "$PREFIX/lib/libc.so.6" | grep -c stapsdt) SDT notes in $PREFIX/lib/libc.so.6"
+say "done: $(readelf -n "$PREFIX/lib/libc.so.6" | grep -c NT_STAPSDT) SDT notes in $PREFIX/lib/libc.so.6"

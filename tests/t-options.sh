@@ -12,8 +12,12 @@ ok "$MW" -V | grep -q '^mallocwatch [0-9]' || fail "-V"
 need_libc
 LIBC=$GLIBC_PREFIX/lib/libc.so.6
 ok "$MW" probes --libc "$LIBC" >"$OUT/probes.txt"
+# every note (glibc 2.36 here: 78; "grep -c stapsdt" says 79 because it
+# also counts readelf's ".note.stapsdt" section header line)
 [ "$(readelf -n "$LIBC" | grep -c 'NT_STAPSDT')" = "$(($(wc -l <"$OUT/probes.txt") - 1))" ] ||
 	fail "probes does not list every note"
+awk 'NR > 1 && ($2 ~ /^memory_/ || $2 ~ /jmp/) && ($4 != "yes" || $NF != "(yes)")' \
+	"$OUT/probes.txt" | grep . && fail "memory/setjmp probes not traced or not readable"
 grep -q '^libc  *memory_arena_new  *arena  *yes .*8@%rbp 8@%r12 (yes)' "$OUT/probes.txt" ||
 	fail "memory_arena_new row: $(grep memory_arena_new "$OUT/probes.txt")"
 grep -q '^libc  *pthread_create .* no ' "$OUT/probes.txt" || fail "pthread_create should be listed as not traced"
@@ -31,4 +35,8 @@ python3 -m json.tool "$OUT/stdout.json" >/dev/null || fail "--json - is not JSON
 grep -q 'runtime:' "$OUT/q.err" && fail "-q still printed notes"
 "$MW" -v -o /dev/null -c true 2>"$OUT/v.err" || fail "mallocwatch -v exited $?"
 grep -q '^mallocwatch: bpf runtime\|^mallocwatch: kernel runtime' "$OUT/v.err" || fail "no runtime note"
+
+# docs/probes.md is the probe table as mallocwatch prints it
+ok "$MW" probes --table >"$OUT/probes.md"
+expect_same docs/probes.md "$OUT/probes.md"
 echo "options ok"
