@@ -17,6 +17,7 @@
 #   demo       deps + glibc + all, then trace examples/arena-storm and
 #              compare with its own malloc_info() (scripts/demo.sh)
 #   check      deps + glibc + all, then every test (tests/run)
+#   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   install    install the binary, the shim and the man page
 #   uninstall  remove what install put there
 #   clean      remove build/
@@ -51,7 +52,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check install uninstall clean
+.PHONY: all deps glibc demo check bench install uninstall clean
 
 SRCS = $(wildcard src/*.c)
 OBJS = $(patsubst src/%.c,build/%.o,$(SRCS)) build/stpsrc.o
@@ -126,6 +127,10 @@ build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
 check: deps glibc all $(UNIT_TESTS) $(FIXTURES)
 	$(Q)$(MAKE) -s -C examples
 	$(Q)sh tests/run
+
+bench: deps glibc all
+	$(Q)$(MAKE) -s -C examples
+	$(Q)sh bench/run
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1

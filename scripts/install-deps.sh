@@ -12,7 +12,7 @@
 set -eu
 
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev systemtap systemtap-sdt-dev \
-gawk bison dpkg-dev python3 file"
+gawk bison dpkg-dev python3 file bc"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: not a Debian-like system; needs: $PKGS" >&2
