@@ -110,16 +110,53 @@ static int parse_reg(const char **pp, enum mw_reg *reg, int *bytes, int *high8,
 	return -1;
 }
 
-/* An integer (decimal, 0x hex, optional sign) at *pp. */
-static int parse_int(const char **pp, int64_t *v)
+int mw_sdt_parse_int(const char **pp, int base, int64_t *v)
 {
 	char *end;
 
 	errno = 0;
-	*v = strtoll(*pp, &end, 0);
+	*v = strtoll(*pp, &end, base);
 	if (end == *pp || errno)
 		return -1;
 	*pp = end;
+	return 0;
+}
+
+/* An integer (decimal, 0x hex, optional sign) at *pp. */
+static int parse_int(const char **pp, int64_t *v)
+{
+	return mw_sdt_parse_int(pp, 0, v);
+}
+
+int mw_sdt_size_prefix(const char *spec, struct mw_sdt_arg *a, const char **op,
+		       char *err, size_t errlen)
+{
+	const char *p = spec;
+	int64_t sz;
+
+	memset(a, 0, sizeof(*a));
+	a->reg = a->base = a->index = MW_REG_NONE;
+	a->scale = 1;
+	a->size = 8;
+	if (!strchr(spec, '@')) {	/* no size: 8 bytes, unsigned */
+		*op = spec;
+	} else {
+		if (parse_int(&p, &sz) < 0 || *p != '@') {
+			snprintf(err, errlen, "bad size before '@'");
+			return -1;
+		}
+		a->is_signed = sz < 0;
+		a->size = (int)(sz < 0 ? -sz : sz);
+		if (a->size != 1 && a->size != 2 && a->size != 4 && a->size != 8) {
+			snprintf(err, errlen, "size %lld is not 1, 2, 4 or 8", (long long)sz);
+			return -1;
+		}
+		*op = p + 1;
+	}
+	if (!**op) {
+		snprintf(err, errlen, "empty operand");
+		return -1;
+	}
 	return 0;
 }
 
@@ -240,30 +277,10 @@ int mw_sdt_arg_parse(const char *spec, struct mw_sdt_arg *a, char *err, size_t e
 
 static int parse_x86(const char *spec, struct mw_sdt_arg *a, char *err, size_t errlen)
 {
-	const char *p = spec, *at = strchr(spec, '@');
+	const char *p;
 
-	memset(a, 0, sizeof(*a));
-	a->reg = a->base = a->index = MW_REG_NONE;
-	a->size = 8;
-	if (at) {
-		int64_t sz;
-
-		if (parse_int(&p, &sz) < 0 || p != at) {
-			snprintf(err, errlen, "bad size before '@'");
-			return -1;
-		}
-		a->is_signed = sz < 0;
-		a->size = (int)(sz < 0 ? -sz : sz);
-		if (a->size != 1 && a->size != 2 && a->size != 4 && a->size != 8) {
-			snprintf(err, errlen, "size %lld is not 1, 2, 4 or 8", (long long)sz);
-			return -1;
-		}
-		p = at + 1;
-	}
-	if (!*p) {
-		snprintf(err, errlen, "empty operand");
+	if (mw_sdt_size_prefix(spec, a, &p, err, errlen) < 0)
 		return -1;
-	}
 	if (*p == '$') {
 		p++;
 		a->kind = MW_ARG_CONST;

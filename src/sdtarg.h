@@ -72,6 +72,14 @@ int mw_sdt_arg_parse(const char *spec, struct mw_sdt_arg *out,
 int mw_sdt_arg_parse_arch(enum mw_arch arch, const char *spec, struct mw_sdt_arg *out,
 			  char *err, size_t errlen);
 
+/* Shared by the per-arch parsers (sdtarg_arch.c): an integer at *pp in
+ * base (0: 0x prefix allowed), advancing *pp; and the "[-]SIZE@" prefix,
+ * which clears *a, sets size and sign and points *op at the operand.
+ * Both return 0, or -1 (the prefix with a reason in err). */
+int mw_sdt_parse_int(const char **pp, int base, int64_t *v);
+int mw_sdt_size_prefix(const char *spec, struct mw_sdt_arg *a, const char **op,
+		       char *err, size_t errlen);
+
 /* The arch of an ELF e_machine (EM_X86_64, EM_386, EM_AARCH64, EM_PPC64,
  * EM_S390), else MW_ARCH_UNKNOWN; and its name ("x86_64", ...). */
 enum mw_arch mw_arch_of_machine(int e_machine);

@@ -45,42 +45,7 @@ const char *mw_arch_name(enum mw_arch arch)
 
 static int integer(const char **pp, int64_t *v)
 {
-	char *end;
-
-	errno = 0;
-	*v = strtoll(*pp, &end, 10);
-	if (end == *pp || errno)
-		return -1;
-	*pp = end;
-	return 0;
-}
-
-/* "N@" prefix: size and sign; the operand in *op. */
-static int size_prefix(const char *spec, struct mw_sdt_arg *a, const char **op,
-		       char *err, size_t errlen)
-{
-	const char *p = spec;
-	int64_t sz;
-
-	memset(a, 0, sizeof(*a));
-	a->reg = a->base = a->index = MW_REG_NONE;
-	a->scale = 1;
-	if (integer(&p, &sz) < 0 || *p != '@') {
-		snprintf(err, errlen, "bad size before '@'");
-		return -1;
-	}
-	a->is_signed = sz < 0;
-	a->size = (int)(sz < 0 ? -sz : sz);
-	if (a->size != 1 && a->size != 2 && a->size != 4 && a->size != 8) {
-		snprintf(err, errlen, "size %lld is not 1, 2, 4 or 8", (long long)sz);
-		return -1;
-	}
-	*op = p + 1;
-	if (!**op) {
-		snprintf(err, errlen, "empty operand");
-		return -1;
-	}
-	return 0;
+	return mw_sdt_parse_int(pp, 10, v);
 }
 
 static int trailing(const char *p, char *err, size_t errlen)
@@ -124,7 +89,7 @@ static int parse_aarch64(const char *spec, struct mw_sdt_arg *a, char *err, size
 {
 	const char *p;
 
-	if (size_prefix(spec, a, &p, err, errlen) < 0)
+	if (mw_sdt_size_prefix(spec, a, &p, err, errlen) < 0)
 		return -1;
 	if (*p == '[') {
 		int bytes;
@@ -218,7 +183,7 @@ static int parse_ppc64(const char *spec, struct mw_sdt_arg *a, char *err, size_t
 {
 	const char *p;
 
-	if (size_prefix(spec, a, &p, err, errlen) < 0)
+	if (mw_sdt_size_prefix(spec, a, &p, err, errlen) < 0)
 		return -1;
 	if (*p == 'i') {
 		p++;
@@ -242,7 +207,7 @@ static int parse_s390x(const char *spec, struct mw_sdt_arg *a, char *err, size_t
 {
 	const char *p;
 
-	if (size_prefix(spec, a, &p, err, errlen) < 0)
+	if (mw_sdt_size_prefix(spec, a, &p, err, errlen) < 0)
 		return -1;
 	if (*p == '%') {
 		a->kind = MW_ARG_REG;

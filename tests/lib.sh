@@ -16,3 +16,19 @@ need_libc() {
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ
 expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
+# stap_p3 SCRIPT: translate SCRIPT for the kernel runtime (stap -p3) with a
+# kernel-config stub as the build tree (this kernel has no headers for
+# pass 4); fails the test on an error.  Skips when stap or
+# /proc/config.gz is missing.
+stap_p3() {
+	command -v stap >/dev/null || skip "stap not installed"
+	K=$OUT/kbuild
+	if [ ! -f "$K/include/config/kernel.release" ]; then
+		mkdir -p "$K/include/config"
+		zcat /proc/config.gz >"$K/.config" 2>/dev/null || skip "no /proc/config.gz"
+		: >"$K/Module.symvers"
+		uname -r >"$K/include/config/kernel.release"
+	fi
+	(cd "$(dirname "$1")" && stap -w -r "$K" -p3 "$(basename "$1")" >"$1.c" 2>"$1.err") ||
+		{ cat "$1.err"; fail "stap -p3 failed on $1"; }
+}

@@ -27,12 +27,5 @@ expect_same "$OUT/expected.txt" "$OUT/actual.txt"
 grep -q '"lost": 0,' "$OUT/report.json" || fail "events lost"
 grep -q 'not in mallocwatch.s probe table' "$OUT/summary.txt" || fail "unknown probes not marked"
 
-command -v stap >/dev/null || skip "stap not installed (bpf part passed)"
-K=$OUT/kbuild
-mkdir -p "$K/include/config"
-zcat /proc/config.gz >"$K/.config" 2>/dev/null || skip "no /proc/config.gz"
-: >"$K/Module.symvers"
-uname -r >"$K/include/config/kernel.release"
 ok "$MW" script --runtime=kernel --libc $FIX/libfix.so >"$OUT/kernel.stp"
-(cd "$OUT" && stap -w -r "$K" -p3 kernel.stp >kernel.c 2>kernel.err) ||
-	{ cat "$OUT/kernel.err"; fail "stap -p3 failed on the fixture's kernel-runtime script"; }
+stap_p3 "$OUT/kernel.stp"

@@ -33,13 +33,6 @@ grep -q '^  slowatan2: 1 hits' "$OUT/summary.txt" || fail "no slow-math section"
 need_libc
 "$MW" -q --json "$OUT/real.json" -o "$OUT/real.txt" -c true || fail "mallocwatch exited $?"
 grep -q "libm.so.6' has no slow-path probes" "$OUT/real.txt" || fail "2.36 libm not reported as without probes"
-command -v stap >/dev/null || skip "no stap for the -p3 part"
-K=$OUT/kbuild
-mkdir -p "$K/include/config"
-zcat /proc/config.gz >"$K/.config" 2>/dev/null || skip "no /proc/config.gz"
-: >"$K/Module.symvers"
-uname -r >"$K/include/config/kernel.release"
 ok "$MW" script --runtime=kernel --libm $FIX/libmfix.so >"$OUT/kernel.stp"
 grep -q 'mark("slowatan2")' "$OUT/kernel.stp" || fail "script has no slow-math probes"
-(cd "$OUT" && stap -w -r "$K" -p3 kernel.stp >kernel.c 2>kernel.err) ||
-	{ cat "$OUT/kernel.err"; fail "stap -p3 failed"; }
+stap_p3 "$OUT/kernel.stp"

@@ -5,20 +5,13 @@
 # script must compile (-p4).
 . tests/lib.sh
 need_libc
-command -v stap >/dev/null || skip "stap not installed"
 LIBC=$GLIBC_PREFIX/lib/libc.so.6
-K=$OUT/kbuild
-mkdir -p "$K/include/config"
-zcat /proc/config.gz >"$K/.config" 2>/dev/null || skip "no /proc/config.gz for a kernel-config stub"
-: >"$K/Module.symvers"
-uname -r >"$K/include/config/kernel.release"
 ok "$MW" script --runtime=kernel --libc "$LIBC" >"$OUT/kernel.stp"
 grep -q '\$arg1' "$OUT/kernel.stp" || fail "kernel script does not use \$argN"
-(cd "$OUT" && stap -w -r "$K" -p3 kernel.stp >kernel.c 2>kernel.err) ||
-	{ cat "$OUT/kernel.err"; fail "stap -p3 failed on the kernel-runtime script"; }
-grep -c 'memory_' "$OUT/kernel.c" >/dev/null || fail "translated C mentions no probes"
+stap_p3 "$OUT/kernel.stp"
+grep -q 'memory_' "$OUT/kernel.stp.c" || fail "translated C mentions no probes"
 ok "$MW" script --runtime=bpf --libc "$LIBC" >"$OUT/bpf.stp"
 (cd "$OUT" && stap --runtime=bpf -g -w -r "$K" -p4 -m mwtest bpf.stp >/dev/null 2>bpf.err) ||
 	{ cat "$OUT/bpf.err"; fail "stap -p4 failed on the bpf-runtime script"; }
 [ -s "$OUT/mwtest.bo" ] || fail "no bpf object"
-echo "kernel -p3: $(wc -l <"$OUT/kernel.c") lines of C; bpf object $(wc -c <"$OUT/mwtest.bo") bytes"
+echo "kernel -p3: $(wc -l <"$OUT/kernel.stp.c") lines of C; bpf object $(wc -c <"$OUT/mwtest.bo") bytes"
