@@ -32,12 +32,13 @@ static const char usage[] =
 "Usage: mallocwatch [OPTIONS] -c CMD [ARGS...]\n"
 "       mallocwatch [OPTIONS] -- CMD [ARGS...]\n"
 "       mallocwatch [OPTIONS] -p PID\n"
-"       mallocwatch probes [--libc PATH | -p PID] [--json]\n"
-"       mallocwatch script [--runtime=kernel|bpf] [--libc PATH]\n"
+"       mallocwatch probes [--libc PATH | -p PID] [--libm PATH] [--json | --table]\n"
+"       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] STREAM\n"
 "\n"
-"Trace glibc malloc's SDT probes (arenas, heaps, sbrk, thresholds, lock\n"
-"waits, retries, mallopt) in a program with SystemTap and print a summary.\n"
+"Trace glibc's SDT probes in a program with SystemTap and print a summary:\n"
+"arenas, heaps, sbrk, thresholds, lock waits, retries, mallopt and tunables,\n"
+"tcache double frees, setjmp/longjmp, and libm's slow math paths.\n"
 "\n"
 "Target:\n"
 "  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
@@ -85,6 +86,7 @@ static const char usage[] =
 "  sudo mallocwatch -c ./app --threads 8\n"
 "  sudo mallocwatch --json report.json -c xz -T2 -k big.tar\n"
 "  sudo mallocwatch -p 4242 -o incident.txt\n"
+"  sudo mallocwatch -e '!setjmp' -c ./interpreter script.py\n"
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6\n";
 
 struct trace_opts {
