@@ -310,6 +310,9 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	if (lost)
 		mw_warn("%" PRIu64 " events lost (see the summary)", lost);
+	if (mw_state_full_tables(st)[0])
+		mw_warn("the script's tables were full, later entries dropped: %s",
+			mw_state_full_tables(st));
 	if (r->have_status) {
 		ri->have_status = 1;
 		if (WIFSIGNALED(r->status)) {

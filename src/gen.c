@@ -439,17 +439,19 @@ static void globals_and_begin(struct gen *g)
 {
 	FILE *f = g->out;
 
-	fprintf(f, "\nglobal mw_n[65536], mw_bias\n");
+	fprintf(f, "\nglobal mw_n[%d], mw_bias\n", MW_MAP_HITS);
 	if (g->modes & (1u << MW_MODE_HEAP))
-		fprintf(f, "global mw_hsize[16384], mw_hpeak[16384], mw_hmore[16384]\n"
-			"global mw_hless[16384], mw_harena[16384]\n");
+		fprintf(f, "global mw_hsize[%d], mw_hpeak[%d], mw_hmore[%d]\n"
+			"global mw_hless[%d], mw_harena[%d]\n", MW_MAP_HEAPS, MW_MAP_HEAPS,
+			MW_MAP_HEAPS, MW_MAP_HEAPS, MW_MAP_HEAPS);
 	if (g->modes & (1u << MW_MODE_WAIT))
-		fprintf(f, "global mw_wait[65536]\n");
+		fprintf(f, "global mw_wait[%d]\n", MW_MAP_WAITS);
 	if (g->modes & (1u << MW_MODE_SBRK))
 		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless, mw_snet\n"
 			"global mw_speak, mw_sfirst, mw_slast, mw_sfail\n");
 	if (g->modes & (1u << MW_MODE_SETJMP))
-		fprintf(f, "global mw_jbuf[16384], mw_jret[16384], mw_jval[16384]\n");
+		fprintf(f, "global mw_jbuf[%d], mw_jret[%d], mw_jval[%d]\n", MW_MAP_JUMPS,
+			MW_MAP_JUMPS, MW_MAP_JUMPS);
 	if (g->modes & (1u << MW_MODE_MATH))
 		fprintf(f, "global mw_msamp[256]\n");
 	fprintf(f, "\nprobe begin {\n");

@@ -22,6 +22,14 @@
 
 enum mw_runtime { MW_RT_AUTO, MW_RT_KERNEL, MW_RT_BPF };
 
+/* Sizes of the script's global arrays (BPF maps under stapbpf).  An
+ * update past a full map fails silently in the script, so the stream
+ * parser (state.c) reports a table that came back this full. */
+#define MW_MAP_HITS 65536	/* mw_n[probe, tid] */
+#define MW_MAP_HEAPS 16384	/* mw_hsize[heap] and friends */
+#define MW_MAP_WAITS 65536	/* mw_wait[tid, arena] */
+#define MW_MAP_JUMPS 16384	/* mw_jbuf, mw_jret, mw_jval */
+
 struct mw_gen_opts {
 	enum mw_runtime runtime;	/* MW_RT_KERNEL or MW_RT_BPF */
 	const char *libc_path;		/* path put into process("...") */

@@ -66,6 +66,9 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
+	if (mw_state_full_tables(st)[0])
+		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
+			mw_state_full_tables(st));
 }
 
 static void arenas_text(FILE *f, const struct mw_state *st)
@@ -708,13 +711,16 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_target(f, st, ri);
 	fprintf(f, ",\n  \"events\": {\"total\": %" PRIu64 ", \"lost\": %" PRIu64
 		", \"garbled\": %" PRIu64 ", \"complete\": %s, \"by_probe\": {", total, lost,
-		garbled, ended && !ri->tracer_died ? "true" : "false");
+		garbled, ended && !ri->tracer_died && !mw_state_full_tables(st)[0] ? "true" :
+		"false");
 	for (size_t i = 0; i < np; i++) {
 		fprintf(f, "%s", i ? ", " : "");
 		json_str(f, p[i].name);
 		fprintf(f, ": %" PRIu64, p[i].hits);
 	}
-	fprintf(f, "}}");
+	fprintf(f, "}, \"full_tables\": ");
+	json_str(f, mw_state_full_tables(st));
+	fprintf(f, "}");
 	json_arenas(f, st);
 	json_heaps(f, st);
 	json_sbrk_thresholds(f, st);

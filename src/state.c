@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen.h"
 #include "probetab.h"
 #include "state.h"
 
@@ -55,6 +56,8 @@ struct mw_state {
 	size_t nretries, cretries;
 	char *libm;
 	int libm_sites;
+	size_t n_hits, n_heaps_end, n_waits, n_jumps[4];	/* end-record counts */
+	char full[160];
 };
 
 static int grow_array(void **arr, size_t *cap, size_t elem)
@@ -424,6 +427,7 @@ void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 		p->hits += count;
 	if (t)
 		t->hits += count;
+	st->n_hits++;
 	if (p && GROW(st->hits, st->nhits, st->chits) == 0)
 		st->hits[st->nhits++] = (struct mw_hit){ .name = p->name, .tid = tid,
 							 .count = count };
@@ -435,6 +439,7 @@ int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t c
 
 	if (!p || kind < MW_JUMP_BUF || kind > MW_JUMP_VALUE)
 		return -1;
+	st->n_jumps[kind]++;
 	if (GROW(st->jumps, st->njumps, st->cjumps) < 0)
 		return 0;
 	st->jumps[st->njumps++] = (struct mw_jump){ .id = id, .name = p->name,
@@ -471,6 +476,7 @@ void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t siz
 {
 	struct mw_heap *h = live_heap(st, addr);
 
+	st->n_heaps_end += st->n_hits > 0;	/* the end probe prints N before H */
 	if (!h) {	/* made before tracing started (-p) */
 		heap_new(st, 0, addr, size);
 		h = live_heap(st, addr);
@@ -495,6 +501,7 @@ void mw_state_wait(struct mw_state *st, int tid, uint64_t addr, uint64_t count)
 	struct mw_thread *t = thread(st, tid);
 	struct mw_arena *a = arena(st, addr, 1);
 
+	st->n_waits++;
 	if (t)
 		t->waits += count;
 	if (a)
@@ -547,10 +554,33 @@ void mw_state_tracer_lost(struct mw_state *st, uint64_t n)
 	st->tracer_lost += n;
 }
 
+/* Note table name when count reached its size. */
+static void full_table(struct mw_state *st, size_t count, size_t size, const char *name)
+{
+	size_t n = strlen(st->full);
+
+	if (count >= size)
+		snprintf(st->full + n, sizeof(st->full) - n, "%s%s (%zu)", n ? ", " : "", name,
+			 size);
+}
+
+const char *mw_state_full_tables(const struct mw_state *st)
+{
+	return st->full;
+}
+
 void mw_state_finish(struct mw_state *st)
 {
 	size_t k = 0;
 	struct mw_thread *main_t;
+
+	st->full[0] = '\0';
+	full_table(st, st->n_hits, MW_MAP_HITS, "hits per probe and thread");
+	full_table(st, st->n_heaps_end, MW_MAP_HEAPS, "heaps");
+	full_table(st, st->n_waits, MW_MAP_WAITS, "waits per thread and arena");
+	full_table(st, st->n_jumps[1], MW_MAP_JUMPS, "jmp_bufs");
+	full_table(st, st->n_jumps[2], MW_MAP_JUMPS, "setjmp/longjmp addresses");
+	full_table(st, st->n_jumps[3], MW_MAP_JUMPS, "longjmp values");
 
 	for (size_t i = 0; i < st->narenas; i++)	/* drop merged duplicates */
 		if (st->arenas[i].addr != UINT64_MAX)

@@ -175,6 +175,11 @@ void mw_state_ready(struct mw_state *st);
 void mw_state_end(struct mw_state *st);
 void mw_state_garbled(struct mw_state *st);
 
+/* Tables of the script that came back full (their later entries were
+ * dropped by the script): a ", "-separated list, "" when none.  Valid
+ * after mw_state_finish(). */
+const char *mw_state_full_tables(const struct mw_state *st);
+
 /* Add events the tracer itself reported lost. */
 void mw_state_tracer_lost(struct mw_state *st, uint64_t n);
 

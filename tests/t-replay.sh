@@ -20,3 +20,19 @@ for mw in tests/streams/*.mw; do
 done
 [ $n -ge 7 ] || exit 99
 echo "$n streams replayed exactly"
+
+# A table the script filled up (BPF maps have fixed sizes; updates past
+# that fail silently in the script): the summary, the JSON and a warning
+# must say so, and the run is not "complete".
+awk 'BEGIN {
+	print "P 7 memory_heap_more 2"; print "MW 1 ready"
+	for (i = 0; i < 16384; i++) printf "N 7 %d 1\n", 1000 + i
+	for (i = 0; i < 16384; i++) printf "H %d 0 4096 4096 1 0\n", 4096 * (i + 1)
+	print "MW 1 end"
+}' >"$OUT/full.mw"
+"$MW" replay -o "$OUT/full.txt" --json "$OUT/full.json" "$OUT/full.mw" 2>"$OUT/full.err" ||
+	fail "replay of a full-table stream exited $?"
+grep -q "tables were full, later entries dropped: heaps (16384)" "$OUT/full.err" || fail "no warning"
+grep -q "tables were FULL" "$OUT/full.txt" || fail "summary does not say the table was full"
+grep -q '"complete": false' "$OUT/full.json" || fail "a full table still counts as complete"
+grep -q '"full_tables": "heaps (16384)"' "$OUT/full.json" || fail "full_tables"
