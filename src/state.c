@@ -159,7 +159,8 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
 	p->name = strdup(name);
 	p->nargs = nargs;
 	p->unavail = unavail;
-	info = mw_probe_info(mw_probe_lookup(name));
+	p->known = mw_probe_lookup(name);
+	info = mw_probe_info(p->known);
 	p->streamed = !info || info->mode == MW_MODE_STREAM;	/* MATH: samples only */
 }
 
@@ -282,7 +283,7 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 static unsigned p_unavail(struct mw_state *st, int known_id)
 {
 	for (size_t i = 0; i < st->nprobes; i++)
-		if (mw_probe_lookup(st->probes[i].name) == known_id)
+		if (st->probes[i].known == known_id)
 			return st->probes[i].unavail;
 	return 0;
 }
@@ -399,7 +400,7 @@ int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, in
 
 	if (!p || nargs != p->nargs)	/* undeclared, or cut short */
 		return -1;
-	known = mw_probe_lookup(p->name);
+	known = p->known;
 	st->seq++;
 	p->received++;
 	for (int i = 0; i < nargs && i < 12; i++)

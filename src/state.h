@@ -87,7 +87,8 @@ struct mw_sbrk {
 
 struct mw_probe_count {
 	const char *name;
-	int id;
+	int id;			/* in the stream */
+	int known;		/* in probes.def (MW_P_*), or MW_P_UNKNOWN */
 	int nargs;
 	uint64_t hits;		/* what the script counted */
 	uint64_t received;	/* streamed lines received (stream mode) */
