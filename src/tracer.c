@@ -264,7 +264,8 @@ static void program_exited(struct run *rn)
 	}
 	close(rn->pidfd);
 	rn->pidfd = -1;
-	kill(rn->tracer, SIGINT);
+	if (rn->tracer > 0)	/* 0 once reaped: the pid may be another's now */
+		kill(rn->tracer, SIGINT);
 }
 
 /* The poll loop: until the tracer's stdout and stderr are both at EOF. */
@@ -471,6 +472,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		if (n)
 			mw_note("removed %d uprobe definitions the dead tracer left", n);
 	}
+	rn.tracer = 0;	/* reaped */
 	if (!r->ready) {
 		snprintf(err, errlen, "%s failed before tracing started: %s", argv[0],
 			 r->tracer_msg[0] ? r->tracer_msg : "no message");
