@@ -455,7 +455,7 @@ static const char replay_usage[] =
 
 /* One "# KEY VALUE" metadata line of a saved stream. */
 static void replay_meta(const char *line, struct mw_state *st, struct mw_trace_result *r,
-			struct mw_run_info *ri, char **argv, int *argc, char *libc, char *rt)
+			char **argv, int *argc, char *libc, char *rt)
 {
 	char key[32];
 	int used = 0;
@@ -489,7 +489,6 @@ static void replay_meta(const char *line, struct mw_state *st, struct mw_trace_r
 		r->lost = strtoull(val, NULL, 10);
 	else if (strcmp(key, "tracer_msg") == 0)
 		snprintf(r->tracer_msg, sizeof(r->tracer_msg), "%s", val);
-	(void)ri;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -522,7 +521,7 @@ int cmd_replay(int argc, char **argv)
 	while ((n = getline(&line, &cap, f)) > 0) {
 		line[strcspn(line, "\n")] = '\0';
 		if (line[0] == '#')
-			replay_meta(line, st, &r, &ri, args, &nargs, libc, rt);
+			replay_meta(line, st, &r, args, &nargs, libc, rt);
 		else
 			on_line(&(struct sink){ .st = st }, line);
 	}

@@ -369,36 +369,6 @@ int mw_elf_has_symtab(const struct mw_elf *e)
 	return 0;
 }
 
-int mw_elf_build_id(const struct mw_elf *e, char *buf, size_t len)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, next, no, doff;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		if (!(d = elf_getdata(scn, NULL)))
-			continue;
-		while ((next = gelf_getnote(d, off, &nh, &no, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)d->d_buf + no, "GNU", 4) == 0 &&
-			    len > nh.n_descsz * 2) {
-				const unsigned char *p = (unsigned char *)d->d_buf + doff;
-
-				for (size_t i = 0; i < nh.n_descsz; i++)
-					sprintf(buf + 2 * i, "%02x", p[i]);
-				return 0;
-			}
-			off = next;
-		}
-	}
-	return -1;
-}
-
 void mw_elf_close(struct mw_elf *e)
 {
 	if (!e)

@@ -69,9 +69,6 @@ int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value);
  * NULL otherwise.  Owned by e. */
 const char *mw_elf_debugfile(const struct mw_elf *e);
 
-/* The ELF build-id as lowercase hex into buf; 0 on success, -1 if none. */
-int mw_elf_build_id(const struct mw_elf *e, char *buf, size_t len);
-
 /* Close and free everything, sites included.  NULL is allowed. */
 void mw_elf_close(struct mw_elf *e);
 
