@@ -237,7 +237,7 @@ static void math_text(FILE *f, const struct mw_state *st)
 	}
 	fprintf(f, "\nSlow math paths (%s, %d probe sites):\n", libm, sites);
 	for (size_t i = 0; i < np; i++) {
-		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(p[i].name));
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
 
 		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
 			continue;
@@ -258,7 +258,7 @@ static void math_text(FILE *f, const struct mw_state *st)
 /* Is event e shown in a section of its own? */
 static int modelled(const struct mw_event *e)
 {
-	const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(e->name));
+	const struct mw_probe_info *info = mw_probe_info(e->known);
 
 	if (!info)
 		return 0;
@@ -278,7 +278,7 @@ static void events_text(FILE *f, const struct mw_state *st)
 	const struct mw_event *e = mw_state_events(st, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		if (mw_probe_lookup(e[i].name) == MW_P_memory_tcache_double_free)
+		if (e[i].known == MW_P_memory_tcache_double_free)
 			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
 				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
 				(uint64_t)e[i].arg[0], e[i].arg[1]);
@@ -288,7 +288,7 @@ static void events_text(FILE *f, const struct mw_state *st)
 		return;
 	fprintf(f, "\nOther events: %zu\n", other);
 	for (size_t i = 0; i < n; i++) {
-		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(e[i].name));
+		const struct mw_probe_info *info = mw_probe_info(e[i].known);
 
 		if (modelled(&e[i]))
 			continue;
@@ -316,9 +316,8 @@ static int has_setjmp(const struct mw_state *st)
 	const struct mw_probe_count *p = mw_state_probes(st, &n);
 
 	for (size_t i = 0; i < n; i++)
-		if (mw_probe_lookup(p[i].name) == MW_P_setjmp ||
-		    mw_probe_lookup(p[i].name) == MW_P_longjmp ||
-		    mw_probe_lookup(p[i].name) == MW_P_longjmp_target)
+		if (p[i].known == MW_P_setjmp || p[i].known == MW_P_longjmp ||
+		    p[i].known == MW_P_longjmp_target)
 			return 1;
 	return 0;
 }
@@ -623,7 +622,7 @@ static void json_settings_retries(FILE *f, const struct mw_state *st)
 	fprintf(f, "%s],\n  \"tcache_double_free\": [", n ? "\n  " : "");
 	e = mw_state_events(st, &n);
 	for (size_t i = 0, k = 0; i < n; i++)
-		if (mw_probe_lookup(e[i].name) == MW_P_memory_tcache_double_free)
+		if (e[i].known == MW_P_memory_tcache_double_free)
 			fprintf(f, "%s{\"tid\": %d, \"entry\": \"0x%" PRIx64 "\", \"tc_idx\": %"
 				PRId64 "}", k++ ? ", " : "", e[i].tid, (uint64_t)e[i].arg[0],
 				e[i].arg[1]);
@@ -645,7 +644,7 @@ static void json_math(FILE *f, const struct mw_state *st)
 	json_str(f, libm);
 	fprintf(f, ", \"sites\": %d, \"functions\": [", sites);
 	for (size_t i = 0; i < np; i++) {
-		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(p[i].name));
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
 		int fs = 1;
 
 		if (!info || info->family != MW_FAM_MATH || !p[i].hits)

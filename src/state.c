@@ -273,6 +273,7 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	e->seq = st->seq;
 	e->id = id;
 	e->name = p ? p->name : "?";
+	e->known = p ? p->known : MW_P_UNKNOWN;
 	e->tid = tid;
 	e->nargs = n > 12 ? 12 : n;
 	e->unavail = p ? p->unavail : 0;

@@ -70,7 +70,8 @@ struct mw_thread {
 /* A streamed event kept as is, for mallopt/tunable/retry/tcache/unknown. */
 struct mw_event {
 	uint64_t seq;
-	int id;			/* probe id (probetab.h, or a dynamic one) */
+	int id;			/* probe id in the stream */
+	int known;		/* in probes.def (MW_P_*), or MW_P_UNKNOWN */
 	const char *name;	/* the probe name (owned by the state) */
 	int tid;
 	int nargs;
