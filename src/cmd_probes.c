@@ -16,6 +16,7 @@
 #include "gen.h"
 #include "msg.h"
 #include "probetab.h"
+#include "report.h"
 #include "runtime.h"
 #include "sdtarg.h"
 #include "sdtnote.h"
@@ -113,14 +114,19 @@ static void list(const struct mw_elf *e, int json, int *first)
 		char why[256];
 		int ok = site_readable(e, s, why, sizeof(why));
 
-		if (json)
-			printf("%s\n  {\"file\": \"%s\", \"provider\": \"%s\", \"name\": \"%s\","
-			       " \"family\": \"%s\", \"traced\": %s, \"pc\": \"0x%" PRIx64 "\","
-			       " \"args\": \"%s\", \"readable\": %s}", *first ? "" : ",",
-			       mw_elf_path(e), s->provider, s->name, fam,
-			       is_covered(s) ? "true" : "false", s->pc, s->args,
-			       ok ? "true" : "false");
-		else
+		if (json) {
+			/* everything from the file is escaped: notes are input */
+			printf("%s\n  {\"file\": ", *first ? "" : ",");
+			mw_json_str(stdout, mw_elf_path(e));
+			printf(", \"provider\": ");
+			mw_json_str(stdout, s->provider);
+			printf(", \"name\": ");
+			mw_json_str(stdout, s->name);
+			printf(", \"family\": \"%s\", \"traced\": %s, \"pc\": \"0x%" PRIx64
+			       "\", \"args\": ", fam, is_covered(s) ? "true" : "false", s->pc);
+			mw_json_str(stdout, s->args);
+			printf(", \"readable\": %s}", ok ? "true" : "false");
+		} else
 			printf("%-8s %-38s %-10s %-7s 0x%-10" PRIx64 " %s (%s)\n", s->provider,
 			       s->name, fam, is_covered(s) ? "yes" : "no", s->pc, s->args, why);
 		*first = 0;
@@ -253,7 +259,13 @@ int cmd_probes(int argc, char **argv)
 		return MW_EXIT_OK;
 	}
 	if (json)
-		printf("{\"libc\": \"%s\", \"libm\": \"%s\", \"sites\": [", libc, libm);
+	{
+		printf("{\"libc\": ");
+		mw_json_str(stdout, libc);
+		printf(", \"libm\": ");
+		mw_json_str(stdout, libm);
+		printf(", \"sites\": [");
+	}
 	else
 		printf("%-8s %-38s %-10s %-7s %-12s %s\n", "PROVIDER", "NAME", "FAMILY",
 		       "TRACED", "ADDRESS", "ARGUMENTS (readable)");

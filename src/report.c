@@ -6,6 +6,7 @@
 
 #include "probetab.h"
 #include "report.h"
+#include "xalloc.h"
 
 const char *mw_human_bytes(uint64_t b, char *buf, size_t len)
 {
@@ -34,6 +35,42 @@ static const char *attach_name(enum mw_attach how)
 	case MW_ATTACH_IMPLICIT: return "initial";
 	}
 	return "?";
+}
+
+/* The text summary prints at most this many rows per table and threads
+ * per arena; the JSON report has every one. */
+#define TOP_ROWS 32
+#define TOP_ATTACH 8
+
+/* "  ... and K more WHAT (all in --json)" when a list was cut. */
+static void more_line(FILE *f, size_t shown, size_t total, const char *what)
+{
+	if (total > shown)
+		fprintf(f, "  ... and %zu more %s (all of them in the JSON report)\n",
+			total - shown, what);
+}
+
+static int u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The TOP_ROWS-th largest of v[0..n-1] (0 when n <= TOP_ROWS): rows at
+ * or above it are shown. */
+static uint64_t top_cutoff(const uint64_t *v, size_t n)
+{
+	uint64_t *c, cut;
+
+	if (n <= TOP_ROWS)
+		return 0;
+	c = xmalloc(n * sizeof(*c));
+	memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), u64_desc);
+	cut = c[TOP_ROWS - 1];
+	free(c);
+	return cut;
 }
 
 static void addr_str(uint64_t a, char *buf, size_t len)
@@ -89,8 +126,10 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 		fprintf(f, "  %-16s %-5s %-8s %5zu %-10s %7" PRIu64 " ", ad,
 			a[i].is_main ? "main" : "arena", creator, a[i].nheaps,
 			hb, a[i].waits);
-		for (size_t j = 0; j < a[i].natt; j++)
+		for (size_t j = 0; j < a[i].natt && j < TOP_ATTACH; j++)
 			fprintf(f, " %d(%s)", a[i].att[j].tid, attach_name(a[i].att[j].how));
+		if (a[i].natt > TOP_ATTACH)
+			fprintf(f, " and %zu more", a[i].natt - TOP_ATTACH);
 		fprintf(f, "%s\n", a[i].natt ? "" : " -");
 	}
 }
@@ -106,7 +145,7 @@ static void heaps_text(FILE *f, const struct mw_state *st)
 		return;
 	fprintf(f, "  %-16s %-16s %-12s %-12s %6s %6s  %s\n", "ADDRESS", "ARENA", "SIZE",
 		"PEAK", "GREW", "SHRANK", "STATE");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
 		addr_str(h[i].addr, ad, sizeof(ad));
 		addr_str(h[i].arena, ar, sizeof(ar));
 		fprintf(f, "  %-16s %-16s %-12s %-12s %6" PRIu64 " %6" PRIu64 "  %s\n", ad, ar,
@@ -114,6 +153,7 @@ static void heaps_text(FILE *f, const struct mw_state *st)
 			mw_human_bytes(h[i].peak, pk, sizeof(pk)), h[i].grew, h[i].shrank,
 			h[i].freed ? "freed" : "live");
 	}
+	more_line(f, TOP_ROWS, n, "heaps");
 }
 
 static void sbrk_text(FILE *f, const struct mw_state *st)
@@ -153,15 +193,26 @@ static void threads_text(FILE *f, const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_thread *t = mw_state_threads(st, &n);
+	uint64_t *hits = xmalloc((n + 1) * sizeof(*hits)), cut;
+	size_t shown = 0;
 	char ad[32];
 
-	fprintf(f, "\nThreads: %zu\n  %-8s %-16s %8s %8s %10s\n", n, "TID", "ARENA", "WAITS",
-		"RETRIES", "PROBE HITS");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
+		hits[i] = t[i].hits;
+	cut = top_cutoff(hits, n);
+	free(hits);
+	fprintf(f, "\nThreads: %zu%s\n  %-8s %-16s %8s %8s %10s\n", n,
+		n > TOP_ROWS ? " (the busiest shown)" : "", "TID", "ARENA", "WAITS", "RETRIES",
+		"PROBE HITS");
+	for (size_t i = 0; i < n && shown < TOP_ROWS; i++) {
+		if (t[i].hits < cut)
+			continue;
+		shown++;
 		addr_str(t[i].arena, ad, sizeof(ad));
 		fprintf(f, "  %-8d %-16s %8" PRIu64 " %8" PRIu64 " %10" PRIu64 "\n", t[i].tid, ad,
 			t[i].waits, t[i].retries, t[i].hits);
 	}
+	more_line(f, shown, n, "threads");
 }
 
 static void settings_text(FILE *f, const struct mw_state *st)
@@ -172,7 +223,7 @@ static void settings_text(FILE *f, const struct mw_state *st)
 	if (!n)
 		return;
 	fprintf(f, "\nmallopt and tunables: %zu\n", n);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
 		if (s[i].from_mallopt)
 			fprintf(f, "  thread %d mallopt(%s (%d), %" PRId64 ")", s[i].tid,
 				s[i].name, s[i].param, s[i].value);
@@ -186,6 +237,7 @@ static void settings_text(FILE *f, const struct mw_state *st)
 		else
 			fprintf(f, ", no do_set probe (ignored or not traced)\n");
 	}
+	more_line(f, TOP_ROWS, n, "settings");
 }
 
 static void retries_text(FILE *f, const struct mw_state *st)
@@ -197,13 +249,14 @@ static void retries_text(FILE *f, const struct mw_state *st)
 	if (!n)
 		return;
 	fprintf(f, "\nRetried allocations: %zu\n", n);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
 		fprintf(f, "  thread %d %s: %s (%" PRIu64 " bytes)", r[i].tid, r[i].probe,
 			mw_human_bytes(r[i].bytes, b, sizeof(b)), r[i].bytes);
 		if (r[i].arena)
 			fprintf(f, " failed in arena 0x%" PRIx64, r[i].arena);
 		fprintf(f, "\n");
 	}
+	more_line(f, TOP_ROWS, n, "retries");
 }
 
 /* A slow-math argument as text: doubles from their bits, ints as is. */
@@ -274,7 +327,7 @@ static int modelled(const struct mw_event *e)
 /* tcache double frees, prominently; then probes without a section. */
 static void events_text(FILE *f, const struct mw_state *st)
 {
-	size_t n, other = 0;
+	size_t n, other = 0, shown = 0;
 	const struct mw_event *e = mw_state_events(st, &n);
 
 	for (size_t i = 0; i < n; i++) {
@@ -290,8 +343,9 @@ static void events_text(FILE *f, const struct mw_state *st)
 	for (size_t i = 0; i < n; i++) {
 		const struct mw_probe_info *info = mw_probe_info(e[i].known);
 
-		if (modelled(&e[i]))
+		if (modelled(&e[i]) || shown == TOP_ROWS)
 			continue;
+		shown++;
 		fprintf(f, "  thread %d %s", e[i].tid, e[i].name);
 		for (int j = 0; j < e[i].nargs; j++) {
 			if (e[i].unavail & (1u << j))
@@ -305,6 +359,7 @@ static void events_text(FILE *f, const struct mw_state *st)
 		}
 		fprintf(f, "%s\n", info ? "" : " (not in mallocwatch's probe table)");
 	}
+	more_line(f, shown, other, "events");
 }
 
 #define TOP_JUMPS 8
@@ -338,28 +393,15 @@ static struct mw_jump *jumps_of(const struct mw_state *st, enum mw_jump_kind kin
 {
 	size_t all, k = 0;
 	const struct mw_jump *j = mw_state_jumps(st, &all);
-	struct mw_jump *out = calloc(all + 1, sizeof(*out));
+	struct mw_jump *out = xcalloc(all + 1, sizeof(*out));
 
-	for (size_t i = 0; out && i < all; i++)
+	for (size_t i = 0; i < all; i++)
 		if (j[i].kind == kind && (!probe || strcmp(j[i].name, probe) == 0))
 			out[k++] = j[i];
 	if (out)
 		qsort(out, k, sizeof(*out), by_count_desc);
 	*n = k;
 	return out;
-}
-
-/* Hits of probe name by tid. */
-static uint64_t hits_of(const struct mw_state *st, const char *name, int tid)
-{
-	size_t n;
-	const struct mw_hit *h = mw_state_hit_list(st, &n);
-	uint64_t c = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (h[i].tid == tid && strcmp(h[i].name, name) == 0)
-			c += h[i].count;
-	return c;
 }
 
 /* "  WHAT (PROBE): key (count), ..." for the busiest TOP_JUMPS, if any. */
@@ -397,10 +439,8 @@ static void setjmp_text(FILE *f, const struct mw_state *st)
 	fprintf(f, "\nsetjmp/longjmp:\n  %-8s %12s %12s %15s\n", "TID", "SETJMP", "LONGJMP",
 		"LONGJMP_TARGET");
 	for (size_t i = 0; i < nt; i++) {
-		uint64_t c[3];
+		const uint64_t *c = t[i].jumps;
 
-		for (int k = 0; k < 3; k++)
-			c[k] = hits_of(st, names[k], t[i].tid);
 		if (c[0] || c[1] || c[2])
 			fprintf(f, "  %-8d %12" PRIu64 " %12" PRIu64 " %15" PRIu64 "\n",
 				t[i].tid, c[0], c[1], c[2]);
@@ -433,7 +473,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 
 /* ---- JSON ---- */
 
-static void json_str(FILE *f, const char *s)
+void mw_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -463,7 +503,7 @@ static void json_target(FILE *f, const struct mw_state *st, const struct mw_run_
 	for (const char *const *a = ri->argv; a && *a; a++) {
 		if (a != ri->argv)
 			fprintf(f, ", ");
-		json_str(f, *a);
+		mw_json_str(f, *a);
 	}
 	fprintf(f, "], \"pid\": %d, \"exit_status\": ", mw_state_pid(st));
 	if (ri->have_status && !ri->term_signal)
@@ -476,9 +516,9 @@ static void json_target(FILE *f, const struct mw_state *st, const struct mw_run_
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"libc\": ");
-	json_str(f, ri->libc);
+	mw_json_str(f, ri->libc);
 	fprintf(f, "},\n  \"runtime\": ");
-	json_str(f, ri->runtime);
+	mw_json_str(f, ri->runtime);
 }
 
 static void json_arenas(FILE *f, const struct mw_state *st)
@@ -538,9 +578,11 @@ static void json_sbrk_thresholds(FILE *f, const struct mw_state *st)
 	fprintf(f, ",\n  \"thresholds\": {\"mmap\": %" PRIu64 ", \"trim\": %" PRIu64
 		", \"changes\": [", mm, tr);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s\n    {\"tid\": %d, \"source\": \"%s\", \"mmap\": %" PRIu64
-			", \"trim\": %" PRIu64 "}", i ? "," : "", c[i].tid, c[i].source,
-			c[i].mmap, c[i].trim);
+	{
+		fprintf(f, "%s\n    {\"tid\": %d, \"source\": ", i ? "," : "", c[i].tid);
+		mw_json_str(f, c[i].source);
+		fprintf(f, ", \"mmap\": %" PRIu64 ", \"trim\": %" PRIu64 "}", c[i].mmap, c[i].trim);
+	}
 	fprintf(f, "%s]}", n ? "\n  " : "");
 }
 
@@ -561,7 +603,7 @@ static void json_threads_events(FILE *f, const struct mw_state *st)
 	e = mw_state_events(st, &n);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "%s\n    {\"probe\": ", i ? "," : "");
-		json_str(f, e[i].name);
+		mw_json_str(f, e[i].name);
 		fprintf(f, ", \"tid\": %d, \"args\": [", e[i].tid);
 		for (int j = 0; j < e[i].nargs; j++)
 			if (e[i].unavail & (1u << j))
@@ -581,7 +623,9 @@ static void json_jumps(FILE *f, const struct mw_state *st, enum mw_jump_kind kin
 
 	fprintf(f, "\"%s\": [", key);
 	for (size_t i = 0; j && i < n; i++) {
-		fprintf(f, "%s\n      {\"probe\": \"%s\", ", i ? "," : "", j[i].name);
+		fprintf(f, "%s\n      {\"probe\": ", i ? "," : "");
+		mw_json_str(f, j[i].name);
+		fprintf(f, ", ");
 		if (kind == MW_JUMP_VALUE)
 			fprintf(f, "\"value\": %" PRId64, j[i].key);
 		else
@@ -601,8 +645,10 @@ static void json_settings_retries(FILE *f, const struct mw_state *st)
 
 	fprintf(f, ",\n  \"settings\": [");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"tid\": %d, \"source\": \"%s\", \"name\": \"%s\", ",
-			i ? "," : "", s[i].tid, s[i].from_mallopt ? "mallopt" : "tunable", s[i].name);
+		fprintf(f, "%s\n    {\"tid\": %d, \"source\": \"%s\", \"name\": ",
+			i ? "," : "", s[i].tid, s[i].from_mallopt ? "mallopt" : "tunable");
+		mw_json_str(f, s[i].name);
+		fprintf(f, ", ");
 		if (s[i].from_mallopt)
 			fprintf(f, "\"param\": %d, ", s[i].param);
 		fprintf(f, "\"value\": %" PRId64 ", \"previous\": ", s[i].value);
@@ -614,8 +660,9 @@ static void json_settings_retries(FILE *f, const struct mw_state *st)
 	fprintf(f, "%s],\n  \"retries\": [", n ? "\n  " : "");
 	r = mw_state_retries(st, &n);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"tid\": %d, \"probe\": \"%s\", \"bytes\": %" PRIu64
-			", \"arena\": ", i ? "," : "", r[i].tid, r[i].probe, r[i].bytes);
+		fprintf(f, "%s\n    {\"tid\": %d, \"probe\": ", i ? "," : "", r[i].tid);
+		mw_json_str(f, r[i].probe);
+		fprintf(f, ", \"bytes\": %" PRIu64 ", \"arena\": ", r[i].bytes);
 		json_addr(f, r[i].arena);
 		fprintf(f, "}");
 	}
@@ -641,7 +688,7 @@ static void json_math(FILE *f, const struct mw_state *st)
 	if (!libm)
 		return;
 	fprintf(f, ",\n  \"math\": {\"libm\": ");
-	json_str(f, libm);
+	mw_json_str(f, libm);
 	fprintf(f, ", \"sites\": %d, \"functions\": [", sites);
 	for (size_t i = 0; i < np; i++) {
 		const struct mw_probe_info *info = mw_probe_info(p[i].known);
@@ -649,8 +696,9 @@ static void json_math(FILE *f, const struct mw_state *st)
 
 		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
 			continue;
-		fprintf(f, "%s\n    {\"probe\": \"%s\", \"hits\": %" PRIu64 ", \"samples\": [",
-			first ? "" : ",", p[i].name, p[i].hits);
+		fprintf(f, "%s\n    {\"probe\": ", first ? "" : ",");
+		mw_json_str(f, p[i].name);
+		fprintf(f, ", \"hits\": %" PRIu64 ", \"samples\": [", p[i].hits);
 		first = 0;
 		for (size_t k = 0; k < ne; k++) {
 			if (strcmp(e[k].name, p[i].name) != 0)
@@ -680,8 +728,7 @@ static void json_setjmp(FILE *f, const struct mw_state *st)
 		return;
 	fprintf(f, ",\n  \"setjmp\": {\n    \"threads\": [");
 	for (size_t i = 0; i < nt; i++) {
-		uint64_t s = hits_of(st, "setjmp", t[i].tid), l = hits_of(st, "longjmp", t[i].tid);
-		uint64_t lt = hits_of(st, "longjmp_target", t[i].tid);
+		uint64_t s = t[i].jumps[0], l = t[i].jumps[1], lt = t[i].jumps[2];
 
 		if (!s && !l && !lt)
 			continue;
@@ -714,11 +761,11 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		"false");
 	for (size_t i = 0; i < np; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		json_str(f, p[i].name);
+		mw_json_str(f, p[i].name);
 		fprintf(f, ": %" PRIu64, p[i].hits);
 	}
 	fprintf(f, "}, \"full_tables\": ");
-	json_str(f, mw_state_full_tables(st));
+	mw_json_str(f, mw_state_full_tables(st));
 	fprintf(f, "}");
 	json_arenas(f, st);
 	json_heaps(f, st);

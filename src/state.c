@@ -14,11 +14,10 @@
 #include <string.h>
 
 #include "gen.h"
+#include "idmap.h"
 #include "probetab.h"
 #include "state.h"
-
-#define GROW(arr, n, cap)						\
-	((n) < (cap) ? 0 : grow_array((void **)&(arr), &(cap), sizeof(*(arr))))
+#include "xalloc.h"
 
 struct mw_state {
 	int pid;
@@ -56,37 +55,22 @@ struct mw_state {
 	size_t nretries, cretries;
 	char *libm;
 	int libm_sites;
+	/* key -> array index: threads by tid, arenas by address (not 0),
+	 * the newest heap by address, probes by stream id */
+	struct mw_idmap thread_ix, arena_ix, heap_ix, probe_ix;
 	size_t n_hits, n_heaps_end, n_waits, n_jumps[4];	/* end-record counts */
 	char full[160];
 };
 
-static int grow_array(void **arr, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *p = realloc(*arr, ncap * elem);
-
-	if (!p)
-		return -1;
-	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 struct mw_state *mw_state_new(int pid)
 {
-	struct mw_state *st = calloc(1, sizeof(*st));
+	struct mw_state *st = xcalloc(1, sizeof(*st));
 
-	if (!st)
-		return NULL;
 	st->pid = pid;
 	st->mmap_threshold = MW_DEFAULT_MMAP_THRESHOLD;
 	st->trim_threshold = MW_DEFAULT_TRIM_THRESHOLD;
 	/* main_arena always exists; its address comes with the bias */
-	if (GROW(st->arenas, st->narenas, st->carenas) < 0) {
-		free(st);
-		return NULL;
-	}
+	XGROW(st->arenas, st->narenas, st->carenas);
 	st->arenas[st->narenas++] = (struct mw_arena){ .is_main = 1 };
 	return st;
 }
@@ -112,13 +96,17 @@ void mw_state_free(struct mw_state *st)
 	free(st->settings);
 	free(st->retries);
 	free(st->libm);
+	mw_idmap_free(&st->thread_ix);
+	mw_idmap_free(&st->arena_ix);
+	mw_idmap_free(&st->heap_ix);
+	mw_idmap_free(&st->probe_ix);
 	free(st);
 }
 
 void mw_state_set_libm(struct mw_state *st, const char *path, int sites)
 {
 	free(st->libm);
-	st->libm = strdup(path);
+	st->libm = xstrdup(path);
 	st->libm_sites = sites;
 }
 
@@ -140,10 +128,9 @@ void mw_state_set_main_arena_sym(struct mw_state *st, uint64_t sym)
 
 static struct mw_probe_count *probe(struct mw_state *st, int id)
 {
-	for (size_t i = 0; i < st->nprobes; i++)
-		if (st->probes[i].id == id)
-			return &st->probes[i];
-	return NULL;
+	size_t i = mw_idmap_get(&st->probe_ix, (uint64_t)id);
+
+	return i == MW_IDMAP_NONE ? NULL : &st->probes[i];
 }
 
 void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
@@ -152,11 +139,13 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
 	struct mw_probe_count *p = probe(st, id);
 	const struct mw_probe_info *info;
 
-	if (p || GROW(st->probes, st->nprobes, st->cprobes) < 0)
+	if (p)
 		return;
+	XGROW(st->probes, st->nprobes, st->cprobes);
+	mw_idmap_put(&st->probe_ix, (uint64_t)id, st->nprobes);
 	p = &st->probes[st->nprobes++];
 	p->id = id;
-	p->name = strdup(name);
+	p->name = xstrdup(name);
 	p->nargs = nargs;
 	p->unavail = unavail;
 	p->known = mw_probe_lookup(name);
@@ -166,22 +155,31 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
 
 static struct mw_thread *thread(struct mw_state *st, int tid)
 {
-	for (size_t i = 0; i < st->nthreads; i++)
-		if (st->threads[i].tid == tid)
-			return &st->threads[i];
-	if (GROW(st->threads, st->nthreads, st->cthreads) < 0)
-		return NULL;
+	size_t i = mw_idmap_get(&st->thread_ix, (uint64_t)(uint32_t)tid);
+
+	if (i != MW_IDMAP_NONE)
+		return &st->threads[i];
+	XGROW(st->threads, st->nthreads, st->cthreads);
+	mw_idmap_put(&st->thread_ix, (uint64_t)(uint32_t)tid, st->nthreads);
 	st->threads[st->nthreads] = (struct mw_thread){ .tid = tid };
 	return &st->threads[st->nthreads++];
 }
 
+/* The arena at addr; address 0 is main_arena while its address is
+ * unknown.  With create, a new arena when there is none. */
 static struct mw_arena *arena(struct mw_state *st, uint64_t addr, int create)
 {
-	for (size_t i = 0; i < st->narenas; i++)
-		if (st->arenas[i].addr == addr && (addr || st->arenas[i].is_main))
-			return &st->arenas[i];
-	if (!create || GROW(st->arenas, st->narenas, st->carenas) < 0)
+	size_t i = addr ? mw_idmap_get(&st->arena_ix, addr) : MW_IDMAP_NONE;
+
+	if (!addr && !st->arenas[0].addr)
+		return &st->arenas[0];
+	if (i != MW_IDMAP_NONE)
+		return &st->arenas[i];
+	if (!create)
 		return NULL;
+	XGROW(st->arenas, st->narenas, st->carenas);
+	if (addr)
+		mw_idmap_put(&st->arena_ix, addr, st->narenas);
 	st->arenas[st->narenas] = (struct mw_arena){ .addr = addr };
 	return &st->arenas[st->narenas++];
 }
@@ -190,24 +188,19 @@ static void attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach h
 {
 	struct mw_arena *a = arena(st, addr, 1);
 	struct mw_thread *t = thread(st, tid);
-	struct mw_attachment *n;
 
-	if (!a || !t)
-		return;
 	t->arena = addr;
-	n = realloc(a->att, (a->natt + 1) * sizeof(*n));
-	if (!n)
-		return;
-	a->att = n;
+	XGROW(a->att, a->natt, a->catt);
 	a->att[a->natt++] = (struct mw_attachment){ .tid = tid, .how = how, .seq = st->seq };
 }
 
+/* The live heap at addr: only the newest heap at an address can be
+ * live, and heap_ix points at the newest. */
 static struct mw_heap *live_heap(struct mw_state *st, uint64_t addr)
 {
-	for (size_t i = st->nheaps; i-- > 0;)
-		if (st->heaps[i].addr == addr && !st->heaps[i].freed)
-			return &st->heaps[i];
-	return NULL;
+	size_t i = mw_idmap_get(&st->heap_ix, addr);
+
+	return i != MW_IDMAP_NONE && !st->heaps[i].freed ? &st->heaps[i] : NULL;
 }
 
 static void heap_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
@@ -215,15 +208,13 @@ static void heap_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
 	struct mw_thread *t = thread(st, tid);
 	size_t cg = st->cheaps;
 
-	if (GROW(st->heaps, st->nheaps, st->cheaps) < 0)
-		return;
+	XGROW(st->heaps, st->nheaps, st->cheaps);
 	if (cg != st->cheaps) {	/* keep the side arrays as long */
-		st->heap_guess = realloc(st->heap_guess, st->cheaps * sizeof(uint64_t));
-		st->heap_rule = realloc(st->heap_rule, st->cheaps * sizeof(int));
-		if (!st->heap_guess || !st->heap_rule)
-			return;
+		st->heap_guess = xrealloc(st->heap_guess, st->cheaps * sizeof(uint64_t));
+		st->heap_rule = xrealloc(st->heap_rule, st->cheaps * sizeof(int));
 	}
-	st->heap_guess[st->nheaps] = t ? t->arena : 0;
+	mw_idmap_put(&st->heap_ix, addr, st->nheaps);
+	st->heap_guess[st->nheaps] = t->arena;
 	st->heap_rule[st->nheaps] = 0;
 	st->heaps[st->nheaps++] = (struct mw_heap){ .addr = addr, .size = size,
 		.peak = size, .created_by_tid = tid };
@@ -233,8 +224,6 @@ static void arena_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size
 {
 	struct mw_arena *a = arena(st, addr, 1);
 
-	if (!a)
-		return;
 	a->created_by_tid = tid;
 	a->create_size = size;
 	attach(st, tid, addr, MW_ATTACH_NEW);
@@ -255,8 +244,7 @@ static void threshold(struct mw_state *st, int tid, const char *src,
 {
 	st->mmap_threshold = mmap;
 	st->trim_threshold = trim;
-	if (GROW(st->thr, st->nthr, st->cthr) < 0)
-		return;
+	XGROW(st->thr, st->nthr, st->cthr);
 	st->thr[st->nthr++] = (struct mw_threshold_change){ .seq = st->seq, .tid = tid,
 		.source = src, .mmap = mmap, .trim = trim };
 }
@@ -266,8 +254,7 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	struct mw_probe_count *p = probe(st, id);
 	struct mw_event *e;
 
-	if (GROW(st->events, st->nevents, st->cevents) < 0)
-		return;
+	XGROW(st->events, st->nevents, st->cevents);
 	e = &st->events[st->nevents++];
 	memset(e, 0, sizeof(*e));
 	e->seq = st->seq;
@@ -277,7 +264,8 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	e->tid = tid;
 	e->nargs = n > 12 ? 12 : n;
 	e->unavail = p ? p->unavail : 0;
-	memcpy(e->arg, args, (size_t)e->nargs * sizeof(int64_t));
+	if (e->nargs)
+		memcpy(e->arg, args, (size_t)e->nargs * sizeof(int64_t));
 }
 
 /* The unreadable-argument mask of probe id. */
@@ -314,8 +302,7 @@ static void setting(struct mw_state *st, int id, int tid, const int64_t *a, int 
 	const char *pname;
 
 	if (id == MW_P_memory_mallopt) {
-		if (GROW(st->settings, st->nsettings, st->csettings) < 0)
-			return;
+		XGROW(st->settings, st->nsettings, st->csettings);
 		pname = mw_mallopt_param_name((int)a[0]);
 		st->settings[st->nsettings++] = (struct mw_setting){ .seq = st->seq,
 			.tid = tid, .from_mallopt = 1, .param = (int)a[0],
@@ -326,8 +313,7 @@ static void setting(struct mw_state *st, int id, int tid, const int64_t *a, int 
 		return;
 	s = pending_mallopt(st, tid);
 	if (!s || s->param != si->param || !si->param_name) {
-		if (GROW(st->settings, st->nsettings, st->csettings) < 0)
-			return;
+		XGROW(st->settings, st->nsettings, st->csettings);
 		s = &st->settings[st->nsettings++];
 		*s = (struct mw_setting){ .seq = st->seq, .tid = tid, .name = si->tunable,
 					  .value = a[0] };
@@ -342,10 +328,10 @@ static void retry(struct mw_state *st, int id, int tid, const uint64_t *a, int n
 	struct mw_thread *t = thread(st, tid);
 	const struct mw_probe_info *info = mw_probe_info(id);
 
-	if (t)
-		t->retries += id != MW_P_memory_arena_retry;
-	if (!info || GROW(st->retries, st->nretries, st->cretries) < 0)
+	t->retries += id != MW_P_memory_arena_retry;
+	if (!info)
 		return;
+	XGROW(st->retries, st->nretries, st->cretries);
 	st->retries[st->nretries++] = (struct mw_retry){ .tid = tid, .probe = info->name,
 		.bytes = a[0], .arena = id == MW_P_memory_arena_retry && n > 1 ? a[1] : 0 };
 }
@@ -396,19 +382,24 @@ static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, i
 int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs)
 {
 	struct mw_probe_count *p = probe(st, id);
-	uint64_t a[12] = { 0 };
+	uint64_t a[MW_MAX_ARGS] = { 0 };
+	int64_t sa[MW_MAX_ARGS] = { 0 };
 	int known;
 
-	if (!p || nargs != p->nargs)	/* undeclared, or cut short */
+	if (!p || nargs != p->nargs || nargs > MW_MAX_ARGS)	/* undeclared, or cut short */
 		return -1;
 	known = p->known;
+	/* a known probe must come with the arguments the table gives it:
+	 * the models below read them */
+	if (known != MW_P_UNKNOWN && nargs < mw_probe_info(known)->nargs)
+		return -1;
 	st->seq++;
 	p->received++;
-	for (int i = 0; i < nargs && i < 12; i++)
-		a[i] = (uint64_t)args[i];
+	for (int i = 0; i < nargs; i++)
+		sa[i] = args[i], a[i] = (uint64_t)args[i];
 	thread(st, tid);
 	apply(st, known, tid, a, nargs);
-	setting(st, known, tid, args, nargs);
+	setting(st, known, tid, sa, nargs);
 	switch (known) {
 	case MW_P_memory_arena_new: case MW_P_memory_arena_reuse:
 	case MW_P_memory_arena_reuse_free_list: case MW_P_memory_heap_new:
@@ -420,6 +411,17 @@ int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, in
 	return 0;
 }
 
+/* The index of a setjmp-family probe in mw_thread.jumps, or -1. */
+static int jump_slot(int known)
+{
+	switch (known) {
+	case MW_P_setjmp: return 0;
+	case MW_P_longjmp: return 1;
+	case MW_P_longjmp_target: return 2;
+	default: return -1;
+	}
+}
+
 void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 {
 	struct mw_probe_count *p = probe(st, id);
@@ -427,11 +429,14 @@ void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 
 	if (p)
 		p->hits += count;
-	if (t)
-		t->hits += count;
+	t->hits += count;
 	st->n_hits++;
-	if (p && GROW(st->hits, st->nhits, st->chits) == 0)
-		st->hits[st->nhits++] = (struct mw_hit){ .name = p->name, .tid = tid,
+	if (p && jump_slot(p->known) >= 0)
+		t->jumps[jump_slot(p->known)] += count;
+	if (!p)
+		return;
+	XGROW(st->hits, st->nhits, st->chits);
+	st->hits[st->nhits++] = (struct mw_hit){ .name = p->name, .tid = tid,
 							 .count = count };
 }
 
@@ -442,8 +447,7 @@ int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t c
 	if (!p || kind < MW_JUMP_BUF || kind > MW_JUMP_VALUE)
 		return -1;
 	st->n_jumps[kind]++;
-	if (GROW(st->jumps, st->njumps, st->cjumps) < 0)
-		return 0;
+	XGROW(st->jumps, st->njumps, st->cjumps);
 	st->jumps[st->njumps++] = (struct mw_jump){ .id = id, .name = p->name,
 		.kind = (enum mw_jump_kind)kind, .key = key, .count = count };
 	return 0;
@@ -527,6 +531,7 @@ void mw_state_bias(struct mw_state *st, uint64_t bias)
 		struct mw_arena *dup = arena(st, bias + st->main_sym, 0);
 
 		m->addr = bias + st->main_sym;
+		mw_idmap_put(&st->arena_ix, m->addr, 0);
 		if (dup && dup != m) {	/* threads that reused main_arena */
 			for (size_t i = 0; i < dup->natt; i++)
 				attach(st, dup->att[i].tid, m->addr, dup->att[i].how);
@@ -590,6 +595,10 @@ void mw_state_finish(struct mw_state *st)
 		else
 			free(st->arenas[i].att);
 	st->narenas = k;
+	mw_idmap_clear(&st->arena_ix);
+	for (size_t i = 0; i < st->narenas; i++)
+		if (st->arenas[i].addr)
+			mw_idmap_put(&st->arena_ix, st->arenas[i].addr, i);
 	for (size_t i = 0; i < st->nheaps; i++)
 		if (!st->heap_rule[i] && st->heap_guess[i])
 			st->heaps[i].arena = st->heap_guess[i];

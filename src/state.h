@@ -35,7 +35,7 @@ struct mw_arena {
 	int created_by_tid;	/* 0 for main_arena */
 	uint64_t create_size;	/* memory_arena_new's size argument */
 	struct mw_attachment *att;	/* threads attached, in order */
-	size_t natt;
+	size_t natt, catt;		/* used and allocated entries of att */
 	uint64_t waits;		/* memory_arena_reuse_wait on this arena */
 	/* filled by mw_state_finish(): */
 	size_t nheaps;		/* live heaps */
@@ -65,6 +65,7 @@ struct mw_thread {
 	uint64_t waits;		/* lock waits */
 	uint64_t retries;
 	uint64_t hits;		/* probe hits, all probes */
+	uint64_t jumps[3];	/* hits of setjmp, longjmp, longjmp_target */
 };
 
 /* A streamed event kept as is, for mallopt/tunable/retry/tcache/unknown. */
