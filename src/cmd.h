@@ -18,8 +18,4 @@ int cmd_script(int argc, char **argv);
 /* mallocwatch replay [-o FILE] [--json FILE] STREAM: report a saved stream. */
 int cmd_replay(int argc, char **argv);
 
-/* Common to the commands: choose the libc for --libc/-p/default, without
- * a program.  0 or -1 after an error message. */
-int mw_cmd_pick_libc(const char *libc_opt, int pid, char *out, unsigned len);
-
 #endif /* MALLOCWATCH_CMD_H */

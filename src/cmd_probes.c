@@ -45,30 +45,6 @@ static const char script_usage[] =
 "EXAMPLES\n"
 "  mallocwatch script --runtime=kernel > mw.stp && stap -p3 mw.stp\n";
 
-int mw_cmd_pick_libc(const char *libc_opt, int pid, char *out, unsigned len)
-{
-	char err[512];
-	const char *prefix = getenv("MW_GLIBC_PREFIX");
-
-	if (libc_opt) {	/* stap's process("...") wants an absolute path */
-		char abs[PATH_MAX];
-
-		snprintf(out, len, "%s", realpath(libc_opt, abs) ? abs : libc_opt);
-		return 0;
-	}
-	if (pid) {
-		if (mw_target_libc_of_pid(pid, out, len, err, sizeof(err)) < 0) {
-			mw_error("%s", err);
-			return -1;
-		}
-		return 0;
-	}
-	if (mw_system_libc(out, len) == 0 && mw_libc_has_probes(out) == 1)
-		return 0;
-	snprintf(out, len, "%s/lib/libc.so.6", prefix && *prefix ? prefix : MW_GLIBC_PREFIX);
-	return 0;
-}
-
 /* Does every argument of site s parse and resolve?  Why not, into why. */
 static int site_readable(const struct mw_elf *e, const struct mw_sdt_site *s,
 			 char *why, size_t len)
@@ -90,17 +66,6 @@ static int site_readable(const struct mw_elf *e, const struct mw_sdt_site *s,
 	return 1;
 }
 
-/* Does mallocwatch trace site s?  libc's memory_* probes (known or not)
- * and every probe in its table under the table's provider. */
-static int is_covered(const struct mw_sdt_site *s)
-{
-	const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
-
-	if (info)
-		return strcmp(s->provider, info->provider) == 0;
-	return strcmp(s->provider, "libc") == 0 && strncmp(s->name, "memory_", 7) == 0;
-}
-
 /* One file's sites; *first tracks the JSON commas across files. */
 static void list(const struct mw_elf *e, int json, int *first)
 {
@@ -109,8 +74,8 @@ static void list(const struct mw_elf *e, int json, int *first)
 	for (size_t i = 0; i < n; i++) {
 		const struct mw_sdt_site *s = mw_elf_site(e, i);
 		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
-		const char *fam = info ? mw_family_name(info->family) :
-				  is_covered(s) ? "unknown" : "-";
+		int traced = mw_probe_traced(s->provider, s->name, 0);
+		const char *fam = info ? mw_family_name(info->family) : traced ? "unknown" : "-";
 		char why[256];
 		int ok = site_readable(e, s, why, sizeof(why));
 
@@ -123,25 +88,14 @@ static void list(const struct mw_elf *e, int json, int *first)
 			printf(", \"name\": ");
 			mw_json_str(stdout, s->name);
 			printf(", \"family\": \"%s\", \"traced\": %s, \"pc\": \"0x%" PRIx64
-			       "\", \"args\": ", fam, is_covered(s) ? "true" : "false", s->pc);
+			       "\", \"args\": ", fam, traced ? "true" : "false", s->pc);
 			mw_json_str(stdout, s->args);
 			printf(", \"readable\": %s}", ok ? "true" : "false");
 		} else
 			printf("%-8s %-38s %-10s %-7s 0x%-10" PRIx64 " %s (%s)\n", s->provider,
-			       s->name, fam, is_covered(s) ? "yes" : "no", s->pc, s->args, why);
+			       s->name, fam, traced ? "yes" : "no", s->pc, s->args, why);
 		*first = 0;
 	}
-}
-
-/* The libm for --libm, else the one beside libc; "" when none. */
-static void pick_libm(const char *opt, const char *libc, char *out, size_t len)
-{
-	char abs[PATH_MAX];
-
-	if (opt)
-		snprintf(out, len, "%s", realpath(opt, abs) ? abs : opt);
-	else if (mw_libm_beside(libc, out, len) < 0)
-		out[0] = '\0';
 }
 
 static int pick_args(int argc, char **argv, const char *usage, int *json,
@@ -157,7 +111,9 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *libc_opt = NULL, *libm_opt = NULL;
-	int c, pid = 0;
+	char err[PATH_MAX + 256];
+	pid_t pid = 0;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -165,7 +121,10 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 		case 'm': libm_opt = optarg; break;
 		case 'j': if (json) { *json = 1; break; } goto bad;
 		case 't': if (json) { *json = 2; break; } goto bad;
-		case 'p': pid = atoi(optarg); break;
+		case 'p':
+			if (mw_parse_pid(optarg, &pid) < 0)
+				mw_usage_error("-p needs a process id, not '%s'", optarg);
+			break;
 		case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 		case 'r':
 			if (rt && strcmp(optarg, "kernel") == 0)
@@ -182,9 +141,11 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
-	if (mw_cmd_pick_libc(libc_opt, pid, libc, len) < 0)
+	if (mw_choose_libc(libc_opt, pid, libc, len, err, sizeof(err)) < 0 ||
+	    mw_choose_libm(libm_opt, libc, libm, len, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
 		return -1;
-	pick_libm(libm_opt, libc, libm, len);
+	}
 	return 0;
 }
 

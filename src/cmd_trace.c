@@ -17,8 +17,10 @@
 
 #include "cmd.h"
 #include "gen.h"
+#include "leftovers.h"
 #include "msg.h"
 #include "probetab.h"
+#include "protocol.h"
 #include "report.h"
 #include "runtime.h"
 #include "state.h"
@@ -32,6 +34,7 @@ static const char usage[] =
 "Usage: mallocwatch [OPTIONS] -c CMD [ARGS...]\n"
 "       mallocwatch [OPTIONS] -- CMD [ARGS...]\n"
 "       mallocwatch [OPTIONS] -p PID\n"
+"       mallocwatch --cleanup\n"
 "       mallocwatch probes [--libc PATH | -p PID] [--libm PATH] [--json | --table]\n"
 "       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] STREAM\n"
@@ -44,7 +47,9 @@ static const char usage[] =
 "  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
 "                       first instruction; everything after CMD is its ARGS\n"
 "  -- CMD [ARGS...]     the same\n"
-"  -p PID               attach to a running process until it exits or ^C\n"
+"  -p PID               attach to a running process until it exits, or ^C\n"
+"                       (or SIGTERM) stops tracing and reports; the process\n"
+"                       is never stopped or signalled\n"
 "  --libc PATH          trace this libc.so.6 instead of the one chosen\n"
 "                       (system libc with probes, else the probe-enabled\n"
 "                       glibc under $MW_GLIBC_PREFIX or " MW_GLIBC_PREFIX ")\n"
@@ -76,11 +81,16 @@ static const char usage[] =
 "                       load and /lib/modules/$(uname -r)/build exists\n"
 "\n"
 "Other:\n"
+"  --cleanup            stop tracers, remove uprobe definitions and work\n"
+"                       directories that runs killed with SIGKILL left (every\n"
+"                       traced run does this first, too)\n"
 "  -h, --help           this help\n"
 "  -V, --version        the version\n"
 "\n"
 "Exit status: the program's own with -c (128+N if signal N killed it), 0 with\n"
-"-p; 1 on a runtime error (the tracer failed or died); 2 on a usage error.\n"
+"-p (also when ^C ended it); 1 on a runtime error (the tracer failed or died,\n"
+"an output could not be written); 2 on a usage error; 128+N when signal N\n"
+"came before tracing started.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch -c ./app --threads 8\n"
@@ -97,9 +107,18 @@ struct trace_opts {
 	enum mw_runtime runtime;
 	unsigned families;		/* -e; 0 = all */
 	int verbose;
+	int cleanup;			/* --cleanup */
 };
 
-enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM };
+/* The files a run writes, opened before anything is traced so that an
+ * unwritable path fails at once instead of after the run. */
+struct outputs {
+	FILE *summary;			/* -o, else stderr */
+	FILE *json;			/* --json; NULL when not asked */
+	FILE *stream;			/* --save-stream; NULL when not asked */
+};
+
+enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -108,6 +127,7 @@ static const struct option longopts[] = {
 	{ "libm", required_argument, NULL, OPT_LIBM },
 	{ "save-script", required_argument, NULL, OPT_SAVE },
 	{ "save-stream", required_argument, NULL, OPT_STREAM },
+	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -144,7 +164,6 @@ static int split_command(int argc, char **argv, struct trace_opts *o)
 static void parse_args(int argc, char **argv, struct trace_opts *o)
 {
 	int c;
-	char *end;
 
 	argc = split_command(argc, argv, o);
 	while ((c = getopt_long(argc, argv, "+e:o:p:qvhV", longopts, NULL)) != -1) {
@@ -165,11 +184,11 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_LIBC: o->libc = optarg; break;
 		case OPT_LIBM: o->libm = optarg; break;
 		case OPT_RUNTIME: o->runtime = parse_runtime(optarg); break;
+		case OPT_CLEANUP: o->cleanup = 1; break;
 		case 'q': mw_quiet(1); break;
 		case 'v': o->verbose = 1; break;
 		case 'p':
-			o->pid = (pid_t)strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0)
+			if (mw_parse_pid(optarg, &o->pid) < 0)
 				mw_usage_error("-p needs a process id, not '%s'", optarg);
 			break;
 		case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
@@ -179,16 +198,74 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
-	if (!o->cmd && !o->pid)
+	if (o->cleanup && (o->cmd || o->pid))
+		mw_usage_error("--cleanup takes no -c or -p");
+	if (!o->cmd && !o->pid && !o->cleanup)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && o->pid)
 		mw_usage_error("-c and -p cannot be used together");
+}
+
+/* Create path for writing (close-on-exec: the program must never get
+ * it); "-" is stdout when dash_ok.  NULL after an error message. */
+static FILE *create_output(const char *path, int dash_ok)
+{
+	FILE *f;
+
+	if (dash_ok && strcmp(path, "-") == 0)
+		return stdout;
+	if (!(f = fopen(path, "we")))
+		mw_error("cannot create '%s': %s", path, strerror(errno));
+	return f;
+}
+
+static int open_outputs(const struct trace_opts *o, struct outputs *out)
+{
+	*out = (struct outputs){ .summary = stderr };
+	if (o->out && !(out->summary = create_output(o->out, 0)))
+		return -1;
+	if (o->json && !(out->json = create_output(o->json, 1)))
+		return -1;
+	if (o->save_stream && !(out->stream = create_output(o->save_stream, 0)))
+		return -1;
+	return 0;
+}
+
+/* Close f (not stdout/stderr); -1 after a message naming path. */
+static int close_output(FILE *f, const char *path)
+{
+	int bad = ferror(f);
+
+	if (f == stdout || f == stderr)
+		bad |= fflush(f) != 0;
+	else
+		bad |= fclose(f) != 0;
+	if (bad) {
+		mw_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
+static int close_outputs(const struct trace_opts *o, struct outputs *out)
+{
+	int ret = 0;
+
+	if (out->summary && out->summary != stderr)
+		ret |= close_output(out->summary, o->out);
+	if (out->json)
+		ret |= close_output(out->json, o->json);
+	if (out->stream)
+		ret |= close_output(out->stream, o->save_stream);
+	*out = (struct outputs){ 0 };
+	return ret;
 }
 
 /* Where tracer lines go: the state, and the --save-stream file. */
 struct sink {
 	struct mw_state *st;
 	FILE *save;
+	pid_t attach_pid;	/* -p: say when tracing has started */
 };
 
 static void on_line(void *ctx, const char *line)
@@ -198,50 +275,28 @@ static void on_line(void *ctx, const char *line)
 
 	if (k->save)
 		fprintf(k->save, "%s\n", line);
-	if (mw_stream_line(k->st, line) < 0 && !warned++)
-		mw_warn("garbled tracer line ignored and counted: '%.80s'", line);
+	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0)
+		mw_note("tracing process %d; ^C or SIGTERM stops and reports", (int)k->attach_pid);
+	if (mw_stream_line(k->st, line) < 0 && !warned++) {
+		char q[200];
+
+		mw_warn("garbled tracer line ignored and counted: '%s'", mw_quote(line, q, sizeof(q)));
+	}
 }
 
-/* Metadata of a saved stream, "# KEY VALUE" lines (docs/protocol.md). */
-static void save_header(FILE *f, const struct trace_opts *o, const char *libc,
-			const char *runtime, uint64_t main_sym, const char *libm, int math_sites)
-{
-	fprintf(f, "# mallocwatch-stream 1\n# libc %s\n# runtime %s\n# main_arena %" PRIu64 "\n",
-		libc, runtime, main_sym);
-	if (libm)
-		fprintf(f, "# libm %d %s\n", math_sites, libm);
-	for (char **a = o->cmd; a && *a; a++)
-		fprintf(f, "# arg %s\n", *a);
-}
-
-static void save_footer(FILE *f, const struct mw_trace_result *r)
-{
-	fprintf(f, "# pid %d\n", (int)r->pid);
-	if (r->have_status)
-		fprintf(f, "# wait_status %d\n", r->status);
-	fprintf(f, "# tracer_died %d\n# tracer_lost %llu\n", r->tracer_died, r->lost);
-	if (r->tracer_msg[0])
-		fprintf(f, "# tracer_msg %s\n", r->tracer_msg);
-}
-
-/* Write the script into a fresh work directory; its path into script. */
+/* Write the script into the work directory (and --save-script). */
 static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
-			char *dir, char *script, size_t len, const char *save,
+			const char *dir, char *script, size_t len, const char *save,
 			struct mw_gen_stats *st)
 {
-	char err[512];
+	char err[PATH_MAX + 256];
 	FILE *f;
 
-	snprintf(dir, len, "%s/mallocwatch.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		mw_error("cannot create a work directory '%s': %s", dir, strerror(errno));
-		return -1;
-	}
 	snprintf(script, len, "%s/mallocwatch.stp", dir);
 	for (int pass = 0; pass < (save ? 2 : 1); pass++) {
 		const char *path = pass ? save : script;
 
-		if (!(f = fopen(path, "w"))) {
+		if (!(f = fopen(path, "we"))) {
 			mw_error("cannot create '%s': %s", path, strerror(errno));
 			return -1;
 		}
@@ -258,43 +313,18 @@ static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 	return 0;
 }
 
-static void remove_workdir(const char *dir)
+static int write_reports(const struct trace_opts *o, const struct outputs *out,
+			 const struct mw_state *st, const struct mw_run_info *ri)
 {
-	static const char *const files[] = { "mallocwatch.stp", "mallocwatch.bo" };
-	char p[4200];
-
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
-		unlink(p);
-	}
-	rmdir(dir);
-}
-
-static int write_reports(const struct trace_opts *o, const struct mw_state *st,
-			 const struct mw_run_info *ri)
-{
-	FILE *f = stderr;
 	int ret = 0;
 
-	if (o->out && !(f = fopen(o->out, "w"))) {
-		mw_error("cannot create '%s': %s", o->out, strerror(errno));
-		return -1;
-	}
-	if (mw_report_text(f, st, ri) < 0) {
-		mw_error("cannot write the summary");
+	if (mw_report_text(out->summary, st, ri) < 0) {
+		mw_error("cannot write the summary to '%s': %s", o->out ? o->out : "stderr",
+			 strerror(errno ? errno : EIO));
 		ret = -1;
 	}
-	if (f != stderr && fclose(f) != 0)
-		ret = -1;
-	if (!o->json)
-		return ret;
-	f = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "w");
-	if (!f) {
-		mw_error("cannot create '%s': %s", o->json, strerror(errno));
-		return -1;
-	}
-	if (mw_report_json(f, st, ri) < 0 || (f != stdout && fclose(f) != 0)) {
-		mw_error("cannot write '%s'", o->json);
+	if (out->json && mw_report_json(out->json, st, ri) < 0) {
+		mw_error("cannot write '%s': %s", o->json, strerror(errno ? errno : EIO));
 		ret = -1;
 	}
 	return ret;
@@ -327,29 +357,33 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 		}
 	}
 	if (r->tracer_died || !ended) {
+		char q[600];
+
 		mw_error("the tracer ended early%s%s; the report is incomplete",
-			 r->tracer_msg[0] ? ": " : "", r->tracer_msg);
+			 r->tracer_msg[0] ? ": " : "", mw_quote(r->tracer_msg, q, sizeof(q)));
 		status = MW_EXIT_RUNTIME;
 	}
 	return status;
 }
 
-/* The libm whose slow-math probes to trace: --libm, else the one beside
- * the libc; NULL when there is none or the math family is not selected. */
+/* The libm whose slow-math probes to trace (into path): --libm, else the
+ * one beside the libc; NULL when there is none or the math family is not
+ * selected.  *bad is set for an unusable --libm. */
 static struct mw_elf *open_libm(const struct trace_opts *o, const char *libc,
-				char *path, size_t len)
+				char *path, size_t len, int *bad)
 {
-	char err[512];
+	char err[PATH_MAX + 256];
 	struct mw_elf *e;
 
+	path[0] = '\0';
 	if (o->families && !(o->families & (1u << MW_FAM_MATH)))
 		return NULL;
-	if (o->libm) {	/* stap's process("...") wants an absolute path */
-		char abs[PATH_MAX];
-
-		snprintf(path, len, "%s", realpath(o->libm, abs) ? abs : o->libm);
+	if (mw_choose_libm(o->libm, libc, path, len, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		*bad = 1;
+		return NULL;
 	}
-	else if (mw_libm_beside(libc, path, len) < 0)
+	if (!path[0])
 		return NULL;
 	if (!(e = mw_elf_open(path, err, sizeof(err))))
 		mw_warn("%s; slow-math probes not traced", err);
@@ -358,8 +392,9 @@ static struct mw_elf *open_libm(const struct trace_opts *o, const char *libc,
 
 /* After the stream: finish the model, say how it ended, write reports.
  * Shared by a live run and a replay.  Returns the exit status. */
-static int conclude(const struct trace_opts *o, struct mw_state *st,
-		    const struct mw_trace_result *r, struct mw_run_info *ri)
+static int conclude(const struct trace_opts *o, const struct outputs *out,
+		    struct mw_state *st, const struct mw_trace_result *r,
+		    struct mw_run_info *ri)
 {
 	int status;
 
@@ -369,42 +404,53 @@ static int conclude(const struct trace_opts *o, struct mw_state *st,
 	ri->pid = r->pid;
 	ri->tracer_died = r->tracer_died;
 	status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
-	if (write_reports(o, st, ri) < 0)
+	if (write_reports(o, out, st, ri) < 0)
 		status = MW_EXIT_RUNTIME;
 	return status;
 }
 
-static int run(struct trace_opts *o, const struct mw_target *t, const char *libc_path)
+/* Record how the run ended at the end of a saved stream. */
+static void save_footer(FILE *f, const struct mw_trace_result *r)
 {
-	char err[1024], dir[4096], script[4200], libm_path[4096];
+	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,
+		.wait_status = r->status, .tracer_died = r->tracer_died,
+		.stopped = r->stopped, .tracer_lost = r->lost };
+
+	snprintf(m.tracer_msg, sizeof(m.tracer_msg), "%s", r->tracer_msg);
+	mw_stream_write_footer(f, &m);
+}
+
+/* Everything from the libc's probes to the reports, in the work
+ * directory dir.  Returns the exit status. */
+static int trace(const struct trace_opts *o, const struct outputs *out,
+		 const struct mw_target *t, const char *libc_path, const char *dir)
+{
+	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
 	struct mw_runtime_env env;
 	struct mw_elf *libc = NULL, *libm = NULL;
 	struct mw_gen_stats gst;
-	struct sink k = { 0 };
+	struct sink k = { .save = out->stream, .attach_pid = o->pid };
 	struct mw_trace_result r;
 	struct mw_run_info ri = { 0 };
 	uint64_t sym = 0;
-	int status = MW_EXIT_RUNTIME;
+	int status = MW_EXIT_RUNTIME, bad_libm = 0;
 
-	dir[0] = '\0';
 	if (!(libc = mw_elf_open(libc_path, err, sizeof(err)))) {
 		mw_error("%s", err);
 		goto cleanup;
 	}
-	if (mw_runtime_prepare(o->runtime, 1, &env, err, sizeof(err)) < 0) {
+	if (mw_runtime_prepare(o->runtime, 1, dir, &env, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		goto cleanup;
 	}
 	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
-	libm = open_libm(o, libc_path, libm_path, sizeof(libm_path));
-	if (write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt, .libc_path = libc_path,
-			 .families = o->families, .libm = libm, .libm_path = libm_path },
-			 dir, script, sizeof(dir), o->save_script, &gst) < 0)
+	libm = open_libm(o, libc_path, libm_path, sizeof(libm_path), &bad_libm);
+	if (bad_libm || write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt,
+			 .libc_path = libc_path, .families = o->families, .libm = libm,
+			 .libm_path = libm_path }, dir, script, sizeof(script), o->save_script,
+			 &gst) < 0)
 		goto cleanup;
-	if (!(k.st = mw_state_new(0))) {
-		mw_error("out of memory");
-		goto cleanup;
-	}
+	k.st = mw_state_new(0);
 	if (libm)
 		mw_state_set_libm(k.st, libm_path, gst.math_sites);
 	if (mw_elf_symbol(libc, "main_arena", &sym) == 0)
@@ -412,36 +458,74 @@ static int run(struct trace_opts *o, const struct mw_target *t, const char *libc
 	else
 		mw_warn("'main_arena' not found in '%s' (stripped?); main_arena's address "
 			"will be unknown", libc_path);
-	if (o->save_stream) {
-		if (!(k.save = fopen(o->save_stream, "w"))) {
-			mw_error("cannot create '%s': %s", o->save_stream, strerror(errno));
-			goto cleanup;
-		}
-		save_header(k.save, o, libc_path, mw_runtime_name(env.rt), sym,
-			    libm ? libm_path : NULL, gst.math_sites);
+	if (k.save) {
+		struct mw_stream_meta m = { .main_arena = sym, .libm_sites = gst.math_sites,
+					    .argv = o->cmd };
+
+		snprintf(m.libc, sizeof(m.libc), "%s", libc_path);
+		snprintf(m.runtime, sizeof(m.runtime), "%s", mw_runtime_name(env.rt));
+		snprintf(m.libm, sizeof(m.libm), "%s", libm ? libm_path : "");
+		mw_stream_write_header(k.save, &m);
 	}
-	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
-			 .workdir = dir, .target = t, .attach_pid = o->pid,
-			 .verbose = o->verbose }, on_line, &k, &r, err, sizeof(err)) < 0) {
-		mw_error("%s", err);
+	if (mw_signal_pending()) {
+		r = (struct mw_trace_result){ .interrupted = mw_signal_take() };
+		snprintf(err, sizeof(err), "interrupted by signal %d (%s) before tracing started",
+			 r.interrupted, strsignal(r.interrupted));
+	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
+				.workdir = dir, .target = t, .attach_pid = o->pid,
+				.verbose = o->verbose }, on_line, &k, &r, err, sizeof(err)) == 0) {
+		if (k.save)
+			save_footer(k.save, &r);
+		ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
+			.runtime = mw_runtime_name(env.rt) };
+		status = conclude(o, out, k.st, &r, &ri);
 		goto cleanup;
 	}
-	if (k.save)
-		save_footer(k.save, &r);
-	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
-		.runtime = mw_runtime_name(env.rt) };
-	status = conclude(o, k.st, &r, &ri);
+	mw_error("%s", err);
+	if (r.interrupted)
+		status = 128 + r.interrupted;
 cleanup:
-	if (k.save && fclose(k.save) != 0) {
-		mw_error("cannot write '%s'", o->save_stream);
-		status = MW_EXIT_RUNTIME;
-	}
-	if (dir[0])
-		remove_workdir(dir);
 	mw_state_free(k.st);
 	mw_elf_close(libm);
 	mw_elf_close(libc);
 	return status;
+}
+
+/* Work directory, sweep, trace, clean.  Returns the exit status. */
+static int run(const struct trace_opts *o, const struct mw_target *t, const char *libc_path)
+{
+	char dir[PATH_MAX], err[PATH_MAX + 256];
+	struct outputs out;
+	struct mw_sweep sw;
+	int status = MW_EXIT_RUNTIME;
+
+	if (open_outputs(o, &out) < 0) {
+		close_outputs(o, &out);
+		return MW_EXIT_RUNTIME;
+	}
+	mw_sweep(&sw);
+	if (sw.tracers || sw.uprobes || sw.dirs)
+		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
+			"%d uprobe definitions and %d work directories removed", sw.tracers,
+			sw.uprobes, sw.dirs);
+	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
+		mw_error("%s", err);
+	else
+		status = trace(o, &out, t, libc_path, dir);
+	mw_workdir_remove(dir);
+	if (close_outputs(o, &out) < 0 && status == MW_EXIT_OK)
+		status = MW_EXIT_RUNTIME;
+	return status;
+}
+
+static int cleanup_only(void)
+{
+	struct mw_sweep sw;
+
+	mw_sweep(&sw);
+	mw_note("%d orphaned tracers stopped, %d uprobe definitions and %d work directories "
+		"removed", sw.tracers, sw.uprobes, sw.dirs);
+	return MW_EXIT_OK;
 }
 
 static const char replay_usage[] =
@@ -453,53 +537,15 @@ static const char replay_usage[] =
 "EXAMPLES\n"
 "  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";
 
-/* One "# KEY VALUE" metadata line of a saved stream. */
-static void replay_meta(const char *line, struct mw_state *st, struct mw_trace_result *r,
-			char **argv, int *argc, char *libc, char *rt)
-{
-	char key[32];
-	int used = 0;
-	const char *val;
-
-	if (sscanf(line, "# %31s %n", key, &used) != 1 || !used)
-		return;
-	val = line + used;
-	if (strcmp(key, "libc") == 0)
-		snprintf(libc, 4096, "%s", val);
-	else if (strcmp(key, "runtime") == 0)
-		snprintf(rt, 16, "%s", val);
-	else if (strcmp(key, "main_arena") == 0)
-		mw_state_set_main_arena_sym(st, strtoull(val, NULL, 10));
-	else if (strcmp(key, "libm") == 0) {
-		char *path;
-		int sites = (int)strtol(val, &path, 10);
-
-		mw_state_set_libm(st, path + (*path == ' '), sites);
-	}
-	else if (strcmp(key, "arg") == 0 && *argc < 255)
-		argv[(*argc)++] = strdup(val);
-	else if (strcmp(key, "pid") == 0)
-		r->pid = atoi(val);
-	else if (strcmp(key, "wait_status") == 0) {
-		r->have_status = 1;
-		r->status = atoi(val);
-	} else if (strcmp(key, "tracer_died") == 0)
-		r->tracer_died = atoi(val);
-	else if (strcmp(key, "tracer_lost") == 0)
-		r->lost = strtoull(val, NULL, 10);
-	else if (strcmp(key, "tracer_msg") == 0)
-		snprintf(r->tracer_msg, sizeof(r->tracer_msg), "%s", val);
-}
-
 int cmd_replay(int argc, char **argv)
 {
 	struct trace_opts o = { 0 };
 	struct mw_trace_result r = { 0 };
 	struct mw_run_info ri = { 0 };
-	char *args[256] = { 0 }, libc[4096] = "?", rt[16] = "?", *line = NULL;
-	int nargs = 0, c, status;
-	size_t cap = 0;
-	ssize_t n;
+	struct mw_stream_meta m;
+	struct outputs out;
+	char err[512];
+	int c, status;
 	FILE *f;
 	struct mw_state *st;
 
@@ -514,26 +560,33 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		mw_usage_error("replay takes one stream file");
-	if (!(f = fopen(argv[optind], "r")))
+	if (!(f = fopen(argv[optind], "re")))
 		mw_die(MW_EXIT_RUNTIME, "cannot open '%s': %s", argv[optind], strerror(errno));
-	if (!(st = mw_state_new(0)))
-		mw_die(MW_EXIT_RUNTIME, "out of memory");
-	while ((n = getline(&line, &cap, f)) > 0) {
-		line[strcspn(line, "\n")] = '\0';
-		if (line[0] == '#')
-			replay_meta(line, st, &r, args, &nargs, libc, rt);
-		else
-			on_line(&(struct sink){ .st = st }, line);
+	st = mw_state_new(0);
+	if (mw_stream_replay(f, st, &m, err, sizeof(err)) < 0) {
+		fclose(f);
+		mw_state_free(st);
+		mw_stream_meta_free(&m);
+		mw_die(MW_EXIT_RUNTIME, "'%s': %s", argv[optind], err);
 	}
-	free(line);
 	fclose(f);
-	r.ready = 1;
-	ri = (struct mw_run_info){ .argv = nargs ? (const char *const *)args : NULL,
-		.libc = libc, .runtime = rt };
-	status = conclude(&o, st, &r, &ri);
+	if (open_outputs(&o, &out) < 0) {
+		close_outputs(&o, &out);
+		status = MW_EXIT_RUNTIME;
+		goto cleanup;
+	}
+	r = (struct mw_trace_result){ .ready = 1, .pid = m.pid, .have_status = m.have_status,
+		.status = m.wait_status, .tracer_died = m.tracer_died, .stopped = m.stopped,
+		.lost = m.tracer_lost };
+	snprintf(r.tracer_msg, sizeof(r.tracer_msg), "%s", m.tracer_msg);
+	ri = (struct mw_run_info){ .argv = (const char *const *)m.argv, .libc = m.libc,
+		.runtime = m.runtime };
+	status = conclude(&o, &out, st, &r, &ri);
+	if (close_outputs(&o, &out) < 0)
+		status = MW_EXIT_RUNTIME;
+cleanup:
 	mw_state_free(st);
-	for (int i = 0; i < nargs; i++)
-		free(args[i]);
+	mw_stream_meta_free(&m);
 	return status;
 }
 
@@ -541,13 +594,18 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { .runtime = MW_RT_AUTO };
 	struct mw_target t;
-	char err[1024], libc[4096];
+	char err[PATH_MAX + 256], libc[PATH_MAX];
 	int status;
 
 	parse_args(argc, argv, &o);
+	mw_signals_catch();	/* from here on, ^C ends the run cleanly */
+	if (o.cleanup)
+		return cleanup_only();
 	if (o.pid) {
-		if (mw_cmd_pick_libc(o.libc, o.pid, libc, sizeof(libc)) < 0)
-			return MW_EXIT_RUNTIME;
+		if (kill(o.pid, 0) < 0 && errno == ESRCH)
+			mw_die(MW_EXIT_RUNTIME, "no process %d", (int)o.pid);
+		if (mw_choose_libc(o.libc, o.pid, libc, sizeof(libc), err, sizeof(err)) < 0)
+			mw_die(MW_EXIT_RUNTIME, "%s", err);
 		return run(&o, NULL, libc);
 	}
 	if (mw_target_resolve((const char *const *)o.cmd, o.libc, &t, err, sizeof(err)) < 0)

@@ -18,9 +18,8 @@
 
 #include <stdio.h>
 
+#include "runtime.h"
 #include "sdtnote.h"
-
-enum mw_runtime { MW_RT_AUTO, MW_RT_KERNEL, MW_RT_BPF };
 
 /* Sizes of the script's global arrays (BPF maps under stapbpf).  An
  * update past a full map fails silently in the script, so the stream
@@ -53,7 +52,16 @@ struct mw_gen_stats {
 int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		  FILE *out, struct mw_gen_stats *stats, char *err, size_t errlen);
 
-/* "kernel" or "bpf". */
-const char *mw_runtime_name(enum mw_runtime rt);
+/* Everything the script takes from outside - the libc and libm paths
+ * (with -p, whatever the target process maps) and the probe names in
+ * their notes - is checked before it goes in; nothing is escaped.
+ * A path must be absolute, under 1024 bytes, of letters, digits, space
+ * and "/._-+@,=:~".  Returns 1, or 0 with the reason in why. */
+int mw_gen_path_ok(const char *path, char *why, size_t len);
+
+/* A probe name must be a C identifier under 128 bytes (as <sys/sdt.h>
+ * makes them).  1 or 0.  A site with another name is warned about and
+ * not traced. */
+int mw_gen_name_ok(const char *name);
 
 #endif /* MALLOCWATCH_GEN_H */

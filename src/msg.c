@@ -1,6 +1,7 @@
 /* msg.c - one-line messages on stderr; see msg.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "msg.h"
 
@@ -49,6 +50,28 @@ void mw_note(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsay("", fmt, ap);
 	va_end(ap);
+}
+
+const char *mw_quote(const char *s, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char tmp[8];
+		int n = c == '\\' ? snprintf(tmp, sizeof(tmp), "\\\\") :
+			c >= 0x20 && c < 0x7f ? snprintf(tmp, sizeof(tmp), "%c", c) :
+			snprintf(tmp, sizeof(tmp), "\\x%02x", c);
+
+		if (k + (size_t)n + 4 > len) {
+			memcpy(buf + k, "...", 4);
+			return buf;
+		}
+		memcpy(buf + k, tmp, (size_t)n);
+		k += (size_t)n;
+	}
+	buf[k] = '\0';
+	return buf;
 }
 
 noreturn void mw_die(int status, const char *fmt, ...)

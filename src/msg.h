@@ -12,6 +12,7 @@
 #define MALLOCWATCH_MSG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdnoreturn.h>
 
 /* Exit statuses, documented in mallocwatch(1) and README.md.  In -c mode
@@ -41,6 +42,12 @@ noreturn void mw_die(int status, const char *fmt, ...)
 /* mw_error(), then "Try 'mallocwatch --help'." and exit(MW_EXIT_USAGE). */
 noreturn void mw_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/* s made safe to show inside a message: printable ASCII as is, every
+ * other byte as \xNN, backslash as \\; cut with "..." to fit len bytes
+ * (len >= 8).  Returns buf.  For anything read from a file, a stream or
+ * another process before it goes to a terminal. */
+const char *mw_quote(const char *s, char *buf, size_t len);
 
 /* Suppress warnings and notes (not errors) when on is non-zero. */
 void mw_quiet(int on);

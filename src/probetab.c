@@ -138,3 +138,21 @@ enum mw_unit mw_probe_arg_unit(const struct mw_probe_info *info, int i)
 		return MW_UNIT_NONE;
 	return info->arg_unit[i < 3 ? i : 2];
 }
+
+int mw_probe_traced(const char *provider, const char *name, unsigned families)
+{
+	const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(name));
+	int fam;
+
+	if (info && strcmp(provider, info->provider) != 0)
+		return 0;
+	if (!info && strcmp(provider, "libc") != 0)
+		return 0;
+	if (info)
+		fam = info->family;
+	else if (strncmp(name, "memory_", 7) == 0)
+		fam = MW_FAM_UNKNOWN;
+	else
+		return 0;
+	return !families || (families & (1u << fam));
+}

@@ -60,6 +60,12 @@ const struct mw_probe_info *mw_probe_info(int id);
 /* The id of the probe called name, or MW_P_UNKNOWN. */
 int mw_probe_lookup(const char *name);
 
+/* The one rule for "does mallocwatch trace this SDT site": every probe
+ * of the table under the table's provider, and libc's memory_* probes
+ * that are not in it (family MW_FAM_UNKNOWN); and its family is in
+ * families (bit per enum mw_family; 0 = all).  1 or 0. */
+int mw_probe_traced(const char *provider, const char *name, unsigned families);
+
 /* Lower-case family name ("arena", "heap", ...), for reports. */
 const char *mw_family_name(enum mw_family fam);
 

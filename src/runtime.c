@@ -1,5 +1,6 @@
 /* runtime.c - runtime choice and bpf preparation; see runtime.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "leftovers.h"
 #include "runtime.h"
 
-#define UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
+
+const char *mw_runtime_name(enum mw_runtime rt)
+{
+	return rt == MW_RT_BPF ? "bpf" : rt == MW_RT_KERNEL ? "kernel" : "auto";
+}
 
 static int exists(const char *path)
 {
@@ -29,10 +35,25 @@ static void add_did(struct mw_runtime_env *env, const char *what)
 	snprintf(env->did + n, sizeof(env->did) - n, "%s%s", n ? "; " : "", what);
 }
 
+/* Create path for writing, never through a link or over a file that is
+ * already there (the directories it goes into are fresh and private). */
+static FILE *create_new(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!f) {
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	return f;
+}
+
 /* Write /proc/config.gz, decompressed, to path. */
 static int write_config(const char *path, char *err, size_t errlen)
 {
-	gzFile in = gzopen("/proc/config.gz", "rb");
+	gzFile in = gzopen("/proc/config.gz", "rbe");
 	FILE *out;
 	char buf[8192];
 	int n, ret = -1;
@@ -41,11 +62,8 @@ static int write_config(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read '/proc/config.gz': %s", strerror(errno));
 		return -1;
 	}
-	out = fopen(path, "w");
-	if (!out) {
-		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+	if (!(out = create_new(path, err, errlen)))
 		goto cleanup;
-	}
 	while ((n = gzread(in, buf, sizeof(buf))) > 0)
 		fwrite(buf, 1, (size_t)n, out);
 	if (n < 0 || fclose(out) != 0)
@@ -59,53 +77,28 @@ cleanup:
 
 static int write_text(const char *path, const char *text, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = create_new(path, err, errlen);
 
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+	if (!f)
+		return -1;
+	if (fputs(text, f) < 0 || fclose(f) != 0) {
 		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/* mkdir -p */
-static int mkdir_p(const char *dir, char *err, size_t errlen)
+/* Fill the fresh, empty directory dir with the stub. */
+static int fill_kstub(const char *dir, const char *release, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "%s", dir);
-	for (char *p = path + 1;; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char c = *p;
-
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
-			return -1;
-		}
-		if (!c)
-			return 0;
-		*p = c;
-	}
-}
-
-int mw_runtime_kstub(char *dir, size_t len, char *err, size_t errlen)
-{
-	struct utsname u;
-	char path[PATH_MAX + 64];
-	const char *base = getuid() == 0 ? "/var/cache/mallocwatch" : getenv("TMPDIR");
-
-	if (!base)
-		base = "/tmp";
-	uname(&u);
-	snprintf(dir, len, "%s/kernel-%s", base, u.release);
-	snprintf(path, sizeof(path), "%s/include/config/kernel.release", dir);
-	if (exists(path))
-		return 0;
+	snprintf(path, sizeof(path), "%s/include", dir);
+	if (mkdir(path, 0755) < 0)
+		goto mkdir_failed;
 	snprintf(path, sizeof(path), "%s/include/config", dir);
-	if (mkdir_p(path, err, errlen) < 0)
-		return -1;
+	if (mkdir(path, 0755) < 0)
+		goto mkdir_failed;
 	snprintf(path, sizeof(path), "%s/.config", dir);
 	if (write_config(path, err, errlen) < 0)
 		return -1;
@@ -113,7 +106,76 @@ int mw_runtime_kstub(char *dir, size_t len, char *err, size_t errlen)
 	if (write_text(path, "", err, errlen) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/include/config/kernel.release", dir);
-	return write_text(path, u.release, err, errlen);
+	return write_text(path, release, err, errlen);
+mkdir_failed:
+	snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+	return -1;
+}
+
+/* A directory only root can change: owned by root, no group or other
+ * write permission, not a link. */
+static int root_only_dir(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == 0 &&
+	       !(sb.st_mode & 022);
+}
+
+/* Root: a cache shared by runs, MW_CACHE_DIR/kernel-RELEASE, built in a
+ * fresh mkdtemp directory beside it and renamed into place whole. */
+static int kstub_cached(char *dir, size_t len, const char *release, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX], ok[PATH_MAX + 64];
+
+	if (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create '%s': %s", MW_CACHE_DIR, strerror(errno));
+		return -1;
+	}
+	if (!root_only_dir(MW_CACHE_DIR)) {
+		snprintf(err, errlen, "'%s' is not a directory only root can write; not using it",
+			 MW_CACHE_DIR);
+		return -1;
+	}
+	snprintf(dir, len, "%s/kernel-%s", MW_CACHE_DIR, release);
+	snprintf(ok, sizeof(ok), "%s/include/config/kernel.release", dir);
+	if (root_only_dir(dir) && exists(ok))
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", dir);
+	if (!mkdtemp(tmp)) {
+		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+		return -1;
+	}
+	chmod(tmp, 0755);
+	if (fill_kstub(tmp, release, err, errlen) < 0 ||
+	    (rename(tmp, dir) < 0 && !(root_only_dir(dir) && exists(ok)))) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
+		mw_workdir_remove(tmp);
+		return -1;
+	}
+	mw_workdir_remove(tmp);	/* another run's won the rename */
+	return 0;
+}
+
+int mw_runtime_kstub(char *dir, size_t len, const char *workdir, char *err, size_t errlen)
+{
+	struct utsname u;
+
+	err[0] = '\0';
+	uname(&u);
+	if (geteuid() == 0)
+		return kstub_cached(dir, len, u.release, err, errlen);
+	if (!workdir || !workdir[0]) {
+		snprintf(err, errlen, "no work directory for the kernel-config stub");
+		return -1;
+	}
+	snprintf(dir, len, "%s/kbuild", workdir);
+	if (mkdir(dir, 0700) < 0) {
+		snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	return fill_kstub(dir, u.release, err, errlen);
 }
 
 /* Can a process of ours raise RLIMIT_MEMLOCK to unlimited?  Tried in a
@@ -155,7 +217,8 @@ static int find_shim(char *out, size_t len)
 	return exists(out) ? 0 : -1;
 }
 
-static int prepare_bpf(struct mw_runtime_env *env, int for_run, char *err, size_t errlen)
+static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *workdir,
+		       char *err, size_t errlen)
 {
 	char kb[PATH_MAX + 32];
 	struct utsname u;
@@ -163,15 +226,15 @@ static int prepare_bpf(struct mw_runtime_env *env, int for_run, char *err, size_
 	uname(&u);
 	snprintf(kb, sizeof(kb), "/lib/modules/%s/build/.config", u.release);
 	if (!exists(kb)) {
-		if (mw_runtime_kstub(env->kbuild, sizeof(env->kbuild), err, errlen) < 0)
+		if (mw_runtime_kstub(env->kbuild, sizeof(env->kbuild), workdir, err, errlen) < 0)
 			return -1;
 		add_did(env, "kernel-config stub for stap -r");
 	}
 	if (!for_run)
 		return 0;
-	if (!exists(UPROBE_EVENTS)) {
+	if (!exists(MW_UPROBE_EVENTS)) {
 		if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) < 0 ||
-		    !exists(UPROBE_EVENTS)) {
+		    !exists(MW_UPROBE_EVENTS)) {
 			snprintf(err, errlen, "cannot mount debugfs on '/sys/kernel/debug': %s",
 				 strerror(errno));
 			return -1;
@@ -189,7 +252,7 @@ static int prepare_bpf(struct mw_runtime_env *env, int for_run, char *err, size_
 	return 0;
 }
 
-int mw_runtime_prepare(enum mw_runtime want, int for_run,
+int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
 		       struct mw_runtime_env *env, char *err, size_t errlen)
 {
 	struct utsname u;
@@ -202,11 +265,11 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run,
 		want = exists("/proc/modules") && exists(kb) ? MW_RT_KERNEL : MW_RT_BPF;
 	env->rt = want;
 	if (want == MW_RT_BPF)
-		return prepare_bpf(env, for_run, err, errlen);
+		return prepare_bpf(env, for_run, workdir, err, errlen);
 	if (!for_run) {
 		/* translation only: a stub tree is enough for stap -p3 */
 		if (!exists(kb)) {
-			if (mw_runtime_kstub(env->kbuild, sizeof(env->kbuild), err, errlen) < 0)
+			if (mw_runtime_kstub(env->kbuild, sizeof(env->kbuild), workdir, err, errlen) < 0)
 				return -1;
 			add_did(env, "kernel-config stub for stap -r");
 		}

@@ -145,12 +145,15 @@ int mw_sdt_size_prefix(const char *spec, struct mw_sdt_arg *a, const char **op,
 			snprintf(err, errlen, "bad size before '@'");
 			return -1;
 		}
-		a->is_signed = sz < 0;
-		a->size = (int)(sz < 0 ? -sz : sz);
-		if (a->size != 1 && a->size != 2 && a->size != 4 && a->size != 8) {
+		/* range first: -INT64_MIN overflows, and a cast to int
+		 * would take 4294967298 for 2 */
+		if (sz < -8 || sz > 8 || (sz != 1 && sz != 2 && sz != 4 && sz != 8 &&
+					   sz != -1 && sz != -2 && sz != -4 && sz != -8)) {
 			snprintf(err, errlen, "size %lld is not 1, 2, 4 or 8", (long long)sz);
 			return -1;
 		}
+		a->is_signed = sz < 0;
+		a->size = (int)(sz < 0 ? -sz : sz);
 		*op = p + 1;
 	}
 	if (!**op) {

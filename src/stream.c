@@ -5,12 +5,16 @@
  * taken back as unsigned), except the probe name in P records.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "msg.h"
+#include "protocol.h"
 #include "stream.h"
+#include "xalloc.h"
 
 #define MAX_FIELDS 16
 
@@ -79,49 +83,49 @@ int mw_stream_line(struct mw_state *st, const char *line)
 
 	if (line[0] == '#')	/* metadata of a saved stream */
 		return 0;
-	if (strcmp(line, "MW 1 ready") == 0) {
+	if (strcmp(line, MW_LINE_READY) == 0) {
 		mw_state_ready(st);
 		return 0;
 	}
-	if (strcmp(line, "MW 1 end") == 0) {
+	if (strcmp(line, MW_LINE_END) == 0) {
 		mw_state_end(st);
 		return 0;
 	}
 	if (!line[0] || line[1] != ' ')
 		goto garbled;
-	if (line[0] == 'P') {
+	if (line[0] == MW_REC_DECLARE) {
 		if (parse_decl(st, line + 2) < 0)
 			goto garbled;
 		return 0;
 	}
 	n = numbers(line + 2, v, MAX_FIELDS);
 	switch (line[0]) {
-	case 'E':
+	case MW_REC_EVENT:
 		if (n < 2 || v[0] < 0)
 			goto garbled;
 		if (mw_state_event(st, (int)v[0], (int)v[1], v + 2, n - 2) < 0)
 			goto garbled;
 		return 0;
-	case 'N':
-		if (n != 3 || v[0] < 0 || v[2] < 0)
+	case MW_REC_HITS:
+		if (n != MW_NF_HITS || v[0] < 0 || v[2] < 0)
 			goto garbled;
 		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[2]);
 		return 0;
-	case 'H':
-		if (n != 6)
+	case MW_REC_HEAP:
+		if (n != MW_NF_HEAP)
 			goto garbled;
 		mw_state_heap(st, (uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2],
 			      (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5]);
 		return 0;
-	case 'W':
-		if (n != 3 || v[2] < 0)
+	case MW_REC_WAIT:
+		if (n != MW_NF_WAIT || v[2] < 0)
 			goto garbled;
 		mw_state_wait(st, (int)v[0], (uint64_t)v[1], (uint64_t)v[2]);
 		return 0;
-	case 'S': {
+	case MW_REC_SBRK: {
 		struct mw_sbrk s;
 
-		if (n != 8)
+		if (n != MW_NF_SBRK)
 			goto garbled;
 		s = (struct mw_sbrk){ .grown = (uint64_t)v[0], .trimmed = (uint64_t)v[1],
 			.nmore = (uint64_t)v[2], .nless = (uint64_t)v[3], .peak = v[4],
@@ -130,13 +134,13 @@ int mw_stream_line(struct mw_state *st, const char *line)
 		mw_state_sbrk(st, &s);
 		return 0;
 	}
-	case 'J':
-		if (n != 4 || v[0] < 0 || v[3] < 0 ||
+	case MW_REC_JUMP:
+		if (n != MW_NF_JUMP || v[0] < 0 || v[3] < 0 ||
 		    mw_state_jump(st, (int)v[0], (int)v[1], v[2], (uint64_t)v[3]) < 0)
 			goto garbled;
 		return 0;
-	case 'B':
-		if (n != 1)
+	case MW_REC_BIAS:
+		if (n != MW_NF_BIAS)
 			goto garbled;
 		mw_state_bias(st, (uint64_t)v[0]);
 		return 0;
@@ -144,4 +148,179 @@ int mw_stream_line(struct mw_state *st, const char *line)
 garbled:
 	mw_state_garbled(st);
 	return -1;
+}
+
+/* ---- saved streams ---- */
+
+/* s with '\\' and control bytes C-escaped (\\n, \\xNN): one line. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\\')
+			fputs("\\\\", f);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+/* Undo put_escaped into a new string. */
+static char *unescape(const char *s)
+{
+	char *out = xmalloc(strlen(s) + 1), *o = out;
+
+	while (*s) {
+		unsigned v;
+
+		if (s[0] == '\\' && s[1] == '\\') {
+			*o++ = '\\';
+			s += 2;
+		} else if (s[0] == '\\' && s[1] == 'n') {
+			*o++ = '\n';
+			s += 2;
+		} else if (s[0] == '\\' && s[1] == 'x' && sscanf(s + 2, "%2x", &v) == 1 &&
+			   s[2] && s[3] && v) {
+			*o++ = (char)v;
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+void mw_stream_write_header(FILE *f, const struct mw_stream_meta *m)
+{
+	fprintf(f, MW_STREAM_MAGIC "\n# " MW_META_LIBC " %s\n# " MW_META_RUNTIME " %s\n# "
+		MW_META_MAIN_ARENA " %" PRIu64 "\n", m->libc, m->runtime, m->main_arena);
+	if (m->libm[0])
+		fprintf(f, "# " MW_META_LIBM " %d %s\n", m->libm_sites, m->libm);
+	for (char **a = m->argv; a && *a; a++) {
+		fputs("# " MW_META_ARG " ", f);
+		put_escaped(f, *a);
+		fputc('\n', f);
+	}
+}
+
+void mw_stream_write_footer(FILE *f, const struct mw_stream_meta *m)
+{
+	fprintf(f, "# " MW_META_PID " %d\n", m->pid);
+	if (m->have_status)
+		fprintf(f, "# " MW_META_WAIT_STATUS " %d\n", m->wait_status);
+	fprintf(f, "# " MW_META_TRACER_DIED " %d\n# " MW_META_TRACER_LOST " %llu\n",
+		m->tracer_died, m->tracer_lost);
+	if (m->stopped)
+		fprintf(f, "# " MW_META_STOPPED " 1\n");
+	if (m->tracer_msg[0]) {
+		fputs("# " MW_META_TRACER_MSG " ", f);
+		put_escaped(f, m->tracer_msg);
+		fputc('\n', f);
+	}
+}
+
+/* One "# KEY VALUE" line into m (and st for what the model needs). */
+static void meta_line(const char *line, struct mw_state *st, struct mw_stream_meta *m)
+{
+	char key[32];
+	int used = 0;
+	const char *val;
+
+	if (sscanf(line, "# %31s %n", key, &used) != 1 || !used)
+		return;
+	val = line + used;
+	if (strcmp(key, MW_META_LIBC) == 0) {
+		snprintf(m->libc, sizeof(m->libc), "%s", val);
+	} else if (strcmp(key, MW_META_RUNTIME) == 0) {
+		snprintf(m->runtime, sizeof(m->runtime), "%s", val);
+	} else if (strcmp(key, MW_META_MAIN_ARENA) == 0) {
+		m->main_arena = strtoull(val, NULL, 10);
+		mw_state_set_main_arena_sym(st, m->main_arena);
+	} else if (strcmp(key, MW_META_LIBM) == 0) {
+		char *path;
+
+		m->libm_sites = (int)strtol(val, &path, 10);
+		snprintf(m->libm, sizeof(m->libm), "%s", path + (*path == ' '));
+		mw_state_set_libm(st, m->libm, m->libm_sites);
+	} else if (strcmp(key, MW_META_ARG) == 0 && m->argc < 4096) {
+		m->argv = xrealloc(m->argv, (size_t)(m->argc + 2) * sizeof(*m->argv));
+		m->argv[m->argc++] = unescape(val);
+		m->argv[m->argc] = NULL;
+	} else if (strcmp(key, MW_META_PID) == 0) {
+		m->pid = atoi(val);
+	} else if (strcmp(key, MW_META_WAIT_STATUS) == 0) {
+		m->have_status = 1;
+		m->wait_status = atoi(val);
+	} else if (strcmp(key, MW_META_TRACER_DIED) == 0) {
+		m->tracer_died = atoi(val);
+	} else if (strcmp(key, MW_META_STOPPED) == 0) {
+		m->stopped = atoi(val);
+	} else if (strcmp(key, MW_META_TRACER_LOST) == 0) {
+		m->tracer_lost = strtoull(val, NULL, 10);
+	} else if (strcmp(key, MW_META_TRACER_MSG) == 0) {
+		char *u = unescape(val);
+
+		snprintf(m->tracer_msg, sizeof(m->tracer_msg), "%s", u);
+		free(u);
+	}
+}
+
+int mw_stream_replay(FILE *f, struct mw_state *st, struct mw_stream_meta *m,
+		     char *err, size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int first = 1, warned = 0;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->libc, sizeof(m->libc), "?");
+	snprintf(m->runtime, sizeof(m->runtime), "?");
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (first && strcmp(line, MW_STREAM_MAGIC) != 0) {
+			snprintf(err, errlen, "not a mallocwatch stream (it does not begin "
+				 "with '%s')", MW_STREAM_MAGIC);
+			free(line);
+			return -1;
+		}
+		first = 0;
+		if (strlen(line) != (size_t)n) {	/* a NUL byte inside */
+			mw_state_garbled(st);
+			continue;
+		}
+		if (line[0] == '#') {
+			meta_line(line, st, m);
+		} else if (mw_stream_line(st, line) < 0 && !warned++) {
+			char q[200];
+
+			mw_warn("garbled tracer line ignored and counted: '%s'",
+				mw_quote(line, q, sizeof(q)));
+		}
+	}
+	free(line);
+	if (ferror(f)) {
+		snprintf(err, errlen, "read error: %s", strerror(errno));
+		return -1;
+	}
+	if (first) {
+		snprintf(err, errlen, "not a mallocwatch stream (it is empty)");
+		return -1;
+	}
+	return 0;
+}
+
+void mw_stream_meta_free(struct mw_stream_meta *m)
+{
+	for (int i = 0; i < m->argc; i++)
+		free(m->argv[i]);
+	free(m->argv);
+	m->argv = NULL;
+	m->argc = 0;
 }

@@ -1,4 +1,5 @@
-/* stream.h - parse mallocwatch's line protocol (docs/protocol.md, version 1).
+/* stream.h - parse mallocwatch's line protocol (protocol.h, version 1;
+ * docs/protocol.md), and read and write saved streams.
  *
  * A recorded stream, from a two-thread run:
  *
@@ -13,15 +14,54 @@
  *	MW 1 end
  *
  * Each line goes to the state model (state.h).  A line that does not
- * parse is counted as garbled (and warned about once), never fatal.
+ * parse is counted as garbled (and warned about once, control bytes
+ * escaped), never fatal.
  */
 #ifndef MALLOCWATCH_STREAM_H
 #define MALLOCWATCH_STREAM_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "state.h"
 
 /* Parse one line (without newline) into st.  Returns 0, or -1 when the
  * line was garbled (it is then counted in st). */
 int mw_stream_line(struct mw_state *st, const char *line);
+
+/* What a saved stream says besides its records: "# KEY VALUE" lines
+ * (protocol.h names the keys).  Strings are bounded copies. */
+struct mw_stream_meta {
+	char libc[PATH_MAX];		/* "?" when absent */
+	char runtime[16];		/* "kernel", "bpf"; "?" when absent */
+	uint64_t main_arena;		/* link-time address; 0 unknown */
+	char libm[PATH_MAX];		/* "" when no libm was traced */
+	int libm_sites;
+	char **argv;			/* the command, NULL-terminated; NULL for -p */
+	int argc;
+	int pid;
+	int have_status, wait_status;	/* waitpid() status of the program */
+	int tracer_died;
+	int stopped;			/* -p ended by ^C/SIGTERM, normally */
+	unsigned long long tracer_lost;
+	char tracer_msg[512];
+};
+
+/* Write the header (magic line and what is known before the run) and
+ * the footer (how it ended).  Arguments and the tracer's message are
+ * C-escaped so that nothing in them can start a line of its own. */
+void mw_stream_write_header(FILE *f, const struct mw_stream_meta *m);
+void mw_stream_write_footer(FILE *f, const struct mw_stream_meta *m);
+
+/* Read a saved stream from f: its records into st, its metadata into m
+ * (m is reset first; free it with mw_stream_meta_free).  Returns 0, or
+ * -1 with a one-line reason in err when f does not start with
+ * MW_STREAM_MAGIC ("not a mallocwatch stream") or cannot be read. */
+int mw_stream_replay(FILE *f, struct mw_state *st, struct mw_stream_meta *m,
+		     char *err, size_t errlen);
+
+/* Free what mw_stream_replay allocated in m. */
+void mw_stream_meta_free(struct mw_stream_meta *m);
 
 #endif /* MALLOCWATCH_STREAM_H */

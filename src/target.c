@@ -11,6 +11,7 @@
 
 #include "sdtnote.h"
 #include "target.h"
+#include "xalloc.h"
 
 #define SYSTEM_LIB_DIRS "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib"
 
@@ -100,58 +101,119 @@ static int elf_dynamic(const char *path)
 	return ret;
 }
 
-static void choose_user(struct mw_target *t)
+/* A sudo user id: digits only, below (uid_t)-1. */
+static int parse_id(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return *end || errno || *v >= (uid_t)-1 ? -1 : 0;
+}
+
+/* Under sudo (root with SUDO_UID), the program runs as the invoking
+ * user.  A SUDO_* environment that does not say who that is exactly is
+ * refused: running the program as root instead would be silent. */
+static int choose_user(struct mw_target *t, char *err, size_t errlen)
 {
 	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
 	const char *user = getenv("SUDO_USER");
+	unsigned long u, g;
 
 	t->uid = (uid_t)-1;
 	t->gid = (gid_t)-1;
-	if (getuid() != 0 || !uid || !gid || !*uid || !*gid)
-		return;
-	t->uid = (uid_t)strtoul(uid, NULL, 10);
-	t->gid = (gid_t)strtoul(gid, NULL, 10);
+	if (getuid() != 0 || (!uid && !gid))
+		return 0;
+	if (parse_id(uid, &u) < 0 || parse_id(gid, &g) < 0) {
+		snprintf(err, errlen, "SUDO_UID='%s' and SUDO_GID='%s' do not name a user to run "
+			 "the program as; set both to numeric ids, or unset both to run it as root",
+			 uid ? uid : "", gid ? gid : "");
+		return -1;
+	}
+	t->uid = (uid_t)u;
+	t->gid = (gid_t)g;
 	snprintf(t->user, sizeof(t->user), "%s", user ? user : "");
+	return 0;
 }
 
-/* Which libc; loader set when it is not the system's. */
-static int choose_libc(struct mw_target *t, const char *libc_opt, char *err, size_t errlen)
+/* path made absolute (stap's process("...") wants one) and checked to be
+ * a regular file; 0, or -1 with err. */
+static int real_file(const char *path, char *out, size_t len, char *err, size_t errlen)
 {
-	char sys[PATH_MAX], cand[PATH_MAX + 32], dir[PATH_MAX];
-	const char *prefix = getenv("MW_GLIBC_PREFIX");
-	int has;
+	char abs[PATH_MAX];
+	struct stat sb;
 
+	if (!realpath(path, abs) || stat(abs, &sb) < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		return -1;
+	}
+	snprintf(out, len, "%s", abs);
+	return 0;
+}
+
+int mw_choose_libc(const char *libc_opt, pid_t pid, char *out, size_t len,
+		   char *err, size_t errlen)
+{
+	char sys[PATH_MAX];
+	const char *prefix = getenv("MW_GLIBC_PREFIX");
+
+	if (libc_opt)
+		return real_file(libc_opt, out, len, err, errlen);
+	if (pid)
+		return mw_target_libc_of_pid(pid, out, len, err, errlen);
 	if (mw_system_libc(sys, sizeof(sys)) < 0)
 		snprintf(sys, sizeof(sys), "/lib/x86_64-linux-gnu/libc.so.6");
-	if (libc_opt) {
-		if (!realpath(libc_opt, t->libc)) {
-			snprintf(err, errlen, "cannot open '%s': %s", libc_opt, strerror(errno));
-			return -1;
-		}
-	} else if ((has = mw_libc_has_probes(sys)) == 1) {
-		snprintf(t->libc, sizeof(t->libc), "%s", sys);
-	} else {
-		snprintf(cand, sizeof(cand), "%s/lib/libc.so.6",
-			 prefix && *prefix ? prefix : MW_GLIBC_PREFIX);
-		if (access(cand, R_OK) != 0) {
-			snprintf(err, errlen, "the system libc '%s' has no SDT probes and no "
-				 "probe-enabled glibc is at '%s'; run 'make glibc' as root or use --libc",
-				 sys, cand);
-			return -1;
-		}
-		snprintf(t->libc, sizeof(t->libc), "%.*s", PATH_MAX - 1, cand);
-	}
-	if (strcmp(t->libc, sys) == 0)
+	if (mw_libc_has_probes(sys) == 1) {
+		snprintf(out, len, "%s", sys);
 		return 0;
+	}
+	snprintf(out, len, "%s/lib/libc.so.6", prefix && *prefix ? prefix : MW_GLIBC_PREFIX);
+	if (access(out, R_OK) != 0) {
+		snprintf(err, errlen, "the system libc '%s' has no SDT probes and no "
+			 "probe-enabled glibc is at '%s'; run 'make glibc' as root or use --libc",
+			 sys, out);
+		return -1;
+	}
+	return 0;
+}
+
+int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len,
+		   char *err, size_t errlen)
+{
+	const char *slash = strrchr(libc, '/');
+
+	out[0] = '\0';
+	if (libm_opt)
+		return real_file(libm_opt, out, len, err, errlen);
+	if (!slash)
+		return 0;
+	snprintf(out, len, "%.*s/libm.so.6", (int)(slash - libc), libc);
+	if (access(out, R_OK) != 0)
+		out[0] = '\0';
+	return 0;
+}
+
+/* The loader beside t->libc when it is not the system's libc. */
+static void choose_loader(struct mw_target *t)
+{
+	char sys[PATH_MAX], cand[PATH_MAX + 32], dir[PATH_MAX];
+
+	if (mw_system_libc(sys, sizeof(sys)) == 0 && strcmp(t->libc, sys) == 0)
+		return;
 	snprintf(dir, sizeof(dir), "%s", t->libc);
 	*strrchr(dir, '/') = '\0';
 	snprintf(cand, sizeof(cand), "%s/ld-linux-x86-64.so.2", dir);
 	if (access(cand, X_OK) == 0)
 		snprintf(t->loader, sizeof(t->loader), "%.*s", PATH_MAX - 1, cand);
-	return 0;
 }
 
-static int build_argv(struct mw_target *t, const char *const *argv, char *err, size_t errlen)
+static void build_argv(struct mw_target *t, const char *const *argv)
 {
 	size_t n = 0, k = 0;
 	char libpath[3 * PATH_MAX], dir[PATH_MAX];
@@ -159,27 +221,22 @@ static int build_argv(struct mw_target *t, const char *const *argv, char *err, s
 
 	while (argv[n])
 		n++;
-	t->argv = calloc(n + 8, sizeof(char *));
-	if (!t->argv) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	t->argv = xcalloc(n + 8, sizeof(char *));
 	if (t->loader[0]) {
 		snprintf(dir, sizeof(dir), "%s", t->libc);
 		*strrchr(dir, '/') = '\0';
 		snprintf(libpath, sizeof(libpath), "%s:%s%s%s", dir, llp && *llp ? llp : "",
 			 llp && *llp ? ":" : "", SYSTEM_LIB_DIRS);
-		t->argv[k++] = strdup(t->loader);
-		t->argv[k++] = strdup("--library-path");
-		t->argv[k++] = strdup(libpath);
-		t->argv[k++] = strdup("--argv0");
-		t->argv[k++] = strdup(argv[0]);
-		t->argv[k++] = strdup(t->path);
+		t->argv[k++] = xstrdup(t->loader);
+		t->argv[k++] = xstrdup("--library-path");
+		t->argv[k++] = xstrdup(libpath);
+		t->argv[k++] = xstrdup("--argv0");
+		t->argv[k++] = xstrdup(argv[0]);
+		t->argv[k++] = xstrdup(t->path);
 		argv++;
 	}
 	for (; *argv; argv++)
-		t->argv[k++] = strdup(*argv);
-	return 0;
+		t->argv[k++] = xstrdup(*argv);
 }
 
 int mw_target_resolve(const char *const *argv, const char *libc_opt,
@@ -192,8 +249,9 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
 			 strchr(argv[0], '/') ? strerror(errno) : "command not found");
 		return -1;
 	}
-	if (choose_libc(t, libc_opt, err, errlen) < 0)
+	if (mw_choose_libc(libc_opt, 0, t->libc, sizeof(t->libc), err, errlen) < 0)
 		return -1;
+	choose_loader(t);
 	if (t->loader[0]) {
 		int dyn = elf_dynamic(t->path);
 
@@ -208,8 +266,27 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
 			return -1;
 		}
 	}
-	choose_user(t);
-	return build_argv(t, argv, err, errlen);
+	if (choose_user(t, err, errlen) < 0)
+		return -1;
+	build_argv(t, argv);
+	return 0;
+}
+
+int mw_parse_pid(const char *s, pid_t *pid)
+{
+	unsigned long long v = 0;
+
+	if (!*s || strlen(s) > 10)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (v < 1 || v > INT_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
 }
 
 int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen)
@@ -218,7 +295,7 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "r");
+	f = fopen(maps, "re");
 	if (!f) {
 		snprintf(err, errlen, "cannot read '%s': %s", maps, strerror(errno));
 		return -1;
@@ -231,24 +308,23 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 		path[strcspn(path, "\n")] = '\0';
 		base = strrchr(path, '/') + 1;
 		if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0) {
-			snprintf(out, len, "%s", path);
+			size_t n = strlen(path);
+			int deleted = n > 10 && strcmp(path + n - 10, " (deleted)") == 0;
+
 			fclose(f);
+			if (deleted) {	/* uprobes need the file by its path */
+				snprintf(err, errlen, "process %d maps a libc that was deleted "
+					 "or replaced since it started ('%.*s'); restart it to trace it",
+					 (int)pid, (int)(n - 10), path);
+				return -1;
+			}
+			snprintf(out, len, "%s", path);
 			return 0;
 		}
 	}
 	fclose(f);
 	snprintf(err, errlen, "process %d maps no libc", (int)pid);
 	return -1;
-}
-
-int mw_libm_beside(const char *libc, char *out, size_t len)
-{
-	const char *slash = strrchr(libc, '/');
-
-	if (!slash)
-		return -1;
-	snprintf(out, len, "%.*s/libm.so.6", (int)(slash - libc), libc);
-	return access(out, R_OK) == 0 ? 0 : -1;
 }
 
 void mw_target_free(struct mw_target *t)

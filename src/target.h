@@ -30,8 +30,8 @@ struct mw_target {
 	char loader[PATH_MAX];	/* "" when the program is exec'd directly */
 	char **argv;		/* what to execve: owned, NULL-terminated */
 	const char *const *user_argv;	/* the command as given (not owned) */
-	uid_t uid;		/* run as this user: SUDO_UID under sudo, */
-	gid_t gid;		/* else (uid_t)-1 = unchanged */
+	uid_t uid;		/* run as this user: SUDO_UID under sudo (root */
+	gid_t gid;		/* with SUDO_UID and SUDO_GID), else (uid_t)-1 */
 	char user[64];		/* SUDO_USER, for initgroups; "" if none */
 };
 
@@ -43,18 +43,32 @@ int mw_system_libc(char *out, size_t len);
  * when it cannot be read. */
 int mw_libc_has_probes(const char *path);
 
+/* The one place that chooses the libc to trace: --libc (libc_opt, made
+ * absolute; it must be a regular file), else the libc process pid maps
+ * (pid != 0, -p), else the order above.  0, or -1 with err. */
+int mw_choose_libc(const char *libc_opt, pid_t pid, char *out, size_t len,
+		   char *err, size_t errlen);
+
+/* The libm for slow-math probes: --libm (libm_opt, absolute, a regular
+ * file), else the libm.so.6 beside libc when there is one; out is ""
+ * when there is none.  0, or -1 with err for a bad --libm. */
+int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len,
+		   char *err, size_t errlen);
+
 /* Resolve argv[0], choose the libc (libc_opt: --libc or NULL) and build
- * t->argv.  Returns 0, or -1 with a one-line reason in err. */
+ * t->argv.  Returns 0, or -1 with a one-line reason in err - also when
+ * SUDO_UID/SUDO_GID are set but not both numeric. */
 int mw_target_resolve(const char *const *argv, const char *libc_opt,
 		      struct mw_target *t, char *err, size_t errlen);
+
+/* Parse a process id: decimal digits only, 1 to INT_MAX (Linux's
+ * pid_max is at most 2^22).  0, or -1 for anything else ("abc", "-5",
+ * "4294967297"); *pid is set only on success. */
+int mw_parse_pid(const char *s, pid_t *pid);
 
 /* The libc of a running process, from /proc/PID/maps: the first mapped
  * file whose name starts with "libc.so" or "libc-".  0 or -1 with err. */
 int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen);
-
-/* The libm beside libc (same directory, libm.so.6) into out; 0, or -1
- * when there is none. */
-int mw_libm_beside(const char *libc, char *out, size_t len);
 
 /* Free t->argv. */
 void mw_target_free(struct mw_target *t);

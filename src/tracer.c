@@ -8,23 +8,63 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "leftovers.h"
 #include "msg.h"
+#include "protocol.h"
 #include "tracer.h"
 
 #define STOP_GRACE_MS 20000	/* after SIGINT, before SIGKILL */
-#define READY_LINE "MW 1 ready"
-#define UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 
 static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig)
 {
 	got_signal = sig;
+}
+
+void mw_signals_catch(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int mw_signal_take(void)
+{
+	int sig = got_signal;
+
+	got_signal = 0;
+	return sig;
+}
+
+int mw_signal_pending(void)
+{
+	return got_signal;
+}
+
+/* In a child before exec: every descriptor past stderr close-on-exec, so
+ * nothing of mallocwatch's (the saved stream, reports, libdw's files)
+ * reaches the program or the tracer, whoever opened it and however. */
+static void cloexec_from_3(void)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	for (int fd = 3; fd < 1024; fd++)	/* kernels before 5.11 */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
 struct linebuf {
@@ -41,6 +81,7 @@ struct run {
 	int hold_w;		/* write end of the hold pipe; -1 once released */
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
+	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
 	struct linebuf out, errb;
 };
 
@@ -59,7 +100,7 @@ static pid_t spawn(char *const argv[], const char *cwd, const char *preload,
 		   int *out_fd, int *err_fd)
 {
 	int po[2], pe[2];
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (pipe2(po, O_CLOEXEC) < 0)
 		return -1;
@@ -68,17 +109,27 @@ static pid_t spawn(char *const argv[], const char *cwd, const char *preload,
 		close(po[1]);
 		return -1;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid == 0) {
+		/* the tracer must not outlive mallocwatch, even a SIGKILLed one:
+		 * SIGTERM makes stap and stapbpf detach and exit */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
 		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		if (out_fd) {
 			dup2(po[1], 1);
 		} else {
-			int null = open("/dev/null", O_WRONLY);
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 			dup2(null, 1);
 		}
 		dup2(pe[1], 2);
+		cloexec_from_3();
 		if (cwd && chdir(cwd) < 0)
 			_exit(126);
 		if (preload)
@@ -104,27 +155,40 @@ static pid_t spawn(char *const argv[], const char *cwd, const char *preload,
 	return pid;
 }
 
-/* Run a command to completion, its output collected; for stap -p4. */
+/* Run a command to completion, its stderr collected; for stap -p4.  A
+ * signal caught meanwhile (mw_signals_catch) stops it: its process group
+ * gets SIGTERM and -2 is returned, the signal left pending. */
 static int run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
 {
 	int errfd, st;
 	char buf[4096];
 	size_t got = 0;
-	ssize_t n;
+	ssize_t n = 1;
 	pid_t pid = spawn(argv, cwd, NULL, NULL, &errfd);
 
 	if (pid < 0) {
 		snprintf(msg, len, "cannot start '%s': %s", argv[0], strerror(errno));
 		return -1;
 	}
-	while ((n = read(errfd, buf + got, sizeof(buf) - 1 - got)) > 0 ||
-	       (n < 0 && errno == EINTR))
+	while (n != 0 && !got_signal) {
+		struct pollfd p = { .fd = errfd, .events = POLLIN };
+
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		n = read(errfd, buf + got, sizeof(buf) - 1 - got);
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			break;
 		if (n > 0 && (got += (size_t)n) == sizeof(buf) - 1)
 			got = 0;	/* keep the tail */
+	}
 	buf[got] = '\0';
 	close(errfd);
+	if (got_signal)
+		kill(-pid, SIGTERM);	/* stap and what it started */
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	if (got_signal)
+		return -2;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	/* the first line that says what went wrong */
@@ -149,6 +213,7 @@ static void program_child(const struct mw_target *t, int hold_r, int errpipe)
 	if (read(hold_r, &c, 1) != 1)
 		_exit(127);	/* the tracer failed: never run untraced */
 	close(hold_r);
+	cloexec_from_3();
 	if (t->uid != (uid_t)-1) {
 		if ((t->user[0] ? initgroups(t->user, t->gid) : setgroups(0, NULL)) < 0 ||
 		    setgid(t->gid) < 0 || setuid(t->uid) < 0)
@@ -169,14 +234,18 @@ static pid_t start_program(const struct mw_target *t, int *hold_w, int *errpipe_
 
 	if (pipe2(hold, O_CLOEXEC) < 0)
 		return -1;
-	if (pipe2(ep, O_CLOEXEC) < 0)
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		close(hold[0]);
+		close(hold[1]);
 		return -1;
+	}
 	pid = fork();
 	if (pid == 0) {
 		close(hold[1]);
 		close(ep[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		program_child(t, hold[0], ep[1]);
 	}
 	close(hold[0]);
@@ -214,7 +283,7 @@ static void release(struct run *rn)
 
 static void stdout_line(struct run *rn, char *line)
 {
-	if (!rn->r->ready && strcmp(line, READY_LINE) == 0) {
+	if (!rn->r->ready && strcmp(line, MW_LINE_READY) == 0) {
 		rn->r->ready = 1;
 		release(rn);
 	}
@@ -282,13 +351,20 @@ static void loop(struct run *rn)
 		int n = poll(p, 3, 500);
 
 		if (got_signal) {
-			int sig = got_signal;
+			int sig = mw_signal_take();
 
-			got_signal = 0;
-			if (rn->o->target && rn->pidfd >= 0)
+			if (!rn->r->ready)
+				rn->r->interrupted = sig;	/* before tracing started */
+			if (rn->o->target && rn->pidfd >= 0 && rn->r->ready) {
 				kill(rn->prog, sig);	/* -c: the program decides */
-			else
-				kill(rn->tracer, SIGINT);	/* -p: stop tracing */
+			} else if (!rn->stopping) {
+				/* -p (or -c still held): stop tracing; the end
+				 * probe still prints the totals */
+				rn->stopping = 1;
+				rn->r->stopped = !rn->o->target;
+				kill(rn->tracer, SIGINT);
+				kill_at = now_ms() + STOP_GRACE_MS;
+			}
 		}
 		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP)) &&
 		    pump(rn, rn->out_fd, &rn->out, 0) < 0) {
@@ -360,38 +436,17 @@ static int compile_bpf(const struct mw_tracer_opts *o, char *bo, size_t bolen,
 	argv[k++] = "mallocwatch";
 	argv[k++] = o->script;
 	argv[k] = NULL;
-	if (run_capture((char *const *)argv, o->workdir, msg, sizeof(msg)) < 0) {
+	switch (run_capture((char *const *)argv, o->workdir, msg, sizeof(msg))) {
+	case -2:
+		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
+			 mw_signal_pending(), strsignal(mw_signal_pending()));
+		return -1;
+	case -1:
 		snprintf(err, errlen, "stap could not compile the script: %s", msg);
 		return -1;
 	}
 	snprintf(bo, bolen, "%s/mallocwatch.bo", o->workdir);
 	return 0;
-}
-
-/* A stapbpf that was killed could not remove its uprobe definitions
- * ("p:uprobes/stapprobe_PID_N ..." in uprobe_events); remove them.
- * Returns how many were removed. */
-static int remove_stale_uprobes(pid_t tracer)
-{
-	FILE *f = fopen(UPROBE_EVENTS, "r");
-	char line[4096], prefix[64], name[128];
-	int removed = 0, fd;
-
-	if (!f)
-		return 0;
-	fd = open(UPROBE_EVENTS, O_WRONLY | O_APPEND | O_CLOEXEC);
-	snprintf(prefix, sizeof(prefix), "p:uprobes/stapprobe_%d_", (int)tracer);
-	while (fd >= 0 && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, prefix, strlen(prefix)) != 0)
-			continue;
-		snprintf(name, sizeof(name), "-:%.*s", (int)strcspn(line + 10, " \n"), line + 10);
-		if (write(fd, name, strlen(name)) > 0)
-			removed++;
-	}
-	if (fd >= 0)
-		close(fd);
-	fclose(f);
-	return removed;
 }
 
 /* Why the tracer ended, when it said nothing itself. */
@@ -402,17 +457,6 @@ static void tracer_fate(const char *name, int st, char *msg, size_t len)
 			 strsignal(WTERMSIG(st)));
 	else if (WIFEXITED(st) && WEXITSTATUS(st))
 		snprintf(msg, len, "%s exited with status %d", name, WEXITSTATUS(st));
-}
-
-static void install_handlers(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* The program could not exec: its errno arrives on errpipe. */
@@ -436,9 +480,10 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	int errpipe = -1, ret = -1;
 
 	memset(r, 0, sizeof(*r));
-	if (o->env->rt == MW_RT_BPF && compile_bpf(o, bo, sizeof(bo), err, errlen) < 0)
+	if (o->env->rt == MW_RT_BPF && compile_bpf(o, bo, sizeof(bo), err, errlen) < 0) {
+		r->interrupted = mw_signal_take();
 		return -1;
-	install_handlers();
+	}
 	if (o->target) {
 		rn.prog = start_program(o->target, &rn.hold_w, &errpipe);
 		if (rn.prog < 0) {
@@ -467,18 +512,23 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	if (!r->tracer_msg[0] || WIFSIGNALED(r->tracer_status))
 		tracer_fate(argv[0], r->tracer_status, r->tracer_msg, sizeof(r->tracer_msg));
 	if (o->env->rt == MW_RT_BPF && WIFSIGNALED(r->tracer_status)) {
-		int n = remove_stale_uprobes(rn.tracer);
+		int n = mw_sweep_uprobes();
 
 		if (n)
 			mw_note("removed %d uprobe definitions the dead tracer left", n);
 	}
 	rn.tracer = 0;	/* reaped */
+	if (r->interrupted) {
+		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
+			 r->interrupted, strsignal(r->interrupted));
+		goto cleanup;
+	}
 	if (!r->ready) {
 		snprintf(err, errlen, "%s failed before tracing started: %s", argv[0],
 			 r->tracer_msg[0] ? r->tracer_msg : "no message");
 		goto cleanup;
 	}
-	if (rn.pidfd >= 0) {	/* the tracer ended first: let the program finish */
+	if (rn.pidfd >= 0 && !r->stopped) {	/* the tracer ended first */
 		r->tracer_died = 1;
 		if (o->target)
 			program_exited(&rn);

@@ -8,7 +8,14 @@
  * the aggregates, and its output is read to the end.
  *
  * -p mode: the same without the fork; the run ends when the process exits
- * or mallocwatch gets SIGINT/SIGTERM.
+ * or mallocwatch gets SIGINT/SIGTERM/SIGHUP, which stops the tracer the
+ * same way (its end probe runs: the report is complete) and is the
+ * normal end of an attach.  The process itself is never signalled.
+ *
+ * A signal before tracing started (while stap compiles, or before the
+ * ready line) gives the run up: stap's process group gets SIGTERM, the
+ * held program is killed before its first instruction, and -1 is
+ * returned with r->interrupted set.
  *
  * The tracer runs in its own process group, so a terminal's ^C reaches
  * only the program (which then exits and ends the run normally).
@@ -41,14 +48,30 @@ struct mw_trace_result {
 	int tracer_status;		/* waitpid() status of stap/stapbpf */
 	int ready;			/* the tracer reported ready */
 	int tracer_died;		/* the tracer ended before the program */
+	int stopped;			/* -p: stopped by a signal to mallocwatch
+					 * (^C, SIGTERM): the normal end */
+	int interrupted;		/* a signal that arrived before tracing
+					 * started: the run was given up */
 	unsigned long long lost;	/* events the tracer itself said it lost */
 	char tracer_msg[512];		/* its first error line, or its last line */
 };
 
+/* Catch SIGINT, SIGTERM and SIGHUP from now on (no SA_RESTART); the
+ * run loop and the compile act on them.  Call it before anything that
+ * must be cleaned up exists. */
+void mw_signals_catch(void);
+
+/* The signal caught and not yet taken, 0 if none; _take clears it. */
+int mw_signal_pending(void);
+int mw_signal_take(void);
+
 /* Run everything; see above.  Returns 0 when the program ran traced to
  * the end (whatever its own exit status), -1 with a one-line reason in
- * err when the tracer could not start or the program could not be run.
- * r is filled in either case. */
+ * err when the tracer could not start, the program could not be run or
+ * a signal came first.  r is filled in either case.  Every child
+ * (stap, stapbpf, the program) gets no descriptor of mallocwatch's but
+ * stdin/stdout/stderr, and the tracer dies with mallocwatch
+ * (PR_SET_PDEATHSIG). */
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen);
 

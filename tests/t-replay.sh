@@ -25,6 +25,7 @@ echo "$n streams replayed exactly"
 # that fail silently in the script): the summary, the JSON and a warning
 # must say so, and the run is not "complete".
 awk 'BEGIN {
+	print "# mallocwatch-stream 1"
 	print "P 7 memory_heap_more 2"; print "MW 1 ready"
 	for (i = 0; i < 16384; i++) printf "N 7 %d 1\n", 1000 + i
 	for (i = 0; i < 16384; i++) printf "H %d 0 4096 4096 1 0\n", 4096 * (i + 1)

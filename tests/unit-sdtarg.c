@@ -62,6 +62,12 @@ static const struct row rows[] = {
 	BAD("3@%rax", "size 3"),
 	BAD("16@%rax", "size 16"),
 	BAD("x@%rax", "bad size"),
+	/* regressions: -INT64_MIN was negated (UB), and a size past int was
+	 * cut to its low bits: 4294967298 read as a 2-byte operand */
+	BAD("-9223372036854775808@%rax", "is not 1, 2, 4 or 8"),
+	BAD("4294967298@%rax", "is not 1, 2, 4 or 8"),
+	BAD("-4294967300@%rax", "is not 1, 2, 4 or 8"),
+	BAD("99999999999999999999@%rax", "bad size"),
 	BAD("8@%xyz", "unknown register '%xyz'"),
 	BAD("8@%rip", "not a value register"),
 	BAD("8@%rax)", "trailing text"),

@@ -1,0 +1,220 @@
+/* leftovers.c - work directories and the sweep; see leftovers.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "leftovers.h"
+
+#define PREFIX "mallocwatch."
+
+static const char *tmp_base(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && t[0] == '/' ? t : "/tmp";
+}
+
+int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen)
+{
+	if ((size_t)snprintf(dir, len, "%s/" PREFIX "%d.XXXXXX", tmp_base(), (int)getpid()) >= len) {
+		snprintf(err, errlen, "TMPDIR '%s' is too long", tmp_base());
+		return -1;
+	}
+	if (!mkdtemp(dir)) {
+		snprintf(err, errlen, "cannot create a work directory '%s': %s", dir,
+			 strerror(errno));
+		dir[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void mw_workdir_remove(const char *dir)
+{
+	if (dir && dir[0])
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* Is pid a live process?  (EPERM: alive, someone else's.) */
+static int alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* The command name of pid into comm ("" when gone). */
+static void comm_of(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, comm, len - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
+/* "mallocwatch.PID.XXXXXX": the PID, or 0 when name is not of that form. */
+static pid_t run_pid(const char *name)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, PREFIX, strlen(PREFIX)) != 0)
+		return 0;
+	name += strlen(PREFIX);
+	pid = strtol(name, &end, 10);
+	if (end == name || *end != '.' || strlen(end + 1) != 6 || pid <= 0 || pid > INT_MAX)
+		return 0;
+	return (pid_t)pid;
+}
+
+/* Is path (a tracer's cwd) the work directory of a dead run? */
+static int in_dead_workdir(const char *cwd)
+{
+	const char *base = tmp_base();
+	size_t n = strlen(base);
+	char name[NAME_MAX + 1];
+	pid_t pid;
+
+	if (strncmp(cwd, base, n) != 0 || cwd[n] != '/')
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(cwd + n + 1, "/ "), cwd + n + 1);
+	pid = run_pid(name);
+	return pid && !alive(pid);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Stop tracers (stap, stapbpf) left working in a dead run's directory. */
+static int sweep_tracers(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found[64];
+	int n = 0;
+
+	while (d && (de = readdir(d)) && n < 64) {
+		char path[64], cwd[PATH_MAX], comm[32];
+		pid_t pid = (pid_t)atoi(de->d_name);
+		ssize_t k;
+
+		if (pid <= 0)
+			continue;
+		comm_of(pid, comm, sizeof(comm));
+		if (strcmp(comm, "stapbpf") != 0 && strcmp(comm, "stap") != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+		if ((k = readlink(path, cwd, sizeof(cwd) - 1)) <= 0)
+			continue;
+		cwd[k] = '\0';
+		if (in_dead_workdir(cwd) && kill(pid, SIGTERM) == 0)
+			found[n++] = pid;
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < n; i++) {
+		long long until = now_ms() + MW_SWEEP_WAIT_MS;
+
+		while (alive(found[i]) && now_ms() < until)
+			usleep(20000);
+		if (alive(found[i]))
+			kill(found[i], SIGKILL);
+	}
+	return n;
+}
+
+int mw_sweep_uprobes(void)
+{
+	FILE *f = fopen(MW_UPROBE_EVENTS, "re");
+	char line[4096], name[160], comm[32];
+	int removed = 0, fd;
+
+	if (!f)
+		return 0;
+	fd = open(MW_UPROBE_EVENTS, O_WRONLY | O_APPEND | O_CLOEXEC);
+	while (fd >= 0 && fgets(line, sizeof(line), f)) {
+		int pid, used = 0;
+
+		/* "p:uprobes/stapprobe_PID_N /path:0x..." */
+		if (sscanf(line, "p:uprobes/stapprobe_%d_%*d%n", &pid, &used) != 1 || !used)
+			continue;
+		comm_of(pid, comm, sizeof(comm));
+		if (strcmp(comm, "stapbpf") == 0)
+			continue;	/* a live tracer's */
+		snprintf(name, sizeof(name), "-:uprobes/%.*s", (int)strcspn(line + 10, " \n"),
+			 line + 10);
+		if (write(fd, name, strlen(name)) > 0)
+			removed++;
+	}
+	if (fd >= 0)
+		close(fd);
+	fclose(f);
+	return removed;
+}
+
+static int sweep_dirs(void)
+{
+	DIR *d = opendir(tmp_base());
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d))) {
+		pid_t pid = run_pid(de->d_name);
+		struct stat sb;
+		char path[PATH_MAX];
+
+		if (!pid || alive(pid))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmp_base(), de->d_name);
+		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
+		    (sb.st_mode & 0777) != 0700)
+			continue;
+		mw_workdir_remove(path);
+		n += access(path, F_OK) != 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+void mw_sweep(struct mw_sweep *out)
+{
+	struct mw_sweep s;
+
+	s.tracers = sweep_tracers();
+	s.uprobes = mw_sweep_uprobes();
+	s.dirs = sweep_dirs();
+	if (out)
+		*out = s;
+}

@@ -1,0 +1,59 @@
+/* leftovers.h - the private work directory of a run, and what killed
+ * runs left behind.
+ *
+ * Each traced run works in a directory of its own,
+ *
+ *	$TMPDIR/mallocwatch.PID.XXXXXX		(default TMPDIR: /tmp)
+ *
+ * made by mkdtemp(3) (mode 0700, owned by the caller), where PID is the
+ * mallocwatch process: the script (mallocwatch.stp), the BPF object
+ * stap compiles (mallocwatch.bo), and for a run without root the
+ * kernel-config stub for `stap -r`.  The tracer (stap or stapbpf) runs
+ * with this directory as its working directory.
+ *
+ * A run that ends in any way it can see removes the directory and its
+ * tracer stops with it (the tracer gets SIGTERM through
+ * PR_SET_PDEATHSIG if mallocwatch dies).  A run killed with SIGKILL
+ * cannot clean up itself, so every later run (and `mallocwatch
+ * --cleanup`) sweeps first:
+ *   - a stap or stapbpf whose working directory is the work directory of
+ *     a dead run gets SIGTERM (it then detaches its uprobes) and is waited
+ *     for, SIGKILL after MW_SWEEP_WAIT_MS;
+ *   - uprobe definitions "p:uprobes/stapprobe_PID_N" in
+ *     /sys/kernel/debug/tracing/uprobe_events whose PID is no longer a
+ *     stapbpf (stapbpf names its definitions so) are removed;
+ *   - work directories of dead runs owned by the caller are removed.
+ * A run is dead when no process has its PID.  Nothing of a live run,
+ * or of another user, is touched.
+ */
+#ifndef MALLOCWATCH_LEFTOVERS_H
+#define MALLOCWATCH_LEFTOVERS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define MW_SWEEP_WAIT_MS 30000
+#define MW_UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
+
+/* What a sweep removed. */
+struct mw_sweep {
+	int tracers;		/* orphaned tracers stopped */
+	int uprobes;		/* uprobe definitions removed */
+	int dirs;		/* work directories removed */
+};
+
+/* Make this run's work directory; its path into dir.  0, or -1 with a
+ * one-line reason in err. */
+int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen);
+
+/* Remove a work directory and everything in it (not following links).
+ * "" is allowed and does nothing. */
+void mw_workdir_remove(const char *dir);
+
+/* Remove the uprobe definitions of tracers that are gone; how many. */
+int mw_sweep_uprobes(void);
+
+/* The whole sweep described above, into *out (may be NULL). */
+void mw_sweep(struct mw_sweep *out);
+
+#endif /* MALLOCWATCH_LEFTOVERS_H */

@@ -1,0 +1,58 @@
+/* protocol.h - mallocwatch's line protocol, version 1: the one place its
+ * words are spelled (docs/protocol.md describes it).
+ *
+ * The generated script (gen.c) prints these records, the tracer driver
+ * (tracer.c) waits for the ready line, the parser (stream.c) reads them,
+ * and a saved stream (--save-stream) frames them with "# KEY VALUE"
+ * metadata lines that `replay` reads back:
+ *
+ *	# mallocwatch-stream 1
+ *	# libc /var/cache/mallocwatch/glibc/lib/libc.so.6
+ *	P 0 memory_arena_new 2
+ *	MW 1 ready
+ *	E 0 10986 32751:-939524048 0:640
+ *	MW 1 end
+ *	# pid 10986
+ */
+#ifndef MALLOCWATCH_PROTOCOL_H
+#define MALLOCWATCH_PROTOCOL_H
+
+#define MW_PROTOCOL_VERSION 1
+
+/* Handshake lines: begin probe done (every uprobe attached), end probe done. */
+#define MW_LINE_READY "MW 1 ready"
+#define MW_LINE_END "MW 1 end"
+
+/* Record tags, the first byte of a line (fields in docs/protocol.md). */
+#define MW_REC_DECLARE 'P'	/* P ID NAME NARGS [MASK] */
+#define MW_REC_EVENT 'E'	/* E ID TID A1..An */
+#define MW_REC_HITS 'N'		/* N ID TID COUNT */
+#define MW_REC_HEAP 'H'		/* H HEAP ARENA SIZE PEAK GREW SHRANK */
+#define MW_REC_WAIT 'W'		/* W TID ARENA COUNT */
+#define MW_REC_SBRK 'S'		/* S GROWN TRIMMED NMORE NLESS PEAK FIRST LAST FAILED */
+#define MW_REC_JUMP 'J'		/* J ID KIND KEY COUNT */
+#define MW_REC_BIAS 'B'		/* B BIAS */
+
+/* Field counts after the tag of the fixed-size records. */
+#define MW_NF_HITS 3
+#define MW_NF_HEAP 6
+#define MW_NF_WAIT 3
+#define MW_NF_SBRK 8
+#define MW_NF_JUMP 4
+#define MW_NF_BIAS 1
+
+/* Saved streams: the first line, and the metadata keys. */
+#define MW_STREAM_MAGIC "# mallocwatch-stream 1"
+#define MW_META_LIBC "libc"		/* path traced */
+#define MW_META_RUNTIME "runtime"	/* kernel | bpf */
+#define MW_META_MAIN_ARENA "main_arena"	/* link-time address, decimal */
+#define MW_META_LIBM "libm"		/* SITES PATH */
+#define MW_META_ARG "arg"		/* one per word of the command, C-escaped */
+#define MW_META_PID "pid"
+#define MW_META_WAIT_STATUS "wait_status"	/* waitpid() status */
+#define MW_META_TRACER_DIED "tracer_died"	/* 0 | 1 */
+#define MW_META_TRACER_LOST "tracer_lost"	/* events the tracer said it lost */
+#define MW_META_TRACER_MSG "tracer_msg"	/* its first error line, C-escaped */
+#define MW_META_STOPPED "stopped"	/* 1: -p ended by ^C/SIGTERM, normally */
+
+#endif /* MALLOCWATCH_PROTOCOL_H */
