@@ -81,7 +81,7 @@ build/libmw.a: $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
 # LD_PRELOADed into stapbpf alone (never the traced program); see
-# src/runtime.c and PLATFORM.md.
+# src/runtime.c and docs/platform.md.
 build/memlock-shim.so: shim/memlock-shim.c | build
 	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
 

@@ -4,7 +4,7 @@
  * it needs loadable-module support (/proc/modules) and the running
  * kernel's build tree (/lib/modules/RELEASE/build).  The bpf runtime
  * (stap --runtime=bpf, stapbpf) needs, on a machine like the one in
- * PLATFORM.md:
+ * docs/platform.md:
  *   - a directory stap -r accepts: .config (from /proc/config.gz), an
  *     empty Module.symvers, include/config/kernel.release.  As root it is
  *     cached in MW_CACHE_DIR/kernel-RELEASE (root-owned, built in a fresh

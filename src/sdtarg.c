@@ -53,30 +53,20 @@ static const struct {
 #undef R
 };
 
-/* Canonical names and struct pt_regs offsets (x86_64). */
-static const struct {
-	const char *name;
-	int off;
-} regs[MW_REG_COUNT] = {
-	[MW_REG_RAX] = { "rax", 80 }, [MW_REG_RBX] = { "rbx", 40 },
-	[MW_REG_RCX] = { "rcx", 88 }, [MW_REG_RDX] = { "rdx", 96 },
-	[MW_REG_RSI] = { "rsi", 104 }, [MW_REG_RDI] = { "rdi", 112 },
-	[MW_REG_RBP] = { "rbp", 32 }, [MW_REG_RSP] = { "rsp", 152 },
-	[MW_REG_R8] = { "r8", 72 }, [MW_REG_R9] = { "r9", 64 },
-	[MW_REG_R10] = { "r10", 56 }, [MW_REG_R11] = { "r11", 48 },
-	[MW_REG_R12] = { "r12", 24 }, [MW_REG_R13] = { "r13", 16 },
-	[MW_REG_R14] = { "r14", 8 }, [MW_REG_R15] = { "r15", 0 },
-	[MW_REG_RIP] = { "rip", 128 },
+/* Canonical names (the bpf runtime's register reads, stp/bpf.stp, are
+ * named after them: mw_r_rax). */
+static const char *const regs[MW_REG_COUNT] = {
+	[MW_REG_RAX] = "rax", [MW_REG_RBX] = "rbx", [MW_REG_RCX] = "rcx",
+	[MW_REG_RDX] = "rdx", [MW_REG_RSI] = "rsi", [MW_REG_RDI] = "rdi",
+	[MW_REG_RBP] = "rbp", [MW_REG_RSP] = "rsp", [MW_REG_R8] = "r8",
+	[MW_REG_R9] = "r9", [MW_REG_R10] = "r10", [MW_REG_R11] = "r11",
+	[MW_REG_R12] = "r12", [MW_REG_R13] = "r13", [MW_REG_R14] = "r14",
+	[MW_REG_R15] = "r15", [MW_REG_RIP] = "rip",
 };
 
 const char *mw_reg_name(enum mw_reg reg)
 {
-	return reg >= 0 && reg < MW_REG_COUNT ? regs[reg].name : "?";
-}
-
-int mw_reg_ptregs_offset(enum mw_reg reg)
-{
-	return reg >= 0 && reg < MW_REG_COUNT ? regs[reg].off : -1;
+	return reg >= 0 && reg < MW_REG_COUNT ? regs[reg] : "?";
 }
 
 /* "%name" at *pp, up to a delimiter; advances *pp. */

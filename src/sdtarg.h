@@ -94,9 +94,7 @@ int mw_sdt_args_parse(const char *args, struct mw_sdt_arg *out, int max,
 int mw_sdt_args_parse_arch(enum mw_arch arch, const char *args, struct mw_sdt_arg *out,
 			   int max, char *err, size_t errlen);
 
-/* Canonical name ("rax") and x86_64 struct pt_regs byte offset of reg
- * (arch/x86/include/asm/ptrace.h; listed in PLATFORM.md). */
+/* Canonical name of reg ("rax"), "?" for MW_REG_NONE. */
 const char *mw_reg_name(enum mw_reg reg);
-int mw_reg_ptregs_offset(enum mw_reg reg);
 
 #endif /* MALLOCWATCH_SDTARG_H */

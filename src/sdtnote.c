@@ -37,7 +37,6 @@ struct mw_elf {
 	Dwfl *dwfl;		/* for separate debuginfo; made on first need */
 	Dwfl_Module *mod;
 	int dwfl_failed;
-	const char *debugfile;	/* where the debuginfo symbols came from */
 };
 
 static int add_site(struct mw_elf *e, const struct mw_sdt_site *s)
@@ -319,7 +318,6 @@ static Dwfl_Module *debuginfo(struct mw_elf *e)
 		e->mod = NULL;
 		return NULL;
 	}
-	dwfl_module_info(e->mod, NULL, NULL, NULL, NULL, NULL, NULL, &e->debugfile);
 	return e->mod;
 }
 
@@ -349,11 +347,6 @@ int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value)
 		return 0;
 	/* local symbols (mp_, main_arena) of a stripped file: its debuginfo */
 	return lookup_debuginfo((struct mw_elf *)e, name, value);
-}
-
-const char *mw_elf_debugfile(const struct mw_elf *e)
-{
-	return e->debugfile;
 }
 
 int mw_elf_has_symtab(const struct mw_elf *e)

@@ -65,10 +65,6 @@ int mw_elf_has_symtab(const struct mw_elf *e);
  * Returns 0 and sets *value when found, -1 when not. */
 int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value);
 
-/* The separate debuginfo file libdwfl found, once a lookup needed it;
- * NULL otherwise.  Owned by e. */
-const char *mw_elf_debugfile(const struct mw_elf *e);
-
 /* Close and free everything, sites included.  NULL is allowed. */
 void mw_elf_close(struct mw_elf *e);
 
