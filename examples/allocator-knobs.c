@@ -21,19 +21,24 @@
  *              exits; a new thread then gets that arena from the free list
  *              (memory_arena_reuse_free_list).  Prints
  *                  lifecycle arena_reuse_free_list 1
- * contend      M_ARENA_MAX=1: busy threads keep main_arena's lock taken
- *              while 64 more threads start, each must reuse main_arena and
- *              some find it locked (memory_arena_reuse_wait).  How many wait
- *              is up to the scheduler; prints nothing to compare.
+ * contend      M_ARENA_MAX=1: a thread holds main_arena's lock (inside
+ *              malloc_stats, writing to a full pipe) while 8 new threads
+ *              make their first allocation: each must reuse main_arena and
+ *              wait for its lock, exactly once (see do_contend).  Prints
+ *                  contend memory_arena_reuse_wait 8
  *
  * Run it with GLIBC_TUNABLES to fire the tunable probes (tests/t-e2e-knobs.sh).
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define TIB ((size_t)1 << 40)
 
@@ -153,36 +158,118 @@ static int do_lifecycle(void)
 	return 0;
 }
 
-static volatile int stop;
+/* contend: exactly WAITERS lock waits, whatever the scheduler does.
+ *
+ * glibc's malloc_stats() holds main_arena's lock while it writes to
+ * stderr (malloc.c, __malloc_stats).  With stderr a pipe that is full, a
+ * "holder" thread calling it blocks in write(2) with the lock held, for
+ * as long as we keep the pipe full.  With M_ARENA_MAX=1 every new thread
+ * must reuse main_arena (arena.c, reused_arena): its trylock fails, it
+ * fires memory_arena_reuse_wait and blocks on the lock.  Each step is
+ * checked in /proc/self/task/TID/syscall (write on fd 2; futex) before
+ * the next, and only then is the pipe drained.  Nothing here may call
+ * malloc while the lock is held: no stdio, no pthread_create. */
+#define WAITERS 8
 
-static void *busy(void *arg)
+static pthread_barrier_t go;
+static int waiter_tid[WAITERS], holder_tid, passed[WAITERS], holder_done;
+
+static void *waiter(void *arg)
 {
+	int i = (int)(uintptr_t)arg;
 	void *volatile p;
 
-	while (!stop) {
-		p = malloc(2000 + (size_t)(uintptr_t)arg);	/* past the tcache */
-		free(p);
-	}
+	__atomic_store_n(&waiter_tid[i], (int)gettid(), __ATOMIC_SEQ_CST);
+	pthread_barrier_wait(&go);
+	__atomic_store_n(&passed[i], 1, __ATOMIC_SEQ_CST);
+	p = malloc(100);	/* this thread's first: it must reuse main_arena */
+	free(p);
 	return NULL;
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&holder_tid, (int)gettid(), __ATOMIC_SEQ_CST);
+	malloc_stats();		/* blocks writing "Arena 0:" with the lock held */
+	__atomic_store_n(&holder_done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Wait until thread tid is blocked in system call nr (first argument
+ * arg0, or any when arg0 < 0), reading /proc with plain syscalls. */
+static int wait_in_syscall(int tid, long nr, long arg0)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	for (int tries = 0; tries < 60000; tries++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		long got, a0;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			if (sscanf(buf, "%ld %lx", &got, &a0) == 2 && got == nr &&
+			    (arg0 < 0 || a0 == arg0))
+				return 0;
+		}
+		usleep(1000);
+	}
+	return -1;
 }
 
 static int do_contend(void)
 {
-	pthread_t b[4], t[64];
+	pthread_t t[WAITERS + 1];
+	int pfd[2], saved = dup(2), fl;
+	char buf[4096] = { 0 };
 
 	mallopt(M_ARENA_MAX, 1);
-	for (int i = 0; i < 4; i++)
-		if (pthread_create(&b[i], NULL, busy, (void *)(uintptr_t)i))
+	pthread_barrier_init(&go, NULL, WAITERS + 1);
+	for (int i = 0; i < WAITERS; i++)
+		if (pthread_create(&t[i], NULL, waiter, (void *)(uintptr_t)i))
 			return 1;
-	for (int i = 0; i < 64; i++)
-		if (pthread_create(&t[i], NULL, one_malloc, NULL))
-			return 1;
-	for (int i = 0; i < 64; i++)
+	/* stderr: a pipe, filled to the last byte */
+	if (saved < 0 || pipe(pfd) < 0 || dup2(pfd[1], 2) < 0)
+		return 1;
+	fl = fcntl(2, F_GETFL);
+	fcntl(2, F_SETFL, fl | O_NONBLOCK);
+	while (write(2, buf, sizeof(buf)) > 0)
+		;
+	while (write(2, buf, 1) > 0)
+		;
+	fcntl(2, F_SETFL, fl);
+	/* the holder takes the lock first; the last allocation by this
+	 * thread is pthread_create's, before that */
+	if (pthread_create(&t[WAITERS], NULL, holder, NULL))
+		return 1;
+	while (!__atomic_load_n(&holder_tid, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	if (wait_in_syscall(holder_tid, SYS_write, 2) < 0)
+		goto stuck;
+	pthread_barrier_wait(&go);	/* now the waiters run */
+	for (int i = 0; i < WAITERS; i++) {
+		while (!__atomic_load_n(&passed[i], __ATOMIC_SEQ_CST))
+			usleep(1000);
+		if (wait_in_syscall(waiter_tid[i], SYS_futex, -1) < 0)
+			goto stuck;
+	}
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);	/* drain until the holder is done */
+	while (!__atomic_load_n(&holder_done, __ATOMIC_SEQ_CST))
+		if (read(pfd[0], buf, sizeof(buf)) <= 0)
+			usleep(1000);
+	dup2(saved, 2);
+	for (int i = 0; i <= WAITERS; i++)
 		pthread_join(t[i], NULL);
-	stop = 1;
-	for (int i = 0; i < 4; i++)
-		pthread_join(b[i], NULL);
+	printf("contend memory_arena_reuse_wait %d\n", WAITERS);
 	return 0;
+stuck:
+	dup2(saved, 2);
+	fprintf(stderr, "allocator-knobs: a thread never blocked where glibc must block it\n");
+	return 1;
 }
 
 int main(int argc, char **argv)

@@ -1,20 +1,66 @@
 #!/bin/sh
 # -p PID: attach to a running program (started under the probe-enabled
-# glibc's loader, waiting 2 s before its first allocation); mallocwatch
-# must find its libc in /proc/PID/maps, stop by itself when it exits, and
-# its report must agree with the program's malloc_info() exactly.
+# glibc's loader, waiting on a FIFO before its first allocation, released
+# only once mallocwatch says it is tracing); mallocwatch must find its
+# libc in /proc/PID/maps, stop by itself when it exits, and its report
+# must agree with the program's malloc_info() exactly.
+# Then ^C (SIGINT to mallocwatch) while the program still runs: the
+# normal end of an attach, exit 0 and a complete report; the program is
+# not signalled and runs on.
 . tests/lib.sh
 need_root
 need_libc
 L=$GLIBC_PREFIX/lib
-"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu" \
-	./examples/arena-storm 4 40 2000 >"$OUT/malloc_info.xml" &
-pid=$!
-sleep 0.3
-"$MW" -q -p $pid --json "$OUT/report.json" -o "$OUT/summary.txt" || fail "mallocwatch -p exited $?"
+mkfifo "$OUT/go"
+start_storm() {	# start arena-storm 4 40, held on the FIFO; sets pid
+	"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu" \
+		./examples/arena-storm 4 40 - <"$OUT/go" >"$OUT/malloc_info.xml" &
+	pid=$!
+	exec 3>"$OUT/go"
+	i=0	# until the loader has mapped the probe-enabled libc
+	until grep -q "$L/libc.so.6" /proc/$pid/maps 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || fail "arena-storm did not map $L/libc.so.6"
+		sleep 0.1
+	done
+}
+wait_tracing() {	# FILE: until mallocwatch's note that tracing started
+	i=0
+	until grep -q "tracing process $pid" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 1200 ] || fail "mallocwatch did not start tracing in 120 s: $(cat "$1")"
+		kill -0 $mwpid 2>/dev/null || fail "mallocwatch exited early: $(cat "$1")"
+		sleep 0.1
+	done
+}
+
+start_storm
+"$MW" -p $pid --json "$OUT/report.json" -o "$OUT/summary.txt" 2>"$OUT/err" &
+mwpid=$!
+wait_tracing "$OUT/err"
+echo go >&3
+exec 3>&-
+wait $mwpid || { cat "$OUT/err"; fail "mallocwatch -p exited $?"; }
 wait $pid || fail "the program failed"
 python3 tests/malloc_info_compare.py "$OUT/malloc_info.xml" "$OUT/report.json" "$OUT" || exit 99
 expect_same "$OUT/expected.txt" "$OUT/actual.txt"
 grep -q "\"pid\": $pid," "$OUT/report.json" || fail "report is not about pid $pid"
 grep -q '"exit_status": null' "$OUT/report.json" || fail "-p cannot know the exit status"
 cat "$OUT/actual.txt"
+
+# ^C ends an attach normally
+start_storm
+"$MW" -p $pid --json "$OUT/int.json" -o "$OUT/int.txt" 2>"$OUT/int.err" &
+mwpid=$!
+wait_tracing "$OUT/int.err"
+kill -INT $mwpid
+wait $mwpid
+rc=$?
+[ $rc = 0 ] || { cat "$OUT/int.err"; fail "-p then ^C exited $rc, expected 0"; }
+grep -q "incomplete\|ended early" "$OUT/int.err" && fail "^C called the report incomplete: $(cat "$OUT/int.err")"
+grep -q '"complete": true' "$OUT/int.json" || fail "^C: the JSON report is not complete"
+kill -0 $pid 2>/dev/null || fail "the traced program did not survive ^C of mallocwatch"
+echo go >&3
+exec 3>&-
+wait $pid || fail "the program failed after mallocwatch stopped"
+echo "^C: exit 0, complete report, program untouched"

@@ -8,7 +8,7 @@
 #   the retry paths with the requested sizes; a tcache double free caught
 #     by glibc (the program dies of SIGABRT: exit 134);
 #   heap growth past one heap, heap_free/heap_less, arena reuse from the
-#     free list, lock waits (M_ARENA_MAX=1);
+#     free list, exactly 8 lock waits (M_ARENA_MAX=1);
 # and then: the union of all runs' hits covers every memory_* probe name
 # readelf finds in the libc.
 . tests/lib.sh
@@ -98,18 +98,19 @@ assert live["shrank"] >= 1 and live["peak_size"] > live["size"], live
 print("heap freed, heap shrunk, arena from the free list")
 PY
 
-# lock waits depend on the scheduler: up to 3 tries
-for try in 1 2 3; do
-	run contend 0 $K contend
-	grep -q '"memory_arena_reuse_wait": [1-9]' "$OUT/contend.json" && break
-done
-python3 - "$OUT/contend.json" <<'PY' || fail "no lock waits in 3 tries"
+# lock waits: the program makes exactly N threads wait for main_arena's
+# lock (allocator-knobs.c, do_contend), whatever the scheduler does
+run contend 0 $K contend
+python3 - "$OUT/contend.out" "$OUT/contend.json" <<'PY' || fail "lock waits differ"
 import json, sys
-r = json.load(open(sys.argv[1]))
+want = int(open(sys.argv[1]).read().split()[2])
+r = json.load(open(sys.argv[2]))
 waits = sum(t["waits"] for t in r["threads"])
-assert waits == r["events"]["by_probe"]["memory_arena_reuse_wait"] > 0, waits
-assert sum(a["waits"] for a in r["arenas"] if a["main"]) == waits, r["arenas"]
-print(waits, "lock waits, all on main_arena")
+assert r["events"]["by_probe"]["memory_arena_reuse_wait"] == want, r["events"]["by_probe"]
+assert waits == want, (waits, want)
+assert sum(a["waits"] for a in r["arenas"] if a["main"]) == want, r["arenas"]
+assert sum(1 for t in r["threads"] if t["waits"] == 1) == want, r["threads"]
+print(waits, "lock waits, all on main_arena, one per new thread")
 PY
 
 run trim 0 ./examples/sbrk-trim 4
