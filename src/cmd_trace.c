@@ -116,6 +116,7 @@ struct outputs {
 	FILE *summary;			/* -o, else stderr */
 	FILE *json;			/* --json; NULL when not asked */
 	FILE *stream;			/* --save-stream; NULL when not asked */
+	int summary_errno, json_errno;	/* the first write error of each */
 };
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP };
@@ -232,16 +233,21 @@ static int open_outputs(const struct trace_opts *o, struct outputs *out)
 }
 
 /* Close f (not stdout/stderr); -1 after a message naming path. */
-static int close_output(FILE *f, const char *path)
+/* Flush and close f (not stdout/stderr); -1 after a message naming path
+ * and the first error seen (err, else the flush's or close's). */
+static int close_output(FILE *f, const char *path, int err)
 {
-	int bad = ferror(f);
+	int bad;
 
-	if (f == stdout || f == stderr)
-		bad |= fflush(f) != 0;
-	else
+	errno = 0;
+	bad = fflush(f) != 0 || ferror(f);
+	err = err ? err : errno;
+	if (f != stdout && f != stderr) {
 		bad |= fclose(f) != 0;
-	if (bad) {
-		mw_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		err = err ? err : errno;
+	}
+	if (bad || err) {
+		mw_error("cannot write '%s': %s", path, strerror(err ? err : EIO));
 		return -1;
 	}
 	return 0;
@@ -252,11 +258,11 @@ static int close_outputs(const struct trace_opts *o, struct outputs *out)
 	int ret = 0;
 
 	if (out->summary && out->summary != stderr)
-		ret |= close_output(out->summary, o->out);
+		ret |= close_output(out->summary, o->out, out->summary_errno);
 	if (out->json)
-		ret |= close_output(out->json, o->json);
+		ret |= close_output(out->json, o->json, out->json_errno);
 	if (out->stream)
-		ret |= close_output(out->stream, o->save_stream);
+		ret |= close_output(out->stream, o->save_stream, 0);
 	*out = (struct outputs){ 0 };
 	return ret;
 }
@@ -313,21 +319,17 @@ static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 	return 0;
 }
 
-static int write_reports(const struct trace_opts *o, const struct outputs *out,
-			 const struct mw_state *st, const struct mw_run_info *ri)
+/* Write the summary and the JSON.  A write error is found and named
+ * (path and errno) when the file is closed (close_outputs); -1 here only
+ * for the summary on stderr, which is not closed. */
+static int write_reports(struct outputs *out, const struct mw_state *st,
+			 const struct mw_run_info *ri)
 {
-	int ret = 0;
-
-	if (mw_report_text(out->summary, st, ri) < 0) {
-		mw_error("cannot write the summary to '%s': %s", o->out ? o->out : "stderr",
-			 strerror(errno ? errno : EIO));
-		ret = -1;
-	}
-	if (out->json && mw_report_json(out->json, st, ri) < 0) {
-		mw_error("cannot write '%s': %s", o->json, strerror(errno ? errno : EIO));
-		ret = -1;
-	}
-	return ret;
+	if (mw_report_text(out->summary, st, ri) < 0)
+		out->summary_errno = errno ? errno : EIO;
+	if (out->json && mw_report_json(out->json, st, ri) < 0)
+		out->json_errno = errno ? errno : EIO;
+	return out->summary == stderr && out->summary_errno ? -1 : 0;
 }
 
 /* The exit status, and the one-line notes about how things ended. */
@@ -392,9 +394,8 @@ static struct mw_elf *open_libm(const struct trace_opts *o, const char *libc,
 
 /* After the stream: finish the model, say how it ended, write reports.
  * Shared by a live run and a replay.  Returns the exit status. */
-static int conclude(const struct trace_opts *o, const struct outputs *out,
-		    struct mw_state *st, const struct mw_trace_result *r,
-		    struct mw_run_info *ri)
+static int conclude(struct outputs *out, struct mw_state *st,
+		    const struct mw_trace_result *r, struct mw_run_info *ri)
 {
 	int status;
 
@@ -404,7 +405,7 @@ static int conclude(const struct trace_opts *o, const struct outputs *out,
 	ri->pid = r->pid;
 	ri->tracer_died = r->tracer_died;
 	status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
-	if (write_reports(o, out, st, ri) < 0)
+	if (write_reports(out, st, ri) < 0)
 		status = MW_EXIT_RUNTIME;
 	return status;
 }
@@ -422,7 +423,7 @@ static void save_footer(FILE *f, const struct mw_trace_result *r)
 
 /* Everything from the libc's probes to the reports, in the work
  * directory dir.  Returns the exit status. */
-static int trace(const struct trace_opts *o, const struct outputs *out,
+static int trace(const struct trace_opts *o, struct outputs *out,
 		 const struct mw_target *t, const char *libc_path, const char *dir)
 {
 	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
@@ -478,7 +479,7 @@ static int trace(const struct trace_opts *o, const struct outputs *out,
 			save_footer(k.save, &r);
 		ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
 			.runtime = mw_runtime_name(env.rt) };
-		status = conclude(o, out, k.st, &r, &ri);
+		status = conclude(out, k.st, &r, &ri);
 		goto cleanup;
 	}
 	mw_error("%s", err);
@@ -513,7 +514,7 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	else
 		status = trace(o, &out, t, libc_path, dir);
 	mw_workdir_remove(dir);
-	if (close_outputs(o, &out) < 0 && status == MW_EXIT_OK)
+	if (close_outputs(o, &out) < 0 && (status == MW_EXIT_OK || !t))
 		status = MW_EXIT_RUNTIME;
 	return status;
 }
@@ -581,7 +582,7 @@ int cmd_replay(int argc, char **argv)
 	snprintf(r.tracer_msg, sizeof(r.tracer_msg), "%s", m.tracer_msg);
 	ri = (struct mw_run_info){ .argv = (const char *const *)m.argv, .libc = m.libc,
 		.runtime = m.runtime };
-	status = conclude(&o, &out, st, &r, &ri);
+	status = conclude(&out, st, &r, &ri);
 	if (close_outputs(&o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 cleanup:

@@ -18,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sdtnote.h"
+#include "xalloc.h"
 
 #define NT_STAPSDT 3
 
@@ -41,15 +43,7 @@ struct mw_elf {
 
 static int add_site(struct mw_elf *e, const struct mw_sdt_site *s)
 {
-	if (e->nsites == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 64;
-		struct mw_sdt_site *n = realloc(e->sites, cap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		e->sites = n;
-		e->cap = cap;
-	}
+	XGROW(e->sites, e->nsites, e->cap);
 	e->sites[e->nsites++] = *s;
 	return 0;
 }
@@ -202,26 +196,70 @@ static void read_all_notes(struct mw_elf *e)
 	}
 }
 
+/* Does every section and segment with file contents lie inside the
+ * file?  A truncated or damaged ELF fails here instead of looking like a
+ * file without notes.  The reason into why. */
+static int elf_intact(Elf *elf, uint64_t size, char *why, size_t len)
+{
+	size_t n, shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getphdrnum(elf, &n) != 0 || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		snprintf(why, len, "%s", elf_errmsg(-1));
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_offset > size ||
+		    ph.p_filesz > size - ph.p_offset) {
+			snprintf(why, len, "program header %zu lies past the end of the file", i);
+			return 0;
+		}
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh)) {
+			snprintf(why, len, "%s", elf_errmsg(-1));
+			return 0;
+		}
+		if (sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)) {
+			snprintf(why, len, "section %zu lies past the end of the file",
+				 elf_ndxscn(scn));
+			return 0;
+		}
+	}
+	return 1;
+}
+
 struct mw_elf *mw_elf_open(const char *path, char *errbuf, size_t errlen)
 {
-	struct mw_elf *e = calloc(1, sizeof(*e));
+	struct mw_elf *e = xcalloc(1, sizeof(*e));
+	struct stat sb;
+	char why[160];
 
-	if (!e) {
-		snprintf(errbuf, errlen, "out of memory");
-		return NULL;
-	}
 	e->fd = -1;
 	elf_version(EV_CURRENT);
-	e->path = strdup(path);
+	e->path = xstrdup(path);
 	e->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (e->fd < 0) {
 		snprintf(errbuf, errlen, "cannot open '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fstat(e->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(errbuf, errlen, "'%s' is not a regular file", path);
 		goto fail;
 	}
 	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
 		snprintf(errbuf, errlen, "'%s' is not an ELF file%s%s", path,
 			 e->elf ? "" : ": ", e->elf ? "" : elf_errmsg(-1));
+		goto fail;
+	}
+	if (!elf_intact(e->elf, (uint64_t)sb.st_size, why, sizeof(why))) {
+		snprintf(errbuf, errlen, "'%s' is corrupt or truncated: %s", path, why);
 		goto fail;
 	}
 	read_all_notes(e);

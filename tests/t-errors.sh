@@ -49,3 +49,30 @@ grep -q "MISSING" "$OUT/err" || fail "the summary does not say the totals are mi
 # under sudo the program runs as the invoking user
 expect 0 "exit status 0" env SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$MW" -c id -u
 [ "$(cat "$OUT/out")" = 65534 ] || fail "program ran as uid $(cat "$OUT/out"), not 65534"
+# a partial or bad sudo environment is refused, never silently root
+expect 1 "SUDO_UID='65534' and SUDO_GID='' do not name a user" \
+	env -u SUDO_GID SUDO_UID=65534 "$MW" -c id -u
+expect 1 "SUDO_UID='abc' and SUDO_GID='1' do not name a user" \
+	env SUDO_UID=abc SUDO_GID=1 "$MW" -c id -u
+[ -s "$OUT/out" ] && fail "the program ran under a bad sudo environment: $(cat "$OUT/out")"
+# process ids are range-checked, for -p and for 'probes -p'
+expect 2 "-p needs a process id, not '4294967297'" "$MW" -p 4294967297
+expect 2 "-p needs a process id, not 'abc'" "$MW" probes -p abc
+expect 2 "-p needs a process id, not '-5'" "$MW" -p -5
+expect 1 "^mallocwatch: no process 4194304\$" "$MW" -p 4194304
+# outputs are opened before anything runs: an unwritable path costs no run
+rm -f "$OUT/ran"
+expect 1 "^mallocwatch: cannot create '/nonexistent/dir/x': No such file or directory" \
+	"$MW" -o /nonexistent/dir/x -c touch "$OUT/ran"
+expect 1 "^mallocwatch: cannot create '/nonexistent/x.json'" \
+	"$MW" --json /nonexistent/x.json -c touch "$OUT/ran"
+expect 1 "^mallocwatch: cannot create '/nonexistent/x.mw'" \
+	"$MW" --save-stream /nonexistent/x.mw -c touch "$OUT/ran"
+[ -e "$OUT/ran" ] && fail "the program ran although an output could not be created"
+# a full disk: the write error names the path
+[ -w /dev/full ] && expect 1 "^mallocwatch: cannot write '/dev/full'" "$MW" -o /dev/full -c true
+# --libc that is not a usable file
+expect 1 "^mallocwatch: '/tmp' is not a regular file" "$MW" --libc /tmp -c true
+expect 1 "^mallocwatch: '/tmp' is not a regular file" "$MW" probes --libc /tmp
+head -c 200000 "$GLIBC_PREFIX/lib/libc.so.6" >"$OUT/truncated.so"
+expect 1 "is corrupt or truncated: program header" "$MW" probes --libc "$OUT/truncated.so"

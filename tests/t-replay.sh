@@ -37,3 +37,42 @@ grep -q "tables were full, later entries dropped: heaps (16384)" "$OUT/full.err"
 grep -q "tables were FULL" "$OUT/full.txt" || fail "summary does not say the table was full"
 grep -q '"complete": false' "$OUT/full.json" || fail "a full table still counts as complete"
 grep -q '"full_tables": "heaps (16384)"' "$OUT/full.json" || fail "full_tables"
+
+# Not a stream at all: an empty file, random bytes.
+: >"$OUT/empty.mw"
+head -c 4096 /dev/urandom >"$OUT/random.mw"
+for f in empty random; do
+	"$MW" replay -o "$OUT/$f.txt" "$OUT/$f.mw" 2>"$OUT/$f.err"
+	rc=$?
+	[ $rc = 1 ] || fail "replay of $f bytes exited $rc, expected 1"
+	grep -q "^mallocwatch: '$OUT/$f.mw': not a mallocwatch stream" "$OUT/$f.err" ||
+		fail "replay of $f bytes: $(cat "$OUT/$f.err")"
+	[ "$(wc -l <"$OUT/$f.err")" = 1 ] || fail "replay of $f bytes: more than one line"
+done
+
+# Control bytes in a garbled line are escaped in the warning; a NUL inside
+# a line makes it garbled; a probe declared with 0 arguments, and a known
+# probe declared with fewer than it has, are parsed without reading
+# uninitialised memory (valgrind); names that are not JSON-safe are
+# escaped in the JSON report.
+printf '# mallocwatch-stream 1\nP 1 memory_zero 0\nP 2 memory_mallopt 0\nP 3 memory_"quoted\\ 1\nMW 1 ready\nE 1 100\nE 2 100\nE 3 100 7\nE 9 \033[31mred\nN 1 100 1\nN 2 100 1\nN 3 100 1\nMW 1 end\n' >"$OUT/odd.mw"
+printf 'E 1 100\000tail\n' >>"$OUT/odd.mw"
+if command -v valgrind >/dev/null; then
+	VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+else
+	VG=
+fi
+$VG "$MW" replay -o "$OUT/odd.txt" --json "$OUT/odd.json" "$OUT/odd.mw" 2>"$OUT/odd.err"
+rc=$?
+[ $rc = 0 ] || { cat "$OUT/odd.err"; fail "replay of odd.mw exited $rc"; }
+grep -q "garbled tracer line ignored and counted: 'E 2 100'" "$OUT/odd.err" ||
+	fail "a known probe with too few arguments was not garbled: $(cat "$OUT/odd.err")"
+grep -q "$(printf '\033')" "$OUT/odd.err" "$OUT/odd.txt" && fail "an escape byte reached the terminal"
+python3 - "$OUT/odd.json" <<'PY' || fail "odd.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert 'memory_"quoted\\' in r["events"]["by_probe"], r["events"]["by_probe"]
+assert r["events"]["garbled"] == 3, r["events"]   # E 2 (too short), E 9 (undeclared), the NUL line
+print("odd stream:", r["events"])
+PY
+echo "bad streams refused or counted, never trusted"

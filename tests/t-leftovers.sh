@@ -1,0 +1,92 @@
+#!/bin/sh
+# Nothing left behind, ever:
+#  - mallocwatch killed with SIGKILL at several moments of a run (while
+#    stap compiles, while stapbpf attaches, while the program runs): once
+#    'mallocwatch --cleanup' has run, no tracer of that run, no uprobe
+#    definition of it and no work directory remain;
+#  - uprobe definitions of a stapbpf that died by SIGKILL (named for its
+#    pid) are removed by the next run;
+#  - ^C while stap compiles: a message, exit 130, stap's whole process
+#    group stopped, the work directory removed.
+# Each check holds whatever phase the kill lands in; none depends on it.
+. tests/lib.sh
+need_root
+need_libc
+T=$OUT/tmp
+mkdir -p "$T"
+export TMPDIR=$T
+UE=/sys/kernel/debug/tracing/uprobe_events
+# tracers (stap, stapbpf) whose working directory is under $T
+our_tracers() {
+	for p in $(pgrep -x 'stap|stapbpf'); do
+		case "$(readlink /proc/$p/cwd 2>/dev/null)" in "$T"/*) echo $p;; esac
+	done
+}
+check_clean() {	# WHAT
+	[ -z "$(our_tracers)" ] || fail "$1: tracers left: $(our_tracers)"
+	[ -z "$(ls "$T")" ] || fail "$1: left in TMPDIR: $(ls "$T")"
+	for p in $tracer_pids; do
+		grep -q "stapprobe_${p}_" $UE && fail "$1: uprobe definitions of stapbpf $p left"
+	done
+	:
+}
+# record the tracer pids of the running mallocwatch in $tracer_pids
+note_tracers() { tracer_pids="$tracer_pids $(our_tracers)"; }
+
+for delay in 0.05 0.3 0.8 1.5 3; do
+	tracer_pids=
+	"$MW" -q -o /dev/null -c sleep 10 2>/dev/null &
+	mw=$!
+	sleep $delay
+	note_tracers
+	kill -KILL $mw
+	wait $mw 2>/dev/null
+	note_tracers
+	"$MW" --cleanup 2>"$OUT/cleanup.err" || fail "--cleanup exited $?"
+	check_clean "SIGKILL after ${delay}s"
+	echo "ok: SIGKILL after ${delay}s: $(cat "$OUT/cleanup.err")"
+done
+pkill -f 'ld-linux-x86-64.so.2 .*sleep 10' 2>/dev/null	# the programs ran on untraced
+
+# A stapbpf killed with SIGKILL (with mallocwatch) cannot remove its uprobe
+# definitions, "p:uprobes/stapprobe_PID_N ...".  Such a definition, named
+# for a pid that is certainly dead, must be gone after the next run, and
+# the run says so; a live stapbpf's definitions are never touched.
+true & dead=$!
+wait $dead
+echo "p:uprobes/stapprobe_${dead}_0 /bin/true:0x1000" >>$UE || fail "cannot define a uprobe"
+"$MW" -o /dev/null -c true 2>"$OUT/next.err" || fail "the next run failed: $(cat "$OUT/next.err")"
+grep -q "stapprobe_${dead}_" $UE && fail "the dead tracer's uprobe definition is still there"
+grep -q "cleaned up after an earlier run that was killed: 0 tracers stopped, 1 uprobe definitions" \
+	"$OUT/next.err" || fail "the next run did not say what it cleaned: $(cat "$OUT/next.err")"
+tracer_pids=
+check_clean "after a run that cleaned"
+echo "ok: a dead stapbpf's uprobe definition removed by the next run"
+
+# ^C while stap compiles: a stap on PATH that takes its time
+mkdir -p "$OUT/bin"
+cat >"$OUT/bin/stap" <<EOS
+#!/bin/sh
+touch "$OUT/compiling"
+sleep 60
+exec /usr/bin/stap "\$@"
+EOS
+chmod +x "$OUT/bin/stap"
+rm -f "$OUT/compiling"
+PATH="$OUT/bin:$PATH" "$MW" -o /dev/null -c true 2>"$OUT/int.err" &
+mw=$!
+i=0
+until [ -e "$OUT/compiling" ]; do
+	i=$((i + 1)); [ $i -lt 600 ] || fail "the compile never started"; sleep 0.1
+done
+kill -INT $mw
+wait $mw
+rc=$?
+[ $rc = 130 ] || fail "^C during the compile exited $rc, expected 130: $(cat "$OUT/int.err")"
+grep -q "^mallocwatch: interrupted by signal 2 (Interrupt) before tracing started" "$OUT/int.err" ||
+	fail "no message: $(cat "$OUT/int.err")"
+sleep 0.2
+pgrep -f "$OUT/bin/stap" >/dev/null && fail "the compiling stap survived"
+pgrep -x sleep -P 1 >/dev/null && pgrep -a sleep | grep -q ' 60$' && fail "stap's child survived"
+[ -z "$(ls "$T")" ] || fail "^C left in TMPDIR: $(ls "$T")"
+echo "ok: ^C while compiling: exit 130, a message, nothing left"
