@@ -17,6 +17,9 @@
 #   demo       deps + glibc + all, then trace examples/arena-storm and
 #              compare with its own malloc_info() (scripts/demo.sh)
 #   check      deps + glibc + all, then every test (tests/run)
+#   fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
+#              (default 600) with ASan and UBSan; `make check` runs each
+#              for FUZZ_CHECK_SECONDS (default 20)
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   install    install the binary, the shim and the man page
 #   uninstall  remove what install put there
@@ -27,6 +30,9 @@ bindir = $(prefix)/bin
 libexecdir = $(prefix)/libexec/mallocwatch
 mandir = $(prefix)/share/man
 GLIBC_PREFIX ?= /var/cache/mallocwatch/glibc
+FUZZ_SECONDS ?= 600
+FUZZ_CHECK_SECONDS ?= 20
+FUZZ_CC ?= clang
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -52,7 +58,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check bench install uninstall clean
+.PHONY: all deps glibc demo check fuzz fuzz-check bench install uninstall clean
 
 SRCS = $(wildcard src/*.c)
 OBJS = $(patsubst src/%.c,build/%.o,$(SRCS)) build/stpsrc.o
@@ -128,9 +134,26 @@ build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -c -o $@ $<
 
-check: deps glibc all $(UNIT_TESTS) $(FIXTURES)
+check: deps glibc all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 	$(Q)$(MAKE) -s -C examples
-	$(Q)sh tests/run
+	$(Q)FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run
+
+# libFuzzer harnesses, each linked with every module but main.c, built
+# with clang's libFuzzer, ASan and UBSan (UB is fatal).  Seeds are
+# committed in tests/fuzz/corpus-NAME; what a run finds goes to
+# build/fuzz/found-NAME.  tests/t-fuzz.sh runs them.
+FUZZERS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild -DMW_LIBEXECDIR='"$(libexecdir)"' \
+	-DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"'
+LIB_SRCS = $(filter-out src/main.c,$(SRCS)) build/stpsrc.c
+
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(wildcard src/*.h) src/probes.def
+	$(Q)mkdir -p build/fuzz
+	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
+
+fuzz: $(FUZZERS)
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run fuzz
 
 bench: deps glibc all
 	$(Q)$(MAKE) -s -C examples

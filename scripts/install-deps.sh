@@ -4,6 +4,12 @@
 #
 # Usage: scripts/install-deps.sh
 #
+# Build and trace: gcc, make, libelf/libdw, zlib, systemtap (stap, stapbpf),
+# systemtap-sdt-dev (<sys/sdt.h>), and for the glibc build gawk, bison,
+# dpkg-dev.  Tests: python3, file, bc, valgrind (t-replay), util-linux
+# (setpriv, t-security), clang and libclang-rt-14-dev (libFuzzer for
+# tests/fuzz).
+#
 # Needs root (apt-get).  Does nothing when every package is already there,
 # so it is cheap to call from "make demo" and "make check".  On a system
 # that is not Debian-like (no apt-get/dpkg-query) it only says which
@@ -12,6 +18,7 @@
 set -eu
 
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev systemtap systemtap-sdt-dev \
+clang libclang-rt-14-dev valgrind util-linux \
 gawk bison dpkg-dev python3 file bc"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

@@ -39,6 +39,7 @@ struct mw_elf {
 	Dwfl *dwfl;		/* for separate debuginfo; made on first need */
 	Dwfl_Module *mod;
 	int dwfl_failed;
+	char *image;		/* mw_elf_open_mem's copy; NULL for a file */
 };
 
 static int add_site(struct mw_elf *e, const struct mw_sdt_site *s)
@@ -234,32 +235,18 @@ static int elf_intact(Elf *elf, uint64_t size, char *why, size_t len)
 	return 1;
 }
 
-struct mw_elf *mw_elf_open(const char *path, char *errbuf, size_t errlen)
+/* The checks and reads common to a file and a memory image; e->elf set. */
+static struct mw_elf *finish_open(struct mw_elf *e, uint64_t size, char *errbuf, size_t errlen)
 {
-	struct mw_elf *e = xcalloc(1, sizeof(*e));
-	struct stat sb;
 	char why[160];
 
-	e->fd = -1;
-	elf_version(EV_CURRENT);
-	e->path = xstrdup(path);
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (e->fd < 0) {
-		snprintf(errbuf, errlen, "cannot open '%s': %s", path, strerror(errno));
-		goto fail;
-	}
-	if (fstat(e->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		snprintf(errbuf, errlen, "'%s' is not a regular file", path);
-		goto fail;
-	}
-	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
-		snprintf(errbuf, errlen, "'%s' is not an ELF file%s%s", path,
+		snprintf(errbuf, errlen, "'%s' is not an ELF file%s%s", e->path,
 			 e->elf ? "" : ": ", e->elf ? "" : elf_errmsg(-1));
 		goto fail;
 	}
-	if (!elf_intact(e->elf, (uint64_t)sb.st_size, why, sizeof(why))) {
-		snprintf(errbuf, errlen, "'%s' is corrupt or truncated: %s", path, why);
+	if (!elf_intact(e->elf, size, why, sizeof(why))) {
+		snprintf(errbuf, errlen, "'%s' is corrupt or truncated: %s", e->path, why);
 		goto fail;
 	}
 	read_all_notes(e);
@@ -267,6 +254,43 @@ struct mw_elf *mw_elf_open(const char *path, char *errbuf, size_t errlen)
 fail:
 	mw_elf_close(e);
 	return NULL;
+}
+
+struct mw_elf *mw_elf_open(const char *path, char *errbuf, size_t errlen)
+{
+	struct mw_elf *e = xcalloc(1, sizeof(*e));
+	struct stat sb;
+
+	elf_version(EV_CURRENT);
+	e->path = xstrdup(path);
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0) {
+		snprintf(errbuf, errlen, "cannot open '%s': %s", path, strerror(errno));
+		mw_elf_close(e);
+		return NULL;
+	}
+	if (fstat(e->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(errbuf, errlen, "'%s' is not a regular file", path);
+		mw_elf_close(e);
+		return NULL;
+	}
+	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	return finish_open(e, (uint64_t)sb.st_size, errbuf, errlen);
+}
+
+struct mw_elf *mw_elf_open_mem(const void *image, size_t size, const char *name,
+			       char *errbuf, size_t errlen)
+{
+	struct mw_elf *e = xcalloc(1, sizeof(*e));
+
+	elf_version(EV_CURRENT);
+	e->fd = -1;
+	e->path = xstrdup(name);
+	e->image = xmalloc(size);
+	memcpy(e->image, image, size);
+	e->dwfl_failed = 1;	/* no file for libdwfl to look beside */
+	e->elf = elf_memory(e->image, size);
+	return finish_open(e, size, errbuf, errlen);
 }
 
 size_t mw_elf_nsites(const struct mw_elf *e)
@@ -412,5 +436,6 @@ void mw_elf_close(struct mw_elf *e)
 		close(e->fd);
 	free(e->sites);
 	free(e->path);
+	free(e->image);
 	free(e);
 }

@@ -39,8 +39,16 @@ struct mw_elf;	/* opaque: one open ELF file and the sites read from it */
 /* Open path, read its SDT notes (SHT_NOTE sections, else PT_NOTE
  * segments).  A malformed note is skipped and counted (mw_elf_bad_notes),
  * never fatal.  Returns NULL on failure with a message for the user in
- * errbuf (errlen bytes), e.g. "cannot open '/x': No such file or directory". */
+ * errbuf (errlen bytes), e.g. "cannot open '/x': No such file or directory",
+ * "'/x' is not a regular file", "'/x' is corrupt or truncated: ..." (a
+ * section or segment past the end of the file). */
 struct mw_elf *mw_elf_open(const char *path, char *errbuf, size_t errlen);
+
+/* The same for an ELF image in memory (copied; name is what messages
+ * call it).  Separate debuginfo is not looked for.  For the fuzzer
+ * (tests/fuzz) and for images that are not files. */
+struct mw_elf *mw_elf_open_mem(const void *image, size_t size, const char *name,
+			       char *errbuf, size_t errlen);
 
 /* Number of sites read, and site i (0 <= i < count). */
 size_t mw_elf_nsites(const struct mw_elf *e);
