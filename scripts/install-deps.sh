@@ -17,7 +17,7 @@
 # (see README.md, "Other distributions").
 set -eu
 
-PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev systemtap systemtap-sdt-dev \
+PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
 clang libclang-rt-14-dev valgrind util-linux \
 gawk bison dpkg-dev python3 file bc"
 

@@ -18,4 +18,7 @@ int cmd_script(int argc, char **argv);
 /* mallocwatch replay [-o FILE] [--json FILE] STREAM: report a saved stream. */
 int cmd_replay(int argc, char **argv);
 
+/* mallocwatch snapshot -p PID [-o FILE] [--json FILE]: the allocator now. */
+int cmd_snapshot(int argc, char **argv);
+
 #endif /* MALLOCWATCH_CMD_H */

@@ -17,6 +17,7 @@ static const struct {
 	{ "probes", cmd_probes },
 	{ "script", cmd_script },
 	{ "replay", cmd_replay },
+	{ "snapshot", cmd_snapshot },
 };
 
 int main(int argc, char **argv)

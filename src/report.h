@@ -11,6 +11,9 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
+#include "snapshot.h"
 #include "state.h"
 
 /* What the run was, for the headers of both reports. */
@@ -37,5 +40,15 @@ void mw_json_str(FILE *out, const char *s);
 
 /* Format bytes as "1.5 MiB" into buf (plain "123 B" below 1 KiB). */
 const char *mw_human_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* A snapshot (snapshot.h) of process comm as text: arenas (system, in use,
+ * free, trimmable, top, heaps, attached threads), heaps, the main heap's
+ * extent, thresholds and limits, mmapped chunks, totals.  0 or -1. */
+int mw_snapshot_text(FILE *out, const struct mw_snapshot *s, const char *comm);
+
+/* The same as JSON, {"version": 1, "snapshot": {...}} (docs/json.md);
+ * and the inner object alone (new reference) for other reports.  0/-1. */
+int mw_snapshot_json(FILE *out, const struct mw_snapshot *s, const char *comm);
+json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm);
 
 #endif /* MALLOCWATCH_REPORT_H */

@@ -1,0 +1,111 @@
+/* hold-arenas.c - build a known allocator state in several threads, print
+ * glibc's own account of it, and hold it until told to go.
+ *
+ * Usage: hold-arenas [NTHREADS [TAG]]	(default 4 threads)
+ *
+ * Every thread, the main one included, attaches to an arena (the others
+ * wait at a barrier until all have, so each gets one of its own up to
+ * glibc's limit), then leaves a known mix behind: small chunks in
+ * fastbins (past what the tcache holds), medium chunks in the unsorted,
+ * small and large bins, large free chunks with whole free pages in them
+ * (what malloc_trim could give back), and mmapped chunks.  Then the
+ * threads wait at a barrier, the main thread prints malloc_info(0,
+ * stdout) - the ground truth the tests compare `mallocwatch snapshot`
+ * with - and every thread blocks until stdin gives a byte or closes.
+ * Nothing touches the allocator after malloc_info: stdout has a static
+ * buffer, the threads block in a barrier and read(2).
+ *
+ * TAG is ignored: it lets a test find its own process by command line.
+ */
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pthread_barrier_t attached, built, done;
+static __thread void *volatile guard[128];	/* kept, never read */
+static char outbuf[1 << 16];
+
+#define NSMALL 48
+#define NMEDIUM 40
+#define NLARGE 10
+
+/* Everything is allocated first, each chunk followed by a small guard so
+ * that freed neighbours cannot coalesce; then every other chunk is
+ * freed, large first, small last, so that nothing allocated later takes
+ * the free chunks back. */
+static void build(unsigned seed)
+{
+	static __thread void *small[NSMALL], *medium[NMEDIUM], *large[NLARGE], *big[2];
+	void *volatile sorter;
+	int g = 0;
+
+	for (int i = 0; i < 2; i++)	/* past the mmap threshold: mmapped, kept */
+		big[i] = malloc(300000);
+	for (int i = 0; i < NLARGE; i++) {
+		large[i] = malloc(20000 + 4096 * (seed % 2));
+		guard[g++] = malloc(24);
+	}
+	for (int i = 0; i < NMEDIUM; i++) {
+		medium[i] = malloc(1500 + 64 * (seed % 4));
+		guard[g++] = malloc(24);
+	}
+	for (int i = 0; i < NSMALL; i++) {
+		small[i] = malloc(40 + 16 * (seed % 3));
+		guard[g++] = malloc(24);
+	}
+	for (int i = 0; i < NLARGE; i += 2)	/* unsorted: whole free pages in them */
+		free(large[i]);
+	for (int i = 0; i < NMEDIUM; i += 2)	/* 7 to the tcache, the rest unsorted */
+		free(medium[i]);
+	sorter = malloc(60000);		/* sorts the unsorted into small and large bins */
+	(void)sorter;
+	for (int i = 0; i < NSMALL; i += 2)	/* 7 to the tcache, the rest to a fastbin */
+		free(small[i]);
+	memset(big[0], 1, 64);
+}
+
+static void *worker(void *arg)
+{
+	void *volatile first;
+
+	pthread_barrier_wait(&attached);	/* all started */
+	first = malloc(32);			/* attach to an arena */
+	(void)first;
+	pthread_barrier_wait(&attached);	/* all attached */
+	build((unsigned)(uintptr_t)arg);
+	pthread_barrier_wait(&built);
+	pthread_barrier_wait(&done);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 4;
+	pthread_t t[256];
+	char c;
+
+	if (n < 0 || n > 256) {
+		fprintf(stderr, "usage: hold-arenas [NTHREADS(0-256) [TAG]]\n");
+		return 2;
+	}
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	pthread_barrier_init(&attached, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&built, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&done, NULL, (unsigned)n + 1);
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
+	pthread_barrier_wait(&attached);
+	pthread_barrier_wait(&attached);
+	build(0);
+	pthread_barrier_wait(&built);
+	malloc_info(0, stdout);
+	fflush(stdout);
+	if (read(0, &c, 1) < 0)
+		return 1;
+	pthread_barrier_wait(&done);	/* the threads leave */
+	_exit(0);
+}

@@ -1,0 +1,145 @@
+/* cmd_snapshot.c - `mallocwatch snapshot -p PID`: the allocator state of
+ * a running process, now, without a tracer (snapshot.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "glibcinfo.h"
+#include "msg.h"
+#include "procmem.h"
+#include "report.h"
+#include "snapshot.h"
+#include "target.h"
+
+static const char snapshot_usage[] =
+"Usage: mallocwatch snapshot -p PID [-o FILE] [--json FILE] [-q]\n"
+"\n"
+"Read glibc's allocator state from a running process, now, without\n"
+"stopping or signalling it and without a tracer or SDT probes: every\n"
+"arena (system bytes, in use, free but retained, what malloc_trim(0)\n"
+"could give back at most, top chunk, heaps, attached threads, free list),\n"
+"every heap (heap_info), the main heap's sbrk extent, the mmap and trim\n"
+"thresholds, arena limits and mmapped chunks.  Needs the libc's symbols\n"
+"and DWARF: built in, or its debug package (Debian: libc6-dbg; Fedora:\n"
+"glibc-debuginfo), found by build-id, or under $MW_DEBUGINFO_PATH.\n"
+"\n"
+"  -p PID               the process\n"
+"  -o FILE              the summary to FILE (default: stdout)\n"
+"  --json FILE          the snapshot as JSON ('-' = stdout); docs/json.md\n"
+"  -q, --quiet          no notes or warnings\n"
+"\n"
+"Exit status: 0 (also for a snapshot marked inconsistent: the allocator\n"
+"changed while it was read), 1 when the process cannot be read, 2 on a\n"
+"usage error.\n"
+"\n"
+"EXAMPLES\n"
+"  sudo mallocwatch snapshot -p $(pidof myserver)\n"
+"  sudo mallocwatch snapshot -p 4242 --json state.json -o /dev/null\n";
+
+/* The process's name, for the header. */
+static void comm_of(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(out, len, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(out, (int)len, f))
+			out[strcspn(out, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+static FILE *open_out(const char *path, FILE *dflt)
+{
+	FILE *f;
+
+	if (!path || strcmp(path, "-") == 0)
+		return dflt;
+	if (!(f = fopen(path, "we")))
+		mw_die(MW_EXIT_RUNTIME, "cannot create '%s': %s", path, strerror(errno));
+	return f;
+}
+
+static int close_out(FILE *f, const char *path)
+{
+	int bad = fflush(f) != 0 || ferror(f);
+	int e = errno;
+
+	if (f != stdout)
+		bad |= fclose(f) != 0;
+	if (bad)
+		mw_error("cannot write '%s': %s", path ? path : "stdout", strerror(e ? e : EIO));
+	return bad ? -1 : 0;
+}
+
+int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,
+		     size_t errlen)
+{
+	struct mw_proc p;
+	int ret;
+
+	if (mw_proc_open(&p, pid, err, errlen) < 0)
+		return -1;
+	ret = mw_snapshot_take(&p, g, out, err, errlen);
+	mw_proc_close(&p);
+	return ret;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *json = NULL;
+	char err[PATH_MAX + 512], comm[64];
+	struct mw_glibc g;
+	struct mw_snapshot *s;
+	pid_t pid = 0;
+	FILE *fo, *fj = NULL;
+	int c, status = MW_EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "p:o:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (mw_parse_pid(optarg, &pid) < 0)
+				mw_usage_error("-p needs a process id, not '%s'", optarg);
+			break;
+		case 'o': out = optarg; break;
+		case 'j': json = optarg; break;
+		case 'q': mw_quiet(1); break;
+		case 'h': fputs(snapshot_usage, stdout); return MW_EXIT_OK;
+		default: mw_usage_error("bad option");
+		}
+	}
+	if (optind < argc)
+		mw_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!pid)
+		mw_usage_error("snapshot needs -p PID");
+	fo = open_out(out, stdout);
+	if (json)
+		fj = open_out(json, stdout);
+	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
+	    mw_snapshot_read(pid, &g, &s, err, sizeof(err)) < 0)
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	comm_of(pid, comm, sizeof(comm));
+	if (!s->consistent)
+		mw_warn("process %d's allocator changed while it was read (%s); the snapshot is "
+			"marked inconsistent", (int)pid, s->why);
+	if (!(json && fj == stdout && fo == stdout))
+		mw_snapshot_text(fo, s, comm);
+	if (fj)
+		mw_snapshot_json(fj, s, comm);
+	if (close_out(fo, out) < 0 || (fj && fj != fo && close_out(fj, json) < 0))
+		status = MW_EXIT_RUNTIME;
+	mw_snapshot_free(s);
+	return status;
+}

@@ -1,0 +1,60 @@
+/* glibcinfo.h - where glibc's allocator lives in a process, and the
+ * layout of its structures, from the libc's own symbols and DWARF.
+ *
+ * Symbols (main_arena, mp_, narenas, free_list, __curbrk; most are local
+ * and so only in .symtab or the separate debuginfo) come through
+ * elfutils' libdwfl, which reports the process's modules from
+ * /proc/PID/maps with their load biases (dwfl_linux_proc_report; it reads
+ * /proc only, and never attaches) and finds a stripped libc's debuginfo by
+ * build-id or .gnu_debuglink under /usr/lib/debug or $MW_DEBUGINFO_PATH
+ * (Debian: libc6-dbg; Fedora: glibc-debuginfo).  Structure layouts -
+ * struct malloc_state, malloc_chunk, _heap_info (heap_info), malloc_par,
+ * as in glibc's malloc/malloc.c and malloc/arena.c - come from that
+ * DWARF through libdw: member offsets and sizes are read, never assumed
+ * per glibc version.  Sizes are bytes, addresses the process's.
+ */
+#ifndef MALLOCWATCH_GLIBCINFO_H
+#define MALLOCWATCH_GLIBCINFO_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A structure member: byte offset and size; off < 0 when absent. */
+struct mw_member {
+	int64_t off;
+	int64_t size;
+};
+
+struct mw_glibc {
+	char module[PATH_MAX];		/* the file malloc lives in (libc.so.6) */
+	char dwarf_file[PATH_MAX];	/* where its DWARF came from */
+	int version_minor;		/* 2.N from .gnu.version_d; 0 unknown */
+	int safe_linking;		/* fastbin fd pointers mangled (2.32+) */
+	/* runtime addresses of glibc's globals (0: not found) */
+	uint64_t main_arena, mp, narenas, free_list, curbrk;
+	/* struct malloc_state */
+	int64_t mstate_size;
+	struct mw_member ms_top, ms_fastbins, ms_bins, ms_next, ms_next_free,
+		ms_attached_threads, ms_system_mem, ms_max_system_mem;
+	int nfastbins, nbin_slots;	/* elements of fastbinsY[] and bins[] */
+	/* struct malloc_chunk */
+	int64_t chunk_struct_size;
+	struct mw_member ch_size, ch_fd, ch_bk, ch_fd_nextsize;
+	/* struct _heap_info */
+	struct mw_member hi_ar_ptr, hi_prev, hi_size, hi_mprotect_size;
+	/* struct malloc_par (mp_) */
+	struct mw_member mp_trim_threshold, mp_top_pad, mp_mmap_threshold, mp_arena_test,
+		mp_arena_max, mp_hp_pagesize, mp_n_mmaps, mp_n_mmaps_max, mp_max_n_mmaps,
+		mp_no_dyn_threshold, mp_mmapped_mem, mp_max_mmapped_mem, mp_sbrk_base;
+};
+
+/* Find malloc's module in process pid and read the above into g.  0, or
+ * -1 with a one-line reason in err that says what is missing and which
+ * package gives it, e.g. "no DWARF for '/lib/x86_64-linux-gnu/libc.so.6'
+ * (struct malloc_state): install its debug symbols (Debian: libc6-dbg,
+ * Fedora: glibc-debuginfo)". */
+int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen);
+
+#endif /* MALLOCWATCH_GLIBCINFO_H */

@@ -1,0 +1,132 @@
+/* procmem.c - checked reads of another process's memory; see procmem.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "procmem.h"
+#include "xalloc.h"
+
+int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen)
+{
+	char path[64], line[4096 + 256];
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	if (!(f = fopen(path, "re"))) {
+		if (errno == ENOENT)
+			snprintf(err, errlen, "no process %d", (int)p->pid);
+		else
+			snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	p->nmaps = 0;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t start, end;
+		char perms[8];
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &start, &end, perms) != 3 ||
+		    end <= start)
+			continue;
+		if (p->nmaps == cap)
+			xgrow((void **)&p->maps, p->nmaps, &cap, sizeof(*p->maps));
+		p->maps[p->nmaps++] = (struct mw_map){ .start = start, .end = end,
+						       .readable = perms[0] == 'r' };
+	}
+	fclose(f);
+	if (!p->nmaps) {	/* a zombie or a kernel thread has none */
+		snprintf(err, errlen, "process %d has no memory mappings (exited, or a "
+			 "kernel thread)", (int)p->pid);
+		return -1;
+	}
+	return 0;
+}
+
+int mw_proc_open(struct mw_proc *p, pid_t pid, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->memfd = -1;
+	if (kill(pid, 0) < 0 && errno == ESRCH) {
+		snprintf(err, errlen, "no process %d", (int)pid);
+		return -1;
+	}
+	return mw_proc_refresh(p, err, errlen);
+}
+
+int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	if (!len || addr + len < addr)
+		return 0;
+	while (lo < hi) {	/* the last mapping starting at or below addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	/* from there on; the range may span adjacent mappings */
+	for (size_t i = lo - 1; i < p->nmaps; i++) {
+		const struct mw_map *m = &p->maps[i];
+
+		if (addr < m->start || addr >= m->end || !m->readable)
+			return 0;
+		if (addr + len <= m->end)
+			return 1;
+		len -= m->end - addr;
+		addr = m->end;
+	}
+	return 0;
+}
+
+int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+{
+	if (!mw_proc_mapped(p, addr, len)) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (!p->use_mem) {
+		struct iovec local = { .iov_base = buf, .iov_len = len };
+		struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+		ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+			return -1;
+		p->use_mem = 1;	/* e.g. seccomp or an old kernel: try /proc */
+	}
+	if (p->memfd < 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)p->pid);
+		if ((p->memfd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return -1;
+	}
+	return pread(p->memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+}
+
+int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v)
+{
+	return mw_proc_read(p, addr, v, sizeof(*v));
+}
+
+void mw_proc_close(struct mw_proc *p)
+{
+	if (p->memfd >= 0)
+		close(p->memfd);
+	free(p->maps);
+	memset(p, 0, sizeof(*p));
+	p->memfd = -1;
+}

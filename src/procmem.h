@@ -1,0 +1,54 @@
+/* procmem.h - read another process's memory, only where it is mapped.
+ *
+ * The mappings come from /proc/PID/maps (proc(5)), one line per mapping:
+ *
+ *	7f2c4a200000-7f2c4a228000 r--p 00000000 fe:01 1311038  /usr/lib/x86_64-linux-gnu/libc.so.6
+ *
+ * Every read is checked against them first - a pointer taken from the
+ * process is never followed unless [addr, addr+len) lies in readable
+ * mappings - then done with process_vm_readv(2), falling back to
+ * pread(2) on /proc/PID/mem.  Neither stops or signals the process.
+ * Both need ptrace access to it (root, or the same user with
+ * kernel.yama.ptrace_scope 0).
+ */
+#ifndef MALLOCWATCH_PROCMEM_H
+#define MALLOCWATCH_PROCMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mw_map {
+	uint64_t start, end;	/* [start, end) */
+	int readable;
+};
+
+struct mw_proc {
+	pid_t pid;
+	struct mw_map *maps;	/* sorted by start */
+	size_t nmaps;
+	int memfd;		/* /proc/PID/mem, opened on first need; -1 */
+	int use_mem;		/* process_vm_readv is not allowed: use memfd */
+};
+
+/* Read the mappings of pid into p.  0, or -1 with a one-line reason in
+ * err ("no process 42", "cannot read '/proc/42/maps': ..."). */
+int mw_proc_open(struct mw_proc *p, pid_t pid, char *err, size_t errlen);
+
+/* Read the mappings again (the process may have mapped more). */
+int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen);
+
+/* Is [addr, addr+len) inside readable mappings?  1 or 0. */
+int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len);
+
+/* Read len bytes at addr into buf.  0; -1 when the range is not mapped
+ * readable or the read failed (errno set: EFAULT, ESRCH when the process
+ * is gone, EPERM). */
+int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
+
+/* Read one 8-byte word (native byte order).  0 or -1 as above. */
+int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v);
+
+void mw_proc_close(struct mw_proc *p);
+
+#endif /* MALLOCWATCH_PROCMEM_H */

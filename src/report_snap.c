@@ -1,0 +1,177 @@
+/* report_snap.c - a snapshot (snapshot.h) as text and as JSON; the JSON
+ * keys are in docs/json.md ("Snapshot").  JSON goes through jansson. */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+#define SNAP_ARENA_ROWS 64
+#define SNAP_HEAP_ROWS 32
+
+static void hex(char *buf, size_t len, uint64_t v)
+{
+	snprintf(buf, len, "0x%" PRIx64, v);
+}
+
+static void arena_row(FILE *f, const struct mw_snap_arena *a)
+{
+	char ad[24], sy[16], us[16], fr[16], tr[16], tp[16];
+
+	hex(ad, sizeof(ad), a->addr);
+	fprintf(f, "  %-16s %-5s %10s %10s %10s %10s %10s %5zu %7" PRIu64 "%s\n", ad,
+		a->is_main ? "main" : "arena", mw_human_bytes(a->system_mem, sy, sizeof(sy)),
+		mw_human_bytes(a->system_mem > a->free_bytes ? a->system_mem - a->free_bytes : 0,
+			       us, sizeof(us)),
+		mw_human_bytes(a->free_bytes, fr, sizeof(fr)),
+		mw_human_bytes(a->trimmable, tr, sizeof(tr)),
+		mw_human_bytes(a->top_size, tp, sizeof(tp)), a->nheaps, a->attached_threads,
+		a->on_free_list ? "  (on the free list)" : "");
+}
+
+int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
+{
+	char a[16], b[16], c[16], d[16];
+	size_t nheaps = 0, shown = 0;
+
+	fprintf(f, "mallocwatch: snapshot of process %d (%s), read in %.1f ms\n", (int)s->pid,
+		comm, (double)s->duration_ns / 1e6);
+	fprintf(f, "  libc %s", s->libc);
+	if (s->glibc_minor)
+		fprintf(f, " (glibc 2.%d)", s->glibc_minor);
+	fprintf(f, ", layouts from %s\n", s->dwarf_file);
+	if (!s->consistent)
+		fprintf(f, "  INCONSISTENT after %d tries: %s (the allocator changed while it was "
+			"read; the figures below are the last try's)\n", s->tries, s->why);
+	fprintf(f, "\nArenas: %zu (glibc counts %" PRIu64 ")\n", s->narenas, s->narenas_glibc);
+	fprintf(f, "  %-16s %-5s %10s %10s %10s %10s %10s %5s %7s\n", "ADDRESS", "KIND", "SYSTEM",
+		"IN USE", "FREE", "TRIMMABLE", "TOP", "HEAPS", "THREADS");
+	for (size_t i = 0; i < s->narenas && i < SNAP_ARENA_ROWS; i++)
+		arena_row(f, &s->arenas[i]);
+	if (s->narenas > SNAP_ARENA_ROWS)
+		fprintf(f, "  ... and %zu more arenas (all of them in the JSON report)\n",
+			s->narenas - SNAP_ARENA_ROWS);
+	for (size_t i = 0; i < s->narenas; i++)
+		nheaps += s->arenas[i].nheaps;
+	fprintf(f, "\nHeaps (heap_info): %zu\n", nheaps);
+	if (nheaps)
+		fprintf(f, "  %-16s %-16s %12s %12s\n", "ADDRESS", "ARENA", "SIZE", "MPROTECT");
+	for (size_t i = 0; i < s->narenas; i++)
+		for (size_t j = 0; j < s->arenas[i].nheaps; j++) {
+			const struct mw_snap_heap *h = &s->arenas[i].heaps[j];
+			char ha[24], aa[24];
+
+			if (shown++ >= SNAP_HEAP_ROWS)
+				continue;
+			hex(ha, sizeof(ha), h->addr);
+			hex(aa, sizeof(aa), s->arenas[i].addr);
+			fprintf(f, "  %-16s %-16s %12s %12s\n", ha, aa,
+				mw_human_bytes(h->size, a, sizeof(a)),
+				mw_human_bytes(h->mprotect_size, b, sizeof(b)));
+		}
+	if (nheaps > SNAP_HEAP_ROWS)
+		fprintf(f, "  ... and %zu more heaps (all of them in the JSON report)\n",
+			nheaps - SNAP_HEAP_ROWS);
+	fprintf(f, "\nMain heap (sbrk): 0x%" PRIx64 " .. 0x%" PRIx64 ", %s; break 0x%" PRIx64 "\n",
+		s->sbrk_base, s->main_end,
+		mw_human_bytes(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0, a,
+			       sizeof(a)), s->brk);
+	fprintf(f, "\nThresholds: mmap %s (%" PRIu64 " bytes, %s), trim %s (%" PRIu64
+		" bytes), top_pad %" PRIu64 "\n", mw_human_bytes(s->mmap_threshold, a, sizeof(a)),
+		s->mmap_threshold, s->no_dyn_threshold ? "fixed by mallopt or a tunable" :
+		"dynamic", mw_human_bytes(s->trim_threshold, b, sizeof(b)), s->trim_threshold,
+		s->top_pad);
+	fprintf(f, "Arena limits: arena_max %" PRIu64 "%s, arena_test %" PRIu64 "\n", s->arena_max,
+		s->arena_max ? "" : " (unset: 8 x cores)", s->arena_test);
+	fprintf(f, "mmapped chunks: %" PRIu64 " (%s), at most %" PRIu64 " (%s); limit %" PRIu64 "\n",
+		s->n_mmaps, mw_human_bytes(s->mmapped_mem, a, sizeof(a)), s->max_n_mmaps,
+		mw_human_bytes(s->max_mmapped_mem, b, sizeof(b)), s->n_mmaps_max);
+	fprintf(f, "\nTotal: system %s, in use %s, free (retained) %s; malloc_trim(0) could "
+		"give back at most %s\n", mw_human_bytes(s->system_bytes, a, sizeof(a)),
+		mw_human_bytes(s->in_use_bytes, b, sizeof(b)),
+		mw_human_bytes(s->free_bytes, c, sizeof(c)),
+		mw_human_bytes(s->trimmable, d, sizeof(d)));
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+static json_t *jhex(uint64_t v)
+{
+	char buf[24];
+
+	hex(buf, sizeof(buf), v);
+	return json_string(buf);
+}
+
+static json_t *arena_json(const struct mw_snap_arena *a)
+{
+	json_t *heaps = json_array();
+
+	for (size_t j = 0; j < a->nheaps; j++)
+		json_array_append_new(heaps, json_pack("{s:o, s:I, s:I}",
+			"address", jhex(a->heaps[j].addr), "size", (json_int_t)a->heaps[j].size,
+			"mprotect_size", (json_int_t)a->heaps[j].mprotect_size));
+	return json_pack("{s:o, s:b, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:b,"
+			 " s:{s:I, s:I, s:I, s:I}, s:o, s:I, s:I}",
+		"address", jhex(a->addr), "main", a->is_main,
+		"system_bytes", (json_int_t)a->system_mem,
+		"max_system_bytes", (json_int_t)a->max_system_mem,
+		"top", jhex(a->top), "top_bytes", (json_int_t)a->top_size,
+		"free_bytes", (json_int_t)a->free_bytes,
+		"in_use_bytes", (json_int_t)(a->system_mem > a->free_bytes ?
+					     a->system_mem - a->free_bytes : 0),
+		"trimmable_bytes", (json_int_t)a->trimmable,
+		"attached_threads", (json_int_t)a->attached_threads,
+		"on_free_list", a->on_free_list,
+		"malloc_info", "fast_count", (json_int_t)a->fast_count,
+		"fast_bytes", (json_int_t)a->fast_bytes, "rest_count", (json_int_t)a->rest_count,
+		"rest_bytes", (json_int_t)a->rest_bytes,
+		"heaps", heaps, "heap_bytes", (json_int_t)a->heap_bytes,
+		"heap_mprotect_bytes", (json_int_t)a->heap_mprotect);
+}
+
+json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
+{
+	json_t *arenas = json_array();
+	char ver[16];
+
+	for (size_t i = 0; i < s->narenas; i++)
+		json_array_append_new(arenas, arena_json(&s->arenas[i]));
+	snprintf(ver, sizeof(ver), "2.%d", s->glibc_minor);
+	return json_pack("{s:i, s:s, s:s, s:s, s:o, s:I, s:I, s:b, s:o, s:i, s:o, s:I,"
+			 " s:{s:o, s:o, s:I, s:o}, s:{s:I, s:I, s:b, s:I},"
+			 " s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+		"pid", (int)s->pid, "comm", comm, "libc", s->libc, "dwarf", s->dwarf_file,
+		"glibc", s->glibc_minor ? json_string(ver) : json_null(),
+		"taken_unix_ns", (json_int_t)s->taken_ns, "duration_ns", (json_int_t)s->duration_ns,
+		"consistent", s->consistent,
+		"inconsistent_reason", s->consistent ? json_null() : json_string(s->why),
+		"tries", s->tries, "arenas", arenas, "narenas", (json_int_t)s->narenas_glibc,
+		"main_heap", "sbrk_base", jhex(s->sbrk_base), "end", jhex(s->main_end),
+		"bytes", (json_int_t)(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0),
+		"brk", jhex(s->brk),
+		"thresholds", "mmap", (json_int_t)s->mmap_threshold, "trim",
+		(json_int_t)s->trim_threshold, "dynamic", !s->no_dyn_threshold,
+		"top_pad", (json_int_t)s->top_pad,
+		"arena_limits", "arena_max", (json_int_t)s->arena_max,
+		"arena_test", (json_int_t)s->arena_test,
+		"mmap", "count", (json_int_t)s->n_mmaps, "bytes", (json_int_t)s->mmapped_mem,
+		"max_count", (json_int_t)s->max_n_mmaps, "max_bytes",
+		(json_int_t)s->max_mmapped_mem, "count_limit", (json_int_t)s->n_mmaps_max,
+		"totals", "system_bytes", (json_int_t)s->system_bytes, "in_use_bytes",
+		(json_int_t)s->in_use_bytes, "free_bytes", (json_int_t)s->free_bytes,
+		"trimmable_bytes", (json_int_t)s->trimmable);
+}
+
+int mw_snapshot_json(FILE *f, const struct mw_snapshot *s, const char *comm)
+{
+	json_t *root = json_object(), *snap = mw_snapshot_json_value(s, comm);
+	int ret;
+
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "snapshot", snap);
+	ret = json_dumpf(root, f, JSON_INDENT(2)) == 0 && fputc('\n', f) != EOF &&
+	      fflush(f) == 0 && !ferror(f) ? 0 : -1;
+	json_decref(root);
+	return ret;
+}
