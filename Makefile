@@ -103,6 +103,17 @@ demo: deps glibc all
 
 UNIT_TESTS = $(patsubst tests/%.c,build/tests/%,$(wildcard tests/unit-*.c))
 
+# libFuzzer harnesses, each linked with every module but main.c, built
+# with clang's libFuzzer, ASan and UBSan (UB is fatal).  Seeds are
+# committed in tests/fuzz/corpus-NAME; what a run finds goes to
+# build/fuzz/found-NAME.  tests/t-fuzz.sh runs them.
+FUZZERS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild -DMW_LIBEXECDIR='"$(libexecdir)"' \
+	-DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"'
+LIB_SRCS = $(filter-out src/main.c,$(SRCS)) build/stpsrc.c
+
+
 build/tests/unit-%: tests/unit-%.c build/libmw.a
 	$(Q)mkdir -p build/tests
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@ $< build/libmw.a $(LIBS)
@@ -137,16 +148,6 @@ build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
 check: deps glibc all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 	$(Q)$(MAKE) -s -C examples
 	$(Q)FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run
-
-# libFuzzer harnesses, each linked with every module but main.c, built
-# with clang's libFuzzer, ASan and UBSan (UB is fatal).  Seeds are
-# committed in tests/fuzz/corpus-NAME; what a run finds goes to
-# build/fuzz/found-NAME.  tests/t-fuzz.sh runs them.
-FUZZERS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
-FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild -DMW_LIBEXECDIR='"$(libexecdir)"' \
-	-DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"'
-LIB_SRCS = $(filter-out src/main.c,$(SRCS)) build/stpsrc.c
 
 build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(wildcard src/*.h) src/probes.def
 	$(Q)mkdir -p build/fuzz
