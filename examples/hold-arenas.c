@@ -1,7 +1,7 @@
 /* hold-arenas.c - build a known allocator state in several threads, print
  * glibc's own account of it, and hold it until told to go.
  *
- * Usage: hold-arenas [NTHREADS [TAG]]	(default 4 threads)
+ * Usage: hold-arenas [NTHREADS [TAG [EXTRA]]]	(default 4 threads)
  *
  * Every thread, the main one included, attaches to an arena (the others
  * wait at a barrier until all have, so each gets one of its own up to
@@ -16,6 +16,9 @@
  * buffer, the threads block in a barrier and read(2).
  *
  * TAG is ignored: it lets a test find its own process by command line.
+ * EXTRA more small chunks are left in main_arena's fastbins (a state that
+ * takes long to read).  On stderr: how long malloc_info() took, in ns
+ * ("malloc_info_ns N"), a baseline for bench/run.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_barrier_t attached, built, done;
@@ -82,9 +86,23 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* extra small chunks: allocated in pairs, one of each pair freed past
+ * the tcache into a fastbin */
+static void extra_fast(long n)
+{
+	void **keep = malloc((size_t)n * 2 * sizeof(*keep));
+
+	for (long i = 0; i < 2 * n; i++)
+		keep[i] = malloc(24);
+	for (long i = 0; i < 2 * n; i += 2)
+		free(keep[i]);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
+	long extra = argc > 3 ? atol(argv[3]) : 0;
+	struct timespec t0, t1;
 	pthread_t t[256];
 	char c;
 
@@ -101,9 +119,15 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&attached);
 	pthread_barrier_wait(&attached);
 	build(0);
+	if (extra > 0)
+		extra_fast(extra);
 	pthread_barrier_wait(&built);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	malloc_info(0, stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fflush(stdout);
+	fprintf(stderr, "malloc_info_ns %lld\n", (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL +
+		(t1.tv_nsec - t0.tv_nsec));
 	if (read(0, &c, 1) < 0)
 		return 1;
 	pthread_barrier_wait(&done);	/* the threads leave */

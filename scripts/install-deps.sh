@@ -7,7 +7,8 @@
 # Build and trace: gcc, make, libelf/libdw, zlib, systemtap (stap, stapbpf),
 # systemtap-sdt-dev (<sys/sdt.h>), and for the glibc build gawk, bison,
 # dpkg-dev.  Tests: python3, file, bc, valgrind (t-replay), util-linux
-# (setpriv, t-security), clang and libclang-rt-14-dev (libFuzzer for
+# (setpriv, t-security), libc6-dbg (snapshots of Debian's own libc,
+# t-snapshot), clang and libclang-rt-14-dev (libFuzzer for
 # tests/fuzz).
 #
 # Needs root (apt-get).  Does nothing when every package is already there,
@@ -18,7 +19,7 @@
 set -eu
 
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
-clang libclang-rt-14-dev valgrind util-linux \
+clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
 gawk bison dpkg-dev python3 file bc"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

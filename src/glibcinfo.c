@@ -28,11 +28,10 @@ static int is_libc(const char *name)
 }
 
 struct find {
-	Dwfl_Module *libc, *with_main_arena;
+	Dwfl_Module *libc;
 };
 
-/* The libc module, and failing that any module that defines main_arena
- * (a static binary with symbols). */
+/* The libc module. */
 static int find_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
 		       void *arg)
 {
@@ -303,6 +302,10 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 	dwfl_report_begin(dwfl);
 	r = dwfl_linux_proc_report(dwfl, pid);
 	dwfl_report_end(dwfl, NULL, NULL);
+	if (r == ENOENT || r == ESRCH) {
+		snprintf(err, errlen, "no process %d", (int)pid);
+		goto cleanup;
+	}
 	if (r != 0) {
 		snprintf(err, errlen, "cannot read the modules of process %d: %s", (int)pid,
 			 r > 0 ? strerror(r) : dwfl_errmsg(-1));

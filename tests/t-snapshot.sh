@@ -1,0 +1,154 @@
+#!/bin/sh
+# mallocwatch snapshot -p PID: glibc's allocator state read from a live
+# process must equal what the process's own malloc_info() printed, exactly
+# (arena by arena: system bytes, fast and rest chunks and bytes, heaps and
+# their bytes; mmapped chunks), for the probe-enabled glibc (its own
+# DWARF) and for Debian's own libc (DWARF from libc6-dbg).  examples/
+# hold-arenas builds the state in N threads, prints malloc_info() and
+# holds it until its stdin gives a byte: nothing changes while we read.
+# Then the errors: a process gone, gone while it is read, a static
+# binary, a libc whose debug symbols cannot be found - one line each,
+# exit 1; and python3 with threads, a real program not written here.
+. tests/lib.sh
+need_root
+need_libc
+L=$GLIBC_PREFIX/lib
+# hold NAME N [EXTRA] [system]: start hold-arenas, wait for its malloc_info;
+# sets pid.  Released by release().
+hold() {
+	name=$1 n=$2 extra=${3:-0}
+	rm -f "$OUT/$name.in"
+	mkfifo "$OUT/$name.in"
+	if [ "${4:-}" = system ]; then
+		./examples/hold-arenas $n t-snapshot $extra <"$OUT/$name.in" >"$OUT/$name.xml" 2>"$OUT/$name.stderr" &
+	else
+		"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" \
+			./examples/hold-arenas $n t-snapshot $extra <"$OUT/$name.in" >"$OUT/$name.xml" 2>"$OUT/$name.stderr" &
+	fi
+	pid=$!
+	exec 3>"$OUT/$name.in"
+	i=0
+	until grep -q '</malloc>' "$OUT/$name.xml" 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 1200 ] || fail "$name: hold-arenas never printed malloc_info"; sleep 0.05
+	done
+}
+release() { exec 3>&-; wait $pid; }
+compare() {	# NAME: snapshot of $pid against its malloc_info
+	"$MW" snapshot -p $pid --json "$OUT/$1.json" -o "$OUT/$1.txt" 2>"$OUT/$1.err" ||
+		{ cat "$OUT/$1.err"; fail "$1: snapshot exited $?"; }
+	mkdir -p "$OUT/$1"
+	python3 tests/snapshot_compare.py "$OUT/$1.xml" "$OUT/$1.json" "$OUT/$1" || exit 99
+	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
+	echo "ok: $1: $(tail -n 2 "$OUT/$1/actual.txt" | tr '\n' ' ')"
+}
+
+for n in 0 4 24; do
+	hold probes-$n $n
+	compare probes-$n
+	release
+done
+grep -q '"consistent": true' "$OUT/probes-4.json" || fail "the quiescent snapshot is not consistent"
+python3 - "$OUT/probes-4.json" <<'PY' || fail "snapshot fields"
+import json, sys
+s = json.load(open(sys.argv[1]))["snapshot"]
+assert len(s["arenas"]) == s["narenas"] == 5, (len(s["arenas"]), s["narenas"])
+for a in s["arenas"]:
+    assert a["free_bytes"] + a["in_use_bytes"] == a["system_bytes"], a
+    assert 0 < a["trimmable_bytes"] <= a["free_bytes"], a   # whole free pages in large free chunks
+    assert a["attached_threads"] == 1 and not a["on_free_list"], a
+    assert a["main"] or (len(a["heaps"]) >= 1 and a["heaps"][0]["size"] <= a["heap_bytes"]), a
+t = s["totals"]
+assert t["system_bytes"] == sum(a["system_bytes"] for a in s["arenas"]), t
+assert int(s["main_heap"]["end"], 16) > int(s["main_heap"]["sbrk_base"], 16), s["main_heap"]
+assert s["mmap"]["count"] == 10, s["mmap"]    # two kept 300000-byte chunks per thread
+print("fields add up")
+PY
+
+# Debian's own libc: no SDT probes, layouts from libc6-dbg
+if [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
+	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug ]; then
+	hold system-4 4 0 system
+	compare system-4
+	grep -q '"dwarf": "/usr/lib/debug/' "$OUT/system-4.json" || fail "system libc: DWARF not from libc6-dbg"
+	# without its debug symbols: one line that names the package
+	MW_DEBUGINFO_PATH=/nonexistent "$MW" snapshot -p $pid >"$OUT/nodbg.out" 2>"$OUT/nodbg.err"
+	rc=$?
+	release
+	[ $rc = 1 ] || fail "snapshot without debug symbols exited $rc"
+	grep -q "^mallocwatch: no symbols for glibc's 'main_arena' .*libc6-dbg" "$OUT/nodbg.err" ||
+		fail "no debug symbols: $(cat "$OUT/nodbg.err")"
+	echo "ok: without debug symbols: $(cat "$OUT/nodbg.err")"
+else
+	echo "note: libc6-dbg is not installed; Debian's own libc not checked"
+fi
+
+# gone before, and gone while it is read (3 million free chunks take a
+# while to follow): one line, exit 1, whichever it was
+true & gone=$!
+wait $gone
+"$MW" snapshot -p $gone >/dev/null 2>"$OUT/gone.err"
+[ $? = 1 ] && grep -q "^mallocwatch: no process $gone\$" "$OUT/gone.err" || fail "gone: $(cat "$OUT/gone.err")"
+hold busy 0 3000000
+"$MW" snapshot -p $pid >/dev/null 2>"$OUT/killed.err" &
+mw=$!
+sleep 0.3
+kill -KILL $pid
+wait $mw
+rc=$?
+exec 3>&-
+wait $pid 2>/dev/null
+[ $rc = 1 ] || fail "snapshot of a process killed meanwhile exited $rc: $(cat "$OUT/killed.err")"
+[ "$(wc -l <"$OUT/killed.err")" = 1 ] && grep -q "^mallocwatch: \(process $pid exited while it was read\|no process $pid\|cannot read\)" \
+	"$OUT/killed.err" || fail "killed meanwhile: $(cat "$OUT/killed.err")"
+echo "ok: killed meanwhile: $(cat "$OUT/killed.err")"
+
+# a static binary has no libc.so.6
+printf '#include <unistd.h>\nint main(void) { pause(); return 0; }\n' >"$OUT/static.c"
+if cc -static -o "$OUT/static" "$OUT/static.c" 2>/dev/null; then
+	"$OUT/static" &
+	st=$!
+	"$MW" snapshot -p $st >/dev/null 2>"$OUT/static.err"
+	rc=$?
+	kill $st
+	[ $rc = 1 ] && grep -q "^mallocwatch: process $st maps no libc.so.6: a static binary" \
+		"$OUT/static.err" || fail "static: exit $rc: $(cat "$OUT/static.err")"
+	echo "ok: static binary: $(cat "$OUT/static.err")"
+fi
+
+# python3 with threads, a program not written here: every arena, now
+if command -v python3 >/dev/null && [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
+	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug ]; then
+	rm -f "$OUT/py.in"; mkfifo "$OUT/py.in"
+	python3 -c '
+import sys, threading
+ready, go = threading.Barrier(7), threading.Event()
+def work():
+    keep = [bytearray(200000 + i) for i in range(20)]   # malloc, in this thread
+    ready.wait(); go.wait()
+ts = [threading.Thread(target=work) for _ in range(6)]
+[t.start() for t in ts]
+ready.wait()
+print("ready", flush=True)
+sys.stdin.read(1)
+go.set()
+[t.join() for t in ts]
+' <"$OUT/py.in" >"$OUT/py.out" &
+	pid=$!
+	exec 3>"$OUT/py.in"
+	i=0
+	until grep -q ready "$OUT/py.out" 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 600 ] || fail "python3 never got ready"; sleep 0.05
+	done
+	"$MW" snapshot -p $pid --json "$OUT/py.json" -o "$OUT/py.txt" || fail "snapshot of python3 exited $?"
+	release
+	python3 - "$OUT/py.json" <<'PY' || fail "python3 snapshot"
+import json, sys
+s = json.load(open(sys.argv[1]))["snapshot"]
+assert s["consistent"], s["inconsistent_reason"]
+# six threads alive at once, each allocating: six arenas of their own
+assert len(s["arenas"]) >= 7 and len(s["arenas"]) == s["narenas"], (len(s["arenas"]), s["narenas"])
+assert all(len(a["heaps"]) >= 1 for a in s["arenas"] if not a["main"]), s["arenas"]
+print("python3:", len(s["arenas"]), "arenas,", s["totals"])
+PY
+	sed -n '1,12p' "$OUT/py.txt"
+fi
