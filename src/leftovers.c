@@ -55,10 +55,35 @@ void mw_workdir_remove(const char *dir)
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-/* Is pid a live process?  (EPERM: alive, someone else's.) */
+/* The state letter of pid from /proc/PID/stat ('R', 'S', 'Z', ...), 0
+ * when it is gone. */
+static char state_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* after "PID (comm)" */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Is pid a live process?  A zombie is not: its files are closed. */
 static int alive(pid_t pid)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	char st;
+
+	if (pid <= 0)
+		return 0;
+	st = state_of(pid);
+	return st ? st != 'Z' && st != 'X' : kill(pid, 0) == 0 || errno == EPERM;
 }
 
 /* The command name of pid into comm ("" when gone). */
@@ -148,18 +173,49 @@ static int sweep_tracers(void)
 
 		while (alive(found[i]) && now_ms() < until)
 			usleep(20000);
-		if (alive(found[i]))
-			kill(found[i], SIGKILL);
+		if (!alive(found[i]))
+			continue;
+		kill(found[i], SIGKILL);
+		/* its exit closes its perf events, slowly; the definitions can
+		 * go only after that */
+		until = now_ms() + MW_SWEEP_WAIT_MS;
+		while (alive(found[i]) && now_ms() < until)
+			usleep(20000);
 	}
 	return n;
 }
 
-int mw_sweep_uprobes(void)
+/* Is pid a stapbpf that is still running (not dead, not a zombie)? */
+static int live_stapbpf(pid_t pid)
+{
+	char comm[32];
+
+	comm_of(pid, comm, sizeof(comm));
+	return strcmp(comm, "stapbpf") == 0 && alive(pid);
+}
+
+int mw_uprobes_of(pid_t tracer)
 {
 	FILE *f = fopen(MW_UPROBE_EVENTS, "re");
-	char line[4096], name[160], comm[32];
+	char line[4096];
+	int n = 0, pid;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += sscanf(line, "p:uprobes/stapprobe_%d_", &pid) == 1 && pid == tracer;
+	if (f)
+		fclose(f);
+	return f ? n : -1;
+}
+
+/* One pass: remove the definitions of dead stapbpfs; how many went, and
+ * in *busy how many the kernel still held (a perf event not yet let go). */
+static int remove_dead_uprobes(int *busy)
+{
+	FILE *f = fopen(MW_UPROBE_EVENTS, "re");
+	char line[4096], name[160];
 	int removed = 0, fd;
 
+	*busy = 0;
 	if (!f)
 		return 0;
 	fd = open(MW_UPROBE_EVENTS, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -169,18 +225,32 @@ int mw_sweep_uprobes(void)
 		/* "p:uprobes/stapprobe_PID_N /path:0x..." */
 		if (sscanf(line, "p:uprobes/stapprobe_%d_%*d%n", &pid, &used) != 1 || !used)
 			continue;
-		comm_of(pid, comm, sizeof(comm));
-		if (strcmp(comm, "stapbpf") == 0)
-			continue;	/* a live tracer's */
+		if (live_stapbpf(pid))
+			continue;	/* a running tracer's */
 		snprintf(name, sizeof(name), "-:uprobes/%.*s", (int)strcspn(line + 10, " \n"),
 			 line + 10);
 		if (write(fd, name, strlen(name)) > 0)
 			removed++;
+		else if (errno == EBUSY)
+			(*busy)++;
 	}
 	if (fd >= 0)
 		close(fd);
 	fclose(f);
 	return removed;
+}
+
+int mw_sweep_uprobes(void)
+{
+	long long until = now_ms() + MW_SWEEP_WAIT_MS;
+	int removed = 0, busy;
+
+	for (;;) {
+		removed += remove_dead_uprobes(&busy);
+		if (!busy || now_ms() > until)
+			return removed;
+		usleep(100000);	/* a dead tracer's events are still being released */
+	}
 }
 
 static int sweep_dirs(void)

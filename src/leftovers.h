@@ -23,8 +23,8 @@
  *     /sys/kernel/debug/tracing/uprobe_events whose PID is no longer a
  *     stapbpf (stapbpf names its definitions so) are removed;
  *   - work directories of dead runs owned by the caller are removed.
- * A run is dead when no process has its PID.  Nothing of a live run,
- * or of another user, is touched.
+ * A run is dead when no process has its PID (or only a zombie does).
+ * Nothing of a live run, or of another user, is touched.
  */
 #ifndef MALLOCWATCH_LEFTOVERS_H
 #define MALLOCWATCH_LEFTOVERS_H
@@ -50,8 +50,14 @@ int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen);
  * "" is allowed and does nothing. */
 void mw_workdir_remove(const char *dir);
 
-/* Remove the uprobe definitions of tracers that are gone; how many. */
+/* Remove the uprobe definitions of tracers that are gone (or zombies);
+ * how many.  Definitions the kernel still holds are tried again for up
+ * to MW_SWEEP_WAIT_MS. */
 int mw_sweep_uprobes(void);
+
+/* How many uprobe definitions stapbpf process tracer has; -1 when
+ * uprobe_events cannot be read. */
+int mw_uprobes_of(pid_t tracer);
 
 /* The whole sweep described above, into *out (may be NULL). */
 void mw_sweep(struct mw_sweep *out);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +20,10 @@
 #include "protocol.h"
 #include "tracer.h"
 
-#define STOP_GRACE_MS 20000	/* after SIGINT, before SIGKILL */
+/* After SIGINT the tracer detaches its uprobes, about 0.1 s each and
+ * serialized with every other tracer on the machine; it is killed only
+ * when STOP_GRACE_MS pass without one of its uprobe definitions going. */
+#define STOP_GRACE_MS 20000
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -82,6 +86,7 @@ struct run {
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
 	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
+	int uprobes_left;	/* its uprobe definitions when last counted */
 	struct linebuf out, errb;
 };
 
@@ -112,15 +117,17 @@ static pid_t spawn(char *const argv[], const char *cwd, const char *preload,
 	parent = getpid();
 	pid = fork();
 	if (pid == 0) {
+		/* default actions first: a SIGTERM from here on must end
+		 * this child, not reach mallocwatch's handler */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		/* the tracer must not outlive mallocwatch, even a SIGKILLed one:
 		 * SIGTERM makes stap and stapbpf detach and exit */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
 			_exit(127);
 		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
 		if (out_fd) {
 			dup2(po[1], 1);
 		} else {
@@ -381,7 +388,14 @@ static void loop(struct run *rn)
 			kill_at = now_ms() + STOP_GRACE_MS;
 		}
 		if (kill_at && now_ms() > kill_at) {
-			mw_warn("the tracer did not stop within %d s; killing it",
+			int left = mw_uprobes_of(rn->tracer);
+
+			if (left > 0 && left < rn->uprobes_left) {	/* still detaching */
+				rn->uprobes_left = left;
+				kill_at = now_ms() + STOP_GRACE_MS;
+				continue;
+			}
+			mw_warn("the tracer made no progress stopping for %d s; killing it",
 				STOP_GRACE_MS / 1000);
 			kill(rn->tracer, SIGKILL);
 			kill_at = 0;
@@ -473,8 +487,8 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen)
 {
-	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx,
-			  .hold_w = -1, .out_fd = -1, .err_fd = -1, .pidfd = -1 };
+	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
+			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
 	int errpipe = -1, ret = -1;

@@ -46,6 +46,20 @@ for delay in 0.05 0.3 0.8 1.5 3; do
 	check_clean "SIGKILL after ${delay}s"
 	echo "ok: SIGKILL after ${delay}s: $(cat "$OUT/cleanup.err")"
 done
+# the moment stapbpf appears: it is still attaching its uprobes
+tracer_pids=
+"$MW" -q -o /dev/null -c sleep 10 2>/dev/null &
+mw=$!
+i=0
+until our_tracers | xargs -r -n1 sh -c 'grep -qx stapbpf /proc/$0/comm 2>/dev/null && echo $0' | grep -q .; do
+	i=$((i + 1)); [ $i -lt 3000 ] || fail "stapbpf never started"; sleep 0.01
+done
+note_tracers
+kill -KILL $mw
+wait $mw 2>/dev/null
+"$MW" --cleanup 2>"$OUT/cleanup.err" || fail "--cleanup exited $?"
+check_clean "SIGKILL while stapbpf attaches"
+echo "ok: SIGKILL while stapbpf attaches: $(cat "$OUT/cleanup.err")"
 pkill -f 'ld-linux-x86-64.so.2 .*sleep 10' 2>/dev/null	# the programs ran on untraced
 
 # A stapbpf killed with SIGKILL (with mallocwatch) cannot remove its uprobe
