@@ -12,21 +12,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "gen.h"
+#include "glibcinfo.h"
 #include "leftovers.h"
 #include "msg.h"
 #include "probetab.h"
 #include "protocol.h"
 #include "report.h"
 #include "runtime.h"
+#include "snapshot.h"
 #include "state.h"
 #include "stream.h"
 #include "target.h"
 #include "tracer.h"
+#include "xalloc.h"
 
 #define MW_VERSION "0.1"
 
@@ -108,6 +114,8 @@ struct trace_opts {
 	unsigned families;		/* -e; 0 = all */
 	int verbose;
 	int cleanup;			/* --cleanup */
+	long duration_ms;		/* --duration, -p only; 0 = until it exits */
+	long interval_ms;		/* --interval: snapshots-only mode's period */
 };
 
 /* The files a run writes, opened before anything is traced so that an
@@ -119,7 +127,8 @@ struct outputs {
 	int summary_errno, json_errno;	/* the first write error of each */
 };
 
-enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP };
+enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
+       OPT_DURATION, OPT_INTERVAL };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -129,6 +138,8 @@ static const struct option longopts[] = {
 	{ "save-script", required_argument, NULL, OPT_SAVE },
 	{ "save-stream", required_argument, NULL, OPT_STREAM },
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -146,6 +157,19 @@ static enum mw_runtime parse_runtime(const char *s)
 	if (strcmp(s, "bpf") == 0)
 		return MW_RT_BPF;
 	mw_usage_error("unknown runtime '%s' (auto, kernel or bpf)", s);
+}
+
+/* SECONDS (a decimal, > 0, at most a day) as milliseconds. */
+static long parse_seconds(const char *opt, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > 0) || v > 86400)
+		mw_usage_error("%s needs a number of seconds (up to 86400), not '%s'", opt, s);
+	return (long)(v * 1000 + 0.5) ? (long)(v * 1000 + 0.5) : 1;
 }
 
 /* The command starts at the first "-c" or "--"; options are before it. */
@@ -186,6 +210,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_LIBM: o->libm = optarg; break;
 		case OPT_RUNTIME: o->runtime = parse_runtime(optarg); break;
 		case OPT_CLEANUP: o->cleanup = 1; break;
+		case OPT_DURATION: o->duration_ms = parse_seconds("--duration", optarg); break;
+		case OPT_INTERVAL: o->interval_ms = parse_seconds("--interval", optarg); break;
 		case 'q': mw_quiet(1); break;
 		case 'v': o->verbose = 1; break;
 		case 'p':
@@ -205,6 +231,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && o->pid)
 		mw_usage_error("-c and -p cannot be used together");
+	if (o->duration_ms && !o->pid)
+		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 }
 
 /* Create path for writing (close-on-exec: the program must never get
@@ -272,7 +300,23 @@ struct sink {
 	struct mw_state *st;
 	FILE *save;
 	pid_t attach_pid;	/* -p: say when tracing has started */
+	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
+	struct mw_snapshot *at_attach;	/* taken when the probes were armed */
 };
+
+/* -p, probes armed: read the allocator as it is, and start from it. */
+static void attach_snapshot(struct sink *k)
+{
+	char err[512];
+
+	if (!k->g || k->at_attach)
+		return;
+	if (mw_snapshot_read(k->attach_pid, k->g, &k->at_attach, err, sizeof(err)) < 0) {
+		mw_warn("no snapshot at attach: %s", err);
+		return;
+	}
+	mw_state_seed(k->st, k->at_attach);
+}
 
 static void on_line(void *ctx, const char *line)
 {
@@ -281,8 +325,10 @@ static void on_line(void *ctx, const char *line)
 
 	if (k->save)
 		fprintf(k->save, "%s\n", line);
-	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0)
+	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
+		attach_snapshot(k);
 		mw_note("tracing process %d; ^C or SIGTERM stops and reports", (int)k->attach_pid);
+	}
 	if (mw_stream_line(k->st, line) < 0 && !warned++) {
 		char q[200];
 
@@ -423,14 +469,47 @@ static void save_footer(FILE *f, const struct mw_trace_result *r)
 
 /* Everything from the libc's probes to the reports, in the work
  * directory dir.  Returns the exit status. */
+/* Is process pid still there (and not a zombie)? */
+static int process_alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	int alive = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			alive = p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+		fclose(f);
+	}
+	return alive;
+}
+
+/* -p: the snapshot at the end, when the process is still there. */
+static struct mw_snapshot *end_snapshot(pid_t pid, struct mw_glibc *g)
+{
+	struct mw_snapshot *s = NULL;
+	char err[512];
+
+	if (!g || !process_alive(pid))
+		return NULL;
+	if (mw_snapshot_read(pid, g, &s, err, sizeof(err)) < 0) {
+		mw_warn("no snapshot at the end: %s", err);
+		return NULL;
+	}
+	return s;
+}
+
 static int trace(const struct trace_opts *o, struct outputs *out,
-		 const struct mw_target *t, const char *libc_path, const char *dir)
+		 const struct mw_target *t, const char *libc_path, const char *dir,
+		 struct mw_glibc *g)
 {
 	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
 	struct mw_runtime_env env;
 	struct mw_elf *libc = NULL, *libm = NULL;
 	struct mw_gen_stats gst;
-	struct sink k = { .save = out->stream, .attach_pid = o->pid };
+	struct mw_snapshot *at_end = NULL;
+	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g };
 	struct mw_trace_result r;
 	struct mw_run_info ri = { 0 };
 	uint64_t sym = 0;
@@ -474,11 +553,15 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 			 r.interrupted, strsignal(r.interrupted));
 	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
-				.verbose = o->verbose }, on_line, &k, &r, err, sizeof(err)) == 0) {
+				.verbose = o->verbose, .duration_ms = o->duration_ms }, on_line, &k,
+				&r, err, sizeof(err)) == 0) {
 		if (k.save)
 			save_footer(k.save, &r);
+		if (o->pid)
+			at_end = end_snapshot(o->pid, g);
 		ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
-			.runtime = mw_runtime_name(env.rt) };
+			.runtime = mw_runtime_name(env.rt), .stopped = r.stopped,
+			.snap_attach = k.at_attach, .snap_end = at_end };
 		status = conclude(out, k.st, &r, &ri);
 		goto cleanup;
 	}
@@ -486,6 +569,8 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	if (r.interrupted)
 		status = 128 + r.interrupted;
 cleanup:
+	mw_snapshot_free(k.at_attach);
+	mw_snapshot_free(at_end);
 	mw_state_free(k.st);
 	mw_elf_close(libm);
 	mw_elf_close(libc);
@@ -493,7 +578,8 @@ cleanup:
 }
 
 /* Work directory, sweep, trace, clean.  Returns the exit status. */
-static int run(const struct trace_opts *o, const struct mw_target *t, const char *libc_path)
+static int run(const struct trace_opts *o, const struct mw_target *t, const char *libc_path,
+	       struct mw_glibc *g)
 {
 	char dir[PATH_MAX], err[PATH_MAX + 256];
 	struct outputs out;
@@ -512,11 +598,170 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
 		mw_error("%s", err);
 	else
-		status = trace(o, &out, t, libc_path, dir);
+		status = trace(o, &out, t, libc_path, dir, g);
 	mw_workdir_remove(dir);
 	if (close_outputs(o, &out) < 0 && (status == MW_EXIT_OK || !t))
 		status = MW_EXIT_RUNTIME;
 	return status;
+}
+
+/* One periodic snapshot's figures (snapshots-only mode). */
+struct sample {
+	double t;		/* seconds since the first snapshot */
+	size_t arenas;
+	uint64_t system, in_use, free;
+};
+
+#define MAX_SAMPLES 100000
+#define SAMPLE_ROWS 32
+
+static void samples_text(FILE *f, const struct sample *s, size_t n)
+{
+	char a[16], b[16], c[16];
+
+	fprintf(f, "\nSamples: %zu%s\n  %9s %6s %10s %10s %10s\n", n,
+		n > SAMPLE_ROWS ? " (the last shown)" : "", "SECONDS", "ARENAS", "SYSTEM",
+		"IN USE", "FREE");
+	for (size_t i = n > SAMPLE_ROWS ? n - SAMPLE_ROWS : 0; i < n; i++)
+		fprintf(f, "  %9.1f %6zu %10s %10s %10s\n", s[i].t, s[i].arenas,
+			mw_human_bytes(s[i].system, a, sizeof(a)),
+			mw_human_bytes(s[i].in_use, b, sizeof(b)),
+			mw_human_bytes(s[i].free, c, sizeof(c)));
+}
+
+static void samples_json(FILE *f, pid_t pid, const char *libc, const struct mw_snapshot *a,
+			 const struct mw_snapshot *b, const struct sample *s, size_t n)
+{
+	json_t *arr = json_array(), *root;
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:f, s:I, s:I, s:I, s:I}", "t", s[i].t,
+			"arenas", (json_int_t)s[i].arenas, "system_bytes", (json_int_t)s[i].system,
+			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free));
+	root = json_pack("{s:i, s:s, s:{s:i, s:s}, s:{s:o, s:o}, s:o}", "version", 1,
+		"mode", "snapshots", "target", "pid", (int)pid, "libc", libc,
+		"snapshots", "attach", mw_snapshot_json_value(a, "?"),
+		"end", b ? mw_snapshot_json_value(b, "?") : json_null(), "samples", arr);
+	json_dumpf(root, f, JSON_INDENT(2));
+	fputc('\n', f);
+	json_decref(root);
+}
+
+static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct mw_snapshot *x,
+		       uint64_t t0)
+{
+	if (*n == MAX_SAMPLES)
+		return;
+	if (*n == *cap)
+		xgrow((void **)s, *n, cap, sizeof(**s));
+	(*s)[(*n)++] = (struct sample){ .t = (double)(x->taken_ns - t0) / 1e9,
+		.arenas = x->narenas, .system = x->system_bytes, .in_use = x->in_use_bytes,
+		.free = x->free_bytes };
+}
+
+/* -p on a libc without SDT probes: snapshots at attach, every interval
+ * (default 1 s) and at the end, until the process exits, a signal, or
+ * --duration.  The process is never stopped or signalled. */
+static int snapshots_only(const struct trace_opts *o, const char *libc, struct mw_glibc *g)
+{
+	struct mw_snapshot *first = NULL, *last = NULL, *x;
+	struct sample *samples = NULL;
+	size_t n = 0, cap = 0;
+	struct outputs out;
+	char err[512];
+	long interval = o->interval_ms ? o->interval_ms : 1000;
+	int pidfd, status = MW_EXIT_OK;
+	uint64_t t0;
+	long long stop_at;
+	struct timespec ts;
+
+	if (open_outputs(o, &out) < 0) {
+		close_outputs(o, &out);
+		return MW_EXIT_RUNTIME;
+	}
+	if (mw_snapshot_read(o->pid, g, &first, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		close_outputs(o, &out);
+		return MW_EXIT_RUNTIME;
+	}
+	mw_note("'%s' has no SDT probes: reporting process %d from snapshots alone (at attach, "
+		"every %.1f s, at the end); events (who created which arena, lock waits, retries) "
+		"need a libc built with --enable-systemtap", libc, (int)o->pid, interval / 1000.0);
+	t0 = first->taken_ns;
+	add_sample(&samples, &n, &cap, first, t0);
+	pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	stop_at = o->duration_ms ? (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
+		  o->duration_ms : 0;
+	for (;;) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		int r = poll(&p, pidfd >= 0 ? 1 : 0, (int)interval);
+		long long now;
+
+		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		if (!process_alive(o->pid))
+			break;
+		if (mw_snapshot_read(o->pid, g, &x, err, sizeof(err)) == 0) {
+			add_sample(&samples, &n, &cap, x, t0);
+			mw_snapshot_free(last);
+			last = x;
+		}
+		if (stop_at && now >= stop_at)
+			break;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if ((x = end_snapshot(o->pid, g))) {
+		add_sample(&samples, &n, &cap, x, t0);
+		mw_snapshot_free(last);
+		last = x;
+	}
+	{
+		char comm[64];
+
+		snprintf(comm, sizeof(comm), "pid %d", (int)o->pid);
+		mw_snapshot_text(out.summary, last ? last : first, comm);
+	}
+	fprintf(out.summary, "  (snapshots only: %s has no SDT probes)\n", libc);
+	mw_snapshot_diff_text(out.summary, first, last);
+	samples_text(out.summary, samples, n);
+	if (out.json)
+		samples_json(out.json, o->pid, libc, first, last, samples, n);
+	if (close_outputs(o, &out) < 0)
+		status = MW_EXIT_RUNTIME;
+	free(samples);
+	mw_snapshot_free(first);
+	mw_snapshot_free(last);
+	return status;
+}
+
+/* -p PID: trace from a snapshot; or, when its libc has no SDT probes,
+ * report from snapshots alone. */
+static int attach(const struct trace_opts *o)
+{
+	char err[PATH_MAX + 512], libc[PATH_MAX];
+	struct mw_glibc g;
+	int have_g, probes;
+
+	if (kill(o->pid, 0) < 0 && errno == ESRCH)
+		mw_die(MW_EXIT_RUNTIME, "no process %d", (int)o->pid);
+	if (mw_choose_libc(o->libc, o->pid, libc, sizeof(libc), err, sizeof(err)) < 0)
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	have_g = mw_glibc_load(o->pid, &g, err, sizeof(err)) == 0;
+	probes = mw_libc_has_probes(libc);
+	if (probes != 1) {
+		if (!have_g)
+			mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace, and snapshots "
+			       "cannot be taken either: %s", libc, err);
+		return snapshots_only(o, libc, &g);
+	}
+	if (!have_g)
+		mw_warn("%s; no snapshots at attach and at the end: arenas made before "
+			"tracing are not shown", err);
+	return run(o, NULL, libc, have_g ? &g : NULL);
 }
 
 static int cleanup_only(void)
@@ -595,25 +840,20 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { .runtime = MW_RT_AUTO };
 	struct mw_target t;
-	char err[PATH_MAX + 256], libc[PATH_MAX];
+	char err[PATH_MAX + 256];
 	int status;
 
 	parse_args(argc, argv, &o);
 	mw_signals_catch();	/* from here on, ^C ends the run cleanly */
 	if (o.cleanup)
 		return cleanup_only();
-	if (o.pid) {
-		if (kill(o.pid, 0) < 0 && errno == ESRCH)
-			mw_die(MW_EXIT_RUNTIME, "no process %d", (int)o.pid);
-		if (mw_choose_libc(o.libc, o.pid, libc, sizeof(libc), err, sizeof(err)) < 0)
-			mw_die(MW_EXIT_RUNTIME, "%s", err);
-		return run(&o, NULL, libc);
-	}
+	if (o.pid)
+		return attach(&o);
 	if (mw_target_resolve((const char *const *)o.cmd, o.libc, &t, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (t.loader[0])
 		mw_note("running '%s' under the probe-enabled glibc (%s)", o.cmd[0], t.loader);
-	status = run(&o, &t, t.libc);
+	status = run(&o, &t, t.libc, NULL);
 	mw_target_free(&t);
 	return status;
 }

@@ -122,6 +122,8 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 		addr_str(a[i].addr, ad, sizeof(ad));
 		if (a[i].created_by_tid)
 			snprintf(creator, sizeof(creator), "%d", a[i].created_by_tid);
+		else if (a[i].at_attach && !a[i].is_main)
+			snprintf(creator, sizeof(creator), "(before)");
 		mw_human_bytes(a[i].heap_bytes, hb, sizeof(hb));
 		fprintf(f, "  %-16s %-5s %-8s %5zu %-10s %7" PRIu64 " ", ad,
 			a[i].is_main ? "main" : "arena", creator, a[i].nheaps,
@@ -130,7 +132,9 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 			fprintf(f, " %d(%s)", a[i].att[j].tid, attach_name(a[i].att[j].how));
 		if (a[i].natt > TOP_ATTACH)
 			fprintf(f, " and %zu more", a[i].natt - TOP_ATTACH);
-		fprintf(f, "%s\n", a[i].natt ? "" : " -");
+		if (a[i].threads_at_attach)
+			fprintf(f, " %" PRIu64 " attached before tracing", a[i].threads_at_attach);
+		fprintf(f, "%s\n", a[i].natt || a[i].threads_at_attach ? "" : " -");
 	}
 }
 
@@ -180,9 +184,11 @@ static void thresholds_text(FILE *f, const struct mw_state *st)
 	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
 	char a[32], b[32];
 
+	const char *how = n ? "" : mw_state_seeded(st) ? " as at attach" : " default";
+
 	fprintf(f, "\nThresholds:\n  mmap threshold %s (%" PRIu64 " bytes)%s, trim threshold %s"
-		" (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)), mm,
-		n ? "" : " default", mw_human_bytes(tr, b, sizeof(b)), tr, n ? "" : " default");
+		" (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)), mm, how,
+		mw_human_bytes(tr, b, sizeof(b)), tr, how);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "  change %zu: thread %d, %s: mmap %s, trim %s\n", i + 1, c[i].tid,
 			c[i].source, mw_human_bytes(c[i].mmap, a, sizeof(a)),
@@ -465,6 +471,10 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	retries_text(f, st);
 	math_text(f, st);
 	events_text(f, st);
+	if (ri->snap_attach)
+		mw_snapshot_diff_text(f, ri->snap_attach, ri->snap_end);
+	if (ri->stopped)
+		fprintf(f, "\nTracing was stopped (^C, SIGTERM or --duration); the process runs on.\n");
 	if (ri->tracer_died)
 		fprintf(f, "\nThe tracer ended before the program did: events after that "
 			"point are missing.\n");
@@ -539,8 +549,10 @@ static void json_arenas(FILE *f, const struct mw_state *st)
 		for (size_t j = 0; j < a[i].natt; j++)
 			fprintf(f, "%s{\"tid\": %d, \"how\": \"%s\"}", j ? ", " : "",
 				a[i].att[j].tid, attach_name(a[i].att[j].how));
-		fprintf(f, "], \"heaps\": %zu, \"heap_bytes\": %" PRIu64 ", \"waits\": %" PRIu64 "}",
-			a[i].nheaps, a[i].heap_bytes, a[i].waits);
+		fprintf(f, "], \"heaps\": %zu, \"heap_bytes\": %" PRIu64 ", \"waits\": %" PRIu64
+			", \"at_attach\": %s, \"threads_at_attach\": %" PRIu64 "}", a[i].nheaps,
+			a[i].heap_bytes, a[i].waits, a[i].at_attach ? "true" : "false",
+			a[i].threads_at_attach);
 	}
 	fprintf(f, "\n  ]");
 }
@@ -557,9 +569,10 @@ static void json_heaps(FILE *f, const struct mw_state *st)
 		fprintf(f, ", \"arena\": ");
 		json_addr(f, h[i].arena);
 		fprintf(f, ", \"size\": %" PRIu64 ", \"peak_size\": %" PRIu64 ", \"grew\": %"
-			PRIu64 ", \"shrank\": %" PRIu64 ", \"created_by_tid\": %d, \"freed\": %s}",
-			h[i].size, h[i].peak, h[i].grew, h[i].shrank, h[i].created_by_tid,
-			h[i].freed ? "true" : "false");
+			PRIu64 ", \"shrank\": %" PRIu64 ", \"created_by_tid\": %d, \"freed\": %s"
+			", \"at_attach\": %s}", h[i].size, h[i].peak, h[i].grew, h[i].shrank,
+			h[i].created_by_tid, h[i].freed ? "true" : "false",
+			h[i].at_attach ? "true" : "false");
 	}
 	fprintf(f, "\n  ]");
 }
@@ -745,6 +758,25 @@ static void json_setjmp(FILE *f, const struct mw_state *st)
 	fprintf(f, "\n  }");
 }
 
+/* "snapshots": {"attach": {...}, "end": {...} | null}, through jansson. */
+static void json_snapshots(FILE *f, const struct mw_run_info *ri)
+{
+	json_t *o = json_object();
+	char *text;
+
+	json_object_set_new(o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
+	json_object_set_new(o, "end", ri->snap_end ? mw_snapshot_json_value(ri->snap_end, "?") :
+			    json_null());
+	text = json_dumps(o, JSON_INDENT(2));
+	if (text) {
+		fprintf(f, ",\n  \"snapshots\": ");
+		for (const char *p = text; *p; p++)	/* indent it to its place */
+			fprintf(f, *p == '\n' ? "\n  " : "%c", *p);
+	}
+	free(text);
+	json_decref(o);
+}
+
 int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	uint64_t total, lost, garbled;
@@ -774,6 +806,8 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_settings_retries(f, st);
 	json_setjmp(f, st);
 	json_math(f, st);
+	if (ri->snap_attach)
+		json_snapshots(f, ri);
 	fprintf(f, "\n}\n");
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

@@ -26,6 +26,11 @@ struct mw_run_info {
 	int exit_status;		/* program's exit code, -1 if killed */
 	int term_signal;		/* signal that killed it, 0 if none */
 	int tracer_died;		/* the tracer ended before the program */
+	int stopped;			/* -p: ended by ^C, SIGTERM or --duration */
+	/* -p: the allocator read from the process when the probes were armed
+	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
+	 * the process had exited) */
+	const struct mw_snapshot *snap_attach, *snap_end;
 };
 
 /* Write the summary.  Returns 0, or -1 if writing failed. */
@@ -40,6 +45,11 @@ void mw_json_str(FILE *out, const char *s);
 
 /* Format bytes as "1.5 MiB" into buf (plain "123 B" below 1 KiB). */
 const char *mw_human_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* Two snapshots of one process side by side (a: at attach, b: at the end,
+ * b may be NULL): totals, thresholds, and the arenas that appeared,
+ * vanished or changed.  Part of the summary of a -p run. */
+void mw_snapshot_diff_text(FILE *out, const struct mw_snapshot *a, const struct mw_snapshot *b);
 
 /* A snapshot (snapshot.h) of process comm as text: arenas (system, in use,
  * free, trimmable, top, heaps, attached threads), heaps, the main heap's

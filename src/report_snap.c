@@ -175,3 +175,70 @@ int mw_snapshot_json(FILE *f, const struct mw_snapshot *s, const char *comm)
 	json_decref(root);
 	return ret;
 }
+
+static void fmt(char *buf, size_t len, uint64_t v, int bytes)
+{
+	if (bytes)
+		mw_human_bytes(v, buf, len);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* "  WHAT  A  B  CHANGE", or "  WHAT  A" when there is no b. */
+static void row(FILE *f, const char *what, uint64_t a, const uint64_t *b, int bytes)
+{
+	char x[16], y[16], z[24] = "=";
+
+	fmt(x, sizeof(x), a, bytes);
+	if (!b) {
+		fprintf(f, "  %-18s %12s\n", what, x);
+		return;
+	}
+	fmt(y, sizeof(y), *b, bytes);
+	if (*b != a) {
+		z[0] = *b > a ? '+' : '-';
+		fmt(z + 1, sizeof(z) - 1, *b > a ? *b - a : a - *b, bytes);
+	}
+	fprintf(f, "  %-18s %12s %12s %12s\n", what, x, y, z);
+}
+
+void mw_snapshot_diff_text(FILE *f, const struct mw_snapshot *a, const struct mw_snapshot *b)
+{
+	uint64_t an = a->narenas, bn = b ? b->narenas : 0, am = a->main_end - a->sbrk_base,
+		 bm = b ? b->main_end - b->sbrk_base : 0;
+	char x[16];
+
+	fprintf(f, "\nAllocator state, read from the process%s:\n", b ? "" :
+		" (at attach only: it was gone at the end)");
+	if (b)
+		fprintf(f, "  %-18s %12s %12s %12s\n", "", "AT ATTACH", "AT THE END", "CHANGE");
+	row(f, "arenas", an, b ? &bn : NULL, 0);
+	row(f, "system bytes", a->system_bytes, b ? &b->system_bytes : NULL, 1);
+	row(f, "in use", a->in_use_bytes, b ? &b->in_use_bytes : NULL, 1);
+	row(f, "free (retained)", a->free_bytes, b ? &b->free_bytes : NULL, 1);
+	row(f, "trimmable at most", a->trimmable, b ? &b->trimmable : NULL, 1);
+	row(f, "main heap (sbrk)", am, b ? &bm : NULL, 1);
+	row(f, "mmapped bytes", a->mmapped_mem, b ? &b->mmapped_mem : NULL, 1);
+	row(f, "mmap threshold", a->mmap_threshold, b ? &b->mmap_threshold : NULL, 1);
+	row(f, "trim threshold", a->trim_threshold, b ? &b->trim_threshold : NULL, 1);
+	if (!a->consistent || (b && !b->consistent))
+		fprintf(f, "  (a snapshot is marked INCONSISTENT: %s)\n",
+			!a->consistent ? a->why : b->why);
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->narenas; i++) {
+		const struct mw_snap_arena *y = &b->arenas[i], *o = mw_snapshot_arena(a, y->addr);
+
+		if (!o)
+			fprintf(f, "  arena 0x%" PRIx64 " is new: %s\n", y->addr,
+				mw_human_bytes(y->system_mem, x, sizeof(x)));
+		else if (o->system_mem != y->system_mem || o->nheaps != y->nheaps)
+			fprintf(f, "  arena 0x%" PRIx64 ": %zu -> %zu heaps, system %+" PRId64
+				" bytes, free %+" PRId64 " bytes\n", y->addr, o->nheaps, y->nheaps,
+				(int64_t)(y->system_mem - o->system_mem),
+				(int64_t)(y->free_bytes - o->free_bytes));
+	}
+	for (size_t i = 0; i < a->narenas; i++)
+		if (!mw_snapshot_arena(b, a->arenas[i].addr))
+			fprintf(f, "  arena 0x%" PRIx64 " is gone\n", a->arenas[i].addr);
+}

@@ -16,6 +16,7 @@
 #include "gen.h"
 #include "idmap.h"
 #include "probetab.h"
+#include "snapshot.h"
 #include "state.h"
 #include "xalloc.h"
 
@@ -60,6 +61,7 @@ struct mw_state {
 	struct mw_idmap thread_ix, arena_ix, heap_ix, probe_ix;
 	size_t n_hits, n_heaps_end, n_waits, n_jumps[4];	/* end-record counts */
 	char full[160];
+	int seeded;
 };
 
 struct mw_state *mw_state_new(int pid)
@@ -541,6 +543,43 @@ void mw_state_bias(struct mw_state *st, uint64_t bias)
 	}
 }
 
+void mw_state_seed(struct mw_state *st, const struct mw_snapshot *s)
+{
+	st->seeded = 1;
+	st->mmap_threshold = s->mmap_threshold;
+	st->trim_threshold = s->trim_threshold;
+	for (size_t i = 0; i < s->narenas; i++) {
+		const struct mw_snap_arena *sa = &s->arenas[i];
+		struct mw_arena *a;
+
+		if (sa->is_main) {
+			a = &st->arenas[0];
+			a->addr = sa->addr;
+			mw_idmap_put(&st->arena_ix, sa->addr, 0);
+			a->bytes_at_attach = sa->system_mem;
+		} else {
+			a = arena(st, sa->addr, 1);	/* events may have named it */
+		}
+		a->at_attach = 1;
+		a->threads_at_attach = sa->attached_threads;
+		for (size_t j = 0; j < sa->nheaps; j++) {
+			size_t k = st->nheaps;
+
+			if (live_heap(st, sa->heaps[j].addr))
+				continue;	/* an event came first */
+			heap_new(st, 0, sa->heaps[j].addr, sa->heaps[j].size);
+			st->heaps[k].arena = sa->addr;
+			st->heaps[k].at_attach = 1;
+			st->heap_rule[k] = 1;
+		}
+	}
+}
+
+int mw_state_seeded(const struct mw_state *st)
+{
+	return st->seeded;
+}
+
 void mw_state_ready(struct mw_state *st)
 {
 	st->ready = 1;
@@ -608,7 +647,7 @@ void mw_state_finish(struct mw_state *st)
 		a->nheaps = 0;
 		a->heap_bytes = 0;
 		if (a->is_main) {
-			a->heap_bytes = st->sbrk.grown - st->sbrk.trimmed;
+			a->heap_bytes = a->bytes_at_attach + st->sbrk.grown - st->sbrk.trimmed;
 			continue;
 		}
 		for (size_t j = 0; j < st->nheaps; j++)

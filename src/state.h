@@ -32,6 +32,9 @@ struct mw_attachment {
 struct mw_arena {
 	uint64_t addr;		/* 0 when unknown (main_arena, no symbol) */
 	int is_main;
+	int at_attach;		/* there when tracing started (-p, from a snapshot) */
+	uint64_t threads_at_attach;	/* attached_threads then */
+	uint64_t bytes_at_attach;	/* main: system bytes then (sbrk net adds) */
 	int created_by_tid;	/* 0 for main_arena */
 	uint64_t create_size;	/* memory_arena_new's size argument */
 	struct mw_attachment *att;	/* threads attached, in order */
@@ -49,6 +52,7 @@ struct mw_heap {
 	uint64_t grew, shrank;	/* memory_heap_more/less counts */
 	int created_by_tid;
 	int freed;
+	int at_attach;		/* there when tracing started */
 };
 
 struct mw_threshold_change {
@@ -158,6 +162,17 @@ void mw_state_set_pid(struct mw_state *st, int pid);
 
 /* The libc's link-time address of main_arena, when its symbol resolved. */
 void mw_state_set_main_arena_sym(struct mw_state *st, uint64_t sym);
+
+struct mw_snapshot;
+
+/* -p: start from the allocator as a snapshot found it when the probes
+ * were armed (snapshot.h): its arenas, their heaps, main_arena's bytes
+ * and the thresholds, each marked as there at attach.  Events update
+ * the model from there.  Call before the stream's events. */
+void mw_state_seed(struct mw_state *st, const struct mw_snapshot *s);
+
+/* Was the model seeded from a snapshot? */
+int mw_state_seeded(const struct mw_state *st);
 
 /* Stream input (stream.c).  name is copied. */
 /* unavail: bit i set when argument i+1 cannot be read (it arrives as 0). */

@@ -87,6 +87,7 @@ struct run {
 	int pidfd;		/* the traced process; -1 once it exited */
 	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
 	int uprobes_left;	/* its uprobe definitions when last counted */
+	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
 	struct linebuf out, errb;
 };
 
@@ -293,6 +294,8 @@ static void stdout_line(struct run *rn, char *line)
 	if (!rn->r->ready && strcmp(line, MW_LINE_READY) == 0) {
 		rn->r->ready = 1;
 		release(rn);
+		if (rn->o->duration_ms > 0)
+			rn->stop_at = now_ms() + rn->o->duration_ms;
 	}
 	rn->fn(rn->ctx, line);
 }
@@ -357,6 +360,13 @@ static void loop(struct run *rn)
 		};
 		int n = poll(p, 3, 500);
 
+		if (rn->stop_at && now_ms() >= rn->stop_at && !rn->stopping) {
+			rn->stop_at = 0;	/* --duration: the normal end */
+			rn->stopping = 1;
+			rn->r->stopped = 1;
+			kill(rn->tracer, SIGINT);
+			kill_at = now_ms() + STOP_GRACE_MS;
+		}
 		if (got_signal) {
 			int sig = mw_signal_take();
 

@@ -36,6 +36,8 @@ struct mw_tracer_opts {
 	const struct mw_target *target;	/* -c: the program; NULL for -p */
 	pid_t attach_pid;		/* -p: the process */
 	int verbose;			/* echo the tracer's stderr */
+	long duration_ms;		/* -p: stop after this long once tracing
+					 * (as ^C would); 0 = until it exits */
 };
 
 /* Called with each line of the tracer's stdout (no newline). */
