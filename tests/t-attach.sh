@@ -64,3 +64,48 @@ echo go >&3
 exec 3>&-
 wait $pid || fail "the program failed after mallocwatch stopped"
 echo "^C: exit 0, complete report, program untouched"
+
+# Attach late: a process whose threads made their arenas before -p
+# attached (examples/hold-arenas, holding its state): the report starts
+# from a snapshot taken when the probes were armed, so it lists every
+# arena, each marked as there at attach; --duration ends it with exit 0
+# and a complete report; the snapshots at attach and at the end equal
+# the process's own malloc_info() exactly (nothing changes meanwhile).
+rm -f "$OUT/hold.in"
+mkfifo "$OUT/hold.in"
+"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" \
+	./examples/hold-arenas 6 t-attach <"$OUT/hold.in" >"$OUT/hold.xml" 2>/dev/null &
+pid=$!
+exec 3>"$OUT/hold.in"
+i=0
+until grep -q '</malloc>' "$OUT/hold.xml" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 1200 ] || fail "hold-arenas never printed malloc_info"; sleep 0.05
+done
+"$MW" -p $pid --duration 2 --json "$OUT/late.json" -o "$OUT/late.txt" 2>"$OUT/late.err"
+rc=$?
+kill -0 $pid 2>/dev/null || fail "the traced program did not survive --duration"
+exec 3>&-
+wait $pid
+[ $rc = 0 ] || { cat "$OUT/late.err"; fail "-p --duration exited $rc, expected 0"; }
+python3 - "$OUT/late.json" "$OUT" <<'PY' || fail "attach late"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["events"]["complete"], r["events"]
+snaps = r["snapshots"]
+assert snaps["attach"] and snaps["end"], snaps.keys()
+for k in ("attach", "end"):
+    json.dump({"snapshot": snaps[k]}, open("%s/late-%s.json" % (sys.argv[2], k), "w"))
+arenas = r["arenas"]
+assert len(arenas) == len(snaps["attach"]["arenas"]) == 7, (len(arenas), len(snaps["attach"]["arenas"]))
+assert all(a["at_attach"] for a in arenas), arenas
+assert sum(1 for h in r["heaps"] if h["at_attach"]) == 6, r["heaps"]
+assert r["thresholds"]["mmap"] == snaps["attach"]["thresholds"]["mmap"], r["thresholds"]
+print("attach late: %d arenas, all from the snapshot at attach" % len(arenas))
+PY
+for k in attach end; do
+	mkdir -p "$OUT/late-$k"
+	python3 tests/snapshot_compare.py "$OUT/hold.xml" "$OUT/late-$k.json" "$OUT/late-$k" || exit 99
+	expect_same "$OUT/late-$k/expected.txt" "$OUT/late-$k/actual.txt"
+done
+grep -q "AT ATTACH" "$OUT/late.txt" || fail "the summary does not show the snapshots"
+echo "attach late: the report starts from the arenas that were there"
