@@ -12,8 +12,9 @@
  * threads wait at a barrier, the main thread prints malloc_info(0,
  * stdout) - the ground truth the tests compare `mallocwatch snapshot`
  * with - and every thread blocks until stdin gives a byte or closes.
- * Nothing touches the allocator after malloc_info: stdout has a static
- * buffer, the threads block in a barrier and read(2).
+ * Nothing touches the allocator after malloc_info, not even at exit:
+ * stdout has a static buffer, the threads block in a barrier, the main
+ * thread in read(2) and then _exit(2).
  *
  * TAG is ignored: it lets a test find its own process by command line.
  * EXTRA more small chunks are left in main_arena's fastbins (a state that
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
 		(t1.tv_nsec - t0.tv_nsec));
 	if (read(0, &c, 1) < 0)
 		return 1;
-	pthread_barrier_wait(&done);	/* the threads leave */
+	/* _exit while the threads still wait: no thread exits on its own,
+	 * so no tcache is flushed back into the arenas after malloc_info() */
 	_exit(0);
 }

@@ -40,21 +40,6 @@ static const char snapshot_usage[] =
 "  sudo mallocwatch snapshot -p $(pidof myserver)\n"
 "  sudo mallocwatch snapshot -p 4242 --json state.json -o /dev/null\n";
 
-/* The process's name, for the header. */
-static void comm_of(pid_t pid, char *out, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(out, len, "?");
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(out, (int)len, f))
-			out[strcspn(out, "\n")] = '\0';
-		fclose(f);
-	}
-}
-
 static FILE *open_out(const char *path, FILE *dflt)
 {
 	FILE *f;
@@ -130,7 +115,9 @@ int cmd_snapshot(int argc, char **argv)
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
 	    mw_snapshot_read(pid, &g, &s, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	comm_of(pid, comm, sizeof(comm));
+	mw_process_comm(pid, comm, sizeof(comm));
+	if (!comm[0])
+		snprintf(comm, sizeof(comm), "?");
 	if (!s->consistent)
 		mw_warn("process %d's allocator changed while it was read (%s); the snapshot is "
 			"marked inconsistent", (int)pid, s->why);

@@ -24,6 +24,7 @@
 #include "leftovers.h"
 #include "msg.h"
 #include "probetab.h"
+#include "procmem.h"
 #include "protocol.h"
 #include "report.h"
 #include "runtime.h"
@@ -312,7 +313,21 @@ struct sink {
 	pid_t attach_pid;	/* -p: say when tracing has started */
 	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
 	struct mw_snapshot *at_attach;	/* taken when the probes were armed */
+	struct mw_snapshot *at_exit;	/* -c: taken at the program's exit */
 };
+
+/* -c, the program is exiting (held in its ptrace exit stop): read the
+ * allocator while its memory is still there. */
+static void exit_snapshot(void *ctx, pid_t pid)
+{
+	struct sink *k = ctx;
+	struct mw_glibc g;
+	char err[PATH_MAX + 512];
+
+	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
+	    mw_snapshot_read(pid, &g, &k->at_exit, err, sizeof(err)) < 0)
+		mw_note("no snapshot at exit: %s", err);
+}
 
 /* -p, probes armed: read the allocator as it is, and start from it. */
 static void attach_snapshot(struct sink *k)
@@ -479,29 +494,13 @@ static void save_footer(FILE *f, const struct mw_trace_result *r)
 
 /* Everything from the libc's probes to the reports, in the work
  * directory dir.  Returns the exit status. */
-/* Is process pid still there (and not a zombie)? */
-static int process_alive(pid_t pid)
-{
-	char path[64], buf[256], *p;
-	FILE *f;
-	int alive = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-			alive = p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-		fclose(f);
-	}
-	return alive;
-}
-
 /* -p: the snapshot at the end, when the process is still there. */
 static struct mw_snapshot *end_snapshot(pid_t pid, struct mw_glibc *g)
 {
 	struct mw_snapshot *s = NULL;
 	char err[512];
 
-	if (!g || !process_alive(pid))
+	if (!g || !mw_process_alive(pid))
 		return NULL;
 	if (mw_snapshot_read(pid, g, &s, err, sizeof(err)) < 0) {
 		mw_warn("no snapshot at the end: %s", err);
@@ -563,15 +562,18 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 			 r.interrupted, strsignal(r.interrupted));
 	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
-				.verbose = o->verbose, .duration_ms = o->duration_ms }, on_line, &k,
+				.verbose = o->verbose, .duration_ms = o->duration_ms,
+				.at_exit = t ? exit_snapshot : NULL }, on_line, &k,
 				&r, err, sizeof(err)) == 0) {
+		if (r.ptrace_msg[0])
+			mw_note("%s", r.ptrace_msg);
 		if (k.save)
 			save_footer(k.save, &r);
 		if (o->pid)
 			at_end = end_snapshot(o->pid, g);
 		ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
 			.runtime = mw_runtime_name(env.rt), .stopped = r.stopped,
-			.snap_attach = k.at_attach, .snap_end = at_end };
+			.snap_attach = k.at_attach, .snap_end = at_end, .snap_exit = k.at_exit };
 		status = conclude(out, k.st, &r, &ri);
 		goto cleanup;
 	}
@@ -579,6 +581,7 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	if (r.interrupted)
 		status = 128 + r.interrupted;
 cleanup:
+	mw_snapshot_free(k.at_exit);
 	mw_snapshot_free(k.at_attach);
 	mw_snapshot_free(at_end);
 	mw_state_free(k.st);
@@ -712,7 +715,7 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-		if (!process_alive(o->pid))
+		if (!mw_process_alive(o->pid))
 			break;
 		if (mw_snapshot_read(o->pid, g, &x, err, sizeof(err)) == 0) {
 			add_sample(&samples, &n, &cap, x, t0);
@@ -732,8 +735,8 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 	{
 		char comm[64];
 
-		snprintf(comm, sizeof(comm), "pid %d", (int)o->pid);
-		mw_snapshot_text(out.summary, last ? last : first, comm);
+		mw_process_comm(o->pid, comm, sizeof(comm));
+		mw_snapshot_text(out.summary, last ? last : first, comm[0] ? comm : "?");
 	}
 	fprintf(out.summary, "  (snapshots only: %s has no SDT probes)\n", libc);
 	mw_snapshot_diff_text(out.summary, first, last);

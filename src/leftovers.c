@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "leftovers.h"
+#include "procmem.h"
 
 #define PREFIX "mallocwatch."
 
@@ -55,54 +56,6 @@ void mw_workdir_remove(const char *dir)
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-/* The state letter of pid from /proc/PID/stat ('R', 'S', 'Z', ...), 0
- * when it is gone. */
-static char state_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');	/* after "PID (comm)" */
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
-/* Is pid a live process?  A zombie is not: its files are closed. */
-static int alive(pid_t pid)
-{
-	char st;
-
-	if (pid <= 0)
-		return 0;
-	st = state_of(pid);
-	return st ? st != 'Z' && st != 'X' : kill(pid, 0) == 0 || errno == EPERM;
-}
-
-/* The command name of pid into comm ("" when gone). */
-static void comm_of(pid_t pid, char *comm, size_t len)
-{
-	char path[64];
-	int fd;
-	ssize_t n;
-
-	comm[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return;
-	n = read(fd, comm, len - 1);
-	close(fd);
-	comm[n > 0 ? n : 0] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-}
-
 /* "mallocwatch.PID.XXXXXX": the PID, or 0 when name is not of that form. */
 static pid_t run_pid(const char *name)
 {
@@ -130,7 +83,7 @@ static int in_dead_workdir(const char *cwd)
 		return 0;
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(cwd + n + 1, "/ "), cwd + n + 1);
 	pid = run_pid(name);
-	return pid && !alive(pid);
+	return pid && !mw_process_alive(pid);
 }
 
 static long long now_ms(void)
@@ -156,7 +109,7 @@ static int sweep_tracers(void)
 
 		if (pid <= 0)
 			continue;
-		comm_of(pid, comm, sizeof(comm));
+		mw_process_comm(pid, comm, sizeof(comm));
 		if (strcmp(comm, "stapbpf") != 0 && strcmp(comm, "stap") != 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
@@ -171,15 +124,15 @@ static int sweep_tracers(void)
 	for (int i = 0; i < n; i++) {
 		long long until = now_ms() + MW_SWEEP_WAIT_MS;
 
-		while (alive(found[i]) && now_ms() < until)
+		while (mw_process_alive(found[i]) && now_ms() < until)
 			usleep(20000);
-		if (!alive(found[i]))
+		if (!mw_process_alive(found[i]))
 			continue;
 		kill(found[i], SIGKILL);
 		/* its exit closes its perf events, slowly; the definitions can
 		 * go only after that */
 		until = now_ms() + MW_SWEEP_WAIT_MS;
-		while (alive(found[i]) && now_ms() < until)
+		while (mw_process_alive(found[i]) && now_ms() < until)
 			usleep(20000);
 	}
 	return n;
@@ -190,8 +143,8 @@ static int live_stapbpf(pid_t pid)
 {
 	char comm[32];
 
-	comm_of(pid, comm, sizeof(comm));
-	return strcmp(comm, "stapbpf") == 0 && alive(pid);
+	mw_process_comm(pid, comm, sizeof(comm));
+	return strcmp(comm, "stapbpf") == 0 && mw_process_alive(pid);
 }
 
 int mw_uprobes_of(pid_t tracer)
@@ -264,7 +217,7 @@ static int sweep_dirs(void)
 		struct stat sb;
 		char path[PATH_MAX];
 
-		if (!pid || alive(pid))
+		if (!pid || mw_process_alive(pid))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", tmp_base(), de->d_name);
 		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||

@@ -130,3 +130,48 @@ void mw_proc_close(struct mw_proc *p)
 	memset(p, 0, sizeof(*p));
 	p->memfd = -1;
 }
+
+/* The state letter in /proc/PID/stat ('R', 'S', 'Z', ...), 0 when gone. */
+static char state_of(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	s = strrchr(buf, ')');	/* after "PID (comm)" */
+	return s && s[1] == ' ' ? s[2] : 0;
+}
+
+int mw_process_alive(pid_t pid)
+{
+	char st;
+
+	if (pid <= 0)
+		return 0;
+	st = state_of(pid);
+	return st ? st != 'Z' && st != 'X' : kill(pid, 0) == 0 || errno == EPERM;
+}
+
+void mw_process_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}

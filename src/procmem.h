@@ -51,4 +51,11 @@ int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v);
 
 void mw_proc_close(struct mw_proc *p);
 
+/* Is pid a live process?  A zombie is not (its memory and files are
+ * gone); a process of another user is.  1 or 0. */
+int mw_process_alive(pid_t pid);
+
+/* pid's command name (/proc/PID/comm) into buf; "" when it is gone. */
+void mw_process_comm(pid_t pid, char *buf, size_t len);
+
 #endif /* MALLOCWATCH_PROCMEM_H */

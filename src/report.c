@@ -473,6 +473,8 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	events_text(f, st);
 	if (ri->snap_attach)
 		mw_snapshot_diff_text(f, ri->snap_attach, ri->snap_end);
+	if (ri->snap_exit)
+		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
 	if (ri->stopped)
 		fprintf(f, "\nTracing was stopped (^C, SIGTERM or --duration); the process runs on.\n");
 	if (ri->tracer_died)
@@ -758,15 +760,20 @@ static void json_setjmp(FILE *f, const struct mw_state *st)
 	fprintf(f, "\n  }");
 }
 
-/* "snapshots": {"attach": {...}, "end": {...} | null}, through jansson. */
+/* "snapshots": {"attach": {...}, "end": {...} | null} for -p, {"exit":
+ * {...}} for -c; through jansson. */
 static void json_snapshots(FILE *f, const struct mw_run_info *ri)
 {
 	json_t *o = json_object();
 	char *text;
 
-	json_object_set_new(o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
-	json_object_set_new(o, "end", ri->snap_end ? mw_snapshot_json_value(ri->snap_end, "?") :
-			    json_null());
+	if (ri->snap_exit)
+		json_object_set_new(o, "exit", mw_snapshot_json_value(ri->snap_exit, "?"));
+	if (ri->snap_attach) {
+		json_object_set_new(o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
+		json_object_set_new(o, "end", ri->snap_end ?
+				    mw_snapshot_json_value(ri->snap_end, "?") : json_null());
+	}
 	text = json_dumps(o, JSON_INDENT(2));
 	if (text) {
 		fprintf(f, ",\n  \"snapshots\": ");
@@ -806,7 +813,7 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_settings_retries(f, st);
 	json_setjmp(f, st);
 	json_math(f, st);
-	if (ri->snap_attach)
+	if (ri->snap_attach || ri->snap_exit)
 		json_snapshots(f, ri);
 	fprintf(f, "\n}\n");
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;

@@ -31,6 +31,8 @@ struct mw_run_info {
 	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
 	 * the process had exited) */
 	const struct mw_snapshot *snap_attach, *snap_end;
+	/* -c: the allocator read at the program's exit (NULL: not taken) */
+	const struct mw_snapshot *snap_exit;
 };
 
 /* Write the summary.  Returns 0, or -1 if writing failed. */
@@ -50,6 +52,9 @@ const char *mw_human_bytes(uint64_t bytes, char *buf, size_t len);
  * b may be NULL): totals, thresholds, and the arenas that appeared,
  * vanished or changed.  Part of the summary of a -p run. */
 void mw_snapshot_diff_text(FILE *out, const struct mw_snapshot *a, const struct mw_snapshot *b);
+
+/* The arenas table of a snapshot and its totals line, under title. */
+void mw_snapshot_arenas_text(FILE *out, const struct mw_snapshot *s, const char *title);
 
 /* A snapshot (snapshot.h) of process comm as text: arenas (system, in use,
  * free, trimmable, top, heaps, attached threads), heaps, the main heap's

@@ -30,9 +30,39 @@ static void arena_row(FILE *f, const struct mw_snap_arena *a)
 		a->on_free_list ? "  (on the free list)" : "");
 }
 
-int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
+static void totals_line(FILE *f, const struct mw_snapshot *s)
 {
 	char a[16], b[16], c[16], d[16];
+
+	fprintf(f, "\nTotal: system %s, in use %s, free (retained) %s; malloc_trim(0) could "
+		"give back at most %s\n", mw_human_bytes(s->system_bytes, a, sizeof(a)),
+		mw_human_bytes(s->in_use_bytes, b, sizeof(b)),
+		mw_human_bytes(s->free_bytes, c, sizeof(c)),
+		mw_human_bytes(s->trimmable, d, sizeof(d)));
+}
+
+static void arenas_table(FILE *f, const struct mw_snapshot *s)
+{
+	fprintf(f, "  %-16s %-5s %10s %10s %10s %10s %10s %5s %7s\n", "ADDRESS", "KIND", "SYSTEM",
+		"IN USE", "FREE", "TRIMMABLE", "TOP", "HEAPS", "THREADS");
+	for (size_t i = 0; i < s->narenas && i < SNAP_ARENA_ROWS; i++)
+		arena_row(f, &s->arenas[i]);
+	if (s->narenas > SNAP_ARENA_ROWS)
+		fprintf(f, "  ... and %zu more arenas (all of them in the JSON report)\n",
+			s->narenas - SNAP_ARENA_ROWS);
+}
+
+void mw_snapshot_arenas_text(FILE *f, const struct mw_snapshot *s, const char *title)
+{
+	fprintf(f, "\n%s: %zu arenas%s\n", title, s->narenas,
+		s->consistent ? "" : " (INCONSISTENT)");
+	arenas_table(f, s);
+	totals_line(f, s);
+}
+
+int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
+{
+	char a[16], b[16];
 	size_t nheaps = 0, shown = 0;
 
 	fprintf(f, "mallocwatch: snapshot of process %d (%s), read in %.1f ms\n", (int)s->pid,
@@ -45,13 +75,7 @@ int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
 		fprintf(f, "  INCONSISTENT after %d tries: %s (the allocator changed while it was "
 			"read; the figures below are the last try's)\n", s->tries, s->why);
 	fprintf(f, "\nArenas: %zu (glibc counts %" PRIu64 ")\n", s->narenas, s->narenas_glibc);
-	fprintf(f, "  %-16s %-5s %10s %10s %10s %10s %10s %5s %7s\n", "ADDRESS", "KIND", "SYSTEM",
-		"IN USE", "FREE", "TRIMMABLE", "TOP", "HEAPS", "THREADS");
-	for (size_t i = 0; i < s->narenas && i < SNAP_ARENA_ROWS; i++)
-		arena_row(f, &s->arenas[i]);
-	if (s->narenas > SNAP_ARENA_ROWS)
-		fprintf(f, "  ... and %zu more arenas (all of them in the JSON report)\n",
-			s->narenas - SNAP_ARENA_ROWS);
+	arenas_table(f, s);
 	for (size_t i = 0; i < s->narenas; i++)
 		nheaps += s->arenas[i].nheaps;
 	fprintf(f, "\nHeaps (heap_info): %zu\n", nheaps);
@@ -87,11 +111,7 @@ int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
 	fprintf(f, "mmapped chunks: %" PRIu64 " (%s), at most %" PRIu64 " (%s); limit %" PRIu64 "\n",
 		s->n_mmaps, mw_human_bytes(s->mmapped_mem, a, sizeof(a)), s->max_n_mmaps,
 		mw_human_bytes(s->max_mmapped_mem, b, sizeof(b)), s->n_mmaps_max);
-	fprintf(f, "\nTotal: system %s, in use %s, free (retained) %s; malloc_trim(0) could "
-		"give back at most %s\n", mw_human_bytes(s->system_bytes, a, sizeof(a)),
-		mw_human_bytes(s->in_use_bytes, b, sizeof(b)),
-		mw_human_bytes(s->free_bytes, c, sizeof(c)),
-		mw_human_bytes(s->trimmable, d, sizeof(d)));
+	totals_line(f, s);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 

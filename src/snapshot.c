@@ -360,7 +360,7 @@ int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
 	}
 	s->duration_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	if (w.fatal) {
-		if (kill(p->pid, 0) < 0 && errno == ESRCH)
+		if (w.fatal == ESRCH || !mw_process_alive(p->pid))
 			snprintf(err, errlen, "process %d exited while it was read", (int)p->pid);
 		else
 			snprintf(err, errlen, "cannot read process %d's memory: %s", (int)p->pid,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +35,13 @@ static volatile sig_atomic_t got_signal;
 static void on_signal(int sig)
 {
 	got_signal = sig;
+}
+
+/* SIGCHLD only interrupts poll(2), so that a ptrace stop of the program
+ * is seen at once. */
+static void on_chld(int sig)
+{
+	(void)sig;
 }
 
 void mw_signals_catch(void)
@@ -87,6 +95,7 @@ struct run {
 	int pidfd;		/* the traced process; -1 once it exited */
 	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
 	int uprobes_left;	/* its uprobe definitions when last counted */
+	int traced;		/* -c: the program is ptraced (PTRACE_SEIZE) */
 	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
 	struct linebuf out, errb;
 };
@@ -334,13 +343,61 @@ static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
 	return 0;
 }
 
+/* The program is ptraced: act on one waitpid() status of a stop.  The
+ * exit stop runs at_exit; a signal-delivery-stop passes the signal on; a
+ * group-stop stays stopped (PTRACE_LISTEN). */
+static void ptrace_stop(struct run *rn, int st)
+{
+	int sig = WSTOPSIG(st), event = st >> 16;
+
+	switch (event) {
+	case PTRACE_EVENT_EXIT:
+		if (!rn->r->exit_stopped) {
+			rn->r->exit_stopped = 1;
+			rn->o->at_exit(rn->ctx, rn->prog);
+		}
+		ptrace(PTRACE_CONT, rn->prog, 0, 0);
+		break;
+	case PTRACE_EVENT_STOP:
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			ptrace(PTRACE_LISTEN, rn->prog, 0, 0);
+		else
+			ptrace(PTRACE_CONT, rn->prog, 0, 0);
+		break;
+	default:	/* the signal, as it was */
+		ptrace(PTRACE_CONT, rn->prog, 0, (void *)(long)sig);
+	}
+}
+
+/* Collect the program's state changes; block until it exited when wait
+ * is set.  1 once it has exited (r->status set), else 0. */
+static int reap_program(struct run *rn, int wait)
+{
+	int st;
+	pid_t w;
+
+	while ((w = waitpid(rn->prog, &st, (wait ? 0 : WNOHANG) | __WALL)) != 0) {
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;	/* ECHILD: already reaped */
+		}
+		if (WIFSTOPPED(st)) {
+			if (rn->traced)
+				ptrace_stop(rn, st);
+			continue;
+		}
+		rn->r->status = st;
+		rn->r->have_status = 1;
+		return 1;
+	}
+	return 0;
+}
+
 static void program_exited(struct run *rn)
 {
-	if (rn->o->target) {
-		while (waitpid(rn->prog, &rn->r->status, 0) < 0 && errno == EINTR)
-			;
-		rn->r->have_status = 1;
-	}
+	if (rn->o->target && !rn->r->have_status)
+		reap_program(rn, 1);
 	close(rn->pidfd);
 	rn->pidfd = -1;
 	if (rn->tracer > 0)	/* 0 once reaped: the pid may be another's now */
@@ -393,7 +450,9 @@ static void loop(struct run *rn)
 			close(rn->err_fd);
 			rn->err_fd = -1;
 		}
-		if (n > 0 && rn->pidfd >= 0 && (p[2].revents & POLLIN)) {
+		if (rn->traced && rn->pidfd >= 0 && !rn->r->have_status)
+			reap_program(rn, 0);	/* ptrace stops; the exit itself */
+		if (rn->pidfd >= 0 && ((n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
 			kill_at = now_ms() + STOP_GRACE_MS;
 		}
@@ -494,6 +553,23 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
 	return -1;
 }
 
+/* -c: trace the held program for its exit stop only. */
+static void seize(struct run *rn)
+{
+	struct sigaction sa;
+
+	if (ptrace(PTRACE_SEIZE, rn->prog, 0, (void *)(long)PTRACE_O_TRACEEXIT) < 0) {
+		snprintf(rn->r->ptrace_msg, sizeof(rn->r->ptrace_msg), "cannot ptrace the "
+			 "program (%s): no snapshot at its exit", strerror(errno));
+		return;
+	}
+	rn->traced = 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;	/* no SA_RESTART: poll returns EINTR;
+					 * no SA_NOCLDSTOP: ptrace stops must wake it */
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen)
 {
@@ -514,6 +590,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 			snprintf(err, errlen, "cannot fork: %s", strerror(errno));
 			return -1;
 		}
+		if (o->at_exit)
+			seize(&rn);
 	} else {
 		rn.prog = o->attach_pid;
 	}
@@ -566,7 +644,7 @@ cleanup:
 		rn.hold_w = -1;
 		if (o->target && !r->have_status) {
 			kill(rn.prog, SIGKILL);
-			waitpid(rn.prog, &r->status, 0);
+			reap_program(&rn, 1);
 		}
 	}
 	if (rn.pidfd >= 0)

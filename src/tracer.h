@@ -38,6 +38,11 @@ struct mw_tracer_opts {
 	int verbose;			/* echo the tracer's stderr */
 	long duration_ms;		/* -p: stop after this long once tracing
 					 * (as ^C would); 0 = until it exits */
+	/* -c: called when the program exits, while its memory still exists
+	 * (a PTRACE_EVENT_EXIT stop: the program is traced with PTRACE_SEIZE
+	 * and PTRACE_O_TRACEEXIT only, every signal passed on unchanged,
+	 * group-stops kept).  NULL: the program is not ptraced. */
+	void (*at_exit)(void *ctx, pid_t pid);
 };
 
 /* Called with each line of the tracer's stdout (no newline). */
@@ -54,6 +59,8 @@ struct mw_trace_result {
 					 * (^C, SIGTERM): the normal end */
 	int interrupted;		/* a signal that arrived before tracing
 					 * started: the run was given up */
+	int exit_stopped;		/* -c: at_exit ran at the program's exit */
+	char ptrace_msg[160];		/* -c: why it could not be ptraced, or "" */
 	unsigned long long lost;	/* events the tracer itself said it lost */
 	char tracer_msg[512];		/* its first error line, or its last line */
 };

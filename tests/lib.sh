@@ -32,3 +32,28 @@ stap_p3() {
 	(cd "$(dirname "$1")" && stap -w -r "$K" -p3 "$(basename "$1")" >"$1.c" 2>"$1.err") ||
 		{ cat "$1.err"; fail "stap -p3 failed on $1"; }
 }
+# hold_arenas NAME N [EXTRA] [system]: start examples/hold-arenas N with its
+# stdin on the FIFO $OUT/NAME.in (held open on fd 3) and its malloc_info in
+# $OUT/NAME.xml; returns once that is printed (the state is built and
+# held).  Under the probe-enabled glibc, or Debian's own libc with
+# "system".  Sets pid.  Close fd 3 (release_hold) to let it exit.
+hold_arenas() {
+	_n=$1
+	rm -f "$OUT/$_n.in"
+	mkfifo "$OUT/$_n.in"
+	if [ "${4:-}" = system ]; then
+		./examples/hold-arenas "$2" "$_n" "${3:-0}" <"$OUT/$_n.in" >"$OUT/$_n.xml" 2>"$OUT/$_n.stderr" &
+	else
+		"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
+			./examples/hold-arenas "$2" "$_n" "${3:-0}" <"$OUT/$_n.in" >"$OUT/$_n.xml" 2>"$OUT/$_n.stderr" &
+	fi
+	pid=$!
+	exec 3>"$OUT/$_n.in"
+	_i=0
+	until grep -q '</malloc>' "$OUT/$_n.xml" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 1200 ] || fail "$_n: hold-arenas never printed malloc_info"
+		sleep 0.05
+	done
+}
+release_hold() { exec 3>&-; wait $pid; }

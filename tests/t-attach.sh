@@ -71,21 +71,11 @@ echo "^C: exit 0, complete report, program untouched"
 # arena, each marked as there at attach; --duration ends it with exit 0
 # and a complete report; the snapshots at attach and at the end equal
 # the process's own malloc_info() exactly (nothing changes meanwhile).
-rm -f "$OUT/hold.in"
-mkfifo "$OUT/hold.in"
-"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" \
-	./examples/hold-arenas 6 t-attach <"$OUT/hold.in" >"$OUT/hold.xml" 2>/dev/null &
-pid=$!
-exec 3>"$OUT/hold.in"
-i=0
-until grep -q '</malloc>' "$OUT/hold.xml" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 1200 ] || fail "hold-arenas never printed malloc_info"; sleep 0.05
-done
+hold_arenas hold 6
 "$MW" -p $pid --duration 2 --json "$OUT/late.json" -o "$OUT/late.txt" 2>"$OUT/late.err"
 rc=$?
 kill -0 $pid 2>/dev/null || fail "the traced program did not survive --duration"
-exec 3>&-
-wait $pid
+release_hold
 [ $rc = 0 ] || { cat "$OUT/late.err"; fail "-p --duration exited $rc, expected 0"; }
 python3 - "$OUT/late.json" "$OUT" <<'PY' || fail "attach late"
 import json, sys

@@ -12,27 +12,6 @@
 . tests/lib.sh
 need_root
 need_libc
-L=$GLIBC_PREFIX/lib
-# hold NAME N [EXTRA] [system]: start hold-arenas, wait for its malloc_info;
-# sets pid.  Released by release().
-hold() {
-	name=$1 n=$2 extra=${3:-0}
-	rm -f "$OUT/$name.in"
-	mkfifo "$OUT/$name.in"
-	if [ "${4:-}" = system ]; then
-		./examples/hold-arenas $n t-snapshot $extra <"$OUT/$name.in" >"$OUT/$name.xml" 2>"$OUT/$name.stderr" &
-	else
-		"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" \
-			./examples/hold-arenas $n t-snapshot $extra <"$OUT/$name.in" >"$OUT/$name.xml" 2>"$OUT/$name.stderr" &
-	fi
-	pid=$!
-	exec 3>"$OUT/$name.in"
-	i=0
-	until grep -q '</malloc>' "$OUT/$name.xml" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 1200 ] || fail "$name: hold-arenas never printed malloc_info"; sleep 0.05
-	done
-}
-release() { exec 3>&-; wait $pid; }
 compare() {	# NAME: snapshot of $pid against its malloc_info
 	"$MW" snapshot -p $pid --json "$OUT/$1.json" -o "$OUT/$1.txt" 2>"$OUT/$1.err" ||
 		{ cat "$OUT/$1.err"; fail "$1: snapshot exited $?"; }
@@ -43,9 +22,9 @@ compare() {	# NAME: snapshot of $pid against its malloc_info
 }
 
 for n in 0 4 24; do
-	hold probes-$n $n
+	hold_arenas probes-$n $n
 	compare probes-$n
-	release
+	release_hold
 done
 grep -q '"consistent": true' "$OUT/probes-4.json" || fail "the quiescent snapshot is not consistent"
 python3 - "$OUT/probes-4.json" <<'PY' || fail "snapshot fields"
@@ -67,13 +46,13 @@ PY
 # Debian's own libc: no SDT probes, layouts from libc6-dbg
 if [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
 	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug ]; then
-	hold system-4 4 0 system
+	hold_arenas system-4 4 0 system
 	compare system-4
 	grep -q '"dwarf": "/usr/lib/debug/' "$OUT/system-4.json" || fail "system libc: DWARF not from libc6-dbg"
 	# without its debug symbols: one line that names the package
 	MW_DEBUGINFO_PATH=/nonexistent "$MW" snapshot -p $pid >"$OUT/nodbg.out" 2>"$OUT/nodbg.err"
 	rc=$?
-	release
+	release_hold
 	[ $rc = 1 ] || fail "snapshot without debug symbols exited $rc"
 	grep -q "^mallocwatch: no symbols for glibc's 'main_arena' .*libc6-dbg" "$OUT/nodbg.err" ||
 		fail "no debug symbols: $(cat "$OUT/nodbg.err")"
@@ -88,7 +67,7 @@ true & gone=$!
 wait $gone
 "$MW" snapshot -p $gone >/dev/null 2>"$OUT/gone.err"
 [ $? = 1 ] && grep -q "^mallocwatch: no process $gone\$" "$OUT/gone.err" || fail "gone: $(cat "$OUT/gone.err")"
-hold busy 0 3000000
+hold_arenas busy 0 3000000
 "$MW" snapshot -p $pid >/dev/null 2>"$OUT/killed.err" &
 mw=$!
 sleep 0.3
@@ -107,6 +86,7 @@ printf '#include <unistd.h>\nint main(void) { pause(); return 0; }\n' >"$OUT/sta
 if cc -static -o "$OUT/static" "$OUT/static.c" 2>/dev/null; then
 	"$OUT/static" &
 	st=$!
+	until [ "$(readlink /proc/$st/exe)" = "$OUT/static" ]; do sleep 0.01; done	# exec'd
 	"$MW" snapshot -p $st >/dev/null 2>"$OUT/static.err"
 	rc=$?
 	kill $st
@@ -140,7 +120,7 @@ go.set()
 		i=$((i + 1)); [ $i -lt 600 ] || fail "python3 never got ready"; sleep 0.05
 	done
 	"$MW" snapshot -p $pid --json "$OUT/py.json" -o "$OUT/py.txt" || fail "snapshot of python3 exited $?"
-	release
+	release_hold
 	python3 - "$OUT/py.json" <<'PY' || fail "python3 snapshot"
 import json, sys
 s = json.load(open(sys.argv[1]))["snapshot"]
@@ -152,3 +132,24 @@ print("python3:", len(s["arenas"]), "arenas,", s["totals"])
 PY
 	sed -n '1,12p' "$OUT/py.txt"
 fi
+
+# -c: the allocator read at the program's exit (ptrace exit stop), for a
+# program that changes nothing after its malloc_info(): equal, exactly;
+# and the exit status and signal stay the program's own.
+"$MW" -q --json "$OUT/exit.json" -o "$OUT/exit.txt" -c ./examples/hold-arenas 4 t-snapshot \
+	</dev/null >"$OUT/exit.xml" 2>"$OUT/exit.err" || { cat "$OUT/exit.err"; fail "-c hold-arenas exited $?"; }
+python3 - "$OUT/exit.json" "$OUT/exit-snap.json" <<'PY' || fail "no exit snapshot"
+import json, sys
+r = json.load(open(sys.argv[1]))
+json.dump({"snapshot": r["snapshots"]["exit"]}, open(sys.argv[2], "w"))
+PY
+mkdir -p "$OUT/exit"
+python3 tests/snapshot_compare.py "$OUT/exit.xml" "$OUT/exit-snap.json" "$OUT/exit" || exit 99
+expect_same "$OUT/exit/expected.txt" "$OUT/exit/actual.txt"
+grep -q "Allocator at exit, read from the process: 5 arenas" "$OUT/exit.txt" || fail "no exit section"
+"$MW" -q -o "$OUT/segv.txt" -c sh -c 'kill -SEGV $$' 2>"$OUT/segv.err"
+[ $? = 139 ] || fail "a program killed by SIGSEGV under ptrace: exit $?"
+grep -q "Allocator at exit" "$OUT/segv.txt" || fail "no exit snapshot for a killed program"
+"$MW" -q -o /dev/null -c sh -c 'trap "exit 42" USR1; kill -USR1 $$; sleep 1; exit 1' 2>"$OUT/usr1.err"
+[ $? = 42 ] || fail "a signal the program handles was not passed on unchanged: exit $?"
+echo "ok: -c exit snapshot equals malloc_info; statuses and signals unchanged"
