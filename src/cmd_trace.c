@@ -738,7 +738,12 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 		mw_process_comm(o->pid, comm, sizeof(comm));
 		mw_snapshot_text(out.summary, last ? last : first, comm[0] ? comm : "?");
 	}
-	fprintf(out.summary, "  (snapshots only: %s has no SDT probes)\n", libc);
+	{
+		char q[4 * PATH_MAX + 8];
+
+		fprintf(out.summary, "  (snapshots only: %s has no SDT probes)\n",
+			mw_quote(libc, q, sizeof(q)));
+	}
 	mw_snapshot_diff_text(out.summary, first, last);
 	samples_text(out.summary, samples, n);
 	if (out.json)

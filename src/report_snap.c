@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "msg.h"
 #include "report.h"
 
 #define SNAP_ARENA_ROWS 64
@@ -62,15 +63,17 @@ void mw_snapshot_arenas_text(FILE *f, const struct mw_snapshot *s, const char *t
 
 int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
 {
-	char a[16], b[16];
+	char a[16], b[16], q[4 * 4096 + 8];
 	size_t nheaps = 0, shown = 0;
 
+	/* the process names itself and its files: nothing of it reaches a
+	 * terminal unquoted */
 	fprintf(f, "mallocwatch: snapshot of process %d (%s), read in %.1f ms\n", (int)s->pid,
-		comm, (double)s->duration_ns / 1e6);
-	fprintf(f, "  libc %s", s->libc);
+		mw_quote(comm, q, sizeof(q)), (double)s->duration_ns / 1e6);
+	fprintf(f, "  libc %s", mw_quote(s->libc, q, sizeof(q)));
 	if (s->glibc_minor)
 		fprintf(f, " (glibc 2.%d)", s->glibc_minor);
-	fprintf(f, ", layouts from %s\n", s->dwarf_file);
+	fprintf(f, ", layouts from %s\n", mw_quote(s->dwarf_file, q, sizeof(q)));
 	if (!s->consistent)
 		fprintf(f, "  INCONSISTENT after %d tries: %s (the allocator changed while it was "
 			"read; the figures below are the last try's)\n", s->tries, s->why);

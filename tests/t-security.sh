@@ -36,6 +36,7 @@ need_libc
 # 3. The same as the attack really goes: an unprivileged user runs a
 # program whose libc sits in such a directory; root's 'mallocwatch -p'
 # must refuse it, and no stap may start.
+L=$GLIBC_PREFIX/lib
 D="$OUT/evil/$EVIL"
 mkdir -p "$D"
 cp "$GLIBC_PREFIX/lib/libc.so.6" "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" "$D/"
@@ -73,3 +74,21 @@ setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$T" \
 [ "$(cat "$OUT/victim")" = precious ] || fail "a planted link was written through: $(head -c 60 "$OUT/victim")"
 ls "$T" | grep -q '^mallocwatch\.' && fail "the failed run left its work directory: $(ls "$T")"
 echo "ok: no write through a planted link ($(head -n 1 "$OUT/nobody.out"))"
+
+# 6. A process names itself (PR_SET_NAME) with a terminal escape sequence:
+# the snapshot's summary shows it quoted, never raw.
+printf '#include <sys/prctl.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(void) { void *volatile p = malloc(100); (void)p; prctl(PR_SET_NAME, "\\033[31mRED"); pause(); return 0; }\n' >"$OUT/evilname.c"
+cc -o "$OUT/evilname" "$OUT/evilname.c" || exit 99
+"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" "$OUT/evilname" &
+ev=$!
+i=0
+until grep -q RED /proc/$ev/comm 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 600 ] || fail "the program never renamed itself"; sleep 0.05
+done
+"$MW" snapshot -p $ev >"$OUT/evilname.txt" 2>&1
+rc=$?
+kill $ev
+[ $rc = 0 ] || fail "snapshot exited $rc: $(cat "$OUT/evilname.txt")"
+grep -q "$(printf '\033')" "$OUT/evilname.txt" && fail "a process's name reached the terminal raw"
+grep -q '(\\x1b\[31mRED)' "$OUT/evilname.txt" || fail "the name is not shown quoted: $(head -n 1 "$OUT/evilname.txt")"
+echo "ok: a process's name is quoted: $(head -n 1 "$OUT/evilname.txt")"
