@@ -61,6 +61,20 @@ else
 	echo "note: libc6-dbg is not installed; Debian's own libc not checked"
 fi
 
+# a libc with its symbols but without DWARF (strip --strip-debug): one
+# line that says the layouts are missing and which package has them
+mkdir -p "$OUT/nodwarf"
+cp "$GLIBC_PREFIX/lib/libc.so.6" "$OUT/nodwarf/" && strip --strip-debug "$OUT/nodwarf/libc.so.6"
+"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$OUT/nodwarf:/lib/x86_64-linux-gnu" /bin/sleep 60 &
+nd=$!
+until grep -q "$OUT/nodwarf/libc.so.6" /proc/$nd/maps 2>/dev/null; do sleep 0.05; done
+"$MW" snapshot -p $nd >/dev/null 2>"$OUT/nodwarf.err"
+rc=$?
+kill $nd
+[ $rc = 1 ] && grep -q "^mallocwatch: no DWARF for '$OUT/nodwarf/libc.so.6' (glibc's struct layouts): install its debug symbols (Debian: libc6-dbg" \
+	"$OUT/nodwarf.err" || fail "no DWARF: exit $rc: $(cat "$OUT/nodwarf.err")"
+echo "ok: no DWARF: $(cat "$OUT/nodwarf.err")"
+
 # gone before, and gone while it is read (3 million free chunks take a
 # while to follow): one line, exit 1, whichever it was
 true & gone=$!
