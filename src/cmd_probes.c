@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,6 @@
 #include "gen.h"
 #include "msg.h"
 #include "probetab.h"
-#include "report.h"
 #include "runtime.h"
 #include "sdtarg.h"
 #include "sdtnote.h"
@@ -66,8 +66,8 @@ static int site_readable(const struct mw_elf *e, const struct mw_sdt_site *s,
 	return 1;
 }
 
-/* One file's sites; *first tracks the JSON commas across files. */
-static void list(const struct mw_elf *e, int json, int *first)
+/* One file's sites: rows on stdout, or objects appended to sites. */
+static void list(const struct mw_elf *e, json_t *sites)
 {
 	size_t n = mw_elf_nsites(e);
 
@@ -76,25 +76,22 @@ static void list(const struct mw_elf *e, int json, int *first)
 		const struct mw_probe_info *info = mw_probe_info(mw_probe_lookup(s->name));
 		int traced = mw_probe_traced(s->provider, s->name, 0);
 		const char *fam = info ? mw_family_name(info->family) : traced ? "unknown" : "-";
-		char why[256];
+		char why[256], pc[24], q[4][512];
 		int ok = site_readable(e, s, why, sizeof(why));
 
-		if (json) {
-			/* everything from the file is escaped: notes are input */
-			printf("%s\n  {\"file\": ", *first ? "" : ",");
-			mw_json_str(stdout, mw_elf_path(e));
-			printf(", \"provider\": ");
-			mw_json_str(stdout, s->provider);
-			printf(", \"name\": ");
-			mw_json_str(stdout, s->name);
-			printf(", \"family\": \"%s\", \"traced\": %s, \"pc\": \"0x%" PRIx64
-			       "\", \"args\": ", fam, traced ? "true" : "false", s->pc);
-			mw_json_str(stdout, s->args);
-			printf(", \"readable\": %s}", ok ? "true" : "false");
-		} else
-			printf("%-8s %-38s %-10s %-7s 0x%-10" PRIx64 " %s (%s)\n", s->provider,
-			       s->name, fam, traced ? "yes" : "no", s->pc, s->args, why);
-		*first = 0;
+		snprintf(pc, sizeof(pc), "0x%" PRIx64, s->pc);
+		/* notes are input: every string from the file is quoted */
+		mw_quote(s->provider, q[0], sizeof(q[0]));
+		mw_quote(s->name, q[1], sizeof(q[1]));
+		mw_quote(s->args, q[2], sizeof(q[2]));
+		mw_quote(mw_elf_path(e), q[3], sizeof(q[3]));
+		if (sites)
+			json_array_append_new(sites, json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:b}",
+				"file", q[3], "provider", q[0], "name", q[1], "family", fam,
+				"traced", traced, "pc", pc, "args", q[2], "readable", ok));
+		else
+			printf("%-8s %-38s %-10s %-7s %-12s %s (%s)\n", q[0], q[1], fam,
+			       traced ? "yes" : "no", pc, q[2], why);
 	}
 }
 
@@ -150,7 +147,7 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 }
 
 /* Open path and list its sites; a missing libm is said, not fatal. */
-static int list_file(const char *path, int json, int *first, int required)
+static int list_file(const char *path, json_t *sites, int required)
 {
 	char err[512];
 	struct mw_elf *e = mw_elf_open(path, err, sizeof(err));
@@ -169,7 +166,7 @@ static int list_file(const char *path, int json, int *first, int required)
 		mw_note("'%s' has no SDT probes%s", path, required ?
 			" (built without --enable-systemtap?)" :
 			" (glibc 2.19 to 2.33 have slow-math probes in libm)");
-	list(e, json, first);
+	list(e, sites);
 	mw_elf_close(e);
 	return 0;
 }
@@ -211,7 +208,8 @@ static void table(void)
 int cmd_probes(int argc, char **argv)
 {
 	char libc[4096], libm[4096];
-	int json = 0, first = 1;
+	int json = 0;
+	json_t *sites = NULL;
 
 	if (pick_args(argc, argv, probes_usage, &json, NULL, libc, sizeof(libc), libm) < 0)
 		return MW_EXIT_RUNTIME;
@@ -220,22 +218,22 @@ int cmd_probes(int argc, char **argv)
 		return MW_EXIT_OK;
 	}
 	if (json)
-	{
-		printf("{\"libc\": ");
-		mw_json_str(stdout, libc);
-		printf(", \"libm\": ");
-		mw_json_str(stdout, libm);
-		printf(", \"sites\": [");
-	}
+		sites = json_array();
 	else
 		printf("%-8s %-38s %-10s %-7s %-12s %s\n", "PROVIDER", "NAME", "FAMILY",
 		       "TRACED", "ADDRESS", "ARGUMENTS (readable)");
-	list_file(libc, json, &first, 1);
+	list_file(libc, sites, 1);
 	if (libm[0])
-		list_file(libm, json, &first, 0);
-	if (json)
-		printf("\n]}\n");
-	return MW_EXIT_OK;
+		list_file(libm, sites, 0);
+	if (json) {
+		json_t *root = json_pack("{s:s, s:s, s:o}", "libc", libc, "libm", libm,
+					 "sites", sites);
+
+		json_dumpf(root, stdout, JSON_INDENT(1));
+		putchar('\n');
+		json_decref(root);
+	}
+	return fflush(stdout) == 0 && !ferror(stdout) ? MW_EXIT_OK : MW_EXIT_RUNTIME;
 }
 
 int cmd_script(int argc, char **argv)

@@ -1,9 +1,11 @@
 /* report.c - text summary and JSON report; see report.h and docs/json.md. */
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "msg.h"
 #include "probetab.h"
 #include "report.h"
 #include "xalloc.h"
@@ -483,289 +485,301 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-/* ---- JSON ---- */
+/* ---- JSON (jansson; keys in docs/json.md) ---- */
 
-void mw_json_str(FILE *f, const char *s)
+/* An address as "0x..." (JSON numbers lose precision past 2^53), or
+ * null when unknown. */
+static json_t *jaddr(uint64_t a)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	char buf[24];
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	if (!a)
+		return json_null();
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
+	return json_string(buf);
+}
+
+static json_t *jint(int64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+
+	/* json_string() takes UTF-8 only; a name from a note or a stream is
+	 * bytes: keep them, visibly, rather than drop the key */
+	if (!j) {
+		char buf[1024];
+
+		j = json_string(mw_quote(s, buf, sizeof(buf)));
 	}
-	fputc('"', f);
+	return j;
 }
 
-static void json_addr(FILE *f, uint64_t a)
+static json_t *json_target(const struct mw_state *st, const struct mw_run_info *ri)
 {
-	if (a)
-		fprintf(f, "\"0x%" PRIx64 "\"", a);
-	else
-		fprintf(f, "null");
+	json_t *argv = json_array();
+
+	for (const char *const *a = ri->argv; a && *a; a++)
+		json_array_append_new(argv, jstr(*a));
+	return json_pack("{s:o, s:i, s:o, s:o, s:o}", "argv", argv, "pid", mw_state_pid(st),
+		"exit_status", ri->have_status && !ri->term_signal ? jint(ri->exit_status) :
+		json_null(),
+		"signal", ri->have_status && ri->term_signal ? jint(ri->term_signal) : json_null(),
+		"libc", jstr(ri->libc));
 }
 
-static void json_target(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri)
 {
-	fprintf(f, "  \"target\": {\"argv\": [");
-	for (const char *const *a = ri->argv; a && *a; a++) {
-		if (a != ri->argv)
-			fprintf(f, ", ");
-		mw_json_str(f, *a);
-	}
-	fprintf(f, "], \"pid\": %d, \"exit_status\": ", mw_state_pid(st));
-	if (ri->have_status && !ri->term_signal)
-		fprintf(f, "%d", ri->exit_status);
-	else
-		fprintf(f, "null");
-	fprintf(f, ", \"signal\": ");
-	if (ri->have_status && ri->term_signal)
-		fprintf(f, "%d", ri->term_signal);
-	else
-		fprintf(f, "null");
-	fprintf(f, ", \"libc\": ");
-	mw_json_str(f, ri->libc);
-	fprintf(f, "},\n  \"runtime\": ");
-	mw_json_str(f, ri->runtime);
+	uint64_t total, lost, garbled;
+	int ended;
+	size_t np;
+	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	json_t *by = json_object();
+
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	for (size_t i = 0; i < np; i++)
+		json_object_set_new(by, p[i].name, jint((int64_t)p[i].hits));
+	return json_pack("{s:o, s:o, s:o, s:b, s:o, s:o}", "total", jint((int64_t)total),
+		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
+		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
+		"by_probe", by, "full_tables", jstr(mw_state_full_tables(st)));
 }
 
-static void json_arenas(FILE *f, const struct mw_state *st)
+static json_t *json_arenas(const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_arena *a = mw_state_arenas(st, &n);
+	json_t *arr = json_array();
 
-	fprintf(f, ",\n  \"arenas\": [");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"address\": ", i ? "," : "");
-		json_addr(f, a[i].addr);
-		fprintf(f, ", \"main\": %s, \"created_by_tid\": ", a[i].is_main ? "true" : "false");
-		if (a[i].created_by_tid)
-			fprintf(f, "%d", a[i].created_by_tid);
-		else
-			fprintf(f, "null");
-		fprintf(f, ", \"threads\": [");
+		json_t *threads = json_array();
+
 		for (size_t j = 0; j < a[i].natt; j++)
-			fprintf(f, "%s{\"tid\": %d, \"how\": \"%s\"}", j ? ", " : "",
-				a[i].att[j].tid, attach_name(a[i].att[j].how));
-		fprintf(f, "], \"heaps\": %zu, \"heap_bytes\": %" PRIu64 ", \"waits\": %" PRIu64
-			", \"at_attach\": %s, \"threads_at_attach\": %" PRIu64 "}", a[i].nheaps,
-			a[i].heap_bytes, a[i].waits, a[i].at_attach ? "true" : "false",
-			a[i].threads_at_attach);
+			json_array_append_new(threads, json_pack("{s:i, s:s}", "tid",
+				a[i].att[j].tid, "how", attach_name(a[i].att[j].how)));
+		json_array_append_new(arr, json_pack("{s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
+			"address", jaddr(a[i].addr), "main", a[i].is_main,
+			"created_by_tid", a[i].created_by_tid ? jint(a[i].created_by_tid) :
+			json_null(), "threads", threads, "heaps", jint((int64_t)a[i].nheaps),
+			"heap_bytes", jint((int64_t)a[i].heap_bytes),
+			"waits", jint((int64_t)a[i].waits), "at_attach", a[i].at_attach,
+			"threads_at_attach", jint((int64_t)a[i].threads_at_attach)));
 	}
-	fprintf(f, "\n  ]");
+	return arr;
 }
 
-static void json_heaps(FILE *f, const struct mw_state *st)
+static json_t *json_heaps(const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_heap *h = mw_state_heaps(st, &n);
+	json_t *arr = json_array();
 
-	fprintf(f, ",\n  \"heaps\": [");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"address\": ", i ? "," : "");
-		json_addr(f, h[i].addr);
-		fprintf(f, ", \"arena\": ");
-		json_addr(f, h[i].arena);
-		fprintf(f, ", \"size\": %" PRIu64 ", \"peak_size\": %" PRIu64 ", \"grew\": %"
-			PRIu64 ", \"shrank\": %" PRIu64 ", \"created_by_tid\": %d, \"freed\": %s"
-			", \"at_attach\": %s}", h[i].size, h[i].peak, h[i].grew, h[i].shrank,
-			h[i].created_by_tid, h[i].freed ? "true" : "false",
-			h[i].at_attach ? "true" : "false");
-	}
-	fprintf(f, "\n  ]");
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b, s:b}",
+			"address", jaddr(h[i].addr), "arena", jaddr(h[i].arena),
+			"size", jint((int64_t)h[i].size), "peak_size", jint((int64_t)h[i].peak),
+			"grew", jint((int64_t)h[i].grew), "shrank", jint((int64_t)h[i].shrank),
+			"created_by_tid", h[i].created_by_tid, "freed", h[i].freed,
+			"at_attach", h[i].at_attach));
+	return arr;
 }
 
-static void json_sbrk_thresholds(FILE *f, const struct mw_state *st)
+static json_t *json_sbrk(const struct mw_state *st)
 {
 	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "grown", jint((int64_t)s->grown),
+		"trimmed", jint((int64_t)s->trimmed),
+		"net", jint((int64_t)(s->grown - s->trimmed)), "peak", jint(s->peak),
+		"grow_calls", jint((int64_t)s->nmore), "trim_calls", jint((int64_t)s->nless),
+		"failed", jint((int64_t)s->failed));
+}
+
+static json_t *json_thresholds(const struct mw_state *st)
+{
 	size_t n;
 	uint64_t mm, tr;
 	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
+	json_t *changes = json_array();
 
-	fprintf(f, ",\n  \"sbrk\": {\"grown\": %" PRIu64 ", \"trimmed\": %" PRIu64 ", \"net\": %"
-		PRIu64 ", \"peak\": %" PRId64 ", \"grow_calls\": %" PRIu64 ", \"trim_calls\": %"
-		PRIu64 ", \"failed\": %" PRIu64 "}", s->grown, s->trimmed, s->grown - s->trimmed,
-		s->peak, s->nmore, s->nless, s->failed);
-	fprintf(f, ",\n  \"thresholds\": {\"mmap\": %" PRIu64 ", \"trim\": %" PRIu64
-		", \"changes\": [", mm, tr);
 	for (size_t i = 0; i < n; i++)
-	{
-		fprintf(f, "%s\n    {\"tid\": %d, \"source\": ", i ? "," : "", c[i].tid);
-		mw_json_str(f, c[i].source);
-		fprintf(f, ", \"mmap\": %" PRIu64 ", \"trim\": %" PRIu64 "}", c[i].mmap, c[i].trim);
-	}
-	fprintf(f, "%s]}", n ? "\n  " : "");
+		json_array_append_new(changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
+			"source", c[i].source, "mmap", jint((int64_t)c[i].mmap),
+			"trim", jint((int64_t)c[i].trim)));
+	return json_pack("{s:o, s:o, s:o}", "mmap", jint((int64_t)mm), "trim", jint((int64_t)tr),
+			 "changes", changes);
 }
 
-static void json_threads_events(FILE *f, const struct mw_state *st)
+static json_t *json_threads(const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_thread *t = mw_state_threads(st, &n);
-	const struct mw_event *e;
+	json_t *arr = json_array();
 
-	fprintf(f, ",\n  \"threads\": [");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"tid\": %d, \"arena\": ", i ? "," : "", t[i].tid);
-		json_addr(f, t[i].arena);
-		fprintf(f, ", \"waits\": %" PRIu64 ", \"retries\": %" PRIu64 ", \"hits\": %"
-			PRIu64 "}", t[i].waits, t[i].retries, t[i].hits);
-	}
-	fprintf(f, "\n  ],\n  \"events_log\": [");
-	e = mw_state_events(st, &n);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"probe\": ", i ? "," : "");
-		mw_json_str(f, e[i].name);
-		fprintf(f, ", \"tid\": %d, \"args\": [", e[i].tid);
-		for (int j = 0; j < e[i].nargs; j++)
-			if (e[i].unavail & (1u << j))
-				fprintf(f, "%snull", j ? ", " : "");
-			else
-				fprintf(f, "%s%" PRId64, j ? ", " : "", e[i].arg[j]);
-		fprintf(f, "]}");
-	}
-	fprintf(f, "%s]", n ? "\n  " : "");
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:i, s:o, s:o, s:o, s:o}", "tid", t[i].tid,
+			"arena", jaddr(t[i].arena), "waits", jint((int64_t)t[i].waits),
+			"retries", jint((int64_t)t[i].retries), "hits", jint((int64_t)t[i].hits)));
+	return arr;
 }
 
-static void json_jumps(FILE *f, const struct mw_state *st, enum mw_jump_kind kind,
-		       const char *key)
+static json_t *json_events_log(const struct mw_state *st)
 {
 	size_t n;
-	struct mw_jump *j = jumps_of(st, kind, NULL, &n);
+	const struct mw_event *e = mw_state_events(st, &n);
+	json_t *arr = json_array();
 
-	fprintf(f, "\"%s\": [", key);
-	for (size_t i = 0; j && i < n; i++) {
-		fprintf(f, "%s\n      {\"probe\": ", i ? "," : "");
-		mw_json_str(f, j[i].name);
-		fprintf(f, ", ");
-		if (kind == MW_JUMP_VALUE)
-			fprintf(f, "\"value\": %" PRId64, j[i].key);
-		else
-			fprintf(f, "\"address\": \"0x%" PRIx64 "\"", (uint64_t)j[i].key);
-		fprintf(f, ", \"count\": %" PRIu64 "}", j[i].count);
+	for (size_t i = 0; i < n; i++) {
+		json_t *args = json_array();
+
+		for (int j = 0; j < e[i].nargs; j++)
+			json_array_append_new(args, e[i].unavail & (1u << j) ? json_null() :
+					      jint(e[i].arg[j]));
+		json_array_append_new(arr, json_pack("{s:o, s:i, s:o}", "probe", jstr(e[i].name),
+						     "tid", e[i].tid, "args", args));
 	}
-	fprintf(f, "%s]", n ? "\n    " : "");
-	free(j);
+	return arr;
 }
 
-static void json_settings_retries(FILE *f, const struct mw_state *st)
+static json_t *json_settings(const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_setting *s = mw_state_settings(st, &n);
-	const struct mw_retry *r;
-	const struct mw_event *e;
+	json_t *arr = json_array();
 
-	fprintf(f, ",\n  \"settings\": [");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"tid\": %d, \"source\": \"%s\", \"name\": ",
-			i ? "," : "", s[i].tid, s[i].from_mallopt ? "mallopt" : "tunable");
-		mw_json_str(f, s[i].name);
-		fprintf(f, ", ");
+		json_t *o = json_pack("{s:i, s:s, s:o}", "tid", s[i].tid,
+				      "source", s[i].from_mallopt ? "mallopt" : "tunable",
+				      "name", jstr(s[i].name));
+
 		if (s[i].from_mallopt)
-			fprintf(f, "\"param\": %d, ", s[i].param);
-		fprintf(f, "\"value\": %" PRId64 ", \"previous\": ", s[i].value);
-		if (s[i].has_previous && !s[i].previous_unavailable)
-			fprintf(f, "%" PRId64 "}", s[i].previous);
-		else
-			fprintf(f, "null}");
+			json_object_set_new(o, "param", jint(s[i].param));
+		json_object_set_new(o, "value", jint(s[i].value));
+		json_object_set_new(o, "previous", s[i].has_previous && !s[i].previous_unavailable ?
+				    jint(s[i].previous) : json_null());
+		json_array_append_new(arr, o);
 	}
-	fprintf(f, "%s],\n  \"retries\": [", n ? "\n  " : "");
-	r = mw_state_retries(st, &n);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n    {\"tid\": %d, \"probe\": ", i ? "," : "", r[i].tid);
-		mw_json_str(f, r[i].probe);
-		fprintf(f, ", \"bytes\": %" PRIu64 ", \"arena\": ", r[i].bytes);
-		json_addr(f, r[i].arena);
-		fprintf(f, "}");
-	}
-	fprintf(f, "%s],\n  \"tcache_double_free\": [", n ? "\n  " : "");
-	e = mw_state_events(st, &n);
-	for (size_t i = 0, k = 0; i < n; i++)
-		if (e[i].known == MW_P_memory_tcache_double_free)
-			fprintf(f, "%s{\"tid\": %d, \"entry\": \"0x%" PRIx64 "\", \"tc_idx\": %"
-				PRId64 "}", k++ ? ", " : "", e[i].tid, (uint64_t)e[i].arg[0],
-				e[i].arg[1]);
-	fprintf(f, "]");
+	return arr;
 }
 
-static void json_math(FILE *f, const struct mw_state *st)
+static json_t *json_retries(const struct mw_state *st)
 {
-	int sites, first = 1;
-	const char *libm = mw_state_libm(st, &sites);
-	size_t np, ne;
-	const struct mw_probe_count *p = mw_state_probes(st, &np);
-	const struct mw_event *e = mw_state_events(st, &ne);
-	char v[64];
+	size_t n;
+	const struct mw_retry *r = mw_state_retries(st, &n);
+	json_t *arr = json_array();
 
-	if (!libm)
-		return;
-	fprintf(f, ",\n  \"math\": {\"libm\": ");
-	mw_json_str(f, libm);
-	fprintf(f, ", \"sites\": %d, \"functions\": [", sites);
-	for (size_t i = 0; i < np; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
-		int fs = 1;
-
-		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
-			continue;
-		fprintf(f, "%s\n    {\"probe\": ", first ? "" : ",");
-		mw_json_str(f, p[i].name);
-		fprintf(f, ", \"hits\": %" PRIu64 ", \"samples\": [", p[i].hits);
-		first = 0;
-		for (size_t k = 0; k < ne; k++) {
-			if (strcmp(e[k].name, p[i].name) != 0)
-				continue;
-			fprintf(f, "%s{\"tid\": %d", fs ? "" : ", ", e[k].tid);
-			fs = 0;
-			for (int j = 0; j < e[k].nargs; j++) {
-				math_arg(v, sizeof(v), mw_probe_arg_unit(info, j), e[k].arg[j]);
-				/* JSON has no nan/inf: those go as strings */
-				fprintf(f, strpbrk(v, "ni") ? ", \"%s\": \"%s\"" : ", \"%s\": %s",
-					j < 3 ? info->arg_name[j] : "result", v);
-			}
-			fprintf(f, "}");
-		}
-		fprintf(f, "]}");
-	}
-	fprintf(f, "%s]}", first ? "" : "\n  ");
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:i, s:o, s:o, s:o}", "tid", r[i].tid,
+			"probe", jstr(r[i].probe), "bytes", jint((int64_t)r[i].bytes),
+			"arena", jaddr(r[i].arena)));
+	return arr;
 }
 
-static void json_setjmp(FILE *f, const struct mw_state *st)
+static json_t *json_double_frees(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_event *e = mw_state_events(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].known == MW_P_memory_tcache_double_free)
+			json_array_append_new(arr, json_pack("{s:i, s:o, s:o}", "tid", e[i].tid,
+				"entry", jaddr((uint64_t)e[i].arg[0]), "tc_idx", jint(e[i].arg[1])));
+	return arr;
+}
+
+static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
+{
+	size_t n;
+	struct mw_jump *j = jumps_of(st, kind, NULL, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:o, s:o, s:o}", "probe", jstr(j[i].name),
+			kind == MW_JUMP_VALUE ? "value" : "address",
+			kind == MW_JUMP_VALUE ? jint(j[i].key) : jaddr((uint64_t)j[i].key),
+			"count", jint((int64_t)j[i].count)));
+	free(j);
+	return arr;
+}
+
+static json_t *json_setjmp(const struct mw_state *st)
 {
 	size_t nt;
 	const struct mw_thread *t = mw_state_threads(st, &nt);
-	int first = 1;
+	json_t *threads = json_array();
 
-	if (!has_setjmp(st))
-		return;
-	fprintf(f, ",\n  \"setjmp\": {\n    \"threads\": [");
 	for (size_t i = 0; i < nt; i++) {
-		uint64_t s = t[i].jumps[0], l = t[i].jumps[1], lt = t[i].jumps[2];
+		const uint64_t *c = t[i].jumps;
 
-		if (!s && !l && !lt)
-			continue;
-		fprintf(f, "%s\n      {\"tid\": %d, \"setjmp\": %" PRIu64 ", \"longjmp\": %" PRIu64
-			", \"longjmp_target\": %" PRIu64 "}", first ? "" : ",", t[i].tid, s, l, lt);
-		first = 0;
+		if (c[0] || c[1] || c[2])
+			json_array_append_new(threads, json_pack("{s:i, s:o, s:o, s:o}", "tid",
+				t[i].tid, "setjmp", jint((int64_t)c[0]), "longjmp",
+				jint((int64_t)c[1]), "longjmp_target", jint((int64_t)c[2])));
 	}
-	fprintf(f, "%s],\n    ", first ? "" : "\n    ");
-	json_jumps(f, st, MW_JUMP_BUF, "jmp_bufs");
-	fprintf(f, ",\n    ");
-	json_jumps(f, st, MW_JUMP_ADDR, "code_addresses");
-	fprintf(f, ",\n    ");
-	json_jumps(f, st, MW_JUMP_VALUE, "longjmp_values");
-	fprintf(f, "\n  }");
+	return json_pack("{s:o, s:o, s:o, s:o}", "threads", threads,
+			 "jmp_bufs", json_jumps(st, MW_JUMP_BUF),
+			 "code_addresses", json_jumps(st, MW_JUMP_ADDR),
+			 "longjmp_values", json_jumps(st, MW_JUMP_VALUE));
+}
+
+/* A slow-math argument: a double as a number (nan and inf, which JSON
+ * has not, as strings), an int as an integer. */
+static json_t *math_json_arg(enum mw_unit u, int64_t v)
+{
+	double d;
+
+	if (u != MW_UNIT_DPTR)
+		return jint(v);
+	memcpy(&d, &v, sizeof(d));
+	if (isnan(d))
+		return json_string("nan");
+	if (isinf(d))
+		return json_string(d > 0 ? "inf" : "-inf");
+	return json_real(d);
+}
+
+static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
+{
+	size_t np, ne;
+	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	const struct mw_event *e = mw_state_events(st, &ne);
+	json_t *funcs = json_array();
+
+	for (size_t i = 0; i < np; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+		json_t *samples = json_array();
+
+		if (!info || info->family != MW_FAM_MATH || !p[i].hits) {
+			json_decref(samples);
+			continue;
+		}
+		for (size_t k = 0; k < ne; k++) {
+			json_t *o;
+
+			if (strcmp(e[k].name, p[i].name) != 0)
+				continue;
+			o = json_pack("{s:i}", "tid", e[k].tid);
+			for (int j = 0; j < e[k].nargs; j++)
+				json_object_set_new(o, j < 3 ? info->arg_name[j] : "result",
+					math_json_arg(mw_probe_arg_unit(info, j), e[k].arg[j]));
+			json_array_append_new(samples, o);
+		}
+		json_array_append_new(funcs, json_pack("{s:o, s:o, s:o}", "probe", jstr(p[i].name),
+			"hits", jint((int64_t)p[i].hits), "samples", samples));
+	}
+	return json_pack("{s:o, s:i, s:o}", "libm", jstr(libm), "sites", sites,
+			 "functions", funcs);
 }
 
 /* "snapshots": {"attach": {...}, "end": {...} | null} for -p, {"exit":
- * {...}} for -c; through jansson. */
-static void json_snapshots(FILE *f, const struct mw_run_info *ri)
+ * {...}} for -c. */
+static json_t *json_snapshots(const struct mw_run_info *ri)
 {
 	json_t *o = json_object();
-	char *text;
 
 	if (ri->snap_exit)
 		json_object_set_new(o, "exit", mw_snapshot_json_value(ri->snap_exit, "?"));
@@ -774,47 +788,36 @@ static void json_snapshots(FILE *f, const struct mw_run_info *ri)
 		json_object_set_new(o, "end", ri->snap_end ?
 				    mw_snapshot_json_value(ri->snap_end, "?") : json_null());
 	}
-	text = json_dumps(o, JSON_INDENT(2));
-	if (text) {
-		fprintf(f, ",\n  \"snapshots\": ");
-		for (const char *p = text; *p; p++)	/* indent it to its place */
-			fprintf(f, *p == '\n' ? "\n  " : "%c", *p);
-	}
-	free(text);
-	json_decref(o);
+	return o;
 }
 
 int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
-	uint64_t total, lost, garbled;
-	int ended;
-	size_t np;
-	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	json_t *root = json_object();
+	int sites, ret;
+	const char *libm = mw_state_libm(st, &sites);
 
-	mw_state_totals(st, &total, &lost, &garbled, &ended);
-	fprintf(f, "{\n  \"version\": 1,\n");
-	json_target(f, st, ri);
-	fprintf(f, ",\n  \"events\": {\"total\": %" PRIu64 ", \"lost\": %" PRIu64
-		", \"garbled\": %" PRIu64 ", \"complete\": %s, \"by_probe\": {", total, lost,
-		garbled, ended && !ri->tracer_died && !mw_state_full_tables(st)[0] ? "true" :
-		"false");
-	for (size_t i = 0; i < np; i++) {
-		fprintf(f, "%s", i ? ", " : "");
-		mw_json_str(f, p[i].name);
-		fprintf(f, ": %" PRIu64, p[i].hits);
-	}
-	fprintf(f, "}, \"full_tables\": ");
-	mw_json_str(f, mw_state_full_tables(st));
-	fprintf(f, "}");
-	json_arenas(f, st);
-	json_heaps(f, st);
-	json_sbrk_thresholds(f, st);
-	json_threads_events(f, st);
-	json_settings_retries(f, st);
-	json_setjmp(f, st);
-	json_math(f, st);
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "target", json_target(st, ri));
+	json_object_set_new(root, "runtime", jstr(ri->runtime));
+	json_object_set_new(root, "events", json_events(st, ri));
+	json_object_set_new(root, "arenas", json_arenas(st));
+	json_object_set_new(root, "heaps", json_heaps(st));
+	json_object_set_new(root, "sbrk", json_sbrk(st));
+	json_object_set_new(root, "thresholds", json_thresholds(st));
+	json_object_set_new(root, "threads", json_threads(st));
+	json_object_set_new(root, "events_log", json_events_log(st));
+	json_object_set_new(root, "settings", json_settings(st));
+	json_object_set_new(root, "retries", json_retries(st));
+	json_object_set_new(root, "tcache_double_free", json_double_frees(st));
+	if (has_setjmp(st))
+		json_object_set_new(root, "setjmp", json_setjmp(st));
+	if (libm)
+		json_object_set_new(root, "math", json_math(st, libm, sites));
 	if (ri->snap_attach || ri->snap_exit)
-		json_snapshots(f, ri);
-	fprintf(f, "\n}\n");
-	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+		json_object_set_new(root, "snapshots", json_snapshots(ri));
+	ret = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0 &&
+	      fputc('\n', f) != EOF && fflush(f) == 0 && !ferror(f) ? 0 : -1;
+	json_decref(root);
+	return ret;
 }

@@ -38,12 +38,9 @@ struct mw_run_info {
 /* Write the summary.  Returns 0, or -1 if writing failed. */
 int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 
-/* Write the JSON report (docs/json.md).  Returns 0, or -1 if writing failed. */
+/* Write the JSON report (docs/json.md), through jansson.  Returns 0, or
+ * -1 if writing failed. */
 int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
-
-/* Write s as a JSON string (RFC 8259): quotes and backslashes escaped,
- * control bytes as \u00XX; other bytes as they are. */
-void mw_json_str(FILE *out, const char *s);
 
 /* Format bytes as "1.5 MiB" into buf (plain "123 B" below 1 KiB). */
 const char *mw_human_bytes(uint64_t bytes, char *buf, size_t len);
