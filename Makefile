@@ -74,7 +74,7 @@ build:
 build/stpsrc.c: $(STP) scripts/embed.awk | build
 	$(QUIET_GEN)awk -f scripts/embed.awk $(STP) >$@
 
-build/%.o: src/%.c $(wildcard src/*.h) src/probes.def | build
+build/%.o: src/%.c $(wildcard src/*.h) src/probes.def src/metrics.def | build
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 build/stpsrc.o: build/stpsrc.c

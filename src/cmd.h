@@ -21,4 +21,7 @@ int cmd_replay(int argc, char **argv);
 /* mallocwatch snapshot -p PID [-o FILE] [--json FILE]: the allocator now. */
 int cmd_snapshot(int argc, char **argv);
 
+/* mallocwatch check [--baseline B] --check RULE... REPORT: judge a report. */
+int cmd_check(int argc, char **argv);
+
 #endif /* MALLOCWATCH_CMD_H */

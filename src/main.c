@@ -18,6 +18,7 @@ static const struct {
 	{ "script", cmd_script },
 	{ "replay", cmd_replay },
 	{ "snapshot", cmd_snapshot },
+	{ "check", cmd_check },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,247 @@
+/* metrics.c - metrics of a JSON report and the rules on them; see
+ * metrics.h and metrics.def. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+static const struct mw_metric_info metrics[MW_M_COUNT] = {
+#define MW_METRIC(n, u, d) [MW_M_##n] = { .name = #n, .unit = u, .doc = d },
+#include "metrics.def"
+#undef MW_METRIC
+};
+
+const struct mw_metric_info *mw_metric_info(enum mw_metric m)
+{
+	return m < MW_M_COUNT ? &metrics[m] : NULL;
+}
+
+int mw_metric_lookup(const char *name)
+{
+	for (int m = 0; m < MW_M_COUNT; m++)
+		if (strcmp(metrics[m].name, name) == 0)
+			return m;
+	return -1;
+}
+
+int mw_is_report(const json_t *doc)
+{
+	return json_is_object(doc) && json_integer_value(json_object_get(doc, "version")) == 1 &&
+	       json_is_object(json_object_get(doc, "events"));
+}
+
+static int64_t count_where(const json_t *arr, const char *key, int want_null)
+{
+	size_t i;
+	json_t *x;
+	int64_t n = 0;
+
+	json_array_foreach(arr, i, x)
+		n += json_is_null(json_object_get(x, key)) == want_null;
+	return n;
+}
+
+/* obj.key as an integer; -1 when it is not one. */
+static int get_int(const json_t *obj, const char *key, int64_t *v)
+{
+	json_t *x = json_object_get(obj, key);
+
+	if (!json_is_integer(x))
+		return -1;
+	*v = (int64_t)json_integer_value(x);
+	return 0;
+}
+
+/* The snapshot read last: at exit (-c), else at the end (-p). */
+static const json_t *last_snapshot(const json_t *r)
+{
+	const json_t *s = json_object_get(r, "snapshots");
+	const json_t *x = json_object_get(s, "exit");
+
+	if (!json_is_object(x))
+		x = json_object_get(s, "end");
+	return json_is_object(x) ? x : NULL;
+}
+
+int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
+{
+	const json_t *arenas = json_object_get(r, "arenas"), *heaps = json_object_get(r, "heaps");
+	const json_t *events = json_object_get(r, "events"), *x;
+	size_t i;
+
+	*v = 0;
+	switch (m) {
+	case MW_M_arenas:
+		return json_is_array(arenas) ? (*v = (int64_t)json_array_size(arenas), 0) : -1;
+	case MW_M_arenas_created:
+		*v = count_where(arenas, "created_by_tid", 0);
+		return json_is_array(arenas) ? 0 : -1;
+	case MW_M_threads:
+		x = json_object_get(r, "threads");
+		return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
+	case MW_M_heaps:
+		json_array_foreach(heaps, i, x)
+			*v += !json_is_true(json_object_get(x, "freed"));
+		return json_is_array(heaps) ? 0 : -1;
+	case MW_M_heap_bytes:
+		json_array_foreach(arenas, i, x) {
+			int64_t b;
+
+			if (!json_is_true(json_object_get(x, "main")) && get_int(x, "heap_bytes", &b) == 0)
+				*v += b;
+		}
+		return json_is_array(arenas) ? 0 : -1;
+	case MW_M_heap_bytes_peak:
+		json_array_foreach(heaps, i, x) {
+			int64_t b;
+
+			if (get_int(x, "peak_size", &b) == 0)
+				*v += b;
+		}
+		return json_is_array(heaps) ? 0 : -1;
+	case MW_M_sbrk_net:
+		return get_int(json_object_get(r, "sbrk"), "net", v);
+	case MW_M_sbrk_peak:
+		return get_int(json_object_get(r, "sbrk"), "peak", v);
+	case MW_M_reuse_waits:
+		if (get_int(json_object_get(events, "by_probe"), "memory_arena_reuse_wait", v) < 0)
+			*v = 0;	/* not hit, or not in this libc */
+		return json_is_object(events) ? 0 : -1;
+	case MW_M_retries:
+		x = json_object_get(r, "retries");
+		return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
+	case MW_M_tcache_double_free:
+		x = json_object_get(r, "tcache_double_free");
+		return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
+	case MW_M_mmap_threshold:
+		return get_int(json_object_get(r, "thresholds"), "mmap", v);
+	case MW_M_trim_threshold:
+		return get_int(json_object_get(r, "thresholds"), "trim", v);
+	case MW_M_events_lost:
+		return get_int(events, "lost", v);
+	case MW_M_system_bytes:
+	case MW_M_free_bytes:
+	case MW_M_in_use_bytes: {
+		const json_t *s = last_snapshot(r);
+		const char *key = m == MW_M_system_bytes ? "system_bytes" :
+				  m == MW_M_free_bytes ? "free_bytes" : "in_use_bytes";
+
+		return s ? get_int(json_object_get(s, "totals"), key, v) : -1;
+	}
+	case MW_M_COUNT:
+		break;
+	}
+	return -1;
+}
+
+/* An integer with an optional K, M or G (x 1024^n) suffix, to the end. */
+static int parse_amount(const char *s, int64_t *v)
+{
+	char *end;
+	long long x;
+
+	errno = 0;
+	x = strtoll(s, &end, 10);
+	if (end == s || errno)
+		return -1;
+	switch (*end) {
+	case 'K': x *= 1024LL; end++; break;
+	case 'M': x *= 1024LL * 1024; end++; break;
+	case 'G': x *= 1024LL * 1024 * 1024; end++; break;
+	}
+	if (*end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
+{
+	static const struct { const char *s; enum mw_op op; } ops[] = {
+		{ "<=", MW_OP_LE }, { ">=", MW_OP_GE }, { "==", MW_OP_EQ }, { "!=", MW_OP_NE },
+		{ "<", MW_OP_LT }, { ">", MW_OP_GT },
+	};
+	char name[64];
+	size_t n = strcspn(text, "<>=!");
+	const char *p = text + n, *val = NULL;
+	int m;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->text, sizeof(r->text), "%s", text);
+	if (!n || n >= sizeof(name) || !*p) {
+		snprintf(err, errlen, "bad rule '%s' (METRIC OP VALUE, e.g. 'arenas<=4')", text);
+		return -1;
+	}
+	memcpy(name, text, n);
+	name[n] = '\0';
+	if ((m = mw_metric_lookup(name)) < 0) {
+		snprintf(err, errlen, "unknown metric '%s' in rule '%s'", name, text);
+		return -1;
+	}
+	r->metric = (enum mw_metric)m;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !val; i++)
+		if (strncmp(p, ops[i].s, strlen(ops[i].s)) == 0) {
+			r->op = ops[i].op;
+			val = p + strlen(ops[i].s);
+		}
+	if (!val || !*val || strchr("<>=!", *val)) {
+		snprintf(err, errlen, "bad operator in rule '%s' (<=, <, >=, >, ==, !=)", text);
+		return -1;
+	}
+	if (*val == '+' || *val == '-') {	/* relative to the baseline */
+		char amount[32];
+		size_t len = strlen(val);
+
+		r->relative = 1;
+		r->percent = len > 1 && val[len - 1] == '%';
+		snprintf(amount, sizeof(amount), "%.*s", (int)(len - (size_t)r->percent), val);
+		if (len >= sizeof(amount) || parse_amount(amount, &r->value) < 0)
+			goto bad_value;
+		return 0;
+	}
+	if (parse_amount(val, &r->value) == 0)
+		return 0;
+bad_value:
+	snprintf(err, errlen, "bad value in rule '%s' (an integer, K/M/G allowed; or +N, -N, "
+		 "+N%% relative to --baseline)", text);
+	return -1;
+}
+
+static int holds(enum mw_op op, int64_t v, int64_t lim)
+{
+	switch (op) {
+	case MW_OP_LE: return v <= lim;
+	case MW_OP_LT: return v < lim;
+	case MW_OP_GE: return v >= lim;
+	case MW_OP_GT: return v > lim;
+	case MW_OP_EQ: return v == lim;
+	case MW_OP_NE: return v != lim;
+	}
+	return 0;
+}
+
+struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
+				const json_t *baseline)
+{
+	struct mw_verdict v = { 0 };
+
+	if (mw_metric_value(report, r->metric, &v.value) < 0) {
+		v.missing = 1;
+		return v;
+	}
+	v.limit = r->value;
+	if (r->relative) {
+		if (!baseline || mw_metric_value(baseline, r->metric, &v.baseline) < 0) {
+			v.missing = 1;
+			return v;
+		}
+		v.has_baseline = 1;
+		/* +10% of 0 is 0: a metric that was 0 must stay 0 */
+		v.limit = r->percent ? v.baseline + (v.baseline * r->value) / 100 :
+			  v.baseline + r->value;
+	}
+	v.ok = holds(r->op, v.value, v.limit);
+	return v;
+}

@@ -1,0 +1,77 @@
+/* metrics.h - named figures of a JSON report, and rules that judge them.
+ *
+ * A metric (metrics.def) is computed from a report as written by
+ * mw_report_json (docs/json.md), so a saved report and a run just made
+ * are judged alike.  A rule is "METRIC OP VALUE":
+ *
+ *	arenas<=4		absolute
+ *	tcache_double_free==0
+ *	heap_bytes_peak<=+10%	relative to a baseline report: its value + 10 %
+ *	reuse_waits<=+0		the baseline's value + 0
+ *
+ * OP is one of <= < >= > == !=; VALUE an integer (optionally with a K, M
+ * or G suffix: powers of 1024), or, relative to the baseline, +N, -N,
+ * +N% or -N%.
+ */
+#ifndef MALLOCWATCH_METRICS_H
+#define MALLOCWATCH_METRICS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+enum mw_metric {
+#define MW_METRIC(name, unit, doc) MW_M_##name,
+#include "metrics.def"
+#undef MW_METRIC
+	MW_M_COUNT,
+};
+
+struct mw_metric_info {
+	const char *name, *unit, *doc;
+};
+
+/* The table entry of m (0 <= m < MW_M_COUNT). */
+const struct mw_metric_info *mw_metric_info(enum mw_metric m);
+
+/* The metric called name, or -1. */
+int mw_metric_lookup(const char *name);
+
+/* Metric m of report (the root object).  0 and *v, or -1 when the report
+ * does not have it (system_bytes of a run without snapshots). */
+int mw_metric_value(const json_t *report, enum mw_metric m, int64_t *v);
+
+enum mw_op { MW_OP_LE, MW_OP_LT, MW_OP_GE, MW_OP_GT, MW_OP_EQ, MW_OP_NE };
+
+struct mw_rule {
+	char text[128];		/* as given */
+	enum mw_metric metric;
+	enum mw_op op;
+	int relative;		/* the limit comes from a baseline */
+	int percent;		/* relative: value is a percentage */
+	int64_t value;		/* absolute limit, or the relative amount */
+};
+
+/* Parse a rule; 0, or -1 with a one-line reason in err ("unknown metric
+ * 'arenaz'", "bad operator in 'arenas<<4'"). */
+int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen);
+
+/* The outcome of one rule on one report. */
+struct mw_verdict {
+	int ok;			/* the rule holds */
+	int missing;		/* the report (or the baseline) lacks the metric */
+	int64_t value;		/* the report's */
+	int64_t limit;		/* what it was held to */
+	int has_baseline;
+	int64_t baseline;	/* the baseline's, when relative */
+};
+
+/* Judge rule r on report, relative rules against baseline (NULL: a
+ * relative rule is missing its baseline, which rule parsing lets the
+ * caller reject earlier).  A missing metric fails the rule. */
+struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
+				const json_t *baseline);
+
+/* Is doc a mallocwatch report (an object with "version" 1 and "events")? */
+int mw_is_report(const json_t *doc);
+
+#endif /* MALLOCWATCH_METRICS_H */

@@ -1,0 +1,57 @@
+#!/bin/sh
+# mallocwatch check: rules on saved reports (tests/streams/*.json are the
+# reports of recorded runs: storm24 = arena-storm with 24 threads, trim =
+# sbrk-trim).  Absolute and baseline-relative rules, the exit statuses
+# CI acts on (0 pass, 3 a rule failed, 2 a bad rule or not a report), one
+# line per rule naming metric, value, limit and baseline.  No root needed.
+. tests/lib.sh
+S=tests/streams
+# expect RC CMD...: exit status RC; output in $OUT/out, $OUT/err
+expect() {
+	want=$1
+	shift
+	"$@" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	[ $rc = "$want" ] || { cat "$OUT/out" "$OUT/err"; fail "'$*' exited $rc, expected $want"; }
+}
+ok "$MW" check --metrics $S/storm24.json >"$OUT/metrics"
+grep -qx 'arenas 16' "$OUT/metrics" && grep -qx 'arenas_created 15' "$OUT/metrics" &&
+	grep -qx 'reuse_waits 8' "$OUT/metrics" || fail "metrics: $(cat "$OUT/metrics")"
+# the metrics agree with the report itself
+python3 - $S/storm24.json "$OUT/metrics" <<'PY' || fail "metrics differ from the report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = dict(l.split() for l in open(sys.argv[2]))
+assert int(m["arenas"]) == len(r["arenas"])
+assert int(m["heaps"]) == sum(not h["freed"] for h in r["heaps"])
+assert int(m["heap_bytes"]) == sum(a["heap_bytes"] for a in r["arenas"] if not a["main"])
+assert int(m["sbrk_net"]) == r["sbrk"]["net"] and int(m["events_lost"]) == r["events"]["lost"]
+assert "system_bytes" not in m     # no snapshot in a replayed stream
+print("metrics agree with the report")
+PY
+
+expect 3 "$MW" check --check 'arenas<=4' --check 'tcache_double_free==0' $S/storm24.json
+grep -qx "FAIL arenas 16, limit <= 4 (rule 'arenas<=4')" "$OUT/out" || fail "$(cat "$OUT/out")"
+grep -qx "PASS tcache_double_free 0, limit == 0 (rule 'tcache_double_free==0')" "$OUT/out" || fail "$(cat "$OUT/out")"
+expect 0 "$MW" check --check 'arenas<=16' --check 'retries==0' --check 'heap_bytes<120M' $S/storm24.json
+# relative to a baseline: storm24 against trim (1 arena, no waits)
+expect 3 "$MW" check --baseline $S/trim.json --check 'arenas<=+0' --check 'reuse_waits<=+0' $S/storm24.json
+grep -qx "FAIL arenas 16, limit <= 1 (baseline 1, rule 'arenas<=+0')" "$OUT/out" || fail "$(cat "$OUT/out")"
+expect 0 "$MW" check --baseline $S/storm24.json --check 'heap_bytes_peak<=+10%' --check 'arenas>=-2' $S/storm24.json
+expect 3 "$MW" check --check 'system_bytes<=1G' $S/storm24.json
+grep -q "FAIL system_bytes: not in the report" "$OUT/out" || fail "$(cat "$OUT/out")"
+# bad rules, bad files: exit 2 (1 unreadable), one line
+expect 2 "$MW" check --check 'arenas<<4' $S/storm24.json
+grep -q "^mallocwatch: bad operator in rule 'arenas<<4'" "$OUT/err" || fail "$(cat "$OUT/err")"
+expect 2 "$MW" check --check 'arenaz<=4' $S/storm24.json
+grep -q "^mallocwatch: unknown metric 'arenaz'" "$OUT/err" || fail "$(cat "$OUT/err")"
+expect 2 "$MW" check --check 'arenas<=four' $S/storm24.json
+expect 2 "$MW" check --check 'arenas<=+1' $S/storm24.json
+grep -q "needs --baseline" "$OUT/err" || fail "$(cat "$OUT/err")"
+expect 2 "$MW" check --baseline $S/trim.mw --check 'arenas<=+0' $S/storm24.json
+grep -q "^mallocwatch: '$S/trim.mw' is not JSON" "$OUT/err" || fail "$(cat "$OUT/err")"
+echo '{"version": 1}' >"$OUT/notreport.json"
+expect 2 "$MW" check --check 'arenas<=4' "$OUT/notreport.json"
+grep -q "is not a mallocwatch report" "$OUT/err" || fail "$(cat "$OUT/err")"
+expect 1 "$MW" check --check 'arenas<=4' /nonexistent.json
+echo "check: rules judged, statuses right"
