@@ -24,4 +24,7 @@ int cmd_snapshot(int argc, char **argv);
 /* mallocwatch check [--baseline B] --check RULE... REPORT: judge a report. */
 int cmd_check(int argc, char **argv);
 
+/* mallocwatch diff [--json] BASE NEW: two reports side by side; exit 0. */
+int cmd_diff(int argc, char **argv);
+
 #endif /* MALLOCWATCH_CMD_H */

@@ -1,6 +1,7 @@
 /* cmd_check.c - `mallocwatch check`: judge a saved JSON report by rules
  * (metrics.h), for CI.  Exit 0 when every rule holds, 3 when one fails
- * (MW_EXIT_CHECK), 2 for a bad rule or a file that is not a report. */
+ * (MW_EXIT_CHECK), 2 for a bad rule or a file that is not a report.
+ * And `mallocwatch diff`: two reports' metrics and arenas side by side. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -133,4 +134,160 @@ int cmd_check(int argc, char **argv)
 	json_decref(base);
 	free(rules);
 	return failed ? MW_EXIT_CHECK : MW_EXIT_OK;
+}
+
+static const char diff_usage[] =
+"Usage: mallocwatch diff [--json] BASE.json NEW.json\n"
+"\n"
+"Two reports side by side: every metric (see `mallocwatch check --help`,\n"
+"thresholds included) with its change and percent, then the arenas that\n"
+"appeared, vanished or changed their heap bytes (main_arena, then the\n"
+"others in the order they were made: addresses differ from run to run).\n"
+"Exit 0: diff reports, check judges.\n"
+"\n"
+"EXAMPLES\n"
+"  mallocwatch diff base.json new.json\n";
+
+/* The arenas of report r as name -> heap_bytes.  Addresses differ from
+ * run to run (ASLR), so an arena is named by its place: "main_arena",
+ * then "arena N" in the report's order (the order they were made). */
+static json_t *arenas_by_place(const json_t *r)
+{
+	json_t *out = json_object(), *a;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(json_object_get(r, "arenas"), i, a) {
+		char name[32];
+
+		if (json_is_true(json_object_get(a, "main")))
+			snprintf(name, sizeof(name), "main_arena");
+		else
+			snprintf(name, sizeof(name), "arena %d", ++n);
+		json_object_set(out, name, json_object_get(a, "heap_bytes"));
+	}
+	return out;
+}
+
+/* The arenas in both whose heap bytes differ: [{arena, base, new}]. */
+static json_t *changed(const json_t *x, const json_t *y)
+{
+	json_t *out = json_array(), *v;
+	const char *k;
+
+	json_object_foreach((json_t *)x, k, v) {
+		json_t *w = json_object_get(y, k);
+
+		if (w && !json_equal(v, w))
+			json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "arena", k,
+							     "base_heap_bytes", v, "new_heap_bytes", w));
+	}
+	return out;
+}
+
+/* The arenas in x but not in y, as an array of addresses. */
+static json_t *only_in(const json_t *x, const json_t *y)
+{
+	json_t *out = json_array(), *v;
+	const char *k;
+
+	json_object_foreach((json_t *)x, k, v)
+		if (!json_object_get(y, k))
+			json_array_append_new(out, json_string(k));
+	return out;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *a, *b, *metrics = json_array(), *aa, *ba, *appeared, *vanished, *chg, *root;
+	int c, as_json = 0;
+	size_t i;
+	json_t *x;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': as_json = 1; break;
+		case 'h': fputs(diff_usage, stdout); return MW_EXIT_OK;
+		default: mw_usage_error("bad option");
+		}
+	}
+	if (optind + 2 != argc)
+		mw_usage_error("diff takes two report files");
+	a = load_report(argv[optind]);
+	b = load_report(argv[optind + 1]);
+	for (int m = 0; m < MW_M_COUNT; m++) {
+		int64_t va, vb;
+		int ha = mw_metric_value(a, (enum mw_metric)m, &va) == 0;
+		int hb = mw_metric_value(b, (enum mw_metric)m, &vb) == 0;
+		json_t *o = json_pack("{s:s}", "metric", mw_metric_info((enum mw_metric)m)->name);
+
+		if (!ha && !hb) {
+			json_decref(o);
+			continue;
+		}
+		json_object_set_new(o, "base", ha ? json_integer(va) : json_null());
+		json_object_set_new(o, "new", hb ? json_integer(vb) : json_null());
+		json_object_set_new(o, "change", ha && hb ? json_integer(vb - va) : json_null());
+		json_object_set_new(o, "percent", ha && hb && va ?
+				    json_real(100.0 * (double)(vb - va) / (double)va) : json_null());
+		json_array_append_new(metrics, o);
+	}
+	aa = arenas_by_place(a);
+	ba = arenas_by_place(b);
+	appeared = only_in(ba, aa);
+	vanished = only_in(aa, ba);
+	chg = changed(aa, ba);
+	root = json_pack("{s:s, s:s, s:o, s:{s:o, s:o, s:o}}", "base", argv[optind],
+			 "new", argv[optind + 1], "metrics", metrics, "arenas",
+			 "appeared", appeared, "vanished", vanished, "changed", chg);
+	if (as_json) {
+		json_dumpf(root, stdout, JSON_INDENT(2));
+		putchar('\n');
+	} else {
+		printf("%-20s %14s %14s %14s %9s\n", "METRIC", "BASE", "NEW", "CHANGE", "PERCENT");
+		json_array_foreach(metrics, i, x) {
+			json_t *p = json_object_get(x, "percent"), *ch = json_object_get(x, "change");
+			char base[24] = "-", new[24] = "-", chg[24] = "-", pct[16] = "-";
+
+			if (json_is_integer(json_object_get(x, "base")))
+				snprintf(base, sizeof(base), "%" JSON_INTEGER_FORMAT,
+					 json_integer_value(json_object_get(x, "base")));
+			if (json_is_integer(json_object_get(x, "new")))
+				snprintf(new, sizeof(new), "%" JSON_INTEGER_FORMAT,
+					 json_integer_value(json_object_get(x, "new")));
+			if (json_is_integer(ch))
+				snprintf(chg, sizeof(chg), "%+" JSON_INTEGER_FORMAT, json_integer_value(ch));
+			if (json_is_real(p))
+				snprintf(pct, sizeof(pct), "%+.1f%%", json_real_value(p));
+			printf("%-20s %14s %14s %14s %9s\n",
+			       json_string_value(json_object_get(x, "metric")), base, new, chg, pct);
+		}
+		printf("\nArenas (main_arena, then in the order they were made): %zu appeared, "
+		       "%zu vanished, %zu changed\n", json_array_size(appeared),
+		       json_array_size(vanished), json_array_size(chg));
+		json_array_foreach(appeared, i, x)
+			if (i < 32)
+				printf("  + %s\n", json_string_value(x));
+		json_array_foreach(vanished, i, x)
+			if (i < 32)
+				printf("  - %s\n", json_string_value(x));
+		json_array_foreach(chg, i, x)
+			if (i < 32)
+				printf("  ~ %s: heap bytes %" JSON_INTEGER_FORMAT " -> %"
+				       JSON_INTEGER_FORMAT "\n",
+				       json_string_value(json_object_get(x, "arena")),
+				       json_integer_value(json_object_get(x, "base_heap_bytes")),
+				       json_integer_value(json_object_get(x, "new_heap_bytes")));
+	}
+	json_decref(root);
+	json_decref(aa);
+	json_decref(ba);
+	json_decref(a);
+	json_decref(b);
+	return fflush(stdout) == 0 && !ferror(stdout) ? MW_EXIT_OK : MW_EXIT_RUNTIME;
 }

@@ -19,6 +19,7 @@ static const struct {
 	{ "replay", cmd_replay },
 	{ "snapshot", cmd_snapshot },
 	{ "check", cmd_check },
+	{ "diff", cmd_diff },
 };
 
 int main(int argc, char **argv)

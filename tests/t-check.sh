@@ -55,3 +55,18 @@ expect 2 "$MW" check --check 'arenas<=4' "$OUT/notreport.json"
 grep -q "is not a mallocwatch report" "$OUT/err" || fail "$(cat "$OUT/err")"
 expect 1 "$MW" check --check 'arenas<=4' /nonexistent.json
 echo "check: rules judged, statuses right"
+
+# diff: two recorded reports side by side, exactly as expected; exit 0
+# even though they differ (diff reports, check judges)
+expect 0 "$MW" diff $S/trim.json $S/storm24.json
+expect_same tests/check/diff-trim-storm24.txt "$OUT/out"
+expect 0 "$MW" diff --json $S/storm24.json $S/storm24.json
+python3 - "$OUT/out" <<'PY' || fail "diff of a report with itself"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(m["change"] == 0 for m in d["metrics"]), d["metrics"]
+assert d["arenas"] == {"appeared": [], "vanished": [], "changed": []}, d["arenas"]
+print("a report against itself: no change")
+PY
+expect 2 "$MW" diff $S/storm24.json
+echo "diff: exact"
