@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,24 +47,13 @@ static void usage_out(void)
 /* Load a report; exits 1 when unreadable, 2 when not a report. */
 static json_t *load_report(const char *path)
 {
-	json_error_t e;
-	json_t *doc = json_load_file(path, 0, &e);
+	char err[PATH_MAX + 256];
+	int status;
+	json_t *doc = mw_report_load(path, err, sizeof(err), &status);
 
-	if (!doc && strstr(e.text, "unable to open"))
-		mw_die(MW_EXIT_RUNTIME, "cannot read '%s': %s", path, e.text);
 	if (!doc)
-		mw_die(MW_EXIT_USAGE, "'%s' is not JSON: %s (line %d)", path, e.text, e.line);
-	if (!mw_is_report(doc))
-		mw_die(MW_EXIT_USAGE, "'%s' is not a mallocwatch report (written with --json)",
-		       path);
+		mw_die(status, "%s", err);
 	return doc;
-}
-
-static const char *op_name(enum mw_op op)
-{
-	static const char *const names[] = { "<=", "<", ">=", ">", "==", "!=" };
-
-	return names[op];
 }
 
 int cmd_check(int argc, char **argv)
@@ -111,25 +101,8 @@ int cmd_check(int argc, char **argv)
 		if (mw_metric_value(report, (enum mw_metric)m, &v) == 0)
 			printf("%s %" PRId64 "\n", mw_metric_info((enum mw_metric)m)->name, v);
 	}
-	for (size_t i = 0; i < nrules; i++) {
-		const struct mw_rule *r = &rules[i];
-		struct mw_verdict v = mw_rule_check(r, report, base);
-		const char *name = mw_metric_info(r->metric)->name;
-
-		failed += !v.ok;
-		if (v.missing)
-			printf("FAIL %s: not in the %s (rule '%s')\n", name,
-			       v.value || !r->relative ? "report" : "report or the baseline", r->text);
-		else if (v.has_baseline)
-			printf("%s %s %" PRId64 ", limit %s %" PRId64 " (baseline %" PRId64 ", rule '%s')\n",
-			       v.ok ? "PASS" : "FAIL", name, v.value, op_name(r->op), v.limit,
-			       v.baseline, r->text);
-		else
-			printf("%s %s %" PRId64 ", limit %s %" PRId64 " (rule '%s')\n",
-			       v.ok ? "PASS" : "FAIL", name, v.value, op_name(r->op), v.limit, r->text);
-	}
 	if (nrules)
-		printf("%zu passed, %zu failed\n", nrules - failed, failed);
+		failed = mw_rules_report(stdout, rules, nrules, report, base);
 	json_decref(report);
 	json_decref(base);
 	free(rules);

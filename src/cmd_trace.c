@@ -22,6 +22,7 @@
 #include "gen.h"
 #include "glibcinfo.h"
 #include "leftovers.h"
+#include "metrics.h"
 #include "msg.h"
 #include "probetab.h"
 #include "procmem.h"
@@ -81,6 +82,10 @@ static const char usage[] =
 "  --save-script FILE   also write the generated SystemTap script to FILE\n"
 "  --save-stream FILE   also record the tracer's output (docs/protocol.md)\n"
 "                       to FILE; `mallocwatch replay FILE` reports it again\n"
+"  --check RULE         judge the run's report: METRIC OP VALUE, e.g.\n"
+"                       'arenas<=4'; repeatable; exit 3 when one fails (see\n"
+"                       mallocwatch check --help for the metrics)\n"
+"  --baseline FILE      a report (--json) that relative rules ('+10%') use\n"
 "  -q, --quiet          no notes or warnings, only errors\n"
 "  -v, --verbose        show the tracer's own messages\n"
 "\n"
@@ -129,6 +134,10 @@ struct trace_opts {
 	int verbose;
 	int cleanup;			/* --cleanup */
 	long duration_ms;		/* --duration, -p only; 0 = until it exits */
+	struct mw_rule *rules;		/* --check */
+	size_t nrules, crules;
+	const char *baseline_path;	/* --baseline */
+	json_t *baseline;		/* loaded before anything runs */
 	long interval_ms;		/* --interval: snapshots-only mode's period */
 };
 
@@ -142,7 +151,7 @@ struct outputs {
 };
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
-       OPT_DURATION, OPT_INTERVAL };
+       OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -154,6 +163,8 @@ static const struct option longopts[] = {
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "check", required_argument, NULL, OPT_CHECK },
+	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -226,6 +237,15 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_CLEANUP: o->cleanup = 1; break;
 		case OPT_DURATION: o->duration_ms = parse_seconds("--duration", optarg); break;
 		case OPT_INTERVAL: o->interval_ms = parse_seconds("--interval", optarg); break;
+		case OPT_CHECK: {
+			char err[256];
+
+			xgrow((void **)&o->rules, o->nrules, &o->crules, sizeof(*o->rules));
+			if (mw_rule_parse(optarg, &o->rules[o->nrules++], err, sizeof(err)) < 0)
+				mw_usage_error("%s", err);
+			break;
+		}
+		case OPT_BASELINE: o->baseline_path = optarg; break;
 		case 'q': mw_quiet(1); break;
 		case 'v': o->verbose = 1; break;
 		case 'p':
@@ -247,6 +267,17 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("-c and -p cannot be used together");
 	if (o->duration_ms && !o->pid)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
+	for (size_t i = 0; i < o->nrules; i++)
+		if (o->rules[i].relative && !o->baseline_path)
+			mw_usage_error("rule '%s' is relative (+N, +N%%) and needs --baseline",
+				       o->rules[i].text);
+	if (o->baseline_path) {	/* a bad baseline costs no run */
+		char err[PATH_MAX + 256];
+		int status;
+
+		if (!(o->baseline = mw_report_load(o->baseline_path, err, sizeof(err), &status)))
+			mw_die(status, "%s", err);
+	}
 }
 
 /* Create path for writing (close-on-exec: the program must never get
@@ -484,6 +515,23 @@ static int conclude(struct outputs *out, struct mw_state *st,
 	return status;
 }
 
+/* --check: judge the run's own report; lines on stderr.  A failed rule
+ * makes a successful run exit MW_EXIT_CHECK; the program's own failure
+ * (or mallocwatch's) keeps its status. */
+static int judge(const struct trace_opts *o, const struct mw_state *st,
+		 const struct mw_run_info *ri, int status)
+{
+	json_t *report;
+	size_t failed;
+
+	if (!o->nrules)
+		return status;
+	report = mw_report_json_value(st, ri);
+	failed = mw_rules_report(stderr, o->rules, o->nrules, report, o->baseline);
+	json_decref(report);
+	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
+}
+
 /* Record how the run ended at the end of a saved stream. */
 static void save_footer(FILE *f, const struct mw_trace_result *r)
 {
@@ -578,6 +626,7 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 			.runtime = mw_runtime_name(env.rt), .stopped = r.stopped,
 			.snap_attach = k.at_attach, .snap_end = at_end, .snap_exit = k.at_exit };
 		status = conclude(out, k.st, &r, &ri);
+		status = judge(o, k.st, &ri, status);
 		goto cleanup;
 	}
 	mw_error("%s", err);

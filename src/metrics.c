@@ -1,11 +1,13 @@
 /* metrics.c - metrics of a JSON report and the rules on them; see
  * metrics.h and metrics.def. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
+#include "msg.h"
 
 static const struct mw_metric_info metrics[MW_M_COUNT] = {
 #define MW_METRIC(n, u, d) [MW_M_##n] = { .name = #n, .unit = u, .doc = d },
@@ -244,4 +246,56 @@ struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
 	}
 	v.ok = holds(r->op, v.value, v.limit);
 	return v;
+}
+
+static const char *op_name(enum mw_op op)
+{
+	static const char *const names[] = { "<=", "<", ">=", ">", "==", "!=" };
+
+	return names[op];
+}
+
+size_t mw_rules_report(FILE *out, const struct mw_rule *rules, size_t n, const json_t *report,
+		       const json_t *baseline)
+{
+	size_t failed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_rule *r = &rules[i];
+		struct mw_verdict v = mw_rule_check(r, report, baseline);
+		const char *name = mw_metric_info(r->metric)->name;
+
+		failed += !v.ok;
+		if (v.missing)
+			fprintf(out, "FAIL %s: not in the report%s (rule '%s')\n", name,
+				r->relative ? " or the baseline" : "", r->text);
+		else if (v.has_baseline)
+			fprintf(out, "%s %s %" PRId64 ", limit %s %" PRId64 " (baseline %" PRId64
+				", rule '%s')\n", v.ok ? "PASS" : "FAIL", name, v.value,
+				op_name(r->op), v.limit, v.baseline, r->text);
+		else
+			fprintf(out, "%s %s %" PRId64 ", limit %s %" PRId64 " (rule '%s')\n",
+				v.ok ? "PASS" : "FAIL", name, v.value, op_name(r->op), v.limit, r->text);
+	}
+	fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
+	return failed;
+}
+
+json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status)
+{
+	json_error_t e;
+	json_t *doc = json_load_file(path, 0, &e);
+
+	*status = MW_EXIT_USAGE;
+	if (!doc && strstr(e.text, "unable to open")) {
+		*status = MW_EXIT_RUNTIME;
+		snprintf(err, errlen, "cannot read '%s': %s", path, e.text);
+	} else if (!doc) {
+		snprintf(err, errlen, "'%s' is not JSON: %s (line %d)", path, e.text, e.line);
+	} else if (!mw_is_report(doc)) {
+		snprintf(err, errlen, "'%s' is not a mallocwatch report (written with --json)", path);
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
 }

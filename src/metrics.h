@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum mw_metric {
 #define MW_METRIC(name, unit, doc) MW_M_##name,
@@ -70,6 +71,18 @@ struct mw_verdict {
  * caller reject earlier).  A missing metric fails the rule. */
 struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
 				const json_t *baseline);
+
+/* Judge rules[0..n-1] on report (relative ones against baseline) and
+ * print one line per rule to out ("PASS arenas 5, limit <= 16 (rule
+ * 'arenas<=16')", "FAIL ..."), then "N passed, N failed".  Returns how
+ * many failed. */
+size_t mw_rules_report(FILE *out, const struct mw_rule *rules, size_t n, const json_t *report,
+		       const json_t *baseline);
+
+/* Load a report written with --json.  NULL with a one-line reason in
+ * err and *status MW_EXIT_RUNTIME (unreadable) or MW_EXIT_USAGE (not JSON,
+ * or not a mallocwatch report). */
+json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status);
 
 /* Is doc a mallocwatch report (an object with "version" 1 and "events")? */
 int mw_is_report(const json_t *doc);

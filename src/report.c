@@ -791,10 +791,10 @@ static json_t *json_snapshots(const struct mw_run_info *ri)
 	return o;
 }
 
-int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	json_t *root = json_object();
-	int sites, ret;
+	int sites;
 	const char *libm = mw_state_libm(st, &sites);
 
 	json_object_set_new(root, "version", json_integer(1));
@@ -816,6 +816,14 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		json_object_set_new(root, "math", json_math(st, libm, sites));
 	if (ri->snap_attach || ri->snap_exit)
 		json_object_set_new(root, "snapshots", json_snapshots(ri));
+	return root;
+}
+
+int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	json_t *root = mw_report_json_value(st, ri);
+	int ret;
+
 	ret = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0 &&
 	      fputc('\n', f) != EOF && fflush(f) == 0 && !ferror(f) ? 0 : -1;
 	json_decref(root);

@@ -42,6 +42,9 @@ int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_inf
  * -1 if writing failed. */
 int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 
+/* The same report as a jansson object (a new reference), for rules. */
+json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri);
+
 /* Format bytes as "1.5 MiB" into buf (plain "123 B" below 1 KiB). */
 const char *mw_human_bytes(uint64_t bytes, char *buf, size_t len);
 

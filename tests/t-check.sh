@@ -70,3 +70,25 @@ print("a report against itself: no change")
 PY
 expect 2 "$MW" diff $S/storm24.json
 echo "diff: exact"
+
+# --check on a run itself (issue's scenario): a baseline from arena-storm
+# with 4 threads; 16 threads must fail 'arenas<=+0' with exit 3 and a line
+# that names the metric; arena_max=1 must pass 'arenas<=1'.
+need_root
+need_libc
+"$MW" -q --json "$OUT/base.json" -o /dev/null -c ./examples/arena-storm 4 10 >/dev/null ||
+	fail "baseline run exited $?"
+"$MW" -q --baseline "$OUT/base.json" --check 'arenas<=+0' --check 'tcache_double_free==0' \
+	-o /dev/null -c ./examples/arena-storm 16 10 >/dev/null 2>"$OUT/run.err"
+rc=$?
+[ $rc = 3 ] || { cat "$OUT/run.err"; fail "16 threads against a 4-thread baseline exited $rc, expected 3"; }
+grep -q "^FAIL arenas [0-9]*, limit <= 5 (baseline 5, rule 'arenas<=+0')" "$OUT/run.err" ||
+	fail "no line for the failed rule: $(cat "$OUT/run.err")"
+GLIBC_TUNABLES=glibc.malloc.arena_max=1 "$MW" -q --check 'arenas<=1' -o /dev/null \
+	-c ./examples/arena-storm 8 10 >/dev/null 2>"$OUT/max1.err" ||
+	{ cat "$OUT/max1.err"; fail "arena_max=1 did not pass 'arenas<=1'"; }
+grep -q "^PASS arenas 1, limit <= 1" "$OUT/max1.err" || fail "$(cat "$OUT/max1.err")"
+# the program's own failure wins over a failed rule
+"$MW" -q --check 'arenas<=0' -o /dev/null -c sh -c 'exit 7' 2>"$OUT/own.err"
+[ $? = 7 ] || fail "a failing program's status was replaced"
+echo "--check on a run: exit 3 on a regression, the program's status wins"
