@@ -15,14 +15,17 @@
 #include "xalloc.h"
 
 static const char check_usage[] =
-"Usage: mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
+"Usage: mallocwatch check [--baseline BASE.json] [--format F] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
 "\n"
 "Judge a report written with --json by rules, for CI: one line per rule,\n"
 "exit 3 when any fails.  A RULE is METRIC OP VALUE, OP one of <= < >= > ==\n"
 "!=, VALUE an integer (K, M, G: x 1024) or, against --baseline, +N, -N,\n"
 "+N% or -N% of the baseline's value.  --metrics lists every metric of the\n"
-"report.  Metrics (docs/json.md, \"Metrics\"):\n";
+"report.  --format: text (default), json, junit (one testcase per rule),\n"
+"github (::error annotations, and a Markdown table appended to\n"
+"$GITHUB_STEP_SUMMARY when set) or markdown.\n"
+"Metrics (docs/json.md, \"Metrics\"):\n";
 
 static const char check_usage_tail[] =
 "\n"
@@ -62,6 +65,7 @@ int cmd_check(int argc, char **argv)
 		{ "check", required_argument, NULL, 'c' },
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "metrics", no_argument, NULL, 'm' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -70,6 +74,7 @@ int cmd_check(int argc, char **argv)
 	const char *base_path = NULL;
 	json_t *report, *base = NULL;
 	int c, list = 0, relative = 0;
+	enum mw_format fmt = MW_FMT_TEXT;
 	char err[256];
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -82,6 +87,11 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'b': base_path = optarg; break;
 		case 'm': list = 1; break;
+		case 'f':
+			if (mw_format_parse(optarg, &fmt) < 0)
+				mw_usage_error("unknown format '%s' (text, json, junit, github, "
+					       "markdown)", optarg);
+			break;
 		case 'h': usage_out(); return MW_EXIT_OK;
 		default: mw_usage_error("bad option");
 		}
@@ -102,7 +112,7 @@ int cmd_check(int argc, char **argv)
 			printf("%s %" PRId64 "\n", mw_metric_info((enum mw_metric)m)->name, v);
 	}
 	if (nrules)
-		failed = mw_rules_report(stdout, rules, nrules, report, base);
+		failed = mw_rules_report(stdout, fmt, rules, nrules, report, base);
 	json_decref(report);
 	json_decref(base);
 	free(rules);

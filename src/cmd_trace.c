@@ -86,6 +86,8 @@ static const char usage[] =
 "                       'arenas<=4'; repeatable; exit 3 when one fails (see\n"
 "                       mallocwatch check --help for the metrics)\n"
 "  --baseline FILE      a report (--json) that relative rules ('+10%') use\n"
+"  --format F           the --check results as text, json, junit, github or\n"
+"                       markdown (on stderr)\n"
 "  -q, --quiet          no notes or warnings, only errors\n"
 "  -v, --verbose        show the tracer's own messages\n"
 "\n"
@@ -137,6 +139,7 @@ struct trace_opts {
 	struct mw_rule *rules;		/* --check */
 	size_t nrules, crules;
 	const char *baseline_path;	/* --baseline */
+	enum mw_format format;		/* --format of the --check results */
 	json_t *baseline;		/* loaded before anything runs */
 	long interval_ms;		/* --interval: snapshots-only mode's period */
 };
@@ -151,7 +154,7 @@ struct outputs {
 };
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
-       OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE };
+       OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -165,6 +168,7 @@ static const struct option longopts[] = {
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -246,6 +250,11 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		}
 		case OPT_BASELINE: o->baseline_path = optarg; break;
+		case OPT_FORMAT:
+			if (mw_format_parse(optarg, &o->format) < 0)
+				mw_usage_error("unknown format '%s' (text, json, junit, github, "
+					       "markdown)", optarg);
+			break;
 		case 'q': mw_quiet(1); break;
 		case 'v': o->verbose = 1; break;
 		case 'p':
@@ -527,7 +536,7 @@ static int judge(const struct trace_opts *o, const struct mw_state *st,
 	if (!o->nrules)
 		return status;
 	report = mw_report_json_value(st, ri);
-	failed = mw_rules_report(stderr, o->rules, o->nrules, report, o->baseline);
+	failed = mw_rules_report(stderr, o->format, o->rules, o->nrules, report, o->baseline);
 	json_decref(report);
 	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
 }

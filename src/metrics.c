@@ -255,29 +255,160 @@ static const char *op_name(enum mw_op op)
 	return names[op];
 }
 
-size_t mw_rules_report(FILE *out, const struct mw_rule *rules, size_t n, const json_t *report,
-		       const json_t *baseline)
+int mw_format_parse(const char *s, enum mw_format *f)
 {
-	size_t failed = 0;
+	static const char *const names[] = { "text", "json", "junit", "github", "markdown" };
 
-	for (size_t i = 0; i < n; i++) {
-		const struct mw_rule *r = &rules[i];
-		struct mw_verdict v = mw_rule_check(r, report, baseline);
-		const char *name = mw_metric_info(r->metric)->name;
+	for (int i = 0; i < 5; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*f = (enum mw_format)i;
+			return 0;
+		}
+	return -1;
+}
 
-		failed += !v.ok;
-		if (v.missing)
-			fprintf(out, "FAIL %s: not in the report%s (rule '%s')\n", name,
-				r->relative ? " or the baseline" : "", r->text);
-		else if (v.has_baseline)
-			fprintf(out, "%s %s %" PRId64 ", limit %s %" PRId64 " (baseline %" PRId64
-				", rule '%s')\n", v.ok ? "PASS" : "FAIL", name, v.value,
-				op_name(r->op), v.limit, v.baseline, r->text);
-		else
-			fprintf(out, "%s %s %" PRId64 ", limit %s %" PRId64 " (rule '%s')\n",
-				v.ok ? "PASS" : "FAIL", name, v.value, op_name(r->op), v.limit, r->text);
+/* One rule's result as one line of text, without PASS/FAIL. */
+static void result_line(char *buf, size_t len, const struct mw_rule *r,
+			const struct mw_verdict *v)
+{
+	const char *name = mw_metric_info(r->metric)->name;
+
+	if (v->missing)
+		snprintf(buf, len, "%s: not in the report%s (rule '%s')", name,
+			 r->relative ? " or the baseline" : "", r->text);
+	else if (v->has_baseline)
+		snprintf(buf, len, "%s %" PRId64 ", limit %s %" PRId64 " (baseline %" PRId64
+			 ", rule '%s')", name, v->value, op_name(r->op), v->limit, v->baseline,
+			 r->text);
+	else
+		snprintf(buf, len, "%s %" PRId64 ", limit %s %" PRId64 " (rule '%s')", name,
+			 v->value, op_name(r->op), v->limit, r->text);
+}
+
+/* s with XML's five special characters escaped. */
+static void xml(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default: fputc(*s, out);
+		}
 	}
-	fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
+}
+
+/* A Markdown table of the results (also GitHub's step summary). */
+static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
+		     size_t n, size_t failed)
+{
+	fprintf(out, "### mallocwatch: %zu passed, %zu failed\n\n"
+		"| result | rule | value | limit | baseline |\n|---|---|---|---|---|\n",
+		n - failed, failed);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "| %s | `%s` | ", v[i].ok ? "pass" : "**FAIL**", rules[i].text);
+		if (v[i].missing)
+			fprintf(out, "missing | | |\n");
+		else if (v[i].has_baseline)
+			fprintf(out, "%" PRId64 " | %s %" PRId64 " | %" PRId64 " |\n", v[i].value,
+				op_name(rules[i].op), v[i].limit, v[i].baseline);
+		else
+			fprintf(out, "%" PRId64 " | %s %" PRId64 " | |\n", v[i].value,
+				op_name(rules[i].op), v[i].limit);
+	}
+}
+
+static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict *v, size_t n,
+			    size_t failed)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:b, s:o, s:o, s:o}",
+			"rule", rules[i].text, "metric", mw_metric_info(rules[i].metric)->name,
+			"ok", v[i].ok, "value", v[i].missing ? json_null() : json_integer(v[i].value),
+			"limit", v[i].missing ? json_null() : json_integer(v[i].limit),
+			"baseline", v[i].has_baseline ? json_integer(v[i].baseline) : json_null()));
+	return json_pack("{s:o, s:I, s:I}", "rules", arr, "passed", (json_int_t)(n - failed),
+			 "failed", (json_int_t)failed);
+}
+
+size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
+		       const json_t *report, const json_t *baseline)
+{
+	struct mw_verdict *v = calloc(n ? n : 1, sizeof(*v));
+	size_t failed = 0;
+	char line[512];
+
+	if (!v)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = mw_rule_check(&rules[i], report, baseline);
+		failed += !v[i].ok;
+	}
+	switch (f) {
+	case MW_FMT_TEXT:
+		for (size_t i = 0; i < n; i++) {
+			result_line(line, sizeof(line), &rules[i], &v[i]);
+			fprintf(out, "%s %s\n", v[i].ok ? "PASS" : "FAIL", line);
+		}
+		fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
+		break;
+	case MW_FMT_JSON: {
+		json_t *j = json_results(rules, v, n, failed);
+
+		json_dumpf(j, out, JSON_INDENT(2));
+		fputc('\n', out);
+		json_decref(j);
+		break;
+	}
+	case MW_FMT_JUNIT:
+		fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mallocwatch\""
+			" tests=\"%zu\" failures=\"%zu\">\n", n, failed);
+		for (size_t i = 0; i < n; i++) {
+			result_line(line, sizeof(line), &rules[i], &v[i]);
+			fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
+			xml(out, rules[i].text);
+			if (v[i].ok) {
+				fputs("\"/>\n", out);
+				continue;
+			}
+			fputs("\">\n    <failure message=\"", out);
+			xml(out, line);
+			fputs("\"/>\n  </testcase>\n", out);
+		}
+		fputs("</testsuite>\n", out);
+		break;
+	case MW_FMT_GITHUB: {
+		const char *summary = getenv("GITHUB_STEP_SUMMARY");
+
+		for (size_t i = 0; i < n; i++) {
+			result_line(line, sizeof(line), &rules[i], &v[i]);
+			fprintf(out, "::%s title=mallocwatch::%s ", v[i].ok ? "notice" : "error",
+				v[i].ok ? "PASS" : "FAIL");
+			/* workflow commands: %, CR and LF are escaped in a message */
+			for (const char *p = line; *p; p++)
+				fputs(*p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A" :
+				      (char[2]){ *p, 0 }, out);
+			fputc('\n', out);
+		}
+		if (summary && *summary) {
+			FILE *s = fopen(summary, "ae");
+
+			if (s) {
+				markdown(s, rules, v, n, failed);
+				fclose(s);
+			}
+		}
+		break;
+	}
+	case MW_FMT_MARKDOWN:
+		markdown(out, rules, v, n, failed);
+		break;
+	}
+	free(v);
 	return failed;
 }
 

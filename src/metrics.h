@@ -72,12 +72,24 @@ struct mw_verdict {
 struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
 				const json_t *baseline);
 
+/* How check results are written (--format). */
+enum mw_format {
+	MW_FMT_TEXT,		/* "PASS arenas 5, limit <= 16 (rule 'arenas<=16')" per
+				 * rule, then "N passed, N failed" */
+	MW_FMT_JSON,		/* {"rules": [...], "passed": N, "failed": N} */
+	MW_FMT_JUNIT,		/* JUnit XML, one testcase per rule */
+	MW_FMT_GITHUB,		/* "::error title=...::..." per failed rule; a Markdown
+				 * table appended to $GITHUB_STEP_SUMMARY when set */
+	MW_FMT_MARKDOWN,	/* a Markdown table */
+};
+
+/* "text", "json", "junit", "github", "markdown" -> *f; 0 or -1. */
+int mw_format_parse(const char *s, enum mw_format *f);
+
 /* Judge rules[0..n-1] on report (relative ones against baseline) and
- * print one line per rule to out ("PASS arenas 5, limit <= 16 (rule
- * 'arenas<=16')", "FAIL ..."), then "N passed, N failed".  Returns how
- * many failed. */
-size_t mw_rules_report(FILE *out, const struct mw_rule *rules, size_t n, const json_t *report,
-		       const json_t *baseline);
+ * write the results to out in format f.  Returns how many failed. */
+size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
+		       const json_t *report, const json_t *baseline);
 
 /* Load a report written with --json.  NULL with a one-line reason in
  * err and *status MW_EXIT_RUNTIME (unreadable) or MW_EXIT_USAGE (not JSON,

@@ -56,6 +56,34 @@ grep -q "is not a mallocwatch report" "$OUT/err" || fail "$(cat "$OUT/err")"
 expect 1 "$MW" check --check 'arenas<=4' /nonexistent.json
 echo "check: rules judged, statuses right"
 
+# the CI formats: junit (parsed as XML: one testcase per rule, failures
+# marked), github (::error per failed rule, % escaped; a Markdown table
+# appended to $GITHUB_STEP_SUMMARY), markdown, json
+R="--baseline $S/storm24.json --check arenas<=4 --check heap_bytes_peak<=+10% --check tcache_double_free==0"
+expect 3 "$MW" check --format junit $R $S/storm24.json
+python3 - "$OUT/out" <<'PY' || fail "junit"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+assert s.tag == "testsuite" and s.get("tests") == "3" and s.get("failures") == "1", s.attrib
+cases = s.findall("testcase")
+assert [c.get("name") for c in cases] == ["arenas<=4", "heap_bytes_peak<=+10%", "tcache_double_free==0"]
+assert [c.find("failure") is not None for c in cases] == [True, False, False]
+assert "arenas 16, limit <= 4" in cases[0].find("failure").get("message")
+print("junit: 3 testcases, 1 failure")
+PY
+: >"$OUT/summary.md"
+GITHUB_STEP_SUMMARY="$OUT/summary.md" expect 3 "$MW" check --format github $R $S/storm24.json
+grep -qx "::error title=mallocwatch::FAIL arenas 16, limit <= 4 (rule 'arenas<=4')" "$OUT/out" || fail "$(cat "$OUT/out")"
+grep -q "rule 'heap_bytes_peak<=+10%25')" "$OUT/out" || fail "% not escaped: $(cat "$OUT/out")"
+grep -q '^| \*\*FAIL\*\* | `arenas<=4` | 16 | <= 4 |' "$OUT/summary.md" || fail "step summary: $(cat "$OUT/summary.md")"
+expect 3 "$MW" check --format markdown $R $S/storm24.json
+grep -q '^### mallocwatch: 2 passed, 1 failed' "$OUT/out" || fail "$(cat "$OUT/out")"
+expect 3 "$MW" check --format json $R $S/storm24.json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert (d["passed"], d["failed"]) == (2, 1), d' "$OUT/out" ||
+	fail "json format"
+expect 2 "$MW" check --format xml --check 'arenas<=4' $S/storm24.json
+echo "formats: junit, github, markdown, json"
+
 # diff: two recorded reports side by side, exactly as expected; exit 0
 # even though they differ (diff reports, check judges)
 expect 0 "$MW" diff $S/trim.json $S/storm24.json
