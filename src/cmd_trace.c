@@ -88,6 +88,12 @@ static const char usage[] =
 "  --baseline FILE      a report (--json) that relative rules ('+10%') use\n"
 "  --format F           the --check results as text, json, junit, github or\n"
 "                       markdown (on stderr)\n"
+"  --repeat N           with -c: run the program N times (arena counts depend\n"
+"                       on scheduling) and judge --check rules on every run's\n"
+"                       figure, aggregated by --aggregate; -o/--json keep the\n"
+"                       last run's report\n"
+"  --aggregate A        worst (default: the largest for <=, the smallest for\n"
+"                       >=), max, median or min\n"
 "  -q, --quiet          no notes or warnings, only errors\n"
 "  -v, --verbose        show the tracer's own messages\n"
 "\n"
@@ -140,6 +146,8 @@ struct trace_opts {
 	size_t nrules, crules;
 	const char *baseline_path;	/* --baseline */
 	enum mw_format format;		/* --format of the --check results */
+	long repeat;			/* --repeat: -c runs; 0 = once */
+	enum mw_aggregate aggregate;	/* --aggregate of repeated runs' figures */
 	json_t *baseline;		/* loaded before anything runs */
 	long interval_ms;		/* --interval: snapshots-only mode's period */
 };
@@ -154,7 +162,8 @@ struct outputs {
 };
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
-       OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT };
+       OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
+       OPT_AGGREGATE };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -169,6 +178,8 @@ static const struct option longopts[] = {
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -250,6 +261,18 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		}
 		case OPT_BASELINE: o->baseline_path = optarg; break;
+		case OPT_REPEAT: {
+			char *end;
+
+			o->repeat = strtol(optarg, &end, 10);
+			if (*end || o->repeat < 1 || o->repeat > 1000)
+				mw_usage_error("--repeat needs a count from 1 to 1000, not '%s'", optarg);
+			break;
+		}
+		case OPT_AGGREGATE:
+			if (mw_aggregate_parse(optarg, &o->aggregate) < 0)
+				mw_usage_error("unknown aggregate '%s' (worst, max, median, min)", optarg);
+			break;
 		case OPT_FORMAT:
 			if (mw_format_parse(optarg, &o->format) < 0)
 				mw_usage_error("unknown format '%s' (text, json, junit, github, "
@@ -276,6 +299,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("-c and -p cannot be used together");
 	if (o->duration_ms && !o->pid)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
+	if (o->repeat > 1 && !o->cmd)
+		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
 	for (size_t i = 0; i < o->nrules; i++)
 		if (o->rules[i].relative && !o->baseline_path)
 			mw_usage_error("rule '%s' is relative (+N, +N%%) and needs --baseline",
@@ -524,20 +549,28 @@ static int conclude(struct outputs *out, struct mw_state *st,
 	return status;
 }
 
-/* --check: judge the run's own report; lines on stderr.  A failed rule
- * makes a successful run exit MW_EXIT_CHECK; the program's own failure
- * (or mallocwatch's) keeps its status. */
-static int judge(const struct trace_opts *o, const struct mw_state *st,
-		 const struct mw_run_info *ri, int status)
+/* --check: judge the runs' own reports (one per -c run with --repeat);
+ * lines on stderr.  A failed rule makes a successful run exit
+ * MW_EXIT_CHECK; the program's own failure (or mallocwatch's) keeps its
+ * status.  n is how many runs gave a report. */
+static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, int status)
 {
-	json_t *report;
+	struct mw_verdict *v;
 	size_t failed;
 
-	if (!o->nrules)
+	if (!o->nrules || !n)
 		return status;
-	report = mw_report_json_value(st, ri);
-	failed = mw_rules_report(stderr, o->format, o->rules, o->nrules, report, o->baseline);
-	json_decref(report);
+	if (n == 1)
+		failed = mw_rules_report(stderr, o->format, o->rules, o->nrules, reports[0],
+					 o->baseline);
+	else {
+		v = xcalloc(o->nrules, sizeof(*v));
+		for (size_t i = 0; i < o->nrules; i++)
+			v[i] = mw_rule_judge_runs(&o->rules[i], reports, n, o->aggregate,
+						  o->baseline, stderr);
+		failed = mw_verdicts_write(stderr, o->format, o->rules, v, o->nrules);
+		free(v);
+	}
 	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
 }
 
@@ -571,7 +604,7 @@ static struct mw_snapshot *end_snapshot(pid_t pid, struct mw_glibc *g)
 
 static int trace(const struct trace_opts *o, struct outputs *out,
 		 const struct mw_target *t, const char *libc_path, const char *dir,
-		 struct mw_glibc *g)
+		 struct mw_glibc *g, json_t **report)
 {
 	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
 	struct mw_runtime_env env;
@@ -635,7 +668,8 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 			.runtime = mw_runtime_name(env.rt), .stopped = r.stopped,
 			.snap_attach = k.at_attach, .snap_end = at_end, .snap_exit = k.at_exit };
 		status = conclude(out, k.st, &r, &ri);
-		status = judge(o, k.st, &ri, status);
+		if (report)
+			*report = mw_report_json_value(k.st, &ri);
 		goto cleanup;
 	}
 	mw_error("%s", err);
@@ -651,9 +685,11 @@ cleanup:
 	return status;
 }
 
-/* Work directory, sweep, trace, clean.  Returns the exit status. */
+/* Work directory, sweep, trace, clean.  Returns the exit status; the
+ * report as a jansson value in *report when report is not NULL (NULL
+ * when the run gave none). */
 static int run(const struct trace_opts *o, const struct mw_target *t, const char *libc_path,
-	       struct mw_glibc *g)
+	       struct mw_glibc *g, json_t **report)
 {
 	char dir[PATH_MAX], err[PATH_MAX + 256];
 	struct outputs out;
@@ -672,7 +708,7 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
 		mw_error("%s", err);
 	else
-		status = trace(o, &out, t, libc_path, dir, g);
+		status = trace(o, &out, t, libc_path, dir, g, report);
 	mw_workdir_remove(dir);
 	if (close_outputs(o, &out) < 0 && (status == MW_EXIT_OK || !t))
 		status = MW_EXIT_RUNTIME;
@@ -840,7 +876,14 @@ static int attach(const struct trace_opts *o)
 	if (!have_g)
 		mw_warn("%s; no snapshots at attach and at the end: arenas made before "
 			"tracing are not shown", err);
-	return run(o, NULL, libc, have_g ? &g : NULL);
+	{
+		json_t *report = NULL;
+		int status = run(o, NULL, libc, have_g ? &g : NULL, o->nrules ? &report : NULL);
+
+		status = judge(o, &report, report ? 1 : 0, status);
+		json_decref(report);
+		return status;
+	}
 }
 
 static int cleanup_only(void)
@@ -915,6 +958,28 @@ cleanup:
 	return status;
 }
 
+/* -c: run the program once, or --repeat times, and judge --check. */
+static int run_program(const struct trace_opts *o, const struct mw_target *t)
+{
+	size_t n = o->repeat ? (size_t)o->repeat : 1, done = 0;
+	json_t **reports = xcalloc(n, sizeof(*reports));
+	int status = MW_EXIT_OK;
+
+	for (size_t i = 0; i < n; i++) {
+		if (n > 1)
+			mw_note("run %zu of %zu", i + 1, n);
+		status = run(o, t, t->libc, NULL, o->nrules ? &reports[done] : NULL);
+		done += reports[done] != NULL;
+		if (status != MW_EXIT_OK || mw_signal_pending())
+			break;	/* the program's failure ends the series */
+	}
+	status = judge(o, reports, done, status);
+	for (size_t i = 0; i < done; i++)
+		json_decref(reports[i]);
+	free(reports);
+	return status;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { .runtime = MW_RT_AUTO };
@@ -932,7 +997,7 @@ int cmd_trace(int argc, char **argv)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (t.loader[0])
 		mw_note("running '%s' under the probe-enabled glibc (%s)", o.cmd[0], t.loader);
-	status = run(&o, &t, t.libc, NULL);
+	status = run_program(&o, &t);
 	mw_target_free(&t);
 	return status;
 }

@@ -8,6 +8,7 @@
 
 #include "metrics.h"
 #include "msg.h"
+#include "xalloc.h"
 
 static const struct mw_metric_info metrics[MW_M_COUNT] = {
 #define MW_METRIC(n, u, d) [MW_M_##n] = { .name = #n, .unit = u, .doc = d },
@@ -227,12 +228,17 @@ static int holds(enum mw_op op, int64_t v, int64_t lim)
 struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
 				const json_t *baseline)
 {
-	struct mw_verdict v = { 0 };
+	int64_t value;
 
-	if (mw_metric_value(report, r->metric, &v.value) < 0) {
-		v.missing = 1;
-		return v;
-	}
+	if (mw_metric_value(report, r->metric, &value) < 0)
+		return (struct mw_verdict){ .missing = 1 };
+	return mw_rule_judge(r, value, baseline);
+}
+
+struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value, const json_t *baseline)
+{
+	struct mw_verdict v = { .value = value };
+
 	v.limit = r->value;
 	if (r->relative) {
 		if (!baseline || mw_metric_value(baseline, r->metric, &v.baseline) < 0) {
@@ -338,16 +344,24 @@ static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict
 size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
 		       const json_t *report, const json_t *baseline)
 {
-	struct mw_verdict *v = calloc(n ? n : 1, sizeof(*v));
+	struct mw_verdict *v = xcalloc(n, sizeof(*v));
+	size_t failed;
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = mw_rule_check(&rules[i], report, baseline);
+	failed = mw_verdicts_write(out, f, rules, v, n);
+	free(v);
+	return failed;
+}
+
+size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			 const struct mw_verdict *v, size_t n)
+{
 	size_t failed = 0;
 	char line[512];
 
-	if (!v)
-		return n;
-	for (size_t i = 0; i < n; i++) {
-		v[i] = mw_rule_check(&rules[i], report, baseline);
+	for (size_t i = 0; i < n; i++)
 		failed += !v[i].ok;
-	}
 	switch (f) {
 	case MW_FMT_TEXT:
 		for (size_t i = 0; i < n; i++) {
@@ -408,8 +422,68 @@ size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules,
 		markdown(out, rules, v, n, failed);
 		break;
 	}
-	free(v);
 	return failed;
+}
+
+int mw_aggregate_parse(const char *s, enum mw_aggregate *a)
+{
+	static const char *const names[] = { "worst", "max", "median", "min" };
+
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*a = (enum mw_aggregate)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *reports, size_t n,
+				     enum mw_aggregate a, const json_t *baseline, FILE *log)
+{
+	int64_t *vals = xcalloc(n, sizeof(*vals)), pick;
+	const char *name = mw_metric_info(r->metric)->name, *how;
+	struct mw_verdict v;
+
+	for (size_t i = 0; i < n; i++)
+		if (mw_metric_value(reports[i], r->metric, &vals[i]) < 0) {
+			free(vals);
+			return (struct mw_verdict){ .missing = 1 };
+		}
+	if (a == MW_AGG_WORST && (r->op == MW_OP_LE || r->op == MW_OP_LT))
+		a = MW_AGG_MAX;
+	else if (a == MW_AGG_WORST && (r->op == MW_OP_GE || r->op == MW_OP_GT))
+		a = MW_AGG_MIN;
+	pick = vals[0];
+	how = a == MW_AGG_WORST ? "worst" : a == MW_AGG_MAX ? "max" :
+	      a == MW_AGG_MIN ? "min" : "median";
+	if (a == MW_AGG_WORST) {	/* == and !=: the first run that breaks it */
+		for (size_t i = 0; i < n; i++)
+			if (!mw_rule_judge(r, vals[i], baseline).ok) {
+				pick = vals[i];
+				break;
+			}
+	}
+	if (log) {
+		fprintf(log, "mallocwatch: %s per run:", name);
+		for (size_t i = 0; i < n; i++)
+			fprintf(log, " %" PRId64, vals[i]);
+	}
+	if (a != MW_AGG_WORST) {
+		qsort(vals, n, sizeof(*vals), cmp_i64);
+		pick = a == MW_AGG_MAX ? vals[n - 1] : a == MW_AGG_MIN ? vals[0] : vals[(n - 1) / 2];
+	}
+	if (log)
+		fprintf(log, " (%s %" PRId64 ")\n", how, pick);
+	v = mw_rule_judge(r, pick, baseline);
+	free(vals);
+	return v;
 }
 
 json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status)

@@ -66,6 +66,9 @@ struct mw_verdict {
 	int64_t baseline;	/* the baseline's, when relative */
 };
 
+/* Judge rule r on value, relative rules against baseline (as below). */
+struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value, const json_t *baseline);
+
 /* Judge rule r on report, relative rules against baseline (NULL: a
  * relative rule is missing its baseline, which rule parsing lets the
  * caller reject earlier).  A missing metric fails the rule. */
@@ -90,6 +93,24 @@ int mw_format_parse(const char *s, enum mw_format *f);
  * write the results to out in format f.  Returns how many failed. */
 size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
 		       const json_t *report, const json_t *baseline);
+
+/* Write verdicts v[0..n-1] of rules in format f; how many failed. */
+size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			 const struct mw_verdict *v, size_t n);
+
+/* How repeated runs' values of a metric become one (--aggregate). */
+enum mw_aggregate { MW_AGG_WORST, MW_AGG_MAX, MW_AGG_MEDIAN, MW_AGG_MIN };
+
+/* "worst", "max", "median", "min" -> *a; 0 or -1. */
+int mw_aggregate_parse(const char *s, enum mw_aggregate *a);
+
+/* Judge rule r on the values of metric r->metric in reports[0..n-1]
+ * (missing in one: missing), aggregated by a; "worst" is the largest
+ * for <= and <, the smallest for >= and >, and for == and != the first
+ * value that breaks the rule.  Each run's value is printed to log as
+ * "mallocwatch: arenas per run: 5 6 5 (max 6)". */
+struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *reports, size_t n,
+				     enum mw_aggregate a, const json_t *baseline, FILE *log);
 
 /* Load a report written with --json.  NULL with a one-line reason in
  * err and *status MW_EXIT_RUNTIME (unreadable) or MW_EXIT_USAGE (not JSON,

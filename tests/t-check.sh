@@ -119,4 +119,13 @@ grep -q "^PASS arenas 1, limit <= 1" "$OUT/max1.err" || fail "$(cat "$OUT/max1.e
 # the program's own failure wins over a failed rule
 "$MW" -q --check 'arenas<=0' -o /dev/null -c sh -c 'exit 7' 2>"$OUT/own.err"
 [ $? = 7 ] || fail "a failing program's status was replaced"
-echo "--check on a run: exit 3 on a regression, the program's status wins"
+# --repeat: every run's figure listed, the worst judged
+"$MW" -q --repeat 3 --check 'arenas<=5' --check 'tcache_double_free==0' -o /dev/null \
+	-c ./examples/arena-storm 4 5 >/dev/null 2>"$OUT/rep.err" || { cat "$OUT/rep.err"; fail "--repeat 3 exited $?"; }
+grep -qx "mallocwatch: arenas per run: 5 5 5 (max 5)" "$OUT/rep.err" || fail "per-run figures: $(cat "$OUT/rep.err")"
+grep -qx "2 passed, 0 failed" "$OUT/rep.err" || fail "$(cat "$OUT/rep.err")"
+"$MW" -q --repeat 2 --aggregate min --check 'arenas>=6' -o /dev/null -c ./examples/arena-storm 4 5 \
+	>/dev/null 2>"$OUT/rep2.err"
+[ $? = 3 ] && grep -qx "mallocwatch: arenas per run: 5 5 (min 5)" "$OUT/rep2.err" ||
+	fail "--aggregate min: $(cat "$OUT/rep2.err")"
+echo "--check on a run: exit 3 on a regression, the program's status wins, --repeat judges every run"
