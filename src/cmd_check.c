@@ -15,14 +15,18 @@
 #include "xalloc.h"
 
 static const char check_usage[] =
-"Usage: mallocwatch check [--baseline BASE.json] [--format F] --check RULE... REPORT.json\n"
+"Usage: mallocwatch check [--baseline BASE.json [--strict-env]] [--format F]\n"
+"                         --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
 "\n"
 "Judge a report written with --json by rules, for CI: one line per rule,\n"
 "exit 3 when any fails.  A RULE is METRIC OP VALUE, OP one of <= < >= > ==\n"
 "!=, VALUE an integer (K, M, G: x 1024) or, against --baseline, +N, -N,\n"
 "+N% or -N% of the baseline's value.  --metrics lists every metric of the\n"
-"report.  --format: text (default), json, junit (one testcase per rule),\n"
+"report.  A baseline made where arena counts are decided differently\n"
+"(glibc version, online CPUs, GLIBC_TUNABLES, MALLOC_*) is warned about;\n"
+"with --strict-env it is an error (exit 2).\n"
+"--format: text (default), json, junit (one testcase per rule),\n"
 "github (::error annotations, and a Markdown table appended to\n"
 "$GITHUB_STEP_SUMMARY when set) or markdown.\n"
 "Metrics (docs/json.md, \"Metrics\"):\n";
@@ -66,6 +70,7 @@ int cmd_check(int argc, char **argv)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "metrics", no_argument, NULL, 'm' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "strict-env", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -73,7 +78,7 @@ int cmd_check(int argc, char **argv)
 	size_t nrules = 0, cap = 0, failed = 0;
 	const char *base_path = NULL;
 	json_t *report, *base = NULL;
-	int c, list = 0, relative = 0;
+	int c, list = 0, relative = 0, strict = 0;
 	enum mw_format fmt = MW_FMT_TEXT;
 	char err[256];
 
@@ -87,6 +92,7 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'b': base_path = optarg; break;
 		case 'm': list = 1; break;
+		case 's': strict = 1; break;
 		case 'f':
 			if (mw_format_parse(optarg, &fmt) < 0)
 				mw_usage_error("unknown format '%s' (text, json, junit, github, "
@@ -105,6 +111,8 @@ int cmd_check(int argc, char **argv)
 	report = load_report(argv[optind]);
 	if (base_path)
 		base = load_report(base_path);
+	if (base && mw_check_env(base, report, strict) < 0)
+		return MW_EXIT_USAGE;
 	for (int m = 0; list && m < MW_M_COUNT; m++) {
 		int64_t v;
 

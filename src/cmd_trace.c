@@ -5,6 +5,8 @@
  * report.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -86,6 +88,8 @@ static const char usage[] =
 "                       'arenas<=4'; repeatable; exit 3 when one fails (see\n"
 "                       mallocwatch check --help for the metrics)\n"
 "  --baseline FILE      a report (--json) that relative rules ('+10%') use\n"
+"  --strict-env         a baseline made with another glibc, CPU count or\n"
+"                       arena tunables is an error (exit 2), not a warning\n"
 "  --format F           the --check results as text, json, junit, github or\n"
 "                       markdown (on stderr)\n"
 "  --repeat N           with -c: run the program N times (arena counts depend\n"
@@ -148,6 +152,7 @@ struct trace_opts {
 	enum mw_format format;		/* --format of the --check results */
 	long repeat;			/* --repeat: -c runs; 0 = once */
 	enum mw_aggregate aggregate;	/* --aggregate of repeated runs' figures */
+	int strict_env;			/* --strict-env */
 	json_t *baseline;		/* loaded before anything runs */
 	long interval_ms;		/* --interval: snapshots-only mode's period */
 };
@@ -163,7 +168,7 @@ struct outputs {
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
-       OPT_AGGREGATE };
+       OPT_AGGREGATE, OPT_STRICT_ENV };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -180,6 +185,7 @@ static const struct option longopts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
+	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -261,6 +267,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		}
 		case OPT_BASELINE: o->baseline_path = optarg; break;
+		case OPT_STRICT_ENV: o->strict_env = 1; break;
 		case OPT_REPEAT: {
 			char *end;
 
@@ -560,6 +567,8 @@ static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, i
 
 	if (!o->nrules || !n)
 		return status;
+	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0)
+		return MW_EXIT_USAGE;
 	if (n == 1)
 		failed = mw_rules_report(stderr, o->format, o->rules, o->nrules, reports[0],
 					 o->baseline);
@@ -572,6 +581,54 @@ static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, i
 		free(v);
 	}
 	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
+}
+
+/* "K=V" of the variables in a NUL- or newline-separated block that arena
+ * counts depend on, into malloc_vars / tunables. */
+static void env_vars(const char *block, size_t len, struct mw_environment *e)
+{
+	size_t n = 0;
+
+	for (const char *p = block; p < block + len; p += strlen(p) + 1) {
+		if (strncmp(p, "GLIBC_TUNABLES=", 15) == 0)
+			snprintf(e->tunables, sizeof(e->tunables), "%s", p + 15);
+		else if (strncmp(p, "MALLOC_", 7) == 0 && n < sizeof(e->malloc_vars) - 2)
+			n += (size_t)snprintf(e->malloc_vars + n, sizeof(e->malloc_vars) - n, "%s%s",
+					      n ? " " : "", p);
+	}
+}
+
+/* What decides arena counts in this run (struct mw_environment). */
+static void environment(const struct trace_opts *o, const struct mw_elf *libc,
+			const char *runtime, struct mw_environment *e)
+{
+	cpu_set_t set;
+
+	memset(e, 0, sizeof(*e));
+	e->glibc_minor = mw_elf_glibc_minor(libc);
+	e->nproc = sysconf(_SC_NPROCESSORS_ONLN);
+	e->cpus = sched_getaffinity(o->pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : e->nproc;
+	e->runtime = runtime;
+	e->version = MW_VERSION;
+	if (o->pid) {	/* the target's own environment */
+		char path[64], *buf = xmalloc(1 << 16);
+		int fd;
+		ssize_t len = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)o->pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			len = read(fd, buf, (1 << 16) - 1);
+			close(fd);
+		}
+		if (len > 0) {
+			buf[len] = '\0';
+			env_vars(buf, (size_t)len, e);
+		}
+		free(buf);
+	} else {	/* -c: the program gets ours */
+		for (char **v = environ; *v; v++)
+			env_vars(*v, strlen(*v) + 1, e);
+	}
 }
 
 /* Record how the run ended at the end of a saved stream. */
@@ -611,6 +668,7 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	struct mw_elf *libc = NULL, *libm = NULL;
 	struct mw_gen_stats gst;
 	struct mw_snapshot *at_end = NULL;
+	struct mw_environment menv;
 	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g };
 	struct mw_trace_result r;
 	struct mw_run_info ri = { 0 };
@@ -664,9 +722,11 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 			save_footer(k.save, &r);
 		if (o->pid)
 			at_end = end_snapshot(o->pid, g);
+		environment(o, libc, mw_runtime_name(env.rt), &menv);
 		ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
 			.runtime = mw_runtime_name(env.rt), .stopped = r.stopped,
-			.snap_attach = k.at_attach, .snap_end = at_end, .snap_exit = k.at_exit };
+			.snap_attach = k.at_attach, .snap_end = at_end, .snap_exit = k.at_exit,
+			.env = &menv };
 		status = conclude(out, k.st, &r, &ri);
 		if (report)
 			*report = mw_report_json_value(k.st, &ri);

@@ -504,3 +504,47 @@ json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status)
 	}
 	return doc;
 }
+
+int mw_env_differs(const json_t *baseline, const json_t *report, char *why, size_t len)
+{
+	static const char *const keys[] = { "glibc", "nproc", "glibc_tunables", "malloc_env" };
+	const json_t *b = json_object_get(baseline, "environment");
+	const json_t *r = json_object_get(report, "environment");
+	size_t n = 0;
+
+	why[0] = '\0';
+	if (!json_is_object(b) || !json_is_object(r))
+		return -1;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *x = json_object_get(b, keys[i]), *y = json_object_get(r, keys[i]);
+		char *xs, *ys;
+
+		if (json_equal(x, y) || (!x && !y))
+			continue;
+		xs = x ? json_dumps(x, JSON_ENCODE_ANY) : NULL;
+		ys = y ? json_dumps(y, JSON_ENCODE_ANY) : NULL;
+		n += (size_t)snprintf(why + n, n < len ? len - n : 0, "%s%s %s -> %s", n ? "; " : "",
+				      keys[i], xs ? xs : "none", ys ? ys : "none");
+		free(xs);
+		free(ys);
+	}
+	return n > 0;
+}
+
+int mw_check_env(const json_t *baseline, const json_t *report, int strict)
+{
+	char why[1024];
+	int d = mw_env_differs(baseline, report, why, sizeof(why));
+
+	if (d == 0)
+		return 0;
+	if (d < 0)
+		snprintf(why, sizeof(why), "one of them records no environment");
+	if (strict) {
+		mw_error("the baseline was made where arena counts are decided differently: %s "
+			 "(--strict-env)", why);
+		return -1;
+	}
+	mw_warn("the baseline was made where arena counts are decided differently: %s", why);
+	return 0;
+}

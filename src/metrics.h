@@ -117,6 +117,18 @@ struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *rep
  * or not a mallocwatch report). */
 json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status);
 
+/* Do report and baseline differ in what decides arena counts: the glibc
+ * version, online CPUs (glibc's default arena limit is 8 x cores),
+ * GLIBC_TUNABLES, MALLOC_* variables ("environment", docs/json.md)?  1
+ * with the differences in why ("nproc 2 -> 4; ..."), 0 when they agree;
+ * -1 when either has no environment (a replay, an older mallocwatch). */
+int mw_env_differs(const json_t *baseline, const json_t *report, char *why, size_t len);
+
+/* Warn when baseline and report environments differ (mw_env_differs),
+ * or when the baseline has none; with strict, say so as an error and
+ * return -1 (the caller exits 2).  0 otherwise. */
+int mw_check_env(const json_t *baseline, const json_t *report, int strict);
+
 /* Is doc a mallocwatch report (an object with "version" 1 and "events")? */
 int mw_is_report(const json_t *doc);
 

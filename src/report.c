@@ -798,7 +798,20 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	const char *libm = mw_state_libm(st, &sites);
 
 	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "schema_version", json_integer(1));
 	json_object_set_new(root, "target", json_target(st, ri));
+	if (ri->env) {
+		const struct mw_environment *e = ri->env;
+		char ver[16];
+
+		snprintf(ver, sizeof(ver), "2.%d", e->glibc_minor);
+		json_object_set_new(root, "environment", json_pack("{s:o, s:I, s:I, s:o, s:o, s:s, s:s}",
+			"glibc", e->glibc_minor ? json_string(ver) : json_null(),
+			"nproc", (json_int_t)e->nproc, "cpus", (json_int_t)e->cpus,
+			"glibc_tunables", e->tunables[0] ? jstr(e->tunables) : json_null(),
+			"malloc_env", jstr(e->malloc_vars), "runtime", e->runtime,
+			"mallocwatch", e->version));
+	}
 	json_object_set_new(root, "runtime", jstr(ri->runtime));
 	json_object_set_new(root, "events", json_events(st, ri));
 	json_object_set_new(root, "arenas", json_arenas(st));

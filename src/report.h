@@ -33,6 +33,21 @@ struct mw_run_info {
 	const struct mw_snapshot *snap_attach, *snap_end;
 	/* -c: the allocator read at the program's exit (NULL: not taken) */
 	const struct mw_snapshot *snap_exit;
+	/* what decides arena counts, for CI baselines ("environment" in the
+	 * JSON; NULL: not known, e.g. a replay) */
+	const struct mw_environment *env;
+};
+
+/* The machine and settings a run had: arena limits follow from them
+ * (glibc: 8 x cores unless M_ARENA_MAX / glibc.malloc.arena_max). */
+struct mw_environment {
+	int glibc_minor;		/* 2.N of the traced libc; 0 unknown */
+	long nproc;			/* online CPUs */
+	long cpus;			/* CPUs the target may run on (affinity) */
+	char tunables[1024];		/* GLIBC_TUNABLES of the target; "" none */
+	char malloc_vars[1024];		/* its MALLOC_* variables, "K=V" space-separated */
+	const char *runtime;		/* "kernel" or "bpf" */
+	const char *version;		/* mallocwatch's */
 };
 
 /* Write the summary.  Returns 0, or -1 if writing failed. */

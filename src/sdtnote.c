@@ -439,3 +439,36 @@ void mw_elf_close(struct mw_elf *e)
 	free(e->image);
 	free(e);
 }
+
+int mw_elf_glibc_minor(const struct mw_elf *e)
+{
+	Elf_Scn *scn = NULL;
+	int best = 0;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_GNU_verdef ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t k = 0; k < sh.sh_info; k++) {
+			GElf_Verdef vd;
+			GElf_Verdaux va;
+			const char *nm;
+			int minor;
+
+			if (!gelf_getverdef(d, (int)off, &vd) ||
+			    !gelf_getverdaux(d, (int)(off + vd.vd_aux), &va))
+				break;
+			nm = elf_strptr(e->elf, sh.sh_link, va.vda_name);
+			if (nm && sscanf(nm, "GLIBC_2.%d", &minor) == 1 && minor > best)
+				best = minor;
+			if (!vd.vd_next)
+				break;
+			off += vd.vd_next;
+		}
+	}
+	return best;
+}

@@ -73,6 +73,10 @@ int mw_elf_has_symtab(const struct mw_elf *e);
  * Returns 0 and sets *value when found, -1 when not. */
 int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value);
 
+/* The highest GLIBC_2.N version the file defines (.gnu.version_d): N, or
+ * 0 when it defines none (not a glibc). */
+int mw_elf_glibc_minor(const struct mw_elf *e);
+
 /* Close and free everything, sites included.  NULL is allowed. */
 void mw_elf_close(struct mw_elf *e);
 

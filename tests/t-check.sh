@@ -84,6 +84,26 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert (d["passed"]
 expect 2 "$MW" check --format xml --check 'arenas<=4' $S/storm24.json
 echo "formats: junit, github, markdown, json"
 
+# a baseline made where arena counts are decided differently (another CPU
+# count, arena tunables): a warning naming the difference, or with
+# --strict-env exit 2
+python3 - $S/storm24.json "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+env = {"glibc": "2.36", "nproc": 2, "cpus": 2, "glibc_tunables": None, "malloc_env": "",
+       "runtime": "bpf", "mallocwatch": "0.1"}
+json.dump(dict(r, environment=env), open(sys.argv[2] + "/env2.json", "w"))
+json.dump(dict(r, environment=dict(env, nproc=4, glibc_tunables="glibc.malloc.arena_max=2")),
+          open(sys.argv[2] + "/env4.json", "w"))
+PY
+expect 0 "$MW" check --baseline "$OUT/env2.json" --check 'arenas<=+0' "$OUT/env4.json"
+grep -q "^mallocwatch: warning: the baseline was made where arena counts are decided differently: nproc 2 -> 4; glibc_tunables null -> \"glibc.malloc.arena_max=2\"" "$OUT/err" ||
+	fail "no environment warning: $(cat "$OUT/err")"
+expect 2 "$MW" check --strict-env --baseline "$OUT/env2.json" --check 'arenas<=+0' "$OUT/env4.json"
+grep -q "(--strict-env)" "$OUT/err" || fail "$(cat "$OUT/err")"
+expect 0 "$MW" check --strict-env --baseline "$OUT/env2.json" --check 'arenas<=+0' "$OUT/env2.json"
+echo "environment: differences warned about, --strict-env refuses"
+
 # diff: two recorded reports side by side, exactly as expected; exit 0
 # even though they differ (diff reports, check judges)
 expect 0 "$MW" diff $S/trim.json $S/storm24.json
@@ -119,6 +139,13 @@ grep -q "^PASS arenas 1, limit <= 1" "$OUT/max1.err" || fail "$(cat "$OUT/max1.e
 # the program's own failure wins over a failed rule
 "$MW" -q --check 'arenas<=0' -o /dev/null -c sh -c 'exit 7' 2>"$OUT/own.err"
 [ $? = 7 ] || fail "a failing program's status was replaced"
+# a run's report records its environment
+python3 - "$OUT/base.json" <<'PY' || fail "environment block"
+import json, os, sys
+e = json.load(open(sys.argv[1]))["environment"]
+assert e["nproc"] == os.cpu_count() and e["glibc"].startswith("2.") and e["runtime"] in ("bpf", "kernel"), e
+print("environment:", e)
+PY
 # --repeat: every run's figure listed, the worst judged
 "$MW" -q --repeat 3 --check 'arenas<=5' --check 'tcache_double_free==0' -o /dev/null \
 	-c ./examples/arena-storm 4 5 >/dev/null 2>"$OUT/rep.err" || { cat "$OUT/rep.err"; fail "--repeat 3 exited $?"; }
