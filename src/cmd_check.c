@@ -128,7 +128,7 @@ int cmd_check(int argc, char **argv)
 }
 
 static const char diff_usage[] =
-"Usage: mallocwatch diff [--json] BASE.json NEW.json\n"
+"Usage: mallocwatch diff [--format text|json|markdown] BASE.json NEW.json\n"
 "\n"
 "Two reports side by side: every metric (see `mallocwatch check --help`,\n"
 "thresholds included) with its change and percent, then the arenas that\n"
@@ -188,21 +188,60 @@ static json_t *only_in(const json_t *x, const json_t *y)
 	return out;
 }
 
+/* An integer member, or "-" when it is null. */
+static const char *num(const json_t *o, const char *key, char *buf, size_t len, int sign)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (json_is_integer(v))
+		snprintf(buf, len, sign ? "%+" JSON_INTEGER_FORMAT : "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%+.1f%%", json_real_value(v));
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+static void diff_markdown(const json_t *metrics, const json_t *appeared, const json_t *vanished,
+			  const json_t *chg)
+{
+	size_t i;
+	json_t *x;
+	char a[32], b[32], c[32], d[32];
+
+	printf("| metric | base | new | change | percent |\n|---|---:|---:|---:|---:|\n");
+	json_array_foreach(metrics, i, x)
+		printf("| `%s` | %s | %s | %s | %s |\n",
+		       json_string_value(json_object_get(x, "metric")),
+		       num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
+		       num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1));
+	printf("\nArenas: %zu appeared, %zu vanished, %zu changed\n", json_array_size(appeared),
+	       json_array_size(vanished), json_array_size(chg));
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	enum mw_format fmt = MW_FMT_TEXT;
 	json_t *a, *b, *metrics = json_array(), *aa, *ba, *appeared, *vanished, *chg, *root;
-	int c, as_json = 0;
+	int c;
 	size_t i;
 	json_t *x;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'j': as_json = 1; break;
+		case 'j': fmt = MW_FMT_JSON; break;
+		case 'f':
+			if (mw_format_parse(optarg, &fmt) < 0 ||
+			    (fmt != MW_FMT_TEXT && fmt != MW_FMT_JSON && fmt != MW_FMT_MARKDOWN))
+				mw_usage_error("diff writes text, json or markdown, not '%s'", optarg);
+			break;
 		case 'h': fputs(diff_usage, stdout); return MW_EXIT_OK;
 		default: mw_usage_error("bad option");
 		}
@@ -236,9 +275,11 @@ int cmd_diff(int argc, char **argv)
 	root = json_pack("{s:s, s:s, s:o, s:{s:o, s:o, s:o}}", "base", argv[optind],
 			 "new", argv[optind + 1], "metrics", metrics, "arenas",
 			 "appeared", appeared, "vanished", vanished, "changed", chg);
-	if (as_json) {
+	if (fmt == MW_FMT_JSON) {
 		json_dumpf(root, stdout, JSON_INDENT(2));
 		putchar('\n');
+	} else if (fmt == MW_FMT_MARKDOWN) {
+		diff_markdown(metrics, appeared, vanished, chg);
 	} else {
 		printf("%-20s %14s %14s %14s %9s\n", "METRIC", "BASE", "NEW", "CHANGE", "PERCENT");
 		json_array_foreach(metrics, i, x) {

@@ -51,7 +51,7 @@ static const char usage[] =
 "       mallocwatch snapshot -p PID [-o FILE] [--json FILE]\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
-"       mallocwatch diff [--json] BASE.json NEW.json\n"
+"       mallocwatch diff [--format text|json|markdown] BASE.json NEW.json\n"
 "\n"
 "Trace glibc's SDT probes in a program with SystemTap and print a summary:\n"
 "arenas, heaps, sbrk, thresholds, lock waits, retries, mallopt and tunables,\n"

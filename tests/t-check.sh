@@ -116,7 +116,10 @@ assert all(m["change"] == 0 for m in d["metrics"]), d["metrics"]
 assert d["arenas"] == {"appeared": [], "vanished": [], "changed": []}, d["arenas"]
 print("a report against itself: no change")
 PY
+expect 0 "$MW" diff --format markdown $S/trim.json $S/storm24.json
+grep -qx '| `arenas` | 1 | 16 | +15 | +1500.0% |' "$OUT/out" || fail "markdown diff: $(head -4 "$OUT/out")"
 expect 2 "$MW" diff $S/storm24.json
+expect 2 "$MW" diff --format junit $S/trim.json $S/storm24.json
 echo "diff: exact"
 
 # --check on a run itself (issue's scenario): a baseline from arena-storm
