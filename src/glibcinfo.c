@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "glibcinfo.h"
+#include "sdtnote.h"
 
 #define DEBUG_PACKAGES "Debian: libc6-dbg, Fedora/RHEL: glibc-debuginfo"
 
@@ -59,42 +60,6 @@ static uint64_t symbol(Dwfl_Module *mod, const char *name)
 			return addr;
 	}
 	return 0;
-}
-
-/* The highest GLIBC_2.N the module's .gnu.version_d defines. */
-static int glibc_minor(Dwfl_Module *mod)
-{
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	Elf_Scn *scn = NULL;
-	int best = 0;
-
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t off = 0;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_GNU_verdef ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t k = 0; k < sh.sh_info; k++) {
-			GElf_Verdef vd;
-			GElf_Verdaux va;
-			const char *nm;
-			int minor;
-
-			if (!gelf_getverdef(d, (int)off, &vd) ||
-			    !gelf_getverdaux(d, (int)(off + vd.vd_aux), &va))
-				break;
-			nm = elf_strptr(elf, sh.sh_link, va.vda_name);
-			if (nm && sscanf(nm, "GLIBC_2.%d", &minor) == 1 && minor > best)
-				best = minor;
-			if (!vd.vd_next)
-				break;
-			off += vd.vd_next;
-		}
-	}
-	return best;
 }
 
 /* A structure type called name, defined (not declared) among die's
@@ -342,7 +307,11 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 			 "that exact libc (%s)", g->dwarf_file, what, DEBUG_PACKAGES);
 		goto cleanup;
 	}
-	g->version_minor = glibc_minor(f.libc);
+	{
+		GElf_Addr ebias;
+
+		g->version_minor = mw_glibc_minor_of(dwfl_module_getelf(f.libc, &ebias));
+	}
 	/* safe-linking of fastbin and tcache pointers: glibc 2.32 */
 	g->safe_linking = g->version_minor == 0 || g->version_minor >= 32;
 	ret = 0;

@@ -442,10 +442,15 @@ void mw_elf_close(struct mw_elf *e)
 
 int mw_elf_glibc_minor(const struct mw_elf *e)
 {
+	return mw_glibc_minor_of(e->elf);
+}
+
+int mw_glibc_minor_of(Elf *elf)
+{
 	Elf_Scn *scn = NULL;
 	int best = 0;
 
-	while ((scn = elf_nextscn(e->elf, scn))) {
+	while (elf && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 		size_t off = 0;
@@ -462,7 +467,7 @@ int mw_elf_glibc_minor(const struct mw_elf *e)
 			if (!gelf_getverdef(d, (int)off, &vd) ||
 			    !gelf_getverdaux(d, (int)(off + vd.vd_aux), &va))
 				break;
-			nm = elf_strptr(e->elf, sh.sh_link, va.vda_name);
+			nm = elf_strptr(elf, sh.sh_link, va.vda_name);
 			if (nm && sscanf(nm, "GLIBC_2.%d", &minor) == 1 && minor > best)
 				best = minor;
 			if (!vd.vd_next)

@@ -21,6 +21,7 @@
 #define MALLOCWATCH_SDTNOTE_H
 
 #include <stddef.h>
+#include <libelf.h>
 #include <stdint.h>
 
 /* One probe site.  Strings are owned by the mw_elf they came from. */
@@ -76,6 +77,9 @@ int mw_elf_symbol(const struct mw_elf *e, const char *name, uint64_t *value);
 /* The highest GLIBC_2.N version the file defines (.gnu.version_d): N, or
  * 0 when it defines none (not a glibc). */
 int mw_elf_glibc_minor(const struct mw_elf *e);
+
+/* The same for an ELF handle of libelf's (NULL: 0). */
+int mw_glibc_minor_of(Elf *elf);
 
 /* Close and free everything, sites included.  NULL is allowed. */
 void mw_elf_close(struct mw_elf *e);
