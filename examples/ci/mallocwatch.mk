@@ -1,6 +1,7 @@
 # mallocwatch.mk - arena regression checks for a project's Makefile.
 #
-# Copy it next to your Makefile, `include mallocwatch.mk`, and set
+# Copy it next to your Makefile, `include mallocwatch.mk`, and set (the
+# rules are shell words: quote each, MW_RULES="--check 'arenas<=+1'")
 #   MW_RUN    the command to trace        (default: ./app)
 #   MW_RULES  --check options             (default: no more arenas or lock
 #             waits than the baseline, no tcache double free)
