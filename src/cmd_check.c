@@ -132,16 +132,17 @@ static const char diff_usage[] =
 "\n"
 "Two reports side by side: every metric (see `mallocwatch check --help`,\n"
 "thresholds included) with its change and percent, then the arenas that\n"
-"appeared, vanished or changed their heap bytes (main_arena, then the\n"
+"appeared, vanished or changed their heaps or heap bytes (main_arena, then the\n"
 "others in the order they were made: addresses differ from run to run).\n"
 "Exit 0: diff reports, check judges.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch diff base.json new.json\n";
 
-/* The arenas of report r as name -> heap_bytes.  Addresses differ from
- * run to run (ASLR), so an arena is named by its place: "main_arena",
- * then "arena N" in the report's order (the order they were made). */
+/* The arenas of report r as name -> {heaps, heap_bytes}.  Addresses
+ * differ from run to run (ASLR), so an arena is named by its place:
+ * "main_arena", then "arena N" in the report's order (the order they
+ * were made). */
 static json_t *arenas_by_place(const json_t *r)
 {
 	json_t *out = json_object(), *a;
@@ -155,12 +156,15 @@ static json_t *arenas_by_place(const json_t *r)
 			snprintf(name, sizeof(name), "main_arena");
 		else
 			snprintf(name, sizeof(name), "arena %d", ++n);
-		json_object_set(out, name, json_object_get(a, "heap_bytes"));
+		json_object_set_new(out, name, json_pack("{s:O, s:O}", "heaps",
+				    json_object_get(a, "heaps"), "heap_bytes",
+				    json_object_get(a, "heap_bytes")));
 	}
 	return out;
 }
 
-/* The arenas in both whose heap bytes differ: [{arena, base, new}]. */
+/* The arenas in both whose heaps or heap bytes differ:
+ * [{arena, base_heaps, new_heaps, base_heap_bytes, new_heap_bytes}]. */
 static json_t *changed(const json_t *x, const json_t *y)
 {
 	json_t *out = json_array(), *v;
@@ -170,8 +174,11 @@ static json_t *changed(const json_t *x, const json_t *y)
 		json_t *w = json_object_get(y, k);
 
 		if (w && !json_equal(v, w))
-			json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "arena", k,
-							     "base_heap_bytes", v, "new_heap_bytes", w));
+			json_array_append_new(out, json_pack("{s:s, s:O, s:O, s:O, s:O}", "arena", k,
+				"base_heaps", json_object_get(v, "heaps"),
+				"new_heaps", json_object_get(w, "heaps"),
+				"base_heap_bytes", json_object_get(v, "heap_bytes"),
+				"new_heap_bytes", json_object_get(w, "heap_bytes")));
 	}
 	return out;
 }
@@ -310,9 +317,11 @@ int cmd_diff(int argc, char **argv)
 				printf("  - %s\n", json_string_value(x));
 		json_array_foreach(chg, i, x)
 			if (i < 32)
-				printf("  ~ %s: heap bytes %" JSON_INTEGER_FORMAT " -> %"
-				       JSON_INTEGER_FORMAT "\n",
+				printf("  ~ %s: heaps %" JSON_INTEGER_FORMAT " -> %" JSON_INTEGER_FORMAT
+				       ", heap bytes %" JSON_INTEGER_FORMAT " -> %" JSON_INTEGER_FORMAT "\n",
 				       json_string_value(json_object_get(x, "arena")),
+				       json_integer_value(json_object_get(x, "base_heaps")),
+				       json_integer_value(json_object_get(x, "new_heaps")),
 				       json_integer_value(json_object_get(x, "base_heap_bytes")),
 				       json_integer_value(json_object_get(x, "new_heap_bytes")));
 	}
