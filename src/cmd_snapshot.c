@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "glibcinfo.h"
 #include "msg.h"
+#include "output.h"
 #include "procmem.h"
 #include "report.h"
 #include "snapshot.h"
@@ -39,29 +40,6 @@ static const char snapshot_usage[] =
 "EXAMPLES\n"
 "  sudo mallocwatch snapshot -p $(pidof myserver)\n"
 "  sudo mallocwatch snapshot -p 4242 --json state.json -o /dev/null\n";
-
-static FILE *open_out(const char *path, FILE *dflt)
-{
-	FILE *f;
-
-	if (!path || strcmp(path, "-") == 0)
-		return dflt;
-	if (!(f = fopen(path, "we")))
-		mw_die(MW_EXIT_RUNTIME, "cannot create '%s': %s", path, strerror(errno));
-	return f;
-}
-
-static int close_out(FILE *f, const char *path)
-{
-	int bad = fflush(f) != 0 || ferror(f);
-	int e = errno;
-
-	if (f != stdout)
-		bad |= fclose(f) != 0;
-	if (bad)
-		mw_error("cannot write '%s': %s", path ? path : "stdout", strerror(e ? e : EIO));
-	return bad ? -1 : 0;
-}
 
 int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,
 		     size_t errlen)
@@ -109,9 +87,9 @@ int cmd_snapshot(int argc, char **argv)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!pid)
 		mw_usage_error("snapshot needs -p PID");
-	fo = open_out(out, stdout);
-	if (json)
-		fj = open_out(json, stdout);
+	fo = out ? mw_output_create(out, 1) : stdout;
+	if (!fo || (json && !(fj = mw_output_create(json, 1))))
+		return MW_EXIT_RUNTIME;
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
 	    mw_snapshot_read(pid, &g, &s, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
@@ -125,7 +103,8 @@ int cmd_snapshot(int argc, char **argv)
 		mw_snapshot_text(fo, s, comm);
 	if (fj)
 		mw_snapshot_json(fj, s, comm);
-	if (close_out(fo, out) < 0 || (fj && fj != fo && close_out(fj, json) < 0))
+	if (mw_output_close(fo, out ? out : "stdout", 0) < 0 ||
+	    (fj && fj != fo && mw_output_close(fj, json, 0) < 0))
 		status = MW_EXIT_RUNTIME;
 	mw_snapshot_free(s);
 	return status;

@@ -26,6 +26,7 @@
 #include "leftovers.h"
 #include "metrics.h"
 #include "msg.h"
+#include "output.h"
 #include "probetab.h"
 #include "procmem.h"
 #include "protocol.h"
@@ -321,49 +322,15 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	}
 }
 
-/* Create path for writing (close-on-exec: the program must never get
- * it); "-" is stdout when dash_ok.  NULL after an error message. */
-static FILE *create_output(const char *path, int dash_ok)
-{
-	FILE *f;
-
-	if (dash_ok && strcmp(path, "-") == 0)
-		return stdout;
-	if (!(f = fopen(path, "we")))
-		mw_error("cannot create '%s': %s", path, strerror(errno));
-	return f;
-}
-
 static int open_outputs(const struct trace_opts *o, struct outputs *out)
 {
 	*out = (struct outputs){ .summary = stderr };
-	if (o->out && !(out->summary = create_output(o->out, 0)))
+	if (o->out && !(out->summary = mw_output_create(o->out, 0)))
 		return -1;
-	if (o->json && !(out->json = create_output(o->json, 1)))
+	if (o->json && !(out->json = mw_output_create(o->json, 1)))
 		return -1;
-	if (o->save_stream && !(out->stream = create_output(o->save_stream, 0)))
+	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
 		return -1;
-	return 0;
-}
-
-/* Close f (not stdout/stderr); -1 after a message naming path. */
-/* Flush and close f (not stdout/stderr); -1 after a message naming path
- * and the first error seen (err, else the flush's or close's). */
-static int close_output(FILE *f, const char *path, int err)
-{
-	int bad;
-
-	errno = 0;
-	bad = fflush(f) != 0 || ferror(f);
-	err = err ? err : errno;
-	if (f != stdout && f != stderr) {
-		bad |= fclose(f) != 0;
-		err = err ? err : errno;
-	}
-	if (bad || err) {
-		mw_error("cannot write '%s': %s", path, strerror(err ? err : EIO));
-		return -1;
-	}
 	return 0;
 }
 
@@ -372,11 +339,11 @@ static int close_outputs(const struct trace_opts *o, struct outputs *out)
 	int ret = 0;
 
 	if (out->summary && out->summary != stderr)
-		ret |= close_output(out->summary, o->out, out->summary_errno);
+		ret |= mw_output_close(out->summary, o->out, out->summary_errno);
 	if (out->json)
-		ret |= close_output(out->json, o->json, out->json_errno);
+		ret |= mw_output_close(out->json, o->json, out->json_errno);
 	if (out->stream)
-		ret |= close_output(out->stream, o->save_stream, 0);
+		ret |= mw_output_close(out->stream, o->save_stream, 0);
 	*out = (struct outputs){ 0 };
 	return ret;
 }

@@ -1,0 +1,36 @@
+/* output.c - output files; see output.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "msg.h"
+#include "output.h"
+
+FILE *mw_output_create(const char *path, int dash_ok)
+{
+	FILE *f;
+
+	if (dash_ok && strcmp(path, "-") == 0)
+		return stdout;
+	if (!(f = fopen(path, "we")))
+		mw_error("cannot create '%s': %s", path, strerror(errno));
+	return f;
+}
+
+int mw_output_close(FILE *f, const char *path, int err)
+{
+	int bad;
+
+	errno = 0;
+	bad = fflush(f) != 0 || ferror(f);
+	err = err ? err : errno;
+	if (f != stdout && f != stderr) {
+		bad |= fclose(f) != 0;
+		err = err ? err : errno;
+	}
+	if (bad || err) {
+		mw_error("cannot write '%s': %s", path, strerror(err ? err : EIO));
+		return -1;
+	}
+	return 0;
+}
