@@ -796,6 +796,24 @@ static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct m
 		.free = x->free_bytes };
 }
 
+/* The snapshots-only report: the last snapshot, how it changed since
+ * the first, the samples; JSON when asked. */
+static void snapshots_report(const struct trace_opts *o, struct outputs *out, const char *libc,
+			     const struct mw_snapshot *first, const struct mw_snapshot *last,
+			     const struct sample *samples, size_t n)
+{
+	char comm[64], q[4 * PATH_MAX + 8];
+
+	mw_process_comm(o->pid, comm, sizeof(comm));
+	mw_snapshot_text(out->summary, last ? last : first, comm[0] ? comm : "?");
+	fprintf(out->summary, "  (snapshots only: %s has no SDT probes)\n",
+		mw_quote(libc, q, sizeof(q)));
+	mw_snapshot_diff_text(out->summary, first, last);
+	samples_text(out->summary, samples, n);
+	if (out->json)
+		samples_json(out->json, o->pid, libc, first, last, samples, n);
+}
+
 /* -p on a libc without SDT probes: snapshots at attach, every interval
  * (default 1 s) and at the end, until the process exits, a signal, or
  * --duration.  The process is never stopped or signalled. */
@@ -807,10 +825,9 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 	struct outputs out;
 	char err[512];
 	long interval = o->interval_ms ? o->interval_ms : 1000;
+	long long stop_at;
 	int pidfd, status = MW_EXIT_OK;
 	uint64_t t0;
-	long long stop_at;
-	struct timespec ts;
 
 	if (open_outputs(o, &out) < 0) {
 		close_outputs(o, &out);
@@ -827,26 +844,19 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 	t0 = first->taken_ns;
 	add_sample(&samples, &n, &cap, first, t0);
 	pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	stop_at = o->duration_ms ? (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
-		  o->duration_ms : 0;
+	stop_at = o->duration_ms ? mw_now_ms() + o->duration_ms : 0;
 	for (;;) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
 		int r = poll(&p, pidfd >= 0 ? 1 : 0, (int)interval);
-		long long now;
 
-		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)))
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-		if (!mw_process_alive(o->pid))
+		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)) || !mw_process_alive(o->pid))
 			break;
 		if (mw_snapshot_read(o->pid, g, &x, err, sizeof(err)) == 0) {
 			add_sample(&samples, &n, &cap, x, t0);
 			mw_snapshot_free(last);
 			last = x;
 		}
-		if (stop_at && now >= stop_at)
+		if (stop_at && mw_now_ms() >= stop_at)
 			break;
 	}
 	if (pidfd >= 0)
@@ -856,22 +866,7 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 		mw_snapshot_free(last);
 		last = x;
 	}
-	{
-		char comm[64];
-
-		mw_process_comm(o->pid, comm, sizeof(comm));
-		mw_snapshot_text(out.summary, last ? last : first, comm[0] ? comm : "?");
-	}
-	{
-		char q[4 * PATH_MAX + 8];
-
-		fprintf(out.summary, "  (snapshots only: %s has no SDT probes)\n",
-			mw_quote(libc, q, sizeof(q)));
-	}
-	mw_snapshot_diff_text(out.summary, first, last);
-	samples_text(out.summary, samples, n);
-	if (out.json)
-		samples_json(out.json, o->pid, libc, first, last, samples, n);
+	snapshots_report(o, &out, libc, first, last, samples, n);
 	if (close_outputs(o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 	free(samples);

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "leftovers.h"
 #include "procmem.h"
+#include "tracer.h"
 
 #define PREFIX "mallocwatch."
 
@@ -86,14 +86,6 @@ static int in_dead_workdir(const char *cwd)
 	return pid && !mw_process_alive(pid);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Stop tracers (stap, stapbpf) left working in a dead run's directory. */
 static int sweep_tracers(void)
 {
@@ -122,17 +114,17 @@ static int sweep_tracers(void)
 	if (d)
 		closedir(d);
 	for (int i = 0; i < n; i++) {
-		long long until = now_ms() + MW_SWEEP_WAIT_MS;
+		long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
 
-		while (mw_process_alive(found[i]) && now_ms() < until)
+		while (mw_process_alive(found[i]) && mw_now_ms() < until)
 			usleep(20000);
 		if (!mw_process_alive(found[i]))
 			continue;
 		kill(found[i], SIGKILL);
 		/* its exit closes its perf events, slowly; the definitions can
 		 * go only after that */
-		until = now_ms() + MW_SWEEP_WAIT_MS;
-		while (mw_process_alive(found[i]) && now_ms() < until)
+		until = mw_now_ms() + MW_SWEEP_WAIT_MS;
+		while (mw_process_alive(found[i]) && mw_now_ms() < until)
 			usleep(20000);
 	}
 	return n;
@@ -195,12 +187,12 @@ static int remove_dead_uprobes(int *busy)
 
 int mw_sweep_uprobes(void)
 {
-	long long until = now_ms() + MW_SWEEP_WAIT_MS;
+	long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
 	int removed = 0, busy;
 
 	for (;;) {
 		removed += remove_dead_uprobes(&busy);
-		if (!busy || now_ms() > until)
+		if (!busy || mw_now_ms() > until)
 			return removed;
 		usleep(100000);	/* a dead tracer's events are still being released */
 	}

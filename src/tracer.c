@@ -100,7 +100,7 @@ struct run {
 	struct linebuf out, errb;
 };
 
-static long long now_ms(void)
+long long mw_now_ms(void)
 {
 	struct timespec ts;
 
@@ -304,7 +304,7 @@ static void stdout_line(struct run *rn, char *line)
 		rn->r->ready = 1;
 		release(rn);
 		if (rn->o->duration_ms > 0)
-			rn->stop_at = now_ms() + rn->o->duration_ms;
+			rn->stop_at = mw_now_ms() + rn->o->duration_ms;
 	}
 	rn->fn(rn->ctx, line);
 }
@@ -417,12 +417,12 @@ static void loop(struct run *rn)
 		};
 		int n = poll(p, 3, 500);
 
-		if (rn->stop_at && now_ms() >= rn->stop_at && !rn->stopping) {
+		if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
 			rn->stop_at = 0;	/* --duration: the normal end */
 			rn->stopping = 1;
 			rn->r->stopped = 1;
 			kill(rn->tracer, SIGINT);
-			kill_at = now_ms() + STOP_GRACE_MS;
+			kill_at = mw_now_ms() + STOP_GRACE_MS;
 		}
 		if (got_signal) {
 			int sig = mw_signal_take();
@@ -437,7 +437,7 @@ static void loop(struct run *rn)
 				rn->stopping = 1;
 				rn->r->stopped = !rn->o->target;
 				kill(rn->tracer, SIGINT);
-				kill_at = now_ms() + STOP_GRACE_MS;
+				kill_at = mw_now_ms() + STOP_GRACE_MS;
 			}
 		}
 		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP)) &&
@@ -454,14 +454,14 @@ static void loop(struct run *rn)
 			reap_program(rn, 0);	/* ptrace stops; the exit itself */
 		if (rn->pidfd >= 0 && ((n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
-			kill_at = now_ms() + STOP_GRACE_MS;
+			kill_at = mw_now_ms() + STOP_GRACE_MS;
 		}
-		if (kill_at && now_ms() > kill_at) {
+		if (kill_at && mw_now_ms() > kill_at) {
 			int left = mw_uprobes_of(rn->tracer);
 
 			if (left > 0 && left < rn->uprobes_left) {	/* still detaching */
 				rn->uprobes_left = left;
-				kill_at = now_ms() + STOP_GRACE_MS;
+				kill_at = mw_now_ms() + STOP_GRACE_MS;
 				continue;
 			}
 			mw_warn("the tracer made no progress stopping for %d s; killing it",

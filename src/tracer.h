@@ -65,6 +65,9 @@ struct mw_trace_result {
 	char tracer_msg[512];		/* its first error line, or its last line */
 };
 
+/* CLOCK_MONOTONIC in milliseconds: deadlines and waits. */
+long long mw_now_ms(void);
+
 /* Catch SIGINT, SIGTERM and SIGHUP from now on (no SA_RESTART); the
  * run loop and the compile act on them.  Call it before anything that
  * must be cleaned up exists. */
