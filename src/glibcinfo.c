@@ -214,6 +214,8 @@ static int layouts(Dwarf *dw, struct mw_glibc *g, char *what, size_t len)
 	g->mp_mmapped_mem = member(&mp, "mmapped_mem", NULL);
 	g->mp_max_mmapped_mem = member(&mp, "max_mmapped_mem", NULL);
 	g->mp_sbrk_base = member(&mp, "sbrk_base", NULL);
+	g->fastbin_slot = fast_elem;
+	g->bin_slot = bin_elem;
 	if (fast_elem > 0 && g->ms_fastbins.size > 0)
 		g->nfastbins = (int)(g->ms_fastbins.size / fast_elem);
 	if (bin_elem > 0 && g->ms_bins.size > 0)
@@ -237,6 +239,11 @@ static int layouts(Dwarf *dw, struct mw_glibc *g, char *what, size_t len)
 	}
 	if (g->nfastbins <= 0 || g->nbin_slots <= 0 || g->chunk_struct_size <= 0) {
 		snprintf(what, len, "the sizes of fastbinsY[], bins[] and struct malloc_chunk");
+		return -1;
+	}
+	/* the walk reads pointers as 8-byte words (snapshot.c) */
+	if (g->fastbin_slot != 8 || g->bin_slot != 8 || g->ch_fd.size != 8) {
+		snprintf(what, len, "8-byte pointers (a 64-bit libc)");
 		return -1;
 	}
 	return 0;

@@ -39,6 +39,7 @@ struct mw_glibc {
 	struct mw_member ms_top, ms_fastbins, ms_bins, ms_next, ms_next_free,
 		ms_attached_threads, ms_system_mem, ms_max_system_mem;
 	int nfastbins, nbin_slots;	/* elements of fastbinsY[] and bins[] */
+	int64_t fastbin_slot, bin_slot;	/* bytes per element of each (pointers) */
 	/* struct malloc_chunk */
 	int64_t chunk_struct_size;
 	struct mw_member ch_size, ch_fd, ch_bk, ch_fd_nextsize;

@@ -94,7 +94,8 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 	for (int i = 0; i < g->nfastbins; i++) {
 		uint64_t p, sz, n = 0, first = 0;
 
-		if (word(w, a->addr + (uint64_t)g->ms_fastbins.off + 8 * (uint64_t)i, &p) < 0)
+		if (word(w, a->addr + (uint64_t)g->ms_fastbins.off +
+			    (uint64_t)g->fastbin_slot * (uint64_t)i, &p) < 0)
 			return -1;
 		while (p) {
 			uint64_t fdaddr = p + (uint64_t)g->ch_fd.off, fd;
@@ -137,7 +138,8 @@ static int bins(struct walk *w, struct mw_snap_arena *a)
 
 	for (int i = 1; i < nbins; i++) {
 		/* bin_at(): a fake chunk whose fd overlays bins[(i-1)*2] */
-		uint64_t head = a->addr + (uint64_t)g->ms_bins.off + (uint64_t)(i - 1) * 16 -
+		uint64_t head = a->addr + (uint64_t)g->ms_bins.off +
+				(uint64_t)(i - 1) * 2 * (uint64_t)g->bin_slot -
 				(uint64_t)g->ch_fd.off, r, sz;
 
 		if (word(w, head + (uint64_t)g->ch_fd.off, &r) < 0)
