@@ -45,9 +45,14 @@ static int find_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	return DWARF_CB_OK;
 }
 
-/* Runtime address of symbol name in mod; 0 when absent. */
-static uint64_t symbol(Dwfl_Module *mod, const char *name)
+/* glibc's allocator globals: their runtime addresses into g (0 when
+ * absent), in one pass over mod's symbol table (libc's has thousands). */
+static void symbols(Dwfl_Module *mod, struct mw_glibc *g)
 {
+	const struct { const char *name; uint64_t *addr; } want[] = {
+		{ "main_arena", &g->main_arena }, { "mp_", &g->mp }, { "narenas", &g->narenas },
+		{ "free_list", &g->free_list }, { "__curbrk", &g->curbrk },
+	};
 	int n = dwfl_module_getsymtab(mod);
 
 	for (int i = 1; i < n; i++) {
@@ -55,11 +60,12 @@ static uint64_t symbol(Dwfl_Module *mod, const char *name)
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
-		if (nm && sym.st_shndx != SHN_UNDEF && strcmp(nm, name) == 0 &&
-		    GELF_ST_TYPE(sym.st_info) == STT_OBJECT)
-			return addr;
+		if (!nm || sym.st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+			continue;
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			if (!*want[k].addr && strcmp(nm, want[k].name) == 0)
+				*want[k].addr = addr;
 	}
-	return 0;
 }
 
 /* A structure type called name, defined (not declared) among die's
@@ -291,11 +297,7 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 	}
 	name = dwfl_module_info(f.libc, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
 	snprintf(g->module, sizeof(g->module), "%s", mainfile ? mainfile : name ? name : "?");
-	g->main_arena = symbol(f.libc, "main_arena");
-	g->mp = symbol(f.libc, "mp_");
-	g->narenas = symbol(f.libc, "narenas");
-	g->free_list = symbol(f.libc, "free_list");
-	g->curbrk = symbol(f.libc, "__curbrk");
+	symbols(f.libc, g);
 	if (!g->main_arena || !g->mp) {
 		snprintf(err, errlen, "no symbols for glibc's 'main_arena' and 'mp_' in '%s' or "
 			 "its debuginfo: install its debug symbols (%s) or set MW_DEBUGINFO_PATH",
