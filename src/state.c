@@ -48,8 +48,6 @@ struct mw_state {
 	size_t nprobes, cprobes;
 	struct mw_jump *jumps;
 	size_t njumps, cjumps;
-	struct mw_hit *hits;
-	size_t nhits, chits;
 	struct mw_setting *settings;
 	size_t nsettings, csettings;
 	struct mw_retry *retries;
@@ -94,7 +92,6 @@ void mw_state_free(struct mw_state *st)
 	free(st->thr);
 	free(st->probes);
 	free(st->jumps);
-	free(st->hits);
 	free(st->settings);
 	free(st->retries);
 	free(st->libm);
@@ -435,11 +432,6 @@ void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 	st->n_hits++;
 	if (p && jump_slot(p->known) >= 0)
 		t->jumps[jump_slot(p->known)] += count;
-	if (!p)
-		return;
-	XGROW(st->hits, st->nhits, st->chits);
-	st->hits[st->nhits++] = (struct mw_hit){ .name = p->name, .tid = tid,
-							 .count = count };
 }
 
 int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count)
@@ -471,12 +463,6 @@ const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n)
 {
 	*n = st->njumps;
 	return st->jumps;
-}
-
-const struct mw_hit *mw_state_hit_list(const struct mw_state *st, size_t *n)
-{
-	*n = st->nhits;
-	return st->hits;
 }
 
 void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,

@@ -114,13 +114,6 @@ struct mw_jump {
 	uint64_t count;
 };
 
-/* Hits of one probe by one thread (N records). */
-struct mw_hit {
-	const char *name;
-	int tid;
-	uint64_t count;
-};
-
 /* One allocator setting: a mallopt() call, paired with the do_set_* probe
  * that followed it in the same thread, or a tunable applied at start-up
  * (a do_set_* probe without a mallopt call before it). */
@@ -217,7 +210,6 @@ const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *
 const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n);
 const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n);
 const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n);
-const struct mw_hit *mw_state_hit_list(const struct mw_state *st, size_t *n);
 /* Total probe hits; lost = streamed hits never received + tracer-reported
  * + garbled lines; ended = the end-of-run aggregates arrived. */
 void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
