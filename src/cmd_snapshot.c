@@ -41,19 +41,6 @@ static const char snapshot_usage[] =
 "  sudo mallocwatch snapshot -p $(pidof myserver)\n"
 "  sudo mallocwatch snapshot -p 4242 --json state.json -o /dev/null\n";
 
-int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,
-		     size_t errlen)
-{
-	struct mw_proc p;
-	int ret;
-
-	if (mw_proc_open(&p, pid, err, errlen) < 0)
-		return -1;
-	ret = mw_snapshot_take(&p, g, out, err, errlen);
-	mw_proc_close(&p);
-	return ret;
-}
-
 int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option lo[] = {

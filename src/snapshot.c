@@ -374,6 +374,19 @@ int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
 	return 0;
 }
 
+int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,
+		     size_t errlen)
+{
+	struct mw_proc p;
+	int ret;
+
+	if (mw_proc_open(&p, pid, err, errlen) < 0)
+		return -1;
+	ret = mw_snapshot_take(&p, g, out, err, errlen);
+	mw_proc_close(&p);
+	return ret;
+}
+
 const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr)
 {
 	for (size_t i = 0; i < s->narenas; i++)

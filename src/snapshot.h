@@ -91,7 +91,7 @@ int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
 		     struct mw_snapshot **out, char *err, size_t errlen);
 
 /* mw_proc_open + mw_snapshot_take + mw_proc_close, for one snapshot of
- * pid (cmd_snapshot.c).  0 or -1 with err. */
+ * pid.  0 or -1 with err. */
 int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,
 		     size_t errlen);
 
