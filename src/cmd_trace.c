@@ -119,7 +119,8 @@ static const char usage[] =
 "Other:\n"
 "  --cleanup            stop tracers, remove uprobe definitions and work\n"
 "                       directories that runs killed with SIGKILL left (every\n"
-"                       traced run does this first, too)\n"
+"                       traced run does this first, too), after waiting for\n"
+"                       tracers still removing their uprobes after -c runs\n"
 "  -h, --help           this help\n"
 "  -V, --version        the version\n"
 "\n"
@@ -403,6 +404,11 @@ static void on_line(void *ctx, const char *line)
 	}
 }
 
+static unsigned long long missing(void *ctx)
+{
+	return mw_state_missing(((struct sink *)ctx)->st);
+}
+
 /* Write the script into the work directory (and --save-script). */
 static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 			const char *dir, char *script, size_t len, const char *save,
@@ -628,7 +634,7 @@ static struct mw_snapshot *end_snapshot(pid_t pid, struct mw_glibc *g)
 
 static int trace(const struct trace_opts *o, struct outputs *out,
 		 const struct mw_target *t, const char *libc_path, const char *dir,
-		 struct mw_glibc *g, json_t **report)
+		 struct mw_glibc *g, json_t **report, pid_t *detaching)
 {
 	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
 	struct mw_runtime_env env;
@@ -681,8 +687,17 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
-				.at_exit = t ? exit_snapshot : NULL }, on_line, &k,
-				&r, err, sizeof(err)) == 0) {
+				.at_exit = t ? exit_snapshot : NULL, .flush = t != NULL,
+				.missing = missing }, on_line, &k, &r, err, sizeof(err)) == 0) {
+		if (r.detaching) {
+			*detaching = r.detaching;
+			if (o->verbose)
+				mw_note("report complete %lld ms after the program's exit",
+					r.flush_ms);
+			mw_note("stapbpf (pid %d) goes on removing its %d uprobes in the "
+				"background, about 0.11 s each; the program has exited and "
+				"nothing is traced", (int)r.detaching, r.detach_uprobes);
+		}
 		if (r.ptrace_msg[0])
 			mw_note("%s", r.ptrace_msg);
 		if (k.save)
@@ -718,11 +733,13 @@ cleanup:
 static int run(const struct trace_opts *o, const struct mw_target *t, const char *libc_path,
 	       struct mw_glibc *g, json_t **report)
 {
-	char dir[PATH_MAX], err[PATH_MAX + 256];
+	char dir[PATH_MAX], err[PATH_MAX + 256], module[64];
 	struct outputs out;
 	struct mw_sweep sw;
 	int status = MW_EXIT_RUNTIME;
+	pid_t detaching = 0;
 
+	mw_tracer_reap();
 	if (open_outputs(o, &out) < 0) {
 		close_outputs(o, &out);
 		return MW_EXIT_RUNTIME;
@@ -735,8 +752,10 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
 		mw_error("%s", err);
 	else
-		status = trace(o, &out, t, libc_path, dir, g, report);
-	mw_workdir_remove(dir);
+		status = trace(o, &out, t, libc_path, dir, g, report, &detaching);
+	if (!detaching || mw_tracer_hand_off(detaching, dir,
+					     mw_runtime_module(module, sizeof(module))) < 0)
+		mw_workdir_remove(dir);
 	if (close_outputs(o, &out) < 0 && (status == MW_EXIT_OK || !t))
 		status = MW_EXIT_RUNTIME;
 	return status;
@@ -911,7 +930,10 @@ static int attach(const struct trace_opts *o)
 static int cleanup_only(void)
 {
 	struct mw_sweep sw;
+	int n = mw_wait_detaching();
 
+	if (n)
+		mw_note("waited for %d tracers removing their uprobes after their runs", n);
 	mw_sweep(&sw);
 	mw_note("%d orphaned tracers stopped, %d uprobe definitions and %d work directories "
 		"removed", sw.tracers, sw.uprobes, sw.dirs);

@@ -3,7 +3,7 @@
  * A generated handler, bpf runtime, for a two-site probe:
  *
  *	probe process("/x/libc.so.6").mark("memory_mallopt_arena_max") {
- *		if (pid() != target()) next
+ *		if (pid() != mw_tgt) next
  *		ip = mw_ip()
  *		if ((ip & 4095) == 2995) {
  *			bias = ip - 580531
@@ -24,6 +24,7 @@
 #include "gen.h"
 #include "msg.h"
 #include "probetab.h"
+#include "protocol.h"
 #include "sdtarg.h"
 #include "stpsrc.h"
 
@@ -453,7 +454,7 @@ static void mode_body(struct gen *g, const struct group *gr)
 static void handler(struct gen *g, struct group *gr)
 {
 	fprintf(g->out, "\nprobe process(\"%s\").mark(\"%s\") {\n"
-		"\tif (pid() != target()) next\n\tip = mw_ip()\n",
+		"\tif (pid() != mw_tgt) next\n\tip = mw_ip()\n",
 		gr->path, gr->name);
 	dispatch(g, gr);
 	mode_body(g, gr);
@@ -465,7 +466,7 @@ static void globals_and_begin(struct gen *g)
 {
 	FILE *f = g->out;
 
-	fprintf(f, "\nglobal mw_n[%d], mw_bias\n", MW_MAP_HITS);
+	fprintf(f, "\nglobal mw_n[%d], mw_bias, mw_tgt, mw_flushed\n", MW_MAP_HITS);
 	if (g->modes & (1u << MW_MODE_HEAP))
 		fprintf(f, "global mw_hsize[%d], mw_hpeak[%d], mw_hmore[%d]\n"
 			"global mw_hless[%d], mw_harena[%d]\n", MW_MAP_HEAPS, MW_MAP_HEAPS,
@@ -480,7 +481,7 @@ static void globals_and_begin(struct gen *g)
 			MW_MAP_JUMPS, MW_MAP_JUMPS);
 	if (g->modes & (1u << MW_MODE_MATH))
 		fprintf(f, "global mw_msamp[256]\n");
-	fprintf(f, "\nprobe begin {\n");
+	fprintf(f, "\nprobe begin {\n\tmw_tgt = target()\n");
 	for (int i = 0; i < g->ng; i++) {
 		fprintf(f, "\tprintf(\"P %d %s %d", g->g[i].id, g->g[i].name, g->g[i].nargs);
 		if (g->g[i].unavail)	/* protocol: optional mask of unreadable args */
@@ -490,7 +491,9 @@ static void globals_and_begin(struct gen *g)
 	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
 }
 
-static void end_probe(struct gen *g)
+/* The aggregates, then MW_LINE_END: printed once, by whichever of the
+ * flush and the end probe runs first. */
+static void dump(struct gen *g)
 {
 	static const char *const n[] = { "i", "t", "mw_n[i, t]" };
 	static const char *const h[] = { "h", "mw_harena[h]", "mw_hsize[h]", "mw_hpeak[h]",
@@ -501,7 +504,7 @@ static void end_probe(struct gen *g)
 	static const char *const b[] = { "mw_bias" };
 	FILE *f = g->out;
 
-	fprintf(f, "\nprobe end {\n\tforeach ([i, t] in mw_n)\n");
+	fprintf(f, "\tforeach ([i, t] in mw_n)\n");
 	emit_print(g, "\t\t", "N", 2, 3, n);
 	if (g->modes & (1u << MW_MODE_HEAP)) {
 		fprintf(f, "\tforeach (h in mw_hsize)\n");
@@ -528,7 +531,28 @@ static void end_probe(struct gen *g)
 		}
 	}
 	emit_print(g, "\t", "B", 0, 1, b);
-	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n}\n");
+	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
+}
+
+/* The flush (procfs("flush").read, MW_FLUSH_FILE): the driver reads it
+ * when the program has exited but the tracer still holds its uprobes, so
+ * the report need not wait for their removal (stapbpf runs end probes
+ * only after it has detached every uprobe, about 0.11 s each).  It also
+ * turns every handler off (mw_tgt = 0): nothing is traced after it, even
+ * a new process that got the old pid.  The end probe prints the
+ * aggregates when no flush came first (-p, --duration, a tracer stopped
+ * early). */
+static void end_probes(struct gen *g)
+{
+	FILE *f = g->out;
+
+	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_tgt = 0\n"
+		"\tif (mw_flushed) next\n\tmw_flushed = 1\n", MW_FLUSH_FILE);
+	dump(g);
+	fprintf(f, "\t$value = \"1\\n\"\n}\n");
+	fprintf(f, "\nprobe end {\n\tif (mw_flushed) next\n\tmw_flushed = 1\n");
+	dump(g);
+	fprintf(f, "}\n");
 }
 
 int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
@@ -576,7 +600,7 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 	g->out = out;
 	globals_and_begin(g);
 	fwrite(body, 1, body_len, out);
-	end_probe(g);
+	end_probes(g);
 	if (g->unresolved[0])
 		mw_warn("cannot resolve %s in '%s' (stripped, and no debuginfo found: install "
 			"it, e.g. libc6-dbg or glibc-debuginfo, or set MW_DEBUGINFO_PATH); %d "

@@ -13,6 +13,7 @@
 
 #include "leftovers.h"
 #include "procmem.h"
+#include "runtime.h"
 #include "tracer.h"
 
 #define PREFIX "mallocwatch."
@@ -223,13 +224,95 @@ static int sweep_dirs(void)
 	return n;
 }
 
+/* stapbpf's procfs FIFO directories (runtime.h) of dead runs: named
+ * mallocwatch_PID for the run's mallocwatch; stapbpf removes them unless
+ * it was killed. */
+static int sweep_fifo_dirs(void)
+{
+	char base[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	if (mw_runtime_procfs_base(base, sizeof(base)) < 0 || !(d = opendir(base)))
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, "mallocwatch_", 12) != 0)
+			continue;
+		pid = strtol(de->d_name + 12, &end, 10);
+		if (end == de->d_name + 12 || *end || pid <= 0 || pid > INT_MAX ||
+		    mw_process_alive((pid_t)pid))
+			continue;
+		mw_runtime_procfs_remove(de->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 void mw_sweep(struct mw_sweep *out)
 {
 	struct mw_sweep s;
 
 	s.tracers = sweep_tracers();
 	s.uprobes = mw_sweep_uprobes();
-	s.dirs = sweep_dirs();
+	s.dirs = sweep_dirs() + sweep_fifo_dirs();
 	if (out)
 		*out = s;
+}
+
+/* The tracer pid in dir's MW_DETACHING_FILE, or 0. */
+static pid_t detaching_tracer(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/" MW_DETACHING_FILE, dir);
+	if ((f = fopen(path, "re"))) {
+		if (fscanf(f, "%d", &pid) != 1 || pid < 0)
+			pid = 0;
+		fclose(f);
+	}
+	return pid;
+}
+
+int mw_wait_detaching(void)
+{
+	DIR *d = opendir(tmp_base());
+	struct dirent *de;
+	pid_t watcher[64], tracer[64];
+	int n = 0;
+
+	while (d && (de = readdir(d)) && n < 64) {
+		pid_t pid = run_pid(de->d_name), t;
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", tmp_base(), de->d_name);
+		if (pid && mw_process_alive(pid) && (t = detaching_tracer(path)) > 0) {
+			watcher[n] = pid;
+			tracer[n++] = t;
+		}
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < n; i++) {
+		long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
+		int defs = INT_MAX, k;
+
+		while (live_stapbpf(tracer[i]) && mw_now_ms() < until) {
+			if ((k = mw_uprobes_of(tracer[i])) >= 0 && k < defs) {
+				defs = k;
+				until = mw_now_ms() + MW_SWEEP_WAIT_MS;
+			}
+			usleep(50000);
+		}
+		until = mw_now_ms() + 5000;	/* its watcher's clean-up */
+		while (mw_process_alive(watcher[i]) && mw_now_ms() < until)
+			usleep(20000);
+	}
+	return n;
 }

@@ -25,6 +25,13 @@
  *   - work directories of dead runs owned by the caller are removed.
  * A run is dead when no process has its PID (or only a zombie does).
  * Nothing of a live run, or of another user, is touched.
+ *
+ * A -c run whose report is complete before its tracer has removed its
+ * uprobes (tracer.h) hands the tracer to a watcher process, which
+ * renames the work directory to its own pid (so the run stays live for
+ * sweeps), marks it with MW_DETACHING_FILE, and removes it once the
+ * tracer has ended.  `mallocwatch --cleanup` waits for those
+ * (mw_wait_detaching) before it sweeps.
  */
 #ifndef MALLOCWATCH_LEFTOVERS_H
 #define MALLOCWATCH_LEFTOVERS_H
@@ -33,6 +40,10 @@
 #include <sys/types.h>
 
 #define MW_SWEEP_WAIT_MS 30000
+
+/* In a work directory whose tracer is removing its uprobes after the run
+ * (tracer.h, mw_tracer_hand_off): the tracer's pid. */
+#define MW_DETACHING_FILE "detaching"
 #define MW_UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
 
 /* What a sweep removed. */
@@ -41,6 +52,13 @@ struct mw_sweep {
 	int uprobes;		/* uprobe definitions removed */
 	int dirs;		/* work directories removed */
 };
+
+/* Wait for tracers still removing their uprobes after their runs (work
+ * directories marked MW_DETACHING_FILE) and for their watchers to remove
+ * the directories, as long as each makes progress (MW_SWEEP_WAIT_MS
+ * without a definition going ends the wait for it).  Returns how many
+ * were waited for. */
+int mw_wait_detaching(void);
 
 /* Make this run's work directory; its path into dir.  0, or -1 with a
  * one-line reason in err. */

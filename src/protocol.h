@@ -23,6 +23,12 @@
 #define MW_LINE_READY "MW 1 ready"
 #define MW_LINE_END "MW 1 end"
 
+/* The script's procfs probe that prints the aggregates and MW_LINE_END
+ * before the tracer detaches (gen.c): under the bpf runtime a FIFO,
+ * /var/tmp/systemtap-USER/MODULE/flush (stapbpf), under the kernel
+ * runtime /proc/systemtap/MODULE/flush; reading it runs the probe. */
+#define MW_FLUSH_FILE "flush"
+
 /* Record tags, the first byte of a line (fields in docs/protocol.md). */
 #define MW_REC_DECLARE 'P'	/* P ID NAME NARGS [MASK] */
 #define MW_REC_EVENT 'E'	/* E ID TID A1..An */

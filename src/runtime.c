@@ -1,6 +1,8 @@
 /* runtime.c - runtime choice and bpf preparation; see runtime.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,4 +288,113 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
 		return -1;
 	}
 	return 0;
+}
+
+const char *mw_runtime_module(char *buf, size_t len)
+{
+	snprintf(buf, len, "mallocwatch_%d", (int)getpid());
+	return buf;
+}
+
+int mw_runtime_procfs_base(char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	if (!pw || !pw->pw_name[0] || strchr(pw->pw_name, '/'))
+		return -1;
+	return (size_t)snprintf(buf, len, "/var/tmp/systemtap-%s", pw->pw_name) < len ? 0 : -1;
+}
+
+int mw_runtime_procfs_path(enum mw_runtime rt, const char *module, const char *name,
+			   char *buf, size_t len)
+{
+	char base[PATH_MAX];
+	size_t n;
+
+	if (rt != MW_RT_BPF)
+		n = (size_t)snprintf(buf, len, "/proc/systemtap/%s/%s", module, name);
+	else if (mw_runtime_procfs_base(base, sizeof(base)) < 0)
+		return -1;
+	else
+		n = (size_t)snprintf(buf, len, "%s/%s/%s", base, module, name);
+	return n < len ? 0 : -1;
+}
+
+/* openat(at, name) of a directory that only the effective user can change */
+static int own_dir_at(int at, const char *name)
+{
+	struct stat sb;
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 022))) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *name,
+			   char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	int base, dir, fd;
+
+	if (mw_runtime_procfs_path(rt, module, name, path, sizeof(path)) < 0) {
+		snprintf(err, errlen, "no name for user %d", (int)geteuid());
+		return -1;
+	}
+	if (rt != MW_RT_BPF) {
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return fd;
+	}
+	*strrchr(path, '/') = '\0';
+	*strrchr(path, '/') = '\0';	/* path: /var/tmp/systemtap-USER */
+	if ((base = own_dir_at(AT_FDCWD, path)) < 0) {
+		snprintf(err, errlen, "'%s': %s (not the user's own directory?)", path,
+			 strerror(errno));
+		return -1;
+	}
+	dir = own_dir_at(base, module);
+	close(base);
+	if (dir < 0) {
+		snprintf(err, errlen, "'%s/%s': %s", path, module, strerror(errno));
+		return -1;
+	}
+	fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	close(dir);
+	if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISFIFO(sb.st_mode) || sb.st_uid != geteuid())) {
+		close(fd);
+		fd = -1;
+		errno = EPERM;
+	}
+	if (fd < 0)
+		snprintf(err, errlen, "'%s/%s/%s': %s", path, module, name, strerror(errno));
+	return fd;
+}
+
+void mw_runtime_procfs_remove(const char *module)
+{
+	char path[PATH_MAX];
+	int base, dir;
+
+	if (mw_runtime_procfs_base(path, sizeof(path)) < 0 || (base = own_dir_at(AT_FDCWD, path)) < 0)
+		return;
+	if ((dir = own_dir_at(base, module)) >= 0) {
+		DIR *d = fdopendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)))	/* stapbpf's FIFOs */
+			if (de->d_name[0] != '.')
+				unlinkat(dir, de->d_name, 0);
+		if (d)
+			closedir(d);
+		else
+			close(dir);
+		unlinkat(base, module, AT_REMOVEDIR);
+	}
+	close(base);
 }

@@ -51,4 +51,35 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
  * when not root).  Returns 0 or -1 with err. */
 int mw_runtime_kstub(char *dir_out, size_t len, const char *workdir, char *err, size_t errlen);
 
+/* The module name of this run's script, "mallocwatch_PID" (PID: this
+ * mallocwatch), into buf: stap -m NAME, the .bo file's name and the
+ * directory of the script's procfs probes.  Returns buf. */
+const char *mw_runtime_module(char *buf, size_t len);
+
+/* Where the tracer puts the script's procfs probe file name (protocol.h's
+ * MW_FLUSH_FILE) for module: bpf /var/tmp/systemtap-USER/MODULE/NAME
+ * (USER: the effective user's name; stapbpf makes it a FIFO there),
+ * kernel /proc/systemtap/MODULE/NAME.  Returns 0, -1 when the user has
+ * no name. */
+int mw_runtime_procfs_path(enum mw_runtime rt, const char *module, const char *name,
+			   char *buf, size_t len);
+
+/* stapbpf's directory of procfs FIFO directories for the effective
+ * user, /var/tmp/systemtap-USER, into buf.  0, or -1 (no user name). */
+int mw_runtime_procfs_base(char *buf, size_t len);
+
+/* Open that file to make the tracer run the probe: O_RDONLY|O_NONBLOCK,
+ * close-on-exec, no links followed.  Under bpf every directory on the way
+ * below /var/tmp must be the effective user's own and not group or other
+ * writable, and the file a FIFO of that user (/var/tmp is shared: a
+ * planted directory or file is refused, not used).  Returns the fd (the
+ * caller closes it once the probe's output has come), or -1 with a
+ * reason in err. */
+int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *name,
+			   char *err, size_t errlen);
+
+/* Remove the procfs FIFO directory stapbpf left for module (it removes it
+ * itself unless killed), when it is the effective user's own. */
+void mw_runtime_procfs_remove(const char *module);
+
 #endif /* MALLOCWATCH_RUNTIME_H */

@@ -711,18 +711,26 @@ const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *
 	return st->probes;
 }
 
+uint64_t mw_state_missing(const struct mw_state *st)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < st->nprobes; i++) {
+		const struct mw_probe_count *p = &st->probes[i];
+
+		if (p->streamed && p->hits > p->received)
+			n += p->hits - p->received;
+	}
+	return n;
+}
+
 void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
 		     uint64_t *garbled, int *ended)
 {
 	*total = 0;
-	*lost = st->tracer_lost + st->garbled;
-	for (size_t i = 0; i < st->nprobes; i++) {
-		const struct mw_probe_count *p = &st->probes[i];
-
-		*total += p->hits;
-		if (p->streamed && p->hits > p->received)
-			*lost += p->hits - p->received;
-	}
+	*lost = st->tracer_lost + st->garbled + mw_state_missing(st);
+	for (size_t i = 0; i < st->nprobes; i++)
+		*total += st->probes[i].hits;
 	*garbled = st->garbled;
 	*ended = st->ended;
 }

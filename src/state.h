@@ -210,6 +210,11 @@ const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *
 const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n);
 const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n);
 const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n);
+/* Streamed events the aggregates count (N records) that have not been
+ * received (E records): 0 before the aggregates arrive.  While a run is
+ * live they may still be on their way; at the end they are lost. */
+uint64_t mw_state_missing(const struct mw_state *st);
+
 /* Total probe hits; lost = streamed hits never received + tracer-reported
  * + garbled lines; ended = the end-of-run aggregates arrived. */
 void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,

@@ -26,6 +26,13 @@
  * when STOP_GRACE_MS pass without one of its uprobe definitions going. */
 #define STOP_GRACE_MS 20000
 
+/* The flush (flush_start): how long the other threads of an exiting
+ * program may take to go, how long the tracer may take to answer, and how
+ * long events it counted may trail its answer. */
+#define FLUSH_THREADS_MS 500
+#define FLUSH_WAIT_MS 3000
+#define FLUSH_DRAIN_MS 500
+
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -97,6 +104,13 @@ struct run {
 	int uprobes_left;	/* its uprobe definitions when last counted */
 	int traced;		/* -c: the program is ptraced (PTRACE_SEIZE) */
 	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
+	char module[64];	/* stap -m: mallocwatch_PID */
+	/* the flush at the program's exit (tracer.h) */
+	int flush_fd;		/* the procfs file, open while it runs; -1 */
+	int flushing;		/* the program is held at its exit stop */
+	int end_seen;		/* MW_LINE_END arrived */
+	long long flush_start, flush_until, end_at;
+	int detach_bg;		/* tracer left to detach; loop ends */
 	struct linebuf out, errb;
 };
 
@@ -132,6 +146,9 @@ static pid_t spawn(char *const argv[], const char *cwd, const char *preload,
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
+		/* a tracer left detaching after the flush writes to a pipe
+		 * nobody reads: EPIPE, not death halfway through */
+		signal(SIGPIPE, SIG_IGN);
 		/* the tracer must not outlive mallocwatch, even a SIGKILLed one:
 		 * SIGTERM makes stap and stapbpf detach and exit */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -306,6 +323,10 @@ static void stdout_line(struct run *rn, char *line)
 		if (rn->o->duration_ms > 0)
 			rn->stop_at = mw_now_ms() + rn->o->duration_ms;
 	}
+	if (!rn->end_seen && strcmp(line, MW_LINE_END) == 0) {
+		rn->end_seen = 1;
+		rn->end_at = mw_now_ms();
+	}
 	rn->fn(rn->ctx, line);
 }
 
@@ -343,6 +364,96 @@ static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
 	return 0;
 }
 
+/* Threads of pid still there (its leader included), from
+ * /proc/PID/status; -1 when unreadable. */
+static int threads_of(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* The program's leader is at its exit stop.  When the whole process is
+ * ending (every other thread gone: exit_group kills them, they may take
+ * a moment), no probe can fire any more: read the script's flush file so
+ * the tracer prints its aggregates now, before it detaches.  The leader
+ * stays stopped (its pid cannot be reused) until flush_check() lets it
+ * go.  1 when the flush started, 0 when it cannot be used (the reason
+ * as a verbose note; the end probe prints the aggregates then). */
+static int flush_start(struct run *rn)
+{
+	long long until = mw_now_ms() + FLUSH_THREADS_MS;
+	char err[PATH_MAX + 128];
+	int n;
+
+	/* only from the run loop, which completes it (flush_check), and only
+	 * while the tracer is there to answer */
+	if (!rn->o->flush || !rn->r->ready || rn->stopping || rn->out_fd < 0 || rn->tracer <= 0)
+		return 0;
+	while ((n = threads_of(rn->prog)) > 1 && mw_now_ms() < until)
+		usleep(1000);
+	if (n != 1) {	/* the main thread left early (pthread_exit) */
+		if (rn->o->verbose)
+			mw_note("no flush: %d threads still running", n);
+		return 0;
+	}
+	rn->flush_fd = mw_runtime_procfs_open(rn->o->env->rt, rn->module, MW_FLUSH_FILE, err,
+					      sizeof(err));
+	if (rn->flush_fd < 0) {
+		mw_warn("cannot flush the tracer (%s); the report waits for its uprobes to be "
+			"removed", err);
+		return 0;
+	}
+	/* the kernel runtime's procfs file runs the probe on read; the
+	 * FIFO's writer (stapbpf) on open: a read finds nothing yet */
+	char c[64];
+	if (read(rn->flush_fd, c, sizeof(c)) < 0 && errno != EAGAIN && rn->o->verbose)
+		mw_note("flush read: %s", strerror(errno));
+	rn->flushing = 1;
+	rn->flush_start = mw_now_ms();
+	rn->flush_until = rn->flush_start + FLUSH_WAIT_MS;
+	return 1;
+}
+
+/* The flush is over, complete or not: the program's leader goes on. */
+static void flush_end(struct run *rn)
+{
+	rn->r->flushed = rn->end_seen;
+	rn->r->flush_ms = mw_now_ms() - rn->flush_start;
+	rn->flushing = 0;
+	close(rn->flush_fd);
+	rn->flush_fd = -1;
+	ptrace(PTRACE_CONT, rn->prog, 0, 0);
+}
+
+/* Is the flush complete: its MW_LINE_END came and every streamed event it
+ * counted has arrived (they travel through the tracer's per-CPU buffers
+ * and may come after it), or waiting has run out?  Then the program's
+ * leader goes on to exit. */
+static void flush_check(struct run *rn)
+{
+	long long now = mw_now_ms();
+	int done = rn->end_seen && (!rn->o->missing || rn->o->missing(rn->ctx) == 0);
+
+	if (rn->end_seen && !done && now >= rn->end_at + FLUSH_DRAIN_MS)
+		done = 1;	/* lost for good: the report counts them */
+	if (!done && now < rn->flush_until)
+		return;
+	if (!rn->end_seen)
+		mw_warn("the tracer did not answer the flush in %d ms; the report waits for "
+			"its uprobes to be removed", FLUSH_WAIT_MS);
+	flush_end(rn);
+}
+
 /* The program is ptraced: act on one waitpid() status of a stop.  The
  * exit stop runs at_exit; a signal-delivery-stop passes the signal on; a
  * group-stop stays stopped (PTRACE_LISTEN). */
@@ -354,7 +465,10 @@ static void ptrace_stop(struct run *rn, int st)
 	case PTRACE_EVENT_EXIT:
 		if (!rn->r->exit_stopped) {
 			rn->r->exit_stopped = 1;
+			rn->r->exit_ms = mw_now_ms();
 			rn->o->at_exit(rn->ctx, rn->prog);
+			if (flush_start(rn))
+				break;	/* held until the flush is done */
 		}
 		ptrace(PTRACE_CONT, rn->prog, 0, 0);
 		break;
@@ -402,6 +516,14 @@ static void program_exited(struct run *rn)
 	rn->pidfd = -1;
 	if (rn->tracer > 0)	/* 0 once reaped: the pid may be another's now */
 		kill(rn->tracer, SIGINT);
+	if (rn->r->flushed && rn->tracer > 0) {
+		/* everything is in: the removal of the uprobes (slow, see
+		 * platform.md) goes on without us; nothing is traced any more
+		 * (the process is gone, the flush turned the handlers off) */
+		rn->detach_bg = 1;
+		rn->r->detaching = rn->tracer;
+		rn->r->detach_uprobes = mw_uprobes_of(rn->tracer);
+	}
 }
 
 /* The poll loop: until the tracer's stdout and stderr are both at EOF. */
@@ -415,7 +537,7 @@ static void loop(struct run *rn)
 			{ .fd = rn->err_fd, .events = POLLIN },
 			{ .fd = rn->pidfd, .events = POLLIN },
 		};
-		int n = poll(p, 3, 500);
+		int n = poll(p, 3, rn->flushing ? 5 : 500);
 
 		if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
 			rn->stop_at = 0;	/* --duration: the normal end */
@@ -452,9 +574,13 @@ static void loop(struct run *rn)
 		}
 		if (rn->traced && rn->pidfd >= 0 && !rn->r->have_status)
 			reap_program(rn, 0);	/* ptrace stops; the exit itself */
+		if (rn->flushing)
+			flush_check(rn);
 		if (rn->pidfd >= 0 && ((n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
 			kill_at = mw_now_ms() + STOP_GRACE_MS;
+			if (rn->detach_bg)
+				break;
 		}
 		if (kill_at && mw_now_ms() > kill_at) {
 			int left = mw_uprobes_of(rn->tracer);
@@ -474,7 +600,7 @@ static void loop(struct run *rn)
 
 /* argv for stapbpf/stap, into argv[] (at most 12 entries). */
 static void tracer_argv(const struct mw_tracer_opts *o, pid_t pid, char *pidbuf,
-			char *bo, const char **argv)
+			char *bo, const char *module, const char **argv)
 {
 	int k = 0;
 
@@ -492,6 +618,8 @@ static void tracer_argv(const struct mw_tracer_opts *o, pid_t pid, char *pidbuf,
 			argv[k++] = "-r";
 			argv[k++] = o->env->kbuild;
 		}
+		argv[k++] = "-m";
+		argv[k++] = module;
 		argv[k++] = "-x";
 		argv[k++] = pidbuf;
 		argv[k++] = o->script;
@@ -499,7 +627,7 @@ static void tracer_argv(const struct mw_tracer_opts *o, pid_t pid, char *pidbuf,
 	argv[k] = NULL;
 }
 
-static int compile_bpf(const struct mw_tracer_opts *o, char *bo, size_t bolen,
+static int compile_bpf(const struct mw_tracer_opts *o, const char *rn_module, char *bo, size_t bolen,
 		       char *err, size_t errlen)
 {
 	const char *argv[16];
@@ -516,7 +644,7 @@ static int compile_bpf(const struct mw_tracer_opts *o, char *bo, size_t bolen,
 	}
 	argv[k++] = "-p4";
 	argv[k++] = "-m";
-	argv[k++] = "mallocwatch";
+	argv[k++] = rn_module;
 	argv[k++] = o->script;
 	argv[k] = NULL;
 	switch (run_capture((char *const *)argv, o->workdir, msg, sizeof(msg))) {
@@ -528,7 +656,7 @@ static int compile_bpf(const struct mw_tracer_opts *o, char *bo, size_t bolen,
 		snprintf(err, errlen, "stap could not compile the script: %s", msg);
 		return -1;
 	}
-	snprintf(bo, bolen, "%s/mallocwatch.bo", o->workdir);
+	snprintf(bo, bolen, "%s/%s.bo", o->workdir, rn_module);
 	return 0;
 }
 
@@ -574,13 +702,16 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen)
 {
 	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
-			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX };
+			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
 	int errpipe = -1, ret = -1;
 
 	memset(r, 0, sizeof(*r));
-	if (o->env->rt == MW_RT_BPF && compile_bpf(o, bo, sizeof(bo), err, errlen) < 0) {
+	mw_runtime_module(rn.module, sizeof(rn.module));
+	if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
+		mw_runtime_procfs_remove(rn.module);
+	if (o->env->rt == MW_RT_BPF && compile_bpf(o, rn.module, bo, sizeof(bo), err, errlen) < 0) {
 		r->interrupted = mw_signal_take();
 		return -1;
 	}
@@ -601,7 +732,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		snprintf(err, errlen, "cannot watch process %d: %s", (int)rn.prog, strerror(errno));
 		goto cleanup;
 	}
-	tracer_argv(o, rn.prog, pidbuf, bo, argv);
+	tracer_argv(o, rn.prog, pidbuf, bo, rn.module, argv);
 	rn.tracer = spawn((char *const *)argv, o->workdir,
 			  o->env->shim[0] ? o->env->shim : NULL, &rn.out_fd, &rn.err_fd);
 	if (rn.tracer < 0) {
@@ -609,6 +740,15 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	}
 	loop(&rn);
+	if (rn.flushing)	/* the tracer ended while it flushed */
+		flush_end(&rn);
+	if (rn.detach_bg) {	/* see program_exited() */
+		close(rn.out_fd);
+		close(rn.err_fd);
+		rn.tracer = 0;
+		ret = 0;
+		goto cleanup;
+	}
 	while (waitpid(rn.tracer, &r->tracer_status, 0) < 0 && errno == EINTR)
 		;
 	if (!r->tracer_msg[0] || WIFSIGNALED(r->tracer_status))
@@ -618,6 +758,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 
 		if (n)
 			mw_note("removed %d uprobe definitions the dead tracer left", n);
+		mw_runtime_procfs_remove(rn.module);
 	}
 	rn.tracer = 0;	/* reaped */
 	if (r->interrupted) {
@@ -639,6 +780,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	ret = 0;
 cleanup:
+	if (rn.flush_fd >= 0)
+		close(rn.flush_fd);
 	if (rn.hold_w >= 0) {	/* never released: the program must not run */
 		close(rn.hold_w);
 		rn.hold_w = -1;
@@ -652,4 +795,92 @@ cleanup:
 	if (errpipe >= 0)
 		close(errpipe);
 	return ret;
+}
+
+/* Tracers left detaching and their watchers: children of this process
+ * until they end; reaped by mw_tracer_reap(). */
+static pid_t left[64];
+static size_t nleft;
+
+void mw_tracer_reap(void)
+{
+	for (size_t i = 0; i < nleft;) {
+		if (waitpid(left[i], NULL, WNOHANG) != 0) {	/* reaped, or not ours */
+			left[i] = left[--nleft];
+			continue;
+		}
+		i++;
+	}
+}
+
+static void keep(pid_t pid)
+{
+	mw_tracer_reap();
+	if (nleft < sizeof(left) / sizeof(left[0]))
+		left[nleft++] = pid;
+}
+
+/* The watcher: own session, no descriptor of mallocwatch's (a reader of
+ * its stdout must see EOF when mallocwatch exits), the work directory
+ * renamed to its own pid so that sweeps see a live run. */
+static void watch(pid_t tracer, const char *workdir, const char *module)
+{
+	char dir[PATH_MAX], marker[PATH_MAX + 16];
+	const char *dot = strrchr(workdir, '.');
+	int null = open("/dev/null", O_RDWR), fd, defs = INT_MAX, n, pidfd;
+	long long until = mw_now_ms() + STOP_GRACE_MS;
+	const char *slash = strrchr(workdir, '/');
+
+	setsid();
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+	pidfd = (int)syscall(SYS_pidfd_open, tracer, 0);
+	snprintf(dir, sizeof(dir), "%.*s/mallocwatch.%d%s", (int)(slash - workdir), workdir,
+		 (int)getpid(), dot ? dot : "");
+	if (rename(workdir, dir) < 0)
+		snprintf(dir, sizeof(dir), "%s", workdir);
+	snprintf(marker, sizeof(marker), "%s/" MW_DETACHING_FILE, dir);
+	if ((fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0) {
+		dprintf(fd, "%d\n", (int)tracer);
+		close(fd);
+	}
+	while (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+		if (poll(&p, 1, 1000) > 0)
+			break;	/* it exited */
+		if ((n = mw_uprobes_of(tracer)) >= 0 && n < defs) {
+			defs = n;	/* still removing them */
+			until = mw_now_ms() + STOP_GRACE_MS;
+		} else if (mw_now_ms() > until) {
+			kill(tracer, SIGKILL);	/* stuck: the sweep below */
+			poll(&p, 1, MW_SWEEP_WAIT_MS);
+			break;
+		}
+	}
+	mw_sweep_uprobes();	/* nothing when it ended normally */
+	mw_runtime_procfs_remove(module);
+	mw_workdir_remove(dir);
+	_exit(0);
+}
+
+int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module)
+{
+	pid_t pid;
+
+	keep(tracer);
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGCHLD, SIG_DFL);
+		watch(tracer, workdir, module);
+	}
+	if (pid < 0)
+		return -1;
+	keep(pid);
+	return 0;
 }

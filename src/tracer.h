@@ -4,8 +4,14 @@
  * instruction; the tracer (stap, or stapbpf for the bpf runtime) is
  * started on its pid; when the tracer prints "MW 1 ready" (its begin probe
  * runs after every uprobe is attached) the program is released.  When
- * the program exits, the tracer gets SIGINT so that its end probe prints
- * the aggregates, and its output is read to the end.
+ * the program exits (its ptrace exit stop), the script's flush probe is
+ * run (opts->flush): the aggregates come at once, while the tracer still
+ * holds its uprobes; the tracer then gets SIGINT and is left to remove
+ * them (about 0.11 s each under stapbpf, serialized machine-wide; see
+ * docs/platform.md) while the report is written - mw_tracer_hand_off().
+ * Without the flush the tracer gets SIGINT, its end probe prints the
+ * aggregates once every uprobe is gone, and its output is read to the
+ * end.
  *
  * -p mode: the same without the fork; the run ends when the process exits
  * or mallocwatch gets SIGINT/SIGTERM/SIGHUP, which stops the tracer the
@@ -43,6 +49,16 @@ struct mw_tracer_opts {
 	 * and PTRACE_O_TRACEEXIT only, every signal passed on unchanged,
 	 * group-stops kept).  NULL: the program is not ptraced. */
 	void (*at_exit)(void *ctx, pid_t pid);
+	/* -c with at_exit: after at_exit, when the whole process is ending,
+	 * read the script's flush file (protocol.h) so the tracer prints
+	 * its aggregates and MW_LINE_END while it still holds its uprobes;
+	 * the program is held at its exit stop until they and every event
+	 * they count have come (missing() == 0), then the tracer is told to
+	 * stop and left to remove its uprobes on its own (r->detaching). */
+	int flush;
+	/* events the aggregates count that have not arrived yet; NULL: do
+	 * not wait for any */
+	unsigned long long (*missing)(void *ctx);
 };
 
 /* Called with each line of the tracer's stdout (no newline). */
@@ -62,6 +78,13 @@ struct mw_trace_result {
 	int exit_stopped;		/* -c: at_exit ran at the program's exit */
 	char ptrace_msg[160];		/* -c: why it could not be ptraced, or "" */
 	unsigned long long lost;	/* events the tracer itself said it lost */
+	long long exit_ms;		/* -c: mw_now_ms() at the exit stop */
+	int flushed;			/* -c: the flush answered: complete */
+	long long flush_ms;		/* its duration, exit stop to complete */
+	pid_t detaching;		/* tracer left removing its uprobes after
+					 * the flush (not reaped; see
+					 * mw_tracer_hand_off), or 0 */
+	int detach_uprobes;		/* its uprobe definitions then (bpf) */
 	char tracer_msg[512];		/* its first error line, or its last line */
 };
 
@@ -86,5 +109,19 @@ int mw_signal_take(void);
  * (PR_SET_PDEATHSIG). */
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen);
+
+/* After a run that left its tracer detaching (r->detaching): hand the
+ * tracer and the run's work directory to a watcher process, which waits
+ * for the tracer to end (killing it and removing its uprobe definitions
+ * if it makes no progress for 20 s), then removes the work directory
+ * and module's procfs directory, and exits.  The watcher has its own
+ * session and none of mallocwatch's descriptors; it renames the work
+ * directory to its own pid and marks it (MW_DETACHING_FILE) so sweeps
+ * leave it alone and `mallocwatch --cleanup` waits for it.  Returns 0,
+ * or -1 when it could not fork (the directory is then the caller's). */
+int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module);
+
+/* Reap tracers and watchers of earlier runs that have ended (--repeat). */
+void mw_tracer_reap(void);
 
 #endif /* MALLOCWATCH_TRACER_H */

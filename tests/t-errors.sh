@@ -39,10 +39,15 @@ expect 1 "stap could not compile the script: .*cannot run 'stap'" \
 	env PATH="$OUT/bin" "$MW" -c true
 # the tracer dies while the program runs: the program finishes, the
 # report says it is incomplete, exit 1
+# (earlier runs' tracers may still be removing their uprobes: wait for them;
+# the program starts only once it is traced: kill the tracer then)
 UE=/sys/kernel/debug/tracing/uprobe_events
+"$MW" --cleanup 2>/dev/null || fail "--cleanup exited $?"
 before=$(wc -l <$UE)
-( sleep 1.5; pkill -KILL -n -x stapbpf ) &
-expect 1 "the tracer ended early: stapbpf was killed by signal 9" "$MW" -c sleep 3
+rm -f "$OUT/started"
+( until [ -e "$OUT/started" ]; do sleep 0.05; done; pkill -KILL -n -x stapbpf ) &
+expect 1 "the tracer ended early: stapbpf was killed by signal 9" \
+	"$MW" -c sh -c "touch '$OUT/started'; sleep 3"
 wait
 [ "$(wc -l <$UE)" = "$before" ] || fail "the dead tracer's uprobes are still defined in $UE"
 grep -q "MISSING" "$OUT/err" || fail "the summary does not say the totals are missing"

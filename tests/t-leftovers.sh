@@ -73,6 +73,7 @@ echo "p:uprobes/stapprobe_${dead}_0 /bin/true:0x1000" >>$UE || fail "cannot defi
 grep -q "stapprobe_${dead}_" $UE && fail "the dead tracer's uprobe definition is still there"
 grep -q "cleaned up after an earlier run that was killed: 0 tracers stopped, 1 uprobe definitions" \
 	"$OUT/next.err" || fail "the next run did not say what it cleaned: $(cat "$OUT/next.err")"
+"$MW" --cleanup 2>/dev/null	# waits for the run's tracer to remove its uprobes
 tracer_pids=
 check_clean "after a run that cleaned"
 echo "ok: a dead stapbpf's uprobe definition removed by the next run"
@@ -104,3 +105,30 @@ pgrep -f "$OUT/bin/stap" >/dev/null && fail "the compiling stap survived"
 pgrep -x sleep -P 1 >/dev/null && pgrep -a sleep | grep -q ' 60$' && fail "stap's child survived"
 [ -z "$(ls "$T")" ] || fail "^C left in TMPDIR: $(ls "$T")"
 echo "ok: ^C while compiling: exit 130, a message, nothing left"
+
+# Five traced programs back to back (issue 10): each report complete and
+# exact, each run's tracer left removing its uprobes after the report;
+# once --cleanup has waited for them nothing of the five remains: no
+# uprobe definition, no tracer (not even a zombie of ours), no process
+# holding a perf event, nothing in TMPDIR, no procfs FIFO directory.
+"$MW" --cleanup 2>/dev/null
+for i in 1 2 3 4 5; do
+	"$MW" -q -o /dev/null --json "$OUT/b2b-$i.json" -c ./examples/arena-storm 4 30 \
+		>"$OUT/b2b-$i.out" 2>"$OUT/b2b-$i.err" || fail "back-to-back run $i failed: $(cat "$OUT/b2b-$i.err")"
+	python3 - "$OUT/b2b-$i.json" <<'PY' || fail "back-to-back run $i: wrong report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["events"]["complete"] and r["events"]["lost"] == 0, r["events"]
+assert len(r["arenas"]) == 5, len(r["arenas"])	# main + 4 workers (arena-storm's barrier)
+PY
+done
+"$MW" --cleanup 2>"$OUT/cleanup.err" || fail "--cleanup exited $?"
+grep -q stapprobe_ $UE && fail "after five runs: uprobe definitions left: $(grep -c stapprobe_ $UE)"
+# (a zombie holds nothing; init reaps the exited tracers in its own time)
+live=$(ps -eo stat=,pid=,comm= | awk '$3 == "stapbpf" && $1 !~ /^Z/')
+[ -z "$live" ] || fail "after five runs: stapbpf processes left: $live"
+held=$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]')
+[ "$held" = 0 ] || fail "after five runs: $held perf event descriptors held"
+[ -z "$(ls "$T")" ] || fail "after five runs: left in TMPDIR: $(ls "$T")"
+ls -d /var/tmp/systemtap-root/mallocwatch_* 2>/dev/null && fail "after five runs: FIFO directories left"
+echo "ok: five back-to-back runs, exact; then nothing left ($(cat "$OUT/cleanup.err"))"

@@ -1,0 +1,89 @@
+#!/bin/sh
+# bench/perhit.sh - what one probe hit costs: mallocwatch's handlers
+# against a bare handler that only counts, on the same probes, same run.
+#
+# Usage: bench/perhit.sh LABEL HITS_PER_ITER N FAMILY PROBE... -- PROGRAM ARGS
+#
+# PROGRAM (run under the probe-enabled glibc's loader) must print
+# "loop_ns NS", its own loop's duration, so that the tracer's start and
+# stop are not in the figure.  Three runs of the program, each held
+# before its first instruction until the tracer is ready:
+#   untraced  no tracer
+#   bare      stapbpf on  probe process(LIBC).mark(PROBE) { mw_bare++ }
+#   ours      stapbpf on  `mallocwatch script -e FAMILY` (what mallocwatch
+#             runs; only the handlers of that family)
+# Per hit = (loop_ns traced - loop_ns untraced) / (HITS_PER_ITER x N).
+# The handler alone is also read from the kernel (kernel.bpf_stats_enabled:
+# run_time_ns / run_cnt of each BPF program in /proc/PID/fdinfo).
+# Prints one line: LABEL, ns per hit bare and ours, ratio, and the
+# handler-only ns.  Medians of REPS (default 3).
+set -eu
+cd "$(dirname "$0")/.."
+label=$1 per=$2 n=$3 family=$4
+shift 4
+probes=""
+while [ "$1" != "--" ]; do probes="$probes $1"; shift; done
+shift
+REPS=${REPS:-3}
+MW=./build/mallocwatch
+PREFIX=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}
+P=$PREFIX/lib
+LIBC=$P/libc.so.6
+LOADER="$P/ld-linux-x86-64.so.2 --library-path $P:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu"
+KSTUB=/var/cache/mallocwatch/kernel-$(uname -r)
+SHIM=$PWD/build/memlock-shim.so
+W=$(mktemp -d /tmp/mw-perhit.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+for p in $probes; do
+	printf 'probe process("%s").mark("%s") { mw_bare++ }\n' "$LIBC" "$p"
+done >"$W/bare.stp"
+printf 'global mw_bare\nprobe begin { printf("MW 1 ready\\n") }\n' >>"$W/bare.stp"
+$MW script --runtime=bpf -e "$family" --libc "$LIBC" >"$W/ours.stp" 2>/dev/null
+for s in bare ours; do
+	(cd "$W" && stap --runtime=bpf -g -w -r "$KSTUB" -p4 -m "mwbench_$s" "$s.stp" >/dev/null)
+done
+
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -q -w kernel.bpf_stats_enabled=1
+# one run: $1 = bare | ours | none; prints "loop_ns handler_ns"
+one() {
+	rm -f "$W/go"
+	mkfifo "$W/go"
+	sh -c 'read _ <"$0"; exec "$@"' "$W/go" $LOADER "$@" >"$W/prog.out" &
+	prog=$!
+	if [ "$mode" = none ]; then
+		echo >"$W/go"
+		wait $prog
+		echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") 0"
+		return
+	fi
+	LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
+	tracer=$!
+	until grep -q 'MW 1 ready' "$W/tracer.out"; do sleep 0.02; done
+	echo >"$W/go"
+	wait $prog
+	# the handlers' own time, from the kernel's per-program counters
+	h=$(cat /proc/$tracer/fdinfo/* 2>/dev/null | awk '
+		/^run_time_ns:/ { t += $2 } /^run_cnt:/ { c += $2 }
+		END { if (c) printf "%.1f", t / c; else print 0 }')
+	kill -INT $tracer
+	wait $tracer || true
+	echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") $h"
+}
+med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+for mode in none bare ours; do
+	for i in $(seq "$REPS"); do one "$@"; done >"$W/$mode.txt"
+done
+sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
+hits=$((per * n))
+base=$(cut -d' ' -f1 "$W/none.txt" | med)
+bare=$(cut -d' ' -f1 "$W/bare.txt" | med)
+ours=$(cut -d' ' -f1 "$W/ours.txt" | med)
+hb=$(cut -d' ' -f2 "$W/bare.txt" | med)
+ho=$(cut -d' ' -f2 "$W/ours.txt" | med)
+awk -v l="$label" -v h=$hits -v b0=$base -v b=$bare -v o=$ours -v hb=$hb -v ho=$ho 'BEGIN {
+	pb = (b - b0) / h; po = (o - b0) / h
+	printf "  %-30s %9d hits  bare %6.3f us/hit  ours %6.3f us/hit  x%.2f   handler alone: bare %5.0f ns, ours %5.0f ns\n",
+		l, h, pb / 1000, po / 1000, po / pb, hb, ho
+}'
