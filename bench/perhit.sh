@@ -45,7 +45,6 @@ for s in bare ours; do
 done
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -q -w kernel.bpf_stats_enabled=1
 # one run: $1 = bare | ours | none; prints "loop_ns handler_ns"
 one() {
 	rm -f "$W/go"
@@ -72,16 +71,22 @@ one() {
 	echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") $h"
 }
 med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-for mode in none bare ours; do
-	for i in $(seq "$REPS"); do one "$@"; done >"$W/$mode.txt"
+# wall time with the kernel's statistics off (they cost two clock reads a
+# run), interleaved so that a change in the machine's load hits all three
+sysctl -q -w kernel.bpf_stats_enabled=0
+for i in $(seq "$REPS"); do
+	for mode in none bare ours; do one "$@" >>"$W/$mode.txt"; done
 done
+# the handlers alone, statistics on
+sysctl -q -w kernel.bpf_stats_enabled=1
+for mode in bare ours; do one "$@" | cut -d' ' -f2 >"$W/$mode.stats"; done
 sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
 hits=$((per * n))
 base=$(cut -d' ' -f1 "$W/none.txt" | med)
 bare=$(cut -d' ' -f1 "$W/bare.txt" | med)
 ours=$(cut -d' ' -f1 "$W/ours.txt" | med)
-hb=$(cut -d' ' -f2 "$W/bare.txt" | med)
-ho=$(cut -d' ' -f2 "$W/ours.txt" | med)
+hb=$(cat "$W/bare.stats")
+ho=$(cat "$W/ours.stats")
 awk -v l="$label" -v h=$hits -v b0=$base -v b=$bare -v o=$ours -v hb=$hb -v ho=$ho 'BEGIN {
 	pb = (b - b0) / h; po = (o - b0) / h
 	printf "  %-30s %9d hits  bare %6.3f us/hit  ours %6.3f us/hit  x%.2f   handler alone: bare %5.0f ns, ours %5.0f ns\n",

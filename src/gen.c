@@ -53,7 +53,6 @@ struct gen {
 	int ng;
 	struct mw_gen_stats *st;
 	unsigned modes;		/* bit per enum mw_mode present */
-	int has_longjmp;	/* mw_jval is written */
 	char unresolved[256];	/* symbols not found, ", "-separated, once each */
 };
 
@@ -151,8 +150,6 @@ static int collect_from(struct gen *g, const struct mw_elf *elf, const char *pat
 			} else {
 				gr->info = mw_probe_info(gr->id);
 				g->modes |= 1u << gr->info->mode;
-				g->has_longjmp |= gr->info->mode == MW_MODE_SETJMP &&
-						  gr->id != MW_P_setjmp;
 			}
 		}
 		if (gr->nsites == MAX_SITES) {
@@ -384,11 +381,17 @@ static void mode_body(struct gen *g, const struct group *gr)
 	enum mw_mode mode = gr->info ? gr->info->mode : MW_MODE_STREAM;
 	int heap_agg = !!(g->modes & (1u << MW_MODE_HEAP));
 
-	fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
+	/* hot handlers do as few map operations (about 70 ns each under
+	 * stapbpf) as they can: the setjmp family and the lock waits count
+	 * hits in their own map (K and A records), not in mw_n */
+	if (mode != MW_MODE_SETJMP && mode != MW_MODE_WAIT)
+		fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
 	switch (mode) {
-	case MW_MODE_HEAP:
-		fprintf(f, "\tmw_hsize[a1] = a2\n\tif (a2 > mw_hpeak[a1]) mw_hpeak[a1] = a2\n"
-			"\tmw_h%s[a1]++\n\tif (mw_harena[a1] == 0) mw_harena[a1] = mw_rd8(a1)\n",
+	case MW_MODE_HEAP:	/* a heap's peak can only rise when it grows */
+		fprintf(f, "\tmw_hsize[a1] = a2\n");
+		if (gr->id == MW_P_memory_heap_more)
+			fprintf(f, "\tif (a2 > mw_hpeak[a1]) mw_hpeak[a1] = a2\n");
+		fprintf(f, "\tmw_h%s[a1]++\n\tif (mw_harena[a1] == 0) mw_harena[a1] = mw_rd8(a1)\n",
 			gr->id == MW_P_memory_heap_more ? "more" : "less");
 		return;
 	case MW_MODE_WAIT:
@@ -407,10 +410,8 @@ static void mode_body(struct gen *g, const struct group *gr)
 				"\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
 				"\tmw_slast = a1\n");
 		return;
-	case MW_MODE_SETJMP:	/* per jmp_buf, return address, value */
-		fprintf(f, "\tmw_jbuf[%d, a1]++\n\tmw_jret[%d, a3]++\n", gr->id, gr->id);
-		if (gr->id != MW_P_setjmp)
-			fprintf(f, "\tmw_jval[%d, a2]++\n", gr->id);
+	case MW_MODE_SETJMP:	/* per thread, jmp_buf, value, return address */
+		fprintf(f, "\tmw_j[%d, tid(), a1, a2, a3]++\n", gr->id);
 		return;
 	case MW_MODE_MATH:	/* the first samples, arguments read through */
 		fprintf(f, "\tif (mw_msamp[%d] >= %d) next\n\tmw_msamp[%d]++\n", gr->id,
@@ -477,8 +478,7 @@ static void globals_and_begin(struct gen *g)
 		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless, mw_snet\n"
 			"global mw_speak, mw_sfirst, mw_slast, mw_sfail\n");
 	if (g->modes & (1u << MW_MODE_SETJMP))
-		fprintf(f, "global mw_jbuf[%d], mw_jret[%d], mw_jval[%d]\n", MW_MAP_JUMPS,
-			MW_MAP_JUMPS, MW_MAP_JUMPS);
+		fprintf(f, "global mw_j[%d]\n", MW_MAP_JUMPS);
 	if (g->modes & (1u << MW_MODE_MATH))
 		fprintf(f, "global mw_msamp[256]\n");
 	fprintf(f, "\nprobe begin {\n\tmw_tgt = target()\n");
@@ -499,6 +499,7 @@ static void dump(struct gen *g)
 	static const char *const h[] = { "h", "mw_harena[h]", "mw_hsize[h]", "mw_hpeak[h]",
 					 "mw_hmore[h]", "mw_hless[h]" };
 	static const char *const w[] = { "t", "a", "mw_wait[t, a]" };
+	char waits_tag[32];
 	static const char *const s[] = { "mw_sgrown", "mw_strim", "mw_snmore", "mw_snless",
 					 "mw_speak", "mw_sfirst", "mw_slast", "mw_sfail" };
 	static const char *const b[] = { "mw_bias" };
@@ -511,24 +512,18 @@ static void dump(struct gen *g)
 		emit_print(g, "\t\t", "H", 0, 6, h);
 	}
 	if (g->modes & (1u << MW_MODE_WAIT)) {
+		snprintf(waits_tag, sizeof(waits_tag), "A %d", MW_P_memory_arena_reuse_wait);
 		fprintf(f, "\tforeach ([t, a] in mw_wait)\n");
-		emit_print(g, "\t\t", "W", 1, 3, w);
+		emit_print(g, "\t\t", waits_tag, 1, 3, w);
 	}
 	if (g->modes & (1u << MW_MODE_SBRK))
 		emit_print(g, "\t", "S", 0, 8, s);
 	if (g->modes & (1u << MW_MODE_SETJMP)) {
-		static const char *const jb[] = { "i", "1", "k", "mw_jbuf[i, k]" };
-		static const char *const jr[] = { "i", "2", "k", "mw_jret[i, k]" };
-		static const char *const jv[] = { "i", "3", "k", "mw_jval[i, k]" };
+		static const char *const jt[] = { "i", "t", "k", "v", "r",
+						  "mw_j[i, t, k, v, r]" };
 
-		fprintf(f, "\tforeach ([i, k] in mw_jbuf)\n");
-		emit_print(g, "\t\t", "J", 2, 4, jb);
-		fprintf(f, "\tforeach ([i, k] in mw_jret)\n");
-		emit_print(g, "\t\t", "J", 2, 4, jr);
-		if (g->has_longjmp) {
-			fprintf(f, "\tforeach ([i, k] in mw_jval)\n");
-			emit_print(g, "\t\t", "J", 2, 4, jv);
-		}
+		fprintf(f, "\tforeach ([i, t, k, v, r] in mw_j)\n");
+		emit_print(g, "\t\t", "K", 2, 6, jt);
 	}
 	emit_print(g, "\t", "B", 0, 1, b);
 	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");

@@ -37,6 +37,11 @@
 #define MW_REC_WAIT 'W'		/* W TID ARENA COUNT */
 #define MW_REC_SBRK 'S'		/* S GROWN TRIMMED NMORE NLESS PEAK FIRST LAST FAILED */
 #define MW_REC_JUMP 'J'		/* J ID KIND KEY COUNT */
+#define MW_REC_JUMPS 'K'	/* K ID TID BUF VALUE RET COUNT: one map
+				 * entry of a setjmp/longjmp probe; its
+				 * hits, and J of each kind, summed */
+#define MW_REC_WAITS 'A'	/* A ID TID ARENA COUNT: W, and as many
+				 * hits of probe ID (memory_arena_reuse_wait) */
 #define MW_REC_BIAS 'B'		/* B BIAS */
 
 /* Field counts after the tag of the fixed-size records. */
@@ -45,6 +50,8 @@
 #define MW_NF_WAIT 3
 #define MW_NF_SBRK 8
 #define MW_NF_JUMP 4
+#define MW_NF_JUMPS 6
+#define MW_NF_WAITS 4
 #define MW_NF_BIAS 1
 
 /* Saved streams: the first line, and the metadata keys. */

@@ -57,6 +57,8 @@ struct mw_state {
 	/* key -> array index: threads by tid, arenas by address (not 0),
 	 * the newest heap by address, probes by stream id */
 	struct mw_idmap thread_ix, arena_ix, heap_ix, probe_ix;
+	struct mw_idmap jump_ix[3][MW_JUMP_VALUE + 1];	/* [jump_slot][kind]: key -> jumps[] */
+	size_t n_tuples;	/* K records */
 	size_t n_hits, n_heaps_end, n_waits, n_jumps[4];	/* end-record counts */
 	char full[160];
 	int seeded;
@@ -99,6 +101,9 @@ void mw_state_free(struct mw_state *st)
 	mw_idmap_free(&st->arena_ix);
 	mw_idmap_free(&st->heap_ix);
 	mw_idmap_free(&st->probe_ix);
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k <= MW_JUMP_VALUE; k++)
+			mw_idmap_free(&st->jump_ix[i][k]);
 	free(st);
 }
 
@@ -434,6 +439,26 @@ void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 		t->jumps[jump_slot(p->known)] += count;
 }
 
+/* count more for key of kind: the same key's entry when there is one */
+static int add_jump(struct mw_state *st, const struct mw_probe_count *p, int id, int kind,
+		    int64_t key, uint64_t count)
+{
+	int slot = jump_slot(p->known);
+	struct mw_idmap *ix = slot >= 0 ? &st->jump_ix[slot][kind] : NULL;
+	size_t i = ix ? mw_idmap_get(ix, (uint64_t)key) : MW_IDMAP_NONE;
+
+	if (i != MW_IDMAP_NONE) {
+		st->jumps[i].count += count;
+		return 0;
+	}
+	XGROW(st->jumps, st->njumps, st->cjumps);
+	if (ix)
+		mw_idmap_put(ix, (uint64_t)key, st->njumps);
+	st->jumps[st->njumps++] = (struct mw_jump){ .id = id, .name = p->name,
+		.kind = (enum mw_jump_kind)kind, .key = key, .count = count };
+	return 0;
+}
+
 int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count)
 {
 	struct mw_probe_count *p = probe(st, id);
@@ -441,9 +466,22 @@ int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t c
 	if (!p || kind < MW_JUMP_BUF || kind > MW_JUMP_VALUE)
 		return -1;
 	st->n_jumps[kind]++;
-	XGROW(st->jumps, st->njumps, st->cjumps);
-	st->jumps[st->njumps++] = (struct mw_jump){ .id = id, .name = p->name,
-		.kind = (enum mw_jump_kind)kind, .key = key, .count = count };
+	return add_jump(st, p, id, kind, key, count);
+}
+
+int mw_state_jump_tuple(struct mw_state *st, int id, int tid, int64_t buf, int64_t val,
+			int64_t ret, uint64_t count)
+{
+	struct mw_probe_count *p = probe(st, id);
+
+	if (!p)
+		return -1;
+	st->n_tuples++;
+	mw_state_hits(st, id, tid, count);
+	add_jump(st, p, id, MW_JUMP_BUF, buf, count);
+	add_jump(st, p, id, MW_JUMP_ADDR, ret, count);
+	if (p->known != MW_P_setjmp)	/* setjmp's second argument is its mask */
+		add_jump(st, p, id, MW_JUMP_VALUE, val, count);
 	return 0;
 }
 
@@ -613,6 +651,8 @@ void mw_state_finish(struct mw_state *st)
 	full_table(st, st->n_jumps[1], MW_MAP_JUMPS, "jmp_bufs");
 	full_table(st, st->n_jumps[2], MW_MAP_JUMPS, "setjmp/longjmp addresses");
 	full_table(st, st->n_jumps[3], MW_MAP_JUMPS, "longjmp values");
+	full_table(st, st->n_tuples, MW_MAP_JUMPS, "setjmp/longjmp (thread, jmp_buf, value, "
+		   "address) tuples");
 
 	for (size_t i = 0; i < st->narenas; i++)	/* drop merged duplicates */
 		if (st->arenas[i].addr != UINT64_MAX)

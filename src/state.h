@@ -181,6 +181,13 @@ void mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count)
 void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s);
 void mw_state_bias(struct mw_state *st, uint64_t bias);
 /* A J record; -1 when id is undeclared or kind unknown. */
+/* One setjmp/longjmp map entry (K record): count hits of probe id by
+ * thread tid with jmp_buf buf, return address ret and (longjmp,
+ * longjmp_target) value val; adds to the thread's hits and to the
+ * jump counts of each key, merged with earlier ones.  0, or -1 for an
+ * undeclared probe. */
+int mw_state_jump_tuple(struct mw_state *st, int id, int tid, int64_t buf, int64_t val,
+			int64_t ret, uint64_t count);
 int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count);
 void mw_state_ready(struct mw_state *st);
 void mw_state_end(struct mw_state *st);

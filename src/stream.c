@@ -134,6 +134,18 @@ int mw_stream_line(struct mw_state *st, const char *line)
 		mw_state_sbrk(st, &s);
 		return 0;
 	}
+	case MW_REC_JUMPS:
+		if (n != MW_NF_JUMPS || v[0] < 0 || v[5] < 0 ||
+		    mw_state_jump_tuple(st, (int)v[0], (int)v[1], v[2], v[3], v[4],
+					(uint64_t)v[5]) < 0)
+			goto garbled;
+		return 0;
+	case MW_REC_WAITS:
+		if (n != MW_NF_WAITS || v[0] < 0 || v[3] < 0)
+			goto garbled;
+		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[3]);
+		mw_state_wait(st, (int)v[1], (uint64_t)v[2], (uint64_t)v[3]);
+		return 0;
 	case MW_REC_JUMP:
 		if (n != MW_NF_JUMP || v[0] < 0 || v[3] < 0 ||
 		    mw_state_jump(st, (int)v[0], (int)v[1], v[2], (uint64_t)v[3]) < 0)
