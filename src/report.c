@@ -108,6 +108,15 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	if (mw_state_full_tables(st)[0])
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
 			mw_state_full_tables(st));
+	{
+		const struct mw_state_omitted *o = mw_state_omitted_get(st);
+
+		if (o->events || o->settings || o->retries || o->thresholds)
+			fprintf(f, "  counted but not listed (lists stop at %d): %" PRIu64
+				" events, %" PRIu64 " settings, %" PRIu64 " retries, %" PRIu64
+				" threshold changes\n", MW_STATE_KEEP, o->events, o->settings,
+				o->retries, o->thresholds);
+	}
 }
 
 static void arenas_text(FILE *f, const struct mw_state *st)
@@ -539,13 +548,22 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 	const struct mw_probe_count *p = mw_state_probes(st, &np);
 	json_t *by = json_object();
 
+	const struct mw_state_omitted *o = mw_state_omitted_get(st);
+	json_t *ev;
+
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	for (size_t i = 0; i < np; i++)
 		json_object_set_new(by, p[i].name, jint((int64_t)p[i].hits));
-	return json_pack("{s:o, s:o, s:o, s:b, s:o, s:o}", "total", jint((int64_t)total),
+	ev = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o}", "total", jint((int64_t)total),
 		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
 		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
 		"by_probe", by, "full_tables", jstr(mw_state_full_tables(st)));
+	if (o->events || o->settings || o->retries || o->thresholds)
+		json_object_set_new(ev, "omitted", json_pack("{s:o, s:o, s:o, s:o}",
+			"events_log", jint((int64_t)o->events), "settings",
+			jint((int64_t)o->settings), "retries", jint((int64_t)o->retries),
+			"threshold_changes", jint((int64_t)o->thresholds)));
+	return ev;
 }
 
 static json_t *json_arenas(const struct mw_state *st)

@@ -59,6 +59,7 @@ struct mw_state {
 	struct mw_idmap thread_ix, arena_ix, heap_ix, probe_ix;
 	struct mw_idmap jump_ix[3][MW_JUMP_VALUE + 1];	/* [jump_slot][kind]: key -> jumps[] */
 	size_t n_tuples;	/* K records */
+	struct mw_state_omitted omitted;	/* past MW_STATE_KEEP */
 	size_t n_hits, n_heaps_end, n_waits, n_jumps[4];	/* end-record counts */
 	char full[160];
 	int seeded;
@@ -248,6 +249,10 @@ static void threshold(struct mw_state *st, int tid, const char *src,
 {
 	st->mmap_threshold = mmap;
 	st->trim_threshold = trim;
+	if (st->nthr >= MW_STATE_KEEP) {
+		st->omitted.thresholds++;
+		return;
+	}
 	XGROW(st->thr, st->nthr, st->cthr);
 	st->thr[st->nthr++] = (struct mw_threshold_change){ .seq = st->seq, .tid = tid,
 		.source = src, .mmap = mmap, .trim = trim };
@@ -258,6 +263,10 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	struct mw_probe_count *p = probe(st, id);
 	struct mw_event *e;
 
+	if (st->nevents >= MW_STATE_KEEP) {
+		st->omitted.events++;
+		return;
+	}
 	XGROW(st->events, st->nevents, st->cevents);
 	e = &st->events[st->nevents++];
 	memset(e, 0, sizeof(*e));
@@ -305,6 +314,10 @@ static void setting(struct mw_state *st, int id, int tid, const int64_t *a, int 
 	struct mw_setting *s;
 	const char *pname;
 
+	if (st->nsettings >= MW_STATE_KEEP) {
+		st->omitted.settings += id == MW_P_memory_mallopt || si;
+		return;
+	}
 	if (id == MW_P_memory_mallopt) {
 		XGROW(st->settings, st->nsettings, st->csettings);
 		pname = mw_mallopt_param_name((int)a[0]);
@@ -335,6 +348,10 @@ static void retry(struct mw_state *st, int id, int tid, const uint64_t *a, int n
 	t->retries += id != MW_P_memory_arena_retry;
 	if (!info)
 		return;
+	if (st->nretries >= MW_STATE_KEEP) {
+		st->omitted.retries++;
+		return;
+	}
 	XGROW(st->retries, st->nretries, st->cretries);
 	st->retries[st->nretries++] = (struct mw_retry){ .tid = tid, .probe = info->name,
 		.bytes = a[0], .arena = id == MW_P_memory_arena_retry && n > 1 ? a[1] : 0 };
@@ -773,4 +790,9 @@ void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
 		*total += st->probes[i].hits;
 	*garbled = st->garbled;
 	*ended = st->ended;
+}
+
+const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st)
+{
+	return &st->omitted;
 }

@@ -210,6 +210,18 @@ const struct mw_arena *mw_state_arenas(const struct mw_state *st, size_t *n);
 const struct mw_heap *mw_state_heaps(const struct mw_state *st, size_t *n);
 const struct mw_thread *mw_state_threads(const struct mw_state *st, size_t *n);
 const struct mw_event *mw_state_events(const struct mw_state *st, size_t *n);
+
+/* The streamed events kept for the reports (mw_state_events), mallopt and
+ * tunable settings, retries and threshold changes are lists of at most
+ * MW_STATE_KEEP entries each, so that memory follows arenas, heaps and
+ * threads, not the number of events (a storm of retries is counted in
+ * full everywhere else: probe hits, per-thread retries, thresholds now).
+ * What did not fit is counted here. */
+#define MW_STATE_KEEP 10000
+struct mw_state_omitted {
+	uint64_t events, settings, retries, thresholds;
+};
+const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st);
 const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st, size_t *n,
 						      uint64_t *mmap, uint64_t *trim);
 const struct mw_sbrk *mw_state_sbrk_get(const struct mw_state *st);

@@ -18,21 +18,61 @@
 
 #define MAX_FIELDS 16
 
+/* Decimal digits at p (at least one) into *u; -1 past 2^64 - 1. */
+static int digits(const char *p, uint64_t *u, const char **endp)
+{
+	const char *q = p;
+	uint64_t v = 0;
+
+	while (*q >= '0' && *q <= '9') {
+		unsigned d = (unsigned)(*q - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+		q++;
+	}
+	if (q == p)
+		return -1;
+	*u = v;
+	*endp = q;
+	return 0;
+}
+
+/* [-]digits at p as a signed 64-bit value, or (no sign) as an unsigned
+ * one taken back from its two's complement; -1 out of range. */
+static int decimal(const char *p, int64_t *v, const char **endp)
+{
+	int neg = *p == '-';
+	uint64_t u;
+
+	if (digits(p + neg, &u, endp) < 0)
+		return -1;
+	if (!neg)
+		*v = (int64_t)u;
+	else if (u > (uint64_t)INT64_MAX + 1)
+		return -1;
+	else
+		*v = u ? -(int64_t)(u - 1) - 1 : 0;
+	return 0;
+}
+
 /* One number at p: decimal, or "HI:LO" (two 32-bit halves, as stapbpf
- * must print them; LO is taken modulo 2^32).  End in *end. */
+ * must print them; LO is taken modulo 2^32).  End in *end.  Parsed by
+ * hand: the parser's speed is a goal (bench/run), strtoll's locale
+ * handling was a third of it. */
 static int number(const char *p, int64_t *v, const char **endp)
 {
-	char *end;
+	const char *end;
 	int64_t hi, lo;
 
-	errno = 0;
-	hi = *p == '-' ? strtoll(p, &end, 10) : (int64_t)strtoull(p, &end, 10);
-	if (end == p || errno)
+	if (decimal(p, &hi, &end) < 0)
 		return -1;
-	if (*end == ':') {
-		p = end + 1;
-		lo = strtoll(p, &end, 10);
-		if (end == p || errno || hi < INT32_MIN || hi > INT32_MAX)
+	if (*end == ':') {	/* HI is signed 32-bit, LO a signed 64-bit decimal */
+		const char *q = end + 1;
+
+		if ((*p != '-' && hi < 0) || hi < INT32_MIN || hi > INT32_MAX ||
+		    decimal(q, &lo, &end) < 0 || (*q != '-' && lo < 0))
 			return -1;
 		hi = (int64_t)(((uint64_t)hi << 32) | ((uint64_t)lo & 0xffffffffu));
 	}
