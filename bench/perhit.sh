@@ -87,8 +87,13 @@ bare=$(cut -d' ' -f1 "$W/bare.txt" | med)
 ours=$(cut -d' ' -f1 "$W/ours.txt" | med)
 hb=$(cat "$W/bare.stats")
 ho=$(cat "$W/ours.stats")
-awk -v l="$label" -v h=$hits -v b0=$base -v b=$bare -v o=$ours -v hb=$hb -v ho=$ho 'BEGIN {
+awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v hb=$hb -v ho=$ho 'BEGIN {
+	if (b0 == "") {	# no loop_ns: the handlers alone
+		printf "  %-30s %9s       (no loop timing)                       handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)\n",
+			l, "", hb, ho, (hb > 0 ? ho / hb : 0)
+		exit
+	}
 	pb = (b - b0) / h; po = (o - b0) / h
-	printf "  %-30s %9d hits  bare %6.3f us/hit  ours %6.3f us/hit  x%.2f   handler alone: bare %5.0f ns, ours %5.0f ns\n",
-		l, h, pb / 1000, po / 1000, po / pb, hb, ho
+	printf "  %-30s %9d hits  bare %6.3f us/hit  ours %6.3f us/hit  x%.2f   handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)\n",
+		l, h, pb / 1000, po / 1000, po / pb, hb, ho, (hb > 0 ? ho / hb : 0)
 }'

@@ -832,6 +832,7 @@ static void watch(pid_t tracer, const char *workdir, const char *module)
 	const char *slash = strrchr(workdir, '/');
 
 	setsid();
+	prctl(PR_SET_NAME, "mw-detach");	/* in ps: not a run still going */
 	dup2(null, 0);
 	dup2(null, 1);
 	dup2(null, 2);
