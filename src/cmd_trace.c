@@ -694,9 +694,12 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 			if (o->verbose)
 				mw_note("report complete %lld ms after the program's exit",
 					r.flush_ms);
-			mw_note("stapbpf (pid %d) goes on removing its %d uprobes in the "
-				"background, about 0.11 s each; the program has exited and "
-				"nothing is traced", (int)r.detaching, r.detach_uprobes);
+			/* (not counted from uprobe_events: reading it waits
+			 * behind every removal under way on the machine) */
+			mw_note("the tracer (pid %d) goes on removing the uprobes of %d probe "
+				"sites in the background%s; the program has exited and nothing "
+				"is traced", (int)r.detaching, gst.sites, env.rt == MW_RT_BPF ?
+				" (about 0.11 s each)" : "");
 		}
 		if (r.ptrace_msg[0])
 			mw_note("%s", r.ptrace_msg);

@@ -522,7 +522,6 @@ static void program_exited(struct run *rn)
 		 * (the process is gone, the flush turned the handlers off) */
 		rn->detach_bg = 1;
 		rn->r->detaching = rn->tracer;
-		rn->r->detach_uprobes = mw_uprobes_of(rn->tracer);
 	}
 }
 

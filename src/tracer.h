@@ -84,7 +84,6 @@ struct mw_trace_result {
 	pid_t detaching;		/* tracer left removing its uprobes after
 					 * the flush (not reaped; see
 					 * mw_tracer_hand_off), or 0 */
-	int detach_uprobes;		/* its uprobe definitions then (bpf) */
 	char tracer_msg[512];		/* its first error line, or its last line */
 };
 
