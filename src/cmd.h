@@ -27,4 +27,9 @@ int cmd_check(int argc, char **argv);
 /* mallocwatch diff [--json] BASE NEW: two reports side by side; exit 0. */
 int cmd_diff(int argc, char **argv);
 
+/* The argument of -e (trace, script): the families it names (probetab.h,
+ * mw_events_parse); a bad list, or one that leaves nothing, is a usage
+ * error (exit 2). */
+unsigned mw_events_option(const char *arg);
+
 #endif /* MALLOCWATCH_CMD_H */

@@ -121,10 +121,7 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 		case 'e':
 			if (!families)
 				goto bad;
-			if (mw_events_parse(optarg, families, err, sizeof(err)) < 0)
-				mw_usage_error("%s", err);
-			if (!*families)
-				mw_usage_error("-e %s leaves nothing to trace", optarg);
+			*families = mw_events_option(optarg);
 			break;
 		case 'l': libc_opt = optarg; break;
 		case 'm': libm_opt = optarg; break;

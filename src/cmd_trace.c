@@ -196,6 +196,18 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+unsigned mw_events_option(const char *arg)
+{
+	char err[256];
+	unsigned families;
+
+	if (mw_events_parse(arg, &families, err, sizeof(err)) < 0)
+		mw_usage_error("%s", err);
+	if (!families)
+		mw_usage_error("-e %s leaves nothing to trace", arg);
+	return families;
+}
+
 static enum mw_runtime parse_runtime(const char *s)
 {
 	if (strcmp(s, "auto") == 0)
@@ -241,15 +253,9 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	argc = split_command(argc, argv, o);
 	while ((c = getopt_long(argc, argv, "+e:o:p:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': {
-			char err[256];
-
-			if (mw_events_parse(optarg, &o->families, err, sizeof(err)) < 0)
-				mw_usage_error("%s", err);
-			if (!o->families)
-				mw_usage_error("-e %s leaves nothing to trace", optarg);
+		case 'e':
+			o->families = mw_events_option(optarg);
 			break;
-		}
 		case 'o': o->out = optarg; break;
 		case OPT_JSON: o->json = optarg; break;
 		case OPT_SAVE: o->save_script = optarg; break;
