@@ -153,6 +153,27 @@ int mw_uprobes_of(pid_t tracer)
 	return f ? n : -1;
 }
 
+int mw_wait_tracer(pid_t tracer, long grace_ms)
+{
+	long long until = mw_now_ms() + grace_ms, next_count = 0;
+	int defs = INT_MAX, k;
+
+	while (mw_process_alive(tracer)) {
+		if (mw_now_ms() >= next_count) {	/* reading uprobe_events waits
+							 * behind removals: not too often */
+			next_count = mw_now_ms() + 1000;
+			if ((k = mw_uprobes_of(tracer)) >= 0 && k < defs) {
+				defs = k;
+				until = mw_now_ms() + grace_ms;
+			}
+		}
+		if (mw_now_ms() > until)
+			return -1;
+		usleep(50000);
+	}
+	return 0;
+}
+
 /* One pass: remove the definitions of dead stapbpfs; how many went, and
  * in *busy how many the kernel still held (a perf event not yet let go). */
 static int remove_dead_uprobes(int *busy)
@@ -300,16 +321,9 @@ int mw_wait_detaching(void)
 	if (d)
 		closedir(d);
 	for (int i = 0; i < n; i++) {
-		long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
-		int defs = INT_MAX, k;
+		long long until;
 
-		while (live_stapbpf(tracer[i]) && mw_now_ms() < until) {
-			if ((k = mw_uprobes_of(tracer[i])) >= 0 && k < defs) {
-				defs = k;
-				until = mw_now_ms() + MW_SWEEP_WAIT_MS;
-			}
-			usleep(50000);
-		}
+		mw_wait_tracer(tracer[i], MW_SWEEP_WAIT_MS);
 		until = mw_now_ms() + 5000;	/* its watcher's clean-up */
 		while (mw_process_alive(watcher[i]) && mw_now_ms() < until)
 			usleep(20000);

@@ -77,6 +77,12 @@ int mw_sweep_uprobes(void);
  * uprobe_events cannot be read. */
 int mw_uprobes_of(pid_t tracer);
 
+/* Wait while the tracer (stap or stapbpf, not necessarily a child) is
+ * alive and removing its uprobes: each definition of its that goes
+ * (counted once a second) gives it grace_ms more.  Returns 0 once it has
+ * ended (or is a zombie), -1 when grace_ms passed without progress. */
+int mw_wait_tracer(pid_t tracer, long grace_ms);
+
 /* The whole sweep described above, into *out (may be NULL). */
 void mw_sweep(struct mw_sweep *out);
 

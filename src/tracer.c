@@ -18,6 +18,7 @@
 
 #include "leftovers.h"
 #include "msg.h"
+#include "procmem.h"
 #include "protocol.h"
 #include "tracer.h"
 
@@ -826,8 +827,7 @@ static void watch(pid_t tracer, const char *workdir, const char *module)
 {
 	char dir[PATH_MAX], marker[PATH_MAX + 16];
 	const char *dot = strrchr(workdir, '.');
-	int null = open("/dev/null", O_RDWR), fd, defs = INT_MAX, n, pidfd;
-	long long until = mw_now_ms() + STOP_GRACE_MS;
+	int null = open("/dev/null", O_RDWR), fd;
 	const char *slash = strrchr(workdir, '/');
 
 	setsid();
@@ -836,7 +836,6 @@ static void watch(pid_t tracer, const char *workdir, const char *module)
 	dup2(null, 1);
 	dup2(null, 2);
 	syscall(SYS_close_range, 3U, ~0U, 0U);
-	pidfd = (int)syscall(SYS_pidfd_open, tracer, 0);
 	snprintf(dir, sizeof(dir), "%.*s/mallocwatch.%d%s", (int)(slash - workdir), workdir,
 		 (int)getpid(), dot ? dot : "");
 	if (rename(workdir, dir) < 0)
@@ -846,19 +845,12 @@ static void watch(pid_t tracer, const char *workdir, const char *module)
 		dprintf(fd, "%d\n", (int)tracer);
 		close(fd);
 	}
-	while (pidfd >= 0) {
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	if (mw_wait_tracer(tracer, STOP_GRACE_MS) < 0) {
+		long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
 
-		if (poll(&p, 1, 1000) > 0)
-			break;	/* it exited */
-		if ((n = mw_uprobes_of(tracer)) >= 0 && n < defs) {
-			defs = n;	/* still removing them */
-			until = mw_now_ms() + STOP_GRACE_MS;
-		} else if (mw_now_ms() > until) {
-			kill(tracer, SIGKILL);	/* stuck: the sweep below */
-			poll(&p, 1, MW_SWEEP_WAIT_MS);
-			break;
-		}
+		kill(tracer, SIGKILL);	/* stuck: the sweep below */
+		while (mw_process_alive(tracer) && mw_now_ms() < until)
+			usleep(50000);
 	}
 	mw_sweep_uprobes();	/* nothing when it ended normally */
 	mw_runtime_procfs_remove(module);
