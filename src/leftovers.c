@@ -57,19 +57,30 @@ void mw_workdir_remove(const char *dir)
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-/* "mallocwatch.PID.XXXXXX": the PID, or 0 when name is not of that form. */
-static pid_t run_pid(const char *name)
+/* The pid in name right after prefix, end past it; 0 when there is none
+ * (no prefix, no digits, out of range). */
+static pid_t pid_after(const char *name, const char *prefix, const char **endp)
 {
 	char *end;
 	long pid;
 
-	if (strncmp(name, PREFIX, strlen(PREFIX)) != 0)
+	if (strncmp(name, prefix, strlen(prefix)) != 0)
 		return 0;
-	name += strlen(PREFIX);
+	name += strlen(prefix);
 	pid = strtol(name, &end, 10);
-	if (end == name || *end != '.' || strlen(end + 1) != 6 || pid <= 0 || pid > INT_MAX)
+	if (end == name || pid <= 0 || pid > INT_MAX)
 		return 0;
+	*endp = end;
 	return (pid_t)pid;
+}
+
+/* "mallocwatch.PID.XXXXXX": the PID, or 0 when name is not of that form. */
+static pid_t run_pid(const char *name)
+{
+	const char *end;
+	pid_t pid = pid_after(name, PREFIX, &end);
+
+	return pid && *end == '.' && strlen(end + 1) == 6 ? pid : 0;
 }
 
 /* Is path (a tracer's cwd) the work directory of a dead run? */
@@ -258,14 +269,10 @@ static int sweep_fifo_dirs(void)
 	if (mw_runtime_procfs_base(base, sizeof(base)) < 0 || !(d = opendir(base)))
 		return 0;
 	while ((de = readdir(d))) {
-		char *end;
-		long pid;
+		const char *end;
+		pid_t pid = pid_after(de->d_name, MW_MODULE_PREFIX, &end);
 
-		if (strncmp(de->d_name, "mallocwatch_", 12) != 0)
-			continue;
-		pid = strtol(de->d_name + 12, &end, 10);
-		if (end == de->d_name + 12 || *end || pid <= 0 || pid > INT_MAX ||
-		    mw_process_alive((pid_t)pid))
+		if (!pid || *end || mw_process_alive(pid))
 			continue;
 		mw_runtime_procfs_remove(de->d_name);
 		n++;

@@ -292,7 +292,7 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
 
 const char *mw_runtime_module(char *buf, size_t len)
 {
-	snprintf(buf, len, "mallocwatch_%d", (int)getpid());
+	snprintf(buf, len, MW_MODULE_PREFIX "%d", (int)getpid());
 	return buf;
 }
 

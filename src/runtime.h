@@ -51,6 +51,8 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
  * when not root).  Returns 0 or -1 with err. */
 int mw_runtime_kstub(char *dir_out, size_t len, const char *workdir, char *err, size_t errlen);
 
+#define MW_MODULE_PREFIX "mallocwatch_"
+
 /* The module name of this run's script, "mallocwatch_PID" (PID: this
  * mallocwatch), into buf: stap -m NAME, the .bo file's name and the
  * directory of the script's procfs probes.  Returns buf. */
