@@ -1,6 +1,6 @@
 /* allocator-knobs.c - fire glibc's mallopt, retry and tcache probes.
  *
- * Usage: allocator-knobs mallopt | retry | double-free | lifecycle | contend
+ * Usage: allocator-knobs mallopt | retry | double-free | lifecycle | contend [N]
  *
  * mallopt      calls mallopt() twice on every parameter, A then B, so the
  *              second call's previous value is A; prints per call
@@ -22,10 +22,11 @@
  *              (memory_arena_reuse_free_list).  Prints
  *                  lifecycle arena_reuse_free_list 1
  * contend      M_ARENA_MAX=1: a thread holds main_arena's lock (inside
- *              malloc_stats, writing to a full pipe) while 8 new threads
+ *              malloc_stats, writing to a full pipe) while N (default 8,
+ *              at most 256) new threads
  *              make their first allocation: each must reuse main_arena and
  *              wait for its lock, exactly once (see do_contend).  Prints
- *                  contend memory_arena_reuse_wait 8
+ *                  contend memory_arena_reuse_wait N
  *
  * Run it with GLIBC_TUNABLES to fire the tunable probes (tests/t-e2e-knobs.sh).
  */
@@ -158,7 +159,7 @@ static int do_lifecycle(void)
 	return 0;
 }
 
-/* contend: exactly WAITERS lock waits, whatever the scheduler does.
+/* contend: exactly `waiters` lock waits, whatever the scheduler does.
  *
  * glibc's malloc_stats() holds main_arena's lock while it writes to
  * stderr (malloc.c, __malloc_stats).  With stderr a pipe that is full, a
@@ -169,10 +170,12 @@ static int do_lifecycle(void)
  * checked in /proc/self/task/TID/syscall (write on fd 2; futex) before
  * the next, and only then is the pipe drained.  Nothing here may call
  * malloc while the lock is held: no stdio, no pthread_create. */
-#define WAITERS 8
+#define MAX_WAITERS 256
+
+static int waiters = 8;
 
 static pthread_barrier_t go;
-static int waiter_tid[WAITERS], holder_tid, passed[WAITERS], holder_done;
+static int waiter_tid[MAX_WAITERS], holder_tid, passed[MAX_WAITERS], holder_done;
 
 static void *waiter(void *arg)
 {
@@ -223,13 +226,13 @@ static int wait_in_syscall(int tid, long nr, long arg0)
 
 static int do_contend(void)
 {
-	pthread_t t[WAITERS + 1];
+	pthread_t t[MAX_WAITERS + 1];
 	int pfd[2], saved = dup(2), fl;
 	char buf[4096] = { 0 };
 
 	mallopt(M_ARENA_MAX, 1);
-	pthread_barrier_init(&go, NULL, WAITERS + 1);
-	for (int i = 0; i < WAITERS; i++)
+	pthread_barrier_init(&go, NULL, waiters + 1);
+	for (int i = 0; i < waiters; i++)
 		if (pthread_create(&t[i], NULL, waiter, (void *)(uintptr_t)i))
 			return 1;
 	/* stderr: a pipe, filled to the last byte */
@@ -244,14 +247,14 @@ static int do_contend(void)
 	fcntl(2, F_SETFL, fl);
 	/* the holder takes the lock first; the last allocation by this
 	 * thread is pthread_create's, before that */
-	if (pthread_create(&t[WAITERS], NULL, holder, NULL))
+	if (pthread_create(&t[waiters], NULL, holder, NULL))
 		return 1;
 	while (!__atomic_load_n(&holder_tid, __ATOMIC_SEQ_CST))
 		usleep(1000);
 	if (wait_in_syscall(holder_tid, SYS_write, 2) < 0)
 		goto stuck;
 	pthread_barrier_wait(&go);	/* now the waiters run */
-	for (int i = 0; i < WAITERS; i++) {
+	for (int i = 0; i < waiters; i++) {
 		while (!__atomic_load_n(&passed[i], __ATOMIC_SEQ_CST))
 			usleep(1000);
 		if (wait_in_syscall(waiter_tid[i], SYS_futex, -1) < 0)
@@ -262,9 +265,9 @@ static int do_contend(void)
 		if (read(pfd[0], buf, sizeof(buf)) <= 0)
 			usleep(1000);
 	dup2(saved, 2);
-	for (int i = 0; i <= WAITERS; i++)
+	for (int i = 0; i <= waiters; i++)
 		pthread_join(t[i], NULL);
-	printf("contend memory_arena_reuse_wait %d\n", WAITERS);
+	printf("contend memory_arena_reuse_wait %d\n", waiters);
 	return 0;
 stuck:
 	dup2(saved, 2);
@@ -285,8 +288,15 @@ int main(int argc, char **argv)
 		return do_double_free();
 	if (strcmp(mode, "lifecycle") == 0)
 		return do_lifecycle();
-	if (strcmp(mode, "contend") == 0)
+	if (strcmp(mode, "contend") == 0) {
+		if (argc > 2)
+			waiters = atoi(argv[2]);
+		if (waiters < 1 || waiters > MAX_WAITERS) {
+			fprintf(stderr, "allocator-knobs: contend takes 1 to %d waiters\n", MAX_WAITERS);
+			return 2;
+		}
 		return do_contend();
-	fprintf(stderr, "usage: allocator-knobs mallopt | retry | double-free | lifecycle | contend\n");
+	}
+	fprintf(stderr, "usage: allocator-knobs mallopt | retry | double-free | lifecycle | contend [N]\n");
 	return 2;
 }

@@ -381,10 +381,12 @@ static void mode_body(struct gen *g, const struct group *gr)
 	enum mw_mode mode = gr->info ? gr->info->mode : MW_MODE_STREAM;
 	int heap_agg = !!(g->modes & (1u << MW_MODE_HEAP));
 
-	/* hot handlers do as few map operations (about 70 ns each under
+	/* hot handlers do as few hash-map operations (50-70 ns each under
 	 * stapbpf) as they can: the setjmp family and the lock waits count
-	 * hits in their own map (K and A records), not in mw_n */
-	if (mode != MW_MODE_SETJMP && mode != MW_MODE_WAIT)
+	 * hits in their own map (K and A records); heap_more/less and
+	 * sbrk_more/less are counted per heap (G) and for main_arena (S),
+	 * not per thread */
+	if (mode == MW_MODE_STREAM || mode == MW_MODE_MATH)
 		fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
 	switch (mode) {
 	case MW_MODE_HEAP:	/* a heap's peak can only rise when it grows */
@@ -406,7 +408,7 @@ static void mode_body(struct gen *g, const struct group *gr)
 				"\tif (mw_snet > mw_speak) mw_speak = mw_snet\n"
 				"\tif (mw_sfirst == 0) mw_sfirst = a1\n\tmw_slast = a1 + a2\n");
 		else
-			fprintf(f, "\tif (a1 == 0 || a1 == -1) next\n"
+			fprintf(f, "\tif (a1 == 0 || a1 == -1) { mw_slfail++; next }\n"
 				"\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
 				"\tmw_slast = a1\n");
 		return;
@@ -436,7 +438,8 @@ static void mode_body(struct gen *g, const struct group *gr)
 		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
 
 		fprintf(f, "\tar = mw_rd8(a1)\n");
-		emit_print(g, "\t", "H", 0, 6, heap_agg ? agg : none);
+		/* G: the counts are also the hits of heap_more/less */
+		emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6, heap_agg ? agg : none);
 	}
 	/* the aggregates exist only when memory_heap_more/less do */
 	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
@@ -476,7 +479,7 @@ static void globals_and_begin(struct gen *g)
 		fprintf(f, "global mw_wait[%d]\n", MW_MAP_WAITS);
 	if (g->modes & (1u << MW_MODE_SBRK))
 		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless, mw_snet\n"
-			"global mw_speak, mw_sfirst, mw_slast, mw_sfail\n");
+			"global mw_speak, mw_sfirst, mw_slast, mw_sfail, mw_slfail\n");
 	if (g->modes & (1u << MW_MODE_SETJMP))
 		fprintf(f, "global mw_j[%d]\n", MW_MAP_JUMPS);
 	if (g->modes & (1u << MW_MODE_MATH))
@@ -501,7 +504,8 @@ static void dump(struct gen *g)
 	static const char *const w[] = { "t", "a", "mw_wait[t, a]" };
 	char waits_tag[32];
 	static const char *const s[] = { "mw_sgrown", "mw_strim", "mw_snmore", "mw_snless",
-					 "mw_speak", "mw_sfirst", "mw_slast", "mw_sfail" };
+					 "mw_speak", "mw_sfirst", "mw_slast", "mw_sfail",
+					 "mw_slfail" };
 	static const char *const b[] = { "mw_bias" };
 	FILE *f = g->out;
 
@@ -509,7 +513,7 @@ static void dump(struct gen *g)
 	emit_print(g, "\t\t", "N", 2, 3, n);
 	if (g->modes & (1u << MW_MODE_HEAP)) {
 		fprintf(f, "\tforeach (h in mw_hsize)\n");
-		emit_print(g, "\t\t", "H", 0, 6, h);
+		emit_print(g, "\t\t", "G", 0, 6, h);
 	}
 	if (g->modes & (1u << MW_MODE_WAIT)) {
 		snprintf(waits_tag, sizeof(waits_tag), "A %d", MW_P_memory_arena_reuse_wait);
@@ -517,7 +521,7 @@ static void dump(struct gen *g)
 		emit_print(g, "\t\t", waits_tag, 1, 3, w);
 	}
 	if (g->modes & (1u << MW_MODE_SBRK))
-		emit_print(g, "\t", "S", 0, 8, s);
+		emit_print(g, "\t", "S", 0, 9, s);
 	if (g->modes & (1u << MW_MODE_SETJMP)) {
 		static const char *const jt[] = { "i", "t", "k", "v", "r",
 						  "mw_j[i, t, k, v, r]" };

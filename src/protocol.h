@@ -34,8 +34,12 @@
 #define MW_REC_EVENT 'E'	/* E ID TID A1..An */
 #define MW_REC_HITS 'N'		/* N ID TID COUNT */
 #define MW_REC_HEAP 'H'		/* H HEAP ARENA SIZE PEAK GREW SHRANK */
+#define MW_REC_HEAPHITS 'G'	/* G: H, and GREW/SHRANK are also the hits
+				 * of memory_heap_more/less (no N for them) */
 #define MW_REC_WAIT 'W'		/* W TID ARENA COUNT */
-#define MW_REC_SBRK 'S'		/* S GROWN TRIMMED NMORE NLESS PEAK FIRST LAST FAILED */
+#define MW_REC_SBRK 'S'		/* S GROWN TRIMMED NMORE NLESS PEAK FIRST LAST
+				 * FAILED [FAILED_LESS]: with FAILED_LESS, the
+				 * hits of memory_sbrk_more/less (no N) */
 #define MW_REC_JUMP 'J'		/* J ID KIND KEY COUNT */
 #define MW_REC_JUMPS 'K'	/* K ID TID BUF VALUE RET COUNT: one map
 				 * entry of a setjmp/longjmp probe; its
@@ -49,6 +53,7 @@
 #define MW_NF_HEAP 6
 #define MW_NF_WAIT 3
 #define MW_NF_SBRK 8
+#define MW_NF_SBRK_HITS 9
 #define MW_NF_JUMP 4
 #define MW_NF_JUMPS 6
 #define MW_NF_WAITS 4

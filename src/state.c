@@ -60,7 +60,7 @@ struct mw_state {
 	struct mw_idmap jump_ix[3][MW_JUMP_VALUE + 1];	/* [jump_slot][kind]: key -> jumps[] */
 	size_t n_tuples;	/* K records */
 	struct mw_state_omitted omitted;	/* past MW_STATE_KEEP */
-	size_t n_hits, n_heaps_end, n_waits, n_jumps[4];	/* end-record counts */
+	size_t n_hits, n_heap_records, n_waits, n_jumps[4];	/* end-record counts */
 	char full[160];
 	int seeded;
 };
@@ -281,13 +281,30 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 		memcpy(e->arg, args, (size_t)e->nargs * sizeof(int64_t));
 }
 
-/* The unreadable-argument mask of probe id. */
-static unsigned p_unavail(struct mw_state *st, int known_id)
+/* The declared probe glibc names known_id (MW_P_*), or NULL. */
+static struct mw_probe_count *probe_known(struct mw_state *st, int known_id)
 {
 	for (size_t i = 0; i < st->nprobes; i++)
 		if (st->probes[i].known == known_id)
-			return st->probes[i].unavail;
-	return 0;
+			return &st->probes[i];
+	return NULL;
+}
+
+/* The unreadable-argument mask of probe id. */
+static unsigned p_unavail(struct mw_state *st, int known_id)
+{
+	struct mw_probe_count *p = probe_known(st, known_id);
+
+	return p ? p->unavail : 0;
+}
+
+/* Hits of a probe counted without a thread (G and nine-field S records). */
+static void probe_hits(struct mw_state *st, int known_id, uint64_t count)
+{
+	struct mw_probe_count *p = probe_known(st, known_id);
+
+	if (p)
+		p->hits += count;
 }
 
 /* The last mallopt() of thread tid not yet paired with its do_set_*. */
@@ -521,11 +538,15 @@ const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n)
 }
 
 void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,
-		   uint64_t peak, uint64_t grew, uint64_t shrank)
+		   uint64_t peak, uint64_t grew, uint64_t shrank, int hits)
 {
 	struct mw_heap *h = live_heap(st, addr);
 
-	st->n_heaps_end += st->n_hits > 0;	/* the end probe prints N before H */
+	st->n_heap_records++;	/* one per memory_heap_free, the rest at the end */
+	if (hits) {
+		probe_hits(st, MW_P_memory_heap_more, grew);
+		probe_hits(st, MW_P_memory_heap_less, shrank);
+	}
 	if (!h) {	/* made before tracing started (-p) */
 		heap_new(st, 0, addr, size);
 		h = live_heap(st, addr);
@@ -557,9 +578,13 @@ void mw_state_wait(struct mw_state *st, int tid, uint64_t addr, uint64_t count)
 		a->waits += count;
 }
 
-void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s)
+void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits)
 {
 	st->sbrk = *s;
+	if (hits) {
+		probe_hits(st, MW_P_memory_sbrk_more, s->nmore + s->failed);
+		probe_hits(st, MW_P_memory_sbrk_less, s->nless + s->failed_less);
+	}
 }
 
 void mw_state_bias(struct mw_state *st, uint64_t bias)
@@ -660,10 +685,14 @@ void mw_state_finish(struct mw_state *st)
 {
 	size_t k = 0;
 	struct mw_thread *main_t;
+	struct mw_probe_count *freed;
 
 	st->full[0] = '\0';
 	full_table(st, st->n_hits, MW_MAP_HITS, "hits per probe and thread");
-	full_table(st, st->n_heaps_end, MW_MAP_HEAPS, "heaps");
+	/* H/G records: one streamed with each memory_heap_free, the rest
+	 * from the end's table of heaps */
+	freed = probe_known(st, MW_P_memory_heap_free);
+	full_table(st, st->n_heap_records - (freed ? freed->received : 0), MW_MAP_HEAPS, "heaps");
 	full_table(st, st->n_waits, MW_MAP_WAITS, "waits per thread and arena");
 	full_table(st, st->n_jumps[1], MW_MAP_JUMPS, "jmp_bufs");
 	full_table(st, st->n_jumps[2], MW_MAP_JUMPS, "setjmp/longjmp addresses");

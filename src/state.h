@@ -68,7 +68,9 @@ struct mw_thread {
 	uint64_t arena;		/* the arena it last attached to (0: main/unknown) */
 	uint64_t waits;		/* lock waits */
 	uint64_t retries;
-	uint64_t hits;		/* probe hits, all probes */
+	uint64_t hits;		/* probe hits, all probes but memory_heap_more/less
+				 * and memory_sbrk_more/less (counted per heap and
+				 * for main_arena, not per thread) */
 	uint64_t jumps[3];	/* hits of setjmp, longjmp, longjmp_target */
 };
 
@@ -86,7 +88,8 @@ struct mw_event {
 
 struct mw_sbrk {
 	uint64_t grown, trimmed;	/* bytes */
-	uint64_t nmore, nless, failed;	/* calls */
+	uint64_t nmore, nless, failed;	/* calls; failed: sbrk_more's */
+	uint64_t failed_less;		/* sbrk_less with no break (0 in old streams) */
 	int64_t peak;			/* highest net (grown - trimmed) */
 	uint64_t first_brk, last_brk;	/* first break seen, current end */
 };
@@ -175,10 +178,16 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
  * nargs differs from the declaration. */
 int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
 void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
+/* An H record; with hits (a G record) grew and shrank are also added to
+ * the hits of memory_heap_more and memory_heap_less, which then have no
+ * N records (their hits are not per thread). */
 void mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t size,
-		   uint64_t peak, uint64_t grew, uint64_t shrank);
+		   uint64_t peak, uint64_t grew, uint64_t shrank, int hits);
 void mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count);
-void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s);
+/* An S record; with hits (nine fields) nmore + failed and nless +
+ * failed_less are the hits of memory_sbrk_more and memory_sbrk_less,
+ * which then have no N records. */
+void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits);
 void mw_state_bias(struct mw_state *st, uint64_t bias);
 /* A J record; -1 when id is undeclared or kind unknown. */
 /* One setjmp/longjmp map entry (K record): count hits of probe id by

@@ -152,10 +152,12 @@ int mw_stream_line(struct mw_state *st, const char *line)
 		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[2]);
 		return 0;
 	case MW_REC_HEAP:
-		if (n != MW_NF_HEAP)
+	case MW_REC_HEAPHITS:
+		if (n != MW_NF_HEAP || v[4] < 0 || v[5] < 0)
 			goto garbled;
 		mw_state_heap(st, (uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2],
-			      (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5]);
+			      (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5],
+			      line[0] == MW_REC_HEAPHITS);
 		return 0;
 	case MW_REC_WAIT:
 		if (n != MW_NF_WAIT || v[2] < 0)
@@ -165,13 +167,14 @@ int mw_stream_line(struct mw_state *st, const char *line)
 	case MW_REC_SBRK: {
 		struct mw_sbrk s;
 
-		if (n != MW_NF_SBRK)
+		if (n != MW_NF_SBRK && n != MW_NF_SBRK_HITS)
 			goto garbled;
 		s = (struct mw_sbrk){ .grown = (uint64_t)v[0], .trimmed = (uint64_t)v[1],
 			.nmore = (uint64_t)v[2], .nless = (uint64_t)v[3], .peak = v[4],
 			.first_brk = (uint64_t)v[5], .last_brk = (uint64_t)v[6],
-			.failed = (uint64_t)v[7] };
-		mw_state_sbrk(st, &s);
+			.failed = (uint64_t)v[7],
+			.failed_less = n == MW_NF_SBRK_HITS ? (uint64_t)v[8] : 0 };
+		mw_state_sbrk(st, &s, n == MW_NF_SBRK_HITS);
 		return 0;
 	}
 	case MW_REC_JUMPS:

@@ -1,0 +1,32 @@
+#!/bin/sh
+# End to end: the aggregated heap and sbrk probes count exactly.
+# heap-churn grows and shrinks one heap N times with the trim threshold
+# and top pad at 0 (mallopt): in a thread's arena each iteration is one
+# grow_heap (memory_heap_more) and one shrink_heap (memory_heap_less); in
+# main_arena one sbrk grow and one systrim (memory_sbrk_less), plus the
+# break's first growth and printf's buffer after the loop.  These
+# probes' hits come from the per-heap (G) and main_arena (S) records, not
+# per thread (docs/protocol.md): they must add up all the same.
+. tests/lib.sh
+need_root
+need_libc
+n=3000
+"$MW" -q --json "$OUT/thread.json" -o "$OUT/thread.txt" -c ./examples/heap-churn $n thread \
+	>"$OUT/thread.out" || fail "mallocwatch exited $? for heap-churn thread"
+"$MW" -q --json "$OUT/main.json" -o "$OUT/main.txt" -c ./examples/heap-churn $n main \
+	>"$OUT/main.out" || fail "mallocwatch exited $? for heap-churn main"
+python3 - "$OUT/thread.json" "$OUT/main.json" $n <<'PY' || fail "heap-churn counts"
+import json, sys
+t, m, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+for r in (t, m):
+    assert r["events"]["lost"] == 0 and r["events"]["complete"], r["events"]
+b = t["events"]["by_probe"]
+assert b["memory_heap_more"] == n and b["memory_heap_less"] == n, b
+grew = sum(h["grew"] for h in t["heaps"])
+shrank = sum(h["shrank"] for h in t["heaps"])
+assert (grew, shrank) == (n, n), (grew, shrank, t["heaps"])
+b, s = m["events"]["by_probe"], m["sbrk"]
+assert b["memory_sbrk_less"] == n == s["trim_calls"], (b, s)
+assert n < b["memory_sbrk_more"] <= n + 3, b
+assert b["memory_sbrk_more"] == s["grow_calls"] + s["failed"], (b, s)
+PY
