@@ -48,7 +48,7 @@ static const char usage[] =
 "       mallocwatch --cleanup\n"
 "       mallocwatch probes [--libc PATH | -p PID] [--libm PATH] [--json | --table]\n"
 "       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
-"       mallocwatch replay [-o FILE] [--json FILE] STREAM\n"
+"       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
 "       mallocwatch snapshot -p PID [-o FILE] [--json FILE]\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
@@ -70,8 +70,15 @@ static const char usage[] =
 "                       symbols); a libc without SDT probes is reported from\n"
 "                       such snapshots alone\n"
 "  --duration SECONDS   with -p: stop after this long, as ^C would\n"
-"  --interval SECONDS   with -p on a libc without probes: a snapshot this\n"
-"                       often (default 1)\n"
+"  --interval SECONDS   read the allocator's state (arenas' bytes, heaps,\n"
+"                       the main heap's extent, thresholds) this often, for\n"
+"                       the timeline (--html) and --progress: default 0.1\n"
+"                       with -c, 1 with -p; no probe cost.  With -p on a\n"
+"                       libc without probes: the snapshots' period\n"
+"  --progress           one line per interval on stderr: elapsed, arenas,\n"
+"                       heap bytes, sbrk net, lock waits and retries since\n"
+"                       the last line (default with -p, and with -c when\n"
+"                       stderr is a terminal); --no-progress: never\n"
 "  --libc PATH          trace this libc.so.6 instead of the one chosen\n"
 "                       (system libc with probes, else the probe-enabled\n"
 "                       glibc under $MW_GLIBC_PREFIX or " MW_GLIBC_PREFIX ")\n"
@@ -82,6 +89,8 @@ static const char usage[] =
 "  -o FILE              write the summary to FILE (default: stderr)\n"
 "  --json FILE          write the report as JSON to FILE ('-' = stdout);\n"
 "                       keys in docs/json.md\n"
+"  --html FILE          write a self-contained HTML report (no network): bytes\n"
+"                       per arena over time, thread lanes, markers, tables\n"
 "  --save-script FILE   also write the generated SystemTap script to FILE\n"
 "  --save-stream FILE   also record the tracer's output (docs/protocol.md)\n"
 "                       to FILE; `mallocwatch replay FILE` reports it again\n"
@@ -156,7 +165,9 @@ struct trace_opts {
 	enum mw_aggregate aggregate;	/* --aggregate of repeated runs' figures */
 	int strict_env;			/* --strict-env */
 	json_t *baseline;		/* loaded before anything runs */
-	long interval_ms;		/* --interval: snapshots-only mode's period */
+	long interval_ms;		/* --interval; 0 = the default */
+	const char *html;		/* --html */
+	int progress;			/* --progress 1, --no-progress 0, else -1 */
 };
 
 /* The files a run writes, opened before anything is traced so that an
@@ -165,12 +176,13 @@ struct outputs {
 	FILE *summary;			/* -o, else stderr */
 	FILE *json;			/* --json; NULL when not asked */
 	FILE *stream;			/* --save-stream; NULL when not asked */
-	int summary_errno, json_errno;	/* the first write error of each */
+	FILE *html;			/* --html; NULL when not asked */
+	int summary_errno, json_errno, html_errno;	/* the first write error of each */
 };
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
-       OPT_AGGREGATE, OPT_STRICT_ENV };
+       OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -188,6 +200,9 @@ static const struct option longopts[] = {
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
+	{ "html", required_argument, NULL, OPT_HTML },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "events", required_argument, NULL, 'e' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -275,6 +290,9 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		}
 		case OPT_BASELINE: o->baseline_path = optarg; break;
+		case OPT_HTML: o->html = optarg; break;
+		case OPT_PROGRESS: o->progress = 1; break;
+		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case OPT_STRICT_ENV: o->strict_env = 1; break;
 		case OPT_REPEAT: {
 			char *end;
@@ -312,6 +330,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && o->pid)
 		mw_usage_error("-c and -p cannot be used together");
+	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
+		o->progress = o->pid || isatty(STDERR_FILENO);
 	if (o->duration_ms && !o->pid)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
@@ -338,6 +358,8 @@ static int open_outputs(const struct trace_opts *o, struct outputs *out)
 		return -1;
 	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
 		return -1;
+	if (o->html && !(out->html = mw_output_create(o->html, 0)))
+		return -1;
 	return 0;
 }
 
@@ -351,6 +373,8 @@ static int close_outputs(const struct trace_opts *o, struct outputs *out)
 		ret |= mw_output_close(out->json, o->json, out->json_errno);
 	if (out->stream)
 		ret |= mw_output_close(out->stream, o->save_stream, 0);
+	if (out->html)
+		ret |= mw_output_close(out->html, o->html, out->html_errno);
 	*out = (struct outputs){ 0 };
 	return ret;
 }
@@ -363,7 +387,113 @@ struct sink {
 	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
 	struct mw_snapshot *at_attach;	/* taken when the probes were armed */
 	struct mw_snapshot *at_exit;	/* -c: taken at the program's exit */
+	/* --interval samples (sample()) */
+	int progress;		/* print a line per sample */
+	struct mw_glibc sg;	/* -c: the layouts, loaded at the first sample */
+	int have_sg, sg_failed;
+	struct mw_proc proc;	/* the process's mappings, refreshed per sample */
+	int have_proc;
+	uint64_t prev_waits, prev_retries;	/* at the last progress line */
 };
+
+#define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
+
+static void on_line(void *ctx, const char *line);
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* --progress: one vmstat-like line from the model as it is now. */
+static void progress_line(struct sink *k)
+{
+	size_t ns, na, nt;
+	const struct mw_sample *s = mw_state_samples(k->st, &ns);
+	const struct mw_sample_arena *sa = mw_state_sample_arenas(k->st, &na);
+	const struct mw_thread *t = mw_state_threads(k->st, &nt);
+	uint64_t heap = 0, waits = 0, retries = 0, origin = mw_state_origin(k->st);
+	char hb[16], sb[16];
+	const struct mw_sample *last;
+
+	if (!ns)
+		return;
+	last = &s[ns - 1];
+	for (size_t i = 0; i < last->n; i++)
+		heap += sa[last->first + i].heap_bytes;
+	for (size_t i = 0; i < ns; i++)	/* the newest answer of the script */
+		if (s[i].have_waits)
+			waits = s[i].waits;
+	for (size_t i = 0; i < nt; i++)
+		retries += t[i].retries;
+	mw_note("%7.1fs  arenas %3zu  heaps %9s  sbrk net %9s  waits +%-6" PRIu64
+		"  retries +%" PRIu64, origin && last->ns > origin ?
+		(double)(last->ns - origin) / 1e9 : 0.0, last->n, mw_human_bytes(heap, hb,
+		sizeof(hb)), mw_human_bytes(last->main_end > last->sbrk_base ? last->main_end -
+		last->sbrk_base : 0, sb, sizeof(sb)), waits - k->prev_waits,
+		retries - k->prev_retries);
+	k->prev_waits = waits;
+	k->prev_retries = retries;
+}
+
+/* A snapshot's figures as Y and U lines, into the stream like the
+ * tracer's (so --save-stream keeps them), timed now. */
+static void emit_sample(struct sink *k, const struct mw_snapshot *s)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+		 " %zu", MW_REC_SAMPLE, now_ns(), s->mmap_threshold, s->trim_threshold,
+		 s->sbrk_base, s->main_end, s->narenas);
+	on_line(k, line);
+	for (size_t i = 0; i < s->narenas; i++) {
+		const struct mw_snap_arena *a = &s->arenas[i];
+
+		snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %zu %" PRIu64,
+			 MW_REC_SARENA, a->addr, a->system_mem, a->nheaps, a->heap_bytes);
+		on_line(k, line);
+	}
+}
+
+/* --interval: read the allocator (headers only, snapshot.h) and give the
+ * sample to the stream as Y and U lines, so that --save-stream keeps it. */
+static void sample(void *ctx, pid_t pid)
+{
+	struct sink *k = ctx;
+	const struct mw_glibc *g = k->g;
+	struct mw_snapshot *s;
+	char err[PATH_MAX + 512];
+
+	if (!g && k->have_sg)
+		g = &k->sg;
+	if (!g) {	/* -c: the libc is mapped once the loader has run */
+		if (k->sg_failed >= SAMPLE_LOAD_TRIES)
+			return;
+		if (mw_glibc_load(pid, &k->sg, err, sizeof(err)) < 0) {
+			if (++k->sg_failed == SAMPLE_LOAD_TRIES)
+				mw_warn("no allocator samples: %s", err);
+			return;
+		}
+		k->have_sg = 1;
+		g = &k->sg;
+	}
+	if (!k->have_proc) {
+		if (mw_proc_open(&k->proc, pid, err, sizeof(err)) < 0)
+			return;
+		k->have_proc = 1;
+	} else if (mw_proc_refresh(&k->proc, err, sizeof(err)) < 0) {
+		return;
+	}
+	if (mw_snapshot_sample(&k->proc, g, &s, err, sizeof(err)) < 0)
+		return;
+	emit_sample(k, s);
+	mw_snapshot_free(s);
+	if (k->progress)
+		progress_line(k);
+}
 
 /* -c, the program is exiting (held in its ptrace exit stop): read the
  * allocator while its memory is still there. */
@@ -376,6 +506,8 @@ static void exit_snapshot(void *ctx, pid_t pid)
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
 	    mw_snapshot_read(pid, &g, &k->at_exit, err, sizeof(err)) < 0)
 		mw_note("no snapshot at exit: %s", err);
+	else	/* the timeline's last sample */
+		emit_sample(k, k->at_exit);
 }
 
 /* -p, probes armed: read the allocator as it is, and start from it. */
@@ -407,6 +539,13 @@ static void on_line(void *ctx, const char *line)
 		char q[200];
 
 		mw_warn("garbled tracer line ignored and counted: '%s'", mw_quote(line, q, sizeof(q)));
+	}
+	if (strcmp(line, MW_LINE_READY) == 0 && !mw_state_origin(k->st)) {
+		/* the program starts now (-c: released; -p: traced from now) */
+		char o[64];
+
+		snprintf(o, sizeof(o), "%c %" PRIu64, MW_REC_ORIGIN, now_ns());
+		on_line(k, o);
 	}
 }
 
@@ -454,6 +593,8 @@ static int write_reports(struct outputs *out, const struct mw_state *st,
 		out->summary_errno = errno ? errno : EIO;
 	if (out->json && mw_report_json(out->json, st, ri) < 0)
 		out->json_errno = errno ? errno : EIO;
+	if (out->html && mw_report_html(out->html, st, ri) < 0)
+		out->html_errno = errno ? errno : EIO;
 	return out->summary == stderr && out->summary_errno ? -1 : 0;
 }
 
@@ -648,7 +789,8 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	struct mw_gen_stats gst;
 	struct mw_snapshot *at_end = NULL;
 	struct mw_environment menv;
-	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g };
+	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g,
+			  .progress = o->progress > 0 };
 	struct mw_trace_result r;
 	struct mw_run_info ri = { 0 };
 	uint64_t sym = 0;
@@ -694,7 +836,9 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
 				.at_exit = t ? exit_snapshot : NULL, .flush = t != NULL,
-				.missing = missing }, on_line, &k, &r, err, sizeof(err)) == 0) {
+				.missing = missing, .sample = sample, .sample_ms = o->interval_ms ?
+				o->interval_ms : o->pid ? 1000 : 100 }, on_line, &k, &r, err,
+				sizeof(err)) == 0) {
 		if (r.detaching) {
 			*detaching = r.detaching;
 			if (o->verbose)
@@ -709,10 +853,10 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 		}
 		if (r.ptrace_msg[0])
 			mw_note("%s", r.ptrace_msg);
+		if (o->pid && (at_end = end_snapshot(o->pid, g)))
+			emit_sample(&k, at_end);	/* the timeline's last */
 		if (k.save)
 			save_footer(k.save, &r);
-		if (o->pid)
-			at_end = end_snapshot(o->pid, g);
 		environment(o, libc, mw_runtime_name(env.rt), &menv);
 		ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
 			.runtime = mw_runtime_name(env.rt), .stopped = r.stopped,
@@ -727,6 +871,8 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	if (r.interrupted)
 		status = 128 + r.interrupted;
 cleanup:
+	if (k.have_proc)
+		mw_proc_close(&k.proc);
 	mw_snapshot_free(k.at_exit);
 	mw_snapshot_free(k.at_attach);
 	mw_snapshot_free(at_end);
@@ -950,10 +1096,10 @@ static int cleanup_only(void)
 }
 
 static const char replay_usage[] =
-"Usage: mallocwatch replay [-o FILE] [--json FILE] [-q] STREAM\n"
+"Usage: mallocwatch replay [-o FILE] [--json FILE] [--html FILE] [-q] STREAM\n"
 "\n"
 "Report again on a stream recorded with --save-stream: the same summary,\n"
-"JSON and exit status as the run that recorded it.\n"
+"JSON, HTML and exit status as the run that recorded it.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";
@@ -974,6 +1120,7 @@ int cmd_replay(int argc, char **argv)
 		switch (c) {
 		case 'o': o.out = optarg; break;
 		case OPT_JSON: o.json = optarg; break;
+		case OPT_HTML: o.html = optarg; break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(replay_usage, stdout); return MW_EXIT_OK;
 		default: mw_usage_error("bad option");
@@ -1035,7 +1182,7 @@ static int run_program(const struct trace_opts *o, const struct mw_target *t)
 
 int cmd_trace(int argc, char **argv)
 {
-	struct trace_opts o = { .runtime = MW_RT_AUTO };
+	struct trace_opts o = { .runtime = MW_RT_AUTO, .progress = -1 };
 	struct mw_target t;
 	char err[PATH_MAX + 256];
 	int status;

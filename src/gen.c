@@ -446,12 +446,15 @@ static void mode_body(struct gen *g, const struct group *gr)
 		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hpeak[a1]; delete mw_hmore[a1]\n"
 			"\tdelete mw_hless[a1]; delete mw_harena[a1]\n");
 	{
-		static const char *const a[] = { "tid()", "a1", "a2", "a3", "a4", "a5", "a6",
-						 "a7", "a8", "a9", "a10", "a11", "a12" };
+		/* T: the event with its time, CLOCK_MONOTONIC ns (both
+		 * runtimes' ktime_get_ns()) */
+		static const char *const a[] = { "tid()", "ktime_get_ns()", "a1", "a2", "a3",
+						 "a4", "a5", "a6", "a7", "a8", "a9", "a10",
+						 "a11", "a12" };
 		char tag[32];
 
-		snprintf(tag, sizeof(tag), "E %d", gr->id);
-		emit_print(g, "\t", tag, 1, 1 + gr->nargs, a);
+		snprintf(tag, sizeof(tag), "T %d", gr->id);
+		emit_print(g, "\t", tag, 1, 2 + gr->nargs, a);
 	}
 }
 
@@ -552,6 +555,18 @@ static void end_probes(struct gen *g)
 	fprintf(f, "\nprobe end {\n\tif (mw_flushed) next\n\tmw_flushed = 1\n");
 	dump(g);
 	fprintf(f, "}\n");
+	/* the lock waits so far, for mallocwatch's periodic samples: a sum
+	 * over the (small) wait table in the reader, nothing in the hot
+	 * handler */
+	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_ws = 0\n", MW_SAMPLE_FILE);
+	if (g->modes & (1u << MW_MODE_WAIT))
+		fprintf(f, "\tforeach ([t, a] in mw_wait)\n\t\tmw_ws += mw_wait[t, a]\n");
+	{
+		static const char *const c[] = { "mw_ws" };
+
+		emit_print(g, "\t", "C", 0, 1, c);
+	}
+	fprintf(f, "\t$value = \"1\\n\"\n}\n");
 }
 
 int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,

@@ -28,10 +28,22 @@
  * /var/tmp/systemtap-USER/MODULE/flush (stapbpf), under the kernel
  * runtime /proc/systemtap/MODULE/flush; reading it runs the probe. */
 #define MW_FLUSH_FILE "flush"
+/* The script's procfs probe that prints the lock waits counted so far (a
+ * C record) without ending anything; read at every --interval sample. */
+#define MW_SAMPLE_FILE "sample"
 
 /* Record tags, the first byte of a line (fields in docs/protocol.md). */
 #define MW_REC_DECLARE 'P'	/* P ID NAME NARGS [MASK] */
-#define MW_REC_EVENT 'E'	/* E ID TID A1..An */
+#define MW_REC_EVENT 'E'	/* E ID TID A1..An (streams before T) */
+#define MW_REC_TIMED 'T'	/* T ID TID NS A1..An: E with its time,
+				 * CLOCK_MONOTONIC ns */
+#define MW_REC_ORIGIN 'O'	/* O NS: the program started (mallocwatch) */
+#define MW_REC_SAMPLE 'Y'	/* Y NS MMAP TRIM SBRK_BASE MAIN_END NARENAS:
+				 * the state reader's sample (mallocwatch) */
+#define MW_REC_SARENA 'U'	/* U ARENA SYSTEM NHEAPS HEAP_BYTES: one of
+				 * the sample's arenas, NARENAS of them */
+#define MW_REC_SWAITS 'C'	/* C WAITS: lock waits counted so far, for the
+				 * last sample (the script's sample probe) */
 #define MW_REC_HITS 'N'		/* N ID TID COUNT */
 #define MW_REC_HEAP 'H'		/* H HEAP ARENA SIZE PEAK GREW SHRANK */
 #define MW_REC_HEAPHITS 'G'	/* G: H, and GREW/SHRANK are also the hits
@@ -58,6 +70,10 @@
 #define MW_NF_JUMPS 6
 #define MW_NF_WAITS 4
 #define MW_NF_BIAS 1
+#define MW_NF_ORIGIN 1
+#define MW_NF_SAMPLE 6
+#define MW_NF_SARENA 4
+#define MW_NF_SWAITS 1
 
 /* Saved streams: the first line, and the metadata keys. */
 #define MW_STREAM_MAGIC "# mallocwatch-stream 1"

@@ -111,11 +111,11 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	{
 		const struct mw_state_omitted *o = mw_state_omitted_get(st);
 
-		if (o->events || o->settings || o->retries || o->thresholds)
+		if (o->events || o->settings || o->retries || o->thresholds || o->marks)
 			fprintf(f, "  counted but not listed (lists stop at %d): %" PRIu64
 				" events, %" PRIu64 " settings, %" PRIu64 " retries, %" PRIu64
-				" threshold changes\n", MW_STATE_KEEP, o->events, o->settings,
-				o->retries, o->thresholds);
+				" threshold changes, %" PRIu64 " timeline markers\n", MW_STATE_KEEP,
+				o->events, o->settings, o->retries, o->thresholds, o->marks);
 	}
 }
 
@@ -558,11 +558,12 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
 		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
 		"by_probe", by, "full_tables", jstr(mw_state_full_tables(st)));
-	if (o->events || o->settings || o->retries || o->thresholds)
-		json_object_set_new(ev, "omitted", json_pack("{s:o, s:o, s:o, s:o}",
+	if (o->events || o->settings || o->retries || o->thresholds || o->marks)
+		json_object_set_new(ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
 			"events_log", jint((int64_t)o->events), "settings",
 			jint((int64_t)o->settings), "retries", jint((int64_t)o->retries),
-			"threshold_changes", jint((int64_t)o->thresholds)));
+			"threshold_changes", jint((int64_t)o->thresholds),
+			"timeline_markers", jint((int64_t)o->marks)));
 	return ev;
 }
 

@@ -53,6 +53,11 @@ struct mw_environment {
 /* Write the summary.  Returns 0, or -1 if writing failed. */
 int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 
+/* Write the HTML report (--html; report_html.c): one self-contained page,
+ * made from the stream alone, so that a replay writes the same bytes.
+ * Returns 0, or -1 if writing failed. */
+int mw_report_html(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+
 /* Write the JSON report (docs/json.md), through jansson.  Returns 0, or
  * -1 if writing failed. */
 int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);

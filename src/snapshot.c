@@ -27,6 +27,7 @@ struct walk {
 	uint64_t chunks;	/* free chunks followed so far */
 	uint64_t page;
 	int fatal;		/* the process is gone or unreadable */
+	int headers_only;	/* mw_snapshot_sample: no bins followed */
 };
 
 static uint64_t now_ns(clockid_t c)
@@ -221,7 +222,7 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	a->rest_count = 1;	/* the top always exists */
 	a->rest_bytes = a->top_size;
 	a->free_bytes = a->top_size;
-	if (fastbins(w, a) < 0 || bins(w, a) < 0 ||
+	if ((!w->headers_only && (fastbins(w, a) < 0 || bins(w, a) < 0)) ||
 	    (!a->is_main && heaps(w, a, hp_pagesize) < 0))
 		return -1;
 	if (header(w, a->addr, &after) < 0)
@@ -342,11 +343,12 @@ static void walk(struct walk *w)
 	totals(w);
 }
 
-int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
-		     struct mw_snapshot **out, char *err, size_t errlen)
+static int take(struct mw_proc *p, const struct mw_glibc *g, int headers_only,
+		struct mw_snapshot **out, char *err, size_t errlen)
 {
 	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
-	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE) };
+	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
+			  .headers_only = headers_only };
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 
 	s->pid = p->pid;
@@ -372,6 +374,18 @@ int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
 	}
 	*out = s;
 	return 0;
+}
+
+int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
+		     struct mw_snapshot **out, char *err, size_t errlen)
+{
+	return take(p, g, 0, out, err, errlen);
+}
+
+int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g,
+		       struct mw_snapshot **out, char *err, size_t errlen)
+{
+	return take(p, g, 1, out, err, errlen);
 }
 
 int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,

@@ -90,6 +90,13 @@ struct mw_snapshot {
 int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
 		     struct mw_snapshot **out, char *err, size_t errlen);
 
+/* The same, without following any bin or fastbin: arenas' headers
+ * (system_mem, top), their heaps, mp_ and the break, for periodic samples
+ * (--interval) whose cost must not grow with the number of free chunks.
+ * free_bytes is the top chunk's size only; fast and rest counts are 0. */
+int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g,
+		       struct mw_snapshot **out, char *err, size_t errlen);
+
 /* mw_proc_open + mw_snapshot_take + mw_proc_close, for one snapshot of
  * pid.  0 or -1 with err. */
 int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,

@@ -63,6 +63,21 @@ struct mw_state {
 	size_t n_hits, n_heap_records, n_waits, n_jumps[4];	/* end-record counts */
 	char full[160];
 	int seeded;
+	/* the timeline */
+	uint64_t now_ns;	/* the time of the event being applied, or 0 */
+	uint64_t origin;
+	struct mw_mark *marks;
+	size_t nmarks, cmarks;
+	struct mw_sample *samples;	/* kept, every stride-th seen */
+	size_t nsamples, csamples;
+	struct mw_sample_arena *sarenas;
+	size_t nsarenas, csarenas;
+	uint64_t samples_seen, stride;
+	struct mw_sample pend;	/* the newest sample when not kept */
+	struct mw_sample_arena *parenas;
+	size_t nparenas, cparenas;
+	int have_pend, cur_kept;	/* which one U and C records go to */
+	size_t expect_u;	/* U records still to come for it */
 };
 
 struct mw_state *mw_state_new(int pid)
@@ -75,6 +90,7 @@ struct mw_state *mw_state_new(int pid)
 	/* main_arena always exists; its address comes with the bias */
 	XGROW(st->arenas, st->narenas, st->carenas);
 	st->arenas[st->narenas++] = (struct mw_arena){ .is_main = 1 };
+	st->stride = 1;
 	return st;
 }
 
@@ -98,6 +114,10 @@ void mw_state_free(struct mw_state *st)
 	free(st->settings);
 	free(st->retries);
 	free(st->libm);
+	free(st->marks);
+	free(st->samples);
+	free(st->sarenas);
+	free(st->parenas);
 	mw_idmap_free(&st->thread_ix);
 	mw_idmap_free(&st->arena_ix);
 	mw_idmap_free(&st->heap_ix);
@@ -196,7 +216,8 @@ static void attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach h
 
 	t->arena = addr;
 	XGROW(a->att, a->natt, a->catt);
-	a->att[a->natt++] = (struct mw_attachment){ .tid = tid, .how = how, .seq = st->seq };
+	a->att[a->natt++] = (struct mw_attachment){ .tid = tid, .how = how, .seq = st->seq,
+						    .ns = st->now_ns };
 }
 
 /* The live heap at addr: only the newest heap at an address can be
@@ -280,6 +301,9 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	if (e->nargs)
 		memcpy(e->arg, args, (size_t)e->nargs * sizeof(int64_t));
 }
+
+static int event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
+static void samples_finish(struct mw_state *st);
 
 /* The declared probe glibc names known_id (MW_P_*), or NULL. */
 static struct mw_probe_count *probe_known(struct mw_state *st, int known_id)
@@ -418,6 +442,54 @@ static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, i
 }
 
 int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs)
+{
+	return mw_state_event_at(st, id, tid, 0, args, nargs);
+}
+
+/* Keep a timed event as a timeline marker (at most MW_STATE_KEEP). */
+static void mark(struct mw_state *st, int known, int id, int tid, const int64_t *args, int nargs)
+{
+	struct mw_probe_count *p = probe(st, id);
+
+	switch (known) {
+	case MW_P_memory_arena_new: case MW_P_memory_arena_reuse:
+	case MW_P_memory_arena_reuse_free_list: case MW_P_memory_heap_new:
+	case MW_P_memory_heap_free:	/* drawn as lanes and areas */
+		return;
+	}
+	if (st->nmarks >= MW_STATE_KEEP) {
+		st->omitted.marks++;
+		return;
+	}
+	XGROW(st->marks, st->nmarks, st->cmarks);
+	st->marks[st->nmarks] = (struct mw_mark){ .ns = st->now_ns, .known = known,
+		.name = p ? p->name : "?", .tid = tid };
+	for (int i = 0; i < nargs && i < 3; i++)
+		st->marks[st->nmarks].arg[i] = args[i];
+	st->nmarks++;
+}
+
+int mw_state_event_at(struct mw_state *st, int id, int tid, uint64_t ns, const int64_t *args,
+		      int nargs)
+{
+	int ret;
+
+	st->now_ns = ns;
+	ret = event(st, id, tid, args, nargs);
+	if (ret == 0 && ns) {
+		struct mw_thread *t = thread(st, tid);
+
+		if (!t->first_ns || ns < t->first_ns)
+			t->first_ns = ns;
+		if (ns > t->last_ns)
+			t->last_ns = ns;
+		mark(st, probe(st, id)->known, id, tid, args, nargs);
+	}
+	st->now_ns = 0;
+	return ret;
+}
+
+static int event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs)
 {
 	struct mw_probe_count *p = probe(st, id);
 	uint64_t a[MW_MAX_ARGS] = { 0 };
@@ -688,6 +760,7 @@ void mw_state_finish(struct mw_state *st)
 	struct mw_probe_count *freed;
 
 	st->full[0] = '\0';
+	samples_finish(st);
 	full_table(st, st->n_hits, MW_MAP_HITS, "hits per probe and thread");
 	/* H/G records: one streamed with each memory_heap_free, the rest
 	 * from the end's table of heaps */
@@ -824,4 +897,121 @@ void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
 const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st)
 {
 	return &st->omitted;
+}
+
+void mw_state_origin_set(struct mw_state *st, uint64_t ns)
+{
+	st->origin = ns;
+}
+
+uint64_t mw_state_origin(const struct mw_state *st)
+{
+	return st->origin;
+}
+
+const struct mw_mark *mw_state_marks(const struct mw_state *st, size_t *n)
+{
+	*n = st->nmarks;
+	return st->marks;
+}
+
+const struct mw_sample *mw_state_samples(const struct mw_state *st, size_t *n)
+{
+	*n = st->nsamples;
+	return st->samples;
+}
+
+const struct mw_sample_arena *mw_state_sample_arenas(const struct mw_state *st, size_t *n)
+{
+	*n = st->nsarenas;
+	return st->sarenas;
+}
+
+/* Full: keep every other sample (the first, third, ...) and their arenas. */
+static void samples_halve(struct mw_state *st)
+{
+	size_t k = 0, ka = 0;
+
+	for (size_t i = 0; i < st->nsamples; i += 2) {
+		struct mw_sample s = st->samples[i];
+
+		memmove(&st->sarenas[ka], &st->sarenas[s.first], s.n * sizeof(*st->sarenas));
+		s.first = ka;
+		ka += s.n;
+		st->samples[k++] = s;
+	}
+	st->nsamples = k;
+	st->nsarenas = ka;
+	st->stride *= 2;
+}
+
+static void sample_keep(struct mw_state *st, const struct mw_sample *s)
+{
+	XGROW(st->samples, st->nsamples, st->csamples);
+	st->samples[st->nsamples] = *s;
+	st->samples[st->nsamples].first = st->nsarenas;
+	st->samples[st->nsamples].n = 0;
+	st->nsamples++;
+}
+
+void mw_state_sample(struct mw_state *st, const struct mw_sample *s, size_t narenas)
+{
+	uint64_t k = st->samples_seen++;
+
+	st->expect_u = narenas;
+	if (k % st->stride == 0 && st->nsamples >= MW_STATE_SAMPLES)
+		samples_halve(st);
+	st->cur_kept = k % st->stride == 0;
+	if (st->cur_kept) {
+		sample_keep(st, s);
+		st->have_pend = 0;
+		return;
+	}
+	st->pend = *s;	/* the newest is kept aside: the end of the line */
+	st->pend.n = 0;
+	st->nparenas = 0;
+	st->have_pend = 1;
+}
+
+int mw_state_sample_arena(struct mw_state *st, const struct mw_sample_arena *a)
+{
+	if (!st->expect_u)
+		return -1;
+	st->expect_u--;
+	if (st->cur_kept) {
+		XGROW(st->sarenas, st->nsarenas, st->csarenas);
+		st->sarenas[st->nsarenas++] = *a;
+		st->samples[st->nsamples - 1].n++;
+	} else {
+		XGROW(st->parenas, st->nparenas, st->cparenas);
+		st->parenas[st->nparenas++] = *a;
+		st->pend.n++;
+	}
+	return 0;
+}
+
+int mw_state_sample_waits(struct mw_state *st, uint64_t waits)
+{
+	struct mw_sample *s = st->cur_kept && st->nsamples ? &st->samples[st->nsamples - 1] :
+			      st->have_pend ? &st->pend : NULL;
+
+	if (!s)
+		return -1;
+	s->waits = waits;
+	s->have_waits = 1;
+	return 0;
+}
+
+/* The newest sample, when the stride left it aside, ends the list. */
+static void samples_finish(struct mw_state *st)
+{
+	if (!st->have_pend)
+		return;
+	sample_keep(st, &st->pend);
+	for (size_t i = 0; i < st->nparenas; i++) {
+		XGROW(st->sarenas, st->nsarenas, st->csarenas);
+		st->sarenas[st->nsarenas++] = st->parenas[i];
+	}
+	st->samples[st->nsamples - 1].n = st->nparenas;
+	st->have_pend = 0;
 }

@@ -27,6 +27,7 @@ struct mw_attachment {
 	int tid;
 	enum mw_attach how;
 	uint64_t seq;		/* stream order */
+	uint64_t ns;		/* when (CLOCK_MONOTONIC ns; 0: untimed stream) */
 };
 
 struct mw_arena {
@@ -72,6 +73,36 @@ struct mw_thread {
 				 * and memory_sbrk_more/less (counted per heap and
 				 * for main_arena, not per thread) */
 	uint64_t jumps[3];	/* hits of setjmp, longjmp, longjmp_target */
+	uint64_t first_ns, last_ns;	/* its first and last timed event (T records;
+					 * CLOCK_MONOTONIC ns), 0 when none */
+};
+
+/* A timed event for the timeline's markers (T records): mallopt calls,
+ * threshold and tunable settings, retries, tcache checks, slow math;
+ * not arena and heap events, which the timeline draws otherwise. */
+struct mw_mark {
+	uint64_t ns;		/* CLOCK_MONOTONIC ns */
+	int known;		/* MW_P_* */
+	const char *name;	/* probe name (owned by the state) */
+	int tid;
+	int64_t arg[3];		/* its first three arguments */
+};
+
+/* One sample of the allocator (Y and U records, made by mallocwatch
+ * from the state reader, snapshot.h, every --interval; not probes). */
+struct mw_sample_arena {
+	uint64_t arena;		/* malloc_state address */
+	uint64_t system;	/* malloc_state.system_mem, bytes */
+	uint64_t nheaps, heap_bytes;	/* its heaps (non-main) and their sizes */
+};
+
+struct mw_sample {
+	uint64_t ns;		/* CLOCK_MONOTONIC ns when read */
+	uint64_t mmap_threshold, trim_threshold;	/* mp_'s, bytes */
+	uint64_t sbrk_base, main_end;	/* the main heap's extent (addresses) */
+	size_t first, n;	/* its arenas: mw_state_sample_arenas()[first..first+n) */
+	uint64_t waits;		/* arena lock waits so far (C record), */
+	int have_waits;		/* when the tracer answered */
 };
 
 /* A streamed event kept as is, for mallopt/tunable/retry/tcache/unknown. */
@@ -198,6 +229,17 @@ void mw_state_bias(struct mw_state *st, uint64_t bias);
 int mw_state_jump_tuple(struct mw_state *st, int id, int tid, int64_t buf, int64_t val,
 			int64_t ret, uint64_t count);
 int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count);
+/* A T record: mw_state_event at time ns (CLOCK_MONOTONIC). */
+int mw_state_event_at(struct mw_state *st, int id, int tid, uint64_t ns, const int64_t *args,
+		      int nargs);
+/* O, Y, U, C records: the origin; a sample's header (narenas U records
+ * follow); one arena of the last sample; the lock waits counted so far,
+ * for the last sample.  -1 for a U or C without a sample, or a U past
+ * the announced count. */
+void mw_state_origin_set(struct mw_state *st, uint64_t ns);
+void mw_state_sample(struct mw_state *st, const struct mw_sample *s, size_t narenas);
+int mw_state_sample_arena(struct mw_state *st, const struct mw_sample_arena *a);
+int mw_state_sample_waits(struct mw_state *st, uint64_t waits);
 void mw_state_ready(struct mw_state *st);
 void mw_state_end(struct mw_state *st);
 void mw_state_garbled(struct mw_state *st);
@@ -228,8 +270,19 @@ const struct mw_event *mw_state_events(const struct mw_state *st, size_t *n);
  * What did not fit is counted here. */
 #define MW_STATE_KEEP 10000
 struct mw_state_omitted {
-	uint64_t events, settings, retries, thresholds;
+	uint64_t events, settings, retries, thresholds, marks;
 };
+
+/* The timeline (T, O, Y, U, C records; docs/protocol.md).  origin: when
+ * the program started (-c: released; -p: tracing started), CLOCK_MONOTONIC
+ * ns, 0 when the stream has none.  Samples are at most MW_STATE_SAMPLES:
+ * past that, every other one is dropped and only every second one after
+ * is kept (the interval doubles), so memory stays bounded. */
+#define MW_STATE_SAMPLES 2048
+uint64_t mw_state_origin(const struct mw_state *st);
+const struct mw_mark *mw_state_marks(const struct mw_state *st, size_t *n);
+const struct mw_sample *mw_state_samples(const struct mw_state *st, size_t *n);
+const struct mw_sample_arena *mw_state_sample_arenas(const struct mw_state *st, size_t *n);
 const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st);
 const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st, size_t *n,
 						      uint64_t *mmap, uint64_t *trim);

@@ -146,6 +146,34 @@ int mw_stream_line(struct mw_state *st, const char *line)
 		if (mw_state_event(st, (int)v[0], (int)v[1], v + 2, n - 2) < 0)
 			goto garbled;
 		return 0;
+	case MW_REC_TIMED:
+		if (n < 3 || v[0] < 0 || v[2] < 0)
+			goto garbled;
+		if (mw_state_event_at(st, (int)v[0], (int)v[1], (uint64_t)v[2], v + 3, n - 3) < 0)
+			goto garbled;
+		return 0;
+	case MW_REC_ORIGIN:
+		if (n != MW_NF_ORIGIN || v[0] < 0)
+			goto garbled;
+		mw_state_origin_set(st, (uint64_t)v[0]);
+		return 0;
+	case MW_REC_SAMPLE:
+		if (n != MW_NF_SAMPLE || v[0] < 0 || v[5] < 0 || v[5] > 100000)
+			goto garbled;
+		mw_state_sample(st, &(struct mw_sample){ .ns = (uint64_t)v[0],
+			.mmap_threshold = (uint64_t)v[1], .trim_threshold = (uint64_t)v[2],
+			.sbrk_base = (uint64_t)v[3], .main_end = (uint64_t)v[4] }, (size_t)v[5]);
+		return 0;
+	case MW_REC_SARENA:
+		if (n != MW_NF_SARENA || mw_state_sample_arena(st, &(struct mw_sample_arena){
+				.arena = (uint64_t)v[0], .system = (uint64_t)v[1],
+				.nheaps = (uint64_t)v[2], .heap_bytes = (uint64_t)v[3] }) < 0)
+			goto garbled;
+		return 0;
+	case MW_REC_SWAITS:
+		if (n != MW_NF_SWAITS || v[0] < 0 || mw_state_sample_waits(st, (uint64_t)v[0]) < 0)
+			goto garbled;
+		return 0;
 	case MW_REC_HITS:
 		if (n != MW_NF_HITS || v[0] < 0 || v[2] < 0)
 			goto garbled;

@@ -112,6 +112,8 @@ struct run {
 	int end_seen;		/* MW_LINE_END arrived */
 	long long flush_start, flush_until, end_at;
 	int detach_bg;		/* tracer left to detach; loop ends */
+	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
+	int sample_fd;		/* the last sample file opened, or -1 */
 	struct linebuf out, errb;
 };
 
@@ -526,6 +528,42 @@ static void program_exited(struct run *rn)
 	}
 }
 
+/* Take a sample when it is time (opts->sample); return the poll
+ * timeout until the next, at most max_ms. */
+static int sample_due(struct run *rn, int max_ms)
+{
+	const struct mw_tracer_opts *o = rn->o;
+	long long now = mw_now_ms();
+	char err[PATH_MAX + 128];
+
+	if (!o->sample || o->sample_ms <= 0 || !rn->r->ready || rn->stopping || rn->flushing ||
+	    rn->pidfd < 0 || rn->r->have_status || rn->r->exit_stopped)
+		return max_ms;
+	if (!rn->next_sample)
+		rn->next_sample = now + o->sample_ms;
+	if (now >= rn->next_sample) {
+		o->sample(rn->ctx, rn->prog);
+		/* the probe runs on open (stapbpf's FIFO) or read (procfs);
+		 * the last one stays open until the next, so that stapbpf
+		 * never writes to a FIFO with no reader */
+		if (rn->sample_fd >= 0)
+			close(rn->sample_fd);
+		rn->sample_fd = mw_runtime_procfs_open(o->env->rt, rn->module, MW_SAMPLE_FILE,
+						       err, sizeof(err));
+		if (rn->sample_fd >= 0) {
+			char c[64];
+
+			if (read(rn->sample_fd, c, sizeof(c)) < 0 && errno != EAGAIN && o->verbose)
+				mw_note("sample read: %s", strerror(errno));
+		} else if (o->verbose) {
+			mw_note("no lock-wait sample: %s", err);
+		}
+		while (rn->next_sample <= now)
+			rn->next_sample += o->sample_ms;
+	}
+	return rn->next_sample - now < max_ms ? (int)(rn->next_sample - now) : max_ms;
+}
+
 /* The poll loop: until the tracer's stdout and stderr are both at EOF. */
 static void loop(struct run *rn)
 {
@@ -537,7 +575,7 @@ static void loop(struct run *rn)
 			{ .fd = rn->err_fd, .events = POLLIN },
 			{ .fd = rn->pidfd, .events = POLLIN },
 		};
-		int n = poll(p, 3, rn->flushing ? 5 : 500);
+		int n = poll(p, 3, sample_due(rn, rn->flushing ? 5 : 500));
 
 		if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
 			rn->stop_at = 0;	/* --duration: the normal end */
@@ -702,7 +740,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen)
 {
 	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
-			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1 };
+			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1,
+			  .sample_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
 	int errpipe = -1, ret = -1;
@@ -782,6 +821,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 cleanup:
 	if (rn.flush_fd >= 0)
 		close(rn.flush_fd);
+	if (rn.sample_fd >= 0)
+		close(rn.sample_fd);
 	if (rn.hold_w >= 0) {	/* never released: the program must not run */
 		close(rn.hold_w);
 		rn.hold_w = -1;

@@ -59,9 +59,17 @@ struct mw_tracer_opts {
 	/* events the aggregates count that have not arrived yet; NULL: do
 	 * not wait for any */
 	unsigned long long (*missing)(void *ctx);
+	/* Every sample_ms while tracing (from the ready line until the
+	 * program's exit or the stop), call sample(ctx, pid) - it reads the
+	 * allocator and gives its own lines to the line callback - then read
+	 * the script's sample file (MW_SAMPLE_FILE), whose probe prints the
+	 * lock waits so far (a C record) through the tracer.  NULL: none. */
+	void (*sample)(void *ctx, pid_t pid);
+	long sample_ms;
 };
 
-/* Called with each line of the tracer's stdout (no newline). */
+/* Called with each line of the tracer's stdout (no newline), and with
+ * the lines sample() makes. */
 typedef void (*mw_line_fn)(void *ctx, const char *line);
 
 struct mw_trace_result {

@@ -1,0 +1,469 @@
+/* report_html.c - the run as one self-contained HTML page (--html).
+ *
+ * Inline SVG drawn here, inline CSS, a few lines of JavaScript for the
+ * hover read-out, the data it reads as a JSON island (jansson); no
+ * network, no external file, a Content-Security-Policy that forbids
+ * loading anything.  Everything on the page comes from the stream (the
+ * model in state.h and the run's stream-side facts), never from the
+ * clock or the live-only snapshots, so `mallocwatch replay --html` of a
+ * saved stream writes the same bytes as the run that saved it.
+ *
+ * Parts: bytes per arena over time (stacked areas of malloc_state.
+ * system_mem from the --interval samples, main_arena's sbrk extent as a
+ * dashed line), markers for threshold changes, mallopt calls, tunables,
+ * retries and tcache checks; one lane per thread showing the arena it was
+ * attached to and how (new, reuse, free list); lock waits per interval;
+ * the text summary beneath.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "probetab.h"
+#include "report.h"
+#include "xalloc.h"
+
+#define W 1000			/* drawing width, px */
+#define LEFT 70			/* room for the axis labels */
+#define PLOT (W - LEFT - 10)	/* the time axis's length */
+#define AREA_H 260
+#define LANE_H 18
+#define WAITS_H 50
+
+static const char *const palette[] = {
+	"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
+	"#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728",
+	"#2ca02c", "#9467bd", "#8c564b", "#17becf",
+};
+#define NPAL (sizeof(palette) / sizeof(palette[0]))
+
+struct page {
+	FILE *f;
+	const struct mw_state *st;
+	uint64_t t0, t1;	/* the time axis, CLOCK_MONOTONIC ns */
+	const struct mw_arena *ar;
+	size_t nar;
+};
+
+static void esc(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+static double x_of(const struct page *pg, uint64_t ns)
+{
+	if (ns <= pg->t0 || pg->t1 <= pg->t0)
+		return LEFT;
+	if (ns >= pg->t1)
+		return LEFT + PLOT;
+	return LEFT + (double)(ns - pg->t0) * PLOT / (double)(pg->t1 - pg->t0);
+}
+
+static double secs(const struct page *pg, uint64_t ns)
+{
+	return ns > pg->t0 ? (double)(ns - pg->t0) / 1e9 : 0.0;
+}
+
+/* The arena's index in the model (its series and colour), or -1. */
+static int arena_ix(const struct page *pg, uint64_t addr)
+{
+	for (size_t i = 0; i < pg->nar; i++)
+		if (pg->ar[i].addr == addr)
+			return (int)i;
+	return -1;
+}
+
+static const char *colour(int i)
+{
+	return i < 0 ? "#999999" : palette[(size_t)i % NPAL];
+}
+
+static const char *how_name(enum mw_attach how)
+{
+	switch (how) {
+	case MW_ATTACH_NEW: return "new";
+	case MW_ATTACH_REUSE: return "reuse";
+	case MW_ATTACH_FREE_LIST: return "free list";
+	default: return "attached";
+	}
+}
+
+/* The time axis: from the program's start (O record; else the first
+ * thing timed) to the last thing timed. */
+static void time_axis(struct page *pg)
+{
+	size_t ns, nm, nt;
+	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
+	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
+	const struct mw_thread *t = mw_state_threads(pg->st, &nt);
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+#define SEE(v) do { if ((v) && (v) < lo) lo = (v); if ((v) > hi) hi = (v); } while (0)
+	for (size_t i = 0; i < ns; i++)
+		SEE(s[i].ns);
+	for (size_t i = 0; i < nm; i++)
+		SEE(m[i].ns);
+	for (size_t i = 0; i < nt; i++) {
+		SEE(t[i].first_ns);
+		SEE(t[i].last_ns);
+	}
+#undef SEE
+	pg->t0 = mw_state_origin(pg->st) ? mw_state_origin(pg->st) : lo;
+	if (pg->t0 == UINT64_MAX)
+		pg->t0 = 0;
+	pg->t1 = hi > pg->t0 ? hi : pg->t0 + 1000000000ULL;
+}
+
+/* The system bytes of arena addr in sample s (0 when it is not there). */
+static uint64_t sample_bytes(const struct mw_sample *s, const struct mw_sample_arena *sa,
+			     uint64_t addr)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (sa[s->first + i].arena == addr)
+			return sa[s->first + i].system;
+	return 0;
+}
+
+static void ticks(const struct page *pg, int y0, int h)
+{
+	static const double mult[] = { 1, 2, 5 };
+	double span = (double)(pg->t1 - pg->t0) / 1e9, decade = 0.001, step = decade;
+
+	/* 1, 2, 5 x 10^k seconds: at most 10 ticks */
+	for (int k = 1; span / step > 10; k++) {
+		if (k % 3 == 0)
+			decade *= 10;
+		step = mult[k % 3] * decade;
+	}
+	for (int i = 0;; i++) {
+		double t = i * step, x;
+
+		if (t > span + 1e-9)
+			break;
+		x = LEFT + t / span * PLOT;
+
+		fprintf(pg->f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
+			"<text class=\"tick\" x=\"%.1f\" y=\"%d\">%gs</text>\n", x, y0, x, y0 + h,
+			x, y0 + h + 14, t);
+	}
+}
+
+/* Stacked areas of system bytes per arena; the sbrk extent; markers. */
+static void area_chart(struct page *pg, json_t *data)
+{
+	FILE *f = pg->f;
+	size_t ns, nsa, nm;
+	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
+	const struct mw_sample_arena *sa = mw_state_sample_arenas(pg->st, &nsa);
+	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
+	uint64_t max = 1;
+	double *base = xcalloc(ns + 1, sizeof(*base));
+	json_t *jt = json_array(), *js = json_array(), *jb = json_array();
+	char hb[16];
+
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t sum = 0, ext = s[i].main_end > s[i].sbrk_base ?
+				    s[i].main_end - s[i].sbrk_base : 0;
+
+		for (size_t a = 0; a < pg->nar; a++)
+			sum += sample_bytes(&s[i], sa, pg->ar[a].addr);
+		if (sum > max)
+			max = sum;
+		if (ext > max)
+			max = ext;
+		json_array_append_new(jt, json_real(secs(pg, s[i].ns)));
+		json_array_append_new(jb, json_integer((json_int_t)ext));
+	}
+	fprintf(f, "<svg id=\"area\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n", W,
+		AREA_H + 30, W, AREA_H + 30);
+	ticks(pg, 0, AREA_H);
+	fprintf(f, "<text class=\"tick\" x=\"2\" y=\"12\">%s</text>\n",
+		mw_human_bytes(max, hb, sizeof(hb)));
+	for (size_t a = 0; a < pg->nar; a++) {
+		json_t *jv = json_array();
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s0x%" PRIx64, pg->ar[a].is_main ? "main_arena " : "",
+			 pg->ar[a].addr);
+		fprintf(f, "<g class=\"series\" data-arena=\"0x%" PRIx64 "\"><path fill=\"%s\" d=\"",
+			pg->ar[a].addr, colour((int)a));
+		for (size_t i = 0; i < ns; i++) {	/* the top edge, left to right */
+			uint64_t v = sample_bytes(&s[i], sa, pg->ar[a].addr);
+
+			json_array_append_new(jv, json_integer((json_int_t)v));
+			fprintf(f, "%s%.1f,%.1f", i ? " L" : "M", x_of(pg, s[i].ns),
+				AREA_H - (base[i] + (double)v) * AREA_H / (double)max);
+		}
+		for (size_t i = ns; i-- > 0;)	/* back along the base */
+			fprintf(f, " L%.1f,%.1f", x_of(pg, s[i].ns),
+				AREA_H - base[i] * AREA_H / (double)max);
+		for (size_t i = 0; i < ns; i++)
+			base[i] += (double)sample_bytes(&s[i], sa, pg->ar[a].addr);
+		fprintf(f, "%s\"><title>", ns ? " Z" : "");
+		esc(f, name);
+		fprintf(f, "</title></path></g>\n");
+		json_array_append_new(js, json_pack("{s:s, s:s, s:o}", "name", name, "colour",
+						    colour((int)a), "v", jv));
+	}
+	if (ns) {
+		fprintf(f, "<path class=\"sbrk\" d=\"");
+		for (size_t i = 0; i < ns; i++) {
+			uint64_t ext = s[i].main_end > s[i].sbrk_base ?
+				       s[i].main_end - s[i].sbrk_base : 0;
+
+			fprintf(f, "%s%.1f,%.1f", i ? " L" : "M", x_of(pg, s[i].ns),
+				AREA_H - (double)ext * AREA_H / (double)max);
+		}
+		fprintf(f, "\"><title>main heap extent (sbrk)</title></path>\n");
+	}
+	for (size_t i = 0; i < nm; i++) {
+		const char *kind = strstr(m[i].name, "retry") ? "retry" :
+				   strstr(m[i].name, "mallopt") && !strstr(m[i].name, "dyn") ?
+				   "mallopt" : strstr(m[i].name, "tcache") ? "tcache" :
+				   strstr(m[i].name, "tunable") || strstr(m[i].name, "do_set") ?
+				   "setting" : "threshold";
+		double x = x_of(pg, m[i].ns);
+
+		fprintf(f, "<line class=\"mark %s\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\">"
+			"<title>%.3f s  tid %d  ", kind, x, x, AREA_H, secs(pg, m[i].ns), m[i].tid);
+		esc(f, m[i].name);
+		fprintf(f, " %" PRId64 " %" PRId64 "</title></line>\n", m[i].arg[0], m[i].arg[1]);
+	}
+	fprintf(f, "<line id=\"cursor\" x1=\"-10\" y1=\"0\" x2=\"-10\" y2=\"%d\"/>\n</svg>\n",
+		AREA_H);
+	json_object_set_new(data, "t", jt);
+	json_object_set_new(data, "series", js);
+	json_object_set_new(data, "sbrk", jb);
+	json_object_set_new(data, "x0", json_integer(LEFT));
+	json_object_set_new(data, "plot", json_integer(PLOT));
+	json_object_set_new(data, "span", json_real((double)(pg->t1 - pg->t0) / 1e9));
+	free(base);
+}
+
+/* One lane per thread: the arenas it was attached to, from when. */
+static void lanes(struct page *pg)
+{
+	FILE *f = pg->f;
+	size_t nt;
+	const struct mw_thread *t = mw_state_threads(pg->st, &nt);
+	int pid = mw_state_pid(pg->st);
+
+	fprintf(f, "<svg id=\"lanes\" viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\">\n", W,
+		nt * LANE_H + 24, W, nt * LANE_H + 24);
+	ticks(pg, 0, (int)(nt * LANE_H));
+	for (size_t i = 0; i < nt; i++) {
+		double y = (double)i * LANE_H;
+		uint64_t from = 0;
+		int cur = -1;
+
+		fprintf(f, "<g class=\"lane\" data-tid=\"%d\"><text class=\"tick\" x=\"2\" y=\"%.0f\">"
+			"%s%d</text>\n", t[i].tid, y + 13, t[i].tid == pid ? "main " : "", t[i].tid);
+		if (t[i].tid == pid) {	/* the main thread starts on main_arena */
+			cur = arena_ix(pg, pg->ar[0].addr);
+			from = pg->t0;
+		}
+		/* the attachments, in time order across arenas */
+		for (;;) {
+			const struct mw_attachment *next = NULL;
+			int next_a = -1;
+
+			for (size_t a = 0; a < pg->nar; a++)
+				for (size_t k = 0; k < pg->ar[a].natt; k++) {
+					const struct mw_attachment *x = &pg->ar[a].att[k];
+
+					if (x->tid == t[i].tid && x->ns > from &&
+					    (!next || x->ns < next->ns))
+						next = x, next_a = (int)a;
+				}
+			if (cur >= 0 || from) {
+				uint64_t to = next ? next->ns : pg->t1;
+
+				fprintf(f, "<rect fill=\"%s\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+					"height=\"%d\"><title>tid %d on arena 0x%" PRIx64
+					" from %.3f s</title></rect>\n", colour(cur), x_of(pg, from),
+					y + 3, x_of(pg, to) - x_of(pg, from) + 0.5, LANE_H - 6,
+					t[i].tid, cur >= 0 ? pg->ar[cur].addr : 0, secs(pg, from));
+			}
+			if (!next)
+				break;
+			fprintf(f, "<circle class=\"how %s\" cx=\"%.1f\" cy=\"%.0f\" r=\"4\">"
+				"<title>%.3f s  tid %d: %s arena 0x%" PRIx64 "</title></circle>\n",
+				next->how == MW_ATTACH_NEW ? "new" : next->how == MW_ATTACH_REUSE ?
+				"reuse" : "freelist", x_of(pg, next->ns), y + LANE_H / 2.0,
+				secs(pg, next->ns), t[i].tid, how_name(next->how),
+				pg->ar[next_a].addr);
+			cur = next_a;
+			from = next->ns;
+		}
+		if (t[i].waits)
+			fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">%" PRIu64
+				" waits</text>\n", W - 60, y + 13, t[i].waits);
+		fprintf(f, "</g>\n");
+	}
+	fprintf(f, "</svg>\n");
+}
+
+/* Lock waits per interval: the differences of the C records' totals. */
+static void waits_strip(struct page *pg)
+{
+	FILE *f = pg->f;
+	size_t ns;
+	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
+	uint64_t prev = 0, max = 1;
+	uint64_t prev_ns = pg->t0;
+
+	for (size_t i = 0; i < ns; i++)
+		if (s[i].have_waits) {
+			if (s[i].waits - prev > max)
+				max = s[i].waits - prev;
+			prev = s[i].waits;
+		}
+	fprintf(f, "<svg id=\"waits\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n", W,
+		WAITS_H + 20, W, WAITS_H + 20);
+	fprintf(f, "<text class=\"tick\" x=\"2\" y=\"12\">%" PRIu64 "/interval</text>\n", max);
+	prev = 0;
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t d;
+		double h;
+
+		if (!s[i].have_waits)
+			continue;
+		d = s[i].waits - prev;
+		h = (double)d * WAITS_H / (double)max;
+		if (d)
+			fprintf(f, "<rect class=\"wait\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+				"height=\"%.1f\"><title>%.3f-%.3f s: %" PRIu64 " lock waits"
+				"</title></rect>\n", x_of(pg, prev_ns), WAITS_H - h,
+				x_of(pg, s[i].ns) - x_of(pg, prev_ns) + 0.5, h, secs(pg, prev_ns),
+				secs(pg, s[i].ns), d);
+		prev = s[i].waits;
+		prev_ns = s[i].ns;
+	}
+	fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/></svg>\n", LEFT,
+		WAITS_H, LEFT + PLOT, WAITS_H);
+}
+
+static void legend(struct page *pg)
+{
+	fprintf(pg->f, "<p class=\"legend\">");
+	for (size_t a = 0; a < pg->nar; a++)
+		fprintf(pg->f, "<span><i style=\"background:%s\"></i>%s0x%" PRIx64 "</span> ",
+			colour((int)a), pg->ar[a].is_main ? "main_arena " : "", pg->ar[a].addr);
+	fprintf(pg->f, "<span><i class=\"dash\"></i>main heap extent (sbrk)</span> "
+		"<span><i class=\"m threshold\"></i>threshold</span> "
+		"<span><i class=\"m mallopt\"></i>mallopt</span> "
+		"<span><i class=\"m setting\"></i>tunable/setting</span> "
+		"<span><i class=\"m retry\"></i>retry</span> "
+		"<span><i class=\"m tcache\"></i>tcache</span></p>\n");
+}
+
+static const char css[] =
+"body{font:14px sans-serif;margin:16px;color:#222;max-width:1040px}"
+"h1{font-size:18px}h2{font-size:15px;margin:18px 0 4px}"
+"svg{display:block;overflow:visible}"
+".tick{font:10px monospace;fill:#555}.grid{stroke:#e4e4e4}"
+".sbrk{fill:none;stroke:#000;stroke-dasharray:4 3;stroke-width:1.2}"
+".mark{stroke-width:1.5}.threshold{stroke:#c00;background:#c00}"
+".mallopt{stroke:#06c;background:#06c}.setting{stroke:#990;background:#990}"
+".retry{stroke:#f0f;background:#f0f}.tcache{stroke:#080;background:#080}"
+".how{stroke:#000;stroke-width:1}.how.new{fill:#fff}.how.reuse{fill:#000}"
+".how.freelist{fill:#888}.wait{fill:#c44}"
+"#cursor{stroke:#000;stroke-width:.5}"
+"#tip{position:fixed;background:#fff;border:1px solid #999;padding:4px 6px;"
+"font:11px monospace;white-space:pre;pointer-events:none;display:none}"
+".legend span{margin-right:10px;white-space:nowrap}"
+".legend i{display:inline-block;width:12px;height:10px;margin-right:3px}"
+".legend i.dash{border-top:2px dashed #000;height:0}.legend i.m{width:3px}"
+"pre{font:12px monospace;background:#f6f6f6;padding:8px;overflow:auto}";
+
+/* The hover read-out: nearest sample to the pointer, exact bytes. */
+static const char js[] =
+"(function(){var d=JSON.parse(document.getElementById('mw-data').textContent);"
+"var svg=document.getElementById('area'),tip=document.getElementById('tip'),"
+"cur=document.getElementById('cursor');if(!d.t.length)return;"
+"svg.addEventListener('mousemove',function(e){var r=svg.getBoundingClientRect();"
+"var x=(e.clientX-r.left)*svg.viewBox.baseVal.width/r.width;"
+"var t=(x-d.x0)/d.plot*d.span,b=0;for(var i=1;i<d.t.length;i++)"
+"if(Math.abs(d.t[i]-t)<Math.abs(d.t[b]-t))b=i;"
+"var s=d.t[b].toFixed(3)+' s\\n';d.series.forEach(function(a){"
+"s+=a.name+': '+a.v[b]+' bytes\\n';});s+='sbrk extent: '+d.sbrk[b]+' bytes';"
+"var cx=d.x0+d.t[b]/d.span*d.plot;cur.setAttribute('x1',cx);cur.setAttribute('x2',cx);"
+"tip.textContent=s;tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
+"tip.style.top=(e.clientY+12)+'px';});"
+"svg.addEventListener('mouseleave',function(){tip.style.display='none';});})();";
+
+int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	struct page pg = { .f = f, .st = st };
+	/* only what the stream holds: a replay writes the same page */
+	struct mw_run_info sri = { .argv = ri->argv, .pid = ri->pid, .libc = ri->libc,
+		.runtime = ri->runtime, .have_status = ri->have_status,
+		.exit_status = ri->exit_status, .term_signal = ri->term_signal,
+		.tracer_died = ri->tracer_died, .stopped = ri->stopped };
+	json_t *data = json_object();
+	char *dump, *text = NULL;
+	size_t textlen = 0, ns, nt;
+	FILE *tf;
+	int ret;
+
+	pg.ar = mw_state_arenas(st, &pg.nar);
+	time_axis(&pg);
+	mw_state_samples(st, &ns);
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>mallocwatch: ");
+	for (size_t i = 0; ri->argv && ri->argv[i]; i++) {
+		esc(f, ri->argv[i]);
+		fputc(ri->argv[i + 1] ? ' ' : '\n', f);
+	}
+	if (!ri->argv)
+		fprintf(f, "process %d", ri->pid);
+	fprintf(f, "</title><style>%s</style></head><body>\n<h1>mallocwatch: ", css);
+	for (size_t i = 0; ri->argv && ri->argv[i]; i++) {
+		esc(f, ri->argv[i]);
+		fputc(ri->argv[i + 1] ? ' ' : '\n', f);
+	}
+	if (!ri->argv)
+		fprintf(f, "process %d", ri->pid);
+	mw_state_threads(st, &nt);
+	fprintf(f, "</h1>\n<p>pid %d, %.3f s, %s runtime, %zu arenas, %zu threads, %zu samples "
+		"of the allocator; libc ", ri->pid, secs(&pg, pg.t1), ri->runtime ? ri->runtime :
+		"?", pg.nar, nt, ns);
+	esc(f, ri->libc);
+	fprintf(f, "</p>\n<h2>System bytes per arena (malloc_state.system_mem), sampled</h2>\n");
+	legend(&pg);
+	area_chart(&pg, data);
+	fprintf(f, "<h2>Threads: the arena each was attached to (o new, &#9679; reuse, "
+		"grey: from the free list)</h2>\n");
+	lanes(&pg);
+	fprintf(f, "<h2>Arena lock waits per interval (memory_arena_reuse_wait)</h2>\n");
+	waits_strip(&pg);
+	/* the summary, as the text report (stream-side facts only) */
+	if ((tf = open_memstream(&text, &textlen))) {
+		mw_report_text(tf, st, &sri);
+		fclose(tf);
+	}
+	fprintf(f, "<h2>Summary</h2>\n<pre class=\"summary\">");
+	esc(f, text);
+	free(text);
+	dump = json_dumps(data, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(9));
+	fprintf(f, "</pre>\n<div id=\"tip\"></div>\n<script type=\"application/json\" "
+		"id=\"mw-data\">%s</script>\n<script>%s</script>\n</body></html>\n",
+		dump ? dump : "{}", js);
+	free(dump);
+	json_decref(data);
+	ret = ferror(f) ? -1 : 0;
+	return ret;
+}
