@@ -199,16 +199,23 @@ static void area_chart(struct page *pg, json_t *data)
 			 pg->ar[a].addr);
 		fprintf(f, "<g class=\"series\" data-arena=\"0x%" PRIx64 "\"><path fill=\"%s\" d=\"",
 			pg->ar[a].addr, colour((int)a));
-		for (size_t i = 0; i < ns; i++) {	/* the top edge, left to right */
+		/* steps: a sample's value from the one before it (or the
+		 * start) to its own time; the top edge left to right, then
+		 * back along the base */
+		for (size_t i = 0; i < ns; i++) {
 			uint64_t v = sample_bytes(&s[i], sa, pg->ar[a].addr);
+			double y = AREA_H - (base[i] + (double)v) * AREA_H / (double)max;
 
 			json_array_append_new(jv, json_integer((json_int_t)v));
-			fprintf(f, "%s%.1f,%.1f", i ? " L" : "M", x_of(pg, s[i].ns),
-				AREA_H - (base[i] + (double)v) * AREA_H / (double)max);
+			fprintf(f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
+				x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
 		}
-		for (size_t i = ns; i-- > 0;)	/* back along the base */
-			fprintf(f, " L%.1f,%.1f", x_of(pg, s[i].ns),
-				AREA_H - base[i] * AREA_H / (double)max);
+		for (size_t i = ns; i-- > 0;) {
+			double y = AREA_H - base[i] * AREA_H / (double)max;
+
+			fprintf(f, " L%.1f,%.1f L%.1f,%.1f", x_of(pg, s[i].ns), y,
+				x_of(pg, i ? s[i - 1].ns : pg->t0), y);
+		}
 		for (size_t i = 0; i < ns; i++)
 			base[i] += (double)sample_bytes(&s[i], sa, pg->ar[a].addr);
 		fprintf(f, "%s\"><title>", ns ? " Z" : "");
@@ -223,8 +230,10 @@ static void area_chart(struct page *pg, json_t *data)
 			uint64_t ext = s[i].main_end > s[i].sbrk_base ?
 				       s[i].main_end - s[i].sbrk_base : 0;
 
-			fprintf(f, "%s%.1f,%.1f", i ? " L" : "M", x_of(pg, s[i].ns),
-				AREA_H - (double)ext * AREA_H / (double)max);
+			double y = AREA_H - (double)ext * AREA_H / (double)max;
+
+			fprintf(f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
+				x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
 		}
 		fprintf(f, "\"><title>main heap extent (sbrk)</title></path>\n");
 	}
@@ -241,8 +250,8 @@ static void area_chart(struct page *pg, json_t *data)
 		esc(f, m[i].name);
 		fprintf(f, " %" PRId64 " %" PRId64 "</title></line>\n", m[i].arg[0], m[i].arg[1]);
 	}
-	fprintf(f, "<line id=\"cursor\" x1=\"-10\" y1=\"0\" x2=\"-10\" y2=\"%d\"/>\n</svg>\n",
-		AREA_H);
+	fprintf(f, "<line id=\"cursor\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
+		"style=\"display:none\"/>\n</svg>\n", LEFT, LEFT, AREA_H);
 	json_object_set_new(data, "t", jt);
 	json_object_set_new(data, "series", js);
 	json_object_set_new(data, "sbrk", jb);
@@ -400,9 +409,10 @@ static const char js[] =
 "var s=d.t[b].toFixed(3)+' s\\n';d.series.forEach(function(a){"
 "s+=a.name+': '+a.v[b]+' bytes\\n';});s+='sbrk extent: '+d.sbrk[b]+' bytes';"
 "var cx=d.x0+d.t[b]/d.span*d.plot;cur.setAttribute('x1',cx);cur.setAttribute('x2',cx);"
-"tip.textContent=s;tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
+"cur.style.display='inline';tip.textContent=s;tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
 "tip.style.top=(e.clientY+12)+'px';});"
-"svg.addEventListener('mouseleave',function(){tip.style.display='none';});})();";
+"svg.addEventListener('mouseleave',function(){tip.style.display='none';"
+"cur.style.display='none';});})();";
 
 int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
@@ -442,7 +452,8 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		"of the allocator; libc ", ri->pid, secs(&pg, pg.t1), ri->runtime ? ri->runtime :
 		"?", pg.nar, nt, ns);
 	esc(f, ri->libc);
-	fprintf(f, "</p>\n<h2>System bytes per arena (malloc_state.system_mem), sampled</h2>\n");
+	fprintf(f, "</p>\n<h2>System bytes per arena (malloc_state.system_mem), read every "
+		"interval and at the exit; each step ends at its reading</h2>\n");
 	legend(&pg);
 	area_chart(&pg, data);
 	fprintf(f, "<h2>Threads: the arena each was attached to (o new, &#9679; reuse, "

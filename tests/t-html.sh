@@ -1,0 +1,83 @@
+#!/bin/sh
+# The timeline and the HTML report (--html), on arena-storm with 8
+# threads (each attaches to an arena before any exits).
+#  - the page opened in a real headless browser (Debian's chromium): no
+#    console message (a script error, a CSP violation - the page's policy
+#    forbids loading anything, so a network request would be one), as
+#    many arena series and thread lanes as the JSON report has arenas
+#    and threads; a screenshot is kept in tests/out/t-html/ to look at;
+#  - the check itself is shown to fail on a page with a script error;
+#  - no URL anywhere in the page;
+#  - timestamps: every timed event (T) comes after the program's start
+#    (O) - not in stream order, which the tracer's per-CPU buffers do not
+#    keep across CPUs - and samples (Y) strictly rise;
+#  - the last sample (taken at the program's exit) has the system bytes
+#    per arena that the program's own malloc_info() printed at its end;
+#  - replay --html of the saved stream writes the same bytes.
+. tests/lib.sh
+need_root
+need_libc
+BROWSER=$(command -v chromium || command -v chromium-browser) ||
+	skip "no chromium (scripts/install-deps.sh installs it)"
+"$MW" -q --html "$OUT/storm.html" --json "$OUT/storm.json" --save-stream "$OUT/storm.mw" \
+	-o "$OUT/storm.txt" -c ./examples/arena-storm 8 30 >"$OUT/malloc_info.xml" ||
+	fail "mallocwatch exited $?"
+"$MW" replay -q --html "$OUT/replay.html" -o /dev/null "$OUT/storm.mw" || fail "replay exited $?"
+cmp "$OUT/storm.html" "$OUT/replay.html" || fail "replay --html differs from the run's page"
+grep -Eq 'https?://|src=|href=' "$OUT/storm.html" && fail "the page refers to something outside it"
+
+python3 - "$OUT/storm.mw" "$OUT/malloc_info.xml" <<'PY' || fail "timeline records"
+import sys, re
+origin, ys, samples, t_before = None, [], [], 0
+for line in open(sys.argv[1]):
+    f = line.split()
+    if not f or f[0].startswith("#"):
+        continue
+    num = lambda s: (int(s.split(":")[0]) << 32) | (int(s.split(":")[1]) & 0xffffffff) if ":" in s else int(s)
+    if f[0] == "O":
+        origin = int(f[1])
+    elif f[0] == "T":
+        if origin is not None:
+            assert num(f[3]) >= origin, ("event before the origin", line)
+        else:
+            t_before += 1
+    elif f[0] == "Y":
+        ys.append(int(f[1])); samples.append([])
+    elif f[0] == "U":
+        samples[-1].append(int(f[2]))
+assert origin, "no O record"
+assert t_before == 0, "%d timed events before the origin" % t_before
+assert ys and all(a < b for a, b in zip(ys, ys[1:])), ys
+assert ys[0] > origin, (origin, ys[0])
+xml = open(sys.argv[2]).read()
+heaps = re.findall(r'<heap nr="\d+">.*?<system type="current" size="(\d+)"/>', xml, re.S)
+assert heaps, "no malloc_info in the program's output"
+print("last sample", samples[-1], "malloc_info", heaps)
+assert samples[-1] == [int(h) for h in heaps], (samples[-1], heaps)
+PY
+
+# open PAGE in the browser: DOM after scripts ran to $2.dom, console to
+# $2.log, screenshot $2.png; 1 when the console has a message
+browse() {
+	"$BROWSER" --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 \
+		--window-size=1100,1400 --virtual-time-budget=2000 --dump-dom "file://$1" \
+		>"$2.dom" 2>"$2.log" || return 2
+	"$BROWSER" --headless --no-sandbox --disable-gpu --window-size=1100,1400 \
+		--screenshot="$2.png" "file://$1" >/dev/null 2>&1 || return 2
+	! grep -E 'CONSOLE|Refused|Uncaught' "$2.log"
+}
+browse "$OUT/storm.html" "$OUT/storm" || fail "the browser saw errors (or failed): $OUT/storm.log"
+[ -s "$OUT/storm.png" ] || fail "no screenshot"
+python3 - "$OUT/storm.dom" "$OUT/storm.json" <<'PY' || fail "series and lanes"
+import json, sys
+dom, r = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+series, lanes = dom.count('<g class="series"'), dom.count('<g class="lane"')
+print("series", series, "arenas", len(r["arenas"]), "lanes", lanes, "threads", len(r["threads"]))
+assert series == len(r["arenas"]) == 9, (series, len(r["arenas"]))
+assert lanes == len(r["threads"]), (lanes, len(r["threads"]))
+assert '<div id="tip"' in dom
+PY
+# the check can fail: a page whose script throws
+sed 's|<script>(function|<script>nosuchfunction();(function|' "$OUT/storm.html" >"$OUT/broken.html"
+browse "$OUT/broken.html" "$OUT/broken" && fail "a script error went unnoticed by the browser check"
+exit 0
