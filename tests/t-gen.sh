@@ -35,6 +35,6 @@ grep -q '= \$arg' "$OUT/libc-bpf.stp" && fail "bpf script uses \$argN"
 grep -q 'a1 = \$arg1' "$OUT/libc-kernel.stp" || fail "kernel script does not use \$argN"
 sed -n '/mark("memory_heap_more")/,/^}/p' "$OUT/libc-bpf.stp" | grep -q printf &&
 	fail "memory_heap_more streams a line per hit"
-sed -n '/mark("memory_arena_new")/,/^}/p' "$OUT/libc-bpf.stp" | grep -q 'printf("E ' ||
+sed -n '/mark("memory_arena_new")/,/^}/p' "$OUT/libc-bpf.stp" | grep -q 'printf("T ' ||
 	fail "memory_arena_new is not streamed"
 echo "$(wc -l <"$OUT/names.readelf") memory probes, $sites sites of memory_mallopt_arena_max"
