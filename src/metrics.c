@@ -8,6 +8,7 @@
 
 #include "metrics.h"
 #include "msg.h"
+#include "output.h"
 #include "xalloc.h"
 
 static const struct mw_metric_info metrics[MW_M_COUNT] = {
@@ -291,20 +292,6 @@ static void result_line(char *buf, size_t len, const struct mw_rule *r,
 			 v->value, op_name(r->op), v->limit, r->text);
 }
 
-/* s with XML's five special characters escaped. */
-static void xml(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default: fputc(*s, out);
-		}
-	}
-}
 
 /* A Markdown table of the results (also GitHub's step summary). */
 static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
@@ -384,13 +371,13 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
 		for (size_t i = 0; i < n; i++) {
 			result_line(line, sizeof(line), &rules[i], &v[i]);
 			fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
-			xml(out, rules[i].text);
+			mw_xml_escape(out, rules[i].text);
 			if (v[i].ok) {
 				fputs("\"/>\n", out);
 				continue;
 			}
 			fputs("\">\n    <failure message=\"", out);
-			xml(out, line);
+			mw_xml_escape(out, line);
 			fputs("\"/>\n  </testcase>\n", out);
 		}
 		fputs("</testsuite>\n", out);

@@ -34,3 +34,17 @@ int mw_output_close(FILE *f, const char *path, int err)
 	}
 	return 0;
 }
+
+void mw_xml_escape(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}

@@ -16,4 +16,9 @@ FILE *mw_output_create(const char *path, int dash_ok);
  * writer saw), else the flush's or the close's. */
 int mw_output_close(FILE *f, const char *path, int err);
 
+/* Write s (NULL: nothing) to out with XML's five special characters as
+ * entities (&lt; &gt; &amp; &quot; &apos;), for JUnit XML and HTML text
+ * and attribute values (XML 1.0 section 4.6; HTML5 knows &apos; too). */
+void mw_xml_escape(FILE *out, const char *s);
+
 #endif /* MALLOCWATCH_OUTPUT_H */

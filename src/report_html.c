@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "output.h"
 #include "probetab.h"
 #include "report.h"
 #include "xalloc.h"
@@ -48,19 +49,6 @@ struct page {
 	size_t nar;
 };
 
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
 
 static double x_of(const struct page *pg, uint64_t ns)
 {
@@ -219,7 +207,7 @@ static void area_chart(struct page *pg, json_t *data)
 		for (size_t i = 0; i < ns; i++)
 			base[i] += (double)sample_bytes(&s[i], sa, pg->ar[a].addr);
 		fprintf(f, "%s\"><title>", ns ? " Z" : "");
-		esc(f, name);
+		mw_xml_escape(f, name);
 		fprintf(f, "</title></path></g>\n");
 		json_array_append_new(js, json_pack("{s:s, s:s, s:o}", "name", name, "colour",
 						    colour((int)a), "v", jv));
@@ -247,7 +235,7 @@ static void area_chart(struct page *pg, json_t *data)
 
 		fprintf(f, "<line class=\"mark %s\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\">"
 			"<title>%.3f s  tid %d  ", kind, x, x, AREA_H, secs(pg, m[i].ns), m[i].tid);
-		esc(f, m[i].name);
+		mw_xml_escape(f, m[i].name);
 		fprintf(f, " %" PRId64 " %" PRId64 "</title></line>\n", m[i].arg[0], m[i].arg[1]);
 	}
 	fprintf(f, "<line id=\"cursor\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
@@ -435,14 +423,14 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		"style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>mallocwatch: ");
 	for (size_t i = 0; ri->argv && ri->argv[i]; i++) {
-		esc(f, ri->argv[i]);
+		mw_xml_escape(f, ri->argv[i]);
 		fputc(ri->argv[i + 1] ? ' ' : '\n', f);
 	}
 	if (!ri->argv)
 		fprintf(f, "process %d", ri->pid);
 	fprintf(f, "</title><style>%s</style></head><body>\n<h1>mallocwatch: ", css);
 	for (size_t i = 0; ri->argv && ri->argv[i]; i++) {
-		esc(f, ri->argv[i]);
+		mw_xml_escape(f, ri->argv[i]);
 		fputc(ri->argv[i + 1] ? ' ' : '\n', f);
 	}
 	if (!ri->argv)
@@ -451,7 +439,7 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "</h1>\n<p>pid %d, %.3f s, %s runtime, %zu arenas, %zu threads, %zu samples "
 		"of the allocator; libc ", ri->pid, secs(&pg, pg.t1), ri->runtime ? ri->runtime :
 		"?", pg.nar, nt, ns);
-	esc(f, ri->libc);
+	mw_xml_escape(f, ri->libc);
 	fprintf(f, "</p>\n<h2>System bytes per arena (malloc_state.system_mem), read every "
 		"interval and at the exit; each step ends at its reading</h2>\n");
 	legend(&pg);
@@ -467,7 +455,7 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fclose(tf);
 	}
 	fprintf(f, "<h2>Summary</h2>\n<pre class=\"summary\">");
-	esc(f, text);
+	mw_xml_escape(f, text);
 	free(text);
 	dump = json_dumps(data, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(9));
 	fprintf(f, "</pre>\n<div id=\"tip\"></div>\n<script type=\"application/json\" "

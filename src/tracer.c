@@ -322,9 +322,13 @@ static void stdout_line(struct run *rn, char *line)
 {
 	if (!rn->r->ready && strcmp(line, MW_LINE_READY) == 0) {
 		rn->r->ready = 1;
+		/* the line first: its reader takes the program's start time
+		 * (MW_REC_ORIGIN), which must come before its first event */
+		rn->fn(rn->ctx, line);
 		release(rn);
 		if (rn->o->duration_ms > 0)
 			rn->stop_at = mw_now_ms() + rn->o->duration_ms;
+		return;
 	}
 	if (!rn->end_seen && strcmp(line, MW_LINE_END) == 0) {
 		rn->end_seen = 1;
