@@ -113,6 +113,7 @@ struct run {
 	long long flush_start, flush_until, end_at;
 	int detach_bg;		/* tracer left to detach; loop ends */
 	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
+	long long sample_at;	/* when the sample file was last opened */
 	int sample_fd;		/* the last sample file opened, or -1 */
 	struct linebuf out, errb;
 };
@@ -515,6 +516,24 @@ static int reap_program(struct run *rn, int wait)
 	return 0;
 }
 
+/* Tell the tracer to stop (its end probe prints the aggregates).  Not
+ * within SAMPLE_SETTLE_MS of opening the sample file: stapbpf answers it
+ * and opens its FIFO again at once, and an open after its teardown has
+ * removed the FIFO is an error that ends it before the end probe. */
+#define SAMPLE_SETTLE_MS 100
+static void stop_tracer(struct run *rn)
+{
+	long long d = mw_now_ms() - rn->sample_at;
+
+	if (rn->sample_at && d >= 0 && d < SAMPLE_SETTLE_MS)
+		usleep((useconds_t)(SAMPLE_SETTLE_MS - d) * 1000);
+	if (rn->sample_fd >= 0) {	/* no reader left on its FIFO */
+		close(rn->sample_fd);
+		rn->sample_fd = -1;
+	}
+	kill(rn->tracer, SIGINT);
+}
+
 static void program_exited(struct run *rn)
 {
 	if (rn->o->target && !rn->r->have_status)
@@ -522,7 +541,7 @@ static void program_exited(struct run *rn)
 	close(rn->pidfd);
 	rn->pidfd = -1;
 	if (rn->tracer > 0)	/* 0 once reaped: the pid may be another's now */
-		kill(rn->tracer, SIGINT);
+		stop_tracer(rn);
 	if (rn->r->flushed && rn->tracer > 0) {
 		/* everything is in: the removal of the uprobes (slow, see
 		 * platform.md) goes on without us; nothing is traced any more
@@ -554,6 +573,7 @@ static int sample_due(struct run *rn, int max_ms)
 			close(rn->sample_fd);
 		rn->sample_fd = mw_runtime_procfs_open(o->env->rt, rn->module, MW_SAMPLE_FILE,
 						       err, sizeof(err));
+		rn->sample_at = mw_now_ms();
 		if (rn->sample_fd >= 0) {
 			char c[64];
 
@@ -585,7 +605,7 @@ static void loop(struct run *rn)
 			rn->stop_at = 0;	/* --duration: the normal end */
 			rn->stopping = 1;
 			rn->r->stopped = 1;
-			kill(rn->tracer, SIGINT);
+			stop_tracer(rn);
 			kill_at = mw_now_ms() + STOP_GRACE_MS;
 		}
 		if (got_signal) {
@@ -600,7 +620,7 @@ static void loop(struct run *rn)
 				 * probe still prints the totals */
 				rn->stopping = 1;
 				rn->r->stopped = !rn->o->target;
-				kill(rn->tracer, SIGINT);
+				stop_tracer(rn);
 				kill_at = mw_now_ms() + STOP_GRACE_MS;
 			}
 		}
