@@ -389,7 +389,8 @@ struct sink {
 	struct mw_snapshot *at_exit;	/* -c: taken at the program's exit */
 	/* --interval samples (sample()) */
 	int progress;		/* print a line per sample */
-	struct mw_glibc sg;	/* -c: the layouts, loaded at the first sample */
+	struct mw_glibc sg;	/* -c: the layouts, loaded at the first sample
+				 * or at the exit, whichever comes first */
 	int have_sg, sg_failed;
 	struct mw_proc proc;	/* the process's mappings, refreshed per sample */
 	int have_proc;
@@ -399,14 +400,6 @@ struct sink {
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
 
 static void on_line(void *ctx, const char *line);
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* --progress: one vmstat-like line from the model as it is now. */
 static void progress_line(struct sink *k)
@@ -446,7 +439,7 @@ static void emit_sample(struct sink *k, const struct mw_snapshot *s)
 	char line[256];
 
 	snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-		 " %zu", MW_REC_SAMPLE, now_ns(), s->mmap_threshold, s->trim_threshold,
+		 " %zu", MW_REC_SAMPLE, mw_now_ns(), s->mmap_threshold, s->trim_threshold,
 		 s->sbrk_base, s->main_end, s->narenas);
 	on_line(k, line);
 	for (size_t i = 0; i < s->narenas; i++) {
@@ -500,11 +493,11 @@ static void sample(void *ctx, pid_t pid)
 static void exit_snapshot(void *ctx, pid_t pid)
 {
 	struct sink *k = ctx;
-	struct mw_glibc g;
 	char err[PATH_MAX + 512];
 
-	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
-	    mw_snapshot_read(pid, &g, &k->at_exit, err, sizeof(err)) < 0)
+	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
+		k->have_sg = 1;
+	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, &k->at_exit, err, sizeof(err)) < 0)
 		mw_note("no snapshot at exit: %s", err);
 	else	/* the timeline's last sample */
 		emit_sample(k, k->at_exit);
@@ -544,7 +537,7 @@ static void on_line(void *ctx, const char *line)
 		/* the program starts now (-c: released; -p: traced from now) */
 		char o[64];
 
-		snprintf(o, sizeof(o), "%c %" PRIu64, MW_REC_ORIGIN, now_ns());
+		snprintf(o, sizeof(o), "%c %" PRIu64, MW_REC_ORIGIN, mw_now_ns());
 		on_line(k, o);
 	}
 }

@@ -64,15 +64,6 @@ static double secs(const struct page *pg, uint64_t ns)
 	return ns > pg->t0 ? (double)(ns - pg->t0) / 1e9 : 0.0;
 }
 
-/* The arena's index in the model (its series and colour), or -1. */
-static int arena_ix(const struct page *pg, uint64_t addr)
-{
-	for (size_t i = 0; i < pg->nar; i++)
-		if (pg->ar[i].addr == addr)
-			return (int)i;
-	return -1;
-}
-
 static const char *colour(int i)
 {
 	return i < 0 ? "#999999" : palette[(size_t)i % NPAL];
@@ -158,6 +149,8 @@ static void area_chart(struct page *pg, json_t *data)
 	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
 	uint64_t max = 1;
 	double *base = xcalloc(ns + 1, sizeof(*base));
+	/* val[i * nar + a]: arena a's bytes in sample i */
+	uint64_t *val = xcalloc(ns * pg->nar + 1, sizeof(*val));
 	json_t *jt = json_array(), *js = json_array(), *jb = json_array();
 	char hb[16];
 
@@ -166,7 +159,7 @@ static void area_chart(struct page *pg, json_t *data)
 				    s[i].main_end - s[i].sbrk_base : 0;
 
 		for (size_t a = 0; a < pg->nar; a++)
-			sum += sample_bytes(&s[i], sa, pg->ar[a].addr);
+			sum += val[i * pg->nar + a] = sample_bytes(&s[i], sa, pg->ar[a].addr);
 		if (sum > max)
 			max = sum;
 		if (ext > max)
@@ -191,7 +184,7 @@ static void area_chart(struct page *pg, json_t *data)
 		 * start) to its own time; the top edge left to right, then
 		 * back along the base */
 		for (size_t i = 0; i < ns; i++) {
-			uint64_t v = sample_bytes(&s[i], sa, pg->ar[a].addr);
+			uint64_t v = val[i * pg->nar + a];
 			double y = AREA_H - (base[i] + (double)v) * AREA_H / (double)max;
 
 			json_array_append_new(jv, json_integer((json_int_t)v));
@@ -205,7 +198,7 @@ static void area_chart(struct page *pg, json_t *data)
 				x_of(pg, i ? s[i - 1].ns : pg->t0), y);
 		}
 		for (size_t i = 0; i < ns; i++)
-			base[i] += (double)sample_bytes(&s[i], sa, pg->ar[a].addr);
+			base[i] += (double)val[i * pg->nar + a];
 		fprintf(f, "%s\"><title>", ns ? " Z" : "");
 		mw_xml_escape(f, name);
 		fprintf(f, "</title></path></g>\n");
@@ -247,6 +240,7 @@ static void area_chart(struct page *pg, json_t *data)
 	json_object_set_new(data, "plot", json_integer(PLOT));
 	json_object_set_new(data, "span", json_real((double)(pg->t1 - pg->t0) / 1e9));
 	free(base);
+	free(val);
 }
 
 /* One lane per thread: the arenas it was attached to, from when. */
@@ -268,7 +262,7 @@ static void lanes(struct page *pg)
 		fprintf(f, "<g class=\"lane\" data-tid=\"%d\"><text class=\"tick\" x=\"2\" y=\"%.0f\">"
 			"%s%d</text>\n", t[i].tid, y + 13, t[i].tid == pid ? "main " : "", t[i].tid);
 		if (t[i].tid == pid) {	/* the main thread starts on main_arena */
-			cur = arena_ix(pg, pg->ar[0].addr);
+			cur = 0;	/* the model's first arena */
 			from = pg->t0;
 		}
 		/* the attachments, in time order across arenas */

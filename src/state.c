@@ -446,24 +446,33 @@ int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, in
 	return mw_state_event_at(st, id, tid, 0, args, nargs);
 }
 
-/* Keep a timed event as a timeline marker (at most MW_STATE_KEEP). */
-static void mark(struct mw_state *st, int known, int id, int tid, const int64_t *args, int nargs)
+/* An arena or heap event: the model holds it (arenas, attachments, heaps),
+ * so it is neither kept in the events log nor a timeline marker. */
+static int arena_or_heap(int known)
 {
-	struct mw_probe_count *p = probe(st, id);
-
 	switch (known) {
 	case MW_P_memory_arena_new: case MW_P_memory_arena_reuse:
 	case MW_P_memory_arena_reuse_free_list: case MW_P_memory_heap_new:
-	case MW_P_memory_heap_free:	/* drawn as lanes and areas */
-		return;
+	case MW_P_memory_heap_free:
+		return 1;
+	default:
+		return 0;
 	}
+}
+
+/* Keep a timed event as a timeline marker (at most MW_STATE_KEEP). */
+static void mark(struct mw_state *st, const struct mw_probe_count *p, int tid,
+		 const int64_t *args, int nargs)
+{
+	if (arena_or_heap(p->known))	/* drawn as lanes and areas */
+		return;
 	if (st->nmarks >= MW_STATE_KEEP) {
 		st->omitted.marks++;
 		return;
 	}
 	XGROW(st->marks, st->nmarks, st->cmarks);
-	st->marks[st->nmarks] = (struct mw_mark){ .ns = st->now_ns, .known = known,
-		.name = p ? p->name : "?", .tid = tid };
+	st->marks[st->nmarks] = (struct mw_mark){ .ns = st->now_ns, .known = p->known,
+		.name = p->name, .tid = tid };
 	for (int i = 0; i < nargs && i < 3; i++)
 		st->marks[st->nmarks].arg[i] = args[i];
 	st->nmarks++;
@@ -483,7 +492,7 @@ int mw_state_event_at(struct mw_state *st, int id, int tid, uint64_t ns, const i
 			t->first_ns = ns;
 		if (ns > t->last_ns)
 			t->last_ns = ns;
-		mark(st, probe(st, id)->known, id, tid, args, nargs);
+		mark(st, probe(st, id), tid, args, nargs);
 	}
 	st->now_ns = 0;
 	return ret;
@@ -510,14 +519,8 @@ static int event(struct mw_state *st, int id, int tid, const int64_t *args, int 
 	thread(st, tid);
 	apply(st, known, tid, a, nargs);
 	setting(st, known, tid, sa, nargs);
-	switch (known) {
-	case MW_P_memory_arena_new: case MW_P_memory_arena_reuse:
-	case MW_P_memory_arena_reuse_free_list: case MW_P_memory_heap_new:
-	case MW_P_memory_heap_free:
-		break;
-	default:	/* kept for the reports: mallopt, retries, tcache, ... */
+	if (!arena_or_heap(known))	/* kept for the reports: mallopt, retries, ... */
 		keep_event(st, id, tid, args, nargs);
-	}
 	return 0;
 }
 

@@ -118,12 +118,17 @@ struct run {
 	struct linebuf out, errb;
 };
 
-long long mw_now_ms(void)
+uint64_t mw_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+long long mw_now_ms(void)
+{
+	return (long long)(mw_now_ns() / 1000000);
 }
 
 /* fork+exec argv with stdout/stderr on new pipes (out_fd NULL: stdout to

@@ -30,6 +30,7 @@
 #define MALLOCWATCH_TRACER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "runtime.h"
@@ -97,6 +98,10 @@ struct mw_trace_result {
 
 /* CLOCK_MONOTONIC in milliseconds: deadlines and waits. */
 long long mw_now_ms(void);
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of the script's
+ * ktime_get_ns(), for the timeline's records (MW_REC_ORIGIN, _SAMPLE). */
+uint64_t mw_now_ns(void);
 
 /* Catch SIGINT, SIGTERM and SIGHUP from now on (no SA_RESTART); the
  * run loop and the compile act on them.  Call it before anything that
