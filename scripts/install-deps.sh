@@ -10,7 +10,8 @@
 # (setpriv, t-security), libc6-dbg (snapshots of Debian's own libc,
 # t-snapshot), clang and libclang-rt-14-dev (libFuzzer for
 # tests/fuzz), chromium and fonts-dejavu-core (t-html opens the --html
-# page in a headless browser; tests only, mallocwatch never runs it).
+# page in a headless browser; tests only, mallocwatch never runs it),
+# pbzip2 (t-html's real multi-threaded program).
 #
 # Needs root (apt-get).  Does nothing when every package is already there,
 # so it is cheap to call from "make demo" and "make check".  On a system
@@ -21,7 +22,7 @@ set -eu
 
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
-gawk bison dpkg-dev python3 file bc chromium fonts-dejavu-core"
+gawk bison dpkg-dev python3 file bc chromium fonts-dejavu-core pbzip2"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: not a Debian-like system; needs: $PKGS" >&2

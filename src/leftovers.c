@@ -256,9 +256,51 @@ static int sweep_dirs(void)
 	return n;
 }
 
+/* Is a stapbpf running module's object ("MODULE.bo" in its argv, as
+ * tracer_argv() gives it): a tracer detaching after its run has ended,
+ * whose watcher removes the FIFO directory once it is done? */
+static int module_running(const char *module)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int found = 0;
+
+	while (d && !found && (de = readdir(d))) {
+		char path[64], comm[32], args[4096];
+		pid_t pid = (pid_t)atoi(de->d_name);
+		ssize_t n;
+		int fd;
+
+		if (pid <= 0)
+			continue;
+		mw_process_comm(pid, comm, sizeof(comm));
+		if (strcmp(comm, "stapbpf") != 0 || !mw_process_alive(pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, args, sizeof(args) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		args[n] = '\0';	/* NUL-separated arguments */
+		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(args + i) + 1) {
+			const char *a = strrchr(args + i, '/') ? strrchr(args + i, '/') + 1 : args + i;
+			size_t len = strlen(module);
+
+			if (strncmp(a, module, len) == 0 && strcmp(a + len, ".bo") == 0)
+				found = 1;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* stapbpf's procfs FIFO directories (runtime.h) of dead runs: named
  * mallocwatch_PID for the run's mallocwatch; stapbpf removes them unless
- * it was killed. */
+ * it was killed.  Not one whose tracer is still detaching after its run
+ * (mallocwatch gone, the tracer not): that is no leftover. */
 static int sweep_fifo_dirs(void)
 {
 	char base[PATH_MAX];
@@ -272,7 +314,7 @@ static int sweep_fifo_dirs(void)
 		const char *end;
 		pid_t pid = pid_after(de->d_name, MW_MODULE_PREFIX, &end);
 
-		if (!pid || *end || mw_process_alive(pid))
+		if (!pid || *end || mw_process_alive(pid) || module_running(de->d_name))
 			continue;
 		mw_runtime_procfs_remove(de->d_name);
 		n++;

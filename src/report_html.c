@@ -257,7 +257,7 @@ static void lanes(struct page *pg)
 	for (size_t i = 0; i < nt; i++) {
 		double y = (double)i * LANE_H;
 		uint64_t from = 0;
-		int cur = -1;
+		int cur = -1, drawn = 0;
 
 		fprintf(f, "<g class=\"lane\" data-tid=\"%d\"><text class=\"tick\" x=\"2\" y=\"%.0f\">"
 			"%s%d</text>\n", t[i].tid, y + 13, t[i].tid == pid ? "main " : "", t[i].tid);
@@ -281,6 +281,8 @@ static void lanes(struct page *pg)
 			if (cur >= 0 || from) {
 				uint64_t to = next ? next->ns : pg->t1;
 
+				drawn = 1;
+
 				fprintf(f, "<rect fill=\"%s\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
 					"height=\"%d\"><title>tid %d on arena 0x%" PRIx64
 					" from %.3f s</title></rect>\n", colour(cur), x_of(pg, from),
@@ -298,6 +300,10 @@ static void lanes(struct page *pg)
 			cur = next_a;
 			from = next->ns;
 		}
+		if (!drawn)	/* seen only in hits: setjmp, a threshold... */
+			fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">no arena event "
+				"seen (%" PRIu64 " probe hit%s)</text>\n", LEFT + 4, y + 13, t[i].hits,
+				t[i].hits == 1 ? "" : "s");
 		if (t[i].waits)
 			fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">%" PRIu64
 				" waits</text>\n", W - 60, y + 13, t[i].waits);

@@ -34,6 +34,10 @@
 #define FLUSH_WAIT_MS 3000
 #define FLUSH_DRAIN_MS 500
 
+/* How long an asked procfs probe may take to answer before its FIFO is
+ * closed anyway (procfs_settle). */
+#define PROCFS_SETTLE_MS 100
+
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -113,8 +117,7 @@ struct run {
 	long long flush_start, flush_until, end_at;
 	int detach_bg;		/* tracer left to detach; loop ends */
 	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
-	long long sample_at;	/* when the sample file was last opened */
-	int sample_fd;		/* the last sample file opened, or -1 */
+	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
 	struct linebuf out, errb;
 };
 
@@ -395,6 +398,69 @@ static int threads_of(pid_t pid)
 	return n;
 }
 
+/* Ask one of the script's procfs probes (runtime.h): the kernel
+ * runtime's probe runs in read() and the file is closed again at once;
+ * stapbpf's runs when a reader opens its FIFO, and the FIFO stays open
+ * (*fd) until the answer is in: procfs_answered().  0 when asked, -1
+ * with err set when the file cannot be opened. */
+static int procfs_ask(const struct run *rn, const char *name, int *fd, char *err, size_t errlen)
+{
+	char c[64];
+
+	*fd = mw_runtime_procfs_open(rn->o->env->rt, rn->module, name, err, errlen);
+	if (*fd < 0)
+		return -1;
+	if (rn->o->env->rt != MW_RT_BPF) {
+		if (read(*fd, c, sizeof(c)) < 0 && rn->o->verbose)
+			mw_note("%s read: %s", name, strerror(errno));
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
+}
+
+/* poll() said revents about an asked FIFO: take what is in it; closed
+ * (*fd = -1) once stapbpf has written its answer and closed its end
+ * (POLLHUP: a writer came and went since the open).  stapbpf spins on
+ * open(O_NONBLOCK) until the reader has gone, so the close must not
+ * wait; it must not come early either: the answer would be written to a
+ * FIFO without a reader (EPIPE: SIGPIPE is ignored in the tracer, see
+ * spawn()) and stapbpf warns on stderr. */
+static void procfs_answered(int *fd, short revents)
+{
+	char c[64];
+
+	if (*fd < 0)
+		return;
+	if (revents & POLLIN)
+		while (read(*fd, c, sizeof(c)) > 0)
+			;
+	if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Close an asked FIFO before the tracer is stopped or left: wait for its
+ * answer, at most ms (the probe is a few map reads; a tracer that has not
+ * answered by then is stuck, and closing is all that is left). */
+static void procfs_settle(int *fd, int ms)
+{
+	long long until = mw_now_ms() + ms;
+
+	while (*fd >= 0) {
+		struct pollfd p = { .fd = *fd, .events = POLLIN };
+		long long left = until - mw_now_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			close(*fd);
+			*fd = -1;
+			break;
+		}
+		procfs_answered(fd, p.revents);
+	}
+}
+
 /* The program's leader is at its exit stop.  When the whole process is
  * ending (every other thread gone: exit_group kills them, they may take
  * a moment), no probe can fire any more: read the script's flush file so
@@ -419,18 +485,11 @@ static int flush_start(struct run *rn)
 			mw_note("no flush: %d threads still running", n);
 		return 0;
 	}
-	rn->flush_fd = mw_runtime_procfs_open(rn->o->env->rt, rn->module, MW_FLUSH_FILE, err,
-					      sizeof(err));
-	if (rn->flush_fd < 0) {
+	if (procfs_ask(rn, MW_FLUSH_FILE, &rn->flush_fd, err, sizeof(err)) < 0) {
 		mw_warn("cannot flush the tracer (%s); the report waits for its uprobes to be "
 			"removed", err);
 		return 0;
 	}
-	/* the kernel runtime's procfs file runs the probe on read; the
-	 * FIFO's writer (stapbpf) on open: a read finds nothing yet */
-	char c[64];
-	if (read(rn->flush_fd, c, sizeof(c)) < 0 && errno != EAGAIN && rn->o->verbose)
-		mw_note("flush read: %s", strerror(errno));
 	rn->flushing = 1;
 	rn->flush_start = mw_now_ms();
 	rn->flush_until = rn->flush_start + FLUSH_WAIT_MS;
@@ -443,8 +502,7 @@ static void flush_end(struct run *rn)
 	rn->r->flushed = rn->end_seen;
 	rn->r->flush_ms = mw_now_ms() - rn->flush_start;
 	rn->flushing = 0;
-	close(rn->flush_fd);
-	rn->flush_fd = -1;
+	procfs_settle(&rn->flush_fd, PROCFS_SETTLE_MS);
 	ptrace(PTRACE_CONT, rn->prog, 0, 0);
 }
 
@@ -521,21 +579,13 @@ static int reap_program(struct run *rn, int wait)
 	return 0;
 }
 
-/* Tell the tracer to stop (its end probe prints the aggregates).  Not
- * within SAMPLE_SETTLE_MS of opening the sample file: stapbpf answers it
- * and opens its FIFO again at once, and an open after its teardown has
- * removed the FIFO is an error that ends it before the end probe. */
-#define SAMPLE_SETTLE_MS 100
+/* Tell the tracer to stop (its end probe prints the aggregates), once a
+ * sample asked for is answered: a reader left on the FIFO keeps stapbpf's
+ * procfs thread spinning, and when its teardown removes the FIFO that
+ * thread's next open fails and ends stapbpf before its end probe. */
 static void stop_tracer(struct run *rn)
 {
-	long long d = mw_now_ms() - rn->sample_at;
-
-	if (rn->sample_at && d >= 0 && d < SAMPLE_SETTLE_MS)
-		usleep((useconds_t)(SAMPLE_SETTLE_MS - d) * 1000);
-	if (rn->sample_fd >= 0) {	/* no reader left on its FIFO */
-		close(rn->sample_fd);
-		rn->sample_fd = -1;
-	}
+	procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
 	kill(rn->tracer, SIGINT);
 }
 
@@ -571,21 +621,14 @@ static int sample_due(struct run *rn, int max_ms)
 		rn->next_sample = now + o->sample_ms;
 	if (now >= rn->next_sample) {
 		o->sample(rn->ctx, rn->prog);
-		/* the probe runs on open (stapbpf's FIFO) or read (procfs);
-		 * the last one stays open until the next, so that stapbpf
-		 * never writes to a FIFO with no reader */
-		if (rn->sample_fd >= 0)
-			close(rn->sample_fd);
-		rn->sample_fd = mw_runtime_procfs_open(o->env->rt, rn->module, MW_SAMPLE_FILE,
-						       err, sizeof(err));
-		rn->sample_at = mw_now_ms();
+		/* the lock waits: not asked again while the last question
+		 * is open (that interval then has no wait count) */
 		if (rn->sample_fd >= 0) {
-			char c[64];
-
-			if (read(rn->sample_fd, c, sizeof(c)) < 0 && errno != EAGAIN && o->verbose)
-				mw_note("sample read: %s", strerror(errno));
-		} else if (o->verbose) {
-			mw_note("no lock-wait sample: %s", err);
+			rn->r->samples_unanswered++;
+		} else if (procfs_ask(rn, MW_SAMPLE_FILE, &rn->sample_fd, err, sizeof(err)) < 0) {
+			rn->r->samples_unanswered++;
+			if (o->verbose)
+				mw_note("no lock-wait sample: %s", err);
 		}
 		while (rn->next_sample <= now)
 			rn->next_sample += o->sample_ms;
@@ -599,12 +642,15 @@ static void loop(struct run *rn)
 	long long kill_at = 0;
 
 	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
-		struct pollfd p[3] = {
+		int tmo = sample_due(rn, rn->flushing ? 5 : 500);
+		struct pollfd p[5] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
 			{ .fd = rn->pidfd, .events = POLLIN },
+			{ .fd = rn->sample_fd, .events = POLLIN },
+			{ .fd = rn->flush_fd, .events = POLLIN },
 		};
-		int n = poll(p, 3, sample_due(rn, rn->flushing ? 5 : 500));
+		int n = poll(p, 5, tmo);
 
 		if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
 			rn->stop_at = 0;	/* --duration: the normal end */
@@ -638,6 +684,10 @@ static void loop(struct run *rn)
 		    pump(rn, rn->err_fd, &rn->errb, 1) < 0) {
 			close(rn->err_fd);
 			rn->err_fd = -1;
+		}
+		if (n > 0) {	/* poll ignores the fds that are -1 */
+			procfs_answered(&rn->sample_fd, p[3].revents);
+			procfs_answered(&rn->flush_fd, p[4].revents);
 		}
 		if (rn->traced && rn->pidfd >= 0 && !rn->r->have_status)
 			reap_program(rn, 0);	/* ptrace stops; the exit itself */
@@ -808,6 +858,9 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	}
 	loop(&rn);
+	if (r->samples_unanswered && o->verbose)
+		mw_note("%llu samples without a lock-wait count (the tracer had not answered "
+			"the one before)", r->samples_unanswered);
 	if (rn.flushing)	/* the tracer ended while it flushed */
 		flush_end(&rn);
 	if (rn.detach_bg) {	/* see program_exited() */
@@ -849,9 +902,9 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	ret = 0;
 cleanup:
 	if (rn.flush_fd >= 0)
-		close(rn.flush_fd);
-	if (rn.sample_fd >= 0)
-		close(rn.sample_fd);
+		procfs_settle(&rn.flush_fd, PROCFS_SETTLE_MS);
+	if (rn.sample_fd >= 0)	/* the tracer is gone, or detaching after the flush */
+		procfs_settle(&rn.sample_fd, PROCFS_SETTLE_MS);
 	if (rn.hold_w >= 0) {	/* never released: the program must not run */
 		close(rn.hold_w);
 		rn.hold_w = -1;

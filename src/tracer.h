@@ -87,6 +87,9 @@ struct mw_trace_result {
 	int exit_stopped;		/* -c: at_exit ran at the program's exit */
 	char ptrace_msg[160];		/* -c: why it could not be ptraced, or "" */
 	unsigned long long lost;	/* events the tracer itself said it lost */
+	unsigned long long samples_unanswered;	/* samples taken while the
+					 * tracer had not answered the last
+					 * lock-wait question: no C record */
 	long long exit_ms;		/* -c: mw_now_ms() at the exit stop */
 	int flushed;			/* -c: the flush answered: complete */
 	long long flush_ms;		/* its duration, exit stop to complete */

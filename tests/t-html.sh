@@ -13,7 +13,15 @@
 #    keep across CPUs - and samples (Y) strictly rise;
 #  - the last sample (taken at the program's exit) has the system bytes
 #    per arena that the program's own malloc_info() printed at its end;
-#  - replay --html of the saved stream writes the same bytes.
+#  - replay --html of the saved stream writes the same bytes;
+#  - a real multi-threaded program not written here (pbzip2 -p4: each
+#    worker's arena heap grows to hold libbz2's ~7.6 MB compression state
+#    once the first freed one has raised the mmap threshold, and shrinks
+#    again): the page passes the browser check, has one series per arena
+#    and one lane per thread of the JSON, the last value of each series is
+#    the arena's system bytes in the JSON's exit snapshot, and some heap's
+#    peak (from the probes) is above 7 MiB; pbzip2's output decompresses
+#    to its input.  Its screenshot is kept too.
 . tests/lib.sh
 need_root
 need_libc
@@ -77,6 +85,37 @@ assert series == len(r["arenas"]) == 9, (series, len(r["arenas"]))
 assert lanes == len(r["threads"]), (lanes, len(r["threads"]))
 assert '<div id="tip"' in dom
 PY
+# a real program (scripts/install-deps.sh installs pbzip2)
+if command -v pbzip2 >/dev/null; then
+	seq 1 2500000 >"$OUT/pb.in"	# 19 MB: 21 blocks of 900 kB
+	"$MW" -q --interval 0.05 --html "$OUT/pbzip2.html" --json "$OUT/pbzip2.json" \
+		-o "$OUT/pbzip2.txt" -c pbzip2 -p4 -c "$OUT/pb.in" >"$OUT/pb.bz2" ||
+		fail "mallocwatch pbzip2 exited $?"
+	pbzip2 -dc "$OUT/pb.bz2" | cmp -s - "$OUT/pb.in" || fail "pbzip2's output is not its input"
+	browse "$OUT/pbzip2.html" "$OUT/pbzip2" ||
+		fail "the browser saw errors (or failed): $OUT/pbzip2.log"
+	python3 - "$OUT/pbzip2.dom" "$OUT/pbzip2.json" <<'PY' || fail "pbzip2's page"
+import json, re, sys
+dom, r = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+data = json.loads(re.search(r'<script type="application/json" id="mw-data">(.*?)</script>',
+                            dom, re.S).group(1))
+series, lanes = dom.count('<g class="series"'), dom.count('<g class="lane"')
+snap = {a["address"]: a["system_bytes"] for a in r["snapshots"]["exit"]["arenas"]}
+print("series", series, "arenas", len(r["arenas"]), "lanes", lanes, "threads", len(r["threads"]))
+assert series == len(r["arenas"]) == len(snap) >= 5, (series, len(r["arenas"]), len(snap))
+assert lanes == len(r["threads"]) >= 5, (lanes, len(r["threads"]))
+last = {}
+for s in data["series"]:
+    addr = s["name"].split()[-1]
+    last[addr] = s["v"][-1]
+print("last sample", last, "exit snapshot", snap)
+assert last == snap, (last, snap)
+peak = max(h["peak_size"] for h in r["heaps"])
+print("largest heap peak", peak)
+assert peak > 7 << 20, peak
+PY
+fi
+
 # the check can fail: a page whose script throws
 sed 's|<script>(function|<script>nosuchfunction();(function|' "$OUT/storm.html" >"$OUT/broken.html"
 browse "$OUT/broken.html" "$OUT/broken" && fail "a script error went unnoticed by the browser check"
