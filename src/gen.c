@@ -374,6 +374,16 @@ static void emit_print(struct gen *g, const char *indent, const char *tag,
 	fprintf(g->out, ")\n");
 }
 
+/* mw_hmore[heap]: memory_heap_more's hits times 2^24 plus the heap's
+ * peak size in 4 KiB units (heap sizes are whole pages, 4 KiB or more;
+ * 24 bits hold 64 GiB, and a heap is at most HEAP_MAX_SIZE, 64 MiB on
+ * 64-bit, or 4 hugetlb pages: malloc/arena.c); 40 bits of count.  The
+ * aggregate printers unpack it with these stap expressions. */
+#define HEAP_PAGE_SHIFT 12
+#define HEAP_PEAK_MASK 16777215	/* 2^24 - 1 */
+#define HEAP_PEAK(v) "((" v ") & 16777215) << 12"
+#define HEAP_MORE(v) "(" v ") >> 24"
+
 /* What a probe does with a1..aN, by mode (probes.def). */
 static void mode_body(struct gen *g, const struct group *gr)
 {
@@ -389,12 +399,21 @@ static void mode_body(struct gen *g, const struct group *gr)
 	if (mode == MW_MODE_STREAM || mode == MW_MODE_MATH)
 		fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
 	switch (mode) {
-	case MW_MODE_HEAP:	/* a heap's peak can only rise when it grows */
-		fprintf(f, "\tmw_hsize[a1] = a2\n");
-		if (gr->id == MW_P_memory_heap_more)
-			fprintf(f, "\tif (a2 > mw_hpeak[a1]) mw_hpeak[a1] = a2\n");
-		fprintf(f, "\tmw_h%s[a1]++\n\tif (mw_harena[a1] == 0) mw_harena[a1] = mw_rd8(a1)\n",
+	case MW_MODE_HEAP:
+		/* one lookup and two updates a hit: heap_more's count and
+		 * the heap's peak share a value (HEAP_PEAK), the arena is
+		 * read at a heap's first grow or shrink only; a heap's peak
+		 * can only rise when it grows */
+		fprintf(f, "\tv = mw_h%s[a1]\n\tif (v == 0 && mw_harena[a1] == 0) "
+			"mw_harena[a1] = mw_rd8(a1)\n",
 			gr->id == MW_P_memory_heap_more ? "more" : "less");
+		if (gr->id == MW_P_memory_heap_more)
+			fprintf(f, "\tp = a2 >> %d\n\tif (p > (v & %d)) v = v - (v & %d) + p\n"
+				"\tmw_hmore[a1] = v + %d\n", HEAP_PAGE_SHIFT, HEAP_PEAK_MASK,
+				HEAP_PEAK_MASK, HEAP_PEAK_MASK + 1);
+		else
+			fprintf(f, "\tmw_hless[a1] = v + 1\n");
+		fprintf(f, "\tmw_hsize[a1] = a2\n");
 		return;
 	case MW_MODE_WAIT:
 		fprintf(f, "\tmw_wait[tid(), a2]++\n");
@@ -433,8 +452,8 @@ static void mode_body(struct gen *g, const struct group *gr)
 	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
 		fprintf(f, "\tif (bias) mw_bias = bias\n");
 	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
-		static const char *const agg[] = { "a1", "ar", "a2", "mw_hpeak[a1]",
-						   "mw_hmore[a1]", "mw_hless[a1]" };
+		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_hmore[a1]"),
+						   HEAP_MORE("mw_hmore[a1]"), "mw_hless[a1]" };
 		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
 
 		fprintf(f, "\tar = mw_rd8(a1)\n");
@@ -443,7 +462,7 @@ static void mode_body(struct gen *g, const struct group *gr)
 	}
 	/* the aggregates exist only when memory_heap_more/less do */
 	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
-		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hpeak[a1]; delete mw_hmore[a1]\n"
+		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hmore[a1]\n"
 			"\tdelete mw_hless[a1]; delete mw_harena[a1]\n");
 	{
 		/* T: the event with its time, CLOCK_MONOTONIC ns (both
@@ -477,8 +496,8 @@ static void globals_and_begin(struct gen *g)
 
 	fprintf(f, "\nglobal mw_n[%d], mw_bias, mw_tgt, mw_flushed\n", MW_MAP_HITS);
 	if (g->modes & (1u << MW_MODE_HEAP))
-		fprintf(f, "global mw_hsize[%d], mw_hpeak[%d], mw_hmore[%d]\n"
-			"global mw_hless[%d], mw_harena[%d]\n", MW_MAP_HEAPS, MW_MAP_HEAPS,
+		fprintf(f, "global mw_hsize[%d], mw_hmore[%d]\n"
+			"global mw_hless[%d], mw_harena[%d]\n", MW_MAP_HEAPS,
 			MW_MAP_HEAPS, MW_MAP_HEAPS, MW_MAP_HEAPS);
 	if (g->modes & (1u << MW_MODE_WAIT))
 		fprintf(f, "global mw_wait[%d]\n", MW_MAP_WAITS);
@@ -504,8 +523,9 @@ static void globals_and_begin(struct gen *g)
 static void dump(struct gen *g)
 {
 	static const char *const n[] = { "i", "t", "mw_n[i, t]" };
-	static const char *const h[] = { "h", "mw_harena[h]", "mw_hsize[h]", "mw_hpeak[h]",
-					 "mw_hmore[h]", "mw_hless[h]" };
+	static const char *const h[] = { "h", "mw_harena[h]", "mw_hsize[h]",
+					 HEAP_PEAK("mw_hmore[h]"), HEAP_MORE("mw_hmore[h]"),
+					 "mw_hless[h]" };
 	static const char *const w[] = { "t", "a", "mw_wait[t, a]" };
 	char waits_tag[32];
 	static const char *const s[] = { "mw_sgrown", "mw_strim", "mw_snmore", "mw_snless",

@@ -6,7 +6,8 @@
 # main_arena one sbrk grow and one systrim (memory_sbrk_less), plus the
 # break's first growth and printf's buffer after the loop.  These
 # probes' hits come from the per-heap (G) and main_arena (S) records, not
-# per thread (docs/protocol.md): they must add up all the same.
+# per thread (docs/protocol.md): they must add up all the same.  The
+# heap's peak from the probes equals its heap_info.mprotect_size at exit.
 . tests/lib.sh
 need_root
 need_libc
@@ -25,6 +26,15 @@ assert b["memory_heap_more"] == n and b["memory_heap_less"] == n, b
 grew = sum(h["grew"] for h in t["heaps"])
 shrank = sum(h["shrank"] for h in t["heaps"])
 assert (grew, shrank) == (n, n), (grew, shrank, t["heaps"])
+# the peak the probes saw (memory_heap_more's sizes) is what the heap's
+# own heap_info.mprotect_size says at exit: the most it was ever made
+# read-write (shrink_heap lowers it only with vm.overcommit_memory=2)
+if open("/proc/sys/vm/overcommit_memory").read().strip() != "2":
+    snap = {a["address"]: a for a in t["snapshots"]["exit"]["arenas"]}
+    for h in t["heaps"]:
+        a = snap[h["arena"]]
+        print("heap", h["address"], "peak", h["peak_size"], "mprotect", a["heap_mprotect_bytes"])
+        assert h["peak_size"] == a["heap_mprotect_bytes"] > 512 * 1024, (h, a)
 b, s = m["events"]["by_probe"], m["sbrk"]
 assert b["memory_sbrk_less"] == n == s["trim_calls"], (b, s)
 assert n < b["memory_sbrk_more"] <= n + 3, b
