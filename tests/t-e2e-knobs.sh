@@ -8,7 +8,9 @@
 #   the retry paths with the requested sizes; a tcache double free caught
 #     by glibc (the program dies of SIGABRT: exit 134);
 #   heap growth past one heap, heap_free/heap_less, arena reuse from the
-#     free list, exactly 8 lock waits (M_ARENA_MAX=1);
+#     free list, exactly 8 lock waits (M_ARENA_MAX=1), and over time the
+#     wait counts of the samples rising to at most N, the --html strip's
+#     bars adding up to the last;
 # and then: the union of all runs' hits covers every memory_* probe name
 # readelf finds in the libc.
 . tests/lib.sh
@@ -111,6 +113,21 @@ assert waits == want, (waits, want)
 assert sum(a["waits"] for a in r["arenas"] if a["main"]) == want, r["arenas"]
 assert sum(1 for t in r["threads"] if t["waits"] == 1) == want, r["threads"]
 print(waits, "lock waits, all on main_arena, one per new thread")
+PY
+# the same over time (the samples' C records, --html's wait strip): the
+# counts rise, never past the program's N, and the strip's bars add up to
+# the last count (how many samples get an answer is the tracer's affair)
+"$MW" -q --interval 0.01 --save-stream "$OUT/strip.mw" --html "$OUT/strip.html" -o /dev/null \
+	-c $K contend 64 >"$OUT/strip.out" 2>"$OUT/strip.err" || fail "contend 64 over time: exit $?"
+python3 - "$OUT/strip.mw" "$OUT/strip.html" 64 <<'PY' || fail "the lock-wait strip"
+import re, sys
+num = lambda s: (int(s.split(":")[0]) << 32) | (int(s.split(":")[1]) & 0xffffffff)
+cs = [num(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("C ")]
+bars = [int(b) for b in re.findall(r": (\d+) lock waits</title>", open(sys.argv[2]).read())]
+n = int(sys.argv[3])
+print("C records", cs, "bars", bars)
+assert cs == sorted(cs) and all(c <= n for c in cs), cs
+assert sum(bars) == (cs[-1] if cs else 0), (bars, cs)
 PY
 
 run trim 0 ./examples/sbrk-trim 4

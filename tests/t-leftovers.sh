@@ -26,7 +26,9 @@ check_clean() {	# WHAT
 	[ -z "$(our_tracers)" ] || fail "$1: tracers left: $(our_tracers)"
 	[ -z "$(ls "$T")" ] || fail "$1: left in TMPDIR: $(ls "$T")"
 	for p in $tracer_pids; do
-		grep -q "stapprobe_${p}_" $UE && fail "$1: uprobe definitions of stapbpf $p left"
+		grep -q "stapprobe_${p}_" $UE && fail "$1: $(grep -c "stapprobe_${p}_" $UE) uprobe" \
+			"definitions of stapbpf $p left (its state: $(cut -d' ' -f3 /proc/$p/stat \
+			2>/dev/null || echo gone); --cleanup said: $(cat "$OUT/cleanup.err" 2>/dev/null))"
 	done
 	:
 }
