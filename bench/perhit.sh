@@ -12,6 +12,11 @@
 #   bare      stapbpf on  probe process(LIBC).mark(PROBE) { mw_bare++ }
 #   ours      stapbpf on  `mallocwatch script -e FAMILY` (what mallocwatch
 #             runs; only the handlers of that family)
+#   floor     with KEYED=1: ours cut down to the pid filter, the argument
+#             reads and one counter keyed by the first argument (the heap,
+#             the jmp_buf, ...): the least a handler that keeps anything
+#             per heap or per jmp_buf can do; ours against it shows what
+#             our handlers add beyond that
 # Per hit = (loop_ns traced - loop_ns untraced) / (HITS_PER_ITER x N).
 # The handler alone is also read from the kernel (kernel.bpf_stats_enabled:
 # run_time_ns / run_cnt of each BPF program in /proc/PID/fdinfo).
@@ -50,7 +55,18 @@ $MW script --runtime=bpf -e "$family" --libc "$LIBC" 2>/dev/null |
 	}
 	!skip { print }
 	skip && /^}$/ { skip = 0 }' >"$W/ours.stp"
-for s in bare ours; do
+MODES="bare ours"
+if [ "${KEYED:-0}" = 1 ]; then
+	MODES="bare floor ours"
+	awk '
+	/^global mw_n/ { print "global mw_k[65536]" }
+	/^probe process\(".*"\)\.mark\("/ { inmark = 1; done = 0; print; next }
+	inmark && /^}$/ { inmark = 0; print; next }
+	inmark && /^\t(if \(pid\(\)|ip = |bias = |a[0-9]+ = )/ { print; next }
+	inmark { if (!done) print "\tmw_k[a1]++"; done = 1; next }
+	{ print }' "$W/ours.stp" >"$W/floor.stp"
+fi
+for s in $MODES; do
 	(cd "$W" && stap --runtime=bpf -g -w -r "$KSTUB" -p4 -m "mwbench_$s" "$s.stp" >/dev/null)
 done
 
@@ -85,11 +101,11 @@ med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # run), interleaved so that a change in the machine's load hits all three
 sysctl -q -w kernel.bpf_stats_enabled=0
 for i in $(seq "$REPS"); do
-	for mode in none bare ours; do one "$@" >>"$W/$mode.txt"; done
+	for mode in none $MODES; do one "$@" >>"$W/$mode.txt"; done
 done
 # the handlers alone, statistics on
 sysctl -q -w kernel.bpf_stats_enabled=1
-for mode in bare ours; do one "$@" | cut -d' ' -f2 >"$W/$mode.stats"; done
+for mode in $MODES; do one "$@" | cut -d' ' -f2 >"$W/$mode.stats"; done
 sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
 hits=$((per * n))
 base=$(cut -d' ' -f1 "$W/none.txt" | med)
@@ -97,13 +113,28 @@ bare=$(cut -d' ' -f1 "$W/bare.txt" | med)
 ours=$(cut -d' ' -f1 "$W/ours.txt" | med)
 hb=$(cat "$W/bare.stats")
 ho=$(cat "$W/ours.stats")
-awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v hb=$hb -v ho=$ho 'BEGIN {
+floor="" hf=0
+if [ -f "$W/floor.txt" ]; then
+	floor=$(cut -d' ' -f1 "$W/floor.txt" | med)
+	hf=$(cat "$W/floor.stats")
+fi
+awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floor" -v hb=$hb \
+	-v ho=$ho -v hf=$hf 'BEGIN {
 	if (b0 == "") {	# no loop_ns: the handlers alone
-		printf "  %-30s %9s       (no loop timing)                       handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)\n",
+		printf "  %-30s %9s       (no loop timing)                       handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)",
 			l, "", hb, ho, (hb > 0 ? ho / hb : 0)
+		if (hf > 0)
+			printf "; floor (one keyed count) %5.0f ns (x%.2f)", hf, hf / hb
+		printf "\n"
 		exit
 	}
 	pb = (b - b0) / h; po = (o - b0) / h
-	printf "  %-30s %9d hits  bare %6.3f us/hit  ours %6.3f us/hit  x%.2f   handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)\n",
+	printf "  %-30s %9d hits  bare %6.3f us/hit  ours %6.3f us/hit  x%.2f   handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)",
 		l, h, pb / 1000, po / 1000, po / pb, hb, ho, (hb > 0 ? ho / hb : 0)
+	if (f != "") {
+		pf = (f - b0) / h
+		printf "; floor (one keyed count) %6.3f us/hit x%.2f, alone %5.0f ns (x%.2f)", pf / 1000,
+			pf / pb, hf, hf / hb
+	}
+	printf "\n"
 }'
