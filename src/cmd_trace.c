@@ -401,45 +401,38 @@ struct sink {
 
 static void on_line(void *ctx, const char *line);
 
-/* --progress: one vmstat-like line from the model as it is now. */
-static void progress_line(struct sink *k)
+/* --progress: one vmstat-like line: the sample just taken (s, at ns),
+ * the newest lock-wait count the script answered, retries so far. */
+static void progress_line(struct sink *k, const struct mw_snapshot *s, uint64_t ns)
 {
-	size_t ns, na, nt;
-	const struct mw_sample *s = mw_state_samples(k->st, &ns);
-	const struct mw_sample_arena *sa = mw_state_sample_arenas(k->st, &na);
+	size_t nt;
 	const struct mw_thread *t = mw_state_threads(k->st, &nt);
-	uint64_t heap = 0, waits = 0, retries = 0, origin = mw_state_origin(k->st);
+	uint64_t heap = 0, retries = 0, origin = mw_state_origin(k->st);
+	uint64_t waits = mw_state_waits_latest(k->st);
 	char hb[16], sb[16];
-	const struct mw_sample *last;
 
-	if (!ns)
-		return;
-	last = &s[ns - 1];
-	for (size_t i = 0; i < last->n; i++)
-		heap += sa[last->first + i].heap_bytes;
-	for (size_t i = 0; i < ns; i++)	/* the newest answer of the script */
-		if (s[i].have_waits)
-			waits = s[i].waits;
+	for (size_t i = 0; i < s->narenas; i++)
+		heap += s->arenas[i].heap_bytes;
 	for (size_t i = 0; i < nt; i++)
 		retries += t[i].retries;
 	mw_note("%7.1fs  arenas %3zu  heaps %9s  sbrk net %9s  waits +%-6" PRIu64
-		"  retries +%" PRIu64, origin && last->ns > origin ?
-		(double)(last->ns - origin) / 1e9 : 0.0, last->n, mw_human_bytes(heap, hb,
-		sizeof(hb)), mw_human_bytes(last->main_end > last->sbrk_base ? last->main_end -
-		last->sbrk_base : 0, sb, sizeof(sb)), waits - k->prev_waits,
-		retries - k->prev_retries);
+		"  retries +%" PRIu64, origin && ns > origin ? (double)(ns - origin) / 1e9 : 0.0,
+		s->narenas, mw_human_bytes(heap, hb, sizeof(hb)),
+		mw_human_bytes(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0, sb,
+			       sizeof(sb)), waits - k->prev_waits, retries - k->prev_retries);
 	k->prev_waits = waits;
 	k->prev_retries = retries;
 }
 
 /* A snapshot's figures as Y and U lines, into the stream like the
- * tracer's (so --save-stream keeps them), timed now. */
-static void emit_sample(struct sink *k, const struct mw_snapshot *s)
+ * tracer's (so --save-stream keeps them), timed now; returns that time. */
+static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 {
 	char line[256];
+	uint64_t ns = mw_now_ns();
 
 	snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-		 " %zu", MW_REC_SAMPLE, mw_now_ns(), s->mmap_threshold, s->trim_threshold,
+		 " %zu", MW_REC_SAMPLE, ns, s->mmap_threshold, s->trim_threshold,
 		 s->sbrk_base, s->main_end, s->narenas);
 	on_line(k, line);
 	for (size_t i = 0; i < s->narenas; i++) {
@@ -449,6 +442,7 @@ static void emit_sample(struct sink *k, const struct mw_snapshot *s)
 			 MW_REC_SARENA, a->addr, a->system_mem, a->nheaps, a->heap_bytes);
 		on_line(k, line);
 	}
+	return ns;
 }
 
 /* --interval: read the allocator (headers only, snapshot.h) and give the
@@ -459,6 +453,7 @@ static void sample(void *ctx, pid_t pid)
 	const struct mw_glibc *g = k->g;
 	struct mw_snapshot *s;
 	char err[PATH_MAX + 512];
+	uint64_t ns;
 
 	if (!g && k->have_sg)
 		g = &k->sg;
@@ -482,10 +477,10 @@ static void sample(void *ctx, pid_t pid)
 	}
 	if (mw_snapshot_sample(&k->proc, g, &s, err, sizeof(err)) < 0)
 		return;
-	emit_sample(k, s);
-	mw_snapshot_free(s);
+	ns = emit_sample(k, s);
 	if (k->progress)
-		progress_line(k);
+		progress_line(k, s, ns);
+	mw_snapshot_free(s);
 }
 
 /* -c, the program is exiting (held in its ptrace exit stop): read the

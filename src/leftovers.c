@@ -266,15 +266,12 @@ static int module_running(const char *module)
 	int found = 0;
 
 	while (d && !found && (de = readdir(d))) {
-		char path[64], comm[32], args[4096];
+		char path[64], args[4096];
 		pid_t pid = (pid_t)atoi(de->d_name);
 		ssize_t n;
 		int fd;
 
-		if (pid <= 0)
-			continue;
-		mw_process_comm(pid, comm, sizeof(comm));
-		if (strcmp(comm, "stapbpf") != 0 || !mw_process_alive(pid))
+		if (pid <= 0 || !live_stapbpf(pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)

@@ -105,6 +105,13 @@ static void time_axis(struct page *pg)
 	pg->t1 = hi > pg->t0 ? hi : pg->t0 + 1000000000ULL;
 }
 
+/* The main heap's extent in sample s, bytes: sbrk_base to the end of
+ * main_arena's top. */
+static uint64_t extent(const struct mw_sample *s)
+{
+	return s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0;
+}
+
 /* The system bytes of arena addr in sample s (0 when it is not there). */
 static uint64_t sample_bytes(const struct mw_sample *s, const struct mw_sample_arena *sa,
 			     uint64_t addr)
@@ -155,8 +162,7 @@ static void area_chart(struct page *pg, json_t *data)
 	char hb[16];
 
 	for (size_t i = 0; i < ns; i++) {
-		uint64_t sum = 0, ext = s[i].main_end > s[i].sbrk_base ?
-				    s[i].main_end - s[i].sbrk_base : 0;
+		uint64_t sum = 0, ext = extent(&s[i]);
 
 		for (size_t a = 0; a < pg->nar; a++)
 			sum += val[i * pg->nar + a] = sample_bytes(&s[i], sa, pg->ar[a].addr);
@@ -208,10 +214,7 @@ static void area_chart(struct page *pg, json_t *data)
 	if (ns) {
 		fprintf(f, "<path class=\"sbrk\" d=\"");
 		for (size_t i = 0; i < ns; i++) {
-			uint64_t ext = s[i].main_end > s[i].sbrk_base ?
-				       s[i].main_end - s[i].sbrk_base : 0;
-
-			double y = AREA_H - (double)ext * AREA_H / (double)max;
+			double y = AREA_H - (double)extent(&s[i]) * AREA_H / (double)max;
 
 			fprintf(f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
 				x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
@@ -402,6 +405,17 @@ static const char js[] =
 "svg.addEventListener('mouseleave',function(){tip.style.display='none';"
 "cur.style.display='none';});})();";
 
+/* What ran, escaped: the command line, or the attached process. */
+static void what(FILE *f, const struct mw_run_info *ri)
+{
+	for (size_t i = 0; ri->argv && ri->argv[i]; i++) {
+		mw_xml_escape(f, ri->argv[i]);
+		fputc(ri->argv[i + 1] ? ' ' : '\n', f);
+	}
+	if (!ri->argv)
+		fprintf(f, "process %d", ri->pid);
+}
+
 int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	struct page pg = { .f = f, .st = st };
@@ -422,19 +436,9 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		"style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>mallocwatch: ");
-	for (size_t i = 0; ri->argv && ri->argv[i]; i++) {
-		mw_xml_escape(f, ri->argv[i]);
-		fputc(ri->argv[i + 1] ? ' ' : '\n', f);
-	}
-	if (!ri->argv)
-		fprintf(f, "process %d", ri->pid);
+	what(f, ri);
 	fprintf(f, "</title><style>%s</style></head><body>\n<h1>mallocwatch: ", css);
-	for (size_t i = 0; ri->argv && ri->argv[i]; i++) {
-		mw_xml_escape(f, ri->argv[i]);
-		fputc(ri->argv[i + 1] ? ' ' : '\n', f);
-	}
-	if (!ri->argv)
-		fprintf(f, "process %d", ri->pid);
+	what(f, ri);
 	mw_state_threads(st, &nt);
 	fprintf(f, "</h1>\n<p>pid %d, %.3f s, %s runtime, %zu arenas, %zu threads, %zu samples "
 		"of the allocator; libc ", ri->pid, secs(&pg, pg.t1), ri->runtime ? ri->runtime :

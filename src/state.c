@@ -77,6 +77,7 @@ struct mw_state {
 	struct mw_sample_arena *parenas;
 	size_t nparenas, cparenas;
 	int have_pend, cur_kept;	/* which one U and C records go to */
+	uint64_t waits_latest;	/* the newest C record's count, kept or not */
 	size_t expect_u;	/* U records still to come for it */
 };
 
@@ -1002,7 +1003,13 @@ int mw_state_sample_waits(struct mw_state *st, uint64_t waits)
 		return -1;
 	s->waits = waits;
 	s->have_waits = 1;
+	st->waits_latest = waits;
 	return 0;
+}
+
+uint64_t mw_state_waits_latest(const struct mw_state *st)
+{
+	return st->waits_latest;
 }
 
 /* The newest sample, when the stride left it aside, ends the list. */

@@ -283,6 +283,9 @@ uint64_t mw_state_origin(const struct mw_state *st);
 const struct mw_mark *mw_state_marks(const struct mw_state *st, size_t *n);
 const struct mw_sample *mw_state_samples(const struct mw_state *st, size_t *n);
 const struct mw_sample_arena *mw_state_sample_arenas(const struct mw_state *st, size_t *n);
+/* The lock waits of the newest C record (whether or not its sample is
+ * one of those kept), 0 before the first. */
+uint64_t mw_state_waits_latest(const struct mw_state *st);
 const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st);
 const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st, size_t *n,
 						      uint64_t *mmap, uint64_t *trim);

@@ -901,10 +901,12 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	ret = 0;
 cleanup:
+	/* an answer still awaited here has no writer left to give it: the
+	 * tracer was reaped, or stop_tracer() and flush_end() settled it */
 	if (rn.flush_fd >= 0)
-		procfs_settle(&rn.flush_fd, PROCFS_SETTLE_MS);
-	if (rn.sample_fd >= 0)	/* the tracer is gone, or detaching after the flush */
-		procfs_settle(&rn.sample_fd, PROCFS_SETTLE_MS);
+		close(rn.flush_fd);
+	if (rn.sample_fd >= 0)
+		close(rn.sample_fd);
 	if (rn.hold_w >= 0) {	/* never released: the program must not run */
 		close(rn.hold_w);
 		rn.hold_w = -1;
