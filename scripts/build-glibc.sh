@@ -15,13 +15,20 @@
 # when the stamp is missing, libc.so.6 is missing, or the installed
 # libc6 version changed.  About 11 minutes of "make -j2" on 2 cores.
 #
+# It runs as root, so nothing it does goes through a place another user
+# can change: the build happens in a fresh mktemp -d directory (0700,
+# root's, a random name under ${MW_GLIBC_WORKDIR:-/var/tmp}), the result
+# is installed into a fresh directory beside PREFIX and renamed into
+# place only when complete, and every directory above PREFIX must be
+# root's and writable by no one else (a sticky one like /var/tmp aside).
+#
 # Systems whose libc already has probes (Fedora, RHEL, Ubuntu) do not need
 # this; the script exits 0 at once when the system libc has a
 # .note.stapsdt section, unless MW_FORCE_GLIBC_BUILD=1.
 set -eu
 
 PREFIX=${1:-${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}}
-WORK=${MW_GLIBC_WORKDIR:-/var/tmp/mallocwatch-glibc-build}
+TMPBASE=${MW_GLIBC_WORKDIR:-/var/tmp}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 say() { echo "build-glibc: $*" >&2; }
@@ -44,7 +51,6 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-say "building glibc $version with --enable-systemtap into $PREFIX (about 15 minutes)"
 
 # Source entries for the same suites as the binary ones.
 srclist=/etc/apt/sources.list.d/mallocwatch-deb-src.sources
@@ -59,8 +65,40 @@ if [ ! -f "$srclist" ]; then
 	apt-get update -q >/dev/null
 fi
 
-rm -rf "$WORK"
-mkdir -p "$WORK"
+# A directory root may work in: root's, and not writable by others
+# (sticky directories such as /var/tmp aside: no one else can rename
+# what root made in them).  Every directory on the way is checked.
+safe_dirs() {
+	d=$1
+	while :; do
+		[ -d "$d" ] && [ ! -L "$d" ] || { say "'$d' is not a directory"; return 1; }
+		set -- $(stat -c '%u %a' "$d")
+		[ "$1" = 0 ] || { say "'$d' belongs to uid $1, not root: refused"; return 1; }
+		m=$2
+		case $m in
+		????) sticky=$(( ${m%???} & 1 )); m=${m#?} ;;
+		*) sticky=0 ;;
+		esac
+		if [ $(( 0$m & 022 )) -ne 0 ] && [ "$sticky" != 1 ]; then
+			say "'$d' is writable by others (mode $2): refused"
+			return 1
+		fi
+		[ "$d" = / ] && return 0
+		d=$(dirname "$d")
+	done
+}
+
+parent=$(dirname "$PREFIX")
+mkdir -p "$parent"
+safe_dirs "$parent" || exit 1
+safe_dirs "$TMPBASE" || exit 1
+WORK=$(mktemp -d "$TMPBASE/mallocwatch-glibc.XXXXXXXX")
+STAGE=$(mktemp -d "$parent/.glibc-new.XXXXXXXX")
+trap 'cd /; rm -rf "$WORK" "$STAGE"' EXIT
+trap 'exit 130' INT TERM HUP
+# mktemp made them 0700 and root's; say so rather than assume it
+[ "$(stat -c '%u %a' "$WORK")" = "0 700" ] || { say "'$WORK' is not root's 0700"; exit 1; }
+say "building glibc $version with --enable-systemtap into $PREFIX (about 15 minutes)"
 cd "$WORK"
 # The exact version of the installed libc6 when the archive still has it,
 # else the newest source of the suite.
@@ -75,14 +113,21 @@ cd build
 	--disable-profile --disable-crypt >../configure.log 2>&1 ||
 	{ tail -n 30 ../configure.log >&2; exit 1; }
 make -j"$JOBS" MAKEINFO=: >../make.log 2>&1 || { tail -n 40 ../make.log >&2; exit 1; }
-rm -rf "$PREFIX"
-make install MAKEINFO=: >../install.log 2>&1 || { tail -n 40 ../install.log >&2; exit 1; }
-
-if ! readelf -n "$PREFIX/lib/libc.so.6" | grep -q stapsdt; then
+# Installed under the fresh directory first (DESTDIR), renamed into
+# place once complete: a failed or interrupted build leaves the old one.
+make install DESTDIR="$STAGE" MAKEINFO=: >../install.log 2>&1 ||
+	{ tail -n 40 ../install.log >&2; exit 1; }
+new=$STAGE$PREFIX
+if ! readelf -n "$new/lib/libc.so.6" | grep -q stapsdt; then
 	say "built libc has no stapsdt notes; was <sys/sdt.h> (systemtap-sdt-dev) present?"
 	exit 1
 fi
-echo "$version" >"$PREFIX/.mallocwatch-stamp"
-cd /
-rm -rf "$WORK"
+echo "$version" >"$new/.mallocwatch-stamp"
+chmod 755 "$new"
+old=""
+if [ -e "$PREFIX" ] || [ -L "$PREFIX" ]; then
+	old=$STAGE/old
+	mv -T "$PREFIX" "$old"
+fi
+mv -T "$new" "$PREFIX"
 say "done: $(readelf -n "$PREFIX/lib/libc.so.6" | grep -c NT_STAPSDT) SDT notes in $PREFIX/lib/libc.so.6"
