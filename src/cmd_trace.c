@@ -887,7 +887,7 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		close_outputs(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
-	mw_sweep(&sw);
+	mw_sweep(&sw, MW_SWEEP_RUN_MS);
 	if (sw.tracers || sw.uprobes || sw.dirs)
 		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
 			"%d uprobe definitions and %d work directories removed", sw.tracers,
@@ -1077,7 +1077,7 @@ static int cleanup_only(void)
 
 	if (n)
 		mw_note("waited for %d tracers removing their uprobes after their runs", n);
-	mw_sweep(&sw);
+	mw_sweep(&sw, MW_SWEEP_WAIT_MS);
 	mw_note("%d orphaned tracers stopped, %d uprobe definitions and %d work directories "
 		"removed", sw.tracers, sw.uprobes, sw.dirs);
 	return MW_EXIT_OK;

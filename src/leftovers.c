@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,9 +13,11 @@
 #include <unistd.h>
 
 #include "leftovers.h"
+#include "pidfd.h"
 #include "procmem.h"
 #include "runtime.h"
 #include "tracer.h"
+#include "xalloc.h"
 
 #define PREFIX "mallocwatch."
 
@@ -25,19 +28,59 @@ static const char *tmp_base(void)
 	return t && t[0] == '/' ? t : "/tmp";
 }
 
+/* This process's work directory, locked (flock LOCK_EX) on lock_fd for
+ * as long as the run (or its watcher, which inherits it) lives. */
+static int lock_fd = -1;
+
+/* Take the lock of the directory open on fd without waiting; 0, or -1
+ * when a live run holds it. */
+static int try_lock(int fd)
+{
+	return flock(fd, LOCK_EX | LOCK_NB);
+}
+
+/* Is the directory at path still the one open on fd (not removed or
+ * replaced by a sweep that held the lock before us)? */
+static int still_there(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && a.st_nlink > 0 && lstat(path, &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
 int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen)
 {
-	if ((size_t)snprintf(dir, len, "%s/" PREFIX "%d.XXXXXX", tmp_base(), (int)getpid()) >= len) {
-		snprintf(err, errlen, "TMPDIR '%s' is too long", tmp_base());
-		return -1;
+	for (int tries = 0; tries < 8; tries++) {
+		int fd;
+
+		if ((size_t)snprintf(dir, len, "%s/" PREFIX "%d.XXXXXX", tmp_base(),
+				     (int)getpid()) >= len) {
+			snprintf(err, errlen, "TMPDIR '%s' is too long", tmp_base());
+			return -1;
+		}
+		if (!mkdtemp(dir)) {
+			snprintf(err, errlen, "cannot create a work directory '%s': %s", dir,
+				 strerror(errno));
+			dir[0] = '\0';
+			return -1;
+		}
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && try_lock(fd) == 0 && still_there(fd, dir)) {
+			lock_fd = fd;
+			return 0;
+		}
+		if (fd >= 0)	/* a sweep took it for a dead run's: another */
+			close(fd);
 	}
-	if (!mkdtemp(dir)) {
-		snprintf(err, errlen, "cannot create a work directory '%s': %s", dir,
-			 strerror(errno));
-		dir[0] = '\0';
-		return -1;
-	}
-	return 0;
+	snprintf(err, errlen, "cannot lock a work directory in '%s'", tmp_base());
+	dir[0] = '\0';
+	return -1;
+}
+
+int mw_workdir_lock_fd(void)
+{
+	return lock_fd;
 }
 
 static int rm_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
@@ -55,6 +98,14 @@ void mw_workdir_remove(const char *dir)
 {
 	if (dir && dir[0])
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	mw_workdir_unlock();	/* the run is over: its directory with it */
+}
+
+void mw_workdir_unlock(void)
+{
+	if (lock_fd >= 0)
+		close(lock_fd);
+	lock_fd = -1;
 }
 
 /* The pid in name right after prefix, end past it; 0 when there is none
@@ -83,61 +134,104 @@ static pid_t run_pid(const char *name)
 	return pid && *end == '.' && strlen(end + 1) == 6 ? pid : 0;
 }
 
+/* Is the run of the work directory name (in tmp_base()) dead: a
+ * directory of the effective user's, 0700, that no process holds the
+ * lock of?  A run is known by its lock, not by the pid in the name: that
+ * pid may be of another pid namespace, or reused.  With keep, the lock
+ * is held on the returned fd (the caller removes the directory and
+ * closes it); else it is let go at once.  The fd, or -1 (alive, not a
+ * work directory, not ours). */
+static int dead_run_dir(const char *name, int keep)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	int fd;
+
+	if (!run_pid(name))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", tmp_base(), name);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700 ||
+	    try_lock(fd) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (!keep) {
+		close(fd);
+		return 0;
+	}
+	return fd;
+}
+
 /* Is path (a tracer's cwd) the work directory of a dead run? */
 static int in_dead_workdir(const char *cwd)
 {
 	const char *base = tmp_base();
 	size_t n = strlen(base);
 	char name[NAME_MAX + 1];
-	pid_t pid;
 
 	if (strncmp(cwd, base, n) != 0 || cwd[n] != '/')
 		return 0;
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(cwd + n + 1, "/ "), cwd + n + 1);
-	pid = run_pid(name);
-	return pid && !mw_process_alive(pid);
+	return dead_run_dir(name, 0) == 0;
 }
 
-/* Stop tracers (stap, stapbpf) left working in a dead run's directory. */
-static int sweep_tracers(void)
+/* A pidfd for pid when it is a stap or stapbpf working in a dead run's
+ * directory (read after the pidfd was opened and checked alive after:
+ * the pid was not reused in between); -1 otherwise. */
+static int orphan_tracer(pid_t pid)
+{
+	char path[64], cwd[PATH_MAX], comm[32];
+	int fd = mw_pidfd_open(pid);
+	ssize_t k;
+
+	if (fd < 0)
+		return -1;
+	mw_process_comm(pid, comm, sizeof(comm));
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	k = (strcmp(comm, "stapbpf") == 0 || strcmp(comm, "stap") == 0) ?
+		readlink(path, cwd, sizeof(cwd) - 1) : -1;
+	if (k > 0)
+		cwd[k] = '\0';
+	if (k <= 0 || !in_dead_workdir(cwd) || mw_pidfd_exited(fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Stop tracers (stap, stapbpf) left working in a dead run's directory:
+ * SIGTERM (they detach their uprobes and exit), waited for until
+ * deadline; with full, SIGKILL to one that has not ended by then, and
+ * its end waited for (its exit releases its perf events slowly; only
+ * then can its definitions go). */
+static int sweep_tracers(long long deadline, int full)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	pid_t found[64];
-	int n = 0;
+	int found[64], n = 0;
 
 	while (d && (de = readdir(d)) && n < 64) {
-		char path[64], cwd[PATH_MAX], comm[32];
 		pid_t pid = (pid_t)atoi(de->d_name);
-		ssize_t k;
+		int fd = pid > 0 ? orphan_tracer(pid) : -1;
 
-		if (pid <= 0)
-			continue;
-		mw_process_comm(pid, comm, sizeof(comm));
-		if (strcmp(comm, "stapbpf") != 0 && strcmp(comm, "stap") != 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-		if ((k = readlink(path, cwd, sizeof(cwd) - 1)) <= 0)
-			continue;
-		cwd[k] = '\0';
-		if (in_dead_workdir(cwd) && kill(pid, SIGTERM) == 0)
-			found[n++] = pid;
+		if (fd >= 0 && mw_pidfd_signal(fd, SIGTERM) == 0)
+			found[n++] = fd;
+		else if (fd >= 0)
+			close(fd);
 	}
 	if (d)
 		closedir(d);
 	for (int i = 0; i < n; i++) {
-		long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
+		long long left = deadline - mw_now_ms();
 
-		while (mw_process_alive(found[i]) && mw_now_ms() < until)
-			usleep(20000);
-		if (!mw_process_alive(found[i]))
-			continue;
-		kill(found[i], SIGKILL);
-		/* its exit closes its perf events, slowly; the definitions can
-		 * go only after that */
-		until = mw_now_ms() + MW_SWEEP_WAIT_MS;
-		while (mw_process_alive(found[i]) && mw_now_ms() < until)
-			usleep(20000);
+		if (!mw_pidfd_wait(found[i], left > 0 ? left : 0) && full) {
+			mw_pidfd_signal(found[i], SIGKILL);
+			mw_pidfd_wait(found[i], MW_SWEEP_WAIT_MS);
+		}
+		close(found[i]);
 	}
 	return n;
 }
@@ -164,12 +258,12 @@ int mw_uprobes_of(pid_t tracer)
 	return f ? n : -1;
 }
 
-int mw_wait_tracer(pid_t tracer, long grace_ms)
+int mw_wait_tracer(pid_t tracer, int pidfd, long grace_ms)
 {
 	long long until = mw_now_ms() + grace_ms, next_count = 0;
 	int defs = INT_MAX, k;
 
-	while (mw_process_alive(tracer)) {
+	while (!mw_pidfd_exited(pidfd)) {
 		if (mw_now_ms() >= next_count) {	/* reading uprobe_events waits
 							 * behind removals: not too often */
 			next_count = mw_now_ms() + 1000;
@@ -180,55 +274,251 @@ int mw_wait_tracer(pid_t tracer, long grace_ms)
 		}
 		if (mw_now_ms() > until)
 			return -1;
-		usleep(50000);
+		mw_pidfd_wait(pidfd, 50);
 	}
 	return 0;
 }
 
-/* One pass: remove the definitions of dead stapbpfs; how many went, and
- * in *busy how many the kernel still held (a perf event not yet let go). */
+/* The name of the record of tracer pid: "NS.PID", NS the inode of our
+ * pid namespace (pids, and so records, mean something only in it). */
+static void record_name(pid_t pid, char *buf, size_t len)
+{
+	struct stat sb;
+
+	snprintf(buf, len, "%llu.%d",
+		 stat("/proc/self/ns/pid", &sb) == 0 ? (unsigned long long)sb.st_ino : 0ULL,
+		 (int)pid);
+}
+
+static void record_path(pid_t pid, char *buf, size_t len)
+{
+	char name[64];
+
+	record_name(pid, name, sizeof(name));
+	snprintf(buf, len, MW_RECORD_DIR "/%s", name);
+}
+
+/* The start time of pid (proc(5), /proc/PID/stat field 22, clock ticks
+ * since boot): with the pid, it names one process.  0 when it is gone. */
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')))	/* comm may hold anything but ')' last */
+		return 0;
+	/* after ") ": state is field 3; the start time field 22 */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+		   "%*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+/* MW_RECORD_DIR, made root's 0700 when missing; an fd on it, or -1 when
+ * it is not ours alone (then nothing is recorded and nothing swept). */
+static int record_dir(int create)
+{
+	struct stat sb;
+	int fd;
+
+	if (create && mkdir(MW_RUN_DIR, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (create && mkdir(MW_RECORD_DIR, 0700) < 0 && errno != EEXIST)
+		return -1;
+	fd = open(MW_RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 077))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void mw_tracer_record(pid_t tracer)
+{
+	char name[64], line[64];
+	int dir = record_dir(1), fd;
+
+	if (dir < 0)
+		return;
+	record_name(tracer, name, sizeof(name));
+	unlinkat(dir, name, 0);	/* an older process's, of the same pid */
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		int n = snprintf(line, sizeof(line), "%llu\n", start_time(tracer));
+
+		if (write(fd, line, (size_t)n) != n)
+			unlinkat(dir, name, 0);
+		close(fd);
+	}
+	close(dir);
+}
+
+void mw_tracer_unrecord(pid_t tracer)
+{
+	char path[128];
+
+	record_path(tracer, path, sizeof(path));
+	unlink(path);
+}
+
+/* Is pid a tracer mallocwatch started (a record of root's says so) that
+ * has ended?  A live process with that pid and the recorded start time
+ * is the tracer itself, still running. */
+static int recorded_dead(pid_t pid)
+{
+	char path[128], buf[64];
+	unsigned long long t;
+	ssize_t n;
+	int fd;
+
+	record_path(pid, path, sizeof(path));
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu", &t) != 1)
+		return 0;
+	return !mw_process_alive(pid) || start_time(pid) != t;
+}
+
+/* The pids live stapbpfs see as their own (the innermost of /proc/PID/
+ * status's NSpid: a stapbpf in a pid namespace names its uprobe
+ * definitions with that one), into ns[]; how many. */
+static int stapbpf_own_pids(pid_t *ns, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)) && n < max) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		char path[64], line[256];
+		FILE *f;
+
+		if (pid <= 0 || !live_stapbpf(pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "NSpid:", 6) == 0) {
+				char *last = strrchr(line, '\t');
+
+				ns[n++] = (pid_t)atoi(last ? last + 1 : line + 6);
+				break;
+			}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* May the definitions named for pid go: a tracer of ours that has ended,
+ * and no live stapbpf anywhere we can see calls itself pid? */
+static int ours_and_dead(pid_t pid, const pid_t *live, int nlive)
+{
+	for (int i = 0; i < nlive; i++)
+		if (live[i] == pid)
+			return 0;
+	return recorded_dead(pid);
+}
+
+/* One pass: remove the definitions of dead tracers of ours; how many
+ * went, and in *busy how many the kernel still held (a perf event not
+ * yet let go). */
 static int remove_dead_uprobes(int *busy)
 {
 	FILE *f = fopen(MW_UPROBE_EVENTS, "re");
-	char line[4096], name[160];
-	int removed = 0, fd;
+	char line[4096], (*names)[160] = NULL;
+	pid_t live[256];
+	size_t n = 0, cap = 0;
+	int removed = 0, fd, nlive;
 
 	*busy = 0;
 	if (!f)
 		return 0;
-	fd = open(MW_UPROBE_EVENTS, O_WRONLY | O_APPEND | O_CLOEXEC);
-	while (fd >= 0 && fgets(line, sizeof(line), f)) {
+	nlive = stapbpf_own_pids(live, 256);
+	/* the names first: removing while the file is read skips lines */
+	while (fgets(line, sizeof(line), f)) {
 		int pid, used = 0;
 
 		/* "p:uprobes/stapprobe_PID_N /path:0x..." */
 		if (sscanf(line, "p:uprobes/stapprobe_%d_%*d%n", &pid, &used) != 1 || !used)
 			continue;
-		if (live_stapbpf(pid))
-			continue;	/* a running tracer's */
-		snprintf(name, sizeof(name), "-:uprobes/%.*s", (int)strcspn(line + 10, " \n"),
-			 line + 10);
-		if (write(fd, name, strlen(name)) > 0)
+		if (!ours_and_dead(pid, live, nlive))
+			continue;	/* a running tracer's, or not one of ours */
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			names = xrealloc(names, cap * sizeof(*names));
+		}
+		snprintf(names[n++], sizeof(names[0]), "-:uprobes/%.*s",
+			 (int)strcspn(line + 10, " \n"), line + 10);
+	}
+	fclose(f);
+	fd = n ? open(MW_UPROBE_EVENTS, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+	for (size_t i = 0; fd >= 0 && i < n; i++) {
+		if (write(fd, names[i], strlen(names[i])) > 0)
 			removed++;
 		else if (errno == EBUSY)
 			(*busy)++;
 	}
 	if (fd >= 0)
 		close(fd);
-	fclose(f);
+	free(names);
 	return removed;
 }
 
-int mw_sweep_uprobes(void)
+/* Records of tracers that have ended and have no definition left. */
+static void prune_records(void)
 {
-	long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
+	int dir = record_dir(0);
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+	struct dirent *de;
+
+	char ours[64];
+
+	record_name(0, ours, sizeof(ours));	/* "NS.0" */
+	while (d && (de = readdir(d))) {
+		const char *dot = strrchr(de->d_name, '.');
+		pid_t pid = dot ? (pid_t)atoi(dot + 1) : 0;
+
+		if (pid > 0 && strncmp(de->d_name, ours, strlen(ours) - 1) == 0 &&
+		    recorded_dead(pid) && mw_uprobes_of(pid) == 0)
+			unlinkat(dir, de->d_name, 0);
+	}
+	if (d)
+		closedir(d);
+	else if (dir >= 0)
+		close(dir);
+}
+
+int mw_sweep_uprobes(long budget_ms)
+{
+	long long until = mw_now_ms() + budget_ms;
 	int removed = 0, busy;
 
 	for (;;) {
 		removed += remove_dead_uprobes(&busy);
-		if (!busy || mw_now_ms() > until)
-			return removed;
+		if (!busy || mw_now_ms() + 100 > until)
+			break;
 		usleep(100000);	/* a dead tracer's events are still being released */
 	}
+	prune_records();
+	return removed;
 }
 
 static int sweep_dirs(void)
@@ -238,18 +528,15 @@ static int sweep_dirs(void)
 	int n = 0;
 
 	while (d && (de = readdir(d))) {
-		pid_t pid = run_pid(de->d_name);
-		struct stat sb;
 		char path[PATH_MAX];
+		int fd = dead_run_dir(de->d_name, 1);
 
-		if (!pid || mw_process_alive(pid))
+		if (fd < 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", tmp_base(), de->d_name);
-		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
-		    (sb.st_mode & 0777) != 0700)
-			continue;
-		mw_workdir_remove(path);
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);	/* locked */
 		n += access(path, F_OK) != 0;
+		close(fd);
 	}
 	if (d)
 		closedir(d);
@@ -320,59 +607,98 @@ static int sweep_fifo_dirs(void)
 	return n;
 }
 
-void mw_sweep(struct mw_sweep *out)
+void mw_sweep(struct mw_sweep *out, long budget_ms)
 {
 	struct mw_sweep s;
+	long long start = mw_now_ms();
+	int full = budget_ms >= MW_SWEEP_WAIT_MS;
+	long left;
 
-	s.tracers = sweep_tracers();
-	s.uprobes = mw_sweep_uprobes();
+	s.tracers = sweep_tracers(start + budget_ms / 2, full);
+	left = budget_ms - (long)(mw_now_ms() - start);
+	s.uprobes = mw_sweep_uprobes(left > 0 ? left : 0);
 	s.dirs = sweep_dirs() + sweep_fifo_dirs();
 	if (out)
 		*out = s;
 }
 
-/* The tracer pid in dir's MW_DETACHING_FILE, or 0. */
-static pid_t detaching_tracer(const char *dir)
+/* The tracer in dir's MW_DETACHING_FILE: a pidfd for it when dir is a
+ * work directory of ours (the effective user's, 0700, not a link), the
+ * file a regular file of ours, and the pid in it a live stapbpf; else
+ * -1.  With a pidfd, *dir_fd is an fd on dir (the caller closes it).
+ * Nothing planted by another user is opened, waited on or followed: a
+ * FIFO or a link there is refused without blocking. */
+static int detaching_tracer(const char *dir, pid_t *tracer, int *dir_fd)
 {
-	char path[PATH_MAX + 16];
-	FILE *f;
-	int pid = 0;
+	char buf[32], comm[32];
+	struct stat sb;
+	int dfd, fd, pfd = -1;
+	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/" MW_DETACHING_FILE, dir);
-	if ((f = fopen(path, "re"))) {
-		if (fscanf(f, "%d", &pid) != 1 || pid < 0)
-			pid = 0;
-		fclose(f);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	if (fstat(dfd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700) {
+		close(dfd);
+		return -1;
 	}
-	return pid;
+	fd = openat(dfd, MW_DETACHING_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	n = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() ?
+		read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		*tracer = (pid_t)atoi(buf);
+		pfd = *tracer > 0 ? mw_pidfd_open(*tracer) : -1;
+	}
+	if (pfd >= 0) {
+		mw_process_comm(*tracer, comm, sizeof(comm));
+		if (strcmp(comm, "stapbpf") != 0 || mw_pidfd_exited(pfd)) {
+			close(pfd);
+			pfd = -1;
+		}
+	}
+	if (pfd < 0)
+		close(dfd);
+	else
+		*dir_fd = dfd;
+	return pfd;
+}
+
+/* Wait up to ms for the run of the directory open on fd to let go of
+ * its lock (its watcher has ended). */
+static void wait_unlocked(int fd, long ms)
+{
+	long long until = mw_now_ms() + ms;
+
+	while (try_lock(fd) < 0 && mw_now_ms() < until)
+		usleep(20000);
 }
 
 int mw_wait_detaching(void)
 {
 	DIR *d = opendir(tmp_base());
 	struct dirent *de;
-	pid_t watcher[64], tracer[64];
-	int n = 0;
+	pid_t tracer[64];
+	int dfd[64], tfd[64], n = 0;
 
 	while (d && (de = readdir(d)) && n < 64) {
-		pid_t pid = run_pid(de->d_name), t;
 		char path[PATH_MAX];
 
+		if (!run_pid(de->d_name))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", tmp_base(), de->d_name);
-		if (pid && mw_process_alive(pid) && (t = detaching_tracer(path)) > 0) {
-			watcher[n] = pid;
-			tracer[n++] = t;
-		}
+		if ((tfd[n] = detaching_tracer(path, &tracer[n], &dfd[n])) >= 0)
+			n++;
 	}
 	if (d)
 		closedir(d);
 	for (int i = 0; i < n; i++) {
-		long long until;
-
-		mw_wait_tracer(tracer[i], MW_SWEEP_WAIT_MS);
-		until = mw_now_ms() + 5000;	/* its watcher's clean-up */
-		while (mw_process_alive(watcher[i]) && mw_now_ms() < until)
-			usleep(20000);
+		mw_wait_tracer(tracer[i], tfd[i], MW_SWEEP_WAIT_MS);
+		wait_unlocked(dfd[i], 5000);	/* its watcher's clean-up */
+		close(tfd[i]);
+		close(dfd[i]);
 	}
 	return n;
 }

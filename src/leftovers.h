@@ -17,14 +17,28 @@
  * cannot clean up itself, so every later run (and `mallocwatch
  * --cleanup`) sweeps first:
  *   - a stap or stapbpf whose working directory is the work directory of
- *     a dead run gets SIGTERM (it then detaches its uprobes) and is waited
- *     for, SIGKILL after MW_SWEEP_WAIT_MS;
+ *     a dead run gets SIGTERM through a pidfd (pidfd.h; it then detaches
+ *     its uprobes and exits);
  *   - uprobe definitions "p:uprobes/stapprobe_PID_N" in
- *     /sys/kernel/debug/tracing/uprobe_events whose PID is no longer a
- *     stapbpf (stapbpf names its definitions so) are removed;
+ *     /sys/kernel/debug/tracing/uprobe_events are removed only when PID
+ *     is a tracer mallocwatch started (a record of root's in
+ *     MW_RECORD_DIR, holding its start time), that tracer has ended,
+ *     and no live stapbpf we can see calls itself PID (the innermost pid
+ *     of its NSpid: a stapbpf in a pid namespace names its definitions
+ *     with its pid there).  Another tool's definitions are never touched;
  *   - work directories of dead runs owned by the caller are removed.
- * A run is dead when no process has its PID (or only a zombie does).
- * Nothing of a live run, or of another user, is touched.
+ * A run holds a lock (flock(2) LOCK_EX) on its work directory for its
+ * whole life, its watcher after it; a run is dead when no process holds
+ * that lock (the pid in the name may be of another pid namespace).  A
+ * sweep removes a directory only while holding its lock, and a run that
+ * finds its new directory gone under it makes another.  Nothing of a
+ * live run, or of another user, is touched.
+ *
+ * A run's sweep is bounded: it waits for nothing longer than
+ * MW_SWEEP_RUN_MS in all (an orphaned tracer still detaching finishes
+ * on its own; what it or the kernel still holds is swept next time).
+ * `mallocwatch --cleanup` waits as long as there is progress, and kills
+ * a tracer that makes none for MW_SWEEP_WAIT_MS.
  *
  * A -c run whose report is complete before its tracer has removed its
  * uprobes (tracer.h) hands the tracer to a watcher process, which
@@ -40,6 +54,14 @@
 #include <sys/types.h>
 
 #define MW_SWEEP_WAIT_MS 30000
+#define MW_SWEEP_RUN_MS 1000
+
+/* Root's record of the tracers mallocwatch started (tmpfs: a reboot,
+ * which ends every tracer, clears it): MW_RECORD_DIR/NS.PID (NS: the inode of
+ * the pid namespace PID is in) holds the tracer's start time (proc(5) stat field 22).  Made 0700; not used when
+ * it is not the effective user's alone. */
+#define MW_RUN_DIR "/run/mallocwatch"
+#define MW_RECORD_DIR MW_RUN_DIR "/tracers"
 
 /* In a work directory whose tracer is removing its uprobes after the run
  * (tracer.h, mw_tracer_hand_off): the tracer's pid. */
@@ -60,30 +82,50 @@ struct mw_sweep {
  * were waited for. */
 int mw_wait_detaching(void);
 
-/* Make this run's work directory; its path into dir.  0, or -1 with a
- * one-line reason in err. */
+/* Make this run's work directory, locked for as long as this process
+ * (or a child that keeps mw_workdir_lock_fd()) lives; its path into dir.
+ * 0, or -1 with a one-line reason in err. */
 int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen);
 
-/* Remove a work directory and everything in it (not following links).
- * "" is allowed and does nothing. */
+/* The descriptor holding that lock (close-on-exec), or -1. */
+int mw_workdir_lock_fd(void);
+
+/* Close it: the directory is another process's now (a watcher that
+ * inherited the lock), or gone. */
+void mw_workdir_unlock(void);
+
+/* Remove a work directory and everything in it (not following links),
+ * and let go of this process's lock.  "" is allowed. */
 void mw_workdir_remove(const char *dir);
 
-/* Remove the uprobe definitions of tracers that are gone (or zombies);
- * how many.  Definitions the kernel still holds are tried again for up
- * to MW_SWEEP_WAIT_MS. */
-int mw_sweep_uprobes(void);
+/* Remove the uprobe definitions of tracers of ours that are gone (or
+ * zombies; see above); how many.  Definitions the kernel still holds
+ * are tried again for up to budget_ms.  Records of ended tracers with
+ * no definition left are removed. */
+int mw_sweep_uprobes(long budget_ms);
+
+/* Record tracer (a stapbpf just started) as one of ours, so that a
+ * sweep may remove its definitions once it has ended; _unrecord when
+ * it ended and left none.  Nothing is recorded when MW_RECORD_DIR
+ * cannot be made the effective user's alone (not root). */
+void mw_tracer_record(pid_t tracer);
+void mw_tracer_unrecord(pid_t tracer);
 
 /* How many uprobe definitions stapbpf process tracer has; -1 when
  * uprobe_events cannot be read. */
 int mw_uprobes_of(pid_t tracer);
 
-/* Wait while the tracer (stap or stapbpf, not necessarily a child) is
- * alive and removing its uprobes: each definition of its that goes
- * (counted once a second) gives it grace_ms more.  Returns 0 once it has
- * ended (or is a zombie), -1 when grace_ms passed without progress. */
-int mw_wait_tracer(pid_t tracer, long grace_ms);
+/* Wait while the tracer (stap or stapbpf, not necessarily a child; pidfd
+ * a pidfd for it, pidfd.h) is alive and removing its uprobes: each
+ * definition of its that goes (counted once a second) gives it grace_ms
+ * more.  Returns 0 once it has ended (or is a zombie), -1 when grace_ms
+ * passed without progress. */
+int mw_wait_tracer(pid_t tracer, int pidfd, long grace_ms);
 
-/* The whole sweep described above, into *out (may be NULL). */
-void mw_sweep(struct mw_sweep *out);
+/* The whole sweep described above, into *out (may be NULL), waiting
+ * for nothing longer than budget_ms in all (MW_SWEEP_RUN_MS before a
+ * run); with budget_ms >= MW_SWEEP_WAIT_MS (--cleanup) an orphaned
+ * tracer that has not ended by then is killed and waited for. */
+void mw_sweep(struct mw_sweep *out, long budget_ms);
 
 #endif /* MALLOCWATCH_LEFTOVERS_H */

@@ -219,6 +219,74 @@ static int find_shim(char *out, size_t len)
 	return exists(out) ? 0 : -1;
 }
 
+/* Is the directory open on fd safe for root to have stapbpf make files
+ * in by path?  Owned by the effective user or root, and writable by no
+ * one else; an ancestor may be writable by others when it is sticky
+ * (/var/tmp), where no one else can rename what we rely on. */
+static int safe_dir(int fd, int last, const char *path, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0) {
+		snprintf(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
+		snprintf(err, errlen, "'%s' belongs to uid %u: stapbpf would make its FIFOs "
+			 "where that user can replace them; remove it and run again", path,
+			 (unsigned)sb.st_uid);
+		return -1;
+	}
+	if ((sb.st_mode & 022) && (last || !(sb.st_mode & S_ISVTX))) {
+		snprintf(err, errlen, "'%s' is writable by others (mode %04o): stapbpf would "
+			 "make its FIFOs where they can be replaced; make it 0700 and run again",
+			 path, (unsigned)(sb.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+int mw_runtime_procfs_secure(char *err, size_t errlen)
+{
+	char base[PATH_MAX], sofar[PATH_MAX] = "";
+	char *save, *comp, *next;
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = -1;
+
+	if (mw_runtime_procfs_base(base, sizeof(base)) < 0) {
+		snprintf(err, errlen, "no user name for uid %d", (int)geteuid());
+		goto cleanup;
+	}
+	if (fd < 0 || safe_dir(fd, 0, "/", err, errlen) < 0)
+		goto cleanup;
+	for (comp = strtok_r(base, "/", &save); comp; comp = next) {
+		int last, sub;
+
+		next = strtok_r(NULL, "/", &save);
+		last = !next;
+		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
+		if (last && mkdirat(fd, comp, 0700) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "cannot create '%s': %s", sofar, strerror(errno));
+			goto cleanup;
+		}
+		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			snprintf(err, errlen, "cannot open '%s': %s%s", sofar, strerror(errno),
+				 errno == ELOOP || errno == ENOTDIR ? " (not a directory: "
+				 "refused, stapbpf would follow it)" : "");
+			goto cleanup;
+		}
+		close(fd);
+		fd = sub;
+		if (safe_dir(fd, last, sofar, err, errlen) < 0)
+			goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *workdir,
 		       char *err, size_t errlen)
 {
@@ -243,6 +311,8 @@ static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *work
 		}
 		add_did(env, "mounted debugfs");
 	}
+	if (mw_runtime_procfs_secure(err, errlen) < 0)
+		return -1;
 	if (!memlock_raisable()) {
 		if (find_shim(env->shim, sizeof(env->shim)) < 0) {
 			snprintf(err, errlen, "RLIMIT_MEMLOCK cannot be raised and "

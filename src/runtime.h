@@ -70,6 +70,17 @@ int mw_runtime_procfs_path(enum mw_runtime rt, const char *module, const char *n
  * user, /var/tmp/systemtap-USER, into buf.  0, or -1 (no user name). */
 int mw_runtime_procfs_base(char *buf, size_t len);
 
+/* Make sure stapbpf's directory /var/tmp/systemtap-USER (USER: the
+ * effective user) is one no other user can change before stapbpf is
+ * started: stapbpf makes its procfs FIFOs below it and reopens them by
+ * path, following links.  Every directory from / down is checked
+ * through O_NOFOLLOW descriptors: owned by the effective user or root,
+ * writable by no one else (an ancestor may be when it is sticky, like
+ * /var/tmp); the last one is created 0700 when missing.  0, or -1 with
+ * a one-line reason in err (a directory another user made first is
+ * refused, never used or removed). */
+int mw_runtime_procfs_secure(char *err, size_t errlen);
+
 /* Open that file to make the tracer run the probe: O_RDONLY|O_NONBLOCK,
  * close-on-exec, no links followed.  Under bpf every directory on the way
  * below /var/tmp must be the effective user's own and not group or other

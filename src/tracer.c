@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "leftovers.h"
+#include "pidfd.h"
 #include "msg.h"
 #include "procmem.h"
 #include "protocol.h"
@@ -102,6 +103,7 @@ struct run {
 	mw_line_fn fn;
 	void *ctx;
 	pid_t prog, tracer;
+	int tracer_fd;		/* pidfd of the tracer; -1 once reaped */
 	int hold_w;		/* write end of the hold pipe; -1 once released */
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
@@ -230,7 +232,9 @@ static int run_capture(char *const argv[], const char *cwd, char *msg, size_t le
 	buf[got] = '\0';
 	close(errfd);
 	if (got_signal)
-		kill(-pid, SIGTERM);	/* stap and what it started */
+		kill(-pid, SIGTERM);	/* stap and what it started: a group
+					 * pidfds cannot name; its leader is
+					 * our child, not reaped yet */
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (got_signal)
@@ -586,7 +590,7 @@ static int reap_program(struct run *rn, int wait)
 static void stop_tracer(struct run *rn)
 {
 	procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
-	kill(rn->tracer, SIGINT);
+	mw_pidfd_signal(rn->tracer_fd, SIGINT);
 }
 
 static void program_exited(struct run *rn)
@@ -665,7 +669,7 @@ static void loop(struct run *rn)
 			if (!rn->r->ready)
 				rn->r->interrupted = sig;	/* before tracing started */
 			if (rn->o->target && rn->pidfd >= 0 && rn->r->ready) {
-				kill(rn->prog, sig);	/* -c: the program decides */
+				mw_pidfd_signal(rn->pidfd, sig);	/* -c: the program decides */
 			} else if (!rn->stopping) {
 				/* -p (or -c still held): stop tracing; the end
 				 * probe still prints the totals */
@@ -709,7 +713,7 @@ static void loop(struct run *rn)
 			}
 			mw_warn("the tracer made no progress stopping for %d s; killing it",
 				STOP_GRACE_MS / 1000);
-			kill(rn->tracer, SIGKILL);
+			mw_pidfd_signal(rn->tracer_fd, SIGKILL);
 			kill_at = 0;
 		}
 	}
@@ -820,7 +824,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 {
 	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
 			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1,
-			  .sample_fd = -1 };
+			  .sample_fd = -1, .tracer_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
 	int errpipe = -1, ret = -1;
@@ -857,6 +861,9 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(errno));
 		goto cleanup;
 	}
+	rn.tracer_fd = mw_pidfd_open(rn.tracer);	/* our child, not reaped: it */
+	if (o->env->rt == MW_RT_BPF)
+		mw_tracer_record(rn.tracer);	/* its definitions are ours to sweep */
 	loop(&rn);
 	if (r->samples_unanswered && o->verbose)
 		mw_note("%llu samples without a lock-wait count (the tracer had not answered "
@@ -875,12 +882,14 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	if (!r->tracer_msg[0] || WIFSIGNALED(r->tracer_status))
 		tracer_fate(argv[0], r->tracer_status, r->tracer_msg, sizeof(r->tracer_msg));
 	if (o->env->rt == MW_RT_BPF && WIFSIGNALED(r->tracer_status)) {
-		int n = mw_sweep_uprobes();
+		int n = mw_sweep_uprobes(MW_SWEEP_WAIT_MS);	/* ours, the run is over */
 
 		if (n)
 			mw_note("removed %d uprobe definitions the dead tracer left", n);
 		mw_runtime_procfs_remove(rn.module);
 	}
+	if (o->env->rt == MW_RT_BPF && mw_uprobes_of(rn.tracer) == 0)
+		mw_tracer_unrecord(rn.tracer);
 	rn.tracer = 0;	/* reaped */
 	if (r->interrupted) {
 		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
@@ -911,12 +920,15 @@ cleanup:
 		close(rn.hold_w);
 		rn.hold_w = -1;
 		if (o->target && !r->have_status) {
-			kill(rn.prog, SIGKILL);
+			if (mw_pidfd_signal(rn.pidfd, SIGKILL) < 0)
+				kill(rn.prog, SIGKILL);	/* our child, not reaped */
 			reap_program(&rn, 1);
 		}
 	}
 	if (rn.pidfd >= 0)
 		close(rn.pidfd);
+	if (rn.tracer_fd >= 0)
+		close(rn.tracer_fd);
 	if (errpipe >= 0)
 		close(errpipe);
 	return ret;
@@ -945,10 +957,11 @@ static void keep(pid_t pid)
 		left[nleft++] = pid;
 }
 
-/* The watcher: own session, no descriptor of mallocwatch's (a reader of
- * its stdout must see EOF when mallocwatch exits), the work directory
- * renamed to its own pid so that sweeps see a live run. */
-static void watch(pid_t tracer, const char *workdir, const char *module)
+/* The watcher: own session, no descriptor of mallocwatch's but the
+ * tracer's pidfd and the work directory's lock (a reader of its stdout must see EOF when mallocwatch
+ * exits), the work directory renamed to its own pid so that sweeps see
+ * a live run. */
+static void watch(pid_t tracer, int tracer_fd, const char *workdir, const char *module)
 {
 	char dir[PATH_MAX], marker[PATH_MAX + 16];
 	const char *dot = strrchr(workdir, '.');
@@ -960,7 +973,12 @@ static void watch(pid_t tracer, const char *workdir, const char *module)
 	dup2(null, 0);
 	dup2(null, 1);
 	dup2(null, 2);
-	syscall(SYS_close_range, 3U, ~0U, 0U);
+	/* keep the tracer's pidfd and the work directory's lock (its
+	 * holder is a live run for sweeps: leftovers.h), nothing else */
+	tracer_fd = fcntl(tracer_fd, F_DUPFD_CLOEXEC, 1000);
+	fcntl(mw_workdir_lock_fd(), F_DUPFD_CLOEXEC, 1001);
+	syscall(SYS_close_range, 3U, 999U, 0U);
+	syscall(SYS_close_range, 1002U, ~0U, 0U);
 	snprintf(dir, sizeof(dir), "%.*s/mallocwatch.%d%s", (int)(slash - workdir), workdir,
 		 (int)getpid(), dot ? dot : "");
 	if (rename(workdir, dir) < 0)
@@ -970,14 +988,11 @@ static void watch(pid_t tracer, const char *workdir, const char *module)
 		dprintf(fd, "%d\n", (int)tracer);
 		close(fd);
 	}
-	if (mw_wait_tracer(tracer, STOP_GRACE_MS) < 0) {
-		long long until = mw_now_ms() + MW_SWEEP_WAIT_MS;
-
-		kill(tracer, SIGKILL);	/* stuck: the sweep below */
-		while (mw_process_alive(tracer) && mw_now_ms() < until)
-			usleep(50000);
+	if (mw_wait_tracer(tracer, tracer_fd, STOP_GRACE_MS) < 0) {
+		mw_pidfd_signal(tracer_fd, SIGKILL);	/* stuck: the sweep below */
+		mw_pidfd_wait(tracer_fd, MW_SWEEP_WAIT_MS);
 	}
-	mw_sweep_uprobes();	/* nothing when it ended normally */
+	mw_sweep_uprobes(MW_SWEEP_WAIT_MS);	/* nothing when it ended normally */
 	mw_runtime_procfs_remove(module);
 	mw_workdir_remove(dir);
 	_exit(0);
@@ -985,19 +1000,26 @@ static void watch(pid_t tracer, const char *workdir, const char *module)
 
 int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module)
 {
+	/* our child, not reaped yet (keep() reaps only earlier ones): the
+	 * pidfd is of the tracer itself */
+	int tfd = mw_pidfd_open(tracer);
 	pid_t pid;
 
 	keep(tracer);
+	if (tfd < 0)
+		return -1;
 	pid = fork();
 	if (pid == 0) {
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGCHLD, SIG_DFL);
-		watch(tracer, workdir, module);
+		watch(tracer, tfd, workdir, module);
 	}
+	close(tfd);
 	if (pid < 0)
 		return -1;
 	keep(pid);
+	mw_workdir_unlock();	/* the watcher holds the lock now */
 	return 0;
 }

@@ -4,8 +4,8 @@
 #    stap compiles, while stapbpf attaches, while the program runs): once
 #    'mallocwatch --cleanup' has run, no tracer of that run, no uprobe
 #    definition of it and no work directory remain;
-#  - uprobe definitions of a stapbpf that died by SIGKILL (named for its
-#    pid) are removed by the next run;
+#  - uprobe definitions of a stapbpf of ours that died by SIGKILL (named
+#    for its pid) are removed by the next run, and no one else's are;
 #  - ^C while stap compiles: a message, exit 130, stap's whole process
 #    group stopped, the work directory removed.
 # Each check holds whatever phase the kill lands in; none depends on it.
@@ -64,21 +64,48 @@ check_clean "SIGKILL while stapbpf attaches"
 echo "ok: SIGKILL while stapbpf attaches: $(cat "$OUT/cleanup.err")"
 pkill -f 'ld-linux-x86-64.so.2 .*sleep 10' 2>/dev/null	# the programs ran on untraced
 
-# A stapbpf killed with SIGKILL (with mallocwatch) cannot remove its uprobe
-# definitions, "p:uprobes/stapprobe_PID_N ...".  Such a definition, named
-# for a pid that is certainly dead, must be gone after the next run, and
-# the run says so; a live stapbpf's definitions are never touched.
+# A stapbpf killed with SIGKILL together with its mallocwatch cannot
+# remove its uprobe definitions ("p:uprobes/stapprobe_PID_N ...").  The
+# next run removes them (root's record says that stapbpf was one
+# mallocwatch started) and says so.  A definition of a tracer mallocwatch
+# did not start is never touched, even when no process has its pid.
+"$MW" --cleanup 2>/dev/null
 true & dead=$!
 wait $dead
 echo "p:uprobes/stapprobe_${dead}_0 /bin/true:0x1000" >>$UE || fail "cannot define a uprobe"
+trap 'echo "-:uprobes/stapprobe_${dead}_0" >>$UE 2>/dev/null' EXIT	# ours to remove
+"$MW" -q -o /dev/null -c sleep 10 2>/dev/null &
+mw=$!
+i=0	# killed while it defines its uprobes (once attached, it has let
+	# the definitions go: only the perf events hold them then)
+sb=
+until [ -n "$sb" ] && grep -q "stapprobe_${sb}_" $UE; do
+	i=$((i + 1)); [ $i -lt 3000 ] || fail "stapbpf never defined a uprobe"; sleep 0.005
+	sb=$(our_tracers | xargs -r -n1 sh -c 'grep -qx stapbpf /proc/$0/comm 2>/dev/null && echo $0')
+done
+kill -KILL $sb $mw
+wait $mw 2>/dev/null
+i=0
+while [ -e /proc/$sb ]; do
+	i=$((i + 1)); [ $i -lt 3000 ] || fail "stapbpf $sb never ended"; sleep 0.01
+done
+pkill -f 'ld-linux-x86-64.so.2 .*sleep 10' 2>/dev/null	# ran on untraced
+n=$(grep -c "stapprobe_${sb}_" $UE)
+[ "$n" -gt 0 ] || fail "stapbpf $sb killed with SIGKILL left no definition: nothing to test"
+start=$(date +%s%N)
 "$MW" -o /dev/null -c true 2>"$OUT/next.err" || fail "the next run failed: $(cat "$OUT/next.err")"
-grep -q "stapprobe_${dead}_" $UE && fail "the dead tracer's uprobe definition is still there"
-grep -q "cleaned up after an earlier run that was killed: 0 tracers stopped, 1 uprobe definitions" \
+echo "the next run took $(( ($(date +%s%N) - start) / 1000000 )) ms"
+grep -q "stapprobe_${sb}_" $UE && fail "$(grep -c "stapprobe_${sb}_" $UE) of the killed tracer's $n uprobe definitions are still there"
+grep -q "cleaned up after an earlier run that was killed: .* $n uprobe definitions" \
 	"$OUT/next.err" || fail "the next run did not say what it cleaned: $(cat "$OUT/next.err")"
+grep -q "stapprobe_${dead}_" $UE || fail "a definition of a tracer mallocwatch did not start was removed"
 "$MW" --cleanup 2>/dev/null	# waits for the run's tracer to remove its uprobes
-tracer_pids=
+grep -q "stapprobe_${dead}_" $UE || fail "--cleanup removed a definition of a tracer mallocwatch did not start"
+echo "-:uprobes/stapprobe_${dead}_0" >>$UE
+trap - EXIT
+tracer_pids=$sb
 check_clean "after a run that cleaned"
-echo "ok: a dead stapbpf's uprobe definition removed by the next run"
+echo "ok: a killed stapbpf's $n uprobe definitions removed by the next run, a foreign one left"
 
 # ^C while stap compiles: a stap on PATH that takes its time
 mkdir -p "$OUT/bin"
