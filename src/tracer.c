@@ -583,6 +583,15 @@ static int reap_program(struct run *rn, int wait)
 	return 0;
 }
 
+/* Signal the tracer through its pidfd; a kernel without pidfds (before
+ * 5.3) gets kill(2) on the pid, still safe while it is our child and
+ * not reaped (rn->tracer is 0 once it is). */
+static void signal_tracer(struct run *rn, int sig)
+{
+	if (mw_pidfd_signal(rn->tracer_fd, sig) < 0 && errno == EBADF && rn->tracer > 0)
+		kill(rn->tracer, sig);
+}
+
 /* Tell the tracer to stop (its end probe prints the aggregates), once a
  * sample asked for is answered: a reader left on the FIFO keeps stapbpf's
  * procfs thread spinning, and when its teardown removes the FIFO that
@@ -590,7 +599,7 @@ static int reap_program(struct run *rn, int wait)
 static void stop_tracer(struct run *rn)
 {
 	procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
-	mw_pidfd_signal(rn->tracer_fd, SIGINT);
+	signal_tracer(rn, SIGINT);
 }
 
 static void program_exited(struct run *rn)
@@ -713,7 +722,7 @@ static void loop(struct run *rn)
 			}
 			mw_warn("the tracer made no progress stopping for %d s; killing it",
 				STOP_GRACE_MS / 1000);
-			mw_pidfd_signal(rn->tracer_fd, SIGKILL);
+			signal_tracer(rn, SIGKILL);
 			kill_at = 0;
 		}
 	}
