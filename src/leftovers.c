@@ -136,8 +136,10 @@ static pid_t run_pid(const char *name)
 
 /* Is the run of the work directory name (in tmp_base()) dead: a
  * directory of the effective user's, 0700, that no process holds the
- * lock of?  A run is known by its lock, not by the pid in the name: that
- * pid may be of another pid namespace, or reused.  With keep, the lock
+ * lock of, and whose pid is not alive?  A run is known by its lock: the
+ * pid in the name may be of another pid namespace.  The pid is asked
+ * too because a run of an older mallocwatch, which took no lock, must
+ * not be taken for dead while it is running.  With keep, the lock
  * is held on the returned fd (the caller removes the directory and
  * closes it); else it is let go at once.  The fd, or -1 (alive, not a
  * work directory, not ours). */
@@ -145,9 +147,10 @@ static int dead_run_dir(const char *name, int keep)
 {
 	char path[PATH_MAX];
 	struct stat sb;
+	pid_t pid = run_pid(name);
 	int fd;
 
-	if (!run_pid(name))
+	if (!pid || mw_process_alive(pid))
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s", tmp_base(), name);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
