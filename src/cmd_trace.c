@@ -94,6 +94,8 @@ static const char usage[] =
 "  --save-script FILE   also write the generated SystemTap script to FILE\n"
 "  --save-stream FILE   also record the tracer's output (docs/protocol.md)\n"
 "                       to FILE; `mallocwatch replay FILE` reports it again\n"
+"  (each FILE is created before anything runs, as the invoking user under\n"
+"  sudo; a symbolic link, a FIFO or a file with other hard links is refused)\n"
 "  --check RULE         judge the run's report: METRIC OP VALUE, e.g.\n"
 "                       'arenas<=4'; repeatable; exit 3 when one fails (see\n"
 "                       mallocwatch check --help for the metrics)\n"
@@ -177,6 +179,7 @@ struct outputs {
 	FILE *json;			/* --json; NULL when not asked */
 	FILE *stream;			/* --save-stream; NULL when not asked */
 	FILE *html;			/* --html; NULL when not asked */
+	FILE *script;			/* --save-script; NULL when not asked */
 	int summary_errno, json_errno, html_errno;	/* the first write error of each */
 };
 
@@ -349,7 +352,9 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	}
 }
 
-static int open_outputs(const struct trace_opts *o, struct outputs *out)
+/* Every output file, before anything runs (with_script: --save-script
+ * too, when a script will be made). */
+static int open_outputs(const struct trace_opts *o, struct outputs *out, int with_script)
 {
 	*out = (struct outputs){ .summary = stderr };
 	if (o->out && !(out->summary = mw_output_create(o->out, 0)))
@@ -359,6 +364,8 @@ static int open_outputs(const struct trace_opts *o, struct outputs *out)
 	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
 		return -1;
 	if (o->html && !(out->html = mw_output_create(o->html, 0)))
+		return -1;
+	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
 		return -1;
 	return 0;
 }
@@ -375,6 +382,8 @@ static int close_outputs(const struct trace_opts *o, struct outputs *out)
 		ret |= mw_output_close(out->stream, o->save_stream, 0);
 	if (out->html)
 		ret |= mw_output_close(out->html, o->html, out->html_errno);
+	if (out->script)
+		ret |= mw_output_close(out->script, o->save_script, 0);
 	*out = (struct outputs){ 0 };
 	return ret;
 }
@@ -542,31 +551,29 @@ static unsigned long long missing(void *ctx)
 	return mw_state_missing(((struct sink *)ctx)->st);
 }
 
-/* Write the script into the work directory (and --save-script). */
+/* Write the script into the work directory, and to save (--save-script,
+ * already open; closed by close_outputs) unless NULL. */
 static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
-			const char *dir, char *script, size_t len, const char *save,
+			const char *dir, char *script, size_t len, FILE *save,
 			struct mw_gen_stats *st)
 {
 	char err[PATH_MAX + 256];
 	FILE *f;
 
 	snprintf(script, len, "%s/mallocwatch.stp", dir);
-	for (int pass = 0; pass < (save ? 2 : 1); pass++) {
-		const char *path = pass ? save : script;
-
-		if (!(f = fopen(path, "we"))) {
-			mw_error("cannot create '%s': %s", path, strerror(errno));
-			return -1;
-		}
-		if (mw_gen_script(libc, g, f, st, err, sizeof(err)) < 0) {
-			fclose(f);
-			mw_error("%s", err);
-			return -1;
-		}
-		if (fclose(f) != 0) {
-			mw_error("cannot write '%s': %s", path, strerror(errno));
-			return -1;
-		}
+	if (!(f = fopen(script, "we"))) {
+		mw_error("cannot create '%s': %s", script, strerror(errno));
+		return -1;
+	}
+	if (mw_gen_script(libc, g, f, st, err, sizeof(err)) < 0 ||
+	    (save && mw_gen_script(libc, g, save, st, err, sizeof(err)) < 0)) {
+		fclose(f);
+		mw_error("%s", err);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		mw_error("cannot write '%s': %s", script, strerror(errno));
+		return -1;
 	}
 	return 0;
 }
@@ -796,7 +803,7 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	libm = open_libm(o, libc_path, libm_path, sizeof(libm_path), &bad_libm);
 	if (bad_libm || write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt,
 			 .libc_path = libc_path, .families = o->families, .libm = libm,
-			 .libm_path = libm_path }, dir, script, sizeof(script), o->save_script,
+			 .libm_path = libm_path }, dir, script, sizeof(script), out->script,
 			 &gst) < 0)
 		goto cleanup;
 	k.st = mw_state_new(0);
@@ -883,7 +890,7 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	pid_t detaching = 0;
 
 	mw_tracer_reap();
-	if (open_outputs(o, &out) < 0) {
+	if (open_outputs(o, &out, 1) < 0) {
 		close_outputs(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
@@ -991,7 +998,7 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 	int pidfd, status = MW_EXIT_OK;
 	uint64_t t0;
 
-	if (open_outputs(o, &out) < 0) {
+	if (open_outputs(o, &out, 0) < 0) {
 		close_outputs(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
@@ -1126,7 +1133,7 @@ int cmd_replay(int argc, char **argv)
 		mw_die(MW_EXIT_RUNTIME, "'%s': %s", argv[optind], err);
 	}
 	fclose(f);
-	if (open_outputs(&o, &out) < 0) {
+	if (open_outputs(&o, &out, 0) < 0) {
 		close_outputs(&o, &out);
 		status = MW_EXIT_RUNTIME;
 		goto cleanup;

@@ -396,7 +396,7 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
 			fputc('\n', out);
 		}
 		if (summary && *summary) {
-			FILE *s = fopen(summary, "ae");
+			FILE *s = mw_output_append(summary);
 
 			if (s) {
 				markdown(s, rules, v, n, failed);

@@ -1,15 +1,26 @@
 /* output.h - the files a command writes: created close-on-exec before any
- * work, and closed with the first write error named.  Messages go
- * through msg.h. */
+ * work, never through a symbolic link, as the invoking user under sudo,
+ * and closed with the first write error named.  Messages go through
+ * msg.h. */
 #ifndef MALLOCWATCH_OUTPUT_H
 #define MALLOCWATCH_OUTPUT_H
 
 #include <stdio.h>
 
 /* Create path for writing, close-on-exec (a traced program must never
- * get it); "-" is stdout when dash_ok.  NULL after a message
- * "cannot create 'PATH': ERRNO". */
+ * get it); "-" is stdout when dash_ok.  Opened O_NOFOLLOW, O_NONBLOCK
+ * and mode 0666 less the umask; under sudo (mw_sudo_user, target.h) with
+ * the invoking user's filesystem identity (uid, gid, SUDO_USER's groups),
+ * so a file the user could not write is not written and a new one is
+ * the user's.  Kept when it is a regular file with one link (then
+ * truncated) or a character device (/dev/null, a terminal).  NULL after
+ * a message: "cannot write 'PATH': it is a symbolic link" (or a FIFO, a
+ * socket, not a regular file, has other hard links), "cannot create
+ * 'PATH': ERRNO", with " (as the sudo user, uid N)" under sudo. */
 FILE *mw_output_create(const char *path, int dash_ok);
+
+/* mw_output_create() for appending (O_APPEND, not truncated; no "-"). */
+FILE *mw_output_append(const char *path);
 
 /* Flush f and close it (not stdout/stderr).  0, or -1 after a message
  * "cannot write 'PATH': ..." naming err when non-zero (the first error a

@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "idmap.h"
 #include "output.h"
 #include "probetab.h"
 #include "report.h"
@@ -246,12 +247,105 @@ static void area_chart(struct page *pg, json_t *data)
 	free(val);
 }
 
-/* One lane per thread: the arenas it was attached to, from when. */
+/* An attachment in the lanes' order: by thread, then by time; ties in
+ * the model's order (arena by arena, each in stream order). */
+struct lane_att {
+	size_t thread;		/* index in mw_state_threads() */
+	size_t order;		/* position in the model's order */
+	const struct mw_attachment *x;
+	int arena;		/* index in pg->ar */
+};
+
+static int lane_att_cmp(const void *pa, const void *pb)
+{
+	const struct lane_att *a = pa, *b = pb;
+
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if (a->x->ns != b->x->ns)
+		return a->x->ns < b->x->ns ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Every attachment of every arena, sorted by lane_att_cmp, in one
+ * array the caller frees; *n its length.  O(A log A) for A attachments,
+ * a thread found by its tid through an idmap. */
+static struct lane_att *lane_index(const struct page *pg, const struct mw_thread *t,
+				   size_t nt, size_t *n)
+{
+	struct mw_idmap ix = { 0 };
+	struct lane_att *v;
+	size_t total = 0, k = 0;
+
+	for (size_t a = 0; a < pg->nar; a++)
+		total += pg->ar[a].natt;
+	v = xcalloc(total + 1, sizeof(*v));
+	for (size_t i = 0; i < nt; i++)
+		mw_idmap_put(&ix, (uint64_t)(uint32_t)t[i].tid, i);
+	for (size_t a = 0; a < pg->nar; a++)
+		for (size_t j = 0; j < pg->ar[a].natt; j++) {
+			const struct mw_attachment *x = &pg->ar[a].att[j];
+			size_t i = mw_idmap_get(&ix, (uint64_t)(uint32_t)x->tid);
+
+			if (i != MW_IDMAP_NONE)
+				v[k] = (struct lane_att){ .thread = i, .order = k, .x = x,
+							  .arena = (int)a }, k++;
+		}
+	qsort(v, k, sizeof(*v), lane_att_cmp);
+	mw_idmap_free(&ix);
+	*n = k;
+	return v;
+}
+
+/* Thread t's lane at height y: from `from` (0: not yet on an arena) on
+ * arena cur, the attachments att[0..n) (its own, by time) after from,
+ * each ending the bar before it.  Returns whether a bar was drawn. */
+static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint64_t from,
+		     int cur, const struct lane_att *att, size_t n)
+{
+	FILE *f = pg->f;
+	size_t k = 0;
+	int drawn = 0;
+
+	for (;;) {
+		const struct lane_att *next = NULL;
+
+		/* the first later than from: the earliest, the model's
+		 * first among equals; those at the same time are passed */
+		while (k < n && !next)
+			if (att[k++].x->ns > from)
+				next = &att[k - 1];
+		if (cur >= 0 || from) {
+			uint64_t to = next ? next->x->ns : pg->t1;
+
+			drawn = 1;
+			fprintf(f, "<rect fill=\"%s\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+				"height=\"%d\"><title>tid %d on arena 0x%" PRIx64
+				" from %.3f s</title></rect>\n", colour(cur), x_of(pg, from),
+				y + 3, x_of(pg, to) - x_of(pg, from) + 0.5, LANE_H - 6,
+				t->tid, cur >= 0 ? pg->ar[cur].addr : 0, secs(pg, from));
+		}
+		if (!next)
+			return drawn;
+		fprintf(f, "<circle class=\"how %s\" cx=\"%.1f\" cy=\"%.0f\" r=\"4\">"
+			"<title>%.3f s  tid %d: %s arena 0x%" PRIx64 "</title></circle>\n",
+			next->x->how == MW_ATTACH_NEW ? "new" : next->x->how == MW_ATTACH_REUSE ?
+			"reuse" : "freelist", x_of(pg, next->x->ns), y + LANE_H / 2.0,
+			secs(pg, next->x->ns), t->tid, how_name(next->x->how),
+			pg->ar[next->arena].addr);
+		cur = next->arena;
+		from = next->x->ns;
+	}
+}
+
+/* One lane per thread: the arenas it was attached to, from when.
+ * Linear in threads and attachments (after one sort of these). */
 static void lanes(struct page *pg)
 {
 	FILE *f = pg->f;
-	size_t nt;
+	size_t nt, natt, k = 0;
 	const struct mw_thread *t = mw_state_threads(pg->st, &nt);
+	struct lane_att *att = lane_index(pg, t, nt, &natt);
 	int pid = mw_state_pid(pg->st);
 
 	fprintf(f, "<svg id=\"lanes\" viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\">\n", W,
@@ -259,51 +353,16 @@ static void lanes(struct page *pg)
 	ticks(pg, 0, (int)(nt * LANE_H));
 	for (size_t i = 0; i < nt; i++) {
 		double y = (double)i * LANE_H;
-		uint64_t from = 0;
-		int cur = -1, drawn = 0;
+		int main_thread = t[i].tid == pid;
+		size_t first = k;
 
+		while (k < natt && att[k].thread == i)
+			k++;
 		fprintf(f, "<g class=\"lane\" data-tid=\"%d\"><text class=\"tick\" x=\"2\" y=\"%.0f\">"
-			"%s%d</text>\n", t[i].tid, y + 13, t[i].tid == pid ? "main " : "", t[i].tid);
-		if (t[i].tid == pid) {	/* the main thread starts on main_arena */
-			cur = 0;	/* the model's first arena */
-			from = pg->t0;
-		}
-		/* the attachments, in time order across arenas */
-		for (;;) {
-			const struct mw_attachment *next = NULL;
-			int next_a = -1;
-
-			for (size_t a = 0; a < pg->nar; a++)
-				for (size_t k = 0; k < pg->ar[a].natt; k++) {
-					const struct mw_attachment *x = &pg->ar[a].att[k];
-
-					if (x->tid == t[i].tid && x->ns > from &&
-					    (!next || x->ns < next->ns))
-						next = x, next_a = (int)a;
-				}
-			if (cur >= 0 || from) {
-				uint64_t to = next ? next->ns : pg->t1;
-
-				drawn = 1;
-
-				fprintf(f, "<rect fill=\"%s\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
-					"height=\"%d\"><title>tid %d on arena 0x%" PRIx64
-					" from %.3f s</title></rect>\n", colour(cur), x_of(pg, from),
-					y + 3, x_of(pg, to) - x_of(pg, from) + 0.5, LANE_H - 6,
-					t[i].tid, cur >= 0 ? pg->ar[cur].addr : 0, secs(pg, from));
-			}
-			if (!next)
-				break;
-			fprintf(f, "<circle class=\"how %s\" cx=\"%.1f\" cy=\"%.0f\" r=\"4\">"
-				"<title>%.3f s  tid %d: %s arena 0x%" PRIx64 "</title></circle>\n",
-				next->how == MW_ATTACH_NEW ? "new" : next->how == MW_ATTACH_REUSE ?
-				"reuse" : "freelist", x_of(pg, next->ns), y + LANE_H / 2.0,
-				secs(pg, next->ns), t[i].tid, how_name(next->how),
-				pg->ar[next_a].addr);
-			cur = next_a;
-			from = next->ns;
-		}
-		if (!drawn)	/* seen only in hits: setjmp, a threshold... */
+			"%s%d</text>\n", t[i].tid, y + 13, main_thread ? "main " : "", t[i].tid);
+		/* the main thread starts on main_arena, the model's first */
+		if (!lane_bars(pg, &t[i], y, main_thread ? pg->t0 : 0, main_thread ? 0 : -1,
+			       &att[first], k - first))	/* seen only in hits: setjmp... */
 			fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">no arena event "
 				"seen (%" PRIu64 " probe hit%s)</text>\n", LEFT + 4, y + 13, t[i].hits,
 				t[i].hits == 1 ? "" : "s");
@@ -313,6 +372,7 @@ static void lanes(struct page *pg)
 		fprintf(f, "</g>\n");
 	}
 	fprintf(f, "</svg>\n");
+	free(att);
 }
 
 /* Lock waits per interval: the differences of the C records' totals. */

@@ -113,29 +113,36 @@ static int parse_id(const char *s, unsigned long *v)
 	return *end || errno || *v >= (uid_t)-1 ? -1 : 0;
 }
 
+int mw_sudo_user(uid_t *uid, gid_t *gid, char *user, size_t userlen, char *err,
+		 size_t errlen)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	const char *name = getenv("SUDO_USER");
+	unsigned long vu, vg;
+
+	if (getuid() != 0 || (!u && !g))
+		return 0;
+	if (parse_id(u, &vu) < 0 || parse_id(g, &vg) < 0) {
+		snprintf(err, errlen, "SUDO_UID='%s' and SUDO_GID='%s' do not name a user to run "
+			 "the program as; set both to numeric ids, or unset both to run it as root",
+			 u ? u : "", g ? g : "");
+		return -1;
+	}
+	*uid = (uid_t)vu;
+	*gid = (gid_t)vg;
+	snprintf(user, userlen, "%s", name ? name : "");
+	return 1;
+}
+
 /* Under sudo (root with SUDO_UID), the program runs as the invoking
  * user.  A SUDO_* environment that does not say who that is exactly is
  * refused: running the program as root instead would be silent. */
 static int choose_user(struct mw_target *t, char *err, size_t errlen)
 {
-	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
-	const char *user = getenv("SUDO_USER");
-	unsigned long u, g;
-
 	t->uid = (uid_t)-1;
 	t->gid = (gid_t)-1;
-	if (getuid() != 0 || (!uid && !gid))
-		return 0;
-	if (parse_id(uid, &u) < 0 || parse_id(gid, &g) < 0) {
-		snprintf(err, errlen, "SUDO_UID='%s' and SUDO_GID='%s' do not name a user to run "
-			 "the program as; set both to numeric ids, or unset both to run it as root",
-			 uid ? uid : "", gid ? gid : "");
-		return -1;
-	}
-	t->uid = (uid_t)u;
-	t->gid = (gid_t)g;
-	snprintf(t->user, sizeof(t->user), "%s", user ? user : "");
-	return 0;
+	return mw_sudo_user(&t->uid, &t->gid, t->user, sizeof(t->user), err, errlen) < 0 ?
+	       -1 : 0;
 }
 
 /* path made absolute (stap's process("...") wants one) and checked to be
