@@ -50,7 +50,7 @@
 #include "procmem.h"
 
 #define MW_SNAP_TRIES 3
-#define MW_SNAP_MAX_ARENAS 4096
+#define MW_SNAP_MAX_ARENAS 65536	/* 8 x 8192 CPUs (glibc's own limit) */
 #define MW_SNAP_MAX_HEAPS (1 << 20)	/* per snapshot: 64 TiB of heaps */
 #define MW_SNAP_MIN_STEPS (1 << 20)	/* the step budget's floor */
 #define MW_SNAP_TIMEOUT_MS 2000		/* the default deadline */

@@ -58,7 +58,7 @@ ready() { read -r _ main _ a b <"$OUT/$1.ready"; }
 timed() {
 	_n=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$OUT/$_n.time" timeout 30 "$@" >"$OUT/$_n.out" 2>"$OUT/$_n.err"
+	/usr/bin/time -f '%e %M' -o "$OUT/$_n.time" timeout -k 5 30 "$@" >"$OUT/$_n.out" 2>"$OUT/$_n.err"
 	rc=$?
 	set -- $(tail -n 1 "$OUT/$_n.time")
 	secs=$1 kb=$2
@@ -112,7 +112,7 @@ echo "ok: --read-timeout 0, -1, abc, 86401: usage errors"
 # samples that met the loop skipped and counted, no garbled line
 watch() {
 	hostile $1 ring later ${3:-}
-	timeout 30 "$MW" -p $pid --interval 0.1 --duration 3 -o "$OUT/$1.txt" 2>"$OUT/$1.err" &
+	timeout -k 5 30 "$MW" -p $pid --interval 0.1 --duration 3 -o "$OUT/$1.txt" 2>"$OUT/$1.err" &
 	mw=$!
 	if [ "${3:-}" = probes ]; then
 		wait_for "$OUT/$1.err" "tracing process $pid" || fail "$1: $(cat "$OUT/$1.err")"
