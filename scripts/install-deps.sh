@@ -8,7 +8,8 @@
 # systemtap-sdt-dev (<sys/sdt.h>), and for the glibc build gawk, bison,
 # dpkg-dev.  Tests: python3, file, bc, valgrind (t-replay), util-linux
 # (setpriv, t-security), libc6-dbg (snapshots of Debian's own libc,
-# t-snapshot), clang and libclang-rt-14-dev (libFuzzer for
+# t-snapshot, t-snapshot-hostile), time (GNU time: wall time and peak
+# memory, t-snapshot-hostile), clang and libclang-rt-14-dev (libFuzzer for
 # tests/fuzz), chromium and fonts-dejavu-core (t-html opens the --html
 # page in a headless browser; tests only, mallocwatch never runs it),
 # pbzip2 (t-html's real multi-threaded program).
@@ -22,7 +23,7 @@ set -eu
 
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
-gawk bison dpkg-dev python3 file bc chromium fonts-dejavu-core pbzip2"
+gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: not a Debian-like system; needs: $PKGS" >&2

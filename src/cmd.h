@@ -32,4 +32,9 @@ int cmd_diff(int argc, char **argv);
  * error (exit 2). */
 unsigned mw_events_option(const char *arg);
 
+/* The argument s of option opt (trace, snapshot): SECONDS, a decimal
+ * above 0 and at most a day, as milliseconds (at least 1); anything else
+ * is a usage error (exit 2). */
+long mw_seconds_option(const char *opt, const char *s);
+
 #endif /* MALLOCWATCH_CMD_H */

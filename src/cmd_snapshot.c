@@ -17,7 +17,7 @@
 #include "target.h"
 
 static const char snapshot_usage[] =
-"Usage: mallocwatch snapshot -p PID [-o FILE] [--json FILE] [-q]\n"
+"Usage: mallocwatch snapshot -p PID [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
 "\n"
 "Read glibc's allocator state from a running process, now, without\n"
 "stopping or signalling it and without a tracer or SDT probes: every\n"
@@ -31,21 +31,28 @@ static const char snapshot_usage[] =
 "  -p PID               the process\n"
 "  -o FILE              the summary to FILE (default: stdout)\n"
 "  --json FILE          the snapshot as JSON ('-' = stdout); docs/json.md\n"
+"  --read-timeout SECONDS  give up after this long (default 2); the walk is\n"
+"                       also bounded in steps, and a loop in the arena ring,\n"
+"                       a heap chain, a bin or a fastbin stops it at once\n"
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0 (also for a snapshot marked inconsistent: the allocator\n"
-"changed while it was read), 1 when the process cannot be read, 2 on a\n"
-"usage error.\n"
+"changed while it was read), 1 when the process cannot be read, when its\n"
+"allocator is corrupt or hostile (a loop: the message names the structure\n"
+"and the address) or is not read within --read-timeout; 2 on a usage error.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch snapshot -p $(pidof myserver)\n"
 "  sudo mallocwatch snapshot -p 4242 --json state.json -o /dev/null\n";
+
+enum { OPT_READ_TIMEOUT = 256 };
 
 int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -56,6 +63,7 @@ int cmd_snapshot(int argc, char **argv)
 	pid_t pid = 0;
 	FILE *fo, *fj = NULL;
 	int c, status = MW_EXIT_OK;
+	long timeout_ms = MW_SNAP_TIMEOUT_MS;
 
 	while ((c = getopt_long(argc, argv, "p:o:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -65,6 +73,7 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'o': out = optarg; break;
 		case 'j': json = optarg; break;
+		case OPT_READ_TIMEOUT: timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(snapshot_usage, stdout); return MW_EXIT_OK;
 		default: mw_usage_error("bad option");
@@ -78,7 +87,7 @@ int cmd_snapshot(int argc, char **argv)
 	if (!fo || (json && !(fj = mw_output_create(json, 1))))
 		return MW_EXIT_RUNTIME;
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
-	    mw_snapshot_read(pid, &g, &s, err, sizeof(err)) < 0)
+	    mw_snapshot_read(pid, &g, timeout_ms, &s, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	mw_process_comm(pid, comm, sizeof(comm));
 	if (!comm[0])

@@ -75,6 +75,9 @@ static const char usage[] =
 "                       the timeline (--html) and --progress: default 0.1\n"
 "                       with -c, 1 with -p; no probe cost.  With -p on a\n"
 "                       libc without probes: the snapshots' period\n"
+"  --read-timeout SECONDS  give up reading the allocator (a snapshot or a\n"
+"                       sample) after this long: default 2; a sample not\n"
+"                       read in time is skipped and counted\n"
 "  --progress           one line per interval on stderr: elapsed, arenas,\n"
 "                       heap bytes, sbrk net, lock waits and retries since\n"
 "                       the last line (default with -p, and with -c when\n"
@@ -168,6 +171,7 @@ struct trace_opts {
 	int strict_env;			/* --strict-env */
 	json_t *baseline;		/* loaded before anything runs */
 	long interval_ms;		/* --interval; 0 = the default */
+	long read_timeout_ms;		/* --read-timeout; 0 = MW_SNAP_TIMEOUT_MS */
 	const char *html;		/* --html */
 	int progress;			/* --progress 1, --no-progress 0, else -1 */
 };
@@ -185,7 +189,8 @@ struct outputs {
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
-       OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS };
+       OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
+       OPT_READ_TIMEOUT };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -197,6 +202,7 @@ static const struct option longopts[] = {
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -237,8 +243,7 @@ static enum mw_runtime parse_runtime(const char *s)
 	mw_usage_error("unknown runtime '%s' (auto, kernel or bpf)", s);
 }
 
-/* SECONDS (a decimal, > 0, at most a day) as milliseconds. */
-static long parse_seconds(const char *opt, const char *s)
+long mw_seconds_option(const char *opt, const char *s)
 {
 	char *end;
 	double v;
@@ -282,8 +287,11 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_LIBM: o->libm = optarg; break;
 		case OPT_RUNTIME: o->runtime = parse_runtime(optarg); break;
 		case OPT_CLEANUP: o->cleanup = 1; break;
-		case OPT_DURATION: o->duration_ms = parse_seconds("--duration", optarg); break;
-		case OPT_INTERVAL: o->interval_ms = parse_seconds("--interval", optarg); break;
+		case OPT_DURATION: o->duration_ms = mw_seconds_option("--duration", optarg); break;
+		case OPT_INTERVAL: o->interval_ms = mw_seconds_option("--interval", optarg); break;
+		case OPT_READ_TIMEOUT:
+			o->read_timeout_ms = mw_seconds_option("--read-timeout", optarg);
+			break;
 		case OPT_CHECK: {
 			char err[256];
 
@@ -404,6 +412,10 @@ struct sink {
 	struct mw_proc proc;	/* the process's mappings, refreshed per sample */
 	int have_proc;
 	uint64_t prev_waits, prev_retries;	/* at the last progress line */
+	long read_timeout_ms;	/* --read-timeout; 0 = the default */
+	unsigned long samples, skipped;	/* samples tried; not read (timed out,
+					 * or the allocator is corrupt) */
+	char skip_why[PATH_MAX + 512];	/* the first skipped sample's reason */
 };
 
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
@@ -455,8 +467,10 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 }
 
 /* --interval: read the allocator (headers only, snapshot.h) and give the
- * sample to the stream as Y and U lines, so that --save-stream keeps it. */
-static void sample(void *ctx, pid_t pid)
+ * sample to the stream as Y and U lines, so that --save-stream keeps it.
+ * 0; -1 when there is none (a sample not read within --read-timeout, or
+ * of a corrupt allocator, is counted as skipped). */
+static int sample(void *ctx, pid_t pid)
 {
 	struct sink *k = ctx;
 	const struct mw_glibc *g = k->g;
@@ -468,28 +482,39 @@ static void sample(void *ctx, pid_t pid)
 		g = &k->sg;
 	if (!g) {	/* -c: the libc is mapped once the loader has run */
 		if (k->sg_failed >= SAMPLE_LOAD_TRIES)
-			return;
+			return -1;
 		if (mw_glibc_load(pid, &k->sg, err, sizeof(err)) < 0) {
 			if (++k->sg_failed == SAMPLE_LOAD_TRIES)
 				mw_warn("no allocator samples: %s", err);
-			return;
+			return -1;
 		}
 		k->have_sg = 1;
 		g = &k->sg;
 	}
 	if (!k->have_proc) {
 		if (mw_proc_open(&k->proc, pid, err, sizeof(err)) < 0)
-			return;
+			return -1;
 		k->have_proc = 1;
 	} else if (mw_proc_refresh(&k->proc, err, sizeof(err)) < 0) {
-		return;
+		return -1;
 	}
-	if (mw_snapshot_sample(&k->proc, g, &s, err, sizeof(err)) < 0)
-		return;
+	k->samples++;
+	switch (mw_snapshot_sample(&k->proc, g, k->read_timeout_ms, &s, err, sizeof(err))) {
+	case MW_SNAP_OK:
+		break;
+	case MW_SNAP_TIMEOUT:
+	case MW_SNAP_CORRUPT:	/* skipped, not drawn; said once at the end */
+		if (!k->skipped++)
+			snprintf(k->skip_why, sizeof(k->skip_why), "%s", err);
+		return -1;
+	default:
+		return -1;
+	}
 	ns = emit_sample(k, s);
 	if (k->progress)
 		progress_line(k, s, ns);
 	mw_snapshot_free(s);
+	return 0;
 }
 
 /* -c, the program is exiting (held in its ptrace exit stop): read the
@@ -501,7 +526,8 @@ static void exit_snapshot(void *ctx, pid_t pid)
 
 	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
 		k->have_sg = 1;
-	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, &k->at_exit, err, sizeof(err)) < 0)
+	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, k->read_timeout_ms, &k->at_exit, err,
+					    sizeof(err)) < 0)
 		mw_note("no snapshot at exit: %s", err);
 	else	/* the timeline's last sample */
 		emit_sample(k, k->at_exit);
@@ -514,7 +540,8 @@ static void attach_snapshot(struct sink *k)
 
 	if (!k->g || k->at_attach)
 		return;
-	if (mw_snapshot_read(k->attach_pid, k->g, &k->at_attach, err, sizeof(err)) < 0) {
+	if (mw_snapshot_read(k->attach_pid, k->g, k->read_timeout_ms, &k->at_attach, err,
+			     sizeof(err)) < 0) {
 		mw_warn("no snapshot at attach: %s", err);
 		return;
 	}
@@ -760,14 +787,14 @@ static void save_footer(FILE *f, const struct mw_trace_result *r)
 /* Everything from the libc's probes to the reports, in the work
  * directory dir.  Returns the exit status. */
 /* -p: the snapshot at the end, when the process is still there. */
-static struct mw_snapshot *end_snapshot(pid_t pid, struct mw_glibc *g)
+static struct mw_snapshot *end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms)
 {
 	struct mw_snapshot *s = NULL;
 	char err[512];
 
 	if (!g || !mw_process_alive(pid))
 		return NULL;
-	if (mw_snapshot_read(pid, g, &s, err, sizeof(err)) < 0) {
+	if (mw_snapshot_read(pid, g, timeout_ms, &s, err, sizeof(err)) < 0) {
 		mw_warn("no snapshot at the end: %s", err);
 		return NULL;
 	}
@@ -785,7 +812,7 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	struct mw_snapshot *at_end = NULL;
 	struct mw_environment menv;
 	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g,
-			  .progress = o->progress > 0 };
+			  .progress = o->progress > 0, .read_timeout_ms = o->read_timeout_ms };
 	struct mw_trace_result r;
 	struct mw_run_info ri = { 0 };
 	uint64_t sym = 0;
@@ -848,7 +875,10 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 		}
 		if (r.ptrace_msg[0])
 			mw_note("%s", r.ptrace_msg);
-		if (o->pid && (at_end = end_snapshot(o->pid, g)))
+		if (k.skipped)
+			mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
+				"first: %s", k.skipped, k.samples, k.skip_why);
+		if (o->pid && (at_end = end_snapshot(o->pid, g, o->read_timeout_ms)))
 			emit_sample(&k, at_end);	/* the timeline's last */
 		if (k.save)
 			save_footer(k.save, &r);
@@ -994,6 +1024,8 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 	struct outputs out;
 	char err[512];
 	long interval = o->interval_ms ? o->interval_ms : 1000;
+	unsigned long skipped = 0;
+	char why[512];
 	long long stop_at;
 	int pidfd, status = MW_EXIT_OK;
 	uint64_t t0;
@@ -1002,7 +1034,7 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 		close_outputs(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
-	if (mw_snapshot_read(o->pid, g, &first, err, sizeof(err)) < 0) {
+	if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &first, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		close_outputs(o, &out);
 		return MW_EXIT_RUNTIME;
@@ -1020,17 +1052,21 @@ static int snapshots_only(const struct trace_opts *o, const char *libc, struct m
 
 		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)) || !mw_process_alive(o->pid))
 			break;
-		if (mw_snapshot_read(o->pid, g, &x, err, sizeof(err)) == 0) {
+		if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
 			add_sample(&samples, &n, &cap, x, t0);
 			mw_snapshot_free(last);
 			last = x;
+		} else if (!skipped++) {
+			snprintf(why, sizeof(why), "%s", err);
 		}
 		if (stop_at && mw_now_ms() >= stop_at)
 			break;
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	if ((x = end_snapshot(o->pid, g))) {
+	if (skipped)
+		mw_warn("%lu snapshots skipped; the first: %s", skipped, why);
+	if ((x = end_snapshot(o->pid, g, o->read_timeout_ms))) {
 		add_sample(&samples, &n, &cap, x, t0);
 		mw_snapshot_free(last);
 		last = x;

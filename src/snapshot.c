@@ -1,6 +1,7 @@
 /* snapshot.c - walk glibc's arenas in a live process; see snapshot.h. */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,43 @@ struct walk {
 	struct mw_proc *p;
 	const struct mw_glibc *g;
 	struct mw_snapshot *s;
-	uint64_t chunks;	/* free chunks followed so far */
 	uint64_t page;
 	int fatal;		/* the process is gone or unreadable */
 	int headers_only;	/* mw_snapshot_sample: no bins followed */
+	uint64_t steps, max_steps;	/* arenas, heaps and chunks visited, over
+					 * all tries, and the budget */
+	uint64_t readable;	/* the process's readable mapped bytes */
+	uint64_t deadline;	/* CLOCK_MONOTONIC ns */
+	size_t nheaps;		/* heaps recorded in this walk, all arenas */
+	int stop;		/* MW_SNAP_TIMEOUT or MW_SNAP_CORRUPT: give up */
+	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
 };
+
+/* Brent's cycle finder, fed a list's nodes one by one, in constant
+ * memory: a node equal to the one saved closes a loop, found at most
+ * about mu + 2 lambda nodes in (mu before the loop, lambda on it). */
+struct brent {
+	uint64_t saved, power, lam;
+};
+
+static void brent_init(struct brent *b, uint64_t first)
+{
+	*b = (struct brent){ .saved = first, .power = 1, .lam = 1 };
+}
+
+/* 1 when x closes a loop (x is on it), else 0. */
+static int brent_loops(struct brent *b, uint64_t x)
+{
+	if (x == b->saved)
+		return 1;
+	if (b->lam == b->power) {
+		b->saved = x;
+		b->power *= 2;
+		b->lam = 0;
+	}
+	b->lam++;
+	return 0;
+}
 
 static uint64_t now_ns(clockid_t c)
 {
@@ -46,6 +79,45 @@ static int bad(struct walk *w, const char *fmt, uint64_t v)
 		snprintf(w->s->why, sizeof(w->s->why), fmt, (unsigned long long)v);
 	}
 	return -1;
+}
+
+/* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
+ * MW_SNAP_CORRUPT with what is corrupt (the first reason is kept); -1. */
+static int halt(struct walk *w, int kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int halt(struct walk *w, int kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->stop)
+		return -1;
+	w->stop = kind;
+	va_start(ap, fmt);
+	vsnprintf(w->stop_why, sizeof(w->stop_why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* One more arena, heap or chunk visited: within the step budget and the
+ * deadline?  0 or -1 (halted). */
+static int step(struct walk *w)
+{
+	if (w->stop)
+		return -1;
+	if (++w->steps > w->max_steps)
+		return halt(w, MW_SNAP_CORRUPT, "more than %llu arenas, heaps and free chunks in "
+			    "%llu readable bytes", (unsigned long long)w->max_steps,
+			    (unsigned long long)w->readable);
+	if (!(w->steps % 32) && now_ns(CLOCK_MONOTONIC) >= w->deadline)
+		return halt(w, MW_SNAP_TIMEOUT, "out of time");
+	return 0;
+}
+
+/* Is x inside arena a's malloc_state (a bin's head, say)? */
+static int in_arena(const struct walk *w, const struct mw_snap_arena *a, uint64_t x)
+{
+	return x >= a->addr && x - a->addr < (uint64_t)w->g->mstate_size;
 }
 
 /* One word at addr; a failed read marks the walk (and, when the process
@@ -82,36 +154,89 @@ static int chunk_ok(struct walk *w, uint64_t p)
 		return bad(w, "misaligned chunk 0x%llx", p);
 	if (!mw_proc_mapped(w->p, p, (uint64_t)w->g->chunk_struct_size))
 		return bad(w, "chunk 0x%llx is not mapped", p);
-	if (++w->chunks > MW_SNAP_MAX_CHUNKS)
-		return bad(w, "more than %llu free chunks: gave up", MW_SNAP_MAX_CHUNKS);
+	return step(w);
+}
+
+/* Chunk p's size field and fd, in one read when they are adjacent (as
+ * in every glibc): the cost of a walk is its reads. */
+static int chunk_words(struct walk *w, uint64_t p, uint64_t *sz, uint64_t *fd)
+{
+	const struct mw_glibc *g = w->g;
+	uint64_t v[2];
+
+	if (g->ch_fd.off != g->ch_size.off + 8)
+		return word(w, p + (uint64_t)g->ch_size.off, sz) < 0 ||
+		       word(w, p + (uint64_t)g->ch_fd.off, fd) < 0 ? -1 : 0;
+	if (mw_proc_read(w->p, p + (uint64_t)g->ch_size.off, v, sizeof(v)) < 0) {
+		if (errno == ESRCH || errno == EPERM || errno == EACCES)
+			w->fatal = errno;
+		return bad(w, "cannot read chunk 0x%llx (not mapped, or unmapped meanwhile)", p);
+	}
+	*sz = v[0];
+	*fd = v[1];
 	return 0;
 }
 
-/* The fastbins, as malloc_info counts them. */
-static int fastbins(struct walk *w, struct mw_snap_arena *a)
+/* One free list's chunks, summed. */
+struct list {
+	uint64_t n, first;	/* chunks; the first one's size */
+	uint64_t raw;		/* size fields as stored (flag bits in) */
+	uint64_t bytes;		/* sizes */
+	uint64_t trimmable;	/* chunk_trimmable() */
+};
+
+/* Fastbin i of arena a into c: 0; -1 (marked or halted); 1 when the
+ * list loops, through *at. */
+static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct list *c,
+		   uint64_t *at)
 {
 	const struct mw_glibc *g = w->g;
+	uint64_t p, sz;
+	struct brent b;
 
-	for (int i = 0; i < g->nfastbins; i++) {
-		uint64_t p, sz, n = 0, first = 0;
+	memset(c, 0, sizeof(*c));
+	if (word(w, a->addr + (uint64_t)g->ms_fastbins.off + (uint64_t)g->fastbin_slot *
+		    (uint64_t)i, &p) < 0)
+		return -1;
+	brent_init(&b, p);
+	while (p) {
+		uint64_t fdaddr = p + (uint64_t)g->ch_fd.off, fd;
 
-		if (word(w, a->addr + (uint64_t)g->ms_fastbins.off +
-			    (uint64_t)g->fastbin_slot * (uint64_t)i, &p) < 0)
+		if (in_arena(w, a, p))	/* consolidated into a bin meanwhile */
+			return bad(w, "fastbin list ran into arena 0x%llx", a->addr);
+		if (chunk_ok(w, p) < 0 || chunk_words(w, p, &sz, &fd) < 0)
 			return -1;
-		while (p) {
-			uint64_t fdaddr = p + (uint64_t)g->ch_fd.off, fd;
-
-			if (chunk_ok(w, p) < 0 || word(w, p + (uint64_t)g->ch_size.off, &sz) < 0 ||
-			    word(w, fdaddr, &fd) < 0)
-				return -1;
-			if (!n)
-				first = sz & ~SIZE_BITS;
-			n++;
-			a->free_bytes += sz & ~SIZE_BITS;
-			p = g->safe_linking ? (fdaddr >> 12) ^ fd : fd;	/* REVEAL_PTR */
+		if (!c->n)
+			c->first = sz & ~SIZE_BITS;
+		c->n++;
+		c->bytes += sz & ~SIZE_BITS;
+		p = g->safe_linking ? (fdaddr >> 12) ^ fd : fd;	/* REVEAL_PTR */
+		if (p && brent_loops(&b, p)) {
+			*at = p;
+			return 1;
 		}
-		a->fast_count += n;
-		a->fast_bytes += n * first;
+	}
+	return 0;
+}
+
+/* The fastbins, as malloc_info counts them.  A loop is walked again from
+ * the start: found again, it is proved. */
+static int fastbins(struct walk *w, struct mw_snap_arena *a)
+{
+	for (int i = 0; i < w->g->nfastbins; i++) {
+		struct list c;
+		uint64_t at;
+		int r = fastbin(w, a, i, &c, &at);
+
+		if (r == 1 && (r = fastbin(w, a, i, &c, &at)) == 1)
+			return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
+				    "chunk 0x%llx", (unsigned long long)a->addr, i,
+				    (unsigned long long)at);
+		if (r < 0)
+			return -1;
+		a->fast_count += c.n;
+		a->fast_bytes += c.n * c.first;
+		a->free_bytes += c.bytes;
 	}
 	return 0;
 }
@@ -131,7 +256,40 @@ static uint64_t chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz)
 	return sz > psm1 ? sz & ~psm1 : 0;
 }
 
-/* Bins 1..NBINS-1: circular lists through fd, headed inside the arena. */
+/* Bin i of arena a, headed by the fake chunk head, into c: 0; -1 (marked
+ * or halted); 1 when the list loops without coming back to head, through
+ * *at. */
+static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, struct list *c,
+	       uint64_t *at)
+{
+	const struct mw_glibc *g = w->g;
+	uint64_t r, sz, fd;
+	struct brent b;
+
+	memset(c, 0, sizeof(*c));
+	if (word(w, head + (uint64_t)g->ch_fd.off, &r) < 0)
+		return -1;
+	brent_init(&b, head);
+	while (r && r != head) {
+		if (brent_loops(&b, r)) {
+			*at = r;
+			return 1;
+		}
+		if (in_arena(w, a, r))	/* another bin's head: a chunk moved meanwhile */
+			return bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
+		if (chunk_ok(w, r) < 0 || chunk_words(w, r, &sz, &fd) < 0)
+			return -1;
+		c->n++;
+		c->raw += sz;	/* chunksize_nomask, as malloc_info */
+		c->bytes += sz & ~SIZE_BITS;
+		c->trimmable += chunk_trimmable(w, r, sz & ~SIZE_BITS);
+		r = fd;
+	}
+	return 0;
+}
+
+/* Bins 1..NBINS-1: circular lists through fd, headed inside the arena.
+ * A loop is walked again from the head: found again, it is proved. */
 static int bins(struct walk *w, struct mw_snap_arena *a)
 {
 	const struct mw_glibc *g = w->g;
@@ -141,37 +299,46 @@ static int bins(struct walk *w, struct mw_snap_arena *a)
 		/* bin_at(): a fake chunk whose fd overlays bins[(i-1)*2] */
 		uint64_t head = a->addr + (uint64_t)g->ms_bins.off +
 				(uint64_t)(i - 1) * 2 * (uint64_t)g->bin_slot -
-				(uint64_t)g->ch_fd.off, r, sz;
+				(uint64_t)g->ch_fd.off, at;
+		struct list c;
+		int r = bin(w, a, head, &c, &at);
 
-		if (word(w, head + (uint64_t)g->ch_fd.off, &r) < 0)
+		if (r == 1 && (r = bin(w, a, head, &c, &at)) == 1)
+			return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: bin %d list loops at chunk "
+				    "0x%llx", (unsigned long long)a->addr, i,
+				    (unsigned long long)at);
+		if (r < 0)
 			return -1;
-		while (r && r != head) {
-			if (chunk_ok(w, r) < 0 || word(w, r + (uint64_t)g->ch_size.off, &sz) < 0)
-				return -1;
-			a->rest_count++;
-			a->rest_bytes += sz;	/* chunksize_nomask, as malloc_info */
-			a->free_bytes += sz & ~SIZE_BITS;
-			a->trimmable += chunk_trimmable(w, r, sz & ~SIZE_BITS);
-			if (word(w, r + (uint64_t)g->ch_fd.off, &r) < 0)
-				return -1;
-		}
+		a->rest_count += c.n;
+		a->rest_bytes += c.raw;
+		a->free_bytes += c.bytes;
+		a->trimmable += c.trimmable;
 	}
 	return 0;
 }
 
-/* The heap_info chain of a non-main arena, from its top's heap back. */
-static int heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
+/* The heap_info chain of a non-main arena from h, into a->heaps (what
+ * was there is dropped): 0; -1 (marked or halted); 1 when it loops,
+ * through *at. */
+static int heap_chain(struct walk *w, struct mw_snap_arena *a, uint64_t h, uint64_t *at)
 {
 	const struct mw_glibc *g = w->g;
-	uint64_t max = hp_pagesize ? hp_pagesize * 4 : HEAP_MAX_SIZE, h = a->top & ~(max - 1);
 	size_t cap = 0;
+	struct brent b;
 
+	w->nheaps -= a->nheaps;
+	free(a->heaps);
+	a->heaps = NULL;
+	a->nheaps = 0;
+	a->heap_bytes = a->heap_mprotect = 0;
+	brent_init(&b, h);
 	while (h) {
 		uint64_t ar, prev, size, mprot;
 
-		if (a->nheaps == MW_SNAP_MAX_HEAPS)
-			return bad(w, "more than %llu heaps in one arena: a cycle?",
-				   MW_SNAP_MAX_HEAPS);
+		if (step(w) < 0)
+			return -1;
+		if (w->nheaps == MW_SNAP_MAX_HEAPS)
+			return halt(w, MW_SNAP_CORRUPT, "more than %d heaps", MW_SNAP_MAX_HEAPS);
 		if (field(w, h, g->hi_ar_ptr, &ar) < 0 || field(w, h, g->hi_prev, &prev) < 0 ||
 		    field(w, h, g->hi_size, &size) < 0 ||
 		    field(w, h, g->hi_mprotect_size, &mprot) < 0)
@@ -182,11 +349,29 @@ static int heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
 			xgrow((void **)&a->heaps, a->nheaps, &cap, sizeof(*a->heaps));
 		a->heaps[a->nheaps++] = (struct mw_snap_heap){ .addr = h, .size = size,
 							       .mprotect_size = mprot };
+		w->nheaps++;
 		a->heap_bytes += size;
 		a->heap_mprotect += mprot;
 		h = prev;
+		if (h && brent_loops(&b, h)) {
+			*at = h;
+			return 1;
+		}
 	}
 	return 0;
+}
+
+/* The heaps of a non-main arena, from its top's heap back; a loop is
+ * walked again: found again, it is proved. */
+static int heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
+{
+	uint64_t max = hp_pagesize ? hp_pagesize * 4 : HEAP_MAX_SIZE, h = a->top & ~(max - 1), at;
+	int r = heap_chain(w, a, h, &at);
+
+	if (r == 1 && (r = heap_chain(w, a, h, &at)) == 1)
+		return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: heap_info chain loops at heap "
+			    "0x%llx", (unsigned long long)a->addr, (unsigned long long)at);
+	return r;
 }
 
 /* One arena's header fields (read again after the walk to compare). */
@@ -257,25 +442,42 @@ static void read_mp(struct walk *w, uint64_t *hp_pagesize)
 		word(w, g->curbrk, &s->brk);
 }
 
-/* Mark the arenas on glibc's free_list (linked through next_free). */
-static void free_list(struct walk *w)
+/* Mark the arenas on glibc's free_list (linked through next_free): 0;
+ * -1 (marked or halted); 1 when it loops, through *at. */
+static int free_list_walk(struct walk *w, uint64_t *at)
 {
 	const struct mw_glibc *g = w->g;
+	struct brent b;
 	uint64_t a;
 
-	if (!g->free_list || g->ms_next_free.off < 0 || word(w, g->free_list, &a) < 0)
-		return;
-	for (size_t steps = 0; a && steps < MW_SNAP_MAX_ARENAS; steps++) {
+	if (word(w, g->free_list, &a) < 0)
+		return -1;
+	brent_init(&b, a);
+	while (a) {
 		struct mw_snap_arena *x = (struct mw_snap_arena *)mw_snapshot_arena(w->s, a);
 
-		if (!x) {
-			bad(w, "arena 0x%llx on the free list is not on the ring", a);
-			return;
-		}
+		if (!x)
+			return bad(w, "arena 0x%llx on the free list is not on the ring", a);
 		x->on_free_list = 1;
-		if (field(w, a, g->ms_next_free, &a) < 0)
-			return;
+		if (step(w) < 0 || field(w, a, g->ms_next_free, &a) < 0)
+			return -1;
+		if (a && brent_loops(&b, a)) {
+			*at = a;
+			return 1;
+		}
 	}
+	return 0;
+}
+
+static void free_list(struct walk *w)
+{
+	uint64_t at;
+
+	if (!w->g->free_list || w->g->ms_next_free.off < 0)
+		return;
+	if (free_list_walk(w, &at) == 1 && free_list_walk(w, &at) == 1)
+		halt(w, MW_SNAP_CORRUPT, "the arenas' free list loops at arena 0x%llx",
+		     (unsigned long long)at);
 }
 
 static void totals(struct walk *w)
@@ -309,21 +511,66 @@ static void reset(struct mw_snapshot *s)
 	s->system_bytes = s->free_bytes = s->in_use_bytes = s->trimmable = 0;
 }
 
+/* The arena ring again, next pointers only, from main_arena: 1 when it
+ * loops without coming back (through *at); 0; -1 (marked or halted). */
+static int ring_loops(struct walk *w, uint64_t *at)
+{
+	uint64_t m = w->g->main_arena, a = m;
+	struct brent b;
+
+	brent_init(&b, m);
+	for (;;) {
+		if (step(w) < 0 || field(w, a, w->g->ms_next, &a) < 0)
+			return -1;
+		if (!a || a == m)
+			return 0;
+		if (brent_loops(&b, a)) {
+			*at = a;
+			return 1;
+		}
+	}
+}
+
+/* The next arena on the ring after one at *a (next): 0 to go on, -1
+ * at the ring's end, a loop (confirmed by ring_loops) or a stop. */
+static int ring_next(struct walk *w, struct brent *b, uint64_t next, uint64_t *a)
+{
+	uint64_t at;
+
+	*a = next;
+	if (!next || next == w->g->main_arena || w->fatal || w->stop)
+		return -1;
+	if (!brent_loops(b, next))
+		return 0;
+	if (ring_loops(w, &at) == 1)
+		halt(w, MW_SNAP_CORRUPT, "the arena ring loops at arena 0x%llx, never back to "
+		     "main_arena 0x%llx", (unsigned long long)at,
+		     (unsigned long long)w->g->main_arena);
+	else
+		bad(w, "the arena ring changed while it was read (looped at 0x%llx)", next);
+	return -1;
+}
+
 /* One walk of everything. */
 static void walk(struct walk *w)
 {
 	struct mw_snapshot *s = w->s;
-	uint64_t a = w->g->main_arena, next, hp = 0;
+	uint64_t a = w->g->main_arena, next = 0, hp = 0;
+	struct brent b;
 	size_t cap = 0;
 
 	reset(s);
-	w->chunks = 0;
+	w->nheaps = 0;
 	read_mp(w, &hp);
+	brent_init(&b, a);
 	do {
 		struct mw_snap_arena *x;
 
+		if (step(w) < 0)
+			break;
 		if (s->narenas == MW_SNAP_MAX_ARENAS) {
-			bad(w, "more than %llu arenas: a broken ring?", MW_SNAP_MAX_ARENAS);
+			halt(w, MW_SNAP_CORRUPT, "more than %d arenas on the ring",
+			     MW_SNAP_MAX_ARENAS);
 			break;
 		}
 		if (s->narenas == cap)
@@ -334,23 +581,57 @@ static void walk(struct walk *w)
 		x->is_main = a == w->g->main_arena;
 		if (arena(w, x, hp, &next) < 0)
 			break;
-		a = next;
-	} while (a && a != w->g->main_arena && !w->fatal);
-	if (!a && s->consistent)
+	} while (ring_next(w, &b, next, &a) == 0);
+	if (!a && s->consistent && !w->stop)
 		bad(w, "the arena ring is broken (a null next)", 0);
-	if (!w->fatal)
+	if (!w->fatal && !w->stop)
 		free_list(w);
 	totals(w);
 }
 
-static int take(struct mw_proc *p, const struct mw_glibc *g, int headers_only,
+/* The step budget for p: its readable bytes / 16 (see snapshot.h). */
+static uint64_t budget(struct walk *w)
+{
+	w->readable = 0;
+	for (size_t i = 0; i < w->p->nmaps; i++)
+		if (w->p->maps[i].readable)
+			w->readable += w->p->maps[i].end - w->p->maps[i].start;
+	return w->readable / 16 > MW_SNAP_MIN_STEPS ? w->readable / 16 : MW_SNAP_MIN_STEPS;
+}
+
+/* The snapshot given up or failed: the reason into err; the status. */
+static int failed(struct walk *w, long timeout_ms, char *err, size_t errlen)
+{
+	pid_t pid = w->p->pid;
+
+	if (w->fatal == ESRCH || (w->fatal && !mw_process_alive(pid))) {
+		snprintf(err, errlen, "process %d exited while it was read", (int)pid);
+	} else if (w->fatal) {
+		snprintf(err, errlen, "cannot read process %d's memory: %s", (int)pid,
+			 strerror(w->fatal));
+	} else if (w->stop == MW_SNAP_TIMEOUT) {
+		snprintf(err, errlen, "process %d's allocator was not read within %g s "
+			 "(--read-timeout); no snapshot", (int)pid, timeout_ms / 1000.0);
+		return MW_SNAP_TIMEOUT;
+	} else {
+		snprintf(err, errlen, "process %d: %s: the allocator is corrupt or hostile; no "
+			 "snapshot", (int)pid, w->stop_why);
+		return MW_SNAP_CORRUPT;
+	}
+	return MW_SNAP_ERROR;
+}
+
+static int take(struct mw_proc *p, const struct mw_glibc *g, int headers_only, long timeout_ms,
 		struct mw_snapshot **out, char *err, size_t errlen)
 {
 	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
 	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
 			  .headers_only = headers_only };
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int ret;
 
+	w.deadline = t0 + (uint64_t)(timeout_ms > 0 ? timeout_ms : MW_SNAP_TIMEOUT_MS) * 1000000;
+	w.max_steps = budget(&w);
 	s->pid = p->pid;
 	snprintf(s->libc, sizeof(s->libc), "%s", g->module);
 	snprintf(s->dwarf_file, sizeof(s->dwarf_file), "%s", g->dwarf_file);
@@ -358,45 +639,45 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int headers_only,
 	s->taken_ns = now_ns(CLOCK_REALTIME);
 	for (s->tries = 1;; s->tries++) {
 		walk(&w);
-		if (s->consistent || w.fatal || s->tries == MW_SNAP_TRIES)
+		if (s->consistent || w.fatal || w.stop || s->tries == MW_SNAP_TRIES)
 			break;
+		if (now_ns(CLOCK_MONOTONIC) >= w.deadline) {
+			halt(&w, MW_SNAP_TIMEOUT, "out of time");
+			break;
+		}
 		mw_proc_refresh(p, err, errlen);	/* it may have mapped new heaps */
 	}
 	s->duration_ns = now_ns(CLOCK_MONOTONIC) - t0;
-	if (w.fatal) {
-		if (w.fatal == ESRCH || !mw_process_alive(p->pid))
-			snprintf(err, errlen, "process %d exited while it was read", (int)p->pid);
-		else
-			snprintf(err, errlen, "cannot read process %d's memory: %s", (int)p->pid,
-				 strerror(w.fatal));
+	if (w.fatal || w.stop) {
+		ret = failed(&w, timeout_ms > 0 ? timeout_ms : MW_SNAP_TIMEOUT_MS, err, errlen);
 		mw_snapshot_free(s);
-		return -1;
+		return ret;
 	}
 	*out = s;
-	return 0;
+	return MW_SNAP_OK;
 }
 
-int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
+int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 0, out, err, errlen);
+	return take(p, g, 0, timeout_ms, out, err, errlen);
 }
 
-int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g,
+int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		       struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 1, out, err, errlen);
+	return take(p, g, 1, timeout_ms, out, err, errlen);
 }
 
-int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,
-		     size_t errlen)
+int mw_snapshot_read(pid_t pid, struct mw_glibc *g, long timeout_ms, struct mw_snapshot **out,
+		     char *err, size_t errlen)
 {
 	struct mw_proc p;
 	int ret;
 
 	if (mw_proc_open(&p, pid, err, errlen) < 0)
-		return -1;
-	ret = mw_snapshot_take(&p, g, out, err, errlen);
+		return MW_SNAP_ERROR;
+	ret = mw_snapshot_take(&p, g, timeout_ms, out, err, errlen);
 	mw_proc_close(&p);
 	return ret;
 }

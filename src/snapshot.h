@@ -9,10 +9,29 @@
  *
  * The process keeps running while it is read and takes no lock for us:
  * every pointer is checked against its mappings before it is followed
- * (procmem.h), every walk has a step limit, and an arena's header is read
- * again after its walk.  Anything that does not add up marks the
- * snapshot inconsistent (with the reason) instead of failing; the whole
- * walk is tried up to MW_SNAP_TRIES times for a consistent one.
+ * (procmem.h), and an arena's header is read again after its walk.
+ * Anything that does not add up marks the snapshot inconsistent (with the
+ * reason) instead of failing; the whole walk is tried up to MW_SNAP_TRIES
+ * times for a consistent one.
+ *
+ * The process may also be corrupt or hostile, so a snapshot is bounded
+ * whatever its memory holds:
+ *  - steps: one budget for every arena, heap_info and chunk visited in a
+ *    snapshot, tries included: the process's readable mapped bytes / 16,
+ *    at least MW_SNAP_MIN_STEPS.  Free chunks are disjoint and at least 32
+ *    bytes, heaps at least a page, arenas 2200 bytes, so a real process
+ *    stays under half of it;
+ *  - loops: the arena ring, every heap_info chain, bin and fastbin list
+ *    is followed with Brent's cycle finder (constant memory).  A loop
+ *    found again on a fresh walk of the same list is proved: no retry,
+ *    MW_SNAP_CORRUPT.  A bin walk that runs into its arena (another bin's
+ *    head: a chunk moved meanwhile) is a race, not a loop;
+ *  - time: a deadline over the whole snapshot, tries included (the
+ *    timeout_ms argument; MW_SNAP_TIMEOUT_MS by default, --read-timeout);
+ *  - memory: the arenas' records (at most MW_SNAP_MAX_ARENAS) and the
+ *    heaps' (at most MW_SNAP_MAX_HEAPS in all, 24 bytes each).
+ * glibc's per-thread tcache lists are not reachable from the arenas and
+ * are not read.
  *
  * Counting follows malloc_info(0, fp) exactly, so the two can be
  * compared: "fast" = chunks in fastbins (count, and count x the first
@@ -31,9 +50,18 @@
 #include "procmem.h"
 
 #define MW_SNAP_TRIES 3
-#define MW_SNAP_MAX_ARENAS 4096
-#define MW_SNAP_MAX_HEAPS 65536		/* per arena */
-#define MW_SNAP_MAX_CHUNKS 20000000	/* free chunks followed, per snapshot */
+#define MW_SNAP_MAX_ARENAS 65536	/* 8 x 8192 CPUs (glibc's own limit) */
+#define MW_SNAP_MAX_HEAPS (1 << 20)	/* per snapshot: 64 TiB of heaps */
+#define MW_SNAP_MIN_STEPS (1 << 20)	/* the step budget's floor */
+#define MW_SNAP_TIMEOUT_MS 2000		/* the default deadline */
+
+/* What mw_snapshot_take and the others return. */
+enum {
+	MW_SNAP_OK = 0,
+	MW_SNAP_ERROR = -1,	/* the process is gone or cannot be read */
+	MW_SNAP_TIMEOUT = -2,	/* not read within the deadline */
+	MW_SNAP_CORRUPT = -3,	/* a proved loop, or the step budget spent */
+};
 
 struct mw_snap_heap {
 	uint64_t addr;			/* the heap_info */
@@ -83,24 +111,29 @@ struct mw_snapshot {
 };
 
 /* Take a snapshot of process p with layout g into a new *out (free it
- * with mw_snapshot_free).  0, also for an inconsistent snapshot; -1 with
- * a one-line reason in err when the process is gone or cannot be read
- * at all ("process 42 exited while it was read", "cannot read process
- * 42's memory: Operation not permitted"). */
-int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g,
+ * with mw_snapshot_free), within timeout_ms milliseconds (> 0).
+ * MW_SNAP_OK, also for an inconsistent snapshot; else no snapshot and a
+ * one-line reason in err: MW_SNAP_ERROR when the process is gone or
+ * cannot be read at all ("process 42 exited while it was read", "cannot
+ * read process 42's memory: Operation not permitted"), MW_SNAP_TIMEOUT
+ * ("process 42's allocator was not read within 2 s"), MW_SNAP_CORRUPT
+ * ("arena 0x7f..: bin 5 list loops at chunk 0x55..: the allocator is
+ * corrupt or hostile"). */
+int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, char *err, size_t errlen);
 
 /* The same, without following any bin or fastbin: arenas' headers
  * (system_mem, top), their heaps, mp_ and the break, for periodic samples
  * (--interval) whose cost must not grow with the number of free chunks.
  * free_bytes is the top chunk's size only; fast and rest counts are 0. */
-int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g,
+int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		       struct mw_snapshot **out, char *err, size_t errlen);
 
 /* mw_proc_open + mw_snapshot_take + mw_proc_close, for one snapshot of
- * pid.  0 or -1 with err. */
-int mw_snapshot_read(pid_t pid, struct mw_glibc *g, struct mw_snapshot **out, char *err,
-		     size_t errlen);
+ * pid.  As mw_snapshot_take (MW_SNAP_ERROR also when pid cannot be
+ * opened). */
+int mw_snapshot_read(pid_t pid, struct mw_glibc *g, long timeout_ms, struct mw_snapshot **out,
+		     char *err, size_t errlen);
 
 /* The arena at addr in s, or NULL. */
 const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr);

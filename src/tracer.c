@@ -633,10 +633,12 @@ static int sample_due(struct run *rn, int max_ms)
 	if (!rn->next_sample)
 		rn->next_sample = now + o->sample_ms;
 	if (now >= rn->next_sample) {
-		o->sample(rn->ctx, rn->prog);
-		/* the lock waits: not asked again while the last question
-		 * is open (that interval then has no wait count) */
-		if (rn->sample_fd >= 0) {
+		/* the lock waits, for a sample taken: not asked again while
+		 * the last question is open (that interval then has no wait
+		 * count) */
+		if (o->sample(rn->ctx, rn->prog) < 0) {
+			;	/* skipped: no sample for a wait count */
+		} else if (rn->sample_fd >= 0) {
 			rn->r->samples_unanswered++;
 		} else if (procfs_ask(rn, MW_SAMPLE_FILE, &rn->sample_fd, err, sizeof(err)) < 0) {
 			rn->r->samples_unanswered++;

@@ -62,10 +62,12 @@ struct mw_tracer_opts {
 	unsigned long long (*missing)(void *ctx);
 	/* Every sample_ms while tracing (from the ready line until the
 	 * program's exit or the stop), call sample(ctx, pid) - it reads the
-	 * allocator and gives its own lines to the line callback - then read
-	 * the script's sample file (MW_SAMPLE_FILE), whose probe prints the
-	 * lock waits so far (a C record) through the tracer.  NULL: none. */
-	void (*sample)(void *ctx, pid_t pid);
+	 * allocator and gives its own lines to the line callback, and
+	 * returns 0, or -1 when there is no sample (skipped) - then, for a
+	 * sample, read the script's sample file (MW_SAMPLE_FILE), whose probe
+	 * prints the lock waits so far (a C record) through the tracer.
+	 * NULL: none. */
+	int (*sample)(void *ctx, pid_t pid);
 	long sample_ms;
 };
 
