@@ -43,13 +43,18 @@ expect 1 "stap could not compile the script: .*cannot run 'stap'" \
 # the program starts only once it is traced: kill the tracer then)
 UE=/sys/kernel/debug/tracing/uprobe_events
 "$MW" --cleanup 2>/dev/null || fail "--cleanup exited $?"
-before=$(wc -l <$UE)
 rm -f "$OUT/started"
-( until [ -e "$OUT/started" ]; do sleep 0.05; done; pkill -KILL -n -x stapbpf ) &
+# (this run's stapbpf: the one working in its TMPDIR, not any other's)
+mkdir -p "$OUT/tmp"
+( until [ -e "$OUT/started" ]; do sleep 0.05; done
+  for p in $(pgrep -x stapbpf); do
+	case "$(readlink /proc/$p/cwd)" in "$OUT/tmp"/*) echo $p >"$OUT/killed"; kill -KILL $p ;; esac
+  done ) &
 expect 1 "the tracer ended early: stapbpf was killed by signal 9" \
-	"$MW" -c sh -c "touch '$OUT/started'; sleep 3"
+	env TMPDIR="$OUT/tmp" "$MW" -c sh -c "touch '$OUT/started'; sleep 3"
 wait
-[ "$(wc -l <$UE)" = "$before" ] || fail "the dead tracer's uprobes are still defined in $UE"
+killed=$(cat "$OUT/killed" 2>/dev/null) || fail "no stapbpf of the run was killed"
+grep -q "stapprobe_${killed}_" $UE && fail "the dead tracer's uprobes are still defined in $UE"
 grep -q "MISSING" "$OUT/err" || fail "the summary does not say the totals are missing"
 # under sudo the program runs as the invoking user
 expect 0 "exit status 0" env SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$MW" -c id -u
