@@ -668,6 +668,12 @@ json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const 
 {
 	json_t *metrics = json_array(), *aa = arenas_by_place(a), *ba = arenas_by_place(b), *root;
 
+	if (!aa || !ba) {	/* an empty list would say "no arena appeared" */
+		json_decref(metrics);
+		json_decref(aa);
+		json_decref(ba);
+		return NULL;
+	}
 	for (int m = 0; m < MW_M_COUNT; m++) {
 		json_t *o = diff_metric(a, b, (enum mw_metric)m);
 
