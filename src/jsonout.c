@@ -106,7 +106,9 @@ int mw_json_write(const json_t *doc, FILE *f, size_t flags)
 		return -1;
 	}
 	errno = 0;
-	if (json_dumpf(doc, f, flags) == 0 && fputc('\n', f) != EOF && fflush(f) == 0 &&
+	/* ASCII only: a C1 control (U+009B is CSI) in a name would reach a
+	 * terminal raw from `--json -` otherwise */
+	if (json_dumpf(doc, f, flags | JSON_ENSURE_ASCII) == 0 && fputc('\n', f) != EOF && fflush(f) == 0 &&
 	    !ferror(f))
 		return 0;
 	if (!errno)

@@ -41,7 +41,9 @@ int mw_json_set(json_t **obj, const char *key, json_t *v);
 /* Append v (stolen) to *arr, with mw_json_set()'s rules. */
 int mw_json_append(json_t **arr, json_t *v);
 
-/* Write doc to f with flags (json_dumpf), then a newline, and flush.  0,
+/* Write doc to f with flags (json_dumpf) and JSON_ENSURE_ASCII (every
+ * character past U+007F as \uXXXX, so that nothing in it acts on a
+ * terminal), then a newline, and flush.  0,
  * or -1 with errno set: ENOMEM when doc is NULL (it could not be built),
  * else the write's error (EIO when none is known).  doc is not
  * released. */

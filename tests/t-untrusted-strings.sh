@@ -63,7 +63,7 @@ $VG "$MW" replay -o "$OUT/evil.txt" --json "$OUT/evil.json" "$OUT/evil.mw" 2>"$O
 rc=$?
 [ $rc = 0 ] || { cat "$OUT/evil.err"; fail "replay of evil.mw exited $rc"; }
 "$MW" replay "$OUT/evil.mw" >"$OUT/evil.stdout" 2>&1
-no_control "$OUT/evil.txt" "$OUT/evil.err" "$OUT/evil.stdout"
+no_control "$OUT/evil.txt" "$OUT/evil.err" "$OUT/evil.stdout" "$OUT/evil.json"
 grep -q "$(printf '\342\200\256')" "$OUT/evil.txt" && fail "a bidi override reached the terminal"
 grep -q 'mallocwatch: ./app\\x1b\[2J \\xff\\xfe\\xc2\\x9b \\xe2\\x80\\xaegnp.exe (pid' "$OUT/evil.txt" ||
 	fail "the command is not shown quoted: $(head -n 1 "$OUT/evil.txt")"
