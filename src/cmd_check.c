@@ -81,7 +81,7 @@ int cmd_check(int argc, char **argv)
 	size_t nrules = 0, cap = 0, failed = 0;
 	const char *base_path = NULL;
 	json_t *report, *base = NULL;
-	int c, list = 0, relative = 0, strict = 0;
+	int c, list = 0, relative = 0, strict = 0, status;
 	enum mw_format fmt = MW_FMT_TEXT;
 	char err[256];
 
@@ -114,8 +114,10 @@ int cmd_check(int argc, char **argv)
 	report = load_report(argv[optind]);
 	if (base_path)
 		base = load_report(base_path);
-	if (base && mw_check_env(base, report, strict) < 0)
-		return MW_EXIT_USAGE;
+	if (base && mw_check_env(base, report, strict) < 0) {
+		status = MW_EXIT_USAGE;
+		goto cleanup;
+	}
 	for (int m = 0; list && m < MW_M_COUNT; m++) {
 		int64_t v;
 
@@ -124,12 +126,14 @@ int cmd_check(int argc, char **argv)
 	}
 	if (nrules)
 		failed = mw_rules_report(stdout, fmt, rules, nrules, report, base);
+	status = failed ? MW_EXIT_CHECK : MW_EXIT_OK;
+	if (mw_output_close(stdout, "stdout", 0) < 0)
+		status = MW_EXIT_RUNTIME;
+cleanup:
 	json_decref(report);
 	json_decref(base);
 	free(rules);
-	if (mw_output_close(stdout, "stdout", 0) < 0)
-		return MW_EXIT_RUNTIME;
-	return failed ? MW_EXIT_CHECK : MW_EXIT_OK;
+	return status;
 }
 
 static const char diff_usage[] =
