@@ -2,6 +2,7 @@
  * (metrics.h), for CI.  Exit 0 when every rule holds, 3 when one fails
  * (MW_EXIT_CHECK), 2 for a bad rule or a file that is not a report.
  * And `mallocwatch diff`: two reports' metrics and arenas side by side. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -11,7 +12,9 @@
 
 #include "cmd.h"
 #include "metrics.h"
+#include "jsonout.h"
 #include "msg.h"
+#include "output.h"
 #include "xalloc.h"
 
 static const char check_usage[] =
@@ -78,7 +81,7 @@ int cmd_check(int argc, char **argv)
 	size_t nrules = 0, cap = 0, failed = 0;
 	const char *base_path = NULL;
 	json_t *report, *base = NULL;
-	int c, list = 0, relative = 0, strict = 0;
+	int c, list = 0, relative = 0, strict = 0, status;
 	enum mw_format fmt = MW_FMT_TEXT;
 	char err[256];
 
@@ -111,8 +114,10 @@ int cmd_check(int argc, char **argv)
 	report = load_report(argv[optind]);
 	if (base_path)
 		base = load_report(base_path);
-	if (base && mw_check_env(base, report, strict) < 0)
-		return MW_EXIT_USAGE;
+	if (base && mw_check_env(base, report, strict) < 0) {
+		status = MW_EXIT_USAGE;
+		goto cleanup;
+	}
 	for (int m = 0; list && m < MW_M_COUNT; m++) {
 		int64_t v;
 
@@ -121,10 +126,14 @@ int cmd_check(int argc, char **argv)
 	}
 	if (nrules)
 		failed = mw_rules_report(stdout, fmt, rules, nrules, report, base);
+	status = failed ? MW_EXIT_CHECK : MW_EXIT_OK;
+	if (mw_output_close(stdout, "stdout", 0) < 0)
+		status = MW_EXIT_RUNTIME;
+cleanup:
 	json_decref(report);
 	json_decref(base);
 	free(rules);
-	return failed ? MW_EXIT_CHECK : MW_EXIT_OK;
+	return status;
 }
 
 static const char diff_usage[] =
@@ -139,94 +148,6 @@ static const char diff_usage[] =
 "EXAMPLES\n"
 "  mallocwatch diff base.json new.json\n";
 
-/* The arenas of report r as name -> {heaps, heap_bytes}.  Addresses
- * differ from run to run (ASLR), so an arena is named by its place:
- * "main_arena", then "arena N" in the report's order (the order they
- * were made). */
-static json_t *arenas_by_place(const json_t *r)
-{
-	json_t *out = json_object(), *a;
-	size_t i;
-	int n = 0;
-
-	json_array_foreach(json_object_get(r, "arenas"), i, a) {
-		char name[32];
-
-		if (json_is_true(json_object_get(a, "main")))
-			snprintf(name, sizeof(name), "main_arena");
-		else
-			snprintf(name, sizeof(name), "arena %d", ++n);
-		json_object_set_new(out, name, json_pack("{s:O, s:O}", "heaps",
-				    json_object_get(a, "heaps"), "heap_bytes",
-				    json_object_get(a, "heap_bytes")));
-	}
-	return out;
-}
-
-/* The arenas in both whose heaps or heap bytes differ:
- * [{arena, base_heaps, new_heaps, base_heap_bytes, new_heap_bytes}]. */
-static json_t *changed(const json_t *x, const json_t *y)
-{
-	json_t *out = json_array(), *v;
-	const char *k;
-
-	json_object_foreach((json_t *)x, k, v) {
-		json_t *w = json_object_get(y, k);
-
-		if (w && !json_equal(v, w))
-			json_array_append_new(out, json_pack("{s:s, s:O, s:O, s:O, s:O}", "arena", k,
-				"base_heaps", json_object_get(v, "heaps"),
-				"new_heaps", json_object_get(w, "heaps"),
-				"base_heap_bytes", json_object_get(v, "heap_bytes"),
-				"new_heap_bytes", json_object_get(w, "heap_bytes")));
-	}
-	return out;
-}
-
-/* The arenas in x but not in y, as an array of addresses. */
-static json_t *only_in(const json_t *x, const json_t *y)
-{
-	json_t *out = json_array(), *v;
-	const char *k;
-
-	json_object_foreach((json_t *)x, k, v)
-		if (!json_object_get(y, k))
-			json_array_append_new(out, json_string(k));
-	return out;
-}
-
-/* An integer member, or "-" when it is null. */
-static const char *num(const json_t *o, const char *key, char *buf, size_t len, int sign)
-{
-	const json_t *v = json_object_get(o, key);
-
-	if (json_is_integer(v))
-		snprintf(buf, len, sign ? "%+" JSON_INTEGER_FORMAT : "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, len, "%+.1f%%", json_real_value(v));
-	else
-		snprintf(buf, len, "-");
-	return buf;
-}
-
-static void diff_markdown(const json_t *metrics, const json_t *appeared, const json_t *vanished,
-			  const json_t *chg)
-{
-	size_t i;
-	json_t *x;
-	char a[32], b[32], c[32], d[32];
-
-	printf("| metric | base | new | change | percent |\n|---|---:|---:|---:|---:|\n");
-	json_array_foreach(metrics, i, x)
-		printf("| `%s` | %s | %s | %s | %s |\n",
-		       json_string_value(json_object_get(x, "metric")),
-		       num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
-		       num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1));
-	printf("\nArenas: %zu appeared, %zu vanished, %zu changed\n", json_array_size(appeared),
-	       json_array_size(vanished), json_array_size(chg));
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -236,10 +157,8 @@ int cmd_diff(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	enum mw_format fmt = MW_FMT_TEXT;
-	json_t *a, *b, *metrics = json_array(), *aa, *ba, *appeared, *vanished, *chg, *root;
+	json_t *a, *b, *root;
 	int c;
-	size_t i;
-	json_t *x;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -257,78 +176,12 @@ int cmd_diff(int argc, char **argv)
 		mw_usage_error("diff takes two report files");
 	a = load_report(argv[optind]);
 	b = load_report(argv[optind + 1]);
-	for (int m = 0; m < MW_M_COUNT; m++) {
-		int64_t va, vb;
-		int ha = mw_metric_value(a, (enum mw_metric)m, &va) == 0;
-		int hb = mw_metric_value(b, (enum mw_metric)m, &vb) == 0;
-		json_t *o = json_pack("{s:s}", "metric", mw_metric_info((enum mw_metric)m)->name);
-
-		if (!ha && !hb) {
-			json_decref(o);
-			continue;
-		}
-		json_object_set_new(o, "base", ha ? json_integer(va) : json_null());
-		json_object_set_new(o, "new", hb ? json_integer(vb) : json_null());
-		json_object_set_new(o, "change", ha && hb ? json_integer(vb - va) : json_null());
-		json_object_set_new(o, "percent", ha && hb && va ?
-				    json_real(100.0 * (double)(vb - va) / (double)va) : json_null());
-		json_array_append_new(metrics, o);
-	}
-	aa = arenas_by_place(a);
-	ba = arenas_by_place(b);
-	appeared = only_in(ba, aa);
-	vanished = only_in(aa, ba);
-	chg = changed(aa, ba);
-	root = json_pack("{s:s, s:s, s:o, s:{s:o, s:o, s:o}}", "base", argv[optind],
-			 "new", argv[optind + 1], "metrics", metrics, "arenas",
-			 "appeared", appeared, "vanished", vanished, "changed", chg);
-	if (fmt == MW_FMT_JSON) {
-		json_dumpf(root, stdout, JSON_INDENT(2));
-		putchar('\n');
-	} else if (fmt == MW_FMT_MARKDOWN) {
-		diff_markdown(metrics, appeared, vanished, chg);
-	} else {
-		printf("%-20s %14s %14s %14s %9s\n", "METRIC", "BASE", "NEW", "CHANGE", "PERCENT");
-		json_array_foreach(metrics, i, x) {
-			json_t *p = json_object_get(x, "percent"), *ch = json_object_get(x, "change");
-			char base[24] = "-", new[24] = "-", chg[24] = "-", pct[16] = "-";
-
-			if (json_is_integer(json_object_get(x, "base")))
-				snprintf(base, sizeof(base), "%" JSON_INTEGER_FORMAT,
-					 json_integer_value(json_object_get(x, "base")));
-			if (json_is_integer(json_object_get(x, "new")))
-				snprintf(new, sizeof(new), "%" JSON_INTEGER_FORMAT,
-					 json_integer_value(json_object_get(x, "new")));
-			if (json_is_integer(ch))
-				snprintf(chg, sizeof(chg), "%+" JSON_INTEGER_FORMAT, json_integer_value(ch));
-			if (json_is_real(p))
-				snprintf(pct, sizeof(pct), "%+.1f%%", json_real_value(p));
-			printf("%-20s %14s %14s %14s %9s\n",
-			       json_string_value(json_object_get(x, "metric")), base, new, chg, pct);
-		}
-		printf("\nArenas (main_arena, then in the order they were made): %zu appeared, "
-		       "%zu vanished, %zu changed\n", json_array_size(appeared),
-		       json_array_size(vanished), json_array_size(chg));
-		json_array_foreach(appeared, i, x)
-			if (i < 32)
-				printf("  + %s\n", json_string_value(x));
-		json_array_foreach(vanished, i, x)
-			if (i < 32)
-				printf("  - %s\n", json_string_value(x));
-		json_array_foreach(chg, i, x)
-			if (i < 32)
-				printf("  ~ %s: heaps %" JSON_INTEGER_FORMAT " -> %" JSON_INTEGER_FORMAT
-				       ", heap bytes %" JSON_INTEGER_FORMAT " -> %" JSON_INTEGER_FORMAT "\n",
-				       json_string_value(json_object_get(x, "arena")),
-				       json_integer_value(json_object_get(x, "base_heaps")),
-				       json_integer_value(json_object_get(x, "new_heaps")),
-				       json_integer_value(json_object_get(x, "base_heap_bytes")),
-				       json_integer_value(json_object_get(x, "new_heap_bytes")));
-	}
-	json_decref(root);
-	json_decref(aa);
-	json_decref(ba);
+	root = mw_diff_new(a, b, argv[optind], argv[optind + 1]);
 	json_decref(a);
 	json_decref(b);
-	return fflush(stdout) == 0 && !ferror(stdout) ? MW_EXIT_OK : MW_EXIT_RUNTIME;
+	if (!root)
+		mw_die(MW_EXIT_RUNTIME, "cannot compare the reports: %s", strerror(ENOMEM));
+	mw_diff_write(stdout, fmt, root);
+	json_decref(root);
+	return mw_output_close(stdout, "stdout", 0) < 0 ? MW_EXIT_RUNTIME : MW_EXIT_OK;
 }

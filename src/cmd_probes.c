@@ -5,6 +5,7 @@
  * whether every argument can be read (parses, and its symbols resolve).
  * script: the SystemTap script mallocwatch would run, on stdout.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 
 #include "cmd.h"
 #include "gen.h"
+#include "jsonout.h"
 #include "msg.h"
 #include "probetab.h"
 #include "runtime.h"
@@ -88,7 +90,7 @@ static void list(const struct mw_elf *e, json_t *sites)
 		mw_quote(s->args, q[2], sizeof(q[2]));
 		mw_quote(mw_elf_path(e), q[3], sizeof(q[3]));
 		if (sites)
-			json_array_append_new(sites, json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:b}",
+			mw_json_append(&sites, json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:b}",
 				"file", q[3], "provider", q[0], "name", q[1], "family", fam,
 				"traced", traced, "pc", pc, "args", q[2], "readable", ok));
 		else
@@ -235,12 +237,15 @@ int cmd_probes(int argc, char **argv)
 	if (libm[0])
 		list_file(libm, sites, 0);
 	if (json) {
-		json_t *root = json_pack("{s:s, s:s, s:o}", "libc", libc, "libm", libm,
-					 "sites", sites);
+		json_t *root = json_pack("{s:o, s:o, s:o}", "libc", mw_json_str(libc),
+					 "libm", mw_json_str(libm), "sites", sites);
+		int ret = mw_json_write(root, stdout, JSON_INDENT(1));
 
-		json_dumpf(root, stdout, JSON_INDENT(1));
-		putchar('\n');
 		json_decref(root);
+		if (ret < 0) {
+			mw_error("cannot write the list of probes: %s", strerror(errno));
+			return MW_EXIT_RUNTIME;
+		}
 	}
 	return fflush(stdout) == 0 && !ferror(stdout) ? MW_EXIT_OK : MW_EXIT_RUNTIME;
 }

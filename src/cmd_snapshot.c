@@ -62,7 +62,7 @@ int cmd_snapshot(int argc, char **argv)
 	struct mw_snapshot *s;
 	pid_t pid = 0;
 	FILE *fo, *fj = NULL;
-	int c, status = MW_EXIT_OK;
+	int c, status = MW_EXIT_OK, json_err = 0;
 	long timeout_ms = MW_SNAP_TIMEOUT_MS;
 
 	while ((c = getopt_long(argc, argv, "p:o:qh", lo, NULL)) != -1) {
@@ -96,11 +96,12 @@ int cmd_snapshot(int argc, char **argv)
 		mw_warn("process %d's allocator changed while it was read (%s); the snapshot is "
 			"marked inconsistent", (int)pid, s->why);
 	if (!(json && fj == stdout && fo == stdout))
-		mw_snapshot_text(fo, s, comm);
-	if (fj)
-		mw_snapshot_json(fj, s, comm);
-	if (mw_output_close(fo, out ? out : "stdout", 0) < 0 ||
-	    (fj && fj != fo && mw_output_close(fj, json, 0) < 0))
+		mw_snapshot_text(fo, s, comm);	/* an error is found at the close */
+	if (fj && mw_snapshot_json(fj, s, comm) < 0)
+		json_err = errno;
+	/* a JSON that could not be made (ENOMEM) fails the run like a write */
+	if (mw_output_close(fo, out ? out : "stdout", fj == fo ? json_err : 0) < 0 ||
+	    (fj && fj != fo && mw_output_close(fj, json, json_err) < 0))
 		status = MW_EXIT_RUNTIME;
 	mw_snapshot_free(s);
 	return status;

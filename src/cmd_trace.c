@@ -25,6 +25,7 @@
 #include "glibcinfo.h"
 #include "leftovers.h"
 #include "metrics.h"
+#include "jsonout.h"
 #include "msg.h"
 #include "output.h"
 #include "probetab.h"
@@ -638,8 +639,10 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 		if (WIFSIGNALED(r->status)) {
 			ri->term_signal = WTERMSIG(r->status);
 			ri->exit_status = -1;
-			mw_error("'%s' killed by signal %d (%s)", name, ri->term_signal,
-				 strsignal(ri->term_signal));
+			char q[256];
+
+			mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q, sizeof(q)),
+				 ri->term_signal, strsignal(ri->term_signal));
 			status = 128 + ri->term_signal;
 		} else {
 			ri->exit_status = WEXITSTATUS(r->status);
@@ -888,8 +891,10 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 			.snap_attach = k.at_attach, .snap_end = at_end, .snap_exit = k.at_exit,
 			.env = &menv };
 		status = conclude(out, k.st, &r, &ri);
-		if (report)
-			*report = mw_report_json_value(k.st, &ri);
+		if (report && !(*report = mw_report_json_value(k.st, &ri))) {
+			mw_error("cannot judge the run: %s", strerror(ENOMEM));
+			status = MW_EXIT_RUNTIME;
+		}
 		goto cleanup;
 	}
 	mw_error("%s", err);
@@ -965,22 +970,24 @@ static void samples_text(FILE *f, const struct sample *s, size_t n)
 			mw_human_bytes(s[i].free, c, sizeof(c)));
 }
 
-static void samples_json(FILE *f, pid_t pid, const char *libc, const struct mw_snapshot *a,
-			 const struct mw_snapshot *b, const struct sample *s, size_t n)
+/* The snapshots-only JSON; 0, or -1 with errno (mw_json_write). */
+static int samples_json(FILE *f, pid_t pid, const char *libc, const struct mw_snapshot *a,
+			const struct mw_snapshot *b, const struct sample *s, size_t n)
 {
 	json_t *arr = json_array(), *root;
+	int ret;
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:f, s:I, s:I, s:I, s:I}", "t", s[i].t,
+		mw_json_append(&arr, json_pack("{s:f, s:I, s:I, s:I, s:I}", "t", s[i].t,
 			"arenas", (json_int_t)s[i].arenas, "system_bytes", (json_int_t)s[i].system,
 			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free));
-	root = json_pack("{s:i, s:s, s:{s:i, s:s}, s:{s:o, s:o}, s:o}", "version", 1,
-		"mode", "snapshots", "target", "pid", (int)pid, "libc", libc,
+	root = json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
+		"mode", "snapshots", "target", "pid", (int)pid, "libc", mw_json_str(libc),
 		"snapshots", "attach", mw_snapshot_json_value(a, "?"),
 		"end", b ? mw_snapshot_json_value(b, "?") : json_null(), "samples", arr);
-	json_dumpf(root, f, JSON_INDENT(2));
-	fputc('\n', f);
+	ret = mw_json_write(root, f, JSON_INDENT(2));
 	json_decref(root);
+	return ret;
 }
 
 static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct mw_snapshot *x,
@@ -1009,8 +1016,8 @@ static void snapshots_report(const struct trace_opts *o, struct outputs *out, co
 		mw_quote(libc, q, sizeof(q)));
 	mw_snapshot_diff_text(out->summary, first, last);
 	samples_text(out->summary, samples, n);
-	if (out->json)
-		samples_json(out->json, o->pid, libc, first, last, samples, n);
+	if (out->json && samples_json(out->json, o->pid, libc, first, last, samples, n) < 0)
+		out->json_errno = errno;
 }
 
 /* -p on a libc without SDT probes: snapshots at attach, every interval
@@ -1226,8 +1233,12 @@ int cmd_trace(int argc, char **argv)
 		return attach(&o);
 	if (mw_target_resolve((const char *const *)o.cmd, o.libc, &t, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if (t.loader[0])
-		mw_note("running '%s' under the probe-enabled glibc (%s)", o.cmd[0], t.loader);
+	if (t.loader[0]) {
+		char q[256];
+
+		mw_note("running '%s' under the probe-enabled glibc (%s)",
+			mw_quote(o.cmd[0], q, sizeof(q)), t.loader);
+	}
 	status = run_program(&o, &t);
 	mw_target_free(&t);
 	return status;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "jsonout.h"
 #include "msg.h"
 #include "output.h"
 #include "xalloc.h"
@@ -34,6 +35,31 @@ int mw_is_report(const json_t *doc)
 {
 	return json_is_object(doc) && json_integer_value(json_object_get(doc, "version")) == 1 &&
 	       json_is_object(json_object_get(doc, "events"));
+}
+
+int64_t mw_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+int64_t mw_sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+int64_t mw_sat_percent(int64_t a, int64_t pct)
+{
+	__int128 p = (__int128)a * pct / 100;	/* |a * pct| < 2^126: exact */
+
+	return p > INT64_MAX ? INT64_MAX : p < INT64_MIN ? INT64_MIN : (int64_t)p;
 }
 
 static int64_t count_where(const json_t *arr, const char *key, int want_null)
@@ -94,7 +120,7 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 			int64_t b;
 
 			if (!json_is_true(json_object_get(x, "main")) && get_int(x, "heap_bytes", &b) == 0)
-				*v += b;
+				*v = mw_sat_add(*v, b);	/* a file's figures may be anything */
 		}
 		return json_is_array(arenas) ? 0 : -1;
 	case MW_M_heap_bytes_peak:
@@ -102,7 +128,7 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 			int64_t b;
 
 			if (get_int(x, "peak_size", &b) == 0)
-				*v += b;
+				*v = mw_sat_add(*v, b);
 		}
 		return json_is_array(heaps) ? 0 : -1;
 	case MW_M_sbrk_net:
@@ -140,22 +166,23 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 	return -1;
 }
 
-/* An integer with an optional K, M or G (x 1024^n) suffix, to the end. */
+/* An integer with an optional K, M or G (x 1024^n) suffix, to the end;
+ * -1 past the range of int64_t. */
 static int parse_amount(const char *s, int64_t *v)
 {
 	char *end;
-	long long x;
+	long long x, unit = 1;
 
 	errno = 0;
 	x = strtoll(s, &end, 10);
 	if (end == s || errno)
 		return -1;
 	switch (*end) {
-	case 'K': x *= 1024LL; end++; break;
-	case 'M': x *= 1024LL * 1024; end++; break;
-	case 'G': x *= 1024LL * 1024 * 1024; end++; break;
+	case 'K': unit = 1024LL; end++; break;
+	case 'M': unit = 1024LL * 1024; end++; break;
+	case 'G': unit = 1024LL * 1024 * 1024; end++; break;
 	}
-	if (*end)
+	if (*end || __builtin_mul_overflow(x, unit, &x))
 		return -1;
 	*v = x;
 	return 0;
@@ -247,9 +274,11 @@ struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value, const js
 			return v;
 		}
 		v.has_baseline = 1;
-		/* +10% of 0 is 0: a metric that was 0 must stay 0 */
-		v.limit = r->percent ? v.baseline + (v.baseline * r->value) / 100 :
-			  v.baseline + r->value;
+		/* +10% of 0 is 0: a metric that was 0 must stay 0.  A limit
+		 * past int64_t is its end (a baseline of 2^62 + 100% may
+		 * grow to INT64_MAX), never a wrapped one */
+		v.limit = mw_sat_add(v.baseline, r->percent ?
+				     mw_sat_percent(v.baseline, r->value) : r->value);
 	}
 	v.ok = holds(r->op, v.value, v.limit);
 	return v;
@@ -319,8 +348,8 @@ static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:b, s:o, s:o, s:o}",
-			"rule", rules[i].text, "metric", mw_metric_info(rules[i].metric)->name,
+		mw_json_append(&arr, json_pack("{s:o, s:s, s:b, s:o, s:o, s:o}",
+			"rule", mw_json_str(rules[i].text), "metric", mw_metric_info(rules[i].metric)->name,
 			"ok", v[i].ok, "value", v[i].missing ? json_null() : json_integer(v[i].value),
 			"limit", v[i].missing ? json_null() : json_integer(v[i].limit),
 			"baseline", v[i].has_baseline ? json_integer(v[i].baseline) : json_null()));
@@ -360,8 +389,11 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
 	case MW_FMT_JSON: {
 		json_t *j = json_results(rules, v, n, failed);
 
-		json_dumpf(j, out, JSON_INDENT(2));
-		fputc('\n', out);
+		/* out of memory exits, as xalloc.h does; a write error is
+		 * the caller's to find on out */
+		if (!j)
+			mw_die(MW_EXIT_RUNTIME, "cannot write the results: %s", strerror(ENOMEM));
+		mw_json_write(j, out, JSON_INDENT(2));
 		json_decref(j);
 		break;
 	}
@@ -473,23 +505,38 @@ struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *rep
 	return v;
 }
 
-json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status)
+/* doc (loaded from path, NULL: failed with e) if it is a report; see
+ * mw_report_load(). */
+static json_t *report_checked(json_t *doc, const json_error_t *e, const char *path, char *err,
+			      size_t errlen, int *status)
 {
-	json_error_t e;
-	json_t *doc = json_load_file(path, 0, &e);
-
 	*status = MW_EXIT_USAGE;
-	if (!doc && strstr(e.text, "unable to open")) {
+	if (!doc && strstr(e->text, "unable to open")) {
 		*status = MW_EXIT_RUNTIME;
-		snprintf(err, errlen, "cannot read '%s': %s", path, e.text);
+		snprintf(err, errlen, "cannot read '%s': %s", path, e->text);
 	} else if (!doc) {
-		snprintf(err, errlen, "'%s' is not JSON: %s (line %d)", path, e.text, e.line);
+		snprintf(err, errlen, "'%s' is not JSON: %s (line %d)", path, e->text, e->line);
 	} else if (!mw_is_report(doc)) {
 		snprintf(err, errlen, "'%s' is not a mallocwatch report (written with --json)", path);
 		json_decref(doc);
 		doc = NULL;
 	}
 	return doc;
+}
+
+json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status)
+{
+	json_error_t e;
+
+	return report_checked(json_load_file(path, 0, &e), &e, path, err, errlen, status);
+}
+
+json_t *mw_report_loadb(const char *buf, size_t len, const char *name, char *err, size_t errlen,
+			int *status)
+{
+	json_error_t e;
+
+	return report_checked(json_loadb(buf, len, 0, &e), &e, name, err, errlen, status);
 }
 
 int mw_env_differs(const json_t *baseline, const json_t *report, char *why, size_t len)
@@ -508,10 +555,14 @@ int mw_env_differs(const json_t *baseline, const json_t *report, char *why, size
 
 		if (json_equal(x, y) || (!x && !y))
 			continue;
-		xs = x ? json_dumps(x, JSON_ENCODE_ANY) : NULL;
-		ys = y ? json_dumps(y, JSON_ENCODE_ANY) : NULL;
-		n += (size_t)snprintf(why + n, n < len ? len - n : 0, "%s%s %s -> %s", n ? "; " : "",
-				      keys[i], xs ? xs : "none", ys ? ys : "none");
+		/* the files' strings as JSON, non-ASCII as \uXXXX: nothing
+		 * of them reaches a terminal raw */
+		xs = x ? json_dumps(x, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+		ys = y ? json_dumps(y, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+		if (n < len)
+			n += (size_t)snprintf(why + n, len - n, "%s%s %s -> %s", n ? "; " : "",
+					      keys[i], x && !xs ? "?" : xs ? xs : "none",
+					      y && !ys ? "?" : ys ? ys : "none");
 		free(xs);
 		free(ys);
 	}
@@ -534,4 +585,180 @@ int mw_check_env(const json_t *baseline, const json_t *report, int strict)
 	}
 	mw_warn("the baseline was made where arena counts are decided differently: %s", why);
 	return 0;
+}
+
+/* ---- diff ---- */
+
+/* The arenas of report r as name -> {heaps, heap_bytes} (null when the
+ * report lacks them).  Addresses differ from run to run (ASLR), so an
+ * arena is named by its place: "main_arena", then "arena N" in the
+ * report's order (the order they were made).  NULL: out of memory. */
+static json_t *arenas_by_place(const json_t *r)
+{
+	json_t *out = json_object(), *a;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(json_object_get(r, "arenas"), i, a) {
+		char name[32];
+
+		if (json_is_true(json_object_get(a, "main")))
+			snprintf(name, sizeof(name), "main_arena");
+		else
+			snprintf(name, sizeof(name), "arena %d", ++n);
+		mw_json_set(&out, name, json_pack("{s:O?, s:O?}", "heaps",
+			    json_object_get(a, "heaps"), "heap_bytes",
+			    json_object_get(a, "heap_bytes")));
+	}
+	return out;
+}
+
+/* The arenas in both whose heaps or heap bytes differ:
+ * [{arena, base_heaps, new_heaps, base_heap_bytes, new_heap_bytes}]. */
+static json_t *changed(const json_t *x, const json_t *y)
+{
+	json_t *out = json_array(), *v;
+	const char *k;
+
+	json_object_foreach((json_t *)x, k, v) {
+		json_t *w = json_object_get(y, k);
+
+		if (w && !json_equal(v, w))
+			mw_json_append(&out, json_pack("{s:s, s:O?, s:O?, s:O?, s:O?}", "arena", k,
+				"base_heaps", json_object_get(v, "heaps"),
+				"new_heaps", json_object_get(w, "heaps"),
+				"base_heap_bytes", json_object_get(v, "heap_bytes"),
+				"new_heap_bytes", json_object_get(w, "heap_bytes")));
+	}
+	return out;
+}
+
+/* The arenas in x but not in y, as an array of names. */
+static json_t *only_in(const json_t *x, const json_t *y)
+{
+	json_t *out = json_array(), *v;
+	const char *k;
+
+	json_object_foreach((json_t *)x, k, v)
+		if (!json_object_get(y, k))
+			mw_json_append(&out, json_string(k));
+	return out;
+}
+
+/* One metric of both: {metric, base, new, change, percent}, or JSON null
+ * when neither has it (NULL: out of memory). */
+static json_t *diff_metric(const json_t *a, const json_t *b, enum mw_metric m)
+{
+	int64_t va, vb;
+	int ha = mw_metric_value(a, m, &va) == 0, hb = mw_metric_value(b, m, &vb) == 0;
+
+	if (!ha && !hb)
+		return json_null();
+	/* change saturates (a file's figures may be anything); percent
+	 * is computed in double from the two */
+	return json_pack("{s:s, s:o, s:o, s:o, s:o}", "metric", mw_metric_info(m)->name,
+		"base", ha ? json_integer(va) : json_null(),
+		"new", hb ? json_integer(vb) : json_null(),
+		"change", ha && hb ? json_integer(mw_sat_sub(vb, va)) : json_null(),
+		"percent", ha && hb && va ?
+		json_real(100.0 * ((double)vb - (double)va) / (double)va) : json_null());
+}
+
+json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const char *b_name)
+{
+	json_t *metrics = json_array(), *aa = arenas_by_place(a), *ba = arenas_by_place(b), *root;
+
+	if (!aa || !ba) {	/* an empty list would say "no arena appeared" */
+		json_decref(metrics);
+		json_decref(aa);
+		json_decref(ba);
+		return NULL;
+	}
+	for (int m = 0; m < MW_M_COUNT; m++) {
+		json_t *o = diff_metric(a, b, (enum mw_metric)m);
+
+		if (!json_is_null(o))
+			mw_json_append(&metrics, o);
+	}
+	root = json_pack("{s:o, s:o, s:o, s:{s:o, s:o, s:o}}", "base", mw_json_str(a_name),
+			 "new", mw_json_str(b_name), "metrics", metrics, "arenas",
+			 "appeared", only_in(ba, aa), "vanished", only_in(aa, ba),
+			 "changed", changed(aa, ba));
+	json_decref(aa);
+	json_decref(ba);
+	return root;
+}
+
+/* An integer member ("%+" with sign), a real one as a percentage, or
+ * "-" when it is null. */
+static const char *num(const json_t *o, const char *key, char *buf, size_t len, int sign)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (json_is_integer(v))
+		snprintf(buf, len, sign ? "%+" JSON_INTEGER_FORMAT : "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%+.1f%%", json_real_value(v));
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+static void diff_text(FILE *f, const json_t *metrics, const json_t *appeared,
+		      const json_t *vanished, const json_t *chg)
+{
+	size_t i;
+	json_t *x;
+	char a[32], b[32], c[32], d[32];
+
+	fprintf(f, "%-20s %14s %14s %14s %9s\n", "METRIC", "BASE", "NEW", "CHANGE", "PERCENT");
+	json_array_foreach(metrics, i, x)
+		fprintf(f, "%-20s %14s %14s %14s %9s\n",
+			json_string_value(json_object_get(x, "metric")),
+			num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
+			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1));
+	fprintf(f, "\nArenas (main_arena, then in the order they were made): %zu appeared, "
+		"%zu vanished, %zu changed\n", json_array_size(appeared),
+		json_array_size(vanished), json_array_size(chg));
+	json_array_foreach(appeared, i, x)
+		if (i < 32)
+			fprintf(f, "  + %s\n", json_string_value(x));
+	json_array_foreach(vanished, i, x)
+		if (i < 32)
+			fprintf(f, "  - %s\n", json_string_value(x));
+	json_array_foreach(chg, i, x)
+		if (i < 32)
+			fprintf(f, "  ~ %s: heaps %s -> %s, heap bytes %s -> %s\n",
+				json_string_value(json_object_get(x, "arena")),
+				num(x, "base_heaps", a, sizeof(a), 0),
+				num(x, "new_heaps", b, sizeof(b), 0),
+				num(x, "base_heap_bytes", c, sizeof(c), 0),
+				num(x, "new_heap_bytes", d, sizeof(d), 0));
+}
+
+void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
+{
+	const json_t *metrics = json_object_get(diff, "metrics"), *ar = json_object_get(diff, "arenas");
+	const json_t *appeared = json_object_get(ar, "appeared"), *x;
+	const json_t *vanished = json_object_get(ar, "vanished"), *chg = json_object_get(ar, "changed");
+	char a[32], b[32], c[32], d[32];
+	size_t i;
+
+	if (fmt == MW_FMT_JSON) {
+		mw_json_write(diff, f, JSON_INDENT(2));
+		return;
+	}
+	if (fmt != MW_FMT_MARKDOWN) {
+		diff_text(f, metrics, appeared, vanished, chg);
+		return;
+	}
+	fprintf(f, "| metric | base | new | change | percent |\n|---|---:|---:|---:|---:|\n");
+	json_array_foreach(metrics, i, x)
+		fprintf(f, "| `%s` | %s | %s | %s | %s |\n",
+			json_string_value(json_object_get(x, "metric")),
+			num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
+			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1));
+	fprintf(f, "\nArenas: %zu appeared, %zu vanished, %zu changed\n", json_array_size(appeared),
+		json_array_size(vanished), json_array_size(chg));
 }

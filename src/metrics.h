@@ -94,7 +94,8 @@ int mw_format_parse(const char *s, enum mw_format *f);
 size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
 		       const json_t *report, const json_t *baseline);
 
-/* Write verdicts v[0..n-1] of rules in format f; how many failed. */
+/* Write verdicts v[0..n-1] of rules in format f; how many failed.  A
+ * write error is left on out (ferror); out of memory exits 1. */
 size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
 			 const struct mw_verdict *v, size_t n);
 
@@ -117,6 +118,10 @@ struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *rep
  * or not a mallocwatch report). */
 json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status);
 
+/* The same from buf[0..len) (named name in err), for the fuzz harness. */
+json_t *mw_report_loadb(const char *buf, size_t len, const char *name, char *err, size_t errlen,
+			int *status);
+
 /* Do report and baseline differ in what decides arena counts: the glibc
  * version, online CPUs (glibc's default arena limit is 8 x cores),
  * GLIBC_TUNABLES, MALLOC_* variables ("environment", docs/json.md)?  1
@@ -128,6 +133,28 @@ int mw_env_differs(const json_t *baseline, const json_t *report, char *why, size
  * or when the baseline has none; with strict, say so as an error and
  * return -1 (the caller exits 2).  0 otherwise. */
 int mw_check_env(const json_t *baseline, const json_t *report, int strict);
+
+/* a + b and a - b, clamped to [INT64_MIN, INT64_MAX] instead of
+ * overflowing (rule limits, diff changes: a file's figures may be
+ * anything). */
+int64_t mw_sat_add(int64_t a, int64_t b);
+int64_t mw_sat_sub(int64_t a, int64_t b);
+
+/* a * pct / 100, rounded toward zero, exact while it fits in int64_t,
+ * clamped past it: the amount of a relative rule's "+pct%". */
+int64_t mw_sat_percent(int64_t a, int64_t pct);
+
+/* `mallocwatch diff`: reports a (the base) and b side by side as a new
+ * object: {"base": a_name, "new": b_name,
+ * "metrics": [{metric, base, new, change, percent}], "arenas":
+ * {"appeared", "vanished", "changed"}}; names may be any bytes (escaped,
+ * jsonout.h).  NULL when out of memory. */
+json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const char *b_name);
+
+/* Write diff (from mw_diff_new) to f as text, JSON or a Markdown table
+ * (fmt MW_FMT_TEXT, MW_FMT_JSON, MW_FMT_MARKDOWN).  Errors are left on
+ * f (ferror). */
+void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff);
 
 /* Is doc a mallocwatch report (an object with "version" 1 and "events")? */
 int mw_is_report(const json_t *doc);

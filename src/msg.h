@@ -13,6 +13,8 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 /* Exit statuses, documented in mallocwatch(1) and README.md.  In -c mode
@@ -24,7 +26,10 @@ enum {
 	MW_EXIT_CHECK = 3,	/* a --check failed */
 };
 
-/* Print "mallocwatch: <formatted>\n" to stderr. */
+/* Print "mallocwatch: <formatted>\n" to stderr.  Control bytes in the
+ * formatted text are shown as mw_quote() shows them (backslashes left
+ * as they are), so that a string a caller did not quote cannot reach
+ * the terminal raw or break the line; quote them all the same. */
 void mw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print "mallocwatch: warning: <formatted>\n" to stderr.  Silenced by
@@ -43,11 +48,28 @@ noreturn void mw_die(int status, const char *fmt, ...)
 noreturn void mw_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
-/* s made safe to show inside a message: printable ASCII as is, every
- * other byte as \xNN, backslash as \\; cut with "..." to fit len bytes
- * (len >= 8).  Returns buf.  For anything read from a file, a stream or
- * another process before it goes to a terminal. */
+/* Strings from a file, a stream or another process (argv, comm, paths,
+ * probe names) are shown quoted wherever they are printed, so that no
+ * control sequence in them reaches a terminal: printable ASCII and valid
+ * UTF-8 characters as they are; backslash as \\; every other byte -- C0
+ * controls (ESC is \x1b), DEL, bytes that are not UTF-8, and the bytes of
+ * C1 controls (U+009B, CSI, is \xc2\x9b) and of bidirectional overrides
+ * (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F) -- as \xNN, the way
+ * `ls -b` and strace show them. */
+
+/* s quoted as above into buf, cut with "..." to fit len bytes (len >= 8).
+ * Returns buf.  For messages and fixed-width columns.  NULL s is "?". */
 const char *mw_quote(const char *s, char *buf, size_t len);
+
+/* s quoted as above, whole, to f (NULL: "?").  0, or EOF if writing
+ * failed. */
+int mw_fputs_quoted(const char *s, FILE *f);
+
+/* The length (2 to 4) of the valid UTF-8 sequence at s that encodes one
+ * character above U+007F (no overlong form, no surrogate, at most
+ * U+10FFFF), its code point in *cp (when not NULL); 0 when s does not
+ * start with one (ASCII included). */
+size_t mw_utf8_len(const char *s, uint32_t *cp);
 
 /* Suppress warnings and notes (not errors) when on is non-zero. */
 void mw_quiet(int on);

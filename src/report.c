@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonout.h"
 #include "msg.h"
 #include "probetab.h"
 #include "report.h"
@@ -38,6 +39,9 @@ static const char *attach_name(enum mw_attach how)
 	}
 	return "?";
 }
+
+/* Room for a probe name (at most 127 bytes in a stream) quoted. */
+#define MW_NAME_Q (4 * 128 + 8)
 
 /* The text summary prints at most this many rows per table and threads
  * per arena; the JSON report has every one. */
@@ -88,11 +92,18 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	uint64_t total, lost, garbled;
 	int ended;
 
+	/* the command, the libc path and the runtime come from a stream or
+	 * the target: quoted (msg.h) */
 	fprintf(f, "mallocwatch:");
-	for (const char *const *a = ri->argv; a && *a; a++)
-		fprintf(f, " %s", *a);
-	fprintf(f, "%s(pid %d)\n  libc %s, %s runtime\n", ri->argv ? " " : " process ",
-		ri->pid, ri->libc, ri->runtime);
+	for (const char *const *a = ri->argv; a && *a; a++) {
+		fputc(' ', f);
+		mw_fputs_quoted(*a, f);
+	}
+	fprintf(f, "%s(pid %d)\n  libc ", ri->argv ? " " : " process ", ri->pid);
+	mw_fputs_quoted(ri->libc, f);
+	fputs(", ", f);
+	mw_fputs_quoted(ri->runtime, f);
+	fputs(" runtime\n", f);
 	if (ri->have_status && ri->term_signal)
 		fprintf(f, "  killed by signal %d (%s)\n", ri->term_signal, strsignal(ri->term_signal));
 	else if (ri->have_status)
@@ -193,7 +204,7 @@ static void thresholds_text(FILE *f, const struct mw_state *st)
 	size_t n;
 	uint64_t mm, tr;
 	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
-	char a[32], b[32];
+	char a[32], b[32], q[MW_NAME_Q];
 
 	const char *how = n ? "" : mw_state_seeded(st) ? " as at attach" : " default";
 
@@ -202,7 +213,7 @@ static void thresholds_text(FILE *f, const struct mw_state *st)
 		mw_human_bytes(tr, b, sizeof(b)), tr, how);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "  change %zu: thread %d, %s: mmap %s, trim %s\n", i + 1, c[i].tid,
-			c[i].source, mw_human_bytes(c[i].mmap, a, sizeof(a)),
+			mw_quote(c[i].source, q, sizeof(q)), mw_human_bytes(c[i].mmap, a, sizeof(a)),
 			mw_human_bytes(c[i].trim, b, sizeof(b)));
 }
 
@@ -236,6 +247,7 @@ static void settings_text(FILE *f, const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_setting *s = mw_state_settings(st, &n);
+	char q[MW_NAME_Q];
 
 	if (!n)
 		return;
@@ -243,10 +255,10 @@ static void settings_text(FILE *f, const struct mw_state *st)
 	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
 		if (s[i].from_mallopt)
 			fprintf(f, "  thread %d mallopt(%s (%d), %" PRId64 ")", s[i].tid,
-				s[i].name, s[i].param, s[i].value);
+				mw_quote(s[i].name, q, sizeof(q)), s[i].param, s[i].value);
 		else
-			fprintf(f, "  thread %d tunable %s=%" PRId64, s[i].tid, s[i].name,
-				s[i].value);
+			fprintf(f, "  thread %d tunable %s=%" PRId64, s[i].tid,
+				mw_quote(s[i].name, q, sizeof(q)), s[i].value);
 		if (s[i].has_previous && s[i].previous_unavailable)
 			fprintf(f, ", previous unavailable (its symbol did not resolve)\n");
 		else if (s[i].has_previous)
@@ -261,13 +273,14 @@ static void retries_text(FILE *f, const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_retry *r = mw_state_retries(st, &n);
-	char b[32];
+	char b[32], q[MW_NAME_Q];
 
 	if (!n)
 		return;
 	fprintf(f, "\nRetried allocations: %zu\n", n);
 	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
-		fprintf(f, "  thread %d %s: %s (%" PRIu64 " bytes)", r[i].tid, r[i].probe,
+		fprintf(f, "  thread %d %s: %s (%" PRIu64 " bytes)", r[i].tid,
+			mw_quote(r[i].probe, q, sizeof(q)),
 			mw_human_bytes(r[i].bytes, b, sizeof(b)), r[i].bytes);
 		if (r[i].arena)
 			fprintf(f, " failed in arena 0x%" PRIx64, r[i].arena);
@@ -296,22 +309,24 @@ static void math_text(FILE *f, const struct mw_state *st)
 	size_t np, ne;
 	const struct mw_probe_count *p = mw_state_probes(st, &np);
 	const struct mw_event *e = mw_state_events(st, &ne);
-	char v[64];
+	char v[64], q[MW_NAME_Q];
 
 	if (!libm)
 		return;
+	fprintf(f, sites ? "\nSlow math paths (" : "\nSlow math paths: '");
+	mw_fputs_quoted(libm, f);
 	if (!sites) {
-		fprintf(f, "\nSlow math paths: '%s' has no slow-path probes (glibc 2.19 to "
-			"2.33 have them)\n", libm);
+		fprintf(f, "' has no slow-path probes (glibc 2.19 to 2.33 have them)\n");
 		return;
 	}
-	fprintf(f, "\nSlow math paths (%s, %d probe sites):\n", libm, sites);
+	fprintf(f, ", %d probe sites):\n", sites);
 	for (size_t i = 0; i < np; i++) {
 		const struct mw_probe_info *info = mw_probe_info(p[i].known);
 
 		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
 			continue;
-		fprintf(f, "  %s: %" PRIu64 " hits (%s)\n", p[i].name, p[i].hits, info->doc);
+		fprintf(f, "  %s: %" PRIu64 " hits (%s)\n", mw_quote(p[i].name, q, sizeof(q)),
+			p[i].hits, info->doc);
 		for (size_t k = 0; k < ne; k++) {
 			if (strcmp(e[k].name, p[i].name) != 0)
 				continue;
@@ -346,6 +361,7 @@ static void events_text(FILE *f, const struct mw_state *st)
 {
 	size_t n, other = 0, shown = 0;
 	const struct mw_event *e = mw_state_events(st, &n);
+	char q[MW_NAME_Q];
 
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].known == MW_P_memory_tcache_double_free)
@@ -363,7 +379,7 @@ static void events_text(FILE *f, const struct mw_state *st)
 		if (modelled(&e[i]) || shown == TOP_ROWS)
 			continue;
 		shown++;
-		fprintf(f, "  thread %d %s", e[i].tid, e[i].name);
+		fprintf(f, "  thread %d %s", e[i].tid, mw_quote(e[i].name, q, sizeof(q)));
 		for (int j = 0; j < e[i].nargs; j++) {
 			if (e[i].unavail & (1u << j))
 				fprintf(f, " %s=unavailable", info && j < 3 ? info->arg_name[j] : "arg");
@@ -513,31 +529,17 @@ static json_t *jint(int64_t v)
 	return json_integer((json_int_t)v);
 }
 
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s);
-
-	/* json_string() takes UTF-8 only; a name from a note or a stream is
-	 * bytes: keep them, visibly, rather than drop the key */
-	if (!j) {
-		char buf[1024];
-
-		j = json_string(mw_quote(s, buf, sizeof(buf)));
-	}
-	return j;
-}
-
 static json_t *json_target(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	json_t *argv = json_array();
 
 	for (const char *const *a = ri->argv; a && *a; a++)
-		json_array_append_new(argv, jstr(*a));
+		mw_json_append(&argv, mw_json_str(*a));
 	return json_pack("{s:o, s:i, s:o, s:o, s:o}", "argv", argv, "pid", mw_state_pid(st),
 		"exit_status", ri->have_status && !ri->term_signal ? jint(ri->exit_status) :
 		json_null(),
 		"signal", ri->have_status && ri->term_signal ? jint(ri->term_signal) : json_null(),
-		"libc", jstr(ri->libc));
+		"libc", mw_json_str(ri->libc));
 }
 
 static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri)
@@ -553,13 +555,13 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	for (size_t i = 0; i < np; i++)
-		json_object_set_new(by, p[i].name, jint((int64_t)p[i].hits));
+		mw_json_set(&by, p[i].name, jint((int64_t)p[i].hits));
 	ev = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o}", "total", jint((int64_t)total),
 		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
 		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
-		"by_probe", by, "full_tables", jstr(mw_state_full_tables(st)));
+		"by_probe", by, "full_tables", mw_json_str(mw_state_full_tables(st)));
 	if (o->events || o->settings || o->retries || o->thresholds || o->marks)
-		json_object_set_new(ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
+		mw_json_set(&ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
 			"events_log", jint((int64_t)o->events), "settings",
 			jint((int64_t)o->settings), "retries", jint((int64_t)o->retries),
 			"threshold_changes", jint((int64_t)o->thresholds),
@@ -577,9 +579,9 @@ static json_t *json_arenas(const struct mw_state *st)
 		json_t *threads = json_array();
 
 		for (size_t j = 0; j < a[i].natt; j++)
-			json_array_append_new(threads, json_pack("{s:i, s:s}", "tid",
+			mw_json_append(&threads, json_pack("{s:i, s:s}", "tid",
 				a[i].att[j].tid, "how", attach_name(a[i].att[j].how)));
-		json_array_append_new(arr, json_pack("{s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
+		mw_json_append(&arr, json_pack("{s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
 			"address", jaddr(a[i].addr), "main", a[i].is_main,
 			"created_by_tid", a[i].created_by_tid ? jint(a[i].created_by_tid) :
 			json_null(), "threads", threads, "heaps", jint((int64_t)a[i].nheaps),
@@ -597,7 +599,7 @@ static json_t *json_heaps(const struct mw_state *st)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b, s:b}",
+		mw_json_append(&arr, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b, s:b}",
 			"address", jaddr(h[i].addr), "arena", jaddr(h[i].arena),
 			"size", jint((int64_t)h[i].size), "peak_size", jint((int64_t)h[i].peak),
 			"grew", jint((int64_t)h[i].grew), "shrank", jint((int64_t)h[i].shrank),
@@ -625,7 +627,7 @@ static json_t *json_thresholds(const struct mw_state *st)
 	json_t *changes = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
+		mw_json_append(&changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
 			"source", c[i].source, "mmap", jint((int64_t)c[i].mmap),
 			"trim", jint((int64_t)c[i].trim)));
 	return json_pack("{s:o, s:o, s:o}", "mmap", jint((int64_t)mm), "trim", jint((int64_t)tr),
@@ -639,7 +641,7 @@ static json_t *json_threads(const struct mw_state *st)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:i, s:o, s:o, s:o, s:o}", "tid", t[i].tid,
+		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o, s:o}", "tid", t[i].tid,
 			"arena", jaddr(t[i].arena), "waits", jint((int64_t)t[i].waits),
 			"retries", jint((int64_t)t[i].retries), "hits", jint((int64_t)t[i].hits)));
 	return arr;
@@ -655,9 +657,9 @@ static json_t *json_events_log(const struct mw_state *st)
 		json_t *args = json_array();
 
 		for (int j = 0; j < e[i].nargs; j++)
-			json_array_append_new(args, e[i].unavail & (1u << j) ? json_null() :
+			mw_json_append(&args, e[i].unavail & (1u << j) ? json_null() :
 					      jint(e[i].arg[j]));
-		json_array_append_new(arr, json_pack("{s:o, s:i, s:o}", "probe", jstr(e[i].name),
+		mw_json_append(&arr, json_pack("{s:o, s:i, s:o}", "probe", mw_json_str(e[i].name),
 						     "tid", e[i].tid, "args", args));
 	}
 	return arr;
@@ -672,14 +674,14 @@ static json_t *json_settings(const struct mw_state *st)
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_pack("{s:i, s:s, s:o}", "tid", s[i].tid,
 				      "source", s[i].from_mallopt ? "mallopt" : "tunable",
-				      "name", jstr(s[i].name));
+				      "name", mw_json_str(s[i].name));
 
 		if (s[i].from_mallopt)
-			json_object_set_new(o, "param", jint(s[i].param));
-		json_object_set_new(o, "value", jint(s[i].value));
-		json_object_set_new(o, "previous", s[i].has_previous && !s[i].previous_unavailable ?
+			mw_json_set(&o, "param", jint(s[i].param));
+		mw_json_set(&o, "value", jint(s[i].value));
+		mw_json_set(&o, "previous", s[i].has_previous && !s[i].previous_unavailable ?
 				    jint(s[i].previous) : json_null());
-		json_array_append_new(arr, o);
+		mw_json_append(&arr, o);
 	}
 	return arr;
 }
@@ -691,8 +693,8 @@ static json_t *json_retries(const struct mw_state *st)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:i, s:o, s:o, s:o}", "tid", r[i].tid,
-			"probe", jstr(r[i].probe), "bytes", jint((int64_t)r[i].bytes),
+		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o}", "tid", r[i].tid,
+			"probe", mw_json_str(r[i].probe), "bytes", jint((int64_t)r[i].bytes),
 			"arena", jaddr(r[i].arena)));
 	return arr;
 }
@@ -705,7 +707,7 @@ static json_t *json_double_frees(const struct mw_state *st)
 
 	for (size_t i = 0; i < n; i++)
 		if (e[i].known == MW_P_memory_tcache_double_free)
-			json_array_append_new(arr, json_pack("{s:i, s:o, s:o}", "tid", e[i].tid,
+			mw_json_append(&arr, json_pack("{s:i, s:o, s:o}", "tid", e[i].tid,
 				"entry", jaddr((uint64_t)e[i].arg[0]), "tc_idx", jint(e[i].arg[1])));
 	return arr;
 }
@@ -717,7 +719,7 @@ static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:o, s:o, s:o}", "probe", jstr(j[i].name),
+		mw_json_append(&arr, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(j[i].name),
 			kind == MW_JUMP_VALUE ? "value" : "address",
 			kind == MW_JUMP_VALUE ? jint(j[i].key) : jaddr((uint64_t)j[i].key),
 			"count", jint((int64_t)j[i].count)));
@@ -735,7 +737,7 @@ static json_t *json_setjmp(const struct mw_state *st)
 		const uint64_t *c = t[i].jumps;
 
 		if (c[0] || c[1] || c[2])
-			json_array_append_new(threads, json_pack("{s:i, s:o, s:o, s:o}", "tid",
+			mw_json_append(&threads, json_pack("{s:i, s:o, s:o, s:o}", "tid",
 				t[i].tid, "setjmp", jint((int64_t)c[0]), "longjmp",
 				jint((int64_t)c[1]), "longjmp_target", jint((int64_t)c[2])));
 	}
@@ -783,14 +785,14 @@ static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
 				continue;
 			o = json_pack("{s:i}", "tid", e[k].tid);
 			for (int j = 0; j < e[k].nargs; j++)
-				json_object_set_new(o, j < 3 ? info->arg_name[j] : "result",
+				mw_json_set(&o, j < 3 ? info->arg_name[j] : "result",
 					math_json_arg(mw_probe_arg_unit(info, j), e[k].arg[j]));
-			json_array_append_new(samples, o);
+			mw_json_append(&samples, o);
 		}
-		json_array_append_new(funcs, json_pack("{s:o, s:o, s:o}", "probe", jstr(p[i].name),
+		mw_json_append(&funcs, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(p[i].name),
 			"hits", jint((int64_t)p[i].hits), "samples", samples));
 	}
-	return json_pack("{s:o, s:i, s:o}", "libm", jstr(libm), "sites", sites,
+	return json_pack("{s:o, s:i, s:o}", "libm", mw_json_str(libm), "sites", sites,
 			 "functions", funcs);
 }
 
@@ -801,10 +803,10 @@ static json_t *json_snapshots(const struct mw_run_info *ri)
 	json_t *o = json_object();
 
 	if (ri->snap_exit)
-		json_object_set_new(o, "exit", mw_snapshot_json_value(ri->snap_exit, "?"));
+		mw_json_set(&o, "exit", mw_snapshot_json_value(ri->snap_exit, "?"));
 	if (ri->snap_attach) {
-		json_object_set_new(o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
-		json_object_set_new(o, "end", ri->snap_end ?
+		mw_json_set(&o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
+		mw_json_set(&o, "end", ri->snap_end ?
 				    mw_snapshot_json_value(ri->snap_end, "?") : json_null());
 	}
 	return o;
@@ -816,38 +818,38 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	int sites;
 	const char *libm = mw_state_libm(st, &sites);
 
-	json_object_set_new(root, "version", json_integer(1));
-	json_object_set_new(root, "schema_version", json_integer(1));
-	json_object_set_new(root, "target", json_target(st, ri));
+	mw_json_set(&root, "version", json_integer(1));
+	mw_json_set(&root, "schema_version", json_integer(1));
+	mw_json_set(&root, "target", json_target(st, ri));
 	if (ri->env) {
 		const struct mw_environment *e = ri->env;
 		char ver[16];
 
 		snprintf(ver, sizeof(ver), "2.%d", e->glibc_minor);
-		json_object_set_new(root, "environment", json_pack("{s:o, s:I, s:I, s:o, s:o, s:s, s:s}",
+		mw_json_set(&root, "environment", json_pack("{s:o, s:I, s:I, s:o, s:o, s:s, s:s}",
 			"glibc", e->glibc_minor ? json_string(ver) : json_null(),
 			"nproc", (json_int_t)e->nproc, "cpus", (json_int_t)e->cpus,
-			"glibc_tunables", e->tunables[0] ? jstr(e->tunables) : json_null(),
-			"malloc_env", jstr(e->malloc_vars), "runtime", e->runtime,
+			"glibc_tunables", e->tunables[0] ? mw_json_str(e->tunables) : json_null(),
+			"malloc_env", mw_json_str(e->malloc_vars), "runtime", e->runtime,
 			"mallocwatch", e->version));
 	}
-	json_object_set_new(root, "runtime", jstr(ri->runtime));
-	json_object_set_new(root, "events", json_events(st, ri));
-	json_object_set_new(root, "arenas", json_arenas(st));
-	json_object_set_new(root, "heaps", json_heaps(st));
-	json_object_set_new(root, "sbrk", json_sbrk(st));
-	json_object_set_new(root, "thresholds", json_thresholds(st));
-	json_object_set_new(root, "threads", json_threads(st));
-	json_object_set_new(root, "events_log", json_events_log(st));
-	json_object_set_new(root, "settings", json_settings(st));
-	json_object_set_new(root, "retries", json_retries(st));
-	json_object_set_new(root, "tcache_double_free", json_double_frees(st));
+	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
+	mw_json_set(&root, "events", json_events(st, ri));
+	mw_json_set(&root, "arenas", json_arenas(st));
+	mw_json_set(&root, "heaps", json_heaps(st));
+	mw_json_set(&root, "sbrk", json_sbrk(st));
+	mw_json_set(&root, "thresholds", json_thresholds(st));
+	mw_json_set(&root, "threads", json_threads(st));
+	mw_json_set(&root, "events_log", json_events_log(st));
+	mw_json_set(&root, "settings", json_settings(st));
+	mw_json_set(&root, "retries", json_retries(st));
+	mw_json_set(&root, "tcache_double_free", json_double_frees(st));
 	if (has_setjmp(st))
-		json_object_set_new(root, "setjmp", json_setjmp(st));
+		mw_json_set(&root, "setjmp", json_setjmp(st));
 	if (libm)
-		json_object_set_new(root, "math", json_math(st, libm, sites));
+		mw_json_set(&root, "math", json_math(st, libm, sites));
 	if (ri->snap_attach || ri->snap_exit)
-		json_object_set_new(root, "snapshots", json_snapshots(ri));
+		mw_json_set(&root, "snapshots", json_snapshots(ri));
 	return root;
 }
 
@@ -856,8 +858,7 @@ int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_t *root = mw_report_json_value(st, ri);
 	int ret;
 
-	ret = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0 &&
-	      fputc('\n', f) != EOF && fflush(f) == 0 && !ferror(f) ? 0 : -1;
+	ret = mw_json_write(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(root);
 	return ret;
 }

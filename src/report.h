@@ -59,10 +59,11 @@ int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_inf
 int mw_report_html(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 
 /* Write the JSON report (docs/json.md), through jansson.  Returns 0, or
- * -1 if writing failed. */
+ * -1 with errno set if writing failed (ENOMEM: it could not be built). */
 int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 
-/* The same report as a jansson object (a new reference), for rules. */
+/* The same report as a jansson object (a new reference), for rules;
+ * NULL when out of memory. */
 json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri);
 
 /* Format bytes as "1.5 MiB" into buf (plain "123 B" below 1 KiB). */
@@ -82,7 +83,10 @@ void mw_snapshot_arenas_text(FILE *out, const struct mw_snapshot *s, const char 
 int mw_snapshot_text(FILE *out, const struct mw_snapshot *s, const char *comm);
 
 /* The same as JSON, {"version": 1, "snapshot": {...}} (docs/json.md);
- * and the inner object alone (new reference) for other reports.  0/-1. */
+ * and the inner object alone (new reference) for other reports.  0, or
+ * -1 with errno set (ENOMEM: it could not be built); NULL when out of
+ * memory.  Strings that are not UTF-8 (comm, paths) are escaped
+ * (jsonout.h). */
 int mw_snapshot_json(FILE *out, const struct mw_snapshot *s, const char *comm);
 json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm);
 

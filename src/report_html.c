@@ -15,6 +15,7 @@
  * attached to and how (new, reuse, free list); lock waits per interval;
  * the text summary beneath.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,8 +526,12 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "</pre>\n<div id=\"tip\"></div>\n<script type=\"application/json\" "
 		"id=\"mw-data\">%s</script>\n<script>%s</script>\n</body></html>\n",
 		dump ? dump : "{}", js);
-	free(dump);
 	json_decref(data);
 	ret = ferror(f) ? -1 : 0;
+	if (!dump) {	/* the page's data could not be made: the page is not whole */
+		errno = ENOMEM;
+		ret = -1;
+	}
+	free(dump);
 	return ret;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jsonout.h"
 #include "msg.h"
 #include "report.h"
 
@@ -76,7 +77,8 @@ int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
 	fprintf(f, ", layouts from %s\n", mw_quote(s->dwarf_file, q, sizeof(q)));
 	if (!s->consistent)
 		fprintf(f, "  INCONSISTENT after %d tries: %s (the allocator changed while it was "
-			"read; the figures below are the last try's)\n", s->tries, s->why);
+			"read; the figures below are the last try's)\n", s->tries,
+			mw_quote(s->why, q, sizeof(q)));
 	fprintf(f, "\nArenas: %zu (glibc counts %" PRIu64 ")\n", s->narenas, s->narenas_glibc);
 	arenas_table(f, s);
 	for (size_t i = 0; i < s->narenas; i++)
@@ -131,7 +133,7 @@ static json_t *arena_json(const struct mw_snap_arena *a)
 	json_t *heaps = json_array();
 
 	for (size_t j = 0; j < a->nheaps; j++)
-		json_array_append_new(heaps, json_pack("{s:o, s:I, s:I}",
+		mw_json_append(&heaps, json_pack("{s:o, s:I, s:I}",
 			"address", jhex(a->heaps[j].addr), "size", (json_int_t)a->heaps[j].size,
 			"mprotect_size", (json_int_t)a->heaps[j].mprotect_size));
 	return json_pack("{s:o, s:b, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:b,"
@@ -159,16 +161,18 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 	char ver[16];
 
 	for (size_t i = 0; i < s->narenas; i++)
-		json_array_append_new(arenas, arena_json(&s->arenas[i]));
+		mw_json_append(&arenas, arena_json(&s->arenas[i]));
 	snprintf(ver, sizeof(ver), "2.%d", s->glibc_minor);
-	return json_pack("{s:i, s:s, s:s, s:s, s:o, s:I, s:I, s:b, s:o, s:i, s:o, s:I,"
+	/* comm and the paths come from the process: not necessarily UTF-8 */
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:o, s:I,"
 			 " s:{s:o, s:o, s:I, s:o}, s:{s:I, s:I, s:b, s:I},"
 			 " s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
-		"pid", (int)s->pid, "comm", comm, "libc", s->libc, "dwarf", s->dwarf_file,
+		"pid", (int)s->pid, "comm", mw_json_str(comm), "libc", mw_json_str(s->libc),
+		"dwarf", mw_json_str(s->dwarf_file),
 		"glibc", s->glibc_minor ? json_string(ver) : json_null(),
 		"taken_unix_ns", (json_int_t)s->taken_ns, "duration_ns", (json_int_t)s->duration_ns,
 		"consistent", s->consistent,
-		"inconsistent_reason", s->consistent ? json_null() : json_string(s->why),
+		"inconsistent_reason", s->consistent ? json_null() : mw_json_str(s->why),
 		"tries", s->tries, "arenas", arenas, "narenas", (json_int_t)s->narenas_glibc,
 		"main_heap", "sbrk_base", jhex(s->sbrk_base), "end", jhex(s->main_end),
 		"bytes", (json_int_t)(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0),
@@ -191,10 +195,9 @@ int mw_snapshot_json(FILE *f, const struct mw_snapshot *s, const char *comm)
 	json_t *root = json_object(), *snap = mw_snapshot_json_value(s, comm);
 	int ret;
 
-	json_object_set_new(root, "version", json_integer(1));
-	json_object_set_new(root, "snapshot", snap);
-	ret = json_dumpf(root, f, JSON_INDENT(2)) == 0 && fputc('\n', f) != EOF &&
-	      fflush(f) == 0 && !ferror(f) ? 0 : -1;
+	mw_json_set(&root, "version", json_integer(1));
+	mw_json_set(&root, "snapshot", snap);
+	ret = mw_json_write(root, f, JSON_INDENT(2));
 	json_decref(root);
 	return ret;
 }
