@@ -305,19 +305,11 @@ static void record_path(pid_t pid, char *buf, size_t len)
  * since boot): with the pid, it names one process.  0 when it is gone. */
 static unsigned long long start_time(pid_t pid)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024], *p;
 	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (mw_proc_stat(pid, buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	if (!(p = strrchr(buf, ')')))	/* comm may hold anything but ')' last */
 		return 0;
 	/* after ") ": state is field 3; the start time field 22 */
@@ -381,18 +373,10 @@ static int recorded_dead(pid_t pid)
 {
 	char path[128], buf[64];
 	unsigned long long t;
-	ssize_t n;
-	int fd;
 
 	record_path(pid, path, sizeof(path));
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu", &t) != 1)
+	if (mw_read_small(path, O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu", &t) != 1)
 		return 0;
 	return !mw_process_alive(pid) || start_time(pid) != t;
 }

@@ -131,21 +131,37 @@ void mw_proc_close(struct mw_proc *p)
 	p->memfd = -1;
 }
 
+ssize_t mw_read_small(const char *path, int flags, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return mw_read_small(path, 0, buf, len);
+}
+
 /* The state letter in /proc/PID/stat ('R', 'S', 'Z', ...), 0 when gone. */
 static char state_of(pid_t pid)
 {
-	char path[64], buf[512], *s;
-	int fd;
-	ssize_t n;
+	char buf[512], *s;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (mw_proc_stat(pid, buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	s = strrchr(buf, ')');	/* after "PID (comm)" */
 	return s && s[1] == ' ' ? s[2] : 0;
 }
@@ -163,15 +179,8 @@ int mw_process_alive(pid_t pid)
 void mw_process_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
-	int fd;
-	ssize_t n;
 
-	buf[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	mw_read_small(path, 0, buf, len);
 	buf[strcspn(buf, "\n")] = '\0';
 }

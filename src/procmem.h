@@ -55,6 +55,15 @@ void mw_proc_close(struct mw_proc *p);
  * gone); a process of another user is.  1 or 0. */
 int mw_process_alive(pid_t pid);
 
+/* Read a small file (a /proc entry, a record) whole into buf, at most
+ * len - 1 bytes, NUL-terminated; flags are added to O_RDONLY|O_CLOEXEC
+ * (O_NOFOLLOW, O_NONBLOCK).  The bytes read, or -1 (buf "") when it
+ * cannot be opened or is empty. */
+ssize_t mw_read_small(const char *path, int flags, char *buf, size_t len);
+
+/* /proc/PID/stat (proc(5)) into buf as mw_read_small does. */
+ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len);
+
 /* pid's command name (/proc/PID/comm) into buf; "" when it is gone. */
 void mw_process_comm(pid_t pid, char *buf, size_t len);
 
