@@ -2,21 +2,21 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <sys/file.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "fsutil.h"
 #include "leftovers.h"
 #include "pidfd.h"
 #include "procmem.h"
 #include "runtime.h"
-#include "tracer.h"
 #include "xalloc.h"
 
 #define PREFIX "mallocwatch."
@@ -83,21 +83,9 @@ int mw_workdir_lock_fd(void)
 	return lock_fd;
 }
 
-static int rm_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	if (type == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
 void mw_workdir_remove(const char *dir)
 {
-	if (dir && dir[0])
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	mw_remove_tree(dir);
 	mw_workdir_unlock();	/* the run is over: its directory with it */
 }
 
@@ -521,7 +509,7 @@ static int sweep_dirs(void)
 		if (fd < 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", tmp_base(), de->d_name);
-		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);	/* locked */
+		mw_remove_tree(path);	/* locked */
 		n += access(path, F_OK) != 0;
 		close(fd);
 	}

@@ -67,7 +67,6 @@
 /* In a work directory whose tracer is removing its uprobes after the run
  * (tracer.h, mw_tracer_hand_off): the tracer's pid. */
 #define MW_DETACHING_FILE "detaching"
-#define MW_UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
 
 /* What a sweep removed. */
 struct mw_sweep {

@@ -13,8 +13,10 @@
 
 #include <jansson.h>
 
+#include "report_snap.h"
 #include "snapshot.h"
 #include "state.h"
+#include "units.h"
 
 /* What the run was, for the headers of both reports. */
 struct mw_run_info {
@@ -65,29 +67,5 @@ int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_inf
 /* The same report as a jansson object (a new reference), for rules;
  * NULL when out of memory. */
 json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri);
-
-/* Format bytes as "1.5 MiB" into buf (plain "123 B" below 1 KiB). */
-const char *mw_human_bytes(uint64_t bytes, char *buf, size_t len);
-
-/* Two snapshots of one process side by side (a: at attach, b: at the end,
- * b may be NULL): totals, thresholds, and the arenas that appeared,
- * vanished or changed.  Part of the summary of a -p run. */
-void mw_snapshot_diff_text(FILE *out, const struct mw_snapshot *a, const struct mw_snapshot *b);
-
-/* The arenas table of a snapshot and its totals line, under title. */
-void mw_snapshot_arenas_text(FILE *out, const struct mw_snapshot *s, const char *title);
-
-/* A snapshot (snapshot.h) of process comm as text: arenas (system, in use,
- * free, trimmable, top, heaps, attached threads), heaps, the main heap's
- * extent, thresholds and limits, mmapped chunks, totals.  0 or -1. */
-int mw_snapshot_text(FILE *out, const struct mw_snapshot *s, const char *comm);
-
-/* The same as JSON, {"version": 1, "snapshot": {...}} (docs/json.md);
- * and the inner object alone (new reference) for other reports.  0, or
- * -1 with errno set (ENOMEM: it could not be built); NULL when out of
- * memory.  Strings that are not UTF-8 (comm, paths) are escaped
- * (jsonout.h). */
-int mw_snapshot_json(FILE *out, const struct mw_snapshot *s, const char *comm);
-json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm);
 
 #endif /* MALLOCWATCH_REPORT_H */

@@ -7,7 +7,8 @@
 
 #include "jsonout.h"
 #include "msg.h"
-#include "report.h"
+#include "report_snap.h"
+#include "units.h"
 
 #define SNAP_ARENA_ROWS 64
 #define SNAP_HEAP_ROWS 32

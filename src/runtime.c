@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "leftovers.h"
+#include "fsutil.h"
 #include "runtime.h"
 
 
@@ -153,10 +153,10 @@ static int kstub_cached(char *dir, size_t len, const char *release, char *err, s
 	    (rename(tmp, dir) < 0 && !(root_only_dir(dir) && exists(ok)))) {
 		if (!err[0])
 			snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
-		mw_workdir_remove(tmp);
+		mw_remove_tree(tmp);
 		return -1;
 	}
-	mw_workdir_remove(tmp);	/* another run's won the rename */
+	mw_remove_tree(tmp);	/* another run's won the rename */
 	return 0;
 }
 

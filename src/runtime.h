@@ -21,6 +21,9 @@
 #include <limits.h>
 #include <stddef.h>
 
+/* Where stapbpf defines its uprobes (stapprobe_PID_N), in debugfs. */
+#define MW_UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
+
 /* Root's cache of what runs share (the kernel-config stub). */
 #define MW_CACHE_DIR "/var/cache/mallocwatch"
 

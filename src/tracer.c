@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "leftovers.h"
 #include "pidfd.h"
 #include "msg.h"
@@ -122,19 +123,6 @@ struct run {
 	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
 	struct linebuf out, errb;
 };
-
-uint64_t mw_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-long long mw_now_ms(void)
-{
-	return (long long)(mw_now_ns() / 1000000);
-}
 
 /* fork+exec argv with stdout/stderr on new pipes (out_fd NULL: stdout to
  * /dev/null); the child gets its own process group and, when preload is

@@ -101,12 +101,6 @@ struct mw_trace_result {
 	char tracer_msg[512];		/* its first error line, or its last line */
 };
 
-/* CLOCK_MONOTONIC in milliseconds: deadlines and waits. */
-long long mw_now_ms(void);
-
-/* CLOCK_MONOTONIC in nanoseconds: the clock of the script's
- * ktime_get_ns(), for the timeline's records (MW_REC_ORIGIN, _SAMPLE). */
-uint64_t mw_now_ns(void);
 
 /* Catch SIGINT, SIGTERM and SIGHUP from now on (no SA_RESTART); the
  * run loop and the compile act on them.  Call it before anything that
