@@ -13,6 +13,10 @@
  *            -8@%r0  -2@-28(%r15)  4@71
  *
  * Every failure names what was wrong, as the x86_64 parser does.
+ *
+ * Also the dispatch by architecture (the x86_64 parser is sdtarg.c's)
+ * and the argument lists built on it, so the dependency runs one way:
+ * here -> sdtarg.c.
  */
 #include <ctype.h>
 #include <elf.h>
@@ -263,5 +267,57 @@ int mw_sdt_arg_parse_arch(enum mw_arch arch, const char *spec, struct mw_sdt_arg
 	default:
 		snprintf(err, errlen, "no argument parser for this architecture");
 		return -1;
+	}
+}
+
+/* The length of the spec at p: up to a blank outside brackets (aarch64
+ * writes "-4@[sp, 96]"). */
+static size_t spec_len(const char *p)
+{
+	size_t n = 0;
+	int depth = 0;
+
+	for (; p[n] && (depth || (p[n] != ' ' && p[n] != '\t')); n++)
+		depth += p[n] == '[' ? 1 : p[n] == ']' && depth ? -1 : 0;
+	return n;
+}
+
+int mw_sdt_args_parse(const char *args, struct mw_sdt_arg *out, int max,
+		      char *err, size_t errlen)
+{
+	return mw_sdt_args_parse_arch(MW_ARCH_X86_64, args, out, max, err, errlen);
+}
+
+int mw_sdt_args_parse_arch(enum mw_arch arch, const char *args, struct mw_sdt_arg *out,
+			   int max, char *err, size_t errlen)
+{
+	const char *p = args;
+	int n = 0;
+
+	for (;;) {
+		char spec[128], why[160];
+		size_t len;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			return n;
+		len = spec_len(p);
+		if (n == max) {
+			snprintf(err, errlen, "more than %d arguments", max);
+			return -1;
+		}
+		if (len >= sizeof(spec)) {
+			snprintf(err, errlen, "argument %d: spec too long", n + 1);
+			return -1;
+		}
+		memcpy(spec, p, len);
+		spec[len] = '\0';
+		if (mw_sdt_arg_parse_arch(arch, spec, &out[n], why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "argument %d '%s': %s", n + 1, spec, why);
+			return -1;
+		}
+		n++;
+		p += len;
 	}
 }
