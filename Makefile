@@ -121,7 +121,8 @@ build/tests/unit-%: tests/unit-%.c build/libmw.a
 # ELF fixtures for the tests (tests/fixtures/*)
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/badnotes.o build/tests/fixtures/libmfix.so \
-	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o
+	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
+	build/tests/fixtures/ttyprog
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -136,6 +137,10 @@ build/tests/fixtures/libmfix.so: tests/fixtures/libmfix.S
 
 build/tests/fixtures/mathprog: tests/fixtures/mathprog.c build/tests/fixtures/libmfix.so
 	$(QUIET_CC)$(CC) -O0 -o $@ $< -L$(@D) -lmfix -lm -Wl,-rpath,'$$ORIGIN'
+
+build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 
 build/tests/fixtures/injectnote.o: tests/fixtures/injectnote.S
 	$(Q)mkdir -p $(@D)
