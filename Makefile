@@ -48,7 +48,7 @@ endif
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -Isrc -Ibuild \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
-LIBS = -ldw -lelf -lz -ljansson
+LIBS = -ldw -lelf -lz -ljansson -lutil -pthread
 
 ifneq ($(V),1)
 Q = @
