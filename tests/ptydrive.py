@@ -10,13 +10,16 @@ the way root's shell would run it: the master is the terminal emulator
 shell's own stdin, read after mallocwatch exits.  The environment
 (SUDO_UID, SUDO_GID) comes from the caller.
 
-CASE is one of sti, line, intr, winch, redirect.  Prints "ok: ..." and
+CASE is one of sti, line, intr, winch, redirect, nopty, term, susp,
+stop, shell.  Prints "ok: ..." and
 exits 0, or prints "FAIL: ..." and exits 1.  Timeouts only bound a
 failure; nothing waits for time to pass.
 """
 import fcntl
 import os
+import re
 import select
+import signal
 import struct
 import sys
 import termios
@@ -66,13 +69,14 @@ class Term:
 			pass
 		return True
 
-	def expect(self, text):
+	def expect(self, text, since=0):
+		"""Wait until text is shown (after the first since bytes)."""
 		until = time.monotonic() + LIMIT
-		while text.encode() not in self.shown:
+		while text.encode() not in self.shown[since:]:
 			if os.waitid(os.P_PIDFD, self.pidfd, os.WEXITED | os.WNOHANG | os.WNOWAIT):
 				while self._take(0):
 					pass
-				if text.encode() in self.shown:
+				if text.encode() in self.shown[since:]:
 					return
 				fail("mallocwatch exited before %r was shown: %r" % (text, self.shown))
 			left = until - time.monotonic()
@@ -80,6 +84,15 @@ class Term:
 				fail("%r not shown in %d s: %r" % (text, LIMIT, self.shown))
 			select.select([self.master, self.pidfd], [], [], left)
 			self._take(0)
+
+	def expect_pid(self):
+		"""The pid in ttyprog's "ready PID" line."""
+		self.expect("ready ")
+		self.expect("\n")
+		m = re.search(rb"ready (\d+)\r*\n", self.shown)
+		if not m:
+			fail("no 'ready PID' line: %r" % self.shown)
+		return int(m.group(1))
 
 	def type(self, data):
 		os.write(self.master, data)
@@ -119,7 +132,8 @@ class Term:
 
 def main():
 	case, mw, prog = sys.argv[1:4]
-	run = [mw, "-q", "-c", prog]
+	# one family, few uprobes: quicker to attach and detach
+	run = [mw, "-q", "-e", "arena", "-c", prog]
 	if case == "sti":
 		t = Term(run + ["sti", "echo INJECTED"])
 		t.expect("sti ")
@@ -171,7 +185,78 @@ def main():
 		if "tty 0 1 2: 1 0 1\n" not in said or "fds: 3\n" not in said:
 			fail("the program's stdout is not the file, or it has more than fds "
 			     "0 1 2: %r" % said)
+		if "name: %s\n" % os.ttyname(t.slave) in said:
+			fail("the program is on root's terminal: %r" % said)
 		print("ok: stdout redirected to a file stays the file; fds 0 1 2 only")
+	elif case == "nopty":
+		# root without sudo: nothing changes, the program is on root's terminal
+		path = sys.argv[4]
+		os.environ.pop("SUDO_UID", None)
+		os.environ.pop("SUDO_GID", None)
+		fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+		t = Term(run + ["fds"], stdout=fd)
+		os.close(fd)
+		st = t.wait()
+		with open(path) as f:
+			said = f.read()
+		if st != 0 or "name: %s\n" % os.ttyname(t.slave) not in said:
+			fail("exit status %d; without sudo the program is not on the terminal "
+			     "mallocwatch has: %r" % (st, said))
+		print("ok: without sudo the program has mallocwatch's terminal")
+	elif case == "term":
+		t = Term(run + ["wait"])
+		t.expect("ready")
+		os.kill(t.pid, signal.SIGTERM)	# mallocwatch passes it on
+		st = t.wait()
+		if st != 128 + signal.SIGTERM:
+			fail("exit status %d after SIGTERM: %r" % (st, t.shown))
+		print("ok: SIGTERM to mallocwatch ended the program; the terminal was restored")
+	elif case == "susp":
+		# ^Z: the program leads a session of its own, whose process group
+		# has no parent in it (orphaned), so the kernel drops SIGTSTP from
+		# its terminal; it must go on reading, not hang
+		t = Term(run + ["line"])
+		t.expect("ready")
+		t.type(b"\x1a")
+		t.type(b"after stop\r")
+		t.expect("got: after stop")
+		st = t.wait()
+		if st != 0:
+			fail("exit status %d: %r" % (st, t.shown))
+		print("ok: ^Z does not hang the program")
+	elif case == "stop":
+		# the program stopped (SIGSTOP) with no job-control shell above
+		# mallocwatch: it cannot suspend itself, so it continues the
+		# program rather than leave the terminal raw and dead
+		t = Term(run + ["line"])
+		pid = t.expect_pid()
+		os.kill(pid, signal.SIGSTOP)
+		t.type(b"after stop\r")
+		t.expect("got: after stop")
+		st = t.wait()
+		if st != 0:
+			fail("exit status %d: %r" % (st, t.shown))
+		print("ok: a stopped program is continued when mallocwatch cannot stop")
+	elif case == "shell":
+		# the program stopped in root's interactive shell: mallocwatch
+		# gives the terminal back to the shell (Stopped), fg continues both
+		os.environ["PS1"] = "$ "
+		t = Term(["/bin/bash", "--norc", "--noprofile", "-i"])
+		t.type((" ".join(run + ["line"]) + "\r").encode())
+		pid = t.expect_pid()
+		os.kill(pid, signal.SIGSTOP)
+		t.expect("Stopped")
+		t.type(b"fg\r")
+		t.expect(" line\r\n")	# bash shows the job it continues
+		t.type(b"after fg\r")
+		t.expect("got: after fg")
+		# the prompt after it: mallocwatch has exited
+		t.expect("$ ", since=t.shown.index(b"got: after fg"))
+		t.type(b"exit $?\r")
+		st = t.wait()
+		if st != 0:
+			fail("bash exited %d: %r" % (st, t.shown))
+		print("ok: a stopped program suspends mallocwatch in root's shell; fg continues it")
 	else:
 		print("ptydrive.py: unknown case %r" % case)
 		sys.exit(99)

@@ -22,6 +22,11 @@ drive intr
 drive winch
 chmod 755 "$OUT"
 drive redirect "$OUT/redirect.out"
+drive nopty "$OUT/nopty.out"
+drive term
+drive susp
+drive stop
+command -v bash >/dev/null && drive shell
 
 # TIOCSTI last: its skip must not hide the others.  Since Linux 6.2
 # dev.tty.legacy_tiocsti=0 refuses TIOCSTI to all but CAP_SYS_ADMIN;
