@@ -37,27 +37,30 @@ struct mw_pty {
 	int out;		/* where the master's output goes; -1: nowhere */
 	int out_owned;		/* out was opened here (by ttyname(0)) */
 	int was_tty[3];		/* fds 0, 1, 2 were terminals */
+	pthread_mutex_t lock;	/* saved and raw: the relay thread and
+				 * mallocwatch's (suspend, exit) both switch */
 	struct termios saved;	/* the real terminal's modes, while raw */
 	int raw;		/* the real terminal is in raw mode */
-	int ctl[2];		/* to the relay thread: 'w' size changed, 'q' end */
+	int ctl[2];		/* to the relay thread: 'w' size changed,
+				 * 'c' continued, 'q' end */
 	int running;		/* the relay thread exists */
 	int quit;		/* mw_pty_close asks it to end (atomic) */
 	pthread_t thread;
-	struct sigaction old_winch;
+	struct sigaction old_winch, old_cont;
 	char keys[4096];	/* typed, not yet taken by the master */
 	size_t keys_len, keys_off;
 };
 
 /* The relay now running (for atexit and the SIGWINCH handler). */
 static struct mw_pty *live;
-static volatile int winch_fd = -1;
+static volatile int ctl_fd = -1;
 
-static void on_winch(int sig)
+/* SIGWINCH and SIGCONT, in mallocwatch's main thread: tell the relay. */
+static void on_signal(int sig)
 {
-	int e = errno, fd = winch_fd;
+	int e = errno, fd = ctl_fd;
 
-	(void)sig;
-	if (fd >= 0 && write(fd, "w", 1) < 0) {
+	if (fd >= 0 && write(fd, sig == SIGWINCH ? "w" : "c", 1) < 0) {
 		/* the pipe is full: a size change is already queued */
 	}
 	errno = e;
@@ -79,29 +82,34 @@ static int set_modes(struct mw_pty *p, const struct termios *t)
 	return ret;
 }
 
-static int term_raw(struct mw_pty *p)
+static void term_raw(struct mw_pty *p)
 {
 	struct termios t;
 
-	if (p->raw)
-		return 0;
-	if (tcgetattr(p->tty, &p->saved) < 0)
-		return -1;
-	t = p->saved;
-	t.c_iflag &= ~(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON | IXOFF);
-	t.c_lflag &= ~(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
-	t.c_cc[VMIN] = 1;
-	t.c_cc[VTIME] = 0;
-	if (set_modes(p, &t) < 0)
-		return -1;
-	p->raw = 1;
-	return 0;
+	pthread_mutex_lock(&p->lock);
+	if (!p->raw && tcgetattr(p->tty, &p->saved) == 0) {
+		t = p->saved;
+		t.c_iflag &= ~(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON |
+			       IXOFF);
+		t.c_lflag &= ~(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
+		t.c_cc[VMIN] = 1;
+		t.c_cc[VTIME] = 0;
+		p->raw = set_modes(p, &t) == 0;
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
 static void term_restore(struct mw_pty *p)
 {
+	pthread_mutex_lock(&p->lock);
 	if (p->raw && set_modes(p, &p->saved) == 0)
 		p->raw = 0;
+	pthread_mutex_unlock(&p->lock);
+}
+
+static int foreground(const struct mw_pty *p)
+{
+	return tcgetpgrp(p->tty) == getpgrp();
 }
 
 static void restore_at_exit(void)
@@ -127,6 +135,7 @@ static void pty_free(struct mw_pty *p)
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
@@ -148,6 +157,7 @@ int mw_pty_open(struct mw_pty **out, uid_t uid, char *err, size_t errlen)
 	p = xcalloc(1, sizeof(*p));
 	p->master = p->slave = p->out = p->ctl[0] = p->ctl[1] = -1;
 	p->tty = STDIN_FILENO;
+	pthread_mutex_init(&p->lock, NULL);
 	for (int fd = 0; fd < 3; fd++)
 		p->was_tty[fd] = isatty(fd);
 	if (ioctl(p->tty, TIOCGWINSZ, &ws) == 0)
@@ -267,6 +277,9 @@ static void *relay(void *arg)
 		while (f[2].revents && (k = read(p->ctl[0], c, sizeof(c))) > 0) {
 			if (memchr(c, 'w', (size_t)k))
 				sync_winsize(p);
+			/* continued: fg after a background read stopped us */
+			if (memchr(c, 'c', (size_t)k) && foreground(p))
+				term_raw(p);
 		}
 		quit = __atomic_load_n(&p->quit, __ATOMIC_SEQ_CST);
 		if (f[0].revents)
@@ -293,13 +306,17 @@ int mw_pty_start(struct mw_pty *p)
 	if (!registered && atexit(restore_at_exit) == 0)
 		registered = 1;
 	live = p;
-	winch_fd = p->ctl[1];
+	ctl_fd = p->ctl[1];
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_winch;
+	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGWINCH, &sa, &p->old_winch);
+	sigaction(SIGCONT, &sa, &p->old_cont);
 	sync_winsize(p);	/* a change since mw_pty_open */
-	term_raw(p);		/* when it fails, the relay works cooked */
+	/* raw only in the foreground (not under `mallocwatch ... &`); when
+	 * it fails, the relay works cooked */
+	if (foreground(p))
+		term_raw(p);
 	/* the thread takes no signal of mallocwatch's (SIGINT, SIGCHLD and
 	 * SIGWINCH must interrupt the run loop's poll); SIGTTIN and SIGTTOU
 	 * stay open so that a read from the background stops mallocwatch
@@ -328,7 +345,7 @@ int mw_pty_suspend(struct mw_pty *p)
 	 * SIGCONT); the kernel drops it in an orphaned process group,
 	 * where nobody could continue us */
 	kill(0, SIGTSTP);
-	if (tcgetpgrp(p->tty) == getpgrp())	/* continued in the foreground */
+	if (foreground(p))	/* continued by fg, not bg */
 		term_raw(p);
 	return 1;
 }
@@ -345,8 +362,9 @@ void mw_pty_close(struct mw_pty *p)
 		}
 		pthread_join(p->thread, NULL);
 		p->running = 0;
-		winch_fd = -1;
+		ctl_fd = -1;
 		sigaction(SIGWINCH, &p->old_winch, NULL);
+		sigaction(SIGCONT, &p->old_cont, NULL);
 	}
 	term_restore(p);
 	if (live == p)

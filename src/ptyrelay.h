@@ -23,6 +23,15 @@
  * terminal (stdout when it is one, else stderr, else the terminal stdin
  * names), and SIGWINCH's new window size to the pty.
  *
+ * ^Z: the program leads its session and has no parent inside it, so its
+ * process group is orphaned and the kernel drops SIGTSTP, SIGTTIN and
+ * SIGTTOU from its terminal: ^Z does nothing (never a stopped program
+ * behind a raw terminal; a shell run as the program still stops its own
+ * jobs).  sudo's monitor process, the command's parent in its session,
+ * is what lets ^Z stop a command under sudo; mallocwatch must stay the
+ * program's parent (ptrace, exit status).  A program stopped otherwise
+ * (SIGSTOP) suspends mallocwatch: mw_pty_suspend().
+ *
  * The real terminal's modes are restored when the relay ends, at exit()
  * (atexit) and while mallocwatch suspends itself with a program stopped
  * from the terminal (mw_pty_suspend).  A SIGKILLed mallocwatch (or one
@@ -59,12 +68,16 @@ int mw_pty_child(const struct mw_pty *pty);
  * is left as it was and nothing is relayed). */
 int mw_pty_start(struct mw_pty *pty);
 
-/* The program was stopped from its terminal (^Z: SIGTSTP, SIGTTIN,
- * SIGTTOU, or SIGSTOP) and left stopped: do as sudo does - restore the
- * real terminal, stop mallocwatch's own process group (the shell gets
- * the terminal back), and once continued (fg) put the terminal back in
- * raw mode.  Returns 1 when that happened and the caller should send the
- * program SIGCONT; 0 when there is no running relay (pty NULL). */
+/* The program is stopped (a group-stop: SIGSTOP, or SIGTSTP, SIGTTIN,
+ * SIGTTOU sent by a process) and left stopped: do as sudo does - restore
+ * the real terminal, stop mallocwatch's own process group with SIGTSTP
+ * (the shell gets the terminal back), and once continued put the
+ * terminal back in raw mode if mallocwatch is in the foreground.  In an
+ * orphaned process group (no job-control shell above mallocwatch) the
+ * kernel drops that SIGTSTP and this returns at once.  Returns 1 when
+ * the relay runs: the caller then sends the program SIGCONT (it never
+ * stays stopped behind a raw terminal); 0 when pty is NULL or not
+ * relaying. */
 int mw_pty_suspend(struct mw_pty *pty);
 
 /* After the program exited (or was never released): relay what it left

@@ -28,8 +28,22 @@ import time
 LIMIT = 60		# seconds: a hung run fails instead of hanging the suite
 
 
+LEADER = []	# the session started here, killed on a failure
+
+
 def fail(msg):
+	"""Fail; first kill what is left of the session (mallocwatch, bash):
+	its relay's end hangs the program's own terminal up, which ends
+	the program (SIGHUP and SIGCONT to it)."""
 	print("FAIL: " + msg)
+	for d in os.listdir("/proc"):
+		try:
+			with open("/proc/%s/stat" % d) as f:
+				sid = int(f.read().rsplit(")", 1)[1].split()[3])
+			if LEADER and sid == LEADER[0]:
+				os.kill(int(d), signal.SIGKILL)
+		except (OSError, ValueError, IndexError):
+			pass
 	sys.exit(1)
 
 
@@ -57,6 +71,7 @@ class Term:
 			finally:
 				os._exit(127)
 		self.pidfd = os.pidfd_open(self.pid)
+		LEADER[:] = [self.pid]
 
 	def _take(self, timeout):
 		"""Read what the terminal shows; False at a timeout."""
