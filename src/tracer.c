@@ -557,10 +557,11 @@ static void ptrace_stop(struct run *rn, int st)
 	case PTRACE_EVENT_STOP:
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			ptrace(PTRACE_LISTEN, rn->prog, 0, 0);
-			if (mw_pty_suspend(rn->pty))	/* ^Z on its own terminal */
+			if (mw_pty_suspend(rn->pty))	/* on a pty: ptyrelay.h */
 				kill(rn->prog, SIGCONT);
-		} else
+		} else {
 			ptrace(PTRACE_CONT, rn->prog, 0, 0);
+		}
 		break;
 	default:	/* the signal, as it was */
 		ptrace(PTRACE_CONT, rn->prog, 0, (void *)(long)sig);
