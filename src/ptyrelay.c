@@ -22,14 +22,17 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptyrelay.h"
 #include "xalloc.h"
 
 /* When the program has exited but something it left still holds the
- * slave open, the relay ends after this long without output. */
+ * slave open, the relay ends after this long without output, or this
+ * long in all. */
 #define DRAIN_QUIET_MS 1000
+#define DRAIN_MAX_MS 3000
 
 struct mw_pty {
 	int master, slave;	/* slave: -1 once the program has it */
@@ -250,6 +253,28 @@ static int master_out(struct mw_pty *p)
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long the relay may wait now: for ever while the program runs;
+ * once it is ending, DRAIN_QUIET_MS, and never past DRAIN_MAX_MS. */
+static int drain_wait(int quit, long long *until)
+{
+	long long left;
+
+	if (!quit)
+		return -1;
+	if (!*until)
+		*until = now_ms() + DRAIN_MAX_MS;
+	left = *until - now_ms();
+	return left <= 0 ? 0 : left < DRAIN_QUIET_MS ? (int)left : DRAIN_QUIET_MS;
+}
+
 /* The relay thread: keys in, output out, size changes, until asked to
  * end and then the master's last output (EIO), or the master's EIO
  * first. */
@@ -257,6 +282,7 @@ static void *relay(void *arg)
 {
 	struct mw_pty *p = arg;
 	int keys_open = 1, quit = 0;
+	long long until = 0;
 	char c[64];
 
 	for (;;) {
@@ -265,7 +291,7 @@ static void *relay(void *arg)
 			{ .fd = p->master, .events = POLLIN | (p->keys_len && !quit ? POLLOUT : 0) },
 			{ .fd = quit ? -1 : p->ctl[0], .events = POLLIN },
 		};
-		int n = poll(f, 3, quit ? DRAIN_QUIET_MS : -1);
+		int n = poll(f, 3, drain_wait(quit, &until));
 		ssize_t k;
 
 		if (n == 0)
@@ -282,7 +308,7 @@ static void *relay(void *arg)
 				term_raw(p);
 		}
 		quit = __atomic_load_n(&p->quit, __ATOMIC_SEQ_CST);
-		if (f[0].revents)
+		if (f[0].revents && !quit)	/* after the end: the shell's */
 			keys_open = keys_in(p);
 		if (f[1].revents & POLLOUT)
 			keys_out(p);
