@@ -2,10 +2,15 @@
  * ptyrelay.h.
  *
  * The real terminal's modes while relaying: raw input, as sudo's
- * sudo_term_raw() sets them, with output processing kept:
+ * sudo_term_raw() sets them, with output processing (opost, onlcr) kept;
+ * stty's differences from the defaults, on the terminal tests/ptydrive.py
+ * makes, while `mallocwatch -c ttyprog line` waits for a line:
  *
- *	$ stty -a <ROOTS_TTY    (while `mallocwatch -c vi` runs under sudo)
- *	-brkint -icrnl -ixon ... opost onlcr ... -isig -icanon -iexten -echo
+ *	$ stty -F /dev/pts/2
+ *	speed 38400 baud; line = 0;
+ *	min = 1; time = 0;
+ *	-brkint -icrnl -imaxbel
+ *	-isig -icanon -iexten -echo
  *
  * and the slave has the modes the real terminal had before (icrnl, isig,
  * icanon, echo, ...): the line discipline the program talks to is the
