@@ -48,7 +48,7 @@ endif
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -Isrc -Ibuild \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
-LIBS = -ldw -lelf -lz -ljansson
+LIBS = -ldw -lelf -lz -ljansson -lutil -pthread
 
 ifneq ($(V),1)
 Q = @
@@ -122,7 +122,8 @@ build/tests/unit-%: tests/unit-%.c build/libmw.a
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/badnotes.o build/tests/fixtures/libmfix.so \
 	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
-	build/tests/fixtures/corrupt-arena
+	build/tests/fixtures/corrupt-arena \
+	build/tests/fixtures/ttyprog
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -141,6 +142,10 @@ build/tests/fixtures/mathprog: tests/fixtures/mathprog.c build/tests/fixtures/li
 build/tests/fixtures/corrupt-arena: tests/fixtures/corrupt-arena.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O0 -Wall -o $@ $<
+
+build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 
 build/tests/fixtures/injectnote.o: tests/fixtures/injectnote.S
 	$(Q)mkdir -p $(@D)

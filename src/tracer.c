@@ -22,6 +22,7 @@
 #include "msg.h"
 #include "procmem.h"
 #include "protocol.h"
+#include "ptyrelay.h"
 #include "tracer.h"
 
 /* After SIGINT the tracer detaches its uprobes, about 0.1 s each and
@@ -106,6 +107,7 @@ struct run {
 	pid_t prog, tracer;
 	int tracer_fd;		/* pidfd of the tracer; -1 once reaped */
 	int hold_w;		/* write end of the hold pipe; -1 once released */
+	struct mw_pty *pty;	/* -c under sudo on a terminal: the program's own */
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
 	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
@@ -240,14 +242,18 @@ static int run_capture(char *const argv[], const char *cwd, char *msg, size_t le
 	return -1;
 }
 
-/* The child: wait for the release byte, drop to the invoking user under
- * sudo, exec.  An error goes back as an errno on errpipe. */
-static void program_child(const struct mw_target *t, int hold_r, int errpipe)
+/* The child: on its own terminal when it has one (ptyrelay.h), wait for
+ * the release byte, drop to the invoking user under sudo, exec.  An
+ * error goes back as an errno on errpipe. */
+static void program_child(const struct mw_target *t, const struct mw_pty *pty, int hold_r,
+			  int errpipe)
 {
 	char c;
 	int e;
 	const char *path = t->loader[0] ? t->loader : t->path;
 
+	if (mw_pty_child(pty) < 0)
+		goto fail;
 	if (read(hold_r, &c, 1) != 1)
 		_exit(127);	/* the tracer failed: never run untraced */
 	close(hold_r);
@@ -265,7 +271,8 @@ fail:
 	_exit(127);
 }
 
-static pid_t start_program(const struct mw_target *t, int *hold_w, int *errpipe_r)
+static pid_t start_program(const struct mw_target *t, const struct mw_pty *pty, int *hold_w,
+			   int *errpipe_r)
 {
 	int hold[2], ep[2];
 	pid_t pid;
@@ -284,7 +291,7 @@ static pid_t start_program(const struct mw_target *t, int *hold_w, int *errpipe_
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		program_child(t, hold[0], ep[1]);
+		program_child(t, pty, hold[0], ep[1]);
 	}
 	close(hold[0]);
 	close(ep[1]);
@@ -313,6 +320,10 @@ static void release(struct run *rn)
 {
 	if (rn->hold_w < 0)
 		return;
+	if (mw_pty_start(rn->pty) < 0) {	/* it would run deaf and blocked */
+		mw_warn("cannot relay the program's terminal: %s; killing it", strerror(errno));
+		kill(rn->prog, SIGKILL);
+	}
 	if (write(rn->hold_w, "g", 1) != 1)
 		mw_warn("cannot release the program: %s", strerror(errno));
 	close(rn->hold_w);
@@ -536,10 +547,13 @@ static void ptrace_stop(struct run *rn, int st)
 		ptrace(PTRACE_CONT, rn->prog, 0, 0);
 		break;
 	case PTRACE_EVENT_STOP:
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			ptrace(PTRACE_LISTEN, rn->prog, 0, 0);
-		else
+			if (mw_pty_suspend(rn->pty))	/* on a pty: ptyrelay.h */
+				kill(rn->prog, SIGCONT);
+		} else {
 			ptrace(PTRACE_CONT, rn->prog, 0, 0);
+		}
 		break;
 	default:	/* the signal, as it was */
 		ptrace(PTRACE_CONT, rn->prog, 0, (void *)(long)sig);
@@ -837,9 +851,12 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		return -1;
 	}
 	if (o->target) {
-		rn.prog = start_program(o->target, &rn.hold_w, &errpipe);
+		if (mw_pty_open(&rn.pty, o->target->uid, err, errlen) < 0)
+			return -1;
+		rn.prog = start_program(o->target, rn.pty, &rn.hold_w, &errpipe);
 		if (rn.prog < 0) {
 			snprintf(err, errlen, "cannot fork: %s", strerror(errno));
+			mw_pty_close(rn.pty);
 			return -1;
 		}
 		if (o->at_exit)
@@ -928,6 +945,7 @@ cleanup:
 		close(rn.pidfd);
 	if (rn.tracer_fd >= 0)
 		close(rn.tracer_fd);
+	mw_pty_close(rn.pty);	/* after its last output, before the report */
 	if (errpipe >= 0)
 		close(errpipe);
 	return ret;

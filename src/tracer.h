@@ -24,7 +24,10 @@
  * returned with r->interrupted set.
  *
  * The tracer runs in its own process group, so a terminal's ^C reaches
- * only the program (which then exits and ends the run normally).
+ * only the program (which then exits and ends the run normally).  Under
+ * sudo with a terminal on stdin the program runs on a pseudo-terminal of
+ * its own, relayed from the time it is released until it is reaped
+ * (ptyrelay.h).
  */
 #ifndef MALLOCWATCH_TRACER_H
 #define MALLOCWATCH_TRACER_H
