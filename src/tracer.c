@@ -316,13 +316,22 @@ static void tracer_stderr_line(struct run *rn, char *line)
 		snprintf(rn->r->tracer_msg, sizeof(rn->r->tracer_msg), "%s", line);
 }
 
+/* Signal a child of ours through its pidfd; a kernel without pidfds
+ * (before 5.3) gets kill(2) on the pid, still safe while it is our
+ * child and not reaped (callers check that: the pid is 0 once reaped). */
+static void signal_child(int pidfd, pid_t pid, int sig)
+{
+	if (mw_pidfd_signal(pidfd, sig) < 0 && errno == EBADF && pid > 0)
+		kill(pid, sig);
+}
+
 static void release(struct run *rn)
 {
 	if (rn->hold_w < 0)
 		return;
 	if (mw_pty_start(rn->pty) < 0) {	/* it would run deaf and blocked */
 		mw_warn("cannot relay the program's terminal: %s; killing it", strerror(errno));
-		kill(rn->prog, SIGKILL);
+		signal_child(rn->pidfd, rn->prog, SIGKILL);
 	}
 	if (write(rn->hold_w, "g", 1) != 1)
 		mw_warn("cannot release the program: %s", strerror(errno));
@@ -550,7 +559,7 @@ static void ptrace_stop(struct run *rn, int st)
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			ptrace(PTRACE_LISTEN, rn->prog, 0, 0);
 			if (mw_pty_suspend(rn->pty))	/* on a pty: ptyrelay.h */
-				kill(rn->prog, SIGCONT);
+				signal_child(rn->pidfd, rn->prog, SIGCONT);
 		} else {
 			ptrace(PTRACE_CONT, rn->prog, 0, 0);
 		}
@@ -585,13 +594,9 @@ static int reap_program(struct run *rn, int wait)
 	return 0;
 }
 
-/* Signal the tracer through its pidfd; a kernel without pidfds (before
- * 5.3) gets kill(2) on the pid, still safe while it is our child and
- * not reaped (rn->tracer is 0 once it is). */
 static void signal_tracer(struct run *rn, int sig)
 {
-	if (mw_pidfd_signal(rn->tracer_fd, sig) < 0 && errno == EBADF && rn->tracer > 0)
-		kill(rn->tracer, sig);
+	signal_child(rn->tracer_fd, rn->tracer, sig);
 }
 
 /* Tell the tracer to stop (its end probe prints the aggregates), once a
@@ -936,8 +941,7 @@ cleanup:
 		close(rn.hold_w);
 		rn.hold_w = -1;
 		if (o->target && !r->have_status) {
-			if (mw_pidfd_signal(rn.pidfd, SIGKILL) < 0)
-				kill(rn.prog, SIGKILL);	/* our child, not reaped */
+			signal_child(rn.pidfd, rn.prog, SIGKILL);	/* not reaped */
 			reap_program(&rn, 1);
 		}
 	}
