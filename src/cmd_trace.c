@@ -940,7 +940,7 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	else
 		status = trace(o, &out, t, libc_path, dir, g, report, &detaching);
 	if (!detaching || mw_tracer_hand_off(detaching, dir,
-					     mw_runtime_module(module, sizeof(module))) < 0)
+					     mw_runtime_module(dir, module, sizeof(module))) < 0)
 		mw_workdir_remove(dir);
 	if (close_outputs(o, &out) < 0 && (status == MW_EXIT_OK || !t))
 		status = MW_EXIT_RUNTIME;

@@ -1,6 +1,10 @@
 /* fsutil.c - see fsutil.h. */
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +19,68 @@ static int rm_one(const char *path, const struct stat *sb, int type, struct FTW 
 	else
 		unlink(path);
 	return 0;
+}
+
+/* Is the directory open on fd one only we (or root) can change?  last:
+ * the last of the chain, which may be sticky only with sticky_ok. */
+static int safe_dir(int fd, int sticky_ok, const char *path, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0) {
+		snprintf(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
+		snprintf(err, errlen, "'%s' belongs to uid %u", path, (unsigned)sb.st_uid);
+		return -1;
+	}
+	if ((sb.st_mode & 022) && !(sticky_ok && (sb.st_mode & S_ISVTX))) {
+		snprintf(err, errlen, "'%s' is writable by others (mode %04o)", path,
+			 (unsigned)(sb.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+int mw_dir_open_safe(const char *path, int create, int sticky_last, char *err, size_t errlen)
+{
+	char copy[PATH_MAX], sofar[PATH_MAX] = "";
+	char *save, *comp, *next;
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (path[0] != '/' || (size_t)snprintf(copy, sizeof(copy), "%s", path) >= sizeof(copy)) {
+		snprintf(err, errlen, "'%s' is not an absolute path", path);
+		goto fail;
+	}
+	if (fd < 0 || safe_dir(fd, 1, "/", err, errlen) < 0)
+		goto fail;
+	for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+		int sub;
+
+		next = strtok_r(NULL, "/", &save);
+		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
+		if (!next && create && mkdirat(fd, comp, 0700) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "cannot create '%s': %s", sofar, strerror(errno));
+			goto fail;
+		}
+		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			snprintf(err, errlen, "cannot open '%s': %s%s", sofar, strerror(errno),
+				 errno == ELOOP || errno == ENOTDIR ? " (a link or not a directory: "
+				 "refused, it would be followed)" : "");
+			goto fail;
+		}
+		close(fd);
+		fd = sub;
+		if (safe_dir(fd, next || sticky_last, sofar, err, errlen) < 0)
+			goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 void mw_remove_tree(const char *path)

@@ -11,4 +11,16 @@
  * does nothing. */
 void mw_remove_tree(const char *path);
 
+/* Open the directory path (absolute) for root to make files in, after
+ * checking every directory from / down through O_NOFOLLOW descriptors:
+ * each must be owned by the effective user or root and writable by no
+ * one else, except that a directory other than the last may be when it
+ * is sticky (like /var/tmp: no one else can rename or remove what root
+ * makes in it); with sticky_last, the last may be sticky too (like
+ * /tmp).  With create, a missing last directory is made 0700.  Returns
+ * the descriptor (close-on-exec), or -1 with a one-line reason in err:
+ * "'PATH' belongs to uid N", "'PATH' is writable by others (mode
+ * 0777)", "cannot open 'PATH': ... (a link or not a directory)". */
+int mw_dir_open_safe(const char *path, int create, int sticky_last, char *err, size_t errlen);
+
 #endif /* MALLOCWATCH_FSUTIL_H */

@@ -51,6 +51,16 @@ static int still_there(int fd, const char *path)
 
 int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen)
 {
+	char why[PATH_MAX + 64];
+	int base = mw_dir_open_safe(tmp_base(), 0, 1, why, sizeof(why));
+
+	dir[0] = '\0';
+	if (base < 0) {	/* another user could move our directory away */
+		snprintf(err, errlen, "TMPDIR: %s: another user could replace the run's work "
+			 "directory; use a directory of root's, or a sticky one like /tmp", why);
+		return -1;
+	}
+	close(base);
 	for (int tries = 0; tries < 8; tries++) {
 		int fd;
 
@@ -145,7 +155,8 @@ static int dead_run_dir(const char *name, int keep)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700 ||
-	    try_lock(fd) < 0) {
+	    try_lock(fd) < 0 || !still_there(fd, path)) {	/* not removed and replaced
+								 * while we locked it */
 		close(fd);
 		return -1;
 	}
@@ -230,10 +241,15 @@ static int sweep_tracers(long long deadline, int full)
 /* Is pid a stapbpf that is still running (not dead, not a zombie)? */
 static int live_stapbpf(pid_t pid)
 {
-	char comm[32];
+	char comm[32], path[64];
+	struct stat sb;
 
 	mw_process_comm(pid, comm, sizeof(comm));
-	return strcmp(comm, "stapbpf") == 0 && mw_process_alive(pid);
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	/* running as us (root): anyone may name a process "stapbpf", and
+	 * only root's can hold uprobes */
+	return strcmp(comm, "stapbpf") == 0 && stat(path, &sb) == 0 && sb.st_uid == geteuid() &&
+	       mw_process_alive(pid);
 }
 
 int mw_uprobes_of(pid_t tracer)
@@ -354,10 +370,9 @@ void mw_tracer_unrecord(pid_t tracer)
 	unlink(path);
 }
 
-/* Is pid a tracer mallocwatch started (a record of root's says so) that
- * has ended?  A live process with that pid and the recorded start time
- * is the tracer itself, still running. */
-static int recorded_dead(pid_t pid)
+/* The start time root's record gives tracer pid (a tracer mallocwatch
+ * started), or 0 when there is no record. */
+static unsigned long long recorded_start(pid_t pid)
 {
 	char path[128], buf[64];
 	unsigned long long t;
@@ -366,7 +381,24 @@ static int recorded_dead(pid_t pid)
 	if (mw_read_small(path, O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf)) < 0 ||
 	    sscanf(buf, "%llu", &t) != 1)
 		return 0;
-	return !mw_process_alive(pid) || start_time(pid) != t;
+	return t;
+}
+
+/* Is pid a tracer mallocwatch started that has ended?  A live process
+ * with that pid and the recorded start time is the tracer itself. */
+static int recorded_dead(pid_t pid)
+{
+	unsigned long long t = recorded_start(pid);
+
+	return t && (!mw_process_alive(pid) || start_time(pid) != t);
+}
+
+/* Is pid a tracer mallocwatch started, still running? */
+static int recorded_alive(pid_t pid)
+{
+	unsigned long long t = recorded_start(pid);
+
+	return t && mw_process_alive(pid) && start_time(pid) == t;
 }
 
 /* The pids live stapbpfs see as their own (the innermost of /proc/PID/
@@ -402,14 +434,96 @@ static int stapbpf_own_pids(pid_t *ns, int max)
 	return n;
 }
 
-/* May the definitions named for pid go: a tracer of ours that has ended,
- * and no live stapbpf anywhere we can see calls itself pid? */
-static int ours_and_dead(pid_t pid, const pid_t *live, int nlive)
+/* The pid namespaces that still have a process we can see (inodes of
+ * /proc/PID/ns/pid), into ino[]; how many. */
+static int live_pidns(unsigned long long *ino, int max)
 {
-	for (int i = 0; i < nlive; i++)
-		if (live[i] == pid)
-			return 0;
-	return recorded_dead(pid);
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)) && n < max) {
+		char path[64];
+		struct stat sb;
+		int i;
+
+		if (atoi(de->d_name) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", atoi(de->d_name));
+		if (stat(path, &sb) < 0)
+			continue;
+		for (i = 0; i < n && ino[i] != (unsigned long long)sb.st_ino; i++)
+			;
+		if (i == n)
+			ino[n++] = (unsigned long long)sb.st_ino;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* What a sweep knows once per pass: the pids live stapbpfs call their
+ * own, the pid namespaces with a process left, our own. */
+struct liveness {
+	pid_t stapbpf[256];
+	int nstapbpf;
+	unsigned long long ns[1024];
+	int nns;
+	char ours[64];		/* our record names' prefix, "NS." */
+};
+
+static void liveness_read(struct liveness *lv)
+{
+	lv->nstapbpf = stapbpf_own_pids(lv->stapbpf, 256);
+	lv->nns = live_pidns(lv->ns, 1024);
+	record_name(0, lv->ours, sizeof(lv->ours));	/* "NS.0" */
+	lv->ours[strlen(lv->ours) - 1] = '\0';
+}
+
+/* Is the record name ("NS.PID") of a tracer that has ended: in our pid
+ * namespace, the process with that pid is gone or another (its start
+ * time); in another, that namespace has no process left at all (it was
+ * killed with its last process, the tracer and its watcher with it). */
+static int record_dead(const char *name, const struct liveness *lv, pid_t *pid)
+{
+	const char *dot = strrchr(name, '.');
+	unsigned long long ns;
+
+	*pid = dot ? (pid_t)atoi(dot + 1) : 0;
+	if (*pid <= 0)
+		return 0;
+	if (strncmp(name, lv->ours, strlen(lv->ours)) == 0)
+		return recorded_dead(*pid);
+	if (sscanf(name, "%llu.", &ns) != 1)
+		return 0;
+	for (int i = 0; i < lv->nns; i++)
+		if (lv->ns[i] == ns)
+			return 0;	/* its pids are not ours to judge */
+	return 1;
+}
+
+/* May the definitions named for pid go: a record of a tracer of ours
+ * that has ended, and no live stapbpf anywhere we can see calls itself
+ * pid? */
+static int ours_and_dead(pid_t pid, const struct liveness *lv)
+{
+	int dir = record_dir(0), dead = 0;
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+	struct dirent *de;
+
+	for (int i = 0; i < lv->nstapbpf; i++)
+		if (lv->stapbpf[i] == pid)
+			pid = 0;
+	while (pid && d && !dead && (de = readdir(d))) {
+		pid_t p;
+
+		dead = record_dead(de->d_name, lv, &p) && p == pid;
+	}
+	if (d)
+		closedir(d);
+	else if (dir >= 0)
+		close(dir);
+	return dead;
 }
 
 /* One pass: remove the definitions of dead tracers of ours; how many
@@ -419,14 +533,14 @@ static int remove_dead_uprobes(int *busy)
 {
 	FILE *f = fopen(MW_UPROBE_EVENTS, "re");
 	char line[4096], (*names)[160] = NULL;
-	pid_t live[256];
+	struct liveness lv;
 	size_t n = 0, cap = 0;
-	int removed = 0, fd, nlive;
+	int removed = 0, fd, last = 0, last_dead = 0;
 
 	*busy = 0;
 	if (!f)
 		return 0;
-	nlive = stapbpf_own_pids(live, 256);
+	liveness_read(&lv);
 	/* the names first: removing while the file is read skips lines */
 	while (fgets(line, sizeof(line), f)) {
 		int pid, used = 0;
@@ -434,7 +548,11 @@ static int remove_dead_uprobes(int *busy)
 		/* "p:uprobes/stapprobe_PID_N /path:0x..." */
 		if (sscanf(line, "p:uprobes/stapprobe_%d_%*d%n", &pid, &used) != 1 || !used)
 			continue;
-		if (!ours_and_dead(pid, live, nlive))
+		if (pid != last) {	/* a tracer's definitions come together */
+			last = pid;
+			last_dead = ours_and_dead(pid, &lv);
+		}
+		if (!last_dead)
 			continue;	/* a running tracer's, or not one of ours */
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -463,16 +581,13 @@ static void prune_records(void)
 	int dir = record_dir(0);
 	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
 	struct dirent *de;
+	struct liveness lv;
 
-	char ours[64];
-
-	record_name(0, ours, sizeof(ours));	/* "NS.0" */
+	liveness_read(&lv);
 	while (d && (de = readdir(d))) {
-		const char *dot = strrchr(de->d_name, '.');
-		pid_t pid = dot ? (pid_t)atoi(dot + 1) : 0;
+		pid_t pid;
 
-		if (pid > 0 && strncmp(de->d_name, ours, strlen(ours) - 1) == 0 &&
-		    recorded_dead(pid) && mw_uprobes_of(pid) == 0)
+		if (record_dead(de->d_name, &lv, &pid) && mw_uprobes_of(pid) == 0)
 			unlinkat(dir, de->d_name, 0);
 	}
 	if (d)
@@ -496,13 +611,17 @@ int mw_sweep_uprobes(long budget_ms)
 	return removed;
 }
 
-static int sweep_dirs(void)
+/* Work directories of dead runs in tmp_base(), removed until deadline
+ * (TMPDIR is shared: anyone can fill it with names that look like ours). */
+static int sweep_dirs(long long deadline)
 {
 	DIR *d = opendir(tmp_base());
 	struct dirent *de;
 	int n = 0;
 
-	while (d && (de = readdir(d))) {
+	for (unsigned k = 0; d && (de = readdir(d)); k++) {
+		if ((k & 255) == 0 && mw_now_ms() > deadline)
+			break;	/* the rest next time */
 		char path[PATH_MAX];
 		int fd = dead_run_dir(de->d_name, 1);
 
@@ -557,7 +676,7 @@ static int module_running(const char *module)
 }
 
 /* stapbpf's procfs FIFO directories (runtime.h) of dead runs: named
- * mallocwatch_PID for the run's mallocwatch; stapbpf removes them unless
+ * mallocwatch_PID_XXXXXX for the run; stapbpf removes them unless
  * it was killed.  Not one whose tracer is still detaching after its run
  * (mallocwatch gone, the tracer not): that is no leftover. */
 static int sweep_fifo_dirs(void)
@@ -573,7 +692,11 @@ static int sweep_fifo_dirs(void)
 		const char *end;
 		pid_t pid = pid_after(de->d_name, MW_MODULE_PREFIX, &end);
 
-		if (!pid || *end || mw_process_alive(pid) || module_running(de->d_name))
+		/* mallocwatch_PID_XXXXXX (older runs: mallocwatch_PID); the
+		 * directory lives exactly as long as a stapbpf running its
+		 * module (which makes and removes it), whatever pid namespace
+		 * the PID in its name is from */
+		if (!pid || (*end && *end != '_') || module_running(de->d_name))
 			continue;
 		mw_runtime_procfs_remove(de->d_name);
 		n++;
@@ -592,20 +715,21 @@ void mw_sweep(struct mw_sweep *out, long budget_ms)
 	s.tracers = sweep_tracers(start + budget_ms / 2, full);
 	left = budget_ms - (long)(mw_now_ms() - start);
 	s.uprobes = mw_sweep_uprobes(left > 0 ? left : 0);
-	s.dirs = sweep_dirs() + sweep_fifo_dirs();
+	s.dirs = sweep_dirs(start + budget_ms) + sweep_fifo_dirs();
 	if (out)
 		*out = s;
 }
 
 /* The tracer in dir's MW_DETACHING_FILE: a pidfd for it when dir is a
- * work directory of ours (the effective user's, 0700, not a link), the
- * file a regular file of ours, and the pid in it a live stapbpf; else
+ * work directory of ours (the effective user's, 0700, not a link) whose
+ * lock a watcher holds, the file a regular file of ours, and the pid in
+ * it a live stapbpf of ours (recorded, with its start time); else
  * -1.  With a pidfd, *dir_fd is an fd on dir (the caller closes it).
  * Nothing planted by another user is opened, waited on or followed: a
  * FIFO or a link there is refused without blocking. */
 static int detaching_tracer(const char *dir, pid_t *tracer, int *dir_fd)
 {
-	char buf[32], comm[32];
+	char buf[32];
 	struct stat sb;
 	int dfd, fd, pfd = -1;
 	ssize_t n;
@@ -613,7 +737,10 @@ static int detaching_tracer(const char *dir, pid_t *tracer, int *dir_fd)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
-	if (fstat(dfd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700) {
+	/* a watcher holds the lock while its tracer detaches: a free lock
+	 * is a watcher gone, nothing to wait for */
+	if (fstat(dfd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700 ||
+	    try_lock(dfd) == 0) {
 		close(dfd);
 		return -1;
 	}
@@ -627,9 +754,8 @@ static int detaching_tracer(const char *dir, pid_t *tracer, int *dir_fd)
 		*tracer = (pid_t)atoi(buf);
 		pfd = *tracer > 0 ? mw_pidfd_open(*tracer) : -1;
 	}
-	if (pfd >= 0) {
-		mw_process_comm(*tracer, comm, sizeof(comm));
-		if (strcmp(comm, "stapbpf") != 0 || mw_pidfd_exited(pfd)) {
+	if (pfd >= 0) {	/* a tracer of ours (its record, its start time), still it */
+		if (!live_stapbpf(*tracer) || !recorded_alive(*tracer) || mw_pidfd_exited(pfd)) {
 			close(pfd);
 			pfd = -1;
 		}
@@ -658,9 +784,13 @@ int mw_wait_detaching(void)
 	pid_t tracer[64];
 	int dfd[64], tfd[64], n = 0;
 
-	while (d && (de = readdir(d)) && n < 64) {
+	long long deadline = mw_now_ms() + MW_SWEEP_WAIT_MS;
+
+	for (unsigned k = 0; d && (de = readdir(d)) && n < 64; k++) {
 		char path[PATH_MAX];
 
+		if ((k & 255) == 0 && mw_now_ms() > deadline)
+			break;	/* a TMPDIR flooded with names like ours */
 		if (!run_pid(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", tmp_base(), de->d_name);

@@ -1,4 +1,5 @@
 /* runtime.c - runtime choice and bpf preparation; see runtime.h. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -219,72 +220,22 @@ static int find_shim(char *out, size_t len)
 	return exists(out) ? 0 : -1;
 }
 
-/* Is the directory open on fd safe for root to have stapbpf make files
- * in by path?  Owned by the effective user or root, and writable by no
- * one else; an ancestor may be writable by others when it is sticky
- * (/var/tmp), where no one else can rename what we rely on. */
-static int safe_dir(int fd, int last, const char *path, char *err, size_t errlen)
-{
-	struct stat sb;
-
-	if (fstat(fd, &sb) < 0) {
-		snprintf(err, errlen, "cannot stat '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
-		snprintf(err, errlen, "'%s' belongs to uid %u: stapbpf would make its FIFOs "
-			 "where that user can replace them; remove it and run again", path,
-			 (unsigned)sb.st_uid);
-		return -1;
-	}
-	if ((sb.st_mode & 022) && (last || !(sb.st_mode & S_ISVTX))) {
-		snprintf(err, errlen, "'%s' is writable by others (mode %04o): stapbpf would "
-			 "make its FIFOs where they can be replaced; make it 0700 and run again",
-			 path, (unsigned)(sb.st_mode & 07777));
-		return -1;
-	}
-	return 0;
-}
-
 int mw_runtime_procfs_secure(char *err, size_t errlen)
 {
-	char base[PATH_MAX], sofar[PATH_MAX] = "";
-	char *save, *comp, *next;
-	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = -1;
+	char base[PATH_MAX], why[PATH_MAX + 64];
+	int fd;
 
 	if (mw_runtime_procfs_base(base, sizeof(base)) < 0) {
 		snprintf(err, errlen, "no user name for uid %d", (int)geteuid());
-		goto cleanup;
+		return -1;
 	}
-	if (fd < 0 || safe_dir(fd, 0, "/", err, errlen) < 0)
-		goto cleanup;
-	for (comp = strtok_r(base, "/", &save); comp; comp = next) {
-		int last, sub;
-
-		next = strtok_r(NULL, "/", &save);
-		last = !next;
-		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
-		if (last && mkdirat(fd, comp, 0700) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "cannot create '%s': %s", sofar, strerror(errno));
-			goto cleanup;
-		}
-		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0) {
-			snprintf(err, errlen, "cannot open '%s': %s%s", sofar, strerror(errno),
-				 errno == ELOOP || errno == ENOTDIR ? " (not a directory: "
-				 "refused, stapbpf would follow it)" : "");
-			goto cleanup;
-		}
-		close(fd);
-		fd = sub;
-		if (safe_dir(fd, last, sofar, err, errlen) < 0)
-			goto cleanup;
+	if ((fd = mw_dir_open_safe(base, 1, 0, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "%s: stapbpf would make its FIFOs where another user can "
+			 "replace them; remove it (or make it root's, 0700) and run again", why);
+		return -1;
 	}
-	ret = 0;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	return ret;
+	close(fd);
+	return 0;
 }
 
 static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *workdir,
@@ -360,9 +311,15 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
 	return 0;
 }
 
-const char *mw_runtime_module(char *buf, size_t len)
+const char *mw_runtime_module(const char *workdir, char *buf, size_t len)
 {
-	snprintf(buf, len, MW_MODULE_PREFIX "%d", (int)getpid());
+	const char *dot = strrchr(workdir, '.');
+	char tag[16] = "";
+
+	/* only what a C identifier may hold reaches stap -m */
+	for (size_t i = 0; dot && dot[1 + i] && i + 1 < sizeof(tag); i++)
+		tag[i] = isalnum((unsigned char)dot[1 + i]) ? dot[1 + i] : '_';
+	snprintf(buf, len, MW_MODULE_PREFIX "%d_%s", (int)getpid(), tag);
 	return buf;
 }
 

@@ -56,10 +56,14 @@ int mw_runtime_kstub(char *dir_out, size_t len, const char *workdir, char *err, 
 
 #define MW_MODULE_PREFIX "mallocwatch_"
 
-/* The module name of this run's script, "mallocwatch_PID" (PID: this
- * mallocwatch), into buf: stap -m NAME, the .bo file's name and the
- * directory of the script's procfs probes.  Returns buf. */
-const char *mw_runtime_module(char *buf, size_t len);
+/* The module name of the run whose work directory is workdir,
+ * "mallocwatch_PID_XXXXXX" (PID: this mallocwatch; XXXXXX: the work
+ * directory's mkdtemp suffix, letters and digits), into buf: stap -m
+ * NAME, the .bo file's name and the directory of the script's procfs
+ * probes.  Unique per run: a later run with the same pid (reused, or
+ * --repeat) never shares a FIFO directory with one still detaching.
+ * Returns buf. */
+const char *mw_runtime_module(const char *workdir, char *buf, size_t len);
 
 /* Where the tracer puts the script's procfs probe file name (protocol.h's
  * MW_FLUSH_FILE) for module: bpf /var/tmp/systemtap-USER/MODULE/NAME

@@ -114,7 +114,7 @@ struct run {
 	int uprobes_left;	/* its uprobe definitions when last counted */
 	int traced;		/* -c: the program is ptraced (PTRACE_SEIZE) */
 	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
-	char module[64];	/* stap -m: mallocwatch_PID */
+	char module[64];	/* stap -m: mallocwatch_PID_XXXXXX */
 	/* the flush at the program's exit (tracer.h) */
 	int flush_fd;		/* the procfs file, open while it runs; -1 */
 	int flushing;		/* the program is held at its exit stop */
@@ -848,7 +848,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	int errpipe = -1, ret = -1;
 
 	memset(r, 0, sizeof(*r));
-	mw_runtime_module(rn.module, sizeof(rn.module));
+	mw_runtime_module(o->workdir, rn.module, sizeof(rn.module));
 	if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
 		mw_runtime_procfs_remove(rn.module);
 	if (o->env->rt == MW_RT_BPF && compile_bpf(o, rn.module, bo, sizeof(bo), err, errlen) < 0) {
