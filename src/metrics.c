@@ -31,6 +31,50 @@ int mw_metric_lookup(const char *name)
 	return -1;
 }
 
+/* Levenshtein distance of a and b (names of metrics: short). */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (lb >= sizeof(row) / sizeof(row[0]))
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+const char *mw_metric_closest(const char *name)
+{
+	size_t best = 3;	/* at most two edits away, or a prefix */
+	const char *found = NULL;
+
+	for (int m = 0; m < MW_M_COUNT; m++) {
+		size_t d = strncmp(metrics[m].name, name, strlen(name)) == 0 && name[0] ?
+			   1 : edit_distance(name, metrics[m].name);
+
+		if (d < best) {
+			best = d;
+			found = metrics[m].name;
+		}
+	}
+	return found;
+}
+
 int mw_is_report(const json_t *doc)
 {
 	return json_is_object(doc) && json_integer_value(json_object_get(doc, "version")) == 1 &&
@@ -194,21 +238,27 @@ int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
 		{ "<=", MW_OP_LE }, { ">=", MW_OP_GE }, { "==", MW_OP_EQ }, { "!=", MW_OP_NE },
 		{ "<", MW_OP_LT }, { ">", MW_OP_GT },
 	};
-	char name[64];
-	size_t n = strcspn(text, "<>=!");
-	const char *p = text + n, *val = NULL;
+	char name[64], value[64];
+	const char *start = text + strspn(text, " \t");
+	size_t n = strcspn(start, "<>=!");
+	const char *p = start + n, *val = NULL, *near;
 	int m;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->text, sizeof(r->text), "%s", text);
+	while (n && (start[n - 1] == ' ' || start[n - 1] == '\t'))	/* "arenas <= 4" */
+		n--;
 	if (!n || n >= sizeof(name) || !*p) {
 		snprintf(err, errlen, "bad rule '%s' (METRIC OP VALUE, e.g. 'arenas<=4')", text);
 		return -1;
 	}
-	memcpy(name, text, n);
+	memcpy(name, start, n);
 	name[n] = '\0';
 	if ((m = mw_metric_lookup(name)) < 0) {
-		snprintf(err, errlen, "unknown metric '%s' in rule '%s'", name, text);
+		near = mw_metric_closest(name);
+		snprintf(err, errlen, "unknown metric '%s' in rule '%s'%s%s%s", name, text,
+			 near ? "; did you mean '" : " (mallocwatch check --help lists them)",
+			 near ? near : "", near ? "'?" : "");
 		return -1;
 	}
 	r->metric = (enum mw_metric)m;
@@ -217,6 +267,16 @@ int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
 			r->op = ops[i].op;
 			val = p + strlen(ops[i].s);
 		}
+	if (val) {	/* blanks around the value are the writer's, not its */
+		size_t k;
+
+		val += strspn(val, " \t");
+		if ((size_t)snprintf(value, sizeof(value), "%s", val) >= sizeof(value))
+			goto bad_value;
+		for (k = strlen(value); k && (value[k - 1] == ' ' || value[k - 1] == '\t'); k--)
+			value[k - 1] = '\0';
+		val = value;
+	}
 	if (!val || !*val || strchr("<>=!", *val)) {
 		snprintf(err, errlen, "bad operator in rule '%s' (<=, <, >=, >, ==, !=)", text);
 		return -1;

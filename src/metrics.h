@@ -37,6 +37,11 @@ const struct mw_metric_info *mw_metric_info(enum mw_metric m);
 /* The metric called name, or -1. */
 int mw_metric_lookup(const char *name);
 
+/* The metric name closest to an unknown name (one it begins, or at most
+ * two edits away: "arena" -> "arenas"), for a "did you mean"; NULL when
+ * none is that close. */
+const char *mw_metric_closest(const char *name);
+
 /* Metric m of report (the root object).  0 and *v, or -1 when the report
  * does not have it (system_bytes of a run without snapshots). */
 int mw_metric_value(const json_t *report, enum mw_metric m, int64_t *v);

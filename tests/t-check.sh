@@ -38,6 +38,24 @@ expect 0 "$MW" check --check 'arenas<=16' --check 'retries==0' --check 'heap_byt
 expect 3 "$MW" check --baseline $S/trim.json --check 'arenas<=+0' --check 'reuse_waits<=+0' $S/storm24.json
 grep -qx "FAIL arenas 16, limit <= 1 (baseline 1, rule 'arenas<=+0')" "$OUT/out" || fail "$(cat "$OUT/out")"
 expect 0 "$MW" check --baseline $S/storm24.json --check 'heap_bytes_peak<=+10%' --check 'arenas>=-2' $S/storm24.json
+# rules as people write them: blanks around the operator and the value
+expect 3 "$MW" check --baseline $S/trim.json --check ' arenas <= +0 ' --check 'reuse_waits	<=	+0' $S/storm24.json
+grep -qx "FAIL arenas 16, limit <= 1 (baseline 1, rule ' arenas <= +0 ')" "$OUT/out" || fail "$(cat "$OUT/out")"
+grep -q "^FAIL reuse_waits 8, limit <= 0" "$OUT/out" || fail "$(cat "$OUT/out")"
+expect 0 "$MW" check --check 'heap_bytes < 120M' $S/storm24.json
+# a blank inside a value is not one
+expect 2 "$MW" check --check 'arenas <= 1 6' $S/storm24.json
+grep -q "bad value in rule 'arenas <= 1 6'" "$OUT/err" || fail "$(cat "$OUT/err")"
+# an unknown metric names the closest one, or where the list is
+expect 2 "$MW" check --check 'arena<=4' $S/storm24.json
+grep -q "^mallocwatch: unknown metric 'arena' in rule 'arena<=4'; did you mean 'arenas'?" "$OUT/err" ||
+	fail "$(cat "$OUT/err")"
+expect 2 "$MW" check --check 'reuse_wait<=0' $S/storm24.json
+grep -q "did you mean 'reuse_waits'?" "$OUT/err" || fail "$(cat "$OUT/err")"
+expect 2 "$MW" check --check 'zzz<=1' $S/storm24.json
+grep -q "unknown metric 'zzz' in rule 'zzz<=1' (mallocwatch check --help lists them)" "$OUT/err" ||
+	fail "$(cat "$OUT/err")"
+echo "ok: blanks in rules, did you mean"
 expect 3 "$MW" check --check 'system_bytes<=1G' $S/storm24.json
 grep -q "FAIL system_bytes: not in the report" "$OUT/out" || fail "$(cat "$OUT/out")"
 # bad rules, bad files: exit 2 (1 unreadable), one line
