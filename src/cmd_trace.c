@@ -871,11 +871,13 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 				mw_note("report complete %lld ms after the program's exit",
 					r.flush_ms);
 			/* (not counted from uprobe_events: reading it waits
-			 * behind every removal under way on the machine) */
-			mw_note("the tracer (pid %d) goes on removing the uprobes of %d probe "
-				"sites in the background%s; the program has exited and nothing "
-				"is traced", (int)r.detaching, gst.sites, env.rt == MW_RT_BPF ?
-				" (about 0.11 s each)" : "");
+			 * behind every removal under way on the machine; a
+			 * detail for -v: the report is complete) */
+			if (o->verbose)
+				mw_note("the tracer (pid %d) goes on removing the uprobes of %d "
+					"probe sites in the background%s; the program has exited "
+					"and nothing is traced", (int)r.detaching, gst.sites,
+					env.rt == MW_RT_BPF ? " (about 0.11 s each)" : "");
 		}
 		if (r.ptrace_msg[0])
 			mw_note("%s", r.ptrace_msg);

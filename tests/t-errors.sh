@@ -86,3 +86,8 @@ expect 1 "^mallocwatch: '/tmp' is not a regular file" "$MW" --libc /tmp -c true
 expect 1 "^mallocwatch: '/tmp' is not a regular file" "$MW" probes --libc /tmp
 head -c 200000 "$GLIBC_PREFIX/lib/libc.so.6" >"$OUT/truncated.so"
 expect 1 "is corrupt or truncated: program header" "$MW" probes --libc "$OUT/truncated.so"
+# a normal -c run's stderr: what a user needs, not how the tracer detaches
+# (that is for -v)
+expect 0 "exit status 0" "$MW" -c /bin/true
+grep -q "goes on removing the uprobes" "$OUT/err" && fail "the detach detail without -v: $(cat "$OUT/err")"
+expect 0 "goes on removing the uprobes" "$MW" -v -c /bin/true
