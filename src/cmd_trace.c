@@ -418,6 +418,8 @@ struct sink {
 	unsigned long samples, skipped;	/* samples tried; not read (timed out,
 					 * or the allocator is corrupt) */
 	char skip_why[PATH_MAX + 512];	/* the first skipped sample's reason */
+	uint64_t main_sym;	/* main_arena's link-time address; 0 unknown */
+	int bias_sent;		/* a B record from a snapshot went out */
 };
 
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
@@ -464,6 +466,15 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 		snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %zu %" PRIu64,
 			 MW_REC_SARENA, a->addr, a->system_mem, a->nheaps, a->heap_bytes);
 		on_line(k, line);
+		/* the libc's load bias, as the script's B gives it once an
+		 * event saw the libc: main_arena is named by its address in
+		 * the trace tables even when no probe did */
+		if (a->is_main && k->main_sym && !k->bias_sent && a->addr > k->main_sym) {
+			snprintf(line, sizeof(line), "%c %" PRIu64, MW_REC_BIAS,
+				 a->addr - k->main_sym);
+			k->bias_sent = 1;
+			on_line(k, line);
+		}
 	}
 	return ns;
 }
@@ -840,8 +851,10 @@ static int trace(const struct trace_opts *o, struct outputs *out,
 	k.st = mw_state_new(0);
 	if (libm)
 		mw_state_set_libm(k.st, libm_path, gst.math_sites);
-	if (mw_elf_symbol(libc, "main_arena", &sym) == 0)
+	if (mw_elf_symbol(libc, "main_arena", &sym) == 0) {
 		mw_state_set_main_arena_sym(k.st, sym);
+		k.main_sym = sym;
+	}
 	else
 		mw_warn("'main_arena' not found in '%s' (stripped?); main_arena's address "
 			"will be unknown", libc_path);

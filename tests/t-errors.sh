@@ -90,4 +90,8 @@ expect 1 "is corrupt or truncated: program header" "$MW" probes --libc "$OUT/tru
 # (that is for -v)
 expect 0 "exit status 0" "$MW" -c /bin/true
 grep -q "goes on removing the uprobes" "$OUT/err" && fail "the detach detail without -v: $(cat "$OUT/err")"
+# no probe saw main_arena's address (one probe hit), but the exit snapshot
+# did: the trace tables name it, not "?"
+grep -q "^  ?  *main " "$OUT/err" && fail "main_arena shown as '?': $(cat "$OUT/err")"
+grep -q "^  0x[0-9a-f]*  *main  *- " "$OUT/err" || fail "no main_arena row: $(cat "$OUT/err")"
 expect 0 "goes on removing the uprobes" "$MW" -v -c /bin/true
