@@ -982,24 +982,28 @@ static void keep(pid_t pid)
  * tracer's pidfd and the work directory's lock (a reader of its stdout must see EOF when mallocwatch
  * exits), the work directory renamed to its own pid so that sweeps see
  * a live run. */
-static void watch(pid_t tracer, int tracer_fd, const char *workdir, const char *module)
+static void watch(pid_t tracer, int tracer_fd, int ready, const char *workdir,
+		  const char *module)
 {
 	char dir[PATH_MAX], marker[PATH_MAX + 16];
 	const char *dot = strrchr(workdir, '.');
 	int null = open("/dev/null", O_RDWR), fd;
 	const char *slash = strrchr(workdir, '/');
+	ssize_t w;
 
 	setsid();
 	prctl(PR_SET_NAME, "mw-detach");	/* in ps: not a run still going */
 	dup2(null, 0);
 	dup2(null, 1);
 	dup2(null, 2);
-	/* keep the tracer's pidfd and the work directory's lock (its
-	 * holder is a live run for sweeps: leftovers.h), nothing else */
+	/* keep the tracer's pidfd, the work directory's lock (its holder
+	 * is a live run for sweeps: leftovers.h) and the pipe that says the
+	 * marker is there, nothing else */
 	tracer_fd = fcntl(tracer_fd, F_DUPFD_CLOEXEC, 1000);
 	fcntl(mw_workdir_lock_fd(), F_DUPFD_CLOEXEC, 1001);
+	ready = fcntl(ready, F_DUPFD_CLOEXEC, 1002);
 	syscall(SYS_close_range, 3U, 999U, 0U);
-	syscall(SYS_close_range, 1002U, ~0U, 0U);
+	syscall(SYS_close_range, 1003U, ~0U, 0U);
 	snprintf(dir, sizeof(dir), "%.*s/mallocwatch.%d%s", (int)(slash - workdir), workdir,
 		 (int)getpid(), dot ? dot : "");
 	if (rename(workdir, dir) < 0)
@@ -1009,6 +1013,11 @@ static void watch(pid_t tracer, int tracer_fd, const char *workdir, const char *
 		dprintf(fd, "%d\n", (int)tracer);
 		close(fd);
 	}
+	/* from here --cleanup finds this directory and waits for us (a
+	 * failed write: the parent's wait ends at its timeout) */
+	w = write(ready, "r", 1);
+	(void)w;
+	close(ready);
 	if (mw_wait_tracer(tracer, tracer_fd, STOP_GRACE_MS) < 0) {
 		mw_pidfd_signal(tracer_fd, SIGKILL);	/* stuck: the sweep below */
 		mw_pidfd_wait(tracer_fd, MW_SWEEP_WAIT_MS);
@@ -1023,24 +1032,40 @@ int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module)
 {
 	/* our child, not reaped yet (keep() reaps only earlier ones): the
 	 * pidfd is of the tracer itself */
-	int tfd = mw_pidfd_open(tracer);
+	int tfd = mw_pidfd_open(tracer), ready[2];
+	struct pollfd p;
 	pid_t pid;
 
 	keep(tracer);
 	if (tfd < 0)
 		return -1;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		close(tfd);
+		return -1;
+	}
 	pid = fork();
 	if (pid == 0) {
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGCHLD, SIG_DFL);
-		watch(tracer, tfd, workdir, module);
+		close(ready[0]);
+		watch(tracer, tfd, ready[1], workdir, module);
 	}
 	close(tfd);
-	if (pid < 0)
+	close(ready[1]);
+	if (pid < 0) {
+		close(ready[0]);
 		return -1;
+	}
 	keep(pid);
 	mw_workdir_unlock();	/* the watcher holds the lock now */
+	/* until the watcher has marked the directory, a --cleanup started
+	 * right after we exit would not know to wait for it (bounded: the
+	 * watcher only renames a directory and writes a line) */
+	p = (struct pollfd){ .fd = ready[0], .events = POLLIN };
+	while (poll(&p, 1, 1000) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
 	return 0;
 }
