@@ -183,7 +183,9 @@ static int in_dead_workdir(const char *cwd)
 /* A pidfd for pid when it is a stap or stapbpf working in a dead run's
  * directory (read after the pidfd was opened and checked alive after:
  * the pid was not reused in between); -1 otherwise. */
-static int orphan_tracer(pid_t pid)
+static int recorded_alive(pid_t pid);
+
+static int orphan_tracer(pid_t pid, int *exiting)
 {
 	char path[64], cwd[PATH_MAX], comm[32];
 	int fd = mw_pidfd_open(pid);
@@ -197,7 +199,12 @@ static int orphan_tracer(pid_t pid)
 		readlink(path, cwd, sizeof(cwd) - 1) : -1;
 	if (k > 0)
 		cwd[k] = '\0';
-	if (k <= 0 || !in_dead_workdir(cwd) || mw_pidfd_exited(fd)) {
+	/* a stapbpf of ours already exiting (its cwd let go: it got its
+	 * SIGTERM, from its dead run's PR_SET_PDEATHSIG) is removing its
+	 * uprobes: waited for like an orphan, not signalled again */
+	*exiting = k < 0 && errno == ENOENT && strcmp(comm, "stapbpf") == 0 &&
+		   recorded_alive(pid);
+	if ((!*exiting && (k <= 0 || !in_dead_workdir(cwd))) || mw_pidfd_exited(fd)) {
 		close(fd);
 		return -1;
 	}
@@ -206,23 +213,26 @@ static int orphan_tracer(pid_t pid)
 
 /* Stop tracers (stap, stapbpf) left working in a dead run's directory:
  * SIGTERM (they detach their uprobes and exit), waited for until
- * deadline; with full, SIGKILL to one that has not ended by then, and
- * its end waited for (its exit releases its perf events slowly; only
- * then can its definitions go). */
+ * deadline together with those of ours already exiting; with full,
+ * SIGKILL to one that has not ended by then, and its end waited for
+ * (its exit releases its perf events slowly; only then can its
+ * definitions go).  How many were sent SIGTERM. */
 static int sweep_tracers(long long deadline, int full)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	int found[64], n = 0;
+	int found[64], n = 0, stopped = 0;
 
 	while (d && (de = readdir(d)) && n < 64) {
 		pid_t pid = (pid_t)atoi(de->d_name);
-		int fd = pid > 0 ? orphan_tracer(pid) : -1;
+		int exiting = 0, fd = pid > 0 ? orphan_tracer(pid, &exiting) : -1;
 
-		if (fd >= 0 && mw_pidfd_signal(fd, SIGTERM) == 0)
+		if (fd >= 0 && (exiting || mw_pidfd_signal(fd, SIGTERM) == 0)) {
 			found[n++] = fd;
-		else if (fd >= 0)
+			stopped += !exiting;
+		} else if (fd >= 0) {
 			close(fd);
+		}
 	}
 	if (d)
 		closedir(d);
@@ -235,7 +245,7 @@ static int sweep_tracers(long long deadline, int full)
 		}
 		close(found[i]);
 	}
-	return n;
+	return stopped;
 }
 
 /* Is pid a stapbpf that is still running (not dead, not a zombie)? */
@@ -401,81 +411,67 @@ static int recorded_alive(pid_t pid)
 	return t && mw_process_alive(pid) && start_time(pid) == t;
 }
 
-/* The pids live stapbpfs see as their own (the innermost of /proc/PID/
- * status's NSpid: a stapbpf in a pid namespace names its uprobe
- * definitions with that one), into ns[]; how many. */
-static int stapbpf_own_pids(pid_t *ns, int max)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int n = 0;
-
-	while (d && (de = readdir(d)) && n < max) {
-		pid_t pid = (pid_t)atoi(de->d_name);
-		char path[64], line[256];
-		FILE *f;
-
-		if (pid <= 0 || !live_stapbpf(pid))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-		if (!(f = fopen(path, "re")))
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (strncmp(line, "NSpid:", 6) == 0) {
-				char *last = strrchr(line, '\t');
-
-				ns[n++] = (pid_t)atoi(last ? last + 1 : line + 6);
-				break;
-			}
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
-/* The pid namespaces that still have a process we can see (inodes of
- * /proc/PID/ns/pid), into ino[]; how many. */
-static int live_pidns(unsigned long long *ino, int max)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int n = 0;
-
-	while (d && (de = readdir(d)) && n < max) {
-		char path[64];
-		struct stat sb;
-		int i;
-
-		if (atoi(de->d_name) <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/ns/pid", atoi(de->d_name));
-		if (stat(path, &sb) < 0)
-			continue;
-		for (i = 0; i < n && ino[i] != (unsigned long long)sb.st_ino; i++)
-			;
-		if (i == n)
-			ino[n++] = (unsigned long long)sb.st_ino;
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* What a sweep knows once per pass: the pids live stapbpfs call their
- * own, the pid namespaces with a process left, our own. */
+ * own (the innermost of /proc/PID/status's NSpid: a stapbpf in a pid
+ * namespace names its uprobe definitions with that one), the pid
+ * namespaces with a process left (inodes of /proc/PID/ns/pid), our own.
+ * complete is 0 when either list overflowed: then nothing may be judged
+ * dead by it. */
 struct liveness {
 	pid_t stapbpf[256];
 	int nstapbpf;
 	unsigned long long ns[1024];
 	int nns;
+	int complete;
 	char ours[64];		/* our record names' prefix, "NS." */
 };
 
+/* The innermost NSpid of pid, or 0. */
+static pid_t own_pid(pid_t pid)
+{
+	char path[64], buf[4096], *line, *last;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || !(line = strstr(buf, "\nNSpid:")))
+		return 0;
+	line[strcspn(line + 1, "\n") + 1] = '\0';
+	last = strrchr(line, '\t');
+	return (pid_t)atoi(last ? last + 1 : line + 7);
+}
+
 static void liveness_read(struct liveness *lv)
 {
-	lv->nstapbpf = stapbpf_own_pids(lv->stapbpf, 256);
-	lv->nns = live_pidns(lv->ns, 1024);
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	lv->nstapbpf = lv->nns = 0;
+	lv->complete = d != NULL;
+	while (d && (de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name), own;
+		char path[64];
+		struct stat sb;
+		int i;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+		if (stat(path, &sb) == 0) {
+			for (i = 0; i < lv->nns && lv->ns[i] != (unsigned long long)sb.st_ino; i++)
+				;
+			if (i == lv->nns && lv->nns == 1024)
+				lv->complete = 0;
+			else if (i == lv->nns)
+				lv->ns[lv->nns++] = (unsigned long long)sb.st_ino;
+		}
+		if (!live_stapbpf(pid))
+			continue;
+		if (!(own = own_pid(pid)) || lv->nstapbpf == 256)
+			lv->complete = 0;
+		else
+			lv->stapbpf[lv->nstapbpf++] = own;
+	}
+	if (d)
+		closedir(d);
 	record_name(0, lv->ours, sizeof(lv->ours));	/* "NS.0" */
 	lv->ours[strlen(lv->ours) - 1] = '\0';
 }
@@ -492,6 +488,8 @@ static int record_dead(const char *name, const struct liveness *lv, pid_t *pid)
 	*pid = dot ? (pid_t)atoi(dot + 1) : 0;
 	if (*pid <= 0)
 		return 0;
+	if (!lv->complete)
+		return 0;	/* not all seen: a live one may be among the rest */
 	if (strncmp(name, lv->ours, strlen(lv->ours)) == 0)
 		return recorded_dead(*pid);
 	if (sscanf(name, "%llu.", &ns) != 1)
@@ -712,10 +710,13 @@ void mw_sweep(struct mw_sweep *out, long budget_ms)
 	int full = budget_ms >= MW_SWEEP_WAIT_MS;
 	long left;
 
-	s.tracers = sweep_tracers(start + budget_ms / 2, full);
-	left = budget_ms - (long)(mw_now_ms() - start);
+	/* a run's sweep shares one budget; --cleanup gives each part its
+	 * own (a tracer killed after its wait still has definitions the
+	 * kernel lets go only slowly) */
+	s.tracers = sweep_tracers(start + (full ? budget_ms : budget_ms / 2), full);
+	left = full ? budget_ms : budget_ms - (long)(mw_now_ms() - start);
 	s.uprobes = mw_sweep_uprobes(left > 0 ? left : 0);
-	s.dirs = sweep_dirs(start + budget_ms) + sweep_fifo_dirs();
+	s.dirs = sweep_dirs(full ? mw_now_ms() + budget_ms : start + budget_ms) + sweep_fifo_dirs();
 	if (out)
 		*out = s;
 }

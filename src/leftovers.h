@@ -124,8 +124,10 @@ int mw_wait_tracer(pid_t tracer, int pidfd, long grace_ms);
 
 /* The whole sweep described above, into *out (may be NULL), waiting
  * for nothing longer than budget_ms in all (MW_SWEEP_RUN_MS before a
- * run); with budget_ms >= MW_SWEEP_WAIT_MS (--cleanup) an orphaned
- * tracer that has not ended by then is killed and waited for. */
+ * run).  With budget_ms >= MW_SWEEP_WAIT_MS (--cleanup) each part gets
+ * budget_ms of its own: orphaned tracers are waited for, killed when
+ * they have not ended by then and waited for again, and their
+ * definitions are retried while the kernel still holds them. */
 void mw_sweep(struct mw_sweep *out, long budget_ms);
 
 #endif /* MALLOCWATCH_LEFTOVERS_H */
