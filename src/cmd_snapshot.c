@@ -1,10 +1,15 @@
-/* cmd_snapshot.c - `mallocwatch snapshot -p PID`: the allocator state of
- * a running process, now, without a tracer (snapshot.h). */
+/* cmd_snapshot.c - `mallocwatch snapshot`: the allocator state of a
+ * running process (-p PID), of several (-p A,B,C; --cgroup DIR), or of
+ * every process on the host that maps a glibc, as a table like top's
+ * (--all, refreshed every --interval), now, without a tracer
+ * (snapshot.h, snapmulti.h, report_top.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -12,97 +17,358 @@
 #include "msg.h"
 #include "output.h"
 #include "procmem.h"
+#include "proclist.h"
+#include "procwhere.h"
 #include "report.h"
+#include "report_snap.h"
+#include "report_top.h"
+#include "snapmulti.h"
 #include "snapshot.h"
 #include "target.h"
+#include "xalloc.h"
 
 static const char snapshot_usage[] =
-"Usage: mallocwatch snapshot -p PID [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
+"Usage: mallocwatch snapshot -p PID[,PID...] [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
+"       mallocwatch snapshot --cgroup DIR [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
+"       mallocwatch snapshot --all [--interval SECONDS] [--count N] [-o FILE] [--json FILE] [-q]\n"
 "\n"
 "Read glibc's allocator state from a running process, now, without\n"
 "stopping or signalling it and without a tracer or SDT probes: every\n"
 "arena (system bytes, in use, free but retained, what malloc_trim(0)\n"
 "could give back at most, top chunk, heaps, attached threads, free list),\n"
 "every heap (heap_info), the main heap's sbrk extent, the mmap and trim\n"
-"thresholds, arena limits and mmapped chunks.  Needs the libc's symbols\n"
-"and DWARF: built in, or its debug package (Debian: libc6-dbg; Fedora:\n"
-"glibc-debuginfo), found by build-id, or under $MW_DEBUGINFO_PATH.\n"
+"thresholds, arena limits and mmapped chunks; and where the process\n"
+"lives: its pid and mount namespaces, its pid in its own pid namespace,\n"
+"its cgroup.  Needs the libc's symbols and DWARF: built in, or its debug\n"
+"package (Debian: libc6-dbg; Fedora: glibc-debuginfo), found by\n"
+"build-id, or under $MW_DEBUGINFO_PATH.\n"
 "\n"
-"  -p PID               the process\n"
+"Which processes:\n"
+"  -p PID[,PID...]      these processes (-p may be repeated); with one, the\n"
+"                       report of one process (JSON {\"snapshot\": ...})\n"
+"  --cgroup DIR         every process in the cgroup directory DIR (v1 or v2,\n"
+"                       e.g. /sys/fs/cgroup/unified/system.slice) and in its\n"
+"                       child cgroups: one report each and a total\n"
+"  --all                every process on the host that maps a glibc (but\n"
+"                       mallocwatch), one line each, most free-but-retained\n"
+"                       bytes first; those not read with the reason\n"
+"  --interval SECONDS   --all: a fresh table every SECONDS until ^C or\n"
+"                       SIGTERM (exit 0)\n"
+"  --count N            --all: N tables, then exit (--interval default 1)\n"
+"\n"
+"Output:\n"
 "  -o FILE              the summary to FILE (default: stdout)\n"
-"  --json FILE          the snapshot as JSON ('-' = stdout); docs/json.md\n"
-"  --read-timeout SECONDS  give up after this long (default 2); the walk is\n"
-"                       also bounded in steps, and a loop in the arena ring,\n"
-"                       a heap chain, a bin or a fastbin stops it at once\n"
+"  --json FILE          as JSON ('-' = stdout); docs/json.md; with --interval,\n"
+"                       one document a line\n"
+"  --read-timeout SECONDS  give up on a process after this long (default 2);\n"
+"                       the walk is also bounded in steps, and a loop in the\n"
+"                       arena ring, a heap chain, a bin or a fastbin stops it\n"
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0 (also for a snapshot marked inconsistent: the allocator\n"
-"changed while it was read), 1 when the process cannot be read, when its\n"
-"allocator is corrupt or hostile (a loop: the message names the structure\n"
-"and the address) or is not read within --read-timeout; 2 on a usage error.\n"
+"changed while it was read), 1 when a process named by -p or in the\n"
+"cgroup cannot be read - it exited, it is not ours to read, it maps no\n"
+"glibc, its libc's debug symbols are missing, its allocator is corrupt\n"
+"or hostile (a loop: the message names the structure and the address) or\n"
+"is not read within --read-timeout: one line each on stderr, the others\n"
+"are still reported - or the cgroup has no process; --all: 0 once the\n"
+"table is written (a process not read is a row with its reason), 1 when\n"
+"/proc cannot be listed or the output not written; 2 on a usage error.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch snapshot -p $(pidof myserver)\n"
-"  sudo mallocwatch snapshot -p 4242 --json state.json -o /dev/null\n";
+"  sudo mallocwatch snapshot -p 4242 --json state.json -o /dev/null\n"
+"  sudo mallocwatch snapshot -p $(pidof -d, php-fpm8.2)\n"
+"  sudo mallocwatch snapshot --cgroup /sys/fs/cgroup/unified/system.slice/nginx.service\n"
+"  sudo mallocwatch snapshot --all --interval 5\n";
 
-enum { OPT_READ_TIMEOUT = 256 };
+enum { OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_INTERVAL, OPT_COUNT };
 
-int cmd_snapshot(int argc, char **argv)
+struct snap_opts {
+	struct mw_pidlist pids;
+	const char *cgroup, *out, *json;
+	int all;
+	long timeout_ms, interval_ms, count;	/* count 0: until a signal */
+	FILE *fo, *fj;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static long count_option(const char *s)
+{
+	pid_t n;	/* a positive int, as a pid is */
+
+	if (mw_parse_pid(s, &n) < 0)
+		mw_usage_error("--count needs a number of tables above 0, not '%s'", s);
+	return n;
+}
+
+static void parse(int argc, char **argv, struct snap_opts *o)
 {
 	static const struct option lo[] = {
 		{ "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *json = NULL;
-	char err[PATH_MAX + 512], comm[64];
-	struct mw_glibc g;
-	struct mw_snapshot *s;
-	pid_t pid = 0;
-	FILE *fo, *fj = NULL;
-	int c, status = MW_EXIT_OK, json_err = 0;
-	long timeout_ms = MW_SNAP_TIMEOUT_MS;
+	char err[256];
+	int c;
 
 	while ((c = getopt_long(argc, argv, "p:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (mw_parse_pid(optarg, &pid) < 0)
-				mw_usage_error("-p needs a process id, not '%s'", optarg);
+			if (mw_pidlist_parse(&o->pids, optarg, err, sizeof(err)) < 0)
+				mw_usage_error("%s", err);
 			break;
-		case 'o': out = optarg; break;
-		case 'j': json = optarg; break;
-		case OPT_READ_TIMEOUT: timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
+		case 'o': o->out = optarg; break;
+		case 'j': o->json = optarg; break;
+		case OPT_READ_TIMEOUT: o->timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
+		case OPT_CGROUP: o->cgroup = optarg; break;
+		case OPT_ALL: o->all = 1; break;
+		case OPT_INTERVAL: o->interval_ms = mw_seconds_option("--interval", optarg); break;
+		case OPT_COUNT: o->count = count_option(optarg); break;
 		case 'q': mw_quiet(1); break;
-		case 'h': fputs(snapshot_usage, stdout); return MW_EXIT_OK;
+		case 'h': fputs(snapshot_usage, stdout); exit(MW_EXIT_OK);
 		default: mw_usage_error("bad option");
 		}
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!pid)
-		mw_usage_error("snapshot needs -p PID");
-	fo = out ? mw_output_create(out, 1) : stdout;
-	if (!fo || (json && !(fj = mw_output_create(json, 1))))
+	if ((o->pids.n > 0) + !!o->cgroup + o->all != 1)
+		mw_usage_error("snapshot needs one of -p PID, --cgroup DIR and --all");
+	if ((o->interval_ms || o->count) && !o->all)
+		mw_usage_error("--interval and --count go with --all");
+	if (o->count && !o->interval_ms)
+		o->interval_ms = 1000;
+}
+
+static int open_outputs(struct snap_opts *o)
+{
+	o->fo = o->out ? mw_output_create(o->out, 1) : stdout;
+	return o->fo && (!o->json || (o->fj = mw_output_create(o->json, 1))) ? 0 : -1;
+}
+
+/* Close what open_outputs opened; json_err: the JSON writer's errno. */
+static int close_outputs(struct snap_opts *o, int json_err)
+{
+	int bad = mw_output_close(o->fo, o->out ? o->out : "stdout",
+				  o->fj == o->fo ? json_err : 0) < 0;
+
+	if (o->fj && o->fj != o->fo && mw_output_close(o->fj, o->json, json_err) < 0)
+		bad = 1;
+	return bad ? MW_EXIT_RUNTIME : MW_EXIT_OK;
+}
+
+/* The text goes out unless the JSON took stdout. */
+static int want_text(const struct snap_opts *o)
+{
+	return !(o->fj == stdout && o->fo == stdout);
+}
+
+/* -p PID: one process, the report as it has always been, plus where it
+ * lives when that can still be read. */
+static int snapshot_one(struct snap_opts *o)
+{
+	char err[PATH_MAX + 512], comm[64];
+	pid_t pid = o->pids.pids[0];
+	struct mw_glibc g;
+	struct mw_snapshot *s;
+	struct mw_where w;
+	int json_err = 0, have_where, status;
+
+	if (open_outputs(o) < 0)
 		return MW_EXIT_RUNTIME;
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
-	    mw_snapshot_read(pid, &g, timeout_ms, &s, err, sizeof(err)) < 0)
+	    mw_snapshot_read(pid, &g, o->timeout_ms, &s, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	mw_process_comm(pid, comm, sizeof(comm));
 	if (!comm[0])
 		snprintf(comm, sizeof(comm), "?");
+	have_where = mw_proc_where(pid, &w, err, sizeof(err)) == 0;
 	if (!s->consistent)
 		mw_warn("process %d's allocator changed while it was read (%s); the snapshot is "
 			"marked inconsistent", (int)pid, s->why);
-	if (!(json && fj == stdout && fo == stdout))
-		mw_snapshot_text(fo, s, comm);	/* an error is found at the close */
-	if (fj && mw_snapshot_json(fj, s, comm) < 0)
+	if (want_text(o))	/* an error is found at the close */
+		mw_snapshot_text_where(o->fo, s, comm, have_where ? &w : NULL);
+	if (o->fj && mw_snapshot_json_where(o->fj, s, comm, have_where ? &w : NULL) < 0)
 		json_err = errno;
 	/* a JSON that could not be made (ENOMEM) fails the run like a write */
-	if (mw_output_close(fo, out ? out : "stdout", fj == fo ? json_err : 0) < 0 ||
-	    (fj && fj != fo && mw_output_close(fj, json, json_err) < 0))
-		status = MW_EXIT_RUNTIME;
+	status = close_outputs(o, json_err);
 	mw_snapshot_free(s);
+	return status;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double monotonic_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Read every process of l into a new array (*n entries); stops early,
+ * returning NULL, when a stop signal came. */
+static struct mw_psnap *read_all(const struct mw_pidlist *l, long timeout_ms, size_t *n)
+{
+	struct mw_psnap *v = xcalloc(l->n ? l->n : 1, sizeof(*v));
+
+	for (*n = 0; *n < l->n; (*n)++) {
+		if (stop_signal) {
+			for (size_t i = 0; i < *n; i++)
+				mw_psnap_release(&v[i]);
+			free(v);
+			return NULL;
+		}
+		mw_psnap_read(&v[*n], l->pids[*n], timeout_ms);
+	}
+	return v;
+}
+
+static void release_all(struct mw_psnap *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		mw_psnap_release(&v[i]);
+	free(v);
+}
+
+/* -p A,B,C or --cgroup DIR: a report each, a total; exit 1 when one
+ * could not be read. */
+static int snapshot_many(struct snap_opts *o)
+{
+	struct mw_top_info info = { .mode = o->cgroup ? "cgroup" : "processes",
+				    .cgroup = o->cgroup };
+	char err[PATH_MAX + 512];
+	struct mw_psnap *v;
+	size_t n, failed = 0;
+	int json_err = 0, status;
+	double start;
+
+	if (o->cgroup && mw_pidlist_cgroup(&o->pids, o->cgroup, err, sizeof(err)) < 0)
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if (!o->pids.n)
+		mw_die(MW_EXIT_RUNTIME, "no process in cgroup '%s'", o->cgroup);
+	if (open_outputs(o) < 0)
+		return MW_EXIT_RUNTIME;
+	info.taken_ns = realtime_ns();
+	start = monotonic_s();
+	v = read_all(&o->pids, o->timeout_ms, &n);
+	info.seconds = monotonic_s() - start;
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].snap) {
+			failed++;
+			mw_error("%s", v[i].err);
+		} else if (!v[i].snap->consistent)
+			mw_warn("process %d's allocator changed while it was read (%s); the "
+				"snapshot is marked inconsistent", (int)v[i].pid, v[i].snap->why);
+	}
+	if (want_text(o))
+		mw_top_reports_text(o->fo, v, n);
+	if (o->fj && mw_top_json(o->fj, v, n, &info, JSON_INDENT(2)) < 0)
+		json_err = errno;
+	status = close_outputs(o, json_err);
+	release_all(v, n);
+	return status != MW_EXIT_OK || failed ? MW_EXIT_RUNTIME : MW_EXIT_OK;
+}
+
+/* One --all table (and JSON document); 1 when a stop signal came first,
+ * -1 on an error (after a message). */
+static int top_round(struct snap_opts *o)
+{
+	struct mw_top_info info = { .mode = "all" };
+	struct mw_pidlist l = { 0 };
+	char err[256];
+	struct mw_psnap *v;
+	size_t n;
+	double start = monotonic_s();
+
+	info.taken_ns = realtime_ns();
+	if (mw_pidlist_all(&l, &info.seen, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		return -1;
+	}
+	v = read_all(&l, o->timeout_ms, &n);
+	mw_pidlist_free(&l);
+	if (!v)
+		return 1;
+	info.seconds = monotonic_s() - start;
+	mw_psnap_sort_by_free(v, n);
+	if (want_text(o))
+		mw_top_table_text(o->fo, v, n, &info);
+	if (o->fj && mw_top_json(o->fj, v, n, &info, o->interval_ms ? JSON_COMPACT :
+				 JSON_INDENT(2)) < 0) {
+		mw_error("cannot write the JSON report: %s", strerror(errno));
+		release_all(v, n);
+		return -1;
+	}
+	release_all(v, n);
+	return ferror(o->fo) ? -1 : 0;
+}
+
+/* Sleep ms milliseconds, or less when a stop signal comes. */
+static void pause_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L };
+
+	while (!stop_signal && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* --all: a table, or one every --interval until ^C, SIGTERM or --count. */
+static int snapshot_top(struct snap_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_stop };	/* no SA_RESTART */
+	int r = 0;
+
+	if (open_outputs(o) < 0)
+		return MW_EXIT_RUNTIME;
+	if (o->interval_ms) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	for (long round = 1; r == 0; round++) {
+		if (round > 1 && want_text(o))
+			fputc('\n', o->fo);
+		r = top_round(o);
+		if (r || !o->interval_ms || (o->count && round >= o->count))
+			break;
+		fflush(o->fo);
+		pause_ms(o->interval_ms);
+		if (stop_signal)
+			break;
+	}
+	return close_outputs(o, 0) != MW_EXIT_OK || r < 0 ? MW_EXIT_RUNTIME : MW_EXIT_OK;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	struct snap_opts o = { .timeout_ms = MW_SNAP_TIMEOUT_MS };
+	int status;
+
+	parse(argc, argv, &o);
+	if (o.all)
+		status = snapshot_top(&o);
+	else if (o.pids.n == 1 && !o.cgroup)
+		status = snapshot_one(&o);
+	else
+		status = snapshot_many(&o);
+	mw_pidlist_free(&o.pids);
 	return status;
 }

@@ -63,7 +63,65 @@ void mw_snapshot_arenas_text(FILE *f, const struct mw_snapshot *s, const char *t
 	totals_line(f, s);
 }
 
+/* " (ours)", " (not ours)", "" unknown */
+static const char *ours(int other)
+{
+	return other < 0 ? "" : other ? " (not ours)" : " (ours)";
+}
+
+void mw_where_text(FILE *f, const struct mw_where *w)
+{
+	char q[4 * 4096 + 8];
+	pid_t inner = mw_where_inner_pid(w);
+
+	fputs("  ", f);
+	if (inner && inner != w->pid)
+		fprintf(f, "pid %d in its ", (int)inner);
+	if (w->pid_ns)
+		fprintf(f, "pid namespace %" PRIu64 "%s", w->pid_ns, ours(w->pid_ns_other));
+	else
+		fputs("pid namespace unknown", f);
+	if (w->mnt_ns)
+		fprintf(f, ", mount namespace %" PRIu64 "%s", w->mnt_ns, ours(w->mnt_ns_other));
+	else
+		fputs(", mount namespace unknown", f);
+	/* a cgroup's name is its maker's, maybe the process's own */
+	if (w->cgroup[0])
+		fprintf(f, "; cgroup %s (%s)", mw_quote(w->cgroup, q, sizeof(q)), w->cgroup_from);
+	if (w->container[0])
+		fprintf(f, ", container %s", mw_quote(w->container, q, sizeof(q)));
+	fputc('\n', f);
+}
+
+static json_t *ns_json(uint64_t inode, int other)
+{
+	return json_pack("{s:o, s:o}", "inode", inode ? json_integer((json_int_t)inode) : json_null(),
+			 "ours", other < 0 ? json_null() : json_boolean(!other));
+}
+
+json_t *mw_where_json(const struct mw_where *w)
+{
+	json_t *nspid = json_array();
+
+	for (int i = 0; i < w->nnspid; i++)
+		mw_json_append(&nspid, json_integer(w->nspid[i]));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+		"pid_namespace", ns_json(w->pid_ns, w->pid_ns_other),
+		"mount_namespace", ns_json(w->mnt_ns, w->mnt_ns_other),
+		"nspid", nspid,
+		"pid_in_namespace", w->nnspid ? json_integer(mw_where_inner_pid(w)) : json_null(),
+		"cgroup", w->cgroup[0] ? mw_json_str(w->cgroup) : json_null(),
+		"cgroup_from", w->cgroup[0] ? mw_json_str(w->cgroup_from) : json_null(),
+		"container", w->container[0] ? mw_json_str(w->container) : json_null());
+}
+
 int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
+{
+	return mw_snapshot_text_where(f, s, comm, NULL);
+}
+
+int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *comm,
+			   const struct mw_where *w)
 {
 	char a[16], b[16], q[4 * 4096 + 8];
 	size_t nheaps = 0, shown = 0;
@@ -72,6 +130,8 @@ int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
 	 * terminal unquoted */
 	fprintf(f, "mallocwatch: snapshot of process %d (%s), read in %.1f ms\n", (int)s->pid,
 		mw_quote(comm, q, sizeof(q)), (double)s->duration_ns / 1e6);
+	if (w)
+		mw_where_text(f, w);
 	fprintf(f, "  libc %s", mw_quote(s->libc, q, sizeof(q)));
 	if (s->glibc_minor)
 		fprintf(f, " (glibc 2.%d)", s->glibc_minor);
@@ -193,8 +253,17 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 
 int mw_snapshot_json(FILE *f, const struct mw_snapshot *s, const char *comm)
 {
+	return mw_snapshot_json_where(f, s, comm, NULL);
+}
+
+int mw_snapshot_json_where(FILE *f, const struct mw_snapshot *s, const char *comm,
+			   const struct mw_where *w)
+{
 	json_t *root = json_object(), *snap = mw_snapshot_json_value(s, comm);
 	int ret;
+
+	if (w)
+		mw_json_set(&snap, "where", mw_where_json(w));
 
 	mw_json_set(&root, "version", json_integer(1));
 	mw_json_set(&root, "snapshot", snap);

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "procwhere.h"
 #include "snapshot.h"
 
 /* Two snapshots of one process side by side (a: at attach, b: at the end,
@@ -33,5 +34,25 @@ int mw_snapshot_text(FILE *out, const struct mw_snapshot *s, const char *comm);
  * (jsonout.h). */
 int mw_snapshot_json(FILE *out, const struct mw_snapshot *s, const char *comm);
 json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm);
+
+/* mw_snapshot_text and mw_snapshot_json with where the process lives
+ * (procwhere.h) when w is not NULL: a line under the text's first one
+ * ("  pid 7 in its pid namespace 4026532201 (not ours), mount namespace
+ * 4026532199 (not ours); cgroup /docker/3f2a... (memory), container
+ * docker:3f2a1b9c0d4e") and the key "where" in the JSON's snapshot
+ * object (mw_where_json).  With w NULL, the same bytes as without. */
+int mw_snapshot_text_where(FILE *out, const struct mw_snapshot *s, const char *comm,
+			   const struct mw_where *w);
+int mw_snapshot_json_where(FILE *out, const struct mw_snapshot *s, const char *comm,
+			   const struct mw_where *w);
+
+/* That line alone, to out; cgroup and container quoted (msg.h). */
+void mw_where_text(FILE *out, const struct mw_where *w);
+
+/* w as a JSON object (new reference; NULL when out of memory):
+ * {"pid_namespace": {"inode", "ours"}, "mount_namespace": {...},
+ * "nspid": [...], "pid_in_namespace", "cgroup", "cgroup_from",
+ * "container"}, null where unknown (docs/json.md). */
+json_t *mw_where_json(const struct mw_where *w);
 
 #endif /* MALLOCWATCH_REPORT_SNAP_H */

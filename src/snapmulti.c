@@ -1,0 +1,148 @@
+/* snapmulti.c - many processes' snapshots, each with its reason when it
+ * could not be read (snapmulti.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "glibcinfo.h"
+#include "procmem.h"
+#include "proclist.h"
+#include "snapmulti.h"
+
+static const char *const fail_names[] = {
+	[MW_PSNAP_EXITED] = "exited",
+	[MW_PSNAP_UNREADABLE] = "unreadable",
+	[MW_PSNAP_NO_GLIBC] = "no_glibc",
+	[MW_PSNAP_NO_SYMBOLS] = "no_symbols",
+	[MW_PSNAP_TIMEOUT] = "timeout",
+	[MW_PSNAP_CORRUPT] = "corrupt",
+};
+
+const char *mw_psnap_fail_name(enum mw_psnap_fail fail)
+{
+	return fail > MW_PSNAP_READ && fail <= MW_PSNAP_CORRUPT ? fail_names[fail] : NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int failed(struct mw_psnap *ps, enum mw_psnap_fail why)
+{
+	/* whatever the step said, a process that is gone now has exited */
+	if (why != MW_PSNAP_EXITED && !mw_process_alive(ps->pid)) {
+		why = MW_PSNAP_EXITED;
+		snprintf(ps->err, sizeof(ps->err), "process %d exited while it was read",
+			 (int)ps->pid);
+	}
+	ps->fail = why;
+	return -1;
+}
+
+/* Before loading its libc: is there a glibc in it we may read? */
+static int check_maps(struct mw_psnap *ps)
+{
+	int r;
+
+	errno = 0;
+	r = mw_maps_glibc(ps->pid);
+	if (r == 1)
+		return 0;
+	if (r == 0) {
+		snprintf(ps->err, sizeof(ps->err), "process %d maps no glibc (a static binary, or "
+			 "another libc)", (int)ps->pid);
+		return failed(ps, MW_PSNAP_NO_GLIBC);
+	}
+	snprintf(ps->err, sizeof(ps->err), "cannot read process %d's maps: %s", (int)ps->pid,
+		 strerror(errno ? errno : EIO));
+	return failed(ps, errno == ENOENT || errno == ESRCH ? MW_PSNAP_EXITED :
+		      MW_PSNAP_UNREADABLE);
+}
+
+static int take(struct mw_psnap *ps, long timeout_ms)
+{
+	struct mw_glibc g;
+	int r;
+
+	if (check_maps(ps) < 0)
+		return -1;
+	if (mw_glibc_load(ps->pid, &g, ps->err, sizeof(ps->err)) < 0)
+		return failed(ps, MW_PSNAP_NO_SYMBOLS);
+	r = mw_snapshot_read(ps->pid, &g, timeout_ms, &ps->snap, ps->err, sizeof(ps->err));
+	if (r == MW_SNAP_OK)
+		return 0;
+	ps->snap = NULL;
+	return failed(ps, r == MW_SNAP_TIMEOUT ? MW_PSNAP_TIMEOUT :
+		      r == MW_SNAP_CORRUPT ? MW_PSNAP_CORRUPT : MW_PSNAP_UNREADABLE);
+}
+
+int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
+{
+	double start = now_s();
+	int r;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->pid = pid;
+	mw_process_comm(pid, ps->comm, sizeof(ps->comm));
+	if (mw_proc_where(pid, &ps->where, ps->err, sizeof(ps->err)) < 0) {
+		ps->fail = MW_PSNAP_EXITED;
+		r = -1;
+	} else {
+		ps->have_where = 1;
+		r = take(ps, timeout_ms);
+	}
+	if (!ps->comm[0])
+		snprintf(ps->comm, sizeof(ps->comm), "?");
+	if (r == 0)
+		ps->err[0] = '\0';
+	ps->seconds = now_s() - start;
+	return r;
+}
+
+void mw_psnap_release(struct mw_psnap *ps)
+{
+	if (ps->snap)
+		mw_snapshot_free(ps->snap);
+	ps->snap = NULL;
+}
+
+static int cmp_free(const void *a, const void *b)
+{
+	const struct mw_psnap *x = a, *y = b;
+
+	if (!x->snap != !y->snap)
+		return x->snap ? -1 : 1;
+	if (x->snap && x->snap->free_bytes != y->snap->free_bytes)
+		return x->snap->free_bytes > y->snap->free_bytes ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+void mw_psnap_sort_by_free(struct mw_psnap *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_free);
+}
+
+void mw_psnap_totals(const struct mw_psnap *v, size_t n, struct mw_psnap_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_snapshot *s = v[i].snap;
+
+		if (!s) {
+			t->failed++;
+			continue;
+		}
+		t->read++;
+		t->arenas += s->narenas;
+		t->system_bytes += s->system_bytes;
+		t->in_use_bytes += s->in_use_bytes;
+		t->free_bytes += s->free_bytes;
+		t->trimmable += s->trimmable;
+	}
+}

@@ -1,0 +1,75 @@
+/* snapmulti.h - snapshots (snapshot.h) of many processes, one after
+ * another, each with where it lives (procwhere.h): for `snapshot -p
+ * A,B,C`, `--cgroup DIR` and `--all`.
+ *
+ * A process that cannot be read is not an error of the whole: its entry
+ * says why, as a kind (for scripts) and one line (for people):
+ *
+ *	exited      gone before or while it was read
+ *	unreadable  its maps or memory cannot be read (not permitted)
+ *	no_glibc    it maps no glibc (a static binary, another libc)
+ *	no_symbols  its libc's symbols or DWARF cannot be found or used
+ *	            (the line names the debug package)
+ *	timeout     not read within the deadline (--read-timeout)
+ *	corrupt     its allocator is corrupt or hostile (a proved loop)
+ */
+#ifndef MALLOCWATCH_SNAPMULTI_H
+#define MALLOCWATCH_SNAPMULTI_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procwhere.h"
+#include "snapshot.h"
+
+enum mw_psnap_fail {
+	MW_PSNAP_READ = 0,	/* read: snap is set */
+	MW_PSNAP_EXITED,
+	MW_PSNAP_UNREADABLE,
+	MW_PSNAP_NO_GLIBC,
+	MW_PSNAP_NO_SYMBOLS,
+	MW_PSNAP_TIMEOUT,
+	MW_PSNAP_CORRUPT,
+};
+
+/* One process's snapshot or why there is none. */
+struct mw_psnap {
+	pid_t pid;
+	char comm[64];			/* /proc/PID/comm; "?" when gone */
+	struct mw_where where;		/* have_where: it could be read */
+	int have_where;
+	struct mw_snapshot *snap;	/* owned; NULL unless fail is MW_PSNAP_READ */
+	enum mw_psnap_fail fail;
+	char err[PATH_MAX + 512];	/* one line when fail is set, else "" */
+	double seconds;			/* wall time spent on it, libc loading included */
+};
+
+/* Sums over the processes that were read. */
+struct mw_psnap_totals {
+	size_t read, failed;
+	uint64_t arenas, system_bytes, in_use_bytes, free_bytes, trimmable;
+};
+
+/* Read process pid into *ps (which is overwritten): where it lives, its
+ * name, its libc (mw_glibc_load) and its allocator (mw_snapshot_read,
+ * within timeout_ms milliseconds).  0 when read, -1 when not (ps->fail
+ * and ps->err say why).  Release with mw_psnap_release. */
+int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms);
+
+/* Free ps's snapshot (ps stays readable; snap NULL). */
+void mw_psnap_release(struct mw_psnap *ps);
+
+/* The kind of failure as a word: "exited", "unreadable", ... (above);
+ * NULL for MW_PSNAP_READ. */
+const char *mw_psnap_fail_name(enum mw_psnap_fail fail);
+
+/* Sort v: processes read first, by free-but-retained bytes, most first
+ * (then by pid), then those not read, by pid. */
+void mw_psnap_sort_by_free(struct mw_psnap *v, size_t n);
+
+/* The sums over v into *t. */
+void mw_psnap_totals(const struct mw_psnap *v, size_t n, struct mw_psnap_totals *t);
+
+#endif /* MALLOCWATCH_SNAPMULTI_H */
