@@ -33,10 +33,18 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int failed(struct mw_psnap *ps, enum mw_psnap_fail why)
+/* Has the process exited?  Also while it is exiting: its memory (and so
+ * its maps) goes before it becomes a zombie.  had_glibc: its maps were
+ * read and named a glibc before. */
+static int gone(pid_t pid, int had_glibc)
+{
+	return !mw_process_alive(pid) || (had_glibc && mw_maps_glibc(pid) != 1);
+}
+
+static int failed(struct mw_psnap *ps, enum mw_psnap_fail why, int had_glibc)
 {
 	/* whatever the step said, a process that is gone now has exited */
-	if (why != MW_PSNAP_EXITED && !mw_process_alive(ps->pid)) {
+	if (why != MW_PSNAP_EXITED && gone(ps->pid, had_glibc)) {
 		why = MW_PSNAP_EXITED;
 		snprintf(ps->err, sizeof(ps->err), "process %d exited while it was read",
 			 (int)ps->pid);
@@ -57,12 +65,12 @@ static int check_maps(struct mw_psnap *ps)
 	if (r == 0) {
 		snprintf(ps->err, sizeof(ps->err), "process %d maps no glibc (a static binary, or "
 			 "another libc)", (int)ps->pid);
-		return failed(ps, MW_PSNAP_NO_GLIBC);
+		return failed(ps, MW_PSNAP_NO_GLIBC, 0);
 	}
 	snprintf(ps->err, sizeof(ps->err), "cannot read process %d's maps: %s", (int)ps->pid,
 		 strerror(errno ? errno : EIO));
 	return failed(ps, errno == ENOENT || errno == ESRCH ? MW_PSNAP_EXITED :
-		      MW_PSNAP_UNREADABLE);
+		      MW_PSNAP_UNREADABLE, 0);
 }
 
 static int take(struct mw_psnap *ps, long timeout_ms)
@@ -73,13 +81,13 @@ static int take(struct mw_psnap *ps, long timeout_ms)
 	if (check_maps(ps) < 0)
 		return -1;
 	if (mw_glibc_load(ps->pid, &g, ps->err, sizeof(ps->err)) < 0)
-		return failed(ps, MW_PSNAP_NO_SYMBOLS);
+		return failed(ps, MW_PSNAP_NO_SYMBOLS, 1);
 	r = mw_snapshot_read(ps->pid, &g, timeout_ms, &ps->snap, ps->err, sizeof(ps->err));
 	if (r == MW_SNAP_OK)
 		return 0;
 	ps->snap = NULL;
 	return failed(ps, r == MW_SNAP_TIMEOUT ? MW_PSNAP_TIMEOUT :
-		      r == MW_SNAP_CORRUPT ? MW_PSNAP_CORRUPT : MW_PSNAP_UNREADABLE);
+		      r == MW_SNAP_CORRUPT ? MW_PSNAP_CORRUPT : MW_PSNAP_UNREADABLE, 1);
 }
 
 int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
