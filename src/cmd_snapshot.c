@@ -308,6 +308,7 @@ static int top_round(struct snap_opts *o)
 	mw_pidlist_free(&l);
 	if (!v)
 		return 1;
+	mw_psnap_drop_vanished(v, &n);
 	info.seconds = monotonic_s() - start;
 	mw_psnap_sort_by_free(v, n);
 	if (want_text(o))

@@ -25,8 +25,10 @@ static void totals_text(FILE *f, const struct mw_psnap *v, size_t n)
 
 	mw_psnap_totals(v, n, &t);
 	fprintf(f, "\nTotal over %zu process%s", t.read, t.read == 1 ? "" : "es");
+	if (t.inconsistent)
+		fprintf(f, " (%zu inconsistent, not counted%s", t.inconsistent, t.failed ? "; " : ")");
 	if (t.failed)
-		fprintf(f, " (%zu not read)", t.failed);
+		fprintf(f, "%s%zu not read)", t.inconsistent ? "" : " (", t.failed);
 	fprintf(f, ": %" PRIu64 " arenas, system %s, in use %s, free (retained) %s; "
 		"malloc_trim(0) could give back at most %s\n", t.arenas,
 		mw_human_bytes(t.system_bytes, a, sizeof(a)),
@@ -51,31 +53,27 @@ int mw_top_reports_text(FILE *f, const struct mw_psnap *v, size_t n)
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-static void heading(FILE *f, size_t n, const struct mw_top_info *info, size_t failed)
+static void heading(FILE *f, size_t n, const struct mw_top_info *info,
+		    const struct mw_psnap_totals *t)
 {
 	char when[64];
-	time_t t = (time_t)(info->taken_ns / 1000000000u);
+	time_t sec = (time_t)(info->taken_ns / 1000000000u);
 	struct tm tm;
 
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
-	fprintf(f, "mallocwatch: %s: %zu process%s map%s a glibc (of %zu seen), %zu read, %zu not; "
-		"%.2f s\n", when, n, n == 1 ? "" : "es", n == 1 ? "s" : "", info->seen,
-		n - failed, failed, info->seconds);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&sec, &tm));
+	fprintf(f, "mallocwatch: %s: %zu process%s map%s a glibc (of %zu seen): %zu read, "
+		"%zu inconsistent, %zu not; %.2f s\n", when, n, n == 1 ? "" : "es",
+		n == 1 ? "s" : "", info->seen, t->read, t->inconsistent, t->failed, info->seconds);
 	fprintf(f, "  %5s %-16s %6s %10s %10s %10s %10s %6s %s\n", "PID", "COMMAND", "ARENAS",
 		"SYSTEM", "IN USE", "FREE", "TRIMMABLE", "NSPID", "CGROUP/CONTAINER");
 }
 
-static void row(FILE *f, const struct mw_psnap *ps)
+/* The figures of a consistent snapshot, else dashes. */
+static void figures(FILE *f, const struct mw_snapshot *s)
 {
-	char cm[20], nsp[16] = "-", q[4 * 4096 + 8], sy[16], us[16], fr[16], tr[16];
-	const struct mw_snapshot *s = ps->snap;
-	const struct mw_where *w = &ps->where;
-	pid_t inner = ps->have_where ? mw_where_inner_pid(w) : 0;
+	char sy[16], us[16], fr[16], tr[16];
 
-	if (ps->have_where && w->pid_ns_other > 0 && inner)
-		snprintf(nsp, sizeof(nsp), "%d", (int)inner);
-	fprintf(f, "  %5d %-16s ", (int)ps->pid, mw_quote(ps->comm, cm, sizeof(cm) - 3));
-	if (s)
+	if (s && s->consistent)
 		fprintf(f, "%6zu %10s %10s %10s %10s", s->narenas,
 			mw_human_bytes(s->system_bytes, sy, sizeof(sy)),
 			mw_human_bytes(s->in_use_bytes, us, sizeof(us)),
@@ -83,13 +81,27 @@ static void row(FILE *f, const struct mw_psnap *ps)
 			mw_human_bytes(s->trimmable, tr, sizeof(tr)));
 	else
 		fprintf(f, "%6s %10s %10s %10s %10s", "-", "-", "-", "-", "-");
+}
+
+static void row(FILE *f, const struct mw_psnap *ps)
+{
+	char cm[20], nsp[16] = "-", q[4 * 4096 + 8];
+	const struct mw_snapshot *s = ps->snap;
+	const struct mw_where *w = &ps->where;
+	pid_t inner = ps->have_where ? mw_where_inner_pid(w) : 0;
+
+	if (ps->have_where && w->pid_ns_other > 0 && inner)
+		snprintf(nsp, sizeof(nsp), "%d", (int)inner);
+	fprintf(f, "  %5d %-16s ", (int)ps->pid, mw_quote(ps->comm, cm, sizeof(cm) - 3));
+	figures(f, s);
 	fprintf(f, " %6s %s", nsp, !ps->have_where ? "?" :
 		mw_quote(w->container[0] ? w->container : w->cgroup[0] ? w->cgroup : "?", q,
 			 sizeof(q)));
 	if (!s)
 		fprintf(f, "  (%s: %s)", mw_psnap_fail_name(ps->fail), mw_quote(ps->err, q, sizeof(q)));
-	if (s && !s->consistent)
-		fputs("  (inconsistent)", f);
+	else if (!s->consistent)
+		fprintf(f, "  (inconsistent after %d tries: %s)", s->tries,
+			mw_quote(s->why, q, sizeof(q)));
 	fputc('\n', f);
 }
 
@@ -98,7 +110,7 @@ int mw_top_table_text(FILE *f, const struct mw_psnap *v, size_t n, const struct 
 	struct mw_psnap_totals t;
 
 	mw_psnap_totals(v, n, &t);
-	heading(f, n, info, t.failed);
+	heading(f, n, info, &t);
 	for (size_t i = 0; i < n; i++)
 		row(f, &v[i]);
 	totals_text(f, v, n);
@@ -126,7 +138,9 @@ static json_t *totals_json(const struct mw_psnap *v, size_t n)
 	struct mw_psnap_totals t;
 
 	mw_psnap_totals(v, n, &t);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "processes_read", (json_int_t)t.read,
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "processes_read", (json_int_t)t.read,
+			 "processes_inconsistent", (json_int_t)t.inconsistent,
 			 "processes_not_read", (json_int_t)t.failed, "arenas", (json_int_t)t.arenas,
 			 "system_bytes", (json_int_t)t.system_bytes,
 			 "in_use_bytes", (json_int_t)t.in_use_bytes,

@@ -120,13 +120,19 @@ void mw_psnap_release(struct mw_psnap *ps)
 	ps->snap = NULL;
 }
 
+/* 0 read consistently, 1 read inconsistently, 2 not read */
+static int rank(const struct mw_psnap *p)
+{
+	return !p->snap ? 2 : !p->snap->consistent;
+}
+
 static int cmp_free(const void *a, const void *b)
 {
 	const struct mw_psnap *x = a, *y = b;
 
-	if (!x->snap != !y->snap)
-		return x->snap ? -1 : 1;
-	if (x->snap && x->snap->free_bytes != y->snap->free_bytes)
+	if (rank(x) != rank(y))
+		return rank(x) - rank(y);
+	if (rank(x) == 0 && x->snap->free_bytes != y->snap->free_bytes)
 		return x->snap->free_bytes > y->snap->free_bytes ? -1 : 1;
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
@@ -134,6 +140,22 @@ static int cmp_free(const void *a, const void *b)
 void mw_psnap_sort_by_free(struct mw_psnap *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_free);
+}
+
+void mw_psnap_drop_vanished(struct mw_psnap *v, size_t *n)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (v[i].fail == MW_PSNAP_EXITED && !v[i].have_where) {
+			mw_psnap_release(&v[i]);
+			continue;
+		}
+		if (out != i)
+			v[out] = v[i];
+		out++;
+	}
+	*n = out;
 }
 
 void mw_psnap_totals(const struct mw_psnap *v, size_t n, struct mw_psnap_totals *t)
@@ -144,6 +166,10 @@ void mw_psnap_totals(const struct mw_psnap *v, size_t n, struct mw_psnap_totals 
 
 		if (!s) {
 			t->failed++;
+			continue;
+		}
+		if (!s->consistent) {
+			t->inconsistent++;
 			continue;
 		}
 		t->read++;

@@ -46,9 +46,11 @@ struct mw_psnap {
 	double seconds;			/* wall time spent on it, libc loading included */
 };
 
-/* Sums over the processes that were read. */
+/* Sums over the processes read consistently: an inconsistent snapshot's
+ * figures are its last try's, maybe far off (counted in inconsistent,
+ * not summed). */
 struct mw_psnap_totals {
-	size_t read, failed;
+	size_t read, inconsistent, failed;
 	uint64_t arenas, system_bytes, in_use_bytes, free_bytes, trimmable;
 };
 
@@ -61,15 +63,22 @@ int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms);
 /* Free ps's snapshot (ps stays readable; snap NULL). */
 void mw_psnap_release(struct mw_psnap *ps);
 
+/* Drop from v (n entries, *n updated) the processes that were gone
+ * before anything of them could be read (no where, exited): for --all,
+ * whose list is a moment old when each is read.  Their snapshots are
+ * released. */
+void mw_psnap_drop_vanished(struct mw_psnap *v, size_t *n);
+
 /* The kind of failure as a word: "exited", "unreadable", ... (above);
  * NULL for MW_PSNAP_READ. */
 const char *mw_psnap_fail_name(enum mw_psnap_fail fail);
 
-/* Sort v: processes read first, by free-but-retained bytes, most first
- * (then by pid), then those not read, by pid. */
+/* Sort v: processes read consistently first, by free-but-retained
+ * bytes, most first (then by pid), then those read inconsistently, then
+ * those not read, each by pid. */
 void mw_psnap_sort_by_free(struct mw_psnap *v, size_t n);
 
-/* The sums over v into *t. */
+/* The sums over v into *t (read counts the consistent ones). */
 void mw_psnap_totals(const struct mw_psnap *v, size_t n, struct mw_psnap_totals *t);
 
 #endif /* MALLOCWATCH_SNAPMULTI_H */
