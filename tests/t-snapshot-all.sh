@@ -89,10 +89,12 @@ cp "$GLIBC_PREFIX/lib/libc.so.6" "$OUT/nodwarf/" && strip --strip-debug "$OUT/no
 "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$OUT/nodwarf:/lib/x86_64-linux-gnu" /bin/sleep 600 &
 ND=$!; PIDS="$PIDS $ND"
 NS=
-if unshare --pid --fork /bin/sleep 600 & then
+if unshare --pid --fork --kill-child /bin/sleep 600 & then
 	UNS=$!; PIDS="$PIDS $UNS"
 	i=0
 	until NS=$(pgrep -P $UNS -x sleep); do i=$((i + 1)); [ $i -lt 200 ] || break; sleep 0.05; done
+	# the init of a pid namespace takes only SIGKILL from us
+	PIDS="$PIDS $NS"
 fi
 
 for w in 1 2 3; do wait_for "$OUT/py$w.out" ready; done
