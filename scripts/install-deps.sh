@@ -12,7 +12,9 @@
 # memory, t-snapshot-hostile), clang and libclang-rt-14-dev (libFuzzer for
 # tests/fuzz), chromium and fonts-dejavu-core (t-html opens the --html
 # page in a headless browser; tests only, mallocwatch never runs it),
-# pbzip2 (t-html's real multi-threaded program).
+# pbzip2 (t-html's real multi-threaded program), memcached and gdb
+# (t-snapshot-all: a real server under load, and malloc_info() called
+# in it and in python3 through gdb).
 #
 # Needs root (apt-get).  Does nothing when every package is already there,
 # so it is cheap to call from "make demo" and "make check".  On a system
@@ -23,7 +25,7 @@ set -eu
 
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
-gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2"
+gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2 memcached gdb"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: not a Debian-like system; needs: $PKGS" >&2

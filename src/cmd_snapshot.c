@@ -338,12 +338,12 @@ static int snapshot_top(struct snap_opts *o)
 	struct sigaction sa = { .sa_handler = on_stop };	/* no SA_RESTART */
 	int r = 0;
 
-	if (open_outputs(o) < 0)
-		return MW_EXIT_RUNTIME;
-	if (o->interval_ms) {
+	if (o->interval_ms) {	/* first: a signal from now on ends the loop */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}
+	if (open_outputs(o) < 0)
+		return MW_EXIT_RUNTIME;
 	for (long round = 1; r == 0; round++) {
 		if (round > 1 && want_text(o))
 			fputc('\n', o->fo);

@@ -97,7 +97,13 @@ if unshare --pid --fork --kill-child /bin/sleep 600 & then
 	PIDS="$PIDS $NS"
 fi
 
+# a process that names itself with an escape sequence: shown quoted
+EVIL="$OUT/$(printf 'e\033[31mvil')"
+cp /bin/sleep "$EVIL" && "$EVIL" 600 &
+EV=$!; PIDS="$PIDS $EV"
+
 for w in 1 2 3; do wait_for "$OUT/py$w.out" ready; done
+until [ "$(readlink /proc/$EV/exe)" = "$EVIL" ]; do sleep 0.05; done
 for h in HP1 HP2 HS; do wait_for "$OUT/$h.xml" '</malloc>'; done
 until grep -q "$OUT/nodwarf/libc.so.6" /proc/$ND/maps 2>/dev/null; do sleep 0.05; done
 i=0
@@ -181,6 +187,8 @@ rc=$?
 for g in $GDBS; do wait $g || fail "gdb exited $?"; done
 [ $rc = 0 ] || { cat "$OUT/all.err"; fail "--all exited $rc"; }
 [ -s "$OUT/all.err" ] && fail "--all wrote to stderr: $(cat "$OUT/all.err")"
+grep -q "$(printf '\033')" "$OUT/all.txt" && fail "a raw escape byte reached the table"
+grep -q "^ *$EV e\\\\x1b\[31mvil  " "$OUT/all.txt" || fail "the evil name is not shown quoted"
 cat "$OUT/all.txt"
 
 # each sampled process against its malloc_info
@@ -249,11 +257,16 @@ PY
 "$MW" snapshot --all --count 2 --interval 0.1 --json "$OUT/count.jsonl" -o /dev/null || fail "--count --json exited $?"
 python3 -c 'import json, sys; ds = [json.loads(l) for l in open(sys.argv[1])]; assert len(ds) == 2 and all(d["mode"] == "all" for d in ds), len(ds)' \
 	"$OUT/count.jsonl" || fail "--interval --json: not one document a line"
+running() { [ "$(sed 's/.*) //' /proc/$1/stat 2>/dev/null | cut -c1)" ] && ! grep -q ') Z' /proc/$1/stat; }
 for sig in INT TERM; do
-	"$MW" snapshot --all --interval 0.1 -o "$OUT/sig.txt" &
+	rm -f "$OUT/sig-$sig.txt"
+	"$MW" snapshot --all --interval 0.1 -o "$OUT/sig-$sig.txt" &
 	mw=$!
-	wait_for "$OUT/sig.txt" '^Total over'
+	wait_for "$OUT/sig-$sig.txt" '^Total over'	# it is in its loop
 	kill -$sig $mw
+	i=0
+	while running $mw && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+	running $mw && { kill -KILL $mw; fail "SIG$sig did not end --interval within 30 s"; }
 	wait $mw
 	rc=$?
 	[ $rc = 0 ] || fail "SIG$sig ended --interval with $rc"
