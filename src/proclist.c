@@ -223,11 +223,15 @@ int mw_pidlist_all(struct mw_pidlist *l, size_t *seen, char *err, size_t errlen)
 	}
 	while ((e = readdir(d))) {
 		pid_t pid;
+		int r;
 
 		if (mw_parse_pid(e->d_name, &pid) < 0 || pid == self)
 			continue;
 		looked++;
-		if (mw_maps_glibc(pid) == 1)
+		errno = 0;
+		r = mw_maps_glibc(pid);
+		/* one we may not read may map a glibc: listed, to say so */
+		if (r == 1 || (r < 0 && (errno == EACCES || errno == EPERM)))
 			add(l, pid);
 	}
 	closedir(d);

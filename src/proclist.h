@@ -35,10 +35,12 @@ int mw_pidlist_parse(struct mw_pidlist *l, const char *arg, char *err, size_t er
 int mw_pidlist_cgroup(struct mw_pidlist *l, const char *dir, char *err, size_t errlen);
 
 /* Append every process on the host (every /proc/PID we can see) that
- * maps a glibc, except mallocwatch itself, to l, in pid order.
- * Processes whose maps cannot be read (gone, or not ours to read) are
- * left out; *seen (when not NULL) gets the number of processes looked
- * at.  0, or -1 with a reason in err when /proc cannot be listed. */
+ * maps a glibc, except mallocwatch itself, to l, in pid order; also
+ * those whose maps we may not read (EACCES, EPERM: they may map one, and
+ * the caller can say it could not read them).  Processes gone meanwhile
+ * are left out; *seen (when not NULL) gets the number of processes
+ * looked at.  0, or -1 with a reason in err when /proc cannot be
+ * listed. */
 int mw_pidlist_all(struct mw_pidlist *l, size_t *seen, char *err, size_t errlen);
 
 /* Does process pid map a glibc (a file named libc.so.6 or libc-2.N.so,

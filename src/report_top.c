@@ -1,7 +1,7 @@
 /* report_top.c - many processes' snapshots as text and JSON
  * (report_top.h).  The --all table, as `snapshot --all` prints it:
  *
- *	mallocwatch: 2026-11-24 12:40:01 UTC: 41 processes map a glibc (of 104 seen), 39 read, 2 not; 2.84 s
+ *	mallocwatch: 2026-11-24 12:40:01 UTC: 41 of 104 processes map a glibc or may not be read: 39 read, 0 inconsistent, 2 not; 2.84 s
  *	    PID COMMAND          ARENAS     SYSTEM     IN USE       FREE  TRIMMABLE  NSPID CGROUP/CONTAINER
  *	   8123 python3               7    2.3 MiB    1.5 MiB  916.3 KiB   92.0 KiB      - /user.slice/session-3.scope
  *	    812 sshd                  -          -          -          -          -      - /system.slice/ssh.service  (no_symbols: ...)
@@ -61,9 +61,9 @@ static void heading(FILE *f, size_t n, const struct mw_top_info *info,
 	struct tm tm;
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&sec, &tm));
-	fprintf(f, "mallocwatch: %s: %zu process%s map%s a glibc (of %zu seen): %zu read, "
-		"%zu inconsistent, %zu not; %.2f s\n", when, n, n == 1 ? "" : "es",
-		n == 1 ? "s" : "", info->seen, t->read, t->inconsistent, t->failed, info->seconds);
+	fprintf(f, "mallocwatch: %s: %zu of %zu processes map a glibc or may not be read: %zu "
+		"read, %zu inconsistent, %zu not; %.2f s\n", when, n, info->seen, t->read,
+		t->inconsistent, t->failed, info->seconds);
 	fprintf(f, "  %5s %-16s %6s %10s %10s %10s %10s %6s %s\n", "PID", "COMMAND", "ARENAS",
 		"SYSTEM", "IN USE", "FREE", "TRIMMABLE", "NSPID", "CGROUP/CONTAINER");
 }

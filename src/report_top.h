@@ -31,8 +31,8 @@ struct mw_top_info {
  * are the caller's to print).  0, or -1 when writing failed. */
 int mw_top_reports_text(FILE *out, const struct mw_psnap *v, size_t n);
 
-/* The --all table: a heading (when, how many processes map a glibc out
- * of how many, how long it took), one row per process in v's order
+/* The --all table: a heading (when, how many processes map a glibc or
+ * may not be read, out of how many, how long it took), one row per process in v's order
  * (PID, COMMAND, ARENAS, SYSTEM, IN USE, FREE, TRIMMABLE, NSPID (its pid
  * in its own pid namespace when that is not ours), CGROUP/CONTAINER; a
  * process not read has "-" and its reason), then the totals.  0, or -1

@@ -257,7 +257,7 @@ PY
 "$MW" snapshot --all --count 2 --interval 0.1 --json "$OUT/count.jsonl" -o /dev/null || fail "--count --json exited $?"
 python3 -c 'import json, sys; ds = [json.loads(l) for l in open(sys.argv[1])]; assert len(ds) == 2 and all(d["mode"] == "all" for d in ds), len(ds)' \
 	"$OUT/count.jsonl" || fail "--interval --json: not one document a line"
-running() { [ "$(sed 's/.*) //' /proc/$1/stat 2>/dev/null | cut -c1)" ] && ! grep -q ') Z' /proc/$1/stat; }
+running() { [ "$(sed 's/.*) //' /proc/$1/stat 2>/dev/null | cut -c1)" ] && ! grep -q ') Z' /proc/$1/stat 2>/dev/null; }
 for sig in INT TERM; do
 	rm -f "$OUT/sig-$sig.txt"
 	"$MW" snapshot --all --interval 0.1 -o "$OUT/sig-$sig.txt" &
