@@ -23,7 +23,7 @@
 
 /* Sizes of the script's global arrays (BPF maps under stapbpf).  An
  * update past a full map fails silently in the script, so the stream
- * parser (state.c) reports a table that came back this full. */
+ * parser (state_model.c) reports a table that came back this full. */
 #define MW_MAP_HITS 65536	/* mw_n[probe, tid] */
 #define MW_MAP_HEAPS 16384	/* mw_hsize[heap] and friends */
 #define MW_MAP_WAITS 65536	/* mw_wait[tid, arena] */
