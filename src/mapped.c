@@ -82,8 +82,13 @@ int mw_mapped_find(pid_t pid, enum mw_mapped_lib lib, struct mw_mapped *m, char 
 		struct mw_mapped cand = { .pid = pid };
 		int r;
 
-		if (!strchr(line, '\n') && !feof(f))
-			continue;	/* longer than PATH_MAX: not a library of ours */
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;	/* longer than PATH_MAX: not a library of ours */
+
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
 		r = parse_line(line, &cand);
 		if (r < 0) {
 			snprintf(err, errlen, "'%s' has a line that does not parse", maps);
