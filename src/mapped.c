@@ -136,6 +136,26 @@ int mw_mapped_open(const struct mw_mapped *m, char *err, size_t errlen)
 
 	mw_mapped_proc_path(m, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == EPERM) {
+		/* map_files needs CAP_SYS_ADMIN; a user reading a process of
+		 * their own: the name, in its root, then in ours, if it is
+		 * still the file (O_NONBLOCK: a FIFO planted there must not
+		 * hang us; same_file wants a regular file) */
+		char alt[PATH_MAX + 64];
+		int e = errno;
+
+		snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)m->pid, m->name);
+		for (int i = 0; i < 2 && fd < 0; i++) {
+			struct stat sb;
+
+			fd = open(i ? m->name : alt, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			if (fd >= 0 && (fstat(fd, &sb) < 0 || !same_file(m, &sb))) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		errno = e;
+	}
 	if (fd < 0) {
 		if (errno == ENOENT)
 			snprintf(err, errlen, "process %d exited or unmapped '%s' while it was "

@@ -55,7 +55,9 @@ int mw_mapped_find(pid_t pid, enum mw_mapped_lib lib, struct mw_mapped *m, char 
 		   size_t errlen);
 
 /* Open m's file itself through /proc/PID/map_files (O_RDONLY, close-on-
- * exec) and check it is the device and inode maps gave.  The descriptor,
+ * exec) and check it is the device and inode maps gave; without the
+ * privilege map_files needs, m->name inside the process's root, then in
+ * ours, when it still is that file.  The descriptor,
  * or -1 with err ("process 42 exited", "process 42's mapping of '...'
  * is another file than maps names (device/inode differ)", EPERM without
  * CAP_SYS_ADMIN). */
