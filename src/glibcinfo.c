@@ -240,7 +240,9 @@ struct dbg_ctx {
  * (usr/lib/debug/.build-id/NN/REST.debug, as Debian's and Fedora's
  * packages place it), resolved with openat2(2) RESOLVE_IN_ROOT so that
  * no link in that tree leads out of it; a regular file whose build-id is
- * mod's.  The descriptor, or -1. */
+ * mod's.  Not when that root is ours (the host's places, and only they,
+ * were searched: MW_DEBUGINFO_PATH means what it says).  The
+ * descriptor, or -1. */
 static int debuginfo_in_root(Dwfl_Module *mod, const struct dbg_ctx *c, char **name)
 {
 	const unsigned char *id;
@@ -250,7 +252,7 @@ static int debuginfo_in_root(Dwfl_Module *mod, const struct dbg_ctx *c, char **n
 	int n = dwfl_module_build_id(mod, &id, &vaddr), len, rootfd, fd;
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
 				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-	struct stat sb;
+	struct stat sb, ours;
 	Elf *e;
 	ssize_t fn;
 
@@ -263,6 +265,12 @@ static int debuginfo_in_root(Dwfl_Module *mod, const struct dbg_ctx *c, char **n
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)c->pid);
 	if ((rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
+	/* our own root: the host's places were searched already */
+	if (fstat(rootfd, &sb) == 0 && stat("/", &ours) == 0 && sb.st_dev == ours.st_dev &&
+	    sb.st_ino == ours.st_ino) {
+		close(rootfd);
+		return -1;
+	}
 	fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
 	close(rootfd);
 	if (fd < 0)
