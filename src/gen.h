@@ -35,6 +35,13 @@ struct mw_gen_opts {
 	unsigned families;		/* bit per enum mw_family; 0 = all */
 	const struct mw_elf *libm;	/* its slow-math probes; NULL = none */
 	const char *libm_path;
+	/* -p PID,PID,...: the processes traced (npids >= 2; each must map
+	 * libc_path's file).  The handlers take hits of these pids only, and
+	 * every record of a process goes out prefixed "@PID " (protocol.h,
+	 * MW_REC_PROCESS); the aggregates are kept per process.  npids 0:
+	 * one process, stap's target(), records unprefixed. */
+	const int *pids;
+	size_t npids;
 };
 
 struct mw_gen_stats {

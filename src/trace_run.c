@@ -267,7 +267,7 @@ static unsigned long long missing(void *ctx)
 
 /* Write the script into the work directory, and to save (--save-script,
  * already open; closed by mw_outputs_close) unless NULL. */
-static int write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
+int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 			const char *dir, char *script, size_t len, FILE *save,
 			struct mw_gen_stats *st)
 {
@@ -348,7 +348,7 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 /* The libm whose slow-math probes to trace (into path): --libm, else the
  * one beside the libc; NULL when there is none or the math family is not
  * selected.  *bad is set for an unusable --libm. */
-static struct mw_elf *open_libm(const struct trace_opts *o, const char *libc,
+struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc,
 				char *path, size_t len, int *bad)
 {
 	char err[PATH_MAX + 256];
@@ -403,7 +403,7 @@ static void env_vars(const char *block, size_t len, struct mw_environment *e)
 }
 
 /* What decides arena counts in this run (struct mw_environment). */
-static void environment(const struct trace_opts *o, const struct mw_elf *libc,
+void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e)
 {
 	cpu_set_t set;
@@ -436,7 +436,7 @@ static void environment(const struct trace_opts *o, const struct mw_elf *libc,
 }
 
 /* Record how the run ended at the end of a saved stream. */
-static void save_footer(FILE *f, const struct mw_trace_result *r)
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r)
 {
 	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,
 		.wait_status = r->status, .tracer_died = r->tracer_died,
@@ -527,8 +527,8 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	if (o->pid && (at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms)))
 		emit_sample(k, at_end);	/* the timeline's last */
 	if (k->save)
-		save_footer(k->save, r);
-	environment(o, libc, mw_runtime_name(rt), &menv);
+		mw_run_save_footer(k->save, r);
+	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
 	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
 		.snap_attach = k->at_attach, .snap_end = at_end, .snap_exit = k->at_exit,
@@ -566,8 +566,8 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 		goto cleanup;
 	}
 	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
-	libm = open_libm(o, libc_path, libm_path, sizeof(libm_path), &bad_libm);
-	if (bad_libm || write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt,
+	libm = mw_run_open_libm(o, libc_path, libm_path, sizeof(libm_path), &bad_libm);
+	if (bad_libm || mw_run_write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt,
 			 .libc_path = libc_path, .families = o->families, .libm = libm,
 			 .libm_path = libm_path }, dir, script, sizeof(script), out->script,
 			 &gst) < 0)

@@ -101,4 +101,26 @@ int mw_run_conclude(struct outputs *out, struct mw_state *st,
  * is none (a failed read is warned about). */
 struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms);
 
+/* Pieces of a run that a run of several processes (trace_multi.c)
+ * shares:
+ * - write the script (gen.h, options g) into dir/mallocwatch.stp, its
+ *   path into script, and to save (--save-script) unless NULL: 0, or -1
+ *   after an error message;
+ * - the libm whose slow-math probes to trace (into path): --libm, else
+ *   the one beside the libc; NULL when there is none or the math family
+ *   is not selected; *bad set for an unusable --libm;
+ * - what decides arena counts (the environment of o->pid and the libc);
+ * - --save-stream's footer from the run's result r. */
+struct mw_gen_opts;
+struct mw_gen_stats;
+struct mw_elf;
+int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
+			const char *dir, char *script, size_t len, FILE *save,
+			struct mw_gen_stats *st);
+struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, char *path,
+				size_t len, int *bad);
+void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
+			const char *runtime, struct mw_environment *e);
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r);
+
 #endif /* MALLOCWATCH_TRACE_RUN_H */

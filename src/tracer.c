@@ -62,6 +62,7 @@ struct run {
 	struct mw_pty *pty;	/* -c under sudo on a terminal: the program's own */
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
+	size_t next_more;	/* -p PID,PID,...: the next of more_pids to watch */
 	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
 	int uprobes_left;	/* its uprobe definitions when last counted */
 	int traced;		/* -c: the program is ptraced (PTRACE_SEIZE) */
@@ -307,10 +308,33 @@ static void stop_tracer(struct run *rn)
 	signal_tracer(rn, SIGINT);
 }
 
+/* -p PID,PID,...: watch the next of the processes still there instead;
+ * 1 when there is one. */
+static int next_process(struct run *rn)
+{
+	while (rn->next_more < rn->o->nmore) {
+		pid_t pid = rn->o->more_pids[rn->next_more++];
+		int fd = mw_pidfd_open(pid);
+
+		if (fd < 0)
+			continue;	/* gone already */
+		if (mw_pidfd_exited(fd)) {
+			close(fd);
+			continue;
+		}
+		close(rn->pidfd);
+		rn->pidfd = fd;
+		return 1;
+	}
+	return 0;
+}
+
 static void program_exited(struct run *rn)
 {
 	if (rn->o->target && !rn->r->have_status)
 		reap_program(rn, 1);
+	if (!rn->o->target && next_process(rn))
+		return;
 	close(rn->pidfd);
 	rn->pidfd = -1;
 	if (rn->tracer > 0)	/* 0 once reaped: the pid may be another's now */
@@ -452,7 +476,8 @@ static void loop(struct run *rn)
 			flush_check(rn);
 		if (rn->pidfd >= 0 && ((n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
-			kill_at = mw_now_ms() + STOP_GRACE_MS;
+			if (rn->pidfd < 0)	/* else: another of -p's processes */
+				kill_at = mw_now_ms() + STOP_GRACE_MS;
 			if (rn->detach_bg)
 				break;
 		}

@@ -46,6 +46,10 @@ struct mw_tracer_opts {
 	const char *workdir;		/* where the bpf object is compiled */
 	const struct mw_target *target;	/* -c: the program; NULL for -p */
 	pid_t attach_pid;		/* -p: the process */
+	const pid_t *more_pids;		/* -p PID,PID,...: the others (not
+					 * attach_pid); the run ends when every
+					 * one of them has exited too */
+	size_t nmore;
 	int verbose;			/* echo the tracer's stderr */
 	long duration_ms;		/* -p: stop after this long once tracing
 					 * (as ^C would); 0 = until it exits */
