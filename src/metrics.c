@@ -146,6 +146,38 @@ static const json_t *last_snapshot(const json_t *r)
 	return json_is_object(x) ? x : NULL;
 }
 
+/* The length of array x into *v; -1 when x is not an array. */
+static int length_of(const json_t *x, int64_t *v)
+{
+	return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
+}
+
+/* The sum of the integer members key of the objects in arr, saturating
+ * (a file's figures may be anything); with skip_main, the one of
+ * main_arena is left out.  Members that are not integers count 0. */
+static int64_t sum_of(const json_t *arr, const char *key, int skip_main)
+{
+	int64_t sum = 0, b;
+	const json_t *x;
+	size_t i;
+
+	json_array_foreach(arr, i, x)
+		if (!(skip_main && json_is_true(json_object_get(x, "main"))) &&
+		    get_int(x, key, &b) == 0)
+			sum = mw_sat_add(sum, b);
+	return sum;
+}
+
+/* system_bytes, free_bytes or in_use_bytes of the snapshot read last. */
+static int snapshot_total(const json_t *r, enum mw_metric m, int64_t *v)
+{
+	const json_t *s = last_snapshot(r);
+	const char *key = m == MW_M_system_bytes ? "system_bytes" :
+			  m == MW_M_free_bytes ? "free_bytes" : "in_use_bytes";
+
+	return s ? get_int(json_object_get(s, "totals"), key, v) : -1;
+}
+
 int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 {
 	const json_t *arenas = json_object_get(r, "arenas"), *heaps = json_object_get(r, "heaps");
@@ -155,32 +187,21 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 	*v = 0;
 	switch (m) {
 	case MW_M_arenas:
-		return json_is_array(arenas) ? (*v = (int64_t)json_array_size(arenas), 0) : -1;
+		return length_of(arenas, v);
 	case MW_M_arenas_created:
 		*v = count_where(arenas, "created_by_tid", 0);
 		return json_is_array(arenas) ? 0 : -1;
 	case MW_M_threads:
-		x = json_object_get(r, "threads");
-		return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
+		return length_of(json_object_get(r, "threads"), v);
 	case MW_M_heaps:
 		json_array_foreach(heaps, i, x)
 			*v += !json_is_true(json_object_get(x, "freed"));
 		return json_is_array(heaps) ? 0 : -1;
 	case MW_M_heap_bytes:
-		json_array_foreach(arenas, i, x) {
-			int64_t b;
-
-			if (!json_is_true(json_object_get(x, "main")) && get_int(x, "heap_bytes", &b) == 0)
-				*v = mw_sat_add(*v, b);	/* a file's figures may be anything */
-		}
+		*v = sum_of(arenas, "heap_bytes", 1);
 		return json_is_array(arenas) ? 0 : -1;
 	case MW_M_heap_bytes_peak:
-		json_array_foreach(heaps, i, x) {
-			int64_t b;
-
-			if (get_int(x, "peak_size", &b) == 0)
-				*v = mw_sat_add(*v, b);
-		}
+		*v = sum_of(heaps, "peak_size", 0);
 		return json_is_array(heaps) ? 0 : -1;
 	case MW_M_sbrk_net:
 		return get_int(json_object_get(r, "sbrk"), "net", v);
@@ -191,11 +212,9 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 			*v = 0;	/* not hit, or not in this libc */
 		return json_is_object(events) ? 0 : -1;
 	case MW_M_retries:
-		x = json_object_get(r, "retries");
-		return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
+		return length_of(json_object_get(r, "retries"), v);
 	case MW_M_tcache_double_free:
-		x = json_object_get(r, "tcache_double_free");
-		return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
+		return length_of(json_object_get(r, "tcache_double_free"), v);
 	case MW_M_mmap_threshold:
 		return get_int(json_object_get(r, "thresholds"), "mmap", v);
 	case MW_M_trim_threshold:
@@ -204,13 +223,8 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 		return get_int(events, "lost", v);
 	case MW_M_system_bytes:
 	case MW_M_free_bytes:
-	case MW_M_in_use_bytes: {
-		const json_t *s = last_snapshot(r);
-		const char *key = m == MW_M_system_bytes ? "system_bytes" :
-				  m == MW_M_free_bytes ? "free_bytes" : "in_use_bytes";
-
-		return s ? get_int(json_object_get(s, "totals"), key, v) : -1;
-	}
+	case MW_M_in_use_bytes:
+		return snapshot_total(r, m, v);
 	case MW_M_COUNT:
 		break;
 	}

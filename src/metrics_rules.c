@@ -38,16 +38,62 @@ static int parse_amount(const char *s, int64_t *v)
 	return 0;
 }
 
-int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
+/* The operator p starts with into *op; what follows it, or NULL (and
+ * *op untouched) when p starts with none. */
+static const char *parse_op(const char *p, enum mw_op *op)
 {
 	static const struct { const char *s; enum mw_op op; } ops[] = {
 		{ "<=", MW_OP_LE }, { ">=", MW_OP_GE }, { "==", MW_OP_EQ }, { "!=", MW_OP_NE },
 		{ "<", MW_OP_LT }, { ">", MW_OP_GT },
 	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strncmp(p, ops[i].s, strlen(ops[i].s)) == 0) {
+			*op = ops[i].op;
+			return p + strlen(ops[i].s);
+		}
+	return NULL;
+}
+
+/* val without the blanks around it (the writer's, not the value's) into
+ * value[len]; -1 when it does not fit. */
+static int unblank(const char *val, char *value, size_t len)
+{
+	size_t k;
+
+	val += strspn(val, " \t");
+	if ((size_t)snprintf(value, len, "%s", val) >= len)
+		return -1;
+	for (k = strlen(value); k && (value[k - 1] == ' ' || value[k - 1] == '\t'); k--)
+		value[k - 1] = '\0';
+	return 0;
+}
+
+/* A rule's VALUE into r: +N, -N, +N% or -N% relative to the baseline
+ * (r->relative, r->percent), else an absolute amount; 0, or -1 when it
+ * is none of these. */
+static int parse_limit(const char *val, struct mw_rule *r)
+{
+	if (*val == '+' || *val == '-') {	/* relative to the baseline */
+		char amount[32];
+		size_t len = strlen(val);
+
+		r->relative = 1;
+		r->percent = len > 1 && val[len - 1] == '%';
+		snprintf(amount, sizeof(amount), "%.*s", (int)(len - (size_t)r->percent), val);
+		if (len >= sizeof(amount) || parse_amount(amount, &r->value) < 0)
+			return -1;
+		return 0;
+	}
+	return parse_amount(val, &r->value);
+}
+
+int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
+{
 	char name[64], value[64];
 	const char *start = text + strspn(text, " \t");
 	size_t n = strcspn(start, "<>=!");
-	const char *p = start + n, *val = NULL, *near;
+	const char *p = start + n, *val, *near;
 	int m;
 
 	memset(r, 0, sizeof(*r));
@@ -68,37 +114,16 @@ int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
 		return -1;
 	}
 	r->metric = (enum mw_metric)m;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !val; i++)
-		if (strncmp(p, ops[i].s, strlen(ops[i].s)) == 0) {
-			r->op = ops[i].op;
-			val = p + strlen(ops[i].s);
-		}
-	if (val) {	/* blanks around the value are the writer's, not its */
-		size_t k;
-
-		val += strspn(val, " \t");
-		if ((size_t)snprintf(value, sizeof(value), "%s", val) >= sizeof(value))
+	if ((val = parse_op(p, &r->op))) {
+		if (unblank(val, value, sizeof(value)) < 0)
 			goto bad_value;
-		for (k = strlen(value); k && (value[k - 1] == ' ' || value[k - 1] == '\t'); k--)
-			value[k - 1] = '\0';
 		val = value;
 	}
 	if (!val || !*val || strchr("<>=!", *val)) {
 		snprintf(err, errlen, "bad operator in rule '%s' (<=, <, >=, >, ==, !=)", text);
 		return -1;
 	}
-	if (*val == '+' || *val == '-') {	/* relative to the baseline */
-		char amount[32];
-		size_t len = strlen(val);
-
-		r->relative = 1;
-		r->percent = len > 1 && val[len - 1] == '%';
-		snprintf(amount, sizeof(amount), "%.*s", (int)(len - (size_t)r->percent), val);
-		if (len >= sizeof(amount) || parse_amount(amount, &r->value) < 0)
-			goto bad_value;
-		return 0;
-	}
-	if (parse_amount(val, &r->value) == 0)
+	if (parse_limit(val, r) == 0)
 		return 0;
 bad_value:
 	snprintf(err, errlen, "bad value in rule '%s' (an integer, K/M/G allowed; or +N, -N, "

@@ -106,73 +106,97 @@ size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules,
 	return failed;
 }
 
+/* --format text: "PASS|FAIL LINE" per rule, then "N passed, N failed". */
+static void text_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
+			 size_t n, size_t failed)
+{
+	char line[512];
+
+	for (size_t i = 0; i < n; i++) {
+		result_line(line, sizeof(line), &rules[i], &v[i]);
+		fprintf(out, "%s %s\n", v[i].ok ? "PASS" : "FAIL", line);
+	}
+	fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
+}
+
+/* --format junit: a testsuite of one testcase per rule, the failed ones
+ * with a failure whose message is the result line. */
+static void junit_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
+			  size_t n, size_t failed)
+{
+	char line[512];
+
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mallocwatch\""
+		" tests=\"%zu\" failures=\"%zu\">\n", n, failed);
+	for (size_t i = 0; i < n; i++) {
+		result_line(line, sizeof(line), &rules[i], &v[i]);
+		fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
+		mw_xml_escape(out, rules[i].text);
+		if (v[i].ok) {
+			fputs("\"/>\n", out);
+			continue;
+		}
+		fputs("\">\n    <failure message=\"", out);
+		mw_xml_escape(out, line);
+		fputs("\"/>\n  </testcase>\n", out);
+	}
+	fputs("</testsuite>\n", out);
+}
+
+/* --format github: a notice or error workflow command per rule, and the
+ * Markdown table appended to $GITHUB_STEP_SUMMARY when it is set. */
+static void github_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
+			   size_t n, size_t failed)
+{
+	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	char line[512];
+
+	for (size_t i = 0; i < n; i++) {
+		result_line(line, sizeof(line), &rules[i], &v[i]);
+		fprintf(out, "::%s title=mallocwatch::%s ", v[i].ok ? "notice" : "error",
+			v[i].ok ? "PASS" : "FAIL");
+		/* workflow commands: %, CR and LF are escaped in a message */
+		for (const char *p = line; *p; p++)
+			fputs(*p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A" :
+			      (char[2]){ *p, 0 }, out);
+		fputc('\n', out);
+	}
+	if (summary && *summary) {
+		FILE *s = mw_output_append(summary);
+
+		if (s) {
+			markdown(s, rules, v, n, failed);
+			fclose(s);
+		}
+	}
+}
+
 size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
 			 const struct mw_verdict *v, size_t n)
 {
 	size_t failed = 0;
-	char line[512];
+	json_t *j;
 
 	for (size_t i = 0; i < n; i++)
 		failed += !v[i].ok;
 	switch (f) {
 	case MW_FMT_TEXT:
-		for (size_t i = 0; i < n; i++) {
-			result_line(line, sizeof(line), &rules[i], &v[i]);
-			fprintf(out, "%s %s\n", v[i].ok ? "PASS" : "FAIL", line);
-		}
-		fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
+		text_results(out, rules, v, n, failed);
 		break;
-	case MW_FMT_JSON: {
-		json_t *j = json_results(rules, v, n, failed);
-
+	case MW_FMT_JSON:
 		/* out of memory exits, as xalloc.h does; a write error is
 		 * the caller's to find on out */
-		if (!j)
+		if (!(j = json_results(rules, v, n, failed)))
 			mw_die(MW_EXIT_RUNTIME, "cannot write the results: %s", strerror(ENOMEM));
 		mw_json_write(j, out, JSON_INDENT(2));
 		json_decref(j);
 		break;
-	}
 	case MW_FMT_JUNIT:
-		fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mallocwatch\""
-			" tests=\"%zu\" failures=\"%zu\">\n", n, failed);
-		for (size_t i = 0; i < n; i++) {
-			result_line(line, sizeof(line), &rules[i], &v[i]);
-			fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
-			mw_xml_escape(out, rules[i].text);
-			if (v[i].ok) {
-				fputs("\"/>\n", out);
-				continue;
-			}
-			fputs("\">\n    <failure message=\"", out);
-			mw_xml_escape(out, line);
-			fputs("\"/>\n  </testcase>\n", out);
-		}
-		fputs("</testsuite>\n", out);
+		junit_results(out, rules, v, n, failed);
 		break;
-	case MW_FMT_GITHUB: {
-		const char *summary = getenv("GITHUB_STEP_SUMMARY");
-
-		for (size_t i = 0; i < n; i++) {
-			result_line(line, sizeof(line), &rules[i], &v[i]);
-			fprintf(out, "::%s title=mallocwatch::%s ", v[i].ok ? "notice" : "error",
-				v[i].ok ? "PASS" : "FAIL");
-			/* workflow commands: %, CR and LF are escaped in a message */
-			for (const char *p = line; *p; p++)
-				fputs(*p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A" :
-				      (char[2]){ *p, 0 }, out);
-			fputc('\n', out);
-		}
-		if (summary && *summary) {
-			FILE *s = mw_output_append(summary);
-
-			if (s) {
-				markdown(s, rules, v, n, failed);
-				fclose(s);
-			}
-		}
+	case MW_FMT_GITHUB:
+		github_results(out, rules, v, n, failed);
 		break;
-	}
 	case MW_FMT_MARKDOWN:
 		markdown(out, rules, v, n, failed);
 		break;
