@@ -384,6 +384,97 @@ static void emit_print(struct gen *g, const char *indent, const char *tag,
 #define HEAP_PEAK(v) "((" v ") & 16777215) << 12"
 #define HEAP_MORE(v) "(" v ") >> 24"
 
+/* MW_MODE_HEAP: memory_heap_more/less counted per heap, with its size,
+ * peak and arena, in mw_h* (printed as G records at the end). */
+static void heap_body(struct gen *g, const struct group *gr)
+{
+	FILE *f = g->out;
+
+	/* one lookup and two updates a hit: heap_more's count and
+	 * the heap's peak share a value (HEAP_PEAK), the arena is
+	 * read at a heap's first grow or shrink only; a heap's peak
+	 * can only rise when it grows */
+	fprintf(f, "\tv = mw_h%s[a1]\n\tif (v == 0 && mw_harena[a1] == 0) "
+		"mw_harena[a1] = mw_rd8(a1)\n",
+		gr->id == MW_P_memory_heap_more ? "more" : "less");
+	if (gr->id == MW_P_memory_heap_more)
+		fprintf(f, "\tp = a2 >> %d\n\tif (p > (v & %d)) v = v - (v & %d) + p\n"
+			"\tmw_hmore[a1] = v + %d\n", HEAP_PAGE_SHIFT, HEAP_PEAK_MASK,
+			HEAP_PEAK_MASK, HEAP_PEAK_MASK + 1);
+	else
+		fprintf(f, "\tmw_hless[a1] = v + 1\n");
+	fprintf(f, "\tmw_hsize[a1] = a2\n");
+}
+
+/* MW_MODE_SBRK: memory_sbrk_more/less summed for main_arena in mw_s*
+ * (printed as the S record at the end). */
+static void sbrk_body(struct gen *g, const struct group *gr)
+{
+	if (gr->id == MW_P_memory_sbrk_more)
+		/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
+		 * NULL when sbrk fails (malloc/morecore.c) */
+		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_sfail++; next }\n"
+			"\tmw_sgrown += a2; mw_snmore++; mw_snet += a2\n"
+			"\tif (mw_snet > mw_speak) mw_speak = mw_snet\n"
+			"\tif (mw_sfirst == 0) mw_sfirst = a1\n\tmw_slast = a1 + a2\n");
+	else
+		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_slfail++; next }\n"
+			"\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
+			"\tmw_slast = a1\n");
+}
+
+/* MW_MODE_MATH: only the first MW_MATH_SAMPLES hits go on, their pointer
+ * arguments read through to the doubles and ints they point to. */
+static void math_body(struct gen *g, const struct group *gr)
+{
+	FILE *f = g->out;
+
+	fprintf(f, "\tif (mw_msamp[%d] >= %d) next\n\tmw_msamp[%d]++\n", gr->id,
+		MW_MATH_SAMPLES, gr->id);
+	for (int i = 0; i < gr->nargs; i++) {
+		enum mw_unit u = mw_probe_arg_unit(gr->info, i);
+
+		if (u == MW_UNIT_DPTR)
+			fprintf(f, "\ta%d = mw_rd8(a%d)\n", i + 1, i + 1);
+		else if (u == MW_UNIT_IPTR)
+			fprintf(f, "\ta%d = mw_sext(mw_rd4(a%d), 32)\n", i + 1, i + 1);
+	}
+}
+
+/* A probe that is streamed: libc's load bias noted, a freed heap's final
+ * account (H, or G when heaps are aggregated) and its aggregates
+ * deleted, then the event itself as a T record. */
+static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
+{
+	FILE *f = g->out;
+	/* T: the event with its time, CLOCK_MONOTONIC ns (both
+	 * runtimes' ktime_get_ns()) */
+	static const char *const a[] = { "tid()", "ns", "a1", "a2", "a3",
+					 "a4", "a5", "a6", "a7", "a8", "a9", "a10",
+					 "a11", "a12" };
+	char tag[32];
+
+	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
+		fprintf(f, "\tif (bias) mw_bias = bias\n");
+	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
+		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_hmore[a1]"),
+						   HEAP_MORE("mw_hmore[a1]"), "mw_hless[a1]" };
+		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
+
+		fprintf(f, "\tar = mw_rd8(a1)\n");
+		/* G: the counts are also the hits of heap_more/less */
+		emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6, heap_agg ? agg : none);
+	}
+	/* the aggregates exist only when memory_heap_more/less do */
+	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
+		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hmore[a1]\n"
+			"\tdelete mw_hless[a1]; delete mw_harena[a1]\n");
+	snprintf(tag, sizeof(tag), "T %d", gr->id);
+	/* once: the bpf runtime prints it in two halves */
+	fprintf(f, "\tns = ktime_get_ns()\n");
+	emit_print(g, "\t", tag, 1, 2 + gr->nargs, a);
+}
+
 /* What a probe does with a1..aN, by mode (probes.def). */
 static void mode_body(struct gen *g, const struct group *gr)
 {
@@ -400,83 +491,24 @@ static void mode_body(struct gen *g, const struct group *gr)
 		fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
 	switch (mode) {
 	case MW_MODE_HEAP:
-		/* one lookup and two updates a hit: heap_more's count and
-		 * the heap's peak share a value (HEAP_PEAK), the arena is
-		 * read at a heap's first grow or shrink only; a heap's peak
-		 * can only rise when it grows */
-		fprintf(f, "\tv = mw_h%s[a1]\n\tif (v == 0 && mw_harena[a1] == 0) "
-			"mw_harena[a1] = mw_rd8(a1)\n",
-			gr->id == MW_P_memory_heap_more ? "more" : "less");
-		if (gr->id == MW_P_memory_heap_more)
-			fprintf(f, "\tp = a2 >> %d\n\tif (p > (v & %d)) v = v - (v & %d) + p\n"
-				"\tmw_hmore[a1] = v + %d\n", HEAP_PAGE_SHIFT, HEAP_PEAK_MASK,
-				HEAP_PEAK_MASK, HEAP_PEAK_MASK + 1);
-		else
-			fprintf(f, "\tmw_hless[a1] = v + 1\n");
-		fprintf(f, "\tmw_hsize[a1] = a2\n");
+		heap_body(g, gr);
 		return;
 	case MW_MODE_WAIT:
 		fprintf(f, "\tmw_wait[tid(), a2]++\n");
 		return;
 	case MW_MODE_SBRK:
-		if (gr->id == MW_P_memory_sbrk_more)
-			/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
-			 * NULL when sbrk fails (malloc/morecore.c) */
-			fprintf(f, "\tif (a1 == 0 || a1 == -1) { mw_sfail++; next }\n"
-				"\tmw_sgrown += a2; mw_snmore++; mw_snet += a2\n"
-				"\tif (mw_snet > mw_speak) mw_speak = mw_snet\n"
-				"\tif (mw_sfirst == 0) mw_sfirst = a1\n\tmw_slast = a1 + a2\n");
-		else
-			fprintf(f, "\tif (a1 == 0 || a1 == -1) { mw_slfail++; next }\n"
-				"\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
-				"\tmw_slast = a1\n");
+		sbrk_body(g, gr);
 		return;
 	case MW_MODE_SETJMP:	/* per thread, jmp_buf, value, return address */
 		fprintf(f, "\tmw_j[%d, tid(), a1, a2, a3]++\n", gr->id);
 		return;
 	case MW_MODE_MATH:	/* the first samples, arguments read through */
-		fprintf(f, "\tif (mw_msamp[%d] >= %d) next\n\tmw_msamp[%d]++\n", gr->id,
-			MW_MATH_SAMPLES, gr->id);
-		for (int i = 0; i < gr->nargs; i++) {
-			enum mw_unit u = mw_probe_arg_unit(gr->info, i);
-
-			if (u == MW_UNIT_DPTR)
-				fprintf(f, "\ta%d = mw_rd8(a%d)\n", i + 1, i + 1);
-			else if (u == MW_UNIT_IPTR)
-				fprintf(f, "\ta%d = mw_sext(mw_rd4(a%d), 32)\n", i + 1, i + 1);
-		}
+		math_body(g, gr);
 		break;
 	case MW_MODE_STREAM:
 		break;
 	}
-	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
-		fprintf(f, "\tif (bias) mw_bias = bias\n");
-	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
-		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_hmore[a1]"),
-						   HEAP_MORE("mw_hmore[a1]"), "mw_hless[a1]" };
-		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
-
-		fprintf(f, "\tar = mw_rd8(a1)\n");
-		/* G: the counts are also the hits of heap_more/less */
-		emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6, heap_agg ? agg : none);
-	}
-	/* the aggregates exist only when memory_heap_more/less do */
-	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
-		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hmore[a1]\n"
-			"\tdelete mw_hless[a1]; delete mw_harena[a1]\n");
-	{
-		/* T: the event with its time, CLOCK_MONOTONIC ns (both
-		 * runtimes' ktime_get_ns()) */
-		static const char *const a[] = { "tid()", "ns", "a1", "a2", "a3",
-						 "a4", "a5", "a6", "a7", "a8", "a9", "a10",
-						 "a11", "a12" };
-		char tag[32];
-
-		snprintf(tag, sizeof(tag), "T %d", gr->id);
-		/* once: the bpf runtime prints it in two halves */
-		fprintf(f, "\tns = ktime_get_ns()\n");
-		emit_print(g, "\t", tag, 1, 2 + gr->nargs, a);
-	}
+	stream_body(g, gr, heap_agg);
 }
 
 static void handler(struct gen *g, struct group *gr)

@@ -25,6 +25,7 @@
 #include "signals.h"
 #include "tracer.h"
 #include "tracer_proc.h"
+#include "uprobes.h"
 
 #define STOP_GRACE_MS MW_STOP_GRACE_MS
 

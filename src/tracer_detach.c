@@ -19,6 +19,7 @@
 #include "pidfd.h"
 #include "runtime.h"
 #include "tracer.h"
+#include "uprobes.h"
 
 /* Tracers left detaching and their watchers: children of this process
  * until they end; reaped by mw_tracer_reap(). */
