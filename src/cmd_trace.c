@@ -27,6 +27,8 @@
 #include "state.h"
 #include "stream.h"
 #include "target.h"
+#include "mapped.h"
+#include "trace_multi.h"
 #include "trace_run.h"
 #include "trace_snaps.h"
 #include "tracer.h"
@@ -227,6 +229,31 @@ static int split_command(int argc, char **argv, struct trace_opts *o)
 
 /* One option c (getopt_long's answer) of the trace command into o; a bad
  * value is a usage error, -h and -V exit. */
+/* -p PID or -p PID,PID,...: each a process id, none twice. */
+static void parse_pids(const char *arg, struct trace_opts *o)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+
+	free(o->pids);
+	o->pids = NULL;
+	o->npids = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		pid_t pid;
+
+		if (mw_parse_pid(tok, &pid) < 0)
+			mw_usage_error("-p needs process ids (PID or PID,PID,...), not '%s'", arg);
+		for (size_t i = 0; i < o->npids; i++)
+			if (o->pids[i] == pid)
+				mw_usage_error("-p names process %d twice", (int)pid);
+		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
+		o->pids[o->npids++] = pid;
+	}
+	free(copy);
+	if (!o->npids)
+		mw_usage_error("-p needs process ids (PID or PID,PID,...), not '%s'", arg);
+	o->pid = o->pids[0];
+}
+
 static void parse_option(int c, struct trace_opts *o)
 {
 	switch (c) {
@@ -279,8 +306,7 @@ static void parse_option(int c, struct trace_opts *o)
 	case 'q': mw_quiet(1); break;
 	case 'v': o->verbose = 1; break;
 	case 'p':
-		if (mw_parse_pid(optarg, &o->pid) < 0)
-			mw_usage_error("-p needs a process id, not '%s'", optarg);
+		parse_pids(optarg, o);
 		break;
 	case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 	case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);
@@ -380,6 +406,76 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		mw_workdir_remove(dir);
 	if (mw_outputs_close(o, &out) < 0 && (status == MW_EXIT_OK || !t))
 		status = MW_EXIT_RUNTIME;
+	return status;
+}
+
+/* --check of a run of several processes: each process's report judged
+ * on its own, named; the worst status. */
+static int judge_each(const struct trace_opts *o, json_t *report, int status)
+{
+	json_t *procs = json_object_get(report, "processes"), *p;
+	size_t i;
+	int st = status;
+
+	json_array_foreach(procs, i, p) {
+		int s;
+
+		mw_note("checks of process %d:",
+			(int)json_integer_value(json_object_get(json_object_get(p, "target"), "pid")));
+		s = judge(o, &p, 1, status);
+		if (s != status)
+			st = s;
+	}
+	return st;
+}
+
+/* -p PID,PID,...: every process must map the same libc file (one script
+ * probes it); their layouts for snapshots, when their libc has debug
+ * symbols.  Then one run of them all (trace_multi.h). */
+static int attach_many(struct trace_opts *o)
+{
+	char err[PATH_MAX + 512], libc[PATH_MAX], q[PATH_MAX];
+	struct mw_attach_set set = { .n = o->npids, .pid = o->pids };
+	struct mw_mapped first, m;
+	json_t *report = NULL;
+	int status;
+
+	set.g = xcalloc(set.n, sizeof(*set.g));
+	set.have_g = xcalloc(set.n, sizeof(*set.have_g));
+	for (size_t i = 0; i < set.n; i++) {
+		int r = mw_mapped_find(set.pid[i], MW_LIB_LIBC, i ? &m : &first, err, sizeof(err));
+
+		if (r == 0)
+			mw_die(MW_EXIT_RUNTIME, "process %d maps no libc", (int)set.pid[i]);
+		if (r < 0)
+			mw_die(MW_EXIT_RUNTIME, "%s", err);
+		if (i && (m.ino != first.ino || m.dev_major != first.dev_major ||
+			  m.dev_minor != first.dev_minor))
+			mw_die(MW_EXIT_RUNTIME, "processes %d and %d map different libc files ('%s' "
+			       "and another): one run probes one libc; trace them in separate runs",
+			       (int)set.pid[0], (int)set.pid[i], mw_quote(first.name, q, sizeof(q)));
+		set.have_g[i] = mw_glibc_load(set.pid[i], &set.g[i], err, sizeof(err)) == 0;
+		if (!set.have_g[i])
+			mw_warn("process %d: %s; no snapshots of it at attach and at the end",
+				(int)set.pid[i], err);
+	}
+	if (mw_choose_libc(o->libc, o->pid, libc, sizeof(libc), err, sizeof(err)) < 0)
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if (mw_libc_has_probes(libc) != 1)
+		mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace; 'mallocwatch snapshot -p "
+		       "PID,PID,...' reads the processes' allocators without them",
+		       mw_quote(libc, q, sizeof(q)));
+	if (o->html || o->save_stream || o->interval_ms)
+		mw_die(MW_EXIT_USAGE, "--html, --save-stream and --interval take one process "
+		       "(-p PID); not yet several");
+	o->set = &set;
+	status = run(o, NULL, libc, NULL, o->nrules ? &report : NULL);
+	if (report)
+		status = judge_each(o, report, status);
+	json_decref(report);
+	o->set = NULL;
+	free(set.g);
+	free(set.have_g);
 	return status;
 }
 
@@ -525,6 +621,8 @@ int cmd_trace(int argc, char **argv)
 	mw_signals_catch();	/* from here on, ^C ends the run cleanly */
 	if (o.cleanup)
 		return cleanup_only();
+	if (o.npids > 1)
+		return attach_many(&o);
 	if (o.pid)
 		return attach(&o);
 	if (mw_target_resolve((const char *const *)o.cmd, o.libc, &t, err, sizeof(err)) < 0)

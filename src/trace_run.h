@@ -27,9 +27,14 @@
 
 #define MW_VERSION "0.1"
 
+struct mw_attach_set;
+
 struct trace_opts {
 	char **cmd;			/* -c / -- */
-	pid_t pid;			/* -p */
+	pid_t pid;			/* -p: the (first) process */
+	pid_t *pids;			/* -p PID,PID,...: all of them (owned) */
+	size_t npids;			/* 0 or 1: one process */
+	const struct mw_attach_set *set;	/* -p PID,PID,...: set by attach */
 	const char *libc, *libm;
 	const char *out, *json, *save_script, *save_stream;
 	enum mw_runtime runtime;
