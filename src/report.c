@@ -122,7 +122,13 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fputc(' ', f);
 		mw_fputs_quoted(*a, f);
 	}
-	fprintf(f, "%s(pid %d)\n  libc ", ri->argv ? " " : " process ", ri->pid);
+	if (!ri->argv && ri->comm) {	/* -p, live: the process names itself */
+		fprintf(f, " process %d (", ri->pid);
+		mw_fputs_quoted(ri->comm, f);
+		fputs(")\n  libc ", f);
+	} else {
+		fprintf(f, "%s(pid %d)\n  libc ", ri->argv ? " " : " process ", ri->pid);
+	}
 	mw_fputs_quoted(ri->libc, f);
 	fputs(", ", f);
 	mw_fputs_quoted(ri->runtime, f);

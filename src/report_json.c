@@ -45,15 +45,20 @@ static json_t *jint(int64_t v)
 
 static json_t *json_target(const struct mw_state *st, const struct mw_run_info *ri)
 {
-	json_t *argv = json_array();
+	json_t *argv = json_array(), *t;
 
 	for (const char *const *a = ri->argv; a && *a; a++)
 		mw_json_append(&argv, mw_json_str(*a));
-	return json_pack("{s:o, s:i, s:o, s:o, s:o}", "argv", argv, "pid", mw_state_pid(st),
+	t = json_pack("{s:o, s:i, s:o, s:o, s:o}", "argv", argv, "pid", mw_state_pid(st),
 		"exit_status", ri->have_status && !ri->term_signal ? jint(ri->exit_status) :
 		json_null(),
 		"signal", ri->have_status && ri->term_signal ? jint(ri->term_signal) : json_null(),
 		"libc", mw_json_str(ri->libc));
+	/* -p, live only: a replay has no command name, and says so by
+	 * leaving the key out */
+	if (t && ri->comm)
+		mw_json_set(&t, "comm", mw_json_str(ri->comm));
+	return t;
 }
 
 static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri)

@@ -27,6 +27,7 @@ struct msink {
 	struct mw_procs *procs;
 	const struct mw_attach_set *set;
 	struct mw_snapshot **at_attach;	/* one per process, NULL: none */
+	char (*comm)[64];		/* their command names then; "" unknown */
 	long read_timeout_ms;
 	unsigned long garbled_warned;
 };
@@ -38,6 +39,7 @@ static void attach_snapshots(struct msink *k)
 	char err[PATH_MAX + 512];
 
 	for (size_t i = 0; i < k->set->n; i++) {
+		mw_process_comm(k->set->pid[i], k->comm[i], sizeof(k->comm[i]));
 		if (!k->set->have_g[i])
 			continue;
 		if (mw_snapshot_read(k->set->pid[i], &k->set->g[i], k->read_timeout_ms,
@@ -173,7 +175,8 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 		if (i)	/* said once, for the run */
 			ri_r.tracer_died = 0;
 		mw_run_environment(&oi, libc, mw_runtime_name(rt), &env);
-		ri = (struct mw_run_info){ .libc = libc_path, .runtime = mw_runtime_name(rt),
+		ri = (struct mw_run_info){ .comm = k->comm[i][0] ? k->comm[i] : NULL,
+			.libc = libc_path, .runtime = mw_runtime_name(rt),
 			.stopped = r->stopped, .snap_attach = k->at_attach[i], .snap_end = at_end,
 			.env = &env };
 		if (i)
@@ -230,6 +233,7 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	for (size_t i = 0; i < set->n; i++)
 		pids[i] = (int)set->pid[i];
 	k.at_attach = xcalloc(set->n, sizeof(*k.at_attach));
+	k.comm = xcalloc(set->n, sizeof(*k.comm));
 	if (!(k.procs = mw_procs_new(pids, set->n))) {
 		mw_error("cannot trace %zu processes: %s", set->n, strerror(ENOMEM));
 		goto cleanup;
@@ -268,6 +272,7 @@ cleanup:
 	for (size_t i = 0; i < set->n; i++)
 		mw_snapshot_free(k.at_attach[i]);
 	free(k.at_attach);
+	free(k.comm);
 	mw_procs_free(k.procs);
 	mw_elf_close(libm);
 	mw_elf_close(libc);

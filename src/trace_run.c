@@ -78,6 +78,7 @@ struct sink {
 	struct mw_state *st;
 	FILE *save;
 	pid_t attach_pid;	/* -p: say when tracing has started */
+	char comm[64];		/* -p: its command name then; "" unknown */
 	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
 	struct mw_snapshot *at_attach;	/* taken when the probes were armed */
 	struct mw_snapshot *at_exit;	/* -c: taken at the program's exit */
@@ -244,6 +245,7 @@ static void on_line(void *ctx, const char *line)
 	if (k->save)
 		fprintf(k->save, "%s\n", line);
 	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
+		mw_process_comm(k->attach_pid, k->comm, sizeof(k->comm));
 		attach_snapshot(k);
 		mw_note("tracing process %d; ^C or SIGTERM stops and reports", (int)k->attach_pid);
 	}
@@ -530,7 +532,8 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	if (k->save)
 		mw_run_save_footer(k->save, r);
 	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
-	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd, .libc = libc_path,
+	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
+		.comm = k->comm[0] ? k->comm : NULL, .libc = libc_path,
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
 		.snap_attach = k->at_attach, .snap_end = at_end, .snap_exit = k->at_exit,
 		.env = &menv };
