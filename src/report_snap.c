@@ -57,7 +57,7 @@ static void arenas_table(FILE *f, const struct mw_snapshot *s)
 
 void mw_snapshot_arenas_text(FILE *f, const struct mw_snapshot *s, const char *title)
 {
-	fprintf(f, "\n%s: %zu arenas%s\n", title, s->narenas,
+	fprintf(f, "\n%s: %zu arena%s%s\n", title, s->narenas, s->narenas == 1 ? "" : "s",
 		s->consistent ? "" : " (INCONSISTENT)");
 	arenas_table(f, s);
 	totals_line(f, s);
