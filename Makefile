@@ -123,7 +123,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/badnotes.o build/tests/fixtures/libmfix.so \
 	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
 	build/tests/fixtures/corrupt-arena \
-	build/tests/fixtures/ttyprog
+	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -144,6 +144,10 @@ build/tests/fixtures/corrupt-arena: tests/fixtures/corrupt-arena.c
 	$(QUIET_CC)$(CC) -O0 -Wall -o $@ $<
 
 build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/ctr-run: tests/fixtures/ctr-run.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 

@@ -66,7 +66,18 @@ static json_t *load_report(const char *path)
 	return doc;
 }
 
-int cmd_check(int argc, char **argv)
+/* What `check` was asked: its options and its report. */
+struct check_args {
+	struct mw_rule *rules;	/* --check, nrules of them (malloc'ed) */
+	size_t nrules;
+	const char *report_path, *base_path;	/* base_path: --baseline, or NULL */
+	int list, strict;	/* --metrics, --strict-env */
+	enum mw_format fmt;	/* --format */
+};
+
+/* check's arguments into *a; 0, or 1 when --help was given (the usage is
+ * written).  Bad arguments are a usage error (exit 2). */
+static int check_args_parse(int argc, char **argv, struct check_args *a)
 {
 	static const struct option lo[] = {
 		{ "check", required_argument, NULL, 'c' },
@@ -77,62 +88,81 @@ int cmd_check(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct mw_rule *rules = NULL;
-	size_t nrules = 0, cap = 0, failed = 0;
-	const char *base_path = NULL;
-	json_t *report, *base = NULL;
-	int c, list = 0, relative = 0, strict = 0, status;
-	enum mw_format fmt = MW_FMT_TEXT;
+	size_t cap = 0;
+	int c, relative = 0;
 	char err[256];
 
+	*a = (struct check_args){ .fmt = MW_FMT_TEXT };
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			xgrow((void **)&rules, nrules, &cap, sizeof(*rules));
-			if (mw_rule_parse(optarg, &rules[nrules], err, sizeof(err)) < 0)
+			xgrow((void **)&a->rules, a->nrules, &cap, sizeof(*a->rules));
+			if (mw_rule_parse(optarg, &a->rules[a->nrules], err, sizeof(err)) < 0)
 				mw_usage_error("%s", err);
-			relative |= rules[nrules++].relative;
+			relative |= a->rules[a->nrules++].relative;
 			break;
-		case 'b': base_path = optarg; break;
-		case 'm': list = 1; break;
-		case 's': strict = 1; break;
+		case 'b': a->base_path = optarg; break;
+		case 'm': a->list = 1; break;
+		case 's': a->strict = 1; break;
 		case 'f':
-			if (mw_format_parse(optarg, &fmt) < 0)
+			if (mw_format_parse(optarg, &a->fmt) < 0)
 				mw_usage_error("unknown format '%s' (text, json, junit, github, "
 					       "markdown)", optarg);
 			break;
-		case 'h': usage_out(); return MW_EXIT_OK;
+		case 'h': usage_out(); return 1;
 		default: mw_usage_error("bad option");
 		}
 	}
 	if (optind + 1 != argc)
 		mw_usage_error("check takes one report file");
-	if (!nrules && !list)
+	if (!a->nrules && !a->list)
 		mw_usage_error("check needs --check RULE (or --metrics)");
-	if (relative && !base_path)
+	if (relative && !a->base_path)
 		mw_usage_error("a relative rule (+N, +N%%) needs --baseline");
-	report = load_report(argv[optind]);
-	if (base_path)
-		base = load_report(base_path);
-	if (base && mw_check_env(base, report, strict) < 0) {
-		status = MW_EXIT_USAGE;
-		goto cleanup;
-	}
-	for (int m = 0; list && m < MW_M_COUNT; m++) {
+	a->report_path = argv[optind];
+	return 0;
+}
+
+/* --metrics: "NAME VALUE" for every metric report has. */
+static void list_metrics(const json_t *report)
+{
+	for (int m = 0; m < MW_M_COUNT; m++) {
 		int64_t v;
 
 		if (mw_metric_value(report, (enum mw_metric)m, &v) == 0)
 			printf("%s %" PRId64 "\n", mw_metric_info((enum mw_metric)m)->name, v);
 	}
-	if (nrules)
-		failed = mw_rules_report(stdout, fmt, rules, nrules, report, base);
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct check_args a;
+	json_t *report, *base = NULL;
+	size_t failed = 0;
+	int status;
+
+	if (check_args_parse(argc, argv, &a) > 0) {
+		free(a.rules);
+		return MW_EXIT_OK;
+	}
+	report = load_report(a.report_path);
+	if (a.base_path)
+		base = load_report(a.base_path);
+	if (base && mw_check_env(base, report, a.strict) < 0) {
+		status = MW_EXIT_USAGE;
+		goto cleanup;
+	}
+	if (a.list)
+		list_metrics(report);
+	if (a.nrules)
+		failed = mw_rules_report(stdout, a.fmt, a.rules, a.nrules, report, base);
 	status = failed ? MW_EXIT_CHECK : MW_EXIT_OK;
 	if (mw_output_close(stdout, "stdout", 0) < 0)
 		status = MW_EXIT_RUNTIME;
 cleanup:
 	json_decref(report);
 	json_decref(base);
-	free(rules);
+	free(a.rules);
 	return status;
 }
 

@@ -53,6 +53,9 @@ struct gen {
 	int ng;
 	struct mw_gen_stats *st;
 	unsigned modes;		/* bit per enum mw_mode present */
+	int multi;		/* several processes (opts->npids >= 2) */
+	const char *pk;		/* key prefix of per-process maps: "pid(), " or "" */
+	const char *sk;		/* index of per-process scalars: "[pid()]" or "" */
 	char unresolved[256];	/* symbols not found, ", "-separated, once each */
 };
 
@@ -355,15 +358,17 @@ static void dispatch(struct gen *g, struct group *gr)
  * (docs/protocol.md); the kernel runtime prints plain %d.  The low half is
  * v - ((v >> 32) << 32): no helper call (each inlined call costs BPF
  * stack, 512 bytes in all) and no 64-bit immediate. */
-static void emit_print(struct gen *g, const char *indent, const char *tag,
-		       int nplain, int n, const char *const *v)
+static void emit_print_of(struct gen *g, const char *indent, const char *who,
+			  const char *tag, int nplain, int n, const char *const *v)
 {
 	int bpf = g->o->runtime == MW_RT_BPF;
 
-	fprintf(g->out, "%sprintf(\"%s", indent, tag);
+	fprintf(g->out, "%sprintf(\"%s%s", indent, who ? "@%d " : "", tag);
 	for (int i = 0; i < n; i++)
 		fprintf(g->out, bpf && i >= nplain ? " %%d:%%d" : " %%d");
 	fprintf(g->out, "\\n\"");
+	if (who)
+		fprintf(g->out, ", %s", who);
 	for (int i = 0; i < n; i++) {
 		if (bpf && i >= nplain)
 			fprintf(g->out, ", (%s) >> 32, (%s) - (((%s) >> 32) << 32)",
@@ -372,6 +377,14 @@ static void emit_print(struct gen *g, const char *indent, const char *tag,
 			fprintf(g->out, ", %s", v[i]);
 	}
 	fprintf(g->out, ")\n");
+}
+
+/* A record of the process the handler runs in: in a run of several
+ * processes prefixed "@PID " (protocol.h, MW_REC_PROCESS). */
+static void emit_print(struct gen *g, const char *indent, const char *tag,
+		       int nplain, int n, const char *const *v)
+{
+	emit_print_of(g, indent, g->multi ? "pid()" : NULL, tag, nplain, n, v);
 }
 
 /* mw_hmore[heap]: memory_heap_more's hits times 2^24 plus the heap's
@@ -383,6 +396,107 @@ static void emit_print(struct gen *g, const char *indent, const char *tag,
 #define HEAP_PEAK_MASK 16777215	/* 2^24 - 1 */
 #define HEAP_PEAK(v) "((" v ") & 16777215) << 12"
 #define HEAP_MORE(v) "(" v ") >> 24"
+
+/* MW_MODE_HEAP: memory_heap_more/less counted per heap, with its size,
+ * peak and arena, in mw_h* (printed as G records at the end). */
+static void heap_body(struct gen *g, const struct group *gr)
+{
+	FILE *f = g->out;
+
+	/* one lookup and two updates a hit: heap_more's count and
+	 * the heap's peak share a value (HEAP_PEAK), the arena is
+	 * read at a heap's first grow or shrink only; a heap's peak
+	 * can only rise when it grows */
+	fprintf(f, "\tv = mw_h%s[%sa1]\n\tif (v == 0 && mw_harena[%sa1] == 0) "
+		"mw_harena[%sa1] = mw_rd8(a1)\n",
+		gr->id == MW_P_memory_heap_more ? "more" : "less", g->pk, g->pk, g->pk);
+	if (gr->id == MW_P_memory_heap_more)
+		fprintf(f, "\tp = a2 >> %d\n\tif (p > (v & %d)) v = v - (v & %d) + p\n"
+			"\tmw_hmore[%sa1] = v + %d\n", HEAP_PAGE_SHIFT, HEAP_PEAK_MASK,
+			HEAP_PEAK_MASK, g->pk, HEAP_PEAK_MASK + 1);
+	else
+		fprintf(f, "\tmw_hless[%sa1] = v + 1\n", g->pk);
+	fprintf(f, "\tmw_hsize[%sa1] = a2\n", g->pk);
+}
+
+/* MW_MODE_SBRK: memory_sbrk_more/less summed for main_arena in mw_s*
+ * (printed as the S record at the end). */
+static void sbrk_body(struct gen *g, const struct group *gr)
+{
+	const char *k = g->sk;
+
+	if (g->multi)	/* the processes that have an S record */
+		fprintf(g->out, "\tmw_sany[pid()] = 1\n");
+	if (gr->id == MW_P_memory_sbrk_more)
+		/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
+		 * NULL when sbrk fails (malloc/morecore.c) */
+		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_sfail%s++; next }\n"
+			"\tmw_sgrown%s += a2; mw_snmore%s++; mw_snet%s += a2\n"
+			"\tif (mw_snet%s > mw_speak%s) mw_speak%s = mw_snet%s\n"
+			"\tif (mw_sfirst%s == 0) mw_sfirst%s = a1\n\tmw_slast%s = a1 + a2\n",
+			k, k, k, k, k, k, k, k, k, k, k);
+	else
+		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_slfail%s++; next }\n"
+			"\tmw_strim%s += a2; mw_snless%s++; mw_snet%s -= a2\n"
+			"\tmw_slast%s = a1\n", k, k, k, k, k);
+}
+
+/* MW_MODE_MATH: only the first MW_MATH_SAMPLES hits go on, their pointer
+ * arguments read through to the doubles and ints they point to. */
+static void math_body(struct gen *g, const struct group *gr)
+{
+	FILE *f = g->out;
+
+	fprintf(f, "\tif (mw_msamp[%d] >= %d) next\n\tmw_msamp[%d]++\n", gr->id,
+		MW_MATH_SAMPLES, gr->id);
+	for (int i = 0; i < gr->nargs; i++) {
+		enum mw_unit u = mw_probe_arg_unit(gr->info, i);
+
+		if (u == MW_UNIT_DPTR)
+			fprintf(f, "\ta%d = mw_rd8(a%d)\n", i + 1, i + 1);
+		else if (u == MW_UNIT_IPTR)
+			fprintf(f, "\ta%d = mw_sext(mw_rd4(a%d), 32)\n", i + 1, i + 1);
+	}
+}
+
+/* A probe that is streamed: libc's load bias noted, a freed heap's final
+ * account (H, or G when heaps are aggregated) and its aggregates
+ * deleted, then the event itself as a T record. */
+static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
+{
+	FILE *f = g->out;
+	/* T: the event with its time, CLOCK_MONOTONIC ns (both
+	 * runtimes' ktime_get_ns()) */
+	static const char *const a[] = { "tid()", "ns", "a1", "a2", "a3",
+					 "a4", "a5", "a6", "a7", "a8", "a9", "a10",
+					 "a11", "a12" };
+	char tag[32];
+
+	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
+		fprintf(f, "\tif (bias) mw_bias%s = bias\n", g->sk);
+	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
+		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_hmore[a1]"),
+						   HEAP_MORE("mw_hmore[a1]"), "mw_hless[a1]" };
+		static const char *const aggp[] = { "a1", "ar", "a2",
+			HEAP_PEAK("mw_hmore[pid(), a1]"), HEAP_MORE("mw_hmore[pid(), a1]"),
+			"mw_hless[pid(), a1]" };
+		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
+
+		fprintf(f, "\tar = mw_rd8(a1)\n");
+		/* G: the counts are also the hits of heap_more/less */
+		emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6,
+			   !heap_agg ? none : g->multi ? aggp : agg);
+	}
+	/* the aggregates exist only when memory_heap_more/less do */
+	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
+		fprintf(f, "\tdelete mw_hsize[%sa1]; delete mw_hmore[%sa1]\n"
+			"\tdelete mw_hless[%sa1]; delete mw_harena[%sa1]\n", g->pk, g->pk,
+			g->pk, g->pk);
+	snprintf(tag, sizeof(tag), "T %d", gr->id);
+	/* once: the bpf runtime prints it in two halves */
+	fprintf(f, "\tns = ktime_get_ns()\n");
+	emit_print(g, "\t", tag, 1, 2 + gr->nargs, a);
+}
 
 /* What a probe does with a1..aN, by mode (probes.def). */
 static void mode_body(struct gen *g, const struct group *gr)
@@ -397,93 +511,34 @@ static void mode_body(struct gen *g, const struct group *gr)
 	 * sbrk_more/less are counted per heap (G) and for main_arena (S),
 	 * not per thread */
 	if (mode == MW_MODE_STREAM || mode == MW_MODE_MATH)
-		fprintf(f, "\tmw_n[%d, tid()]++\n", gr->id);
+		fprintf(f, "\tmw_n[%d, %stid()]++\n", gr->id, g->pk);
 	switch (mode) {
 	case MW_MODE_HEAP:
-		/* one lookup and two updates a hit: heap_more's count and
-		 * the heap's peak share a value (HEAP_PEAK), the arena is
-		 * read at a heap's first grow or shrink only; a heap's peak
-		 * can only rise when it grows */
-		fprintf(f, "\tv = mw_h%s[a1]\n\tif (v == 0 && mw_harena[a1] == 0) "
-			"mw_harena[a1] = mw_rd8(a1)\n",
-			gr->id == MW_P_memory_heap_more ? "more" : "less");
-		if (gr->id == MW_P_memory_heap_more)
-			fprintf(f, "\tp = a2 >> %d\n\tif (p > (v & %d)) v = v - (v & %d) + p\n"
-				"\tmw_hmore[a1] = v + %d\n", HEAP_PAGE_SHIFT, HEAP_PEAK_MASK,
-				HEAP_PEAK_MASK, HEAP_PEAK_MASK + 1);
-		else
-			fprintf(f, "\tmw_hless[a1] = v + 1\n");
-		fprintf(f, "\tmw_hsize[a1] = a2\n");
+		heap_body(g, gr);
 		return;
 	case MW_MODE_WAIT:
-		fprintf(f, "\tmw_wait[tid(), a2]++\n");
+		fprintf(f, "\tmw_wait[%stid(), a2]++\n", g->pk);
 		return;
 	case MW_MODE_SBRK:
-		if (gr->id == MW_P_memory_sbrk_more)
-			/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
-			 * NULL when sbrk fails (malloc/morecore.c) */
-			fprintf(f, "\tif (a1 == 0 || a1 == -1) { mw_sfail++; next }\n"
-				"\tmw_sgrown += a2; mw_snmore++; mw_snet += a2\n"
-				"\tif (mw_snet > mw_speak) mw_speak = mw_snet\n"
-				"\tif (mw_sfirst == 0) mw_sfirst = a1\n\tmw_slast = a1 + a2\n");
-		else
-			fprintf(f, "\tif (a1 == 0 || a1 == -1) { mw_slfail++; next }\n"
-				"\tmw_strim += a2; mw_snless++; mw_snet -= a2\n"
-				"\tmw_slast = a1\n");
+		sbrk_body(g, gr);
 		return;
 	case MW_MODE_SETJMP:	/* per thread, jmp_buf, value, return address */
-		fprintf(f, "\tmw_j[%d, tid(), a1, a2, a3]++\n", gr->id);
+		fprintf(f, "\tmw_j[%d, %stid(), a1, a2, a3]++\n", gr->id, g->pk);
 		return;
 	case MW_MODE_MATH:	/* the first samples, arguments read through */
-		fprintf(f, "\tif (mw_msamp[%d] >= %d) next\n\tmw_msamp[%d]++\n", gr->id,
-			MW_MATH_SAMPLES, gr->id);
-		for (int i = 0; i < gr->nargs; i++) {
-			enum mw_unit u = mw_probe_arg_unit(gr->info, i);
-
-			if (u == MW_UNIT_DPTR)
-				fprintf(f, "\ta%d = mw_rd8(a%d)\n", i + 1, i + 1);
-			else if (u == MW_UNIT_IPTR)
-				fprintf(f, "\ta%d = mw_sext(mw_rd4(a%d), 32)\n", i + 1, i + 1);
-		}
+		math_body(g, gr);
 		break;
 	case MW_MODE_STREAM:
 		break;
 	}
-	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
-		fprintf(f, "\tif (bias) mw_bias = bias\n");
-	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
-		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_hmore[a1]"),
-						   HEAP_MORE("mw_hmore[a1]"), "mw_hless[a1]" };
-		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
-
-		fprintf(f, "\tar = mw_rd8(a1)\n");
-		/* G: the counts are also the hits of heap_more/less */
-		emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6, heap_agg ? agg : none);
-	}
-	/* the aggregates exist only when memory_heap_more/less do */
-	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
-		fprintf(f, "\tdelete mw_hsize[a1]; delete mw_hmore[a1]\n"
-			"\tdelete mw_hless[a1]; delete mw_harena[a1]\n");
-	{
-		/* T: the event with its time, CLOCK_MONOTONIC ns (both
-		 * runtimes' ktime_get_ns()) */
-		static const char *const a[] = { "tid()", "ns", "a1", "a2", "a3",
-						 "a4", "a5", "a6", "a7", "a8", "a9", "a10",
-						 "a11", "a12" };
-		char tag[32];
-
-		snprintf(tag, sizeof(tag), "T %d", gr->id);
-		/* once: the bpf runtime prints it in two halves */
-		fprintf(f, "\tns = ktime_get_ns()\n");
-		emit_print(g, "\t", tag, 1, 2 + gr->nargs, a);
-	}
+	stream_body(g, gr, heap_agg);
 }
 
 static void handler(struct gen *g, struct group *gr)
 {
 	fprintf(g->out, "\nprobe process(\"%s\").mark(\"%s\") {\n"
-		"\tif (pid() != mw_tgt) next\n\tip = mw_ip()\n",
-		gr->path, gr->name);
+		"\tif (%s) next\n\tip = mw_ip()\n", gr->path, gr->name,
+		g->multi ? "!mw_tgt || !(pid() in mw_pids)" : "pid() != mw_tgt");
 	dispatch(g, gr);
 	mode_body(g, gr);
 	fprintf(g->out, "}\n");
@@ -508,7 +563,12 @@ static void globals_and_begin(struct gen *g)
 		fprintf(f, "global mw_j[%d]\n", MW_MAP_JUMPS);
 	if (g->modes & (1u << MW_MODE_MATH))
 		fprintf(f, "global mw_msamp[256]\n");
+	if (g->multi)
+		fprintf(f, "global mw_pids[%zu]%s\n", g->o->npids,
+			g->modes & (1u << MW_MODE_SBRK) ? ", mw_sany" : "");
 	fprintf(f, "\nprobe begin {\n\tmw_tgt = target()\n");
+	for (size_t i = 0; g->multi && i < g->o->npids; i++)
+		fprintf(f, "\tmw_pids[%d] = 1\n", g->o->pids[i]);
 	for (int i = 0; i < g->ng; i++) {
 		fprintf(f, "\tprintf(\"P %d %s %d", g->g[i].id, g->g[i].name, g->g[i].nargs);
 		if (g->g[i].unavail)	/* protocol: optional mask of unreadable args */
@@ -518,10 +578,55 @@ static void globals_and_begin(struct gen *g)
 	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
 }
 
+/* dump() for a run of several processes: the same records, each
+ * prefixed with its process, from maps keyed by process first. */
+static void dump_multi(struct gen *g)
+{
+	static const char *const n[] = { "i", "t", "mw_n[i, p, t]" };
+	static const char *const h[] = { "h", "mw_harena[p, h]", "mw_hsize[p, h]",
+					 HEAP_PEAK("mw_hmore[p, h]"), HEAP_MORE("mw_hmore[p, h]"),
+					 "mw_hless[p, h]" };
+	static const char *const w[] = { "t", "a", "mw_wait[p, t, a]" };
+	static const char *const s[] = { "mw_sgrown[p]", "mw_strim[p]", "mw_snmore[p]",
+					 "mw_snless[p]", "mw_speak[p]", "mw_sfirst[p]",
+					 "mw_slast[p]", "mw_sfail[p]", "mw_slfail[p]" };
+	static const char *const jt[] = { "i", "t", "k", "v", "r", "mw_j[i, p, t, k, v, r]" };
+	static const char *const b[] = { "mw_bias[p]" };
+	char waits_tag[32];
+	FILE *f = g->out;
+
+	fprintf(f, "\tforeach ([i, p, t] in mw_n)\n");
+	emit_print_of(g, "\t\t", "p", "N", 2, 3, n);
+	if (g->modes & (1u << MW_MODE_HEAP)) {
+		fprintf(f, "\tforeach ([p, h] in mw_hsize)\n");
+		emit_print_of(g, "\t\t", "p", "G", 0, 6, h);
+	}
+	if (g->modes & (1u << MW_MODE_WAIT)) {
+		snprintf(waits_tag, sizeof(waits_tag), "A %d", MW_P_memory_arena_reuse_wait);
+		fprintf(f, "\tforeach ([p, t, a] in mw_wait)\n");
+		emit_print_of(g, "\t\t", "p", waits_tag, 1, 3, w);
+	}
+	if (g->modes & (1u << MW_MODE_SBRK)) {
+		fprintf(f, "\tforeach (p in mw_sany)\n");
+		emit_print_of(g, "\t\t", "p", "S", 0, 9, s);
+	}
+	if (g->modes & (1u << MW_MODE_SETJMP)) {
+		fprintf(f, "\tforeach ([i, p, t, k, v, r] in mw_j)\n");
+		emit_print_of(g, "\t\t", "p", "K", 2, 6, jt);
+	}
+	fprintf(f, "\tforeach (p in mw_bias)\n");
+	emit_print_of(g, "\t\t", "p", "B", 0, 1, b);
+	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
+}
+
 /* The aggregates, then MW_LINE_END: printed once, by whichever of the
  * flush and the end probe runs first. */
 static void dump(struct gen *g)
 {
+	if (g->multi) {
+		dump_multi(g);
+		return;
+	}
 	static const char *const n[] = { "i", "t", "mw_n[i, t]" };
 	static const char *const h[] = { "h", "mw_harena[h]", "mw_hsize[h]",
 					 HEAP_PEAK("mw_hmore[h]"), HEAP_MORE("mw_hmore[h]"),
@@ -580,6 +685,8 @@ static void end_probes(struct gen *g)
 	/* the lock waits so far, for mallocwatch's periodic samples: a sum
 	 * over the (small) wait table in the reader, nothing in the hot
 	 * handler */
+	if (g->multi)	/* no samples of several processes (trace_multi.h) */
+		return;
 	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_ws = 0\n", MW_SAMPLE_FILE);
 	if (g->modes & (1u << MW_MODE_WAIT))
 		fprintf(f, "\tforeach ([t, a] in mw_wait)\n\t\tmw_ws += mw_wait[t, a]\n");
@@ -613,6 +720,9 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 	}
 	g->elf = libc;
 	g->o = opts;
+	g->multi = opts->npids >= 2;
+	g->pk = g->multi ? "pid(), " : "";
+	g->sk = g->multi ? "[pid()]" : "";
 	g->out = out;
 	g->st = stats;
 	if (!mw_gen_path_ok(opts->libc_path, err, errlen) ||

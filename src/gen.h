@@ -23,7 +23,7 @@
 
 /* Sizes of the script's global arrays (BPF maps under stapbpf).  An
  * update past a full map fails silently in the script, so the stream
- * parser (state.c) reports a table that came back this full. */
+ * parser (state_model.c) reports a table that came back this full. */
 #define MW_MAP_HITS 65536	/* mw_n[probe, tid] */
 #define MW_MAP_HEAPS 16384	/* mw_hsize[heap] and friends */
 #define MW_MAP_WAITS 65536	/* mw_wait[tid, arena] */
@@ -35,6 +35,13 @@ struct mw_gen_opts {
 	unsigned families;		/* bit per enum mw_family; 0 = all */
 	const struct mw_elf *libm;	/* its slow-math probes; NULL = none */
 	const char *libm_path;
+	/* -p PID,PID,...: the processes traced (npids >= 2; each must map
+	 * libc_path's file).  The handlers take hits of these pids only, and
+	 * every record of a process goes out prefixed "@PID " (protocol.h,
+	 * MW_REC_PROCESS); the aggregates are kept per process.  npids 0:
+	 * one process, stap's target(), records unprefixed. */
+	const int *pids;
+	size_t npids;
 };
 
 struct mw_gen_stats {

@@ -4,46 +4,22 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "glibcinfo.h"
+#include "mapped.h"
 #include "sdtnote.h"
 
 #define DEBUG_PACKAGES "Debian: libc6-dbg, Fedora/RHEL: glibc-debuginfo"
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static int is_libc(const char *name)
-{
-	const char *b = base_name(name);
-
-	return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0;
-}
-
-struct find {
-	Dwfl_Module *libc;
-};
-
-/* The libc module. */
-static int find_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
-		       void *arg)
-{
-	struct find *f = arg;
-
-	(void)ud;
-	(void)start;
-	if (name && is_libc(name) && !f->libc)
-		f->libc = mod;
-	return DWARF_CB_OK;
-}
 
 /* glibc's allocator globals: their runtime addresses into g (0 when
  * absent), in one pass over mod's symbol table (libc's has thousands). */
@@ -255,62 +231,140 @@ static int layouts(Dwarf *dw, struct mw_glibc *g, char *what, size_t len)
 	return 0;
 }
 
-int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
+/* What find_debuginfo needs to look inside the process's root. */
+struct dbg_ctx {
+	pid_t pid;
+};
+
+/* The debuginfo of mod by build-id inside process c->pid's own root
+ * (usr/lib/debug/.build-id/NN/REST.debug, as Debian's and Fedora's
+ * packages place it), resolved with openat2(2) RESOLVE_IN_ROOT so that
+ * no link in that tree leads out of it; a regular file whose build-id is
+ * mod's.  Not when that root is ours (the host's places, and only they,
+ * were searched: MW_DEBUGINFO_PATH means what it says).  The
+ * descriptor, or -1. */
+static int debuginfo_in_root(Dwfl_Module *mod, const struct dbg_ctx *c, char **name)
+{
+	const unsigned char *id;
+	const void *fid;
+	GElf_Addr vaddr;
+	char rel[128], root[64];
+	int n = dwfl_module_build_id(mod, &id, &vaddr), len, rootfd, fd;
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	struct stat sb, ours;
+	Elf *e;
+	ssize_t fn;
+
+	if (n < 2 || n > 40)
+		return -1;
+	len = snprintf(rel, sizeof(rel), "usr/lib/debug/.build-id/%02x/", id[0]);
+	for (int i = 1; i < n; i++)
+		len += snprintf(rel + len, sizeof(rel) - (size_t)len, "%02x", id[i]);
+	snprintf(rel + len, sizeof(rel) - (size_t)len, ".debug");
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)c->pid);
+	if ((rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	/* our own root: the host's places were searched already */
+	if (fstat(rootfd, &sb) == 0 && stat("/", &ours) == 0 && sb.st_dev == ours.st_dev &&
+	    sb.st_ino == ours.st_ino) {
+		close(rootfd);
+		return -1;
+	}
+	fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	close(rootfd);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+		close(fd);
+		return -1;
+	}
+	fn = dwelf_elf_gnu_build_id(e, &fid);	/* fid points into e */
+	if (fn != n || memcmp(fid, id, (size_t)n) != 0) {
+		elf_end(e);
+		close(fd);
+		return -1;
+	}
+	elf_end(e);
+	if (asprintf(name, "%s/%s", root, rel) < 0)
+		*name = NULL;
+	return fd;
+}
+
+/* The host's places first (build-id and .gnu_debuglink under
+ * /usr/lib/debug, $MW_DEBUGINFO_PATH), then the process's own root. */
+static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, GElf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc,
+			  char **debuginfo_file_name)
+{
+	int fd = dwfl_standard_find_debuginfo(mod, ud, modname, base, file_name, debuglink,
+					      crc, debuginfo_file_name);
+
+	if (fd < 0 && *ud)
+		fd = debuginfo_in_root(mod, *ud, debuginfo_file_name);
+	return fd;
+}
+
+/* Read g for the libc m, opened as the mapped file itself.  0; -1 with
+ * err when that file lacks what is needed (symbols, DWARF): lasting; -2
+ * when it could not be opened or read (the process went away, ...). */
+static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
+		       size_t errlen)
 {
 	static char *debuginfo_path;
 	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_elf = dwfl_linux_proc_find_elf,	/* not used: the fd is given */
+		.find_debuginfo = find_debuginfo,
 		.debuginfo_path = &debuginfo_path,
 	};
-	struct find f = { 0 };
+	struct dbg_ctx ctx = { .pid = m->pid };
+	char procpath[96], what[128];
 	Dwfl *dwfl;
+	Dwfl_Module *mod;
 	Dwarf *dw;
 	Dwarf_Addr bias;
-	const char *name = NULL, *mainfile = NULL, *debugfile = NULL;
-	char what[128];
-	int ret = -1, r;
+	const char *debugfile = NULL;
+	void **ud;
+	int ret = -1, fd;
 
-	memset(g, 0, sizeof(*g));
 	debuginfo_path = getenv("MW_DEBUGINFO_PATH");
+	snprintf(g->module, sizeof(g->module), "%s", m->name);
+	g->elsewhere = !mw_mapped_here(m);
+	if ((fd = mw_mapped_open(m, err, errlen)) < 0)
+		return -2;
 	if (!(dwfl = dwfl_begin(&cb))) {
 		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
-		return -1;
+		close(fd);
+		return -2;
 	}
+	mw_mapped_proc_path(m, procpath, sizeof(procpath));
 	dwfl_report_begin(dwfl);
-	r = dwfl_linux_proc_report(dwfl, pid);
+	mod = dwfl_report_elf(dwfl, m->name, procpath, fd, m->start, false);	/* fd: dwfl's */
 	dwfl_report_end(dwfl, NULL, NULL);
-	if (r == ENOENT || r == ESRCH) {
-		snprintf(err, errlen, "no process %d", (int)pid);
+	if (!mod) {
+		snprintf(err, errlen, "cannot read process %d's libc '%s': %s", (int)m->pid,
+			 m->name, dwfl_errmsg(-1));
+		ret = -2;
 		goto cleanup;
 	}
-	if (r != 0) {
-		snprintf(err, errlen, "cannot read the modules of process %d: %s", (int)pid,
-			 r > 0 ? strerror(r) : dwfl_errmsg(-1));
-		goto cleanup;
-	}
-	dwfl_getmodules(dwfl, find_module, &f, 0);
-	if (!f.libc) {
-		snprintf(err, errlen, "process %d maps no libc.so.6: a static binary or not "
-			 "glibc; its allocator cannot be read", (int)pid);
-		goto cleanup;
-	}
-	name = dwfl_module_info(f.libc, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
-	snprintf(g->module, sizeof(g->module), "%s", mainfile ? mainfile : name ? name : "?");
-	symbols(f.libc, g);
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = &ctx;
+	symbols(mod, g);
 	if (!g->main_arena || !g->mp) {
 		snprintf(err, errlen, "no symbols for glibc's 'main_arena' and 'mp_' in '%s' or "
 			 "its debuginfo: install its debug symbols (%s) or set MW_DEBUGINFO_PATH",
 			 g->module, DEBUG_PACKAGES);
 		goto cleanup;
 	}
-	if (!(dw = dwfl_module_getdwarf(f.libc, &bias))) {
+	if (!(dw = dwfl_module_getdwarf(mod, &bias))) {
 		snprintf(err, errlen, "no DWARF for '%s' (glibc's struct layouts): install its "
 			 "debug symbols (%s) or set MW_DEBUGINFO_PATH", g->module, DEBUG_PACKAGES);
 		goto cleanup;
 	}
-	dwfl_module_info(f.libc, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
-	snprintf(g->dwarf_file, sizeof(g->dwarf_file), "%s", debugfile ? debugfile : g->module);
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	snprintf(g->dwarf_file, sizeof(g->dwarf_file), "%s",
+		 debugfile && strcmp(debugfile, procpath) != 0 ? debugfile : g->module);
 	if (layouts(dw, g, what, sizeof(what)) < 0) {
 		snprintf(err, errlen, "the DWARF of '%s' lacks %s: install the debug symbols of "
 			 "that exact libc (%s)", g->dwarf_file, what, DEBUG_PACKAGES);
@@ -319,12 +373,95 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 	{
 		GElf_Addr ebias;
 
-		g->version_minor = mw_glibc_minor_of(dwfl_module_getelf(f.libc, &ebias));
+		g->version_minor = mw_glibc_minor_of(dwfl_module_getelf(mod, &ebias));
 	}
 	/* safe-linking of fastbin and tcache pointers: glibc 2.32 */
 	g->safe_linking = g->version_minor == 0 || g->version_minor >= 32;
 	ret = 0;
 cleanup:
+	if (mod) {
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = NULL;
+	}
 	dwfl_end(dwfl);
 	return ret;
+}
+
+/* Loaded libcs by device and inode, their globals as offsets from the
+ * start of the module's first mapping (the same in every process). */
+#define CACHE_SIZE 64
+static struct cached {
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;
+	int ok;
+	struct mw_glibc g;	/* addresses relative to the module's start */
+	char err[512];
+} cache[CACHE_SIZE];
+static size_t ncached, cache_next;
+
+static uint64_t *const_addrs(struct mw_glibc *g, size_t *n)
+{
+	*n = 5;
+	return &g->main_arena;	/* main_arena, mp, narenas, free_list, curbrk */
+}
+
+static void rebase(struct mw_glibc *g, uint64_t from, uint64_t to)
+{
+	size_t n;
+	uint64_t *a = const_addrs(g, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (a[i])
+			a[i] = a[i] - from + to;
+}
+
+void mw_glibc_cache_reset(void)
+{
+	ncached = cache_next = 0;
+}
+
+int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
+{
+	struct mw_mapped m;
+	struct cached *c = NULL;
+	int r;
+
+	memset(g, 0, sizeof(*g));
+	r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen);
+	if (r == 0)
+		snprintf(err, errlen, "process %d maps no libc.so.6: a static binary or not "
+			 "glibc; its allocator cannot be read", (int)pid);
+	if (r <= 0)
+		return -1;
+	for (size_t i = 0; i < ncached; i++)
+		if (cache[i].ino == m.ino && cache[i].dev_major == m.dev_major &&
+		    cache[i].dev_minor == m.dev_minor)
+			c = &cache[i];
+	if (c) {
+		if (!c->ok) {
+			snprintf(err, errlen, "%s", c->err);
+			return -1;
+		}
+		*g = c->g;
+		snprintf(g->module, sizeof(g->module), "%s", m.name);
+		g->elsewhere = !mw_mapped_here(&m);
+		rebase(g, 0, m.start);
+		return 0;
+	}
+	r = load_mapped(&m, g, err, errlen);
+	if (r == -2)	/* says nothing lasting about that libc */
+		return -1;
+	c = &cache[cache_next];
+	cache_next = (cache_next + 1) % CACHE_SIZE;
+	if (ncached < CACHE_SIZE)
+		ncached++;
+	*c = (struct cached){ .dev_major = m.dev_major, .dev_minor = m.dev_minor, .ino = m.ino,
+			      .ok = r == 0 };
+	if (r == 0) {
+		c->g = *g;
+		rebase(&c->g, m.start, 0);
+	} else {
+		snprintf(c->err, sizeof(c->err), "%s", err);
+	}
+	return r;
 }

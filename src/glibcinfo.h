@@ -30,6 +30,9 @@ struct mw_member {
 struct mw_glibc {
 	char module[PATH_MAX];		/* the file malloc lives in (libc.so.6) */
 	char dwarf_file[PATH_MAX];	/* where its DWARF came from */
+	int elsewhere;		/* module does not name the mapped file in our
+				 * mount namespace: the process lives in another
+				 * (a container) or its libc was replaced */
 	int version_minor;		/* 2.N from .gnu.version_d; 0 unknown */
 	int safe_linking;		/* fastbin fd pointers mangled (2.32+) */
 	/* runtime addresses of glibc's globals (0: not found) */
@@ -51,11 +54,20 @@ struct mw_glibc {
 		mp_no_dyn_threshold, mp_mmapped_mem, mp_max_mmapped_mem, mp_sbrk_base;
 };
 
-/* Find malloc's module in process pid and read the above into g.  0, or
+/* Find malloc's module in process pid and read the above into g: the
+ * libc.so.6 it maps, opened as that very file (mapped.h), wherever the
+ * process lives; its debuginfo by build-id on the host (/usr/lib/debug,
+ * $MW_DEBUGINFO_PATH), else inside the process's own root.  What a libc
+ * file gives is kept, by device and inode, for the next process mapping
+ * the same file (also a failure for want of symbols or DWARF); 0, or
  * -1 with a one-line reason in err that says what is missing and which
  * package gives it, e.g. "no DWARF for '/lib/x86_64-linux-gnu/libc.so.6'
  * (struct malloc_state): install its debug symbols (Debian: libc6-dbg,
  * Fedora: glibc-debuginfo)". */
 int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen);
+
+/* Forget what mw_glibc_load kept: for a caller that runs long (the
+ * libc files behind a device and inode may have been replaced). */
+void mw_glibc_cache_reset(void);
 
 #endif /* MALLOCWATCH_GLIBCINFO_H */

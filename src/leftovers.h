@@ -25,7 +25,8 @@
  *     MW_RECORD_DIR, holding its start time), that tracer has ended,
  *     and no live stapbpf we can see calls itself PID (the innermost pid
  *     of its NSpid: a stapbpf in a pid namespace names its definitions
- *     with its pid there).  Another tool's definitions are never touched;
+ *     with its pid there).  Another tool's definitions are never touched
+ *     (uprobes.h: the records and the definitions);
  *   - work directories of dead runs owned by the caller are removed.
  * A run holds a lock (flock(2) LOCK_EX) on its work directory for its
  * whole life, its watcher after it; a run is dead when no process holds
@@ -56,13 +57,6 @@
 
 #define MW_SWEEP_WAIT_MS 30000
 #define MW_SWEEP_RUN_MS 1000
-
-/* Root's record of the tracers mallocwatch started (tmpfs: a reboot,
- * which ends every tracer, clears it): MW_RECORD_DIR/NS.PID (NS: the inode of
- * the pid namespace PID is in) holds the tracer's start time (proc(5) stat field 22).  Made 0700; not used when
- * it is not the effective user's alone. */
-#define MW_RUN_DIR "/run/mallocwatch"
-#define MW_RECORD_DIR MW_RUN_DIR "/tracers"
 
 /* In a work directory whose tracer is removing its uprobes after the run
  * (tracer.h, mw_tracer_hand_off): the tracer's pid. */
@@ -97,30 +91,6 @@ void mw_workdir_unlock(void);
 /* Remove a work directory and everything in it (not following links),
  * and let go of this process's lock.  "" is allowed. */
 void mw_workdir_remove(const char *dir);
-
-/* Remove the uprobe definitions of tracers of ours that are gone (or
- * zombies; see above); how many.  Definitions the kernel still holds
- * are tried again for up to budget_ms.  Records of ended tracers with
- * no definition left are removed. */
-int mw_sweep_uprobes(long budget_ms);
-
-/* Record tracer (a stapbpf just started) as one of ours, so that a
- * sweep may remove its definitions once it has ended; _unrecord when
- * it ended and left none.  Nothing is recorded when MW_RECORD_DIR
- * cannot be made the effective user's alone (not root). */
-void mw_tracer_record(pid_t tracer);
-void mw_tracer_unrecord(pid_t tracer);
-
-/* How many uprobe definitions stapbpf process tracer has; -1 when
- * uprobe_events cannot be read. */
-int mw_uprobes_of(pid_t tracer);
-
-/* Wait while the tracer (stap or stapbpf, not necessarily a child; pidfd
- * a pidfd for it, pidfd.h) is alive and removing its uprobes: each
- * definition of its that goes (counted once a second) gives it grace_ms
- * more.  Returns 0 once it has ended (or is a zombie), -1 when grace_ms
- * passed without progress. */
-int mw_wait_tracer(pid_t tracer, int pidfd, long grace_ms);
 
 /* The whole sweep described above, into *out (may be NULL), waiting
  * for nothing longer than budget_ms in all (MW_SWEEP_RUN_MS before a

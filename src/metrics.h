@@ -12,6 +12,12 @@
  * OP is one of <= < >= > == !=; VALUE an integer (optionally with a K, M
  * or G suffix: powers of 1024), or, relative to the baseline, +N, -N,
  * +N% or -N%.
+
+ *
+ * The metrics, the loading of reports and their environments are in
+ * metrics.c; rules are parsed and judged in metrics_rules.c, their
+ * verdicts written in metrics_verdicts.c; `mallocwatch diff` is
+ * metrics_diff.c.
  */
 #ifndef MALLOCWATCH_METRICS_H
 #define MALLOCWATCH_METRICS_H

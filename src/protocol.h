@@ -59,6 +59,9 @@
 #define MW_REC_WAITS 'A'	/* A ID TID ARENA COUNT: W, and as many
 				 * hits of probe ID (memory_arena_reuse_wait) */
 #define MW_REC_BIAS 'B'		/* B BIAS */
+#define MW_REC_PROCESS '@'	/* @PID RECORD: RECORD (any of the above but P)
+				 * is process PID's; only in runs of several
+				 * processes (procs.h) */
 
 /* Field counts after the tag of the fixed-size records. */
 #define MW_NF_HITS 3

@@ -21,6 +21,8 @@
 /* What the run was, for the headers of both reports. */
 struct mw_run_info {
 	const char *const *argv;	/* the command, NULL-terminated; NULL for -p */
+	const char *comm;		/* -p: the process's command name when
+					 * tracing started; NULL unknown (a replay) */
 	int pid;
 	const char *libc;		/* path traced */
 	const char *runtime;		/* "kernel" or "bpf" */

@@ -148,14 +148,91 @@ static void ticks(const struct page *pg, int y0, int h)
 	}
 }
 
+/* Arena a's band of the stacked areas, drawn on top of base[] (which it
+ * then raises by its values val[i * pg->nar + a], sample i's), scaled to
+ * max; returns its series for the page's data, {name, colour, v}. */
+static json_t *area_band(const struct page *pg, size_t a, const struct mw_sample *s, size_t ns,
+			 const uint64_t *val, double *base, uint64_t max)
+{
+	FILE *f = pg->f;
+	json_t *jv = json_array();
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s0x%" PRIx64, pg->ar[a].is_main ? "main_arena " : "",
+		 pg->ar[a].addr);
+	fprintf(f, "<g class=\"series\" data-arena=\"0x%" PRIx64 "\"><path fill=\"%s\" d=\"",
+		pg->ar[a].addr, colour((int)a));
+	/* steps: a sample's value from the one before it (or the
+	 * start) to its own time; the top edge left to right, then
+	 * back along the base */
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t v = val[i * pg->nar + a];
+		double y = AREA_H - (base[i] + (double)v) * AREA_H / (double)max;
+
+		json_array_append_new(jv, json_integer((json_int_t)v));
+		fprintf(f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
+			x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
+	}
+	for (size_t i = ns; i-- > 0;) {
+		double y = AREA_H - base[i] * AREA_H / (double)max;
+
+		fprintf(f, " L%.1f,%.1f L%.1f,%.1f", x_of(pg, s[i].ns), y,
+			x_of(pg, i ? s[i - 1].ns : pg->t0), y);
+	}
+	for (size_t i = 0; i < ns; i++)
+		base[i] += (double)val[i * pg->nar + a];
+	fprintf(f, "%s\"><title>", ns ? " Z" : "");
+	mw_xml_escape(f, name);
+	fprintf(f, "</title></path></g>\n");
+	return json_pack("{s:s, s:s, s:o}", "name", name, "colour", colour((int)a), "v", jv);
+}
+
+/* The main heap's extent (sbrk) in each of the ns samples s, as steps
+ * scaled to max; nothing without samples. */
+static void sbrk_line(const struct page *pg, const struct mw_sample *s, size_t ns, uint64_t max)
+{
+	if (!ns)
+		return;
+	fprintf(pg->f, "<path class=\"sbrk\" d=\"");
+	for (size_t i = 0; i < ns; i++) {
+		double y = AREA_H - (double)extent(&s[i]) * AREA_H / (double)max;
+
+		fprintf(pg->f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
+			x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
+	}
+	fprintf(pg->f, "\"><title>main heap extent (sbrk)</title></path>\n");
+}
+
+/* A vertical line at each timeline marker, classed by its kind (retry,
+ * mallopt, tcache, setting, threshold), its time, thread, probe and
+ * arguments as its title. */
+static void mark_lines(const struct page *pg)
+{
+	size_t nm;
+	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
+
+	for (size_t i = 0; i < nm; i++) {
+		const char *kind = strstr(m[i].name, "retry") ? "retry" :
+				   strstr(m[i].name, "mallopt") && !strstr(m[i].name, "dyn") ?
+				   "mallopt" : strstr(m[i].name, "tcache") ? "tcache" :
+				   strstr(m[i].name, "tunable") || strstr(m[i].name, "do_set") ?
+				   "setting" : "threshold";
+		double x = x_of(pg, m[i].ns);
+
+		fprintf(pg->f, "<line class=\"mark %s\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\">"
+			"<title>%.3f s  tid %d  ", kind, x, x, AREA_H, secs(pg, m[i].ns), m[i].tid);
+		mw_xml_escape(pg->f, m[i].name);
+		fprintf(pg->f, " %" PRId64 " %" PRId64 "</title></line>\n", m[i].arg[0], m[i].arg[1]);
+	}
+}
+
 /* Stacked areas of system bytes per arena; the sbrk extent; markers. */
 static void area_chart(struct page *pg, json_t *data)
 {
 	FILE *f = pg->f;
-	size_t ns, nsa, nm;
+	size_t ns, nsa;
 	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
 	const struct mw_sample_arena *sa = mw_state_sample_arenas(pg->st, &nsa);
-	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
 	uint64_t max = 1;
 	double *base = xcalloc(ns + 1, sizeof(*base));
 	/* val[i * nar + a]: arena a's bytes in sample i */
@@ -180,62 +257,10 @@ static void area_chart(struct page *pg, json_t *data)
 	ticks(pg, 0, AREA_H);
 	fprintf(f, "<text class=\"tick\" x=\"2\" y=\"12\">%s</text>\n",
 		mw_human_bytes(max, hb, sizeof(hb)));
-	for (size_t a = 0; a < pg->nar; a++) {
-		json_t *jv = json_array();
-		char name[64];
-
-		snprintf(name, sizeof(name), "%s0x%" PRIx64, pg->ar[a].is_main ? "main_arena " : "",
-			 pg->ar[a].addr);
-		fprintf(f, "<g class=\"series\" data-arena=\"0x%" PRIx64 "\"><path fill=\"%s\" d=\"",
-			pg->ar[a].addr, colour((int)a));
-		/* steps: a sample's value from the one before it (or the
-		 * start) to its own time; the top edge left to right, then
-		 * back along the base */
-		for (size_t i = 0; i < ns; i++) {
-			uint64_t v = val[i * pg->nar + a];
-			double y = AREA_H - (base[i] + (double)v) * AREA_H / (double)max;
-
-			json_array_append_new(jv, json_integer((json_int_t)v));
-			fprintf(f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
-				x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
-		}
-		for (size_t i = ns; i-- > 0;) {
-			double y = AREA_H - base[i] * AREA_H / (double)max;
-
-			fprintf(f, " L%.1f,%.1f L%.1f,%.1f", x_of(pg, s[i].ns), y,
-				x_of(pg, i ? s[i - 1].ns : pg->t0), y);
-		}
-		for (size_t i = 0; i < ns; i++)
-			base[i] += (double)val[i * pg->nar + a];
-		fprintf(f, "%s\"><title>", ns ? " Z" : "");
-		mw_xml_escape(f, name);
-		fprintf(f, "</title></path></g>\n");
-		json_array_append_new(js, json_pack("{s:s, s:s, s:o}", "name", name, "colour",
-						    colour((int)a), "v", jv));
-	}
-	if (ns) {
-		fprintf(f, "<path class=\"sbrk\" d=\"");
-		for (size_t i = 0; i < ns; i++) {
-			double y = AREA_H - (double)extent(&s[i]) * AREA_H / (double)max;
-
-			fprintf(f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
-				x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
-		}
-		fprintf(f, "\"><title>main heap extent (sbrk)</title></path>\n");
-	}
-	for (size_t i = 0; i < nm; i++) {
-		const char *kind = strstr(m[i].name, "retry") ? "retry" :
-				   strstr(m[i].name, "mallopt") && !strstr(m[i].name, "dyn") ?
-				   "mallopt" : strstr(m[i].name, "tcache") ? "tcache" :
-				   strstr(m[i].name, "tunable") || strstr(m[i].name, "do_set") ?
-				   "setting" : "threshold";
-		double x = x_of(pg, m[i].ns);
-
-		fprintf(f, "<line class=\"mark %s\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\">"
-			"<title>%.3f s  tid %d  ", kind, x, x, AREA_H, secs(pg, m[i].ns), m[i].tid);
-		mw_xml_escape(f, m[i].name);
-		fprintf(f, " %" PRId64 " %" PRId64 "</title></line>\n", m[i].arg[0], m[i].arg[1]);
-	}
+	for (size_t a = 0; a < pg->nar; a++)
+		json_array_append_new(js, area_band(pg, a, s, ns, val, base, max));
+	sbrk_line(pg, s, ns, max);
+	mark_lines(pg);
 	fprintf(f, "<line id=\"cursor\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
 		"style=\"display:none\"/>\n</svg>\n", LEFT, LEFT, AREA_H);
 	json_object_set_new(data, "t", jt);

@@ -57,7 +57,7 @@ static void arenas_table(FILE *f, const struct mw_snapshot *s)
 
 void mw_snapshot_arenas_text(FILE *f, const struct mw_snapshot *s, const char *title)
 {
-	fprintf(f, "\n%s: %zu arenas%s\n", title, s->narenas,
+	fprintf(f, "\n%s: %zu arena%s%s\n", title, s->narenas, s->narenas == 1 ? "" : "s",
 		s->consistent ? "" : " (INCONSISTENT)");
 	arenas_table(f, s);
 	totals_line(f, s);
@@ -135,6 +135,8 @@ int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *com
 	fprintf(f, "  libc %s", mw_quote(s->libc, q, sizeof(q)));
 	if (s->glibc_minor)
 		fprintf(f, " (glibc 2.%d)", s->glibc_minor);
+	if (s->libc_elsewhere)	/* a container's, or replaced on disk since */
+		fprintf(f, ", the process's own file (another here)");
 	fprintf(f, ", layouts from %s\n", mw_quote(s->dwarf_file, q, sizeof(q)));
 	if (!s->consistent)
 		fprintf(f, "  INCONSISTENT after %d tries: %s (the allocator changed while it was "
@@ -224,8 +226,10 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 	for (size_t i = 0; i < s->narenas; i++)
 		mw_json_append(&arenas, arena_json(&s->arenas[i]));
 	snprintf(ver, sizeof(ver), "2.%d", s->glibc_minor);
+	json_t *o;
+
 	/* comm and the paths come from the process: not necessarily UTF-8 */
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:o, s:I,"
+	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:o, s:I,"
 			 " s:{s:o, s:o, s:I, s:o}, s:{s:I, s:I, s:b, s:I},"
 			 " s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
 		"pid", (int)s->pid, "comm", mw_json_str(comm), "libc", mw_json_str(s->libc),
@@ -249,6 +253,12 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 		"totals", "system_bytes", (json_int_t)s->system_bytes, "in_use_bytes",
 		(json_int_t)s->in_use_bytes, "free_bytes", (json_int_t)s->free_bytes,
 		"trimmable_bytes", (json_int_t)s->trimmable);
+	/* only when true: older readers and goldens see the same object */
+	if (o && s->libc_elsewhere && json_object_set_new(o, "libc_elsewhere", json_true()) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 int mw_snapshot_json(FILE *f, const struct mw_snapshot *s, const char *comm)

@@ -256,8 +256,9 @@ static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *work
 	if (!exists(MW_UPROBE_EVENTS)) {
 		if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) < 0 ||
 		    !exists(MW_UPROBE_EVENTS)) {
-			snprintf(err, errlen, "cannot mount debugfs on '/sys/kernel/debug': %s",
-				 strerror(errno));
+			snprintf(err, errlen, "cannot mount debugfs on '/sys/kernel/debug': %s%s",
+				 strerror(errno), geteuid() ? " (tracing needs root: run "
+				 "mallocwatch with sudo)" : "");
 			return -1;
 		}
 		add_did(env, "mounted debugfs");

@@ -635,6 +635,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int headers_only, l
 	s->pid = p->pid;
 	snprintf(s->libc, sizeof(s->libc), "%s", g->module);
 	snprintf(s->dwarf_file, sizeof(s->dwarf_file), "%s", g->dwarf_file);
+	s->libc_elsewhere = g->elsewhere;
 	s->glibc_minor = g->version_minor;
 	s->taken_ns = now_ns(CLOCK_REALTIME);
 	for (s->tries = 1;; s->tries++) {

@@ -91,6 +91,8 @@ struct mw_snapshot {
 	pid_t pid;
 	char libc[4096];		/* the module malloc lives in */
 	char dwarf_file[4096];		/* where the layouts came from */
+	int libc_elsewhere;		/* libc names another file in our mount
+					 * namespace (glibcinfo.h, elsewhere) */
 	int glibc_minor;		/* 2.N; 0 unknown */
 	uint64_t taken_ns;		/* CLOCK_REALTIME when taken */
 	uint64_t duration_ns;		/* how long the reading took */

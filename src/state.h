@@ -6,9 +6,10 @@
  * sbrk account, the mmap and trim thresholds and every change to them,
  * lock waits, retries, mallopt calls, and how many events were lost.
  *
- * The stream parser (stream.c) feeds it; the reports (report.c) read it
- * through the accessors below.  All sizes are bytes, addresses are the
- * traced process's virtual addresses.
+ * The stream parser (stream.c) feeds it; the reports (report.c,
+ * report_json.c, report_html.c) read it through the accessors below.
+ * All sizes are bytes, addresses are the traced process's virtual
+ * addresses.
  */
 #ifndef MALLOCWATCH_STATE_H
 #define MALLOCWATCH_STATE_H

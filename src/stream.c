@@ -116,6 +116,100 @@ static int parse_decl(struct mw_state *st, const char *p)
 	return 0;
 }
 
+/* A record of the timeline mallocwatch samples (O, Y, U, C), tag and its
+ * n fields v (n < 0: they did not parse); 0, or -1 when it is garbled. */
+static int timeline_record(struct mw_state *st, int tag, const int64_t *v, int n)
+{
+	switch (tag) {
+	case MW_REC_ORIGIN:
+		if (n != MW_NF_ORIGIN || v[0] < 0)
+			return -1;
+		mw_state_origin_set(st, (uint64_t)v[0]);
+		return 0;
+	case MW_REC_SAMPLE:
+		if (n != MW_NF_SAMPLE || v[0] < 0 || v[5] < 0 || v[5] > 100000)
+			return -1;
+		mw_state_sample(st, &(struct mw_sample){ .ns = (uint64_t)v[0],
+			.mmap_threshold = (uint64_t)v[1], .trim_threshold = (uint64_t)v[2],
+			.sbrk_base = (uint64_t)v[3], .main_end = (uint64_t)v[4] }, (size_t)v[5]);
+		return 0;
+	case MW_REC_SARENA:
+		if (n != MW_NF_SARENA || mw_state_sample_arena(st, &(struct mw_sample_arena){
+				.arena = (uint64_t)v[0], .system = (uint64_t)v[1],
+				.nheaps = (uint64_t)v[2], .heap_bytes = (uint64_t)v[3] }) < 0)
+			return -1;
+		return 0;
+	case MW_REC_SWAITS:
+		if (n != MW_NF_SWAITS || v[0] < 0 || mw_state_sample_waits(st, (uint64_t)v[0]) < 0)
+			return -1;
+		return 0;
+	}
+	return -1;
+}
+
+/* A total the script prints at the end of the run (N, H, G, W, S, K, A,
+ * J, B), tag and its n fields v (n < 0: they did not parse); 0, or -1
+ * when it is garbled or tag is no record at all. */
+static int total_record(struct mw_state *st, int tag, const int64_t *v, int n)
+{
+	switch (tag) {
+	case MW_REC_HITS:
+		if (n != MW_NF_HITS || v[0] < 0 || v[2] < 0)
+			return -1;
+		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[2]);
+		return 0;
+	case MW_REC_HEAP:
+	case MW_REC_HEAPHITS:
+		if (n != MW_NF_HEAP || v[4] < 0 || v[5] < 0)
+			return -1;
+		mw_state_heap(st, (uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2],
+			      (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5],
+			      tag == MW_REC_HEAPHITS);
+		return 0;
+	case MW_REC_WAIT:
+		if (n != MW_NF_WAIT || v[2] < 0)
+			return -1;
+		mw_state_wait(st, (int)v[0], (uint64_t)v[1], (uint64_t)v[2]);
+		return 0;
+	case MW_REC_SBRK: {
+		struct mw_sbrk s;
+
+		if (n != MW_NF_SBRK && n != MW_NF_SBRK_HITS)
+			return -1;
+		s = (struct mw_sbrk){ .grown = (uint64_t)v[0], .trimmed = (uint64_t)v[1],
+			.nmore = (uint64_t)v[2], .nless = (uint64_t)v[3], .peak = v[4],
+			.first_brk = (uint64_t)v[5], .last_brk = (uint64_t)v[6],
+			.failed = (uint64_t)v[7],
+			.failed_less = n == MW_NF_SBRK_HITS ? (uint64_t)v[8] : 0 };
+		mw_state_sbrk(st, &s, n == MW_NF_SBRK_HITS);
+		return 0;
+	}
+	case MW_REC_JUMPS:
+		if (n != MW_NF_JUMPS || v[0] < 0 || v[5] < 0 ||
+		    mw_state_jump_tuple(st, (int)v[0], (int)v[1], v[2], v[3], v[4],
+					(uint64_t)v[5]) < 0)
+			return -1;
+		return 0;
+	case MW_REC_WAITS:
+		if (n != MW_NF_WAITS || v[0] < 0 || v[3] < 0)
+			return -1;
+		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[3]);
+		mw_state_wait(st, (int)v[1], (uint64_t)v[2], (uint64_t)v[3]);
+		return 0;
+	case MW_REC_JUMP:
+		if (n != MW_NF_JUMP || v[0] < 0 || v[3] < 0 ||
+		    mw_state_jump(st, (int)v[0], (int)v[1], v[2], (uint64_t)v[3]) < 0)
+			return -1;
+		return 0;
+	case MW_REC_BIAS:
+		if (n != MW_NF_BIAS)
+			return -1;
+		mw_state_bias(st, (uint64_t)v[0]);
+		return 0;
+	}
+	return -1;
+}
+
 int mw_stream_line(struct mw_state *st, const char *line)
 {
 	int64_t v[MAX_FIELDS];
@@ -153,79 +247,15 @@ int mw_stream_line(struct mw_state *st, const char *line)
 			goto garbled;
 		return 0;
 	case MW_REC_ORIGIN:
-		if (n != MW_NF_ORIGIN || v[0] < 0)
-			goto garbled;
-		mw_state_origin_set(st, (uint64_t)v[0]);
-		return 0;
 	case MW_REC_SAMPLE:
-		if (n != MW_NF_SAMPLE || v[0] < 0 || v[5] < 0 || v[5] > 100000)
-			goto garbled;
-		mw_state_sample(st, &(struct mw_sample){ .ns = (uint64_t)v[0],
-			.mmap_threshold = (uint64_t)v[1], .trim_threshold = (uint64_t)v[2],
-			.sbrk_base = (uint64_t)v[3], .main_end = (uint64_t)v[4] }, (size_t)v[5]);
-		return 0;
 	case MW_REC_SARENA:
-		if (n != MW_NF_SARENA || mw_state_sample_arena(st, &(struct mw_sample_arena){
-				.arena = (uint64_t)v[0], .system = (uint64_t)v[1],
-				.nheaps = (uint64_t)v[2], .heap_bytes = (uint64_t)v[3] }) < 0)
-			goto garbled;
-		return 0;
 	case MW_REC_SWAITS:
-		if (n != MW_NF_SWAITS || v[0] < 0 || mw_state_sample_waits(st, (uint64_t)v[0]) < 0)
+		if (timeline_record(st, line[0], v, n) < 0)
 			goto garbled;
 		return 0;
-	case MW_REC_HITS:
-		if (n != MW_NF_HITS || v[0] < 0 || v[2] < 0)
+	default:
+		if (total_record(st, line[0], v, n) < 0)
 			goto garbled;
-		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[2]);
-		return 0;
-	case MW_REC_HEAP:
-	case MW_REC_HEAPHITS:
-		if (n != MW_NF_HEAP || v[4] < 0 || v[5] < 0)
-			goto garbled;
-		mw_state_heap(st, (uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2],
-			      (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5],
-			      line[0] == MW_REC_HEAPHITS);
-		return 0;
-	case MW_REC_WAIT:
-		if (n != MW_NF_WAIT || v[2] < 0)
-			goto garbled;
-		mw_state_wait(st, (int)v[0], (uint64_t)v[1], (uint64_t)v[2]);
-		return 0;
-	case MW_REC_SBRK: {
-		struct mw_sbrk s;
-
-		if (n != MW_NF_SBRK && n != MW_NF_SBRK_HITS)
-			goto garbled;
-		s = (struct mw_sbrk){ .grown = (uint64_t)v[0], .trimmed = (uint64_t)v[1],
-			.nmore = (uint64_t)v[2], .nless = (uint64_t)v[3], .peak = v[4],
-			.first_brk = (uint64_t)v[5], .last_brk = (uint64_t)v[6],
-			.failed = (uint64_t)v[7],
-			.failed_less = n == MW_NF_SBRK_HITS ? (uint64_t)v[8] : 0 };
-		mw_state_sbrk(st, &s, n == MW_NF_SBRK_HITS);
-		return 0;
-	}
-	case MW_REC_JUMPS:
-		if (n != MW_NF_JUMPS || v[0] < 0 || v[5] < 0 ||
-		    mw_state_jump_tuple(st, (int)v[0], (int)v[1], v[2], v[3], v[4],
-					(uint64_t)v[5]) < 0)
-			goto garbled;
-		return 0;
-	case MW_REC_WAITS:
-		if (n != MW_NF_WAITS || v[0] < 0 || v[3] < 0)
-			goto garbled;
-		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[3]);
-		mw_state_wait(st, (int)v[1], (uint64_t)v[2], (uint64_t)v[3]);
-		return 0;
-	case MW_REC_JUMP:
-		if (n != MW_NF_JUMP || v[0] < 0 || v[3] < 0 ||
-		    mw_state_jump(st, (int)v[0], (int)v[1], v[2], (uint64_t)v[3]) < 0)
-			goto garbled;
-		return 0;
-	case MW_REC_BIAS:
-		if (n != MW_NF_BIAS)
-			goto garbled;
-		mw_state_bias(st, (uint64_t)v[0]);
 		return 0;
 	}
 garbled:

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mapped.h"
+#include "msg.h"
 #include "sdtnote.h"
 #include "target.h"
 #include "xalloc.h"
@@ -298,40 +300,28 @@ int mw_parse_pid(const char *s, pid_t *pid)
 
 int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen)
 {
-	char maps[64], line[PATH_MAX + 256];
-	FILE *f;
+	struct mw_mapped m, mm;
+	char libm[PATH_MAX], q[PATH_MAX];
+	int r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen);
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "re");
-	if (!f) {
-		snprintf(err, errlen, "cannot read '%s': %s", maps, strerror(errno));
+	if (r == 0)
+		snprintf(err, errlen, "process %d maps no libc", (int)pid);
+	if (r <= 0)
 		return -1;
+	if (mw_mapped_here(&m)) {
+		snprintf(out, len, "%s", m.name);
+		return 0;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/'), *base;
-
-		if (!path)
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		base = strrchr(path, '/') + 1;
-		if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0) {
-			size_t n = strlen(path);
-			int deleted = n > 10 && strcmp(path + n - 10, " (deleted)") == 0;
-
-			fclose(f);
-			if (deleted) {	/* uprobes need the file by its path */
-				snprintf(err, errlen, "process %d maps a libc that was deleted "
-					 "or replaced since it started ('%.*s'); restart it to trace it",
-					 (int)pid, (int)(n - 10), path);
-				return -1;
-			}
-			snprintf(out, len, "%s", path);
-			return 0;
-		}
-	}
-	fclose(f);
-	snprintf(err, errlen, "process %d maps no libc", (int)pid);
-	return -1;
+	/* another mount namespace, or replaced on disk: the mapped file */
+	if (mw_mapped_mount(&m, "libc.so.6", out, len, err, errlen) < 0)
+		return -1;
+	mw_note("process %d's libc is its own '%s'%s; here it is %s", (int)pid,
+		mw_quote(m.name, q, sizeof(q)), m.deleted ? " (deleted or replaced on disk since it was mapped)" :
+		" (another file than this mount namespace's of that name)", out);
+	if (mw_mapped_find(pid, MW_LIB_LIBM, &mm, err, errlen) == 1 &&
+	    mw_mapped_mount(&mm, "libm.so.6", libm, sizeof(libm), err, errlen) < 0)
+		mw_warn("%s; libm's probes are not traced", err);
+	return 0;
 }
 
 void mw_target_free(struct mw_target *t)

@@ -74,8 +74,14 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
  * "4294967297"); *pid is set only on success. */
 int mw_parse_pid(const char *s, pid_t *pid);
 
-/* The libc of a running process, from /proc/PID/maps: the first mapped
- * file whose name starts with "libc.so" or "libc-".  0 or -1 with err. */
+/* The libc of a running process, as a path a tracer can probe: the
+ * file it maps (mapped.h, "libc.so*" or "libc-*").  When the name its
+ * /proc/PID/maps gives is that very file here, that name; else (a
+ * process in another mount namespace, a libc deleted or replaced on disk
+ * since) the mapped file mounted under MW_MAPPED_DIR (mallocwatch moves
+ * into a private mount namespace: call it while single-threaded, before
+ * starting a tracer), with the libm it maps beside it as libm.so.6, and
+ * a note saying so.  0 or -1 with err. */
 int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen);
 
 /* Free t->argv. */

@@ -1,34 +1,33 @@
-/* tracer.c - hold, trace, release, stop; see tracer.h. */
+/* tracer.c - hold, trace, release, stop; see tracer.h.  The run's loop
+ * over the tracer's output, the program's ptrace stops, the flush at
+ * its exit and the samples; the processes themselves are started in
+ * tracer_proc.c, a tracer left detaching is watched from
+ * tracer_detach.c.
+ */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "leftovers.h"
 #include "pidfd.h"
 #include "msg.h"
-#include "procmem.h"
 #include "protocol.h"
 #include "ptyrelay.h"
+#include "signals.h"
 #include "tracer.h"
+#include "tracer_proc.h"
+#include "uprobes.h"
 
-/* After SIGINT the tracer detaches its uprobes, about 0.1 s each and
- * serialized with every other tracer on the machine; it is killed only
- * when STOP_GRACE_MS pass without one of its uprobe definitions going. */
-#define STOP_GRACE_MS 20000
+#define STOP_GRACE_MS MW_STOP_GRACE_MS
 
 /* The flush (flush_start): how long the other threads of an exiting
  * program may take to go, how long the tracer may take to answer, and how
@@ -38,60 +37,14 @@
 #define FLUSH_DRAIN_MS 500
 
 /* How long an asked procfs probe may take to answer before its FIFO is
- * closed anyway (procfs_settle). */
+ * closed anyway (mw_procfs_settle). */
 #define PROCFS_SETTLE_MS 100
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
-
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-	got_signal = sig;
-}
 
 /* SIGCHLD only interrupts poll(2), so that a ptrace stop of the program
  * is seen at once. */
 static void on_chld(int sig)
 {
 	(void)sig;
-}
-
-void mw_signals_catch(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
-int mw_signal_take(void)
-{
-	int sig = got_signal;
-
-	got_signal = 0;
-	return sig;
-}
-
-int mw_signal_pending(void)
-{
-	return got_signal;
-}
-
-/* In a child before exec: every descriptor past stderr close-on-exec, so
- * nothing of mallocwatch's (the saved stream, reports, libdw's files)
- * reaches the program or the tracer, whoever opened it and however. */
-static void cloexec_from_3(void)
-{
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
-		return;
-	for (int fd = 3; fd < 1024; fd++)	/* kernels before 5.11 */
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
 struct linebuf {
@@ -110,6 +63,7 @@ struct run {
 	struct mw_pty *pty;	/* -c under sudo on a terminal: the program's own */
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
+	size_t next_more;	/* -p PID,PID,...: the next of more_pids to watch */
 	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
 	int uprobes_left;	/* its uprobe definitions when last counted */
 	int traced;		/* -c: the program is ptraced (PTRACE_SEIZE) */
@@ -125,180 +79,6 @@ struct run {
 	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
 	struct linebuf out, errb;
 };
-
-/* fork+exec argv with stdout/stderr on new pipes (out_fd NULL: stdout to
- * /dev/null); the child gets its own process group and, when preload is
- * set, LD_PRELOAD=preload. */
-static pid_t spawn(char *const argv[], const char *cwd, const char *preload,
-		   int *out_fd, int *err_fd)
-{
-	int po[2], pe[2];
-	pid_t pid, parent;
-
-	if (pipe2(po, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(pe, O_CLOEXEC) < 0) {
-		close(po[0]);
-		close(po[1]);
-		return -1;
-	}
-	parent = getpid();
-	pid = fork();
-	if (pid == 0) {
-		/* default actions first: a SIGTERM from here on must end
-		 * this child, not reach mallocwatch's handler */
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		/* a tracer left detaching after the flush writes to a pipe
-		 * nobody reads: EPIPE, not death halfway through */
-		signal(SIGPIPE, SIG_IGN);
-		/* the tracer must not outlive mallocwatch, even a SIGKILLed one:
-		 * SIGTERM makes stap and stapbpf detach and exit */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
-		setpgid(0, 0);
-		if (out_fd) {
-			dup2(po[1], 1);
-		} else {
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-			dup2(null, 1);
-		}
-		dup2(pe[1], 2);
-		cloexec_from_3();
-		if (cwd && chdir(cwd) < 0)
-			_exit(126);
-		if (preload)
-			setenv("LD_PRELOAD", preload, 1);
-		else
-			unsetenv("LD_PRELOAD");
-		execvp(argv[0], argv);
-		fprintf(stderr, "ERROR: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	if (pid < 0) {
-		close(po[0]);
-		close(pe[0]);
-		return -1;
-	}
-	if (out_fd)
-		*out_fd = po[0];
-	else
-		close(po[0]);
-	*err_fd = pe[0];
-	return pid;
-}
-
-/* Run a command to completion, its stderr collected; for stap -p4.  A
- * signal caught meanwhile (mw_signals_catch) stops it: its process group
- * gets SIGTERM and -2 is returned, the signal left pending. */
-static int run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
-{
-	int errfd, st;
-	char buf[4096];
-	size_t got = 0;
-	ssize_t n = 1;
-	pid_t pid = spawn(argv, cwd, NULL, NULL, &errfd);
-
-	if (pid < 0) {
-		snprintf(msg, len, "cannot start '%s': %s", argv[0], strerror(errno));
-		return -1;
-	}
-	while (n != 0 && !got_signal) {
-		struct pollfd p = { .fd = errfd, .events = POLLIN };
-
-		if (poll(&p, 1, 200) <= 0)
-			continue;
-		n = read(errfd, buf + got, sizeof(buf) - 1 - got);
-		if (n < 0 && errno != EINTR && errno != EAGAIN)
-			break;
-		if (n > 0 && (got += (size_t)n) == sizeof(buf) - 1)
-			got = 0;	/* keep the tail */
-	}
-	buf[got] = '\0';
-	close(errfd);
-	if (got_signal)
-		kill(-pid, SIGTERM);	/* stap and what it started: a group
-					 * pidfds cannot name; its leader is
-					 * our child, not reaped yet */
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (got_signal)
-		return -2;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	/* the first line that says what went wrong */
-	char *e = strstr(buf, "error");
-	char *line = e ? e : buf;
-
-	while (line > buf && line[-1] != '\n')
-		line--;
-	line[strcspn(line, "\n")] = '\0';
-	snprintf(msg, len, "%.300s", *line ? line : "failed without a message");
-	return -1;
-}
-
-/* The child: on its own terminal when it has one (ptyrelay.h), wait for
- * the release byte, drop to the invoking user under sudo, exec.  An
- * error goes back as an errno on errpipe. */
-static void program_child(const struct mw_target *t, const struct mw_pty *pty, int hold_r,
-			  int errpipe)
-{
-	char c;
-	int e;
-	const char *path = t->loader[0] ? t->loader : t->path;
-
-	if (mw_pty_child(pty) < 0)
-		goto fail;
-	if (read(hold_r, &c, 1) != 1)
-		_exit(127);	/* the tracer failed: never run untraced */
-	close(hold_r);
-	cloexec_from_3();
-	if (t->uid != (uid_t)-1) {
-		if ((t->user[0] ? initgroups(t->user, t->gid) : setgroups(0, NULL)) < 0 ||
-		    setgid(t->gid) < 0 || setuid(t->uid) < 0)
-			goto fail;
-	}
-	execv(path, t->argv);
-fail:
-	e = errno;
-	if (write(errpipe, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-static pid_t start_program(const struct mw_target *t, const struct mw_pty *pty, int *hold_w,
-			   int *errpipe_r)
-{
-	int hold[2], ep[2];
-	pid_t pid;
-
-	if (pipe2(hold, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(ep, O_CLOEXEC) < 0) {
-		close(hold[0]);
-		close(hold[1]);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(hold[1]);
-		close(ep[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		program_child(t, pty, hold[0], ep[1]);
-	}
-	close(hold[0]);
-	close(ep[1]);
-	*hold_w = hold[1];
-	*errpipe_r = ep[0];
-	return pid;
-}
 
 static void tracer_stderr_line(struct run *rn, char *line)
 {
@@ -392,87 +172,6 @@ static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
 	return 0;
 }
 
-/* Threads of pid still there (its leader included), from
- * /proc/PID/status; -1 when unreadable. */
-static int threads_of(pid_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	int n = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
-/* Ask one of the script's procfs probes (runtime.h): the kernel
- * runtime's probe runs in read() and the file is closed again at once;
- * stapbpf's runs when a reader opens its FIFO, and the FIFO stays open
- * (*fd) until the answer is in: procfs_answered().  0 when asked, -1
- * with err set when the file cannot be opened. */
-static int procfs_ask(const struct run *rn, const char *name, int *fd, char *err, size_t errlen)
-{
-	char c[64];
-
-	*fd = mw_runtime_procfs_open(rn->o->env->rt, rn->module, name, err, errlen);
-	if (*fd < 0)
-		return -1;
-	if (rn->o->env->rt != MW_RT_BPF) {
-		if (read(*fd, c, sizeof(c)) < 0 && rn->o->verbose)
-			mw_note("%s read: %s", name, strerror(errno));
-		close(*fd);
-		*fd = -1;
-	}
-	return 0;
-}
-
-/* poll() said revents about an asked FIFO: take what is in it; closed
- * (*fd = -1) once stapbpf has written its answer and closed its end
- * (POLLHUP: a writer came and went since the open).  stapbpf spins on
- * open(O_NONBLOCK) until the reader has gone, so the close must not
- * wait; it must not come early either: the answer would be written to a
- * FIFO without a reader (EPIPE: SIGPIPE is ignored in the tracer, see
- * spawn()) and stapbpf warns on stderr. */
-static void procfs_answered(int *fd, short revents)
-{
-	char c[64];
-
-	if (*fd < 0)
-		return;
-	if (revents & POLLIN)
-		while (read(*fd, c, sizeof(c)) > 0)
-			;
-	if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
-/* Close an asked FIFO before the tracer is stopped or left: wait for its
- * answer, at most ms (the probe is a few map reads; a tracer that has not
- * answered by then is stuck, and closing is all that is left). */
-static void procfs_settle(int *fd, int ms)
-{
-	long long until = mw_now_ms() + ms;
-
-	while (*fd >= 0) {
-		struct pollfd p = { .fd = *fd, .events = POLLIN };
-		long long left = until - mw_now_ms();
-
-		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
-			close(*fd);
-			*fd = -1;
-			break;
-		}
-		procfs_answered(fd, p.revents);
-	}
-}
-
 /* The program's leader is at its exit stop.  When the whole process is
  * ending (every other thread gone: exit_group kills them, they may take
  * a moment), no probe can fire any more: read the script's flush file so
@@ -490,14 +189,15 @@ static int flush_start(struct run *rn)
 	 * while the tracer is there to answer */
 	if (!rn->o->flush || !rn->r->ready || rn->stopping || rn->out_fd < 0 || rn->tracer <= 0)
 		return 0;
-	while ((n = threads_of(rn->prog)) > 1 && mw_now_ms() < until)
+	while ((n = mw_threads_of(rn->prog)) > 1 && mw_now_ms() < until)
 		usleep(1000);
 	if (n != 1) {	/* the main thread left early (pthread_exit) */
 		if (rn->o->verbose)
 			mw_note("no flush: %d threads still running", n);
 		return 0;
 	}
-	if (procfs_ask(rn, MW_FLUSH_FILE, &rn->flush_fd, err, sizeof(err)) < 0) {
+	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_FLUSH_FILE,
+			  &rn->flush_fd, err, sizeof(err)) < 0) {
 		mw_warn("cannot flush the tracer (%s); the report waits for its uprobes to be "
 			"removed", err);
 		return 0;
@@ -514,7 +214,7 @@ static void flush_end(struct run *rn)
 	rn->r->flushed = rn->end_seen;
 	rn->r->flush_ms = mw_now_ms() - rn->flush_start;
 	rn->flushing = 0;
-	procfs_settle(&rn->flush_fd, PROCFS_SETTLE_MS);
+	mw_procfs_settle(&rn->flush_fd, PROCFS_SETTLE_MS);
 	ptrace(PTRACE_CONT, rn->prog, 0, 0);
 }
 
@@ -605,14 +305,37 @@ static void signal_tracer(struct run *rn, int sig)
  * thread's next open fails and ends stapbpf before its end probe. */
 static void stop_tracer(struct run *rn)
 {
-	procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
+	mw_procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
 	signal_tracer(rn, SIGINT);
+}
+
+/* -p PID,PID,...: watch the next of the processes still there instead;
+ * 1 when there is one. */
+static int next_process(struct run *rn)
+{
+	while (rn->next_more < rn->o->nmore) {
+		pid_t pid = rn->o->more_pids[rn->next_more++];
+		int fd = mw_pidfd_open(pid);
+
+		if (fd < 0)
+			continue;	/* gone already */
+		if (mw_pidfd_exited(fd)) {
+			close(fd);
+			continue;
+		}
+		close(rn->pidfd);
+		rn->pidfd = fd;
+		return 1;
+	}
+	return 0;
 }
 
 static void program_exited(struct run *rn)
 {
 	if (rn->o->target && !rn->r->have_status)
 		reap_program(rn, 1);
+	if (!rn->o->target && next_process(rn))
+		return;
 	close(rn->pidfd);
 	rn->pidfd = -1;
 	if (rn->tracer > 0)	/* 0 once reaped: the pid may be another's now */
@@ -647,7 +370,8 @@ static int sample_due(struct run *rn, int max_ms)
 			;	/* skipped: no sample for a wait count */
 		} else if (rn->sample_fd >= 0) {
 			rn->r->samples_unanswered++;
-		} else if (procfs_ask(rn, MW_SAMPLE_FILE, &rn->sample_fd, err, sizeof(err)) < 0) {
+		} else if (mw_procfs_ask(o->env->rt, rn->module, o->verbose, MW_SAMPLE_FILE,
+					 &rn->sample_fd, err, sizeof(err)) < 0) {
 			rn->r->samples_unanswered++;
 			if (o->verbose)
 				mw_note("no lock-wait sample: %s", err);
@@ -656,6 +380,77 @@ static int sample_due(struct run *rn, int max_ms)
 			rn->next_sample += o->sample_ms;
 	}
 	return rn->next_sample - now < max_ms ? (int)(rn->next_sample - now) : max_ms;
+}
+
+/* --duration has run out, or a signal of ours came: stop the tracer
+ * (its end probe still prints the totals), or pass the signal on to a
+ * -c program already released, which decides.  *kill_at: when to kill a
+ * tracer that makes no progress stopping. */
+static void stop_if_asked(struct run *rn, long long *kill_at)
+{
+	if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
+		rn->stop_at = 0;	/* --duration: the normal end */
+		rn->stopping = 1;
+		rn->r->stopped = 1;
+		stop_tracer(rn);
+		*kill_at = mw_now_ms() + STOP_GRACE_MS;
+	}
+	if (mw_signal_pending()) {
+		int sig = mw_signal_take();
+
+		if (!rn->r->ready)
+			rn->r->interrupted = sig;	/* before tracing started */
+		if (rn->o->target && rn->pidfd >= 0 && rn->r->ready) {
+			mw_pidfd_signal(rn->pidfd, sig);	/* -c: the program decides */
+		} else if (!rn->stopping) {
+			/* -p (or -c still held): stop tracing; the end
+			 * probe still prints the totals */
+			rn->stopping = 1;
+			rn->r->stopped = !rn->o->target;
+			stop_tracer(rn);
+			*kill_at = mw_now_ms() + STOP_GRACE_MS;
+		}
+	}
+}
+
+/* What poll() found (n, p as in loop()): the tracer's stdout and stderr
+ * lines, each closed at EOF, and the answers of asked procfs files. */
+static void read_ready(struct run *rn, const struct pollfd *p, int n)
+{
+	if (n > 0 && (p[0].revents & (POLLIN | POLLHUP)) &&
+	    pump(rn, rn->out_fd, &rn->out, 0) < 0) {
+		close(rn->out_fd);
+		rn->out_fd = -1;
+	}
+	if (n > 0 && (p[1].revents & (POLLIN | POLLHUP)) &&
+	    pump(rn, rn->err_fd, &rn->errb, 1) < 0) {
+		close(rn->err_fd);
+		rn->err_fd = -1;
+	}
+	if (n > 0) {	/* poll ignores the fds that are -1 */
+		mw_procfs_answered(&rn->sample_fd, p[3].revents);
+		mw_procfs_answered(&rn->flush_fd, p[4].revents);
+	}
+}
+
+/* kill_at (mw_now_ms(), 0 for none) has passed: a tracer still removing
+ * uprobe definitions gets STOP_GRACE_MS more; one that made no progress
+ * is killed.  Returns the new kill_at. */
+static long long kill_if_stuck(struct run *rn, long long kill_at)
+{
+	int left;
+
+	if (!kill_at || mw_now_ms() <= kill_at)
+		return kill_at;
+	left = mw_uprobes_of(rn->tracer);
+	if (left > 0 && left < rn->uprobes_left) {	/* still detaching */
+		rn->uprobes_left = left;
+		return mw_now_ms() + STOP_GRACE_MS;
+	}
+	mw_warn("the tracer made no progress stopping for %d s; killing it",
+		STOP_GRACE_MS / 1000);
+	signal_tracer(rn, SIGKILL);
+	return 0;
 }
 
 /* The poll loop: until the tracer's stdout and stderr are both at EOF. */
@@ -674,139 +469,21 @@ static void loop(struct run *rn)
 		};
 		int n = poll(p, 5, tmo);
 
-		if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
-			rn->stop_at = 0;	/* --duration: the normal end */
-			rn->stopping = 1;
-			rn->r->stopped = 1;
-			stop_tracer(rn);
-			kill_at = mw_now_ms() + STOP_GRACE_MS;
-		}
-		if (got_signal) {
-			int sig = mw_signal_take();
-
-			if (!rn->r->ready)
-				rn->r->interrupted = sig;	/* before tracing started */
-			if (rn->o->target && rn->pidfd >= 0 && rn->r->ready) {
-				mw_pidfd_signal(rn->pidfd, sig);	/* -c: the program decides */
-			} else if (!rn->stopping) {
-				/* -p (or -c still held): stop tracing; the end
-				 * probe still prints the totals */
-				rn->stopping = 1;
-				rn->r->stopped = !rn->o->target;
-				stop_tracer(rn);
-				kill_at = mw_now_ms() + STOP_GRACE_MS;
-			}
-		}
-		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP)) &&
-		    pump(rn, rn->out_fd, &rn->out, 0) < 0) {
-			close(rn->out_fd);
-			rn->out_fd = -1;
-		}
-		if (n > 0 && (p[1].revents & (POLLIN | POLLHUP)) &&
-		    pump(rn, rn->err_fd, &rn->errb, 1) < 0) {
-			close(rn->err_fd);
-			rn->err_fd = -1;
-		}
-		if (n > 0) {	/* poll ignores the fds that are -1 */
-			procfs_answered(&rn->sample_fd, p[3].revents);
-			procfs_answered(&rn->flush_fd, p[4].revents);
-		}
+		stop_if_asked(rn, &kill_at);
+		read_ready(rn, p, n);
 		if (rn->traced && rn->pidfd >= 0 && !rn->r->have_status)
 			reap_program(rn, 0);	/* ptrace stops; the exit itself */
 		if (rn->flushing)
 			flush_check(rn);
 		if (rn->pidfd >= 0 && ((n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
-			kill_at = mw_now_ms() + STOP_GRACE_MS;
+			if (rn->pidfd < 0)	/* else: another of -p's processes */
+				kill_at = mw_now_ms() + STOP_GRACE_MS;
 			if (rn->detach_bg)
 				break;
 		}
-		if (kill_at && mw_now_ms() > kill_at) {
-			int left = mw_uprobes_of(rn->tracer);
-
-			if (left > 0 && left < rn->uprobes_left) {	/* still detaching */
-				rn->uprobes_left = left;
-				kill_at = mw_now_ms() + STOP_GRACE_MS;
-				continue;
-			}
-			mw_warn("the tracer made no progress stopping for %d s; killing it",
-				STOP_GRACE_MS / 1000);
-			signal_tracer(rn, SIGKILL);
-			kill_at = 0;
-		}
+		kill_at = kill_if_stuck(rn, kill_at);
 	}
-}
-
-/* argv for stapbpf/stap, into argv[] (at most 12 entries). */
-static void tracer_argv(const struct mw_tracer_opts *o, pid_t pid, char *pidbuf,
-			char *bo, const char *module, const char **argv)
-{
-	int k = 0;
-
-	sprintf(pidbuf, "%d", (int)pid);
-	if (o->env->rt == MW_RT_BPF) {
-		argv[k++] = "stapbpf";
-		argv[k++] = "-w";
-		argv[k++] = "-x";
-		argv[k++] = pidbuf;
-		argv[k++] = bo;
-	} else {
-		argv[k++] = "stap";
-		argv[k++] = "-w";
-		if (o->env->kbuild[0]) {
-			argv[k++] = "-r";
-			argv[k++] = o->env->kbuild;
-		}
-		argv[k++] = "-m";
-		argv[k++] = module;
-		argv[k++] = "-x";
-		argv[k++] = pidbuf;
-		argv[k++] = o->script;
-	}
-	argv[k] = NULL;
-}
-
-static int compile_bpf(const struct mw_tracer_opts *o, const char *rn_module, char *bo, size_t bolen,
-		       char *err, size_t errlen)
-{
-	const char *argv[16];
-	int k = 0;
-	char msg[400];
-
-	argv[k++] = "stap";
-	argv[k++] = "--runtime=bpf";
-	argv[k++] = "-g";
-	argv[k++] = "-w";
-	if (o->env->kbuild[0]) {
-		argv[k++] = "-r";
-		argv[k++] = o->env->kbuild;
-	}
-	argv[k++] = "-p4";
-	argv[k++] = "-m";
-	argv[k++] = rn_module;
-	argv[k++] = o->script;
-	argv[k] = NULL;
-	switch (run_capture((char *const *)argv, o->workdir, msg, sizeof(msg))) {
-	case -2:
-		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
-			 mw_signal_pending(), strsignal(mw_signal_pending()));
-		return -1;
-	case -1:
-		snprintf(err, errlen, "stap could not compile the script: %s", msg);
-		return -1;
-	}
-	snprintf(bo, bolen, "%s/%s.bo", o->workdir, rn_module);
-	return 0;
-}
-
-/* Why the tracer ended, when it said nothing itself. */
-static void tracer_fate(const char *name, int st, char *msg, size_t len)
-{
-	if (WIFSIGNALED(st))
-		snprintf(msg, len, "%s was killed by signal %d (%s)", name, WTERMSIG(st),
-			 strsignal(WTERMSIG(st)));
-	else if (WIFEXITED(st) && WEXITSTATUS(st))
-		snprintf(msg, len, "%s exited with status %d", name, WEXITSTATUS(st));
 }
 
 /* The program could not exec: its errno arrives on errpipe. */
@@ -837,6 +514,81 @@ static void seize(struct run *rn)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
+/* -c: the program forked and held, ptraced for its exit stop when
+ * at_exit is set, on a terminal of its own when ptyrelay.h says so
+ * (rn->pty); its exec error comes on *errpipe.  -p: the process.  0, or
+ * -1 with err set when it could not be started. */
+static int start_target(struct run *rn, int *errpipe, char *err, size_t errlen)
+{
+	const struct mw_tracer_opts *o = rn->o;
+
+	if (o->target) {
+		if (mw_pty_open(&rn->pty, o->target->uid, err, errlen) < 0)
+			return -1;
+		rn->prog = mw_program_start(o->target, rn->pty, &rn->hold_w, errpipe);
+		if (rn->prog < 0) {
+			snprintf(err, errlen, "cannot fork: %s", strerror(errno));
+			mw_pty_close(rn->pty);
+			return -1;
+		}
+		if (o->at_exit)
+			seize(rn);
+	} else {
+		rn->prog = o->attach_pid;
+	}
+	return 0;
+}
+
+/* Reap the tracer (name: argv[0]), say how it ended when it said nothing
+ * itself, and after a stapbpf killed by a signal remove what it left. */
+static void reap_tracer(struct run *rn, const char *name)
+{
+	const struct mw_tracer_opts *o = rn->o;
+	struct mw_trace_result *r = rn->r;
+
+	while (waitpid(rn->tracer, &r->tracer_status, 0) < 0 && errno == EINTR)
+		;
+	if (!r->tracer_msg[0] || WIFSIGNALED(r->tracer_status))
+		mw_tracer_fate(name, r->tracer_status, r->tracer_msg, sizeof(r->tracer_msg));
+	if (o->env->rt == MW_RT_BPF && WIFSIGNALED(r->tracer_status)) {
+		int n = mw_sweep_uprobes(MW_SWEEP_WAIT_MS);	/* ours, the run is over */
+
+		if (n)
+			mw_note("removed %d uprobe definitions the dead tracer left", n);
+		mw_runtime_procfs_remove(rn->module);
+	}
+	if (o->env->rt == MW_RT_BPF && mw_uprobes_of(rn->tracer) == 0)
+		mw_tracer_unrecord(rn->tracer);
+	rn->tracer = 0;	/* reaped */
+}
+
+/* Close what the run still holds; a program never released is killed
+ * before its first instruction. */
+static void end_run(struct run *rn, int errpipe)
+{
+	/* an answer still awaited here has no writer left to give it: the
+	 * tracer was reaped, or stop_tracer() and flush_end() settled it */
+	if (rn->flush_fd >= 0)
+		close(rn->flush_fd);
+	if (rn->sample_fd >= 0)
+		close(rn->sample_fd);
+	if (rn->hold_w >= 0) {	/* never released: the program must not run */
+		close(rn->hold_w);
+		rn->hold_w = -1;
+		if (rn->o->target && !rn->r->have_status) {
+			signal_child(rn->pidfd, rn->prog, SIGKILL);	/* not reaped */
+			reap_program(rn, 1);
+		}
+	}
+	if (rn->pidfd >= 0)
+		close(rn->pidfd);
+	if (rn->tracer_fd >= 0)
+		close(rn->tracer_fd);
+	mw_pty_close(rn->pty);	/* after its last output, before the report */
+	if (errpipe >= 0)
+		close(errpipe);
+}
+
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen)
 {
@@ -851,33 +603,23 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	mw_runtime_module(o->workdir, rn.module, sizeof(rn.module));
 	if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
 		mw_runtime_procfs_remove(rn.module);
-	if (o->env->rt == MW_RT_BPF && compile_bpf(o, rn.module, bo, sizeof(bo), err, errlen) < 0) {
+	if (o->env->rt == MW_RT_BPF &&
+	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo), err,
+				  errlen) < 0) {
 		r->interrupted = mw_signal_take();
 		return -1;
 	}
-	if (o->target) {
-		if (mw_pty_open(&rn.pty, o->target->uid, err, errlen) < 0)
-			return -1;
-		rn.prog = start_program(o->target, rn.pty, &rn.hold_w, &errpipe);
-		if (rn.prog < 0) {
-			snprintf(err, errlen, "cannot fork: %s", strerror(errno));
-			mw_pty_close(rn.pty);
-			return -1;
-		}
-		if (o->at_exit)
-			seize(&rn);
-	} else {
-		rn.prog = o->attach_pid;
-	}
+	if (start_target(&rn, &errpipe, err, errlen) < 0)
+		return -1;
 	r->pid = rn.prog;
 	rn.pidfd = (int)syscall(SYS_pidfd_open, rn.prog, 0);
 	if (rn.pidfd < 0) {
 		snprintf(err, errlen, "cannot watch process %d: %s", (int)rn.prog, strerror(errno));
 		goto cleanup;
 	}
-	tracer_argv(o, rn.prog, pidbuf, bo, rn.module, argv);
-	rn.tracer = spawn((char *const *)argv, o->workdir,
-			  o->env->shim[0] ? o->env->shim : NULL, &rn.out_fd, &rn.err_fd);
+	mw_tracer_argv(o->env, o->script, rn.prog, pidbuf, bo, rn.module, argv);
+	rn.tracer = mw_tracer_spawn((char *const *)argv, o->workdir,
+				    o->env->shim[0] ? o->env->shim : NULL, &rn.out_fd, &rn.err_fd);
 	if (rn.tracer < 0) {
 		snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(errno));
 		goto cleanup;
@@ -898,20 +640,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		ret = 0;
 		goto cleanup;
 	}
-	while (waitpid(rn.tracer, &r->tracer_status, 0) < 0 && errno == EINTR)
-		;
-	if (!r->tracer_msg[0] || WIFSIGNALED(r->tracer_status))
-		tracer_fate(argv[0], r->tracer_status, r->tracer_msg, sizeof(r->tracer_msg));
-	if (o->env->rt == MW_RT_BPF && WIFSIGNALED(r->tracer_status)) {
-		int n = mw_sweep_uprobes(MW_SWEEP_WAIT_MS);	/* ours, the run is over */
-
-		if (n)
-			mw_note("removed %d uprobe definitions the dead tracer left", n);
-		mw_runtime_procfs_remove(rn.module);
-	}
-	if (o->env->rt == MW_RT_BPF && mw_uprobes_of(rn.tracer) == 0)
-		mw_tracer_unrecord(rn.tracer);
-	rn.tracer = 0;	/* reaped */
+	reap_tracer(&rn, argv[0]);
 	if (r->interrupted) {
 		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
 			 r->interrupted, strsignal(r->interrupted));
@@ -931,141 +660,6 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	ret = 0;
 cleanup:
-	/* an answer still awaited here has no writer left to give it: the
-	 * tracer was reaped, or stop_tracer() and flush_end() settled it */
-	if (rn.flush_fd >= 0)
-		close(rn.flush_fd);
-	if (rn.sample_fd >= 0)
-		close(rn.sample_fd);
-	if (rn.hold_w >= 0) {	/* never released: the program must not run */
-		close(rn.hold_w);
-		rn.hold_w = -1;
-		if (o->target && !r->have_status) {
-			signal_child(rn.pidfd, rn.prog, SIGKILL);	/* not reaped */
-			reap_program(&rn, 1);
-		}
-	}
-	if (rn.pidfd >= 0)
-		close(rn.pidfd);
-	if (rn.tracer_fd >= 0)
-		close(rn.tracer_fd);
-	mw_pty_close(rn.pty);	/* after its last output, before the report */
-	if (errpipe >= 0)
-		close(errpipe);
+	end_run(&rn, errpipe);
 	return ret;
-}
-
-/* Tracers left detaching and their watchers: children of this process
- * until they end; reaped by mw_tracer_reap(). */
-static pid_t left[64];
-static size_t nleft;
-
-void mw_tracer_reap(void)
-{
-	for (size_t i = 0; i < nleft;) {
-		if (waitpid(left[i], NULL, WNOHANG) != 0) {	/* reaped, or not ours */
-			left[i] = left[--nleft];
-			continue;
-		}
-		i++;
-	}
-}
-
-static void keep(pid_t pid)
-{
-	mw_tracer_reap();
-	if (nleft < sizeof(left) / sizeof(left[0]))
-		left[nleft++] = pid;
-}
-
-/* The watcher: own session, no descriptor of mallocwatch's but the
- * tracer's pidfd and the work directory's lock (a reader of its stdout must see EOF when mallocwatch
- * exits), the work directory renamed to its own pid so that sweeps see
- * a live run. */
-static void watch(pid_t tracer, int tracer_fd, int ready, const char *workdir,
-		  const char *module)
-{
-	char dir[PATH_MAX], marker[PATH_MAX + 16];
-	const char *dot = strrchr(workdir, '.');
-	int null = open("/dev/null", O_RDWR), fd;
-	const char *slash = strrchr(workdir, '/');
-	ssize_t w;
-
-	setsid();
-	prctl(PR_SET_NAME, "mw-detach");	/* in ps: not a run still going */
-	dup2(null, 0);
-	dup2(null, 1);
-	dup2(null, 2);
-	/* keep the tracer's pidfd, the work directory's lock (its holder
-	 * is a live run for sweeps: leftovers.h) and the pipe that says the
-	 * marker is there, nothing else */
-	tracer_fd = fcntl(tracer_fd, F_DUPFD_CLOEXEC, 1000);
-	fcntl(mw_workdir_lock_fd(), F_DUPFD_CLOEXEC, 1001);
-	ready = fcntl(ready, F_DUPFD_CLOEXEC, 1002);
-	syscall(SYS_close_range, 3U, 999U, 0U);
-	syscall(SYS_close_range, 1003U, ~0U, 0U);
-	snprintf(dir, sizeof(dir), "%.*s/mallocwatch.%d%s", (int)(slash - workdir), workdir,
-		 (int)getpid(), dot ? dot : "");
-	if (rename(workdir, dir) < 0)
-		snprintf(dir, sizeof(dir), "%s", workdir);
-	snprintf(marker, sizeof(marker), "%s/" MW_DETACHING_FILE, dir);
-	if ((fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0) {
-		dprintf(fd, "%d\n", (int)tracer);
-		close(fd);
-	}
-	/* from here --cleanup finds this directory and waits for us (a
-	 * failed write: the parent's wait ends at its timeout) */
-	w = write(ready, "r", 1);
-	(void)w;
-	close(ready);
-	if (mw_wait_tracer(tracer, tracer_fd, STOP_GRACE_MS) < 0) {
-		mw_pidfd_signal(tracer_fd, SIGKILL);	/* stuck: the sweep below */
-		mw_pidfd_wait(tracer_fd, MW_SWEEP_WAIT_MS);
-	}
-	mw_sweep_uprobes(MW_SWEEP_WAIT_MS);	/* nothing when it ended normally */
-	mw_runtime_procfs_remove(module);
-	mw_workdir_remove(dir);
-	_exit(0);
-}
-
-int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module)
-{
-	/* our child, not reaped yet (keep() reaps only earlier ones): the
-	 * pidfd is of the tracer itself */
-	int tfd = mw_pidfd_open(tracer), ready[2];
-	struct pollfd p;
-	pid_t pid;
-
-	keep(tracer);
-	if (tfd < 0)
-		return -1;
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		close(tfd);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		signal(SIGINT, SIG_IGN);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_IGN);
-		signal(SIGCHLD, SIG_DFL);
-		close(ready[0]);
-		watch(tracer, tfd, ready[1], workdir, module);
-	}
-	close(tfd);
-	close(ready[1]);
-	if (pid < 0) {
-		close(ready[0]);
-		return -1;
-	}
-	keep(pid);
-	mw_workdir_unlock();	/* the watcher holds the lock now */
-	/* until the watcher has marked the directory, a --cleanup started
-	 * right after we exit would not know to wait for it (bounded: the
-	 * watcher only renames a directory and writes a line) */
-	p = (struct pollfd){ .fd = ready[0], .events = POLLIN };
-	while (poll(&p, 1, 1000) < 0 && errno == EINTR)
-		;
-	close(ready[0]);
-	return 0;
 }

@@ -37,6 +37,7 @@
 #include <sys/types.h>
 
 #include "runtime.h"
+#include "signals.h"	/* mw_signals_catch(), which the run acts on */
 #include "target.h"
 
 struct mw_tracer_opts {
@@ -45,6 +46,10 @@ struct mw_tracer_opts {
 	const char *workdir;		/* where the bpf object is compiled */
 	const struct mw_target *target;	/* -c: the program; NULL for -p */
 	pid_t attach_pid;		/* -p: the process */
+	const pid_t *more_pids;		/* -p PID,PID,...: the others (not
+					 * attach_pid); the run ends when every
+					 * one of them has exited too */
+	size_t nmore;
 	int verbose;			/* echo the tracer's stderr */
 	long duration_ms;		/* -p: stop after this long once tracing
 					 * (as ^C would); 0 = until it exits */
@@ -105,15 +110,6 @@ struct mw_trace_result {
 };
 
 
-/* Catch SIGINT, SIGTERM and SIGHUP from now on (no SA_RESTART); the
- * run loop and the compile act on them.  Call it before anything that
- * must be cleaned up exists. */
-void mw_signals_catch(void);
-
-/* The signal caught and not yet taken, 0 if none; _take clears it. */
-int mw_signal_pending(void);
-int mw_signal_take(void);
-
 /* Run everything; see above.  Returns 0 when the program ran traced to
  * the end (whatever its own exit status), -1 with a one-line reason in
  * err when the tracer could not start, the program could not be run or
@@ -123,6 +119,12 @@ int mw_signal_take(void);
  * (PR_SET_PDEATHSIG). */
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen);
+
+/* After SIGINT the tracer detaches its uprobes, about 0.1 s each and
+ * serialized with every other tracer on the machine; it is killed only
+ * when MW_STOP_GRACE_MS pass without one of its uprobe definitions going
+ * (the run loop, and the watcher of mw_tracer_hand_off). */
+#define MW_STOP_GRACE_MS 20000
 
 /* After a run that left its tracer detaching (r->detaching): hand the
  * tracer and the run's work directory to a watcher process, which waits

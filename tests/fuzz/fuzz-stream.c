@@ -1,6 +1,7 @@
 /* fuzz-stream.c - libFuzzer harness for saved streams: header check,
  * metadata, the line protocol parser (src/stream.c), the state model
- * (src/state.c) and both reports (src/report.c), all on one input.
+ * (src/state_model.c) and both reports (src/report.c, src/report_json.c),
+ * all on one input.
  * Seeds: corpus-stream/ (the recorded streams of tests/streams, and
  * regressions). */
 #include <stdint.h>

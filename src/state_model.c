@@ -1,4 +1,9 @@
-/* state.c - the allocator state model; see state.h.
+/* state_model.c - the allocator state model; see state.h.  Here the
+ * model is built from the stream's records (struct mw_state in
+ * state_int.h); its timeline of samples is kept by state_timeline.c, and
+ * read by the reports through state_read.c.  (This was state.c; the
+ * parts that need struct mw_state are named state_* so that state.h
+ * stays the one room everyone else includes.)
  *
  * Heap ownership: memory_heap_new does not say which arena a heap is for
  * (glibc sets heap_info.ar_ptr after the probe).  The owner is taken, in
@@ -18,68 +23,8 @@
 #include "probetab.h"
 #include "snapshot.h"
 #include "state.h"
+#include "state_int.h"
 #include "xalloc.h"
-
-struct mw_state {
-	int pid;
-	uint64_t seq;
-	int ready, ended;
-	uint64_t garbled, tracer_lost;
-	uint64_t main_sym;	/* link-time main_arena; 0 if unknown */
-	uint64_t bias;
-	int have_bias;
-
-	struct mw_arena *arenas;
-	size_t narenas, carenas;
-	struct mw_heap *heaps;
-	size_t nheaps, cheaps;
-	uint64_t *heap_guess;	/* rule 3 guess per heap */
-	int *heap_rule;		/* which rule attributed it (1..3), 0 none */
-	size_t cguess;
-	struct mw_thread *threads;
-	size_t nthreads, cthreads;
-	struct mw_event *events;
-	size_t nevents, cevents;
-	struct mw_threshold_change *thr;
-	size_t nthr, cthr;
-	uint64_t mmap_threshold, trim_threshold;
-	struct mw_sbrk sbrk;
-	struct mw_probe_count *probes;
-	size_t nprobes, cprobes;
-	struct mw_jump *jumps;
-	size_t njumps, cjumps;
-	struct mw_setting *settings;
-	size_t nsettings, csettings;
-	struct mw_retry *retries;
-	size_t nretries, cretries;
-	char *libm;
-	int libm_sites;
-	/* key -> array index: threads by tid, arenas by address (not 0),
-	 * the newest heap by address, probes by stream id */
-	struct mw_idmap thread_ix, arena_ix, heap_ix, probe_ix;
-	struct mw_idmap jump_ix[3][MW_JUMP_VALUE + 1];	/* [jump_slot][kind]: key -> jumps[] */
-	size_t n_tuples;	/* K records */
-	struct mw_state_omitted omitted;	/* past MW_STATE_KEEP */
-	size_t n_hits, n_heap_records, n_waits, n_jumps[4];	/* end-record counts */
-	char full[160];
-	int seeded;
-	/* the timeline */
-	uint64_t now_ns;	/* the time of the event being applied, or 0 */
-	uint64_t origin;
-	struct mw_mark *marks;
-	size_t nmarks, cmarks;
-	struct mw_sample *samples;	/* kept, every stride-th seen */
-	size_t nsamples, csamples;
-	struct mw_sample_arena *sarenas;
-	size_t nsarenas, csarenas;
-	uint64_t samples_seen, stride;
-	struct mw_sample pend;	/* the newest sample when not kept */
-	struct mw_sample_arena *parenas;
-	size_t nparenas, cparenas;
-	int have_pend, cur_kept;	/* which one U and C records go to */
-	uint64_t waits_latest;	/* the newest C record's count, kept or not */
-	size_t expect_u;	/* U records still to come for it */
-};
 
 struct mw_state *mw_state_new(int pid)
 {
@@ -304,7 +249,6 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 }
 
 static int event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
-static void samples_finish(struct mw_state *st);
 
 /* The declared probe glibc names known_id (MW_P_*), or NULL. */
 static struct mw_probe_count *probe_known(struct mw_state *st, int known_id)
@@ -595,24 +539,6 @@ int mw_state_jump_tuple(struct mw_state *st, int id, int tid, int64_t buf, int64
 	return 0;
 }
 
-const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n)
-{
-	*n = st->nsettings;
-	return st->settings;
-}
-
-const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n)
-{
-	*n = st->nretries;
-	return st->retries;
-}
-
-const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n)
-{
-	*n = st->njumps;
-	return st->jumps;
-}
-
 void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,
 		   uint64_t peak, uint64_t grew, uint64_t shrank, int hits)
 {
@@ -757,14 +683,12 @@ const char *mw_state_full_tables(const struct mw_state *st)
 	return st->full;
 }
 
-void mw_state_finish(struct mw_state *st)
+/* Name the script's tables that were full (st->full). */
+static void note_full_tables(struct mw_state *st)
 {
-	size_t k = 0;
-	struct mw_thread *main_t;
 	struct mw_probe_count *freed;
 
 	st->full[0] = '\0';
-	samples_finish(st);
 	full_table(st, st->n_hits, MW_MAP_HITS, "hits per probe and thread");
 	/* H/G records: one streamed with each memory_heap_free, the rest
 	 * from the end's table of heaps */
@@ -776,17 +700,13 @@ void mw_state_finish(struct mw_state *st)
 	full_table(st, st->n_jumps[3], MW_MAP_JUMPS, "longjmp values");
 	full_table(st, st->n_tuples, MW_MAP_JUMPS, "setjmp/longjmp (thread, jmp_buf, value, "
 		   "address) tuples");
+}
 
-	for (size_t i = 0; i < st->narenas; i++)	/* drop merged duplicates */
-		if (st->arenas[i].addr != UINT64_MAX)
-			st->arenas[k++] = st->arenas[i];
-		else
-			free(st->arenas[i].att);
-	st->narenas = k;
-	mw_idmap_clear(&st->arena_ix);
-	for (size_t i = 0; i < st->narenas; i++)
-		if (st->arenas[i].addr)
-			mw_idmap_put(&st->arena_ix, st->arenas[i].addr, i);
+/* Each arena's heaps and heap bytes: main_arena's from sbrk, the others'
+ * from their live heaps, a heap no record attributed going to the arena
+ * of its creating thread (rule 3). */
+static void count_heaps(struct mw_state *st)
+{
 	for (size_t i = 0; i < st->nheaps; i++)
 		if (!st->heap_rule[i] && st->heap_guess[i])
 			st->heaps[i].arena = st->heap_guess[i];
@@ -805,8 +725,14 @@ void mw_state_finish(struct mw_state *st)
 				a->heap_bytes += st->heaps[j].size;
 			}
 	}
-	/* the main thread starts on main_arena without any probe */
-	main_t = NULL;
+}
+
+/* The main thread starts on main_arena without any probe: attach it
+ * there, first in the list, when it was seen and attached nowhere. */
+static void main_thread_attach(struct mw_state *st)
+{
+	struct mw_thread *main_t = NULL;
+
 	for (size_t i = 0; i < st->nthreads; i++)
 		if (st->threads[i].tid == st->pid)
 			main_t = &st->threads[i];
@@ -825,203 +751,22 @@ void mw_state_finish(struct mw_state *st)
 	}
 }
 
-int mw_state_pid(const struct mw_state *st)
+void mw_state_finish(struct mw_state *st)
 {
-	return st->pid;
-}
+	size_t k = 0;
 
-const struct mw_arena *mw_state_arenas(const struct mw_state *st, size_t *n)
-{
-	*n = st->narenas;
-	return st->arenas;
-}
-
-const struct mw_heap *mw_state_heaps(const struct mw_state *st, size_t *n)
-{
-	*n = st->nheaps;
-	return st->heaps;
-}
-
-const struct mw_thread *mw_state_threads(const struct mw_state *st, size_t *n)
-{
-	*n = st->nthreads;
-	return st->threads;
-}
-
-const struct mw_event *mw_state_events(const struct mw_state *st, size_t *n)
-{
-	*n = st->nevents;
-	return st->events;
-}
-
-const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st, size_t *n,
-						      uint64_t *mmap, uint64_t *trim)
-{
-	*n = st->nthr;
-	*mmap = st->mmap_threshold;
-	*trim = st->trim_threshold;
-	return st->thr;
-}
-
-const struct mw_sbrk *mw_state_sbrk_get(const struct mw_state *st)
-{
-	return &st->sbrk;
-}
-
-const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *n)
-{
-	*n = st->nprobes;
-	return st->probes;
-}
-
-uint64_t mw_state_missing(const struct mw_state *st)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < st->nprobes; i++) {
-		const struct mw_probe_count *p = &st->probes[i];
-
-		if (p->streamed && p->hits > p->received)
-			n += p->hits - p->received;
-	}
-	return n;
-}
-
-void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
-		     uint64_t *garbled, int *ended)
-{
-	*total = 0;
-	*lost = st->tracer_lost + st->garbled + mw_state_missing(st);
-	for (size_t i = 0; i < st->nprobes; i++)
-		*total += st->probes[i].hits;
-	*garbled = st->garbled;
-	*ended = st->ended;
-}
-
-const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st)
-{
-	return &st->omitted;
-}
-
-void mw_state_origin_set(struct mw_state *st, uint64_t ns)
-{
-	st->origin = ns;
-}
-
-uint64_t mw_state_origin(const struct mw_state *st)
-{
-	return st->origin;
-}
-
-const struct mw_mark *mw_state_marks(const struct mw_state *st, size_t *n)
-{
-	*n = st->nmarks;
-	return st->marks;
-}
-
-const struct mw_sample *mw_state_samples(const struct mw_state *st, size_t *n)
-{
-	*n = st->nsamples;
-	return st->samples;
-}
-
-const struct mw_sample_arena *mw_state_sample_arenas(const struct mw_state *st, size_t *n)
-{
-	*n = st->nsarenas;
-	return st->sarenas;
-}
-
-/* Full: keep every other sample (the first, third, ...) and their arenas. */
-static void samples_halve(struct mw_state *st)
-{
-	size_t k = 0, ka = 0;
-
-	for (size_t i = 0; i < st->nsamples; i += 2) {
-		struct mw_sample s = st->samples[i];
-
-		memmove(&st->sarenas[ka], &st->sarenas[s.first], s.n * sizeof(*st->sarenas));
-		s.first = ka;
-		ka += s.n;
-		st->samples[k++] = s;
-	}
-	st->nsamples = k;
-	st->nsarenas = ka;
-	st->stride *= 2;
-}
-
-static void sample_keep(struct mw_state *st, const struct mw_sample *s)
-{
-	XGROW(st->samples, st->nsamples, st->csamples);
-	st->samples[st->nsamples] = *s;
-	st->samples[st->nsamples].first = st->nsarenas;
-	st->samples[st->nsamples].n = 0;
-	st->nsamples++;
-}
-
-void mw_state_sample(struct mw_state *st, const struct mw_sample *s, size_t narenas)
-{
-	uint64_t k = st->samples_seen++;
-
-	st->expect_u = narenas;
-	if (k % st->stride == 0 && st->nsamples >= MW_STATE_SAMPLES)
-		samples_halve(st);
-	st->cur_kept = k % st->stride == 0;
-	if (st->cur_kept) {
-		sample_keep(st, s);
-		st->have_pend = 0;
-		return;
-	}
-	st->pend = *s;	/* the newest is kept aside: the end of the line */
-	st->pend.n = 0;
-	st->nparenas = 0;
-	st->have_pend = 1;
-}
-
-int mw_state_sample_arena(struct mw_state *st, const struct mw_sample_arena *a)
-{
-	if (!st->expect_u)
-		return -1;
-	st->expect_u--;
-	if (st->cur_kept) {
-		XGROW(st->sarenas, st->nsarenas, st->csarenas);
-		st->sarenas[st->nsarenas++] = *a;
-		st->samples[st->nsamples - 1].n++;
-	} else {
-		XGROW(st->parenas, st->nparenas, st->cparenas);
-		st->parenas[st->nparenas++] = *a;
-		st->pend.n++;
-	}
-	return 0;
-}
-
-int mw_state_sample_waits(struct mw_state *st, uint64_t waits)
-{
-	struct mw_sample *s = st->cur_kept && st->nsamples ? &st->samples[st->nsamples - 1] :
-			      st->have_pend ? &st->pend : NULL;
-
-	if (!s)
-		return -1;
-	s->waits = waits;
-	s->have_waits = 1;
-	st->waits_latest = waits;
-	return 0;
-}
-
-uint64_t mw_state_waits_latest(const struct mw_state *st)
-{
-	return st->waits_latest;
-}
-
-/* The newest sample, when the stride left it aside, ends the list. */
-static void samples_finish(struct mw_state *st)
-{
-	if (!st->have_pend)
-		return;
-	sample_keep(st, &st->pend);
-	for (size_t i = 0; i < st->nparenas; i++) {
-		XGROW(st->sarenas, st->nsarenas, st->csarenas);
-		st->sarenas[st->nsarenas++] = st->parenas[i];
-	}
-	st->samples[st->nsamples - 1].n = st->nparenas;
-	st->have_pend = 0;
+	mw_state_samples_finish(st);
+	note_full_tables(st);
+	for (size_t i = 0; i < st->narenas; i++)	/* drop merged duplicates */
+		if (st->arenas[i].addr != UINT64_MAX)
+			st->arenas[k++] = st->arenas[i];
+		else
+			free(st->arenas[i].att);
+	st->narenas = k;
+	mw_idmap_clear(&st->arena_ix);
+	for (size_t i = 0; i < st->narenas; i++)
+		if (st->arenas[i].addr)
+			mw_idmap_put(&st->arena_ix, st->arenas[i].addr, i);
+	count_heaps(st);
+	main_thread_attach(st);
 }

@@ -1,0 +1,302 @@
+/* mapped.c - the files a process maps, found through /proc/PID/maps and
+ * opened through /proc/PID/map_files; see mapped.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "mapped.h"
+
+static const char *const lib_prefix[][2] = {
+	[MW_LIB_LIBC] = { "libc.so", "libc-" },
+	[MW_LIB_LIBM] = { "libm.so", "libm-" },
+};
+
+static int base_matches(const char *path, enum mw_mapped_lib lib)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	for (int i = 0; i < 2; i++)
+		if (strncmp(b, lib_prefix[lib][i], strlen(lib_prefix[lib][i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* One maps line into m; 1 when it maps a file at offset 0, else 0. */
+static int parse_line(char *line, struct mw_mapped *m)
+{
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	char perms[8], *path;
+	size_t n;
+	int used = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+		   &min, &ino, &used) != 7 || !used)
+		return -1;
+	path = line + used;
+	path[strcspn(path, "\n")] = '\0';
+	if (path[0] != '/' || off != 0)
+		return 0;
+	n = strlen(path);
+	m->deleted = n > 10 && strcmp(path + n - 10, " (deleted)") == 0;
+	if (m->deleted)
+		path[n - 10] = '\0';
+	snprintf(m->name, sizeof(m->name), "%s", path);
+	m->start = start;
+	m->end = end;
+	m->dev_major = maj;
+	m->dev_minor = min;
+	m->ino = ino;
+	return 1;
+}
+
+int mw_mapped_find(pid_t pid, enum mw_mapped_lib lib, struct mw_mapped *m, char *err,
+		   size_t errlen)
+{
+	char maps[64], line[PATH_MAX + 256];
+	FILE *f;
+	int found = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->pid = pid;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(maps, "re"))) {
+		if (errno == ENOENT)
+			snprintf(err, errlen, "no process %d", (int)pid);
+		else
+			snprintf(err, errlen, "cannot read '%s': %s", maps, strerror(errno));
+		return -1;
+	}
+	while (!found && fgets(line, sizeof(line), f)) {
+		struct mw_mapped cand = { .pid = pid };
+		int r;
+
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;	/* longer than PATH_MAX: not a library of ours */
+
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		r = parse_line(line, &cand);
+		if (r < 0) {
+			snprintf(err, errlen, "'%s' has a line that does not parse", maps);
+			fclose(f);
+			return -1;
+		}
+		if (r == 1 && base_matches(cand.name, lib)) {
+			*m = cand;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+void mw_mapped_proc_path(const struct mw_mapped *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)m->pid, m->start,
+		 m->end);
+}
+
+static int same_file(const struct mw_mapped *m, const struct stat *sb)
+{
+	return S_ISREG(sb->st_mode) && major(sb->st_dev) == m->dev_major &&
+	       minor(sb->st_dev) == m->dev_minor && (uint64_t)sb->st_ino == m->ino;
+}
+
+static int checked(const struct mw_mapped *m, int fd, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) == 0 && same_file(m, &sb))
+		return fd;
+	snprintf(err, errlen, "process %d's mapping at 0x%" PRIx64 " is not the file its maps "
+		 "names (device and inode differ): it changed while it was read", (int)m->pid,
+		 m->start);
+	close(fd);
+	return -1;
+}
+
+int mw_mapped_open(const struct mw_mapped *m, char *err, size_t errlen)
+{
+	char path[96];
+	int fd;
+
+	mw_mapped_proc_path(m, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == EPERM) {
+		/* map_files needs CAP_SYS_ADMIN; a user reading a process of
+		 * their own: the name, in its root, then in ours, if it is
+		 * still the file (O_NONBLOCK: a FIFO planted there must not
+		 * hang us; same_file wants a regular file) */
+		char alt[PATH_MAX + 64];
+		int e = errno;
+
+		snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)m->pid, m->name);
+		for (int i = 0; i < 2 && fd < 0; i++) {
+			struct stat sb;
+
+			fd = open(i ? m->name : alt, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			if (fd >= 0 && (fstat(fd, &sb) < 0 || !same_file(m, &sb))) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		errno = e;
+	}
+	if (fd < 0) {
+		if (errno == ENOENT)
+			snprintf(err, errlen, "process %d exited or unmapped '%s' while it was "
+				 "read", (int)m->pid, m->name);
+		else
+			snprintf(err, errlen, "cannot open '%s' (process %d's '%s'): %s%s", path,
+				 (int)m->pid, m->name, strerror(errno), errno == EPERM ?
+				 " (needs root)" : "");
+		return -1;
+	}
+	return checked(m, fd, err, errlen);
+}
+
+int mw_mapped_here(const struct mw_mapped *m)
+{
+	struct stat sb;
+
+	return !m->deleted && stat(m->name, &sb) == 0 && same_file(m, &sb);
+}
+
+/* A detached copy (open_tree(2), OPEN_TREE_CLONE) of the mount holding
+ * m's file, made in the process's own mount namespace by a child (setns
+ * needs one thread) and passed back over a socket.  The fd or -1. */
+static int clone_in_their_ns(const struct mw_mapped *m, char *err, size_t errlen)
+{
+	char mf[64], ns[64], name[48], cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte = 0;
+	struct iovec io = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int sv[2], fd = -1, st;
+	pid_t child;
+
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files", (int)m->pid);
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)m->pid);
+	snprintf(name, sizeof(name), "%" PRIx64 "-%" PRIx64, m->start, m->end);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	child = fork();
+	if (child == 0) {
+		int dir = open(mf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+		int t;
+
+		if (dir < 0 || nsfd < 0 || setns(nsfd, CLONE_NEWNS) < 0)
+			_exit(1);
+		if ((t = open_tree(dir, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0)
+			_exit(2);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &t, sizeof(t));
+		_exit(sendmsg(sv[1], &msg, MSG_NOSIGNAL) == 1 ? 0 : 3);
+	}
+	close(sv[1]);
+	if (child > 0 && recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == 1 &&
+	    (cm = CMSG_FIRSTHDR(&msg)) && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	close(sv[0]);
+	if (child > 0)
+		while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+			;
+	if (fd < 0)
+		snprintf(err, errlen, "cannot reach process %d's '%s' in its mount namespace%s",
+			 (int)m->pid, m->name, child < 0 ? ": fork failed" : " (it exited, or "
+			 "mallocwatch lacks CAP_SYS_ADMIN)");
+	return fd;
+}
+
+/* Our own mount namespace, once: private to us, with a tmpfs on
+ * MW_MAPPED_DIR. */
+static int private_ns(char *err, size_t errlen)
+{
+	static int done;
+	char fdpath[64];
+	int run, dir;
+
+	if (done)
+		return 0;
+	if ((run = mw_dir_open_safe("/run/mallocwatch", 1, 0, err, errlen)) < 0)
+		return -1;
+	close(run);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		snprintf(err, errlen, "cannot make a private mount namespace for the files of "
+			 "another mount namespace: %s", strerror(errno));
+		return -1;
+	}
+	/* opened in the new namespace: a descriptor from the old one names
+	 * the old namespace's mount, which cannot be mounted on from here */
+	if ((dir = mw_dir_open_safe(MW_MAPPED_DIR, 1, 0, err, errlen)) < 0)
+		return -1;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", dir);
+	if (mount("mallocwatch", fdpath, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0700,size=64k") < 0) {
+		snprintf(err, errlen, "cannot mount a tmpfs on '%s': %s", MW_MAPPED_DIR,
+			 strerror(errno));
+		close(dir);
+		return -1;
+	}
+	close(dir);
+	done = 1;
+	return 0;
+}
+
+int mw_mapped_mount(const struct mw_mapped *m, const char *name, char *out, size_t len,
+		    char *err, size_t errlen)
+{
+	int tree, fd;
+
+	if (private_ns(err, errlen) < 0)
+		return -1;
+	/* the mount is ours when the process shares our namespace */
+	{
+		char mf[64], range[48];
+		int dir;
+
+		snprintf(mf, sizeof(mf), "/proc/%d/map_files", (int)m->pid);
+		snprintf(range, sizeof(range), "%" PRIx64 "-%" PRIx64, m->start, m->end);
+		dir = open(mf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		tree = dir < 0 ? -1 : open_tree(dir, range, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (dir >= 0)
+			close(dir);
+	}
+	if (tree < 0 && (tree = clone_in_their_ns(m, err, errlen)) < 0)
+		return -1;
+	if (checked(m, tree, err, errlen) < 0)
+		return -1;
+	snprintf(out, len, "%s/%s", MW_MAPPED_DIR, name);
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (fd < 0 || move_mount(tree, "", AT_FDCWD, out, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		snprintf(err, errlen, "cannot mount process %d's '%s' on '%s': %s", (int)m->pid,
+			 m->name, out, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		close(tree);
+		return -1;
+	}
+	close(fd);
+	close(tree);
+	return 0;
+}

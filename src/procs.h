@@ -1,0 +1,49 @@
+/* procs.h - the processes of a run, one allocator model (state.h) each.
+ *
+ * A run traces one process (-c PROGRAM, -p PID) or several (-p
+ * PID,PID,...).  With one, the tracer's records are protocol version 1
+ * lines (protocol.h), all of that process, and go to its model as they
+ * are: streams recorded before this existed replay unchanged.  With
+ * several, every record of a process comes prefixed with its pid
+ * (MW_REC_PROCESS, docs/protocol.md):
+ *
+ *	@4242 E 0 4243 139830511960064 135168
+ *	@4250 N 0 4250 1
+ *
+ * and goes, without the prefix, to that process's model.  Lines of the
+ * run - declarations (P), the handshake (MW), the origin (O), metadata
+ * (#) - reach every model.  A prefixed line naming a process not in the run, or one that
+ * does not parse, is counted as garbled in the first model.
+ */
+#ifndef MALLOCWATCH_PROCS_H
+#define MALLOCWATCH_PROCS_H
+
+#include <stddef.h>
+
+#include "state.h"
+
+struct mw_procs;
+
+/* A run of the n (>= 1) processes pids (copied), each with a new, empty
+ * model; the first is the run's main process.  With n == 1 records are
+ * unprefixed (version 1).  NULL when out of memory or n is 0. */
+struct mw_procs *mw_procs_new(const int *pids, size_t n);
+
+void mw_procs_free(struct mw_procs *p);
+
+/* How many processes; the i-th one's pid and model (i < count). */
+size_t mw_procs_count(const struct mw_procs *p);
+int mw_procs_pid(const struct mw_procs *p, size_t i);
+struct mw_state *mw_procs_state(const struct mw_procs *p, size_t i);
+
+/* The model of process pid, or NULL when it is not in the run. */
+struct mw_state *mw_procs_find(const struct mw_procs *p, int pid);
+
+/* Is the run of several processes (records prefixed)?  1 or 0. */
+int mw_procs_multi(const struct mw_procs *p);
+
+/* One tracer line (without its newline) into the models as above.  0, or
+ * -1 when it was garbled (counted). */
+int mw_procs_line(struct mw_procs *p, const char *line);
+
+#endif /* MALLOCWATCH_PROCS_H */

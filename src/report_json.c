@@ -1,0 +1,383 @@
+/* report_json.c - the JSON report (mw_report_json, mw_report_json_value),
+ * built through jansson; its keys are documented in docs/json.md, e.g.
+ *
+ *	{
+ *	  "version": 1,
+ *	  "schema_version": 1,
+ *	  "target": {
+ *	    "argv": [ "./examples/sbrk-trim", "2" ],
+ *	    "pid": 10991,
+ *	    "exit_status": 0,
+ *	    "signal": null,
+ *	    "libc": "/var/cache/mallocwatch/glibc/lib/libc.so.6"
+ *	  },
+ *	  "runtime": "bpf",
+ *	  "events": { "total": 382, "lost": 0, "garbled": 0, "complete": true, ...
+ *
+ * Split out of report.c, whose helpers it shares through report_int.h.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonout.h"
+#include "probetab.h"
+#include "report.h"
+#include "report_int.h"
+
+/* An address as "0x..." (JSON numbers lose precision past 2^53), or
+ * null when unknown. */
+static json_t *jaddr(uint64_t a)
+{
+	char buf[24];
+
+	if (!a)
+		return json_null();
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
+	return json_string(buf);
+}
+
+static json_t *jint(int64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *json_target(const struct mw_state *st, const struct mw_run_info *ri)
+{
+	json_t *argv = json_array(), *t;
+
+	for (const char *const *a = ri->argv; a && *a; a++)
+		mw_json_append(&argv, mw_json_str(*a));
+	t = json_pack("{s:o, s:i, s:o, s:o, s:o}", "argv", argv, "pid", mw_state_pid(st),
+		"exit_status", ri->have_status && !ri->term_signal ? jint(ri->exit_status) :
+		json_null(),
+		"signal", ri->have_status && ri->term_signal ? jint(ri->term_signal) : json_null(),
+		"libc", mw_json_str(ri->libc));
+	/* -p, live only: a replay has no command name, and says so by
+	 * leaving the key out */
+	if (t && ri->comm)
+		mw_json_set(&t, "comm", mw_json_str(ri->comm));
+	return t;
+}
+
+static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri)
+{
+	uint64_t total, lost, garbled;
+	int ended;
+	size_t np;
+	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	json_t *by = json_object();
+
+	const struct mw_state_omitted *o = mw_state_omitted_get(st);
+	json_t *ev;
+
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	for (size_t i = 0; i < np; i++)
+		mw_json_set(&by, p[i].name, jint((int64_t)p[i].hits));
+	ev = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o}", "total", jint((int64_t)total),
+		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
+		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
+		"by_probe", by, "full_tables", mw_json_str(mw_state_full_tables(st)));
+	if (o->events || o->settings || o->retries || o->thresholds || o->marks)
+		mw_json_set(&ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
+			"events_log", jint((int64_t)o->events), "settings",
+			jint((int64_t)o->settings), "retries", jint((int64_t)o->retries),
+			"threshold_changes", jint((int64_t)o->thresholds),
+			"timeline_markers", jint((int64_t)o->marks)));
+	return ev;
+}
+
+static json_t *json_arenas(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_arena *a = mw_state_arenas(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *threads = json_array();
+
+		for (size_t j = 0; j < a[i].natt; j++)
+			mw_json_append(&threads, json_pack("{s:i, s:s}", "tid",
+				a[i].att[j].tid, "how", mw_report_attach_name(a[i].att[j].how)));
+		mw_json_append(&arr, json_pack("{s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
+			"address", jaddr(a[i].addr), "main", a[i].is_main,
+			"created_by_tid", a[i].created_by_tid ? jint(a[i].created_by_tid) :
+			json_null(), "threads", threads, "heaps", jint((int64_t)a[i].nheaps),
+			"heap_bytes", jint((int64_t)a[i].heap_bytes),
+			"waits", jint((int64_t)a[i].waits), "at_attach", a[i].at_attach,
+			"threads_at_attach", jint((int64_t)a[i].threads_at_attach)));
+	}
+	return arr;
+}
+
+static json_t *json_heaps(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_heap *h = mw_state_heaps(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		mw_json_append(&arr, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b, s:b}",
+			"address", jaddr(h[i].addr), "arena", jaddr(h[i].arena),
+			"size", jint((int64_t)h[i].size), "peak_size", jint((int64_t)h[i].peak),
+			"grew", jint((int64_t)h[i].grew), "shrank", jint((int64_t)h[i].shrank),
+			"created_by_tid", h[i].created_by_tid, "freed", h[i].freed,
+			"at_attach", h[i].at_attach));
+	return arr;
+}
+
+static json_t *json_sbrk(const struct mw_state *st)
+{
+	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "grown", jint((int64_t)s->grown),
+		"trimmed", jint((int64_t)s->trimmed),
+		"net", jint((int64_t)(s->grown - s->trimmed)), "peak", jint(s->peak),
+		"grow_calls", jint((int64_t)s->nmore), "trim_calls", jint((int64_t)s->nless),
+		"failed", jint((int64_t)s->failed));
+}
+
+static json_t *json_thresholds(const struct mw_state *st)
+{
+	size_t n;
+	uint64_t mm, tr;
+	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
+	json_t *changes = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		mw_json_append(&changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
+			"source", c[i].source, "mmap", jint((int64_t)c[i].mmap),
+			"trim", jint((int64_t)c[i].trim)));
+	return json_pack("{s:o, s:o, s:o}", "mmap", jint((int64_t)mm), "trim", jint((int64_t)tr),
+			 "changes", changes);
+}
+
+static json_t *json_threads(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_thread *t = mw_state_threads(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o, s:o}", "tid", t[i].tid,
+			"arena", jaddr(t[i].arena), "waits", jint((int64_t)t[i].waits),
+			"retries", jint((int64_t)t[i].retries), "hits", jint((int64_t)t[i].hits)));
+	return arr;
+}
+
+static json_t *json_events_log(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_event *e = mw_state_events(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *args = json_array();
+
+		for (int j = 0; j < e[i].nargs; j++)
+			mw_json_append(&args, e[i].unavail & (1u << j) ? json_null() :
+					      jint(e[i].arg[j]));
+		mw_json_append(&arr, json_pack("{s:o, s:i, s:o}", "probe", mw_json_str(e[i].name),
+						     "tid", e[i].tid, "args", args));
+	}
+	return arr;
+}
+
+static json_t *json_settings(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_setting *s = mw_state_settings(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:i, s:s, s:o}", "tid", s[i].tid,
+				      "source", s[i].from_mallopt ? "mallopt" : "tunable",
+				      "name", mw_json_str(s[i].name));
+
+		if (s[i].from_mallopt)
+			mw_json_set(&o, "param", jint(s[i].param));
+		mw_json_set(&o, "value", jint(s[i].value));
+		mw_json_set(&o, "previous", s[i].has_previous && !s[i].previous_unavailable ?
+				    jint(s[i].previous) : json_null());
+		mw_json_append(&arr, o);
+	}
+	return arr;
+}
+
+static json_t *json_retries(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_retry *r = mw_state_retries(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o}", "tid", r[i].tid,
+			"probe", mw_json_str(r[i].probe), "bytes", jint((int64_t)r[i].bytes),
+			"arena", jaddr(r[i].arena)));
+	return arr;
+}
+
+static json_t *json_double_frees(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_event *e = mw_state_events(st, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].known == MW_P_memory_tcache_double_free)
+			mw_json_append(&arr, json_pack("{s:i, s:o, s:o}", "tid", e[i].tid,
+				"entry", jaddr((uint64_t)e[i].arg[0]), "tc_idx", jint(e[i].arg[1])));
+	return arr;
+}
+
+static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
+{
+	size_t n;
+	struct mw_jump *j = mw_report_jumps_of(st, kind, NULL, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		mw_json_append(&arr, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(j[i].name),
+			kind == MW_JUMP_VALUE ? "value" : "address",
+			kind == MW_JUMP_VALUE ? jint(j[i].key) : jaddr((uint64_t)j[i].key),
+			"count", jint((int64_t)j[i].count)));
+	free(j);
+	return arr;
+}
+
+static json_t *json_setjmp(const struct mw_state *st)
+{
+	size_t nt;
+	const struct mw_thread *t = mw_state_threads(st, &nt);
+	json_t *threads = json_array();
+
+	for (size_t i = 0; i < nt; i++) {
+		const uint64_t *c = t[i].jumps;
+
+		if (c[0] || c[1] || c[2])
+			mw_json_append(&threads, json_pack("{s:i, s:o, s:o, s:o}", "tid",
+				t[i].tid, "setjmp", jint((int64_t)c[0]), "longjmp",
+				jint((int64_t)c[1]), "longjmp_target", jint((int64_t)c[2])));
+	}
+	return json_pack("{s:o, s:o, s:o, s:o}", "threads", threads,
+			 "jmp_bufs", json_jumps(st, MW_JUMP_BUF),
+			 "code_addresses", json_jumps(st, MW_JUMP_ADDR),
+			 "longjmp_values", json_jumps(st, MW_JUMP_VALUE));
+}
+
+/* A slow-math argument: a double as a number (nan and inf, which JSON
+ * has not, as strings), an int as an integer. */
+static json_t *math_json_arg(enum mw_unit u, int64_t v)
+{
+	double d;
+
+	if (u != MW_UNIT_DPTR)
+		return jint(v);
+	memcpy(&d, &v, sizeof(d));
+	if (isnan(d))
+		return json_string("nan");
+	if (isinf(d))
+		return json_string(d > 0 ? "inf" : "-inf");
+	return json_real(d);
+}
+
+static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
+{
+	size_t np, ne;
+	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	const struct mw_event *e = mw_state_events(st, &ne);
+	json_t *funcs = json_array();
+
+	for (size_t i = 0; i < np; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+		json_t *samples = json_array();
+
+		if (!info || info->family != MW_FAM_MATH || !p[i].hits) {
+			json_decref(samples);
+			continue;
+		}
+		for (size_t k = 0; k < ne; k++) {
+			json_t *o;
+
+			if (strcmp(e[k].name, p[i].name) != 0)
+				continue;
+			o = json_pack("{s:i}", "tid", e[k].tid);
+			for (int j = 0; j < e[k].nargs; j++)
+				mw_json_set(&o, j < 3 ? info->arg_name[j] : "result",
+					math_json_arg(mw_probe_arg_unit(info, j), e[k].arg[j]));
+			mw_json_append(&samples, o);
+		}
+		mw_json_append(&funcs, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(p[i].name),
+			"hits", jint((int64_t)p[i].hits), "samples", samples));
+	}
+	return json_pack("{s:o, s:i, s:o}", "libm", mw_json_str(libm), "sites", sites,
+			 "functions", funcs);
+}
+
+/* "snapshots": {"attach": {...}, "end": {...} | null} for -p, {"exit":
+ * {...}} for -c. */
+static json_t *json_snapshots(const struct mw_run_info *ri)
+{
+	json_t *o = json_object();
+
+	if (ri->snap_exit)
+		mw_json_set(&o, "exit", mw_snapshot_json_value(ri->snap_exit, "?"));
+	if (ri->snap_attach) {
+		mw_json_set(&o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
+		mw_json_set(&o, "end", ri->snap_end ?
+				    mw_snapshot_json_value(ri->snap_end, "?") : json_null());
+	}
+	return o;
+}
+
+json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
+{
+	json_t *root = json_object();
+	int sites;
+	const char *libm = mw_state_libm(st, &sites);
+
+	mw_json_set(&root, "version", json_integer(1));
+	mw_json_set(&root, "schema_version", json_integer(1));
+	mw_json_set(&root, "target", json_target(st, ri));
+	if (ri->env) {
+		const struct mw_environment *e = ri->env;
+		char ver[16];
+
+		snprintf(ver, sizeof(ver), "2.%d", e->glibc_minor);
+		mw_json_set(&root, "environment", json_pack("{s:o, s:I, s:I, s:o, s:o, s:s, s:s}",
+			"glibc", e->glibc_minor ? json_string(ver) : json_null(),
+			"nproc", (json_int_t)e->nproc, "cpus", (json_int_t)e->cpus,
+			"glibc_tunables", e->tunables[0] ? mw_json_str(e->tunables) : json_null(),
+			"malloc_env", mw_json_str(e->malloc_vars), "runtime", e->runtime,
+			"mallocwatch", e->version));
+	}
+	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
+	mw_json_set(&root, "events", json_events(st, ri));
+	mw_json_set(&root, "arenas", json_arenas(st));
+	mw_json_set(&root, "heaps", json_heaps(st));
+	mw_json_set(&root, "sbrk", json_sbrk(st));
+	mw_json_set(&root, "thresholds", json_thresholds(st));
+	mw_json_set(&root, "threads", json_threads(st));
+	mw_json_set(&root, "events_log", json_events_log(st));
+	mw_json_set(&root, "settings", json_settings(st));
+	mw_json_set(&root, "retries", json_retries(st));
+	mw_json_set(&root, "tcache_double_free", json_double_frees(st));
+	if (mw_report_has_setjmp(st))
+		mw_json_set(&root, "setjmp", json_setjmp(st));
+	if (libm)
+		mw_json_set(&root, "math", json_math(st, libm, sites));
+	if (ri->snap_attach || ri->snap_exit)
+		mw_json_set(&root, "snapshots", json_snapshots(ri));
+	return root;
+}
+
+int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	json_t *root = mw_report_json_value(st, ri);
+	int ret;
+
+	ret = mw_json_write(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	json_decref(root);
+	return ret;
+}

@@ -1,0 +1,103 @@
+/* state_read.c - what the reports read from the model (state.h): its
+ * tables (arenas, heaps, threads, events, thresholds, settings, retries,
+ * jumps, probes), sbrk, and the totals of events seen, lost and missing.
+ * Split out of state_model.c; struct mw_state is in state_int.h.
+ */
+#include "state.h"
+#include "state_int.h"
+
+const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n)
+{
+	*n = st->nsettings;
+	return st->settings;
+}
+
+const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n)
+{
+	*n = st->nretries;
+	return st->retries;
+}
+
+const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n)
+{
+	*n = st->njumps;
+	return st->jumps;
+}
+
+int mw_state_pid(const struct mw_state *st)
+{
+	return st->pid;
+}
+
+const struct mw_arena *mw_state_arenas(const struct mw_state *st, size_t *n)
+{
+	*n = st->narenas;
+	return st->arenas;
+}
+
+const struct mw_heap *mw_state_heaps(const struct mw_state *st, size_t *n)
+{
+	*n = st->nheaps;
+	return st->heaps;
+}
+
+const struct mw_thread *mw_state_threads(const struct mw_state *st, size_t *n)
+{
+	*n = st->nthreads;
+	return st->threads;
+}
+
+const struct mw_event *mw_state_events(const struct mw_state *st, size_t *n)
+{
+	*n = st->nevents;
+	return st->events;
+}
+
+const struct mw_threshold_change *mw_state_thresholds(const struct mw_state *st, size_t *n,
+						      uint64_t *mmap, uint64_t *trim)
+{
+	*n = st->nthr;
+	*mmap = st->mmap_threshold;
+	*trim = st->trim_threshold;
+	return st->thr;
+}
+
+const struct mw_sbrk *mw_state_sbrk_get(const struct mw_state *st)
+{
+	return &st->sbrk;
+}
+
+const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *n)
+{
+	*n = st->nprobes;
+	return st->probes;
+}
+
+uint64_t mw_state_missing(const struct mw_state *st)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < st->nprobes; i++) {
+		const struct mw_probe_count *p = &st->probes[i];
+
+		if (p->streamed && p->hits > p->received)
+			n += p->hits - p->received;
+	}
+	return n;
+}
+
+void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
+		     uint64_t *garbled, int *ended)
+{
+	*total = 0;
+	*lost = st->tracer_lost + st->garbled + mw_state_missing(st);
+	for (size_t i = 0; i < st->nprobes; i++)
+		*total += st->probes[i].hits;
+	*garbled = st->garbled;
+	*ended = st->ended;
+}
+
+const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st)
+{
+	return &st->omitted;
+}

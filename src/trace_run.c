@@ -1,0 +1,610 @@
+/* trace_run.c - one traced run (trace_run.h): the tracer's lines into
+ * the model and --save-stream, the allocator sampled every --interval
+ * (and read at -c's exit, at -p's attach and end), the script written,
+ * the run's notes, the environment a baseline is compared on, and the
+ * reports.
+ *
+ * Moved out of cmd_trace.c, which keeps the options and chooses what to
+ * run: target (which libc) -> sdtnote (its probes) -> gen (the script)
+ * -> runtime + tracer (stap) -> stream -> state -> report.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "gen.h"
+#include "glibcinfo.h"
+#include "msg.h"
+#include "output.h"
+#include "probetab.h"
+#include "procmem.h"
+#include "protocol.h"
+#include "report.h"
+#include "runtime.h"
+#include "snapshot.h"
+#include "state.h"
+#include "stream.h"
+#include "trace_multi.h"
+#include "trace_run.h"
+#include "tracer.h"
+#include "xalloc.h"
+
+/* Every output file, before anything runs (trace_run.h). */
+int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_script)
+{
+	*out = (struct outputs){ .summary = stderr };
+	if (o->out && !(out->summary = mw_output_create(o->out, 0)))
+		return -1;
+	if (o->json && !(out->json = mw_output_create(o->json, 1)))
+		return -1;
+	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
+		return -1;
+	if (o->html && !(out->html = mw_output_create(o->html, 0)))
+		return -1;
+	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
+		return -1;
+	return 0;
+}
+
+int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
+{
+	int ret = 0;
+
+	if (out->summary && out->summary != stderr)
+		ret |= mw_output_close(out->summary, o->out, out->summary_errno);
+	if (out->json)
+		ret |= mw_output_close(out->json, o->json, out->json_errno);
+	if (out->stream)
+		ret |= mw_output_close(out->stream, o->save_stream, 0);
+	if (out->html)
+		ret |= mw_output_close(out->html, o->html, out->html_errno);
+	if (out->script)
+		ret |= mw_output_close(out->script, o->save_script, 0);
+	*out = (struct outputs){ 0 };
+	return ret;
+}
+
+/* Where tracer lines go: the state, and the --save-stream file. */
+struct sink {
+	struct mw_state *st;
+	FILE *save;
+	pid_t attach_pid;	/* -p: say when tracing has started */
+	char comm[64];		/* -p: its command name then; "" unknown */
+	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
+	struct mw_snapshot *at_attach;	/* taken when the probes were armed */
+	struct mw_snapshot *at_exit;	/* -c: taken at the program's exit */
+	/* --interval samples (sample()) */
+	int progress;		/* print a line per sample */
+	struct mw_glibc sg;	/* -c: the layouts, loaded at the first sample
+				 * or at the exit, whichever comes first */
+	int have_sg, sg_failed;
+	struct mw_proc proc;	/* the process's mappings, refreshed per sample */
+	int have_proc;
+	uint64_t prev_waits, prev_retries;	/* at the last progress line */
+	long read_timeout_ms;	/* --read-timeout; 0 = the default */
+	unsigned long samples, skipped;	/* samples tried; not read (timed out,
+					 * or the allocator is corrupt) */
+	char skip_why[PATH_MAX + 512];	/* the first skipped sample's reason */
+	uint64_t main_sym;	/* main_arena's link-time address; 0 unknown */
+	int bias_sent;		/* a B record from a snapshot went out */
+};
+
+#define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
+
+static void on_line(void *ctx, const char *line);
+
+/* --progress: one vmstat-like line: the sample just taken (s, at ns),
+ * the newest lock-wait count the script answered, retries so far. */
+static void progress_line(struct sink *k, const struct mw_snapshot *s, uint64_t ns)
+{
+	size_t nt;
+	const struct mw_thread *t = mw_state_threads(k->st, &nt);
+	uint64_t heap = 0, retries = 0, origin = mw_state_origin(k->st);
+	uint64_t waits = mw_state_waits_latest(k->st);
+	char hb[16], sb[16];
+
+	for (size_t i = 0; i < s->narenas; i++)
+		heap += s->arenas[i].heap_bytes;
+	for (size_t i = 0; i < nt; i++)
+		retries += t[i].retries;
+	mw_note("%7.1fs  arenas %3zu  heaps %9s  sbrk net %9s  waits +%-6" PRIu64
+		"  retries +%" PRIu64, origin && ns > origin ? (double)(ns - origin) / 1e9 : 0.0,
+		s->narenas, mw_human_bytes(heap, hb, sizeof(hb)),
+		mw_human_bytes(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0, sb,
+			       sizeof(sb)), waits - k->prev_waits, retries - k->prev_retries);
+	k->prev_waits = waits;
+	k->prev_retries = retries;
+}
+
+/* A snapshot's figures as Y and U lines, into the stream like the
+ * tracer's (so --save-stream keeps them), timed now; returns that time. */
+static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
+{
+	char line[256];
+	uint64_t ns = mw_now_ns();
+
+	snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+		 " %zu", MW_REC_SAMPLE, ns, s->mmap_threshold, s->trim_threshold,
+		 s->sbrk_base, s->main_end, s->narenas);
+	on_line(k, line);
+	for (size_t i = 0; i < s->narenas; i++) {
+		const struct mw_snap_arena *a = &s->arenas[i];
+
+		snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %zu %" PRIu64,
+			 MW_REC_SARENA, a->addr, a->system_mem, a->nheaps, a->heap_bytes);
+		on_line(k, line);
+		/* the libc's load bias, as the script's B gives it once an
+		 * event saw the libc: main_arena is named by its address in
+		 * the trace tables even when no probe did */
+		if (a->is_main && k->main_sym && !k->bias_sent && a->addr > k->main_sym) {
+			snprintf(line, sizeof(line), "%c %" PRIu64, MW_REC_BIAS,
+				 a->addr - k->main_sym);
+			k->bias_sent = 1;
+			on_line(k, line);
+		}
+	}
+	return ns;
+}
+
+/* --interval: read the allocator (headers only, snapshot.h) and give the
+ * sample to the stream as Y and U lines, so that --save-stream keeps it.
+ * 0; -1 when there is none (a sample not read within --read-timeout, or
+ * of a corrupt allocator, is counted as skipped). */
+static int sample(void *ctx, pid_t pid)
+{
+	struct sink *k = ctx;
+	const struct mw_glibc *g = k->g;
+	struct mw_snapshot *s;
+	char err[PATH_MAX + 512];
+	uint64_t ns;
+
+	if (!g && k->have_sg)
+		g = &k->sg;
+	if (!g) {	/* -c: the libc is mapped once the loader has run */
+		if (k->sg_failed >= SAMPLE_LOAD_TRIES)
+			return -1;
+		if (mw_glibc_load(pid, &k->sg, err, sizeof(err)) < 0) {
+			if (++k->sg_failed == SAMPLE_LOAD_TRIES)
+				mw_warn("no allocator samples: %s", err);
+			return -1;
+		}
+		k->have_sg = 1;
+		g = &k->sg;
+	}
+	if (!k->have_proc) {
+		if (mw_proc_open(&k->proc, pid, err, sizeof(err)) < 0)
+			return -1;
+		k->have_proc = 1;
+	} else if (mw_proc_refresh(&k->proc, err, sizeof(err)) < 0) {
+		return -1;
+	}
+	k->samples++;
+	switch (mw_snapshot_sample(&k->proc, g, k->read_timeout_ms, &s, err, sizeof(err))) {
+	case MW_SNAP_OK:
+		break;
+	case MW_SNAP_TIMEOUT:
+	case MW_SNAP_CORRUPT:	/* skipped, not drawn; said once at the end */
+		if (!k->skipped++)
+			snprintf(k->skip_why, sizeof(k->skip_why), "%s", err);
+		return -1;
+	default:
+		return -1;
+	}
+	ns = emit_sample(k, s);
+	if (k->progress)
+		progress_line(k, s, ns);
+	mw_snapshot_free(s);
+	return 0;
+}
+
+/* -c, the program is exiting (held in its ptrace exit stop): read the
+ * allocator while its memory is still there. */
+static void exit_snapshot(void *ctx, pid_t pid)
+{
+	struct sink *k = ctx;
+	char err[PATH_MAX + 512];
+
+	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
+		k->have_sg = 1;
+	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, k->read_timeout_ms, &k->at_exit, err,
+					    sizeof(err)) < 0)
+		mw_note("no snapshot at exit: %s", err);
+	else	/* the timeline's last sample */
+		emit_sample(k, k->at_exit);
+}
+
+/* -p, probes armed: read the allocator as it is, and start from it. */
+static void attach_snapshot(struct sink *k)
+{
+	char err[512];
+
+	if (!k->g || k->at_attach)
+		return;
+	if (mw_snapshot_read(k->attach_pid, k->g, k->read_timeout_ms, &k->at_attach, err,
+			     sizeof(err)) < 0) {
+		mw_warn("no snapshot at attach: %s", err);
+		return;
+	}
+	mw_state_seed(k->st, k->at_attach);
+}
+
+static void on_line(void *ctx, const char *line)
+{
+	static int warned;
+	struct sink *k = ctx;
+
+	if (k->save)
+		fprintf(k->save, "%s\n", line);
+	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
+		mw_process_comm(k->attach_pid, k->comm, sizeof(k->comm));
+		attach_snapshot(k);
+		mw_note("tracing process %d; ^C or SIGTERM stops and reports", (int)k->attach_pid);
+	}
+	if (mw_stream_line(k->st, line) < 0 && !warned++) {
+		char q[200];
+
+		mw_warn("garbled tracer line ignored and counted: '%s'", mw_quote(line, q, sizeof(q)));
+	}
+	if (strcmp(line, MW_LINE_READY) == 0 && !mw_state_origin(k->st)) {
+		/* the program starts now (-c: released; -p: traced from now) */
+		char o[64];
+
+		snprintf(o, sizeof(o), "%c %" PRIu64, MW_REC_ORIGIN, mw_now_ns());
+		on_line(k, o);
+	}
+}
+
+static unsigned long long missing(void *ctx)
+{
+	return mw_state_missing(((struct sink *)ctx)->st);
+}
+
+/* Write the script into the work directory, and to save (--save-script,
+ * already open; closed by mw_outputs_close) unless NULL. */
+int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
+			const char *dir, char *script, size_t len, FILE *save,
+			struct mw_gen_stats *st)
+{
+	char err[PATH_MAX + 256];
+	FILE *f;
+
+	snprintf(script, len, "%s/mallocwatch.stp", dir);
+	if (!(f = fopen(script, "we"))) {
+		mw_error("cannot create '%s': %s", script, strerror(errno));
+		return -1;
+	}
+	if (mw_gen_script(libc, g, f, st, err, sizeof(err)) < 0 ||
+	    (save && mw_gen_script(libc, g, save, st, err, sizeof(err)) < 0)) {
+		fclose(f);
+		mw_error("%s", err);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		mw_error("cannot write '%s': %s", script, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Write the summary and the JSON.  A write error is found and named
+ * (path and errno) when the file is closed (mw_outputs_close); -1 here only
+ * for the summary on stderr, which is not closed. */
+static int write_reports(struct outputs *out, const struct mw_state *st,
+			 const struct mw_run_info *ri)
+{
+	if (mw_report_text(out->summary, st, ri) < 0)
+		out->summary_errno = errno ? errno : EIO;
+	if (out->json && mw_report_json(out->json, st, ri) < 0)
+		out->json_errno = errno ? errno : EIO;
+	if (out->html && mw_report_html(out->html, st, ri) < 0)
+		out->html_errno = errno ? errno : EIO;
+	return out->summary == stderr && out->summary_errno ? -1 : 0;
+}
+
+/* The exit status, and the one-line notes about how things ended. */
+static int finish_status(const char *name, const struct mw_trace_result *r,
+			 struct mw_run_info *ri, const struct mw_state *st)
+{
+	uint64_t total, lost, garbled;
+	int ended, status = MW_EXIT_OK;
+
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	if (lost)
+		mw_warn("%" PRIu64 " events lost (see the summary)", lost);
+	if (mw_state_full_tables(st)[0])
+		mw_warn("the script's tables were full, later entries dropped: %s",
+			mw_state_full_tables(st));
+	if (r->have_status) {
+		ri->have_status = 1;
+		if (WIFSIGNALED(r->status)) {
+			ri->term_signal = WTERMSIG(r->status);
+			ri->exit_status = -1;
+			char q[256];
+
+			mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q, sizeof(q)),
+				 ri->term_signal, strsignal(ri->term_signal));
+			status = 128 + ri->term_signal;
+		} else {
+			ri->exit_status = WEXITSTATUS(r->status);
+			status = ri->exit_status;
+		}
+	}
+	if (r->tracer_died || !ended) {
+		char q[600];
+
+		mw_error("the tracer ended early%s%s; the report is incomplete",
+			 r->tracer_msg[0] ? ": " : "", mw_quote(r->tracer_msg, q, sizeof(q)));
+		status = MW_EXIT_RUNTIME;
+	}
+	return status;
+}
+
+/* The libm whose slow-math probes to trace (into path): --libm, else the
+ * one beside the libc; NULL when there is none or the math family is not
+ * selected.  *bad is set for an unusable --libm. */
+struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc,
+				char *path, size_t len, int *bad)
+{
+	char err[PATH_MAX + 256];
+	struct mw_elf *e;
+
+	path[0] = '\0';
+	if (o->families && !(o->families & (1u << MW_FAM_MATH)))
+		return NULL;
+	if (mw_choose_libm(o->libm, libc, path, len, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		*bad = 1;
+		return NULL;
+	}
+	if (!path[0])
+		return NULL;
+	if (!(e = mw_elf_open(path, err, sizeof(err))))
+		mw_warn("%s; slow-math probes not traced", err);
+	return e;
+}
+
+/* After the stream: finish the model, say how it ended, write reports
+ * (trace_run.h). */
+int mw_run_conclude(struct outputs *out, struct mw_state *st,
+		    const struct mw_trace_result *r, struct mw_run_info *ri)
+{
+	int status;
+
+	mw_state_set_pid(st, r->pid);
+	mw_state_tracer_lost(st, r->lost);
+	mw_state_finish(st);
+	ri->pid = r->pid;
+	ri->tracer_died = r->tracer_died;
+	status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
+	if (write_reports(out, st, ri) < 0)
+		status = MW_EXIT_RUNTIME;
+	return status;
+}
+
+/* "K=V" of the variables in a NUL- or newline-separated block that arena
+ * counts depend on, into malloc_vars / tunables. */
+static void env_vars(const char *block, size_t len, struct mw_environment *e)
+{
+	size_t n = 0;
+
+	for (const char *p = block; p < block + len; p += strlen(p) + 1) {
+		if (strncmp(p, "GLIBC_TUNABLES=", 15) == 0)
+			snprintf(e->tunables, sizeof(e->tunables), "%s", p + 15);
+		else if (strncmp(p, "MALLOC_", 7) == 0 && n < sizeof(e->malloc_vars) - 2)
+			n += (size_t)snprintf(e->malloc_vars + n, sizeof(e->malloc_vars) - n, "%s%s",
+					      n ? " " : "", p);
+	}
+}
+
+/* What decides arena counts in this run (struct mw_environment). */
+void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
+			const char *runtime, struct mw_environment *e)
+{
+	cpu_set_t set;
+
+	memset(e, 0, sizeof(*e));
+	e->glibc_minor = mw_elf_glibc_minor(libc);
+	e->nproc = sysconf(_SC_NPROCESSORS_ONLN);
+	e->cpus = sched_getaffinity(o->pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : e->nproc;
+	e->runtime = runtime;
+	e->version = MW_VERSION;
+	if (o->pid) {	/* the target's own environment */
+		char path[64], *buf = xmalloc(1 << 16);
+		int fd;
+		ssize_t len = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)o->pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			len = read(fd, buf, (1 << 16) - 1);
+			close(fd);
+		}
+		if (len > 0) {
+			buf[len] = '\0';
+			env_vars(buf, (size_t)len, e);
+		}
+		free(buf);
+	} else {	/* -c: the program gets ours */
+		for (char **v = environ; *v; v++)
+			env_vars(*v, strlen(*v) + 1, e);
+	}
+}
+
+/* Record how the run ended at the end of a saved stream. */
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r)
+{
+	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,
+		.wait_status = r->status, .tracer_died = r->tracer_died,
+		.stopped = r->stopped, .tracer_lost = r->lost };
+
+	snprintf(m.tracer_msg, sizeof(m.tracer_msg), "%s", r->tracer_msg);
+	mw_stream_write_footer(f, &m);
+}
+
+/* -p: the snapshot at the end, when the process is still there
+ * (trace_run.h). */
+struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms)
+{
+	struct mw_snapshot *s = NULL;
+	char err[512];
+
+	if (!g || !mw_process_alive(pid))
+		return NULL;
+	if (mw_snapshot_read(pid, g, timeout_ms, &s, err, sizeof(err)) < 0) {
+		mw_warn("no snapshot at the end: %s", err);
+		return NULL;
+	}
+	return s;
+}
+
+/* A new model in k->st for this libc (and libm, whose gst->math_sites
+ * probe sites are traced when it is not NULL), main_arena's link-time
+ * address when the libc has its symbol; with --save-stream the stream's
+ * header, which says the same for a replay. */
+static void start_state(struct sink *k, const struct trace_opts *o, const struct mw_elf *libc,
+			const char *libc_path, const struct mw_elf *libm, const char *libm_path,
+			const struct mw_gen_stats *gst, enum mw_runtime rt)
+{
+	uint64_t sym = 0;
+
+	k->st = mw_state_new(0);
+	if (libm)
+		mw_state_set_libm(k->st, libm_path, gst->math_sites);
+	if (mw_elf_symbol(libc, "main_arena", &sym) == 0) {
+		mw_state_set_main_arena_sym(k->st, sym);
+		k->main_sym = sym;
+	}
+	else
+		mw_warn("'main_arena' not found in '%s' (stripped?); main_arena's address "
+			"will be unknown", libc_path);
+	if (k->save) {
+		struct mw_stream_meta m = { .main_arena = sym, .libm_sites = gst->math_sites,
+					    .argv = o->cmd };
+
+		snprintf(m.libc, sizeof(m.libc), "%s", libc_path);
+		snprintf(m.runtime, sizeof(m.runtime), "%s", mw_runtime_name(rt));
+		snprintf(m.libm, sizeof(m.libm), "%s", libm ? libm_path : "");
+		mw_stream_write_header(k->save, &m);
+	}
+}
+
+/* After a traced run r that worked: the notes on how it ended (sites:
+ * the probe sites the tracer still detaches from), -p's snapshot at the
+ * end, --save-stream's footer, then the reports.  Returns the exit
+ * status; the report as a jansson value in *report when report is not
+ * NULL. */
+static int report_run(const struct trace_opts *o, struct outputs *out, struct sink *k,
+		      const struct mw_trace_result *r, const struct mw_elf *libc,
+		      const char *libc_path, enum mw_runtime rt, int sites, json_t **report)
+{
+	struct mw_snapshot *at_end = NULL;
+	struct mw_environment menv;
+	struct mw_run_info ri;
+	int status;
+
+	if (r->detaching) {
+		if (o->verbose)
+			mw_note("report complete %lld ms after the program's exit", r->flush_ms);
+		/* (not counted from uprobe_events: reading it waits
+		 * behind every removal under way on the machine; a
+		 * detail for -v: the report is complete) */
+		if (o->verbose)
+			mw_note("the tracer (pid %d) goes on removing the uprobes of %d "
+				"probe sites in the background%s; the program has exited "
+				"and nothing is traced", (int)r->detaching, sites,
+				rt == MW_RT_BPF ? " (about 0.11 s each)" : "");
+	}
+	if (r->ptrace_msg[0])
+		mw_note("%s", r->ptrace_msg);
+	if (k->skipped)
+		mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
+			"first: %s", k->skipped, k->samples, k->skip_why);
+	if (o->pid && (at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms)))
+		emit_sample(k, at_end);	/* the timeline's last */
+	if (k->save)
+		mw_run_save_footer(k->save, r);
+	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
+	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
+		.comm = k->comm[0] ? k->comm : NULL, .libc = libc_path,
+		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
+		.snap_attach = k->at_attach, .snap_end = at_end, .snap_exit = k->at_exit,
+		.env = &menv };
+	status = mw_run_conclude(out, k->st, r, &ri);
+	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
+		mw_error("cannot judge the run: %s", strerror(ENOMEM));
+		status = MW_EXIT_RUNTIME;
+	}
+	mw_snapshot_free(at_end);
+	return status;
+}
+
+/* Everything from the libc's probes to the reports, in the work
+ * directory dir (trace_run.h). */
+int mw_run_trace(const struct trace_opts *o, struct outputs *out,
+		 const struct mw_target *t, const char *libc_path, const char *dir,
+		 struct mw_glibc *g, json_t **report, pid_t *detaching)
+{
+	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
+	struct mw_runtime_env env;
+	struct mw_elf *libc = NULL, *libm = NULL;
+	struct mw_gen_stats gst;
+	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g,
+			  .progress = o->progress > 0, .read_timeout_ms = o->read_timeout_ms };
+	struct mw_trace_result r;
+	int status = MW_EXIT_RUNTIME, bad_libm = 0;
+
+	if (o->set)	/* -p PID,PID,... */
+		return mw_run_trace_multi(o, out, o->set, libc_path, dir, report);
+	if (!(libc = mw_elf_open(libc_path, err, sizeof(err)))) {
+		mw_error("%s", err);
+		goto cleanup;
+	}
+	if (mw_runtime_prepare(o->runtime, 1, dir, &env, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		goto cleanup;
+	}
+	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
+	libm = mw_run_open_libm(o, libc_path, libm_path, sizeof(libm_path), &bad_libm);
+	if (bad_libm || mw_run_write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt,
+			 .libc_path = libc_path, .families = o->families, .libm = libm,
+			 .libm_path = libm_path }, dir, script, sizeof(script), out->script,
+			 &gst) < 0)
+		goto cleanup;
+	start_state(&k, o, libc, libc_path, libm, libm_path, &gst, env.rt);
+	if (mw_signal_pending()) {
+		r = (struct mw_trace_result){ .interrupted = mw_signal_take() };
+		snprintf(err, sizeof(err), "interrupted by signal %d (%s) before tracing started",
+			 r.interrupted, strsignal(r.interrupted));
+	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
+				.workdir = dir, .target = t, .attach_pid = o->pid,
+				.verbose = o->verbose, .duration_ms = o->duration_ms,
+				.at_exit = t ? exit_snapshot : NULL, .flush = t != NULL,
+				.missing = missing, .sample = sample, .sample_ms = o->interval_ms ?
+				o->interval_ms : o->pid ? 1000 : 100 }, on_line, &k, &r, err,
+				sizeof(err)) == 0) {
+		if (r.detaching)
+			*detaching = r.detaching;
+		status = report_run(o, out, &k, &r, libc, libc_path, env.rt, gst.sites, report);
+		goto cleanup;
+	}
+	mw_error("%s", err);
+	if (r.interrupted)
+		status = 128 + r.interrupted;
+cleanup:
+	if (k.have_proc)
+		mw_proc_close(&k.proc);
+	mw_snapshot_free(k.at_exit);
+	mw_snapshot_free(k.at_attach);
+	mw_state_free(k.st);
+	mw_elf_close(libm);
+	mw_elf_close(libc);
+	return status;
+}

@@ -1,0 +1,131 @@
+/* trace_run.h - one traced run of `mallocwatch -c` / `-p` (trace_run.c),
+ * for the trace command (cmd_trace.c) and its snapshots-only mode
+ * (trace_snaps.c): the command's options, the files a run writes, the
+ * run from the libc's probes to the reports, and what a replay shares
+ * with it.
+ *
+ * Messages go to stderr through msg.h; functions return an exit status
+ * (msg.h: MW_EXIT_*) or 0/-1 as each says.
+ */
+#ifndef MALLOCWATCH_TRACE_RUN_H
+#define MALLOCWATCH_TRACE_RUN_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "glibcinfo.h"
+#include "metrics.h"
+#include "report.h"
+#include "runtime.h"
+#include "snapshot.h"
+#include "state.h"
+#include "target.h"
+#include "tracer.h"
+
+#define MW_VERSION "0.1"
+
+struct mw_attach_set;
+
+struct trace_opts {
+	char **cmd;			/* -c / -- */
+	pid_t pid;			/* -p: the (first) process */
+	pid_t *pids;			/* -p PID,PID,...: all of them (owned) */
+	size_t npids;			/* 0 or 1: one process */
+	const struct mw_attach_set *set;	/* -p PID,PID,...: set by attach */
+	const char *libc, *libm;
+	const char *out, *json, *save_script, *save_stream;
+	enum mw_runtime runtime;
+	unsigned families;		/* -e; 0 = all */
+	int verbose;
+	int cleanup;			/* --cleanup */
+	long duration_ms;		/* --duration, -p only; 0 = until it exits */
+	struct mw_rule *rules;		/* --check */
+	size_t nrules, crules;
+	const char *baseline_path;	/* --baseline */
+	enum mw_format format;		/* --format of the --check results */
+	long repeat;			/* --repeat: -c runs; 0 = once */
+	enum mw_aggregate aggregate;	/* --aggregate of repeated runs' figures */
+	int strict_env;			/* --strict-env */
+	json_t *baseline;		/* loaded before anything runs */
+	long interval_ms;		/* --interval; 0 = the default */
+	long read_timeout_ms;		/* --read-timeout; 0 = MW_SNAP_TIMEOUT_MS */
+	const char *html;		/* --html */
+	int progress;			/* --progress 1, --no-progress 0, else -1 */
+};
+
+/* The files a run writes, opened before anything is traced so that an
+ * unwritable path fails at once instead of after the run. */
+struct outputs {
+	FILE *summary;			/* -o, else stderr */
+	FILE *json;			/* --json; NULL when not asked */
+	FILE *stream;			/* --save-stream; NULL when not asked */
+	FILE *html;			/* --html; NULL when not asked */
+	FILE *script;			/* --save-script; NULL when not asked */
+	int summary_errno, json_errno, html_errno;	/* the first write error of each */
+};
+
+/* Open every output file o names, before anything runs, into *out (the
+ * summary is stderr without -o); with_script: --save-script too, when a
+ * script will be made.  Each FILE is made by mw_output_create (output.h).
+ * 0, or -1 after an error message; either way mw_outputs_close() must
+ * follow, to close what was opened. */
+int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_script);
+
+/* Close every file in *out but stderr, naming the first write error of
+ * each (its path and errno) in a message, and clear *out.  0, or -1 when
+ * a file could not be written or closed. */
+int mw_outputs_close(const struct trace_opts *o, struct outputs *out);
+
+/* Everything from the libc's probes to the reports, in the work
+ * directory dir (leftovers.h): open libc_path (and the libm, open_libm),
+ * prepare the runtime, write the script, run the tracer on t (-c) or
+ * o->pid (-p; t NULL, g the allocator's layouts for snapshots or NULL),
+ * then conclude into out.  Returns the exit status; the report as a new
+ * jansson value in *report when report is not NULL (left alone when the
+ * run gave none); the pid of a tracer still removing its uprobes in
+ * *detaching (left alone when there is none; mw_tracer_hand_off). */
+int mw_run_trace(const struct trace_opts *o, struct outputs *out,
+		 const struct mw_target *t, const char *libc_path, const char *dir,
+		 struct mw_glibc *g, json_t **report, pid_t *detaching);
+
+/* After the stream, for a live run and a replay alike: finish the model
+ * st with the run's result r (pid, lost events), say how it ended, fill
+ * ri's pid and tracer_died, and write the summary, JSON and HTML to out.
+ * Returns the exit status: the program's own with -c (128+N for signal
+ * N), MW_EXIT_RUNTIME when the tracer ended early or the summary on
+ * stderr could not be written. */
+int mw_run_conclude(struct outputs *out, struct mw_state *st,
+		    const struct mw_trace_result *r, struct mw_run_info *ri);
+
+/* -p: a snapshot of process pid at the end (layouts g, reading for at
+ * most timeout_ms milliseconds), when g is not NULL and the process is
+ * still there; the caller frees it (mw_snapshot_free).  NULL when there
+ * is none (a failed read is warned about). */
+struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms);
+
+/* Pieces of a run that a run of several processes (trace_multi.c)
+ * shares:
+ * - write the script (gen.h, options g) into dir/mallocwatch.stp, its
+ *   path into script, and to save (--save-script) unless NULL: 0, or -1
+ *   after an error message;
+ * - the libm whose slow-math probes to trace (into path): --libm, else
+ *   the one beside the libc; NULL when there is none or the math family
+ *   is not selected; *bad set for an unusable --libm;
+ * - what decides arena counts (the environment of o->pid and the libc);
+ * - --save-stream's footer from the run's result r. */
+struct mw_gen_opts;
+struct mw_gen_stats;
+struct mw_elf;
+int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
+			const char *dir, char *script, size_t len, FILE *save,
+			struct mw_gen_stats *st);
+struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, char *path,
+				size_t len, int *bad);
+void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
+			const char *runtime, struct mw_environment *e);
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r);
+
+#endif /* MALLOCWATCH_TRACE_RUN_H */

@@ -1,0 +1,186 @@
+/* trace_snaps.c - `mallocwatch -p PID` on a libc without SDT probes
+ * (trace_snaps.h): the allocator read from the process (snapshot.h) at
+ * attach, every --interval and at the end, reported as the last
+ * snapshot, its change since the first, and a "Samples:" table (seconds,
+ * arenas, system, in-use and free bytes; the last SAMPLE_ROWS shown), or
+ * with --json {"version": 1, "mode": "snapshots", ...} (docs/json.md).
+ * Moved out of cmd_trace.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "clock.h"
+#include "jsonout.h"
+#include "msg.h"
+#include "procmem.h"
+#include "report_snap.h"
+#include "snapshot.h"
+#include "trace_run.h"
+#include "trace_snaps.h"
+#include "tracer.h"
+#include "units.h"
+#include "xalloc.h"
+
+/* One periodic snapshot's figures (snapshots-only mode). */
+struct sample {
+	double t;		/* seconds since the first snapshot */
+	size_t arenas;
+	uint64_t system, in_use, free;
+};
+
+#define MAX_SAMPLES 100000
+#define SAMPLE_ROWS 32
+
+static void samples_text(FILE *f, const struct sample *s, size_t n)
+{
+	char a[16], b[16], c[16];
+
+	fprintf(f, "\nSamples: %zu%s\n  %9s %6s %10s %10s %10s\n", n,
+		n > SAMPLE_ROWS ? " (the last shown)" : "", "SECONDS", "ARENAS", "SYSTEM",
+		"IN USE", "FREE");
+	for (size_t i = n > SAMPLE_ROWS ? n - SAMPLE_ROWS : 0; i < n; i++)
+		fprintf(f, "  %9.1f %6zu %10s %10s %10s\n", s[i].t, s[i].arenas,
+			mw_human_bytes(s[i].system, a, sizeof(a)),
+			mw_human_bytes(s[i].in_use, b, sizeof(b)),
+			mw_human_bytes(s[i].free, c, sizeof(c)));
+}
+
+/* The snapshots-only JSON; 0, or -1 with errno (mw_json_write). */
+static int samples_json(FILE *f, pid_t pid, const char *libc, const struct mw_snapshot *a,
+			const struct mw_snapshot *b, const struct sample *s, size_t n)
+{
+	json_t *arr = json_array(), *root;
+	int ret;
+
+	for (size_t i = 0; i < n; i++)
+		mw_json_append(&arr, json_pack("{s:f, s:I, s:I, s:I, s:I}", "t", s[i].t,
+			"arenas", (json_int_t)s[i].arenas, "system_bytes", (json_int_t)s[i].system,
+			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free));
+	root = json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
+		"mode", "snapshots", "target", "pid", (int)pid, "libc", mw_json_str(libc),
+		"snapshots", "attach", mw_snapshot_json_value(a, "?"),
+		"end", b ? mw_snapshot_json_value(b, "?") : json_null(), "samples", arr);
+	ret = mw_json_write(root, f, JSON_INDENT(2));
+	json_decref(root);
+	return ret;
+}
+
+static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct mw_snapshot *x,
+		       uint64_t t0)
+{
+	if (*n == MAX_SAMPLES)
+		return;
+	if (*n == *cap)
+		xgrow((void **)s, *n, cap, sizeof(**s));
+	(*s)[(*n)++] = (struct sample){ .t = (double)(x->taken_ns - t0) / 1e9,
+		.arenas = x->narenas, .system = x->system_bytes, .in_use = x->in_use_bytes,
+		.free = x->free_bytes };
+}
+
+/* The snapshots-only report: the last snapshot, how it changed since
+ * the first, the samples; JSON when asked. */
+static void snapshots_report(const struct trace_opts *o, struct outputs *out, const char *libc,
+			     const struct mw_snapshot *first, const struct mw_snapshot *last,
+			     const struct sample *samples, size_t n)
+{
+	char comm[64], q[4 * PATH_MAX + 8];
+
+	mw_process_comm(o->pid, comm, sizeof(comm));
+	mw_snapshot_text(out->summary, last ? last : first, comm[0] ? comm : "?");
+	fprintf(out->summary, "  (snapshots only: %s has no SDT probes)\n",
+		mw_quote(libc, q, sizeof(q)));
+	mw_snapshot_diff_text(out->summary, first, last);
+	samples_text(out->summary, samples, n);
+	if (out->json && samples_json(out->json, o->pid, libc, first, last, samples, n) < 0)
+		out->json_errno = errno;
+}
+
+/* Snapshots of o->pid (layouts g) every interval ms into samples (*n of
+ * *cap, seconds from t0), the newest kept in *last (the one before it
+ * freed), until the process exits, a signal comes or --duration has
+ * passed.  The process is never stopped or signalled.  Snapshots not read
+ * are counted, and the first one's reason warned about at the end. */
+static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, long interval,
+			     uint64_t t0, struct sample **samples, size_t *n, size_t *cap,
+			     struct mw_snapshot **last)
+{
+	struct mw_snapshot *x;
+	char err[512];
+	unsigned long skipped = 0;
+	char why[512];
+	long long stop_at;
+	int pidfd;
+
+	pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
+	stop_at = o->duration_ms ? mw_now_ms() + o->duration_ms : 0;
+	for (;;) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		int r = poll(&p, pidfd >= 0 ? 1 : 0, (int)interval);
+
+		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)) || !mw_process_alive(o->pid))
+			break;
+		if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
+			add_sample(samples, n, cap, x, t0);
+			mw_snapshot_free(*last);
+			*last = x;
+		} else if (!skipped++) {
+			snprintf(why, sizeof(why), "%s", err);
+		}
+		if (stop_at && mw_now_ms() >= stop_at)
+			break;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (skipped)
+		mw_warn("%lu snapshots skipped; the first: %s", skipped, why);
+}
+
+/* -p on a libc without SDT probes: snapshots at attach, every interval
+ * (default 1 s) and at the end, until the process exits, a signal, or
+ * --duration (trace_snaps.h). */
+int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_glibc *g)
+{
+	struct mw_snapshot *first = NULL, *last = NULL, *x;
+	struct sample *samples = NULL;
+	size_t n = 0, cap = 0;
+	struct outputs out;
+	char err[512];
+	long interval = o->interval_ms ? o->interval_ms : 1000;
+	int status = MW_EXIT_OK;
+	uint64_t t0;
+
+	if (mw_outputs_open(o, &out, 0) < 0) {
+		mw_outputs_close(o, &out);
+		return MW_EXIT_RUNTIME;
+	}
+	if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &first, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		mw_outputs_close(o, &out);
+		return MW_EXIT_RUNTIME;
+	}
+	mw_note("'%s' has no SDT probes: reporting process %d from snapshots alone (at attach, "
+		"every %.1f s, at the end); events (who created which arena, lock waits, retries) "
+		"need a libc built with --enable-systemtap", libc, (int)o->pid, interval / 1000.0);
+	t0 = first->taken_ns;
+	add_sample(&samples, &n, &cap, first, t0);
+	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last);
+	if ((x = mw_run_end_snapshot(o->pid, g, o->read_timeout_ms))) {
+		add_sample(&samples, &n, &cap, x, t0);
+		mw_snapshot_free(last);
+		last = x;
+	}
+	snapshots_report(o, &out, libc, first, last, samples, n);
+	if (mw_outputs_close(o, &out) < 0)
+		status = MW_EXIT_RUNTIME;
+	free(samples);
+	mw_snapshot_free(first);
+	mw_snapshot_free(last);
+	return status;
+}

@@ -1,0 +1,367 @@
+/* tracer_proc.c - the processes a run starts and talks to (tracer_proc.h):
+ * the tracer (stap, stapbpf) and its bpf compile, the program held
+ * before its first instruction, and the script's procfs files.  Split
+ * out of tracer.c, which runs the loop around them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "msg.h"
+#include "ptyrelay.h"
+#include "runtime.h"
+#include "signals.h"
+#include "tracer_proc.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* In a child before exec: every descriptor past stderr close-on-exec, so
+ * nothing of mallocwatch's (the saved stream, reports, libdw's files)
+ * reaches the program or the tracer, whoever opened it and however. */
+static void cloexec_from_3(void)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	for (int fd = 3; fd < 1024; fd++)	/* kernels before 5.11 */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* fork+exec argv with stdout/stderr on new pipes (tracer_proc.h). */
+pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
+		       int *out_fd, int *err_fd)
+{
+	int po[2], pe[2];
+	pid_t pid, parent;
+
+	if (pipe2(po, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	parent = getpid();
+	pid = fork();
+	if (pid == 0) {
+		/* default actions first: a SIGTERM from here on must end
+		 * this child, not reach mallocwatch's handler */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		/* a tracer left detaching after the flush writes to a pipe
+		 * nobody reads: EPIPE, not death halfway through */
+		signal(SIGPIPE, SIG_IGN);
+		/* the tracer must not outlive mallocwatch, even a SIGKILLed one:
+		 * SIGTERM makes stap and stapbpf detach and exit */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		setpgid(0, 0);
+		if (out_fd) {
+			dup2(po[1], 1);
+		} else {
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+			dup2(null, 1);
+		}
+		dup2(pe[1], 2);
+		cloexec_from_3();
+		if (cwd && chdir(cwd) < 0)
+			_exit(126);
+		if (preload)
+			setenv("LD_PRELOAD", preload, 1);
+		else
+			unsetenv("LD_PRELOAD");
+		execvp(argv[0], argv);
+		fprintf(stderr, "ERROR: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	if (pid < 0) {
+		close(po[0]);
+		close(pe[0]);
+		return -1;
+	}
+	if (out_fd)
+		*out_fd = po[0];
+	else
+		close(po[0]);
+	*err_fd = pe[0];
+	return pid;
+}
+
+/* Run a command to completion, its stderr collected; for stap -p4.  A
+ * signal caught meanwhile (mw_signals_catch) stops it: its process group
+ * gets SIGTERM and -2 is returned, the signal left pending. */
+static int run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
+{
+	int errfd, st;
+	char buf[4096];
+	size_t got = 0;
+	ssize_t n = 1;
+	pid_t pid = mw_tracer_spawn(argv, cwd, NULL, NULL, &errfd);
+
+	if (pid < 0) {
+		snprintf(msg, len, "cannot start '%s': %s", argv[0], strerror(errno));
+		return -1;
+	}
+	while (n != 0 && !mw_signal_pending()) {
+		struct pollfd p = { .fd = errfd, .events = POLLIN };
+
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		n = read(errfd, buf + got, sizeof(buf) - 1 - got);
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			break;
+		if (n > 0 && (got += (size_t)n) == sizeof(buf) - 1)
+			got = 0;	/* keep the tail */
+	}
+	buf[got] = '\0';
+	close(errfd);
+	if (mw_signal_pending())
+		kill(-pid, SIGTERM);	/* stap and what it started: a group
+					 * pidfds cannot name; its leader is
+					 * our child, not reaped yet */
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (mw_signal_pending())
+		return -2;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	/* the first line that says what went wrong */
+	char *e = strstr(buf, "error");
+	char *line = e ? e : buf;
+
+	while (line > buf && line[-1] != '\n')
+		line--;
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(msg, len, "%.300s", *line ? line : "failed without a message");
+	return -1;
+}
+
+/* The child: on its own terminal when it has one (ptyrelay.h), wait for
+ * the release byte, drop to the invoking user under sudo, exec.  An
+ * error goes back as an errno on errpipe. */
+static void program_child(const struct mw_target *t, const struct mw_pty *pty, int hold_r,
+			  int errpipe)
+{
+	char c;
+	int e;
+	const char *path = t->loader[0] ? t->loader : t->path;
+
+	if (mw_pty_child(pty) < 0)
+		goto fail;
+	if (read(hold_r, &c, 1) != 1)
+		_exit(127);	/* the tracer failed: never run untraced */
+	close(hold_r);
+	cloexec_from_3();
+	if (t->uid != (uid_t)-1) {
+		if ((t->user[0] ? initgroups(t->user, t->gid) : setgroups(0, NULL)) < 0 ||
+		    setgid(t->gid) < 0 || setuid(t->uid) < 0)
+			goto fail;
+	}
+	execv(path, t->argv);
+fail:
+	e = errno;
+	if (write(errpipe, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* The program, forked and held (tracer_proc.h). */
+pid_t mw_program_start(const struct mw_target *t, const struct mw_pty *pty, int *hold_w,
+			int *errpipe_r)
+{
+	int hold[2], ep[2];
+	pid_t pid;
+
+	if (pipe2(hold, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		close(hold[0]);
+		close(hold[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(hold[1]);
+		close(ep[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		program_child(t, pty, hold[0], ep[1]);
+	}
+	close(hold[0]);
+	close(ep[1]);
+	*hold_w = hold[1];
+	*errpipe_r = ep[0];
+	return pid;
+}
+
+/* Threads of pid still there, from /proc/PID/status (tracer_proc.h). */
+int mw_threads_of(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* Ask one of the script's procfs probes (runtime.h): the kernel
+ * runtime's probe runs in read() and the file is closed again at once;
+ * stapbpf's runs when a reader opens its FIFO, and the FIFO stays open
+ * (*fd) until the answer is in: mw_procfs_answered() (tracer_proc.h). */
+int mw_procfs_ask(enum mw_runtime rt, const char *module, int verbose, const char *name,
+		  int *fd, char *err, size_t errlen)
+{
+	char c[64];
+
+	*fd = mw_runtime_procfs_open(rt, module, name, err, errlen);
+	if (*fd < 0)
+		return -1;
+	if (rt != MW_RT_BPF) {
+		if (read(*fd, c, sizeof(c)) < 0 && verbose)
+			mw_note("%s read: %s", name, strerror(errno));
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
+}
+
+/* poll() said revents about an asked FIFO: take what is in it; closed
+ * (*fd = -1) once stapbpf has written its answer and closed its end
+ * (POLLHUP: a writer came and went since the open).  stapbpf spins on
+ * open(O_NONBLOCK) until the reader has gone, so the close must not
+ * wait; it must not come early either: the answer would be written to a
+ * FIFO without a reader (EPIPE: SIGPIPE is ignored in the tracer, see
+ * mw_tracer_spawn()) and stapbpf warns on stderr. */
+void mw_procfs_answered(int *fd, short revents)
+{
+	char c[64];
+
+	if (*fd < 0)
+		return;
+	if (revents & POLLIN)
+		while (read(*fd, c, sizeof(c)) > 0)
+			;
+	if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Close an asked FIFO before the tracer is stopped or left: wait for its
+ * answer, at most ms (the probe is a few map reads; a tracer that has not
+ * answered by then is stuck, and closing is all that is left). */
+void mw_procfs_settle(int *fd, int ms)
+{
+	long long until = mw_now_ms() + ms;
+
+	while (*fd >= 0) {
+		struct pollfd p = { .fd = *fd, .events = POLLIN };
+		long long left = until - mw_now_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			close(*fd);
+			*fd = -1;
+			break;
+		}
+		mw_procfs_answered(fd, p.revents);
+	}
+}
+
+/* argv for stapbpf/stap, into argv[] (tracer_proc.h). */
+void mw_tracer_argv(const struct mw_runtime_env *env, const char *script, pid_t pid,
+		    char *pidbuf, const char *bo, const char *module, const char **argv)
+{
+	int k = 0;
+
+	sprintf(pidbuf, "%d", (int)pid);
+	if (env->rt == MW_RT_BPF) {
+		argv[k++] = "stapbpf";
+		argv[k++] = "-w";
+		argv[k++] = "-x";
+		argv[k++] = pidbuf;
+		argv[k++] = bo;
+	} else {
+		argv[k++] = "stap";
+		argv[k++] = "-w";
+		if (env->kbuild[0]) {
+			argv[k++] = "-r";
+			argv[k++] = env->kbuild;
+		}
+		argv[k++] = "-m";
+		argv[k++] = module;
+		argv[k++] = "-x";
+		argv[k++] = pidbuf;
+		argv[k++] = script;
+	}
+	argv[k] = NULL;
+}
+
+/* stap -p4 for the bpf runtime (tracer_proc.h). */
+int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
+			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
+			  char *err, size_t errlen)
+{
+	const char *argv[16];
+	int k = 0;
+	char msg[400];
+
+	argv[k++] = "stap";
+	argv[k++] = "--runtime=bpf";
+	argv[k++] = "-g";
+	argv[k++] = "-w";
+	if (env->kbuild[0]) {
+		argv[k++] = "-r";
+		argv[k++] = env->kbuild;
+	}
+	argv[k++] = "-p4";
+	argv[k++] = "-m";
+	argv[k++] = rn_module;
+	argv[k++] = script;
+	argv[k] = NULL;
+	switch (run_capture((char *const *)argv, workdir, msg, sizeof(msg))) {
+	case -2:
+		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
+			 mw_signal_pending(), strsignal(mw_signal_pending()));
+		return -1;
+	case -1:
+		snprintf(err, errlen, "stap could not compile the script: %s", msg);
+		return -1;
+	}
+	snprintf(bo, bolen, "%s/%s.bo", workdir, rn_module);
+	return 0;
+}
+
+/* Why the tracer ended, when it said nothing itself. */
+void mw_tracer_fate(const char *name, int st, char *msg, size_t len)
+{
+	if (WIFSIGNALED(st))
+		snprintf(msg, len, "%s was killed by signal %d (%s)", name, WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else if (WIFEXITED(st) && WEXITSTATUS(st))
+		snprintf(msg, len, "%s exited with status %d", name, WEXITSTATUS(st));
+}

@@ -1,0 +1,83 @@
+/* tracer_proc.h - the processes a run starts and talks to, for the run
+ * loop (tracer.c): the tracer (stap, stapbpf) and stap's compile of a
+ * bpf object, the program held before its first instruction, and the
+ * script's procfs files (protocol.h: MW_FLUSH_FILE, MW_SAMPLE_FILE).
+ *
+ * Every child gets SIGINT, SIGTERM and SIGHUP at their default actions
+ * and no descriptor of mallocwatch's but stdin/stdout/stderr.
+ */
+#ifndef MALLOCWATCH_TRACER_PROC_H
+#define MALLOCWATCH_TRACER_PROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ptyrelay.h"
+#include "runtime.h"
+#include "target.h"
+
+/* fork+exec argv (PATH searched) in cwd (NULL: this one) with stderr on a
+ * new pipe, its read end in *err_fd, and stdout on another, its read end
+ * in *out_fd (out_fd NULL: stdout to /dev/null).  The child gets its own
+ * process group, SIGPIPE ignored, SIGTERM when mallocwatch dies
+ * (PR_SET_PDEATHSIG) and, when preload is not NULL, LD_PRELOAD=preload
+ * (else LD_PRELOAD unset).  Returns the pid (the caller's to reap), or -1
+ * with errno set when a pipe or the fork failed; an exec failure is the
+ * child's exit status 127 and a line on its stderr. */
+pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
+		      int *out_fd, int *err_fd);
+
+/* Fork the program t (t->loader when set), on the pseudo-terminal pty
+ * when not NULL (ptyrelay.h), held until a byte is written to *hold_w
+ * (closing it unwritten kills the program before its first instruction),
+ * then run as t's user.  An exec failure sends its errno (an int) on the
+ * pipe whose read end is *errpipe_r.  Returns the pid (the caller's to
+ * reap), or -1 with errno set. */
+pid_t mw_program_start(const struct mw_target *t, const struct mw_pty *pty, int *hold_w,
+		       int *errpipe_r);
+
+/* The threads of process pid still there (its leader included), from
+ * /proc/PID/status; -1 when unreadable. */
+int mw_threads_of(pid_t pid);
+
+/* Ask the procfs probe name of the script running as module under runtime
+ * rt (runtime.h): the kernel runtime's probe runs in read() and the file
+ * is closed again at once (*fd = -1; a failed read is a note when
+ * verbose); stapbpf's runs when a reader opens its FIFO, and the FIFO
+ * stays open in *fd until the answer is in: mw_procfs_answered().  0 when
+ * asked, -1 with err set when the file cannot be opened. */
+int mw_procfs_ask(enum mw_runtime rt, const char *module, int verbose, const char *name,
+		  int *fd, char *err, size_t errlen);
+
+/* poll() said revents about an asked FIFO *fd (nothing when -1): take
+ * what is in it; close it (*fd = -1) once stapbpf has written its answer
+ * and closed its end (POLLHUP, POLLERR, POLLNVAL). */
+void mw_procfs_answered(int *fd, short revents);
+
+/* Before the tracer is stopped or left: wait at most ms milliseconds for
+ * the answer on an asked FIFO *fd, then close it (*fd = -1). */
+void mw_procfs_settle(int *fd, int ms);
+
+/* The tracer's argv for the runtime env->rt into argv[] (at most 12
+ * entries, NULL-terminated; its strings are env's, script's, module's,
+ * bo's and pidbuf's, which must outlive it): stapbpf -x PID on the
+ * compiled object bo, or stap -m module -x PID on the script.  pidbuf
+ * (at least 12 bytes) gets pid in decimal. */
+void mw_tracer_argv(const struct mw_runtime_env *env, const char *script, pid_t pid,
+		    char *pidbuf, const char *bo, const char *module, const char **argv);
+
+/* Compile script for the bpf runtime (stap -p4 -m rn_module, in workdir;
+ * env->kbuild when set) into a .bo file whose path goes to bo (bolen
+ * bytes).  A signal caught meanwhile (signals.h) stops stap's process
+ * group and is left pending.  0, or -1 with a one-line reason in err
+ * (stap's first error line, or the signal). */
+int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
+			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
+			  char *err, size_t errlen);
+
+/* Why the tracer name ended with waitpid() status st, into msg (len
+ * bytes): the signal that killed it or its non-zero exit status; msg is
+ * left alone when it exited with 0. */
+void mw_tracer_fate(const char *name, int st, char *msg, size_t len);
+
+#endif /* MALLOCWATCH_TRACER_PROC_H */

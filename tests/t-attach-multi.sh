@@ -1,0 +1,111 @@
+#!/bin/sh
+# -p PID,PID,...: three running programs under the probe-enabled glibc,
+# traced by one tracer session.  Each is held on a FIFO before its first
+# allocation and released only once mallocwatch says it is tracing; each
+# process's report (under "processes" in the JSON) must agree exactly with
+# that process's own malloc_info(), whatever the others did: arenas made
+# by one are never counted in another.  The run ends by itself when the
+# last one exits.  Then: --check judges each process and names the one
+# that fails; a process on another libc file is refused in one line; and
+# a record of a process not in the run counts as garbled (unit-procs).
+. tests/lib.sh
+need_root
+need_libc
+L=$GLIBC_PREFIX/lib
+pids=""
+cleanup() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+# storm NAME THREADS FD: arena-storm held on $OUT/NAME.in, whose writer is
+# kept open on FD; appends its pid to pids
+storm() {
+	rm -f "$OUT/$1.in"
+	mkfifo "$OUT/$1.in"
+	"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu" \
+		./examples/arena-storm "$2" 20 - <"$OUT/$1.in" >"$OUT/$1.xml" &
+	_p=$!
+	pids="$pids $_p"
+	eval "exec $3>\"\$OUT/\$1.in\""
+	_i=0
+	until grep -q "$L/libc.so.6" /proc/$_p/maps 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 600 ] || fail "$1 did not map $L/libc.so.6"
+		sleep 0.05
+	done
+}
+wait_tracing() {	# ERRFILE MWPID N
+	_i=0
+	until grep -q "tracing $3 processes" "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 1200 ] || fail "mallocwatch did not start tracing in 120 s: $(cat "$1")"
+		kill -0 $2 2>/dev/null || fail "mallocwatch exited early: $(cat "$1")"
+		sleep 0.1
+	done
+}
+
+storm a 2 4
+storm b 4 5
+storm c 6 6
+set -- $pids
+"$MW" -p "$1,$2,$3" --json "$OUT/multi.json" -o "$OUT/multi.txt" 2>"$OUT/multi.err" &
+mw=$!
+wait_tracing "$OUT/multi.err" $mw 3
+echo go >&4; echo go >&5; echo go >&6
+exec 4>&- 5>&- 6>&-
+wait $mw || fail "-p A,B,C exited $?: $(cat "$OUT/multi.err")"
+python3 - "$OUT/multi.json" "$OUT" "$1" "$2" "$3" <<'PY' || fail "the JSON of several processes"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = [int(p) for p in sys.argv[3:]]
+assert r["schema_version"] == 2, r["schema_version"]
+got = [p["target"]["pid"] for p in r["processes"]]
+assert got == want, (got, want)
+assert r["target"]["pid"] == want[0]
+assert r["totals"]["processes"] == 3, r["totals"]
+assert r["totals"]["arenas"] == sum(len(p["arenas"]) for p in r["processes"]), r["totals"]
+for name, p in zip("abc", r["processes"]):
+    assert p["events"]["complete"], p["events"]
+    json.dump(p, open("%s/%s.json" % (sys.argv[2], name), "w"))
+PY
+for n in a b c; do
+	mkdir -p "$OUT/$n"
+	python3 tests/malloc_info_compare.py "$OUT/$n.xml" "$OUT/$n.json" "$OUT/$n" || exit 99
+	expect_same "$OUT/$n/expected.txt" "$OUT/$n/actual.txt"
+	echo "$n: $(tr '\n' ' ' <"$OUT/$n/actual.txt")"
+done
+[ "$(grep -c '^mallocwatch: process [0-9]* (arena-storm)$' "$OUT/multi.txt")" = 3 ] || fail "not one summary per process"
+grep -q "^mallocwatch: 3 processes in all: " "$OUT/multi.txt" || fail "no totals line"
+for p in $pids; do wait $p || fail "a program failed"; done
+pids=""
+
+# --check per process: 2 threads stay within arenas<=4, 6 do not
+storm a 2 4
+storm b 6 5
+set -- $pids
+"$MW" -p "$1,$2" --check 'arenas<=4' -o /dev/null 2>"$OUT/check.err" &
+mw=$!
+wait_tracing "$OUT/check.err" $mw 2
+echo go >&4; echo go >&5
+exec 4>&- 5>&-
+wait $mw
+rc=$?
+[ $rc = 3 ] || fail "--check over two processes exited $rc, expected 3: $(cat "$OUT/check.err")"
+grep -q "checks of process $2" "$OUT/check.err" || fail "the failing process is not named: $(cat "$OUT/check.err")"
+cat "$OUT/check.err"
+for p in $pids; do wait $p; done
+pids=""
+
+# another libc file: refused, one line, nothing traced
+hold_arenas sys 2 0 system
+sys=$pid
+storm a 2 4
+"$MW" -p "$sys,$(echo $pids | awk '{print $NF}')" -o /dev/null 2>"$OUT/other.err"
+rc=$?
+echo go >&4
+exec 4>&-
+release_hold
+[ $rc = 1 ] || fail "two libc files: exit $rc, expected 1"
+[ "$(wc -l <"$OUT/other.err")" = 1 ] || fail "two libc files: $(cat "$OUT/other.err")"
+grep -q "map different libc files" "$OUT/other.err" || fail "two libc files: $(cat "$OUT/other.err")"
+cat "$OUT/other.err"
+echo "-p A,B,C: each process exact, checks per process, another libc refused"

@@ -1,0 +1,72 @@
+/* unit-procs.c - the routing of a run's records to its processes'
+ * models (procs.h): prefixed records reach their process only, the
+ * run's lines reach every process, garbage is counted, never fatal. */
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "procs.h"
+#include "state.h"
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+	failures++; } } while (0)
+
+static uint64_t garbled(struct mw_state *st)
+{
+	uint64_t total, lost, g;
+	int ended;
+
+	mw_state_totals(st, &total, &lost, &g, &ended);
+	return g;
+}
+
+static size_t arenas(struct mw_state *st)
+{
+	size_t n;
+
+	mw_state_finish(st);
+	mw_state_arenas(st, &n);
+	return n;
+}
+
+int main(void)
+{
+	const int pids[] = { 100, 200 };
+	struct mw_procs *p = mw_procs_new(pids, 2), *one = mw_procs_new(pids, 1);
+	static const char *const garbage[] = {
+		"@", "@0 E 0 1 2 3", "@300 E 0 300 1 2", "@-1 E 0 1", "@100", "@100 ",
+		"@100 P 0 memory_arena_new 2", "@100 @200 E 0 1 2 3", "@99999999999 E 0 1 2",
+		"E 0 100 139830511960064 135168", "@100 MW 1 ready", "@100 # pid 3",
+		"@100E 0 1 2 3", "@1x0 E 0 1 2 3",
+	};
+
+	CHECK(p && one && mw_procs_multi(p) && !mw_procs_multi(one));
+	CHECK(mw_procs_count(p) == 2 && mw_procs_pid(p, 1) == 200);
+	CHECK(mw_procs_find(p, 200) == mw_procs_state(p, 1) && !mw_procs_find(p, 300));
+	/* the run's lines reach both; a process's records its own model */
+	CHECK(mw_procs_line(p, "P 0 memory_arena_new 2") == 0);
+	CHECK(mw_procs_line(p, "MW 1 ready") == 0);
+	CHECK(mw_procs_line(p, "@100 E 0 101 139830511960064 135168") == 0);
+	CHECK(mw_procs_line(p, "@200 E 0 201 139830511960064 135168") == 0);
+	CHECK(mw_procs_line(p, "@200 E 0 202 139830646177792 135168") == 0);
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++)
+		CHECK(mw_procs_line(p, garbage[i]) < 0);
+	CHECK(mw_procs_line(p, "MW 1 end") == 0);
+	CHECK(garbled(mw_procs_state(p, 0)) == sizeof(garbage) / sizeof(garbage[0]));
+	CHECK(garbled(mw_procs_state(p, 1)) == 0);
+	/* main_arena (unknown address) plus the arenas each made */
+	CHECK(arenas(mw_procs_state(p, 0)) == 2);
+	CHECK(arenas(mw_procs_state(p, 1)) == 3);
+	/* one process: version 1 lines as they are, a prefix is garbage */
+	CHECK(mw_procs_line(one, "P 0 memory_arena_new 2") == 0);
+	CHECK(mw_procs_line(one, "E 0 101 139830511960064 135168") == 0);
+	CHECK(mw_procs_line(one, "@100 E 0 101 139830511960064 135168") < 0);
+	mw_procs_free(p);
+	mw_procs_free(one);
+	mw_procs_free(NULL);
+	CHECK(mw_procs_new(pids, 0) == NULL);
+	printf("%s: %d failures\n", __FILE__, failures);
+	return failures ? 1 : 0;
+}
