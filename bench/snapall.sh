@@ -38,7 +38,7 @@ done
 for p in $pids; do	# each has mapped its libc
 	until grep -q 'libc\.so\.6' /proc/$p/maps 2>/dev/null; do sleep 0.01; done
 done
-maps_all() { for m in /proc/[0-9]*/maps; do cat "$m" 2>/dev/null || true; done; }
+maps_all() { cat /proc/[0-9]*/maps 2>/dev/null || true; }	# one process
 ps_t=$(timeit ps -e)
 maps_t=$(timeit maps_all)
 all_t=$(timeit $MW snapshot --all -o /dev/null)
@@ -55,5 +55,5 @@ PY
 printf '  snapshot --all: %ss for %s glibc processes (%s read; %s started here, %s in /proc): x%s ps -e (%ss), x%s reading every maps once (%ss); %.1f ms a process (goal: 200 in <= 1 s)\n' \
 	"$all_t" "$1" "$2" "$N" "$3" "$(ratio "$all_t" "$ps_t")" "$ps_t" \
 	"$(ratio "$all_t" "$maps_t")" "$maps_t" "$(echo "$all_t * 1000 / $1" | bc -l)"
-printf '  of one run'"'"'s %ss reading them, the allocator walks took %ss; the rest is finding each libc'"'"'s symbols and DWARF (mw_glibc_load, a libdwfl session per process)\n' "$5" "$4"
+printf '  of one run'"'"'s %ss reading them, the allocator walks took %ss; the rest is finding each process'"'"'s libc and its symbols and DWARF (mw_glibc_load; kept per libc file)\n' "$5" "$4"
 echo "goal snapshot --all ${all_t}s over $1 processes (200 in <= 1 s): $(echo "$all_t * 200 / $1 <= 1" | bc)"

@@ -348,6 +348,8 @@ static int snapshot_top(struct snap_opts *o)
 	for (long round = 1; r == 0; round++) {
 		if (round > 1 && want_text(o))
 			fputc('\n', o->fo);
+		if (round > 1)	/* a libc may have been replaced meanwhile */
+			mw_glibc_cache_reset();
 		r = top_round(o);
 		if (r || !o->interval_ms || (o->count && round >= o->count))
 			break;

@@ -156,8 +156,8 @@ int mw_top_json(FILE *f, const struct mw_psnap *v, size_t n, const struct mw_top
 
 	for (size_t i = 0; i < n; i++)
 		mw_json_append(&procs, mw_top_process_json(&v[i]));
-	root = json_pack("{s:i, s:s, s:o, s:o, s:I, s:I, s:o, s:o}", "version", 1,
-			 "mode", info->mode,
+	root = json_pack("{s:i, s:i, s:s, s:o, s:o, s:I, s:I, s:o, s:o}", "version", 1,
+			 "schema_version", 2, "mode", info->mode,
 			 "cgroup", info->cgroup ? mw_json_str(info->cgroup) : json_null(),
 			 "processes_seen", info->seen || !strcmp(info->mode, "all") ?
 			 json_integer((json_int_t)info->seen) : json_null(),

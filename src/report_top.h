@@ -46,7 +46,7 @@ int mw_top_table_text(FILE *out, const struct mw_psnap *v, size_t n,
  * "error": {"kind", "message"}} (kinds: snapmulti.h). */
 json_t *mw_top_process_json(const struct mw_psnap *ps);
 
-/* {"version": 1, "mode", "cgroup", "processes_seen", "taken_unix_ns",
+/* {"version": 1, "schema_version": 2, "mode", "cgroup", "processes_seen", "taken_unix_ns",
  * "duration_ns", "processes": [...], "totals": {...}} to out with
  * json_dumpf flags (jsonout.h mw_json_write).  0, or -1 with errno set
  * (ENOMEM: it could not be built). */

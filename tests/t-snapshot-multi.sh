@@ -102,7 +102,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 root, child, c = sys.argv[2], sys.argv[3], int(sys.argv[4])
 rel = lambda p: p[len("/sys/fs/cgroup/unified"):]
-assert d["version"] == 1 and d["mode"] == "cgroup" and d["cgroup"] == root, d["cgroup"]
+assert d["version"] == 1 and d["schema_version"] == 2 and d["mode"] == "cgroup" and d["cgroup"] == root, d["cgroup"]
 for p in d["processes"]:
     w = p["where"]
     assert p["error"] is None and p["consistent"], p["pid"]
