@@ -28,6 +28,7 @@
 #include "stream.h"
 #include "target.h"
 #include "mapped.h"
+#include "proclist.h"
 #include "trace_multi.h"
 #include "trace_run.h"
 #include "trace_snaps.h"
@@ -37,12 +38,12 @@
 static const char usage[] =
 "Usage: mallocwatch [OPTIONS] -c CMD [ARGS...]\n"
 "       mallocwatch [OPTIONS] -- CMD [ARGS...]\n"
-"       mallocwatch [OPTIONS] -p PID[,PID...]\n"
+"       mallocwatch [OPTIONS] -p PID[,PID...] | --cgroup DIR\n"
 "       mallocwatch --cleanup\n"
 "       mallocwatch probes [--libc PATH | -p PID] [--libm PATH] [--json | --table]\n"
 "       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
-"       mallocwatch snapshot -p PID [-o FILE] [--json FILE]\n"
+"       mallocwatch snapshot -p PID[,PID...] | --cgroup DIR | --all [-o FILE] [--json FILE]\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
 "       mallocwatch diff [--format text|json|markdown] BASE.json NEW.json\n"
@@ -66,6 +67,10 @@ static const char usage[] =
 "                       tracer session: a report each, then their totals\n"
 "                       (JSON: \"processes\", \"totals\"); ends when the last\n"
 "                       exits; --check judges each process\n"
+"  --cgroup DIR         the processes of a cgroup (v1 or v2 directory, and its\n"
+"                       child cgroups) as they are when the run starts, as\n"
+"                       with -p PID,PID,...; processes that join later are\n"
+"                       not traced\n"
 "  --duration SECONDS   with -p: stop after this long, as ^C would\n"
 "  --interval SECONDS   read the allocator's state (arenas' bytes, heaps,\n"
 "                       the main heap's extent, thresholds) this often, for\n"
@@ -152,7 +157,7 @@ static const char usage[] =
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
        OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
-       OPT_READ_TIMEOUT };
+       OPT_READ_TIMEOUT, OPT_CGROUP };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -172,6 +177,7 @@ static const struct option longopts[] = {
 	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "events", required_argument, NULL, 'e' },
@@ -233,28 +239,23 @@ static int split_command(int argc, char **argv, struct trace_opts *o)
 
 /* One option c (getopt_long's answer) of the trace command into o; a bad
  * value is a usage error, -h and -V exit. */
-/* -p PID or -p PID,PID,...: each a process id, none twice. */
-static void parse_pids(const char *arg, struct trace_opts *o)
+/* -p PID[,PID...] (repeatable) and --cgroup DIR (every process in it
+ * and its child cgroups now: proclist.h) add to the processes traced. */
+static void add_pids(struct trace_opts *o, const char *arg, int cgroup)
 {
-	char *copy = xstrdup(arg), *save = NULL;
+	struct mw_pidlist l = { .pids = o->pids, .n = o->npids, .cap = o->npids };
+	char err[PATH_MAX + 256];
 
-	free(o->pids);
-	o->pids = NULL;
-	o->npids = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		pid_t pid;
-
-		if (mw_parse_pid(tok, &pid) < 0)
-			mw_usage_error("-p needs process ids (PID or PID,PID,...), not '%s'", arg);
-		for (size_t i = 0; i < o->npids; i++)
-			if (o->pids[i] == pid)
-				mw_usage_error("-p names process %d twice", (int)pid);
-		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
-		o->pids[o->npids++] = pid;
+	if ((cgroup ? mw_pidlist_cgroup(&l, arg, err, sizeof(err)) :
+		      mw_pidlist_parse(&l, arg, err, sizeof(err))) < 0) {
+		if (cgroup)
+			mw_die(MW_EXIT_RUNTIME, "%s", err);
+		mw_usage_error("%s", err);
 	}
-	free(copy);
-	if (!o->npids)
-		mw_usage_error("-p needs process ids (PID or PID,PID,...), not '%s'", arg);
+	if (cgroup && l.n == o->npids)
+		mw_die(MW_EXIT_RUNTIME, "cgroup '%s' has no processes", arg);
+	o->pids = l.pids;
+	o->npids = l.n;
 	o->pid = o->pids[0];
 }
 
@@ -310,7 +311,10 @@ static void parse_option(int c, struct trace_opts *o)
 	case 'q': mw_quiet(1); break;
 	case 'v': o->verbose = 1; break;
 	case 'p':
-		parse_pids(optarg, o);
+		add_pids(o, optarg, 0);
+		break;
+	case OPT_CGROUP:
+		add_pids(o, optarg, 1);
 		break;
 	case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 	case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);

@@ -13,8 +13,17 @@ need_root
 need_libc
 L=$GLIBC_PREFIX/lib
 pids=""
-cleanup() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; }
+CG=/sys/fs/cgroup/unified/mw-t-attach-multi-$$
+cleanup() {
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	i=0	# a cgroup goes once its processes are gone
+	while [ -d "$CG" ] && ! rmdir "$CG" 2>/dev/null && [ $i -lt 50 ]; do
+		i=$((i + 1)); sleep 0.1
+	done
+}
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 # storm NAME THREADS FD: arena-storm held on $OUT/NAME.in, whose writer is
 # kept open on FD; appends its pid to pids
@@ -73,7 +82,7 @@ for n in a b c; do
 	expect_same "$OUT/$n/expected.txt" "$OUT/$n/actual.txt"
 	echo "$n: $(tr '\n' ' ' <"$OUT/$n/actual.txt")"
 done
-[ "$(grep -c '^mallocwatch: process [0-9]* (arena-storm)$' "$OUT/multi.txt")" = 3 ] || fail "not one summary per process"
+[ "$(grep -c '^mallocwatch: process [0-9]* (ld-linux-x86-64)$' "$OUT/multi.txt")" = 3 ] || fail "not one summary per process"
 grep -q "^mallocwatch: 3 processes in all: " "$OUT/multi.txt" || fail "no totals line"
 for p in $pids; do wait $p || fail "a program failed"; done
 pids=""
@@ -94,6 +103,40 @@ grep -q "checks of process $2" "$OUT/check.err" || fail "the failing process is 
 cat "$OUT/check.err"
 for p in $pids; do wait $p; done
 pids=""
+
+# --cgroup DIR: the processes in it when the run starts
+if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && mkdir "$CG"; then
+	storm a 2 4
+	storm b 4 5
+	set -- $pids
+	echo $1 >"$CG/cgroup.procs" && echo $2 >"$CG/cgroup.procs" || fail "cannot fill $CG"
+	"$MW" --cgroup "$CG" --json "$OUT/cg.json" -o "$OUT/cg.txt" 2>"$OUT/cg.err" &
+	mw=$!
+	wait_tracing "$OUT/cg.err" $mw 2
+	echo go >&4; echo go >&5
+	exec 4>&- 5>&-
+	wait $mw || fail "--cgroup exited $?: $(cat "$OUT/cg.err")"
+	python3 - "$OUT/cg.json" "$OUT" "$1" "$2" <<'PY' || fail "--cgroup JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = sorted(p["target"]["pid"] for p in r["processes"])
+assert got == sorted(int(p) for p in sys.argv[3:]), got
+for p in r["processes"]:
+    json.dump(p, open("%s/cg-%d.json" % (sys.argv[2], p["target"]["pid"]), "w"))
+PY
+	for n in a b; do
+		p=$1
+		shift
+		mkdir -p "$OUT/cg-$n"
+		python3 tests/malloc_info_compare.py "$OUT/$n.xml" "$OUT/cg-$p.json" "$OUT/cg-$n" || exit 99
+		expect_same "$OUT/cg-$n/expected.txt" "$OUT/cg-$n/actual.txt"
+	done
+	for p in $pids; do wait $p; done
+	pids=""
+	echo "--cgroup: both processes of $CG traced, each exact"
+else
+	echo "no writable cgroup v2: --cgroup not tried"
+fi
 
 # another libc file: refused, one line, nothing traced
 hold_arenas sys 2 0 system
