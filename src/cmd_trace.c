@@ -537,10 +537,10 @@ int cmd_trace(int argc, char **argv)
 				"(%s, mounted over the system's in a mount namespace of their own)",
 				mw_quote(o.cmd[0], q, sizeof(q)), t.libc);
 		else
-			mw_note("running '%s' under the probe-enabled glibc (%s)%s%s%s",
+			mw_note("running '%s' under the probe-enabled glibc (%s)%s%s",
 				mw_quote(o.cmd[0], q, sizeof(q)), t.loader,
 				t.ns_why[0] ? "; programs it starts run on the system libc, "
-				"untraced: " : "", t.ns_why, t.ns_why[0] ? "" : "");
+				"untraced: " : "", t.ns_why);
 	}
 	status = run_program(&o, &t);
 	mw_target_free(&t);

@@ -55,8 +55,8 @@ static int open_ours(int dirfd, const char *dir, const char *name, int *fd, char
 		return 0;
 	}
 	if ((sb.st_uid != 0 && sb.st_uid != geteuid()) || (sb.st_mode & 022)) {
-		snprintf(err, errlen, "'%s/%s' belongs to uid %u, mode %04o: not mounted over "
-			 "the system's libraries", dir, name, (unsigned)sb.st_uid,
+		snprintf(err, errlen, "'%s/%s' could be changed by others than root (owner uid "
+			 "%u, mode %04o): not mounted over the system's", dir, name, (unsigned)sb.st_uid,
 			 (unsigned)(sb.st_mode & 07777));
 		close(f);
 		return -1;

@@ -52,7 +52,8 @@ struct mw_libcns;
  * libc.so.6) where the system libc is syslibc (a real path: its
  * directory is where glibc's libraries are replaced).  Opens and checks
  * every file (see above); nothing is mounted yet.  The plan, or NULL
- * with a one-line reason in err: "'PATH' belongs to uid N", "the loader
+ * with a one-line reason in err: "'PATH' belongs to uid N" (a directory),
+ * "'PATH' could be changed by others than root (...)", "the loader
  * '...' does not read '.../etc/ld.so.cache'", "no 'libc.so.6' in
  * '/usr/lib/x86_64-linux-gnu'", ...  Free it with mw_libcns_free(). */
 struct mw_libcns *mw_libcns_plan(const char *libc, const char *syslibc, char *err,
