@@ -2,8 +2,8 @@
  * namespace of the program's own; see libcns.h.  What a run on this
  * machine mounts (grep of /proc/PID/mountinfo in the program):
  *
- *	1423 1257 254:1 /var/cache/mallocwatch/glibc/lib/libc.so.6 /usr/lib/x86_64-linux-gnu/libc.so.6 ro,relatime master:1 - ext4 /dev/vda1 rw
- *	1431 1257 254:1 /etc/ld.so.cache /var/cache/mallocwatch/glibc/etc/ld.so.cache ro,relatime master:1 - ext4 /dev/vda1 rw
+ *	54 66 254:0 /var/cache/mallocwatch/glibc/lib/libc.so.6 /usr/lib/x86_64-linux-gnu/libc.so.6 ro,nosuid,nodev,relatime - ext4 /dev/vda rw,...
+ *	64 66 254:0 /etc/ld.so.cache /var/cache/mallocwatch/glibc/etc/ld.so.cache ro,nosuid,nodev,relatime - ext4 /dev/vda rw,...
  */
 #include <dirent.h>
 #include <errno.h>
