@@ -635,11 +635,18 @@ int cmd_trace(int argc, char **argv)
 		return attach(&o);
 	if (mw_target_resolve((const char *const *)o.cmd, o.libc, &t, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if (t.loader[0]) {
+	if (t.ns || t.loader[0]) {
 		char q[256];
 
-		mw_note("running '%s' under the probe-enabled glibc (%s)",
-			mw_quote(o.cmd[0], q, sizeof(q)), t.loader);
+		if (t.ns)
+			mw_note("running '%s' and what it starts under the probe-enabled glibc "
+				"(%s, mounted over the system's in a mount namespace of their own)",
+				mw_quote(o.cmd[0], q, sizeof(q)), t.libc);
+		else
+			mw_note("running '%s' under the probe-enabled glibc (%s)%s%s",
+				mw_quote(o.cmd[0], q, sizeof(q)), t.loader,
+				t.ns_why[0] ? "; programs it starts run on the system libc, "
+				"untraced: " : "", t.ns_why);
 	}
 	status = run_program(&o, &t);
 	mw_target_free(&t);

@@ -208,13 +208,24 @@ int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len
 	return 0;
 }
 
-/* The loader beside t->libc when it is not the system's libc. */
-static void choose_loader(struct mw_target *t)
+/* How to start the program when t->libc is not the system's libc: in
+ * the probe-enabled glibc's mount namespace (not for --libc), else
+ * through the loader beside t->libc. */
+static void choose_start(struct mw_target *t, const char *libc_opt)
 {
 	char sys[PATH_MAX], cand[PATH_MAX + 32], dir[PATH_MAX];
 
 	if (mw_system_libc(sys, sizeof(sys)) == 0 && strcmp(t->libc, sys) == 0)
 		return;
+	if (!libc_opt) {
+		t->ns = mw_libcns_plan(t->libc, sys, t->ns_why, sizeof(t->ns_why));
+		if (t->ns && mw_libcns_try(t->ns, t->ns_why, sizeof(t->ns_why)) < 0) {
+			mw_libcns_free(t->ns);
+			t->ns = NULL;
+		}
+		if (t->ns)
+			return;
+	}
 	snprintf(dir, sizeof(dir), "%s", t->libc);
 	*strrchr(dir, '/') = '\0';
 	snprintf(cand, sizeof(cand), "%s/ld-linux-x86-64.so.2", dir);
@@ -260,8 +271,8 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
 	}
 	if (mw_choose_libc(libc_opt, 0, t->libc, sizeof(t->libc), err, errlen) < 0)
 		return -1;
-	choose_loader(t);
-	if (t->loader[0]) {
+	choose_start(t, libc_opt);
+	if (t->loader[0] || t->ns) {
 		int dyn = elf_dynamic(t->path);
 
 		if (dyn == 0) {
@@ -269,7 +280,7 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
 				 "whose probes could be traced", t->path);
 			return -1;
 		}
-		if (dyn < 0) {
+		if (dyn < 0 && !t->ns) {	/* a script runs in the namespace */
 			snprintf(err, errlen, "'%s' is not an ELF executable; it cannot be "
 				 "started under the probe-enabled glibc's loader", t->path);
 			return -1;
@@ -326,6 +337,8 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 
 void mw_target_free(struct mw_target *t)
 {
+	mw_libcns_free(t->ns);
+	t->ns = NULL;
 	if (!t->argv)
 		return;
 	for (char **p = t->argv; *p; p++)

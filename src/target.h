@@ -8,14 +8,19 @@
  *   3. the probe-enabled glibc cached under MW_GLIBC_PREFIX (environment,
  *      else the build-time default /var/cache/mallocwatch/glibc; see
  *      scripts/build-glibc.sh).
- * When the chosen libc is not the system's and a dynamic loader sits beside
- * it, the program is started through that loader:
+ * When the chosen libc is the cached probe-enabled glibc (3., not --libc),
+ * the program is exec'd as it is, in a mount namespace of its own where
+ * that glibc stands at the system's paths (libcns.h): it and everything it
+ * execs run on the probe-enabled libc, and no variable says so.  When that
+ * namespace cannot be made (no CAP_SYS_ADMIN, files not root's, ...), and
+ * for --libc, the program is started through the loader beside the libc:
  *
  *	LOADER --library-path PREFIX/lib:$LD_LIBRARY_PATH:/lib/x86_64-linux-gnu:...
  *	       --argv0 ARGV0 PROGRAM ARGS...
  *
  * so the program gets the probe-enabled libc while the system's other
- * libraries (liblzma for xz, ...) are still found.
+ * libraries (liblzma for xz, ...) are still found; what it execs runs on
+ * the system's loader and libc, untraced.
  */
 #ifndef MALLOCWATCH_TARGET_H
 #define MALLOCWATCH_TARGET_H
@@ -24,10 +29,16 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "libcns.h"
+
 struct mw_target {
 	char path[PATH_MAX];	/* the program, found on PATH like execvp */
 	char libc[PATH_MAX];	/* the libc.so.6 to trace */
 	char loader[PATH_MAX];	/* "" when the program is exec'd directly */
+	struct mw_libcns *ns;	/* the probe-enabled glibc's mount namespace
+				 * to exec in (owned), or NULL */
+	char ns_why[PATH_MAX + 128];	/* why there is none, when loader is set
+					 * for the probe-enabled glibc; else "" */
 	char **argv;		/* what to execve: owned, NULL-terminated */
 	const char *const *user_argv;	/* the command as given (not owned) */
 	uid_t uid;		/* run as this user: SUDO_UID under sudo (root */
@@ -63,8 +74,10 @@ int mw_choose_libc(const char *libc_opt, pid_t pid, char *out, size_t len,
 int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len,
 		   char *err, size_t errlen);
 
-/* Resolve argv[0], choose the libc (libc_opt: --libc or NULL) and build
- * t->argv.  Returns 0, or -1 with a one-line reason in err - also when
+/* Resolve argv[0], choose the libc (libc_opt: --libc or NULL), how to
+ * start the program (t->ns, else t->loader, else directly; makes the
+ * namespace once in a throwaway child to know it can) and build t->argv.
+ * Returns 0, or -1 with a one-line reason in err - also when
  * SUDO_UID/SUDO_GID are set but not both numeric. */
 int mw_target_resolve(const char *const *argv, const char *libc_opt,
 		      struct mw_target *t, char *err, size_t errlen);
@@ -84,7 +97,7 @@ int mw_parse_pid(const char *s, pid_t *pid);
  * a note saying so.  0 or -1 with err. */
 int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen);
 
-/* Free t->argv. */
+/* Free t->argv and t->ns. */
 void mw_target_free(struct mw_target *t);
 
 #endif /* MALLOCWATCH_TARGET_H */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "libcns.h"
 #include "msg.h"
 #include "ptyrelay.h"
 #include "runtime.h"
@@ -169,6 +170,10 @@ static void program_child(const struct mw_target *t, const struct mw_pty *pty, i
 		_exit(127);	/* the tracer failed: never run untraced */
 	close(hold_r);
 	cloexec_from_3();
+	/* while still root: the namespace is made as root, then the user
+	 * it runs as cannot undo it */
+	if (t->ns && mw_libcns_enter(t->ns, NULL) < 0)
+		goto fail;
 	if (t->uid != (uid_t)-1) {
 		if ((t->user[0] ? initgroups(t->user, t->gid) : setgroups(0, NULL)) < 0 ||
 		    setgid(t->gid) < 0 || setuid(t->uid) < 0)
