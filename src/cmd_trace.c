@@ -502,6 +502,10 @@ static int attach(const struct trace_opts *o)
 	have_g = mw_glibc_load(o->pid, &g, err, sizeof(err)) == 0;
 	probes = mw_libc_has_probes(libc);
 	if (probes != 1) {
+		/* the page draws a traced run: refused before any file is made */
+		if (o->html)
+			mw_die(MW_EXIT_USAGE, "'%s' has no SDT probes: -p reports from snapshots "
+			       "alone, which --html does not draw; leave --html out", libc);
 		if (!have_g)
 			mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace, and snapshots "
 			       "cannot be taken either: %s", libc, err);

@@ -82,10 +82,20 @@ const char *mw_metric_closest(const char *name)
 	return found;
 }
 
+/* A -p report of a libc without SDT probes: snapshots alone
+ * (trace_snaps.c, "mode": "snapshots"). */
+static int snapshots_mode(const json_t *doc)
+{
+	const char *mode = json_string_value(json_object_get(doc, "mode"));
+
+	return mode && strcmp(mode, "snapshots") == 0 &&
+	       json_is_object(json_object_get(doc, "snapshots"));
+}
+
 int mw_is_report(const json_t *doc)
 {
 	return json_is_object(doc) && json_integer_value(json_object_get(doc, "version")) == 1 &&
-	       json_is_object(json_object_get(doc, "events"));
+	       (json_is_object(json_object_get(doc, "events")) || snapshots_mode(doc));
 }
 
 int64_t mw_sat_add(int64_t a, int64_t b)
@@ -178,6 +188,39 @@ static int snapshot_total(const json_t *r, enum mw_metric m, int64_t *v)
 	return s ? get_int(json_object_get(s, "totals"), key, v) : -1;
 }
 
+/* The metrics a snapshots-only report has: what the last snapshot read
+ * (arenas, heaps and their bytes, thresholds, the totals); the others
+ * need probes and are missing (-1). */
+static int snapshot_metric(const json_t *r, enum mw_metric m, int64_t *v)
+{
+	const json_t *s = last_snapshot(r), *arenas = json_object_get(s, "arenas"), *x;
+	size_t i;
+
+	if (!s)
+		return -1;
+	switch (m) {
+	case MW_M_arenas:
+		return length_of(arenas, v);
+	case MW_M_heaps:
+		json_array_foreach(arenas, i, x)
+			*v = mw_sat_add(*v, json_array_size(json_object_get(x, "heaps")));
+		return json_is_array(arenas) ? 0 : -1;
+	case MW_M_heap_bytes:
+		*v = sum_of(arenas, "heap_bytes", 1);
+		return json_is_array(arenas) ? 0 : -1;
+	case MW_M_mmap_threshold:
+		return get_int(json_object_get(s, "thresholds"), "mmap", v);
+	case MW_M_trim_threshold:
+		return get_int(json_object_get(s, "thresholds"), "trim", v);
+	case MW_M_system_bytes:
+	case MW_M_free_bytes:
+	case MW_M_in_use_bytes:
+		return snapshot_total(r, m, v);
+	default:
+		return -1;
+	}
+}
+
 int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 {
 	const json_t *arenas = json_object_get(r, "arenas"), *heaps = json_object_get(r, "heaps");
@@ -185,6 +228,8 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 	size_t i;
 
 	*v = 0;
+	if (snapshots_mode(r))
+		return snapshot_metric(r, m, v);
 	switch (m) {
 	case MW_M_arenas:
 		return length_of(arenas, v);

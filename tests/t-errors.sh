@@ -69,9 +69,9 @@ expect 1 "SUDO_UID='abc' and SUDO_GID='1' do not name a user" \
 	env SUDO_UID=abc SUDO_GID=1 "$MW" -c id -u
 [ -s "$OUT/out" ] && fail "the program ran under a bad sudo environment: $(cat "$OUT/out")"
 # process ids are range-checked, for -p and for 'probes -p'
-expect 2 "-p needs a process id, not '4294967297'" "$MW" -p 4294967297
+expect 2 "-p needs process ids separated by commas, not '4294967297'" "$MW" -p 4294967297
 expect 2 "-p needs a process id, not 'abc'" "$MW" probes -p abc
-expect 2 "-p needs a process id, not '-5'" "$MW" -p -5
+expect 2 "-p needs process ids separated by commas, not '-5'" "$MW" -p -5
 expect 1 "^mallocwatch: no process 4194304\$" "$MW" -p 4194304
 # outputs are opened before anything runs: an unwritable path costs no run
 rm -f "$OUT/ran"
