@@ -19,6 +19,7 @@
 #include "jsonout.h"
 #include "msg.h"
 #include "probetab.h"
+#include "proclist.h"
 #include "runtime.h"
 #include "sdtarg.h"
 #include "sdtnote.h"
