@@ -45,7 +45,11 @@ ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -Isrc -Ibuild \
+# src/ is one folder per stage (README.md, Layout); every folder is on
+# the include path, so a file includes another's header by its name alone.
+SRC_DIRS = $(wildcard src/*/)
+INCLUDES = $(patsubst %/,-I%,$(SRC_DIRS)) -Ibuild
+ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
 LIBS = -ldw -lelf -lz -ljansson -lutil -pthread
@@ -60,9 +64,18 @@ endif
 .DELETE_ON_ERROR:
 .PHONY: all deps glibc demo check fuzz fuzz-check bench install uninstall clean
 
-SRCS = $(wildcard src/*.c)
-OBJS = $(patsubst src/%.c,build/%.o,$(SRCS)) build/stpsrc.o
+SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
+HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
+OBJS = $(addprefix build/,$(notdir $(SRCS:.c=.o))) build/stpsrc.o
 LIB_OBJS = $(filter-out build/main.o,$(OBJS))
+vpath %.c $(SRC_DIRS)
+# Objects go side by side into build/ and includes name a header alone,
+# so no two files under src/ may share a name.
+NAMES = $(notdir $(SRCS) $(HDRS)) stpsrc.c
+DUP_NAMES = $(sort $(foreach f,$(NAMES),$(if $(word 2,$(filter $(f),$(NAMES))),$(f))))
+ifneq ($(DUP_NAMES),)
+$(error two files under src/ share a name: $(DUP_NAMES))
+endif
 STP = stp/common.stp stp/bpf.stp stp/kernel.stp
 
 all: build/mallocwatch build/memlock-shim.so
@@ -70,11 +83,11 @@ all: build/mallocwatch build/memlock-shim.so
 build:
 	$(Q)mkdir -p build
 
-# Each stp/NAME.stp becomes const char mw_stp_NAME[] (see src/stpsrc.h).
+# Each stp/NAME.stp becomes const char mw_stp_NAME[] (see src/trace/stpsrc.h).
 build/stpsrc.c: $(STP) scripts/embed.awk | build
 	$(QUIET_GEN)awk -f scripts/embed.awk $(STP) >$@
 
-build/%.o: src/%.c $(wildcard src/*.h) src/probes.def src/metrics.def | build
+build/%.o: %.c $(HDRS) | build
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 build/stpsrc.o: build/stpsrc.c
@@ -87,7 +100,7 @@ build/libmw.a: $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
 # LD_PRELOADed into stapbpf alone (never the traced program); see
-# src/runtime.c and docs/platform.md.
+# src/trace/runtime.c and docs/platform.md.
 build/memlock-shim.so: shim/memlock-shim.c | build
 	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
 
@@ -109,9 +122,9 @@ UNIT_TESTS = $(patsubst tests/%.c,build/tests/%,$(wildcard tests/unit-*.c))
 # build/fuzz/found-NAME.  tests/t-fuzz.sh runs them.
 FUZZERS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild -DMW_LIBEXECDIR='"$(libexecdir)"' \
+	-std=gnu11 -D_GNU_SOURCE $(INCLUDES) -DMW_LIBEXECDIR='"$(libexecdir)"' \
 	-DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"'
-LIB_SRCS = $(filter-out src/main.c,$(SRCS)) build/stpsrc.c
+LIB_SRCS = $(filter-out src/commands/main.c,$(SRCS)) build/stpsrc.c
 
 
 build/tests/unit-%: tests/unit-%.c build/libmw.a
@@ -163,7 +176,7 @@ check: deps glibc all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 	$(Q)$(MAKE) -s -C examples
 	$(Q)FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run
 
-build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(wildcard src/*.h) src/probes.def
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS)
 	$(Q)mkdir -p build/fuzz
 	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
 

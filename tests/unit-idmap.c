@@ -1,4 +1,4 @@
-/* unit-idmap.c - the key -> index map (src/idmap.c) against a plain
+/* unit-idmap.c - the key -> index map (src/lib/idmap.c) against a plain
  * array searched linearly: random keys, keys that differ in few bits
  * (thread ids, page-aligned addresses), 0 and UINT64_MAX, replacement,
  * growth past many rehashes, clear. */

@@ -1,9 +1,9 @@
 /* unit-procwhere.c - /proc/PID/cgroup texts into a cgroup path and a
- * guessed container (src/procwhere.c), as a table: cgroup v2 alone, v1
+ * guessed container (src/live/procwhere.c), as a table: cgroup v2 alone, v1
  * and v2 side by side (this machine's shape), container runtimes'
  * names, and garbage (no colons, empty lines, a path with colons, an
  * unterminated last line, a hex id too short to be one); then -p lists
- * (src/proclist.c): repeats dropped in order, garbage refused. */
+ * (src/live/proclist.c): repeats dropped in order, garbage refused. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* unit-strings.c - strings from outside and figures from files:
- * mw_quote() and mw_fputs_quoted() (src/msg.c) and mw_json_str()
- * (src/jsonout.c) as tables, garbage included (truncated and overlong
+ * mw_quote() and mw_fputs_quoted() (src/lib/msg.c) and mw_json_str()
+ * (src/lib/jsonout.c) as tables, garbage included (truncated and overlong
  * UTF-8, surrogates, C1, bidi overrides); the saturating sums of
- * src/metrics.c at the ends of int64_t; and every jansson allocation of
+ * src/report/metrics.c at the ends of int64_t; and every jansson allocation of
  * the JSON report, a snapshot and a diff made to fail in turn: the
  * result is then NULL, never a document with a member missing. */
 #include <inttypes.h>

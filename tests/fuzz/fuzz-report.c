@@ -1,5 +1,5 @@
 /* fuzz-report.c - libFuzzer harness for the report reader behind
- * `mallocwatch check` and `mallocwatch diff` (src/metrics.c): loading a
+ * `mallocwatch check` and `mallocwatch diff` (src/report/metrics.c): loading a
  * report, every metric, absolute and relative rules in every output
  * format, one run and several (--repeat), the environment comparison
  * and the diff in its three formats.  The input up to its first NUL byte

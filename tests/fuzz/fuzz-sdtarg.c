@@ -1,5 +1,5 @@
 /* fuzz-sdtarg.c - libFuzzer harness for the SDT argument spec parsers
- * (src/sdtarg.c, src/sdtarg_arch.c): one input is an argument string,
+ * (src/probes/sdtarg.c, src/probes/sdtarg_arch.c): one input is an argument string,
  * parsed with every architecture's syntax.  Seeds: corpus-sdtarg/. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* fuzz-sdtnote.c - libFuzzer harness for the SDT note reader
- * (src/sdtnote.c) on ELF images in memory: notes, the .stapsdt.base
+ * (src/probes/sdtnote.c) on ELF images in memory: notes, the .stapsdt.base
  * correction, PT_NOTE fallback, symbol lookups.  Seeds: corpus-sdtnote/
  * (the test fixtures, whole and truncated). */
 #include <stdint.h>

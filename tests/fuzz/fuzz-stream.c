@@ -1,7 +1,7 @@
 /* fuzz-stream.c - libFuzzer harness for saved streams: header check,
- * metadata, the line protocol parser (src/stream.c), the state model
- * (src/state_model.c) and both reports (src/report.c, src/report_json.c),
- * all on one input.
+ * metadata, the line protocol parser (src/model/stream.c), the state model
+ * (src/model/state_model.c) and both reports (src/report/report.c,
+ * src/report/report_json.c), all on one input.
  * Seeds: corpus-stream/ (the recorded streams of tests/streams, and
  * regressions). */
 #include <stdint.h>

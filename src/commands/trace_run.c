@@ -33,7 +33,6 @@
 #include "snapshot.h"
 #include "state.h"
 #include "stream.h"
-#include "trace_multi.h"
 #include "trace_run.h"
 #include "tracer.h"
 #include "xalloc.h"
@@ -561,8 +560,6 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	struct mw_trace_result r;
 	int status = MW_EXIT_RUNTIME, bad_libm = 0;
 
-	if (o->set)	/* -p PID,PID,... */
-		return mw_run_trace_multi(o, out, o->set, libc_path, dir, report);
 	if (!(libc = mw_elf_open(libc_path, err, sizeof(err)))) {
 		mw_error("%s", err);
 		goto cleanup;

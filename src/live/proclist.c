@@ -18,8 +18,24 @@
 #include <unistd.h>
 
 #include "proclist.h"
-#include "target.h"
 #include "xalloc.h"
+
+int mw_parse_pid(const char *s, pid_t *pid)
+{
+	unsigned long long v = 0;
+
+	if (!*s || strlen(s) > 10)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (v < 1 || v > INT_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
 
 static void add(struct mw_pidlist *l, pid_t pid)
 {

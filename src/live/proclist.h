@@ -13,6 +13,11 @@
 
 #define MW_CGROUP_MAX_DEPTH 64	/* child cgroups followed at most this deep */
 
+/* Parse a process id: decimal digits only, 1 to INT_MAX (Linux's
+ * pid_max is at most 2^22).  0, or -1 for anything else ("abc", "-5",
+ * "4294967297"); *pid is set only on success. */
+int mw_parse_pid(const char *s, pid_t *pid);
+
 /* A list of process ids; start it zeroed ({0}).  Owns pids. */
 struct mw_pidlist {
 	pid_t *pids;

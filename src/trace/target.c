@@ -292,23 +292,6 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
 	return 0;
 }
 
-int mw_parse_pid(const char *s, pid_t *pid)
-{
-	unsigned long long v = 0;
-
-	if (!*s || strlen(s) > 10)
-		return -1;
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return -1;
-		v = v * 10 + (unsigned)(*p - '0');
-	}
-	if (v < 1 || v > INT_MAX)
-		return -1;
-	*pid = (pid_t)v;
-	return 0;
-}
-
 int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen)
 {
 	struct mw_mapped m, mm;

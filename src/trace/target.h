@@ -82,11 +82,6 @@ int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len
 int mw_target_resolve(const char *const *argv, const char *libc_opt,
 		      struct mw_target *t, char *err, size_t errlen);
 
-/* Parse a process id: decimal digits only, 1 to INT_MAX (Linux's
- * pid_max is at most 2^22).  0, or -1 for anything else ("abc", "-5",
- * "4294967297"); *pid is set only on success. */
-int mw_parse_pid(const char *s, pid_t *pid);
-
 /* The libc of a running process, as a path a tracer can probe: the
  * file it maps (mapped.h, "libc.so*" or "libc-*").  When the name its
  * /proc/PID/maps gives is that very file here, that name; else (a

@@ -24,7 +24,6 @@
 #include "report_top.h"
 #include "snapmulti.h"
 #include "snapshot.h"
-#include "target.h"
 #include "xalloc.h"
 
 static const char snapshot_usage[] =
