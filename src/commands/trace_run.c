@@ -131,9 +131,11 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 	char line[256];
 	uint64_t ns = mw_now_ns();
 
+	/* with the mmapped chunks and the RSS (MW_NF_SAMPLE_MEM fields) */
 	snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-		 " %zu", MW_REC_SAMPLE, ns, s->mmap_threshold, s->trim_threshold,
-		 s->sbrk_base, s->main_end, s->narenas);
+		 " %zu %" PRIu64 " %" PRIu64 " %" PRIu64, MW_REC_SAMPLE, ns, s->mmap_threshold,
+		 s->trim_threshold, s->sbrk_base, s->main_end, s->narenas, s->mmapped_mem,
+		 s->n_mmaps, mw_process_rss(s->pid));
 	on_line(k, line);
 	for (size_t i = 0; i < s->narenas; i++) {
 		const struct mw_snap_arena *a = &s->arenas[i];

@@ -184,3 +184,16 @@ void mw_process_comm(pid_t pid, char *buf, size_t len)
 	mw_read_small(path, 0, buf, len);
 	buf[strcspn(buf, "\n")] = '\0';
 }
+
+uint64_t mw_process_rss(pid_t pid)
+{
+	char path[64], buf[256];
+	unsigned long long size, resident;
+	long page = sysconf(_SC_PAGESIZE);
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || page <= 0 ||
+	    sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return (uint64_t)resident * (uint64_t)page;
+}

@@ -67,4 +67,8 @@ ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len);
 /* pid's command name (/proc/PID/comm) into buf; "" when it is gone. */
 void mw_process_comm(pid_t pid, char *buf, size_t len);
 
+/* pid's resident set now, bytes: /proc/PID/statm's second field (pages)
+ * times the page size (proc(5)); 0 when it cannot be read (gone). */
+uint64_t mw_process_rss(pid_t pid);
+
 #endif /* MALLOCWATCH_PROCMEM_H */

@@ -178,5 +178,6 @@ void mw_psnap_totals(const struct mw_psnap *v, size_t n, struct mw_psnap_totals 
 		t->in_use_bytes += s->in_use_bytes;
 		t->free_bytes += s->free_bytes;
 		t->trimmable += s->trimmable;
+		t->mmapped_bytes += s->mmapped_mem;
 	}
 }

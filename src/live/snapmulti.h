@@ -52,6 +52,7 @@ struct mw_psnap {
 struct mw_psnap_totals {
 	size_t read, inconsistent, failed;
 	uint64_t arenas, system_bytes, in_use_bytes, free_bytes, trimmable;
+	uint64_t mmapped_bytes;	/* mmapped chunks (mp_.mmapped_mem), not in the arenas' */
 };
 
 /* Read process pid into *ps (which is overwritten): where it lives, its

@@ -104,6 +104,10 @@ struct mw_sample {
 	size_t first, n;	/* its arenas: mw_state_sample_arenas()[first..first+n) */
 	uint64_t waits;		/* arena lock waits so far (C record), */
 	int have_waits;		/* when the tracer answered */
+	int have_mem;		/* the Y record had the three below (streams
+				 * saved before them did not) */
+	uint64_t mmapped, n_mmaps;	/* mmapped chunks: mp_.mmapped_mem, n_mmaps */
+	uint64_t rss;		/* the process's resident bytes; 0 unknown */
 };
 
 /* A streamed event kept as is, for mallopt/tunable/retry/tcache/unknown. */

@@ -127,11 +127,16 @@ static int timeline_record(struct mw_state *st, int tag, const int64_t *v, int n
 		mw_state_origin_set(st, (uint64_t)v[0]);
 		return 0;
 	case MW_REC_SAMPLE:
-		if (n != MW_NF_SAMPLE || v[0] < 0 || v[5] < 0 || v[5] > 100000)
+		if ((n != MW_NF_SAMPLE && n != MW_NF_SAMPLE_MEM) || v[0] < 0 || v[5] < 0 ||
+		    v[5] > 100000)
 			return -1;
 		mw_state_sample(st, &(struct mw_sample){ .ns = (uint64_t)v[0],
 			.mmap_threshold = (uint64_t)v[1], .trim_threshold = (uint64_t)v[2],
-			.sbrk_base = (uint64_t)v[3], .main_end = (uint64_t)v[4] }, (size_t)v[5]);
+			.sbrk_base = (uint64_t)v[3], .main_end = (uint64_t)v[4],
+			.have_mem = n == MW_NF_SAMPLE_MEM,	/* streams before it: 6 fields */
+			.mmapped = n == MW_NF_SAMPLE_MEM ? (uint64_t)v[6] : 0,
+			.n_mmaps = n == MW_NF_SAMPLE_MEM ? (uint64_t)v[7] : 0,
+			.rss = n == MW_NF_SAMPLE_MEM ? (uint64_t)v[8] : 0 }, (size_t)v[5]);
 		return 0;
 	case MW_REC_SARENA:
 		if (n != MW_NF_SARENA || mw_state_sample_arena(st, &(struct mw_sample_arena){

@@ -226,39 +226,166 @@ static void mark_lines(const struct page *pg)
 	}
 }
 
-/* Stacked areas of system bytes per arena; the sbrk extent; markers. */
+/* Whether any sample has the mmapped chunks and the RSS (Y records
+ * with MW_NF_SAMPLE_MEM fields): streams saved before them draw as they
+ * did. */
+static int have_mem(const struct mw_sample *s, size_t ns)
+{
+	for (size_t i = 0; i < ns; i++)
+		if (s[i].have_mem)
+			return 1;
+	return 0;
+}
+
+/* The byte axis, 0 to *max: a 1, 2 or 5 x 10^k step (0.1 up) in the
+ * binary unit of *max (B, KiB, MiB, ...), at most 6 steps, and *max
+ * raised to the next step so that the top is labelled; a grid line and
+ * a label at each step. */
+static void y_axis(const struct page *pg, uint64_t *max)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	static const double mult[] = { 1, 2, 5 };
+	double u = 1, v, decade = 0.1, step = 0.1;
+	uint64_t n;
+	int ui = 0;
+
+	while (ui < 4 && (double)*max >= u * 1024) {
+		u *= 1024;
+		ui++;
+	}
+	v = (double)*max / u;
+	for (int k = 0; v / step > 6; k++) {
+		if (k % 3 == 2)
+			decade *= 10;
+		step = mult[(k + 1) % 3] * decade;
+	}
+	if (!ui && step < 1)	/* whole bytes */
+		step = 1;
+	n = (uint64_t)(v / step);	/* steps, rounded up */
+	if ((double)n < v / step - 1e-9)
+		n++;
+	*max = (uint64_t)((double)n * step * u);
+	if (!*max)
+		*max = 1;
+	for (int i = 0;; i++) {
+		double b = i * step * u, y = AREA_H - b * AREA_H / (double)*max;
+
+		if (b > (double)*max * (1 + 1e-9))
+			break;
+		fprintf(pg->f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
+			"<text class=\"tick\" x=\"2\" y=\"%.1f\">%g%s%s</text>\n", LEFT, y, LEFT + PLOT,
+			y, i ? y + 4 : y, i * step, i ? " " : "", i ? unit[ui] : "");
+	}
+}
+
+/* A step line through v[0..ns) (one value a sample) scaled to max. */
+static void step_path(const struct page *pg, const struct mw_sample *s, size_t ns,
+		      const uint64_t *v, uint64_t max)
+{
+	for (size_t i = 0; i < ns; i++) {
+		double y = AREA_H - (double)v[i] * AREA_H / (double)max;
+
+		fprintf(pg->f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
+			x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
+	}
+}
+
+/* The mmapped chunks' band, on top of the arenas' (base[], their sum in
+ * each sample), and the process's RSS as a solid line: what malloc holds
+ * beside what the process holds. */
+static void mem_series(const struct page *pg, const struct mw_sample *s, size_t ns,
+		       const double *base, uint64_t max)
+{
+	FILE *f = pg->f;
+	uint64_t *top = xcalloc(ns + 1, sizeof(*top)), *rss = xcalloc(ns + 1, sizeof(*rss));
+	int any_rss = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		top[i] = (uint64_t)base[i] + s[i].mmapped;
+		rss[i] = s[i].rss;
+		any_rss |= s[i].rss != 0;
+	}
+	fprintf(f, "<g class=\"mmapped\"><path fill=\"#c9c9c9\" stroke=\"#777\" "
+		"stroke-width=\"0.8\" d=\"");
+	step_path(pg, s, ns, top, max);
+	for (size_t i = ns; i-- > 0;) {
+		double y = AREA_H - base[i] * AREA_H / (double)max;
+
+		fprintf(f, " L%.1f,%.1f L%.1f,%.1f", x_of(pg, s[i].ns), y,
+			x_of(pg, i ? s[i - 1].ns : pg->t0), y);
+	}
+	fprintf(f, "%s\"><title>mmapped chunks (mp_.mmapped_mem)</title></path></g>\n",
+		ns ? " Z" : "");
+	if (any_rss) {
+		fprintf(f, "<path class=\"rss\" fill=\"none\" stroke=\"#7b3294\" stroke-width=\"1.8\" "
+			"d=\"");
+		step_path(pg, s, ns, rss, max);
+		fprintf(f, "\"><title>the process's RSS (/proc/PID/statm)</title></path>\n");
+	}
+	free(top);
+	free(rss);
+}
+
+/* The scale of the chart: the highest of the arenas' sum (with the
+ * mmapped chunks when mem), the sbrk extent and the RSS; at least 1. */
+static uint64_t chart_max(const struct page *pg, const struct mw_sample *s, size_t ns,
+			  const uint64_t *val, int mem)
+{
+	uint64_t max = 1;
+
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t sum = mem ? s[i].mmapped : 0;
+
+		for (size_t a = 0; a < pg->nar; a++)
+			sum += val[i * pg->nar + a];
+		if (sum > max)
+			max = sum;
+		if (extent(&s[i]) > max)
+			max = extent(&s[i]);
+		if (mem && s[i].rss > max)
+			max = s[i].rss;
+	}
+	return max;
+}
+
+/* Stacked areas of system bytes per arena, the mmapped chunks on top and
+ * the RSS (streams that have them); the sbrk extent; markers. */
 static void area_chart(struct page *pg, json_t *data)
 {
 	FILE *f = pg->f;
 	size_t ns, nsa;
 	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
 	const struct mw_sample_arena *sa = mw_state_sample_arenas(pg->st, &nsa);
-	uint64_t max = 1;
+	uint64_t max;
+	int mem = have_mem(s, ns);
 	double *base = xcalloc(ns + 1, sizeof(*base));
 	/* val[i * nar + a]: arena a's bytes in sample i */
 	uint64_t *val = xcalloc(ns * pg->nar + 1, sizeof(*val));
 	json_t *jt = json_array(), *js = json_array(), *jb = json_array();
+	json_t *jm = json_array(), *jr = json_array();
 	char hb[16];
 
 	for (size_t i = 0; i < ns; i++) {
-		uint64_t sum = 0, ext = extent(&s[i]);
-
 		for (size_t a = 0; a < pg->nar; a++)
-			sum += val[i * pg->nar + a] = sample_bytes(&s[i], sa, pg->ar[a].addr);
-		if (sum > max)
-			max = sum;
-		if (ext > max)
-			max = ext;
+			val[i * pg->nar + a] = sample_bytes(&s[i], sa, pg->ar[a].addr);
 		json_array_append_new(jt, json_real(secs(pg, s[i].ns)));
-		json_array_append_new(jb, json_integer((json_int_t)ext));
+		json_array_append_new(jb, json_integer((json_int_t)extent(&s[i])));
+		json_array_append_new(jm, json_integer((json_int_t)s[i].mmapped));
+		json_array_append_new(jr, json_integer((json_int_t)s[i].rss));
 	}
+	max = chart_max(pg, s, ns, val, mem);
 	fprintf(f, "<svg id=\"area\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n", W,
 		AREA_H + 30, W, AREA_H + 30);
 	ticks(pg, 0, AREA_H);
-	fprintf(f, "<text class=\"tick\" x=\"2\" y=\"12\">%s</text>\n",
-		mw_human_bytes(max, hb, sizeof(hb)));
+	if (ns)
+		y_axis(pg, &max);
+	else	/* nothing to scale: as pages were before the axis had steps */
+		fprintf(f, "<text class=\"tick\" x=\"2\" y=\"12\">%s</text>\n",
+			mw_human_bytes(max, hb, sizeof(hb)));
 	for (size_t a = 0; a < pg->nar; a++)
 		json_array_append_new(js, area_band(pg, a, s, ns, val, base, max));
+	if (mem)
+		mem_series(pg, s, ns, base, max);
 	sbrk_line(pg, s, ns, max);
 	mark_lines(pg);
 	fprintf(f, "<line id=\"cursor\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
@@ -266,6 +393,13 @@ static void area_chart(struct page *pg, json_t *data)
 	json_object_set_new(data, "t", jt);
 	json_object_set_new(data, "series", js);
 	json_object_set_new(data, "sbrk", jb);
+	if (mem) {	/* only then: older streams' pages keep their bytes */
+		json_object_set_new(data, "mmap", jm);
+		json_object_set_new(data, "rss", jr);
+	} else {
+		json_decref(jm);
+		json_decref(jr);
+	}
 	json_object_set_new(data, "x0", json_integer(LEFT));
 	json_object_set_new(data, "plot", json_integer(PLOT));
 	json_object_set_new(data, "span", json_real((double)(pg->t1 - pg->t0) / 1e9));
@@ -441,12 +575,18 @@ static void waits_strip(struct page *pg)
 		WAITS_H, LEFT + PLOT, WAITS_H);
 }
 
-static void legend(struct page *pg)
+/* The legend: arenas, the mmapped chunks and the RSS (when mem), the
+ * sbrk line and the markers. */
+static void legend(struct page *pg, int mem)
 {
 	fprintf(pg->f, "<p class=\"legend\">");
 	for (size_t a = 0; a < pg->nar; a++)
 		fprintf(pg->f, "<span><i style=\"background:%s\"></i>%s0x%" PRIx64 "</span> ",
 			colour((int)a), pg->ar[a].is_main ? "main_arena " : "", pg->ar[a].addr);
+	if (mem)
+		fprintf(pg->f, "<span><i style=\"background:#c9c9c9;outline:1px solid #777\">"
+			"</i>mmapped chunks</span> <span><i style=\"border-top:2px solid #7b3294;"
+			"height:0\"></i>process RSS</span> ");
 	fprintf(pg->f, "<span><i class=\"dash\"></i>main heap extent (sbrk)</span> "
 		"<span><i class=\"m threshold\"></i>threshold</span> "
 		"<span><i class=\"m mallopt\"></i>mallopt</span> "
@@ -474,7 +614,9 @@ static const char css[] =
 ".legend i.dash{border-top:2px dashed #000;height:0}.legend i.m{width:3px}"
 "pre{font:12px monospace;background:#f6f6f6;padding:8px;overflow:auto}";
 
-/* The hover read-out: nearest sample to the pointer, exact bytes. */
+/* The hover read-out: nearest sample to the pointer, exact bytes; js_mem
+ * (the mmapped chunks and the RSS) only in pages that have them, between
+ * js and js_end. */
 static const char js[] =
 "(function(){var d=JSON.parse(document.getElementById('mw-data').textContent);"
 "var svg=document.getElementById('area'),tip=document.getElementById('tip'),"
@@ -484,12 +626,58 @@ static const char js[] =
 "var t=(x-d.x0)/d.plot*d.span,b=0;for(var i=1;i<d.t.length;i++)"
 "if(Math.abs(d.t[i]-t)<Math.abs(d.t[b]-t))b=i;"
 "var s=d.t[b].toFixed(3)+' s\\n';d.series.forEach(function(a){"
-"s+=a.name+': '+a.v[b]+' bytes\\n';});s+='sbrk extent: '+d.sbrk[b]+' bytes';"
+"s+=a.name+': '+a.v[b]+' bytes\\n';});s+='sbrk extent: '+d.sbrk[b]+' bytes';";
+static const char js_mem[] =
+"s+='\\nmmapped chunks: '+d.mmap[b]+' bytes\\nRSS: '+d.rss[b]+' bytes';";
+static const char js_end[] =
 "var cx=d.x0+d.t[b]/d.span*d.plot;cur.setAttribute('x1',cx);cur.setAttribute('x2',cx);"
 "cur.style.display='inline';tip.textContent=s;tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
 "tip.style.top=(e.clientY+12)+'px';});"
 "svg.addEventListener('mouseleave',function(){tip.style.display='none';"
 "cur.style.display='none';});})();";
+
+/* The last reading in words, under the chart: what malloc holds (the
+ * arenas and the mmapped chunks) and what the process holds (RSS). */
+static void last_reading(const struct page *pg, const struct mw_sample *s,
+			 const struct mw_sample_arena *sa)
+{
+	uint64_t arenas = 0;
+	char a[16], m[16], t[16], r[16];
+
+	for (size_t i = 0; i < s->n; i++)
+		arenas += sa[s->first + i].system;
+	fprintf(pg->f, "<p class=\"reading\">At %.3f s (the last reading): arenas %s + mmapped "
+		"chunks %s (%" PRIu64 ") = <b>%s</b> from malloc; the process's RSS <b>%s</b>"
+		"</p>\n", secs(pg, s->ns), mw_human_bytes(arenas, a, sizeof(a)),
+		mw_human_bytes(s->mmapped, m, sizeof(m)), s->n_mmaps,
+		mw_human_bytes(arenas + s->mmapped, t, sizeof(t)),
+		s->rss ? mw_human_bytes(s->rss, r, sizeof(r)) : "unknown");
+}
+
+/* The bytes chart under its heading and legend, and the last reading
+ * when the samples have the mmapped chunks and the RSS; returns whether
+ * they do. */
+static int bytes_section(struct page *pg, json_t *data)
+{
+	size_t ns, nsa;
+	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
+	const struct mw_sample_arena *sa = mw_state_sample_arenas(pg->st, &nsa);
+	int mem = have_mem(s, ns);
+
+	if (mem)
+		fprintf(pg->f, "<h2>Bytes from the system: per arena (malloc_state.system_mem) "
+			"and in mmapped chunks (mp_.mmapped_mem), stacked, beside the process's "
+			"RSS; read every interval and at the exit, each step ending at its "
+			"reading</h2>\n");
+	else	/* a stream saved before the samples had them */
+		fprintf(pg->f, "<h2>System bytes per arena (malloc_state.system_mem), read every "
+			"interval and at the exit; each step ends at its reading</h2>\n");
+	legend(pg, mem);
+	area_chart(pg, data);
+	if (mem)
+		last_reading(pg, &s[ns - 1], sa);
+	return mem;
+}
 
 /* What ran, escaped: the command line, or the attached process. */
 static void what(FILE *f, const struct mw_run_info *ri)
@@ -514,7 +702,7 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns, nt;
 	FILE *tf;
-	int ret;
+	int ret, mem;
 
 	pg.ar = mw_state_arenas(st, &pg.nar);
 	time_axis(&pg);
@@ -530,10 +718,8 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		"of the allocator; libc ", ri->pid, secs(&pg, pg.t1), ri->runtime ? ri->runtime :
 		"?", pg.nar, nt, ns);
 	mw_xml_escape(f, ri->libc);
-	fprintf(f, "</p>\n<h2>System bytes per arena (malloc_state.system_mem), read every "
-		"interval and at the exit; each step ends at its reading</h2>\n");
-	legend(&pg);
-	area_chart(&pg, data);
+	fprintf(f, "</p>\n");
+	mem = bytes_section(&pg, data);
 	fprintf(f, "<h2>Threads: the arena each was attached to (o new, &#9679; reuse, "
 		"grey: from the free list)</h2>\n");
 	lanes(&pg);
@@ -549,8 +735,8 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	free(text);
 	dump = json_dumps(data, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(9));
 	fprintf(f, "</pre>\n<div id=\"tip\"></div>\n<script type=\"application/json\" "
-		"id=\"mw-data\">%s</script>\n<script>%s</script>\n</body></html>\n",
-		dump ? dump : "{}", js);
+		"id=\"mw-data\">%s</script>\n<script>%s%s%s</script>\n</body></html>\n",
+		dump ? dump : "{}", js, mem ? js_mem : "", js_end);
 	json_decref(data);
 	ret = ferror(f) ? -1 : 0;
 	if (!dump) {	/* the page's data could not be made: the page is not whole */

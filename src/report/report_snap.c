@@ -33,13 +33,24 @@ static void arena_row(FILE *f, const struct mw_snap_arena *a)
 		a->on_free_list ? "  (on the free list)" : "");
 }
 
+/* The totals, mmapped chunks counted (glibc's malloc_stats "Total (incl.
+ * mmap)"): an mmapped chunk is in use until freed, and then unmapped.
+ *
+ *	Total: system 141.3 MiB = arenas 264.0 KiB + mmapped chunks 141.0 MiB (6)
+ *	       in use 141.1 MiB = arenas 85.0 KiB + mmapped chunks 141.0 MiB; free (retained) ...
+ */
 static void totals_line(FILE *f, const struct mw_snapshot *s)
 {
-	char a[16], b[16], c[16], d[16];
+	char a[16], b[16], c[16], d[16], m[16], sa[16], ua[16];
 
-	fprintf(f, "\nTotal: system %s, in use %s, free (retained) %s; malloc_trim(0) could "
-		"give back at most %s\n", mw_human_bytes(s->system_bytes, a, sizeof(a)),
-		mw_human_bytes(s->in_use_bytes, b, sizeof(b)),
+	mw_human_bytes(s->mmapped_mem, m, sizeof(m));
+	fprintf(f, "\nTotal: system %s = arenas %s + mmapped chunks %s (%" PRIu64 ")\n"
+		"       in use %s = arenas %s + mmapped chunks %s; free (retained) %s; "
+		"malloc_trim(0) could give back at most %s\n",
+		mw_human_bytes(s->system_bytes + s->mmapped_mem, a, sizeof(a)),
+		mw_human_bytes(s->system_bytes, sa, sizeof(sa)), m, s->n_mmaps,
+		mw_human_bytes(s->in_use_bytes + s->mmapped_mem, b, sizeof(b)),
+		mw_human_bytes(s->in_use_bytes, ua, sizeof(ua)), m,
 		mw_human_bytes(s->free_bytes, c, sizeof(c)),
 		mw_human_bytes(s->trimmable, d, sizeof(d)));
 }
@@ -231,7 +242,8 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 	/* comm and the paths come from the process: not necessarily UTF-8 */
 	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:o, s:I,"
 			 " s:{s:o, s:o, s:I, s:o}, s:{s:I, s:I, s:b, s:I},"
-			 " s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+			 " s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I},"
+			 " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"pid", (int)s->pid, "comm", mw_json_str(comm), "libc", mw_json_str(s->libc),
 		"dwarf", mw_json_str(s->dwarf_file),
 		"glibc", s->glibc_minor ? json_string(ver) : json_null(),
@@ -252,7 +264,10 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 		(json_int_t)s->max_mmapped_mem, "count_limit", (json_int_t)s->n_mmaps_max,
 		"totals", "system_bytes", (json_int_t)s->system_bytes, "in_use_bytes",
 		(json_int_t)s->in_use_bytes, "free_bytes", (json_int_t)s->free_bytes,
-		"trimmable_bytes", (json_int_t)s->trimmable);
+		"trimmable_bytes", (json_int_t)s->trimmable,
+		"mmapped_bytes", (json_int_t)s->mmapped_mem,
+		"system_and_mmapped_bytes", (json_int_t)(s->system_bytes + s->mmapped_mem),
+		"in_use_and_mmapped_bytes", (json_int_t)(s->in_use_bytes + s->mmapped_mem));
 	/* only when true: older readers and goldens see the same object */
 	if (o && s->libc_elsewhere && json_object_set_new(o, "libc_elsewhere", json_true()) < 0) {
 		json_decref(o);
@@ -324,7 +339,10 @@ void mw_snapshot_diff_text(FILE *f, const struct mw_snapshot *a, const struct mw
 	row(f, "free (retained)", a->free_bytes, b ? &b->free_bytes : NULL, 1);
 	row(f, "trimmable at most", a->trimmable, b ? &b->trimmable : NULL, 1);
 	row(f, "main heap (sbrk)", am, b ? &bm : NULL, 1);
+	row(f, "mmapped chunks", a->n_mmaps, b ? &b->n_mmaps : NULL, 0);
 	row(f, "mmapped bytes", a->mmapped_mem, b ? &b->mmapped_mem : NULL, 1);
+	row(f, "system + mmapped", a->system_bytes + a->mmapped_mem,
+	    b ? &(uint64_t){ b->system_bytes + b->mmapped_mem } : NULL, 1);
 	row(f, "mmap threshold", a->mmap_threshold, b ? &b->mmap_threshold : NULL, 1);
 	row(f, "trim threshold", a->trim_threshold, b ? &b->trim_threshold : NULL, 1);
 	if (!a->consistent || (b && !b->consistent))

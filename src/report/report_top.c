@@ -21,7 +21,7 @@
 static void totals_text(FILE *f, const struct mw_psnap *v, size_t n)
 {
 	struct mw_psnap_totals t;
-	char a[16], b[16], c[16], d[16];
+	char a[16], b[16], c[16], d[16], m[16], sm[16], um[16];
 
 	mw_psnap_totals(v, n, &t);
 	fprintf(f, "\nTotal over %zu process%s", t.read, t.read == 1 ? "" : "es");
@@ -29,10 +29,14 @@ static void totals_text(FILE *f, const struct mw_psnap *v, size_t n)
 		fprintf(f, " (%zu inconsistent, not counted%s", t.inconsistent, t.failed ? "; " : ")");
 	if (t.failed)
 		fprintf(f, "%s%zu not read)", t.inconsistent ? "" : " (", t.failed);
-	fprintf(f, ": %" PRIu64 " arenas, system %s, in use %s, free (retained) %s; "
-		"malloc_trim(0) could give back at most %s\n", t.arenas,
-		mw_human_bytes(t.system_bytes, a, sizeof(a)),
+	/* mmapped chunks are in use and not in any arena: said apart, and added */
+	fprintf(f, ": %" PRIu64 " arenas, system %s + mmapped chunks %s = %s, in use %s + "
+		"mmapped = %s, free (retained) %s; malloc_trim(0) could give back at most %s\n",
+		t.arenas, mw_human_bytes(t.system_bytes, a, sizeof(a)),
+		mw_human_bytes(t.mmapped_bytes, m, sizeof(m)),
+		mw_human_bytes(t.system_bytes + t.mmapped_bytes, sm, sizeof(sm)),
 		mw_human_bytes(t.in_use_bytes, b, sizeof(b)),
+		mw_human_bytes(t.in_use_bytes + t.mmapped_bytes, um, sizeof(um)),
 		mw_human_bytes(t.free_bytes, c, sizeof(c)), mw_human_bytes(t.trimmable, d, sizeof(d)));
 }
 
@@ -138,14 +142,17 @@ static json_t *totals_json(const struct mw_psnap *v, size_t n)
 	struct mw_psnap_totals t;
 
 	mw_psnap_totals(v, n, &t);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "processes_read", (json_int_t)t.read,
 			 "processes_inconsistent", (json_int_t)t.inconsistent,
 			 "processes_not_read", (json_int_t)t.failed, "arenas", (json_int_t)t.arenas,
 			 "system_bytes", (json_int_t)t.system_bytes,
 			 "in_use_bytes", (json_int_t)t.in_use_bytes,
 			 "free_bytes", (json_int_t)t.free_bytes,
-			 "trimmable_bytes", (json_int_t)t.trimmable);
+			 "trimmable_bytes", (json_int_t)t.trimmable,
+			 "mmapped_bytes", (json_int_t)t.mmapped_bytes,
+			 "system_and_mmapped_bytes", (json_int_t)(t.system_bytes + t.mmapped_bytes),
+			 "in_use_and_mmapped_bytes", (json_int_t)(t.in_use_bytes + t.mmapped_bytes));
 }
 
 int mw_top_json(FILE *f, const struct mw_psnap *v, size_t n, const struct mw_top_info *info,

@@ -38,8 +38,11 @@
 #define MW_REC_TIMED 'T'	/* T ID TID NS A1..An: E with its time,
 				 * CLOCK_MONOTONIC ns */
 #define MW_REC_ORIGIN 'O'	/* O NS: the program started (mallocwatch) */
-#define MW_REC_SAMPLE 'Y'	/* Y NS MMAP TRIM SBRK_BASE MAIN_END NARENAS:
-				 * the state reader's sample (mallocwatch) */
+#define MW_REC_SAMPLE 'Y'	/* Y NS MMAP TRIM SBRK_BASE MAIN_END NARENAS
+				 * [MMAPPED NMMAPS RSS]: the state reader's
+				 * sample (mallocwatch); the mmapped chunks'
+				 * bytes and count and the process's RSS
+				 * (bytes, 0 unknown) since issue 25 */
 #define MW_REC_SARENA 'U'	/* U ARENA SYSTEM NHEAPS HEAP_BYTES: one of
 				 * the sample's arenas, NARENAS of them */
 #define MW_REC_SWAITS 'C'	/* C WAITS: lock waits counted so far, for the
@@ -75,6 +78,7 @@
 #define MW_NF_BIAS 1
 #define MW_NF_ORIGIN 1
 #define MW_NF_SAMPLE 6
+#define MW_NF_SAMPLE_MEM 9
 #define MW_NF_SARENA 4
 #define MW_NF_SWAITS 1
 
