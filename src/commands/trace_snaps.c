@@ -33,6 +33,7 @@ struct sample {
 	double t;		/* seconds since the first snapshot */
 	size_t arenas;
 	uint64_t system, in_use, free;
+	uint64_t mmapped;	/* mmapped chunks' bytes: in use, in no arena */
 };
 
 #define MAX_SAMPLES 100000
@@ -40,16 +41,17 @@ struct sample {
 
 static void samples_text(FILE *f, const struct sample *s, size_t n)
 {
-	char a[16], b[16], c[16];
+	char a[16], b[16], c[16], d[16];
 
-	fprintf(f, "\nSamples: %zu%s\n  %9s %6s %10s %10s %10s\n", n,
+	fprintf(f, "\nSamples: %zu%s\n  %9s %6s %10s %10s %10s %10s\n", n,
 		n > SAMPLE_ROWS ? " (the last shown)" : "", "SECONDS", "ARENAS", "SYSTEM",
-		"IN USE", "FREE");
+		"IN USE", "FREE", "MMAPPED");
 	for (size_t i = n > SAMPLE_ROWS ? n - SAMPLE_ROWS : 0; i < n; i++)
-		fprintf(f, "  %9.1f %6zu %10s %10s %10s\n", s[i].t, s[i].arenas,
+		fprintf(f, "  %9.1f %6zu %10s %10s %10s %10s\n", s[i].t, s[i].arenas,
 			mw_human_bytes(s[i].system, a, sizeof(a)),
 			mw_human_bytes(s[i].in_use, b, sizeof(b)),
-			mw_human_bytes(s[i].free, c, sizeof(c)));
+			mw_human_bytes(s[i].free, c, sizeof(c)),
+			mw_human_bytes(s[i].mmapped, d, sizeof(d)));
 }
 
 /* The snapshots-only JSON; 0, or -1 with errno (mw_json_write). */
@@ -60,9 +62,10 @@ static int samples_json(FILE *f, pid_t pid, const char *libc, const struct mw_sn
 	int ret;
 
 	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:f, s:I, s:I, s:I, s:I}", "t", s[i].t,
+		mw_json_append(&arr, json_pack("{s:f, s:I, s:I, s:I, s:I, s:I}", "t", s[i].t,
 			"arenas", (json_int_t)s[i].arenas, "system_bytes", (json_int_t)s[i].system,
-			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free));
+			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free,
+			"mmapped_bytes", (json_int_t)s[i].mmapped));
 	root = json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
 		"mode", "snapshots", "target", "pid", (int)pid, "libc", mw_json_str(libc),
 		"snapshots", "attach", mw_snapshot_json_value(a, "?"),
@@ -81,7 +84,7 @@ static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct m
 		xgrow((void **)s, *n, cap, sizeof(**s));
 	(*s)[(*n)++] = (struct sample){ .t = (double)(x->taken_ns - t0) / 1e9,
 		.arenas = x->narenas, .system = x->system_bytes, .in_use = x->in_use_bytes,
-		.free = x->free_bytes };
+		.free = x->free_bytes, .mmapped = x->mmapped_mem };
 }
 
 /* The snapshots-only report: the last snapshot, how it changed since
