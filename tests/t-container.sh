@@ -15,7 +15,8 @@
 #     the host, which would hang a reader) is not followed: no hang, the
 #     missing debuginfo is said in one line;
 #  5. a libc replaced on disk after it was mapped: the mapped file is
-#     read, snapshot exact.
+#     read, snapshot exact;
+#  6. a process that maps another libc.so.6 as data: its own libc is read.
 . tests/lib.sh
 need_root
 need_libc
@@ -155,4 +156,31 @@ grep -q "libc.so.6 (deleted)" /proc/$pid/maps || fail "precondition: maps does n
 snap_same replaced
 exec 3>&-
 wait $ctr
-echo "container: snapshot, attach, debuginfo in the root, planted link and replaced libc all right"
+# 6. a process that maps another libc.so.6 as data (a debugger, a reader
+# of ELF files, mallocwatch itself through libelf): the libc it runs on is
+# the one with an executable mapping, not the first of that name
+mkdir -p "$OUT/asdata"
+cp "$GLIBC_PREFIX/lib/libc.so.6" "$OUT/asdata/libc.so.6"
+rm -f "$OUT/asdata.in"
+mkfifo "$OUT/asdata.in"
+python3 -c '
+import mmap, sys
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+print("ready", flush=True)
+sys.stdin.read(1)' "$OUT/asdata/libc.so.6" <"$OUT/asdata.in" >"$OUT/asdata.out" &
+py=$!
+ctrpids="$ctrpids $py"
+exec 3>"$OUT/asdata.in"
+_i=0
+until grep -q ready "$OUT/asdata.out" 2>/dev/null; do
+	_i=$((_i + 1)); [ $_i -lt 600 ] || fail "python3 did not map the copy"; sleep 0.05
+done
+grep -q "$OUT/asdata/libc.so.6" /proc/$py/maps || fail "precondition: the copy is not mapped"
+"$MW" snapshot -p $py -o "$OUT/asdata.txt" 2>"$OUT/asdata.err" || fail "snapshot of python3: $(cat "$OUT/asdata.err")"
+grep -q "INCONSISTENT" "$OUT/asdata.txt" && fail "python3 read through the libc it maps as data: $(head -4 "$OUT/asdata.txt")"
+grep -q "libc /usr/lib/x86_64-linux-gnu/libc.so.6" "$OUT/asdata.txt" ||
+	fail "not python3's own libc: $(head -4 "$OUT/asdata.txt")"
+exec 3>&-
+wait $py
+echo "container: snapshot, attach, debuginfo in the root, planted link, replaced libc and a libc mapped as data all right"

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -32,21 +33,23 @@ static int base_matches(const char *path, enum mw_mapped_lib lib)
 	return 0;
 }
 
-/* One maps line into m; 1 when it maps a file at offset 0, else 0. */
-static int parse_line(char *line, struct mw_mapped *m)
+/* One maps line into m (start, end, device, inode, name) and *off, *exec
+ * (its file offset, whether it is mapped executable); 1 when it maps a
+ * file, 0 for anything else, -1 when it does not parse. */
+static int parse_line(char *line, struct mw_mapped *m, uint64_t *off, int *exec)
 {
-	unsigned long long start, end, off, ino;
+	unsigned long long start, end, o, ino;
 	unsigned int maj, min;
 	char perms[8], *path;
 	size_t n;
 	int used = 0;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &o, &maj,
 		   &min, &ino, &used) != 7 || !used)
 		return -1;
 	path = line + used;
 	path[strcspn(path, "\n")] = '\0';
-	if (path[0] != '/' || off != 0)
+	if (path[0] != '/')
 		return 0;
 	n = strlen(path);
 	m->deleted = n > 10 && strcmp(path + n - 10, " (deleted)") == 0;
@@ -58,49 +61,95 @@ static int parse_line(char *line, struct mw_mapped *m)
 	m->dev_major = maj;
 	m->dev_minor = min;
 	m->ino = ino;
+	*off = o;
+	*exec = strlen(perms) >= 3 && perms[2] == 'x';
 	return 1;
+}
+
+/* The files of a name lib matches, as maps shows them: each one's
+ * mapping at offset 0 and whether any mapping of it is executable. */
+#define MAX_CANDIDATES 16
+struct candidate {
+	struct mw_mapped m;	/* its mapping at offset 0 (start 0: none seen) */
+	int exec;
+};
+
+static void note_candidate(struct candidate *c, size_t *n, const struct mw_mapped *m,
+			   uint64_t off, int exec)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (c[i].m.ino == m->ino && c[i].m.dev_major == m->dev_major &&
+		    c[i].m.dev_minor == m->dev_minor)
+			break;
+	if (i == *n) {
+		if (*n == MAX_CANDIDATES)
+			return;
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].m.pid = m->pid;
+		c[i].m.dev_major = m->dev_major;
+		c[i].m.dev_minor = m->dev_minor;
+		c[i].m.ino = m->ino;
+		(*n)++;
+	}
+	if (off == 0 && !c[i].m.start)
+		c[i].m = *m;
+	c[i].exec |= exec;
 }
 
 int mw_mapped_find(pid_t pid, enum mw_mapped_lib lib, struct mw_mapped *m, char *err,
 		   size_t errlen)
 {
 	char maps[64], line[PATH_MAX + 256];
+	struct candidate *c = calloc(MAX_CANDIDATES, sizeof(*c));
+	size_t nc = 0;
 	FILE *f;
 	int found = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->pid = pid;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(maps, "re"))) {
-		if (errno == ENOENT)
+	if (!c || !(f = fopen(maps, "re"))) {
+		if (c && errno == ENOENT)
 			snprintf(err, errlen, "no process %d", (int)pid);
 		else
 			snprintf(err, errlen, "cannot read '%s': %s", maps, strerror(errno));
+		free(c);
 		return -1;
 	}
-	while (!found && fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f)) {
 		struct mw_mapped cand = { .pid = pid };
-		int r;
+		uint64_t off;
+		int r, exec;
 
 		if (!strchr(line, '\n') && !feof(f)) {
-			int c;	/* longer than PATH_MAX: not a library of ours */
+			int ch;	/* longer than PATH_MAX: not a library of ours */
 
-			while ((c = getc(f)) != EOF && c != '\n')
+			while ((ch = getc(f)) != EOF && ch != '\n')
 				;
 			continue;
 		}
-		r = parse_line(line, &cand);
+		r = parse_line(line, &cand, &off, &exec);
 		if (r < 0) {
 			snprintf(err, errlen, "'%s' has a line that does not parse", maps);
 			fclose(f);
+			free(c);
 			return -1;
 		}
-		if (r == 1 && base_matches(cand.name, lib)) {
-			*m = cand;
-			found = 1;
-		}
+		if (r == 1 && base_matches(cand.name, lib))
+			note_candidate(c, &nc, &cand, off, exec);
 	}
 	fclose(f);
+	/* the one loaded: a file a process only reads (a debugger, or
+	 * mallocwatch itself through libelf, maps a libc.so.6 as data) has
+	 * no executable mapping */
+	for (size_t i = 0; i < nc && !found; i++)
+		if (c[i].exec && c[i].m.start) {
+			*m = c[i].m;
+			found = 1;
+		}
+	free(c);
 	return found;
 }
 

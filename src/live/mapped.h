@@ -30,8 +30,10 @@
  * mount namespace only (nothing is written to the host's /run). */
 #define MW_MAPPED_DIR "/run/mallocwatch/mapped"
 
-/* One mapped file: the mapping at file offset 0 of the first file that
- * matched (the lowest address of the module). */
+/* One mapped file: the mapping at file offset 0 (the lowest address of
+ * the module) of the first file of a matching name that has an
+ * executable mapping: the library loaded, not a file of that name the
+ * process maps as data (a debugger, mallocwatch itself through libelf). */
 struct mw_mapped {
 	pid_t pid;
 	char name[PATH_MAX];	/* as maps names it, " (deleted)" removed;
