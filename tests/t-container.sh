@@ -102,6 +102,8 @@ grep -q "process $pid's libc is its own" "$OUT/attach.err" ||
 echo go >&3
 exec 3>&-
 wait $mwpid || fail "-p exited $?: $(cat "$OUT/attach.err")"
+grep -q "^  pid 1 in its pid namespace [0-9]* (not ours), mount namespace [0-9]* (not ours)" "$OUT/attach.txt" ||
+	fail "-p does not say where the process lives: $(head -3 "$OUT/attach.txt")"
 wait $ctr || fail "the contained arena-storm failed"
 mkdir -p "$OUT/attach"
 python3 tests/malloc_info_compare.py "$OUT/attach.xml" "$OUT/attach.json" "$OUT/attach" || exit 99

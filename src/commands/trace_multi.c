@@ -13,6 +13,7 @@
 #include "msg.h"
 #include "procmem.h"
 #include "procs.h"
+#include "procwhere.h"
 #include "protocol.h"
 #include "report.h"
 #include "runtime.h"
@@ -28,6 +29,8 @@ struct msink {
 	const struct mw_attach_set *set;
 	struct mw_snapshot **at_attach;	/* one per process, NULL: none */
 	char (*comm)[64];		/* their command names then; "" unknown */
+	struct mw_where *where;		/* where they live then */
+	int *have_where;
 	long read_timeout_ms;
 	unsigned long garbled_warned;
 };
@@ -40,6 +43,8 @@ static void attach_snapshots(struct msink *k)
 
 	for (size_t i = 0; i < k->set->n; i++) {
 		mw_process_comm(k->set->pid[i], k->comm[i], sizeof(k->comm[i]));
+		k->have_where[i] = mw_proc_where(k->set->pid[i], &k->where[i], err,
+						 sizeof(err)) == 0;
 		if (!k->set->have_g[i])
 			continue;
 		if (mw_snapshot_read(k->set->pid[i], &k->set->g[i], k->read_timeout_ms,
@@ -176,6 +181,7 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 			ri_r.tracer_died = 0;
 		mw_run_environment(&oi, libc, mw_runtime_name(rt), &env);
 		ri = (struct mw_run_info){ .comm = k->comm[i][0] ? k->comm[i] : NULL,
+			.where = k->have_where[i] ? &k->where[i] : NULL,
 			.libc = libc_path, .runtime = mw_runtime_name(rt),
 			.stopped = r->stopped, .snap_attach = k->at_attach[i], .snap_end = at_end,
 			.env = &env };
@@ -234,6 +240,8 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		pids[i] = (int)set->pid[i];
 	k.at_attach = xcalloc(set->n, sizeof(*k.at_attach));
 	k.comm = xcalloc(set->n, sizeof(*k.comm));
+	k.where = xcalloc(set->n, sizeof(*k.where));
+	k.have_where = xcalloc(set->n, sizeof(*k.have_where));
 	if (!(k.procs = mw_procs_new(pids, set->n))) {
 		mw_error("cannot trace %zu processes: %s", set->n, strerror(ENOMEM));
 		goto cleanup;
@@ -273,6 +281,8 @@ cleanup:
 		mw_snapshot_free(k.at_attach[i]);
 	free(k.at_attach);
 	free(k.comm);
+	free(k.where);
+	free(k.have_where);
 	mw_procs_free(k.procs);
 	mw_elf_close(libm);
 	mw_elf_close(libc);

@@ -27,6 +27,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "procmem.h"
+#include "procwhere.h"
 #include "protocol.h"
 #include "report.h"
 #include "runtime.h"
@@ -78,6 +79,8 @@ struct sink {
 	FILE *save;
 	pid_t attach_pid;	/* -p: say when tracing has started */
 	char comm[64];		/* -p: its command name then; "" unknown */
+	struct mw_where where;	/* -p: where it lives then */
+	int have_where;
 	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
 	struct mw_snapshot *at_attach;	/* taken when the probes were armed */
 	struct mw_snapshot *at_exit;	/* -c: taken at the program's exit */
@@ -247,6 +250,12 @@ static void on_line(void *ctx, const char *line)
 		fprintf(k->save, "%s\n", line);
 	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
 		mw_process_comm(k->attach_pid, k->comm, sizeof(k->comm));
+		{
+			char err[128];
+
+			k->have_where = mw_proc_where(k->attach_pid, &k->where, err,
+						      sizeof(err)) == 0;
+		}
 		attach_snapshot(k);
 		mw_note("tracing process %d; ^C or SIGTERM stops and reports", (int)k->attach_pid);
 	}
@@ -534,7 +543,8 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		mw_run_save_footer(k->save, r);
 	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
 	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
-		.comm = k->comm[0] ? k->comm : NULL, .libc = libc_path,
+		.comm = k->comm[0] ? k->comm : NULL, .where = k->have_where ? &k->where : NULL,
+		.libc = libc_path,
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
 		.snap_attach = k->at_attach, .snap_end = at_end, .snap_exit = k->at_exit,
 		.env = &menv };

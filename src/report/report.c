@@ -125,7 +125,10 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	if (!ri->argv && ri->comm) {	/* -p, live: the process names itself */
 		fprintf(f, " process %d (", ri->pid);
 		mw_fputs_quoted(ri->comm, f);
-		fputs(")\n  libc ", f);
+		fputs(")\n", f);
+		if (ri->where)
+			mw_where_text(f, ri->where);
+		fputs("  libc ", f);
 	} else {
 		fprintf(f, "%s(pid %d)\n  libc ", ri->argv ? " " : " process ", ri->pid);
 	}

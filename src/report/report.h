@@ -23,6 +23,8 @@ struct mw_run_info {
 	const char *const *argv;	/* the command, NULL-terminated; NULL for -p */
 	const char *comm;		/* -p: the process's command name when
 					 * tracing started; NULL unknown (a replay) */
+	const struct mw_where *where;	/* -p: where it lives (procwhere.h), read
+					 * when tracing started; NULL unknown */
 	int pid;
 	const char *libc;		/* path traced */
 	const char *runtime;		/* "kernel" or "bpf" */

@@ -58,6 +58,8 @@ static json_t *json_target(const struct mw_state *st, const struct mw_run_info *
 	 * leaving the key out */
 	if (t && ri->comm)
 		mw_json_set(&t, "comm", mw_json_str(ri->comm));
+	if (t && ri->where)
+		mw_json_set(&t, "where", mw_where_json(ri->where));
 	return t;
 }
 
