@@ -102,9 +102,28 @@ static void snapshots_report(const struct trace_opts *o, struct outputs *out, co
 		out->json_errno = errno;
 }
 
+/* --progress (the default with -p): the snapshot just taken as one line
+ * on stderr, like a traced run's, with what a snapshot has instead of
+ * lock waits and retries: the arenas' system, in-use and free bytes. */
+static void progress_line(const struct mw_snapshot *x, uint64_t t0)
+{
+	uint64_t heap = 0;
+	char hb[16], sb[16], sy[16], iu[16], fr[16];
+
+	for (size_t i = 0; i < x->narenas; i++)
+		heap += x->arenas[i].heap_bytes;
+	mw_note("%7.1fs  arenas %3zu  heaps %9s  sbrk net %9s  system %9s  in use %9s  free %9s",
+		x->taken_ns > t0 ? (double)(x->taken_ns - t0) / 1e9 : 0.0, x->narenas,
+		mw_human_bytes(heap, hb, sizeof(hb)),
+		mw_human_bytes(x->main_end > x->sbrk_base ? x->main_end - x->sbrk_base : 0, sb,
+			       sizeof(sb)), mw_human_bytes(x->system_bytes, sy, sizeof(sy)),
+		mw_human_bytes(x->in_use_bytes, iu, sizeof(iu)),
+		mw_human_bytes(x->free_bytes, fr, sizeof(fr)));
+}
+
 /* Snapshots of o->pid (layouts g) every interval ms into samples (*n of
  * *cap, seconds from t0), the newest kept in *last (the one before it
- * freed), until the process exits, a signal comes or --duration has
+ * freed), each a --progress line when asked, until the process exits, a signal comes or --duration has
  * passed.  The process is never stopped or signalled.  Snapshots not read
  * are counted, and the first one's reason warned about at the end. */
 static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, long interval,
@@ -122,19 +141,25 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 	stop_at = o->duration_ms ? mw_now_ms() + o->duration_ms : 0;
 	for (;;) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		int r = poll(&p, pidfd >= 0 ? 1 : 0, (int)interval);
+		long wait = interval;
+		int r;
 
+		if (stop_at && stop_at - mw_now_ms() < wait)	/* --duration ends on time */
+			wait = stop_at > mw_now_ms() ? (long)(stop_at - mw_now_ms()) : 0;
+		r = poll(&p, pidfd >= 0 ? 1 : 0, (int)wait);
 		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)) || !mw_process_alive(o->pid))
 			break;
+		if (stop_at && mw_now_ms() >= stop_at)
+			break;	/* the end snapshot follows */
 		if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
 			add_sample(samples, n, cap, x, t0);
+			if (o->progress > 0)
+				progress_line(x, t0);
 			mw_snapshot_free(*last);
 			*last = x;
 		} else if (!skipped++) {
 			snprintf(why, sizeof(why), "%s", err);
 		}
-		if (stop_at && mw_now_ms() >= stop_at)
-			break;
 	}
 	if (pidfd >= 0)
 		close(pidfd);
@@ -170,6 +195,8 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 		"need a libc built with --enable-systemtap", libc, (int)o->pid, interval / 1000.0);
 	t0 = first->taken_ns;
 	add_sample(&samples, &n, &cap, first, t0);
+	if (o->progress > 0)
+		progress_line(first, t0);
 	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last);
 	if ((x = mw_run_end_snapshot(o->pid, g, o->read_timeout_ms))) {
 		add_sample(&samples, &n, &cap, x, t0);
