@@ -649,8 +649,9 @@ int cmd_trace(int argc, char **argv)
 				"(%s, mounted over the system's in a mount namespace of their own)",
 				mw_quote(o.cmd[0], q, sizeof(q)), t.libc);
 		else
-			mw_note("running '%s' under the probe-enabled glibc (%s)%s%s",
-				mw_quote(o.cmd[0], q, sizeof(q)), t.loader,
+			mw_note("running '%s'%s%s%s under the probe-enabled glibc (%s)%s%s",
+				mw_quote(o.cmd[0], q, sizeof(q)), t.interp[0] ? " (a script: "
+				"its interpreter " : "", t.interp, t.interp[0] ? ")" : "", t.loader,
 				t.ns_why[0] ? "; programs it starts run on the system libc, "
 				"untraced: " : "", t.ns_why);
 	}
