@@ -506,12 +506,13 @@ static int attach_many(struct trace_opts *o)
 }
 
 /* -p PID: trace from a snapshot; or, when its libc has no SDT probes,
- * report from snapshots alone. */
+ * report from snapshots alone.  Either report is judged by --check. */
 static int attach(const struct trace_opts *o)
 {
 	char err[PATH_MAX + 512], libc[PATH_MAX];
+	json_t *report = NULL;
 	struct mw_glibc g;
-	int have_g, probes;
+	int have_g, probes, status;
 
 	if (kill(o->pid, 0) < 0 && errno == ESRCH)
 		mw_die(MW_EXIT_RUNTIME, "no process %d", (int)o->pid);
@@ -527,19 +528,16 @@ static int attach(const struct trace_opts *o)
 		if (!have_g)
 			mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace, and snapshots "
 			       "cannot be taken either: %s", libc, err);
-		return mw_snapshots_only(o, libc, &g);
+		status = mw_snapshots_only(o, libc, &g, o->nrules ? &report : NULL);
+	} else {
+		if (!have_g)
+			mw_warn("%s; no snapshots at attach and at the end: arenas made before "
+				"tracing are not shown", err);
+		status = run(o, NULL, libc, have_g ? &g : NULL, o->nrules ? &report : NULL);
 	}
-	if (!have_g)
-		mw_warn("%s; no snapshots at attach and at the end: arenas made before "
-			"tracing are not shown", err);
-	{
-		json_t *report = NULL;
-		int status = run(o, NULL, libc, have_g ? &g : NULL, o->nrules ? &report : NULL);
-
-		status = judge(o, &report, report ? 1 : 0, status);
-		json_decref(report);
-		return status;
-	}
+	status = judge(o, &report, report ? 1 : 0, status);
+	json_decref(report);
+	return status;
 }
 
 static int cleanup_only(void)

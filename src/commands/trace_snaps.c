@@ -52,24 +52,20 @@ static void samples_text(FILE *f, const struct sample *s, size_t n)
 			mw_human_bytes(s[i].free, c, sizeof(c)));
 }
 
-/* The snapshots-only JSON; 0, or -1 with errno (mw_json_write). */
-static int samples_json(FILE *f, pid_t pid, const char *libc, const struct mw_snapshot *a,
-			const struct mw_snapshot *b, const struct sample *s, size_t n)
+/* The snapshots-only report as a new JSON value. */
+static json_t *samples_json(pid_t pid, const char *libc, const struct mw_snapshot *a,
+			    const struct mw_snapshot *b, const struct sample *s, size_t n)
 {
-	json_t *arr = json_array(), *root;
-	int ret;
+	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
 		mw_json_append(&arr, json_pack("{s:f, s:I, s:I, s:I, s:I}", "t", s[i].t,
 			"arenas", (json_int_t)s[i].arenas, "system_bytes", (json_int_t)s[i].system,
 			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free));
-	root = json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
+	return json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
 		"mode", "snapshots", "target", "pid", (int)pid, "libc", mw_json_str(libc),
 		"snapshots", "attach", mw_snapshot_json_value(a, "?"),
 		"end", b ? mw_snapshot_json_value(b, "?") : json_null(), "samples", arr);
-	ret = mw_json_write(root, f, JSON_INDENT(2));
-	json_decref(root);
-	return ret;
 }
 
 static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct mw_snapshot *x,
@@ -85,12 +81,14 @@ static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct m
 }
 
 /* The snapshots-only report: the last snapshot, how it changed since
- * the first, the samples; JSON when asked. */
+ * the first, the samples; JSON when asked, and into *report (not NULL)
+ * for --check. */
 static void snapshots_report(const struct trace_opts *o, struct outputs *out, const char *libc,
 			     const struct mw_snapshot *first, const struct mw_snapshot *last,
-			     const struct sample *samples, size_t n)
+			     const struct sample *samples, size_t n, json_t **report)
 {
 	char comm[64], q[4 * PATH_MAX + 8];
+	json_t *root = NULL;
 
 	mw_process_comm(o->pid, comm, sizeof(comm));
 	mw_snapshot_text(out->summary, last ? last : first, comm[0] ? comm : "?");
@@ -98,8 +96,14 @@ static void snapshots_report(const struct trace_opts *o, struct outputs *out, co
 		mw_quote(libc, q, sizeof(q)));
 	mw_snapshot_diff_text(out->summary, first, last);
 	samples_text(out->summary, samples, n);
-	if (out->json && samples_json(out->json, o->pid, libc, first, last, samples, n) < 0)
+	if (out->json || report)
+		root = samples_json(o->pid, libc, first, last, samples, n);
+	if (out->json && mw_json_write(root, out->json, JSON_INDENT(2)) < 0)
 		out->json_errno = errno;
+	if (report)
+		*report = root;
+	else
+		json_decref(root);
 }
 
 /* --progress (the default with -p): the snapshot just taken as one line
@@ -170,7 +174,8 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 /* -p on a libc without SDT probes: snapshots at attach, every interval
  * (default 1 s) and at the end, until the process exits, a signal, or
  * --duration (trace_snaps.h). */
-int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_glibc *g)
+int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_glibc *g,
+		      json_t **report)
 {
 	struct mw_snapshot *first = NULL, *last = NULL, *x;
 	struct sample *samples = NULL;
@@ -203,7 +208,7 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 		mw_snapshot_free(last);
 		last = x;
 	}
-	snapshots_report(o, &out, libc, first, last, samples, n);
+	snapshots_report(o, &out, libc, first, last, samples, n, report);
 	if (mw_outputs_close(o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 	free(samples);
