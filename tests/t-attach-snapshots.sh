@@ -5,6 +5,8 @@
 # (arenas, heaps, heap bytes, thresholds, system/in use/free bytes) are
 # judged, the ones that need probes are missing; --html, which draws a
 # traced run, is refused before any file is made (issue 26, items 2, 3).
+# Its progress lines (default with -p) are there, --no-progress drops them
+# (item 4); --check on the run judges that report (it was ignored).
 . tests/lib.sh
 need_root
 L=/lib/x86_64-linux-gnu/libc.so.6
@@ -16,6 +18,19 @@ hold_arenas sys 4 0 system
 "$MW" -p $pid --duration 1 --json "$OUT/snap.json" -o "$OUT/snap.txt" 2>"$OUT/snap.err" ||
 	fail "-p on Debian's libc exited $?: $(cat "$OUT/snap.err")"
 grep -q '"mode": "snapshots"' "$OUT/snap.json" || fail "not a snapshots-only report"
+# progress lines, the default with -p, one per snapshot (issue 26, item 4)
+grep -q '^mallocwatch: *0\.0s  arenas *5  heaps .* system .* in use .* free ' "$OUT/snap.err" ||
+	fail "no progress line at attach: $(cat "$OUT/snap.err")"
+"$MW" -p $pid --duration 1 --interval 0.2 --no-progress -o /dev/null 2>"$OUT/quiet.err" ||
+	fail "--no-progress exited $?"
+grep -q ' arenas  *5 ' "$OUT/quiet.err" && fail "--no-progress printed progress lines"
+# --check on the run itself judges the snapshots' report, as check does
+"$MW" -p $pid --duration 1 -o /dev/null --check 'arenas==5' --check 'arenas<=4' --format json \
+	--format-output "$OUT/run-checks.json" 2>"$OUT/run-checks.err"
+rc=$?
+[ $rc = 3 ] || fail "-p --check 'arenas<=4' on 5 arenas: exit $rc, expected 3: $(cat "$OUT/run-checks.err")"
+grep -q '"passed": 1' "$OUT/run-checks.json" && grep -q '"failed": 1' "$OUT/run-checks.json" ||
+	fail "the run's checks: $(cat "$OUT/run-checks.json")"
 
 "$MW" check --check 'arenas==5' --check 'heaps==4' --check 'mmap_threshold>=131072' \
 	--check 'system_bytes>0' "$OUT/snap.json" >"$OUT/check.out" 2>&1 ||

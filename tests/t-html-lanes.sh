@@ -4,7 +4,9 @@
 #    attachments by memory_arena_new, _reuse and _reuse_free_list, timed
 #    ones with equal times and ones before the program's start, untimed
 #    ones) gives exactly tests/html/lanes.html, the page written before
-#    the lanes were indexed (which attachment comes next, ties included);
+#    the lanes were indexed (which attachment comes next, ties included;
+#    since then only its colours and the empty waits strip's "no waits"
+#    changed, t-html-edges);
 #  - 200000 threads attaching once each (tests/mkstream-threads.sh) are
 #    drawn in well under 10 s: linear, where a scan of every attachment
 #    per thread took about 30 s (bench/run times it against 20000).

@@ -71,7 +71,8 @@ static const char snapshot_usage[] =
 "glibc, its libc's debug symbols are missing, its allocator is corrupt\n"
 "or hostile (a loop: the message names the structure and the address) or\n"
 "is not read within --read-timeout: one line each on stderr, the others\n"
-"are still reported - or the cgroup has no process; --all: 0 once the\n"
+"are still reported (-p PID: no file is made) - or the cgroup has no\n"
+"process; --all: 0 once the\n"
 "table is written (a process not read is a row with its reason), 1 when\n"
 "/proc cannot be listed or the output not written; 2 on a usage error.\n"
 "\n"
@@ -176,7 +177,7 @@ static int want_text(const struct snap_opts *o)
 }
 
 /* -p PID: one process, the report as it has always been, plus where it
- * lives when that can still be read. */
+ * lives when that can still be read; the files made once it is read. */
 static int snapshot_one(struct snap_opts *o)
 {
 	char err[PATH_MAX + 512], comm[64];
@@ -186,11 +187,15 @@ static int snapshot_one(struct snap_opts *o)
 	struct mw_where w;
 	int json_err = 0, have_where, status;
 
-	if (open_outputs(o) < 0)
-		return MW_EXIT_RUNTIME;
+	/* read first: a process that cannot be read leaves no empty file
+	 * (the reading is brief and changes nothing) */
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
 	    mw_snapshot_read(pid, &g, o->timeout_ms, &s, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if (open_outputs(o) < 0) {
+		mw_snapshot_free(s);
+		return MW_EXIT_RUNTIME;
+	}
 	mw_process_comm(pid, comm, sizeof(comm));
 	if (!comm[0])
 		snprintf(comm, sizeof(comm), "?");

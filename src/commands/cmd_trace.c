@@ -21,6 +21,7 @@
 #include "leftovers.h"
 #include "metrics.h"
 #include "msg.h"
+#include "output.h"
 #include "probetab.h"
 #include "procmem.h"
 #include "runtime.h"
@@ -108,7 +109,11 @@ static const char usage[] =
 "  --strict-env         a baseline made with another glibc, CPU count or\n"
 "                       arena tunables is an error (exit 2), not a warning\n"
 "  --format F           the --check results as text, json, junit, github or\n"
-"                       markdown (on stderr)\n"
+"                       markdown: on stderr with the notes (and with -c the\n"
+"                       program's own stderr), unless --format-output\n"
+"  --format-output FILE  write the --check results, and nothing else, to FILE\n"
+"                       ('-' = stdout, which a -c program shares): for a CI\n"
+"                       step to parse; the summary and notes stay on stderr\n"
 "  --repeat N           with -c: run the program N times (arena counts depend\n"
 "                       on scheduling) and judge --check rules on every run's\n"
 "                       figure, aggregated by --aggregate; -o/--json keep the\n"
@@ -157,7 +162,7 @@ static const char usage[] =
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
        OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
-       OPT_READ_TIMEOUT, OPT_CGROUP };
+       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -173,6 +178,7 @@ static const struct option longopts[] = {
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "format-output", required_argument, NULL, OPT_FORMAT_OUTPUT },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
@@ -308,6 +314,7 @@ static void parse_option(int c, struct trace_opts *o)
 			mw_usage_error("unknown format '%s' (text, json, junit, github, "
 				       "markdown)", optarg);
 		break;
+	case OPT_FORMAT_OUTPUT: o->format_output = optarg; break;
 	case 'q': mw_quiet(1); break;
 	case 'v': o->verbose = 1; break;
 	case 'p':
@@ -343,6 +350,14 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
+	if (o->format_output && !o->nrules)
+		mw_usage_error("--format-output goes with --check (it takes the checks' results)");
+	if (o->format_output && o->json && strcmp(o->format_output, "-") == 0 &&
+	    strcmp(o->json, "-") == 0)
+		mw_usage_error("--json - and --format-output - both write to stdout; give one a file");
+	if (o->format_output && o->npids > 1)
+		mw_usage_error("--format-output takes one process's results (-p PID); not yet "
+			       "several");
 	for (size_t i = 0; i < o->nrules; i++)
 		if (o->rules[i].relative && !o->baseline_path)
 			mw_usage_error("rule '%s' is relative (+N, +N%%) and needs --baseline",
@@ -357,11 +372,12 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 }
 
 /* --check: judge the runs' own reports (one per -c run with --repeat);
- * lines on stderr.  A failed rule makes a successful run exit
+ * the results on stderr, or in --format-output's file.  A failed rule makes a successful run exit
  * MW_EXIT_CHECK; the program's own failure (or mallocwatch's) keeps its
  * status.  n is how many runs gave a report. */
 static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, int status)
 {
+	FILE *res = o->format_file ? o->format_file : stderr;
 	struct mw_verdict *v;
 	size_t failed;
 
@@ -370,14 +386,14 @@ static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, i
 	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0)
 		return MW_EXIT_USAGE;
 	if (n == 1)
-		failed = mw_rules_report(stderr, o->format, o->rules, o->nrules, reports[0],
+		failed = mw_rules_report(res, o->format, o->rules, o->nrules, reports[0],
 					 o->baseline);
 	else {
 		v = xcalloc(o->nrules, sizeof(*v));
 		for (size_t i = 0; i < o->nrules; i++)
 			v[i] = mw_rule_judge_runs(&o->rules[i], reports, n, o->aggregate,
 						  o->baseline, stderr);
-		failed = mw_verdicts_write(stderr, o->format, o->rules, v, o->nrules);
+		failed = mw_verdicts_write(res, o->format, o->rules, v, o->nrules);
 		free(v);
 	}
 	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
@@ -490,12 +506,13 @@ static int attach_many(struct trace_opts *o)
 }
 
 /* -p PID: trace from a snapshot; or, when its libc has no SDT probes,
- * report from snapshots alone. */
+ * report from snapshots alone.  Either report is judged by --check. */
 static int attach(const struct trace_opts *o)
 {
 	char err[PATH_MAX + 512], libc[PATH_MAX];
+	json_t *report = NULL;
 	struct mw_glibc g;
-	int have_g, probes;
+	int have_g, probes, status;
 
 	if (kill(o->pid, 0) < 0 && errno == ESRCH)
 		mw_die(MW_EXIT_RUNTIME, "no process %d", (int)o->pid);
@@ -511,19 +528,16 @@ static int attach(const struct trace_opts *o)
 		if (!have_g)
 			mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace, and snapshots "
 			       "cannot be taken either: %s", libc, err);
-		return mw_snapshots_only(o, libc, &g);
+		status = mw_snapshots_only(o, libc, &g, o->nrules ? &report : NULL);
+	} else {
+		if (!have_g)
+			mw_warn("%s; no snapshots at attach and at the end: arenas made before "
+				"tracing are not shown", err);
+		status = run(o, NULL, libc, have_g ? &g : NULL, o->nrules ? &report : NULL);
 	}
-	if (!have_g)
-		mw_warn("%s; no snapshots at attach and at the end: arenas made before "
-			"tracing are not shown", err);
-	{
-		json_t *report = NULL;
-		int status = run(o, NULL, libc, have_g ? &g : NULL, o->nrules ? &report : NULL);
-
-		status = judge(o, &report, report ? 1 : 0, status);
-		json_decref(report);
-		return status;
-	}
+	status = judge(o, &report, report ? 1 : 0, status);
+	json_decref(report);
+	return status;
 }
 
 static int cleanup_only(void)
@@ -624,22 +638,15 @@ static int run_program(const struct trace_opts *o, const struct mw_target *t)
 	return status;
 }
 
-int cmd_trace(int argc, char **argv)
+/* -c: the program, how it is started (target.h), said in a note; then
+ * its runs. */
+static int run_command(const struct trace_opts *o)
 {
-	struct trace_opts o = { .runtime = MW_RT_AUTO, .progress = -1 };
 	struct mw_target t;
 	char err[PATH_MAX + 256];
 	int status;
 
-	parse_args(argc, argv, &o);
-	mw_signals_catch();	/* from here on, ^C ends the run cleanly */
-	if (o.cleanup)
-		return cleanup_only();
-	if (o.npids > 1)
-		return attach_many(&o);
-	if (o.pid)
-		return attach(&o);
-	if (mw_target_resolve((const char *const *)o.cmd, o.libc, &t, err, sizeof(err)) < 0)
+	if (mw_target_resolve((const char *const *)o->cmd, o->libc, &t, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (t.ns || t.loader[0]) {
 		char q[256];
@@ -647,14 +654,39 @@ int cmd_trace(int argc, char **argv)
 		if (t.ns)
 			mw_note("running '%s' and what it starts under the probe-enabled glibc "
 				"(%s, mounted over the system's in a mount namespace of their own)",
-				mw_quote(o.cmd[0], q, sizeof(q)), t.libc);
+				mw_quote(o->cmd[0], q, sizeof(q)), t.libc);
 		else
-			mw_note("running '%s' under the probe-enabled glibc (%s)%s%s",
-				mw_quote(o.cmd[0], q, sizeof(q)), t.loader,
+			mw_note("running '%s'%s%s%s under the probe-enabled glibc (%s)%s%s",
+				mw_quote(o->cmd[0], q, sizeof(q)), t.interp[0] ? " (a script: "
+				"its interpreter " : "", t.interp, t.interp[0] ? ")" : "", t.loader,
 				t.ns_why[0] ? "; programs it starts run on the system libc, "
 				"untraced: " : "", t.ns_why);
 	}
-	status = run_program(&o, &t);
+	status = run_program(o, &t);
 	mw_target_free(&t);
+	return status;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { .runtime = MW_RT_AUTO, .progress = -1 };
+	int status;
+
+	parse_args(argc, argv, &o);
+	mw_signals_catch();	/* from here on, ^C ends the run cleanly */
+	if (o.cleanup)
+		return cleanup_only();
+	/* made before anything runs, kept until the checks are written */
+	if (o.format_output && !(o.format_file = mw_output_create(o.format_output, 1)))
+		return MW_EXIT_RUNTIME;
+	if (o.npids > 1)
+		status = attach_many(&o);
+	else if (o.pid)
+		status = attach(&o);
+	else
+		status = run_command(&o);
+	if (o.format_file && mw_output_close(o.format_file, o.format_output, 0) < 0 &&
+	    status == MW_EXIT_OK)
+		status = MW_EXIT_RUNTIME;
 	return status;
 }

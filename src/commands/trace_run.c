@@ -522,15 +522,17 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 
 	if (r->detaching) {
 		if (o->verbose)
-			mw_note("report complete %lld ms after the program's exit", r->flush_ms);
+			mw_note("report complete %lld ms after the %s", r->flush_ms,
+				o->pid ? "end of tracing" : "program's exit");
 		/* (not counted from uprobe_events: reading it waits
 		 * behind every removal under way on the machine; a
 		 * detail for -v: the report is complete) */
 		if (o->verbose)
 			mw_note("the tracer (pid %d) goes on removing the uprobes of %d "
-				"probe sites in the background%s; the program has exited "
-				"and nothing is traced", (int)r->detaching, sites,
-				rt == MW_RT_BPF ? " (about 0.11 s each)" : "");
+				"probe sites in the background%s; %s", (int)r->detaching, sites,
+				rt == MW_RT_BPF ? " (about 0.11 s each)" : "", o->pid ?
+				"its handlers are off: nothing more is traced" :
+				"the program has exited and nothing is traced");
 	}
 	if (r->ptrace_msg[0])
 		mw_note("%s", r->ptrace_msg);
@@ -595,7 +597,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
-				.at_exit = t ? exit_snapshot : NULL, .flush = t != NULL,
+				.at_exit = t ? exit_snapshot : NULL, .flush = 1,
 				.missing = missing, .sample = sample, .sample_ms = o->interval_ms ?
 				o->interval_ms : o->pid ? 1000 : 100 }, on_line, &k, &r, err,
 				sizeof(err)) == 0) {

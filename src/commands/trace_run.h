@@ -46,6 +46,8 @@ struct trace_opts {
 	size_t nrules, crules;
 	const char *baseline_path;	/* --baseline */
 	enum mw_format format;		/* --format of the --check results */
+	const char *format_output;	/* --format-output: where they go */
+	FILE *format_file;		/* it, opened before any run; NULL: stderr */
 	long repeat;			/* --repeat: -c runs; 0 = once */
 	enum mw_aggregate aggregate;	/* --aggregate of repeated runs' figures */
 	int strict_env;			/* --strict-env */

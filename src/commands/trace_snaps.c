@@ -54,25 +54,21 @@ static void samples_text(FILE *f, const struct sample *s, size_t n)
 			mw_human_bytes(s[i].mmapped, d, sizeof(d)));
 }
 
-/* The snapshots-only JSON; 0, or -1 with errno (mw_json_write). */
-static int samples_json(FILE *f, pid_t pid, const char *libc, const struct mw_snapshot *a,
-			const struct mw_snapshot *b, const struct sample *s, size_t n)
+/* The snapshots-only report as a new JSON value. */
+static json_t *samples_json(pid_t pid, const char *libc, const struct mw_snapshot *a,
+			    const struct mw_snapshot *b, const struct sample *s, size_t n)
 {
-	json_t *arr = json_array(), *root;
-	int ret;
+	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
 		mw_json_append(&arr, json_pack("{s:f, s:I, s:I, s:I, s:I, s:I}", "t", s[i].t,
 			"arenas", (json_int_t)s[i].arenas, "system_bytes", (json_int_t)s[i].system,
 			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free,
 			"mmapped_bytes", (json_int_t)s[i].mmapped));
-	root = json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
+	return json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
 		"mode", "snapshots", "target", "pid", (int)pid, "libc", mw_json_str(libc),
 		"snapshots", "attach", mw_snapshot_json_value(a, "?"),
 		"end", b ? mw_snapshot_json_value(b, "?") : json_null(), "samples", arr);
-	ret = mw_json_write(root, f, JSON_INDENT(2));
-	json_decref(root);
-	return ret;
 }
 
 static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct mw_snapshot *x,
@@ -88,12 +84,14 @@ static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct m
 }
 
 /* The snapshots-only report: the last snapshot, how it changed since
- * the first, the samples; JSON when asked. */
+ * the first, the samples; JSON when asked, and into *report (not NULL)
+ * for --check. */
 static void snapshots_report(const struct trace_opts *o, struct outputs *out, const char *libc,
 			     const struct mw_snapshot *first, const struct mw_snapshot *last,
-			     const struct sample *samples, size_t n)
+			     const struct sample *samples, size_t n, json_t **report)
 {
 	char comm[64], q[4 * PATH_MAX + 8];
+	json_t *root = NULL;
 
 	mw_process_comm(o->pid, comm, sizeof(comm));
 	mw_snapshot_text(out->summary, last ? last : first, comm[0] ? comm : "?");
@@ -101,13 +99,38 @@ static void snapshots_report(const struct trace_opts *o, struct outputs *out, co
 		mw_quote(libc, q, sizeof(q)));
 	mw_snapshot_diff_text(out->summary, first, last);
 	samples_text(out->summary, samples, n);
-	if (out->json && samples_json(out->json, o->pid, libc, first, last, samples, n) < 0)
+	if (out->json || report)
+		root = samples_json(o->pid, libc, first, last, samples, n);
+	if (out->json && mw_json_write(root, out->json, JSON_INDENT(2)) < 0)
 		out->json_errno = errno;
+	if (report)
+		*report = root;
+	else
+		json_decref(root);
+}
+
+/* --progress (the default with -p): the snapshot just taken as one line
+ * on stderr, like a traced run's, with what a snapshot has instead of
+ * lock waits and retries: the arenas' system, in-use and free bytes. */
+static void progress_line(const struct mw_snapshot *x, uint64_t t0)
+{
+	uint64_t heap = 0;
+	char hb[16], sb[16], sy[16], iu[16], fr[16];
+
+	for (size_t i = 0; i < x->narenas; i++)
+		heap += x->arenas[i].heap_bytes;
+	mw_note("%7.1fs  arenas %3zu  heaps %9s  sbrk net %9s  system %9s  in use %9s  free %9s",
+		x->taken_ns > t0 ? (double)(x->taken_ns - t0) / 1e9 : 0.0, x->narenas,
+		mw_human_bytes(heap, hb, sizeof(hb)),
+		mw_human_bytes(x->main_end > x->sbrk_base ? x->main_end - x->sbrk_base : 0, sb,
+			       sizeof(sb)), mw_human_bytes(x->system_bytes, sy, sizeof(sy)),
+		mw_human_bytes(x->in_use_bytes, iu, sizeof(iu)),
+		mw_human_bytes(x->free_bytes, fr, sizeof(fr)));
 }
 
 /* Snapshots of o->pid (layouts g) every interval ms into samples (*n of
  * *cap, seconds from t0), the newest kept in *last (the one before it
- * freed), until the process exits, a signal comes or --duration has
+ * freed), each a --progress line when asked, until the process exits, a signal comes or --duration has
  * passed.  The process is never stopped or signalled.  Snapshots not read
  * are counted, and the first one's reason warned about at the end. */
 static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, long interval,
@@ -125,19 +148,25 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 	stop_at = o->duration_ms ? mw_now_ms() + o->duration_ms : 0;
 	for (;;) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		int r = poll(&p, pidfd >= 0 ? 1 : 0, (int)interval);
+		long wait = interval;
+		int r;
 
+		if (stop_at && stop_at - mw_now_ms() < wait)	/* --duration ends on time */
+			wait = stop_at > mw_now_ms() ? (long)(stop_at - mw_now_ms()) : 0;
+		r = poll(&p, pidfd >= 0 ? 1 : 0, (int)wait);
 		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)) || !mw_process_alive(o->pid))
 			break;
+		if (stop_at && mw_now_ms() >= stop_at)
+			break;	/* the end snapshot follows */
 		if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
 			add_sample(samples, n, cap, x, t0);
+			if (o->progress > 0)
+				progress_line(x, t0);
 			mw_snapshot_free(*last);
 			*last = x;
 		} else if (!skipped++) {
 			snprintf(why, sizeof(why), "%s", err);
 		}
-		if (stop_at && mw_now_ms() >= stop_at)
-			break;
 	}
 	if (pidfd >= 0)
 		close(pidfd);
@@ -148,7 +177,8 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 /* -p on a libc without SDT probes: snapshots at attach, every interval
  * (default 1 s) and at the end, until the process exits, a signal, or
  * --duration (trace_snaps.h). */
-int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_glibc *g)
+int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_glibc *g,
+		      json_t **report)
 {
 	struct mw_snapshot *first = NULL, *last = NULL, *x;
 	struct sample *samples = NULL;
@@ -173,13 +203,15 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 		"need a libc built with --enable-systemtap", libc, (int)o->pid, interval / 1000.0);
 	t0 = first->taken_ns;
 	add_sample(&samples, &n, &cap, first, t0);
+	if (o->progress > 0)
+		progress_line(first, t0);
 	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last);
 	if ((x = mw_run_end_snapshot(o->pid, g, o->read_timeout_ms))) {
 		add_sample(&samples, &n, &cap, x, t0);
 		mw_snapshot_free(last);
 		last = x;
 	}
-	snapshots_report(o, &out, libc, first, last, samples, n);
+	snapshots_report(o, &out, libc, first, last, samples, n, report);
 	if (mw_outputs_close(o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 	free(samples);

@@ -36,10 +36,18 @@
 #define LANE_H 18
 #define WAITS_H 50
 
+/* Arena colours: main_arena's blue first, then each the candidate (hue
+ * every 5 degrees, three saturations, six lightnesses, none lighter than
+ * L* 80 on the white page) farthest in CIELAB from all before it, so
+ * neighbours in the list differ most: any 16 differ by a CIE76 delta E of
+ * 39 or more, 32 by 25 (the 16 of Tableau's palette used before had two
+ * blues 10 apart).  Beyond 32 arenas they repeat. */
 static const char *const palette[] = {
-	"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
-	"#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728",
-	"#2ca02c", "#9467bd", "#8c564b", "#17becf",
+	"#4e79a7", "#17d317", "#d31717", "#1717d3", "#ddbe5f", "#e82ca9", "#3dd6b0",
+	"#732639", "#9e75f0", "#3c7e1b", "#f08a75", "#262673", "#d98cbf", "#735926",
+	"#b4d317", "#267360", "#c82ce8", "#51d2ec", "#e82c6a", "#d37517", "#7f0f8a",
+	"#5fdd74", "#8a2e0f", "#132dae", "#7594f0", "#a0226b", "#d9b28c", "#f075f0",
+	"#a6cf6e", "#8a800f", "#61ae13", "#22a061",
 };
 #define NPAL (sizeof(palette) / sizeof(palette[0]))
 
@@ -498,6 +506,33 @@ static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint6
 	}
 }
 
+/* Thread t's attachments att[0..n) (by time) begin with untimed ones
+ * (time 0: an old stream's E records, or threads that reused main_arena
+ * before its address was known, merged when it was): draw the last of
+ * them at lane height y from the thread's first timed event (else the
+ * axis's start) to its first timed attachment (else the end), so that a
+ * thread the table shows attached is not drawn as if on none.  1 when
+ * drawn. */
+static int lane_untimed(struct page *pg, const struct mw_thread *t, double y,
+			const struct lane_att *att, size_t n)
+{
+	size_t u = 0;
+	uint64_t from = t->first_ns ? t->first_ns : pg->t0, to;
+
+	while (u < n && !att[u].x->ns)
+		u++;
+	to = u < n ? att[u].x->ns : pg->t1;
+	if (!u || from >= to)
+		return 0;
+	fprintf(pg->f, "<rect class=\"untimed\" fill=\"%s\" x=\"%.1f\" y=\"%.0f\" "
+		"width=\"%.1f\" height=\"%d\"><title>tid %d on arena 0x%" PRIx64 " (%s) from "
+		"its first event at %.3f s: when it attached is not in the stream</title></rect>\n",
+		colour(att[u - 1].arena), x_of(pg, from), y + 3, x_of(pg, to) - x_of(pg, from) + 0.5,
+		LANE_H - 6, t->tid, pg->ar[att[u - 1].arena].addr, how_name(att[u - 1].x->how),
+		secs(pg, from));
+	return 1;
+}
+
 /* One lane per thread: the arenas it was attached to, from when.
  * Linear in threads and attachments (after one sort of these). */
 static void lanes(struct page *pg)
@@ -513,7 +548,7 @@ static void lanes(struct page *pg)
 	ticks(pg, 0, (int)(nt * LANE_H));
 	for (size_t i = 0; i < nt; i++) {
 		double y = (double)i * LANE_H;
-		int main_thread = t[i].tid == pid;
+		int main_thread = t[i].tid == pid, drawn;
 		size_t first = k;
 
 		while (k < natt && att[k].thread == i)
@@ -521,8 +556,10 @@ static void lanes(struct page *pg)
 		fprintf(f, "<g class=\"lane\" data-tid=\"%d\"><text class=\"tick\" x=\"2\" y=\"%.0f\">"
 			"%s%d</text>\n", t[i].tid, y + 13, main_thread ? "main " : "", t[i].tid);
 		/* the main thread starts on main_arena, the model's first */
+		drawn = !main_thread && lane_untimed(pg, &t[i], y, &att[first], k - first);
 		if (!lane_bars(pg, &t[i], y, main_thread ? pg->t0 : 0, main_thread ? 0 : -1,
-			       &att[first], k - first))	/* seen only in hits: setjmp... */
+			       &att[first], k - first) && !drawn)	/* seen only in hits:
+								 * setjmp... */
 			fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">no arena event "
 				"seen (%" PRIu64 " probe hit%s)</text>\n", LEFT + 4, y + 13, t[i].hits,
 				t[i].hits == 1 ? "" : "s");
@@ -541,14 +578,17 @@ static void waits_strip(struct page *pg)
 	FILE *f = pg->f;
 	size_t ns;
 	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
-	uint64_t prev = 0, max = 1;
+	uint64_t prev = 0, max = 1, total = 0;
 	uint64_t prev_ns = pg->t0;
+	int counted = 0;
 
 	for (size_t i = 0; i < ns; i++)
 		if (s[i].have_waits) {
 			if (s[i].waits - prev > max)
 				max = s[i].waits - prev;
+			total += s[i].waits - prev;
 			prev = s[i].waits;
+			counted = 1;
 		}
 	fprintf(f, "<svg id=\"waits\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n", W,
 		WAITS_H + 20, W, WAITS_H + 20);
@@ -571,6 +611,10 @@ static void waits_strip(struct page *pg)
 		prev = s[i].waits;
 		prev_ns = s[i].ns;
 	}
+	if (!total)	/* an empty strip is not a broken one */
+		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\">%s</text>\n", LEFT + 4,
+			WAITS_H / 2 + 4, counted ? "no waits: no thread waited for an arena's "
+			"lock" : "no waits counted: no sample of the allocator asked for them");
 	fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/></svg>\n", LEFT,
 		WAITS_H, LEFT + PLOT, WAITS_H);
 }

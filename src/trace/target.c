@@ -103,6 +103,115 @@ static int elf_dynamic(const char *path)
 	return ret;
 }
 
+#define SHEBANG_MAX 256	/* the kernel reads this much of a script
+				 * (BINPRM_BUF_SIZE) */
+
+/* The "#!" line of path: its interpreter (as written) into interp, its
+ * optional argument (the rest of the line, trimmed) into arg.  1 when
+ * there is one, 0 when the file does not start with "#!", -1 when it
+ * cannot be read. */
+static int read_shebang(const char *path, char *interp, size_t ilen, char *arg, size_t alen)
+{
+	char buf[SHEBANG_MAX + 1], *p, *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, SHEBANG_MAX);
+	close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return n < 0 ? -1 : 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	for (p = buf + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	end = p + strcspn(p, " \t");
+	snprintf(interp, ilen, "%.*s", (int)(end - p), p);
+	for (p = end; *p == ' ' || *p == '\t'; p++)
+		;
+	for (end = p + strlen(p); end > p && (end[-1] == ' ' || end[-1] == '\t'); end--)
+		;
+	snprintf(arg, alen, "%.*s", (int)(end - p), p);
+	return interp[0] ? 1 : 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* A shell runs a wrapper or a shim: what it execs would be the program. */
+static int is_shell(const char *path)
+{
+	static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh",
+					      "ash", "busybox", "fish", "csh", "tcsh" };
+	const char *b = base_name(path);
+
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (strcmp(b, shells[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The script t->path under the loader: follow its "#!" line to an ELF
+ * interpreter into t->interp, t->interp_argv0 and t->interp_arg (see
+ * target.h).  0, or -1 with a one-line reason in err: no "#!", a shell
+ * (named), env with options, an interpreter that is a script itself or
+ * static. */
+static int follow_script(struct mw_target *t, char *err, size_t errlen)
+{
+	char interp[PATH_MAX], arg[SHEBANG_MAX];
+	int dyn;
+
+	if (read_shebang(t->path, interp, sizeof(interp), arg, sizeof(arg)) != 1) {
+		snprintf(err, errlen, "'%s' is not an ELF executable and has no '#!' line; it "
+			 "cannot be started under the probe-enabled glibc's loader", t->path);
+		return -1;
+	}
+	snprintf(t->interp_argv0, sizeof(t->interp_argv0), "%s", interp);
+	snprintf(t->interp_arg, sizeof(t->interp_arg), "%s", arg);
+	if (strcmp(base_name(interp), "env") == 0) {
+		if (!arg[0] || arg[0] == '-' || strchr(arg, ' ') || strchr(arg, '=')) {
+			snprintf(err, errlen, "'%s' runs '%s %s': name the interpreter itself "
+				 "(-c INTERPRETER %s ARGS...)", t->path, interp, arg, t->path);
+			return -1;
+		}
+		if (find_program(arg, interp, sizeof(interp)) < 0) {
+			snprintf(err, errlen, "'%s' runs '%s', which is not on PATH", t->path, arg);
+			return -1;
+		}
+		snprintf(t->interp_argv0, sizeof(t->interp_argv0), "%s", arg);
+		t->interp_arg[0] = '\0';
+	}
+	if (is_shell(interp)) {
+		snprintf(err, errlen, "'%s' is a script for the shell '%s': under the "
+			 "probe-enabled glibc's loader only the shell would be traced, not the "
+			 "program it runs; name that program (-c PROGRAM ARGS...)", t->path, interp);
+		return -1;
+	}
+	dyn = elf_dynamic(interp);
+	if (dyn != 1) {
+		char i2[PATH_MAX], a2[SHEBANG_MAX], what[PATH_MAX + SHEBANG_MAX + 64];
+
+		if (dyn == 0)
+			snprintf(what, sizeof(what), "statically linked: it loads no libc.so "
+				 "whose probes could be traced");
+		else if (read_shebang(interp, i2, sizeof(i2), a2, sizeof(a2)) == 1)
+			snprintf(what, sizeof(what), "itself a script (#!%s%s%s), a shim or "
+				 "wrapper", i2, a2[0] ? " " : "", a2);
+		else
+			snprintf(what, sizeof(what), "not an ELF executable");
+		snprintf(err, errlen, "'%s' is run by '%s', %s; name the ELF program that runs "
+			 "it (-c PROGRAM %s ARGS...)", t->path, interp, what, t->path);
+		return -1;
+	}
+	snprintf(t->interp, sizeof(t->interp), "%s", interp);
+	return 0;
+}
+
 /* A sudo user id: digits only, below (uid_t)-1. */
 static int parse_id(const char *s, unsigned long *v)
 {
@@ -241,7 +350,7 @@ static void build_argv(struct mw_target *t, const char *const *argv)
 
 	while (argv[n])
 		n++;
-	t->argv = xcalloc(n + 8, sizeof(char *));
+	t->argv = xcalloc(n + 10, sizeof(char *));
 	if (t->loader[0]) {
 		snprintf(dir, sizeof(dir), "%s", t->libc);
 		*strrchr(dir, '/') = '\0';
@@ -251,7 +360,14 @@ static void build_argv(struct mw_target *t, const char *const *argv)
 		t->argv[k++] = xstrdup("--library-path");
 		t->argv[k++] = xstrdup(libpath);
 		t->argv[k++] = xstrdup("--argv0");
-		t->argv[k++] = xstrdup(argv[0]);
+		if (t->interp[0]) {	/* as the kernel runs a script */
+			t->argv[k++] = xstrdup(t->interp_argv0);
+			t->argv[k++] = xstrdup(t->interp);
+			if (t->interp_arg[0])
+				t->argv[k++] = xstrdup(t->interp_arg);
+		} else {
+			t->argv[k++] = xstrdup(argv[0]);
+		}
 		t->argv[k++] = xstrdup(t->path);
 		argv++;
 	}
@@ -280,11 +396,8 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
 				 "whose probes could be traced", t->path);
 			return -1;
 		}
-		if (dyn < 0 && !t->ns) {	/* a script runs in the namespace */
-			snprintf(err, errlen, "'%s' is not an ELF executable; it cannot be "
-				 "started under the probe-enabled glibc's loader", t->path);
-			return -1;
-		}
+		if (dyn < 0 && !t->ns && follow_script(t, err, errlen) < 0)
+			return -1;	/* a script runs in the namespace as it is */
 	}
 	if (choose_user(t, err, errlen) < 0)
 		return -1;

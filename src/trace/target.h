@@ -20,7 +20,15 @@
  *
  * so the program gets the probe-enabled libc while the system's other
  * libraries (liblzma for xz, ...) are still found; what it execs runs on
- * the system's loader and libc, untraced.
+ * the system's loader and libc, untraced.  A script (a "#!" line) is
+ * followed to its interpreter, as the kernel would (one level, and
+ * through "#!/usr/bin/env NAME", NAME found on PATH):
+ *
+ *	#!/usr/bin/env python3    ->  LOADER ... --argv0 python3 /usr/bin/python3 x.py ARGS...
+ *
+ * the script's own ARGS unchanged; a script for a shell (a pyenv shim, a
+ * wrapper that execs the real program) is refused, naming the shell:
+ * only the shell would be traced, not the program it runs.
  */
 #ifndef MALLOCWATCH_TARGET_H
 #define MALLOCWATCH_TARGET_H
@@ -39,6 +47,10 @@ struct mw_target {
 				 * to exec in (owned), or NULL */
 	char ns_why[PATH_MAX + 128];	/* why there is none, when loader is set
 					 * for the probe-enabled glibc; else "" */
+	char interp[PATH_MAX];	/* loader: a script's interpreter, else "" */
+	char interp_argv0[PATH_MAX];	/* its argv[0], as the kernel (or env)
+					 * would give it */
+	char interp_arg[256];	/* the "#!" line's optional argument, or "" */
 	char **argv;		/* what to execve: owned, NULL-terminated */
 	const char *const *user_argv;	/* the command as given (not owned) */
 	uid_t uid;		/* run as this user: SUDO_UID under sudo (root */

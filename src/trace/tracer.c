@@ -172,6 +172,27 @@ static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
 	return 0;
 }
 
+static void stop_tracer(struct run *rn);
+
+/* Read the script's flush file (protocol.h): the tracer prints its
+ * aggregates and MW_LINE_END now; flush_check() completes it.  1 when
+ * asked, 0 when it cannot be (warned). */
+static int flush_ask(struct run *rn)
+{
+	char err[PATH_MAX + 128];
+
+	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_FLUSH_FILE,
+			  &rn->flush_fd, err, sizeof(err)) < 0) {
+		mw_warn("cannot flush the tracer (%s); the report waits for its uprobes to be "
+			"removed", err);
+		return 0;
+	}
+	rn->flushing = 1;
+	rn->flush_start = mw_now_ms();
+	rn->flush_until = rn->flush_start + FLUSH_WAIT_MS;
+	return 1;
+}
+
 /* The program's leader is at its exit stop.  When the whole process is
  * ending (every other thread gone: exit_group kills them, they may take
  * a moment), no probe can fire any more: read the script's flush file so
@@ -182,7 +203,6 @@ static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
 static int flush_start(struct run *rn)
 {
 	long long until = mw_now_ms() + FLUSH_THREADS_MS;
-	char err[PATH_MAX + 128];
 	int n;
 
 	/* only from the run loop, which completes it (flush_check), and only
@@ -196,26 +216,42 @@ static int flush_start(struct run *rn)
 			mw_note("no flush: %d threads still running", n);
 		return 0;
 	}
-	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_FLUSH_FILE,
-			  &rn->flush_fd, err, sizeof(err)) < 0) {
-		mw_warn("cannot flush the tracer (%s); the report waits for its uprobes to be "
-			"removed", err);
-		return 0;
-	}
-	rn->flushing = 1;
-	rn->flush_start = mw_now_ms();
-	rn->flush_until = rn->flush_start + FLUSH_WAIT_MS;
-	return 1;
+	return flush_ask(rn);
 }
 
-/* The flush is over, complete or not: the program's leader goes on. */
+/* -p: the run ends (--duration, a signal of ours, the process exited).
+ * Flush the tracer when it can answer, so the aggregates come while it
+ * still holds its uprobes and their removal (slow under stapbpf) goes on
+ * without us (flush_end); else stop it, and its end probe prints them. */
+static void stop_attach(struct run *rn)
+{
+	mw_procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
+	if (!rn->o->flush || !rn->r->ready || rn->out_fd < 0 || rn->tracer <= 0 ||
+	    !flush_ask(rn))
+		stop_tracer(rn);
+}
+
+/* The flush is over, complete or not.  -c: the program's leader goes on
+ * (and its exit ends the run).  -p: the tracer is stopped; when the flush
+ * was complete and the tracer is still there, it is left to remove its
+ * uprobes (the flush turned its handlers off) and the run loop ends. */
 static void flush_end(struct run *rn)
 {
 	rn->r->flushed = rn->end_seen;
 	rn->r->flush_ms = mw_now_ms() - rn->flush_start;
 	rn->flushing = 0;
 	mw_procfs_settle(&rn->flush_fd, PROCFS_SETTLE_MS);
-	ptrace(PTRACE_CONT, rn->prog, 0, 0);
+	if (rn->o->target) {
+		ptrace(PTRACE_CONT, rn->prog, 0, 0);
+		return;
+	}
+	if (rn->tracer <= 0)
+		return;
+	stop_tracer(rn);
+	if (rn->r->flushed && rn->out_fd >= 0) {
+		rn->detach_bg = 1;
+		rn->r->detaching = rn->tracer;
+	}
 }
 
 /* Is the flush complete: its MW_LINE_END came and every streamed event it
@@ -338,9 +374,16 @@ static void program_exited(struct run *rn)
 		return;
 	close(rn->pidfd);
 	rn->pidfd = -1;
-	if (rn->tracer > 0)	/* 0 once reaped: the pid may be another's now */
-		stop_tracer(rn);
-	if (rn->r->flushed && rn->tracer > 0) {
+	if (rn->tracer > 0 && !rn->flushing) {	/* 0 once reaped: the pid may be
+						 * another's now */
+		if (!rn->o->target && !rn->stopping) {
+			rn->stopping = 1;
+			stop_attach(rn);
+		} else {
+			stop_tracer(rn);
+		}
+	}
+	if (rn->o->target && rn->r->flushed && rn->tracer > 0) {
 		/* everything is in: the removal of the uprobes (slow, see
 		 * platform.md) goes on without us; nothing is traced any more
 		 * (the process is gone, the flush turned the handlers off) */
@@ -392,7 +435,7 @@ static void stop_if_asked(struct run *rn, long long *kill_at)
 		rn->stop_at = 0;	/* --duration: the normal end */
 		rn->stopping = 1;
 		rn->r->stopped = 1;
-		stop_tracer(rn);
+		stop_attach(rn);
 		*kill_at = mw_now_ms() + STOP_GRACE_MS;
 	}
 	if (mw_signal_pending()) {
@@ -407,7 +450,10 @@ static void stop_if_asked(struct run *rn, long long *kill_at)
 			 * probe still prints the totals */
 			rn->stopping = 1;
 			rn->r->stopped = !rn->o->target;
-			stop_tracer(rn);
+			if (rn->o->target)
+				stop_tracer(rn);
+			else
+				stop_attach(rn);
 			*kill_at = mw_now_ms() + STOP_GRACE_MS;
 		}
 	}
@@ -475,6 +521,8 @@ static void loop(struct run *rn)
 			reap_program(rn, 0);	/* ptrace stops; the exit itself */
 		if (rn->flushing)
 			flush_check(rn);
+		if (rn->detach_bg)	/* -p: flushed, the tracer left detaching */
+			break;
 		if (rn->pidfd >= 0 && ((n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
 			if (rn->pidfd < 0)	/* else: another of -p's processes */
