@@ -56,7 +56,7 @@ storm a 2 4
 storm b 4 5
 storm c 6 6
 set -- $pids
-"$MW" -p "$1,$2,$3" --json "$OUT/multi.json" -o "$OUT/multi.txt" 2>"$OUT/multi.err" &
+"$MW" -p "$1,$2,$3" --json "$OUT/multi.json" -o "$OUT/multi.txt" 2>"$OUT/multi.err" 4>&- 5>&- 6>&- &
 mw=$!
 wait_tracing "$OUT/multi.err" $mw 3
 echo go >&4; echo go >&5; echo go >&6
@@ -91,7 +91,7 @@ pids=""
 storm a 2 4
 storm b 6 5
 set -- $pids
-"$MW" -p "$1,$2" --check 'arenas<=4' -o /dev/null 2>"$OUT/check.err" &
+"$MW" -p "$1,$2" --check 'arenas<=4' -o /dev/null 2>"$OUT/check.err" 4>&- 5>&- 6>&- &
 mw=$!
 wait_tracing "$OUT/check.err" $mw 2
 echo go >&4; echo go >&5
@@ -110,7 +110,7 @@ if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && mkdir "$CG"; then
 	storm b 4 5
 	set -- $pids
 	echo $1 >"$CG/cgroup.procs" && echo $2 >"$CG/cgroup.procs" || fail "cannot fill $CG"
-	"$MW" --cgroup "$CG" --json "$OUT/cg.json" -o "$OUT/cg.txt" 2>"$OUT/cg.err" &
+	"$MW" --cgroup "$CG" --json "$OUT/cg.json" -o "$OUT/cg.txt" 2>"$OUT/cg.err" 4>&- 5>&- 6>&- &
 	mw=$!
 	wait_tracing "$OUT/cg.err" $mw 2
 	echo go >&4; echo go >&5
@@ -142,7 +142,7 @@ fi
 hold_arenas sys 2 0 system
 sys=$pid
 storm a 2 4
-"$MW" -p "$sys,$(echo $pids | awk '{print $NF}')" -o /dev/null 2>"$OUT/other.err"
+"$MW" -p "$sys,$(echo $pids | awk '{print $NF}')" -o /dev/null 2>"$OUT/other.err" 3>&- 4>&-
 rc=$?
 echo go >&4
 exec 4>&-

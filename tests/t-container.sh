@@ -88,7 +88,7 @@ wait $ctr || fail "the contained hold-arenas failed"
 
 # 2. -p: every arena made after attach, counted exactly
 ctr_start attach "$R" /bin/arena-storm 4 40 -
-"$MW" -p $pid --json "$OUT/attach.json" -o "$OUT/attach.txt" 2>"$OUT/attach.err" &
+"$MW" -p $pid --json "$OUT/attach.json" -o "$OUT/attach.txt" 2>"$OUT/attach.err" 3>&- &
 mwpid=$!
 _i=0
 until grep -q "tracing process $pid" "$OUT/attach.err" 2>/dev/null; do

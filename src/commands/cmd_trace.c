@@ -424,7 +424,7 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
 		mw_error("%s", err);
 	else if (o->set)	/* -p PID,PID,... */
-		status = mw_run_trace_multi(o, &out, o->set, libc_path, dir, report);
+		status = mw_run_trace_multi(o, &out, o->set, libc_path, dir, report, &detaching);
 	else
 		status = mw_run_trace(o, &out, t, libc_path, dir, g, report, &detaching);
 	if (!detaching || mw_tracer_hand_off(detaching, dir,

@@ -225,16 +225,14 @@ out:
 
 int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		       const struct mw_attach_set *set, const char *libc_path, const char *dir,
-		       json_t **report)
+		       json_t **report, pid_t *detaching)
 {
-	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
-	struct mw_runtime_env env;
-	struct mw_elf *libc = NULL, *libm = NULL;
-	struct mw_gen_stats gst;
+	char err[PATH_MAX + 512];
+	struct mw_run_prep p = { 0 };
 	struct msink k = { .set = set, .read_timeout_ms = o->read_timeout_ms };
 	struct mw_trace_result r;
 	int *pids = xcalloc(set->n, sizeof(*pids));
-	int status = MW_EXIT_RUNTIME, bad_libm = 0;
+	int status = MW_EXIT_RUNTIME;
 
 	for (size_t i = 0; i < set->n; i++)
 		pids[i] = (int)set->pid[i];
@@ -246,19 +244,9 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		mw_error("cannot trace %zu processes: %s", set->n, strerror(ENOMEM));
 		goto cleanup;
 	}
-	if (!(libc = mw_elf_open(libc_path, err, sizeof(err))) ||
-	    mw_runtime_prepare(o->runtime, 1, dir, &env, err, sizeof(err)) < 0) {
-		mw_error("%s", err);
+	if (mw_run_prepare(o, libc_path, dir, pids, set->n, out->script, &p) < 0)
 		goto cleanup;
-	}
-	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
-	libm = mw_run_open_libm(o, libc_path, libm_path, sizeof(libm_path), &bad_libm);
-	if (bad_libm || mw_run_write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt,
-			 .libc_path = libc_path, .families = o->families, .libm = libm,
-			 .libm_path = libm_path, .pids = pids, .npids = set->n }, dir, script,
-			 sizeof(script), out->script, &gst) < 0)
-		goto cleanup;
-	start_states(&k, libc, libm_path, libm != NULL, &gst);
+	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
 	if (mw_signal_pending()) {
 		int sig = mw_signal_take();
 
@@ -266,16 +254,20 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		status = 128 + sig;
 		goto cleanup;
 	}
-	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
+	/* the flush at the end, as a single -p: the totals while the uprobes
+	 * are still there, the tracer then left to remove them */
+	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .workdir = dir, .attach_pid = set->pid[0], .more_pids = set->pid + 1,
 			 .nmore = set->n - 1, .verbose = o->verbose, .duration_ms = o->duration_ms,
-			 .missing = missing }, on_line, &k, &r, err, sizeof(err)) < 0) {
+			 .flush = 1, .missing = missing }, on_line, &k, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		if (r.interrupted)
 			status = 128 + r.interrupted;
 		goto cleanup;
 	}
-	status = report_all(o, out, &k, &r, libc, libc_path, env.rt, report);
+	if (r.detaching)
+		*detaching = r.detaching;
+	status = report_all(o, out, &k, &r, p.libc, libc_path, p.env.rt, report);
 cleanup:
 	for (size_t i = 0; i < set->n; i++)
 		mw_snapshot_free(k.at_attach[i]);
@@ -284,8 +276,7 @@ cleanup:
 	free(k.where);
 	free(k.have_where);
 	mw_procs_free(k.procs);
-	mw_elf_close(libm);
-	mw_elf_close(libc);
+	mw_run_prep_free(&p);
 	free(pids);
 	return status;
 }

@@ -38,9 +38,11 @@ struct mw_attach_set {
  * directory dir, into out.  Returns the exit status (MW_EXIT_OK, or
  * MW_EXIT_RUNTIME when the tracer failed); the JSON report as a new
  * jansson value in *report when report is not NULL (the per-process
- * reports under "processes", for --check). */
+ * reports under "processes", for --check); the pid of the tracer left
+ * removing its uprobes in *detaching (left alone when none), as
+ * mw_run_trace does. */
 int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		       const struct mw_attach_set *set, const char *libc_path, const char *dir,
-		       json_t **report);
+		       json_t **report, pid_t *detaching);
 
 #endif /* MALLOCWATCH_TRACE_MULTI_H */

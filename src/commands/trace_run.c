@@ -559,42 +559,57 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	return status;
 }
 
+int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
+		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p)
+{
+	char err[PATH_MAX + 512];
+	int bad_libm = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!(p->libc = mw_elf_open(libc_path, err, sizeof(err))) ||
+	    mw_runtime_prepare(o->runtime, 1, dir, &p->env, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		return -1;
+	}
+	mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
+		p->env.did);
+	p->libm = mw_run_open_libm(o, libc_path, p->libm_path, sizeof(p->libm_path), &bad_libm);
+	if (bad_libm || mw_run_write_script(p->libc, &(struct mw_gen_opts){
+			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
+			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids },
+			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
+		return -1;
+	return 0;
+}
+
+void mw_run_prep_free(struct mw_run_prep *p)
+{
+	mw_elf_close(p->libm);
+	mw_elf_close(p->libc);
+	p->libm = p->libc = NULL;
+}
+
 /* Everything from the libc's probes to the reports, in the work
  * directory dir (trace_run.h). */
 int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 		 const struct mw_target *t, const char *libc_path, const char *dir,
 		 struct mw_glibc *g, json_t **report, pid_t *detaching)
 {
-	char err[PATH_MAX + 512], script[PATH_MAX + 64], libm_path[PATH_MAX];
-	struct mw_runtime_env env;
-	struct mw_elf *libc = NULL, *libm = NULL;
-	struct mw_gen_stats gst;
+	char err[PATH_MAX + 512];
+	struct mw_run_prep p;
 	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g,
 			  .progress = o->progress > 0, .read_timeout_ms = o->read_timeout_ms };
 	struct mw_trace_result r;
-	int status = MW_EXIT_RUNTIME, bad_libm = 0;
+	int status = MW_EXIT_RUNTIME;
 
-	if (!(libc = mw_elf_open(libc_path, err, sizeof(err)))) {
-		mw_error("%s", err);
+	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
-	}
-	if (mw_runtime_prepare(o->runtime, 1, dir, &env, err, sizeof(err)) < 0) {
-		mw_error("%s", err);
-		goto cleanup;
-	}
-	mw_note("%s runtime%s%s", mw_runtime_name(env.rt), env.did[0] ? ": " : "", env.did);
-	libm = mw_run_open_libm(o, libc_path, libm_path, sizeof(libm_path), &bad_libm);
-	if (bad_libm || mw_run_write_script(libc, &(struct mw_gen_opts){ .runtime = env.rt,
-			 .libc_path = libc_path, .families = o->families, .libm = libm,
-			 .libm_path = libm_path }, dir, script, sizeof(script), out->script,
-			 &gst) < 0)
-		goto cleanup;
-	start_state(&k, o, libc, libc_path, libm, libm_path, &gst, env.rt);
+	start_state(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
 	if (mw_signal_pending()) {
 		r = (struct mw_trace_result){ .interrupted = mw_signal_take() };
 		snprintf(err, sizeof(err), "interrupted by signal %d (%s) before tracing started",
 			 r.interrupted, strsignal(r.interrupted));
-	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &env, .script = script,
+	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
 				.at_exit = t ? exit_snapshot : NULL, .flush = 1,
@@ -603,7 +618,8 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				sizeof(err)) == 0) {
 		if (r.detaching)
 			*detaching = r.detaching;
-		status = report_run(o, out, &k, &r, libc, libc_path, env.rt, gst.sites, report);
+		status = report_run(o, out, &k, &r, p.libc, libc_path, p.env.rt, p.gst.sites,
+				    report);
 		goto cleanup;
 	}
 	mw_error("%s", err);
@@ -615,7 +631,6 @@ cleanup:
 	mw_snapshot_free(k.at_exit);
 	mw_snapshot_free(k.at_attach);
 	mw_state_free(k.st);
-	mw_elf_close(libm);
-	mw_elf_close(libc);
+	mw_run_prep_free(&p);
 	return status;
 }

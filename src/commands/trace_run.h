@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "gen.h"
 #include "glibcinfo.h"
 #include "metrics.h"
 #include "report.h"
@@ -107,6 +108,27 @@ int mw_run_conclude(struct outputs *out, struct mw_state *st,
  * still there; the caller frees it (mw_snapshot_free).  NULL when there
  * is none (a failed read is warned about). */
 struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms);
+
+/* What a traced run makes before its tracer starts: the libc opened, the
+ * runtime prepared (its note said), the libm whose slow-math probes are
+ * traced, and the script written into the work directory (and to save,
+ * --save-script, unless NULL).  pids/npids: gen.h's several processes
+ * (NULL, 0 for one). */
+struct mw_run_prep {
+	struct mw_elf *libc, *libm;	/* owned; libm NULL when none */
+	char libm_path[PATH_MAX];	/* "" when none */
+	char script[PATH_MAX + 64];
+	struct mw_runtime_env env;
+	struct mw_gen_stats gst;
+};
+
+/* Fill p as above for libc_path in dir.  0, or -1 after an error message
+ * (what was opened is in p either way: mw_run_prep_free). */
+int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
+		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p);
+
+/* Close what mw_run_prepare opened. */
+void mw_run_prep_free(struct mw_run_prep *p);
 
 /* Pieces of a run that a run of several processes (trace_multi.c)
  * shares:
