@@ -19,31 +19,17 @@ import sys
 import urllib.parse
 import urllib.request
 
+import snapshot_compare
+
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,|$)')
 
 
-def attr(body, tag, type_, key):
-    m = re.search(r'<%s type="%s"[^>]*\b%s="(\d+)"' % (tag, type_, key), body)
-    return int(m.group(1)) if m else None
-
-
 def from_malloc_info(text):
-    out = []
-    heaps = re.findall(r'<heap nr="(\d+)">(.*?)</heap>', text, re.S)
-    for nr, body in heaps:
-        line = "arena %s system=%d max=%d" % (
-            "main" if nr == "0" else "other",
-            attr(body, "system", "current", "size"), attr(body, "system", "max", "size"))
-        if nr != "0":
-            line += " heaps=%d heap_bytes=%d" % (
-                attr(body, "aspace", "subheaps", "size"), attr(body, "aspace", "total", "size"))
-        out.append(line)
-    tail = text[text.rindex("</heap>"):]
-    out.append("mmap count=%d bytes=%d" % (attr(tail, "total", "mmap", "count"),
-                                           attr(tail, "total", "mmap", "size")))
-    out.append("arenas=%d" % len(heaps))
-    return out
+    """snapshot_compare's lines without what the metrics do not give
+    (fast and rest chunks, mprotect bytes)."""
+    return [re.sub(r" fast=\S+ rest=\S+| mprotect=\d+", "", line)
+            for line in snapshot_compare.from_malloc_info(text)]
 
 
 def parse_labels(s):

@@ -31,6 +31,7 @@
 
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "cmd.h"
 #include "glibcinfo.h"
 #include "msg.h"
@@ -117,22 +118,6 @@ struct serve {
 	double cache_reset_at;
 	uint64_t errors[MW_METRICS_NFAIL];
 };
-
-static double monotonic_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void parse(int argc, char **argv, struct serve_opts *o)
 {
@@ -283,10 +268,10 @@ static struct mw_psnap *read_within(const struct serve_opts *o, const struct mw_
 				    long budget_ms, size_t *n)
 {
 	struct mw_psnap *v = xcalloc(l->n ? l->n : 1, sizeof(*v));
-	double deadline = monotonic_s() + (double)budget_ms / 1e3;
+	double deadline = mw_now_s() + (double)budget_ms / 1e3;
 
 	for (*n = 0; *n < l->n; (*n)++) {
-		long left = (long)((deadline - monotonic_s()) * 1e3);
+		long left = (long)((deadline - mw_now_s()) * 1e3);
 		struct mw_psnap *ps = &v[*n];
 
 		if (stop_pending()) {
@@ -316,10 +301,10 @@ static int refresh(struct serve *s, long budget_ms, char *err, size_t errlen)
 	const struct serve_opts *o = s->o;
 	struct mw_pidlist fresh = { 0 };
 	const struct mw_pidlist *l = &o->pids;
-	double start = monotonic_s();
+	double start = mw_now_s();
 	struct mw_psnap *v;
 	size_t n, seen = 0;
-	uint64_t taken = realtime_ns();
+	uint64_t taken = mw_realtime_ns();
 
 	if (s->read_at > 0 && start - s->read_at < (double)o->min_interval_ms / 1e3)
 		return 0;
@@ -346,7 +331,7 @@ static int refresh(struct serve *s, long budget_ms, char *err, size_t errlen)
 	s->n = n;
 	s->seen = seen;
 	s->taken_ns = taken;
-	s->read_at = monotonic_s();
+	s->read_at = mw_now_s();
 	s->seconds = s->read_at - start;
 	s->limits = xcalloc(n ? n : 1, sizeof(*s->limits));
 	for (size_t i = 0; i < n; i++) {
@@ -570,8 +555,8 @@ static struct timeval wait_for(struct MHD_Daemon *d, double next)
 	double w = 1.0;
 	struct timeval tv;
 
-	if (next >= 0 && next - monotonic_s() < w)
-		w = next - monotonic_s();
+	if (next >= 0 && next - mw_now_s() < w)
+		w = next - mw_now_s();
 	if (d && MHD_get_timeout(d, &mt) == MHD_YES && (double)mt / 1e3 < w)
 		w = (double)mt / 1e3;
 	if (w < 0)
@@ -584,7 +569,7 @@ static struct timeval wait_for(struct MHD_Daemon *d, double next)
 /* The loop: HTTP, textfile, until SIGINT or SIGTERM (read from sfd). */
 static int serve_loop(struct serve *s, struct MHD_Daemon *d, int sfd, int dirfd)
 {
-	double next = dirfd >= 0 ? monotonic_s() : -1;
+	double next = dirfd >= 0 ? mw_now_s() : -1;
 
 	for (;;) {
 		fd_set rs, ws, es;
@@ -610,12 +595,12 @@ static int serve_loop(struct serve *s, struct MHD_Daemon *d, int sfd, int dirfd)
 			return MW_EXIT_OK;
 		if (d && n >= 0)
 			MHD_run_from_select(d, &rs, &ws, &es);
-		if (next >= 0 && monotonic_s() >= next) {
+		if (next >= 0 && mw_now_s() >= next) {
 			if (textfile_write(s, dirfd))
 				return MW_EXIT_OK;
 			next += (double)s->o->interval_ms / 1e3;
-			if (next < monotonic_s())	/* a reading took longer than the period */
-				next = monotonic_s() + (double)s->o->interval_ms / 1e3;
+			if (next < mw_now_s())	/* a reading took longer than the period */
+				next = mw_now_s() + (double)s->o->interval_ms / 1e3;
 		}
 	}
 }
