@@ -31,21 +31,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# hold NAME FD N [EXTRA [BINARY]]: hold-arenas (Debian's libc) with N
-# threads, stdin on fd FD, malloc_info in $OUT/NAME.xml; sets pid
-hold() {
-	rm -f "$OUT/$1.in"; mkfifo "$OUT/$1.in"
-	"${5:-./examples/hold-arenas}" "$3" "$1" "${4:-0}" <"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null \
-		3>&- 4>&- 5>&- 6>&- 7>&- &
-	pid=$!
-	PIDS="$PIDS $pid"
-	eval "exec $2>\"\$OUT/\$1.in\""
-	i=0
-	until grep -q '</malloc>' "$OUT/$1.xml" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 1200 ] || fail "$1: hold-arenas never printed malloc_info"
-		sleep 0.05
-	done
-}
+# hold NAME FD N [EXTRA [BINARY]]: lib.sh hold_fd under Debian's libc
+hold() { hold_fd "$1" "$2" "$3" "${4:-0}" system ${5:+"$5"}; }
 # serve NAME ARGS...: mallocwatch serve --listen 127.0.0.1:0 ARGS in the
 # background, stderr in $OUT/NAME.err; sets spid and port
 serve() {
