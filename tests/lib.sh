@@ -57,3 +57,29 @@ hold_arenas() {
 	done
 }
 release_hold() { exec 3>&-; wait $pid; }
+# hold_fd NAME FD N [EXTRA [system [BINARY]]]: examples/hold-arenas (or
+# BINARY, a copy of it) with N threads and its stdin on the FIFO
+# $OUT/NAME.in held open on fd FD (3 to 9), its malloc_info in
+# $OUT/NAME.xml, under the probe-enabled glibc or, with "system",
+# Debian's own; the other fds 3 to 9 are closed in it, so that closing FD
+# here lets it exit.  Appends its pid to PIDS; sets pid once it printed.
+hold_fd() {
+	rm -f "$OUT/$1.in"; mkfifo "$OUT/$1.in"
+	if [ "${5:-}" = system ]; then
+		(exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; exec "${6:-./examples/hold-arenas}" "$3" "$1" "${4:-0}") \
+			<"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
+	else
+		(exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		 exec "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
+			"${6:-./examples/hold-arenas}" "$3" "$1" "${4:-0}") <"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
+	fi
+	pid=$!
+	PIDS="${PIDS:-} $pid"
+	eval "exec $2>\"\$OUT/\$1.in\""
+	_i=0
+	until grep -q '</malloc>' "$OUT/$1.xml" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 1200 ] || fail "$1: hold-arenas never printed malloc_info"
+		sleep 0.05
+	done
+}

@@ -41,26 +41,8 @@ trap 'exit 1' INT TERM
 mkdir "$CG" "$CHILD" || fail "cannot make $CG"
 [ -z "$V1" ] || mkdir "$V1" || fail "cannot make $V1"
 
-# start NAME FD N [EXTRA [system]]: hold-arenas N with its stdin on fd
-# FD, its malloc_info in $OUT/NAME.xml, under the probe-enabled glibc or
-# Debian's own; sets pid once it is printed
-start() {
-	rm -f "$OUT/$1.in"; mkfifo "$OUT/$1.in"
-	if [ "${5:-}" = system ]; then
-		./examples/hold-arenas "$3" "$1" "${4:-0}" <"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
-	else
-		"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
-			./examples/hold-arenas "$3" "$1" "${4:-0}" <"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
-	fi
-	pid=$!
-	PIDS="$PIDS $pid"
-	eval "exec $2>\"\$OUT/\$1.in\""
-	i=0
-	until grep -q '</malloc>' "$OUT/$1.xml" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 1200 ] || fail "$1: hold-arenas never printed malloc_info"
-		sleep 0.05
-	done
-}
+# start NAME FD N [EXTRA [system]]: lib.sh hold_fd
+start() { hold_fd "$@"; }
 start a 3 4; A=$pid
 start b 4 2 0 system; B=$pid
 start c 5 0; C=$pid

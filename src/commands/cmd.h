@@ -21,6 +21,11 @@ int cmd_replay(int argc, char **argv);
 /* mallocwatch snapshot -p PID [-o FILE] [--json FILE]: the allocator now. */
 int cmd_snapshot(int argc, char **argv);
 
+/* mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] -p PID... |
+ * --cgroup DIR | --all: the allocator state as Prometheus metrics, until
+ * SIGINT or SIGTERM (exit 0). */
+int cmd_serve(int argc, char **argv);
+
 /* mallocwatch check [--baseline B] --check RULE... REPORT: judge a report. */
 int cmd_check(int argc, char **argv);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cmd.h"
 #include "glibcinfo.h"
 #include "msg.h"
@@ -213,22 +214,6 @@ static int snapshot_one(struct snap_opts *o)
 	return status;
 }
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static double monotonic_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Read every process of l into a new array (*n entries); stops early,
  * returning NULL, when a stop signal came. */
 static struct mw_psnap *read_all(const struct mw_pidlist *l, long timeout_ms, size_t *n)
@@ -272,10 +257,10 @@ static int snapshot_many(struct snap_opts *o)
 		mw_die(MW_EXIT_RUNTIME, "no process in cgroup '%s'", o->cgroup);
 	if (open_outputs(o) < 0)
 		return MW_EXIT_RUNTIME;
-	info.taken_ns = realtime_ns();
-	start = monotonic_s();
+	info.taken_ns = mw_realtime_ns();
+	start = mw_now_s();
 	v = read_all(&o->pids, o->timeout_ms, &n);
-	info.seconds = monotonic_s() - start;
+	info.seconds = mw_now_s() - start;
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].snap) {
 			failed++;
@@ -302,9 +287,9 @@ static int top_round(struct snap_opts *o)
 	char err[256];
 	struct mw_psnap *v;
 	size_t n;
-	double start = monotonic_s();
+	double start = mw_now_s();
 
-	info.taken_ns = realtime_ns();
+	info.taken_ns = mw_realtime_ns();
 	if (mw_pidlist_all(&l, &info.seen, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		return -1;
@@ -314,7 +299,7 @@ static int top_round(struct snap_opts *o)
 	if (!v)
 		return 1;
 	mw_psnap_drop_vanished(v, &n);
-	info.seconds = monotonic_s() - start;
+	info.seconds = mw_now_s() - start;
 	mw_psnap_sort_by_free(v, n);
 	if (want_text(o))
 		mw_top_table_text(o->fo, v, n, &info);

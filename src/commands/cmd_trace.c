@@ -45,6 +45,7 @@ static const char usage[] =
 "       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
 "       mallocwatch snapshot -p PID[,PID...] | --cgroup DIR | --all [-o FILE] [--json FILE]\n"
+"       mallocwatch serve --listen [ADDR:]PORT | --textfile DIR -p PID[,PID...] | --cgroup DIR | --all\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
 "       mallocwatch diff [--format text|json|markdown] BASE.json NEW.json\n"

@@ -1,4 +1,4 @@
-/* clock.c - CLOCK_MONOTONIC; see clock.h. */
+/* clock.c - CLOCK_MONOTONIC and CLOCK_REALTIME; see clock.h. */
 #include <time.h>
 
 #include "clock.h"
@@ -14,4 +14,17 @@ uint64_t mw_now_ns(void)
 long long mw_now_ms(void)
 {
 	return (long long)(mw_now_ns() / 1000000);
+}
+
+double mw_now_s(void)
+{
+	return (double)mw_now_ns() / 1e9;
+}
+
+uint64_t mw_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }

@@ -1,4 +1,5 @@
-/* clock.h - CLOCK_MONOTONIC for deadlines, waits and the timeline.
+/* clock.h - CLOCK_MONOTONIC for deadlines, waits and the timeline (and
+ * CLOCK_REALTIME for the time a report was taken).
  *
  * The same clock as the kernel's ktime_get_ns(), which the script's
  * timed records (protocol.h: T, O, Y) carry, so times from both sides
@@ -14,5 +15,12 @@ uint64_t mw_now_ns(void);
 
 /* CLOCK_MONOTONIC in milliseconds: deadlines and waits. */
 long long mw_now_ms(void);
+
+/* CLOCK_MONOTONIC in seconds: how long something took. */
+double mw_now_s(void);
+
+/* CLOCK_REALTIME in nanoseconds since the epoch: when something was
+ * taken, for reports. */
+uint64_t mw_realtime_ns(void);
 
 #endif /* MALLOCWATCH_CLOCK_H */
