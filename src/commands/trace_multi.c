@@ -13,7 +13,6 @@
 #include "msg.h"
 #include "procmem.h"
 #include "procs.h"
-#include "procwhere.h"
 #include "protocol.h"
 #include "report.h"
 #include "runtime.h"
@@ -27,10 +26,6 @@
 struct msink {
 	struct mw_procs *procs;
 	const struct mw_attach_set *set;
-	struct mw_snapshot **at_attach;	/* one per process, NULL: none */
-	char (*comm)[64];		/* their command names then; "" unknown */
-	struct mw_where *where;		/* where they live then */
-	int *have_where;
 	long read_timeout_ms;
 	unsigned long garbled_warned;
 };
@@ -42,17 +37,17 @@ static void attach_snapshots(struct msink *k)
 	char err[PATH_MAX + 512];
 
 	for (size_t i = 0; i < k->set->n; i++) {
-		mw_process_comm(k->set->pid[i], k->comm[i], sizeof(k->comm[i]));
-		k->have_where[i] = mw_proc_where(k->set->pid[i], &k->where[i], err,
-						 sizeof(err)) == 0;
+		struct mw_process *pr = mw_procs_process(k->procs, i);
+
+		mw_process_observe(pr);
 		if (!k->set->have_g[i])
 			continue;
-		if (mw_snapshot_read(k->set->pid[i], &k->set->g[i], k->read_timeout_ms,
-				     &k->at_attach[i], err, sizeof(err)) < 0) {
-			mw_warn("no snapshot of process %d at attach: %s", (int)k->set->pid[i], err);
+		if (mw_snapshot_read(pr->pid, &k->set->g[i], k->read_timeout_ms, &pr->at_attach,
+				     err, sizeof(err)) < 0) {
+			mw_warn("no snapshot of process %d at attach: %s", pr->pid, err);
 			continue;
 		}
-		mw_state_seed(mw_procs_state(k->procs, i), k->at_attach[i]);
+		mw_state_seed(pr->st, pr->at_attach);
 	}
 }
 
@@ -170,28 +165,29 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 		struct trace_opts oi = *o;
 		struct mw_trace_result ri_r = *r;
 		struct mw_environment env;
-		struct mw_snapshot *at_end = mw_run_end_snapshot(k->set->pid[i],
-			k->set->have_g[i] ? &k->set->g[i] : NULL, o->read_timeout_ms);
+		struct mw_process *pr = mw_procs_process(k->procs, i);
 		struct mw_run_info ri;
 		int st;
+
+		pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ? &k->set->g[i] : NULL,
+						 o->read_timeout_ms);
 
 		oi.pid = k->set->pid[i];
 		ri_r.pid = k->set->pid[i];
 		if (i)	/* said once, for the run */
 			ri_r.tracer_died = 0;
 		mw_run_environment(&oi, libc, mw_runtime_name(rt), &env);
-		ri = (struct mw_run_info){ .comm = k->comm[i][0] ? k->comm[i] : NULL,
-			.where = k->have_where[i] ? &k->where[i] : NULL,
+		ri = (struct mw_run_info){ .comm = pr->comm[0] ? pr->comm : NULL,
+			.where = pr->have_where ? &pr->where : NULL,
 			.libc = libc_path, .runtime = mw_runtime_name(rt),
-			.stopped = r->stopped, .snap_attach = k->at_attach[i], .snap_end = at_end,
+			.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
 			.env = &env };
 		if (i)
 			fputc('\n', out->summary);
-		st = mw_run_conclude(out, mw_procs_state(k->procs, i), &ri_r, &ri);
+		st = mw_run_conclude(out, pr->st, &ri_r, &ri);
 		if (st != MW_EXIT_OK)
 			status = st;
-		reps[i] = mw_report_json_value(mw_procs_state(k->procs, i), &ri);
-		mw_snapshot_free(at_end);
+		reps[i] = mw_report_json_value(pr->st, &ri);
 		if (!reps[i] || json_array_append(arr, reps[i]) < 0) {
 			mw_error("cannot make the report: %s", strerror(ENOMEM));
 			status = MW_EXIT_RUNTIME;
@@ -236,10 +232,6 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 
 	for (size_t i = 0; i < set->n; i++)
 		pids[i] = (int)set->pid[i];
-	k.at_attach = xcalloc(set->n, sizeof(*k.at_attach));
-	k.comm = xcalloc(set->n, sizeof(*k.comm));
-	k.where = xcalloc(set->n, sizeof(*k.where));
-	k.have_where = xcalloc(set->n, sizeof(*k.have_where));
 	if (!(k.procs = mw_procs_new(pids, set->n))) {
 		mw_error("cannot trace %zu processes: %s", set->n, strerror(ENOMEM));
 		goto cleanup;
@@ -269,12 +261,6 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		*detaching = r.detaching;
 	status = report_all(o, out, &k, &r, p.libc, libc_path, p.env.rt, report);
 cleanup:
-	for (size_t i = 0; i < set->n; i++)
-		mw_snapshot_free(k.at_attach[i]);
-	free(k.at_attach);
-	free(k.comm);
-	free(k.where);
-	free(k.have_where);
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);
 	free(pids);

@@ -27,6 +27,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "procmem.h"
+#include "procs.h"
 #include "procwhere.h"
 #include "protocol.h"
 #include "report.h"
@@ -75,15 +76,13 @@ int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
 
 /* Where tracer lines go: the state, and the --save-stream file. */
 struct sink {
-	struct mw_state *st;
+	struct mw_procs *procs;	/* the run's process (procs.h), one here */
+	struct mw_process *pr;	/* it: its model, what is known of it, its
+				 * snapshots (at attach, end, exit) */
+	struct mw_state *st;	/* pr->st */
 	FILE *save;
 	pid_t attach_pid;	/* -p: say when tracing has started */
-	char comm[64];		/* -p: its command name then; "" unknown */
-	struct mw_where where;	/* -p: where it lives then */
-	int have_where;
 	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
-	struct mw_snapshot *at_attach;	/* taken when the probes were armed */
-	struct mw_snapshot *at_exit;	/* -c: taken at the program's exit */
 	/* --interval samples (sample()) */
 	int progress;		/* print a line per sample */
 	struct mw_glibc sg;	/* -c: the layouts, loaded at the first sample
@@ -219,11 +218,14 @@ static void exit_snapshot(void *ctx, pid_t pid)
 
 	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
 		k->have_sg = 1;
-	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, k->read_timeout_ms, &k->at_exit, err,
-					    sizeof(err)) < 0)
+	/* the program as it ends, while it is there to be read */
+	k->pr->pid = pid;
+	mw_process_observe(k->pr);
+	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, k->read_timeout_ms, &k->pr->at_exit,
+					    err, sizeof(err)) < 0)
 		mw_note("no snapshot at exit: %s", err);
 	else	/* the timeline's last sample */
-		emit_sample(k, k->at_exit);
+		emit_sample(k, k->pr->at_exit);
 }
 
 /* -p, probes armed: read the allocator as it is, and start from it. */
@@ -231,14 +233,14 @@ static void attach_snapshot(struct sink *k)
 {
 	char err[512];
 
-	if (!k->g || k->at_attach)
+	if (!k->g || k->pr->at_attach)
 		return;
-	if (mw_snapshot_read(k->attach_pid, k->g, k->read_timeout_ms, &k->at_attach, err,
+	if (mw_snapshot_read(k->attach_pid, k->g, k->read_timeout_ms, &k->pr->at_attach, err,
 			     sizeof(err)) < 0) {
 		mw_warn("no snapshot at attach: %s", err);
 		return;
 	}
-	mw_state_seed(k->st, k->at_attach);
+	mw_state_seed(k->st, k->pr->at_attach);
 }
 
 static void on_line(void *ctx, const char *line)
@@ -249,17 +251,12 @@ static void on_line(void *ctx, const char *line)
 	if (k->save)
 		fprintf(k->save, "%s\n", line);
 	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
-		mw_process_comm(k->attach_pid, k->comm, sizeof(k->comm));
-		{
-			char err[128];
-
-			k->have_where = mw_proc_where(k->attach_pid, &k->where, err,
-						      sizeof(err)) == 0;
-		}
+		k->pr->pid = k->attach_pid;
+		mw_process_observe(k->pr);	/* what it is as tracing starts */
 		attach_snapshot(k);
 		mw_note("tracing process %d; ^C or SIGTERM stops and reports", (int)k->attach_pid);
 	}
-	if (mw_stream_line(k->st, line) < 0 && !warned++) {
+	if (mw_procs_line(k->procs, line) < 0 && !warned++) {
 		char q[200];
 
 		mw_warn("garbled tracer line ignored and counted: '%s'", mw_quote(line, q, sizeof(q)));
@@ -484,8 +481,12 @@ static void start_state(struct sink *k, const struct trace_opts *o, const struct
 			const struct mw_gen_stats *gst, enum mw_runtime rt)
 {
 	uint64_t sym = 0;
+	int unknown = 0;	/* -c: the pid comes when the program is started */
 
-	k->st = mw_state_new(0);
+	if (!(k->procs = mw_procs_new(&unknown, 1)))
+		mw_die(MW_EXIT_RUNTIME, "out of memory");
+	k->pr = mw_procs_process(k->procs, 0);
+	k->st = k->pr->st;
 	if (libm)
 		mw_state_set_libm(k->st, libm_path, gst->math_sites);
 	if (mw_elf_symbol(libc, "main_arena", &sym) == 0) {
@@ -515,7 +516,6 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		      const struct mw_trace_result *r, const struct mw_elf *libc,
 		      const char *libc_path, enum mw_runtime rt, int sites, json_t **report)
 {
-	struct mw_snapshot *at_end = NULL;
 	struct mw_environment menv;
 	struct mw_run_info ri;
 	int status;
@@ -539,23 +539,24 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	if (k->skipped)
 		mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
 			"first: %s", k->skipped, k->samples, k->skip_why);
-	if (o->pid && (at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms)))
-		emit_sample(k, at_end);	/* the timeline's last */
+	if (o->pid && (k->pr->at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms)))
+		emit_sample(k, k->pr->at_end);	/* the timeline's last */
 	if (k->save)
 		mw_run_save_footer(k->save, r);
 	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
 	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
-		.comm = k->comm[0] ? k->comm : NULL, .where = k->have_where ? &k->where : NULL,
+		.comm = o->pid && k->pr->comm[0] ? k->pr->comm : NULL,
+		.where = o->pid && k->pr->have_where ? &k->pr->where : NULL,
 		.libc = libc_path,
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
-		.snap_attach = k->at_attach, .snap_end = at_end, .snap_exit = k->at_exit,
+		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
+		.snap_exit = k->pr->at_exit,
 		.env = &menv };
 	status = mw_run_conclude(out, k->st, r, &ri);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
 	}
-	mw_snapshot_free(at_end);
 	return status;
 }
 
@@ -628,9 +629,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 cleanup:
 	if (k.have_proc)
 		mw_proc_close(&k.proc);
-	mw_snapshot_free(k.at_exit);
-	mw_snapshot_free(k.at_attach);
-	mw_state_free(k.st);
+	mw_procs_free(k.procs);	/* the model and the snapshots */
 	mw_run_prep_free(&p);
 	return status;
 }

@@ -1,4 +1,9 @@
-/* procs.h - the processes of a run, one allocator model (state.h) each.
+/* procs.h - the processes of a run: for each, an object with what
+ * mallocwatch knows of it (pid, parent, command line, the libc and libm
+ * it maps as files, where it lives, the snapshots read from it) and its
+ * allocator model (state.h).  Every traced run, of one process or of
+ * several, goes through one: the stream's records reach a process's
+ * model through it, and the reports are written per process.
  *
  * A run traces one process (-c PROGRAM, -p PID) or several (-p
  * PID,PID,...).  With one, the tracer's records are protocol version 1
@@ -20,7 +25,28 @@
 
 #include <stddef.h>
 
+#include "mapped.h"
+#include "procwhere.h"
 #include "state.h"
+
+struct mw_snapshot;
+
+/* One traced process: what mallocwatch knows of it besides its model. */
+struct mw_process {
+	int pid;
+	int ppid;			/* its parent when it was observed; 0 unknown */
+	char comm[64];			/* its command name then; "" unknown */
+	char **argv;			/* its command line then (owned, NULL-
+					 * terminated); NULL unknown */
+	struct mw_mapped libc, libm;	/* the files it maps (mapped.h) */
+	int have_libc, have_libm;
+	struct mw_where where;		/* where it lives (procwhere.h) */
+	int have_where;
+	struct mw_state *st;		/* its allocator model (owned) */
+	/* the allocator read from it (snapshot.h; owned, NULL: none): when
+	 * tracing started (-p), at the end (-p), at its exit (-c) */
+	struct mw_snapshot *at_attach, *at_end, *at_exit;
+};
 
 struct mw_procs;
 
@@ -30,6 +56,14 @@ struct mw_procs;
 struct mw_procs *mw_procs_new(const int *pids, size_t n);
 
 void mw_procs_free(struct mw_procs *p);
+
+/* The i-th process (i < count); the run owns it. */
+struct mw_process *mw_procs_process(const struct mw_procs *p, size_t i);
+
+/* Fill pr's ppid, comm, argv, libc, libm and where from /proc now (what
+ * cannot be read stays unknown: the process may be gone).  For a process
+ * that is being traced: call it when tracing starts. */
+void mw_process_observe(struct mw_process *pr);
 
 /* How many processes; the i-th one's pid and model (i < count). */
 size_t mw_procs_count(const struct mw_procs *p);
