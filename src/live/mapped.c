@@ -153,10 +153,18 @@ int mw_mapped_find(pid_t pid, enum mw_mapped_lib lib, struct mw_mapped *m, char 
 	return found;
 }
 
+/* m's entry name in /proc/PID/map_files: "START-END" in lower-case hex. */
+static void range_name(const struct mw_mapped *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRIx64 "-%" PRIx64, m->start, m->end);
+}
+
 void mw_mapped_proc_path(const struct mw_mapped *m, char *buf, size_t len)
 {
-	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)m->pid, m->start,
-		 m->end);
+	char range[48];
+
+	range_name(m, range, sizeof(range));
+	snprintf(buf, len, "/proc/%d/map_files/%s", (int)m->pid, range);
 }
 
 static int same_file(const struct mw_mapped *m, const struct stat *sb)
@@ -240,7 +248,7 @@ static int clone_in_their_ns(const struct mw_mapped *m, char *err, size_t errlen
 
 	snprintf(mf, sizeof(mf), "/proc/%d/map_files", (int)m->pid);
 	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)m->pid);
-	snprintf(name, sizeof(name), "%" PRIx64 "-%" PRIx64, m->start, m->end);
+	range_name(m, name, sizeof(name));
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		return -1;
@@ -325,7 +333,7 @@ int mw_mapped_mount(const struct mw_mapped *m, const char *name, char *out, size
 		int dir;
 
 		snprintf(mf, sizeof(mf), "/proc/%d/map_files", (int)m->pid);
-		snprintf(range, sizeof(range), "%" PRIx64 "-%" PRIx64, m->start, m->end);
+		range_name(m, range, sizeof(range));
 		dir = open(mf, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		tree = dir < 0 ? -1 : open_tree(dir, range, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (dir >= 0)

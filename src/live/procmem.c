@@ -155,15 +155,23 @@ ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len)
 	return mw_read_small(path, 0, buf, len);
 }
 
+const char *mw_proc_stat_fields(pid_t pid, char *buf, size_t len)
+{
+	char *s;
+
+	if (mw_proc_stat(pid, buf, len) < 0)
+		return NULL;
+	s = strrchr(buf, ')');	/* after "PID (comm)" */
+	return s && s[1] == ' ' ? s + 2 : NULL;
+}
+
 /* The state letter in /proc/PID/stat ('R', 'S', 'Z', ...), 0 when gone. */
 static char state_of(pid_t pid)
 {
-	char buf[512], *s;
+	char buf[512];
+	const char *f = mw_proc_stat_fields(pid, buf, sizeof(buf));
 
-	if (mw_proc_stat(pid, buf, sizeof(buf)) < 0)
-		return 0;
-	s = strrchr(buf, ')');	/* after "PID (comm)" */
-	return s && s[1] == ' ' ? s[2] : 0;
+	return f ? f[0] : 0;
 }
 
 int mw_process_alive(pid_t pid)

@@ -61,12 +61,11 @@ void mw_procs_free(struct mw_procs *p)
  * in parentheses and may hold anything (the last ')' ends it). */
 static int parent_of(int pid)
 {
-	char buf[1024], *s;
+	char buf[1024];
+	const char *f = mw_proc_stat_fields(pid, buf, sizeof(buf));
 	int ppid = 0;
 
-	if (mw_proc_stat(pid, buf, sizeof(buf)) < 0 || !(s = strrchr(buf, ')')))
-		return 0;
-	return sscanf(s + 1, " %*c %d", &ppid) == 1 ? ppid : 0;
+	return f && sscanf(f, "%*c %d", &ppid) == 1 ? ppid : 0;
 }
 
 /* /proc/PID/cmdline as an argv (NUL-separated words); NULL unknown. */

@@ -95,15 +95,14 @@ static void record_path(pid_t pid, char *buf, size_t len)
  * since boot): with the pid, it names one process.  0 when it is gone. */
 static unsigned long long start_time(pid_t pid)
 {
-	char buf[1024], *p;
+	char buf[1024];
+	const char *f = mw_proc_stat_fields(pid, buf, sizeof(buf));
 	unsigned long long t = 0;
 
-	if (mw_proc_stat(pid, buf, sizeof(buf)) < 0)
+	if (!f)
 		return 0;
-	if (!(p = strrchr(buf, ')')))	/* comm may hold anything but ')' last */
-		return 0;
-	/* after ") ": state is field 3; the start time field 22 */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+	/* from the state, field 3, to the start time, field 22 */
+	if (sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
 		   "%*d %*d %*d %llu", &t) != 1)
 		return 0;
 	return t;
