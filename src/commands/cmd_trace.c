@@ -58,6 +58,12 @@ static const char usage[] =
 "  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
 "                       first instruction; everything after CMD is its ARGS\n"
 "  -- CMD [ARGS...]     the same\n"
+"  -f, --follow-forks   with -c: trace every process the program creates\n"
+"                       (fork, vfork, clone, and the programs they exec)\n"
+"                       in the same session: a report each (pid, parent,\n"
+"                       command line, exit status, exit snapshot), the tree\n"
+"                       first; the run ends when the last of them exits.\n"
+"                       Without -f a note says how many were not traced\n"
 "  -p PID               attach to a running process until it exits, or ^C\n"
 "                       (or SIGTERM) stops tracing and reports; the process\n"
 "                       is never stopped or signalled.  Arenas made before\n"
@@ -70,9 +76,10 @@ static const char usage[] =
 "                       (JSON: \"processes\", \"totals\"); ends when the last\n"
 "                       exits; --check judges each process\n"
 "  --cgroup DIR         the processes of a cgroup (v1 or v2 directory, and its\n"
-"                       child cgroups) as they are when the run starts, as\n"
-"                       with -p PID,PID,...; processes that join later are\n"
-"                       not traced\n"
+"                       child cgroups), as with -p PID,PID,...; processes\n"
+"                       that join it during the run (and map the same libc\n"
+"                       file) are traced from when they are seen (it is\n"
+"                       looked at every 0.2 s)\n"
 "  --duration SECONDS   with -p: stop after this long, as ^C would\n"
 "  --interval SECONDS   read the allocator's state (arenas' bytes, heaps,\n"
 "                       the main heap's extent, thresholds) this often, for\n"
@@ -185,6 +192,7 @@ static const struct option longopts[] = {
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "follow-forks", no_argument, NULL, 'f' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "events", required_argument, NULL, 'e' },
@@ -323,7 +331,12 @@ static void parse_option(int c, struct trace_opts *o)
 		break;
 	case OPT_CGROUP:
 		add_pids(o, optarg, 1);
+		if (o->cgroup)
+			mw_usage_error("--cgroup takes one directory (joiners are looked for "
+				       "in one)");
+		o->cgroup = optarg;
 		break;
+	case 'f': o->follow = 1; break;
 	case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 	case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);
 	default: mw_usage_error("bad option");
@@ -335,7 +348,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	int c;
 
 	argc = split_command(argc, argv, o);
-	while ((c = getopt_long(argc, argv, "+e:o:p:qvhV", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+e:fo:p:qvhV", longopts, NULL)) != -1)
 		parse_option(c, o);
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
@@ -345,12 +358,20 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && o->pid)
 		mw_usage_error("-c and -p cannot be used together");
+	if (o->follow && !o->cmd)
+		mw_usage_error("-f goes with -c (following a running process's forks is not "
+			       "done yet)");
+	if (o->follow && (o->html || o->save_stream || o->interval_ms || o->format_output))
+		mw_usage_error("--html, --save-stream, --interval and --format-output take one "
+			       "process; not yet with -f");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
 		o->progress = o->pid || isatty(STDERR_FILENO);
 	if (o->duration_ms && !o->pid)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
+	if (o->repeat > 1 && o->follow && o->nrules)
+		mw_usage_error("--check of repeated runs takes one process each; not yet with -f");
 	if (o->format_output && !o->nrules)
 		mw_usage_error("--format-output goes with --check (it takes the checks' results)");
 	if (o->format_output && o->json && strcmp(o->format_output, "-") == 0 &&
@@ -426,6 +447,8 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		mw_error("%s", err);
 	else if (o->set)	/* -p PID,PID,... */
 		status = mw_run_trace_multi(o, &out, o->set, libc_path, dir, report, &detaching);
+	else if (o->follow)	/* -c's tree */
+		status = mw_run_trace_tree(o, &out, t, libc_path, dir, report, &detaching);
 	else
 		status = mw_run_trace(o, &out, t, libc_path, dir, g, report, &detaching);
 	if (!detaching || mw_tracer_hand_off(detaching, dir,
@@ -632,7 +655,9 @@ static int run_program(const struct trace_opts *o, const struct mw_target *t)
 		if (status != MW_EXIT_OK || mw_signal_pending())
 			break;	/* the program's failure ends the series */
 	}
-	status = judge(o, reports, done, status);
+	/* -f: each process of the tree on its own, named */
+	status = o->follow && done == 1 ? judge_each(o, reports[0], status) :
+		 judge(o, reports, done, status);
 	for (size_t i = 0; i < done; i++)
 		json_decref(reports[i]);
 	free(reports);
@@ -680,7 +705,7 @@ int cmd_trace(int argc, char **argv)
 	/* made before anything runs, kept until the checks are written */
 	if (o.format_output && !(o.format_file = mw_output_create(o.format_output, 1)))
 		return MW_EXIT_RUNTIME;
-	if (o.npids > 1)
+	if (o.npids > 1 || o.cgroup)
 		status = attach_many(&o);
 	else if (o.pid)
 		status = attach(&o);
