@@ -136,7 +136,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/badnotes.o build/tests/fixtures/libmfix.so \
 	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
 	build/tests/fixtures/corrupt-arena \
-	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run
+	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
+	build/tests/fixtures/fork-arenas
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -163,6 +164,10 @@ build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
 build/tests/fixtures/ctr-run: tests/fixtures/ctr-run.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/injectnote.o: tests/fixtures/injectnote.S
 	$(Q)mkdir -p $(@D)

@@ -93,6 +93,24 @@ static int join(void *ctx, pid_t pid)
 	return 0;
 }
 
+/* -f: a process just created (held before its first instruction) has a
+ * copy of its parent's allocator (fork) or shares it (vfork): its model
+ * starts from it, as one attached to would.  No snapshot without the
+ * libc's debug symbols: said once. */
+static void seed_from_copy(struct msink *k, struct mw_process *pr)
+{
+	static int warned;
+	char err[PATH_MAX + 512];
+
+	if (snapshot_of(k, pr->pid, &pr->at_attach, err, sizeof(err)) < 0) {
+		if (!warned++)
+			mw_note("process %d: no snapshot of the allocator it inherits: %s",
+				pr->pid, err);
+		return;
+	}
+	mw_state_seed(pr->st, pr->at_attach);
+}
+
 /* -f: the program (parent 0) was started, or a process of its tree was
  * created: a model of its own, what it is. */
 static void tree_new(void *ctx, pid_t parent, pid_t pid)
@@ -114,15 +132,23 @@ static void tree_new(void *ctx, pid_t parent, pid_t pid)
 	prep_state(k, pr->st);
 	mw_process_observe(pr);	/* the parent's program, until it execs */
 	pr->parent = parent;
+	seed_from_copy(k, pr);
 }
 
-/* -f: pid runs a new program: its command line, libc, where it lives. */
+/* -f: pid runs a new program: a new allocator (the model starts
+ * anew: a process's report is of its last program), its command line,
+ * libc, where it lives. */
 static void tree_exec(void *ctx, pid_t pid)
 {
-	struct mw_process *pr = process_of(ctx, pid);
+	struct msink *k = ctx;
+	struct mw_process *pr = process_of(k, pid);
 
-	if (pr)
-		mw_process_observe(pr);
+	if (!pr)
+		return;
+	if (pr->parent && mw_procs_renew(k->procs, pr) == 0)	/* not the program's
+								 * own first exec */
+		prep_state(k, pr->st);
+	mw_process_observe(pr);
 }
 
 /* -f: pid is at its exit stop: its allocator, while it is there. */
@@ -407,7 +433,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.where = pr->have_where ? &pr->where : NULL,
 		.libc = libc_path, .runtime = mw_runtime_name(rt),
 		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
-		.snap_exit = pr->at_exit, .env = &env };
+		.snap_exit = pr->at_exit, .env = &env, .in_tree = k->tree && i > 0 };
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	st = mw_run_conclude(out, pr->st, &ri_r, &ri);
@@ -426,7 +452,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 /* Each process's summary (as one -p run prints it; -f: the tree first,
  * then the summaries of the processes summarized()) to out->summary, its
  * report into reps[i]; the JSON of them all to out->json.  The exit
- * status: -p the worst; -f the program's, or MW_EXIT_RUNTIME. */
+ * status: -p the worst; -f the program's. */
 static int report_all(const struct trace_opts *o, struct outputs *out, struct msink *k,
 		      const struct mw_trace_result *r, const struct mw_elf *libc,
 		      const char *libc_path, enum mw_runtime rt, json_t **report)
@@ -441,7 +467,8 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	for (size_t i = 0; i < n; i++) {
 		int st = report_one(o, out, k, i, r, libc, libc_path, rt, &texts[i], &reps[i]);
 
-		if (k->tree ? i == 0 || st == MW_EXIT_RUNTIME : st != MW_EXIT_OK)
+		/* -f: the program's status (a child's is its own, in the tree) */
+		if (k->tree ? i == 0 : st != MW_EXIT_OK)
 			status = st;
 		if (!reps[i] || json_array_append(arr, reps[i]) < 0) {
 			mw_error("cannot make the report: %s", strerror(ENOMEM));

@@ -337,8 +337,9 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 			ri->exit_status = -1;
 			char q[256];
 
-			mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q, sizeof(q)),
-				 ri->term_signal, strsignal(ri->term_signal));
+			if (!ri->in_tree)
+				mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q,
+					 sizeof(q)), ri->term_signal, strsignal(ri->term_signal));
 			status = 128 + ri->term_signal;
 		} else {
 			ri->exit_status = WEXITSTATUS(r->status);
