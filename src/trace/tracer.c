@@ -351,6 +351,12 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 			rn->r->status = ev->status;
 			rn->r->have_status = 1;
 		}
+		if (ev->pid == rn->prog && mw_ptree_live(rn->pt))
+			mw_note("the program exited; %zu process%s it created still run%s: followed "
+				"until %s (^C stops)", mw_ptree_live(rn->pt),
+				mw_ptree_live(rn->pt) == 1 ? "" : "es",
+				mw_ptree_live(rn->pt) == 1 ? "s" : "", mw_ptree_live(rn->pt) == 1 ?
+				"it exits" : "they exit");
 		if (!mw_ptree_live(rn->pt))
 			rn->tree_over = 1;
 		break;
@@ -508,13 +514,17 @@ static void stop_if_asked(struct run *rn, long long *kill_at)
 
 		if (!rn->r->ready)
 			rn->r->interrupted = sig;	/* before tracing started */
-		if (rn->o->target && rn->pidfd >= 0 && rn->r->ready) {
+		/* -f: once the program has exited, a signal stops the
+		 * following of what it left running */
+		int gone = rn->pt && rn->r->have_status;
+
+		if (rn->o->target && rn->pidfd >= 0 && rn->r->ready && !gone) {
 			mw_pidfd_signal(rn->pidfd, sig);	/* -c: the program decides */
 		} else if (!rn->stopping) {
 			/* -p (or -c still held): stop tracing; the end
 			 * probe still prints the totals */
 			rn->stopping = 1;
-			rn->r->stopped = !rn->o->target;
+			rn->r->stopped = !rn->o->target || gone;
 			if (rn->o->target)
 				stop_tracer(rn);
 			else
