@@ -137,7 +137,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
 	build/tests/fixtures/corrupt-arena \
 	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
-	build/tests/fixtures/fork-arenas
+	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -164,6 +164,10 @@ build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
 build/tests/fixtures/ctr-run: tests/fixtures/ctr-run.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $<
 
 build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
 	$(Q)mkdir -p $(@D)

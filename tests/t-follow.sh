@@ -4,6 +4,9 @@
 # (src/trace/ptree.c, pidset.c).  Each process's report must agree with
 # that process's own malloc_info() exactly:
 #
+# 0. real programs: sh -c 'python3 threads.py && sort --parallel=4 ...',
+#    each process writing its own malloc_info() at exit (an LD_PRELOADed
+#    destructor, tests/fixtures/mi-at-exit.c): python3's and sort's exact.
 # 1. fork without exec (tests/fixtures/fork-arenas): the child starts with
 #    a copy of its parent's 4 arenas and exits 7; a vfork'd child execs
 #    /bin/true.  Parent and forked child exact; the child's parent, exit
@@ -19,7 +22,8 @@
 need_root
 need_libc
 FA=build/tests/fixtures/fork-arenas
-[ -x $FA ] || skip "no $FA (make check builds it)"
+MI=$PWD/build/tests/fixtures/mi-at-exit.so
+[ -x $FA ] && [ -f "$MI" ] || skip "no $FA or $MI (make check builds them)"
 
 # compare NAME XML JSON: the report in JSON against malloc_info in XML
 compare() {
@@ -28,6 +32,40 @@ compare() {
 	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
 	echo "$1: $(tr '\n' ' ' <"$OUT/$1/actual.txt")"
 }
+
+# 0. python3 threads and sort --parallel=4 under a shell
+mkdir -p "$OUT/mi"
+cat >"$OUT/threads.py" <<'PY'
+import threading
+b = threading.Barrier(6)
+def work(i):
+    b.wait()
+    keep = [bytearray(3000 + i) for _ in range(20000)]
+    del keep[::2]
+ts = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+PY
+seq 1 300000 | sort -R >"$OUT/input"
+LD_PRELOAD=$MI MW_MI_DIR=$OUT/mi "$MW" -f --json "$OUT/real.json" -o "$OUT/real.txt" -c sh -c \
+	"/usr/bin/python3 '$OUT/threads.py' && sort --parallel=4 -S 50M '$OUT/input' >/dev/null" \
+	2>"$OUT/real.err" || fail "-f on python3 and sort exited $?: $(cat "$OUT/real.err")"
+python3 - "$OUT/real.json" "$OUT" <<'PY' || fail "python3 and sort's tree"
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+names = []
+for p in r["processes"]:
+    argv = p["target"].get("argv") or [""]
+    name = os.path.basename(argv[0])
+    if name in ("python3", "sort"):
+        names.append(name)
+        json.dump(p, open("%s/real-%s.json" % (sys.argv[2], name), "w"))
+        os.rename("%s/mi/mi.%d.xml" % (sys.argv[2], p["target"]["pid"]),
+                  "%s/real-%s.xml" % (sys.argv[2], name))
+assert sorted(names) == ["python3", "sort"], [p["target"] for p in r["processes"]]
+PY
+compare python3 "$OUT/real-python3.xml" "$OUT/real-python3.json"
+compare sort "$OUT/real-sort.xml" "$OUT/real-sort.json"
 
 # 1. fork without exec, vfork + exec
 "$MW" -f --json "$OUT/fa.json" -o "$OUT/fa.txt" -c $FA 4 "$OUT" 2>"$OUT/fa.err" ||
