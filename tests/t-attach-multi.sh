@@ -99,7 +99,10 @@ exec 4>&- 5>&-
 wait $mw
 rc=$?
 [ $rc = 3 ] || fail "--check over two processes exited $rc, expected 3: $(cat "$OUT/check.err")"
-grep -q "checks of process $2" "$OUT/check.err" || fail "the failing process is not named: $(cat "$OUT/check.err")"
+grep -q "^FAIL process $2 (.*): arenas 7, limit <= 4" "$OUT/check.err" ||
+	fail "the failing process is not named: $(cat "$OUT/check.err")"
+grep -q "^PASS process $1 (.*): arenas" "$OUT/check.err" ||
+	fail "the passing process is not named: $(cat "$OUT/check.err")"
 cat "$OUT/check.err"
 for p in $pids; do wait $p; done
 pids=""

@@ -114,9 +114,28 @@ compare sh-b "$OUT/b.xml" "$OUT/sh-b.json"
 	2>"$OUT/check.err"
 rc=$?
 [ $rc = 3 ] || fail "--check over the tree exited $rc, expected 3: $(cat "$OUT/check.err")"
-[ "$(grep -c '^mallocwatch: checks of process' "$OUT/check.err")" = 3 ] ||
+[ "$(grep -Ec '^(PASS|FAIL) process [0-9]+ ' "$OUT/check.err")" = 3 ] ||
 	fail "not one check per process: $(cat "$OUT/check.err")"
-grep -q "FAIL arenas 5, limit <= 3" "$OUT/check.err" || fail "the 5-arena process did not fail: $(cat "$OUT/check.err")"
+grep -q "^FAIL process [0-9]* ('./examples/arena-storm'\|./examples/arena-storm): arenas 5, limit <= 3" "$OUT/check.err" ||
+	fail "the 5-arena process did not fail, named: $(cat "$OUT/check.err")"
+grep -q "^2 passed, 1 failed" "$OUT/check.err" || fail "no total: $(cat "$OUT/check.err")"
+# a selector by command name, junit with a testcase per process and rule
+"$MW" -f --check 'comm=arena-storm:arenas<=3' --check 'comm=sh:arenas==1' --format junit \
+	--format-output "$OUT/check.xml" -o /dev/null -c sh -c \
+	'./examples/arena-storm 4 >/dev/null; ./examples/arena-storm 2 >/dev/null' 2>"$OUT/sel.err"
+rc=$?
+[ $rc = 3 ] || fail "comm= rules exited $rc, expected 3: $(cat "$OUT/sel.err")"
+python3 - "$OUT/check.xml" <<'PY' || fail "the junit of a tree: $(cat "$OUT/check.xml")"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+cases = s.findall("testcase")
+assert s.get("tests") == "3" and s.get("failures") == "1", s.attrib
+names = sorted(c.get("name").split(": ", 1)[1] for c in cases)
+assert names == ["comm=arena-storm:arenas<=3"] * 2 + ["comm=sh:arenas==1"], names
+failed = [c for c in cases if c.find("failure") is not None]
+assert len(failed) == 1 and "arenas 5" in failed[0].find("failure").get("message"), failed
+assert len(set(c.get("classname") for c in cases)) == 3, [c.get("classname") for c in cases]
+PY
 
 # 3. make -C a project whose recipe runs a threaded program
 mkdir -p "$OUT/proj"

@@ -361,9 +361,9 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	if (o->follow && !o->cmd)
 		mw_usage_error("-f goes with -c (following a running process's forks is not "
 			       "done yet)");
-	if (o->follow && (o->html || o->save_stream || o->interval_ms || o->format_output))
-		mw_usage_error("--html, --save-stream, --interval and --format-output take one "
-			       "process; not yet with -f");
+	if (o->follow && (o->html || o->save_stream || o->interval_ms))
+		mw_usage_error("--html, --save-stream and --interval take one process; not yet "
+			       "with -f");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
 		o->progress = o->pid || isatty(STDERR_FILENO);
 	if (o->duration_ms && !o->pid)
@@ -377,9 +377,6 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	if (o->format_output && o->json && strcmp(o->format_output, "-") == 0 &&
 	    strcmp(o->json, "-") == 0)
 		mw_usage_error("--json - and --format-output - both write to stdout; give one a file");
-	if (o->format_output && o->npids > 1)
-		mw_usage_error("--format-output takes one process's results (-p PID); not yet "
-			       "several");
 	for (size_t i = 0; i < o->nrules; i++)
 		if (o->rules[i].relative && !o->baseline_path)
 			mw_usage_error("rule '%s' is relative (+N, +N%%) and needs --baseline",
@@ -400,24 +397,32 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, int status)
 {
 	FILE *res = o->format_file ? o->format_file : stderr;
+	struct mw_rule *rules;
 	struct mw_verdict *v;
-	size_t failed;
+	size_t failed, nr = 0;
 
 	if (!o->nrules || !n)
 		return status;
 	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0)
 		return MW_EXIT_USAGE;
+	rules = xcalloc(o->nrules, sizeof(*rules));	/* those for this process */
+	for (size_t i = 0; i < o->nrules; i++)
+		if (mw_rule_selects(&o->rules[i], reports[n - 1]))
+			rules[nr++] = o->rules[i];
+	if (nr < o->nrules)
+		mw_note("%zu of %zu rules select another process (comm=NAME:)", o->nrules - nr,
+			o->nrules);
 	if (n == 1)
-		failed = mw_rules_report(res, o->format, o->rules, o->nrules, reports[0],
-					 o->baseline);
+		failed = mw_rules_report(res, o->format, rules, nr, reports[0], o->baseline);
 	else {
-		v = xcalloc(o->nrules, sizeof(*v));
-		for (size_t i = 0; i < o->nrules; i++)
-			v[i] = mw_rule_judge_runs(&o->rules[i], reports, n, o->aggregate,
+		v = xcalloc(nr + 1, sizeof(*v));
+		for (size_t i = 0; i < nr; i++)
+			v[i] = mw_rule_judge_runs(&rules[i], reports, n, o->aggregate,
 						  o->baseline, stderr);
-		failed = mw_verdicts_write(res, o->format, o->rules, v, o->nrules);
+		failed = mw_verdicts_write(res, o->format, rules, v, nr);
 		free(v);
 	}
+	free(rules);
 	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
 }
 
@@ -460,23 +465,28 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 }
 
 /* --check of a run of several processes: each process's report judged
- * on its own, named; the worst status. */
+ * by the rules that select it (comm=NAME:), each result named by its
+ * process, in one document of --format's. */
 static int judge_each(const struct trace_opts *o, json_t *report, int status)
 {
-	json_t *procs = json_object_get(report, "processes"), *p;
-	size_t i;
-	int st = status;
+	json_t *procs = json_object_get(report, "processes");
+	size_t n = json_array_size(procs), judged, failed;
+	json_t **v = xcalloc(n + 1, sizeof(*v));
 
-	json_array_foreach(procs, i, p) {
-		int s;
-
-		mw_note("checks of process %d:",
-			(int)json_integer_value(json_object_get(json_object_get(p, "target"), "pid")));
-		s = judge(o, &p, 1, status);
-		if (s != status)
-			st = s;
+	if (!o->nrules)
+		return status;
+	if (o->baseline && mw_check_env(o->baseline, report, o->strict_env) < 0) {
+		free(v);
+		return MW_EXIT_USAGE;
 	}
-	return st;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_array_get(procs, i);
+	failed = mw_rules_report_procs(o->format_file ? o->format_file : stderr, o->format,
+				       o->rules, o->nrules, v, n, o->baseline, &judged);
+	free(v);
+	if (!judged)
+		mw_warn("no rule selected any of the %zu processes", n);
+	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
 }
 
 /* -p PID,PID,...: every process must map the same libc file (one script
