@@ -18,6 +18,7 @@
 #    each report complete.
 # 5. 1000 short-lived children: each traced and reaped, nothing lost.
 # 6. without -f: a note counts the processes not traced.
+# 7. -p PID -f: a running process's forked child and vfork+exec, exact.
 . tests/lib.sh
 need_root
 need_libc
@@ -186,6 +187,48 @@ assert all(p["events"]["complete"] for p in ps)
 PY
 grep -q "and 951 more" "$OUT/k.txt" || fail "the tree table is not cut at 50 rows"
 echo "1000 children: each traced and reaped, 0 lost; mallocwatch's peak RSS $(cat "$OUT/k.rss") KiB"
+
+# 7. -p PID -f: a running process (held on a FIFO) followed from when
+#    tracing starts: its forked child and its vfork+exec'd /bin/true
+L=$GLIBC_PREFIX/lib
+mkdir -p "$OUT/p"
+rm -f "$OUT/p/in"
+mkfifo "$OUT/p/in"
+(exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+ exec "$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" $FA 4 "$OUT/p" -) \
+	<"$OUT/p/in" >/dev/null &
+held=$!
+exec 4>"$OUT/p/in"
+i=0
+until grep -q "$L/libc.so.6" /proc/$held/maps 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 600 ] || fail "the held program did not map $L/libc.so.6"; sleep 0.05
+done
+"$MW" -p $held -f --json "$OUT/p.json" -o "$OUT/p.txt" 2>"$OUT/p.err" 4>&- &
+mw=$!
+i=0
+until grep -q "tracing process $held and the processes it creates (-f)" "$OUT/p.err"; do
+	i=$((i + 1))
+	[ $i -lt 1200 ] || fail "-p -f did not start tracing: $(cat "$OUT/p.err")"
+	kill -0 $mw 2>/dev/null || fail "-p -f exited early: $(cat "$OUT/p.err")"
+	sleep 0.1
+done
+echo go >&4
+exec 4>&-
+wait $mw || fail "-p -f exited $?: $(cat "$OUT/p.err")"
+wait $held || fail "the held program failed"
+python3 - "$OUT/p.json" "$OUT" "$held" <<'PY' || fail "-p -f's JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ps = r["processes"]
+assert len(ps) == 3 and ps[0]["target"]["pid"] == int(sys.argv[3]), [p["target"] for p in ps]
+assert ps[1]["ppid"] == ps[2]["ppid"] == int(sys.argv[3]), [p["ppid"] for p in ps]
+assert ps[2]["target"]["argv"] == ["true"], ps[2]["target"]
+json.dump(ps[0], open(sys.argv[2] + "/p-parent.json", "w"))
+json.dump(ps[1], open(sys.argv[2] + "/p-child.json", "w"))
+PY
+compare p-parent "$OUT/p/parent.xml" "$OUT/p-parent.json"
+compare p-child "$OUT/p/child.xml" "$OUT/p-child.json"
+grep -Eq "^ +$held +- +0 +5 " "$OUT/p.txt" || fail "the attached process's row: $(head -5 "$OUT/p.txt")"
 
 # 6. without -f
 "$MW" -o /dev/null -c sh -c './examples/arena-storm 2 >/dev/null; true' 2>"$OUT/nof.err" ||

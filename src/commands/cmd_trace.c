@@ -58,12 +58,13 @@ static const char usage[] =
 "  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
 "                       first instruction; everything after CMD is its ARGS\n"
 "  -- CMD [ARGS...]     the same\n"
-"  -f, --follow-forks   with -c: trace every process the program creates\n"
-"                       (fork, vfork, clone, and the programs they exec)\n"
-"                       in the same session: a report each (pid, parent,\n"
-"                       command line, exit status, exit snapshot), the tree\n"
-"                       first; the run ends when the last of them exits.\n"
-"                       Without -f a note says how many were not traced\n"
+"  -f, --follow-forks   trace every process the program (-c) or the\n"
+"                       process (-p PID) creates (fork, vfork, clone, and\n"
+"                       the programs they exec) in the same session: a\n"
+"                       report each (pid, parent, command line, exit\n"
+"                       status, exit snapshot), the tree first; the run\n"
+"                       ends when the last of them exits (or ^C).\n"
+"                       Without -f, -c notes how many were not traced\n"
 "  -p PID               attach to a running process until it exits, or ^C\n"
 "                       (or SIGTERM) stops tracing and reports; the process\n"
 "                       is never stopped or signalled.  Arenas made before\n"
@@ -358,9 +359,6 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && o->pid)
 		mw_usage_error("-c and -p cannot be used together");
-	if (o->follow && !o->cmd)
-		mw_usage_error("-f goes with -c (following a running process's forks is not "
-			       "done yet)");
 	if (o->follow && (o->html || o->save_stream || o->interval_ms))
 		mw_usage_error("--html, --save-stream and --interval take one process; not yet "
 			       "with -f");
@@ -715,7 +713,7 @@ int cmd_trace(int argc, char **argv)
 	/* made before anything runs, kept until the checks are written */
 	if (o.format_output && !(o.format_file = mw_output_create(o.format_output, 1)))
 		return MW_EXIT_RUNTIME;
-	if (o.npids > 1 || o.cgroup)
+	if (o.npids > 1 || o.cgroup || (o.pid && o.follow))
 		status = attach_many(&o);
 	else if (o.pid)
 		status = attach(&o);

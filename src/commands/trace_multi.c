@@ -217,7 +217,10 @@ static void on_line(void *ctx, const char *line)
 
 	if (strcmp(line, MW_LINE_READY) == 0) {
 		attach_snapshots(k);
-		if (k->set)
+		if (k->set && k->tree)
+			mw_note("tracing process %d and the processes it creates (-f); ^C or "
+				"SIGTERM stops and reports", (int)k->set->pid[0]);
+		else if (k->set)
 			mw_note("tracing %zu processes; ^C or SIGTERM stops and reports",
 				k->set->n);
 	}
@@ -408,21 +411,21 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	size_t len;
 	int st;
 
-	if (!k->tree && mw_process_alive(pr->pid)) {	/* -p: at the end */
+	if (!pr->at_exit && mw_process_alive(pr->pid)) {	/* -p: at the end */
 		char err[PATH_MAX + 512];
 
-		if (i < k->set->n)
+		if (k->set && i < k->set->n)
 			pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ?
 							 &k->set->g[i] : NULL, o->read_timeout_ms);
 		else if (snapshot_of(k, pr->pid, &pr->at_end, err, sizeof(err)) < 0)
 			mw_warn("process %d: no snapshot at the end: %s", pr->pid, err);
 	}
-	oi.pid = k->tree ? 0 : pr->pid;	/* -f: the environment is ours */
+	oi.pid = k->set ? pr->pid : 0;	/* -c -f: the environment is ours */
 	ri_r.pid = pr->pid;
-	if (k->tree) {
-		ri_r.have_status = pr->have_status;
-		ri_r.status = pr->status;
-	}
+	/* -c -f: each process's end; -p: none is ours to report as the
+	 * run's (the tree's table says how each ended) */
+	ri_r.have_status = k->tree && !k->set && pr->have_status;
+	ri_r.status = pr->status;
 	if (i)	/* said once, for the run */
 		ri_r.tracer_died = 0;
 	mw_run_environment(&oi, libc, mw_runtime_name(rt), &env);
@@ -536,6 +539,9 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	if (mw_run_prepare(o, libc_path, dir, pids, set->n, out->script, &p) < 0)
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
+	k.tree = o->follow;	/* -p PID -f */
+	if (o->follow)
+		mw_procs_set_multi(k.procs);
 	if (o->cgroup) {
 		if (mw_mapped_find(set->pid[0], MW_LIB_LIBC, &k.libc, err, sizeof(err)) != 1) {
 			mw_error("process %d: %s", (int)set->pid[0], err);
@@ -555,7 +561,9 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .workdir = dir, .attach_pid = set->pid[0], .more_pids = set->pid + 1,
 			 .nmore = set->n - 1, .verbose = o->verbose, .duration_ms = o->duration_ms,
-			 .flush = 1, .missing = missing, .cgroup = o->cgroup, .join = join }, on_line,
+			 .flush = 1, .missing = missing, .cgroup = o->cgroup, .join = join,
+			 .follow = o->follow, .at_exit = o->follow ? tree_exit_stop : NULL,
+			 .on_new = tree_new, .on_exec = tree_exec, .on_exited = tree_exited }, on_line,
 			 &k, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		if (r.interrupted)

@@ -1,4 +1,5 @@
 /* ptree.c - a -c run's processes under ptrace; see ptree.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,6 +74,65 @@ struct mw_ptree *mw_ptree_seize(pid_t root, int follow)
 	}
 	t->live = 1;
 	return t;
+}
+
+struct mw_ptree *mw_ptree_attach(pid_t pid)
+{
+	long opts = PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+		    PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE;
+	struct mw_ptree *t = calloc(1, sizeof(*t));
+	char dir[64];
+	int added = 1;
+
+	if (!t)
+		return NULL;
+	t->follow = 1;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	/* a thread made by one not seized yet shows up in the next round */
+	for (int round = 0; added && round < 100; round++) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		if (!d)
+			goto fail;
+		added = 0;
+		while ((e = readdir(d))) {
+			pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+
+			if (tid <= 0 || find(t, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, (void *)opts) < 0) {
+				if (errno == ESRCH)
+					continue;	/* gone meanwhile */
+				closedir(d);
+				goto fail;
+			}
+			if (add(t, tid, pid, 1, 0) < 0) {
+				ptrace(PTRACE_DETACH, tid, 0, 0);
+				closedir(d);
+				errno = ENOMEM;
+				goto fail;
+			}
+			added = 1;
+		}
+		closedir(d);
+	}
+	if (!find(t, pid)) {
+		errno = ESRCH;
+		goto fail;
+	}
+	t->live = 1;
+	return t;
+fail:
+	{
+		int e = errno;
+
+		for (size_t i = 0; i < t->n; i++)
+			ptrace(PTRACE_DETACH, t->v[i].tid, 0, 0);
+		mw_ptree_free(t);
+		errno = e;
+	}
+	return NULL;
 }
 
 /* The thread group of tid, from /proc/TID/status; 0 unknown. */

@@ -52,6 +52,13 @@ struct mw_ptree;
  * root untraced) when PTRACE_SEIZE fails or memory runs out. */
 struct mw_ptree *mw_ptree_seize(pid_t root, int follow);
 
+/* -p -f: trace the running process pid and every thread of it (those
+ * created while they are seized included: /proc/PID/task is read again
+ * until no new one appears), following its new processes.  Nothing is
+ * stopped.  NULL with errno set (and nothing traced) when the process
+ * cannot be seized (EPERM: another tracer, or YAMA's ptrace_scope). */
+struct mw_ptree *mw_ptree_attach(pid_t pid);
+
 /* The next event that needs the caller, in *ev: 1, or 0 when none is
  * pending now.  Stops that need nobody (signals, new threads, the first
  * stop of a process, exit stops of threads) are dealt with on the way.

@@ -157,11 +157,36 @@ static void set_add(struct run *rn, pid_t pid)
 			strerror(errno));
 }
 
+static void catch_chld(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;	/* no SA_RESTART: poll returns EINTR;
+					 * no SA_NOCLDSTOP: ptrace stops must wake it */
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* -p -f: the process and its threads under ptrace from now (ptree.h),
+ * its new processes followed. */
+static void attach_tree(struct run *rn)
+{
+	if (!(rn->pt = mw_ptree_attach(rn->prog))) {
+		snprintf(rn->r->ptrace_msg, sizeof(rn->r->ptrace_msg), "cannot ptrace process %d "
+			 "(%s): the processes it creates are not followed", (int)rn->prog,
+			 strerror(errno));
+		return;
+	}
+	catch_chld();
+}
+
 static void stdout_line(struct run *rn, char *line)
 {
 	if (!rn->r->ready && strcmp(line, MW_LINE_READY) == 0) {
 		rn->r->ready = 1;
 		open_set(rn);
+		if (rn->o->follow && !rn->o->target)
+			attach_tree(rn);
 		/* the line first: its reader takes the program's start time
 		 * (MW_REC_ORIGIN), which must come before its first event */
 		rn->fn(rn->ctx, line);
@@ -212,6 +237,7 @@ static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
 }
 
 static void stop_tracer(struct run *rn);
+static int reap_program(struct run *rn, int wait);
 
 /* Read the script's flush file (protocol.h): the tracer prints its
  * aggregates and MW_LINE_END now; flush_check() completes it.  1 when
@@ -280,10 +306,14 @@ static void flush_end(struct run *rn)
 	rn->r->flush_ms = mw_now_ms() - rn->flush_start;
 	rn->flushing = 0;
 	mw_procfs_settle(&rn->flush_fd, PROCFS_SETTLE_MS);
-	if (rn->o->target) {
+	if (rn->pt && rn->flush_pid) {	/* the last process, held at its exit stop */
 		mw_ptree_release(rn->pt, rn->flush_pid);
-		return;
+		rn->flush_pid = 0;
+		if (!rn->o->target)	/* -p -f: its end, which comes at once */
+			reap_program(rn, 1);
 	}
+	if (rn->o->target)
+		return;
 	if (rn->tracer <= 0)
 		return;
 	stop_tracer(rn);
@@ -674,8 +704,6 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
  * creates (counted, or with -f followed). */
 static void seize(struct run *rn)
 {
-	struct sigaction sa;
-
 	if (!(rn->pt = mw_ptree_seize(rn->prog, rn->o->follow))) {
 		snprintf(rn->r->ptrace_msg, sizeof(rn->r->ptrace_msg), "cannot ptrace the "
 			 "program (%s): no snapshot at its exit%s", strerror(errno),
@@ -684,10 +712,7 @@ static void seize(struct run *rn)
 	}
 	if (rn->o->on_new)
 		rn->o->on_new(rn->ctx, 0, rn->prog);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_chld;	/* no SA_RESTART: poll returns EINTR;
-					 * no SA_NOCLDSTOP: ptrace stops must wake it */
-	sigaction(SIGCHLD, &sa, NULL);
+	catch_chld();
 }
 
 /* -c: the program forked and held, ptraced for its exit stop when
