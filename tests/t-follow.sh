@@ -5,8 +5,9 @@
 # that process's own malloc_info() exactly:
 #
 # 0. real programs: sh -c 'python3 threads.py && sort --parallel=4 ...',
-#    each process writing its own malloc_info() at exit (an LD_PRELOADed
-#    destructor, tests/fixtures/mi-at-exit.c): python3's and sort's exact.
+#    each process writing its own malloc_info() at exit (sort: an
+#    LD_PRELOADed destructor, tests/fixtures/mi-at-exit.c; python3: its
+#    last act, then os._exit): python3's and sort's exact.
 # 1. fork without exec (tests/fixtures/fork-arenas): the child starts with
 #    a copy of its parent's 4 arenas and exits 7; a vfork'd child execs
 #    /bin/true.  Parent and forked child exact; the child's parent, exit
@@ -36,8 +37,11 @@ compare() {
 
 # 0. python3 threads and sort --parallel=4 under a shell
 mkdir -p "$OUT/mi"
+# python3 writes its own malloc_info() last and leaves with os._exit:
+# its interpreter's finalizers and libraries' destructors free (and trim
+# heaps) after a preloaded destructor would have run
 cat >"$OUT/threads.py" <<'PY'
-import threading
+import ctypes, os, sys, threading
 b = threading.Barrier(6)
 def work(i):
     b.wait()
@@ -46,10 +50,16 @@ def work(i):
 ts = [threading.Thread(target=work, args=(i,)) for i in range(6)]
 [t.start() for t in ts]
 [t.join() for t in ts]
+libc = ctypes.CDLL(None)
+libc.fopen.restype = ctypes.c_void_p
+f = libc.fopen(("%s/mi.%d.xml" % (sys.argv[1], os.getpid())).encode(), b"w")
+libc.malloc_info(0, ctypes.c_void_p(f))
+libc.fclose(ctypes.c_void_p(f))
+os._exit(0)
 PY
 seq 1 300000 | sort -R >"$OUT/input"
 LD_PRELOAD=$MI MW_MI_DIR=$OUT/mi "$MW" -f --json "$OUT/real.json" -o "$OUT/real.txt" -c sh -c \
-	"/usr/bin/python3 '$OUT/threads.py' && sort --parallel=4 -S 50M '$OUT/input' >/dev/null" \
+	"/usr/bin/python3 '$OUT/threads.py' '$OUT/mi' && sort --parallel=4 -S 50M '$OUT/input' >/dev/null" \
 	2>"$OUT/real.err" || fail "-f on python3 and sort exited $?: $(cat "$OUT/real.err")"
 python3 - "$OUT/real.json" "$OUT" <<'PY' || fail "python3 and sort's tree"
 import json, os, sys
@@ -136,6 +146,26 @@ assert names == ["comm=arena-storm:arenas<=3"] * 2 + ["comm=sh:arenas==1"], name
 failed = [c for c in cases if c.find("failure") is not None]
 assert len(failed) == 1 and "arenas 5" in failed[0].find("failure").get("message"), failed
 assert len(set(c.get("classname") for c in cases)) == 3, [c.get("classname") for c in cases]
+PY
+
+# --repeat and a baseline over trees: processes matched by command line
+# and order across runs and in the baseline (made with arena_max=2: 2
+# arenas each; glibc makes no more)
+TREE='./examples/arena-storm 2 >/dev/null; ./examples/arena-storm 3 >/dev/null'
+GLIBC_TUNABLES=glibc.malloc.arena_max=2 "$MW" -q -f --json "$OUT/base.json" -o /dev/null \
+	-c sh -c "$TREE" || fail "the baseline run failed"
+"$MW" -q -f --repeat 2 --baseline "$OUT/base.json" --check 'arenas<=+0' --format json \
+	--format-output "$OUT/rep.json" -o /dev/null -c sh -c "$TREE" 2>"$OUT/rep.err"
+rc=$?
+[ $rc = 3 ] || fail "--repeat --baseline over a tree exited $rc, expected 3: $(cat "$OUT/rep.err")"
+python3 - "$OUT/rep.json" <<'PY' || fail "--repeat over a tree: $(cat "$OUT/rep.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+res = r["rules"]
+assert len(res) == 3 and all(x["process"] for x in res), res
+# the shell, then each arena-storm against the baseline's same one
+got = [(x["ok"], x["value"], x["baseline"]) for x in res]
+assert got == [(True, 1, 1), (False, 3, 2), (False, 4, 2)], got
 PY
 
 # 3. make -C a project whose recipe runs a threaded program

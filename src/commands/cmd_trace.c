@@ -368,8 +368,6 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
-	if (o->repeat > 1 && o->follow && o->nrules)
-		mw_usage_error("--check of repeated runs takes one process each; not yet with -f");
 	if (o->format_output && !o->nrules)
 		mw_usage_error("--format-output goes with --check (it takes the checks' results)");
 	if (o->format_output && o->json && strcmp(o->format_output, "-") == 0 &&
@@ -462,29 +460,114 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	return status;
 }
 
-/* --check of a run of several processes: each process's report judged
- * by the rules that select it (comm=NAME:), each result named by its
- * process, in one document of --format's. */
-static int judge_each(const struct trace_opts *o, json_t *report, int status)
+/* Process i's command line in procs (a run's "processes"), its words
+ * separated by 0x1f; its command name when it has none. */
+static void process_line(json_t *procs, size_t i, char *buf, size_t len)
 {
-	json_t *procs = json_object_get(report, "processes");
-	size_t n = json_array_size(procs), judged, failed;
-	json_t **v = xcalloc(n + 1, sizeof(*v));
+	json_t *t = json_object_get(json_array_get(procs, i), "target"), *a;
+	const char *comm = json_string_value(json_object_get(t, "comm"));
+	size_t j, m = 0;
 
-	if (!o->nrules)
-		return status;
-	if (o->baseline && mw_check_env(o->baseline, report, o->strict_env) < 0) {
-		free(v);
-		return MW_EXIT_USAGE;
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(t, "argv"), j, a)
+		if (m < len - 1)
+			m += (size_t)snprintf(buf + m, len - m, "%s\x1f",
+					      json_string_value(a) ? json_string_value(a) : "");
+	if (!m)
+		snprintf(buf, len, "comm %s", comm ? comm : "?");
+}
+
+/* The key a process of a run of several is known by across runs
+ * (--repeat) and in a baseline: its command line and how many before it
+ * in its run had the same. */
+static void process_key(json_t *procs, size_t i, char *buf, size_t len)
+{
+	char line[1024], other[1024];
+	size_t same = 0;
+
+	process_line(procs, i, line, sizeof(line));
+	for (size_t k = 0; k < i; k++) {
+		process_line(procs, k, other, sizeof(other));
+		same += strcmp(line, other) == 0;
 	}
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_array_get(procs, i);
-	failed = mw_rules_report_procs(o->format_file ? o->format_file : stderr, o->format,
-				       o->rules, o->nrules, v, n, o->baseline, &judged);
+	snprintf(buf, len, "%s#%zu", line, same);
+}
+
+/* The process of procs with key; NULL when none has it. */
+static json_t *process_by_key(json_t *procs, const char *key)
+{
+	char k[1100];
+
+	for (size_t i = 0; i < json_array_size(procs); i++) {
+		process_key(procs, i, k, sizeof(k));
+		if (strcmp(k, key) == 0)
+			return json_array_get(procs, i);
+	}
+	return NULL;
+}
+
+/* --check of runs of several processes (-p A,B, --cgroup, -f; with -f
+ * --repeat too): each process of the last run judged by the rules that
+ * select it (comm=NAME:) on its values in every run that had it
+ * (matched by command line and order: process_key), against the same
+ * process of a baseline of several, and each result named by its
+ * process, in one document of --format's. */
+static int judge_each(const struct trace_opts *o, json_t *const *reports, size_t n, int status)
+{
+	json_t *procs = n ? json_object_get(reports[n - 1], "processes") : NULL;
+	json_t *bprocs = json_object_get(o->baseline, "processes");
+	size_t np = json_array_size(procs), k = 0, failed;
+	struct mw_rule *r = xcalloc(np * o->nrules + 1, sizeof(*r));
+	struct mw_verdict *v = xcalloc(np * o->nrules + 1, sizeof(*v));
+	int *pids = xcalloc(np * o->nrules + 1, sizeof(*pids));
+	const char **names = xcalloc(np * o->nrules + 1, sizeof(*names));
+	json_t **runs = xcalloc(n, sizeof(*runs));
+
+	if (!o->nrules || !n)
+		goto out;
+	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0) {
+		status = MW_EXIT_USAGE;
+		goto out;
+	}
+	for (size_t i = 0; i < np; i++) {
+		json_t *p = json_array_get(procs, i), *base = o->baseline;
+		char key[1100];
+		size_t nr = 0;
+
+		process_key(procs, i, key, sizeof(key));
+		for (size_t run = 0; run < n; run++) {
+			json_t *q = process_by_key(json_object_get(reports[run], "processes"), key);
+
+			if (q)
+				runs[nr++] = q;
+		}
+		if (bprocs)	/* a baseline of several: the same process's */
+			base = process_by_key(bprocs, key);
+		for (size_t j = 0; j < o->nrules; j++) {
+			if (!mw_rule_selects(&o->rules[j], p))
+				continue;
+			r[k] = o->rules[j];
+			v[k] = nr == 1 ? mw_rule_check(&o->rules[j], p, base) :
+			       mw_rule_judge_runs(&o->rules[j], runs, nr, o->aggregate, base, NULL);
+			pids[k] = (int)json_integer_value(json_object_get(json_object_get(p, "target"),
+									   "pid"));
+			names[k] = mw_report_process_name(p);
+			k++;
+		}
+	}
+	if (!k)
+		mw_warn("no rule selected any of the %zu processes", np);
+	failed = mw_verdicts_write_procs(o->format_file ? o->format_file : stderr, o->format, r, v,
+					 pids, names, k);
+	if (failed && status == MW_EXIT_OK)
+		status = MW_EXIT_CHECK;
+out:
+	free(r);
 	free(v);
-	if (!judged)
-		mw_warn("no rule selected any of the %zu processes", n);
-	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
+	free(pids);
+	free(names);
+	free(runs);
+	return status;
 }
 
 /* -p PID,PID,...: every process must map the same libc file (one script
@@ -529,7 +612,7 @@ static int attach_many(struct trace_opts *o)
 	o->set = &set;
 	status = run(o, NULL, libc, NULL, o->nrules ? &report : NULL);
 	if (report)
-		status = judge_each(o, report, status);
+		status = judge_each(o, &report, 1, status);
 	json_decref(report);
 	o->set = NULL;
 	free(set.g);
@@ -664,8 +747,7 @@ static int run_program(const struct trace_opts *o, const struct mw_target *t)
 			break;	/* the program's failure ends the series */
 	}
 	/* -f: each process of the tree on its own, named */
-	status = o->follow && done == 1 ? judge_each(o, reports[0], status) :
-		 judge(o, reports, done, status);
+	status = o->follow ? judge_each(o, reports, done, status) : judge(o, reports, done, status);
 	for (size_t i = 0; i < done; i++)
 		json_decref(reports[i]);
 	free(reports);

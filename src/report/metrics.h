@@ -119,6 +119,17 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
  * against r->comm)?  1 or 0; every rule without a selector applies. */
 int mw_rule_selects(const struct mw_rule *r, const json_t *report);
 
+/* Write the verdicts v[0..n-1] of rules[0..n-1], the i-th of process
+ * pids[i] named names[i] (its command; NULL unknown), as
+ * mw_rules_report_procs does; how many failed. */
+size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			       const struct mw_verdict *v, const int *pids,
+			       const char *const *names, size_t n);
+
+/* The name of the process of a process report (its target's comm, else
+ * its argv[0]); NULL unknown.  Owned by report. */
+const char *mw_report_process_name(const json_t *report);
+
 /* Judge rules[0..n-1] on each of the nprocs process reports procs[] (the
  * "processes" of a run of several: -p PID,PID,..., --cgroup, -f), each
  * rule on the processes it selects, and write the results to out in

@@ -231,6 +231,33 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
 	return write_all(out, f, rules, v, n, NULL);
 }
 
+const char *mw_report_process_name(const json_t *report)
+{
+	const json_t *t = json_object_get(report, "target");
+	const char *name = json_string_value(json_object_get(t, "comm"));
+
+	return name ? name : json_string_value(json_array_get(json_object_get(t, "argv"), 0));
+}
+
+size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			       const struct mw_verdict *v, const int *pids,
+			       const char *const *names, size_t n)
+{
+	struct who *w = xcalloc(n + 1, sizeof(*w));
+	size_t failed;
+
+	for (size_t i = 0; i < n; i++) {
+		char q[80];
+
+		w[i].pid = pids[i];
+		snprintf(w[i].label, sizeof(w[i].label), "process %d (%s)", pids[i],
+			 names[i] ? mw_quote(names[i], q, sizeof(q)) : "?");
+	}
+	failed = write_all(out, f, rules, v, n, w);
+	free(w);
+	return failed;
+}
+
 size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
 			     json_t *const *procs, size_t nprocs, const json_t *baseline,
 			     size_t *judged)
@@ -238,31 +265,28 @@ size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *
 	size_t k = 0, failed;
 	struct mw_rule *r = xcalloc(n * nprocs + 1, sizeof(*r));
 	struct mw_verdict *v = xcalloc(n * nprocs + 1, sizeof(*v));
-	struct who *w = xcalloc(n * nprocs + 1, sizeof(*w));
+	int *pids = xcalloc(n * nprocs + 1, sizeof(*pids));
+	const char **names = xcalloc(n * nprocs + 1, sizeof(*names));
 
 	for (size_t p = 0; p < nprocs; p++) {
 		const json_t *t = json_object_get(procs[p], "target");
-		const char *name = json_string_value(json_object_get(t, "comm"));
-		char q[80];
 
-		if (!name)
-			name = json_string_value(json_array_get(json_object_get(t, "argv"), 0));
 		for (size_t i = 0; i < n; i++) {
 			if (!mw_rule_selects(&rules[i], procs[p]))
 				continue;
 			r[k] = rules[i];
 			v[k] = mw_rule_check(&rules[i], procs[p], baseline);
-			w[k].pid = (int)json_integer_value(json_object_get(t, "pid"));
-			snprintf(w[k].label, sizeof(w[k].label), "process %d (%s)", w[k].pid,
-				 name ? mw_quote(name, q, sizeof(q)) : "?");
+			pids[k] = (int)json_integer_value(json_object_get(t, "pid"));
+			names[k] = mw_report_process_name(procs[p]);
 			k++;
 		}
 	}
-	failed = write_all(out, f, r, v, k, w);
+	failed = mw_verdicts_write_procs(out, f, r, v, pids, names, k);
 	if (judged)
 		*judged = k;
 	free(r);
 	free(v);
-	free(w);
+	free(pids);
+	free(names);
 	return failed;
 }
