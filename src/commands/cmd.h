@@ -21,6 +21,10 @@ int cmd_replay(int argc, char **argv);
 /* mallocwatch snapshot -p PID [-o FILE] [--json FILE]: the allocator now. */
 int cmd_snapshot(int argc, char **argv);
 
+/* mallocwatch explain -p PID [-o FILE] [--json FILE]: where its RSS is,
+ * and the findings. */
+int cmd_explain(int argc, char **argv);
+
 /* mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] -p PID... |
  * --cgroup DIR | --all: the allocator state as Prometheus metrics, until
  * SIGINT or SIGTERM (exit 0). */
