@@ -27,8 +27,10 @@
  *    past the main heap's top) and in use (the rest: chunks in use,
  *    tcache chunks included: they are not reachable from the arenas);
  *  - mmapped chunks: found in anonymous mappings that no heap covers, by
- *    their headers (prev_size 0, IS_MMAPPED alone, a page multiple that
- *    fits): their resident pages (the count and bytes found are set
+ *    their headers at the start of a resident or swapped page (the kernel
+ *    merges adjacent mappings, so a chunk may start anywhere in one):
+ *    prev_size 0, IS_MMAPPED alone, a page multiple that fits; their
+ *    resident pages (the count and bytes found are set
  *    against mp_.n_mmaps and mp_.mmapped_mem);
  *  - not malloc's: everything else, as stacks (the main stack and every
  *    mapping holding a thread's stack pointer, /proc/PID/task/TID/syscall),
@@ -40,7 +42,8 @@
  * meanwhile (the check's tolerance).
  *
  * Bounded like the snapshot: at most MW_LEDGER_MAX_VMAS mappings, regions
- * of at most 2^32 bytes each, MW_LEDGER_MAX_MMAPPED chunk headers read;
+ * of at most 2^32 bytes each, MW_LEDGER_MAX_MMAPPED pages looked at for
+ * mmapped chunks (16 bytes read from each resident one, batched);
  * every pointer from the process is checked against its mappings.
  * All sizes are bytes.
  */
@@ -55,7 +58,7 @@
 #include "snapshot.h"
 
 #define MW_LEDGER_MAX_VMAS (1 << 20)
-#define MW_LEDGER_MAX_MMAPPED (1 << 17)	/* chunk headers read */
+#define MW_LEDGER_MAX_MMAPPED (1 << 22)	/* pages looked at for mmapped chunks */
 #define MW_FRAG_BUCKETS 22		/* free chunk sizes by powers of two */
 
 /* One account, bytes.  rss = in_use + free_resident + top + mmapped +

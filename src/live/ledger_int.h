@@ -52,7 +52,7 @@ int lg_pagemap(int fd, uint64_t addr, uint64_t page, uint64_t *buf, size_t npage
 
 /* The mmapped chunks in the anonymous read-write mappings of v that
  * overlap no range of r (n of them), appended to *r (grown; *cap) as
- * arena -1 ranges; at most MW_LEDGER_MAX_MMAPPED headers read.  The
+ * arena -1 ranges; at most MW_LEDGER_MAX_MMAPPED pages looked at.  The
  * number of chunks found. */
 size_t lg_find_mmapped(struct mw_proc *p, const struct lg_vma *v, size_t nv, uint64_t page,
 		       struct lg_range **r, size_t *n, size_t *cap);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ledger.h"
@@ -23,6 +24,9 @@
 #include "xalloc.h"
 
 #define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+#define PAGEMAP_PAGES 65536
+#define HDR_BATCH 1024		/* IOV_MAX */
 #define PM_PFN_MASK ((1ULL << 55) - 1)
 #define IS_MMAPPED 2ULL
 #define SIZE_BITS 7ULL
@@ -215,36 +219,96 @@ static int overlaps(const struct lg_range *r, size_t n, uint64_t s, uint64_t e)
 	return 0;
 }
 
+/* The first two words of n pages from a (resident or swapped: pm) into
+ * hw[2 * k]: one process_vm_readv for up to HDR_BATCH pages, each page
+ * read alone where that fails; an unread page's words are left 0. */
+static void page_heads(struct mw_proc *p, uint64_t a, uint64_t page, const uint64_t *pm,
+		       size_t n, uint64_t *hw)
+{
+	struct iovec loc[HDR_BATCH], rem[HDR_BATCH];
+	size_t idx[HDR_BATCH];
+
+	memset(hw, 0, n * 2 * sizeof(*hw));
+	for (size_t k = 0; k < n;) {
+		size_t m = 0;
+		ssize_t got;
+
+		for (; k < n && m < HDR_BATCH; k++) {
+			if (!(pm[k] & (PM_PRESENT | PM_SWAPPED)))
+				continue;
+			idx[m] = k;
+			loc[m] = (struct iovec){ .iov_base = &hw[2 * k], .iov_len = 16 };
+			rem[m] = (struct iovec){ .iov_base = (void *)(uintptr_t)(a + k * page),
+						 .iov_len = 16 };
+			m++;
+		}
+		got = m ? process_vm_readv(p->pid, loc, (unsigned long)m, rem, (unsigned long)m, 0) : 0;
+		if (got == (ssize_t)(m * 16))
+			continue;
+		for (size_t j = got > 0 ? (size_t)got / 16 : 0; j < m; j++)
+			if (mw_proc_read(p, a + idx[j] * page, &hw[2 * idx[j]], 16) < 0)
+				hw[2 * idx[j]] = hw[2 * idx[j] + 1] = 0;
+	}
+}
+
+/* Mapping m's mmapped chunks: at a page's start (resident or swapped),
+ * prev_size 0 (no alignment correction), IS_MMAPPED alone, whole pages
+ * that fit in the mapping; the next one looked for past its end. */
+static size_t vma_mmapped(struct mw_proc *p, int pmfd, const struct lg_vma *m, uint64_t page,
+			  size_t *heads, struct lg_range **r, size_t *n, size_t *cap)
+{
+	uint64_t *pm = xcalloc(PAGEMAP_PAGES, sizeof(*pm)), *hw = xcalloc(PAGEMAP_PAGES * 2,
+									  sizeof(*hw));
+	uint64_t next = m->start;
+	size_t found = 0;
+
+	for (uint64_t a = m->start; a < m->end && *heads < MW_LEDGER_MAX_MMAPPED;) {
+		size_t np = (size_t)((m->end - a) / page);
+
+		if (np > PAGEMAP_PAGES)
+			np = PAGEMAP_PAGES;
+		if (lg_pagemap(pmfd, a, page, pm, np) < 0)
+			break;
+		page_heads(p, a, page, pm, np, hw);
+		*heads += np;
+		for (size_t k = 0; k < np; k++) {
+			uint64_t at = a + k * page, sz = hw[2 * k + 1] & ~SIZE_BITS;
+
+			if (at < next || hw[2 * k] || (hw[2 * k + 1] & SIZE_BITS) != IS_MMAPPED ||
+			    !sz || sz % page || sz > m->end - at)
+				continue;
+			if (*n == *cap)
+				xgrow((void **)r, *n, cap, sizeof(**r));
+			(*r)[(*n)++] = (struct lg_range){ .start = at, .end = at + sz, .cstart = at,
+							  .cend = at + sz, .arena = -1 };
+			found++;
+			next = at + sz;
+		}
+		a += np * page;
+	}
+	free(pm);
+	free(hw);
+	return found;
+}
+
 size_t lg_find_mmapped(struct mw_proc *p, const struct lg_vma *v, size_t nv, uint64_t page,
 		       struct lg_range **r, size_t *n, size_t *cap)
 {
 	size_t heads = 0, found = 0, nregions = *n;
+	char path[64];
+	int fd;
 
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)p->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
 	for (size_t i = 0; i < nv && heads < MW_LEDGER_MAX_MMAPPED; i++) {
 		const struct lg_vma *m = &v[i];
-		uint64_t a = m->start;
 
 		if (m->kind != LG_ANON || strcmp(m->perms, "rw-p") != 0 ||
 		    overlaps(*r, nregions, m->start, m->end))
 			continue;
-		while (a < m->end && heads++ < MW_LEDGER_MAX_MMAPPED) {
-			uint64_t w[2], sz;
-
-			if (mw_proc_read(p, a, w, sizeof(w)) < 0)
-				break;
-			sz = w[1] & ~SIZE_BITS;
-			/* prev_size 0 (no alignment correction), IS_MMAPPED alone,
-			 * whole pages that fit in the mapping */
-			if (w[0] || (w[1] & SIZE_BITS) != IS_MMAPPED || !sz || sz % page ||
-			    sz > m->end - a)
-				break;
-			if (*n == *cap)
-				xgrow((void **)r, *n, cap, sizeof(**r));
-			(*r)[(*n)++] = (struct lg_range){ .start = a, .end = a + sz, .cstart = a,
-							  .cend = a + sz, .arena = -1 };
-			found++;
-			a += sz;
-		}
+		found += vma_mmapped(p, fd, m, page, &heads, r, n, cap);
 	}
+	close(fd);
 	return found;
 }
