@@ -395,7 +395,7 @@ int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_led
 	if (!s->chunks_kept)
 		incomplete(l, "the snapshot kept no free chunks");
 	else if (s->chunks_dropped)
-		incomplete(l, "more free chunks than the ledger keeps (4194304)");
+		incomplete(l, "more free chunks than a snapshot keeps (MW_SNAP_MAX_KEPT, 2097152)");
 	mw_proc_refresh(p, err, errlen);
 	if (lg_read_smaps(p->pid, &v, &nv, err, errlen) < 0)
 		goto out;

@@ -54,7 +54,7 @@
 #define MW_SNAP_MAX_HEAPS (1 << 20)	/* per snapshot: 64 TiB of heaps */
 #define MW_SNAP_MIN_STEPS (1 << 20)	/* the step budget's floor */
 #define MW_SNAP_TIMEOUT_MS 2000		/* the default deadline */
-#define MW_SNAP_MAX_KEPT (1 << 22)	/* free chunks kept (mw_snapshot_take_chunks) */
+#define MW_SNAP_MAX_KEPT (1 << 21)	/* free chunks kept (mw_snapshot_take_chunks) */
 
 /* What mw_snapshot_take and the others return. */
 enum {

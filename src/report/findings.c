@@ -157,12 +157,13 @@ static void arena_max(struct list *x)
 		return;
 	f = add(x, "arena_max", all);
 	snprintf(f->what, sizeof(f->what), "%zu arenas hold %s free and resident (%u%% of RSS); "
-		 "with glibc.malloc.arena_max=%" PRIu64 " about %s of it would not be kept apart",
+		 "with glibc.malloc.arena_max=%" PRIu64 ", up to about %s of it would not be kept",
 		 l->narenas, hb(all), pct(all, l->total.rss), k, hb(fr));
 	snprintf(f->evidence, sizeof(f->evidence), "estimate, not measured: the free and "
 		 "resident bytes (free chunks and tops, pagemap) of the %zu arenas with the least "
 		 "in use, which %" PRIu64 " arenas (one per CPU the process may run on) would not "
-		 "have; the in-use bytes move, and reuse of free space is not modelled",
+		 "have (their in-use bytes would move to the others; how much free space the shared "
+		 "arenas would keep instead is not modelled)",
 		 l->narenas - (size_t)k, k);
 	snprintf(f->suggest, sizeof(f->suggest), "GLIBC_TUNABLES=glibc.malloc.arena_max=%" PRIu64
 		 " costs lock waits on the shared arenas, which a snapshot cannot see: trace "

@@ -41,7 +41,7 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		"mmapped chunks", hb(t->mmapped), l->mmapped_found, hb(l->mmapped_found_bytes),
 		s->n_mmaps, hb(s->mmapped_mem));
 	fprintf(f, "  %-24s %12s\n", "heap slack", hb(t->heap_slack));
-	fprintf(f, "  %-24s %12s  (stacks %s in %zu thread stacks and [stack], files %s, other "
+	fprintf(f, "  %-24s %12s  (stacks %s: [stack] and %zu thread stacks; files %s, other "
 		"anonymous %s, kernel %s)\n", "not malloc's", hb(t->not_malloc), hb(l->nm_stack),
 		l->nstacks, hb(l->nm_file), hb(l->nm_anon), hb(l->nm_kernel));
 	fprintf(f, "  not resident: free chunks %s, top chunks %s; malloc's pages in swap %s\n",
