@@ -76,7 +76,7 @@ int mw_explain_read(pid_t pid, const struct mw_glibc *g, long timeout_ms,
 		return MW_SNAP_ERROR;
 	r = mw_snapshot_take_chunks(&p, g, timeout_ms, &e->s, err, errlen);
 	if (r == MW_SNAP_OK && mw_ledger_read(&p, e->s, &e->l, e->lerr, sizeof(e->lerr)) == 0)
-		mw_findings_make(e->s, e->l, process_cpus(pid), &e->f, &e->nf);
+		mw_findings_make(e->s, e->l, process_cpus(pid), NULL, 0, &e->f, &e->nf);
 	mw_proc_close(&p);
 	return r;
 }

@@ -45,6 +45,7 @@ static const char usage[] =
 "       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
 "       mallocwatch snapshot -p PID[,PID...] | --cgroup DIR | --all [-o FILE] [--json FILE]\n"
+"       mallocwatch explain -p PID [-o FILE] [--json FILE]\n"
 "       mallocwatch serve --listen [ADDR:]PORT | --textfile DIR -p PID[,PID...] | --cgroup DIR | --all\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
@@ -157,6 +158,7 @@ static const char usage[] =
 "  sudo mallocwatch -p 4242 -o incident.txt\n"
 "  sudo mallocwatch -p 4242 --duration 30 --json incident.json\n"
 "  sudo mallocwatch snapshot -p 4242\n"
+"  sudo mallocwatch explain -p 4242\n"
 "  sudo mallocwatch -e '!setjmp' -c ./interpreter script.py\n"
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6\n";
 

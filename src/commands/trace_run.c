@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "explain.h"
 #include "gen.h"
 #include "glibcinfo.h"
 #include "msg.h"
@@ -215,17 +216,24 @@ static void exit_snapshot(void *ctx, pid_t pid)
 {
 	struct sink *k = ctx;
 	char err[PATH_MAX + 512];
+	struct mw_explained e;
 
 	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
 		k->have_sg = 1;
 	/* the program as it ends, while it is there to be read */
 	k->pr->pid = pid;
 	mw_process_observe(k->pr);
-	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, k->read_timeout_ms, &k->pr->at_exit,
-					    err, sizeof(err)) < 0)
+	if (!k->have_sg || mw_explain_read(pid, &k->sg, k->read_timeout_ms, &e, err,
+					   sizeof(err)) < 0) {
 		mw_note("no snapshot at exit: %s", err);
-	else	/* the timeline's last sample */
-		emit_sample(k, k->pr->at_exit);
+		return;
+	}
+	k->pr->at_exit = e.s;	/* the run owns them now */
+	k->pr->ledger_exit = e.l;
+	free(e.f);	/* made again by the reports, with the lock waits */
+	if (!e.l)
+		mw_note("no RSS ledger at exit: %s", e.lerr);
+	emit_sample(k, k->pr->at_exit);	/* the timeline's last sample */
 }
 
 /* -p, probes armed: read the allocator as it is, and start from it. */
@@ -550,7 +558,7 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		.libc = libc_path,
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
 		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
-		.snap_exit = k->pr->at_exit,
+		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.env = &menv };
 	status = mw_run_conclude(out, k->st, r, &ri);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {

@@ -52,6 +52,7 @@ void mw_procs_free(struct mw_procs *p)
 		mw_snapshot_free(p->pr[i].at_attach);
 		mw_snapshot_free(p->pr[i].at_end);
 		mw_snapshot_free(p->pr[i].at_exit);
+		mw_ledger_free(p->pr[i].ledger_exit);
 	}
 	free(p->pr);
 	free(p);

@@ -20,6 +20,8 @@ struct list {
 	const struct mw_snapshot *s;
 	const struct mw_ledger *l;
 	uint64_t cpus;
+	const struct mw_finding_waits *w;
+	size_t nw;
 };
 
 /* Bytes for people, from a ring of buffers (several in one printf). */
@@ -65,7 +67,7 @@ static void where(struct list *x)
 		 hb(t->not_malloc), pct(t->not_malloc, t->rss), hb(l->nm_stack), hb(l->nm_file),
 		 hb(l->nm_anon + l->nm_kernel));
 	snprintf(f->evidence, sizeof(f->evidence), "malloc's pages counted one by one from "
-		 "pagemap, split by the %zu arenas' free chunks and tops; the sum %s smaps_rollup's "
+		 "pagemap, split by the arenas' (%zu) free chunks and tops; the sum %s smaps_rollup's "
 		 "Rss %s (difference %+" PRId64 " bytes, tolerance %s: one page per mapping)%s%s",
 		 l->narenas, l->ok ? "matches" : "does NOT match", hb(l->rollup_rss), l->diff,
 		 hb(l->tolerance), l->incomplete ? "; incomplete: " : "",
@@ -252,6 +254,40 @@ static void mmapped_unfound(struct list *x)
 		 "the process may have changed since the snapshot");
 }
 
+/* Lock waits while traced: what sharing arenas cost, and what one more
+ * arena held here on average. */
+static void waits(struct list *x)
+{
+	const struct mw_ledger *l = x->l;
+	uint64_t total = 0, most = 0, at = 0, fr = 0;
+	size_t shared = 0;
+	struct mw_finding *f;
+
+	for (size_t i = 0; i < x->nw; i++) {
+		total += x->w[i].waits;
+		shared += x->w[i].waits > 0;
+		if (x->w[i].waits > most)
+			most = x->w[i].waits, at = x->w[i].arena;
+	}
+	if (!total || !l->narenas)
+		return;
+	for (size_t i = 0; i < l->narenas; i++)
+		fr += l->arenas[i].l.free_resident + l->arenas[i].l.top;
+	fr /= l->narenas;
+	f = add(x, "waits", fr * shared);
+	snprintf(f->what, sizeof(f->what), "%" PRIu64 " arena lock waits while traced, on %zu "
+		 "arena%s; the most, %" PRIu64 ", on arena 0x%" PRIx64, total, shared,
+		 shared == 1 ? "" : "s", most, at);
+	snprintf(f->evidence, sizeof(f->evidence), "memory_arena_reuse_wait probe hits (a thread "
+		 "found the arena it was to share locked and waited); the arenas here hold on "
+		 "average %s free and resident (pagemap, at the reading)", hb(fr));
+	snprintf(f->suggest, sizeof(f->suggest), "the waits are what sharing %zu arenas between "
+		 "threads costs; more arenas (glibc.malloc.arena_max above %zu) would take them "
+		 "away at about %s of free and resident memory each (estimate: this reading's "
+		 "average per arena; mallocwatch tune measures both)", l->narenas, l->narenas,
+		 hb(fr));
+}
+
 static int by_bytes(const void *a, const void *b)
 {
 	const struct mw_finding *x = a, *y = b;
@@ -263,9 +299,10 @@ static int by_bytes(const void *a, const void *b)
 }
 
 void mw_findings_make(const struct mw_snapshot *s, const struct mw_ledger *l, uint64_t cpus,
-		      struct mw_finding **out, size_t *n)
+		      const struct mw_finding_waits *w, size_t nw, struct mw_finding **out,
+		      size_t *n)
 {
-	struct list x = { .s = s, .l = l, .cpus = cpus };
+	struct list x = { .s = s, .l = l, .cpus = cpus, .w = w, .nw = nw };
 
 	where(&x);
 	trim_now(&x);
@@ -275,6 +312,7 @@ void mw_findings_make(const struct mw_snapshot *s, const struct mw_ledger *l, ui
 	pinned(&x);
 	returned(&x);
 	mmapped_unfound(&x);
+	waits(&x);
 	qsort(x.v, x.n, sizeof(*x.v), by_bytes);
 	*out = x.v;
 	*n = x.n;

@@ -25,19 +25,28 @@
 struct mw_finding {
 	const char *id;		/* "where", "trim_now", "idle_arenas", "arena_max",
 				 * "mmap_threshold", "pinned", "returned",
-				 * "mmapped_unfound" */
+				 * "mmapped_unfound", "waits" */
 	uint64_t bytes;		/* what it is about (the rank) */
 	char what[512];		/* the finding, with its numbers */
 	char evidence[512];	/* which figures, measured or estimated how */
 	char suggest[512];	/* a setting or call and its effect; "" none */
 };
 
+/* The lock waits (memory_arena_reuse_wait hits) arena addr had while it
+ * was traced: from a trace's model, for the "waits" finding. */
+struct mw_finding_waits {
+	uint64_t arena, waits;
+};
+
 /* The findings for snapshot s of a process and its ledger l (both of the
  * same reading), cpus the CPUs the process may run on (glibc's default
- * arena cap is 8 per CPU), into a new array *out of *n (free() it).
- * Thresholds: a finding about memory is made from 1 MiB up. */
+ * arena cap is 8 per CPU), w the lock waits of its arenas while traced
+ * (nw of them; NULL, 0 for a snapshot alone: then no finding about waits
+ * is made), into a new array *out of *n (free() it).  Thresholds: a
+ * finding about memory is made from 1 MiB up, one about waits from 1. */
 void mw_findings_make(const struct mw_snapshot *s, const struct mw_ledger *l, uint64_t cpus,
-		      struct mw_finding **out, size_t *n);
+		      const struct mw_finding_waits *w, size_t nw, struct mw_finding **out,
+		      size_t *n);
 
 /* "Findings:" and each one, numbered, with its evidence and suggestion. */
 void mw_findings_text(FILE *f, const struct mw_finding *v, size_t n);

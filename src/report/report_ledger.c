@@ -192,8 +192,9 @@ void mw_explain_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledge
 {
 	char q[4 * 64 + 8];
 
-	fprintf(f, "mallocwatch: process %d (%s): %zu arenas, RSS %s, read in %.1f ms\n",
-		(int)s->pid, mw_quote(comm, q, sizeof(q)), s->narenas, hb(l->total.rss),
+	fprintf(f, "mallocwatch: process %d (%s): %zu arena%s, RSS %s, read in %.1f ms\n",
+		(int)s->pid, mw_quote(comm, q, sizeof(q)), s->narenas, s->narenas == 1 ? "" : "s",
+		hb(l->total.rss),
 		(double)s->duration_ns / 1e6);
 	if (!s->consistent)
 		fprintf(f, "  INCONSISTENT: %s (the allocator changed while it was read)\n",
