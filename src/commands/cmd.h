@@ -25,6 +25,10 @@ int cmd_snapshot(int argc, char **argv);
  * and the findings. */
 int cmd_explain(int argc, char **argv);
 
+/* mallocwatch tune [--repeat N] --try NAME=V1,V2... -c CMD: the program
+ * under each setting of glibc's malloc tunables, measured. */
+int cmd_tune(int argc, char **argv);
+
 /* mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] -p PID... |
  * --cgroup DIR | --all: the allocator state as Prometheus metrics, until
  * SIGINT or SIGTERM (exit 0). */

@@ -19,6 +19,7 @@ static const struct {
 	{ "replay", cmd_replay },
 	{ "snapshot", cmd_snapshot },
 	{ "explain", cmd_explain },
+	{ "tune", cmd_tune },
 	{ "serve", cmd_serve },
 	{ "check", cmd_check },
 	{ "diff", cmd_diff },

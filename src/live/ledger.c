@@ -425,6 +425,7 @@ int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_led
 		snprintf(err, errlen, "cannot read '/proc/%d/smaps_rollup'", (int)p->pid);
 		goto out;
 	}
+	l->peak_rss = lg_peak_rss(p->pid);
 	totals(l);
 	ret = 0;
 out:

@@ -103,6 +103,7 @@ struct mw_ledger {
 	size_t nstacks;			/* thread stacks found by stack pointer */
 	/* mmapped chunks found in the mappings */
 	uint64_t mmapped_found, mmapped_found_bytes;
+	uint64_t peak_rss;	/* the process's peak RSS (VmHWM, /proc/PID/status); 0 unknown */
 	/* the check against smaps_rollup */
 	uint64_t rollup_rss, rollup_swap;
 	size_t nvmas, npaged;	/* mappings; those counted page by page */

@@ -38,6 +38,9 @@ int lg_read_smaps(pid_t pid, struct lg_vma **v, size_t *n, char *err, size_t err
 /* smaps_rollup's Rss and Swap, bytes; -1 when it cannot be read. */
 int lg_read_rollup(pid_t pid, uint64_t *rss, uint64_t *swap);
 
+/* VmHWM of /proc/PID/status, bytes; 0 when it cannot be read. */
+uint64_t lg_peak_rss(pid_t pid);
+
 /* Mark as LG_STACK the anonymous mappings holding a thread's stack
  * pointer (/proc/PID/task/TID/syscall, second last field); the number
  * of such mappings. */

@@ -117,6 +117,19 @@ int lg_read_rollup(pid_t pid, uint64_t *rss, uint64_t *swap)
 	return 0;
 }
 
+uint64_t lg_peak_rss(pid_t pid)
+{
+	char path[64], buf[4096];
+	unsigned long long kb;
+	const char *l;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || !(l = strstr(buf, "\nVmHWM:")) ||
+	    sscanf(l, "\nVmHWM: %llu kB", &kb) != 1)
+		return 0;
+	return kb * 1024;
+}
+
 /* The mapping of v holding addr, or NULL (v sorted, binary search). */
 static struct lg_vma *vma_at(struct lg_vma *v, size_t n, uint64_t addr)
 {

@@ -167,6 +167,8 @@ static void arena_max(struct list *x)
 		 "have (their in-use bytes would move to the others; how much free space the shared "
 		 "arenas would keep instead is not modelled)",
 		 l->narenas - (size_t)k, k);
+	snprintf(f->knob, sizeof(f->knob), "glibc.malloc.arena_max=%" PRIu64, k);
+	f->estimate = fr;
 	snprintf(f->suggest, sizeof(f->suggest), "GLIBC_TUNABLES=glibc.malloc.arena_max=%" PRIu64
 		 " costs lock waits on the shared arenas, which a snapshot cannot see: trace "
 		 "with mallocwatch -p to count them, or measure both with mallocwatch tune", k);
@@ -195,6 +197,9 @@ static void mmap_threshold(struct list *x)
 		 "(no mallopt or tunable fixed it: glibc raised it when an mmapped chunk that size "
 		 "was freed); trim threshold %s; the free chunk histogram", s->mmap_threshold,
 		 hb(s->trim_threshold));
+	snprintf(f->knob, sizeof(f->knob), "glibc.malloc.mmap_threshold=%" PRIu64,
+		 DEFAULT_MMAP_THRESHOLD);
+	f->estimate = big;
 	snprintf(f->suggest, sizeof(f->suggest), "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=%"
 		 PRIu64 " fixes it (and stops the adjustment): such buffers are then mmapped and "
 		 "unmapped on free, at the cost of a system call each", DEFAULT_MMAP_THRESHOLD);
@@ -333,10 +338,13 @@ json_t *mw_findings_json(const struct mw_finding *v, size_t n)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		mw_json_append(&a, json_pack("{s:s, s:I, s:o, s:o, s:o, s:o}", "id", v[i].id,
+		mw_json_append(&a, json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "id", v[i].id,
 			"rank", (json_int_t)(i + 1),
 			"bytes", json_integer((json_int_t)v[i].bytes),
 			"finding", mw_json_str(v[i].what), "evidence", mw_json_str(v[i].evidence),
-			"suggestion", v[i].suggest[0] ? mw_json_str(v[i].suggest) : json_null()));
+			"suggestion", v[i].suggest[0] ? mw_json_str(v[i].suggest) : json_null(),
+			"tunable", v[i].knob[0] ? json_string(v[i].knob) : json_null(),
+			"estimate_bytes", v[i].knob[0] ? json_integer((json_int_t)v[i].estimate) :
+						      json_null()));
 	return a;
 }

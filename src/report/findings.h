@@ -30,6 +30,11 @@ struct mw_finding {
 	char what[512];		/* the finding, with its numbers */
 	char evidence[512];	/* which figures, measured or estimated how */
 	char suggest[512];	/* a setting or call and its effect; "" none */
+	char knob[96];		/* the GLIBC_TUNABLES setting the suggestion names
+				 * ("glibc.malloc.arena_max=2"); "" none */
+	uint64_t estimate;	/* with knob: the free and resident bytes it is
+				 * estimated to save (mallocwatch tune sets the
+				 * measured outcome beside it); 0 none */
 };
 
 /* The lock waits (memory_arena_reuse_wait hits) arena addr had while it

@@ -143,6 +143,7 @@ json_t *mw_ledger_json(const struct mw_snapshot *s, const struct mw_ledger *l)
 		"mappings", (json_int_t)l->nvmas, "mappings_paged", (json_int_t)l->npaged,
 		"paged_disagreement", (json_int_t)l->paged_disagree,
 		"zero_page_known", l->zero_page_known));
+	mw_json_set(&o, "peak_rss", l->peak_rss ? json_integer((json_int_t)l->peak_rss) : json_null());
 	mw_json_set(&o, "incomplete", l->incomplete ? mw_json_str(l->why) : json_null());
 	mw_json_set(&o, "arenas", arenas);
 	return o;

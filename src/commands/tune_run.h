@@ -1,0 +1,25 @@
+/* tune_run.h - one run of a program for `mallocwatch tune`: started with
+ * GLIBC_TUNABLES set, held in its ptrace exit stop (PTRACE_SEIZE with
+ * PTRACE_O_TRACEEXIT only: signals pass on unchanged) while its allocator
+ * and RSS ledger are read (explain.h), then reaped with its rusage.  No
+ * tracer and no probes. */
+#ifndef MALLOCWATCH_TUNE_RUN_H
+#define MALLOCWATCH_TUNE_RUN_H
+
+#include <stddef.h>
+
+#include "report_tune.h"
+
+/* Run argv (argv[0] looked up in PATH) with tunables (GLIBC_TUNABLES;
+ * appended to the one inherited, after a ':'; NULL or "" leaves it as it
+ * is), stdin from /dev/null, stdout and stderr to /dev/null unless
+ * show_output, into *m (every figure; MW_TUNE_UNKNOWN those not read).
+ * When findings is not NULL, the findings at its exit go to a new array
+ * *findings of *nfindings (free() it; NULL, 0 when none).  0, or -1 with
+ * a one-line reason in err when it could not be started (exec failed:
+ * status 127 and err set too). */
+int mw_tune_run(char *const *argv, const char *tunables, int show_output, long timeout_ms,
+		struct mw_tune_sample *m, struct mw_finding **findings, size_t *nfindings,
+		char *err, size_t errlen);
+
+#endif /* MALLOCWATCH_TUNE_RUN_H */
