@@ -46,6 +46,7 @@ static const char usage[] =
 "       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
 "       mallocwatch snapshot -p PID[,PID...] | --cgroup DIR | --all [-o FILE] [--json FILE]\n"
 "       mallocwatch explain -p PID [-o FILE] [--json FILE]\n"
+"       mallocwatch tune [--repeat N] --try NAME=V1,V2,... [--waits] -c CMD [ARGS...]\n"
 "       mallocwatch serve --listen [ADDR:]PORT | --textfile DIR -p PID[,PID...] | --cgroup DIR | --all\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"

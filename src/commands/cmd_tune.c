@@ -24,7 +24,7 @@
 #define TUNE_MAX_REPEAT 100
 
 static const char tune_usage[] =
-"Usage: mallocwatch tune [--repeat N] --try NAME=V1,V2,... [--try ...] [-o FILE]\n"
+"Usage: mallocwatch tune [--repeat N] --try NAME=V1,V2,... [--try ...] [--waits] [-o FILE]\n"
 "                        [--json FILE] [--markdown FILE] [--show-output] [-q] -c CMD [ARGS...]\n"
 "\n"
 "Run CMD under each setting of glibc's malloc tunables and measure what\n"
@@ -36,7 +36,10 @@ static const char tune_usage[] =
 "and CPU time.  The table marks the settings no other beats on both peak\n"
 "RSS and wall time, and sets the baseline's findings (mallocwatch explain)\n"
 "that name a tried setting beside what was measured with it.  Lock waits\n"
-"need the tracer (mallocwatch -c) and are not measured here.\n"
+"need the tracer: --waits runs each setting once more under it\n"
+"(mallocwatch -e arena -c, on the probe-enabled glibc where the system's\n"
+"has no probes) for its arena lock waits; the other figures come from\n"
+"the runs without it.\n"
 "\n"
 "  --try NAME=V1,V2,... a tunable (glibc.malloc.arena_max, ...) and its values\n"
 "  --repeat N           run each setting N times (default 1; medians shown);\n"
@@ -44,6 +47,8 @@ static const char tune_usage[] =
 "  -o FILE              the table to FILE (default: stdout)\n"
 "  --json FILE          every run and the medians as JSON ('-' = stdout)\n"
 "  --markdown FILE      the table as markdown ('-' = stdout)\n"
+"  --waits              also count each setting's arena lock waits, in one\n"
+"                       more run under the tracer (root)\n"
 "  --show-output        the program keeps its stdout and stderr (default:\n"
 "                       /dev/null; stdin is always /dev/null)\n"
 "  --read-timeout SECONDS  give up reading the allocator at exit (default 2)\n"
@@ -59,7 +64,7 @@ static const char tune_usage[] =
 "  mallocwatch tune --repeat 3 --try glibc.malloc.arena_max=1,4 \\\n"
 "      --try glibc.malloc.trim_threshold=131072,33554432 --markdown - -c pbzip2 -k -f big\n";
 
-enum { OPT_TRY = 256, OPT_REPEAT, OPT_JSON, OPT_MARKDOWN, OPT_SHOW, OPT_READ_TIMEOUT };
+enum { OPT_TRY = 256, OPT_REPEAT, OPT_JSON, OPT_MARKDOWN, OPT_SHOW, OPT_READ_TIMEOUT, OPT_WAITS };
 
 struct tune_opts {
 	char **names;		/* --try: NAME, and its values */
@@ -67,7 +72,7 @@ struct tune_opts {
 	size_t *nvalues, ntries;
 	long repeat, timeout_ms;
 	const char *out, *json, *markdown;
-	int show;
+	int show, waits;
 	char **cmd;
 };
 
@@ -134,6 +139,7 @@ static void parse(int argc, char **argv, struct tune_opts *o)
 		{ "markdown", required_argument, NULL, OPT_MARKDOWN },
 		{ "show-output", no_argument, NULL, OPT_SHOW },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
+		{ "waits", no_argument, NULL, OPT_WAITS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -155,6 +161,7 @@ static void parse(int argc, char **argv, struct tune_opts *o)
 		case OPT_JSON: o->json = optarg; break;
 		case OPT_MARKDOWN: o->markdown = optarg; break;
 		case OPT_SHOW: o->show = 1; break;
+		case OPT_WAITS: o->waits = 1; break;
 		case OPT_READ_TIMEOUT: o->timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(tune_usage, stdout); exit(MW_EXIT_OK);
@@ -251,6 +258,9 @@ int cmd_tune(int argc, char **argv)
 				status = MW_EXIT_RUNTIME;
 				break;
 			}
+			if (o.waits && first && mw_tune_waits(o.cmd, r->setting, &r->runs[0].waits,
+							     err, sizeof(err)) < 0)
+				mw_warn("%s", err);
 			r->nruns++;
 		}
 	if (status == MW_EXIT_OK) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "explain.h"
+#include "metrics.h"
 #include "glibcinfo.h"
 #include "procmem.h"
 #include "tune_run.h"
@@ -23,6 +24,22 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* GLIBC_TUNABLES: the inherited one and tunables after it. */
+static void set_tunables(const char *tunables)
+{
+	const char *old = getenv("GLIBC_TUNABLES");
+	size_t len;
+	char *v;
+
+	if (!tunables || !tunables[0])
+		return;
+	len = (old ? strlen(old) + 1 : 0) + strlen(tunables) + 1;
+	if ((v = malloc(len))) {
+		snprintf(v, len, "%s%s%s", old ? old : "", old ? ":" : "", tunables);
+		setenv("GLIBC_TUNABLES", v, 1);
+	}
 }
 
 /* In the child: stdin, stdout, stderr; GLIBC_TUNABLES; held on holdfd
@@ -41,16 +58,7 @@ static void child(char *const *argv, const char *tunables, int show_output, int 
 			dup2(null, 2);
 		}
 	}
-	if (tunables && tunables[0]) {
-		const char *old = getenv("GLIBC_TUNABLES");
-		size_t len = (old ? strlen(old) + 1 : 0) + strlen(tunables) + 1;
-		char *v = malloc(len);
-
-		if (v) {
-			snprintf(v, len, "%s%s%s", old ? old : "", old ? ":" : "", tunables);
-			setenv("GLIBC_TUNABLES", v, 1);
-		}
-	}
+	set_tunables(tunables);
 	if (read(holdfd, &go, 1) != 1)	/* seized meanwhile */
 		_exit(127);
 	execvp(argv[0], argv);
@@ -107,7 +115,7 @@ int mw_tune_run(char *const *argv, const char *tunables, int show_output, long t
 {
 	int pfd[2], hold[2], st, e = 0;
 	struct rusage ru;
-	double t0;
+	double t0, held = 0;	/* held: in its exit stop, being read */
 	pid_t pid;
 
 	*m = (struct mw_tune_sample){ .peak_rss = MW_TUNE_UNKNOWN, .rss_exit = MW_TUNE_UNKNOWN,
@@ -150,7 +158,10 @@ int mw_tune_run(char *const *argv, const char *tunables, int show_output, long t
 		if (w < 0 || !WIFSTOPPED(st))
 			break;
 		if (st >> 16 == PTRACE_EVENT_EXIT) {
+			double t1 = now_s();
+
 			at_exit_stop(pid, timeout_ms, m, findings, nfindings);
+			held += now_s() - t1;
 			ptrace(PTRACE_CONT, pid, 0, 0);
 		} else if (st >> 16 == PTRACE_EVENT_STOP) {
 			ptrace(PTRACE_LISTEN, pid, 0, 0);	/* a group-stop stays */
@@ -158,7 +169,7 @@ int mw_tune_run(char *const *argv, const char *tunables, int show_output, long t
 			ptrace(PTRACE_CONT, pid, 0, (void *)(long)WSTOPSIG(st));
 		}
 	}
-	m->wall_s = now_s() - t0;
+	m->wall_s = now_s() - t0 - held;	/* the program's own time */
 	m->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		   (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	if (m->peak_rss == MW_TUNE_UNKNOWN)
@@ -171,4 +182,60 @@ int mw_tune_run(char *const *argv, const char *tunables, int show_output, long t
 	}
 	close(pfd[0]);
 	return 0;
+}
+
+int mw_tune_waits(char *const *argv, const char *tunables, uint64_t *waits, char *err,
+		  size_t errlen)
+{
+	char dir[] = "/tmp/mallocwatch-tune.XXXXXX", file[64], self[PATH_MAX];
+	const char *pre[] = { "mallocwatch", "-q", "-e", "arena", "--json", file, "-o",
+			      "/dev/null", "-c" };
+	size_t npre = sizeof(pre) / sizeof(pre[0]), n = 0;
+	json_t *report = NULL;
+	int st = -1, ret = -1;
+	int64_t v;
+	ssize_t sl;
+	char **av;
+	pid_t pid;
+
+	while (argv[n])
+		n++;
+	if ((sl = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0 || !mkdtemp(dir)) {
+		snprintf(err, errlen, "cannot run the tracer: %s", strerror(errno));
+		return -1;
+	}
+	self[sl] = '\0';
+	snprintf(file, sizeof(file), "%s/run.json", dir);
+	av = calloc(npre + n + 1, sizeof(*av));
+	if (av && (pid = fork()) == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		set_tunables(tunables);
+		memcpy(av, pre, sizeof(pre));
+		memcpy(av + npre, argv, n * sizeof(*av));
+		execv(self, av);
+		_exit(127);
+	} else if (av && pid > 0) {
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	free(av);
+	if (st >= 0 && (report = json_load_file(file, 0, NULL)) &&
+	    mw_metric_value(report, MW_M_reuse_waits, &v) == 0 && v >= 0) {
+		*waits = (uint64_t)v;
+		ret = 0;
+	} else {
+		snprintf(err, errlen, "no lock waits from the tracer for '%s' (its run exited %d)",
+			 tunables && tunables[0] ? tunables : "baseline",
+			 st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	}
+	json_decref(report);
+	unlink(file);
+	rmdir(dir);
+	return ret;
 }

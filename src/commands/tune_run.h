@@ -17,9 +17,18 @@
  * When findings is not NULL, the findings at its exit go to a new array
  * *findings of *nfindings (free() it; NULL, 0 when none).  0, or -1 with
  * a one-line reason in err when it could not be started (exec failed:
- * status 127 and err set too). */
+ * status 127 and err set too).  The wall time leaves out the time the
+ * program was held in its exit stop to be read. */
 int mw_tune_run(char *const *argv, const char *tunables, int show_output, long timeout_ms,
 		struct mw_tune_sample *m, struct mw_finding **findings, size_t *nfindings,
 		char *err, size_t errlen);
+
+/* Run argv with tunables as above once more under the tracer
+ * (mallocwatch -q -e arena --json FILE -c ARGV, this very binary, with
+ * FILE in a private temporary directory) for the lock waits its arenas
+ * had (memory_arena_reuse_wait) into *waits.  0, or -1 with a one-line
+ * reason in err (the tracer failed, the report has no such figure). */
+int mw_tune_waits(char *const *argv, const char *tunables, uint64_t *waits, char *err,
+		  size_t errlen);
 
 #endif /* MALLOCWATCH_TUNE_RUN_H */

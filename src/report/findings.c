@@ -286,11 +286,11 @@ static void waits(struct list *x)
 	snprintf(f->evidence, sizeof(f->evidence), "memory_arena_reuse_wait probe hits (a thread "
 		 "found the arena it was to share locked and waited); the arenas here hold on "
 		 "average %s free and resident (pagemap, at the reading)", hb(fr));
-	snprintf(f->suggest, sizeof(f->suggest), "the waits are what sharing %zu arenas between "
+	snprintf(f->suggest, sizeof(f->suggest), "the waits are what sharing %zu arena%s between "
 		 "threads costs; more arenas (glibc.malloc.arena_max above %zu) would take them "
 		 "away at about %s of free and resident memory each (estimate: this reading's "
-		 "average per arena; mallocwatch tune measures both)", l->narenas, l->narenas,
-		 hb(fr));
+		 "average per arena; mallocwatch tune measures both)", l->narenas,
+		 l->narenas == 1 ? "" : "s", l->narenas, hb(fr));
 }
 
 static int by_bytes(const void *a, const void *b)

@@ -148,10 +148,8 @@ static void estimates_text(FILE *f, const struct mw_tune_row *rows, size_t n, in
 			fprintf(f, md ? "\n**Estimates from the baseline's findings, and what was "
 				"measured**\n\n" : "\nEstimates from the baseline's findings (at its "
 				"exit), and what was measured:\n");
-		fprintf(f, "%s%s: estimated %s less free and resident at exit", md ? "- `" : "  ",
-			x->knob, hb(x->estimate));
-		if (md)
-			fputs("`", f);
+		fprintf(f, "%s%s%s: estimated %s less free and resident at exit", md ? "- `" : "  ",
+			x->knob, md ? "`" : "", hb(x->estimate));
 		if (!(r = row_of(rows, n, x->knob))) {
 			fprintf(f, "; not tried (--try %s)\n", x->knob);
 			continue;

@@ -1,0 +1,42 @@
+#!/bin/sh
+# -c: the RSS ledger and the findings read with the snapshot at the
+# program's exit (its ptrace exit stop), in the text and JSON reports:
+# examples/frag-hold arenas leaves 4 idle arenas (1 MiB free and resident
+# each): the ledger adds up (against smaps_rollup, read in the exit stop)
+# and the findings name them; allocator-knobs contend makes exactly 8
+# lock waits on main_arena: the "waits" finding says 8.  Traces (-e arena).
+. tests/lib.sh
+need_root
+need_libc
+[ -x examples/frag-hold ] && [ -x examples/allocator-knobs ] || make -s -C examples || exit 99
+"$MW" -q -e arena --json "$OUT/frag.json" -o "$OUT/frag.txt" -c ./examples/frag-hold arenas 4 \
+	</dev/null >/dev/null || fail "-c frag-hold exited $?"
+python3 - "$OUT/frag.json" <<'PY' || fail "frag-hold: the exit ledger"
+import json, sys
+e = json.load(open(sys.argv[1]))["snapshots"]["exit"]
+L = e["ledger"]
+parts = sum(L[k] for k in ["in_use", "free_resident", "top", "mmapped", "heap_slack", "not_malloc"])
+assert parts == L["rss"], (parts, L)
+assert L["check"]["ok"] and abs(L["check"]["difference"]) <= L["check"]["tolerance"], L["check"]
+idle = [a for a in e["arenas"] if a["on_free_list"]]
+assert len(idle) == 4, len(idle)
+ids = [f["id"] for f in e["findings"]]
+assert ids[0] == "where" and "idle_arenas" in ids, ids
+f = [f for f in e["findings"] if f["id"] == "idle_arenas"][0]
+assert f["bytes"] >= 4 * 256 * 4096, f
+print("ok: exit ledger", L["rss"], "= smaps_rollup", L["check"]["smaps_rollup_rss"], ids)
+PY
+grep -q '^RSS ledger (pagemap, smaps): .*adds up)$' "$OUT/frag.txt" || fail "no ledger in the text report"
+grep -q '^Findings (largest first):' "$OUT/frag.txt" || fail "no findings in the text report"
+grep -q 'arenas with no thread attached' "$OUT/frag.txt" || fail "no idle arenas finding in the text"
+
+"$MW" -q -e arena --json "$OUT/knobs.json" -o "$OUT/knobs.txt" -c ./examples/allocator-knobs contend \
+	>/dev/null 2>&1 || fail "-c allocator-knobs contend exited $?"
+python3 - "$OUT/knobs.json" <<'PY' || fail "contend: the waits finding"
+import json, sys
+e = json.load(open(sys.argv[1]))["snapshots"]["exit"]
+w = [f for f in e["findings"] if f["id"] == "waits"]
+assert len(w) == 1 and w[0]["finding"].startswith("8 arena lock waits while traced, on 1 arena;"), w
+print("ok:", w[0]["finding"])
+PY
+echo "ok: ledger and findings at exit"
