@@ -1,6 +1,7 @@
 #!/bin/sh
 # -c: the RSS ledger and the findings read with the snapshot at the
-# program's exit (its ptrace exit stop), in the text and JSON reports:
+# program's exit (its ptrace exit stop), in the text and JSON reports;
+# -p: the same with the snapshot at the end (--duration 1):
 # examples/frag-hold arenas leaves 4 idle arenas (1 MiB free and resident
 # each): the ledger adds up (against smaps_rollup, read in the exit stop)
 # and the findings name them; allocator-knobs contend makes exactly 8
@@ -39,4 +40,26 @@ w = [f for f in e["findings"] if f["id"] == "waits"]
 assert len(w) == 1 and w[0]["finding"].startswith("8 arena lock waits while traced, on 1 arena;"), w
 print("ok:", w[0]["finding"])
 PY
-echo "ok: ledger and findings at exit"
+# -p PID --duration 1: the ledger and findings of the end's snapshot
+rm -f "$OUT/hold.in"; mkfifo "$OUT/hold.in"
+"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
+	./examples/frag-hold arenas 4 <"$OUT/hold.in" >"$OUT/hold.out" 2>&1 &
+pid=$!
+exec 3>"$OUT/hold.in"
+i=0
+until grep -q '^ready' "$OUT/hold.out" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 600 ] || fail "frag-hold never got ready"; sleep 0.05
+done
+"$MW" -q -e arena -p $pid --duration 1 --json "$OUT/p.json" -o "$OUT/p.txt" || fail "-p exited $?"
+exec 3>&-; wait $pid
+python3 - "$OUT/p.json" <<'PY' || fail "-p: the end's ledger"
+import json, sys
+e = json.load(open(sys.argv[1]))["snapshots"]["end"]
+L = e["ledger"]
+assert L["check"]["ok"] and sum(L[k] for k in ["in_use", "free_resident", "top", "mmapped", "heap_slack", "not_malloc"]) == L["rss"], L
+ids = [f["id"] for f in e["findings"]]
+assert ids[0] == "where" and "idle_arenas" in ids, ids
+print("ok: -p: the end's ledger", L["rss"], ids)
+PY
+grep -q '^RSS ledger (pagemap, smaps): .*adds up)$' "$OUT/p.txt" || fail "-p: no ledger in the text report"
+echo "ok: ledger and findings at exit and at the end"

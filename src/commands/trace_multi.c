@@ -170,7 +170,7 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 		int st;
 
 		pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ? &k->set->g[i] : NULL,
-						 o->read_timeout_ms);
+						 o->read_timeout_ms, NULL);
 
 		oi.pid = k->set->pid[i];
 		ri_r.pid = k->set->pid[i];

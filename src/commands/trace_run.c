@@ -466,13 +466,28 @@ void mw_run_save_footer(FILE *f, const struct mw_trace_result *r)
 
 /* -p: the snapshot at the end, when the process is still there
  * (trace_run.h). */
-struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms)
+struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms,
+					struct mw_ledger **ledger)
 {
 	struct mw_snapshot *s = NULL;
+	struct mw_explained e;
 	char err[512];
 
+	if (ledger)
+		*ledger = NULL;
 	if (!g || !mw_process_alive(pid))
 		return NULL;
+	if (ledger) {
+		if (mw_explain_read(pid, g, timeout_ms, &e, err, sizeof(err)) < 0) {
+			mw_warn("no snapshot at the end: %s", err);
+			return NULL;
+		}
+		if (!e.l)
+			mw_note("no RSS ledger at the end: %s", e.lerr);
+		free(e.f);	/* made again by the reports, with the lock waits */
+		*ledger = e.l;
+		return e.s;
+	}
 	if (mw_snapshot_read(pid, g, timeout_ms, &s, err, sizeof(err)) < 0) {
 		mw_warn("no snapshot at the end: %s", err);
 		return NULL;
@@ -547,7 +562,8 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	if (k->skipped)
 		mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
 			"first: %s", k->skipped, k->samples, k->skip_why);
-	if (o->pid && (k->pr->at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms)))
+	if (o->pid && (k->pr->at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms,
+							     &k->pr->ledger_end)))
 		emit_sample(k, k->pr->at_end);	/* the timeline's last */
 	if (k->save)
 		mw_run_save_footer(k->save, r);
@@ -559,6 +575,7 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
 		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
+		.ledger_end = k->pr->ledger_end,
 		.env = &menv };
 	status = mw_run_conclude(out, k->st, r, &ri);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {

@@ -18,6 +18,7 @@
 
 #include "gen.h"
 #include "glibcinfo.h"
+#include "ledger.h"
 #include "metrics.h"
 #include "report.h"
 #include "runtime.h"
@@ -106,8 +107,10 @@ int mw_run_conclude(struct outputs *out, struct mw_state *st,
 /* -p: a snapshot of process pid at the end (layouts g, reading for at
  * most timeout_ms milliseconds), when g is not NULL and the process is
  * still there; the caller frees it (mw_snapshot_free).  NULL when there
- * is none (a failed read is warned about). */
-struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms);
+ * is none (a failed read is warned about).  With ledger not NULL, also
+ * its RSS ledger into *ledger (mw_ledger_free; NULL when none, noted). */
+struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms,
+					struct mw_ledger **ledger);
 
 /* What a traced run makes before its tracer starts: the libc opened, the
  * runtime prepared (its note said), the libm whose slow-math probes are

@@ -39,6 +39,7 @@ struct sweep {
 	size_t nr, ri;
 	struct ival *fv, *tv;	/* free intervals; trim ranges (sorted) */
 	size_t nf, fi, nt, ti;
+	uint64_t pages;		/* pagemap words read, at most MW_LEDGER_MAX_PAGES */
 };
 
 int mw_frag_bucket(uint64_t size)
@@ -259,6 +260,11 @@ static int paged(struct sweep *sw, int fd, const struct lg_vma *m, uint64_t *buf
 
 		if (n > PAGEMAP_BLOCK)
 			n = PAGEMAP_BLOCK;
+		if ((sw->pages += n) > MW_LEDGER_MAX_PAGES) {
+			incomplete(l, "more pages in malloc's mappings than the ledger reads "
+				   "(MW_LEDGER_MAX_PAGES)");
+			return 0;
+		}
 		if (lg_pagemap(fd, a, ps, buf, n) < 0)
 			return -1;
 		for (size_t k = 0; k < n; k++, a += ps) {

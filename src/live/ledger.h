@@ -41,9 +41,12 @@
  * they agree within one page per mapping when the process did not change
  * meanwhile (the check's tolerance).
  *
- * Bounded like the snapshot: at most MW_LEDGER_MAX_VMAS mappings, regions
- * of at most 2^32 bytes each, MW_LEDGER_MAX_MMAPPED pages looked at for
- * mmapped chunks (16 bytes read from each resident one, batched);
+ * Bounded like the snapshot, in size though not by its deadline: at most
+ * MW_LEDGER_MAX_VMAS mappings, regions of at most 2^32 bytes each,
+ * MW_LEDGER_MAX_PAGES pages of the mappings holding them read from
+ * pagemap (past that the ledger is incomplete), MW_LEDGER_MAX_MMAPPED
+ * pages looked at for mmapped chunks (16 bytes read from each resident
+ * one, batched);
  * every pointer from the process is checked against its mappings.
  * All sizes are bytes.
  */
@@ -59,6 +62,8 @@
 
 #define MW_LEDGER_MAX_VMAS (1 << 20)
 #define MW_LEDGER_MAX_MMAPPED (1 << 22)	/* pages looked at for mmapped chunks */
+#define MW_LEDGER_MAX_PAGES (1ULL << 26)	/* pagemap words read for the arenas'
+						 * mappings (256 GiB of 4 KiB pages) */
 #define MW_FRAG_BUCKETS 22		/* free chunk sizes by powers of two */
 
 /* One account, bytes.  rss = in_use + free_resident + top + mmapped +

@@ -47,8 +47,9 @@ struct mw_process {
 	/* the allocator read from it (snapshot.h; owned, NULL: none): when
 	 * tracing started (-p), at the end (-p), at its exit (-c) */
 	struct mw_snapshot *at_attach, *at_end, *at_exit;
-	/* the RSS ledger (ledger.h; owned, NULL: none) read with at_exit */
-	struct mw_ledger *ledger_exit;
+	/* the RSS ledgers (ledger.h; owned, NULL: none) read with at_exit
+	 * and at_end */
+	struct mw_ledger *ledger_exit, *ledger_end;
 };
 
 struct mw_procs;

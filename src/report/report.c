@@ -485,28 +485,34 @@ void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
 	const struct mw_arena *ar;
 	size_t na;
 
+	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
+
 	*out = NULL;
 	*n = 0;
-	if (!ri->snap_exit || !ri->ledger_exit)
+	if (!s || !l)
 		return;
 	ar = mw_state_arenas(st, &na);
 	w = xcalloc(na ? na : 1, sizeof(*w));
 	for (size_t i = 0; i < na; i++)
 		w[i] = (struct mw_finding_waits){ .arena = ar[i].addr, .waits = ar[i].waits };
-	mw_findings_make(ri->snap_exit, ri->ledger_exit, ri->env && ri->env->cpus > 0 ?
+	mw_findings_make(s, l, ri->env && ri->env->cpus > 0 ?
 			 (uint64_t)ri->env->cpus : 1, w, na, out, n);
 	free(w);
 }
 
-/* The exit reading's ledger and findings, when there is one. */
+/* The last reading's ledger and findings (at exit, or at the end of -p),
+ * when there is one. */
 static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
+	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
 	struct mw_finding *v;
 	size_t n;
 
-	if (!ri->snap_exit || !ri->ledger_exit)
+	if (!s || !l)
 		return;
-	mw_ledger_text(f, ri->snap_exit, ri->ledger_exit);
+	mw_ledger_text(f, s, l);
 	mw_run_findings(st, ri, &v, &n);
 	mw_findings_text(f, v, n);
 	free(v);

@@ -43,14 +43,17 @@ struct mw_run_info {
 	 * and the RSS ledger read with it (NULL: none) */
 	const struct mw_snapshot *snap_exit;
 	const struct mw_ledger *ledger_exit;
+	/* -p: the RSS ledger read with snap_end (NULL: none) */
+	const struct mw_ledger *ledger_end;
 	/* what decides arena counts, for CI baselines ("environment" in the
 	 * JSON; NULL: not known, e.g. a replay) */
 	const struct mw_environment *env;
 };
 
-/* The findings (findings.h) of the exit reading of ri (its snapshot and
- * ledger, with the lock waits st counted per arena), into a new array
- * *out of *n (free() it); *out NULL and *n 0 when there is no ledger. */
+/* The findings (findings.h) of the last reading of ri (the exit's with
+ * -c, the end's with -p: its snapshot and ledger, with the lock waits st
+ * counted per arena), into a new array *out of *n (free() it); *out NULL
+ * and *n 0 when there is no ledger. */
 void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
 		     struct mw_finding **out, size_t *n);
 

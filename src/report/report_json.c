@@ -337,8 +337,17 @@ static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_inf
 	}
 	if (ri->snap_attach) {
 		mw_json_set(&o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
-		mw_json_set(&o, "end", ri->snap_end ?
-				    mw_snapshot_json_value(ri->snap_end, "?") : json_null());
+		json_t *e = ri->snap_end ? mw_snapshot_json_value(ri->snap_end, "?") : json_null();
+
+		if (ri->snap_end && ri->ledger_end) {
+			struct mw_finding *v;
+			size_t n;
+
+			mw_run_findings(st, ri, &v, &n);
+			mw_ledger_json_add(&e, ri->snap_end, ri->ledger_end, v, n);
+			free(v);
+		}
+		mw_json_set(&o, "end", e);
 	}
 	return o;
 }
