@@ -1,6 +1,7 @@
 #!/bin/sh
 # -c: the RSS ledger and the findings read with the snapshot at the
-# program's exit (its ptrace exit stop), in the text and JSON reports;
+# program's exit (its ptrace exit stop), in the text and JSON reports and
+# the findings in the HTML page (and in its replay, from the saved stream);
 # -p: the same with the snapshot at the end (--duration 1):
 # examples/frag-hold arenas leaves 4 idle arenas (1 MiB free and resident
 # each): the ledger adds up (against smaps_rollup, read in the exit stop)
@@ -10,8 +11,9 @@
 need_root
 need_libc
 [ -x examples/frag-hold ] && [ -x examples/allocator-knobs ] || make -s -C examples || exit 99
-"$MW" -q -e arena --json "$OUT/frag.json" -o "$OUT/frag.txt" -c ./examples/frag-hold arenas 4 \
-	</dev/null >/dev/null || fail "-c frag-hold exited $?"
+"$MW" -q -e arena --json "$OUT/frag.json" -o "$OUT/frag.txt" --html "$OUT/frag.html" \
+	--save-stream "$OUT/frag.mw" -c ./examples/frag-hold arenas 4 </dev/null >/dev/null ||
+	fail "-c frag-hold exited $?"
 python3 - "$OUT/frag.json" <<'PY' || fail "frag-hold: the exit ledger"
 import json, sys
 e = json.load(open(sys.argv[1]))["snapshots"]["exit"]
@@ -30,6 +32,12 @@ PY
 grep -q '^RSS ledger (pagemap, smaps): .*adds up)$' "$OUT/frag.txt" || fail "no ledger in the text report"
 grep -q '^Findings (largest first):' "$OUT/frag.txt" || fail "no findings in the text report"
 grep -q 'arenas with no thread attached' "$OUT/frag.txt" || fail "no idle arenas finding in the text"
+# the HTML page has them too, and a replay of the saved stream the same page
+grep -q '^<h2>Findings, from the allocator read at the end</h2>' "$OUT/frag.html" &&
+	grep -q '4 arenas with no thread attached' "$OUT/frag.html" || fail "no findings in the HTML page"
+"$MW" replay -q --html "$OUT/replay.html" -o /dev/null "$OUT/frag.mw" || fail "replay exited $?"
+cmp "$OUT/frag.html" "$OUT/replay.html" || fail "replay --html differs from the run's page"
+echo "ok: the findings in the HTML page, and its replay"
 
 "$MW" -q -e arena --json "$OUT/knobs.json" -o "$OUT/knobs.txt" -c ./examples/allocator-knobs contend \
 	>/dev/null 2>&1 || fail "-c allocator-knobs contend exited $?"

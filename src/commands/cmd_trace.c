@@ -610,7 +610,7 @@ int cmd_replay(int argc, char **argv)
 		.lost = m.tracer_lost };
 	snprintf(r.tracer_msg, sizeof(r.tracer_msg), "%s", m.tracer_msg);
 	ri = (struct mw_run_info){ .argv = (const char *const *)m.argv, .libc = m.libc,
-		.runtime = m.runtime };
+		.runtime = m.runtime, .findings_text = m.findings };
 	status = mw_run_conclude(&out, st, &r, &ri);
 	if (mw_outputs_close(&o, &out) < 0)
 		status = MW_EXIT_RUNTIME;

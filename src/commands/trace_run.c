@@ -454,11 +454,11 @@ void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 }
 
 /* Record how the run ended at the end of a saved stream. */
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r)
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings)
 {
 	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,
 		.wait_status = r->status, .tracer_died = r->tracer_died,
-		.stopped = r->stopped, .tracer_lost = r->lost };
+		.stopped = r->stopped, .tracer_lost = r->lost, .findings = (char *)findings };
 
 	snprintf(m.tracer_msg, sizeof(m.tracer_msg), "%s", r->tracer_msg);
 	mw_stream_write_footer(f, &m);
@@ -541,6 +541,7 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 {
 	struct mw_environment menv;
 	struct mw_run_info ri;
+	char *findings;
 	int status;
 
 	if (r->detaching) {
@@ -565,8 +566,6 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	if (o->pid && (k->pr->at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms,
 							     &k->pr->ledger_end)))
 		emit_sample(k, k->pr->at_end);	/* the timeline's last */
-	if (k->save)
-		mw_run_save_footer(k->save, r);
 	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
 	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
 		.comm = o->pid && k->pr->comm[0] ? k->pr->comm : NULL,
@@ -577,11 +576,16 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.ledger_end = k->pr->ledger_end,
 		.env = &menv };
+	/* once, for the page and the saved stream (a replay's page is the same) */
+	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
+	if (k->save)
+		mw_run_save_footer(k->save, r, findings);
 	status = mw_run_conclude(out, k->st, r, &ri);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
 	}
+	free(findings);
 	return status;
 }
 

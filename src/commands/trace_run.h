@@ -142,7 +142,8 @@ void mw_run_prep_free(struct mw_run_prep *p);
  *   the one beside the libc; NULL when there is none or the math family
  *   is not selected; *bad set for an unusable --libm;
  * - what decides arena counts (the environment of o->pid and the libc);
- * - --save-stream's footer from the run's result r. */
+ * - --save-stream's footer from the run's result r and the findings'
+ *   text (NULL: none; a replay's HTML page shows it). */
 struct mw_gen_opts;
 struct mw_gen_stats;
 struct mw_elf;
@@ -153,6 +154,6 @@ struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, ch
 				size_t len, int *bad);
 void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e);
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r);
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings);
 
 #endif /* MALLOCWATCH_TRACE_RUN_H */

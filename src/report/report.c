@@ -501,6 +501,25 @@ void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
 	free(w);
 }
 
+char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *ri)
+{
+	struct mw_finding *v;
+	char *text = NULL;
+	size_t n, len = 0;
+	FILE *f;
+
+	mw_run_findings(st, ri, &v, &n);
+	if (n && (f = open_memstream(&text, &len))) {
+		mw_findings_text(f, v, n);
+		if (fclose(f) != 0) {
+			free(text);
+			text = NULL;
+		}
+	}
+	free(v);
+	return text;
+}
+
 /* The last reading's ledger and findings (at exit, or at the end of -p),
  * when there is one. */
 static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)

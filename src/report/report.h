@@ -45,6 +45,9 @@ struct mw_run_info {
 	const struct mw_ledger *ledger_exit;
 	/* -p: the RSS ledger read with snap_end (NULL: none) */
 	const struct mw_ledger *ledger_end;
+	/* the findings as text (mw_run_findings_text), for the HTML page; a
+	 * replay has them from the saved stream.  NULL: none */
+	const char *findings_text;
 	/* what decides arena counts, for CI baselines ("environment" in the
 	 * JSON; NULL: not known, e.g. a replay) */
 	const struct mw_environment *env;
@@ -56,6 +59,10 @@ struct mw_run_info {
  * and *n 0 when there is no ledger. */
 void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
 		     struct mw_finding **out, size_t *n);
+
+/* mw_run_findings as the text report writes them, in a new string
+ * (free() it); NULL when there are none. */
+char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *ri);
 
 /* The machine and settings a run had: arena limits follow from them
  * (glibc: 8 x cores unless M_ARENA_MAX / glibc.malloc.arena_max). */

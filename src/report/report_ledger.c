@@ -5,6 +5,7 @@
 
 #include "jsonout.h"
 #include "msg.h"
+#include "output.h"
 #include "report_snap.h"
 #include "report_ledger.h"
 #include "units.h"
@@ -220,4 +221,13 @@ int mw_snapshot_json_ledger(FILE *f, const struct mw_snapshot *s, const char *co
 	ret = mw_json_write(root, f, JSON_INDENT(2));
 	json_decref(root);
 	return ret;
+}
+
+void mw_findings_html(FILE *f, const char *text)
+{
+	if (!text)
+		return;
+	fprintf(f, "<h2>Findings, from the allocator read at the end</h2>\n<pre class=\"summary\">");
+	mw_xml_escape(f, text);
+	fprintf(f, "</pre>\n");
 }

@@ -49,4 +49,8 @@ int mw_snapshot_json_ledger(FILE *f, const struct mw_snapshot *s, const char *co
 			    const struct mw_where *w, const struct mw_ledger *l,
 			    const struct mw_finding *v, size_t n);
 
+/* The HTML page's findings section: <h2> and the text (as
+ * mw_findings_text wrote it) in a <pre>, escaped; nothing for NULL. */
+void mw_findings_html(FILE *f, const char *text);
+
 #endif /* MALLOCWATCH_REPORT_LEDGER_H */
