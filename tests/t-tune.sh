@@ -62,6 +62,20 @@ print("ok: python3: arenas at exit", s[0]["arenas_at_exit"], "->", s[1]["arenas_
 PY
 fi
 
+# --repeat 2: two runs each, interleaved; --show-output: the program's
+# stdout is its own (without it, /dev/null)
+"$MW" tune -q --repeat 2 --show-output --read-timeout 5 --try glibc.malloc.arena_max=1 \
+	--json "$OUT/rep.json" -o /dev/null -c sh -c 'echo "tunables=$GLIBC_TUNABLES"' >"$OUT/rep.out" ||
+	fail "tune --repeat 2 exited $?"
+[ "$(sort "$OUT/rep.out" | uniq -c | awk '{print $1, $2}' | tr '\n' ' ')" = "2 tunables= 2 tunables=glibc.malloc.arena_max=1 " ] ||
+	fail "--show-output, --repeat 2: $(cat "$OUT/rep.out")"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["tune"]["settings"]; assert [len(x["runs"]) for x in s] == [2, 2], s' \
+	"$OUT/rep.json" || fail "--repeat 2: not two runs each"
+"$MW" tune -q --try glibc.malloc.arena_max=1 -o /dev/null -c sh -c 'echo hidden' >"$OUT/hid.out" ||
+	fail "tune exited $?"
+[ ! -s "$OUT/hid.out" ] || fail "the program's stdout was not /dev/null: $(cat "$OUT/hid.out")"
+echo "ok: --repeat 2, --show-output"
+
 for bad in "--try arena_max=1" "--try glibc.malloc.arena_max=" "--try glibc.malloc.arena_max=1;id" "--repeat 0 --try glibc.malloc.arena_max=1"; do
 	"$MW" tune $bad -c true >/dev/null 2>"$OUT/usage.err"
 	[ $? = 2 ] || fail "tune $bad: not a usage error: $(cat "$OUT/usage.err")"
