@@ -52,7 +52,7 @@ INCLUDES = $(patsubst %/,-I%,$(SRC_DIRS)) -Ibuild
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
-LIBS = -ldw -lelf -lz -ljansson -lmicrohttpd -lutil -pthread
+LIBS = -ldw -lelf -lz -ljansson -lmicrohttpd -lbpf -lutil -pthread
 
 ifneq ($(V),1)
 Q = @
@@ -136,7 +136,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/badnotes.o build/tests/fixtures/libmfix.so \
 	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
 	build/tests/fixtures/corrupt-arena \
-	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run
+	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
+	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -163,6 +164,14 @@ build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
 build/tests/fixtures/ctr-run: tests/fixtures/ctr-run.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $<
+
+build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/injectnote.o: tests/fixtures/injectnote.S
 	$(Q)mkdir -p $(@D)

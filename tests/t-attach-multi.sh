@@ -99,12 +99,17 @@ exec 4>&- 5>&-
 wait $mw
 rc=$?
 [ $rc = 3 ] || fail "--check over two processes exited $rc, expected 3: $(cat "$OUT/check.err")"
-grep -q "checks of process $2" "$OUT/check.err" || fail "the failing process is not named: $(cat "$OUT/check.err")"
+grep -q "^FAIL process $2 (.*): arenas 7, limit <= 4" "$OUT/check.err" ||
+	fail "the failing process is not named: $(cat "$OUT/check.err")"
+grep -q "^PASS process $1 (.*): arenas" "$OUT/check.err" ||
+	fail "the passing process is not named: $(cat "$OUT/check.err")"
 cat "$OUT/check.err"
 for p in $pids; do wait $p; done
 pids=""
 
-# --cgroup DIR: the processes in it when the run starts
+# --cgroup DIR: the processes in it when the run starts, and one that
+# joins it during the run (held before its first allocation until
+# mallocwatch says it traces it): each exact
 if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && mkdir "$CG"; then
 	storm a 2 4
 	storm b 4 5
@@ -113,18 +118,28 @@ if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && mkdir "$CG"; then
 	"$MW" --cgroup "$CG" --json "$OUT/cg.json" -o "$OUT/cg.txt" 2>"$OUT/cg.err" 4>&- 5>&- 6>&- &
 	mw=$!
 	wait_tracing "$OUT/cg.err" $mw 2
-	echo go >&4; echo go >&5
-	exec 4>&- 5>&-
+	storm c 3 6
+	set -- $pids
+	echo $3 >"$CG/cgroup.procs" || fail "cannot move $3 into $CG"
+	_i=0
+	until grep -q "process $3 (.*) joined the cgroup" "$OUT/cg.err"; do
+		_i=$((_i + 1))
+		[ $_i -lt 300 ] || fail "the joiner $3 was not traced: $(cat "$OUT/cg.err")"
+		sleep 0.1
+	done
+	echo go >&4; echo go >&5; echo go >&6
+	exec 4>&- 5>&- 6>&-
 	wait $mw || fail "--cgroup exited $?: $(cat "$OUT/cg.err")"
-	python3 - "$OUT/cg.json" "$OUT" "$1" "$2" <<'PY' || fail "--cgroup JSON"
+	python3 - "$OUT/cg.json" "$OUT" "$1" "$2" "$3" <<'PY' || fail "--cgroup JSON"
 import json, sys
 r = json.load(open(sys.argv[1]))
 got = sorted(p["target"]["pid"] for p in r["processes"])
 assert got == sorted(int(p) for p in sys.argv[3:]), got
 for p in r["processes"]:
+    assert p["events"]["complete"], p["events"]
     json.dump(p, open("%s/cg-%d.json" % (sys.argv[2], p["target"]["pid"]), "w"))
 PY
-	for n in a b; do
+	for n in a b c; do
 		p=$1
 		shift
 		mkdir -p "$OUT/cg-$n"
@@ -133,7 +148,7 @@ PY
 	done
 	for p in $pids; do wait $p; done
 	pids=""
-	echo "--cgroup: both processes of $CG traced, each exact"
+	echo "--cgroup: both processes of $CG traced, and the one that joined during the run, each exact"
 else
 	echo "no writable cgroup v2: --cgroup not tried"
 fi

@@ -107,6 +107,52 @@ tracer_pids=$sb
 check_clean "after a run that cleaned"
 echo "ok: a killed stapbpf's $n uprobe definitions removed by the next run, a foreign one left"
 
+# A stapbpf of ours left running in a work directory removed under it,
+# its run gone (and the watcher that would have stopped it): the next run
+# stops it (SIGTERM, then SIGKILL: such a stapbpf had its SIGINT and
+# ignores another one) and removes its uprobe definitions.  Made here by
+# freezing the stapbpf (cgroup v2 freezer: it acts on no signal, not even
+# its PR_SET_PDEATHSIG, until thawed; SIGKILL still ends it) before its
+# run is killed and removing the directory; the sweep of the build before
+# this change left such a tracer running.
+FZ=/sys/fs/cgroup/unified/mw-t-leftovers-$$
+if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && mkdir "$FZ"; then
+	"$MW" -q -o /dev/null -c sleep 10 2>/dev/null &
+	mw=$!
+	i=0
+	until pgrep -P $mw -x sleep >/dev/null; do	# released: every uprobe attached
+		i=$((i + 1)); [ $i -lt 3000 ] || fail "the program never started"; sleep 0.01
+	done
+	sb=$(pgrep -P $mw -x stapbpf)
+	[ -n "$sb" ] || fail "no stapbpf"
+	echo $sb >"$FZ/cgroup.procs" && echo 1 >"$FZ/cgroup.freeze" || fail "cannot freeze $sb"
+	i=0
+	until grep -q 'frozen 1' "$FZ/cgroup.events"; do
+		i=$((i + 1)); [ $i -lt 500 ] || fail "stapbpf $sb not frozen"; sleep 0.01
+	done
+	kill -KILL $mw
+	wait $mw 2>/dev/null
+	rm -rf "$T"/mallocwatch.$mw.*
+	pkill -x -P 1 sleep 2>/dev/null
+	"$MW" -o /dev/null -c true 2>"$OUT/removed.err" || fail "the next run failed: $(cat "$OUT/removed.err")"
+	i=0
+	while [ -e /proc/$sb ] && [ "$(cut -d' ' -f3 /proc/$sb/stat 2>/dev/null)" != Z ]; do
+		i=$((i + 1))
+		[ $i -lt 500 ] || { echo 0 >"$FZ/cgroup.freeze"
+			fail "the stapbpf $sb left in a removed directory still runs: $(cat "$OUT/removed.err")"; }
+		sleep 0.01
+	done
+	rmdir "$FZ" 2>/dev/null
+	grep -q "cleaned up after an earlier run that was killed: 1 tracers stopped" "$OUT/removed.err" ||
+		fail "the next run did not say so: $(cat "$OUT/removed.err")"
+	"$MW" --cleanup 2>/dev/null
+	tracer_pids=$sb
+	check_clean "a stapbpf in a removed directory"
+	echo "ok: a stapbpf left in a removed work directory stopped by the next run ($(cat "$OUT/removed.err" | grep cleaned))"
+else
+	echo "no writable cgroup v2: a stapbpf in a removed directory not tried"
+fi
+
 # ^C while stap compiles: a stap on PATH that takes its time
 mkdir -p "$OUT/bin"
 cat >"$OUT/bin/stap" <<EOS

@@ -25,11 +25,16 @@ static const char check_usage[] =
 "Judge a report written with --json by rules, for CI: one line per rule,\n"
 "exit 3 when any fails.  A RULE is METRIC OP VALUE, OP one of <= < >= > ==\n"
 "!=, VALUE an integer (K, M, G: x 1024) or, against --baseline, +N, -N,\n"
-"+N% or -N% of the baseline's value.  --metrics lists every metric of the\n"
-"report.  A baseline made where arena counts are decided differently\n"
+"+N% or -N% of the baseline's value.  A report of several processes\n"
+"(-p PID,PID,..., --cgroup, -f) is judged per process, each result named;\n"
+"comm=NAME:RULE judges only the processes of that command name (or\n"
+"argv[0]'s last part), e.g. 'comm=python3:arenas<=4'.  --metrics lists\n"
+"every metric of the report.  A baseline made where arena counts are\n"
+"decided differently\n"
 "(glibc version, online CPUs, GLIBC_TUNABLES, MALLOC_*) is warned about;\n"
 "with --strict-env it is an error (exit 2).\n"
-"--format: text (default), json, junit (one testcase per rule),\n"
+"--format: text (default), json, junit (one testcase per rule, and\n"
+"process),\n"
 "github (::error annotations, and a Markdown table appended to\n"
 "$GITHUB_STEP_SUMMARY when set) or markdown.\n"
 "Metrics (docs/json.md, \"Metrics\"):\n";
@@ -154,8 +159,19 @@ int cmd_check(int argc, char **argv)
 	}
 	if (a.list)
 		list_metrics(report);
-	if (a.nrules)
+	if (a.nrules && json_is_array(json_object_get(report, "processes"))) {
+		/* a run of several processes: each judged, named */
+		json_t *procs = json_object_get(report, "processes");
+		size_t n = json_array_size(procs);
+		json_t **v = xcalloc(n + 1, sizeof(*v));
+
+		for (size_t i = 0; i < n; i++)
+			v[i] = json_array_get(procs, i);
+		failed = mw_rules_report_procs(stdout, a.fmt, a.rules, a.nrules, v, n, base, NULL);
+		free(v);
+	} else if (a.nrules) {
 		failed = mw_rules_report(stdout, a.fmt, a.rules, a.nrules, report, base);
+	}
 	status = failed ? MW_EXIT_CHECK : MW_EXIT_OK;
 	if (mw_output_close(stdout, "stdout", 0) < 0)
 		status = MW_EXIT_RUNTIME;

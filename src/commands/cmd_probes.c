@@ -40,12 +40,13 @@ static const char probes_usage[] =
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6 --json\n";
 
 static const char script_usage[] =
-"Usage: mallocwatch script [--runtime=kernel|bpf] [-e LIST] [--libc PATH | -p PID]\n"
+"Usage: mallocwatch script [--runtime=kernel|bpf] [-e LIST] [-f] [--libc PATH | -p PID]\n"
 "                         [--libm PATH]\n"
 "\n"
 "Print the SystemTap script mallocwatch generates for the libc (kernel\n"
 "runtime by default), e.g. to check it with `stap -p3`.  -e LIST: only\n"
-"those probe families, as for a run (mallocwatch --help).\n"
+"those probe families, as for a run (mallocwatch --help).  -f: the script\n"
+"of a run whose processes change while it runs (-f, --cgroup).\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch script --runtime=kernel > mw.stp && stap -p3 mw.stp\n";
@@ -100,7 +101,7 @@ static void list(const struct mw_elf *e, json_t *sites)
 	}
 }
 
-static int pick_args(int argc, char **argv, const char *usage, int *json,
+static int pick_args(int argc, char **argv, const char *usage, int *json, int *follow,
 		     enum mw_runtime *rt, unsigned *families, char *libc, unsigned len,
 		     char *libm)
 {
@@ -111,6 +112,7 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 		{ "table", no_argument, NULL, 't' },
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "events", required_argument, NULL, 'e' },
+		{ "follow-forks", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -119,8 +121,13 @@ static int pick_args(int argc, char **argv, const char *usage, int *json,
 	pid_t pid = 0;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "e:p:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:fp:h", lo, NULL)) != -1) {
 		switch (c) {
+		case 'f':
+			if (!follow)
+				goto bad;
+			*follow = 1;
+			break;
 		case 'e':
 			if (!families)
 				goto bad;
@@ -223,7 +230,7 @@ int cmd_probes(int argc, char **argv)
 	int json = 0;
 	json_t *sites = NULL;
 
-	if (pick_args(argc, argv, probes_usage, &json, NULL, NULL, libc, sizeof(libc), libm) < 0)
+	if (pick_args(argc, argv, probes_usage, &json, NULL, NULL, NULL, libc, sizeof(libc), libm) < 0)
 		return MW_EXIT_RUNTIME;
 	if (json == 2) {
 		table();
@@ -256,18 +263,21 @@ int cmd_script(int argc, char **argv)
 	char libc[4096], libm_path[4096], err[512];
 	enum mw_runtime rt = MW_RT_KERNEL;
 	unsigned families = 0;
+	int follow = 0;
 	struct mw_gen_stats st;
 	struct mw_elf *e, *libm = NULL;
 	int ret;
 
-	if (pick_args(argc, argv, script_usage, NULL, &rt, &families, libc, sizeof(libc), libm_path) < 0)
+	if (pick_args(argc, argv, script_usage, NULL, &follow, &rt, &families, libc, sizeof(libc),
+		      libm_path) < 0)
 		return MW_EXIT_RUNTIME;
 	if (!(e = mw_elf_open(libc, err, sizeof(err))))
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (libm_path[0] && !(libm = mw_elf_open(libm_path, err, sizeof(err))))
 		mw_warn("%s; slow-math probes left out", err);
 	ret = mw_gen_script(e, &(struct mw_gen_opts){ .runtime = rt, .libc_path = libc,
-			    .families = families, .libm = libm, .libm_path = libm_path }, stdout, &st, err, sizeof(err));
+			    .families = families, .libm = libm, .libm_path = libm_path, .dynamic = follow },
+			    stdout, &st, err, sizeof(err));
 	mw_elf_close(libm);
 	mw_elf_close(e);
 	if (ret < 0)

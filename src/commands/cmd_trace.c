@@ -60,6 +60,12 @@ static const char usage[] =
 "  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
 "                       first instruction; everything after CMD is its ARGS\n"
 "  -- CMD [ARGS...]     the same\n"
+"  -f, --follow-forks   with -c: trace every process the program creates\n"
+"                       (fork, vfork, clone, and the programs they exec)\n"
+"                       in the same session: a report each (pid, parent,\n"
+"                       command line, exit status, exit snapshot), the tree\n"
+"                       first; the run ends when the last of them exits.\n"
+"                       Without -f a note says how many were not traced\n"
 "  -p PID               attach to a running process until it exits, or ^C\n"
 "                       (or SIGTERM) stops tracing and reports; the process\n"
 "                       is never stopped or signalled.  Arenas made before\n"
@@ -72,9 +78,10 @@ static const char usage[] =
 "                       (JSON: \"processes\", \"totals\"); ends when the last\n"
 "                       exits; --check judges each process\n"
 "  --cgroup DIR         the processes of a cgroup (v1 or v2 directory, and its\n"
-"                       child cgroups) as they are when the run starts, as\n"
-"                       with -p PID,PID,...; processes that join later are\n"
-"                       not traced\n"
+"                       child cgroups), as with -p PID,PID,...; processes\n"
+"                       that join it during the run (and map the same libc\n"
+"                       file) are traced from when they are seen (it is\n"
+"                       looked at every 0.2 s)\n"
 "  --duration SECONDS   with -p: stop after this long, as ^C would\n"
 "  --interval SECONDS   read the allocator's state (arenas' bytes, heaps,\n"
 "                       the main heap's extent, thresholds) this often, for\n"
@@ -188,6 +195,7 @@ static const struct option longopts[] = {
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "follow-forks", no_argument, NULL, 'f' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "events", required_argument, NULL, 'e' },
@@ -326,7 +334,12 @@ static void parse_option(int c, struct trace_opts *o)
 		break;
 	case OPT_CGROUP:
 		add_pids(o, optarg, 1);
+		if (o->cgroup)
+			mw_usage_error("--cgroup takes one directory (joiners are looked for "
+				       "in one)");
+		o->cgroup = optarg;
 		break;
+	case 'f': o->follow = 1; break;
 	case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 	case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);
 	default: mw_usage_error("bad option");
@@ -338,7 +351,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	int c;
 
 	argc = split_command(argc, argv, o);
-	while ((c = getopt_long(argc, argv, "+e:o:p:qvhV", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+e:fo:p:qvhV", longopts, NULL)) != -1)
 		parse_option(c, o);
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
@@ -348,20 +361,25 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && o->pid)
 		mw_usage_error("-c and -p cannot be used together");
+	if (o->follow && !o->cmd)
+		mw_usage_error("-f goes with -c (following a running process's forks is not "
+			       "done yet)");
+	if (o->follow && (o->html || o->save_stream || o->interval_ms))
+		mw_usage_error("--html, --save-stream and --interval take one process; not yet "
+			       "with -f");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
 		o->progress = o->pid || isatty(STDERR_FILENO);
 	if (o->duration_ms && !o->pid)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
+	if (o->repeat > 1 && o->follow && o->nrules)
+		mw_usage_error("--check of repeated runs takes one process each; not yet with -f");
 	if (o->format_output && !o->nrules)
 		mw_usage_error("--format-output goes with --check (it takes the checks' results)");
 	if (o->format_output && o->json && strcmp(o->format_output, "-") == 0 &&
 	    strcmp(o->json, "-") == 0)
 		mw_usage_error("--json - and --format-output - both write to stdout; give one a file");
-	if (o->format_output && o->npids > 1)
-		mw_usage_error("--format-output takes one process's results (-p PID); not yet "
-			       "several");
 	for (size_t i = 0; i < o->nrules; i++)
 		if (o->rules[i].relative && !o->baseline_path)
 			mw_usage_error("rule '%s' is relative (+N, +N%%) and needs --baseline",
@@ -382,24 +400,32 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, int status)
 {
 	FILE *res = o->format_file ? o->format_file : stderr;
+	struct mw_rule *rules;
 	struct mw_verdict *v;
-	size_t failed;
+	size_t failed, nr = 0;
 
 	if (!o->nrules || !n)
 		return status;
 	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0)
 		return MW_EXIT_USAGE;
+	rules = xcalloc(o->nrules, sizeof(*rules));	/* those for this process */
+	for (size_t i = 0; i < o->nrules; i++)
+		if (mw_rule_selects(&o->rules[i], reports[n - 1]))
+			rules[nr++] = o->rules[i];
+	if (nr < o->nrules)
+		mw_note("%zu of %zu rules select another process (comm=NAME:)", o->nrules - nr,
+			o->nrules);
 	if (n == 1)
-		failed = mw_rules_report(res, o->format, o->rules, o->nrules, reports[0],
-					 o->baseline);
+		failed = mw_rules_report(res, o->format, rules, nr, reports[0], o->baseline);
 	else {
-		v = xcalloc(o->nrules, sizeof(*v));
-		for (size_t i = 0; i < o->nrules; i++)
-			v[i] = mw_rule_judge_runs(&o->rules[i], reports, n, o->aggregate,
+		v = xcalloc(nr + 1, sizeof(*v));
+		for (size_t i = 0; i < nr; i++)
+			v[i] = mw_rule_judge_runs(&rules[i], reports, n, o->aggregate,
 						  o->baseline, stderr);
-		failed = mw_verdicts_write(res, o->format, o->rules, v, o->nrules);
+		failed = mw_verdicts_write(res, o->format, rules, v, nr);
 		free(v);
 	}
+	free(rules);
 	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
 }
 
@@ -429,6 +455,8 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		mw_error("%s", err);
 	else if (o->set)	/* -p PID,PID,... */
 		status = mw_run_trace_multi(o, &out, o->set, libc_path, dir, report, &detaching);
+	else if (o->follow)	/* -c's tree */
+		status = mw_run_trace_tree(o, &out, t, libc_path, dir, report, &detaching);
 	else
 		status = mw_run_trace(o, &out, t, libc_path, dir, g, report, &detaching);
 	if (!detaching || mw_tracer_hand_off(detaching, dir,
@@ -440,23 +468,28 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 }
 
 /* --check of a run of several processes: each process's report judged
- * on its own, named; the worst status. */
+ * by the rules that select it (comm=NAME:), each result named by its
+ * process, in one document of --format's. */
 static int judge_each(const struct trace_opts *o, json_t *report, int status)
 {
-	json_t *procs = json_object_get(report, "processes"), *p;
-	size_t i;
-	int st = status;
+	json_t *procs = json_object_get(report, "processes");
+	size_t n = json_array_size(procs), judged, failed;
+	json_t **v = xcalloc(n + 1, sizeof(*v));
 
-	json_array_foreach(procs, i, p) {
-		int s;
-
-		mw_note("checks of process %d:",
-			(int)json_integer_value(json_object_get(json_object_get(p, "target"), "pid")));
-		s = judge(o, &p, 1, status);
-		if (s != status)
-			st = s;
+	if (!o->nrules)
+		return status;
+	if (o->baseline && mw_check_env(o->baseline, report, o->strict_env) < 0) {
+		free(v);
+		return MW_EXIT_USAGE;
 	}
-	return st;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_array_get(procs, i);
+	failed = mw_rules_report_procs(o->format_file ? o->format_file : stderr, o->format,
+				       o->rules, o->nrules, v, n, o->baseline, &judged);
+	free(v);
+	if (!judged)
+		mw_warn("no rule selected any of the %zu processes", n);
+	return failed && status == MW_EXIT_OK ? MW_EXIT_CHECK : status;
 }
 
 /* -p PID,PID,...: every process must map the same libc file (one script
@@ -635,7 +668,9 @@ static int run_program(const struct trace_opts *o, const struct mw_target *t)
 		if (status != MW_EXIT_OK || mw_signal_pending())
 			break;	/* the program's failure ends the series */
 	}
-	status = judge(o, reports, done, status);
+	/* -f: each process of the tree on its own, named */
+	status = o->follow && done == 1 ? judge_each(o, reports[0], status) :
+		 judge(o, reports, done, status);
 	for (size_t i = 0; i < done; i++)
 		json_decref(reports[i]);
 	free(reports);
@@ -683,7 +718,7 @@ int cmd_trace(int argc, char **argv)
 	/* made before anything runs, kept until the checks are written */
 	if (o.format_output && !(o.format_file = mw_output_create(o.format_output, 1)))
 		return MW_EXIT_RUNTIME;
-	if (o.npids > 1)
+	if (o.npids > 1 || o.cgroup)
 		status = attach_many(&o);
 	else if (o.pid)
 		status = attach(&o);

@@ -25,10 +25,170 @@
 
 struct msink {
 	struct mw_procs *procs;
-	const struct mw_attach_set *set;
+	const struct mw_attach_set *set;	/* -p: the processes at the start;
+						 * NULL for -f */
 	long read_timeout_ms;
 	unsigned long garbled_warned;
+	/* for the models of processes added during the run */
+	uint64_t main_sym;		/* main_arena's link-time address */
+	int have_sym;
+	const char *libm_path;		/* NULL: no slow-math probes */
+	int math_sites;
+	struct mw_mapped libc;		/* --cgroup: the file traced */
+	int tree;			/* -f: the processes of -c's tree */
 };
+
+/* A model made for this run's libc and libm. */
+static void prep_state(const struct msink *k, struct mw_state *st)
+{
+	if (k->libm_path)
+		mw_state_set_libm(st, k->libm_path, k->math_sites);
+	if (k->have_sym)
+		mw_state_set_main_arena_sym(st, k->main_sym);
+}
+
+/* The process pid of the run; NULL when it is not in it. */
+static struct mw_process *process_of(const struct msink *k, pid_t pid)
+{
+	for (size_t i = mw_procs_count(k->procs); i-- > 0;)
+		if (mw_procs_pid(k->procs, i) == pid)
+			return mw_procs_process(k->procs, i);
+	return NULL;
+}
+
+/* pid's allocator now into *out (its layouts loaded, or from the cache
+ * per libc file: glibcinfo.h); 0, or -1 with err. */
+static int snapshot_of(const struct msink *k, pid_t pid, struct mw_snapshot **out, char *err,
+		       size_t errlen)
+{
+	struct mw_glibc g;
+
+	if (mw_glibc_load(pid, &g, err, errlen) < 0)
+		return -1;
+	return mw_snapshot_read(pid, &g, k->read_timeout_ms, out, err, errlen);
+}
+
+/* --cgroup: pid joined it.  Traced from now when it maps the libc file
+ * traced (one script probes one file), from its allocator as it is. */
+static int join(void *ctx, pid_t pid)
+{
+	struct msink *k = ctx;
+	struct mw_process *pr;
+	struct mw_mapped m;
+	char err[PATH_MAX + 512];
+
+	if (mw_mapped_find(pid, MW_LIB_LIBC, &m, err, sizeof(err)) != 1 ||
+	    m.ino != k->libc.ino || m.dev_major != k->libc.dev_major ||
+	    m.dev_minor != k->libc.dev_minor)
+		return -1;
+	if (!(pr = mw_procs_add(k->procs, pid)))
+		return -1;
+	prep_state(k, pr->st);
+	mw_process_observe(pr);
+	mw_note("process %d (%s) joined the cgroup; traced from now", (int)pid, pr->comm);
+	if (snapshot_of(k, pid, &pr->at_attach, err, sizeof(err)) < 0)
+		mw_warn("no snapshot of process %d at attach: %s", (int)pid, err);
+	else
+		mw_state_seed(pr->st, pr->at_attach);
+	return 0;
+}
+
+/* -f: a process just created (held before its first instruction) has a
+ * copy of its parent's allocator (fork) or shares it (vfork): its model
+ * starts from it, as one attached to would.  No snapshot without the
+ * libc's debug symbols: said once. */
+static void seed_from_copy(struct msink *k, struct mw_process *pr)
+{
+	static int warned;
+	char err[PATH_MAX + 512];
+
+	if (snapshot_of(k, pr->pid, &pr->at_attach, err, sizeof(err)) < 0) {
+		if (!warned++)
+			mw_note("process %d: no snapshot of the allocator it inherits: %s",
+				pr->pid, err);
+		return;
+	}
+	mw_state_seed(pr->st, pr->at_attach);
+}
+
+/* -f: the program (parent 0) was started, or a process of its tree was
+ * created: a model of its own, what it is. */
+static void tree_new(void *ctx, pid_t parent, pid_t pid)
+{
+	struct msink *k = ctx;
+	struct mw_process *pr;
+
+	if (!parent) {	/* the program: the run's first process */
+		pr = mw_procs_process(k->procs, 0);
+		pr->pid = pid;
+		mw_state_set_pid(pr->st, pid);
+		return;
+	}
+	if (!(pr = mw_procs_add(k->procs, pid))) {
+		mw_warn("process %d: no model (%s); its records are counted as garbled", (int)pid,
+			strerror(ENOMEM));
+		return;
+	}
+	prep_state(k, pr->st);
+	mw_process_observe(pr);	/* the parent's program, until it execs */
+	pr->parent = parent;
+	seed_from_copy(k, pr);
+}
+
+/* -f: pid runs a new program: a new allocator (the model starts
+ * anew: a process's report is of its last program), its command line,
+ * libc, where it lives. */
+static void tree_exec(void *ctx, pid_t pid)
+{
+	struct msink *k = ctx;
+	struct mw_process *pr = process_of(k, pid);
+
+	if (!pr)
+		return;
+	if (pr->parent && mw_procs_renew(k->procs, pr) == 0)	/* not the program's
+								 * own first exec */
+		prep_state(k, pr->st);
+	mw_process_observe(pr);
+}
+
+/* -f: pid is at its exit stop: its allocator, while it is there. */
+static void tree_exit_stop(void *ctx, pid_t pid)
+{
+	struct msink *k = ctx;
+	struct mw_process *pr = process_of(k, pid);
+	char err[PATH_MAX + 512];
+
+	if (!pr || pr->at_exit)
+		return;
+	if (snapshot_of(k, pid, &pr->at_exit, err, sizeof(err)) < 0) {
+		if (mw_procs_count(k->procs) < 32)
+			mw_note("process %d: no snapshot at exit: %s", (int)pid, err);
+		return;
+	}
+	/* the libc's load bias, as the script's B gives it once an event
+	 * saw the libc: main_arena is named by its address even when no
+	 * probe did */
+	for (size_t i = 0; i < pr->at_exit->narenas; i++) {
+		const struct mw_snap_arena *a = &pr->at_exit->arenas[i];
+		char line[96];
+
+		if (!a->is_main || !k->have_sym || a->addr <= k->main_sym)
+			continue;
+		snprintf(line, sizeof(line), "%c%d %c %" PRIu64, MW_REC_PROCESS, (int)pid,
+			 MW_REC_BIAS, a->addr - k->main_sym);
+		mw_procs_line(k->procs, line);
+	}
+}
+
+static void tree_exited(void *ctx, pid_t pid, int status)
+{
+	struct mw_process *pr = process_of(ctx, pid);
+
+	if (pr && status != -1) {
+		pr->have_status = 1;
+		pr->status = status;
+	}
+}
 
 /* When the probes are armed: each process's allocator as it is, the
  * start of its model. */
@@ -36,7 +196,7 @@ static void attach_snapshots(struct msink *k)
 {
 	char err[PATH_MAX + 512];
 
-	for (size_t i = 0; i < k->set->n; i++) {
+	for (size_t i = 0; k->set && i < k->set->n; i++) {
 		struct mw_process *pr = mw_procs_process(k->procs, i);
 
 		mw_process_observe(pr);
@@ -57,7 +217,9 @@ static void on_line(void *ctx, const char *line)
 
 	if (strcmp(line, MW_LINE_READY) == 0) {
 		attach_snapshots(k);
-		mw_note("tracing %zu processes; ^C or SIGTERM stops and reports", k->set->n);
+		if (k->set)
+			mw_note("tracing %zu processes; ^C or SIGTERM stops and reports",
+				k->set->n);
 	}
 	if (mw_procs_line(k->procs, line) < 0 && !k->garbled_warned++) {
 		char q[200];
@@ -82,21 +244,16 @@ static unsigned long long missing(void *ctx)
 	return n;
 }
 
-/* The models, their libm and main_arena's link-time address. */
+/* The models, their libm and main_arena's link-time address (kept for
+ * the processes added later). */
 static void start_states(struct msink *k, const struct mw_elf *libc, const char *libm_path,
 			 int libm, const struct mw_gen_stats *gst)
 {
-	uint64_t sym = 0;
-	int have_sym = mw_elf_symbol(libc, "main_arena", &sym) == 0;
-
-	for (size_t i = 0; i < mw_procs_count(k->procs); i++) {
-		struct mw_state *st = mw_procs_state(k->procs, i);
-
-		if (libm)
-			mw_state_set_libm(st, libm_path, gst->math_sites);
-		if (have_sym)
-			mw_state_set_main_arena_sym(st, sym);
-	}
+	k->have_sym = mw_elf_symbol(libc, "main_arena", &k->main_sym) == 0;
+	k->libm_path = libm ? libm_path : NULL;
+	k->math_sites = gst->math_sites;
+	for (size_t i = 0; i < mw_procs_count(k->procs); i++)
+		prep_state(k, mw_procs_state(k->procs, i));
 }
 
 static json_int_t jlen(json_t *o, const char *key)
@@ -148,55 +305,192 @@ static void totals_text(FILE *f, json_t *t)
 		ji(t, "retries"), ji(t, "events"), ji(t, "lost"));
 }
 
-/* Each process's summary (as one -p run prints it) to out->summary, its
+/* The command line of pr as one quoted string into buf. */
+static const char *command_of(const struct mw_process *pr, char *buf, size_t len)
+{
+	char line[512], q[600];
+	size_t n = 0;
+
+	line[0] = '\0';
+	for (char **a = pr->argv; a && *a && n < sizeof(line) - 1; a++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? " " : "", *a);
+	if (!n)
+		snprintf(line, sizeof(line), "%s", pr->comm[0] ? pr->comm : "?");
+	snprintf(buf, len, "%s", mw_quote(line, q, sizeof(q)));
+	return buf;
+}
+
+/* The depth of process i in the tree (its parents' chain), at most 16. */
+static int depth_of(const struct msink *k, size_t i)
+{
+	int d = 0;
+	const struct mw_process *pr = mw_procs_process(k->procs, i);
+
+	while (pr->parent && d < 16) {
+		const struct mw_process *up = process_of(k, pr->parent);
+
+		if (!up)
+			break;
+		pr = up;
+		d++;
+	}
+	return d;
+}
+
+#define TREE_ROWS 50		/* rows of the tree table, at most */
+#define TREE_SUMMARIES 10	/* processes summarized in full, at most */
+
+/* -f: the tree, a line per process: its pid, parent, how it ended, its
+ * arenas, and its allocator at exit (heap bytes, in use, free). */
+static void tree_text(FILE *f, const struct msink *k, json_t *const *reps, size_t n,
+		      unsigned long set_failed)
+{
+	fprintf(f, "mallocwatch: %zu process%s in the tree (-f)%s\n", n, n == 1 ? "" : "es",
+		set_failed ? "; some could not be traced (see above)" : "");
+	fprintf(f, "  %7s %7s %6s %6s %9s %9s %9s  %s\n", "PID", "PARENT", "EXIT", "ARENAS",
+		"SYSTEM", "IN USE", "FREE", "COMMAND");
+	for (size_t i = 0; i < n && i < TREE_ROWS; i++) {
+		const struct mw_process *pr = mw_procs_process(k->procs, i);
+		const struct mw_snapshot *s = pr->at_exit;
+		char ex[16], sy[16], iu[16], fr[16], par[16], cmd[700];
+
+		if (!pr->have_status)
+			snprintf(ex, sizeof(ex), "-");
+		else if (WIFSIGNALED(pr->status))
+			snprintf(ex, sizeof(ex), "sig %d", WTERMSIG(pr->status));
+		else
+			snprintf(ex, sizeof(ex), "%d", WEXITSTATUS(pr->status));
+		snprintf(par, sizeof(par), pr->parent ? "%d" : "-", pr->parent);
+		fprintf(f, "  %7d %7s %6s %6" JSON_INTEGER_FORMAT " %9s %9s %9s  %*s%s\n", pr->pid,
+			par, ex, jlen(reps[i], "arenas"),
+			s ? mw_human_bytes(s->system_bytes, sy, sizeof(sy)) : "-",
+			s ? mw_human_bytes(s->in_use_bytes, iu, sizeof(iu)) : "-",
+			s ? mw_human_bytes(s->free_bytes, fr, sizeof(fr)) : "-", 2 * depth_of(k, i),
+			"", command_of(pr, cmd, sizeof(cmd)));
+	}
+	if (n > TREE_ROWS)
+		fprintf(f, "  ... and %zu more (the JSON report has every process)\n",
+			n - TREE_ROWS);
+}
+
+/* -f: is process i summarized in full?  All of a small tree; else the
+ * program and the TREE_SUMMARIES - 1 that held the most at exit. */
+static int summarized(const struct msink *k, size_t i, size_t n)
+{
+	const struct mw_snapshot *s = mw_procs_process(k->procs, i)->at_exit;
+	size_t above = 0;
+
+	if (n <= TREE_SUMMARIES || i == 0)
+		return 1;
+	if (!s)
+		return 0;
+	for (size_t j = 1; j < n; j++) {
+		const struct mw_snapshot *o = mw_procs_process(k->procs, j)->at_exit;
+
+		if (o && (o->system_bytes > s->system_bytes || (o->system_bytes ==
+							       s->system_bytes && j < i)))
+			above++;
+	}
+	return above < TREE_SUMMARIES - 1;
+}
+
+/* Process i's report: its summary as one run of it prints it into *text,
+ * its JSON into *rep.  The exit status of that report. */
+static int report_one(const struct trace_opts *o, struct outputs *out, struct msink *k,
+		      size_t i, const struct mw_trace_result *r, const struct mw_elf *libc,
+		      const char *libc_path, enum mw_runtime rt, char **text, json_t **rep)
+{
+	struct trace_opts oi = *o;
+	struct mw_trace_result ri_r = *r;
+	struct mw_environment env;
+	struct mw_process *pr = mw_procs_process(k->procs, i);
+	struct mw_run_info ri;
+	size_t len;
+	int st;
+
+	if (!k->tree && mw_process_alive(pr->pid)) {	/* -p: at the end */
+		char err[PATH_MAX + 512];
+
+		if (i < k->set->n)
+			pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ?
+							 &k->set->g[i] : NULL, o->read_timeout_ms,
+							 NULL);
+		else if (snapshot_of(k, pr->pid, &pr->at_end, err, sizeof(err)) < 0)
+			mw_warn("process %d: no snapshot at the end: %s", pr->pid, err);
+	}
+	oi.pid = k->tree ? 0 : pr->pid;	/* -f: the environment is ours */
+	ri_r.pid = pr->pid;
+	if (k->tree) {
+		ri_r.have_status = pr->have_status;
+		ri_r.status = pr->status;
+	}
+	if (i)	/* said once, for the run */
+		ri_r.tracer_died = 0;
+	mw_run_environment(&oi, libc, mw_runtime_name(rt), &env);
+	ri = (struct mw_run_info){
+		.argv = k->tree ? (pr->argv ? (const char *const *)pr->argv :
+				   (const char *const *)o->cmd) : NULL,
+		.comm = !k->tree && pr->comm[0] ? pr->comm : NULL,
+		.where = pr->have_where ? &pr->where : NULL,
+		.libc = libc_path, .runtime = mw_runtime_name(rt),
+		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
+		.snap_exit = pr->at_exit, .env = &env, .in_tree = k->tree && i > 0 };
+	if (!(out->summary = open_memstream(text, &len)))
+		mw_die(MW_EXIT_RUNTIME, "out of memory");
+	st = mw_run_conclude(out, pr->st, &ri_r, &ri);
+	if (fclose(out->summary) != 0)
+		mw_die(MW_EXIT_RUNTIME, "out of memory");
+	out->summary = NULL;
+	*rep = mw_report_json_value(pr->st, &ri);
+	if (*rep && json_object_set_new(*rep, "ppid", json_integer(k->tree ? pr->parent :
+								    pr->ppid)) < 0) {
+		json_decref(*rep);
+		*rep = NULL;
+	}
+	return st;
+}
+
+/* Each process's summary (as one -p run prints it; -f: the tree first,
+ * then the summaries of the processes summarized()) to out->summary, its
  * report into reps[i]; the JSON of them all to out->json.  The exit
- * status. */
+ * status: -p the worst; -f the program's. */
 static int report_all(const struct trace_opts *o, struct outputs *out, struct msink *k,
 		      const struct mw_trace_result *r, const struct mw_elf *libc,
 		      const char *libc_path, enum mw_runtime rt, json_t **report)
 {
-	size_t n = k->set->n;
+	size_t n = mw_procs_count(k->procs), shown = 0;
 	json_t **reps = xcalloc(n, sizeof(*reps)), *arr = json_array(), *top = NULL, *t;
-	FILE *json = out->json, *html = out->html;
+	char **texts = xcalloc(n, sizeof(*texts));
+	FILE *json = out->json, *html = out->html, *summary = out->summary;
 	int status = MW_EXIT_OK;
 
 	out->json = out->html = NULL;	/* one JSON of them all, below */
 	for (size_t i = 0; i < n; i++) {
-		struct trace_opts oi = *o;
-		struct mw_trace_result ri_r = *r;
-		struct mw_environment env;
-		struct mw_process *pr = mw_procs_process(k->procs, i);
-		struct mw_run_info ri;
-		int st;
+		int st = report_one(o, out, k, i, r, libc, libc_path, rt, &texts[i], &reps[i]);
 
-		pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ? &k->set->g[i] : NULL,
-						 o->read_timeout_ms, NULL);
-
-		oi.pid = k->set->pid[i];
-		ri_r.pid = k->set->pid[i];
-		if (i)	/* said once, for the run */
-			ri_r.tracer_died = 0;
-		mw_run_environment(&oi, libc, mw_runtime_name(rt), &env);
-		ri = (struct mw_run_info){ .comm = pr->comm[0] ? pr->comm : NULL,
-			.where = pr->have_where ? &pr->where : NULL,
-			.libc = libc_path, .runtime = mw_runtime_name(rt),
-			.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
-			.env = &env };
-		if (i)
-			fputc('\n', out->summary);
-		st = mw_run_conclude(out, pr->st, &ri_r, &ri);
-		if (st != MW_EXIT_OK)
+		/* -f: the program's status (a child's is its own, in the tree) */
+		if (k->tree ? i == 0 : st != MW_EXIT_OK)
 			status = st;
-		reps[i] = mw_report_json_value(pr->st, &ri);
 		if (!reps[i] || json_array_append(arr, reps[i]) < 0) {
 			mw_error("cannot make the report: %s", strerror(ENOMEM));
 			status = MW_EXIT_RUNTIME;
 			goto out;
 		}
 	}
+	out->summary = summary;
+	if (k->tree)
+		tree_text(summary, k, reps, n, r->set_failed);
+	for (size_t i = 0; i < n; i++) {
+		if (k->tree && !summarized(k, i, n))
+			continue;
+		fprintf(summary, "%s%s", shown++ || k->tree ? "\n" : "", texts[i]);
+	}
+	if (k->tree && shown < n)
+		fprintf(summary, "\nmallocwatch: %zu more processes summarized in the JSON report\n",
+			n - shown);
 	t = totals(reps, n);
-	totals_text(out->summary, t);
-	/* the first process's report at the top, as a single -p writes it */
+	totals_text(summary, t);
+	/* the first process's report at the top, as a single run writes it */
 	top = json_deep_copy(reps[0]);
 	if (!t || !top || json_object_set_new(top, "schema_version", json_integer(2)) < 0 ||
 	    json_object_set(top, "processes", arr) < 0 || json_object_set_new(top, "totals", t) < 0) {
@@ -209,12 +503,16 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	if (report)
 		*report = json_incref(top);
 out:
+	out->summary = summary;
 	out->json = json;
 	out->html = html;
 	json_decref(top);
 	json_decref(arr);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		json_decref(reps[i]);
+		free(texts[i]);
+	}
+	free(texts);
 	free(reps);
 	return status;
 }
@@ -239,6 +537,13 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	if (mw_run_prepare(o, libc_path, dir, pids, set->n, out->script, &p) < 0)
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
+	if (o->cgroup) {
+		if (mw_mapped_find(set->pid[0], MW_LIB_LIBC, &k.libc, err, sizeof(err)) != 1) {
+			mw_error("process %d: %s", (int)set->pid[0], err);
+			goto cleanup;
+		}
+		mw_procs_set_multi(k.procs);	/* even of one process, for now */
+	}
 	if (mw_signal_pending()) {
 		int sig = mw_signal_take();
 
@@ -251,7 +556,8 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .workdir = dir, .attach_pid = set->pid[0], .more_pids = set->pid + 1,
 			 .nmore = set->n - 1, .verbose = o->verbose, .duration_ms = o->duration_ms,
-			 .flush = 1, .missing = missing }, on_line, &k, &r, err, sizeof(err)) < 0) {
+			 .flush = 1, .missing = missing, .cgroup = o->cgroup, .join = join }, on_line,
+			 &k, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		if (r.interrupted)
 			status = 128 + r.interrupted;
@@ -264,5 +570,51 @@ cleanup:
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);
 	free(pids);
+	return status;
+}
+
+int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const struct mw_target *t,
+		      const char *libc_path, const char *dir, json_t **report, pid_t *detaching)
+{
+	char err[PATH_MAX + 512];
+	struct mw_run_prep p = { 0 };
+	struct msink k = { .read_timeout_ms = o->read_timeout_ms, .tree = 1 };
+	struct mw_trace_result r;
+	int unknown = 0, status = MW_EXIT_RUNTIME;	/* the pid comes at the start */
+
+	if (!(k.procs = mw_procs_new(&unknown, 1)))
+		mw_die(MW_EXIT_RUNTIME, "out of memory");
+	mw_procs_set_multi(k.procs);
+	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
+		goto cleanup;
+	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
+	if (mw_signal_pending()) {
+		int sig = mw_signal_take();
+
+		mw_error("interrupted by signal %d (%s) before tracing started", sig, strsignal(sig));
+		status = 128 + sig;
+		goto cleanup;
+	}
+	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
+			 .workdir = dir, .target = t, .verbose = o->verbose,
+			 .at_exit = tree_exit_stop, .flush = 1, .missing = missing, .follow = 1,
+			 .on_new = tree_new, .on_exec = tree_exec, .on_exited = tree_exited },
+			 on_line, &k, &r, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		if (r.interrupted)
+			status = 128 + r.interrupted;
+		goto cleanup;
+	}
+	if (r.ptrace_msg[0])
+		mw_note("%s", r.ptrace_msg);
+	if (r.set_failed)
+		mw_warn("%lu processes of the tree could not be added to the tracer's set: their "
+			"probes were not traced", r.set_failed);
+	if (r.detaching)
+		*detaching = r.detaching;
+	status = report_all(o, out, &k, &r, p.libc, libc_path, p.env.rt, report);
+cleanup:
+	mw_procs_free(k.procs);
+	mw_run_prep_free(&p);
 	return status;
 }

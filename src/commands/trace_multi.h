@@ -45,4 +45,18 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		       const struct mw_attach_set *set, const char *libc_path, const char *dir,
 		       json_t **report, pid_t *detaching);
 
+/* -c -f: the program t and every process its tree creates, under one
+ * tracer session whose set of processes grows as they are created
+ * (tracer.h, opts->follow).  Each process gets a model of its own and a
+ * snapshot at its exit stop (its libc's debug symbols permitting).  The
+ * summary lists the tree (pid, parent, exit, arenas, the allocator at
+ * exit, command line) then each process's summary (every one of a tree
+ * of at most 10; else the program and the 9 that held the most at exit);
+ * the JSON is that of several processes, each with "ppid" (the process
+ * of the tree that created it; 0 for the program).  Returns the
+ * program's exit status as mw_run_trace does (MW_EXIT_RUNTIME when the
+ * tracer failed); *report and *detaching as above. */
+int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const struct mw_target *t,
+		      const char *libc_path, const char *dir, json_t **report, pid_t *detaching);
+
 #endif /* MALLOCWATCH_TRACE_MULTI_H */

@@ -345,8 +345,9 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 			ri->exit_status = -1;
 			char q[256];
 
-			mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q, sizeof(q)),
-				 ri->term_signal, strsignal(ri->term_signal));
+			if (!ri->in_tree)
+				mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q,
+					 sizeof(q)), ri->term_signal, strsignal(ri->term_signal));
 			status = 128 + ri->term_signal;
 		} else {
 			ri->exit_status = WEXITSTATUS(r->status);
@@ -560,6 +561,9 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	}
 	if (r->ptrace_msg[0])
 		mw_note("%s", r->ptrace_msg);
+	if (r->untraced)
+		mw_note("the program created %lu process%s, not traced: -f follows them",
+			r->untraced, r->untraced == 1 ? "" : "es");
 	if (k->skipped)
 		mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
 			"first: %s", k->skipped, k->samples, k->skip_why);
@@ -606,7 +610,8 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 	p->libm = mw_run_open_libm(o, libc_path, p->libm_path, sizeof(p->libm_path), &bad_libm);
 	if (bad_libm || mw_run_write_script(p->libc, &(struct mw_gen_opts){
 			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
-			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids },
+			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
+			.dynamic = o->follow || o->cgroup },
 			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
 		return -1;
 	return 0;

@@ -37,6 +37,9 @@ struct trace_opts {
 	pid_t *pids;			/* -p PID,PID,...: all of them (owned) */
 	size_t npids;			/* 0 or 1: one process */
 	const struct mw_attach_set *set;	/* -p PID,PID,...: set by attach */
+	const char *cgroup;		/* --cgroup DIR (the first): its joiners
+					 * are traced too */
+	int follow;			/* -f: -c's tree of processes */
 	const char *libc, *libm;
 	const char *out, *json, *save_script, *save_stream;
 	enum mw_runtime runtime;

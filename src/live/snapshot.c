@@ -423,6 +423,11 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	a->top = before.top;
 	a->system_mem = before.system_mem;
 	*next = before.next;
+	/* main_arena of a process that never called malloc: its top is set
+	 * by malloc_init_state() at the first call (malloc.c), nothing to
+	 * walk yet */
+	if (a->is_main && !a->top && !a->system_mem)
+		goto reread;
 	if (chunk_ok(w, a->top) < 0 || word(w, a->top + (uint64_t)g->ch_size.off, &a->top_size) < 0)
 		return -1;
 	a->top_size &= ~SIZE_BITS;
@@ -435,6 +440,7 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	a->nchunks = w->s->nchunks - a->chunk0;
 	if (!a->is_main && heaps(w, a, hp_pagesize) < 0)
 		return -1;
+reread:
 	if (header(w, a->addr, &after) < 0)
 		return -1;
 	if (memcmp(&before, &after, sizeof(before)) != 0)

@@ -12,9 +12,38 @@
 #include "stream.h"
 
 struct mw_procs {
-	size_t n;
-	struct mw_process *pr;
+	size_t n, cap;
+	struct mw_process **pr;	/* each its own allocation: pointers stay */
+	int multi;		/* records prefixed (several, or a changing set) */
+	char **run_lines;	/* the run's lines so far, for a process added */
+	size_t nrun, caprun;
 };
+
+/* A new process pid with an empty model at the end of p; NULL when out
+ * of memory. */
+static struct mw_process *push(struct mw_procs *p, int pid)
+{
+	struct mw_process *pr;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 4;
+		struct mw_process **v = realloc(p->pr, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		p->pr = v;
+		p->cap = cap;
+	}
+	if (!(pr = calloc(1, sizeof(*pr))))
+		return NULL;
+	pr->pid = pid;
+	if (!(pr->st = mw_state_new(pid))) {
+		free(pr);
+		return NULL;
+	}
+	p->pr[p->n++] = pr;
+	return pr;
+}
 
 struct mw_procs *mw_procs_new(const int *pids, size_t n)
 {
@@ -22,13 +51,10 @@ struct mw_procs *mw_procs_new(const int *pids, size_t n)
 
 	if (!p)
 		return NULL;
-	if (!(p->pr = calloc(n, sizeof(*p->pr))))
-		goto fail;
-	for (p->n = 0; p->n < n; p->n++) {
-		p->pr[p->n].pid = pids[p->n];
-		if (!(p->pr[p->n].st = mw_state_new(pids[p->n])))
+	p->multi = n > 1;
+	for (size_t i = 0; i < n; i++)
+		if (!push(p, pids[i]))
 			goto fail;
-	}
 	return p;
 fail:
 	mw_procs_free(p);
@@ -47,14 +73,18 @@ void mw_procs_free(struct mw_procs *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n; i++) {
-		mw_state_free(p->pr[i].st);
-		free_argv(p->pr[i].argv);
-		mw_snapshot_free(p->pr[i].at_attach);
-		mw_snapshot_free(p->pr[i].at_end);
-		mw_snapshot_free(p->pr[i].at_exit);
-		mw_ledger_free(p->pr[i].ledger_exit);
-		mw_ledger_free(p->pr[i].ledger_end);
+		mw_state_free(p->pr[i]->st);
+		free_argv(p->pr[i]->argv);
+		mw_snapshot_free(p->pr[i]->at_attach);
+		mw_snapshot_free(p->pr[i]->at_end);
+		mw_snapshot_free(p->pr[i]->at_exit);
+		mw_ledger_free(p->pr[i]->ledger_exit);
+		mw_ledger_free(p->pr[i]->ledger_end);
+		free(p->pr[i]);
 	}
+	for (size_t i = 0; i < p->nrun; i++)
+		free(p->run_lines[i]);
+	free(p->run_lines);
 	free(p->pr);
 	free(p);
 }
@@ -108,7 +138,38 @@ void mw_process_observe(struct mw_process *pr)
 
 struct mw_process *mw_procs_process(const struct mw_procs *p, size_t i)
 {
-	return &p->pr[i];
+	return p->pr[i];
+}
+
+void mw_procs_set_multi(struct mw_procs *p)
+{
+	p->multi = 1;
+}
+
+int mw_procs_renew(struct mw_procs *p, struct mw_process *pr)
+{
+	struct mw_state *st = mw_state_new(pr->pid);
+
+	if (!st)
+		return -1;
+	mw_state_free(pr->st);
+	pr->st = st;
+	mw_snapshot_free(pr->at_attach);
+	pr->at_attach = NULL;
+	for (size_t i = 0; i < p->nrun; i++)
+		mw_stream_line(st, p->run_lines[i]);
+	return 0;
+}
+
+struct mw_process *mw_procs_add(struct mw_procs *p, int pid)
+{
+	struct mw_process *pr;
+
+	if (!p->multi || pid <= 0 || mw_procs_find(p, pid) || !(pr = push(p, pid)))
+		return NULL;
+	for (size_t i = 0; i < p->nrun; i++)
+		mw_stream_line(pr->st, p->run_lines[i]);
+	return pr;
 }
 
 size_t mw_procs_count(const struct mw_procs *p)
@@ -118,25 +179,26 @@ size_t mw_procs_count(const struct mw_procs *p)
 
 int mw_procs_pid(const struct mw_procs *p, size_t i)
 {
-	return p->pr[i].pid;
+	return p->pr[i]->pid;
 }
 
 struct mw_state *mw_procs_state(const struct mw_procs *p, size_t i)
 {
-	return p->pr[i].st;
+	return p->pr[i]->st;
 }
 
 struct mw_state *mw_procs_find(const struct mw_procs *p, int pid)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (p->pr[i].pid == pid)
-			return p->pr[i].st;
+	/* the newest first: a changing set's records are mostly theirs */
+	for (size_t i = p->n; i-- > 0;)
+		if (p->pr[i]->pid == pid)
+			return p->pr[i]->st;
 	return NULL;
 }
 
 int mw_procs_multi(const struct mw_procs *p)
 {
-	return p->n > 1;
+	return p->multi;
 }
 
 /* "@PID REST": the pid (1..INT_MAX) and where REST starts; -1 if not. */
@@ -158,31 +220,54 @@ static int prefix(const char *line, const char **rest)
 	return (int)pid;
 }
 
+/* A line of the run's (declaration, handshake, origin), kept for the
+ * processes added later (the first MW_PROCS_RUN_LINES). */
+#define MW_PROCS_RUN_LINES 1024
+static void keep_run_line(struct mw_procs *p, const char *line)
+{
+	char *c;
+
+	if (line[0] == '#' || p->nrun >= MW_PROCS_RUN_LINES)
+		return;
+	if (p->nrun == p->caprun) {
+		size_t cap = p->caprun ? p->caprun * 2 : 32;
+		char **v = realloc(p->run_lines, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		p->run_lines = v;
+		p->caprun = cap;
+	}
+	if ((c = strdup(line)))
+		p->run_lines[p->nrun++] = c;
+}
+
 int mw_procs_line(struct mw_procs *p, const char *line)
 {
 	const char *rest;
 	struct mw_state *st;
 	int pid, ret = 0;
 
-	if (p->n == 1)
-		return mw_stream_line(p->pr[0].st, line);
+	if (!p->multi)
+		return mw_stream_line(p->pr[0]->st, line);
 	if (line[0] != MW_REC_PROCESS) {
 		/* the run's: declarations, handshake, metadata (a record of
 		 * a process without its prefix is garbled in every model
 		 * it reaches, and counted once) */
 		if (line[0] && line[0] != '#' && line[0] != MW_REC_DECLARE &&
 		    line[0] != MW_REC_ORIGIN && line[1] == ' ') {
-			mw_state_garbled(p->pr[0].st);
+			mw_state_garbled(p->pr[0]->st);
 			return -1;
 		}
 		for (size_t i = 0; i < p->n; i++)
-			ret |= mw_stream_line(p->pr[i].st, line);
+			ret |= mw_stream_line(p->pr[i]->st, line);
+		keep_run_line(p, line);
 		return ret;
 	}
 	pid = prefix(line, &rest);
 	if (pid < 0 || !(st = mw_procs_find(p, pid)) || rest[0] == MW_REC_DECLARE ||
 	    rest[0] == MW_REC_PROCESS || rest[0] == '#' || rest[0] == 'M') {
-		mw_state_garbled(p->pr[0].st);
+		mw_state_garbled(p->pr[0]->st);
 		return -1;
 	}
 	return mw_stream_line(st, rest);

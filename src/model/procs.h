@@ -50,6 +50,10 @@ struct mw_process {
 	/* the RSS ledgers (ledger.h; owned, NULL: none) read with at_exit
 	 * and at_end */
 	struct mw_ledger *ledger_exit, *ledger_end;
+	/* -f: the process it was created by (0: the program itself), its
+	 * end as waitpid(2) gave it (have_status) */
+	int parent;
+	int have_status, status;
 };
 
 struct mw_procs;
@@ -68,6 +72,23 @@ struct mw_process *mw_procs_process(const struct mw_procs *p, size_t i);
  * cannot be read stays unknown: the process may be gone).  For a process
  * that is being traced: call it when tracing starts. */
 void mw_process_observe(struct mw_process *pr);
+
+/* From now on records are prefixed (several processes) even while the
+ * run has one: a run whose set of processes changes (-f, --cgroup). */
+void mw_procs_set_multi(struct mw_procs *p);
+
+/* Add process pid to a run whose records are prefixed, with a new model
+ * that has seen the run's lines so far (its declarations, handshake and
+ * origin): a process that joins the run (-f: created in the tree;
+ * --cgroup: joined it).  The process object (owned by the run), or NULL
+ * when the records are not prefixed, pid is already in the run, or
+ * memory ran out. */
+struct mw_process *mw_procs_add(struct mw_procs *p, int pid);
+
+/* pr (of p) runs a new program (execve): a new, empty model that has seen
+ * the run's lines so far, and no snapshot at attach.  0, or -1 when
+ * memory ran out (pr is left as it was). */
+int mw_procs_renew(struct mw_procs *p, struct mw_process *pr);
 
 /* How many processes; the i-th one's pid and model (i < count). */
 size_t mw_procs_count(const struct mw_procs *p);

@@ -56,6 +56,9 @@ enum mw_op { MW_OP_LE, MW_OP_LT, MW_OP_GE, MW_OP_GT, MW_OP_EQ, MW_OP_NE };
 
 struct mw_rule {
 	char text[128];		/* as given */
+	char comm[64];		/* "comm=NAME:RULE": the processes named NAME
+				 * (their command name, else their argv[0]'s
+				 * last part) only; "" every process */
 	enum mw_metric metric;
 	enum mw_op op;
 	int relative;		/* the limit comes from a baseline */
@@ -63,8 +66,9 @@ struct mw_rule {
 	int64_t value;		/* absolute limit, or the relative amount */
 };
 
-/* Parse a rule; 0, or -1 with a one-line reason in err ("unknown metric
- * 'arenaz'", "bad operator in 'arenas<<4'"). */
+/* Parse a rule, METRIC OP VALUE, optionally "comm=NAME:" first; 0, or -1
+ * with a one-line reason in err ("unknown metric 'arenaz'", "bad operator
+ * in 'arenas<<4'"). */
 int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen);
 
 /* The outcome of one rule on one report. */
@@ -109,6 +113,23 @@ size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules,
  * write error is left on out (ferror); out of memory exits 1. */
 size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
 			 const struct mw_verdict *v, size_t n);
+
+/* Does rule r apply to the process of report (a process's JSON report,
+ * docs/json.md: its target's comm, else the last part of its argv[0],
+ * against r->comm)?  1 or 0; every rule without a selector applies. */
+int mw_rule_selects(const struct mw_rule *r, const json_t *report);
+
+/* Judge rules[0..n-1] on each of the nprocs process reports procs[] (the
+ * "processes" of a run of several: -p PID,PID,..., --cgroup, -f), each
+ * rule on the processes it selects, and write the results to out in
+ * format f as one document: a result per process and rule, named by the
+ * process ("process 4242 (python3)"): text a line each, json "rules"
+ * entries with "process", junit a testcase each (classname
+ * mallocwatch.process.PID), github and markdown likewise.  Returns how
+ * many failed; *judged (when not NULL) how many results there were. */
+size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
+			     json_t *const *procs, size_t nprocs, const json_t *baseline,
+			     size_t *judged);
 
 /* How repeated runs' values of a metric become one (--aggregate). */
 enum mw_aggregate { MW_AGG_WORST, MW_AGG_MAX, MW_AGG_MEDIAN, MW_AGG_MIN };

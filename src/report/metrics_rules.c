@@ -98,6 +98,21 @@ int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->text, sizeof(r->text), "%s", text);
+	if (strncmp(start, "comm=", 5) == 0) {	/* a selector of processes */
+		size_t c = strcspn(start + 5, ":");
+
+		if (!c || !start[5 + c] || c >= sizeof(r->comm)) {
+			snprintf(err, errlen, "bad selector in rule '%s' (comm=NAME:METRIC OP VALUE, "
+				 "e.g. 'comm=python3:arenas<=4')", text);
+			return -1;
+		}
+		memcpy(r->comm, start + 5, c);
+		r->comm[c] = '\0';
+		start += 5 + c + 1;
+		start += strspn(start, " \t");
+		n = strcspn(start, "<>=!");
+		p = start + n;
+	}
 	while (n && (start[n - 1] == ' ' || start[n - 1] == '\t'))	/* "arenas <= 4" */
 		n--;
 	if (!n || n >= sizeof(name) || !*p) {
@@ -142,6 +157,21 @@ static int holds(enum mw_op op, int64_t v, int64_t lim)
 	case MW_OP_NE: return v != lim;
 	}
 	return 0;
+}
+
+int mw_rule_selects(const struct mw_rule *r, const json_t *report)
+{
+	const json_t *t = json_object_get(report, "target");
+	const char *name = json_string_value(json_object_get(t, "comm")), *slash;
+
+	if (!r->comm[0])
+		return 1;
+	if (!name) {
+		name = json_string_value(json_array_get(json_object_get(t, "argv"), 0));
+		if (name && (slash = strrchr(name, '/')))
+			name = slash + 1;
+	}
+	return name && strcmp(name, r->comm) == 0;
 }
 
 struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,

@@ -59,14 +59,23 @@ static void result_line(char *buf, size_t len, const struct mw_rule *r,
 
 
 /* A Markdown table of the results (also GitHub's step summary). */
+/* Whose result each is, in a run of several processes. */
+struct who {
+	int pid;
+	char label[96];		/* "process 4242 (python3)" */
+};
+
 static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-		     size_t n, size_t failed)
+		     size_t n, size_t failed, const struct who *w)
 {
 	fprintf(out, "### mallocwatch: %zu passed, %zu failed\n\n"
-		"| result | rule | value | limit | baseline |\n|---|---|---|---|---|\n",
-		n - failed, failed);
+		"| result |%s rule | value | limit | baseline |\n|---|%s---|---|---|---|\n",
+		n - failed, failed, w ? " process |" : "", w ? "---|" : "");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "| %s | `%s` | ", v[i].ok ? "pass" : "**FAIL**", rules[i].text);
+		fprintf(out, "| %s | ", v[i].ok ? "pass" : "**FAIL**");
+		if (w)
+			fprintf(out, "%s | ", w[i].label);
+		fprintf(out, "`%s` | ", rules[i].text);
 		if (v[i].missing)
 			fprintf(out, "missing | | |\n");
 		else if (v[i].has_baseline)
@@ -79,16 +88,17 @@ static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_ver
 }
 
 static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict *v, size_t n,
-			    size_t failed)
+			    size_t failed, const struct who *w)
 {
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:o, s:s, s:b, s:o, s:o, s:o}",
+		mw_json_append(&arr, json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o}",
 			"rule", mw_json_str(rules[i].text), "metric", mw_metric_info(rules[i].metric)->name,
 			"ok", v[i].ok, "value", v[i].missing ? json_null() : json_integer(v[i].value),
 			"limit", v[i].missing ? json_null() : json_integer(v[i].limit),
-			"baseline", v[i].has_baseline ? json_integer(v[i].baseline) : json_null()));
+			"baseline", v[i].has_baseline ? json_integer(v[i].baseline) : json_null(),
+			"process", w ? json_integer(w[i].pid) : json_null()));
 	return json_pack("{s:o, s:I, s:I}", "rules", arr, "passed", (json_int_t)(n - failed),
 			 "failed", (json_int_t)failed);
 }
@@ -108,13 +118,14 @@ size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules,
 
 /* --format text: "PASS|FAIL LINE" per rule, then "N passed, N failed". */
 static void text_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			 size_t n, size_t failed)
+			 size_t n, size_t failed, const struct who *w)
 {
 	char line[512];
 
 	for (size_t i = 0; i < n; i++) {
 		result_line(line, sizeof(line), &rules[i], &v[i]);
-		fprintf(out, "%s %s\n", v[i].ok ? "PASS" : "FAIL", line);
+		fprintf(out, "%s %s%s%s\n", v[i].ok ? "PASS" : "FAIL", w ? w[i].label : "",
+			w ? ": " : "", line);
 	}
 	fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
 }
@@ -122,7 +133,7 @@ static void text_results(FILE *out, const struct mw_rule *rules, const struct mw
 /* --format junit: a testsuite of one testcase per rule, the failed ones
  * with a failure whose message is the result line. */
 static void junit_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			  size_t n, size_t failed)
+			  size_t n, size_t failed, const struct who *w)
 {
 	char line[512];
 
@@ -130,7 +141,14 @@ static void junit_results(FILE *out, const struct mw_rule *rules, const struct m
 		" tests=\"%zu\" failures=\"%zu\">\n", n, failed);
 	for (size_t i = 0; i < n; i++) {
 		result_line(line, sizeof(line), &rules[i], &v[i]);
-		fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
+		if (w)
+			fprintf(out, "  <testcase classname=\"mallocwatch.process.%d\" name=\"", w[i].pid);
+		else
+			fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
+		if (w) {
+			mw_xml_escape(out, w[i].label);
+			fputs(": ", out);
+		}
 		mw_xml_escape(out, rules[i].text);
 		if (v[i].ok) {
 			fputs("\"/>\n", out);
@@ -146,7 +164,7 @@ static void junit_results(FILE *out, const struct mw_rule *rules, const struct m
 /* --format github: a notice or error workflow command per rule, and the
  * Markdown table appended to $GITHUB_STEP_SUMMARY when it is set. */
 static void github_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			   size_t n, size_t failed)
+			   size_t n, size_t failed, const struct who *w)
 {
 	const char *summary = getenv("GITHUB_STEP_SUMMARY");
 	char line[512];
@@ -155,6 +173,8 @@ static void github_results(FILE *out, const struct mw_rule *rules, const struct 
 		result_line(line, sizeof(line), &rules[i], &v[i]);
 		fprintf(out, "::%s title=mallocwatch::%s ", v[i].ok ? "notice" : "error",
 			v[i].ok ? "PASS" : "FAIL");
+		if (w)	/* a label is made of a pid and a quoted command name */
+			fprintf(out, "%s: ", w[i].label);
 		/* workflow commands: %, CR and LF are escaped in a message */
 		for (const char *p = line; *p; p++)
 			fputs(*p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A" :
@@ -165,14 +185,15 @@ static void github_results(FILE *out, const struct mw_rule *rules, const struct 
 		FILE *s = mw_output_append(summary);
 
 		if (s) {
-			markdown(s, rules, v, n, failed);
+			markdown(s, rules, v, n, failed, w);
 			fclose(s);
 		}
 	}
 }
 
-size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
-			 const struct mw_verdict *v, size_t n)
+/* The verdicts, each of w's process when w is not NULL. */
+static size_t write_all(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			const struct mw_verdict *v, size_t n, const struct who *w)
 {
 	size_t failed = 0;
 	json_t *j;
@@ -181,25 +202,67 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
 		failed += !v[i].ok;
 	switch (f) {
 	case MW_FMT_TEXT:
-		text_results(out, rules, v, n, failed);
+		text_results(out, rules, v, n, failed, w);
 		break;
 	case MW_FMT_JSON:
 		/* out of memory exits, as xalloc.h does; a write error is
 		 * the caller's to find on out */
-		if (!(j = json_results(rules, v, n, failed)))
+		if (!(j = json_results(rules, v, n, failed, w)))
 			mw_die(MW_EXIT_RUNTIME, "cannot write the results: %s", strerror(ENOMEM));
 		mw_json_write(j, out, JSON_INDENT(2));
 		json_decref(j);
 		break;
 	case MW_FMT_JUNIT:
-		junit_results(out, rules, v, n, failed);
+		junit_results(out, rules, v, n, failed, w);
 		break;
 	case MW_FMT_GITHUB:
-		github_results(out, rules, v, n, failed);
+		github_results(out, rules, v, n, failed, w);
 		break;
 	case MW_FMT_MARKDOWN:
-		markdown(out, rules, v, n, failed);
+		markdown(out, rules, v, n, failed, w);
 		break;
 	}
+	return failed;
+}
+
+size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			 const struct mw_verdict *v, size_t n)
+{
+	return write_all(out, f, rules, v, n, NULL);
+}
+
+size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
+			     json_t *const *procs, size_t nprocs, const json_t *baseline,
+			     size_t *judged)
+{
+	size_t k = 0, failed;
+	struct mw_rule *r = xcalloc(n * nprocs + 1, sizeof(*r));
+	struct mw_verdict *v = xcalloc(n * nprocs + 1, sizeof(*v));
+	struct who *w = xcalloc(n * nprocs + 1, sizeof(*w));
+
+	for (size_t p = 0; p < nprocs; p++) {
+		const json_t *t = json_object_get(procs[p], "target");
+		const char *name = json_string_value(json_object_get(t, "comm"));
+		char q[80];
+
+		if (!name)
+			name = json_string_value(json_array_get(json_object_get(t, "argv"), 0));
+		for (size_t i = 0; i < n; i++) {
+			if (!mw_rule_selects(&rules[i], procs[p]))
+				continue;
+			r[k] = rules[i];
+			v[k] = mw_rule_check(&rules[i], procs[p], baseline);
+			w[k].pid = (int)json_integer_value(json_object_get(t, "pid"));
+			snprintf(w[k].label, sizeof(w[k].label), "process %d (%s)", w[k].pid,
+				 name ? mw_quote(name, q, sizeof(q)) : "?");
+			k++;
+		}
+	}
+	failed = write_all(out, f, r, v, k, w);
+	if (judged)
+		*judged = k;
+	free(r);
+	free(v);
+	free(w);
 	return failed;
 }

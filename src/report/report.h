@@ -35,6 +35,9 @@ struct mw_run_info {
 	int term_signal;		/* signal that killed it, 0 if none */
 	int tracer_died;		/* the tracer ended before the program */
 	int stopped;			/* -p: ended by ^C, SIGTERM or --duration */
+	int in_tree;			/* -f: a process the program created (its
+					 * end is in the tree's table: a signal
+					 * that killed it is not an error) */
 	/* -p: the allocator read from the process when the probes were armed
 	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
 	 * the process had exited) */

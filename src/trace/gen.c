@@ -564,9 +564,11 @@ static void globals_and_begin(struct gen *g)
 	if (g->modes & (1u << MW_MODE_MATH))
 		fprintf(f, "global mw_msamp[256]\n");
 	if (g->multi)
-		fprintf(f, "global mw_pids[%zu]%s\n", g->o->npids,
+		fprintf(f, "global mw_pids[%zu]%s\n", g->o->dynamic ? MW_MAP_PIDS : g->o->npids,
 			g->modes & (1u << MW_MODE_SBRK) ? ", mw_sany" : "");
 	fprintf(f, "\nprobe begin {\n\tmw_tgt = target()\n");
+	if (g->o->dynamic && !g->o->npids)
+		fprintf(f, "\tmw_pids[mw_tgt] = 1\n");
 	for (size_t i = 0; g->multi && i < g->o->npids; i++)
 		fprintf(f, "\tmw_pids[%d] = 1\n", g->o->pids[i]);
 	for (int i = 0; i < g->ng; i++) {
@@ -685,6 +687,13 @@ static void end_probes(struct gen *g)
 	/* the lock waits so far, for mallocwatch's periodic samples: a sum
 	 * over the (small) wait table in the reader, nothing in the hot
 	 * handler */
+	/* the kernel runtime learns the pids of a changing set here; the
+	 * bpf runtime's script cannot parse a number (no strtol), its map
+	 * is written from outside (pidset.h) */
+	if (g->o->dynamic && g->o->runtime == MW_RT_KERNEL)
+		fprintf(f, "\nprobe procfs(\"%s\").write {\n\tp = strtol($value, 10)\n"
+			"\tif (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
+			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE);
 	if (g->multi)	/* no samples of several processes (trace_multi.h) */
 		return;
 	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_ws = 0\n", MW_SAMPLE_FILE);
@@ -720,7 +729,7 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 	}
 	g->elf = libc;
 	g->o = opts;
-	g->multi = opts->npids >= 2;
+	g->multi = opts->npids >= 2 || opts->dynamic;
 	g->pk = g->multi ? "pid(), " : "";
 	g->sk = g->multi ? "[pid()]" : "";
 	g->out = out;

@@ -28,6 +28,13 @@
 #define MW_MAP_HEAPS 16384	/* mw_hsize[heap] and friends */
 #define MW_MAP_WAITS 65536	/* mw_wait[tid, arena] */
 #define MW_MAP_JUMPS 16384	/* mw_jbuf, mw_jret, mw_jval */
+/* mw_pids[pid] of a run whose processes change while it runs (opts->
+ * dynamic): a size no other map of the script has, so that mallocwatch
+ * finds this map among the tracer's (pidset.h). */
+#define MW_MAP_PIDS 4093
+/* The kernel runtime's procfs file that takes "PID\n" (add) or "-PID\n"
+ * (remove) for that map; the bpf runtime's map is updated directly. */
+#define MW_PIDS_FILE "pids"
 
 struct mw_gen_opts {
 	enum mw_runtime runtime;	/* MW_RT_KERNEL or MW_RT_BPF */
@@ -42,6 +49,11 @@ struct mw_gen_opts {
 	 * one process, stap's target(), records unprefixed. */
 	const int *pids;
 	size_t npids;
+	/* The set of processes changes while the tracer runs (-f, --cgroup):
+	 * records are prefixed as with several processes, the set starts as
+	 * pids (or stap's target() when npids is 0) and mallocwatch adds and
+	 * removes pids in the map of MW_MAP_PIDS entries (pidset.h). */
+	int dynamic;
 };
 
 struct mw_gen_stats {

@@ -182,10 +182,29 @@ static int in_dead_workdir(const char *cwd)
 	return dead_run_dir(name, 0) == 0;
 }
 
+/* Is cwd (a recorded stapbpf's) "BASE/NAME (deleted)": the work
+ * directory of a run whose process is dead, removed under it?  A tracer
+ * left running there (its run and the watcher that should have stopped
+ * it both gone) holds its uprobes until it is stopped. */
+static int in_removed_workdir(const char *cwd)
+{
+	const char *base = tmp_base(), *del = " (deleted)";
+	size_t n = strlen(base), len = strlen(cwd), dl = strlen(del);
+	char name[NAME_MAX + 1];
+	pid_t run;
+
+	if (strncmp(cwd, base, n) != 0 || cwd[n] != '/' || len < n + 1 + dl ||
+	    strcmp(cwd + len - dl, del) != 0 || len - dl - n - 1 > NAME_MAX)
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)(len - dl - n - 1), cwd + n + 1);
+	run = run_pid(name);
+	return run && !strchr(name, '/') && !mw_process_alive(run);
+}
+
 /* A pidfd for pid when it is a stap or stapbpf working in a dead run's
  * directory (read after the pidfd was opened and checked alive after:
  * the pid was not reused in between); -1 otherwise. */
-static int orphan_tracer(pid_t pid, int *exiting)
+static int orphan_tracer(pid_t pid, int *exiting, int *removed)
 {
 	char path[64], cwd[PATH_MAX], comm[32];
 	int fd = mw_pidfd_open(pid);
@@ -204,30 +223,36 @@ static int orphan_tracer(pid_t pid, int *exiting)
 	 * uprobes: waited for like an orphan, not signalled again */
 	*exiting = k < 0 && errno == ENOENT && strcmp(comm, "stapbpf") == 0 &&
 		   mw_tracer_recorded_alive(pid);
-	if ((!*exiting && (k <= 0 || !in_dead_workdir(cwd))) || mw_pidfd_exited(fd)) {
+	*removed = !*exiting && k > 0 && strcmp(comm, "stapbpf") == 0 && in_removed_workdir(cwd) &&
+		   mw_tracer_recorded_alive(pid);
+	if ((!*exiting && (k <= 0 || (!in_dead_workdir(cwd) && !*removed))) ||
+	    mw_pidfd_exited(fd)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-/* Stop tracers (stap, stapbpf) left working in a dead run's directory:
+/* Stop tracers (stap, stapbpf) left working in a dead run's directory,
+ * or in one removed under them (a recorded stapbpf whose run is dead):
  * SIGTERM (they detach their uprobes and exit), waited for until
- * deadline together with those of ours already exiting; with full,
- * SIGKILL to one that has not ended by then, and its end waited for
+ * deadline together with those of ours already exiting; with full, or
+ * for one in a removed directory, SIGKILL to one that has not ended by
+ * then, and its end waited for
  * (its exit releases its perf events slowly; only then can its
  * definitions go).  How many were sent SIGTERM. */
 static int sweep_tracers(long long deadline, int full)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	int found[64], n = 0, stopped = 0;
+	int found[64], removed[64], n = 0, stopped = 0;
 
 	while (d && (de = readdir(d)) && n < 64) {
 		pid_t pid = (pid_t)atoi(de->d_name);
-		int exiting = 0, fd = pid > 0 ? orphan_tracer(pid, &exiting) : -1;
+		int exiting = 0, rm = 0, fd = pid > 0 ? orphan_tracer(pid, &exiting, &rm) : -1;
 
 		if (fd >= 0 && (exiting || mw_pidfd_signal(fd, SIGTERM) == 0)) {
+			removed[n] = rm;
 			found[n++] = fd;
 			stopped += !exiting;
 		} else if (fd >= 0) {
@@ -239,7 +264,9 @@ static int sweep_tracers(long long deadline, int full)
 	for (int i = 0; i < n; i++) {
 		long long left = deadline - mw_now_ms();
 
-		if (!mw_pidfd_wait(found[i], left > 0 ? left : 0) && full) {
+		/* one whose work directory was removed under it had its
+		 * SIGINT and is stuck (stapbpf ignores a second one) */
+		if (!mw_pidfd_wait(found[i], left > 0 ? left : 0) && (full || removed[i])) {
 			mw_pidfd_signal(found[i], SIGKILL);
 			mw_pidfd_wait(found[i], MW_SWEEP_WAIT_MS);
 		}

@@ -20,12 +20,16 @@
 #include "leftovers.h"
 #include "pidfd.h"
 #include "msg.h"
+#include "pidset.h"
+#include "proclist.h"
 #include "protocol.h"
+#include "ptree.h"
 #include "ptyrelay.h"
 #include "signals.h"
 #include "tracer.h"
 #include "tracer_proc.h"
 #include "uprobes.h"
+#include "xalloc.h"
 
 #define STOP_GRACE_MS MW_STOP_GRACE_MS
 
@@ -63,15 +67,24 @@ struct run {
 	struct mw_pty *pty;	/* -c under sudo on a terminal: the program's own */
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
-	size_t next_more;	/* -p PID,PID,...: the next of more_pids to watch */
+	pid_t *watch;		/* -p PID,PID,...: more_pids, then the cgroup's
+				 * joiners: the processes watched in turn */
+	size_t nwatch, capwatch, next_more;	/* next_more: the next to watch */
+	pid_t *known;		/* --cgroup: pids seen in it (traced or not) */
+	size_t nknown, capknown;
+	long long next_cgroup;	/* mw_now_ms() of the next look at it */
+	struct mw_pidset *pids;	/* -f, --cgroup: the tracer's set */
+	int pids_failed;	/* it could not be opened (warned) */
 	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
 	int uprobes_left;	/* its uprobe definitions when last counted */
-	int traced;		/* -c: the program is ptraced (PTRACE_SEIZE) */
+	struct mw_ptree *pt;	/* -c: the program (and -f's tree) under ptrace */
+	int tree_over;		/* -c: every process of it has ended */
 	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
 	char module[64];	/* stap -m: mallocwatch_PID_XXXXXX */
 	/* the flush at the program's exit (tracer.h) */
 	int flush_fd;		/* the procfs file, open while it runs; -1 */
 	int flushing;		/* the program is held at its exit stop */
+	pid_t flush_pid;	/* -c: which process is held there */
 	int end_seen;		/* MW_LINE_END arrived */
 	long long flush_start, flush_until, end_at;
 	int detach_bg;		/* tracer left to detach; loop ends */
@@ -119,10 +132,36 @@ static void release(struct run *rn)
 	rn->hold_w = -1;
 }
 
+/* -f, --cgroup: the tracer's set of processes, once its maps exist. */
+static void open_set(struct run *rn)
+{
+	char err[256];
+
+	if (!rn->o->follow && !rn->o->cgroup)
+		return;
+	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
+					sizeof(err)))) {
+		rn->pids_failed = 1;
+		mw_warn("%s; processes that %s will not be traced", err,
+			rn->o->follow ? "the program creates" : "join the cgroup");
+	}
+}
+
+/* Take pid's hits from now (pidset.h); counted when it cannot be. */
+static void set_add(struct run *rn, pid_t pid)
+{
+	if (rn->pids && mw_pidset_add(rn->pids, pid) == 0)
+		return;
+	if (!rn->r->set_failed++ && rn->pids)
+		mw_warn("cannot add process %d to the tracer's set: %s", (int)pid,
+			strerror(errno));
+}
+
 static void stdout_line(struct run *rn, char *line)
 {
 	if (!rn->r->ready && strcmp(line, MW_LINE_READY) == 0) {
 		rn->r->ready = 1;
+		open_set(rn);
 		/* the line first: its reader takes the program's start time
 		 * (MW_REC_ORIGIN), which must come before its first event */
 		rn->fn(rn->ctx, line);
@@ -200,7 +239,7 @@ static int flush_ask(struct run *rn)
  * stays stopped (its pid cannot be reused) until flush_check() lets it
  * go.  1 when the flush started, 0 when it cannot be used (the reason
  * as a verbose note; the end probe prints the aggregates then). */
-static int flush_start(struct run *rn)
+static int flush_start(struct run *rn, pid_t pid)
 {
 	long long until = mw_now_ms() + FLUSH_THREADS_MS;
 	int n;
@@ -209,7 +248,7 @@ static int flush_start(struct run *rn)
 	 * while the tracer is there to answer */
 	if (!rn->o->flush || !rn->r->ready || rn->stopping || rn->out_fd < 0 || rn->tracer <= 0)
 		return 0;
-	while ((n = mw_threads_of(rn->prog)) > 1 && mw_now_ms() < until)
+	while ((n = mw_threads_of(pid)) > 1 && mw_now_ms() < until)
 		usleep(1000);
 	if (n != 1) {	/* the main thread left early (pthread_exit) */
 		if (rn->o->verbose)
@@ -242,7 +281,7 @@ static void flush_end(struct run *rn)
 	rn->flushing = 0;
 	mw_procfs_settle(&rn->flush_fd, PROCFS_SETTLE_MS);
 	if (rn->o->target) {
-		ptrace(PTRACE_CONT, rn->prog, 0, 0);
+		mw_ptree_release(rn->pt, rn->flush_pid);
 		return;
 	}
 	if (rn->tracer <= 0)
@@ -273,56 +312,88 @@ static void flush_check(struct run *rn)
 	flush_end(rn);
 }
 
-/* The program is ptraced: act on one waitpid() status of a stop.  The
- * exit stop runs at_exit; a signal-delivery-stop passes the signal on; a
- * group-stop stays stopped (PTRACE_LISTEN). */
-static void ptrace_stop(struct run *rn, int st)
+/* One event of the program's tree (ptree.h).  The exit stop runs
+ * at_exit, and the flush when no other process is left; a new process
+ * joins the tracer's set before it runs, and leaves it once reaped. */
+static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 {
-	int sig = WSTOPSIG(st), event = st >> 16;
+	const struct mw_tracer_opts *o = rn->o;
 
-	switch (event) {
-	case PTRACE_EVENT_EXIT:
-		if (!rn->r->exit_stopped) {
+	switch (ev->kind) {
+	case MW_PT_NEW:
+		if (o->on_new)
+			o->on_new(rn->ctx, ev->parent, ev->pid);
+		set_add(rn, ev->pid);
+		break;
+	case MW_PT_EXEC:
+		if (o->on_exec)
+			o->on_exec(rn->ctx, ev->pid);
+		break;
+	case MW_PT_EXIT_STOP:
+		if (ev->pid == rn->prog && !rn->r->exit_stopped) {
 			rn->r->exit_stopped = 1;
 			rn->r->exit_ms = mw_now_ms();
-			rn->o->at_exit(rn->ctx, rn->prog);
-			if (flush_start(rn))
-				break;	/* held until the flush is done */
 		}
-		ptrace(PTRACE_CONT, rn->prog, 0, 0);
-		break;
-	case PTRACE_EVENT_STOP:
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-			ptrace(PTRACE_LISTEN, rn->prog, 0, 0);
-			if (mw_pty_suspend(rn->pty))	/* on a pty: ptyrelay.h */
-				signal_child(rn->pidfd, rn->prog, SIGCONT);
-		} else {
-			ptrace(PTRACE_CONT, rn->prog, 0, 0);
+		if (o->at_exit)
+			o->at_exit(rn->ctx, ev->pid);
+		if (mw_ptree_live(rn->pt) == 1 && !rn->flushing && flush_start(rn, ev->pid)) {
+			rn->flush_pid = ev->pid;	/* held until the flush is done */
+			break;
 		}
+		mw_ptree_release(rn->pt, ev->pid);
 		break;
-	default:	/* the signal, as it was */
-		ptrace(PTRACE_CONT, rn->prog, 0, (void *)(long)sig);
+	case MW_PT_EXITED:
+		if (rn->pids)
+			mw_pidset_del(rn->pids, ev->pid);
+		if (o->on_exited)
+			o->on_exited(rn->ctx, ev->pid, ev->status);
+		if (ev->pid == rn->prog && ev->status != -1) {
+			rn->r->status = ev->status;
+			rn->r->have_status = 1;
+		}
+		if (ev->pid == rn->prog && mw_ptree_live(rn->pt))
+			mw_note("the program exited; %zu process%s it created still run%s: followed "
+				"until %s (^C stops)", mw_ptree_live(rn->pt),
+				mw_ptree_live(rn->pt) == 1 ? "" : "es",
+				mw_ptree_live(rn->pt) == 1 ? "s" : "", mw_ptree_live(rn->pt) == 1 ?
+				"it exits" : "they exit");
+		if (!mw_ptree_live(rn->pt))
+			rn->tree_over = 1;
+		break;
+	case MW_PT_STOPPED:
+		if (ev->pid == rn->prog && mw_pty_suspend(rn->pty))	/* ptyrelay.h */
+			signal_child(rn->pidfd, rn->prog, SIGCONT);
+		break;
 	}
 }
 
-/* Collect the program's state changes; block until it exited when wait
- * is set.  1 once it has exited (r->status set), else 0. */
+/* Collect the program's state changes (under ptrace, its tree's events);
+ * block until it (every process of its tree) has ended when wait is
+ * set.  1 once it has (r->status set), else 0. */
 static int reap_program(struct run *rn, int wait)
 {
+	struct mw_ptree_event ev;
 	int st;
 	pid_t w;
 
+	while (rn->pt && !rn->tree_over) {
+		if (mw_ptree_next(rn->pt, &ev))
+			tree_event(rn, &ev);
+		else if (!wait)
+			return 0;
+		else
+			usleep(1000);
+	}
+	if (rn->pt)
+		return 1;
 	while ((w = waitpid(rn->prog, &st, (wait ? 0 : WNOHANG) | __WALL)) != 0) {
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			return 1;	/* ECHILD: already reaped */
 		}
-		if (WIFSTOPPED(st)) {
-			if (rn->traced)
-				ptrace_stop(rn, st);
+		if (WIFSTOPPED(st))
 			continue;
-		}
 		rn->r->status = st;
 		rn->r->have_status = 1;
 		return 1;
@@ -349,8 +420,8 @@ static void stop_tracer(struct run *rn)
  * 1 when there is one. */
 static int next_process(struct run *rn)
 {
-	while (rn->next_more < rn->o->nmore) {
-		pid_t pid = rn->o->more_pids[rn->next_more++];
+	while (rn->next_more < rn->nwatch) {
+		pid_t pid = rn->watch[rn->next_more++];
 		int fd = mw_pidfd_open(pid);
 
 		if (fd < 0)
@@ -443,13 +514,17 @@ static void stop_if_asked(struct run *rn, long long *kill_at)
 
 		if (!rn->r->ready)
 			rn->r->interrupted = sig;	/* before tracing started */
-		if (rn->o->target && rn->pidfd >= 0 && rn->r->ready) {
+		/* -f: once the program has exited, a signal stops the
+		 * following of what it left running */
+		int gone = rn->pt && rn->r->have_status;
+
+		if (rn->o->target && rn->pidfd >= 0 && rn->r->ready && !gone) {
 			mw_pidfd_signal(rn->pidfd, sig);	/* -c: the program decides */
 		} else if (!rn->stopping) {
 			/* -p (or -c still held): stop tracing; the end
 			 * probe still prints the totals */
 			rn->stopping = 1;
-			rn->r->stopped = !rn->o->target;
+			rn->r->stopped = !rn->o->target || gone;
 			if (rn->o->target)
 				stop_tracer(rn);
 			else
@@ -499,17 +574,65 @@ static long long kill_if_stuck(struct run *rn, long long kill_at)
 	return 0;
 }
 
+static int pid_in(const pid_t *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return 1;
+	return 0;
+}
+
+static void pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[(*n)++] = pid;
+}
+
+/* --cgroup: the processes in it now that were not there before; each
+ * that join() accepts is traced from now, and watched for its end. */
+static void cgroup_look(struct run *rn)
+{
+	struct mw_pidlist l = { 0 };
+	char err[PATH_MAX + 128];
+
+	if (!rn->o->cgroup || !rn->r->ready || rn->stopping || rn->flushing ||
+	    mw_now_ms() < rn->next_cgroup)
+		return;
+	rn->next_cgroup = mw_now_ms() + MW_CGROUP_POLL_MS;
+	if (mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err)) == 0) {
+		for (size_t i = 0; i < l.n; i++) {
+			pid_t pid = l.pids[i];
+
+			if (pid_in(rn->known, rn->nknown, pid))
+				continue;
+			pid_push(&rn->known, &rn->nknown, &rn->capknown, pid);
+			if (rn->pids && rn->o->join(rn->ctx, pid) == 0) {
+				set_add(rn, pid);
+				pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, pid);
+			}
+		}
+	}
+	mw_pidlist_free(&l);
+}
+
 /* The poll loop: until the tracer's stdout and stderr are both at EOF. */
 static void loop(struct run *rn)
 {
 	long long kill_at = 0;
 
 	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
-		int tmo = sample_due(rn, rn->flushing ? 5 : 500);
+		/* -f: the stops of processes that are not our children wake
+		 * poll with a SIGCHLD that may come just before it */
+		int tmo = sample_due(rn, rn->flushing ? 5 : rn->o->follow ? 50 :
+				     rn->o->cgroup ? MW_CGROUP_POLL_MS : 500);
 		struct pollfd p[5] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
-			{ .fd = rn->pidfd, .events = POLLIN },
+			/* -f: the program's end is not the run's */
+			{ .fd = rn->pt && rn->r->have_status ? -1 : rn->pidfd, .events = POLLIN },
 			{ .fd = rn->sample_fd, .events = POLLIN },
 			{ .fd = rn->flush_fd, .events = POLLIN },
 		};
@@ -517,13 +640,15 @@ static void loop(struct run *rn)
 
 		stop_if_asked(rn, &kill_at);
 		read_ready(rn, p, n);
-		if (rn->traced && rn->pidfd >= 0 && !rn->r->have_status)
-			reap_program(rn, 0);	/* ptrace stops; the exit itself */
+		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over)
+			reap_program(rn, 0);	/* ptrace stops; the exits */
+		cgroup_look(rn);
 		if (rn->flushing)
 			flush_check(rn);
 		if (rn->detach_bg)	/* -p: flushed, the tracer left detaching */
 			break;
-		if (rn->pidfd >= 0 && ((n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
+		if (rn->pidfd >= 0 && (rn->pt ? rn->tree_over :
+				       (n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
 			if (rn->pidfd < 0)	/* else: another of -p's processes */
 				kill_at = mw_now_ms() + STOP_GRACE_MS;
@@ -545,17 +670,20 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
 	return -1;
 }
 
-/* -c: trace the held program for its exit stop only. */
+/* -c: trace the held program (ptree.h): its exit stop, the processes it
+ * creates (counted, or with -f followed). */
 static void seize(struct run *rn)
 {
 	struct sigaction sa;
 
-	if (ptrace(PTRACE_SEIZE, rn->prog, 0, (void *)(long)PTRACE_O_TRACEEXIT) < 0) {
+	if (!(rn->pt = mw_ptree_seize(rn->prog, rn->o->follow))) {
 		snprintf(rn->r->ptrace_msg, sizeof(rn->r->ptrace_msg), "cannot ptrace the "
-			 "program (%s): no snapshot at its exit", strerror(errno));
+			 "program (%s): no snapshot at its exit%s", strerror(errno),
+			 rn->o->follow ? ", its processes not followed" : "");
 		return;
 	}
-	rn->traced = 1;
+	if (rn->o->on_new)
+		rn->o->on_new(rn->ctx, 0, rn->prog);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_chld;	/* no SA_RESTART: poll returns EINTR;
 					 * no SA_NOCLDSTOP: ptrace stops must wake it */
@@ -633,6 +761,11 @@ static void end_run(struct run *rn, int errpipe)
 	if (rn->tracer_fd >= 0)
 		close(rn->tracer_fd);
 	mw_pty_close(rn->pty);	/* after its last output, before the report */
+	rn->r->untraced = mw_ptree_untraced(rn->pt);
+	mw_ptree_free(rn->pt);	/* every tracee has ended, or is killed with us */
+	mw_pidset_close(rn->pids);
+	free(rn->watch);
+	free(rn->known);
 	if (errpipe >= 0)
 		close(errpipe);
 }
@@ -675,6 +808,13 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	rn.tracer_fd = mw_pidfd_open(rn.tracer);	/* our child, not reaped: it */
 	if (o->env->rt == MW_RT_BPF)
 		mw_tracer_record(rn.tracer);	/* its definitions are ours to sweep */
+	for (size_t i = 0; i < o->nmore; i++)
+		pid_push(&rn.watch, &rn.nwatch, &rn.capwatch, o->more_pids[i]);
+	if (o->cgroup) {
+		pid_push(&rn.known, &rn.nknown, &rn.capknown, o->attach_pid);
+		for (size_t i = 0; i < o->nmore; i++)
+			pid_push(&rn.known, &rn.nknown, &rn.capknown, o->more_pids[i]);
+	}
 	loop(&rn);
 	if (r->samples_unanswered && o->verbose)
 		mw_note("%llu samples without a lock-wait count (the tracer had not answered "

@@ -77,7 +77,32 @@ struct mw_tracer_opts {
 	 * NULL: none. */
 	int (*sample)(void *ctx, pid_t pid);
 	long sample_ms;
+	/* -c -f (ptree.h): follow every process the program's tree creates.
+	 * The script's set of processes changes (gen.h opts->dynamic): each
+	 * new process is added to it (pidset.h) before it runs, and removed
+	 * once it has been reaped.  on_new(ctx, parent, pid) is called first
+	 * (for the program itself with parent 0, when it is started), then
+	 * for each new process; on_exec(ctx, pid) after a process replaced
+	 * its program; at_exit(ctx, pid) at each one's exit stop;
+	 * on_exited(ctx, pid, status) when it is gone (status as waitpid(2)
+	 * gives it, -1 unknown).  The flush runs at the exit stop of the
+	 * last process; the run ends when every process has ended (one that
+	 * outlives the program included) or on a signal of ours. */
+	int follow;
+	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
+	void (*on_exec)(void *ctx, pid_t pid);
+	void (*on_exited)(void *ctx, pid_t pid, int status);
+	/* -p --cgroup DIR: the processes that join the cgroup (or its
+	 * children) while the run goes on are added to the set (the script's
+	 * opts->dynamic) when join(ctx, pid) accepts them (returns 0: the
+	 * process maps the traced libc file); looked for every
+	 * MW_CGROUP_POLL_MS.  The run ends when every process traced has
+	 * exited, or on ^C, SIGTERM or --duration. */
+	const char *cgroup;
+	int (*join)(void *ctx, pid_t pid);
 };
+
+#define MW_CGROUP_POLL_MS 200
 
 /* Called with each line of the tracer's stdout (no newline), and with
  * the lines sample() makes. */
@@ -103,6 +128,10 @@ struct mw_trace_result {
 	long long exit_ms;		/* -c: mw_now_ms() at the exit stop */
 	int flushed;			/* -c: the flush answered: complete */
 	long long flush_ms;		/* its duration, exit stop to complete */
+	unsigned long untraced;		/* -c without -f: processes the
+					 * program created, not traced */
+	unsigned long set_failed;	/* -f, --cgroup: processes that could
+					 * not be added to the tracer's set */
 	pid_t detaching;		/* tracer left removing its uprobes after
 					 * the flush (not reaped; see
 					 * mw_tracer_hand_off), or 0 */

@@ -1,0 +1,195 @@
+#!/bin/sh
+# -f: -c's whole tree of processes under one tracer session, each new
+# process added to the tracer's set before its first instruction
+# (src/trace/ptree.c, pidset.c).  Each process's report must agree with
+# that process's own malloc_info() exactly:
+#
+# 0. real programs: sh -c 'python3 threads.py && sort --parallel=4 ...',
+#    each process writing its own malloc_info() at exit (an LD_PRELOADed
+#    destructor, tests/fixtures/mi-at-exit.c): python3's and sort's exact.
+# 1. fork without exec (tests/fixtures/fork-arenas): the child starts with
+#    a copy of its parent's 4 arenas and exits 7; a vfork'd child execs
+#    /bin/true.  Parent and forked child exact; the child's parent, exit
+#    status and command line (after exec for the vfork'd one) reported.
+# 2. sh -c 'arena-storm 4 ...; arena-storm 2 ... & wait': both exact;
+#    --check judges each process and names the one that fails.
+# 3. make -C a project whose recipe runs a threaded program: exact.
+# 4. a python3 multiprocessing pool of 4 workers: every worker traced,
+#    each report complete.
+# 5. 1000 short-lived children: each traced and reaped, nothing lost.
+# 6. without -f: a note counts the processes not traced.
+. tests/lib.sh
+need_root
+need_libc
+FA=build/tests/fixtures/fork-arenas
+MI=$PWD/build/tests/fixtures/mi-at-exit.so
+[ -x $FA ] && [ -f "$MI" ] || skip "no $FA or $MI (make check builds them)"
+
+# compare NAME XML JSON: the report in JSON against malloc_info in XML
+compare() {
+	mkdir -p "$OUT/$1"
+	python3 tests/malloc_info_compare.py "$2" "$3" "$OUT/$1" || exit 99
+	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
+	echo "$1: $(tr '\n' ' ' <"$OUT/$1/actual.txt")"
+}
+
+# 0. python3 threads and sort --parallel=4 under a shell
+mkdir -p "$OUT/mi"
+cat >"$OUT/threads.py" <<'PY'
+import threading
+b = threading.Barrier(6)
+def work(i):
+    b.wait()
+    keep = [bytearray(3000 + i) for _ in range(20000)]
+    del keep[::2]
+ts = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+PY
+seq 1 300000 | sort -R >"$OUT/input"
+LD_PRELOAD=$MI MW_MI_DIR=$OUT/mi "$MW" -f --json "$OUT/real.json" -o "$OUT/real.txt" -c sh -c \
+	"/usr/bin/python3 '$OUT/threads.py' && sort --parallel=4 -S 50M '$OUT/input' >/dev/null" \
+	2>"$OUT/real.err" || fail "-f on python3 and sort exited $?: $(cat "$OUT/real.err")"
+python3 - "$OUT/real.json" "$OUT" <<'PY' || fail "python3 and sort's tree"
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+names = []
+for p in r["processes"]:
+    argv = p["target"].get("argv") or [""]
+    name = os.path.basename(argv[0])
+    if name in ("python3", "sort"):
+        names.append(name)
+        json.dump(p, open("%s/real-%s.json" % (sys.argv[2], name), "w"))
+        os.rename("%s/mi/mi.%d.xml" % (sys.argv[2], p["target"]["pid"]),
+                  "%s/real-%s.xml" % (sys.argv[2], name))
+assert sorted(names) == ["python3", "sort"], [p["target"] for p in r["processes"]]
+PY
+compare python3 "$OUT/real-python3.xml" "$OUT/real-python3.json"
+compare sort "$OUT/real-sort.xml" "$OUT/real-sort.json"
+
+# 1. fork without exec, vfork + exec
+"$MW" -f --json "$OUT/fa.json" -o "$OUT/fa.txt" -c $FA 4 "$OUT" 2>"$OUT/fa.err" ||
+	fail "-f on fork-arenas exited $?: $(cat "$OUT/fa.err")"
+python3 - "$OUT/fa.json" "$OUT" <<'PY' || fail "the tree's JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ps = r["processes"]
+assert len(ps) == 3, [p["target"] for p in ps]
+root, child, vf = ps
+assert root["ppid"] == 0 and child["ppid"] == root["target"]["pid"] and vf["ppid"] == root["target"]["pid"], ps
+assert root["target"]["exit_status"] == 0 and child["target"]["exit_status"] == 7, (root["target"], child["target"])
+assert vf["target"]["argv"] == ["true"], vf["target"]
+assert vf["target"]["exit_status"] == 0, vf["target"]
+assert r["totals"]["processes"] == 3, r["totals"]
+for p in ps:
+    assert p["events"]["complete"] and p["events"]["lost"] == 0, p["events"]
+# the forked child's arenas came with it: a snapshot at its creation
+assert all(a["at_attach"] for a in child["arenas"]), child["arenas"]
+json.dump(root, open(sys.argv[2] + "/fa-parent.json", "w"))
+json.dump(child, open(sys.argv[2] + "/fa-child.json", "w"))
+PY
+compare fork-parent "$OUT/parent.xml" "$OUT/fa-parent.json"
+compare fork-child "$OUT/child.xml" "$OUT/fa-child.json"
+grep -q "^mallocwatch: 3 processes in the tree (-f)" "$OUT/fa.txt" || fail "no tree in the summary"
+grep -Eq "^ +[0-9]+ +[0-9]+ +7 +5 " "$OUT/fa.txt" || fail "the child's row: $(cat "$OUT/fa.txt" | head -6)"
+
+# 2. a shell's children, and --check per process
+"$MW" -f --json "$OUT/sh.json" -o "$OUT/sh.txt" -c sh -c \
+	"./examples/arena-storm 4 >'$OUT/a.xml'; ./examples/arena-storm 2 >'$OUT/b.xml' & wait" \
+	2>"$OUT/sh.err" || fail "-f sh -c exited $?: $(cat "$OUT/sh.err")"
+python3 - "$OUT/sh.json" "$OUT" <<'PY' || fail "the shell tree's JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ps = r["processes"]
+assert len(ps) == 3, [p["target"] for p in ps]
+sh = ps[0]["target"]["pid"]
+for name, p in zip("ab", ps[1:]):
+    assert p["ppid"] == sh, p["ppid"]
+    assert p["target"]["argv"][0] == "./examples/arena-storm", p["target"]
+    json.dump(p, open("%s/sh-%s.json" % (sys.argv[2], name), "w"))
+PY
+compare sh-a "$OUT/a.xml" "$OUT/sh-a.json"
+compare sh-b "$OUT/b.xml" "$OUT/sh-b.json"
+"$MW" -f --check 'arenas<=3' -o /dev/null -c sh -c './examples/arena-storm 4 >/dev/null; ./examples/arena-storm 2 >/dev/null' \
+	2>"$OUT/check.err"
+rc=$?
+[ $rc = 3 ] || fail "--check over the tree exited $rc, expected 3: $(cat "$OUT/check.err")"
+[ "$(grep -Ec '^(PASS|FAIL) process [0-9]+ ' "$OUT/check.err")" = 3 ] ||
+	fail "not one check per process: $(cat "$OUT/check.err")"
+grep -q "^FAIL process [0-9]* ('./examples/arena-storm'\|./examples/arena-storm): arenas 5, limit <= 3" "$OUT/check.err" ||
+	fail "the 5-arena process did not fail, named: $(cat "$OUT/check.err")"
+grep -q "^2 passed, 1 failed" "$OUT/check.err" || fail "no total: $(cat "$OUT/check.err")"
+# a selector by command name, junit with a testcase per process and rule
+"$MW" -f --check 'comm=arena-storm:arenas<=3' --check 'comm=sh:arenas==1' --format junit \
+	--format-output "$OUT/check.xml" -o /dev/null -c sh -c \
+	'./examples/arena-storm 4 >/dev/null; ./examples/arena-storm 2 >/dev/null' 2>"$OUT/sel.err"
+rc=$?
+[ $rc = 3 ] || fail "comm= rules exited $rc, expected 3: $(cat "$OUT/sel.err")"
+python3 - "$OUT/check.xml" <<'PY' || fail "the junit of a tree: $(cat "$OUT/check.xml")"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+cases = s.findall("testcase")
+assert s.get("tests") == "3" and s.get("failures") == "1", s.attrib
+names = sorted(c.get("name").split(": ", 1)[1] for c in cases)
+assert names == ["comm=arena-storm:arenas<=3"] * 2 + ["comm=sh:arenas==1"], names
+failed = [c for c in cases if c.find("failure") is not None]
+assert len(failed) == 1 and "arenas 5" in failed[0].find("failure").get("message"), failed
+assert len(set(c.get("classname") for c in cases)) == 3, [c.get("classname") for c in cases]
+PY
+
+# 3. make -C a project whose recipe runs a threaded program
+mkdir -p "$OUT/proj"
+printf 'all:\n\t%s 3 >storm.xml\n' "$PWD/examples/arena-storm" >"$OUT/proj/Makefile"
+"$MW" -f --json "$OUT/make.json" -o "$OUT/make.txt" -c make -s -C "$OUT/proj" 2>"$OUT/make.err" ||
+	fail "-f make exited $?: $(cat "$OUT/make.err")"
+python3 - "$OUT/make.json" "$OUT" <<'PY' || fail "make's tree"
+import json, sys
+r = json.load(open(sys.argv[1]))
+st = [p for p in r["processes"] if (p["target"].get("argv") or [""])[0].endswith("arena-storm")]
+assert len(st) == 1, [p["target"] for p in r["processes"]]
+json.dump(st[0], open(sys.argv[2] + "/make-storm.json", "w"))
+PY
+compare make "$OUT/proj/storm.xml" "$OUT/make-storm.json"
+
+# 4. python3 multiprocessing: a pool of 4 workers (forked)
+"$MW" -f --json "$OUT/py.json" -o "$OUT/py.txt" -c /usr/bin/python3 -c '
+import multiprocessing as mp
+mp.set_start_method("fork")
+with mp.Pool(4) as p:
+    assert sum(p.map(abs, range(-100, 100))) == 10000
+' 2>"$OUT/py.err" || fail "-f python3 pool exited $?: $(cat "$OUT/py.err")"
+python3 - "$OUT/py.json" <<'PY' || fail "the pool's tree: $(cat "$OUT/py.err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ps = r["processes"]
+root = ps[0]["target"]["pid"]
+workers = [p for p in ps if p["ppid"] == root]
+assert len(workers) >= 4, [(p["target"], p["ppid"]) for p in ps]
+for p in ps:
+    assert p["events"]["complete"] and p["events"]["lost"] == 0, p["events"]
+print("python3 pool: %d processes, %d created by the program" % (len(ps), len(workers)))
+PY
+
+# 5. 1000 short-lived children
+/usr/bin/time -f %M -o "$OUT/k.rss" "$MW" -f --json "$OUT/k.json" -o "$OUT/k.txt" -c sh -c \
+	'i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i + 1)); done' 2>"$OUT/k.err" ||
+	fail "-f with 1000 children exited $?: $(cat "$OUT/k.err")"
+python3 - "$OUT/k.json" <<'PY' || fail "1000 children"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ps = r["processes"]
+assert len(ps) == 1001, len(ps)
+assert len(set(p["target"]["pid"] for p in ps)) == 1001
+assert all(p["target"]["exit_status"] == 0 for p in ps), [p["target"] for p in ps if p["target"]["exit_status"]]
+assert r["totals"]["lost"] == 0, r["totals"]
+assert all(p["events"]["complete"] for p in ps)
+PY
+grep -q "and 951 more" "$OUT/k.txt" || fail "the tree table is not cut at 50 rows"
+echo "1000 children: each traced and reaped, 0 lost; mallocwatch's peak RSS $(cat "$OUT/k.rss") KiB"
+
+# 6. without -f
+"$MW" -o /dev/null -c sh -c './examples/arena-storm 2 >/dev/null; true' 2>"$OUT/nof.err" ||
+	fail "-c sh exited $?"
+grep -q "the program created 1 process, not traced: -f follows them" "$OUT/nof.err" ||
+	fail "no note about the untraced child: $(cat "$OUT/nof.err")"
+echo "-f: fork, vfork+exec, a shell's children, make, a python pool and 1000 children traced"
