@@ -2,7 +2,8 @@
 # -c: the RSS ledger and the findings read with the snapshot at the
 # program's exit (its ptrace exit stop), in the text and JSON reports and
 # the findings in the HTML page (and in its replay, from the saved stream);
-# -p: the same with the snapshot at the end (--duration 1):
+# -p: the same with the snapshot at the end (--duration 1); -f: each
+# process of the tree at its exit:
 # examples/frag-hold arenas leaves 4 idle arenas (1 MiB free and resident
 # each): the ledger adds up (against smaps_rollup, read in the exit stop)
 # and the findings name them; allocator-knobs contend makes exactly 8
@@ -70,4 +71,25 @@ assert ids[0] == "where" and "idle_arenas" in ids, ids
 print("ok: -p: the end's ledger", L["rss"], ids)
 PY
 grep -q '^RSS ledger (pagemap, smaps): .*adds up)$' "$OUT/p.txt" || fail "-p: no ledger in the text report"
+# -f: each process of the tree has its ledger at its exit
+"$MW" -q -f -e arena --json "$OUT/tree.json" -o "$OUT/tree.txt" -c sh -c \
+	'./examples/frag-hold arenas 4 </dev/null; ./examples/frag-hold pages 64 </dev/null' >/dev/null ||
+	fail "-f exited $?"
+python3 - "$OUT/tree.json" <<'PY' || fail "-f: the ledgers at exit"
+import json, sys
+r = json.load(open(sys.argv[1]))
+procs = r["processes"] if "processes" in r else [r]
+found = []
+for p in procs:
+    e = p.get("snapshots", {}).get("exit")
+    if not e or "ledger" not in e:
+        continue
+    L = e["ledger"]
+    assert L["check"]["ok"], L["check"]
+    found.append([f["id"] for f in e["findings"]])
+assert len(found) == 3, found            # sh and the two frag-holds
+assert any("idle_arenas" in f for f in found) and any("trim_now" in f for f in found), found
+print("ok: -f:", found)
+PY
+[ "$(grep -c '^RSS ledger (pagemap, smaps): .*adds up)$' "$OUT/tree.txt")" = 3 ] || fail "-f: not three ledgers in the text"
 echo "ok: ledger and findings at exit and at the end"
