@@ -123,9 +123,10 @@ static void idle_arenas(struct list *x)
 		 hb(res), hb(fr));
 	snprintf(f->evidence, sizeof(f->evidence), "attached_threads 0 and on free_list in the "
 		 "snapshot; resident bytes from pagemap");
-	snprintf(f->suggest, sizeof(f->suggest), "their free part (%s) goes back only when a "
-		 "thread reuses the arena or malloc_trim(0) is called; fewer arenas "
-		 "(glibc.malloc.arena_max) means fewer such leftovers", hb(fr));
+	snprintf(f->suggest, sizeof(f->suggest), "their free part (%s) is used again only by a "
+		 "thread that takes one of them from the free list, and given back to the system "
+		 "only by malloc_trim(0); fewer arenas (glibc.malloc.arena_max) leave fewer of "
+		 "them", hb(fr));
 }
 
 static int by_in_use(const void *a, const void *b)
