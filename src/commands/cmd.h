@@ -21,6 +21,14 @@ int cmd_replay(int argc, char **argv);
 /* mallocwatch snapshot -p PID [-o FILE] [--json FILE]: the allocator now. */
 int cmd_snapshot(int argc, char **argv);
 
+/* mallocwatch explain -p PID [-o FILE] [--json FILE]: where its RSS is,
+ * and the findings. */
+int cmd_explain(int argc, char **argv);
+
+/* mallocwatch tune [--repeat N] --try NAME=V1,V2... -c CMD: the program
+ * under each setting of glibc's malloc tunables, measured. */
+int cmd_tune(int argc, char **argv);
+
 /* mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] -p PID... |
  * --cgroup DIR | --all: the allocator state as Prometheus metrics, until
  * SIGINT or SIGTERM (exit 0). */

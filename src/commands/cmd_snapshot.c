@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "cmd.h"
+#include "explain.h"
 #include "glibcinfo.h"
 #include "msg.h"
 #include "output.h"
@@ -21,6 +22,7 @@
 #include "proclist.h"
 #include "procwhere.h"
 #include "report.h"
+#include "report_ledger.h"
 #include "report_snap.h"
 #include "report_top.h"
 #include "snapmulti.h"
@@ -39,7 +41,8 @@ static const char snapshot_usage[] =
 "every heap (heap_info), the main heap's sbrk extent, the mmap and trim\n"
 "thresholds, arena limits and mmapped chunks; and where the process\n"
 "lives: its pid and mount namespaces, its pid in its own pid namespace,\n"
-"its cgroup.  Needs the libc's symbols and DWARF: built in, or its debug\n"
+"its cgroup.  With one -p PID, also its RSS ledger, each arena's\n"
+"fragmentation and the findings (see mallocwatch explain --help).  Needs the libc's symbols and DWARF: built in, or its debug\n"
 "package (Debian: libc6-dbg; Fedora: glibc-debuginfo), found by\n"
 "build-id, or under $MW_DEBUGINFO_PATH.\n"
 "\n"
@@ -183,6 +186,7 @@ static int snapshot_one(struct snap_opts *o)
 {
 	char err[PATH_MAX + 512], comm[64];
 	pid_t pid = o->pids.pids[0];
+	struct mw_explained e;
 	struct mw_glibc g;
 	struct mw_snapshot *s;
 	struct mw_where w;
@@ -191,10 +195,13 @@ static int snapshot_one(struct snap_opts *o)
 	/* read first: a process that cannot be read leaves no empty file
 	 * (the reading is brief and changes nothing) */
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
-	    mw_snapshot_read(pid, &g, o->timeout_ms, &s, err, sizeof(err)) < 0)
+	    mw_explain_read(pid, &g, o->timeout_ms, &e, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	s = e.s;
+	if (!e.l)
+		mw_warn("process %d: no RSS ledger: %s", (int)pid, e.lerr);
 	if (open_outputs(o) < 0) {
-		mw_snapshot_free(s);
+		mw_explained_free(&e);
 		return MW_EXIT_RUNTIME;
 	}
 	mw_process_comm(pid, comm, sizeof(comm));
@@ -204,13 +211,19 @@ static int snapshot_one(struct snap_opts *o)
 	if (!s->consistent)
 		mw_warn("process %d's allocator changed while it was read (%s); the snapshot is "
 			"marked inconsistent", (int)pid, s->why);
-	if (want_text(o))	/* an error is found at the close */
+	if (want_text(o)) {	/* an error is found at the close */
 		mw_snapshot_text_where(o->fo, s, comm, have_where ? &w : NULL);
-	if (o->fj && mw_snapshot_json_where(o->fj, s, comm, have_where ? &w : NULL) < 0)
+		if (e.l) {
+			mw_ledger_text(o->fo, s, e.l);
+			mw_findings_text(o->fo, e.f, e.nf);
+		}
+	}
+	if (o->fj && mw_snapshot_json_ledger(o->fj, s, comm, have_where ? &w : NULL, e.l, e.f,
+					     e.nf) < 0)
 		json_err = errno;
 	/* a JSON that could not be made (ENOMEM) fails the run like a write */
 	status = close_outputs(o, json_err);
-	mw_snapshot_free(s);
+	mw_explained_free(&e);
 	return status;
 }
 

@@ -45,6 +45,8 @@ static const char usage[] =
 "       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
 "       mallocwatch snapshot -p PID[,PID...] | --cgroup DIR | --all [-o FILE] [--json FILE]\n"
+"       mallocwatch explain -p PID [-o FILE] [--json FILE]\n"
+"       mallocwatch tune [--repeat N] --try NAME=V1,V2,... [--waits] -c CMD [ARGS...]\n"
 "       mallocwatch serve --listen [ADDR:]PORT | --textfile DIR -p PID[,PID...] | --cgroup DIR | --all\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
@@ -165,6 +167,7 @@ static const char usage[] =
 "  sudo mallocwatch -p 4242 -o incident.txt\n"
 "  sudo mallocwatch -p 4242 --duration 30 --json incident.json\n"
 "  sudo mallocwatch snapshot -p 4242\n"
+"  sudo mallocwatch explain -p 4242\n"
 "  sudo mallocwatch -e '!setjmp' -c ./interpreter script.py\n"
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6\n";
 
@@ -721,7 +724,7 @@ int cmd_replay(int argc, char **argv)
 		.lost = m.tracer_lost };
 	snprintf(r.tracer_msg, sizeof(r.tracer_msg), "%s", m.tracer_msg);
 	ri = (struct mw_run_info){ .argv = (const char *const *)m.argv, .libc = m.libc,
-		.runtime = m.runtime };
+		.runtime = m.runtime, .findings_text = m.findings };
 	status = mw_run_conclude(&out, st, &r, &ri);
 	if (mw_outputs_close(&o, &out) < 0)
 		status = MW_EXIT_RUNTIME;

@@ -18,6 +18,8 @@ static const struct {
 	{ "script", cmd_script },
 	{ "replay", cmd_replay },
 	{ "snapshot", cmd_snapshot },
+	{ "explain", cmd_explain },
+	{ "tune", cmd_tune },
 	{ "serve", cmd_serve },
 	{ "check", cmd_check },
 	{ "diff", cmd_diff },

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "explain.h"
 #include "gen.h"
 #include "jsonout.h"
 #include "msg.h"
@@ -57,15 +58,24 @@ static struct mw_process *process_of(const struct msink *k, pid_t pid)
 }
 
 /* pid's allocator now into *out (its layouts loaded, or from the cache
- * per libc file: glibcinfo.h); 0, or -1 with err. */
-static int snapshot_of(const struct msink *k, pid_t pid, struct mw_snapshot **out, char *err,
-		       size_t errlen)
+ * per libc file: glibcinfo.h), and with ledger not NULL its RSS ledger
+ * into *ledger (NULL when it could not be made); 0, or -1 with err. */
+static int snapshot_of(const struct msink *k, pid_t pid, struct mw_snapshot **out,
+		       struct mw_ledger **ledger, char *err, size_t errlen)
 {
+	struct mw_explained e;
 	struct mw_glibc g;
 
 	if (mw_glibc_load(pid, &g, err, errlen) < 0)
 		return -1;
-	return mw_snapshot_read(pid, &g, k->read_timeout_ms, out, err, errlen);
+	if (!ledger)
+		return mw_snapshot_read(pid, &g, k->read_timeout_ms, out, err, errlen);
+	if (mw_explain_read(pid, &g, k->read_timeout_ms, &e, err, errlen) < 0)
+		return -1;
+	free(e.f);	/* made again by the reports, with the lock waits */
+	*out = e.s;
+	*ledger = e.l;
+	return 0;
 }
 
 /* --cgroup: pid joined it.  Traced from now when it maps the libc file
@@ -86,7 +96,7 @@ static int join(void *ctx, pid_t pid)
 	prep_state(k, pr->st);
 	mw_process_observe(pr);
 	mw_note("process %d (%s) joined the cgroup; traced from now", (int)pid, pr->comm);
-	if (snapshot_of(k, pid, &pr->at_attach, err, sizeof(err)) < 0)
+	if (snapshot_of(k, pid, &pr->at_attach, NULL, err, sizeof(err)) < 0)
 		mw_warn("no snapshot of process %d at attach: %s", (int)pid, err);
 	else
 		mw_state_seed(pr->st, pr->at_attach);
@@ -102,7 +112,7 @@ static void seed_from_copy(struct msink *k, struct mw_process *pr)
 	static int warned;
 	char err[PATH_MAX + 512];
 
-	if (snapshot_of(k, pr->pid, &pr->at_attach, err, sizeof(err)) < 0) {
+	if (snapshot_of(k, pr->pid, &pr->at_attach, NULL, err, sizeof(err)) < 0) {
 		if (!warned++)
 			mw_note("process %d: no snapshot of the allocator it inherits: %s",
 				pr->pid, err);
@@ -160,7 +170,7 @@ static void tree_exit_stop(void *ctx, pid_t pid)
 
 	if (!pr || pr->at_exit)
 		return;
-	if (snapshot_of(k, pid, &pr->at_exit, err, sizeof(err)) < 0) {
+	if (snapshot_of(k, pid, &pr->at_exit, &pr->ledger_exit, err, sizeof(err)) < 0) {
 		if (mw_procs_count(k->procs) < 32)
 			mw_note("process %d: no snapshot at exit: %s", (int)pid, err);
 		return;
@@ -416,8 +426,10 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 
 		if (k->set && i < k->set->n)
 			pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ?
-							 &k->set->g[i] : NULL, o->read_timeout_ms);
-		else if (snapshot_of(k, pr->pid, &pr->at_end, err, sizeof(err)) < 0)
+							 &k->set->g[i] : NULL, o->read_timeout_ms,
+							 &pr->ledger_end);
+		else if (snapshot_of(k, pr->pid, &pr->at_end, &pr->ledger_end, err,
+				     sizeof(err)) < 0)
 			mw_warn("process %d: no snapshot at the end: %s", pr->pid, err);
 	}
 	oi.pid = k->set ? pr->pid : 0;	/* -c -f: the environment is ours */
@@ -436,7 +448,8 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.where = pr->have_where ? &pr->where : NULL,
 		.libc = libc_path, .runtime = mw_runtime_name(rt),
 		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
-		.snap_exit = pr->at_exit, .env = &env, .in_tree = k->tree && i > 0 };
+		.snap_exit = pr->at_exit, .ledger_exit = pr->ledger_exit,
+		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0 };
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	st = mw_run_conclude(out, pr->st, &ri_r, &ri);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "explain.h"
 #include "gen.h"
 #include "glibcinfo.h"
 #include "msg.h"
@@ -215,17 +216,24 @@ static void exit_snapshot(void *ctx, pid_t pid)
 {
 	struct sink *k = ctx;
 	char err[PATH_MAX + 512];
+	struct mw_explained e;
 
 	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
 		k->have_sg = 1;
 	/* the program as it ends, while it is there to be read */
 	k->pr->pid = pid;
 	mw_process_observe(k->pr);
-	if (!k->have_sg || mw_snapshot_read(pid, &k->sg, k->read_timeout_ms, &k->pr->at_exit,
-					    err, sizeof(err)) < 0)
+	if (!k->have_sg || mw_explain_read(pid, &k->sg, k->read_timeout_ms, &e, err,
+					   sizeof(err)) < 0) {
 		mw_note("no snapshot at exit: %s", err);
-	else	/* the timeline's last sample */
-		emit_sample(k, k->pr->at_exit);
+		return;
+	}
+	k->pr->at_exit = e.s;	/* the run owns them now */
+	k->pr->ledger_exit = e.l;
+	free(e.f);	/* made again by the reports, with the lock waits */
+	if (!e.l)
+		mw_note("no RSS ledger at exit: %s", e.lerr);
+	emit_sample(k, k->pr->at_exit);	/* the timeline's last sample */
 }
 
 /* -p, probes armed: read the allocator as it is, and start from it. */
@@ -447,11 +455,11 @@ void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 }
 
 /* Record how the run ended at the end of a saved stream. */
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r)
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings)
 {
 	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,
 		.wait_status = r->status, .tracer_died = r->tracer_died,
-		.stopped = r->stopped, .tracer_lost = r->lost };
+		.stopped = r->stopped, .tracer_lost = r->lost, .findings = (char *)findings };
 
 	snprintf(m.tracer_msg, sizeof(m.tracer_msg), "%s", r->tracer_msg);
 	mw_stream_write_footer(f, &m);
@@ -459,13 +467,28 @@ void mw_run_save_footer(FILE *f, const struct mw_trace_result *r)
 
 /* -p: the snapshot at the end, when the process is still there
  * (trace_run.h). */
-struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms)
+struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms,
+					struct mw_ledger **ledger)
 {
 	struct mw_snapshot *s = NULL;
+	struct mw_explained e;
 	char err[512];
 
+	if (ledger)
+		*ledger = NULL;
 	if (!g || !mw_process_alive(pid))
 		return NULL;
+	if (ledger) {
+		if (mw_explain_read(pid, g, timeout_ms, &e, err, sizeof(err)) < 0) {
+			mw_warn("no snapshot at the end: %s", err);
+			return NULL;
+		}
+		if (!e.l)
+			mw_note("no RSS ledger at the end: %s", e.lerr);
+		free(e.f);	/* made again by the reports, with the lock waits */
+		*ledger = e.l;
+		return e.s;
+	}
 	if (mw_snapshot_read(pid, g, timeout_ms, &s, err, sizeof(err)) < 0) {
 		mw_warn("no snapshot at the end: %s", err);
 		return NULL;
@@ -519,6 +542,7 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 {
 	struct mw_environment menv;
 	struct mw_run_info ri;
+	char *findings;
 	int status;
 
 	if (r->detaching) {
@@ -543,10 +567,9 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 	if (k->skipped)
 		mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
 			"first: %s", k->skipped, k->samples, k->skip_why);
-	if (o->pid && (k->pr->at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms)))
+	if (o->pid && (k->pr->at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms,
+							     &k->pr->ledger_end)))
 		emit_sample(k, k->pr->at_end);	/* the timeline's last */
-	if (k->save)
-		mw_run_save_footer(k->save, r);
 	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
 	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
 		.comm = o->pid && k->pr->comm[0] ? k->pr->comm : NULL,
@@ -554,13 +577,19 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		.libc = libc_path,
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
 		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
-		.snap_exit = k->pr->at_exit,
+		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
+		.ledger_end = k->pr->ledger_end,
 		.env = &menv };
+	/* once, for the page and the saved stream (a replay's page is the same) */
+	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
+	if (k->save)
+		mw_run_save_footer(k->save, r, findings);
 	status = mw_run_conclude(out, k->st, r, &ri);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
 	}
+	free(findings);
 	return status;
 }
 

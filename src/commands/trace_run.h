@@ -18,6 +18,7 @@
 
 #include "gen.h"
 #include "glibcinfo.h"
+#include "ledger.h"
 #include "metrics.h"
 #include "report.h"
 #include "runtime.h"
@@ -109,8 +110,10 @@ int mw_run_conclude(struct outputs *out, struct mw_state *st,
 /* -p: a snapshot of process pid at the end (layouts g, reading for at
  * most timeout_ms milliseconds), when g is not NULL and the process is
  * still there; the caller frees it (mw_snapshot_free).  NULL when there
- * is none (a failed read is warned about). */
-struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms);
+ * is none (a failed read is warned about).  With ledger not NULL, also
+ * its RSS ledger into *ledger (mw_ledger_free; NULL when none, noted). */
+struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms,
+					struct mw_ledger **ledger);
 
 /* What a traced run makes before its tracer starts: the libc opened, the
  * runtime prepared (its note said), the libm whose slow-math probes are
@@ -142,7 +145,8 @@ void mw_run_prep_free(struct mw_run_prep *p);
  *   the one beside the libc; NULL when there is none or the math family
  *   is not selected; *bad set for an unusable --libm;
  * - what decides arena counts (the environment of o->pid and the libc);
- * - --save-stream's footer from the run's result r. */
+ * - --save-stream's footer from the run's result r and the findings'
+ *   text (NULL: none; a replay's HTML page shows it). */
 struct mw_gen_opts;
 struct mw_gen_stats;
 struct mw_elf;
@@ -153,6 +157,6 @@ struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, ch
 				size_t len, int *bad);
 void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e);
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r);
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings);
 
 #endif /* MALLOCWATCH_TRACE_RUN_H */

@@ -206,7 +206,7 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 	if (o->progress > 0)
 		progress_line(first, t0);
 	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last);
-	if ((x = mw_run_end_snapshot(o->pid, g, o->read_timeout_ms))) {
+	if ((x = mw_run_end_snapshot(o->pid, g, o->read_timeout_ms, NULL))) {
 		add_sample(&samples, &n, &cap, x, t0);
 		mw_snapshot_free(last);
 		last = x;

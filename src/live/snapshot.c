@@ -28,6 +28,7 @@ struct walk {
 	uint64_t page;
 	int fatal;		/* the process is gone or unreadable */
 	int headers_only;	/* mw_snapshot_sample: no bins followed */
+	int keep;		/* mw_snapshot_take_chunks: keep free chunks */
 	uint64_t steps, max_steps;	/* arenas, heaps and chunks visited, over
 					 * all tries, and the budget */
 	uint64_t readable;	/* the process's readable mapped bytes */
@@ -177,6 +178,23 @@ static int chunk_words(struct walk *w, uint64_t p, uint64_t *sz, uint64_t *fd)
 	return 0;
 }
 
+/* Keep free chunk p of size sz (flags in) when asked to, up to
+ * MW_SNAP_MAX_KEPT. */
+static void keep(struct walk *w, uint64_t p, uint64_t sz)
+{
+	struct mw_snapshot *s = w->s;
+
+	if (!w->keep)
+		return;
+	if (s->nchunks == MW_SNAP_MAX_KEPT) {
+		s->chunks_dropped = 1;
+		return;
+	}
+	if (s->nchunks == s->chunks_cap)
+		xgrow((void **)&s->chunks, s->nchunks, &s->chunks_cap, sizeof(*s->chunks));
+	s->chunks[s->nchunks++] = (struct mw_snap_chunk){ .addr = p, .size = sz };
+}
+
 /* One free list's chunks, summed. */
 struct list {
 	uint64_t n, first;	/* chunks; the first one's size */
@@ -208,6 +226,7 @@ static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct 
 			return -1;
 		if (!c->n)
 			c->first = sz & ~SIZE_BITS;
+		keep(w, p, (sz & ~SIZE_BITS) | MW_SNAP_CHUNK_FAST);
 		c->n++;
 		c->bytes += sz & ~SIZE_BITS;
 		p = g->safe_linking ? (fdaddr >> 12) ^ fd : fd;	/* REVEAL_PTR */
@@ -226,9 +245,10 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 	for (int i = 0; i < w->g->nfastbins; i++) {
 		struct list c;
 		uint64_t at;
+		size_t mark = w->s->nchunks;
 		int r = fastbin(w, a, i, &c, &at);
 
-		if (r == 1 && (r = fastbin(w, a, i, &c, &at)) == 1)
+		if (r == 1 && (w->s->nchunks = mark, r = fastbin(w, a, i, &c, &at)) == 1)
 			return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
 				    "chunk 0x%llx", (unsigned long long)a->addr, i,
 				    (unsigned long long)at);
@@ -279,6 +299,7 @@ static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, str
 			return bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
 		if (chunk_ok(w, r) < 0 || chunk_words(w, r, &sz, &fd) < 0)
 			return -1;
+		keep(w, r, sz & ~SIZE_BITS);
 		c->n++;
 		c->raw += sz;	/* chunksize_nomask, as malloc_info */
 		c->bytes += sz & ~SIZE_BITS;
@@ -301,9 +322,10 @@ static int bins(struct walk *w, struct mw_snap_arena *a)
 				(uint64_t)(i - 1) * 2 * (uint64_t)g->bin_slot -
 				(uint64_t)g->ch_fd.off, at;
 		struct list c;
+		size_t mark = w->s->nchunks;
 		int r = bin(w, a, head, &c, &at);
 
-		if (r == 1 && (r = bin(w, a, head, &c, &at)) == 1)
+		if (r == 1 && (w->s->nchunks = mark, r = bin(w, a, head, &c, &at)) == 1)
 			return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: bin %d list loops at chunk "
 				    "0x%llx", (unsigned long long)a->addr, i,
 				    (unsigned long long)at);
@@ -412,8 +434,11 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	a->rest_count = 1;	/* the top always exists */
 	a->rest_bytes = a->top_size;
 	a->free_bytes = a->top_size;
-	if ((!w->headers_only && (fastbins(w, a) < 0 || bins(w, a) < 0)) ||
-	    (!a->is_main && heaps(w, a, hp_pagesize) < 0))
+	a->chunk0 = w->s->nchunks;
+	if (!w->headers_only && (fastbins(w, a) < 0 || bins(w, a) < 0))
+		return -1;
+	a->nchunks = w->s->nchunks - a->chunk0;
+	if (!a->is_main && heaps(w, a, hp_pagesize) < 0)
 		return -1;
 reread:
 	if (header(w, a->addr, &after) < 0)
@@ -566,6 +591,9 @@ static void walk(struct walk *w)
 	size_t cap = 0;
 
 	reset(s);
+	s->nchunks = 0;
+	s->chunks_dropped = 0;
+	s->chunks_kept = w->keep;
 	w->nheaps = 0;
 	read_mp(w, &hp);
 	brent_init(&b, a);
@@ -627,12 +655,13 @@ static int failed(struct walk *w, long timeout_ms, char *err, size_t errlen)
 	return MW_SNAP_ERROR;
 }
 
-static int take(struct mw_proc *p, const struct mw_glibc *g, int headers_only, long timeout_ms,
+/* how: 0 a full walk, 1 headers only, 2 a full walk keeping chunks */
+static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeout_ms,
 		struct mw_snapshot **out, char *err, size_t errlen)
 {
 	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
 	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
-			  .headers_only = headers_only };
+			  .headers_only = how == 1, .keep = how == 2 };
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	int ret;
 
@@ -643,6 +672,9 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int headers_only, l
 	snprintf(s->dwarf_file, sizeof(s->dwarf_file), "%s", g->dwarf_file);
 	s->libc_elsewhere = g->elsewhere;
 	s->glibc_minor = g->version_minor;
+	s->mstate_size = (uint64_t)g->mstate_size;
+	s->chunk_hdr = (uint64_t)g->chunk_struct_size;
+	s->minsize = (uint64_t)g->ch_fd_nextsize.off;	/* MINSIZE, as totals() */
 	s->taken_ns = now_ns(CLOCK_REALTIME);
 	for (s->tries = 1;; s->tries++) {
 		walk(&w);
@@ -668,6 +700,12 @@ int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_m
 		     struct mw_snapshot **out, char *err, size_t errlen)
 {
 	return take(p, g, 0, timeout_ms, out, err, errlen);
+}
+
+int mw_snapshot_take_chunks(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
+			    struct mw_snapshot **out, char *err, size_t errlen)
+{
+	return take(p, g, 2, timeout_ms, out, err, errlen);
 }
 
 int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
@@ -702,5 +740,6 @@ void mw_snapshot_free(struct mw_snapshot *s)
 	if (!s)
 		return;
 	reset(s);
+	free(s->chunks);
 	free(s);
 }

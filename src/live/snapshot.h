@@ -54,6 +54,7 @@
 #define MW_SNAP_MAX_HEAPS (1 << 20)	/* per snapshot: 64 TiB of heaps */
 #define MW_SNAP_MIN_STEPS (1 << 20)	/* the step budget's floor */
 #define MW_SNAP_TIMEOUT_MS 2000		/* the default deadline */
+#define MW_SNAP_MAX_KEPT (1 << 21)	/* free chunks kept (mw_snapshot_take_chunks) */
 
 /* What mw_snapshot_take and the others return. */
 enum {
@@ -66,6 +67,14 @@ enum {
 struct mw_snap_heap {
 	uint64_t addr;			/* the heap_info */
 	uint64_t size, mprotect_size;	/* heap_info.size, .mprotect_size */
+};
+
+/* A free chunk kept by mw_snapshot_take_chunks: its address and its size
+ * in bytes (chunksize(), flag bits off), with MW_SNAP_CHUNK_FAST or'ed in
+ * when it is in a fastbin (sizes are multiples of 16, so bit 0 is free). */
+#define MW_SNAP_CHUNK_FAST 1ULL
+struct mw_snap_chunk {
+	uint64_t addr, size;
 };
 
 struct mw_snap_arena {
@@ -85,6 +94,7 @@ struct mw_snap_arena {
 	struct mw_snap_heap *heaps;	/* non-main: newest (top's) first */
 	size_t nheaps;
 	uint64_t heap_bytes, heap_mprotect;	/* sums over heaps */
+	size_t chunk0, nchunks;	/* its free chunks in mw_snapshot.chunks (kept) */
 };
 
 struct mw_snapshot {
@@ -106,10 +116,19 @@ struct mw_snapshot {
 	uint64_t trim_threshold, top_pad, mmap_threshold, arena_test, arena_max;
 	uint64_t n_mmaps, n_mmaps_max, max_n_mmaps, no_dyn_threshold;
 	uint64_t mmapped_mem, max_mmapped_mem;
+	/* sizeof(struct malloc_state), sizeof(struct malloc_chunk), MINSIZE */
+	uint64_t mstate_size, chunk_hdr, minsize;
 	/* the main heap: sbrk_base .. end of main_arena's top; the break */
 	uint64_t sbrk_base, main_end, brk;
 	/* totals over arenas */
 	uint64_t system_bytes, free_bytes, in_use_bytes, trimmable;
+	/* mw_snapshot_take_chunks only: every free chunk in a bin or fastbin
+	 * (the top and tcache chunks are not), arena by arena; chunks_dropped
+	 * when there were more than MW_SNAP_MAX_KEPT (the list is then
+	 * incomplete, the counts above are not) */
+	struct mw_snap_chunk *chunks;
+	size_t nchunks, chunks_cap;
+	int chunks_kept, chunks_dropped;
 };
 
 /* Take a snapshot of process p with layout g into a new *out (free it
@@ -123,6 +142,12 @@ struct mw_snapshot {
  * corrupt or hostile"). */
 int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, char *err, size_t errlen);
+
+/* mw_snapshot_take that also keeps every free chunk it follows
+ * (s->chunks, at most MW_SNAP_MAX_KEPT, 16 bytes each), for the RSS
+ * ledger (ledger.h).  Returns as mw_snapshot_take. */
+int mw_snapshot_take_chunks(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
+			    struct mw_snapshot **out, char *err, size_t errlen);
 
 /* The same, without following any bin or fastbin: arenas' headers
  * (system_mem, top), their heaps, mp_ and the break, for periodic samples

@@ -78,6 +78,8 @@ void mw_procs_free(struct mw_procs *p)
 		mw_snapshot_free(p->pr[i]->at_attach);
 		mw_snapshot_free(p->pr[i]->at_end);
 		mw_snapshot_free(p->pr[i]->at_exit);
+		mw_ledger_free(p->pr[i]->ledger_exit);
+		mw_ledger_free(p->pr[i]->ledger_end);
 		free(p->pr[i]);
 	}
 	for (size_t i = 0; i < p->nrun; i++)

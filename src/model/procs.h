@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "ledger.h"
 #include "mapped.h"
 #include "procwhere.h"
 #include "state.h"
@@ -46,6 +47,9 @@ struct mw_process {
 	/* the allocator read from it (snapshot.h; owned, NULL: none): when
 	 * tracing started (-p), at the end (-p), at its exit (-c) */
 	struct mw_snapshot *at_attach, *at_end, *at_exit;
+	/* the RSS ledgers (ledger.h; owned, NULL: none) read with at_exit
+	 * and at_end */
+	struct mw_ledger *ledger_exit, *ledger_end;
 	/* -f: the process it was created by (0: the program itself), its
 	 * end as waitpid(2) gave it (have_status) */
 	int parent;

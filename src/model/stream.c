@@ -340,15 +340,46 @@ void mw_stream_write_footer(FILE *f, const struct mw_stream_meta *m)
 		put_escaped(f, m->tracer_msg);
 		fputc('\n', f);
 	}
+	for (const char *l = m->findings; l && *l;) {
+		size_t len = strcspn(l, "\n");
+		char *one = strndup(l, len);
+
+		if (one) {
+			fputs("# " MW_META_FINDING " ", f);
+			put_escaped(f, one);
+			fputc('\n', f);
+			free(one);
+		}
+		l += len + (l[len] == '\n');
+	}
+}
+
+/* One more line of the findings' text into m, up to MW_META_FINDINGS_MAX. */
+static void add_finding_line(struct mw_stream_meta *m, const char *val)
+{
+	char *u = unescape(val), *more;
+	size_t have = m->findings ? strlen(m->findings) : 0, add = strlen(u) + 1;
+
+
+	if (have + add < MW_META_FINDINGS_MAX && (more = realloc(m->findings, have + add + 1))) {
+		m->findings = more;
+		snprintf(m->findings + have, add + 1, "%s\n", u);
+	}
+	free(u);
 }
 
 /* One "# KEY VALUE" line into m (and st for what the model needs). */
 static void meta_line(const char *line, struct mw_state *st, struct mw_stream_meta *m)
 {
+	static const char finding[] = "# " MW_META_FINDING " ";
 	char key[32];
 	int used = 0;
 	const char *val;
 
+	if (strncmp(line, finding, sizeof(finding) - 1) == 0) {	/* its spaces are its own */
+		add_finding_line(m, line + sizeof(finding) - 1);
+		return;
+	}
 	if (sscanf(line, "# %31s %n", key, &used) != 1 || !used)
 		return;
 	val = line + used;
@@ -441,4 +472,6 @@ void mw_stream_meta_free(struct mw_stream_meta *m)
 	free(m->argv);
 	m->argv = NULL;
 	m->argc = 0;
+	free(m->findings);
+	m->findings = NULL;
 }

@@ -46,6 +46,9 @@ struct mw_stream_meta {
 	int stopped;			/* -p ended by ^C/SIGTERM, normally */
 	unsigned long long tracer_lost;
 	char tracer_msg[512];
+	char *findings;			/* the findings' text, lines ending in '\n'
+					 * (the run read them from the process);
+					 * NULL none; owned */
 };
 
 /* Write the header (magic line and what is known before the run) and

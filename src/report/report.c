@@ -9,6 +9,7 @@
 #include "probetab.h"
 #include "report.h"
 #include "report_int.h"
+#include "report_ledger.h"
 #include "xalloc.h"
 
 /* ---- shared with report_json.c (report_int.h) ---- */
@@ -477,6 +478,65 @@ static void setjmp_text(FILE *f, const struct mw_state *st)
 	jump_line(f, st, MW_JUMP_VALUE, "longjmp", "values", "longjmp");
 }
 
+void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
+		     struct mw_finding **out, size_t *n)
+{
+	struct mw_finding_waits *w;
+	const struct mw_arena *ar;
+	size_t na;
+
+	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
+
+	*out = NULL;
+	*n = 0;
+	if (!s || !l)
+		return;
+	ar = mw_state_arenas(st, &na);
+	w = xcalloc(na ? na : 1, sizeof(*w));
+	for (size_t i = 0; i < na; i++)
+		w[i] = (struct mw_finding_waits){ .arena = ar[i].addr, .waits = ar[i].waits };
+	mw_findings_make(s, l, ri->env && ri->env->cpus > 0 ?
+			 (uint64_t)ri->env->cpus : 1, w, na, out, n);
+	free(w);
+}
+
+char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *ri)
+{
+	struct mw_finding *v;
+	char *text = NULL;
+	size_t n, len = 0;
+	FILE *f;
+
+	mw_run_findings(st, ri, &v, &n);
+	if (n && (f = open_memstream(&text, &len))) {
+		mw_findings_text(f, v, n);
+		if (fclose(f) != 0) {
+			free(text);
+			text = NULL;
+		}
+	}
+	free(v);
+	return text;
+}
+
+/* The last reading's ledger and findings (at exit, or at the end of -p),
+ * when there is one. */
+static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
+	struct mw_finding *v;
+	size_t n;
+
+	if (!s || !l)
+		return;
+	mw_ledger_text(f, s, l);
+	mw_run_findings(st, ri, &v, &n);
+	mw_findings_text(f, v, n);
+	free(v);
+}
+
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	header(f, st, ri);
@@ -494,6 +554,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		mw_snapshot_diff_text(f, ri->snap_attach, ri->snap_end);
 	if (ri->snap_exit)
 		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
+	exit_ledger_text(f, st, ri);
 	if (ri->stopped)
 		fprintf(f, "\nTracing was stopped (^C, SIGTERM or --duration); the process runs on.\n");
 	if (ri->tracer_died)

@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "findings.h"
+#include "ledger.h"
 #include "report_snap.h"
 #include "snapshot.h"
 #include "state.h"
@@ -40,12 +42,30 @@ struct mw_run_info {
 	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
 	 * the process had exited) */
 	const struct mw_snapshot *snap_attach, *snap_end;
-	/* -c: the allocator read at the program's exit (NULL: not taken) */
+	/* -c: the allocator read at the program's exit (NULL: not taken),
+	 * and the RSS ledger read with it (NULL: none) */
 	const struct mw_snapshot *snap_exit;
+	const struct mw_ledger *ledger_exit;
+	/* -p: the RSS ledger read with snap_end (NULL: none) */
+	const struct mw_ledger *ledger_end;
+	/* the findings as text (mw_run_findings_text), for the HTML page; a
+	 * replay has them from the saved stream.  NULL: none */
+	const char *findings_text;
 	/* what decides arena counts, for CI baselines ("environment" in the
 	 * JSON; NULL: not known, e.g. a replay) */
 	const struct mw_environment *env;
 };
+
+/* The findings (findings.h) of the last reading of ri (the exit's with
+ * -c, the end's with -p: its snapshot and ledger, with the lock waits st
+ * counted per arena), into a new array *out of *n (free() it); *out NULL
+ * and *n 0 when there is no ledger. */
+void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
+		     struct mw_finding **out, size_t *n);
+
+/* mw_run_findings as the text report writes them, in a new string
+ * (free() it); NULL when there are none. */
+char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *ri);
 
 /* The machine and settings a run had: arena limits follow from them
  * (glibc: 8 x cores unless M_ARENA_MAX / glibc.malloc.arena_max). */

@@ -27,6 +27,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "report.h"
+#include "report_ledger.h"
 #include "xalloc.h"
 
 #define W 1000			/* drawing width, px */
@@ -741,7 +742,8 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	struct mw_run_info sri = { .argv = ri->argv, .pid = ri->pid, .libc = ri->libc,
 		.runtime = ri->runtime, .have_status = ri->have_status,
 		.exit_status = ri->exit_status, .term_signal = ri->term_signal,
-		.tracer_died = ri->tracer_died, .stopped = ri->stopped };
+		.tracer_died = ri->tracer_died, .stopped = ri->stopped,
+		.findings_text = ri->findings_text };
 	json_t *data = json_object();
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns, nt;
@@ -777,8 +779,10 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "<h2>Summary</h2>\n<pre class=\"summary\">");
 	mw_xml_escape(f, text);
 	free(text);
+	fprintf(f, "</pre>\n");
+	mw_findings_html(f, sri.findings_text);
 	dump = json_dumps(data, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(9));
-	fprintf(f, "</pre>\n<div id=\"tip\"></div>\n<script type=\"application/json\" "
+	fprintf(f, "<div id=\"tip\"></div>\n<script type=\"application/json\" "
 		"id=\"mw-data\">%s</script>\n<script>%s%s%s</script>\n</body></html>\n",
 		dump ? dump : "{}", js, mem ? js_mem : "", js_end);
 	json_decref(data);

@@ -25,6 +25,7 @@
 #include "probetab.h"
 #include "report.h"
 #include "report_int.h"
+#include "report_ledger.h"
 
 /* An address as "0x..." (JSON numbers lose precision past 2^53), or
  * null when unknown. */
@@ -319,16 +320,34 @@ static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
 
 /* "snapshots": {"attach": {...}, "end": {...} | null} for -p, {"exit":
  * {...}} for -c. */
-static json_t *json_snapshots(const struct mw_run_info *ri)
+static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	json_t *o = json_object();
 
-	if (ri->snap_exit)
-		mw_json_set(&o, "exit", mw_snapshot_json_value(ri->snap_exit, "?"));
+	if (ri->snap_exit) {
+		json_t *x = mw_snapshot_json_value(ri->snap_exit, "?");
+		struct mw_finding *v;
+		size_t n;
+
+		mw_run_findings(st, ri, &v, &n);
+		if (ri->ledger_exit)
+			mw_ledger_json_add(&x, ri->snap_exit, ri->ledger_exit, v, n);
+		free(v);
+		mw_json_set(&o, "exit", x);
+	}
 	if (ri->snap_attach) {
 		mw_json_set(&o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
-		mw_json_set(&o, "end", ri->snap_end ?
-				    mw_snapshot_json_value(ri->snap_end, "?") : json_null());
+		json_t *e = ri->snap_end ? mw_snapshot_json_value(ri->snap_end, "?") : json_null();
+
+		if (ri->snap_end && ri->ledger_end) {
+			struct mw_finding *v;
+			size_t n;
+
+			mw_run_findings(st, ri, &v, &n);
+			mw_ledger_json_add(&e, ri->snap_end, ri->ledger_end, v, n);
+			free(v);
+		}
+		mw_json_set(&o, "end", e);
 	}
 	return o;
 }
@@ -370,7 +389,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	if (libm)
 		mw_json_set(&root, "math", json_math(st, libm, sites));
 	if (ri->snap_attach || ri->snap_exit)
-		mw_json_set(&root, "snapshots", json_snapshots(ri));
+		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	return root;
 }
 

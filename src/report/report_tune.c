@@ -1,0 +1,278 @@
+/* report_tune.c - tune's table, markdown and JSON; see report_tune.h. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "jsonout.h"
+#include "msg.h"
+#include "report_tune.h"
+#include "units.h"
+
+static const char *hb(uint64_t v)
+{
+	static char ring[16][16];
+	static unsigned i;
+
+	if (v == MW_TUNE_UNKNOWN)
+		return "-";
+	return mw_human_bytes(v, ring[i++ % 16], sizeof(ring[0]));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of the known values of one figure (at offset off) over the
+ * runs; MW_TUNE_UNKNOWN when none is known. */
+static uint64_t median_u64(const struct mw_tune_sample *r, size_t n, size_t off)
+{
+	uint64_t *v = calloc(n ? n : 1, sizeof(*v)), m;
+	size_t k = 0;
+
+	if (!v)
+		return MW_TUNE_UNKNOWN;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = *(const uint64_t *)((const char *)&r[i] + off);
+
+		if (x != MW_TUNE_UNKNOWN)
+			v[k++] = x;
+	}
+	qsort(v, k, sizeof(*v), cmp_u64);
+	m = k ? v[k / 2] : MW_TUNE_UNKNOWN;
+	free(v);
+	return m;
+}
+
+static double median_dbl(const struct mw_tune_sample *r, size_t n, size_t off)
+{
+	double *v = calloc(n ? n : 1, sizeof(*v)), m;
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v[i] = *(const double *)((const char *)&r[i] + off);
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	m = n ? v[n / 2] : 0;
+	free(v);
+	return m;
+}
+
+void mw_tune_finish(struct mw_tune_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct mw_tune_row *r = &rows[i];
+
+		r->med.wall_s = median_dbl(r->runs, r->nruns, offsetof(struct mw_tune_sample, wall_s));
+		r->med.cpu_s = median_dbl(r->runs, r->nruns, offsetof(struct mw_tune_sample, cpu_s));
+#define MED(x) r->med.x = median_u64(r->runs, r->nruns, offsetof(struct mw_tune_sample, x))
+		MED(peak_rss);
+		MED(rss_exit);
+		MED(in_use_exit);
+		MED(free_exit);
+		MED(arenas_exit);
+		MED(waits);
+#undef MED
+		r->med.status = r->nruns ? r->runs[r->nruns - 1].status : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rows[i].best = 1;
+		for (size_t j = 0; j < n; j++)
+			if (j != i && rows[j].med.peak_rss < rows[i].med.peak_rss &&
+			    rows[j].med.wall_s < rows[i].med.wall_s)
+				rows[i].best = 0;
+	}
+}
+
+static const char *name(const struct mw_tune_row *r)
+{
+	return r->setting[0] ? r->setting : "(baseline)";
+}
+
+static const char *waits(const struct mw_tune_sample *s, char *buf, size_t len)
+{
+	if (s->waits == MW_TUNE_UNKNOWN)
+		return "-";
+	snprintf(buf, len, "%" PRIu64, s->waits);
+	return buf;
+}
+
+static const char *arenas(const struct mw_tune_sample *s, char *buf, size_t len)
+{
+	if (s->arenas_exit == MW_TUNE_UNKNOWN)
+		return "-";
+	snprintf(buf, len, "%" PRIu64, s->arenas_exit);
+	return buf;
+}
+
+/* The row tried with exactly setting knob, or NULL. */
+static const struct mw_tune_row *row_of(const struct mw_tune_row *rows, size_t n,
+					const char *knob)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].setting, knob) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+static int64_t less(uint64_t base, uint64_t v)
+{
+	return base == MW_TUNE_UNKNOWN || v == MW_TUNE_UNKNOWN ? 0 : (int64_t)(base - v);
+}
+
+/* The baseline's estimates beside the outcomes measured. */
+static void estimates_text(FILE *f, const struct mw_tune_row *rows, size_t n, int md)
+{
+	const struct mw_tune_row *b = n ? &rows[0] : NULL;
+	int any = 0;
+
+	for (size_t i = 0; b && i < b->nfindings; i++) {
+		const struct mw_finding *x = &b->findings[i];
+		const struct mw_tune_row *r;
+		char d[16];
+
+		if (!x->knob[0])
+			continue;
+		if (!any++)
+			fprintf(f, md ? "\n**Estimates from the baseline's findings, and what was "
+				"measured**\n\n" : "\nEstimates from the baseline's findings (at its "
+				"exit), and what was measured:\n");
+		fprintf(f, "%s%s%s: estimated %s less free and resident at exit", md ? "- `" : "  ",
+			x->knob, md ? "`" : "", hb(x->estimate));
+		if (!(r = row_of(rows, n, x->knob))) {
+			fprintf(f, "; not tried (--try %s)\n", x->knob);
+			continue;
+		}
+		mw_human_bytes((uint64_t)llabs(less(b->med.free_exit, r->med.free_exit)), d,
+			       sizeof(d));
+		fprintf(f, "; measured: free and resident at exit %s -> %s (%s%s), RSS at exit "
+			"%s -> %s, peak RSS %s -> %s, wall %.2f -> %.2f s\n", hb(b->med.free_exit),
+			hb(r->med.free_exit), less(b->med.free_exit, r->med.free_exit) >= 0 ? "-" :
+			"+", d, hb(b->med.rss_exit), hb(r->med.rss_exit), hb(b->med.peak_rss),
+			hb(r->med.peak_rss), b->med.wall_s, r->med.wall_s);
+	}
+}
+
+void mw_tune_text(FILE *f, const struct mw_tune_row *rows, size_t n, char *const *cmd)
+{
+	size_t w = 10;
+	char q[4096];
+
+	fputs("mallocwatch: tune", f);
+	for (size_t i = 0; cmd && cmd[i]; i++)
+		fprintf(f, " %s", mw_quote(cmd[i], q, sizeof(q)));
+	fprintf(f, ": %zu settings, %zu run%s each (medians)\n\n", n, n ? rows[0].nruns : 0,
+		n && rows[0].nruns == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++)
+		w = strlen(name(&rows[i])) > w ? strlen(name(&rows[i])) : w;
+	fprintf(f, "  %-*s %10s %10s %10s %10s %6s %8s %8s %7s %6s\n", (int)w, "SETTING",
+		"PEAK RSS", "RSS@EXIT", "IN USE", "FREE@EXIT", "ARENAS", "WALL", "CPU", "WAITS",
+		"EXIT");
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_tune_sample *m = &rows[i].med;
+		char a[24], wt[24];
+
+		fprintf(f, "%c %-*s %10s %10s %10s %10s %6s %7.2fs %7.2fs %7s %6d\n",
+			rows[i].best ? '*' : ' ', (int)w, name(&rows[i]), hb(m->peak_rss),
+			hb(m->rss_exit), hb(m->in_use_exit), hb(m->free_exit),
+			arenas(m, a, sizeof(a)), m->wall_s, m->cpu_s, waits(m, wt, sizeof(wt)),
+			m->status);
+	}
+	fprintf(f, "\n  * no other setting has both a lower peak RSS and a shorter wall time\n"
+		"  (at exit: read in the program's exit stop; FREE@EXIT: free chunks and tops, "
+		"resident; WAITS: arena lock waits, '-' without a tracer)\n");
+	estimates_text(f, rows, n, 0);
+}
+
+void mw_tune_markdown(FILE *f, const struct mw_tune_row *rows, size_t n, char *const *cmd)
+{
+	fputs("### mallocwatch tune:", f);
+	for (size_t i = 0; cmd && cmd[i]; i++)
+		fprintf(f, " `%s`", cmd[i]);
+	fprintf(f, "\n\n| | setting | peak RSS | RSS at exit | in use | free at exit | arenas | "
+		"wall (s) | CPU (s) | lock waits | exit |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_tune_sample *m = &rows[i].med;
+		char a[24], wt[24];
+
+		fprintf(f, "| %s | `%s` | %s | %s | %s | %s | %s | %.2f | %.2f | %s | %d |\n",
+			rows[i].best ? "**best**" : "", name(&rows[i]), hb(m->peak_rss),
+			hb(m->rss_exit), hb(m->in_use_exit), hb(m->free_exit),
+			arenas(m, a, sizeof(a)), m->wall_s, m->cpu_s, waits(m, wt, sizeof(wt)),
+			m->status);
+	}
+	fprintf(f, "\n**best**: no other setting has both a lower peak RSS and a shorter wall "
+		"time. Medians over %zu run%s each.\n", n ? rows[0].nruns : 0,
+		n && rows[0].nruns == 1 ? "" : "s");
+	estimates_text(f, rows, n, 1);
+}
+
+static json_t *unum(uint64_t v)
+{
+	return v == MW_TUNE_UNKNOWN ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *sample_json(const struct mw_tune_sample *s)
+{
+	return json_pack("{s:i, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:o}", "exit_status", s->status,
+		"wall_seconds", s->wall_s, "cpu_seconds", s->cpu_s, "peak_rss", unum(s->peak_rss),
+		"rss_at_exit", unum(s->rss_exit), "in_use_at_exit", unum(s->in_use_exit),
+		"free_at_exit", unum(s->free_exit), "arenas_at_exit", unum(s->arenas_exit),
+		"lock_waits", unum(s->waits));
+}
+
+int mw_tune_json(FILE *f, const struct mw_tune_row *rows, size_t n, char *const *cmd)
+{
+	json_t *root = json_object(), *t = json_object(), *c = json_array(), *set = json_array(),
+	       *est = json_array();
+	int ret;
+
+	for (size_t i = 0; cmd && cmd[i]; i++)
+		mw_json_append(&c, mw_json_str(cmd[i]));
+	for (size_t i = 0; i < n; i++) {
+		json_t *runs = json_array(), *o;
+
+		for (size_t j = 0; j < rows[i].nruns; j++)
+			mw_json_append(&runs, sample_json(&rows[i].runs[j]));
+		o = sample_json(&rows[i].med);
+		mw_json_set(&o, "tunables", rows[i].setting[0] ? json_string(rows[i].setting) :
+			    json_null());
+		mw_json_set(&o, "best", json_boolean(rows[i].best));
+		mw_json_set(&o, "runs", runs);
+		mw_json_append(&set, o);
+	}
+	for (size_t i = 0; n && i < rows[0].nfindings; i++) {
+		const struct mw_finding *x = &rows[0].findings[i];
+		const struct mw_tune_row *r;
+
+		if (!x->knob[0])
+			continue;
+		r = row_of(rows, n, x->knob);
+		mw_json_append(&est, json_pack("{s:s, s:s, s:I, s:o, s:o}", "finding", x->id,
+			"tunable", x->knob, "estimate_bytes", (json_int_t)x->estimate,
+			"tried", json_boolean(r != NULL),
+			"measured_bytes", r && r->med.free_exit != MW_TUNE_UNKNOWN &&
+			rows[0].med.free_exit != MW_TUNE_UNKNOWN ?
+			json_integer((json_int_t)less(rows[0].med.free_exit, r->med.free_exit)) :
+			json_null()));
+	}
+	mw_json_set(&t, "command", c);
+	mw_json_set(&t, "settings", set);
+	mw_json_set(&t, "estimates", est);
+	mw_json_set(&root, "version", json_integer(1));
+	mw_json_set(&root, "tune", t);
+	ret = mw_json_write(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+	json_decref(root);
+	return ret;
+}
