@@ -230,18 +230,6 @@ static enum mw_runtime parse_runtime(const char *s)
 	mw_usage_error("unknown runtime '%s' (auto, kernel or bpf)", s);
 }
 
-long mw_seconds_option(const char *opt, const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v > 0) || v > 86400)
-		mw_usage_error("%s needs a number of seconds (up to 86400), not '%s'", opt, s);
-	return (long)(v * 1000 + 0.5) ? (long)(v * 1000 + 0.5) : 1;
-}
-
 /* The command starts at the first "-c" or "--"; options are before it. */
 static int split_command(int argc, char **argv, struct trace_opts *o)
 {
