@@ -116,6 +116,25 @@ assert peak > 7 << 20, peak
 PY
 fi
 
+# -f: one page of the tree, the tree's table first, then a section per
+# process with its own chart, lanes and hover script
+"$MW" -q -f --html "$OUT/tree.html" --json "$OUT/tree.json" -o /dev/null -c sh -c \
+	'./examples/arena-storm 3 >/dev/null; ./examples/arena-storm 2 >/dev/null' ||
+	fail "-f --html exited $?"
+browse "$OUT/tree.html" "$OUT/tree" || fail "the browser saw errors on the tree's page: $OUT/tree.log"
+python3 - "$OUT/tree.dom" "$OUT/tree.json" <<'PY' || fail "the tree's page"
+import json, re, sys
+dom, r = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+assert "processes in the tree (-f)" in dom
+parts = re.split(r'<h1 id="process-(\d+)">', dom)[1:]
+pids = [int(p) for p in parts[0::2]]
+assert pids == [p["target"]["pid"] for p in r["processes"]], (pids, r["processes"])
+for body, p in zip(parts[1::2], r["processes"]):
+    assert body.count('<g class="lane"') == len(p["threads"]), (p["target"], len(p["threads"]))
+    assert body.count('<g class="series"') == len(p["arenas"]), (p["target"], len(p["arenas"]))
+print("tree page:", [(p, len(q["arenas"]), len(q["threads"])) for p, q in zip(pids, r["processes"])])
+PY
+
 # the check can fail: a page whose script throws
 sed 's|<script>(function|<script>nosuchfunction();(function|' "$OUT/storm.html" >"$OUT/broken.html"
 browse "$OUT/broken.html" "$OUT/broken" && fail "a script error went unnoticed by the browser check"

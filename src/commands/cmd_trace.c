@@ -350,9 +350,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && o->pid)
 		mw_usage_error("-c and -p cannot be used together");
-	if (o->follow && (o->html || o->save_stream || o->interval_ms))
-		mw_usage_error("--html, --save-stream and --interval take one process; not yet "
-			       "with -f");
+	if (o->follow && (o->save_stream || o->interval_ms))
+		mw_usage_error("--save-stream and --interval take one process; not yet with -f");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
 		o->progress = o->pid || isatty(STDERR_FILENO);
 	if (o->duration_ms && !o->pid)
@@ -597,9 +596,9 @@ static int attach_many(struct trace_opts *o)
 		mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace; 'mallocwatch snapshot -p "
 		       "PID,PID,...' reads the processes' allocators without them",
 		       mw_quote(libc, q, sizeof(q)));
-	if (o->html || o->save_stream || o->interval_ms)
-		mw_die(MW_EXIT_USAGE, "--html, --save-stream and --interval take one process "
-		       "(-p PID); not yet several");
+	if (o->save_stream || o->interval_ms)
+		mw_die(MW_EXIT_USAGE, "--save-stream and --interval take one process (-p PID); "
+		       "not yet several");
 	o->set = &set;
 	status = run(o, NULL, libc, NULL, o->nrules ? &report : NULL);
 	if (report)

@@ -411,7 +411,8 @@ static int summarized(const struct msink *k, size_t i, size_t n)
  * its JSON into *rep.  The exit status of that report. */
 static int report_one(const struct trace_opts *o, struct outputs *out, struct msink *k,
 		      size_t i, const struct mw_trace_result *r, const struct mw_elf *libc,
-		      const char *libc_path, enum mw_runtime rt, char **text, json_t **rep)
+		      const char *libc_path, enum mw_runtime rt, char **text, json_t **rep,
+		      struct mw_run_info *rio, struct mw_environment *envo)
 {
 	struct trace_opts oi = *o;
 	struct mw_trace_result ri_r = *r;
@@ -462,7 +463,39 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		json_decref(*rep);
 		*rep = NULL;
 	}
+	/* for the page of them all: what the run info points into stays
+	 * with the caller (the environment) or the process */
+	*envo = env;
+	*rio = ri;
+	rio->env = envo;
+	rio->findings_text = NULL;
 	return st;
+}
+
+/* --html of several processes: one page, the tree's table (-f) first. */
+static void html_all(FILE *html, struct outputs *out, struct msink *k, json_t *const *reps,
+		     const struct mw_trace_result *r, struct mw_run_info *ris, size_t n)
+{
+	const struct mw_state **sts = xcalloc(n, sizeof(*sts));
+	char title[64], *intro = NULL;
+	size_t len = 0;
+	FILE *t = k->tree ? open_memstream(&intro, &len) : NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		sts[i] = mw_procs_state(k->procs, i);
+		ris[i].findings_text = mw_run_findings_text(sts[i], &ris[i]);
+	}
+	if (t) {
+		tree_text(t, k, reps, n, r->set_failed);
+		fclose(t);
+	}
+	snprintf(title, sizeof(title), "%zu processes%s", n, k->tree ? " (-f)" : "");
+	if (mw_report_html_procs(html, sts, ris, n, title, intro) < 0)
+		out->html_errno = errno ? errno : EIO;
+	for (size_t i = 0; i < n; i++)
+		free((char *)ris[i].findings_text);
+	free(intro);
+	free(sts);
 }
 
 /* Each process's summary (as one -p run prints it; -f: the tree first,
@@ -477,11 +510,14 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	json_t **reps = xcalloc(n, sizeof(*reps)), *arr = json_array(), *top = NULL, *t;
 	char **texts = xcalloc(n, sizeof(*texts));
 	FILE *json = out->json, *html = out->html, *summary = out->summary;
+	struct mw_run_info *ris = xcalloc(n + 1, sizeof(*ris));
+	struct mw_environment *envs = xcalloc(n + 1, sizeof(*envs));
 	int status = MW_EXIT_OK;
 
 	out->json = out->html = NULL;	/* one JSON of them all, below */
 	for (size_t i = 0; i < n; i++) {
-		int st = report_one(o, out, k, i, r, libc, libc_path, rt, &texts[i], &reps[i]);
+		int st = report_one(o, out, k, i, r, libc, libc_path, rt, &texts[i], &reps[i],
+				    &ris[i], &envs[i]);
 
 		/* -f: the program's status (a child's is its own, in the tree) */
 		if (k->tree ? i == 0 : st != MW_EXIT_OK)
@@ -505,6 +541,8 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 			n - shown);
 	t = totals(reps, n);
 	totals_text(summary, t);
+	if (html)
+		html_all(html, out, k, reps, r, ris, n);
 	/* the first process's report at the top, as a single run writes it */
 	top = json_deep_copy(reps[0]);
 	if (!t || !top || json_object_set_new(top, "schema_version", json_integer(2)) < 0 ||
@@ -529,6 +567,8 @@ out:
 	}
 	free(texts);
 	free(reps);
+	free(ris);
+	free(envs);
 	return status;
 }
 

@@ -12,7 +12,8 @@
  * it, then a line of totals; the JSON keeps a single report's top level
  * for the first process and adds "processes" (every process's report, the
  * first included) and "totals" (docs/json.md).  Not (yet) for several
- * processes: --interval samples, --html, --save-stream.
+ * processes: --interval samples, --save-stream (--html: one page of them
+ * all, mw_report_html_procs).
  */
 #ifndef MALLOCWATCH_TRACE_MULTI_H
 #define MALLOCWATCH_TRACE_MULTI_H

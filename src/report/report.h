@@ -87,6 +87,15 @@ int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_inf
  * Returns 0, or -1 if writing failed. */
 int mw_report_html(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 
+/* One page of several processes' reports (-f's tree, -p PID,PID,...):
+ * title as its heading, intro (the tree's table; NULL none) under it,
+ * then for each process st[i] (run info ri[i]) what mw_report_html
+ * shows of one, under a heading of its own (anchor "process-PID").
+ * Self-contained as that page is.  0, or -1 with errno set. */
+int mw_report_html_procs(FILE *out, const struct mw_state *const *st,
+			 const struct mw_run_info *ri, size_t n, const char *title,
+			 const char *intro);
+
 /* Write the JSON report (docs/json.md), through jansson.  Returns 0, or
  * -1 with errno set if writing failed (ENOMEM: it could not be built). */
 int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);

@@ -58,6 +58,8 @@ struct page {
 	uint64_t t0, t1;	/* the time axis, CLOCK_MONOTONIC ns */
 	const struct mw_arena *ar;
 	size_t nar;
+	const char *sfx;	/* the ids' suffix: "" on a page of one process,
+				 * "-N" for the N-th of several */
 };
 
 
@@ -383,8 +385,8 @@ static void area_chart(struct page *pg, json_t *data)
 		json_array_append_new(jr, json_integer((json_int_t)s[i].rss));
 	}
 	max = chart_max(pg, s, ns, val, mem);
-	fprintf(f, "<svg id=\"area\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n", W,
-		AREA_H + 30, W, AREA_H + 30);
+	fprintf(f, "<svg id=\"area%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
+		pg->sfx, W, AREA_H + 30, W, AREA_H + 30);
 	ticks(pg, 0, AREA_H);
 	if (ns)
 		y_axis(pg, &max);
@@ -397,8 +399,8 @@ static void area_chart(struct page *pg, json_t *data)
 		mem_series(pg, s, ns, base, max);
 	sbrk_line(pg, s, ns, max);
 	mark_lines(pg);
-	fprintf(f, "<line id=\"cursor\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
-		"style=\"display:none\"/>\n</svg>\n", LEFT, LEFT, AREA_H);
+	fprintf(f, "<line id=\"cursor%s\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
+		"style=\"display:none\"/>\n</svg>\n", pg->sfx, LEFT, LEFT, AREA_H);
 	json_object_set_new(data, "t", jt);
 	json_object_set_new(data, "series", js);
 	json_object_set_new(data, "sbrk", jb);
@@ -544,8 +546,8 @@ static void lanes(struct page *pg)
 	struct lane_att *att = lane_index(pg, t, nt, &natt);
 	int pid = mw_state_pid(pg->st);
 
-	fprintf(f, "<svg id=\"lanes\" viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\">\n", W,
-		nt * LANE_H + 24, W, nt * LANE_H + 24);
+	fprintf(f, "<svg id=\"lanes%s\" viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\">\n",
+		pg->sfx, W, nt * LANE_H + 24, W, nt * LANE_H + 24);
 	ticks(pg, 0, (int)(nt * LANE_H));
 	for (size_t i = 0; i < nt; i++) {
 		double y = (double)i * LANE_H;
@@ -591,8 +593,8 @@ static void waits_strip(struct page *pg)
 			prev = s[i].waits;
 			counted = 1;
 		}
-	fprintf(f, "<svg id=\"waits\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n", W,
-		WAITS_H + 20, W, WAITS_H + 20);
+	fprintf(f, "<svg id=\"waits%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
+		pg->sfx, W, WAITS_H + 20, W, WAITS_H + 20);
 	fprintf(f, "<text class=\"tick\" x=\"2\" y=\"12\">%" PRIu64 "/interval</text>\n", max);
 	prev = 0;
 	for (size_t i = 0; i < ns; i++) {
@@ -735,9 +737,34 @@ static void what(FILE *f, const struct mw_run_info *ri)
 		fprintf(f, "process %d", ri->pid);
 }
 
-int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+/* The script's text with its element ids given suffix sfx ('mw-data',
+ * 'area', 'cursor' become 'mw-data-N', ...; unchanged for ""). */
+static void script_ids(FILE *f, const char *text, const char *sfx)
 {
-	struct page pg = { .f = f, .st = st };
+	static const char *const ids[] = { "'mw-data'", "'area'", "'cursor'" };
+
+	while (*text) {
+		size_t i;
+
+		for (i = 0; i < 3; i++)
+			if (strncmp(text, ids[i], strlen(ids[i])) == 0)
+				break;
+		if (i == 3) {
+			fputc(*text++, f);
+			continue;
+		}
+		fprintf(f, "%.*s%s'", (int)strlen(ids[i]) - 1, ids[i], sfx);
+		text += strlen(ids[i]);
+	}
+}
+
+/* One process's part of a page: its title line, bytes chart, lanes,
+ * waits, summary and findings, then its data and hover script.  0, or
+ * -1 when its data could not be made (ENOMEM). */
+static int section(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
+		   const char *sfx)
+{
+	struct page pg = { .f = f, .st = st, .sfx = sfx };
 	/* only what the stream holds: a replay writes the same page */
 	struct mw_run_info sri = { .argv = ri->argv, .pid = ri->pid, .libc = ri->libc,
 		.runtime = ri->runtime, .have_status = ri->have_status,
@@ -748,19 +775,13 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns, nt;
 	FILE *tf;
-	int ret, mem;
+	int mem;
 
 	pg.ar = mw_state_arenas(st, &pg.nar);
 	time_axis(&pg);
 	mw_state_samples(st, &ns);
-	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		"style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>mallocwatch: ");
-	what(f, ri);
-	fprintf(f, "</title><style>%s</style></head><body>\n<h1>mallocwatch: ", css);
-	what(f, ri);
 	mw_state_threads(st, &nt);
-	fprintf(f, "</h1>\n<p>pid %d, %.3f s, %s runtime, %zu arenas, %zu threads, %zu samples "
+	fprintf(f, "<p>pid %d, %.3f s, %s runtime, %zu arenas, %zu threads, %zu samples "
 		"of the allocator; libc ", ri->pid, secs(&pg, pg.t1), ri->runtime ? ri->runtime :
 		"?", pg.nar, nt, ns);
 	mw_xml_escape(f, ri->libc);
@@ -782,15 +803,73 @@ int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "</pre>\n");
 	mw_findings_html(f, sri.findings_text);
 	dump = json_dumps(data, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(9));
-	fprintf(f, "<div id=\"tip\"></div>\n<script type=\"application/json\" "
-		"id=\"mw-data\">%s</script>\n<script>%s%s%s</script>\n</body></html>\n",
-		dump ? dump : "{}", js, mem ? js_mem : "", js_end);
+	fprintf(f, "%s<script type=\"application/json\" id=\"mw-data%s\">%s</script>\n<script>",
+		*sfx ? "" : "<div id=\"tip\"></div>\n", sfx, dump ? dump : "{}");
+	script_ids(f, js, sfx);
+	script_ids(f, mem ? js_mem : "", sfx);
+	script_ids(f, js_end, sfx);
+	fprintf(f, "</script>\n");
 	json_decref(data);
-	ret = ferror(f) ? -1 : 0;
 	if (!dump) {	/* the page's data could not be made: the page is not whole */
 		errno = ENOMEM;
-		ret = -1;
+		return -1;
 	}
 	free(dump);
-	return ret;
+	return 0;
+}
+
+/* The page's head up to its first heading's text (the caller's). */
+static void head(FILE *f, const struct mw_run_info *ri, const char *title)
+{
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>mallocwatch: ");
+	if (title)
+		mw_xml_escape(f, title);
+	else
+		what(f, ri);
+	fprintf(f, "</title><style>%s%s</style></head><body>\n<h1>mallocwatch: ", css,
+		title ? "[id^=cursor]{stroke:#000;stroke-width:.5}" : "");
+	if (title)
+		mw_xml_escape(f, title);
+	else
+		what(f, ri);
+	fprintf(f, "</h1>\n");
+}
+
+int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	int ret;
+
+	head(f, ri, NULL);
+	ret = section(f, st, ri, "");
+	fprintf(f, "</body></html>\n");
+	return ret < 0 || ferror(f) ? -1 : 0;
+}
+
+int mw_report_html_procs(FILE *f, const struct mw_state *const *st,
+			 const struct mw_run_info *ri, size_t n, const char *title,
+			 const char *intro)
+{
+	int ret = 0;
+
+	head(f, NULL, title);
+	if (intro) {
+		fprintf(f, "<pre class=\"summary\">");
+		mw_xml_escape(f, intro);
+		fprintf(f, "</pre>\n");
+	}
+	fprintf(f, "<div id=\"tip\"></div>\n");
+	for (size_t i = 0; i < n; i++) {
+		char sfx[24];
+
+		snprintf(sfx, sizeof(sfx), "-%zu", i);
+		fprintf(f, "<h1 id=\"process-%d\">", ri[i].pid);
+		what(f, &ri[i]);
+		fprintf(f, "</h1>\n");
+		if (section(f, st[i], &ri[i], sfx) < 0)
+			ret = -1;
+	}
+	fprintf(f, "</body></html>\n");
+	return ret < 0 || ferror(f) ? -1 : 0;
 }
