@@ -2,9 +2,10 @@
 # The HTML report's edges (issue 26, item 7), on tests/html/storm20.mw
 # (a saved -c run of examples/arena-storm 20: 16 arenas, 21 threads, no
 # lock waits; thread 8356 reused main_arena before its address was known,
-# an attachment the model merges, untimed, when the bias comes):
+# an attachment the model merges when the bias comes, keeping its time):
 #  - thread 8356's lane shows main_arena, as the table does ("8356(reuse)"),
-#    not "no arena event seen";
+#    not "no arena event seen", from the time it reused it (0.004 s; the
+#    merge once stamped it with the bias's time, and drew it untimed);
 #  - the empty lock-wait strip says "no waits";
 #  - the 16 arenas' colours differ: every pair by a CIE76 delta E of 30 or
 #    more (the palette before: two blues 10.5 apart).
@@ -16,7 +17,8 @@ command -v python3 >/dev/null || skip "no python3"
 grep -q '0x7fc47c2d8c60 .*8356(reuse)' "$OUT/storm.txt" || fail "the table does not show 8356's reuse"
 sed -n '/data-tid="8356"/,/<\/g>/p' "$OUT/storm.html" >"$OUT/lane8356"
 grep -q 'no arena event seen' "$OUT/lane8356" && fail "8356: $(cat "$OUT/lane8356")"
-grep -q '<rect[^>]*><title>tid 8356 on arena 0x7fc47c2d8c60 (reuse)' "$OUT/lane8356" ||
+grep -q '<circle class="how reuse" [^>]*><title>0.004 s  tid 8356: reuse arena 0x7fc47c2d8c60<' "$OUT/lane8356" &&
+grep -q '<rect[^>]*><title>tid 8356 on arena 0x7fc47c2d8c60 from 0.004 s<' "$OUT/lane8356" ||
 	fail "8356's lane does not show main_arena: $(cat "$OUT/lane8356")"
 sed -n '/<svg id="waits"/,/<\/svg>/p' "$OUT/storm.html" >"$OUT/waits"
 grep -q '>no waits: no thread waited' "$OUT/waits" || fail "empty waits strip: $(cat "$OUT/waits")"

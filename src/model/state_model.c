@@ -155,6 +155,14 @@ static struct mw_arena *arena(struct mw_state *st, uint64_t addr, int create)
 	return &st->arenas[st->narenas++];
 }
 
+/* Attachments by the order they came in (their records' sequence). */
+static int att_seq_cmp(const void *pa, const void *pb)
+{
+	const struct mw_attachment *a = pa, *b = pb;
+
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
 static void attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach how)
 {
 	struct mw_arena *a = arena(st, addr, 1);
@@ -602,9 +610,14 @@ void mw_state_bias(struct mw_state *st, uint64_t bias)
 
 		m->addr = bias + st->main_sym;
 		mw_idmap_put(&st->arena_ix, m->addr, 0);
-		if (dup && dup != m) {	/* threads that reused main_arena */
-			for (size_t i = 0; i < dup->natt; i++)
-				attach(st, dup->att[i].tid, m->addr, dup->att[i].how);
+		if (dup && dup != m) {	/* threads that reused main_arena: their
+					 * attachments as they came (seq, time),
+					 * merged in order */
+			for (size_t i = 0; i < dup->natt; i++) {
+				XGROW(m->att, m->natt, m->catt);
+				m->att[m->natt++] = dup->att[i];
+			}
+			qsort(m->att, m->natt, sizeof(*m->att), att_seq_cmp);
 			m->waits += dup->waits;
 			dup->addr = UINT64_MAX;	/* dropped in finish */
 		}
