@@ -37,9 +37,10 @@ compare() {
 
 # 0. python3 threads and sort --parallel=4 under a shell
 mkdir -p "$OUT/mi"
-# python3 writes its own malloc_info() last and leaves with os._exit:
-# its interpreter's finalizers and libraries' destructors free (and trim
-# heaps) after a preloaded destructor would have run
+# python3 writes its own malloc_info() last, its collector off, and
+# leaves with os._exit: its interpreter's finalizers and libraries'
+# destructors free (and trim heaps) after a preloaded destructor would
+# have run
 cat >"$OUT/threads.py" <<'PY'
 import ctypes, os, sys, threading
 b = threading.Barrier(6)
@@ -52,9 +53,16 @@ ts = [threading.Thread(target=work, args=(i,)) for i in range(6)]
 [t.join() for t in ts]
 libc = ctypes.CDLL(None)
 libc.fopen.restype = ctypes.c_void_p
-f = libc.fopen(("%s/mi.%d.xml" % (sys.argv[1], os.getpid())).encode(), b"w")
-libc.malloc_info(0, ctypes.c_void_p(f))
-libc.fclose(ctypes.c_void_p(f))
+path = ("%s/mi.%d.xml" % (sys.argv[1], os.getpid())).encode()
+# nothing made by a thread may be freed from here on: a free into a
+# thread's arena can trim its heap (the collector once did, between
+# malloc_info() and the exit)
+import gc
+gc.collect()
+gc.disable()
+f = ctypes.c_void_p(libc.fopen(path, b"w"))
+libc.malloc_info(0, f)
+libc.fclose(f)
 os._exit(0)
 PY
 seq 1 300000 | sort -R >"$OUT/input"
