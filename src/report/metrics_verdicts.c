@@ -18,6 +18,7 @@
 #include "jsonout.h"
 #include "msg.h"
 #include "output.h"
+#include "units.h"
 #include "xalloc.h"
 
 static const char *op_name(enum mw_op op)
@@ -39,22 +40,39 @@ int mw_format_parse(const char *s, enum mw_format *f)
 	return -1;
 }
 
-/* One rule's result as one line of text, without PASS/FAIL. */
+/* " (1.5 MiB)" after a figure of a metric in bytes (v >= 0), else "". */
+static const char *human(const struct mw_rule *r, int64_t v, char *buf, size_t len)
+{
+	char hb[16];
+
+	if (strcmp(mw_metric_info(r->metric)->unit, "bytes") != 0 || v < 0)
+		return "";
+	snprintf(buf, len, " (%s)", mw_human_bytes((uint64_t)v, hb, sizeof(hb)));
+	return buf;
+}
+
+/* One rule's result as one line of text, without PASS/FAIL; a figure in
+ * bytes is followed by its size in binary units:
+ * "free_bytes 17589408 (16.8 MiB), limit <= 144900 (141.5 KiB) (baseline
+ * 131728 (128.6 KiB), rule 'free_bytes<=+10%')". */
 static void result_line(char *buf, size_t len, const struct mw_rule *r,
 			const struct mw_verdict *v)
 {
 	const char *name = mw_metric_info(r->metric)->name;
+	char hv[24], hl[24], hb[24];
 
 	if (v->missing)
 		snprintf(buf, len, "%s: not in the report%s (rule '%s')", name,
 			 r->relative ? " or the baseline" : "", r->text);
 	else if (v->has_baseline)
-		snprintf(buf, len, "%s %" PRId64 ", limit %s %" PRId64 " (baseline %" PRId64
-			 ", rule '%s')", name, v->value, op_name(r->op), v->limit, v->baseline,
-			 r->text);
+		snprintf(buf, len, "%s %" PRId64 "%s, limit %s %" PRId64 "%s (baseline %" PRId64
+			 "%s, rule '%s')", name, v->value, human(r, v->value, hv, sizeof(hv)),
+			 op_name(r->op), v->limit, human(r, v->limit, hl, sizeof(hl)),
+			 v->baseline, human(r, v->baseline, hb, sizeof(hb)), r->text);
 	else
-		snprintf(buf, len, "%s %" PRId64 ", limit %s %" PRId64 " (rule '%s')", name,
-			 v->value, op_name(r->op), v->limit, r->text);
+		snprintf(buf, len, "%s %" PRId64 "%s, limit %s %" PRId64 "%s (rule '%s')", name,
+			 v->value, human(r, v->value, hv, sizeof(hv)), op_name(r->op), v->limit,
+			 human(r, v->limit, hl, sizeof(hl)), r->text);
 }
 
 
