@@ -156,7 +156,10 @@ assert d["arenas"] == {"appeared": [], "vanished": [], "changed": []}, d["arenas
 print("a report against itself: no change")
 PY
 expect 0 "$MW" diff --format markdown $S/trim.json $S/storm24.json
-grep -qx '| `arenas` | 1 | 16 | +15 | +1500.0% |' "$OUT/out" || fail "markdown diff: $(head -4 "$OUT/out")"
+grep -qx '| `arenas` | 1 | 16 | +15 | +1500.0% | count |' "$OUT/out" || fail "markdown diff: $(head -4 "$OUT/out")"
+expect 0 "$MW" diff "$OUT/procs.json" $S/trim.json
+grep -q "procs.json' is a report of 2 processes: diff compares the first's alone, process 100 " \
+	"$OUT/err" || fail "diff of a report of several: no warning: $(cat "$OUT/err")"
 expect 2 "$MW" diff $S/storm24.json
 expect 2 "$MW" diff --format junit $S/trim.json $S/storm24.json
 echo "diff: exact"
