@@ -85,16 +85,21 @@ static void arenas_text(FILE *f, const struct mw_snapshot *s, const struct mw_le
 
 static void histogram_text(FILE *f, const struct mw_frag *g)
 {
+	int any = 0;
+
 	fprintf(f, "\nFree chunk sizes, all arenas (top chunks not included):\n");
 	for (int b = 0; b < MW_FRAG_BUCKETS; b++) {
 		if (!g->count[b])
 			continue;
+		any = 1;
 		if (b == MW_FRAG_BUCKETS - 1)
 			fprintf(f, "  %10s and up  ", hb(bucket_min(b)));
 		else
 			fprintf(f, "  %10s .. %-8s", hb(bucket_min(b)), hb(bucket_min(b + 1)));
 		fprintf(f, " %9" PRIu64 " chunks %12s\n", g->count[b], hb(g->bytes[b]));
 	}
+	if (!any)	/* not a heading left without its table */
+		fprintf(f, "  none\n");
 }
 
 void mw_ledger_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l)
