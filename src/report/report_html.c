@@ -696,9 +696,9 @@ static void last_reading(const struct page *pg, const struct mw_sample *s,
 	for (size_t i = 0; i < s->n; i++)
 		arenas += sa[s->first + i].system;
 	fprintf(pg->f, "<p class=\"reading\">At %.3f s (the last reading): arenas %s + mmapped "
-		"chunks %s (%" PRIu64 ") = <b>%s</b> from malloc; the process's RSS <b>%s</b>"
+		"chunks %s (%" PRIu64 " chunk%s) = <b>%s</b> from malloc; the process's RSS <b>%s</b>"
 		"</p>\n", secs(pg, s->ns), mw_human_bytes(arenas, a, sizeof(a)),
-		mw_human_bytes(s->mmapped, m, sizeof(m)), s->n_mmaps,
+		mw_human_bytes(s->mmapped, m, sizeof(m)), s->n_mmaps, s->n_mmaps == 1 ? "" : "s",
 		mw_human_bytes(arenas + s->mmapped, t, sizeof(t)),
 		s->rss ? mw_human_bytes(s->rss, r, sizeof(r)) : "unknown");
 }

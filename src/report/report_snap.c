@@ -44,11 +44,12 @@ static void totals_line(FILE *f, const struct mw_snapshot *s)
 	char a[16], b[16], c[16], d[16], m[16], sa[16], ua[16];
 
 	mw_human_bytes(s->mmapped_mem, m, sizeof(m));
-	fprintf(f, "\nTotal: system %s = arenas %s + mmapped chunks %s (%" PRIu64 ")\n"
+	fprintf(f, "\nTotal: system %s = arenas %s + mmapped chunks %s (%" PRIu64 " chunk%s)\n"
 		"       in use %s = arenas %s + mmapped chunks %s; free (retained) %s; "
 		"malloc_trim(0) could give back at most %s\n",
 		mw_human_bytes(s->system_bytes + s->mmapped_mem, a, sizeof(a)),
 		mw_human_bytes(s->system_bytes, sa, sizeof(sa)), m, s->n_mmaps,
+		s->n_mmaps == 1 ? "" : "s",
 		mw_human_bytes(s->in_use_bytes + s->mmapped_mem, b, sizeof(b)),
 		mw_human_bytes(s->in_use_bytes, ua, sizeof(ua)), m,
 		mw_human_bytes(s->free_bytes, c, sizeof(c)),
