@@ -35,7 +35,7 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		hb(l->tolerance), l->ok ? "adds up" : "DOES NOT ADD UP");
 	if (l->incomplete)
 		fprintf(f, "  INCOMPLETE: %s\n", l->why);
-	fprintf(f, "  %-24s %12s\n", "in use", hb(t->in_use));
+	fprintf(f, "  %-24s %12s\n", "in use, resident", hb(t->in_use));
 	fprintf(f, "  %-24s %12s\n", "free, resident", hb(t->free_resident));
 	fprintf(f, "  %-24s %12s\n", "top chunks, resident", hb(t->top));
 	fprintf(f, "  %-24s %12s  (%" PRIu64 " found, %s; glibc counts %" PRIu64 ", %s)\n",
@@ -51,7 +51,7 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 
 static void arenas_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l)
 {
-	fprintf(f, "\n  %-16s %10s %10s %10s %10s %10s %10s\n", "ARENA", "RSS", "IN USE",
+	fprintf(f, "\n  %-16s %10s %10s %10s %10s %10s %10s\n", "ARENA", "RSS", "IN USE RES",
 		"FREE RES", "FREE GONE", "TOP RES", "SLACK");
 	for (size_t i = 0; i < l->narenas && i < LEDGER_ARENA_ROWS; i++) {
 		const struct mw_ledger_part *a = &l->arenas[i].l;
