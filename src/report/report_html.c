@@ -788,8 +788,9 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "%.3f s, ", secs(&pg, pg.t1));
 	else	/* t1 is only the axis's 1 s */
 		fprintf(f, "no timed event, ");
-	fprintf(f, "%s runtime, %zu arenas, %zu threads, %zu samples of the allocator; libc ",
-		ri->runtime ? ri->runtime : "?", pg.nar, nt, ns);
+	fprintf(f, "%s runtime, %zu arena%s, %zu thread%s, %zu sample%s of the allocator; libc ",
+		ri->runtime ? ri->runtime : "?", pg.nar, pg.nar == 1 ? "" : "s", nt,
+		nt == 1 ? "" : "s", ns, ns == 1 ? "" : "s");
 	mw_xml_escape(f, ri->libc);
 	fprintf(f, "</p>\n");
 	mem = bytes_section(&pg, data);
