@@ -122,6 +122,27 @@ grep -q "(--strict-env)" "$OUT/err" || fail "$(cat "$OUT/err")"
 expect 0 "$MW" check --strict-env --baseline "$OUT/env2.json" --check 'arenas<=+0' "$OUT/env2.json"
 echo "environment: differences warned about, --strict-env refuses"
 
+# a report of several processes (as -f writes): --metrics lists each
+# process's under its name; against a baseline of several, each process
+# is judged against the baseline's process of the same command line and
+# order, not against the baseline's first process
+python3 - $S/trim.json $S/storm24.json "$OUT" <<'PY' || exit 99
+import copy, json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+a["target"]["pid"], b["target"]["pid"] = 100, 101
+run = dict(a, processes=[a, b])
+base = dict(b, processes=[b, a])	# the same processes, the other order
+json.dump(run, open(sys.argv[3] + "/procs.json", "w"))
+json.dump(base, open(sys.argv[3] + "/procs-base.json", "w"))
+PY
+expect 0 "$MW" check --metrics "$OUT/procs.json"
+grep -qx 'process 101 (\./examples/arena-storm):' "$OUT/out" && grep -qx '  arenas 16' "$OUT/out" &&
+	grep -qx '  arenas 1' "$OUT/out" || fail "--metrics of several: $(cat "$OUT/out")"
+expect 0 "$MW" check --baseline "$OUT/procs-base.json" --check 'arenas<=+0' "$OUT/procs.json"
+grep -qx "PASS process 101 (./examples/arena-storm): arenas 16, limit <= 16 (baseline 16, rule 'arenas<=+0')" \
+	"$OUT/out" || fail "baseline of several: $(cat "$OUT/out")"
+echo "several processes: --metrics each, baselines matched by command line"
+
 # diff: two recorded reports side by side, exactly as expected; exit 0
 # even though they differ (diff reports, check judges)
 expect 0 "$MW" diff $S/trim.json $S/storm24.json
@@ -135,7 +156,10 @@ assert d["arenas"] == {"appeared": [], "vanished": [], "changed": []}, d["arenas
 print("a report against itself: no change")
 PY
 expect 0 "$MW" diff --format markdown $S/trim.json $S/storm24.json
-grep -qx '| `arenas` | 1 | 16 | +15 | +1500.0% |' "$OUT/out" || fail "markdown diff: $(head -4 "$OUT/out")"
+grep -qx '| `arenas` | 1 | 16 | +15 | +1500.0% | count |' "$OUT/out" || fail "markdown diff: $(head -4 "$OUT/out")"
+expect 0 "$MW" diff "$OUT/procs.json" $S/trim.json
+grep -q "procs.json' is a report of 2 processes: diff compares the first's alone, process 100 " \
+	"$OUT/err" || fail "diff of a report of several: no warning: $(cat "$OUT/err")"
 expect 2 "$MW" diff $S/storm24.json
 expect 2 "$MW" diff --format junit $S/trim.json $S/storm24.json
 echo "diff: exact"

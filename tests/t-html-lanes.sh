@@ -5,8 +5,9 @@
 #    ones with equal times and ones before the program's start, untimed
 #    ones) gives exactly tests/html/lanes.html, the page written before
 #    the lanes were indexed (which attachment comes next, ties included;
-#    since then only its colours and the empty waits strip's "no waits"
-#    changed, t-html-edges);
+#    since then only its colours, the empty waits strip's "no waits"
+#    (t-html-edges) and the empty bytes chart's note, which replaced its
+#    lone "1 B" axis label, changed);
 #  - 200000 threads attaching once each (tests/mkstream-threads.sh) are
 #    drawn in well under 10 s: linear, where a scan of every attachment
 #    per thread took about 30 s (bench/run times it against 20000).

@@ -21,6 +21,7 @@ need_root
 need_libc
 
 # human BYTES: as mw_human_bytes (units.c) prints them
+plural() { [ "$1" = 1 ] || echo s; }
 human() {
 	python3 -c '
 import sys
@@ -59,7 +60,7 @@ print(m["count"], m["bytes"], t["system_bytes"], d["rss"][-1], " ".join(steps))
 PY
 		fail "$1: $(tail -n 3 "$OUT/$1.check")"
 	read -r count bytes system rss steps <"$OUT/$1.check"
-	want="Total: system $(human $((system + bytes))) = arenas $(human $system) + mmapped chunks $(human $bytes) ($count)"
+	want="Total: system $(human $((system + bytes))) = arenas $(human $system) + mmapped chunks $(human $bytes) ($count chunk$(plural $count))"
 	grep -qxF "$want" "$OUT/$1.txt" || fail "$1: no '$want' in $OUT/$1.txt"
 	grep -qF "in use " "$OUT/$1.txt" || fail "$1: no in use line"
 	"$MW" replay -q --html "$OUT/$1.replay.html" -o /dev/null "$OUT/$1.mw" || fail "$1: replay exited $?"
@@ -115,7 +116,7 @@ release_hold
 bytes=$(sed -n 's|.*<total type="mmap" count="[0-9]*" size="\([0-9]*\)"/>.*|\1|p' "$OUT/snap.xml" | tail -n 1)
 count=$(sed -n 's|.*<total type="mmap" count="\([0-9]*\)".*|\1|p' "$OUT/snap.xml" | tail -n 1)
 [ "$count" = 10 ] || fail "hold-arenas 4 has $count mmapped chunks, not 10"
-grep -q "^Total: system .* = arenas .* + mmapped chunks $(human $bytes) ($count)\$" "$OUT/snap.txt" ||
+grep -q "^Total: system .* = arenas .* + mmapped chunks $(human $bytes) ($count chunk$(plural $count))\$" "$OUT/snap.txt" ||
 	fail "snapshot's Total leaves out malloc_info's $bytes mmapped bytes: $(grep -A1 '^Total' "$OUT/snap.txt")"
 grep -q "\"mmapped_bytes\": $bytes," "$OUT/snap.json" || fail "snapshot JSON totals.mmapped_bytes"
 echo "ok: snapshot -p: $(grep '^Total' "$OUT/snap.txt")"

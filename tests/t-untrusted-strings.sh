@@ -95,13 +95,13 @@ PY
 "$MW" check --baseline "$OUT/big.json" --check 'heap_bytes_peak<=+10%' \
 	--check 'heap_bytes_peak<=+100%' "$OUT/big.json" >"$OUT/big.txt" 2>&1 ||
 	{ cat "$OUT/big.txt"; fail "2^62 against itself +10% failed"; }
-grep -q 'PASS heap_bytes_peak 4611686018427387904, limit <= 5072854620270126694 ' "$OUT/big.txt" ||
+grep -q 'PASS heap_bytes_peak 4611686018427387904 ([^)]*), limit <= 5072854620270126694 ' "$OUT/big.txt" ||
 	fail "+10% of 2^62: $(cat "$OUT/big.txt")"
 grep -q 'limit <= 9223372036854775807 ' "$OUT/big.txt" || fail "+100% of 2^62 did not saturate"
 "$MW" check --baseline "$OUT/big.json" --check 'heap_bytes_peak<=+10%' "$OUT/huge.json" \
 	>"$OUT/huge.txt" 2>&1
 [ $? = 3 ] || fail "2 x 2^62 passed +10% of 2^62: $(cat "$OUT/huge.txt")"
-grep -q 'heap_bytes_peak 9223372036854775807,' "$OUT/huge.txt" || fail "2 x 2^62 did not saturate"
+grep -q 'heap_bytes_peak 9223372036854775807 ([^)]*),' "$OUT/huge.txt" || fail "2 x 2^62 did not saturate"
 "$MW" check --check 'arenas<=9999999999G' "$OUT/big.json" >"$OUT/g.txt" 2>&1
 [ $? = 2 ] || fail "a value past int64_t was taken: $(cat "$OUT/g.txt")"
 "$MW" diff "$OUT/huge.json" "$OUT/huge2.json" >"$OUT/sat.txt" || fail "diff exited $?"

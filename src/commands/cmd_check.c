@@ -28,15 +28,20 @@ static const char check_usage[] =
 "+N% or -N% of the baseline's value.  A report of several processes\n"
 "(-p PID,PID,..., --cgroup, -f) is judged per process, each result named;\n"
 "comm=NAME:RULE judges only the processes of that command name (or\n"
-"argv[0]'s last part), e.g. 'comm=python3:arenas<=4'.  --metrics lists\n"
-"every metric of the report.  A baseline made where arena counts are\n"
-"decided differently\n"
-"(glibc version, online CPUs, GLIBC_TUNABLES, MALLOC_*) is warned about;\n"
-"with --strict-env it is an error (exit 2).\n"
-"--format: text (default), json, junit (one testcase per rule, and\n"
-"process),\n"
-"github (::error annotations, and a Markdown table appended to\n"
-"$GITHUB_STEP_SUMMARY when set) or markdown.\n"
+"argv[0]'s last part), e.g. 'comm=python3:arenas<=4'.\n"
+"\n"
+"  --check RULE         a rule; repeatable\n"
+"  --baseline FILE      the report (--json) relative rules are measured\n"
+"                       against; one made where arena counts are decided\n"
+"                       differently (glibc version, online CPUs,\n"
+"                       GLIBC_TUNABLES, MALLOC_*) is warned about\n"
+"  --strict-env         such a baseline is an error (exit 2)\n"
+"  --format F           text (default), json, junit (one testcase per rule,\n"
+"                       and process), github (::error annotations, and a\n"
+"                       Markdown table appended to $GITHUB_STEP_SUMMARY\n"
+"                       when set) or markdown\n"
+"  --metrics            list the report's metrics and their values\n"
+"\n"
 "Metrics (docs/json.md, \"Metrics\"):\n";
 
 static const char check_usage_tail[] =
@@ -128,14 +133,40 @@ static int check_args_parse(int argc, char **argv, struct check_args *a)
 	return 0;
 }
 
-/* --metrics: "NAME VALUE" for every metric report has. */
-static void list_metrics(const json_t *report)
+/* --metrics: "NAME VALUE" for every metric report has, each line after
+ * indent. */
+static void list_metrics_of(const json_t *report, const char *indent)
 {
 	for (int m = 0; m < MW_M_COUNT; m++) {
 		int64_t v;
 
 		if (mw_metric_value(report, (enum mw_metric)m, &v) == 0)
-			printf("%s %" PRId64 "\n", mw_metric_info((enum mw_metric)m)->name, v);
+			printf("%s%s %" PRId64 "\n", indent,
+			       mw_metric_info((enum mw_metric)m)->name, v);
+	}
+}
+
+/* --metrics: a report of one process as "NAME VALUE" lines; one of several
+ * (-f, -p PID,PID, --cgroup) as "process PID (NAME):" and its metrics
+ * indented, for each process (the top level is only the first's). */
+static void list_metrics(const json_t *report)
+{
+	const json_t *procs = json_object_get(report, "processes");
+	size_t i;
+	json_t *p;
+
+	if (!json_is_array(procs)) {
+		list_metrics_of(report, "");
+		return;
+	}
+	json_array_foreach(procs, i, p) {
+		const json_t *t = json_object_get(p, "target");
+		const char *name = mw_report_process_name(p);
+		char q[80];
+
+		printf("process %d (%s):\n", (int)json_integer_value(json_object_get(t, "pid")),
+		       name ? mw_quote(name, q, sizeof(q)) : "?");
+		list_metrics_of(p, "  ");
 	}
 }
 
@@ -188,11 +219,29 @@ static const char diff_usage[] =
 "Two reports side by side: every metric (see `mallocwatch check --help`,\n"
 "thresholds included) with its change and percent, then the arenas that\n"
 "appeared, vanished or changed their heaps or heap bytes (main_arena, then the\n"
-"others in the order they were made: addresses differ from run to run).\n"
+"others in the order they were made: addresses differ from run to run).  Of a\n"
+"report of several processes (-f, -p PID,PID,...), the first process's alone,\n"
+"with a warning.\n"
 "Exit 0: diff reports, check judges.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch diff base.json new.json\n";
+
+/* A report of several processes (-f, -p PID,PID, --cgroup) is the first
+ * process's at its top, which is all diff compares: say so. */
+static void first_only(const json_t *report, const char *path)
+{
+	const json_t *procs = json_object_get(report, "processes");
+	const char *name = mw_report_process_name(report);
+	char q[80], qp[PATH_MAX + 8];
+
+	if (json_array_size(procs) > 1)
+		mw_warn("'%s' is a report of %zu processes: diff compares the first's alone, "
+			"process %d (%s)", mw_quote(path, qp, sizeof(qp)), json_array_size(procs),
+			(int)json_integer_value(json_object_get(json_object_get(report, "target"),
+								"pid")),
+			name ? mw_quote(name, q, sizeof(q)) : "?");
+}
 
 int cmd_diff(int argc, char **argv)
 {
@@ -222,6 +271,8 @@ int cmd_diff(int argc, char **argv)
 		mw_usage_error("diff takes two report files");
 	a = load_report(argv[optind]);
 	b = load_report(argv[optind + 1]);
+	first_only(a, argv[optind]);
+	first_only(b, argv[optind + 1]);
 	root = mw_diff_new(a, b, argv[optind], argv[optind + 1]);
 	json_decref(a);
 	json_decref(b);

@@ -98,7 +98,8 @@ static const char usage[] =
 "                       stderr is a terminal); --no-progress: never\n"
 "  --libc PATH          trace this libc.so.6 instead of the one chosen\n"
 "                       (system libc with probes, else the probe-enabled\n"
-"                       glibc under $MW_GLIBC_PREFIX or " MW_GLIBC_PREFIX ")\n"
+"                       glibc under $MW_GLIBC_PREFIX or\n"
+"                       " MW_GLIBC_PREFIX ")\n"
 "  --libm PATH          trace this libm's slow-math probes (default: the\n"
 "                       libm.so.6 beside the libc)\n"
 "\n"
@@ -158,8 +159,9 @@ static const char usage[] =
 "\n"
 "Exit status: the program's own with -c (128+N if signal N killed it), 0 with\n"
 "-p (also when ^C ended it); 1 on a runtime error (the tracer failed or died,\n"
-"an output could not be written); 2 on a usage error; 128+N when signal N\n"
-"came before tracing started.\n"
+"an output could not be written); 2 on a usage error; 3 when a --check rule\n"
+"failed (and the program itself did not: its failure wins); 128+N when\n"
+"signal N came before tracing started.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch -c ./app --threads 8\n"
@@ -450,52 +452,6 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 	return status;
 }
 
-/* Process i's command line in procs (a run's "processes"), its words
- * separated by 0x1f; its command name when it has none. */
-static void process_line(json_t *procs, size_t i, char *buf, size_t len)
-{
-	json_t *t = json_object_get(json_array_get(procs, i), "target"), *a;
-	const char *comm = json_string_value(json_object_get(t, "comm"));
-	size_t j, m = 0;
-
-	buf[0] = '\0';
-	json_array_foreach(json_object_get(t, "argv"), j, a)
-		if (m < len - 1)
-			m += (size_t)snprintf(buf + m, len - m, "%s\x1f",
-					      json_string_value(a) ? json_string_value(a) : "");
-	if (!m)
-		snprintf(buf, len, "comm %s", comm ? comm : "?");
-}
-
-/* The key a process of a run of several is known by across runs
- * (--repeat) and in a baseline: its command line and how many before it
- * in its run had the same. */
-static void process_key(json_t *procs, size_t i, char *buf, size_t len)
-{
-	char line[1024], other[1024];
-	size_t same = 0;
-
-	process_line(procs, i, line, sizeof(line));
-	for (size_t k = 0; k < i; k++) {
-		process_line(procs, k, other, sizeof(other));
-		same += strcmp(line, other) == 0;
-	}
-	snprintf(buf, len, "%s#%zu", line, same);
-}
-
-/* The process of procs with key; NULL when none has it. */
-static json_t *process_by_key(json_t *procs, const char *key)
-{
-	char k[1100];
-
-	for (size_t i = 0; i < json_array_size(procs); i++) {
-		process_key(procs, i, k, sizeof(k));
-		if (strcmp(k, key) == 0)
-			return json_array_get(procs, i);
-	}
-	return NULL;
-}
-
 /* --check of runs of several processes (-p A,B, --cgroup, -f; with -f
  * --repeat too): each process of the last run judged by the rules that
  * select it (comm=NAME:) on its values in every run that had it
@@ -524,15 +480,15 @@ static int judge_each(const struct trace_opts *o, json_t *const *reports, size_t
 		char key[1100];
 		size_t nr = 0;
 
-		process_key(procs, i, key, sizeof(key));
+		mw_report_process_key(procs, i, key, sizeof(key));
 		for (size_t run = 0; run < n; run++) {
-			json_t *q = process_by_key(json_object_get(reports[run], "processes"), key);
+			json_t *q = mw_report_process_by_key(json_object_get(reports[run], "processes"), key);
 
 			if (q)
 				runs[nr++] = q;
 		}
 		if (bprocs)	/* a baseline of several: the same process's */
-			base = process_by_key(bprocs, key);
+			base = mw_report_process_by_key(bprocs, key);
 		for (size_t j = 0; j < o->nrules; j++) {
 			if (!mw_rule_selects(&o->rules[j], p))
 				continue;

@@ -354,7 +354,8 @@ static int depth_of(const struct msink *k, size_t i)
 #define TREE_SUMMARIES 10	/* processes summarized in full, at most */
 
 /* -f: the tree, a line per process: its pid, parent, how it ended, its
- * arenas, and its allocator at exit (heap bytes, in use, free). */
+ * arenas, and its allocator at exit (system and in use bytes, mmapped
+ * chunks included as in a snapshot's Total; free but retained). */
 static void tree_text(FILE *f, const struct msink *k, json_t *const *reps, size_t n,
 		      unsigned long set_failed)
 {
@@ -376,18 +377,28 @@ static void tree_text(FILE *f, const struct msink *k, json_t *const *reps, size_
 		snprintf(par, sizeof(par), pr->parent ? "%d" : "-", pr->parent);
 		fprintf(f, "  %7d %7s %6s %6" JSON_INTEGER_FORMAT " %9s %9s %9s  %*s%s\n", pr->pid,
 			par, ex, jlen(reps[i], "arenas"),
-			s ? mw_human_bytes(s->system_bytes, sy, sizeof(sy)) : "-",
-			s ? mw_human_bytes(s->in_use_bytes, iu, sizeof(iu)) : "-",
+			s ? mw_human_bytes(s->system_bytes + s->mmapped_mem, sy, sizeof(sy)) : "-",
+			s ? mw_human_bytes(s->in_use_bytes + s->mmapped_mem, iu, sizeof(iu)) : "-",
 			s ? mw_human_bytes(s->free_bytes, fr, sizeof(fr)) : "-", 2 * depth_of(k, i),
 			"", command_of(pr, cmd, sizeof(cmd)));
 	}
 	if (n > TREE_ROWS)
 		fprintf(f, "  ... and %zu more (the JSON report has every process)\n",
 			n - TREE_ROWS);
+	fprintf(f, "  (read at each process's exit; SYSTEM and IN USE: arenas and mmapped "
+		"chunks, FREE: free but retained by the arenas)\n");
+}
+
+/* What a snapshot's allocator holds from the system: arenas and mmapped
+ * chunks. */
+static uint64_t held(const struct mw_snapshot *s)
+{
+	return s->system_bytes + s->mmapped_mem;
 }
 
 /* -f: is process i summarized in full?  All of a small tree; else the
- * program and the TREE_SUMMARIES - 1 that held the most at exit. */
+ * program and the TREE_SUMMARIES - 1 that held the most at exit (arenas
+ * and mmapped chunks). */
 static int summarized(const struct msink *k, size_t i, size_t n)
 {
 	const struct mw_snapshot *s = mw_procs_process(k->procs, i)->at_exit;
@@ -400,8 +411,7 @@ static int summarized(const struct msink *k, size_t i, size_t n)
 	for (size_t j = 1; j < n; j++) {
 		const struct mw_snapshot *o = mw_procs_process(k->procs, j)->at_exit;
 
-		if (o && (o->system_bytes > s->system_bytes || (o->system_bytes ==
-							       s->system_bytes && j < i)))
+		if (o && (held(o) > held(s) || (held(o) == held(s) && j < i)))
 			above++;
 	}
 	return above < TREE_SUMMARIES - 1;

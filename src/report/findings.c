@@ -163,11 +163,11 @@ static void arena_max(struct list *x)
 		 "with glibc.malloc.arena_max=%" PRIu64 ", up to about %s of it would not be kept",
 		 l->narenas, hb(all), pct(all, l->total.rss), k, hb(fr));
 	snprintf(f->evidence, sizeof(f->evidence), "estimate, not measured: the free and "
-		 "resident bytes (free chunks and tops, pagemap) of the %zu arenas with the least "
+		 "resident bytes (free chunks and tops, pagemap) of the %zu arena%s with the least "
 		 "in use, which %" PRIu64 " arenas (one per CPU the process may run on) would not "
 		 "have (their in-use bytes would move to the others; how much free space the shared "
 		 "arenas would keep instead is not modelled)",
-		 l->narenas - (size_t)k, k);
+		 l->narenas - (size_t)k, l->narenas - (size_t)k == 1 ? "" : "s", k);
 	snprintf(f->knob, sizeof(f->knob), "glibc.malloc.arena_max=%" PRIu64, k);
 	f->estimate = fr;
 	snprintf(f->suggest, sizeof(f->suggest), "GLIBC_TUNABLES=glibc.malloc.arena_max=%" PRIu64
@@ -190,10 +190,16 @@ static void mmap_threshold(struct list *x)
 		nbig += fr->count[b];
 	}
 	f = add(x, "mmap_threshold", big ? big : 1);
-	snprintf(f->what, sizeof(f->what), "the mmap threshold rose to %s (from %s); buffers "
-		 "below it now come from the heaps and stay there when freed: %" PRIu64 " free "
-		 "chunks of 128 KiB or more hold %s", hb(s->mmap_threshold),
-		 hb(DEFAULT_MMAP_THRESHOLD), nbig, hb(big));
+	if (nbig)
+		snprintf(f->what, sizeof(f->what), "the mmap threshold rose to %s (from %s); "
+			 "buffers below it now come from the heaps and stay there when freed: %"
+			 PRIu64 " free chunk%s of 128 KiB or more hold %s", hb(s->mmap_threshold),
+			 hb(DEFAULT_MMAP_THRESHOLD), nbig, nbig == 1 ? "" : "s", hb(big));
+	else	/* "0 free chunks ... hold 0 B" read as a cost */
+		snprintf(f->what, sizeof(f->what), "the mmap threshold rose to %s (from %s); "
+			 "buffers below it now come from the heaps and stay there when freed: none "
+			 "of the free chunks is 128 KiB or more now, so it costs nothing yet",
+			 hb(s->mmap_threshold), hb(DEFAULT_MMAP_THRESHOLD));
 	snprintf(f->evidence, sizeof(f->evidence), "mp_.mmap_threshold %" PRIu64 " and dynamic "
 		 "(no mallopt or tunable fixed it: glibc raised it when an mmapped chunk that size "
 		 "was freed); trim threshold %s; the free chunk histogram", s->mmap_threshold,

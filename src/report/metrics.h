@@ -136,11 +136,24 @@ const char *mw_report_process_name(const json_t *report);
  * format f as one document: a result per process and rule, named by the
  * process ("process 4242 (python3)"): text a line each, json "rules"
  * entries with "process", junit a testcase each (classname
- * mallocwatch.process.PID), github and markdown likewise.  Returns how
- * many failed; *judged (when not NULL) how many results there were. */
+ * mallocwatch.process.PID), github and markdown likewise.  A baseline of
+ * several processes gives each process the baseline of the same key
+ * (mw_report_process_key; none: a relative rule's result is missing).
+ * Returns how many failed; *judged (when not NULL) how many results
+ * there were. */
 size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
 			     json_t *const *procs, size_t nprocs, const json_t *baseline,
 			     size_t *judged);
+
+/* The key process i of procs (a report's "processes") is known by across
+ * runs (--repeat) and in a baseline of several, into buf: its command
+ * line (else its command name) and how many before it in procs had the
+ * same. */
+void mw_report_process_key(const json_t *procs, size_t i, char *buf, size_t len);
+
+/* The process of procs with key (mw_report_process_key); NULL when none
+ * has it.  Owned by procs. */
+json_t *mw_report_process_by_key(const json_t *procs, const char *key);
 
 /* How repeated runs' values of a metric become one (--aggregate). */
 enum mw_aggregate { MW_AGG_WORST, MW_AGG_MAX, MW_AGG_MEDIAN, MW_AGG_MIN };

@@ -9,9 +9,11 @@
  *	  + arena 1
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "metrics.h"
 #include "jsonout.h"
+#include "units.h"
 
 /* The arenas of report r as name -> {heaps, heap_bytes} (null when the
  * report lacks them).  Addresses differ from run to run (ASLR), so an
@@ -129,19 +131,49 @@ static const char *num(const json_t *o, const char *key, char *buf, size_t len, 
 	return buf;
 }
 
+/* The unit of the metric a row of "metrics" is of ("bytes", "count"). */
+static const char *unit_of(const json_t *row)
+{
+	const char *name = json_string_value(json_object_get(row, "metric"));
+
+	for (int m = 0; name && m < MW_M_COUNT; m++)
+		if (strcmp(mw_metric_info((enum mw_metric)m)->name, name) == 0)
+			return mw_metric_info((enum mw_metric)m)->unit;
+	return "";
+}
+
+/* " (1.5 MiB -> 2.0 MiB)": a changed arena's heap bytes in binary units,
+ * or "" when either is unknown. */
+static const char *human_pair(const json_t *row, char *buf, size_t len)
+{
+	const json_t *x = json_object_get(row, "base_heap_bytes");
+	const json_t *y = json_object_get(row, "new_heap_bytes");
+	char hx[16], hy[16];
+
+	if (!json_is_integer(x) || !json_is_integer(y) || json_integer_value(x) < 0 ||
+	    json_integer_value(y) < 0)
+		return "";
+	snprintf(buf, len, " (%s -> %s)",
+		 mw_human_bytes((uint64_t)json_integer_value(x), hx, sizeof(hx)),
+		 mw_human_bytes((uint64_t)json_integer_value(y), hy, sizeof(hy)));
+	return buf;
+}
+
 static void diff_text(FILE *f, const json_t *metrics, const json_t *appeared,
 		      const json_t *vanished, const json_t *chg)
 {
 	size_t i;
 	json_t *x;
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], h[48];
 
-	fprintf(f, "%-20s %14s %14s %14s %9s\n", "METRIC", "BASE", "NEW", "CHANGE", "PERCENT");
+	fprintf(f, "%-20s %14s %14s %14s %9s  %s\n", "METRIC", "BASE", "NEW", "CHANGE", "PERCENT",
+		"UNIT");
 	json_array_foreach(metrics, i, x)
-		fprintf(f, "%-20s %14s %14s %14s %9s\n",
+		fprintf(f, "%-20s %14s %14s %14s %9s  %s\n",
 			json_string_value(json_object_get(x, "metric")),
 			num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
-			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1));
+			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1),
+			unit_of(x));
 	fprintf(f, "\nArenas (main_arena, then in the order they were made): %zu appeared, "
 		"%zu vanished, %zu changed\n", json_array_size(appeared),
 		json_array_size(vanished), json_array_size(chg));
@@ -153,12 +185,13 @@ static void diff_text(FILE *f, const json_t *metrics, const json_t *appeared,
 			fprintf(f, "  - %s\n", json_string_value(x));
 	json_array_foreach(chg, i, x)
 		if (i < 32)
-			fprintf(f, "  ~ %s: heaps %s -> %s, heap bytes %s -> %s\n",
+			fprintf(f, "  ~ %s: heaps %s -> %s, heap bytes %s -> %s%s\n",
 				json_string_value(json_object_get(x, "arena")),
 				num(x, "base_heaps", a, sizeof(a), 0),
 				num(x, "new_heaps", b, sizeof(b), 0),
 				num(x, "base_heap_bytes", c, sizeof(c), 0),
-				num(x, "new_heap_bytes", d, sizeof(d), 0));
+				num(x, "new_heap_bytes", d, sizeof(d), 0),
+				human_pair(x, h, sizeof(h)));
 }
 
 void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
@@ -177,12 +210,14 @@ void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
 		diff_text(f, metrics, appeared, vanished, chg);
 		return;
 	}
-	fprintf(f, "| metric | base | new | change | percent |\n|---|---:|---:|---:|---:|\n");
+	fprintf(f, "| metric | base | new | change | percent | unit |\n"
+		"|---|---:|---:|---:|---:|---|\n");
 	json_array_foreach(metrics, i, x)
-		fprintf(f, "| `%s` | %s | %s | %s | %s |\n",
+		fprintf(f, "| `%s` | %s | %s | %s | %s | %s |\n",
 			json_string_value(json_object_get(x, "metric")),
 			num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
-			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1));
+			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1),
+			unit_of(x));
 	fprintf(f, "\nArenas: %zu appeared, %zu vanished, %zu changed\n", json_array_size(appeared),
 		json_array_size(vanished), json_array_size(chg));
 }

@@ -18,6 +18,7 @@
 #include "jsonout.h"
 #include "msg.h"
 #include "output.h"
+#include "units.h"
 #include "xalloc.h"
 
 static const char *op_name(enum mw_op op)
@@ -39,22 +40,39 @@ int mw_format_parse(const char *s, enum mw_format *f)
 	return -1;
 }
 
-/* One rule's result as one line of text, without PASS/FAIL. */
+/* " (1.5 MiB)" after a figure of a metric in bytes (v >= 0), else "". */
+static const char *human(const struct mw_rule *r, int64_t v, char *buf, size_t len)
+{
+	char hb[16];
+
+	if (strcmp(mw_metric_info(r->metric)->unit, "bytes") != 0 || v < 0)
+		return "";
+	snprintf(buf, len, " (%s)", mw_human_bytes((uint64_t)v, hb, sizeof(hb)));
+	return buf;
+}
+
+/* One rule's result as one line of text, without PASS/FAIL; a figure in
+ * bytes is followed by its size in binary units:
+ * "free_bytes 17589408 (16.8 MiB), limit <= 144900 (141.5 KiB) (baseline
+ * 131728 (128.6 KiB), rule 'free_bytes<=+10%')". */
 static void result_line(char *buf, size_t len, const struct mw_rule *r,
 			const struct mw_verdict *v)
 {
 	const char *name = mw_metric_info(r->metric)->name;
+	char hv[24], hl[24], hb[24];
 
 	if (v->missing)
 		snprintf(buf, len, "%s: not in the report%s (rule '%s')", name,
 			 r->relative ? " or the baseline" : "", r->text);
 	else if (v->has_baseline)
-		snprintf(buf, len, "%s %" PRId64 ", limit %s %" PRId64 " (baseline %" PRId64
-			 ", rule '%s')", name, v->value, op_name(r->op), v->limit, v->baseline,
-			 r->text);
+		snprintf(buf, len, "%s %" PRId64 "%s, limit %s %" PRId64 "%s (baseline %" PRId64
+			 "%s, rule '%s')", name, v->value, human(r, v->value, hv, sizeof(hv)),
+			 op_name(r->op), v->limit, human(r, v->limit, hl, sizeof(hl)),
+			 v->baseline, human(r, v->baseline, hb, sizeof(hb)), r->text);
 	else
-		snprintf(buf, len, "%s %" PRId64 ", limit %s %" PRId64 " (rule '%s')", name,
-			 v->value, op_name(r->op), v->limit, r->text);
+		snprintf(buf, len, "%s %" PRId64 "%s, limit %s %" PRId64 "%s (rule '%s')", name,
+			 v->value, human(r, v->value, hv, sizeof(hv)), op_name(r->op), v->limit,
+			 human(r, v->limit, hl, sizeof(hl)), r->text);
 }
 
 
@@ -258,6 +276,48 @@ size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule
 	return failed;
 }
 
+/* Process i's command line in procs (a run's "processes"), its words
+ * separated by 0x1f; its command name when it has none. */
+static void process_line(const json_t *procs, size_t i, char *buf, size_t len)
+{
+	json_t *t = json_object_get(json_array_get(procs, i), "target"), *a;
+	const char *comm = json_string_value(json_object_get(t, "comm"));
+	size_t j, m = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(t, "argv"), j, a)
+		if (m < len - 1)
+			m += (size_t)snprintf(buf + m, len - m, "%s\x1f",
+					      json_string_value(a) ? json_string_value(a) : "");
+	if (!m)
+		snprintf(buf, len, "comm %s", comm ? comm : "?");
+}
+
+void mw_report_process_key(const json_t *procs, size_t i, char *buf, size_t len)
+{
+	char line[1024], other[1024];
+	size_t same = 0;
+
+	process_line(procs, i, line, sizeof(line));
+	for (size_t k = 0; k < i; k++) {
+		process_line(procs, k, other, sizeof(other));
+		same += strcmp(line, other) == 0;
+	}
+	snprintf(buf, len, "%s#%zu", line, same);
+}
+
+json_t *mw_report_process_by_key(const json_t *procs, const char *key)
+{
+	char k[1100];
+
+	for (size_t i = 0; i < json_array_size(procs); i++) {
+		mw_report_process_key(procs, i, k, sizeof(k));
+		if (strcmp(k, key) == 0)
+			return json_array_get(procs, i);
+	}
+	return NULL;
+}
+
 size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
 			     json_t *const *procs, size_t nprocs, const json_t *baseline,
 			     size_t *judged)
@@ -267,15 +327,24 @@ size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *
 	struct mw_verdict *v = xcalloc(n * nprocs + 1, sizeof(*v));
 	int *pids = xcalloc(n * nprocs + 1, sizeof(*pids));
 	const char **names = xcalloc(n * nprocs + 1, sizeof(*names));
+	const json_t *bprocs = json_object_get(baseline, "processes");
+	json_t *all = json_array();	/* procs[] as the array keys are made of */
 
+	for (size_t p = 0; p < nprocs; p++)
+		mw_json_append(&all, json_incref(procs[p]));
 	for (size_t p = 0; p < nprocs; p++) {
-		const json_t *t = json_object_get(procs[p], "target");
+		const json_t *t = json_object_get(procs[p], "target"), *base = baseline;
+		char key[1100];
 
+		if (json_is_array(bprocs)) {	/* a baseline of several: the same process's */
+			mw_report_process_key(all, p, key, sizeof(key));
+			base = mw_report_process_by_key(bprocs, key);
+		}
 		for (size_t i = 0; i < n; i++) {
 			if (!mw_rule_selects(&rules[i], procs[p]))
 				continue;
 			r[k] = rules[i];
-			v[k] = mw_rule_check(&rules[i], procs[p], baseline);
+			v[k] = mw_rule_check(&rules[i], procs[p], base);
 			pids[k] = (int)json_integer_value(json_object_get(t, "pid"));
 			names[k] = mw_report_process_name(procs[p]);
 			k++;
@@ -284,6 +353,7 @@ size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *
 	failed = mw_verdicts_write_procs(out, f, r, v, pids, names, k);
 	if (judged)
 		*judged = k;
+	json_decref(all);
 	free(r);
 	free(v);
 	free(pids);

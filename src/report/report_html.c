@@ -56,6 +56,7 @@ struct page {
 	FILE *f;
 	const struct mw_state *st;
 	uint64_t t0, t1;	/* the time axis, CLOCK_MONOTONIC ns */
+	int timed;		/* whether t1 is a time seen, not t0 + 1 s */
 	const struct mw_arena *ar;
 	size_t nar;
 	const char *sfx;	/* the ids' suffix: "" on a page of one process,
@@ -115,7 +116,8 @@ static void time_axis(struct page *pg)
 	pg->t0 = mw_state_origin(pg->st) ? mw_state_origin(pg->st) : lo;
 	if (pg->t0 == UINT64_MAX)
 		pg->t0 = 0;
-	pg->t1 = hi > pg->t0 ? hi : pg->t0 + 1000000000ULL;
+	pg->timed = hi > pg->t0;
+	pg->t1 = pg->timed ? hi : pg->t0 + 1000000000ULL;
 }
 
 /* The main heap's extent in sample s, bytes: sbrk_base to the end of
@@ -374,7 +376,6 @@ static void area_chart(struct page *pg, json_t *data)
 	uint64_t *val = xcalloc(ns * pg->nar + 1, sizeof(*val));
 	json_t *jt = json_array(), *js = json_array(), *jb = json_array();
 	json_t *jm = json_array(), *jr = json_array();
-	char hb[16];
 
 	for (size_t i = 0; i < ns; i++) {
 		for (size_t a = 0; a < pg->nar; a++)
@@ -390,9 +391,10 @@ static void area_chart(struct page *pg, json_t *data)
 	ticks(pg, 0, AREA_H);
 	if (ns)
 		y_axis(pg, &max);
-	else	/* nothing to scale: as pages were before the axis had steps */
-		fprintf(f, "<text class=\"tick\" x=\"2\" y=\"12\">%s</text>\n",
-			mw_human_bytes(max, hb, sizeof(hb)));
+	else	/* nothing to scale, and an empty chart is not one of 0 bytes */
+		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\">no reading of the "
+			"allocator was taken during the run (-f takes none): nothing to draw"
+			"</text>\n", LEFT + 4, AREA_H / 2);
 	for (size_t a = 0; a < pg->nar; a++)
 		json_array_append_new(js, area_band(pg, a, s, ns, val, base, max));
 	if (mem)
@@ -694,9 +696,9 @@ static void last_reading(const struct page *pg, const struct mw_sample *s,
 	for (size_t i = 0; i < s->n; i++)
 		arenas += sa[s->first + i].system;
 	fprintf(pg->f, "<p class=\"reading\">At %.3f s (the last reading): arenas %s + mmapped "
-		"chunks %s (%" PRIu64 ") = <b>%s</b> from malloc; the process's RSS <b>%s</b>"
+		"chunks %s (%" PRIu64 " chunk%s) = <b>%s</b> from malloc; the process's RSS <b>%s</b>"
 		"</p>\n", secs(pg, s->ns), mw_human_bytes(arenas, a, sizeof(a)),
-		mw_human_bytes(s->mmapped, m, sizeof(m)), s->n_mmaps,
+		mw_human_bytes(s->mmapped, m, sizeof(m)), s->n_mmaps, s->n_mmaps == 1 ? "" : "s",
 		mw_human_bytes(arenas + s->mmapped, t, sizeof(t)),
 		s->rss ? mw_human_bytes(s->rss, r, sizeof(r)) : "unknown");
 }
@@ -781,9 +783,14 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	time_axis(&pg);
 	mw_state_samples(st, &ns);
 	mw_state_threads(st, &nt);
-	fprintf(f, "<p>pid %d, %.3f s, %s runtime, %zu arenas, %zu threads, %zu samples "
-		"of the allocator; libc ", ri->pid, secs(&pg, pg.t1), ri->runtime ? ri->runtime :
-		"?", pg.nar, nt, ns);
+	fprintf(f, "<p>pid %d, ", ri->pid);
+	if (pg.timed)
+		fprintf(f, "%.3f s, ", secs(&pg, pg.t1));
+	else	/* t1 is only the axis's 1 s */
+		fprintf(f, "no timed event, ");
+	fprintf(f, "%s runtime, %zu arena%s, %zu thread%s, %zu sample%s of the allocator; libc ",
+		ri->runtime ? ri->runtime : "?", pg.nar, pg.nar == 1 ? "" : "s", nt,
+		nt == 1 ? "" : "s", ns, ns == 1 ? "" : "s");
 	mw_xml_escape(f, ri->libc);
 	fprintf(f, "</p>\n");
 	mem = bytes_section(&pg, data);

@@ -35,7 +35,7 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		hb(l->tolerance), l->ok ? "adds up" : "DOES NOT ADD UP");
 	if (l->incomplete)
 		fprintf(f, "  INCOMPLETE: %s\n", l->why);
-	fprintf(f, "  %-24s %12s\n", "in use", hb(t->in_use));
+	fprintf(f, "  %-24s %12s\n", "in use, resident", hb(t->in_use));
 	fprintf(f, "  %-24s %12s\n", "free, resident", hb(t->free_resident));
 	fprintf(f, "  %-24s %12s\n", "top chunks, resident", hb(t->top));
 	fprintf(f, "  %-24s %12s  (%" PRIu64 " found, %s; glibc counts %" PRIu64 ", %s)\n",
@@ -51,7 +51,7 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 
 static void arenas_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l)
 {
-	fprintf(f, "\n  %-16s %10s %10s %10s %10s %10s %10s\n", "ARENA", "RSS", "IN USE",
+	fprintf(f, "\n  %-16s %10s %10s %10s %10s %10s %10s\n", "ARENA", "RSS", "IN USE RES",
 		"FREE RES", "FREE GONE", "TOP RES", "SLACK");
 	for (size_t i = 0; i < l->narenas && i < LEDGER_ARENA_ROWS; i++) {
 		const struct mw_ledger_part *a = &l->arenas[i].l;
@@ -85,16 +85,21 @@ static void arenas_text(FILE *f, const struct mw_snapshot *s, const struct mw_le
 
 static void histogram_text(FILE *f, const struct mw_frag *g)
 {
+	int any = 0;
+
 	fprintf(f, "\nFree chunk sizes, all arenas (top chunks not included):\n");
 	for (int b = 0; b < MW_FRAG_BUCKETS; b++) {
 		if (!g->count[b])
 			continue;
+		any = 1;
 		if (b == MW_FRAG_BUCKETS - 1)
 			fprintf(f, "  %10s and up  ", hb(bucket_min(b)));
 		else
 			fprintf(f, "  %10s .. %-8s", hb(bucket_min(b)), hb(bucket_min(b + 1)));
 		fprintf(f, " %9" PRIu64 " chunks %12s\n", g->count[b], hb(g->bytes[b]));
 	}
+	if (!any)	/* not a heading left without its table */
+		fprintf(f, "  none\n");
 }
 
 void mw_ledger_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l)

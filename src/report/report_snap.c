@@ -44,11 +44,12 @@ static void totals_line(FILE *f, const struct mw_snapshot *s)
 	char a[16], b[16], c[16], d[16], m[16], sa[16], ua[16];
 
 	mw_human_bytes(s->mmapped_mem, m, sizeof(m));
-	fprintf(f, "\nTotal: system %s = arenas %s + mmapped chunks %s (%" PRIu64 ")\n"
+	fprintf(f, "\nTotal: system %s = arenas %s + mmapped chunks %s (%" PRIu64 " chunk%s)\n"
 		"       in use %s = arenas %s + mmapped chunks %s; free (retained) %s; "
 		"malloc_trim(0) could give back at most %s\n",
 		mw_human_bytes(s->system_bytes + s->mmapped_mem, a, sizeof(a)),
 		mw_human_bytes(s->system_bytes, sa, sizeof(sa)), m, s->n_mmaps,
+		s->n_mmaps == 1 ? "" : "s",
 		mw_human_bytes(s->in_use_bytes + s->mmapped_mem, b, sizeof(b)),
 		mw_human_bytes(s->in_use_bytes, ua, sizeof(ua)), m,
 		mw_human_bytes(s->free_bytes, c, sizeof(c)),
@@ -134,7 +135,7 @@ int mw_snapshot_text(FILE *f, const struct mw_snapshot *s, const char *comm)
 int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *comm,
 			   const struct mw_where *w)
 {
-	char a[16], b[16], q[4 * 4096 + 8];
+	char a[16], b[16], c[16], q[4 * 4096 + 8];
 	size_t nheaps = 0, shown = 0;
 
 	/* the process names itself and its files: nothing of it reaches a
@@ -181,13 +182,15 @@ int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *com
 		mw_human_bytes(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0, a,
 			       sizeof(a)), s->brk);
 	fprintf(f, "\nThresholds: mmap %s (%" PRIu64 " bytes, %s), trim %s (%" PRIu64
-		" bytes), top_pad %" PRIu64 "\n", mw_human_bytes(s->mmap_threshold, a, sizeof(a)),
-		s->mmap_threshold, s->no_dyn_threshold ? "fixed by mallopt or a tunable" :
-		"dynamic", mw_human_bytes(s->trim_threshold, b, sizeof(b)), s->trim_threshold,
-		s->top_pad);
+		" bytes), top_pad %s (%" PRIu64 " bytes)\n",
+		mw_human_bytes(s->mmap_threshold, a, sizeof(a)), s->mmap_threshold,
+		s->no_dyn_threshold ? "fixed by mallopt or a tunable" : "dynamic",
+		mw_human_bytes(s->trim_threshold, b, sizeof(b)), s->trim_threshold,
+		mw_human_bytes(s->top_pad, c, sizeof(c)), s->top_pad);
 	fprintf(f, "Arena limits: arena_max %" PRIu64 "%s, arena_test %" PRIu64 "\n", s->arena_max,
 		s->arena_max ? "" : " (unset: 8 x cores)", s->arena_test);
-	fprintf(f, "mmapped chunks: %" PRIu64 " (%s), at most %" PRIu64 " (%s); limit %" PRIu64 "\n",
+	fprintf(f, "mmapped chunks: %" PRIu64 " (%s), peak %" PRIu64 " (%s); limit %" PRIu64
+		" chunks (mp_.n_mmaps_max)\n",
 		s->n_mmaps, mw_human_bytes(s->mmapped_mem, a, sizeof(a)), s->max_n_mmaps,
 		mw_human_bytes(s->max_mmapped_mem, b, sizeof(b)), s->n_mmaps_max);
 	totals_line(f, s);

@@ -117,6 +117,9 @@ int mw_top_table_text(FILE *f, const struct mw_psnap *v, size_t n, const struct 
 	heading(f, n, info, &t);
 	for (size_t i = 0; i < n; i++)
 		row(f, &v[i]);
+	/* memcached's 44 MiB of slab pages are mmapped chunks: not in its row */
+	fprintf(f, "  (SYSTEM, IN USE, FREE, TRIMMABLE: the arenas' alone; mmapped chunks are "
+		"in the total below and in snapshot -p PID)\n");
 	totals_text(f, v, n);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

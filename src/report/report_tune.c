@@ -190,7 +190,8 @@ void mw_tune_text(FILE *f, const struct mw_tune_row *rows, size_t n, char *const
 			m->status);
 	}
 	fprintf(f, "\n  * no other setting has both a lower peak RSS and a shorter wall time\n"
-		"  (at exit: read in the program's exit stop; FREE@EXIT: free chunks and tops, "
+		"  (at exit: read in the program's exit stop; IN USE: in the arenas at exit, "
+		"resident, mmapped chunks not included; FREE@EXIT: free chunks and tops, "
 		"resident; WAITS: arena lock waits, '-' without a tracer)\n");
 	estimates_text(f, rows, n, 0);
 }
