@@ -617,7 +617,8 @@ void mw_state_bias(struct mw_state *st, uint64_t bias)
 				XGROW(m->att, m->natt, m->catt);
 				m->att[m->natt++] = dup->att[i];
 			}
-			qsort(m->att, m->natt, sizeof(*m->att), att_seq_cmp);
+			if (m->natt > 1)
+				qsort(m->att, m->natt, sizeof(*m->att), att_seq_cmp);
 			m->waits += dup->waits;
 			dup->addr = UINT64_MAX;	/* dropped in finish */
 		}
