@@ -17,18 +17,20 @@
 #
 # Each run boots that kernel with qemu-system-x86_64 (-kernel/-initrd
 # from the image's /boot, the image as a virtio disk in snapshot mode, so
-# the run never changes it), with three 9p shares: the project tree at the
+# the run never changes it), with four 9p shares: the project tree at the
 # same path as here, read-write (CMD's build and test output land in it as
 # they would on the host), the probe-enabled glibc
 # (/var/cache/mallocwatch/glibc, MW_GLIBC_PREFIX) read-only at its path,
-# and a control directory of the run.  The guest's init (/sbin/mw-init,
-# no systemd) loads the 9p and virtio-console modules, mounts the shares,
-# runs CMD as root in the project tree with its stdout and stderr on two
-# virtio serial ports that are this script's stdout and stderr, writes
-# CMD's exit code into the control directory and powers off.  This script
-# exits with that code; with 1 and a line saying why when the guest did
-# not run CMD to its end (the guest's console is in the run directory,
-# MW_VM_KEEP=1 keeps it).
+# the guest's cache of kernel modules mallocwatch built (vm/modules, at
+# /var/cache/mallocwatch/modules: a module compiles in minutes under
+# TCG, and is built once per script and kernel), and a control directory
+# of the run.  The guest's init (/sbin/mw-init, no systemd) loads the 9p
+# modules, mounts the shares, runs CMD as root in the project tree with
+# its stdout and stderr into files of the control directory, which this
+# script copies to its own stdout and stderr as they grow, writes CMD's
+# exit code there and powers off.  This script exits with that code;
+# with 1 and a line saying why when the guest did not run CMD to its end
+# (the guest's console is in the run directory, MW_VM_KEEP=1 keeps it).
 #
 # KVM is tried first when /dev/kvm is there; a guest that does not start
 # under KVM within MW_VM_KVM_WAIT seconds (30) is stopped and TCG used
@@ -124,6 +126,19 @@ build_image() {
 	[ -f "$r/boot/vmlinuz-$kver" ] && [ -f "$r/boot/initrd.img-$kver" ] ||
 		die "the guest has no kernel or initrd for '$kver' (log $log)"
 	[ -d "$r/usr/src/linux-headers-$kver" ] || die "the guest has no headers for '$kver' (log $log)"
+	# Debian 12's systemtap 4.8 does not build a module for Debian 12's
+	# 6.1 kernels since 6.1.1xx: stable brought task_work_cancel_func()
+	# and made task_work_cancel() take a callback_head (README, "The
+	# kernel runtime").  Its runtime calls the kernel's
+	# task_work_cancel_func() then, as systemtap 5.2 does.
+	tw=$(find "$r/usr/src" -path '*/include/linux/task_work.h' | head -n 1)
+	if [ -n "$tw" ] && grep -q 'task_work_cancel_func' "$tw"; then
+		sed -i -e 's/typeof(&task_work_cancel)/typeof(\&task_work_cancel_func)/' \
+			-e 's/kallsyms_lookup_name("task_work_cancel")/kallsyms_lookup_name("task_work_cancel_func")/' \
+			"$r/usr/share/systemtap/runtime/stp_task_work.c"
+		grep -q '"task_work_cancel_func"' "$r/usr/share/systemtap/runtime/stp_task_work.c" ||
+			die "cannot fit systemtap's runtime to the guest kernel's task_work_cancel_func"
+	fi
 	cp "$r/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 	cp "$r/boot/initrd.img-$kver" "$tmp/initrd.img"
 	echo "$kver" >"$tmp/kernel"
@@ -160,6 +175,8 @@ o=trans=virtio,version=9p2000.L,msize=512000
 mkdir -p '$ROOT' '$GLIBC'
 mount -t 9p -o \$o proj '$ROOT' || exit 1
 mount -t 9p -o ro,\$o glibc '$GLIBC' || exit 1
+mkdir -p /var/cache/mallocwatch/modules
+mount -t 9p -o \$o modules /var/cache/mallocwatch/modules || exit 1
 cd '$ROOT' || exit 1
 export LANG=C MW_IN_VM=1
 ( $(quote "$@") ) <>/dev/null >>/mnt/mwctl/out 2>>/mnt/mwctl/err
@@ -189,6 +206,7 @@ boot() {
 		-virtfs "local,path=$ROOT,mount_tag=proj,security_model=passthrough,id=proj" \
 		-virtfs "local,path=$GLIBC,mount_tag=glibc,security_model=passthrough,readonly=on,id=glibc" \
 		-virtfs "local,path=$run/ctl,mount_tag=ctl,security_model=passthrough,id=ctl" \
+		-virtfs "local,path=$CACHE/modules,mount_tag=modules,security_model=passthrough,id=modules" \
 		</dev/null >"$run/qemu-$1.out" 2>&1 &
 	qpid=$!
 	tail -q -c +1 -f --pid=$qpid "$run/ctl/out" &
@@ -232,6 +250,10 @@ ensure_image
 [ "$1" != --build ] || exit 0
 [ -f "$GLIBC/lib/libc.so.6" ] || die "no probe-enabled glibc at $GLIBC (make glibc)"
 
+# the guest's kernel-module cache (mallocwatch's MW_CACHE_DIR/modules):
+# kept here across runs, root's alone as mallocwatch wants it
+mkdir -p "$CACHE/modules"
+chmod 700 "$CACHE/modules"
 run=$(mktemp -d "$CACHE/run.XXXXXX")
 mkdir "$run/ctl"
 trap 'stop_qemu 2>/dev/null; [ "${MW_VM_KEEP:-0}" = 1 ] || rm -rf "$run"' EXIT

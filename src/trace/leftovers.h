@@ -67,6 +67,7 @@ struct mw_sweep {
 	int tracers;		/* orphaned tracers stopped */
 	int uprobes;		/* uprobe definitions removed */
 	int dirs;		/* work directories removed */
+	int modules;		/* kernel modules of dead runs removed */
 };
 
 /* Wait for tracers still removing their uprobes after their runs (work
