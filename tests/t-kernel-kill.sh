@@ -1,0 +1,58 @@
+#!/bin/sh
+# The kernel runtime killed at any moment leaves no module loaded once
+# the next run has swept.  SIGKILL to mallocwatch while it traces: its
+# stapio gets SIGTERM (PR_SET_PDEATHSIG) and removes the module itself.
+# SIGKILL to the stapio holding the module: the module stays loaded
+# (nothing can unload it but `staprun -d`), mallocwatch says the tracer
+# died, and the next run's sweep unloads it and says so.  Needs loadable
+# modules and the kernel's build tree (make check-vm runs it in the
+# guest; it skips on this host).
+. tests/lib.sh
+need_root
+need_libc
+[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
+	skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
+ours() { grep -o '^mallocwatch_k[0-9a-f]*_[0-9]*' /proc/modules; }
+# wait_module: until one of our modules is loaded and its program runs
+wait_module() {
+	i=0
+	until [ -n "$(ours)" ] && grep -q tracing "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 6000 ] || fail "no module loaded in 600 s: $(cat "$1")"
+		kill -0 $mwpid 2>/dev/null || fail "mallocwatch exited early: $(cat "$1")"
+		sleep 0.1
+	done
+}
+[ -z "$(ours)" ] || "$MWBIN" --cleanup >/dev/null 2>&1
+[ -z "$(ours)" ] || fail "modules of ours loaded before the test: $(ours)"
+
+# 1. mallocwatch killed: stapio unloads its module
+"$MWBIN" -v --runtime=kernel -c sleep 8 >/dev/null 2>"$OUT/1.err" &
+mwpid=$!
+wait_module "$OUT/1.err"
+kill -KILL $mwpid
+wait $mwpid 2>/dev/null
+i=0
+while [ -n "$(ours)" ]; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "module still loaded 30 s after mallocwatch was killed: $(ours)"
+	sleep 0.1
+done
+echo "mallocwatch killed: its module went in $((i / 10)).$((i % 10)) s"
+
+# 2. stapio killed: the module stays until the next run sweeps it
+"$MWBIN" -v --runtime=kernel -c sleep 8 >/dev/null 2>"$OUT/2.err" &
+mwpid=$!
+wait_module "$OUT/2.err"
+mod=$(ours)
+kill -KILL "${mod##*_}"
+wait $mwpid
+st=$?
+[ $st = 1 ] || fail "mallocwatch exited $st when its tracer was killed, not 1: $(cat "$OUT/2.err")"
+grep -q '^mallocwatch: .*killed by signal 9' "$OUT/2.err" || fail "no word of the tracer's death: $(cat "$OUT/2.err")"
+[ "$(ours)" = "$mod" ] || fail "module $mod is not left loaded: '$(ours)' (a test that cannot fail)"
+"$MWBIN" --runtime=kernel -c true >/dev/null 2>"$OUT/3.err" || fail "the next run exited $?: $(cat "$OUT/3.err")"
+grep -q 'and 1 kernel modules removed' "$OUT/3.err" || fail "the next run did not say it removed $mod: $(cat "$OUT/3.err")"
+[ -z "$(ours)" ] || fail "module left loaded after the sweep: $(ours)"
+echo "stapio killed: $mod left loaded, removed by the next run's sweep"
