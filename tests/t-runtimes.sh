@@ -34,7 +34,7 @@ for prog in "sbrk-trim 8" "dyn-threshold 1024 3072 200" "setjmp-loop 10" "heap-c
 			"$OUT/$n-$rt.json") || exit 99
 		normalise "$OUT/$n-$rt.txt" "$pid" >"$OUT/$n-$rt.norm"
 	done
-	grep -q ' probe hits, 0 lost' "$OUT/$n-kernel.norm" || fail "$prog: no events under the kernel runtime"
+	grep -q ' [1-9][0-9]* probe hits, 0 lost' "$OUT/$n-kernel.norm" || fail "$prog: no events under the kernel runtime"
 	expect_same "$OUT/$n-kernel.norm" "$OUT/$n-bpf.norm"
 	echo "$prog: the same report under both runtimes ($(grep -o '[0-9]* probe hits' "$OUT/$n-bpf.norm"))"
 done
