@@ -2,9 +2,9 @@
 # The kernel runtime killed at any moment leaves no module loaded once
 # the next run has swept.  SIGKILL to mallocwatch while it traces: its
 # stapio gets SIGTERM (PR_SET_PDEATHSIG) and removes the module itself.
-# SIGKILL to the stapio holding the module: the module stays loaded
-# (nothing can unload it but `staprun -d`), mallocwatch says the tracer
-# died, and the next run's sweep unloads it and says so.  Needs loadable
+# SIGKILL to the stapio holding the module: mallocwatch says the tracer
+# died and unloads the module (`staprun -d`).  SIGKILL to both: the
+# module stays loaded, and the next run's sweep unloads it and says so.  Needs loadable
 # modules and the kernel's build tree (make check-vm runs it in the
 # guest; it skips on this host).
 . tests/lib.sh
@@ -41,7 +41,8 @@ while [ -n "$(ours)" ]; do
 done
 echo "mallocwatch killed: its module went in $((i / 10)).$((i % 10)) s"
 
-# 2. stapio killed: the module stays until the next run sweeps it
+# 2. stapio killed: mallocwatch says the tracer died and unloads the
+# module it could not
 "$MWBIN" -v --runtime=kernel -c sleep 8 >/dev/null 2>"$OUT/2.err" &
 mwpid=$!
 wait_module "$OUT/2.err"
@@ -51,8 +52,21 @@ wait $mwpid
 st=$?
 [ $st = 1 ] || fail "mallocwatch exited $st when its tracer was killed, not 1: $(cat "$OUT/2.err")"
 grep -q '^mallocwatch: .*killed by signal 9' "$OUT/2.err" || fail "no word of the tracer's death: $(cat "$OUT/2.err")"
+grep -q "^mallocwatch: removed the kernel module $mod the dead tracer left" "$OUT/2.err" ||
+	fail "no word of $mod removed: $(cat "$OUT/2.err")"
+[ -z "$(ours)" ] || fail "module left loaded: $(ours)"
+echo "stapio killed: mallocwatch removed $mod"
+
+# 3. both killed at once: the module stays until the next run sweeps it
+"$MWBIN" -v --runtime=kernel -c sleep 8 >/dev/null 2>"$OUT/3.err" &
+mwpid=$!
+wait_module "$OUT/3.err"
+mod=$(ours)
+kill -KILL $mwpid "${mod##*_}"
+wait $mwpid 2>/dev/null
+sleep 1
 [ "$(ours)" = "$mod" ] || fail "module $mod is not left loaded: '$(ours)' (a test that cannot fail)"
-"$MWBIN" --runtime=kernel -c true >/dev/null 2>"$OUT/3.err" || fail "the next run exited $?: $(cat "$OUT/3.err")"
-grep -q 'and 1 kernel modules removed' "$OUT/3.err" || fail "the next run did not say it removed $mod: $(cat "$OUT/3.err")"
+"$MWBIN" --runtime=kernel -c true >/dev/null 2>"$OUT/4.err" || fail "the next run exited $?: $(cat "$OUT/4.err")"
+grep -q 'and 1 kernel modules removed' "$OUT/4.err" || fail "the next run did not say it removed $mod: $(cat "$OUT/4.err")"
 [ -z "$(ours)" ] || fail "module left loaded after the sweep: $(ours)"
-echo "stapio killed: $mod left loaded, removed by the next run's sweep"
+echo "mallocwatch and stapio killed: $mod left loaded, removed by the next run's sweep"

@@ -390,12 +390,9 @@ static int unload_module(const char *name, long long deadline)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/* The kernel runtime's modules (runtime.h) left loaded by a run whose
- * stapio is gone (killed with SIGKILL, as mallocwatch itself may be:
- * stapio removes its module on SIGTERM, which it gets when mallocwatch
- * dies): `staprun -d` each.  How many were removed. */
-static int sweep_kmods(long long deadline)
+int mw_sweep_kmods(long budget_ms)
 {
+	long long deadline = mw_now_ms() + budget_ms;
 	FILE *f = fopen("/proc/modules", "re");
 	char line[512], name[256];
 	int n = 0;
@@ -433,7 +430,7 @@ void mw_sweep(struct mw_sweep *out, long budget_ms)
 	left = full ? budget_ms : budget_ms - (long)(mw_now_ms() - start);
 	s.uprobes = mw_sweep_uprobes(left > 0 ? left : 0);
 	s.dirs = sweep_dirs(full ? mw_now_ms() + budget_ms : start + budget_ms) + sweep_fifo_dirs();
-	s.modules = sweep_kmods(mw_now_ms() + (full ? budget_ms : MW_SWEEP_RUN_MS));
+	s.modules = mw_sweep_kmods(full ? budget_ms : MW_SWEEP_RUN_MS);
 	if (out)
 		*out = s;
 }

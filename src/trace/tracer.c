@@ -606,6 +606,9 @@ static void reap_tracer(struct run *rn, const char *name)
 			mw_note("removed %d uprobe definitions the dead tracer left", n);
 		mw_runtime_procfs_remove(rn->module);
 	}
+	if (o->env->rt == MW_RT_KERNEL && WIFSIGNALED(r->tracer_status) &&
+	    mw_sweep_kmods(MW_SWEEP_WAIT_MS) > 0)	/* it could not unload it */
+		mw_note("removed the kernel module %s the dead tracer left", rn->module);
 	if (o->env->rt == MW_RT_BPF && mw_uprobes_of(rn->tracer) == 0)
 		mw_tracer_unrecord(rn->tracer);
 	rn->tracer = 0;	/* reaped */
