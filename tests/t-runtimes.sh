@@ -3,11 +3,10 @@
 # kernel-module runtime and stapbpf must give the same report, but for
 # addresses, pids and timings.  Single-threaded programs that do a known
 # thing (sbrk growth and trims, threshold changes, setjmp/longjmp,
-# mallopt), each traced under each runtime, both started the same way
-# (--libc: through the probe-enabled glibc's loader, as the kernel
-# runtime starts every program); the text reports, normalised (hex
-# addresses, the program's pid, the runtime's name, runs of blanks), are
-# diffed.  Needs both runtimes: modules that load and the kernel's build
+# mallopt), each traced under each runtime, each started its own way
+# (the kernel runtime through the probe-enabled glibc's loader, bpf in
+# its mount namespace); the text reports, normalised (hex addresses, the
+# program's pid, the runtime's name, runs of blanks), are diffed.  Needs both runtimes: modules that load and the kernel's build
 # tree (make check-vm runs it in the guest; this host's kernel loads no
 # modules, so it skips here).
 . tests/lib.sh
@@ -16,7 +15,6 @@ need_libc
 [ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
 	skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
-LIBC=$GLIBC_PREFIX/lib/libc.so.6
 # normalise FILE PID: what may differ between two runs of one program
 normalise() {
 	sed -e "s/\b$2\b/PID/g" -e 's/0x[0-9a-f]\{1,\}/0x?/g' \
@@ -27,7 +25,7 @@ for prog in "sbrk-trim 8" "dyn-threshold 1024 3072 200" "setjmp-loop 10" "heap-c
 	n=$((n + 1))
 	for rt in kernel bpf; do
 		# shellcheck disable=SC2086
-		"$MWBIN" -q --runtime=$rt --libc "$LIBC" --json "$OUT/$n-$rt.json" \
+		"$MWBIN" -q --runtime=$rt --json "$OUT/$n-$rt.json" \
 			-o "$OUT/$n-$rt.txt" -c ./examples/$prog >"$OUT/$n-$rt.out" 2>"$OUT/$n-$rt.err" ||
 			{ cat "$OUT/$n-$rt.err"; fail "$prog under the $rt runtime exited $?"; }
 		pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["target"]["pid"])' \
