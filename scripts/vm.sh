@@ -278,9 +278,9 @@ if ! wait_started "$( [ $accel = kvm ] && echo "${MW_VM_KVM_WAIT:-30}" || echo 6
 		echo no >"$verdict"
 		accel=tcg
 		boot tcg
-		wait_started 600 || { stop_qemu; die "the guest did not start (console: $run/console-tcg.log)"; }
+		wait_started 600 || { stop_qemu; MW_VM_KEEP=1; die "the guest did not start (console: $run/console-tcg.log)"; }
 	else
-		die "the guest did not start under $accel (console: $run/console-$accel.log)"
+		MW_VM_KEEP=1; die "the guest did not start under $accel (console: $run/console-$accel.log)"
 	fi
 fi
 [ $accel != kvm ] || echo yes >"$verdict"
@@ -288,12 +288,12 @@ i=0
 while kill -0 $qpid 2>/dev/null; do
 	if [ $i -ge $((TIMEOUT * 2)) ]; then
 		stop_qemu
-		die "CMD did not end within $TIMEOUT s; guest stopped"
+		MW_VM_KEEP=1; die "CMD did not end within $TIMEOUT s; guest stopped (console: $run/console-$accel.log)"
 	fi
 	sleep 0.5
 	i=$((i + 1))
 done
 wait $qpid 2>/dev/null || true
 stop_cats
-[ -f "$run/ctl/rc" ] || die "the guest stopped before CMD ended (console: $run/console-$accel.log)"
+[ -f "$run/ctl/rc" ] || { MW_VM_KEEP=1; die "the guest stopped before CMD ended (console: $run/console-$accel.log)"; }
 exit "$(cat "$run/ctl/rc")"
