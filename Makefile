@@ -17,6 +17,10 @@
 #   demo       deps + glibc + all, then trace examples/arena-storm and
 #              compare with its own malloc_info() (scripts/demo.sh)
 #   check      deps + glibc + all, then every test (tests/run)
+#   check-vm   the end-to-end tests under the kernel runtime and the bpf
+#              runtime, and the two compared, in a Debian 12 guest with
+#              Debian's 6.1 kernel (scripts/vm.sh, tests/vm-check.sh;
+#              root, qemu, debootstrap); not part of check (see README)
 #   fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 #              (default 600) with ASan and UBSan; `make check` runs each
 #              for FUZZ_CHECK_SECONDS (default 20)
@@ -62,7 +66,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check fuzz fuzz-check bench install uninstall clean
+.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -184,6 +188,10 @@ build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
 check: deps glibc all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 	$(Q)$(MAKE) -s -C examples
 	$(Q)FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run
+
+check-vm: deps glibc
+	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
+	$(Q)sh scripts/vm.sh sh tests/vm-check.sh
 
 build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS)
 	$(Q)mkdir -p build/fuzz

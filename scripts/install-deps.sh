@@ -20,6 +20,7 @@
 # prometheus.service, as memcached's does) and curl (t-serve).  libbpf-dev:
 # the running bpf-runtime tracer's set of processes is changed through
 # its map (src/trace/pidset.c: -f's new processes, --cgroup's joiners).
+# With MW_DEPS_VM=1 (make check-vm): debootstrap and qemu-system-x86 too.
 #
 # Needs root (apt-get).  Does nothing when every package is already there,
 # so it is cheap to call from "make demo" and "make check".  On a system
@@ -32,6 +33,8 @@ PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemt
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
 gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2 memcached gdb \
 libmicrohttpd-dev prometheus curl libbpf-dev"
+# make check-vm (scripts/vm.sh) also needs debootstrap and qemu
+[ "${MW_DEPS_VM:-0}" != 1 ] || PKGS="$PKGS debootstrap qemu-system-x86"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: not a Debian-like system; needs: $PKGS" >&2

@@ -121,7 +121,8 @@ PY
 	-c $K contend 64 >"$OUT/strip.out" 2>"$OUT/strip.err" || fail "contend 64 over time: exit $?"
 python3 - "$OUT/strip.mw" "$OUT/strip.html" 64 <<'PY' || fail "the lock-wait strip"
 import re, sys
-num = lambda s: (int(s.split(":")[0]) << 32) | (int(s.split(":")[1]) & 0xffffffff)
+# a number: plain (kernel runtime) or HI:LO (bpf; docs/protocol.md)
+num = lambda s: int(s) if ":" not in s else (int(s.split(":")[0]) << 32) | (int(s.split(":")[1]) & 0xffffffff)
 cs = [num(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("C ")]
 bars = [int(b) for b in re.findall(r": (\d+) lock waits</title>", open(sys.argv[2]).read())]
 n = int(sys.argv[3])

@@ -432,10 +432,10 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		return MW_EXIT_RUNTIME;
 	}
 	mw_sweep(&sw, MW_SWEEP_RUN_MS);
-	if (sw.tracers || sw.uprobes || sw.dirs)
+	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules)
 		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
-			"%d uprobe definitions and %d work directories removed", sw.tracers,
-			sw.uprobes, sw.dirs);
+			"%d uprobe definitions, %d work directories and %d kernel modules "
+			"removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
 	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
 		mw_error("%s", err);
 	else if (o->set)	/* -p PID,PID,... */
@@ -609,8 +609,8 @@ static int cleanup_only(void)
 	if (n)
 		mw_note("waited for %d tracers removing their uprobes after their runs", n);
 	mw_sweep(&sw, MW_SWEEP_WAIT_MS);
-	mw_note("%d orphaned tracers stopped, %d uprobe definitions and %d work directories "
-		"removed", sw.tracers, sw.uprobes, sw.dirs);
+	mw_note("%d orphaned tracers stopped, %d uprobe definitions, %d work directories "
+		"and %d kernel modules removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
 	return MW_EXIT_OK;
 }
 
@@ -708,7 +708,8 @@ static int run_command(const struct trace_opts *o)
 	char err[PATH_MAX + 256];
 	int status;
 
-	if (mw_target_resolve((const char *const *)o->cmd, o->libc, &t, err, sizeof(err)) < 0)
+	if (mw_target_resolve((const char *const *)o->cmd, o->libc,
+			      mw_runtime_pick(o->runtime) == MW_RT_KERNEL, &t, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (t.ns || t.loader[0]) {
 		char q[256];

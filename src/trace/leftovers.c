@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -369,6 +370,79 @@ static int sweep_fifo_dirs(void)
 	return n;
 }
 
+/* Is pid a staprun or stapio (the one process a loaded module of ours
+ * is held by: staprun execs stapio)? */
+static int stapio_live(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = '\0';
+	return strcmp(comm, "stapio\n") == 0 || strcmp(comm, "staprun\n") == 0;
+}
+
+/* Remove the loaded module name with `staprun -d NAME` (its end probe
+ * runs, its uprobes go), waiting until deadline at most.  1 when it is
+ * gone. */
+static int unload_module(const char *name, long long deadline)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("staprun", "staprun", "-d", name, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		return 0;
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (mw_now_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return 0;
+		}
+		usleep(20000);
+	}
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+int mw_sweep_kmods(long budget_ms)
+{
+	long long deadline = mw_now_ms() + budget_ms;
+	FILE *f = fopen("/proc/modules", "re");
+	char line[512], name[256];
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *us;
+		char *end;
+		long pid;
+
+		if (sscanf(line, "%255s", name) != 1 ||
+		    strncmp(name, MW_KMOD_PREFIX, strlen(MW_KMOD_PREFIX)) != 0 ||
+		    !(us = strrchr(name, '_')))
+			continue;
+		pid = strtol(us + 1, &end, 10);
+		if (*end || pid <= 0 || stapio_live((pid_t)pid))
+			continue;
+		n += unload_module(name, deadline);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 void mw_sweep(struct mw_sweep *out, long budget_ms)
 {
 	struct mw_sweep s;
@@ -383,6 +457,7 @@ void mw_sweep(struct mw_sweep *out, long budget_ms)
 	left = full ? budget_ms : budget_ms - (long)(mw_now_ms() - start);
 	s.uprobes = mw_sweep_uprobes(left > 0 ? left : 0);
 	s.dirs = sweep_dirs(full ? mw_now_ms() + budget_ms : start + budget_ms) + sweep_fifo_dirs();
+	s.modules = mw_sweep_kmods(full ? budget_ms : MW_SWEEP_RUN_MS);
 	if (out)
 		*out = s;
 }

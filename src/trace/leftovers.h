@@ -67,6 +67,7 @@ struct mw_sweep {
 	int tracers;		/* orphaned tracers stopped */
 	int uprobes;		/* uprobe definitions removed */
 	int dirs;		/* work directories removed */
+	int modules;		/* kernel modules of dead runs removed */
 };
 
 /* Wait for tracers still removing their uprobes after their runs (work
@@ -91,6 +92,14 @@ void mw_workdir_unlock(void);
 /* Remove a work directory and everything in it (not following links),
  * and let go of this process's lock.  "" is allowed. */
 void mw_workdir_remove(const char *dir);
+
+/* The kernel runtime's modules (runtime.h, MW_KMOD_PREFIX) left loaded
+ * by a run whose stapio is gone - killed with SIGKILL: stapio removes
+ * its module when it ends otherwise, also on the SIGTERM it gets when
+ * mallocwatch dies - each removed with `staprun -d NAME` (its end probe
+ * runs, its uprobes go), within budget_ms in all.  A module whose stapio
+ * lives is another run's, and left alone.  Returns how many went. */
+int mw_sweep_kmods(long budget_ms);
 
 /* The whole sweep described above, into *out (may be NULL), waiting
  * for nothing longer than budget_ms in all (MW_SWEEP_RUN_MS before a

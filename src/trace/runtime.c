@@ -276,6 +276,18 @@ static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *work
 	return 0;
 }
 
+enum mw_runtime mw_runtime_pick(enum mw_runtime want)
+{
+	struct utsname u;
+	char kb[PATH_MAX + 32];
+
+	if (want != MW_RT_AUTO)
+		return want;
+	uname(&u);
+	snprintf(kb, sizeof(kb), "/lib/modules/%s/build", u.release);
+	return exists("/proc/modules") && exists(kb) ? MW_RT_KERNEL : MW_RT_BPF;
+}
+
 int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
 		       struct mw_runtime_env *env, char *err, size_t errlen)
 {
@@ -285,8 +297,7 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
 	memset(env, 0, sizeof(*env));
 	uname(&u);
 	snprintf(kb, sizeof(kb), "/lib/modules/%s/build", u.release);
-	if (want == MW_RT_AUTO)
-		want = exists("/proc/modules") && exists(kb) ? MW_RT_KERNEL : MW_RT_BPF;
+	want = mw_runtime_pick(want);
 	env->rt = want;
 	if (want == MW_RT_BPF)
 		return prepare_bpf(env, for_run, workdir, err, errlen);

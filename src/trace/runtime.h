@@ -56,6 +56,16 @@ int mw_runtime_kstub(char *dir_out, size_t len, const char *workdir, char *err, 
 
 #define MW_MODULE_PREFIX "mallocwatch_"
 
+/* The kernel runtime's modules: MW_KMOD_PREFIX and 16 hex digits (a hash
+ * of what the module is built from), loaded by staprun -R as that name's
+ * head and "_PID" (PID: the staprun, then stapio, that holds it). */
+#define MW_KMOD_PREFIX "mallocwatch_k"
+
+/* The runtime want resolves to, without preparing anything: AUTO is the
+ * kernel runtime when modules can load (/proc/modules) and the running
+ * kernel's build tree is there, else bpf. */
+enum mw_runtime mw_runtime_pick(enum mw_runtime want);
+
 /* The module name of the run whose work directory is workdir,
  * "mallocwatch_PID_XXXXXX" (PID: this mallocwatch; XXXXXX: the work
  * directory's mkdtemp suffix, letters and digits), into buf: stap -m

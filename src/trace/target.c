@@ -318,15 +318,19 @@ int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len
 }
 
 /* How to start the program when t->libc is not the system's libc: in
- * the probe-enabled glibc's mount namespace (not for --libc), else
- * through the loader beside t->libc. */
-static void choose_start(struct mw_target *t, const char *libc_opt)
+ * the probe-enabled glibc's mount namespace (not for --libc, nor for a
+ * tracer that finds the libc by path), else through the loader beside
+ * t->libc. */
+static void choose_start(struct mw_target *t, const char *libc_opt, int by_path)
 {
 	char sys[PATH_MAX], cand[PATH_MAX + 32], dir[PATH_MAX];
 
 	if (mw_system_libc(sys, sizeof(sys)) == 0 && strcmp(t->libc, sys) == 0)
 		return;
-	if (!libc_opt) {
+	if (by_path && !libc_opt)
+		snprintf(t->ns_why, sizeof(t->ns_why), "the kernel runtime finds the libc by "
+			 "the path a process maps it at, which the namespace would change");
+	if (!libc_opt && !by_path) {
 		t->ns = mw_libcns_plan(t->libc, sys, t->ns_why, sizeof(t->ns_why));
 		if (t->ns && mw_libcns_try(t->ns, t->ns_why, sizeof(t->ns_why)) < 0) {
 			mw_libcns_free(t->ns);
@@ -375,7 +379,7 @@ static void build_argv(struct mw_target *t, const char *const *argv)
 		t->argv[k++] = xstrdup(*argv);
 }
 
-int mw_target_resolve(const char *const *argv, const char *libc_opt,
+int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path,
 		      struct mw_target *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
@@ -387,7 +391,7 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt,
 	}
 	if (mw_choose_libc(libc_opt, 0, t->libc, sizeof(t->libc), err, errlen) < 0)
 		return -1;
-	choose_start(t, libc_opt);
+	choose_start(t, libc_opt, by_path);
 	if (t->loader[0] || t->ns) {
 		int dyn = elf_dynamic(t->path);
 

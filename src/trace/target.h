@@ -89,9 +89,13 @@ int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len
 /* Resolve argv[0], choose the libc (libc_opt: --libc or NULL), how to
  * start the program (t->ns, else t->loader, else directly; makes the
  * namespace once in a throwaway child to know it can) and build t->argv.
+ * by_path: the tracer finds the libc by the path it is mapped at (the
+ * kernel runtime's task finder), not by its inode as uprobe_events does:
+ * no namespace then (in it the libc is mapped at the system's path), the
+ * loader, with the reason in t->ns_why.
  * Returns 0, or -1 with a one-line reason in err - also when
  * SUDO_UID/SUDO_GID are set but not both numeric. */
-int mw_target_resolve(const char *const *argv, const char *libc_opt,
+int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path,
 		      struct mw_target *t, char *err, size_t errlen);
 
 /* The libc of a running process, as a path a tracer can probe: the

@@ -80,7 +80,8 @@ struct run {
 	struct mw_ptree *pt;	/* -c: the program (and -f's tree) under ptrace */
 	int tree_over;		/* -c: every process of it has ended */
 	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
-	char module[64];	/* stap -m: mallocwatch_PID_XXXXXX */
+	char module[64];	/* bpf: stap -m mallocwatch_PID_XXXXXX; kernel:
+				 * the module's loaded name (runtime.h) */
 	/* the flush at the program's exit (tracer.h) */
 	int flush_fd;		/* the procfs file, open while it runs; -1 */
 	int flushing;		/* the program is held at its exit stop */
@@ -758,6 +759,9 @@ static void reap_tracer(struct run *rn, const char *name)
 			mw_note("removed %d uprobe definitions the dead tracer left", n);
 		mw_runtime_procfs_remove(rn->module);
 	}
+	if (o->env->rt == MW_RT_KERNEL && WIFSIGNALED(r->tracer_status) &&
+	    mw_sweep_kmods(MW_SWEEP_WAIT_MS) > 0)	/* it could not unload it */
+		mw_note("removed the kernel module %s the dead tracer left", rn->module);
 	if (o->env->rt == MW_RT_BPF && mw_uprobes_of(rn->tracer) == 0)
 		mw_tracer_unrecord(rn->tracer);
 	rn->tracer = 0;	/* reaped */
@@ -803,18 +807,29 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 			  .sample_fd = -1, .tracer_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
-	int errpipe = -1, ret = -1;
+	int errpipe = -1, ret = -1, cached = 0;
 
 	memset(r, 0, sizeof(*r));
 	mw_runtime_module(o->workdir, rn.module, sizeof(rn.module));
 	if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
 		mw_runtime_procfs_remove(rn.module);
-	if (o->env->rt == MW_RT_BPF &&
+	if (o->env->rt == MW_RT_BPF ?
 	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo), err,
-				  errlen) < 0) {
+				  errlen) < 0 :
+	    mw_tracer_compile_kernel(o->env, o->script, o->workdir, bo, sizeof(bo), &cached, err,
+				     errlen) < 0) {
 		r->interrupted = mw_signal_take();
 		return -1;
 	}
+	if (o->env->rt != MW_RT_BPF && o->verbose)
+		mw_note("kernel module %s%s", bo, cached ? " (built before for this script "
+			"and kernel)" : "");
+	/* Kernel runtime: a module loading while an earlier run's stapio
+	 * still unloads its own has locked up both CPUs of the test guest
+	 * (stap 4.8, Linux 6.1; README, "The kernel runtime"): wait for
+	 * the tracers left detaching first (well under a second each). */
+	if (o->env->rt == MW_RT_KERNEL && mw_wait_detaching() > 0 && o->verbose)
+		mw_note("waited for an earlier run's tracer to unload its module");
 	if (start_target(&rn, &errpipe, err, errlen) < 0)
 		return -1;
 	r->pid = rn.prog;
@@ -823,13 +838,15 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		snprintf(err, errlen, "cannot watch process %d: %s", (int)rn.prog, strerror(errno));
 		goto cleanup;
 	}
-	mw_tracer_argv(o->env, o->script, rn.prog, pidbuf, bo, rn.module, argv);
+	mw_tracer_argv(o->env, rn.prog, pidbuf, bo, argv);
 	rn.tracer = mw_tracer_spawn((char *const *)argv, o->workdir,
 				    o->env->shim[0] ? o->env->shim : NULL, &rn.out_fd, &rn.err_fd);
 	if (rn.tracer < 0) {
 		snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(errno));
 		goto cleanup;
 	}
+	if (o->env->rt != MW_RT_BPF)
+		mw_kmod_loaded_name(bo, rn.tracer, rn.module, sizeof(rn.module));
 	rn.tracer_fd = mw_pidfd_open(rn.tracer);	/* our child, not reaped: it */
 	if (o->env->rt == MW_RT_BPF)
 		mw_tracer_record(rn.tracer);	/* its definitions are ours to sweep */

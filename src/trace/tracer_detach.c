@@ -89,6 +89,7 @@ static void watch(pid_t tracer, int tracer_fd, int ready, const char *workdir,
 		mw_pidfd_wait(tracer_fd, MW_SWEEP_WAIT_MS);
 	}
 	mw_sweep_uprobes(MW_SWEEP_WAIT_MS);	/* nothing when it ended normally */
+	mw_sweep_kmods(MW_SWEEP_WAIT_MS);	/* a stapio killed above: its module */
 	mw_runtime_procfs_remove(module);
 	mw_workdir_remove(dir);
 	_exit(0);

@@ -9,10 +9,13 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -297,9 +300,9 @@ void mw_procfs_settle(int *fd, int ms)
 	}
 }
 
-/* argv for stapbpf/stap, into argv[] (tracer_proc.h). */
-void mw_tracer_argv(const struct mw_runtime_env *env, const char *script, pid_t pid,
-		    char *pidbuf, const char *bo, const char *module, const char **argv)
+/* argv for stapbpf/staprun, into argv[] (tracer_proc.h). */
+void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
+		    const char *object, const char **argv)
 {
 	int k = 0;
 
@@ -307,37 +310,29 @@ void mw_tracer_argv(const struct mw_runtime_env *env, const char *script, pid_t 
 	if (env->rt == MW_RT_BPF) {
 		argv[k++] = "stapbpf";
 		argv[k++] = "-w";
-		argv[k++] = "-x";
-		argv[k++] = pidbuf;
-		argv[k++] = bo;
 	} else {
-		argv[k++] = "stap";
-		argv[k++] = "-w";
-		if (env->kbuild[0]) {
-			argv[k++] = "-r";
-			argv[k++] = env->kbuild;
-		}
-		argv[k++] = "-m";
-		argv[k++] = module;
-		argv[k++] = "-x";
-		argv[k++] = pidbuf;
-		argv[k++] = script;
+		argv[k++] = "staprun";
+		argv[k++] = "-R";	/* loaded as mw_kmod_loaded_name() */
 	}
+	argv[k++] = "-x";
+	argv[k++] = pidbuf;
+	argv[k++] = object;
 	argv[k] = NULL;
 }
 
-/* stap -p4 for the bpf runtime (tracer_proc.h). */
-int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
-			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
-			  char *err, size_t errlen)
+/* stap -p4 -m name script in workdir: workdir/name.bo or .ko. */
+static int compile(const struct mw_runtime_env *env, const char *script, const char *workdir,
+		   const char *name, char *err, size_t errlen)
 {
 	const char *argv[16];
 	int k = 0;
 	char msg[400];
 
 	argv[k++] = "stap";
-	argv[k++] = "--runtime=bpf";
-	argv[k++] = "-g";
+	if (env->rt == MW_RT_BPF) {
+		argv[k++] = "--runtime=bpf";
+		argv[k++] = "-g";
+	}
 	argv[k++] = "-w";
 	if (env->kbuild[0]) {
 		argv[k++] = "-r";
@@ -345,7 +340,7 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 	}
 	argv[k++] = "-p4";
 	argv[k++] = "-m";
-	argv[k++] = rn_module;
+	argv[k++] = name;
 	argv[k++] = script;
 	argv[k] = NULL;
 	switch (run_capture((char *const *)argv, workdir, msg, sizeof(msg))) {
@@ -354,11 +349,150 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 			 mw_signal_pending(), strsignal(mw_signal_pending()));
 		return -1;
 	case -1:
-		snprintf(err, errlen, "stap could not compile the script: %s", msg);
+		if (strstr(msg, "task_work_cancel"))
+			snprintf(err, errlen, "stap cannot build a module for this kernel: its "
+				 "runtime predates the kernel's task_work_cancel_func() (systemtap "
+				 "before 5.2 on Linux 6.1.1xx and later; see README, 'The kernel "
+				 "runtime'); use --runtime=bpf");
+		else
+			snprintf(err, errlen, "stap could not compile the script: %s", msg);
 		return -1;
 	}
+	return 0;
+}
+
+/* stap -p4 for the bpf runtime (tracer_proc.h). */
+int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
+			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
+			  char *err, size_t errlen)
+{
+	if (compile(env, script, workdir, rn_module, err, errlen) < 0)
+		return -1;
 	snprintf(bo, bolen, "%s/%s.bo", workdir, rn_module);
 	return 0;
+}
+
+/* FNV-1a, 64 bits, over len bytes of p, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ c[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* What a module is built from: the script, the running kernel, the build
+ * tree given to stap, and stap itself (its file's size and time). */
+static int module_key(const struct mw_runtime_env *env, const char *script, uint64_t *key)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	struct utsname u;
+	struct stat sb;
+	char buf[8192];
+	size_t n;
+	FILE *f = fopen(script, "re");
+
+	if (!f)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		h = fnv(h, buf, n);
+	fclose(f);
+	uname(&u);
+	h = fnv(h, u.release, strlen(u.release) + 1);
+	h = fnv(h, u.version, strlen(u.version) + 1);
+	h = fnv(h, u.machine, strlen(u.machine) + 1);
+	h = fnv(h, env->kbuild, strlen(env->kbuild) + 1);
+	if (stat("/usr/bin/stap", &sb) == 0) {
+		long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
+
+		h = fnv(h, v, sizeof(v));
+	}
+	*key = h;
+	return 0;
+}
+
+/* Copy from to a fresh file beside to, renamed into place whole. */
+static int copy_into(const char *from, const char *to)
+{
+	char tmp[PATH_MAX], buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n = 0;
+
+	if (in < 0 || (size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", to) >= sizeof(tmp) ||
+	    (out = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		if (in >= 0)
+			close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	close(in);
+	if (close(out) < 0 || n < 0 || fchmodat(AT_FDCWD, tmp, 0644, 0) < 0 || rename(tmp, to) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* A regular file of root's that no one else can write, not a link. */
+static int roots_file(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == 0 &&
+	       !(sb.st_mode & 022);
+}
+
+/* stap -p4 for the kernel runtime, cached (tracer_proc.h). */
+int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *script,
+			     const char *workdir, char *ko, size_t kolen, int *cached,
+			     char *err, size_t errlen)
+{
+	char name[64], dir[PATH_MAX], built[PATH_MAX + 80];
+	uint64_t key;
+	struct stat sb;
+	int cache = geteuid() == 0;
+
+	*cached = 0;
+	if (module_key(env, script, &key) < 0) {
+		snprintf(err, errlen, "cannot read '%s': %s", script, strerror(errno));
+		return -1;
+	}
+	snprintf(name, sizeof(name), MW_KMOD_PREFIX "%016llx", (unsigned long long)key);
+	snprintf(dir, sizeof(dir), "%s/modules", MW_CACHE_DIR);
+	if (cache && ((mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
+		      (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
+		      !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077)))
+		cache = 0;	/* not a directory of root's alone: no cache */
+	if (cache) {
+		snprintf(ko, kolen, "%s/%s.ko", dir, name);
+		if (roots_file(ko)) {
+			*cached = 1;
+			return 0;
+		}
+	}
+	if (compile(env, script, workdir, name, err, errlen) < 0)
+		return -1;
+	snprintf(built, sizeof(built), "%s/%s.ko", workdir, name);
+	if (!cache || copy_into(built, ko) < 0)
+		snprintf(ko, kolen, "%s", built);
+	return 0;
+}
+
+void mw_kmod_loaded_name(const char *ko, pid_t staprun, char *buf, size_t len)
+{
+	const char *base = strrchr(ko, '/') ? strrchr(ko, '/') + 1 : ko;
+	char pid[16];
+	int blen = (int)strcspn(base, "."), keep;
+
+	snprintf(pid, sizeof(pid), "%d", (int)staprun);
+	/* staprun -R: the same length, the name's head then _PID */
+	keep = blen - (int)strlen(pid) - 1;
+	snprintf(buf, len, "%.*s_%s", keep > 0 ? keep : 0, base, pid);
 }
 
 /* Why the tracer ended, when it said nothing itself. */

@@ -59,12 +59,33 @@ void mw_procfs_answered(int *fd, short revents);
 void mw_procfs_settle(int *fd, int ms);
 
 /* The tracer's argv for the runtime env->rt into argv[] (at most 12
- * entries, NULL-terminated; its strings are env's, script's, module's,
- * bo's and pidbuf's, which must outlive it): stapbpf -x PID on the
- * compiled object bo, or stap -m module -x PID on the script.  pidbuf
- * (at least 12 bytes) gets pid in decimal. */
-void mw_tracer_argv(const struct mw_runtime_env *env, const char *script, pid_t pid,
-		    char *pidbuf, const char *bo, const char *module, const char **argv);
+ * entries, NULL-terminated; its strings are object's and pidbuf's, which
+ * must outlive it): stapbpf -w -x PID on the compiled object (a .bo), or
+ * staprun -R -x PID on the compiled module (a .ko; loaded under the name
+ * mw_kmod_loaded_name() gives).  pidbuf (at least 12 bytes) gets pid in
+ * decimal. */
+void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
+		    const char *object, const char **argv);
+
+/* Compile script for the kernel runtime (stap -p4 -m NAME, in workdir;
+ * env->kbuild when set) into a module whose path goes to ko (kolen
+ * bytes).  NAME is MW_KMOD_PREFIX and 16 hex digits of a hash of the
+ * script, the running kernel (release, version, machine), env->kbuild
+ * and stap's file: as root the module is kept in MW_CACHE_DIR/modules
+ * (root's alone, 0700) and reused by every run of the same script on the
+ * same kernel (*cached = 1), since a compile takes tens of seconds, and
+ * minutes in an emulated guest; otherwise it stays in workdir.  A signal
+ * caught meanwhile stops stap's process group and is left pending.  0,
+ * or -1 with a one-line reason in err. */
+int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *script,
+			     const char *workdir, char *ko, size_t kolen, int *cached,
+			     char *err, size_t errlen);
+
+/* The name the module ko (a path, its file name NAME.ko) is loaded under
+ * by a `staprun -R` whose pid is staprun (it execs stapio, same pid):
+ * NAME's head and "_PID", as long as NAME; into buf.  /proc/modules and
+ * /proc/systemtap/ know it by that name. */
+void mw_kmod_loaded_name(const char *ko, pid_t staprun, char *buf, size_t len);
 
 /* Compile script for the bpf runtime (stap -p4 -m rn_module, in workdir;
  * env->kbuild when set) into a .bo file whose path goes to bo (bolen

@@ -1,0 +1,299 @@
+#!/bin/sh
+# vm.sh - run a command as root in the project tree inside a Debian 12
+# guest with Debian's 6.1 kernel, whose modules load: the way to run
+# SystemTap's kernel-module runtime on a host that cannot.
+#
+# Usage: scripts/vm.sh CMD [ARG...]
+#        scripts/vm.sh --build      (only build the guest image, if needed)
+#
+# The guest image is built once, as root, with debootstrap from Debian's
+# own packages (the suite and mirror this host uses: bookworm) and cached
+# under /var/cache/mallocwatch/vm (MW_VM_CACHE): Debian's kernel
+# (linux-image-amd64) with its modules and the matching linux-headers,
+# systemtap, gcc, elfutils and the rest of what the project builds and
+# tests with.  It is rebuilt when its recipe (the package list, this
+# script's image steps, the guest's init) changes: image/key holds the
+# recipe's hash.  About 4 minutes, with a progress line.
+#
+# Each run boots that kernel with qemu-system-x86_64 (-kernel/-initrd
+# from the image's /boot, the image as a virtio disk in snapshot mode, so
+# the run never changes it), with four 9p shares: the project tree at the
+# same path as here, read-write (CMD's build and test output land in it as
+# they would on the host), the probe-enabled glibc
+# (/var/cache/mallocwatch/glibc, MW_GLIBC_PREFIX) read-only at its path,
+# the guest's cache of kernel modules mallocwatch built (vm/modules, at
+# /var/cache/mallocwatch/modules: a module compiles in minutes under
+# TCG, and is built once per script and kernel), and a control directory
+# of the run.  The guest's init (/sbin/mw-init, no systemd) loads the 9p
+# modules, mounts the shares, runs CMD as root in the project tree with
+# its stdout and stderr into files of the control directory, which this
+# script copies to its own stdout and stderr as they grow, writes CMD's
+# exit code there and powers off.  This script exits with that code;
+# with 1 and a line saying why when the guest did not run CMD to its end
+# (the guest's console is in the run directory, MW_VM_KEEP=1 keeps it).
+#
+# KVM is tried first when /dev/kvm is there; a guest that does not start
+# under KVM within MW_VM_KVM_WAIT seconds (30) is stopped and TCG used
+# instead, and that verdict is cached per host kernel and qemu
+# (vm/kvm-VERDICT).  MW_VM_ACCEL=tcg|kvm forces one.  MW_VM_TIMEOUT
+# (seconds, default 7200) bounds a run; MW_VM_MEM (MiB, 4096) and
+# MW_VM_CPUS (the host's count) size the guest.
+#
+# Nothing outside the guest is touched but the cache and what CMD writes
+# into the project tree.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${MW_VM_CACHE:-/var/cache/mallocwatch/vm}
+GLIBC=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}
+MIRROR=${MW_VM_MIRROR:-http://deb.debian.org/debian}
+SUITE=bookworm
+TIMEOUT=${MW_VM_TIMEOUT:-7200}
+MEM=${MW_VM_MEM:-4096}
+CPUS=${MW_VM_CPUS:-$(nproc 2>/dev/null || echo 2)}
+
+# What the guest has: what scripts/install-deps.sh installs to build and
+# run the end-to-end tests, plus the kernel, its headers and what the
+# guest's init uses.
+PKGS="linux-image-amd64 linux-headers-amd64 initramfs-tools kmod udev \
+gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev \
+libmicrohttpd-dev systemtap systemtap-sdt-dev python3 file bc time \
+xz-utils util-linux procps libc6-dbg"
+
+say() { echo "vm: $*" >&2; }
+die() { echo "mallocwatch: vm: $*" >&2; exit 1; }
+
+# The guest's PID 1.  It runs the control share's run.sh, which the host
+# writes for each run (so that CMD is not part of the image).
+GUEST_INIT='#!/bin/sh
+# mw-init - PID 1 of the mallocwatch test guest (scripts/vm.sh)
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+mountpoint -q /proc || mount -t proc proc /proc
+mountpoint -q /sys || mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mountpoint -q /run || mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+hostname mwvm
+modprobe -a 9pnet_virtio 9p
+mkdir -p /mnt/mwctl
+if mount -t 9p -o trans=virtio,version=9p2000.L ctl /mnt/mwctl; then
+	echo started >/mnt/mwctl/started
+	HOME=/root TERM=dumb sh /mnt/mwctl/run.sh
+	sync
+fi
+echo o >/proc/sysrq-trigger
+sleep 60
+'
+
+# The image's recipe; its hash names the image.
+recipe_key() {
+	printf '%s\n%s\n%s\n%s\n' "$SUITE" "$PKGS" "$GUEST_INIT" "$(sed -n '/^build_image()/,/^}/p' "$0")" |
+		sha256sum | cut -c1-16
+}
+
+build_image() {
+	command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+	command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
+	[ "$(id -u)" = 0 ] || die "building the guest image needs root"
+	mkdir -p "$CACHE"
+	tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+	log=$tmp/build.log
+	say "building the guest image in $tmp (debootstrap $SUITE, about 4 minutes; log $log)"
+	pkgs=$(echo $PKGS | tr ' ' ,)
+	debootstrap --variant=minbase --include="$pkgs" "$SUITE" "$tmp/root" "$MIRROR" >"$log" 2>&1 &
+	bpid=$!
+	while kill -0 $bpid 2>/dev/null; do
+		line=$(grep -E '^I: (Retrieving|Validating|Extracting|Unpacking|Configuring|Installing)' "$log" | tail -n 1 || true)
+		printf '\rvm: %-70.70s' "${line#I: }" >&2
+		sleep 2
+	done
+	printf '\r%-75s\r' '' >&2
+	wait $bpid || { tail -n 20 "$log" >&2; die "debootstrap failed (log $log)"; }
+	r=$tmp/root
+	printf '%s' "$GUEST_INIT" >"$r/sbin/mw-init"
+	chmod 755 "$r/sbin/mw-init"
+	echo mwvm >"$r/etc/hostname"
+	rm -f "$r/var/cache/apt/archives/"*.deb
+	kver=$(ls "$r/lib/modules" | head -n 1)
+	[ -f "$r/boot/vmlinuz-$kver" ] && [ -f "$r/boot/initrd.img-$kver" ] ||
+		die "the guest has no kernel or initrd for '$kver' (log $log)"
+	[ -d "$r/usr/src/linux-headers-$kver" ] || die "the guest has no headers for '$kver' (log $log)"
+	# Debian 12's systemtap 4.8 does not build a module for Debian 12's
+	# 6.1 kernels since 6.1.1xx: stable brought task_work_cancel_func()
+	# and made task_work_cancel() take a callback_head (README, "The
+	# kernel runtime").  Its runtime calls the kernel's
+	# task_work_cancel_func() then, as systemtap 5.2 does.
+	tw=$(find "$r/usr/src" -path '*/include/linux/task_work.h' | head -n 1)
+	if [ -n "$tw" ] && grep -q 'task_work_cancel_func' "$tw"; then
+		sed -i -e 's/typeof(&task_work_cancel)/typeof(\&task_work_cancel_func)/' \
+			-e 's/kallsyms_lookup_name("task_work_cancel")/kallsyms_lookup_name("task_work_cancel_func")/' \
+			"$r/usr/share/systemtap/runtime/stp_task_work.c"
+		grep -q '"task_work_cancel_func"' "$r/usr/share/systemtap/runtime/stp_task_work.c" ||
+			die "cannot fit systemtap's runtime to the guest kernel's task_work_cancel_func"
+	fi
+	cp "$r/boot/vmlinuz-$kver" "$tmp/vmlinuz"
+	cp "$r/boot/initrd.img-$kver" "$tmp/initrd.img"
+	echo "$kver" >"$tmp/kernel"
+	say "making the disk image"
+	mb=$(( $(du -sm "$r" | cut -f1) + 3072 ))
+	mkfs.ext4 -q -L mwroot -d "$r" "$tmp/disk.img" "${mb}M" >>"$log" 2>&1 ||
+		die "mkfs.ext4 failed (log $log)"
+	rm -rf "$r"
+	recipe_key >"$tmp/key"
+	rm -rf "$CACHE/image.old"
+	[ ! -d "$CACHE/image" ] || mv "$CACHE/image" "$CACHE/image.old"
+	mv "$tmp" "$CACHE/image"
+	rm -rf "$CACHE/image.old"
+	say "guest image ready: Debian $SUITE, kernel $kver"
+}
+
+ensure_image() {
+	if [ ! -f "$CACHE/image/key" ] || [ "$(cat "$CACHE/image/key")" != "$(recipe_key)" ]; then
+		build_image
+	fi
+}
+
+# Quote each argument for sh.
+quote() {
+	for a in "$@"; do
+		printf "'%s' " "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")"
+	done
+}
+
+write_run() {
+	cat >"$run/ctl/run.sh" <<EOF
+# written by scripts/vm.sh for one run
+o=trans=virtio,version=9p2000.L,msize=512000
+mkdir -p '$ROOT' '$GLIBC'
+mount -t 9p -o \$o proj '$ROOT' || exit 1
+mount -t 9p -o ro,\$o glibc '$GLIBC' || exit 1
+mkdir -p /var/cache/mallocwatch/modules
+mount -t 9p -o \$o modules /var/cache/mallocwatch/modules || exit 1
+cd '$ROOT' || exit 1
+export LANG=C MW_IN_VM=1
+( $(quote "$@") ) <>/dev/null >>/mnt/mwctl/out 2>>/mnt/mwctl/err
+echo \$? >/mnt/mwctl/rc
+EOF
+}
+
+# boot ACCEL: start the guest under ACCEL in the background; sets qpid,
+# and cats: the copies of CMD's stdout and stderr, files of the control
+# share (9p writes are synchronous: what the guest wrote is there),
+# copied here as they grow until qemu is gone.
+boot() {
+	case $1 in
+	kvm) acc="-accel kvm -cpu host" ;;
+	*) acc="-accel tcg,thread=multi -cpu max" ;;
+	esac
+	rm -f "$run/ctl/started" "$run/ctl/rc"
+	: >"$run/ctl/out"
+	: >"$run/ctl/err"
+	# shellcheck disable=SC2086
+	qemu-system-x86_64 $acc -m "$MEM" -smp "$CPUS" -nodefaults -no-user-config \
+		-display none -no-reboot \
+		-kernel "$CACHE/image/vmlinuz" -initrd "$CACHE/image/initrd.img" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet init=/sbin/mw-init" \
+		-drive "file=$CACHE/image/disk.img,format=raw,if=virtio,snapshot=on" \
+		-serial "file:$run/console-$1.log" \
+		-virtfs "local,path=$ROOT,mount_tag=proj,security_model=passthrough,id=proj" \
+		-virtfs "local,path=$GLIBC,mount_tag=glibc,security_model=passthrough,readonly=on,id=glibc" \
+		-virtfs "local,path=$run/ctl,mount_tag=ctl,security_model=passthrough,id=ctl" \
+		-virtfs "local,path=$CACHE/modules,mount_tag=modules,security_model=passthrough,id=modules" \
+		</dev/null >"$run/qemu-$1.out" 2>&1 &
+	qpid=$!
+	tail -q -c +1 -f --pid=$qpid "$run/ctl/out" &
+	cats=$!
+	tail -q -c +1 -f --pid=$qpid "$run/ctl/err" >&2 &
+	cats="$cats $!"
+}
+
+# wait_started SECONDS: 0 once the guest's init said it started, 1 when
+# qemu exited or SECONDS passed first.
+wait_started() {
+	i=0
+	while [ $i -lt $(($1 * 10)) ]; do
+		[ ! -f "$run/ctl/started" ] || return 0
+		kill -0 $qpid 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+stop_qemu() {
+	kill $qpid 2>/dev/null || true
+	wait $qpid 2>/dev/null || true
+	stop_cats
+}
+
+# The copies of a qemu that is gone: they end by themselves, after
+# copying what is left.
+stop_cats() {
+	for c in ${cats:-}; do
+		wait $c 2>/dev/null || true
+	done
+	cats=
+}
+
+[ $# -gt 0 ] || { echo "usage: scripts/vm.sh CMD [ARG...] | --build" >&2; exit 2; }
+command -v qemu-system-x86_64 >/dev/null ||
+	die "qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)"
+ensure_image
+[ "$1" != --build ] || exit 0
+[ -f "$GLIBC/lib/libc.so.6" ] || die "no probe-enabled glibc at $GLIBC (make glibc)"
+
+# the guest's kernel-module cache (mallocwatch's MW_CACHE_DIR/modules):
+# kept here across runs, root's alone as mallocwatch wants it
+mkdir -p "$CACHE/modules"
+chmod 700 "$CACHE/modules"
+run=$(mktemp -d "$CACHE/run.XXXXXX")
+mkdir "$run/ctl"
+trap 'stop_qemu 2>/dev/null; [ "${MW_VM_KEEP:-0}" = 1 ] || rm -rf "$run"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+write_run "$@"
+
+verdict=$CACHE/kvm-$(printf '%s %s' "$(uname -r)" "$(qemu-system-x86_64 --version | head -n 1)" |
+	sha256sum | cut -c1-12)
+accel=${MW_VM_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	if [ -w /dev/kvm ] && [ "$(cat "$verdict" 2>/dev/null)" != no ]; then
+		accel=kvm
+	fi
+fi
+boot $accel
+if ! wait_started "$( [ $accel = kvm ] && echo "${MW_VM_KVM_WAIT:-30}" || echo 600)"; then
+	stop_qemu
+	if [ $accel = kvm ] && [ -z "${MW_VM_ACCEL:-}" ]; then
+		say "the guest did not start under KVM; using TCG (cached in $verdict)"
+		echo no >"$verdict"
+		accel=tcg
+		boot tcg
+		wait_started 600 || { stop_qemu; MW_VM_KEEP=1; die "the guest did not start (console: $run/console-tcg.log)"; }
+	else
+		MW_VM_KEEP=1; die "the guest did not start under $accel (console: $run/console-$accel.log)"
+	fi
+fi
+[ $accel != kvm ] || echo yes >"$verdict"
+i=0
+while kill -0 $qpid 2>/dev/null; do
+	if [ $i -ge $((TIMEOUT * 2)) ]; then
+		stop_qemu
+		MW_VM_KEEP=1; die "CMD did not end within $TIMEOUT s; guest stopped (console: $run/console-$accel.log)"
+	fi
+	sleep 0.5
+	i=$((i + 1))
+done
+wait $qpid 2>/dev/null || true
+stop_cats
+[ -f "$run/ctl/rc" ] || { MW_VM_KEEP=1; die "the guest stopped before CMD ended (console: $run/console-$accel.log)"; }
+exit "$(cat "$run/ctl/rc")"
