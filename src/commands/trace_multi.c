@@ -48,15 +48,6 @@ static void prep_state(const struct msink *k, struct mw_state *st)
 		mw_state_set_main_arena_sym(st, k->main_sym);
 }
 
-/* The process pid of the run; NULL when it is not in it. */
-static struct mw_process *process_of(const struct msink *k, pid_t pid)
-{
-	for (size_t i = mw_procs_count(k->procs); i-- > 0;)
-		if (mw_procs_pid(k->procs, i) == pid)
-			return mw_procs_process(k->procs, i);
-	return NULL;
-}
-
 /* pid's allocator now into *out (its layouts loaded, or from the cache
  * per libc file: glibcinfo.h), and with ledger not NULL its RSS ledger
  * into *ledger (NULL when it could not be made); 0, or -1 with err. */
@@ -151,7 +142,7 @@ static void tree_new(void *ctx, pid_t parent, pid_t pid)
 static void tree_exec(void *ctx, pid_t pid)
 {
 	struct msink *k = ctx;
-	struct mw_process *pr = process_of(k, pid);
+	struct mw_process *pr = mw_procs_by_pid(k->procs, pid);
 
 	if (!pr)
 		return;
@@ -165,7 +156,7 @@ static void tree_exec(void *ctx, pid_t pid)
 static void tree_exit_stop(void *ctx, pid_t pid)
 {
 	struct msink *k = ctx;
-	struct mw_process *pr = process_of(k, pid);
+	struct mw_process *pr = mw_procs_by_pid(k->procs, pid);
 	char err[PATH_MAX + 512];
 
 	if (!pr || pr->at_exit)
@@ -192,7 +183,7 @@ static void tree_exit_stop(void *ctx, pid_t pid)
 
 static void tree_exited(void *ctx, pid_t pid, int status)
 {
-	struct mw_process *pr = process_of(ctx, pid);
+	struct mw_process *pr = mw_procs_by_pid(((struct msink *)ctx)->procs, pid);
 
 	if (pr && status != -1) {
 		pr->have_status = 1;
@@ -340,7 +331,7 @@ static int depth_of(const struct msink *k, size_t i)
 	const struct mw_process *pr = mw_procs_process(k->procs, i);
 
 	while (pr->parent && d < 16) {
-		const struct mw_process *up = process_of(k, pr->parent);
+		const struct mw_process *up = mw_procs_by_pid(k->procs, pr->parent);
 
 		if (!up)
 			break;
@@ -582,6 +573,45 @@ out:
 	return status;
 }
 
+/* Trace with topts (its env, script and callbacks filled in here from p
+ * and k), then say how the processes were followed and write the
+ * reports.  The exit status; *detaching as mw_run_trace_multi says. */
+static int trace_and_report(const struct trace_opts *o, struct outputs *out, struct msink *k,
+			    const struct mw_run_prep *p, struct mw_tracer_opts *topts,
+			    const char *libc_path, json_t **report, pid_t *detaching)
+{
+	char err[PATH_MAX + 512];
+	struct mw_trace_result r;
+
+	if (mw_signal_pending()) {
+		int sig = mw_signal_take();
+
+		mw_error("interrupted by signal %d (%s) before tracing started", sig, strsignal(sig));
+		return 128 + sig;
+	}
+	topts->env = &p->env;
+	topts->script = p->script;
+	topts->verbose = o->verbose;
+	topts->flush = 1;	/* the totals while the uprobes are still there,
+				 * the tracer then left to remove them */
+	topts->missing = missing;
+	topts->on_new = tree_new;
+	topts->on_exec = tree_exec;
+	topts->on_exited = tree_exited;
+	if (mw_trace_run(topts, on_line, k, &r, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		return r.interrupted ? 128 + r.interrupted : MW_EXIT_RUNTIME;
+	}
+	if (r.ptrace_msg[0])
+		mw_note("%s", r.ptrace_msg);
+	if (r.set_failed)
+		mw_warn("%lu processes could not be added to the tracer's set: their probes were "
+			"not traced", r.set_failed);
+	if (r.detaching)
+		*detaching = r.detaching;
+	return report_all(o, out, k, &r, p->libc, libc_path, p->env.rt, report);
+}
+
 int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		       const struct mw_attach_set *set, const char *libc_path, const char *dir,
 		       json_t **report, pid_t *detaching)
@@ -589,7 +619,6 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	char err[PATH_MAX + 512];
 	struct mw_run_prep p = { 0 };
 	struct msink k = { .set = set, .read_timeout_ms = o->read_timeout_ms };
-	struct mw_trace_result r;
 	int *pids = xcalloc(set->n, sizeof(*pids));
 	int status = MW_EXIT_RUNTIME;
 
@@ -612,30 +641,12 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		}
 		mw_procs_set_multi(k.procs);	/* even of one process, for now */
 	}
-	if (mw_signal_pending()) {
-		int sig = mw_signal_take();
-
-		mw_error("interrupted by signal %d (%s) before tracing started", sig, strsignal(sig));
-		status = 128 + sig;
-		goto cleanup;
-	}
-	/* the flush at the end, as a single -p: the totals while the uprobes
-	 * are still there, the tracer then left to remove them */
-	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
-			 .workdir = dir, .attach_pid = set->pid[0], .more_pids = set->pid + 1,
-			 .nmore = set->n - 1, .verbose = o->verbose, .duration_ms = o->duration_ms,
-			 .flush = 1, .missing = missing, .cgroup = o->cgroup, .join = join,
-			 .follow = o->follow, .at_exit = o->follow ? tree_exit_stop : NULL,
-			 .on_new = tree_new, .on_exec = tree_exec, .on_exited = tree_exited }, on_line,
-			 &k, &r, err, sizeof(err)) < 0) {
-		mw_error("%s", err);
-		if (r.interrupted)
-			status = 128 + r.interrupted;
-		goto cleanup;
-	}
-	if (r.detaching)
-		*detaching = r.detaching;
-	status = report_all(o, out, &k, &r, p.libc, libc_path, p.env.rt, report);
+	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
+				  .attach_pid = set->pid[0], .more_pids = set->pid + 1,
+				  .nmore = set->n - 1, .duration_ms = o->duration_ms,
+				  .cgroup = o->cgroup, .join = join, .follow = o->follow,
+				  .at_exit = o->follow ? tree_exit_stop : NULL },
+				  libc_path, report, detaching);
 cleanup:
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);
@@ -646,10 +657,8 @@ cleanup:
 int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const struct mw_target *t,
 		      const char *libc_path, const char *dir, json_t **report, pid_t *detaching)
 {
-	char err[PATH_MAX + 512];
 	struct mw_run_prep p = { 0 };
 	struct msink k = { .read_timeout_ms = o->read_timeout_ms, .tree = 1 };
-	struct mw_trace_result r;
 	int unknown = 0, status = MW_EXIT_RUNTIME;	/* the pid comes at the start */
 
 	if (!(k.procs = mw_procs_new(&unknown, 1)))
@@ -658,31 +667,9 @@ int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const str
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
-	if (mw_signal_pending()) {
-		int sig = mw_signal_take();
-
-		mw_error("interrupted by signal %d (%s) before tracing started", sig, strsignal(sig));
-		status = 128 + sig;
-		goto cleanup;
-	}
-	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
-			 .workdir = dir, .target = t, .verbose = o->verbose,
-			 .at_exit = tree_exit_stop, .flush = 1, .missing = missing, .follow = 1,
-			 .on_new = tree_new, .on_exec = tree_exec, .on_exited = tree_exited },
-			 on_line, &k, &r, err, sizeof(err)) < 0) {
-		mw_error("%s", err);
-		if (r.interrupted)
-			status = 128 + r.interrupted;
-		goto cleanup;
-	}
-	if (r.ptrace_msg[0])
-		mw_note("%s", r.ptrace_msg);
-	if (r.set_failed)
-		mw_warn("%lu processes of the tree could not be added to the tracer's set: their "
-			"probes were not traced", r.set_failed);
-	if (r.detaching)
-		*detaching = r.detaching;
-	status = report_all(o, out, &k, &r, p.libc, libc_path, p.env.rt, report);
+	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
+				  .target = t, .follow = 1, .at_exit = tree_exit_stop },
+				  libc_path, report, detaching);
 cleanup:
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);

@@ -187,13 +187,20 @@ struct mw_state *mw_procs_state(const struct mw_procs *p, size_t i)
 	return p->pr[i]->st;
 }
 
-struct mw_state *mw_procs_find(const struct mw_procs *p, int pid)
+struct mw_process *mw_procs_by_pid(const struct mw_procs *p, int pid)
 {
 	/* the newest first: a changing set's records are mostly theirs */
 	for (size_t i = p->n; i-- > 0;)
 		if (p->pr[i]->pid == pid)
-			return p->pr[i]->st;
+			return p->pr[i];
 	return NULL;
+}
+
+struct mw_state *mw_procs_find(const struct mw_procs *p, int pid)
+{
+	struct mw_process *pr = mw_procs_by_pid(p, pid);
+
+	return pr ? pr->st : NULL;
 }
 
 int mw_procs_multi(const struct mw_procs *p)

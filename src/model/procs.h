@@ -95,6 +95,9 @@ size_t mw_procs_count(const struct mw_procs *p);
 int mw_procs_pid(const struct mw_procs *p, size_t i);
 struct mw_state *mw_procs_state(const struct mw_procs *p, size_t i);
 
+/* Process pid of the run (the run owns it), or NULL when it is not in it. */
+struct mw_process *mw_procs_by_pid(const struct mw_procs *p, int pid);
+
 /* The model of process pid, or NULL when it is not in the run. */
 struct mw_state *mw_procs_find(const struct mw_procs *p, int pid);
 

@@ -615,10 +615,7 @@ static int pid_in(const pid_t *v, size_t n, pid_t pid)
 
 static void pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
 {
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		*v = xrealloc(*v, *cap * sizeof(**v));
-	}
+	XGROW(*v, *n, *cap);
 	(*v)[(*n)++] = pid;
 }
 
