@@ -192,14 +192,8 @@ int cmd_check(int argc, char **argv)
 		list_metrics(report);
 	if (a.nrules && json_is_array(json_object_get(report, "processes"))) {
 		/* a run of several processes: each judged, named */
-		json_t *procs = json_object_get(report, "processes");
-		size_t n = json_array_size(procs);
-		json_t **v = xcalloc(n + 1, sizeof(*v));
-
-		for (size_t i = 0; i < n; i++)
-			v[i] = json_array_get(procs, i);
-		failed = mw_rules_report_procs(stdout, a.fmt, a.rules, a.nrules, v, n, base, NULL);
-		free(v);
+		failed = mw_rules_report_procs(stdout, a.fmt, a.rules, a.nrules, &report, 1,
+					       MW_AGG_WORST, base, NULL);
 	} else if (a.nrules) {
 		failed = mw_rules_report(stdout, a.fmt, a.rules, a.nrules, report, base);
 	}

@@ -460,59 +460,19 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
  * process, in one document of --format's. */
 static int judge_each(const struct trace_opts *o, json_t *const *reports, size_t n, int status)
 {
-	json_t *procs = n ? json_object_get(reports[n - 1], "processes") : NULL;
-	json_t *bprocs = json_object_get(o->baseline, "processes");
-	size_t np = json_array_size(procs), k = 0, failed;
-	struct mw_rule *r = xcalloc(np * o->nrules + 1, sizeof(*r));
-	struct mw_verdict *v = xcalloc(np * o->nrules + 1, sizeof(*v));
-	int *pids = xcalloc(np * o->nrules + 1, sizeof(*pids));
-	const char **names = xcalloc(np * o->nrules + 1, sizeof(*names));
-	json_t **runs = xcalloc(n, sizeof(*runs));
+	size_t judged;
 
 	if (!o->nrules || !n)
-		goto out;
-	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0) {
-		status = MW_EXIT_USAGE;
-		goto out;
-	}
-	for (size_t i = 0; i < np; i++) {
-		json_t *p = json_array_get(procs, i), *base = o->baseline;
-		char key[1100];
-		size_t nr = 0;
-
-		mw_report_process_key(procs, i, key, sizeof(key));
-		for (size_t run = 0; run < n; run++) {
-			json_t *q = mw_report_process_by_key(json_object_get(reports[run], "processes"), key);
-
-			if (q)
-				runs[nr++] = q;
-		}
-		if (bprocs)	/* a baseline of several: the same process's */
-			base = mw_report_process_by_key(bprocs, key);
-		for (size_t j = 0; j < o->nrules; j++) {
-			if (!mw_rule_selects(&o->rules[j], p))
-				continue;
-			r[k] = o->rules[j];
-			v[k] = nr == 1 ? mw_rule_check(&o->rules[j], p, base) :
-			       mw_rule_judge_runs(&o->rules[j], runs, nr, o->aggregate, base, NULL);
-			pids[k] = (int)json_integer_value(json_object_get(json_object_get(p, "target"),
-									   "pid"));
-			names[k] = mw_report_process_name(p);
-			k++;
-		}
-	}
-	if (!k)
-		mw_warn("no rule selected any of the %zu processes", np);
-	failed = mw_verdicts_write_procs(o->format_file ? o->format_file : stderr, o->format, r, v,
-					 pids, names, k);
-	if (failed && status == MW_EXIT_OK)
+		return status;
+	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0)
+		return MW_EXIT_USAGE;
+	if (mw_rules_report_procs(o->format_file ? o->format_file : stderr, o->format, o->rules,
+				  o->nrules, reports, n, o->aggregate, o->baseline, &judged) &&
+	    status == MW_EXIT_OK)
 		status = MW_EXIT_CHECK;
-out:
-	free(r);
-	free(v);
-	free(pids);
-	free(names);
-	free(runs);
+	if (!judged)
+		mw_warn("no rule selected any of the %zu processes",
+			json_array_size(json_object_get(reports[n - 1], "processes")));
 	return status;
 }
 

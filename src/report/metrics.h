@@ -130,20 +130,6 @@ size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule
  * its argv[0]); NULL unknown.  Owned by report. */
 const char *mw_report_process_name(const json_t *report);
 
-/* Judge rules[0..n-1] on each of the nprocs process reports procs[] (the
- * "processes" of a run of several: -p PID,PID,..., --cgroup, -f), each
- * rule on the processes it selects, and write the results to out in
- * format f as one document: a result per process and rule, named by the
- * process ("process 4242 (python3)"): text a line each, json "rules"
- * entries with "process", junit a testcase each (classname
- * mallocwatch.process.PID), github and markdown likewise.  A baseline of
- * several processes gives each process the baseline of the same key
- * (mw_report_process_key; none: a relative rule's result is missing).
- * Returns how many failed; *judged (when not NULL) how many results
- * there were. */
-size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
-			     json_t *const *procs, size_t nprocs, const json_t *baseline,
-			     size_t *judged);
 
 /* The key process i of procs (a report's "processes") is known by across
  * runs (--repeat) and in a baseline of several, into buf: its command
@@ -168,6 +154,22 @@ int mw_aggregate_parse(const char *s, enum mw_aggregate *a);
  * "mallocwatch: arenas per run: 5 6 5 (max 6)". */
 struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *reports, size_t n,
 				     enum mw_aggregate a, const json_t *baseline, FILE *log);
+
+/* Judge rules[0..n-1] on runs[0..nruns-1] (reports of several processes,
+ * docs/json.md "processes": -p PID,PID,..., --cgroup, -f; several with
+ * --repeat): each process of the last run, by the rules that select it,
+ * on its value in every run that had it (matched by mw_report_process_key;
+ * aggregated by a as mw_rule_judge_runs does when more than one), and
+ * write the results to out in format f as one document: a result per
+ * process and rule, named by the process ("process 4242 (python3)"): text
+ * a line each, json "rules" entries with "process", junit a testcase each
+ * (classname mallocwatch.process.PID), github and markdown likewise.  A
+ * baseline of several processes gives each process the baseline of the
+ * same key (none: a relative rule's result is missing).  Returns how many
+ * failed; *judged (when not NULL) how many results there were. */
+size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
+			     json_t *const *runs, size_t nruns, enum mw_aggregate a,
+			     const json_t *baseline, size_t *judged);
 
 /* Load a report written with --json.  NULL with a one-line reason in
  * err and *status MW_EXIT_RUNTIME (unreadable) or MW_EXIT_USAGE (not JSON,

@@ -319,44 +319,53 @@ json_t *mw_report_process_by_key(const json_t *procs, const char *key)
 }
 
 size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
-			     json_t *const *procs, size_t nprocs, const json_t *baseline,
-			     size_t *judged)
+			     json_t *const *runs, size_t nruns, enum mw_aggregate a,
+			     const json_t *baseline, size_t *judged)
 {
-	size_t k = 0, failed;
-	struct mw_rule *r = xcalloc(n * nprocs + 1, sizeof(*r));
-	struct mw_verdict *v = xcalloc(n * nprocs + 1, sizeof(*v));
-	int *pids = xcalloc(n * nprocs + 1, sizeof(*pids));
-	const char **names = xcalloc(n * nprocs + 1, sizeof(*names));
+	const json_t *procs = nruns ? json_object_get(runs[nruns - 1], "processes") : NULL;
 	const json_t *bprocs = json_object_get(baseline, "processes");
-	json_t *all = json_array();	/* procs[] as the array keys are made of */
+	size_t np = json_array_size(procs), k = 0, failed;
+	struct mw_rule *r = xcalloc(n * np + 1, sizeof(*r));
+	struct mw_verdict *v = xcalloc(n * np + 1, sizeof(*v));
+	int *pids = xcalloc(n * np + 1, sizeof(*pids));
+	const char **names = xcalloc(n * np + 1, sizeof(*names));
+	json_t **mine = xcalloc(nruns + 1, sizeof(*mine));
 
-	for (size_t p = 0; p < nprocs; p++)
-		mw_json_append(&all, json_incref(procs[p]));
-	for (size_t p = 0; p < nprocs; p++) {
-		const json_t *t = json_object_get(procs[p], "target"), *base = baseline;
+	for (size_t p = 0; p < np; p++) {
+		json_t *proc = json_array_get(procs, p);
+		const json_t *base = baseline;
 		char key[1100];
+		size_t nr = 0;
 
-		if (json_is_array(bprocs)) {	/* a baseline of several: the same process's */
-			mw_report_process_key(all, p, key, sizeof(key));
-			base = mw_report_process_by_key(bprocs, key);
+		mw_report_process_key(procs, p, key, sizeof(key));
+		for (size_t run = 0; run < nruns; run++) {	/* its value in each */
+			json_t *q = mw_report_process_by_key(json_object_get(runs[run], "processes"),
+							     key);
+
+			if (q)
+				mine[nr++] = q;
 		}
+		if (json_is_array(bprocs))	/* a baseline of several: the same process's */
+			base = mw_report_process_by_key(bprocs, key);
 		for (size_t i = 0; i < n; i++) {
-			if (!mw_rule_selects(&rules[i], procs[p]))
+			if (!mw_rule_selects(&rules[i], proc))
 				continue;
 			r[k] = rules[i];
-			v[k] = mw_rule_check(&rules[i], procs[p], base);
-			pids[k] = (int)json_integer_value(json_object_get(t, "pid"));
-			names[k] = mw_report_process_name(procs[p]);
+			v[k] = nr == 1 ? mw_rule_check(&rules[i], proc, base) :
+			       mw_rule_judge_runs(&rules[i], mine, nr, a, base, NULL);
+			pids[k] = (int)json_integer_value(json_object_get(json_object_get(proc,
+								"target"), "pid"));
+			names[k] = mw_report_process_name(proc);
 			k++;
 		}
 	}
 	failed = mw_verdicts_write_procs(out, f, r, v, pids, names, k);
 	if (judged)
 		*judged = k;
-	json_decref(all);
 	free(r);
 	free(v);
 	free(pids);
 	free(names);
+	free(mine);
 	return failed;
 }
