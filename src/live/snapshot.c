@@ -66,10 +66,7 @@ static int bad(struct walk *w, const char *fmt, uint64_t v)
 	return -1;
 }
 
-/* bad() with any arguments. */
-static int badf(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int badf(struct walk *w, const char *fmt, ...)
+int mw_snap_badf(struct walk *w, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -408,50 +405,6 @@ static int header(struct walk *w, uint64_t addr, struct header *h)
 	       field(w, addr, g->ms_system_mem, &h->system_mem) < 0 ? -1 : 0;
 }
 
-/* Is the 4-byte lock at addr (an arena's mutex, list_lock,
- * free_list_lock) held?  Then a thread may be half-way through changing
- * what it guards: the walk is marked (what names the lock) and -1. */
-static int unlocked(struct walk *w, uint64_t addr, const char *what, uint64_t arena)
-{
-	uint32_t v = 0;
-
-	if (!addr)
-		return 0;	/* unknown in this glibc */
-	if (mw_proc_read(w->p, addr, &v, sizeof(v)) < 0) {
-		if (errno == ESRCH || errno == EPERM || errno == EACCES)
-			w->fatal = errno;
-		return bad(w, "cannot read the lock at 0x%llx", addr);
-	}
-	if (!v)
-		return 0;
-	w->locked = 1;
-	return arena ? badf(w, "arena 0x%llx is locked (a thread is inside malloc or free)",
-			    (unsigned long long)arena) :
-		       badf(w, "glibc's %s is held", what);
-}
-
-static int arena_unlocked(struct walk *w, const struct mw_snap_arena *a)
-{
-	const struct mw_glibc *g = w->g;
-
-	return g->ms_mutex.off < 0 || g->ms_mutex.size != 4 ? 0 :
-	       unlocked(w, a->addr + (uint64_t)g->ms_mutex.off, NULL, a->addr);
-}
-
-/* Figures no allocator can have: marked, -1. */
-static int implausible(struct walk *w, const struct mw_snap_arena *a)
-{
-	if (a->top && !mw_proc_mapped(w->p, a->top, a->top_size))
-		return badf(w, "arena 0x%llx: its top chunk 0x%llx of %llu bytes reaches beyond the "
-			    "mappings", (unsigned long long)a->addr, (unsigned long long)a->top,
-			    (unsigned long long)a->top_size);
-	if (a->free_bytes > a->system_mem)
-		return badf(w, "arena 0x%llx: %llu bytes free of %llu from the system",
-			    (unsigned long long)a->addr, (unsigned long long)a->free_bytes,
-			    (unsigned long long)a->system_mem);
-	return 0;
-}
-
 static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, uint64_t *next)
 {
 	const struct mw_glibc *g = w->g;
@@ -459,7 +412,8 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 
 	if (!mw_proc_mapped(w->p, a->addr, (uint64_t)g->mstate_size))
 		return bad(w, "arena 0x%llx is not mapped", a->addr);
-	if (arena_unlocked(w, a) < 0 || header(w, a->addr, &before) < 0 ||
+	mw_snap_arena_lock(w, a, 0);
+	if (header(w, a->addr, &before) < 0 ||
 	    field(w, a->addr, g->ms_max_system_mem, &a->max_system_mem) < 0 ||
 	    field(w, a->addr, g->ms_attached_threads, &a->attached_threads) < 0)
 		return -1;
@@ -488,9 +442,8 @@ reread:
 		return -1;
 	if (memcmp(&before, &after, sizeof(before)) != 0)
 		return bad(w, "arena 0x%llx changed while it was read", a->addr);
-	if (arena_unlocked(w, a) < 0)
-		return -1;
-	implausible(w, a);	/* marked; the ring is followed on (a loop is
+	mw_snap_arena_lock(w, a, 1);
+	mw_snap_implausible(w, a);	/* marked; the ring is followed on (a loop is
 				 * corruption, to be proved, not an inconsistency) */
 	return 0;
 }
@@ -641,9 +594,11 @@ void mw_snap_walk(struct walk *w)
 	s->chunks_dropped = 0;
 	s->chunks_kept = w->keep;
 	w->nheaps = 0;
-	w->locked = 0;
-	unlocked(w, w->g->list_lock, "list_lock (an arena is being made)", 0);
-	unlocked(w, w->g->free_list_lock, "free_list_lock (a thread is taking an arena)", 0);
+	w->arenas_locked = 0;
+	w->arena_locked = 0;
+	w->list_locked = mw_snap_held(w, w->g->list_lock) == 1;
+	if (mw_snap_held(w, w->g->free_list_lock) == 1)
+		mw_snap_badf(w, "glibc's free_list_lock is held (a thread is taking an arena)");
 	read_mp(w, &hp);
 	brent_init(&b, a);
 	do {
@@ -669,9 +624,11 @@ void mw_snap_walk(struct walk *w)
 		bad(w, "the arena ring is broken (a null next)", 0);
 	if (!w->fatal && !w->stop)
 		free_list(w);
+	if (!w->fatal && !w->stop)
+		mw_snap_judge_locks(w);
 	/* glibc counts an arena before it is on the ring (arena_get2) */
 	if (!w->fatal && !w->stop && w->g->narenas && s->narenas != s->narenas_glibc)
-		badf(w, "%zu arenas on the ring, glibc counts %llu (an arena is being made)",
+		mw_snap_badf(w, "%zu arenas on the ring, glibc counts %llu (an arena is being made)",
 		     s->narenas, (unsigned long long)s->narenas_glibc);
 	totals(w);
 }

@@ -23,7 +23,9 @@ struct walk {
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns */
 	size_t nheaps;		/* heaps recorded in this walk, all arenas */
 	int stop;		/* MW_SNAP_TIMEOUT or MW_SNAP_CORRUPT: give up */
-	int locked;		/* this walk found a lock of glibc's held */
+	size_t arenas_locked;	/* arenas whose lock this walk found held */
+	uint64_t first_locked, arena_locked;	/* the first such, the last */
+	int list_locked;	/* glibc's list_lock held */
 	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
 	int leave_stopped;	/* mw_snapshot_leave_stopped */
 	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */
@@ -37,6 +39,21 @@ uint64_t mw_snap_now_ns(clockid_t c);
  * MW_SNAP_CORRUPT with what is corrupt (the first reason is kept); -1. */
 int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Mark the walk inconsistent (the first reason is kept); -1. */
+int mw_snap_badf(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The verdicts (snapstop.c).  mw_snap_held: is the 4-byte lock at addr
+ * held?  1, 0 (or unknown: addr 0), -1 unreadable (marked).
+ * mw_snap_arena_lock: arena a's lock before (after 0) or after its walk,
+ * a held one counted once per arena.  mw_snap_judge_locks: at the walk's
+ * end, marks it for a lock held, unless the locks held are fork()'s.
+ * mw_snap_implausible: marks (-1) an arena with figures no allocator can
+ * have. */
+int mw_snap_held(struct walk *w, uint64_t addr);
+void mw_snap_arena_lock(struct walk *w, const struct mw_snap_arena *a, int after);
+void mw_snap_judge_locks(struct walk *w);
+int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a);
 
 /* One walk of everything into w->s, consistent or marked with why. */
 void mw_snap_walk(struct walk *w);

@@ -1,6 +1,7 @@
-/* snapstop.c - the snapshot's last resort and its verdicts: a process
- * whose lock-free reads were not consistent is stopped (ptstop.h) and
- * read still; see snapshot.h.
+/* snapstop.c - the snapshot's verdicts (locks held, figures no
+ * allocator can have, two reads that agree) and its last resort: a
+ * process whose reads while it ran were not consistent is stopped
+ * (ptstop.h) and read still; see snapshot.h.
  *
  * A held thread is busy when its stack, unwound from its registers
  * through the libc's .eh_frame with libdwfl (dwfl_linux_proc_attach on
@@ -239,6 +240,68 @@ int mw_snap_failed(struct walk *w, long timeout_ms, const char *note, char *err,
 		return MW_SNAP_INCONSISTENT;
 	}
 	return MW_SNAP_ERROR;
+}
+
+/* Is the 4-byte lock at addr (an arena's mutex, list_lock,
+ * free_list_lock) held?  1 yes, 0 no (or unknown in this glibc), -1
+ * unreadable (marked). */
+int mw_snap_held(struct walk *w, uint64_t addr)
+{
+	uint32_t v = 0;
+
+	if (!addr)
+		return 0;
+	if (mw_proc_read(w->p, addr, &v, sizeof(v)) < 0) {
+		if (errno == ESRCH || errno == EPERM || errno == EACCES)
+			w->fatal = errno;
+		return mw_snap_badf(w, "cannot read the lock at 0x%llx", (unsigned long long)addr);
+	}
+	return v != 0;
+}
+
+/* Arena a's lock, before (after 0) or after its walk: a lock held is
+ * counted, once per arena, and judged at the walk's end (judge_locks). */
+void mw_snap_arena_lock(struct walk *w, const struct mw_snap_arena *a, int after)
+{
+	const struct mw_glibc *g = w->g;
+
+	if (g->ms_mutex.off < 0 || g->ms_mutex.size != 4 ||
+	    (after && w->arena_locked == a->addr) ||
+	    mw_snap_held(w, a->addr + (uint64_t)g->ms_mutex.off) != 1)
+		return;
+	if (!w->arenas_locked++)
+		w->first_locked = a->addr;
+	w->arena_locked = a->addr;
+}
+
+/* A thread may be half-way through what a held lock guards: the walk is
+ * inconsistent.  But glibc's fork() holds list_lock and every arena's
+ * lock across the fork (arena.c, __malloc_fork_lock_parent) so that the
+ * child gets the allocator whole: all of them held is that, and the walk
+ * stands (a running process's is checked by a second walk as always). */
+void mw_snap_judge_locks(struct walk *w)
+{
+	if (w->list_locked && w->arenas_locked == w->s->narenas)
+		return;
+	if (w->list_locked)
+		mw_snap_badf(w, "glibc's list_lock is held (an arena is being made)");
+	else if (w->arenas_locked)
+		mw_snap_badf(w, "arena 0x%llx is locked (a thread is inside malloc or free)",
+		     (unsigned long long)w->first_locked);
+}
+
+/* Figures no allocator can have: marked, -1. */
+int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a)
+{
+	if (a->top && !mw_proc_mapped(w->p, a->top, a->top_size))
+		return mw_snap_badf(w, "arena 0x%llx: its top chunk 0x%llx of %llu bytes reaches beyond the "
+			    "mappings", (unsigned long long)a->addr, (unsigned long long)a->top,
+			    (unsigned long long)a->top_size);
+	if (a->free_bytes > a->system_mem)
+		return mw_snap_badf(w, "arena 0x%llx: %llu bytes free of %llu from the system",
+			    (unsigned long long)a->addr, (unsigned long long)a->free_bytes,
+			    (unsigned long long)a->system_mem);
+	return 0;
 }
 
 /* FNV-1a over n words. */
