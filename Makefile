@@ -141,7 +141,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
 	build/tests/fixtures/corrupt-arena \
 	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
-	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so
+	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so \
+	build/tests/fixtures/busy-alloc
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -176,6 +177,10 @@ build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
 build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/busy-alloc: tests/fixtures/busy-alloc.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -g -Wall -pthread -o $@ $<
 
 build/tests/fixtures/injectnote.o: tests/fixtures/injectnote.S
 	$(Q)mkdir -p $(@D)

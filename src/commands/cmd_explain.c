@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "explain.h"
+#include "snapshot.h"
 #include "msg.h"
 #include "output.h"
 #include "proclist.h"
@@ -39,6 +40,8 @@ static const char explain_usage[] =
 "  --json FILE          the snapshot with \"ledger\", \"fragmentation\" and\n"
 "                       \"findings\" as JSON ('-' = stdout); docs/json.md\n"
 "  --read-timeout SECONDS  give up after this long (default 2)\n"
+"  --no-stop            never stop the process for a consistent read (see\n"
+"                       mallocwatch snapshot --help)\n"
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0; 1 when the process cannot be read (as snapshot), or its\n"
@@ -49,7 +52,7 @@ static const char explain_usage[] =
 "  sudo mallocwatch explain -p $(pidof memcached)\n"
 "  sudo mallocwatch explain -p 4242 --json why.json -o /dev/null\n";
 
-enum { OPT_READ_TIMEOUT = 256 };
+enum { OPT_READ_TIMEOUT = 256, OPT_NO_STOP };
 
 int cmd_explain(int argc, char **argv)
 {
@@ -57,6 +60,7 @@ int cmd_explain(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
+		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -78,6 +82,7 @@ int cmd_explain(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'j': json = optarg; break;
 		case OPT_READ_TIMEOUT: timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
+		case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(explain_usage, stdout); exit(MW_EXIT_OK);
 		default: mw_usage_error("bad option");

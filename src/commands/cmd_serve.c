@@ -76,6 +76,9 @@ static const char serve_usage[] =
 "                       most the scraper's timeout less 0.25 s); processes\n"
 "                       not reached are counted as not read (timeout)\n"
 "  --read-timeout SECONDS  give up on one process after this long (default 2)\n"
+"  --no-stop            never stop a process for a consistent read (see\n"
+"                       mallocwatch snapshot --help): one that cannot be read\n"
+"                       consistently while it runs counts as inconsistent\n"
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0 after SIGINT or SIGTERM; 1 when the address cannot be\n"
@@ -91,7 +94,7 @@ static const char serve_usage[] =
 
 enum {
 	OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_LISTEN, OPT_ALLOW_REMOTE, OPT_TEXTFILE,
-	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET,
+	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_NO_STOP,
 };
 
 #define GLIBC_CACHE_SECONDS 60.0	/* libc layouts kept this long */
@@ -124,6 +127,7 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 	static const struct option lo[] = {
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
+		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -155,6 +159,7 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 			o->min_interval_ms = mw_seconds_option("--min-interval", optarg);
 			break;
 		case OPT_BUDGET: o->budget_ms = mw_seconds_option("--budget", optarg); break;
+		case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(serve_usage, stdout); exit(MW_EXIT_OK);
 		default: mw_usage_error("bad option");

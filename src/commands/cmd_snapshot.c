@@ -34,8 +34,8 @@ static const char snapshot_usage[] =
 "       mallocwatch snapshot --cgroup DIR [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
 "       mallocwatch snapshot --all [--interval SECONDS] [--count N] [-o FILE] [--json FILE] [-q]\n"
 "\n"
-"Read glibc's allocator state from a running process, now, without\n"
-"stopping or signalling it and without a tracer or SDT probes: every\n"
+"Read glibc's allocator state from a running process, now, without a\n"
+"tracer or SDT probes: every\n"
 "arena (system bytes, in use, free but retained, what malloc_trim(0)\n"
 "could give back at most, top chunk, heaps, attached threads, free list),\n"
 "every heap (heap_info), the main heap's sbrk extent, the mmap and trim\n"
@@ -46,6 +46,13 @@ static const char snapshot_usage[] =
 "the libc's symbols and DWARF: built in, or its debug package (Debian:\n"
 "libc6-dbg; Fedora: glibc-debuginfo), found by build-id, or under\n"
 "$MW_DEBUGINFO_PATH.\n"
+"\n"
+"A process is read while it runs, twice, and kept when both reads agree\n"
+"and no thread held an arena's lock; else every thread is stopped with\n"
+"ptrace for the one read (a millisecond or so; the report says how long)\n"
+"after the threads inside libc's code have finished what they were doing.\n"
+"A process traced by another (gdb, strace) is not stopped.  A snapshot\n"
+"that cannot be had consistently is refused, never printed.\n"
 "\n"
 "Which processes:\n"
 "  -p PID[,PID...]      these processes (-p may be repeated); with one, the\n"
@@ -68,11 +75,15 @@ static const char snapshot_usage[] =
 "  --read-timeout SECONDS  give up on a process after this long (default 2);\n"
 "                       the walk is also bounded in steps, and a loop in the\n"
 "                       arena ring, a heap chain, a bin or a fastbin stops it\n"
+"  --no-stop            never stop a process: only the reads while it runs\n"
+"  --leave-stopped      with one -p PID: read it stopped, and leave it stopped\n"
+"                       (SIGSTOP) at that point, where no thread is inside\n"
+"                       malloc, for gdb or gcore; resume it with kill -CONT\n"
 "  -q, --quiet          no notes or warnings\n"
 "\n"
-"Exit status: 0 (also for a snapshot marked inconsistent: the allocator\n"
-"changed while it was read), 1 when a process named by -p or in the\n"
-"cgroup cannot be read - it exited, it is not ours to read, it maps no\n"
+"Exit status: 0, 1 when a process named by -p or in the\n"
+"cgroup cannot be read - it exited, it is not ours to read, no consistent\n"
+"read could be had (the message says why, and how long it was stopped), it maps no\n"
 "glibc, its libc's debug symbols are missing, its allocator is corrupt\n"
 "or hostile (a loop: the message names the structure and the address) or\n"
 "is not read within --read-timeout: one line each on stderr, the others\n"
@@ -88,12 +99,13 @@ static const char snapshot_usage[] =
 "  sudo mallocwatch snapshot --cgroup /sys/fs/cgroup/unified/system.slice/nginx.service\n"
 "  sudo mallocwatch snapshot --all --interval 5\n";
 
-enum { OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_INTERVAL, OPT_COUNT };
+enum { OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_INTERVAL, OPT_COUNT, OPT_NO_STOP,
+       OPT_LEAVE_STOPPED };
 
 struct snap_opts {
 	struct mw_pidlist pids;
 	const char *cgroup, *out, *json;
-	int all;
+	int all, no_stop, leave_stopped;
 	long timeout_ms, interval_ms, count;	/* count 0: until a signal */
 	FILE *fo, *fj;
 };
@@ -120,6 +132,8 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
+		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
+		{ "leave-stopped", no_argument, NULL, OPT_LEAVE_STOPPED },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -143,6 +157,8 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		case OPT_ALL: o->all = 1; break;
 		case OPT_INTERVAL: o->interval_ms = mw_seconds_option("--interval", optarg); break;
 		case OPT_COUNT: o->count = count_option(optarg); break;
+		case OPT_NO_STOP: o->no_stop = 1; mw_snapshot_no_stop(1); break;
+		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; mw_snapshot_leave_stopped(1); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(snapshot_usage, stdout); exit(MW_EXIT_OK);
 		default: mw_usage_error("bad option");
@@ -156,6 +172,8 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		mw_usage_error("--interval and --count go with --all");
 	if (o->count && !o->interval_ms)
 		o->interval_ms = 1000;
+	if (o->leave_stopped && (o->pids.n != 1 || o->no_stop))
+		mw_usage_error("--leave-stopped takes one -p PID, and stops it (not with --no-stop)");
 }
 
 static int open_outputs(struct snap_opts *o)
@@ -209,9 +227,6 @@ static int snapshot_one(struct snap_opts *o)
 	if (!comm[0])
 		snprintf(comm, sizeof(comm), "?");
 	have_where = mw_proc_where(pid, &w, err, sizeof(err)) == 0;
-	if (!s->consistent)
-		mw_warn("process %d's allocator changed while it was read (%s); the snapshot is "
-			"marked inconsistent", (int)pid, s->why);
 	if (want_text(o)) {	/* an error is found at the close */
 		mw_snapshot_text_where(o->fo, s, comm, have_where ? &w : NULL);
 		if (e.l) {
@@ -279,9 +294,7 @@ static int snapshot_many(struct snap_opts *o)
 		if (!v[i].snap) {
 			failed++;
 			mw_error("%s", v[i].err);
-		} else if (!v[i].snap->consistent)
-			mw_warn("process %d's allocator changed while it was read (%s); the "
-				"snapshot is marked inconsistent", (int)v[i].pid, v[i].snap->why);
+		}
 	}
 	if (want_text(o))
 		mw_top_reports_text(o->fo, v, n);

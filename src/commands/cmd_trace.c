@@ -25,6 +25,7 @@
 #include "probetab.h"
 #include "procmem.h"
 #include "runtime.h"
+#include "snapshot.h"
 #include "state.h"
 #include "stream.h"
 #include "target.h"
@@ -92,6 +93,9 @@ static const char usage[] =
 "  --read-timeout SECONDS  give up reading the allocator (a snapshot or a\n"
 "                       sample) after this long: default 2; a sample not\n"
 "                       read in time is skipped and counted\n"
+"  --no-stop            with -p: never stop the process for a consistent\n"
+"                       snapshot (see mallocwatch snapshot --help); a\n"
+"                       sample not read consistently is skipped and counted\n"
 "  --progress           one line per interval on stderr: elapsed, arenas,\n"
 "                       heap bytes, sbrk net, lock waits and retries since\n"
 "                       the last line (default with -p, and with -c when\n"
@@ -176,7 +180,7 @@ static const char usage[] =
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
        OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
-       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT };
+       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -189,6 +193,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
+	{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -287,6 +292,7 @@ static void parse_option(int c, struct trace_opts *o)
 	case OPT_READ_TIMEOUT:
 		o->read_timeout_ms = mw_seconds_option("--read-timeout", optarg);
 		break;
+	case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 	case OPT_CHECK: {
 		char err[256];
 
@@ -360,6 +366,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
+	if (o->cmd)	/* its processes are ours to ptrace (ptree.h): never stopped */
+		mw_snapshot_no_stop(1);
 	if (o->format_output && !o->nrules)
 		mw_usage_error("--format-output goes with --check (it takes the checks' results)");
 	if (o->format_output && o->json && strcmp(o->format_output, "-") == 0 &&

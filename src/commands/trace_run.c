@@ -196,7 +196,8 @@ static int sample(void *ctx, pid_t pid)
 	case MW_SNAP_OK:
 		break;
 	case MW_SNAP_TIMEOUT:
-	case MW_SNAP_CORRUPT:	/* skipped, not drawn; said once at the end */
+	case MW_SNAP_CORRUPT:
+	case MW_SNAP_INCONSISTENT:	/* skipped, not drawn; said once at the end */
 		if (!k->skipped++)
 			snprintf(k->skip_why, sizeof(k->skip_why), "%s", err);
 		return -1;

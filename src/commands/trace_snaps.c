@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -186,14 +187,19 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 	struct outputs out;
 	char err[512];
 	long interval = o->interval_ms ? o->interval_ms : 1000;
-	int status = MW_EXIT_OK;
+	int status = MW_EXIT_OK, r;
 	uint64_t t0;
 
 	if (mw_outputs_open(o, &out, 0) < 0) {
 		mw_outputs_close(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
-	if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &first, err, sizeof(err)) < 0) {
+	/* everything is measured from the first: a busy process may need a
+	 * few tries (snapshot.h) */
+	for (int k = 0; (r = mw_snapshot_read(o->pid, g, o->read_timeout_ms, &first, err,
+					       sizeof(err))) == MW_SNAP_INCONSISTENT && k < 4; k++)
+		nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+	if (r < 0) {
 		mw_error("%s", err);
 		mw_outputs_close(o, &out);
 		return MW_EXIT_RUNTIME;

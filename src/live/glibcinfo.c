@@ -22,12 +22,14 @@
 #define DEBUG_PACKAGES "Debian: libc6-dbg, Fedora/RHEL: glibc-debuginfo"
 
 /* glibc's allocator globals: their runtime addresses into g (0 when
- * absent), in one pass over mod's symbol table (libc's has thousands). */
-static void symbols(Dwfl_Module *mod, struct mw_glibc *g)
+ * absent), and __libc_malloc's into *libc_malloc, in one pass over mod's
+ * symbol table (libc's has thousands). */
+static void symbols(Dwfl_Module *mod, struct mw_glibc *g, uint64_t *libc_malloc)
 {
 	const struct { const char *name; uint64_t *addr; } want[] = {
 		{ "main_arena", &g->main_arena }, { "mp_", &g->mp }, { "narenas", &g->narenas },
 		{ "free_list", &g->free_list }, { "__curbrk", &g->curbrk },
+		{ "list_lock", &g->list_lock }, { "free_list_lock", &g->free_list_lock },
 	};
 	int n = dwfl_module_getsymtab(mod);
 
@@ -36,6 +38,9 @@ static void symbols(Dwfl_Module *mod, struct mw_glibc *g)
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
+		if (nm && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+		    !*libc_malloc && strcmp(nm, "__libc_malloc") == 0)
+			*libc_malloc = addr;
 		if (!nm || sym.st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
 			continue;
 		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
@@ -171,6 +176,7 @@ static int layouts(Dwarf *dw, struct mw_glibc *g, char *what, size_t len)
 	g->ms_bins = member(&ms, "bins", &bin_elem);
 	g->ms_next = member(&ms, "next", NULL);
 	g->ms_next_free = member(&ms, "next_free", NULL);
+	g->ms_mutex = member(&ms, "mutex", NULL);
 	g->ms_attached_threads = member(&ms, "attached_threads", NULL);
 	g->ms_system_mem = member(&ms, "system_mem", NULL);
 	g->ms_max_system_mem = member(&ms, "max_system_mem", NULL);
@@ -309,6 +315,26 @@ static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, GElf
 /* Read g for the libc m, opened as the mapped file itself.  0; -1 with
  * err when that file lacks what is needed (symbols, DWARF): lasting; -2
  * when it could not be opened or read (the process went away, ...). */
+/* The ranges of malloc.c's compilation unit, the one that holds
+ * __libc_malloc (runtime address fn; dw's addresses are bias below). */
+static void malloc_code(Dwarf *dw, Dwarf_Addr bias, uint64_t fn, struct mw_glibc *g)
+{
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Die cu;
+	ptrdiff_t off = 0;
+
+	g->ncode = 0;
+	if (!fn || !dwarf_addrdie(dw, fn - bias, &cu))
+		return;
+	while (g->ncode < MW_GLIBC_CODE_RANGES &&
+	       (off = dwarf_ranges(&cu, off, &base, &lo, &hi)) > 0)
+		if (hi > lo) {
+			g->code[g->ncode].lo = lo + bias;
+			g->code[g->ncode].hi = hi + bias;
+			g->ncode++;
+		}
+}
+
 static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 		       size_t errlen)
 {
@@ -324,6 +350,7 @@ static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 	Dwfl_Module *mod;
 	Dwarf *dw;
 	Dwarf_Addr bias;
+	uint64_t libc_malloc = 0;
 	const char *debugfile = NULL;
 	void **ud;
 	int ret = -1, fd;
@@ -350,7 +377,7 @@ static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 	}
 	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 	*ud = &ctx;
-	symbols(mod, g);
+	symbols(mod, g, &libc_malloc);
 	if (!g->main_arena || !g->mp) {
 		snprintf(err, errlen, "no symbols for glibc's 'main_arena' and 'mp_' in '%s' or "
 			 "its debuginfo: install its debug symbols (%s) or set MW_DEBUGINFO_PATH",
@@ -365,6 +392,7 @@ static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 	snprintf(g->dwarf_file, sizeof(g->dwarf_file), "%s",
 		 debugfile && strcmp(debugfile, procpath) != 0 ? debugfile : g->module);
+	malloc_code(dw, bias, libc_malloc, g);
 	if (layouts(dw, g, what, sizeof(what)) < 0) {
 		snprintf(err, errlen, "the DWARF of '%s' lacks %s: install the debug symbols of "
 			 "that exact libc (%s)", g->dwarf_file, what, DEBUG_PACKAGES);
@@ -401,8 +429,8 @@ static size_t ncached, cache_next;
 
 static uint64_t *const_addrs(struct mw_glibc *g, size_t *n)
 {
-	*n = 5;
-	return &g->main_arena;	/* main_arena, mp, narenas, free_list, curbrk */
+	*n = 7;
+	return &g->main_arena;	/* main_arena .. free_list_lock */
 }
 
 static void rebase(struct mw_glibc *g, uint64_t from, uint64_t to)
@@ -413,6 +441,10 @@ static void rebase(struct mw_glibc *g, uint64_t from, uint64_t to)
 	for (size_t i = 0; i < n; i++)
 		if (a[i])
 			a[i] = a[i] - from + to;
+	for (int i = 0; i < g->ncode; i++) {
+		g->code[i].lo = g->code[i].lo - from + to;
+		g->code[i].hi = g->code[i].hi - from + to;
+	}
 }
 
 void mw_glibc_cache_reset(void)

@@ -1,8 +1,8 @@
 /* glibcinfo.h - where glibc's allocator lives in a process, and the
  * layout of its structures, from the libc's own symbols and DWARF.
  *
- * Symbols (main_arena, mp_, narenas, free_list, __curbrk; most are local
- * and so only in .symtab or the separate debuginfo) come through
+ * Symbols (main_arena, mp_, narenas, free_list, __curbrk, list_lock,
+ * free_list_lock; most are local and so only in .symtab or the separate debuginfo) come through
  * elfutils' libdwfl, which reports the process's modules from
  * /proc/PID/maps with their load biases (dwfl_linux_proc_report; it reads
  * /proc only, and never attaches) and finds a stripped libc's debuginfo by
@@ -35,12 +35,27 @@ struct mw_glibc {
 				 * (a container) or its libc was replaced */
 	int version_minor;		/* 2.N from .gnu.version_d; 0 unknown */
 	int safe_linking;		/* fastbin fd pointers mangled (2.32+) */
-	/* runtime addresses of glibc's globals (0: not found) */
-	uint64_t main_arena, mp, narenas, free_list, curbrk;
+	/* runtime addresses of glibc's globals (0: not found); in this order
+	 * (glibcinfo.c rebases them as an array).  list_lock (arena.c)
+	 * guards the arena ring, free_list_lock the free list and the arenas'
+	 * attached_threads: both 4-byte locks, 0 when free */
+	uint64_t main_arena, mp, narenas, free_list, curbrk, list_lock, free_list_lock;
+	/* malloc's code: the runtime address ranges [lo, hi) of the
+	 * compilation unit of malloc/malloc.c (arena.c and hooks.c are
+	 * included in it), from its DWARF (DW_AT_ranges, or low/high pc),
+	 * found through __libc_malloc; a thread with a frame in them may be
+	 * half-way through changing the allocator (snapshot.h).  ncode 0:
+	 * unknown */
+#define MW_GLIBC_CODE_RANGES 16
+	struct { uint64_t lo, hi; } code[MW_GLIBC_CODE_RANGES];
+	int ncode;
 	/* struct malloc_state */
 	int64_t mstate_size;
 	struct mw_member ms_top, ms_fastbins, ms_bins, ms_next, ms_next_free,
 		ms_attached_threads, ms_system_mem, ms_max_system_mem;
+	struct mw_member ms_mutex;	/* the arena's lock (__libc_lock_t, an int):
+					 * 0 free, else held by a thread in malloc,
+					 * free and the like; off < 0 when unknown */
 	int nfastbins, nbin_slots;	/* elements of fastbinsY[] and bins[] */
 	int64_t fastbin_slot, bin_slot;	/* bytes per element of each (pointers) */
 	/* struct malloc_chunk */

@@ -28,16 +28,17 @@ int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen)
 	}
 	p->nmaps = 0;
 	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end;
+		uint64_t start, end, inode = 0;
 		char perms[8];
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &start, &end, perms) != 3 ||
-		    end <= start)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64, &start, &end, perms,
+			   &inode) < 3 || end <= start)
 			continue;
 		if (p->nmaps == cap)
 			xgrow((void **)&p->maps, p->nmaps, &cap, sizeof(*p->maps));
 		p->maps[p->nmaps++] = (struct mw_map){ .start = start, .end = end,
-						       .readable = perms[0] == 'r' };
+						       .readable = perms[0] == 'r',
+						       .exec = perms[2] == 'x', .inode = inode };
 	}
 	fclose(f);
 	if (!p->nmaps) {	/* a zombie or a kernel thread has none */

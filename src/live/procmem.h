@@ -20,7 +20,8 @@
 
 struct mw_map {
 	uint64_t start, end;	/* [start, end) */
-	int readable;
+	int readable, exec;
+	uint64_t inode;		/* of the file mapped; 0 anonymous */
 };
 
 struct mw_proc {

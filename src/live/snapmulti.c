@@ -18,11 +18,12 @@ static const char *const fail_names[] = {
 	[MW_PSNAP_NO_SYMBOLS] = "no_symbols",
 	[MW_PSNAP_TIMEOUT] = "timeout",
 	[MW_PSNAP_CORRUPT] = "corrupt",
+	[MW_PSNAP_INCONSISTENT] = "inconsistent",
 };
 
 const char *mw_psnap_fail_name(enum mw_psnap_fail fail)
 {
-	return fail > MW_PSNAP_READ && fail <= MW_PSNAP_CORRUPT ? fail_names[fail] : NULL;
+	return fail > MW_PSNAP_READ && fail <= MW_PSNAP_INCONSISTENT ? fail_names[fail] : NULL;
 }
 
 static double now_s(void)
@@ -87,7 +88,8 @@ static int take(struct mw_psnap *ps, long timeout_ms)
 		return 0;
 	ps->snap = NULL;
 	return failed(ps, r == MW_SNAP_TIMEOUT ? MW_PSNAP_TIMEOUT :
-		      r == MW_SNAP_CORRUPT ? MW_PSNAP_CORRUPT : MW_PSNAP_UNREADABLE, 1);
+		      r == MW_SNAP_CORRUPT ? MW_PSNAP_CORRUPT :
+		      r == MW_SNAP_INCONSISTENT ? MW_PSNAP_INCONSISTENT : MW_PSNAP_UNREADABLE, 1);
 }
 
 int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
@@ -120,10 +122,10 @@ void mw_psnap_release(struct mw_psnap *ps)
 	ps->snap = NULL;
 }
 
-/* 0 read consistently, 1 read inconsistently, 2 not read */
+/* 0 read consistently, 1 no consistent read, 2 not read */
 static int rank(const struct mw_psnap *p)
 {
-	return !p->snap ? 2 : !p->snap->consistent;
+	return p->snap && p->snap->consistent ? 0 : p->fail == MW_PSNAP_INCONSISTENT ? 1 : 2;
 }
 
 static int cmp_free(const void *a, const void *b)
@@ -165,7 +167,10 @@ void mw_psnap_totals(const struct mw_psnap *v, size_t n, struct mw_psnap_totals 
 		const struct mw_snapshot *s = v[i].snap;
 
 		if (!s) {
-			t->failed++;
+			if (v[i].fail == MW_PSNAP_INCONSISTENT)
+				t->inconsistent++;
+			else
+				t->failed++;
 			continue;
 		}
 		if (!s->consistent) {

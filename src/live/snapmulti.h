@@ -32,6 +32,7 @@ enum mw_psnap_fail {
 	MW_PSNAP_NO_SYMBOLS,
 	MW_PSNAP_TIMEOUT,
 	MW_PSNAP_CORRUPT,
+	MW_PSNAP_INCONSISTENT,	/* no consistent read (snapshot.h) */
 };
 
 /* One process's snapshot or why there is none. */

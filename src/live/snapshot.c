@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "snapshot.h"
+#include "snapshot_int.h"
 #include "xalloc.h"
 
 /* glibc's chunk flag bits (malloc.c: PREV_INUSE, IS_MMAPPED,
@@ -20,23 +21,6 @@
  * 2 * DEFAULT_MMAP_THRESHOLD_MAX = 2 * 4 MiB * sizeof(long), or four huge
  * pages when mp_.hp_pagesize is set (2.35+). */
 #define HEAP_MAX_SIZE (2ULL * 4 * 1024 * 1024 * sizeof(long))
-
-struct walk {
-	struct mw_proc *p;
-	const struct mw_glibc *g;
-	struct mw_snapshot *s;
-	uint64_t page;
-	int fatal;		/* the process is gone or unreadable */
-	int headers_only;	/* mw_snapshot_sample: no bins followed */
-	int keep;		/* mw_snapshot_take_chunks: keep free chunks */
-	uint64_t steps, max_steps;	/* arenas, heaps and chunks visited, over
-					 * all tries, and the budget */
-	uint64_t readable;	/* the process's readable mapped bytes */
-	uint64_t deadline;	/* CLOCK_MONOTONIC ns */
-	size_t nheaps;		/* heaps recorded in this walk, all arenas */
-	int stop;		/* MW_SNAP_TIMEOUT or MW_SNAP_CORRUPT: give up */
-	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
-};
 
 /* Brent's cycle finder, fed a list's nodes one by one, in constant
  * memory: a node equal to the one saved closes a loop, found at most
@@ -64,7 +48,7 @@ static int brent_loops(struct brent *b, uint64_t x)
 	return 0;
 }
 
-static uint64_t now_ns(clockid_t c)
+uint64_t mw_snap_now_ns(clockid_t c)
 {
 	struct timespec ts;
 
@@ -82,12 +66,20 @@ static int bad(struct walk *w, const char *fmt, uint64_t v)
 	return -1;
 }
 
-/* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
- * MW_SNAP_CORRUPT with what is corrupt (the first reason is kept); -1. */
-static int halt(struct walk *w, int kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int mw_snap_badf(struct walk *w, const char *fmt, ...)
+{
+	va_list ap;
 
-static int halt(struct walk *w, int kind, const char *fmt, ...)
+	if (w->s->consistent) {
+		w->s->consistent = 0;
+		va_start(ap, fmt);
+		vsnprintf(w->s->why, sizeof(w->s->why), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -107,11 +99,11 @@ static int step(struct walk *w)
 	if (w->stop)
 		return -1;
 	if (++w->steps > w->max_steps)
-		return halt(w, MW_SNAP_CORRUPT, "more than %llu arenas, heaps and free chunks in "
+		return mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %llu arenas, heaps and free chunks in "
 			    "%llu readable bytes", (unsigned long long)w->max_steps,
 			    (unsigned long long)w->readable);
-	if (!(w->steps % 32) && now_ns(CLOCK_MONOTONIC) >= w->deadline)
-		return halt(w, MW_SNAP_TIMEOUT, "out of time");
+	if (!(w->steps % 32) && mw_snap_now_ns(CLOCK_MONOTONIC) >= w->deadline)
+		return mw_snap_halt(w, MW_SNAP_TIMEOUT, "out of time");
 	return 0;
 }
 
@@ -224,6 +216,8 @@ static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct 
 			return bad(w, "fastbin list ran into arena 0x%llx", a->addr);
 		if (chunk_ok(w, p) < 0 || chunk_words(w, p, &sz, &fd) < 0)
 			return -1;
+		if (!mw_proc_mapped(w->p, p, sz & ~SIZE_BITS))
+			return bad(w, "free chunk 0x%llx reaches beyond the mappings", p);
 		if (!c->n)
 			c->first = sz & ~SIZE_BITS;
 		keep(w, p, (sz & ~SIZE_BITS) | MW_SNAP_CHUNK_FAST);
@@ -249,7 +243,7 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 		int r = fastbin(w, a, i, &c, &at);
 
 		if (r == 1 && (w->s->nchunks = mark, r = fastbin(w, a, i, &c, &at)) == 1)
-			return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
+			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
 				    "chunk 0x%llx", (unsigned long long)a->addr, i,
 				    (unsigned long long)at);
 		if (r < 0)
@@ -299,6 +293,8 @@ static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, str
 			return bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
 		if (chunk_ok(w, r) < 0 || chunk_words(w, r, &sz, &fd) < 0)
 			return -1;
+		if (!mw_proc_mapped(w->p, r, sz & ~SIZE_BITS))
+			return bad(w, "free chunk 0x%llx reaches beyond the mappings", r);
 		keep(w, r, sz & ~SIZE_BITS);
 		c->n++;
 		c->raw += sz;	/* chunksize_nomask, as malloc_info */
@@ -326,7 +322,7 @@ static int bins(struct walk *w, struct mw_snap_arena *a)
 		int r = bin(w, a, head, &c, &at);
 
 		if (r == 1 && (w->s->nchunks = mark, r = bin(w, a, head, &c, &at)) == 1)
-			return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: bin %d list loops at chunk "
+			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: bin %d list loops at chunk "
 				    "0x%llx", (unsigned long long)a->addr, i,
 				    (unsigned long long)at);
 		if (r < 0)
@@ -360,7 +356,7 @@ static int heap_chain(struct walk *w, struct mw_snap_arena *a, uint64_t h, uint6
 		if (step(w) < 0)
 			return -1;
 		if (w->nheaps == MW_SNAP_MAX_HEAPS)
-			return halt(w, MW_SNAP_CORRUPT, "more than %d heaps", MW_SNAP_MAX_HEAPS);
+			return mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %d heaps", MW_SNAP_MAX_HEAPS);
 		if (field(w, h, g->hi_ar_ptr, &ar) < 0 || field(w, h, g->hi_prev, &prev) < 0 ||
 		    field(w, h, g->hi_size, &size) < 0 ||
 		    field(w, h, g->hi_mprotect_size, &mprot) < 0)
@@ -391,7 +387,7 @@ static int heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
 	int r = heap_chain(w, a, h, &at);
 
 	if (r == 1 && (r = heap_chain(w, a, h, &at)) == 1)
-		return halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: heap_info chain loops at heap "
+		return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: heap_info chain loops at heap "
 			    "0x%llx", (unsigned long long)a->addr, (unsigned long long)at);
 	return r;
 }
@@ -416,6 +412,7 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 
 	if (!mw_proc_mapped(w->p, a->addr, (uint64_t)g->mstate_size))
 		return bad(w, "arena 0x%llx is not mapped", a->addr);
+	mw_snap_arena_lock(w, a, 0);
 	if (header(w, a->addr, &before) < 0 ||
 	    field(w, a->addr, g->ms_max_system_mem, &a->max_system_mem) < 0 ||
 	    field(w, a->addr, g->ms_attached_threads, &a->attached_threads) < 0)
@@ -445,6 +442,9 @@ reread:
 		return -1;
 	if (memcmp(&before, &after, sizeof(before)) != 0)
 		return bad(w, "arena 0x%llx changed while it was read", a->addr);
+	mw_snap_arena_lock(w, a, 1);
+	mw_snap_implausible(w, a);	/* marked; the ring is followed on (a loop is
+				 * corruption, to be proved, not an inconsistency) */
 	return 0;
 }
 
@@ -507,7 +507,7 @@ static void free_list(struct walk *w)
 	if (!w->g->free_list || w->g->ms_next_free.off < 0)
 		return;
 	if (free_list_walk(w, &at) == 1 && free_list_walk(w, &at) == 1)
-		halt(w, MW_SNAP_CORRUPT, "the arenas' free list loops at arena 0x%llx",
+		mw_snap_halt(w, MW_SNAP_CORRUPT, "the arenas' free list loops at arena 0x%llx",
 		     (unsigned long long)at);
 }
 
@@ -574,7 +574,7 @@ static int ring_next(struct walk *w, struct brent *b, uint64_t next, uint64_t *a
 	if (!brent_loops(b, next))
 		return 0;
 	if (ring_loops(w, &at) == 1)
-		halt(w, MW_SNAP_CORRUPT, "the arena ring loops at arena 0x%llx, never back to "
+		mw_snap_halt(w, MW_SNAP_CORRUPT, "the arena ring loops at arena 0x%llx, never back to "
 		     "main_arena 0x%llx", (unsigned long long)at,
 		     (unsigned long long)w->g->main_arena);
 	else
@@ -582,8 +582,7 @@ static int ring_next(struct walk *w, struct brent *b, uint64_t next, uint64_t *a
 	return -1;
 }
 
-/* One walk of everything. */
-static void walk(struct walk *w)
+void mw_snap_walk(struct walk *w)
 {
 	struct mw_snapshot *s = w->s;
 	uint64_t a = w->g->main_arena, next = 0, hp = 0;
@@ -595,6 +594,11 @@ static void walk(struct walk *w)
 	s->chunks_dropped = 0;
 	s->chunks_kept = w->keep;
 	w->nheaps = 0;
+	w->arenas_locked = 0;
+	w->arena_locked = 0;
+	w->list_locked = mw_snap_held(w, w->g->list_lock) == 1;
+	if (mw_snap_held(w, w->g->free_list_lock) == 1)
+		mw_snap_badf(w, "glibc's free_list_lock is held (a thread is taking an arena)");
 	read_mp(w, &hp);
 	brent_init(&b, a);
 	do {
@@ -603,7 +607,7 @@ static void walk(struct walk *w)
 		if (step(w) < 0)
 			break;
 		if (s->narenas == MW_SNAP_MAX_ARENAS) {
-			halt(w, MW_SNAP_CORRUPT, "more than %d arenas on the ring",
+			mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %d arenas on the ring",
 			     MW_SNAP_MAX_ARENAS);
 			break;
 		}
@@ -620,6 +624,12 @@ static void walk(struct walk *w)
 		bad(w, "the arena ring is broken (a null next)", 0);
 	if (!w->fatal && !w->stop)
 		free_list(w);
+	if (!w->fatal && !w->stop)
+		mw_snap_judge_locks(w);
+	/* glibc counts an arena before it is on the ring (arena_get2) */
+	if (!w->fatal && !w->stop && w->g->narenas && s->narenas != s->narenas_glibc)
+		mw_snap_badf(w, "%zu arenas on the ring, glibc counts %llu (an arena is being made)",
+		     s->narenas, (unsigned long long)s->narenas_glibc);
 	totals(w);
 }
 
@@ -633,26 +643,17 @@ static uint64_t budget(struct walk *w)
 	return w->readable / 16 > MW_SNAP_MIN_STEPS ? w->readable / 16 : MW_SNAP_MIN_STEPS;
 }
 
-/* The snapshot given up or failed: the reason into err; the status. */
-static int failed(struct walk *w, long timeout_ms, char *err, size_t errlen)
-{
-	pid_t pid = w->p->pid;
+/* mw_snapshot_no_stop's and mw_snapshot_leave_stopped's settings */
+static int no_stop, leave_stopped;
 
-	if (w->fatal == ESRCH || (w->fatal && !mw_process_alive(pid))) {
-		snprintf(err, errlen, "process %d exited while it was read", (int)pid);
-	} else if (w->fatal) {
-		snprintf(err, errlen, "cannot read process %d's memory: %s", (int)pid,
-			 strerror(w->fatal));
-	} else if (w->stop == MW_SNAP_TIMEOUT) {
-		snprintf(err, errlen, "process %d's allocator was not read within %g s "
-			 "(--read-timeout); no snapshot", (int)pid, timeout_ms / 1000.0);
-		return MW_SNAP_TIMEOUT;
-	} else {
-		snprintf(err, errlen, "process %d: %s: the allocator is corrupt or hostile; no "
-			 "snapshot", (int)pid, w->stop_why);
-		return MW_SNAP_CORRUPT;
-	}
-	return MW_SNAP_ERROR;
+void mw_snapshot_no_stop(int on)
+{
+	no_stop = on;
+}
+
+void mw_snapshot_leave_stopped(int on)
+{
+	leave_stopped = on;
 }
 
 /* how: 0 a full walk, 1 headers only, 2 a full walk keeping chunks */
@@ -662,10 +663,13 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
 	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
 			  .headers_only = how == 1, .keep = how == 2 };
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = mw_snap_now_ns(CLOCK_MONOTONIC);
+	char note[300] = "";
 	int ret;
 
-	w.deadline = t0 + (uint64_t)(timeout_ms > 0 ? timeout_ms : MW_SNAP_TIMEOUT_MS) * 1000000;
+	if (timeout_ms <= 0)
+		timeout_ms = MW_SNAP_TIMEOUT_MS;
+	w.deadline = t0 + (uint64_t)timeout_ms * 1000000;
 	w.max_steps = budget(&w);
 	s->pid = p->pid;
 	snprintf(s->libc, sizeof(s->libc), "%s", g->module);
@@ -675,20 +679,29 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	s->mstate_size = (uint64_t)g->mstate_size;
 	s->chunk_hdr = (uint64_t)g->chunk_struct_size;
 	s->minsize = (uint64_t)g->ch_fd_nextsize.off;	/* MINSIZE, as totals() */
-	s->taken_ns = now_ns(CLOCK_REALTIME);
-	for (s->tries = 1;; s->tries++) {
-		walk(&w);
-		if (s->consistent || w.fatal || w.stop || s->tries == MW_SNAP_TRIES)
+	s->taken_ns = mw_snap_now_ns(CLOCK_REALTIME);
+	w.leave_stopped = leave_stopped && !no_stop;
+	for (s->tries = 1; !w.leave_stopped; s->tries++) {
+		mw_snap_walk(&w);
+		if (s->consistent && !w.headers_only)
+			mw_snap_confirm(&w);	/* the same figures twice? */
+		if (s->consistent || w.fatal || w.stop || s->tries >= MW_SNAP_TRIES)
 			break;
-		if (now_ns(CLOCK_MONOTONIC) >= w.deadline) {
-			halt(&w, MW_SNAP_TIMEOUT, "out of time");
+		if (mw_snap_now_ns(CLOCK_MONOTONIC) >= w.deadline) {
+			mw_snap_halt(&w, MW_SNAP_TIMEOUT, "out of time");
 			break;
 		}
 		mw_proc_refresh(p, err, errlen);	/* it may have mapped new heaps */
 	}
-	s->duration_ns = now_ns(CLOCK_MONOTONIC) - t0;
-	if (w.fatal || w.stop) {
-		ret = failed(&w, timeout_ms > 0 ? timeout_ms : MW_SNAP_TIMEOUT_MS, err, errlen);
+	if (w.leave_stopped) {	/* read stopped only */
+		s->tries = 0;
+		s->consistent = 0;
+	}
+	if (!s->consistent && !w.fatal && !w.stop && !no_stop)
+		mw_snap_stopped_walks(&w, note, sizeof(note));
+	s->duration_ns = mw_snap_now_ns(CLOCK_MONOTONIC) - t0;
+	if (w.fatal || w.stop || !s->consistent) {
+		ret = mw_snap_failed(&w, timeout_ms, note, err, errlen);
 		mw_snapshot_free(s);
 		return ret;
 	}

@@ -1,18 +1,37 @@
 /* snapshot.h - glibc's allocator state in a live process, read now.
  *
  * Walks what glibc's malloc_info() walks (malloc/malloc.c,
- * __malloc_info) without stopping or signalling the process: every arena
+ * __malloc_info): every arena
  * on the `next` ring from main_arena, its fastbins and bins, the heaps
  * (heap_info) of each non-main arena from its top chunk back, the main
  * heap's extent from mp_.sbrk_base to the end of its top chunk, and mp_'s
  * thresholds and counters.  Layouts and addresses come from glibcinfo.h.
  *
- * The process keeps running while it is read and takes no lock for us:
- * every pointer is checked against its mappings before it is followed
- * (procmem.h), and an arena's header is read again after its walk.
- * Anything that does not add up marks the snapshot inconsistent (with the
- * reason) instead of failing; the whole walk is tried up to MW_SNAP_TRIES
- * times for a consistent one.
+ * First the process keeps running while it is read and takes no lock for
+ * us: every pointer is checked against its mappings before it is
+ * followed (procmem.h), an arena's header is read again after its walk,
+ * and its lock (malloc_state.mutex), glibc's list_lock and
+ * free_list_lock must be free before and after.  Anything that does not
+ * add up marks the walk inconsistent (with the reason): a lock held, a
+ * header changed, figures no allocator can have (free bytes beyond the
+ * arena's system bytes, a top or free chunk reaching beyond the
+ * mappings, another number of arenas on the ring than glibc's narenas).
+ * A full walk of a running process counts only when the next walk gives
+ * the same figures (a thread may change a bin between two locks).  The
+ * walk is tried up to MW_SNAP_TRIES times.
+ *
+ * When none was consistent the process is stopped (ptstop.h: every
+ * thread held by ptrace, PTRACE_SEIZE and PTRACE_INTERRUPT, nothing the
+ * process can see but the time) and walked still.  The threads held
+ * inside libc's code are first let finish what they do while the others
+ * stay held (mw_ptstop_settle; 100 ms at most over all stops), so no
+ * thread is half-way through malloc or free; a lock still held then is
+ * let go for 1, 2, 4 ... ms and stopped again, up to MW_SNAP_STOPS
+ * times.  mw_snapshot_no_stop(1), a process traced by another (gdb,
+ * strace, or -c's program, traced by us), one we may not ptrace, or one
+ * in a job-control stop (letting it go does not make it run) is not
+ * stopped.  No consistent walk: no snapshot (MW_SNAP_INCONSISTENT); a
+ * snapshot returned is consistent.
  *
  * The process may also be corrupt or hostile, so a snapshot is bounded
  * whatever its memory holds:
@@ -50,6 +69,7 @@
 #include "procmem.h"
 
 #define MW_SNAP_TRIES 3
+#define MW_SNAP_STOPS 4		/* stopped walks after the lock-free ones */
 #define MW_SNAP_MAX_ARENAS 65536	/* 8 x 8192 CPUs (glibc's own limit) */
 #define MW_SNAP_MAX_HEAPS (1 << 20)	/* per snapshot: 64 TiB of heaps */
 #define MW_SNAP_MIN_STEPS (1 << 20)	/* the step budget's floor */
@@ -62,6 +82,7 @@ enum {
 	MW_SNAP_ERROR = -1,	/* the process is gone or cannot be read */
 	MW_SNAP_TIMEOUT = -2,	/* not read within the deadline */
 	MW_SNAP_CORRUPT = -3,	/* a proved loop, or the step budget spent */
+	MW_SNAP_INCONSISTENT = -4,	/* no walk was consistent */
 };
 
 struct mw_snap_heap {
@@ -106,9 +127,12 @@ struct mw_snapshot {
 	int glibc_minor;		/* 2.N; 0 unknown */
 	uint64_t taken_ns;		/* CLOCK_REALTIME when taken */
 	uint64_t duration_ns;		/* how long the reading took */
-	int tries;			/* walks made (1..MW_SNAP_TRIES) */
-	int consistent;			/* 0: see why */
-	char why[256];
+	int tries;			/* walks made, the stopped ones included */
+	int consistent;			/* 1 in every snapshot returned */
+	char why[256];			/* a walk's inconsistency, while taken */
+	int stops;			/* times the process was stopped (ptstop.h) */
+	uint64_t stopped_ns;		/* how long it was held, all stops */
+	int settle_rounds;		/* times threads were let go to leave libc */
 	struct mw_snap_arena *arenas;	/* main_arena first, then the ring's order */
 	size_t narenas;
 	uint64_t narenas_glibc;		/* glibc's own count (arena.c narenas) */
@@ -131,15 +155,32 @@ struct mw_snapshot {
 	int chunks_kept, chunks_dropped;
 };
 
-/* Take a snapshot of process p with layout g into a new *out (free it
- * with mw_snapshot_free), within timeout_ms milliseconds (> 0).
- * MW_SNAP_OK, also for an inconsistent snapshot; else no snapshot and a
- * one-line reason in err: MW_SNAP_ERROR when the process is gone or
- * cannot be read at all ("process 42 exited while it was read", "cannot
- * read process 42's memory: Operation not permitted"), MW_SNAP_TIMEOUT
- * ("process 42's allocator was not read within 2 s"), MW_SNAP_CORRUPT
- * ("arena 0x7f..: bin 5 list loops at chunk 0x55..: the allocator is
- * corrupt or hostile"). */
+/* Never stop a process for a snapshot (on: 1), for the rest of the
+ * program (the commands' --no-stop; -c, whose program we trace).  Off at
+ * the start. */
+void mw_snapshot_no_stop(int on);
+
+/* Read every later snapshot with the process stopped (no read while it
+ * runs), and once one is consistent leave the process in a job-control
+ * stop (SIGSTOP) at that very point, for a debugger or a core dump
+ * (ptstop.h, mw_ptstop_leave_stopped); on 1.  A snapshot refused lets it
+ * go as it was.  Off at the start (snapshot --leave-stopped). */
+void mw_snapshot_leave_stopped(int on);
+
+/* Take a consistent snapshot of process p with layout g into a new *out
+ * (free it with mw_snapshot_free), within timeout_ms milliseconds (> 0;
+ * 0: MW_SNAP_TIMEOUT_MS), stopping the process when the lock-free walks
+ * fail (see above).  Must be called from the thread that will detach
+ * (ptrace ties a tracee to its tracing thread).  MW_SNAP_OK; else no
+ * snapshot and a one-line reason in err: MW_SNAP_ERROR when the process
+ * is gone or cannot be read at all ("process 42 exited while it was
+ * read", "cannot read process 42's memory: Operation not permitted"),
+ * MW_SNAP_TIMEOUT ("process 42's allocator was not read within 2 s"),
+ * MW_SNAP_CORRUPT ("arena 0x7f..: bin 5 list loops at chunk 0x55..: the
+ * allocator is corrupt or hostile"), MW_SNAP_INCONSISTENT ("process 42:
+ * no consistent snapshot (4 reads, 1 stop in 0.9 ms); not stopped:
+ * process 42 is traced by process 7 (gdb): arena 0x7f.. is locked (a
+ * thread is inside malloc or free)"). */
 int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, char *err, size_t errlen);
 

@@ -34,7 +34,7 @@
 
 /* The number of failure kinds (enum mw_psnap_fail, MW_PSNAP_READ
  * included), the size of an errors_total array. */
-#define MW_METRICS_NFAIL (MW_PSNAP_CORRUPT + 1)
+#define MW_METRICS_NFAIL (MW_PSNAP_INCONSISTENT + 1)
 
 /* What the reading was, beside the processes. */
 struct mw_metrics_info {

@@ -140,8 +140,13 @@ int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *com
 
 	/* the process names itself and its files: nothing of it reaches a
 	 * terminal unquoted */
-	fprintf(f, "mallocwatch: snapshot of process %d (%s), read in %.1f ms\n", (int)s->pid,
+	fprintf(f, "mallocwatch: snapshot of process %d (%s), read in %.1f ms", (int)s->pid,
 		mw_quote(comm, q, sizeof(q)), (double)s->duration_ns / 1e6);
+	if (s->stops)	/* snapshot.h: its threads held by ptrace */
+		fprintf(f, "; the process was stopped for %.2f ms (%d stop%s)\n",
+			(double)s->stopped_ns / 1e6, s->stops, s->stops == 1 ? "" : "s");
+	else
+		fprintf(f, " while it ran\n");
 	if (w)
 		mw_where_text(f, w);
 	fprintf(f, "  libc %s", mw_quote(s->libc, q, sizeof(q)));
@@ -243,7 +248,7 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 	json_t *o;
 
 	/* comm and the paths come from the process: not necessarily UTF-8 */
-	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:o, s:I,"
+	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:i, s:I, s:i, s:o, s:I,"
 			 " s:{s:o, s:o, s:I, s:o}, s:{s:I, s:I, s:b, s:I},"
 			 " s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I},"
 			 " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
@@ -253,7 +258,8 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 		"taken_unix_ns", (json_int_t)s->taken_ns, "duration_ns", (json_int_t)s->duration_ns,
 		"consistent", s->consistent,
 		"inconsistent_reason", s->consistent ? json_null() : mw_json_str(s->why),
-		"tries", s->tries, "arenas", arenas, "narenas", (json_int_t)s->narenas_glibc,
+		"tries", s->tries, "stops", s->stops, "stopped_ns", (json_int_t)s->stopped_ns,
+		"settle_rounds", s->settle_rounds, "arenas", arenas, "narenas", (json_int_t)s->narenas_glibc,
 		"main_heap", "sbrk_base", jhex(s->sbrk_base), "end", jhex(s->main_end),
 		"bytes", (json_int_t)(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0),
 		"brk", jhex(s->brk),

@@ -1,0 +1,76 @@
+/* snapshot_int.h - what snapshot.c's walk shares with snapstop.c, the
+ * walks of a stopped process.  Not a public interface: only the two
+ * files of the snapshot include it. */
+#ifndef MALLOCWATCH_SNAPSHOT_INT_H
+#define MALLOCWATCH_SNAPSHOT_INT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "snapshot.h"
+
+struct walk {
+	struct mw_proc *p;
+	const struct mw_glibc *g;
+	struct mw_snapshot *s;
+	uint64_t page;
+	int fatal;		/* the process is gone or unreadable */
+	int headers_only;	/* mw_snapshot_sample: no bins followed */
+	int keep;		/* mw_snapshot_take_chunks: keep free chunks */
+	uint64_t steps, max_steps;	/* arenas, heaps and chunks visited, over
+					 * all tries, and the budget */
+	uint64_t readable;	/* the process's readable mapped bytes */
+	uint64_t deadline;	/* CLOCK_MONOTONIC ns */
+	size_t nheaps;		/* heaps recorded in this walk, all arenas */
+	int stop;		/* MW_SNAP_TIMEOUT or MW_SNAP_CORRUPT: give up */
+	size_t arenas_locked;	/* arenas whose lock this walk found held */
+	uint64_t first_locked, arena_locked;	/* the first such, the last */
+	int list_locked;	/* glibc's list_lock held */
+	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
+	int leave_stopped;	/* mw_snapshot_leave_stopped */
+	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */
+	int have_figures;
+};
+
+/* CLOCK_MONOTONIC or CLOCK_REALTIME now, in ns. */
+uint64_t mw_snap_now_ns(clockid_t c);
+
+/* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
+ * MW_SNAP_CORRUPT with what is corrupt (the first reason is kept); -1. */
+int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Mark the walk inconsistent (the first reason is kept); -1. */
+int mw_snap_badf(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The verdicts (snapstop.c).  mw_snap_held: is the 4-byte lock at addr
+ * held?  1, 0 (or unknown: addr 0), -1 unreadable (marked).
+ * mw_snap_arena_lock: arena a's lock before (after 0) or after its walk,
+ * a held one counted once per arena.  mw_snap_judge_locks: at the walk's
+ * end, marks it for a lock held, unless the locks held are fork()'s.
+ * mw_snap_implausible: marks (-1) an arena with figures no allocator can
+ * have. */
+int mw_snap_held(struct walk *w, uint64_t addr);
+void mw_snap_arena_lock(struct walk *w, const struct mw_snap_arena *a, int after);
+void mw_snap_judge_locks(struct walk *w);
+int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a);
+
+/* One walk of everything into w->s, consistent or marked with why. */
+void mw_snap_walk(struct walk *w);
+
+/* A consistent walk of a running process counts when the one before it
+ * gave the same figures (arenas, their system, free and top bytes, free
+ * chunk counts, heaps, the break, mp_'s counters): else it is marked
+ * inconsistent, and its figures kept for the next. */
+void mw_snap_confirm(struct walk *w);
+
+/* The walks gave no consistent snapshot: stop the process and walk it
+ * still (snapstop.c, snapshot.h).  Why it was not stopped, if it was
+ * not, into note ("; not stopped: ..."). */
+void mw_snap_stopped_walks(struct walk *w, char *note, size_t len);
+
+/* The reason of a snapshot given up (w->fatal, w->stop, or no
+ * consistent walk) into err, with note after the counts; the status. */
+int mw_snap_failed(struct walk *w, long timeout_ms, const char *note, char *err, size_t errlen);
+
+#endif /* MALLOCWATCH_SNAPSHOT_INT_H */
