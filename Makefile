@@ -141,7 +141,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/mathprog build/tests/fixtures/injectnote.o \
 	build/tests/fixtures/corrupt-arena \
 	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
-	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so
+	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so \
+	build/tests/fixtures/serve-counts
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -168,6 +169,10 @@ build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
 build/tests/fixtures/ctr-run: tests/fixtures/ctr-run.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/serve-counts: tests/fixtures/serve-counts.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
 	$(Q)mkdir -p $(@D)
