@@ -305,32 +305,26 @@ static int live_mark(struct mw_procs *p, const char *line)
  * FAILED_LESS).  0, or -1 when it does not parse (counted as garbled). */
 static int live_record(struct mw_process *pr, const char *rec)
 {
-	unsigned long long v[9];
 	struct mw_counters *c = &pr->pending;
+	int64_t v[9];
 	int n;
 
-	if (rec[0] == MW_REC_HEAPHITS &&
-	    sscanf(rec + 1, " %llu %llu %llu %llu %llu %llu%n", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &n) == 6 && !rec[1 + n]) {
-		c->heap_grows += v[4];
-		c->heap_shrinks += v[5];
-	} else if (rec[0] == MW_REC_WAITS &&
-		   sscanf(rec + 1, " %llu %llu %llu %llu%n", &v[0], &v[1], &v[2], &v[3],
-			  &n) == 4 && !rec[1 + n]) {
-		c->lock_waits += v[3];
-	} else if (rec[0] == MW_REC_SBRK &&
-		   sscanf(rec + 1, " %llu %llu %llu %llu %lld %llu %llu %llu %llu%n", &v[0],
-			  &v[1], &v[2], &v[3], (long long *)&v[4], &v[5], &v[6], &v[7], &v[8],
-			  &n) == 9 && !rec[1 + n]) {
-		c->sbrk_grown = v[0];
-		c->sbrk_trimmed = v[1];
-		c->sbrk_more = v[2] + v[7];
-		c->sbrk_less = v[3] + v[8];
-	} else if (strchr("GAS", rec[0])) {
+	if (!strchr("GAS", rec[0]))	/* an event streamed meanwhile */
+		return mw_stream_line(pr->st, rec);
+	n = mw_stream_numbers(rec + 1, v, 9);
+	if (rec[0] == MW_REC_HEAPHITS && n == MW_NF_HEAP) {
+		c->heap_grows += (uint64_t)v[4];
+		c->heap_shrinks += (uint64_t)v[5];
+	} else if (rec[0] == MW_REC_WAITS && n == MW_NF_WAITS) {
+		c->lock_waits += (uint64_t)v[3];
+	} else if (rec[0] == MW_REC_SBRK && n == MW_NF_SBRK_HITS) {
+		c->sbrk_grown = (uint64_t)v[0];
+		c->sbrk_trimmed = (uint64_t)v[1];
+		c->sbrk_more = (uint64_t)(v[2] + v[7]);
+		c->sbrk_less = (uint64_t)(v[3] + v[8]);
+	} else {
 		mw_state_garbled(pr->st);
 		return -1;
-	} else {	/* an event streamed meanwhile */
-		return mw_stream_line(pr->st, rec);
 	}
 	return 0;
 }
