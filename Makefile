@@ -142,7 +142,11 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/corrupt-arena \
 	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
 	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so \
+<<<<<<< HEAD
 	build/tests/fixtures/busy-alloc
+=======
+	build/tests/fixtures/serve-counts
+>>>>>>> wip-serve-probes
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -169,6 +173,10 @@ build/tests/fixtures/ttyprog: tests/fixtures/ttyprog.c
 build/tests/fixtures/ctr-run: tests/fixtures/ctr-run.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/serve-counts: tests/fixtures/serve-counts.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
 	$(Q)mkdir -p $(@D)

@@ -37,12 +37,13 @@
 #include "msg.h"
 #include "proclist.h"
 #include "report_metrics.h"
+#include "serve_probes.h"
 #include "snapmulti.h"
 #include "snapshot.h"
 #include "xalloc.h"
 
 static const char serve_usage[] =
-"Usage: mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] -p PID[,PID...] | --cgroup DIR | --all\n"
+"Usage: mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] [--probes] -p PID[,PID...] | --cgroup DIR | --all\n"
 "\n"
 "Serve the allocator state of running processes as metrics for\n"
 "Prometheus: at http://ADDR:PORT/metrics, each scrape a fresh snapshot\n"
@@ -53,6 +54,13 @@ static const char serve_usage[] =
 "trimmable bytes, top chunk, heaps; per process: arenas and the arena\n"
 "limit, mmapped chunks, thresholds; processes not read, by reason.\n"
 "Labels: pid, command, cgroup, container (and arena, main).\n"
+"\n"
+"With --probes, also counters since each process was traced, from one\n"
+"tracer session (SystemTap, as `mallocwatch -p` runs it): arenas\n"
+"created, arena reuses, arena lock waits, allocation retries, heaps\n"
+"created and freed, heap grows and shrinks, sbrk calls and bytes.  Only\n"
+"processes that map the probe-enabled libc file traced have them\n"
+"(mallocwatch_process_probes_traced 1); others have no counter series.\n"
 "\n"
 "Which processes (read again at each snapshot):\n"
 "  -p PID[,PID...]      these processes (-p may be repeated)\n"
@@ -65,6 +73,8 @@ static const char serve_usage[] =
 "                       IPv6; PORT 0: any free port, named on stderr)\n"
 "  --allow-remote       let --listen take an address that is not loopback\n"
 "                       (the metrics name every process and cgroup)\n"
+"  --probes             run a tracer for the probe counters (off by default:\n"
+"                       each probe hit costs the traced processes time)\n"
 "  --textfile DIR       write DIR/mallocwatch.prom (0.0.4 text) every\n"
 "                       --interval; removed at exit\n"
 "  --interval SECONDS   the textfile's period (default 15)\n"
@@ -80,6 +90,7 @@ static const char serve_usage[] =
 "                       mallocwatch snapshot --help): one that cannot be read\n"
 "                       consistently while it runs counts as inconsistent\n"
 "  -q, --quiet          no notes or warnings\n"
+"  -v, --verbose        --probes: the tracer's messages, processes traced\n"
 "\n"
 "Exit status: 0 after SIGINT or SIGTERM; 1 when the address cannot be\n"
 "bound or DIR cannot be opened; 2 on a usage error.  A process that\n"
@@ -89,12 +100,13 @@ static const char serve_usage[] =
 "EXAMPLES\n"
 "  sudo mallocwatch serve --listen 9464 --all\n"
 "  sudo mallocwatch serve --listen 127.0.0.1:9464 -p $(pidof -d, memcached)\n"
+"  sudo mallocwatch serve --listen 9464 --probes --cgroup /sys/fs/cgroup/system.slice/app.service\n"
 "  sudo mallocwatch serve --textfile /var/lib/prometheus/node-exporter --all\n"
 "  sudo mallocwatch serve --listen 10.0.0.5:9464 --allow-remote --cgroup /sys/fs/cgroup/system.slice\n";
 
 enum {
 	OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_LISTEN, OPT_ALLOW_REMOTE, OPT_TEXTFILE,
-	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_NO_STOP,
+	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_NO_STOP, OPT_PROBES,
 };
 
 #define GLIBC_CACHE_SECONDS 60.0	/* libc layouts kept this long */
@@ -106,7 +118,7 @@ enum {
 struct serve_opts {
 	struct mw_pidlist pids;
 	const char *cgroup, *listen, *textfile;
-	int all, allow_remote;
+	int all, allow_remote, probes, verbose;
 	long timeout_ms, budget_ms, min_interval_ms, interval_ms;
 };
 
@@ -120,6 +132,7 @@ struct serve {
 	double seconds, read_at;	/* read_at: monotonic; 0: no reading yet */
 	double cache_reset_at;
 	uint64_t errors[MW_METRICS_NFAIL];
+	struct mw_serve_probes *probes;	/* --probes; NULL without */
 };
 
 static void parse(int argc, char **argv, struct serve_opts *o)
@@ -136,13 +149,15 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "min-interval", required_argument, NULL, OPT_MIN_INTERVAL },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "probes", no_argument, NULL, OPT_PROBES },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (mw_pidlist_parse(&o->pids, optarg, err, sizeof(err)) < 0)
@@ -160,7 +175,9 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 			break;
 		case OPT_BUDGET: o->budget_ms = mw_seconds_option("--budget", optarg); break;
 		case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
+		case OPT_PROBES: o->probes = 1; break;
 		case 'q': mw_quiet(1); break;
+		case 'v': o->verbose = 1; break;
 		case 'h': fputs(serve_usage, stdout); exit(MW_EXIT_OK);
 		default: mw_usage_error("bad option");
 		}
@@ -355,21 +372,54 @@ static char *render(const struct serve *s, int openmetrics, size_t *len)
 		.openmetrics = openmetrics, .seen = s->seen, .taken_ns = s->taken_ns,
 		.seconds = s->seconds, .errors_total = s->errors, .arena_limit = s->limits,
 	};
+	struct mw_metrics_probes pb = { 0 };
+	int *traced = NULL;
+	struct mw_counters *c = NULL;
 	char *buf = NULL;
-	FILE *m = open_memstream(&buf, len);
+	FILE *m = NULL;
 
-	if (!m)
-		return NULL;
-	if (mw_metrics_write(m, s->v, s->n, &info) < 0) {
-		fclose(m);
-		free(buf);
-		return NULL;
+	if (s->probes) {	/* the counters now, after the reading */
+		traced = xcalloc(s->n ? s->n : 1, sizeof(*traced));
+		c = xcalloc(s->n ? s->n : 1, sizeof(*c));
+		for (size_t i = 0; i < s->n; i++)
+			traced[i] = mw_serve_probes_of(s->probes, s->v[i].pid, &c[i]);
+		pb = (struct mw_metrics_probes){ .tracing = mw_serve_probes_tracing(s->probes),
+						 .traced = traced, .c = c };
+		info.probes = &pb;
 	}
-	if (fclose(m) == EOF) {
+	if (!(m = open_memstream(&buf, len)) || mw_metrics_write(m, s->v, s->n, &info) < 0) {
+		if (m)
+			fclose(m);
 		free(buf);
-		return NULL;
+		buf = NULL;
+	} else if (fclose(m) == EOF) {
+		free(buf);
+		buf = NULL;
 	}
+	free(traced);
+	free(c);
 	return buf;
+}
+
+/* --probes: the processes served now (serve_probes.h), from its thread:
+ * -p's that are still there, --cgroup's, --all's. */
+static int list_served(void *ctx, struct mw_pidlist *l)
+{
+	const struct serve_opts *o = ctx;
+	char err[PATH_MAX + 128];
+
+	if (o->all)
+		return mw_pidlist_all(l, NULL, err, sizeof(err));
+	if (o->cgroup)
+		return mw_pidlist_cgroup(l, o->cgroup, err, sizeof(err));
+	for (size_t i = 0; i < o->pids.n; i++) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", (int)o->pids.pids[i]);
+		if (kill(o->pids.pids[i], 0) == 0 && mw_pidlist_parse(l, pid, err, sizeof(err)) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Queue a response of status with body (copied; static text) and type. */
@@ -632,7 +682,15 @@ int cmd_serve(int argc, char **argv)
 		mw_die(MW_EXIT_RUNTIME, "cannot open '%s': %s", o.textfile, strerror(errno));
 	if (o.listen)
 		d = start_http(&o, &s);
+	if (o.probes) {	/* after the signals are blocked: its thread inherits that */
+		char err[256];
+
+		if (!(s.probes = mw_serve_probes_start(list_served, &o, o.verbose, err,
+						       sizeof(err))))
+			mw_die(MW_EXIT_RUNTIME, "%s", err);
+	}
 	status = serve_loop(&s, d, sfd, dirfd);
+	mw_serve_probes_stop(s.probes);
 	if (d)
 		MHD_stop_daemon(d);
 	if (dirfd >= 0) {	/* no stale figures left for the collector */

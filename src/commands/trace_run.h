@@ -40,6 +40,8 @@ struct trace_opts {
 	const char *cgroup;		/* --cgroup DIR (the first): its joiners
 					 * are traced too */
 	int follow;			/* -f: -c's tree of processes */
+	int serve;			/* serve --probes: a changing set whose
+					 * aggregates are read live (gen.h) */
 	const char *libc, *libm;
 	const char *out, *json, *save_script, *save_stream;
 	enum mw_runtime runtime;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "procmem.h"
+#include "probetab.h"
 #include "procs.h"
 #include "protocol.h"
 #include "snapshot.h"
@@ -17,6 +18,7 @@ struct mw_procs {
 	int multi;		/* records prefixed (several, or a changing set) */
 	char **run_lines;	/* the run's lines so far, for a process added */
 	size_t nrun, caprun;
+	int in_live;		/* between MW_LINE_LIVE and MW_LINE_LIVE_END */
 };
 
 /* A new process pid with an empty model at the end of p; NULL when out
@@ -47,11 +49,11 @@ static struct mw_process *push(struct mw_procs *p, int pid)
 
 struct mw_procs *mw_procs_new(const int *pids, size_t n)
 {
-	struct mw_procs *p = n ? calloc(1, sizeof(*p)) : NULL;
+	struct mw_procs *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->multi = n > 1;
+	p->multi = n != 1;
 	for (size_t i = 0; i < n; i++)
 		if (!push(p, pids[i]))
 			goto fail;
@@ -68,20 +70,24 @@ static void free_argv(char **argv)
 	free(argv);
 }
 
+static void process_free(struct mw_process *pr)
+{
+	mw_state_free(pr->st);
+	free_argv(pr->argv);
+	mw_snapshot_free(pr->at_attach);
+	mw_snapshot_free(pr->at_end);
+	mw_snapshot_free(pr->at_exit);
+	mw_ledger_free(pr->ledger_exit);
+	mw_ledger_free(pr->ledger_end);
+	free(pr);
+}
+
 void mw_procs_free(struct mw_procs *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->n; i++) {
-		mw_state_free(p->pr[i]->st);
-		free_argv(p->pr[i]->argv);
-		mw_snapshot_free(p->pr[i]->at_attach);
-		mw_snapshot_free(p->pr[i]->at_end);
-		mw_snapshot_free(p->pr[i]->at_exit);
-		mw_ledger_free(p->pr[i]->ledger_exit);
-		mw_ledger_free(p->pr[i]->ledger_end);
-		free(p->pr[i]);
-	}
+	for (size_t i = 0; i < p->n; i++)
+		process_free(p->pr[i]);
 	for (size_t i = 0; i < p->nrun; i++)
 		free(p->run_lines[i]);
 	free(p->run_lines);
@@ -172,6 +178,19 @@ struct mw_process *mw_procs_add(struct mw_procs *p, int pid)
 	return pr;
 }
 
+int mw_procs_remove(struct mw_procs *p, int pid)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->pr[i]->pid != pid)
+			continue;
+		process_free(p->pr[i]);
+		memmove(&p->pr[i], &p->pr[i + 1], (p->n - i - 1) * sizeof(*p->pr));
+		p->n--;
+		return 0;
+	}
+	return -1;
+}
+
 size_t mw_procs_count(const struct mw_procs *p)
 {
 	return p->n;
@@ -249,6 +268,120 @@ static void keep_run_line(struct mw_procs *p, const char *line)
 		p->run_lines[p->nrun++] = c;
 }
 
+/* A garbled line, counted in the first model (none: a run whose
+ * processes all left). */
+static void garbled(struct mw_procs *p)
+{
+	if (p->n)
+		mw_state_garbled(p->pr[0]->st);
+}
+
+/* MW_LINE_LIVE starts a live reading (every process's pending counts
+ * cleared), MW_LINE_LIVE_END makes it the newest.  1 when line is one
+ * of them. */
+static int live_mark(struct mw_procs *p, const char *line)
+{
+	int end = strcmp(line, MW_LINE_LIVE_END) == 0;
+
+	if (!end && strcmp(line, MW_LINE_LIVE) != 0)
+		return 0;
+	for (size_t i = 0; i < p->n; i++) {
+		struct mw_process *pr = p->pr[i];
+
+		if (!end)
+			memset(&pr->pending, 0, sizeof(pr->pending));
+		else if (p->in_live) {
+			pr->live = pr->pending;
+			pr->have_live = 1;
+		}
+	}
+	p->in_live = !end;
+	return 1;
+}
+
+/* One record of a live reading (without its prefix) into pr's pending
+ * counts (any other record, streamed meanwhile, goes to its model): G (a live heap: HEAP ARENA SIZE PEAK GREW SHRANK), A (ID TID
+ * ARENA COUNT), S (GROWN TRIMMED NMORE NLESS PEAK FIRST LAST FAILED
+ * FAILED_LESS).  0, or -1 when it does not parse (counted as garbled). */
+static int live_record(struct mw_process *pr, const char *rec)
+{
+	struct mw_counters *c = &pr->pending;
+	int64_t v[9];
+	int n;
+
+	if (!strchr("GAS", rec[0]))	/* an event streamed meanwhile */
+		return mw_stream_line(pr->st, rec);
+	n = mw_stream_numbers(rec + 1, v, 9);
+	if (rec[0] == MW_REC_HEAPHITS && n == MW_NF_HEAP) {
+		c->heap_grows += (uint64_t)v[4];
+		c->heap_shrinks += (uint64_t)v[5];
+	} else if (rec[0] == MW_REC_WAITS && n == MW_NF_WAITS) {
+		c->lock_waits += (uint64_t)v[3];
+	} else if (rec[0] == MW_REC_SBRK && n == MW_NF_SBRK_HITS) {
+		c->sbrk_grown = (uint64_t)v[0];
+		c->sbrk_trimmed = (uint64_t)v[1];
+		c->sbrk_more = (uint64_t)(v[2] + v[7]);
+		c->sbrk_less = (uint64_t)(v[3] + v[8]);
+	} else {
+		mw_state_garbled(pr->st);
+		return -1;
+	}
+	return 0;
+}
+
+/* a = max(a, b) */
+static void keep_max(uint64_t *a, uint64_t b)
+{
+	if (b > *a)
+		*a = b;
+}
+
+int mw_procs_counters(struct mw_process *pr, struct mw_counters *c)
+{
+	const struct mw_probe_count *pc;
+	struct mw_counters now = pr->have_live ? pr->live : (struct mw_counters){ 0 };
+	uint64_t *const out[] = {
+		&now.arenas_created, &now.arenas_reused, &now.arenas_reused_free_list,
+		&now.lock_waits, &now.retries, &now.heaps_created, &now.heaps_freed,
+		&now.heap_grows, &now.heap_shrinks, &now.sbrk_more, &now.sbrk_less,
+		&now.sbrk_grown, &now.sbrk_trimmed,
+	};
+	uint64_t *const shown[] = {
+		&pr->shown.arenas_created, &pr->shown.arenas_reused,
+		&pr->shown.arenas_reused_free_list, &pr->shown.lock_waits, &pr->shown.retries,
+		&pr->shown.heaps_created, &pr->shown.heaps_freed, &pr->shown.heap_grows,
+		&pr->shown.heap_shrinks, &pr->shown.sbrk_more, &pr->shown.sbrk_less,
+		&pr->shown.sbrk_grown, &pr->shown.sbrk_trimmed,
+	};
+	size_t n;
+
+	pc = mw_state_probes(pr->st, &n);
+	for (size_t i = 0; i < n; i++) {
+		switch (pc[i].known) {
+		case MW_P_memory_arena_new: now.arenas_created += pc[i].received; break;
+		case MW_P_memory_arena_reuse: now.arenas_reused += pc[i].received; break;
+		case MW_P_memory_arena_reuse_free_list:
+			now.arenas_reused_free_list += pc[i].received;
+			break;
+		case MW_P_memory_arena_retry: case MW_P_memory_malloc_retry:
+		case MW_P_memory_realloc_retry: case MW_P_memory_memalign_retry:
+		case MW_P_memory_calloc_retry:
+			now.retries += pc[i].received;
+			break;
+		case MW_P_memory_heap_new: now.heaps_created += pc[i].received; break;
+		case MW_P_memory_heap_free: now.heaps_freed += pc[i].received; break;
+		/* the freed heaps' counts (their G record at memory_heap_free) */
+		case MW_P_memory_heap_more: now.heap_grows += pc[i].hits; break;
+		case MW_P_memory_heap_less: now.heap_shrinks += pc[i].hits; break;
+		default: break;
+		}
+	}
+	for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++)
+		keep_max(shown[i], *out[i]);
+	*c = pr->shown;
+	return pr->have_live;
+}
+
 int mw_procs_line(struct mw_procs *p, const char *line)
 {
 	const char *rest;
@@ -263,9 +396,11 @@ int mw_procs_line(struct mw_procs *p, const char *line)
 		 * it reaches, and counted once) */
 		if (line[0] && line[0] != '#' && line[0] != MW_REC_DECLARE &&
 		    line[0] != MW_REC_ORIGIN && line[1] == ' ') {
-			mw_state_garbled(p->pr[0]->st);
+			garbled(p);
 			return -1;
 		}
+		if (live_mark(p, line))
+			return 0;
 		for (size_t i = 0; i < p->n; i++)
 			ret |= mw_stream_line(p->pr[i]->st, line);
 		keep_run_line(p, line);
@@ -274,8 +409,13 @@ int mw_procs_line(struct mw_procs *p, const char *line)
 	pid = prefix(line, &rest);
 	if (pid < 0 || !(st = mw_procs_find(p, pid)) || rest[0] == MW_REC_DECLARE ||
 	    rest[0] == MW_REC_PROCESS || rest[0] == '#' || rest[0] == 'M') {
-		mw_state_garbled(p->pr[0]->st);
+		/* a live reading's record of a process that left: not garbled */
+		if (p->in_live && pid > 0 && !st)
+			return 0;
+		garbled(p);
 		return -1;
 	}
+	if (p->in_live)
+		return live_record(mw_procs_by_pid(p, pid), rest);
 	return mw_stream_line(st, rest);
 }

@@ -24,6 +24,7 @@
 #define MALLOCWATCH_PROCS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ledger.h"
 #include "mapped.h"
@@ -31,6 +32,25 @@
 #include "state.h"
 
 struct mw_snapshot;
+
+/* What the probes counted in one process since it was traced, for
+ * `mallocwatch serve --probes`: the streamed events the model received
+ * (state.h, mw_state_probes) and the script's aggregates as the newest
+ * live reading gave them (protocol.h, MW_LINE_LIVE).  Counts of probe
+ * hits but the sbrk bytes. */
+struct mw_counters {
+	uint64_t arenas_created;	/* memory_arena_new */
+	uint64_t arenas_reused;		/* memory_arena_reuse (the limit reached) */
+	uint64_t arenas_reused_free_list;	/* memory_arena_reuse_free_list */
+	uint64_t lock_waits;		/* memory_arena_reuse_wait */
+	uint64_t retries;		/* memory_{arena,malloc,calloc,realloc,
+					 * memalign}_retry */
+	uint64_t heaps_created, heaps_freed;	/* memory_heap_new, _free */
+	uint64_t heap_grows, heap_shrinks;	/* memory_heap_more, _less */
+	uint64_t sbrk_more, sbrk_less;	/* memory_sbrk_more, _less (failed ones
+					 * included) */
+	uint64_t sbrk_grown, sbrk_trimmed;	/* bytes they moved the break by */
+};
 
 /* One traced process: what mallocwatch knows of it besides its model. */
 struct mw_process {
@@ -54,13 +74,20 @@ struct mw_process {
 	 * end as waitpid(2) gave it (have_status) */
 	int parent;
 	int have_status, status;
+	/* serve: the aggregates of the newest complete live reading (have_live
+	 * once there was one), the one being read, and the counters last
+	 * given out (mw_procs_counters keeps them from going down) */
+	struct mw_counters live, pending, shown;
+	int have_live;
 };
 
 struct mw_procs;
 
-/* A run of the n (>= 1) processes pids (copied), each with a new, empty
- * model; the first is the run's main process.  With n == 1 records are
- * unprefixed (version 1).  NULL when out of memory or n is 0. */
+/* A run of the n processes pids (copied), each with a new, empty model;
+ * the first is the run's main process.  With n == 1 records are
+ * unprefixed (version 1); n == 0 makes an empty run whose records are
+ * prefixed, for processes added later (serve).  NULL when out of
+ * memory. */
 struct mw_procs *mw_procs_new(const int *pids, size_t n);
 
 void mw_procs_free(struct mw_procs *p);
@@ -89,6 +116,19 @@ struct mw_process *mw_procs_add(struct mw_procs *p, int pid);
  * the run's lines so far, and no snapshot at attach.  0, or -1 when
  * memory ran out (pr is left as it was). */
 int mw_procs_renew(struct mw_procs *p, struct mw_process *pr);
+
+/* Drop process pid from the run (it exited, or is no longer selected):
+ * its model and what was read of it are freed; later records of it are
+ * garbled.  0, or -1 when it is not in the run. */
+int mw_procs_remove(struct mw_procs *p, int pid);
+
+/* serve: the counters of process pr (above) into *c: the streamed
+ * events its model received and the aggregates of the newest live
+ * reading, each no lower than the last given out (a heap's count moves
+ * from the live reading to the model when it is freed, and the two may
+ * arrive in either order).  1 when a live reading has come since pr
+ * joined, else 0 (*c then has the streamed counts only). */
+int mw_procs_counters(struct mw_process *pr, struct mw_counters *c);
 
 /* How many processes; the i-th one's pid and model (i < count). */
 size_t mw_procs_count(const struct mw_procs *p);

@@ -84,6 +84,11 @@ static int number(const char *p, int64_t *v, const char **endp)
 /* Split the numbers after the record tag; -1 on anything not a number. */
 static int numbers(const char *p, int64_t *v, int max)
 {
+	return mw_stream_numbers(p, v, max);
+}
+
+int mw_stream_numbers(const char *p, int64_t *v, int max)
+{
 	int n = 0;
 
 	for (;;) {

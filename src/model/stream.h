@@ -30,6 +30,12 @@
  * line was garbled (it is then counted in st). */
 int mw_stream_line(struct mw_state *st, const char *line);
 
+/* The numbers of a record after its tag (p: where they start), each
+ * decimal or "HI:LO" (two 32-bit halves, as stapbpf prints them), into
+ * v (at most max).  How many, or -1 when anything is not a number or
+ * there are more than max. */
+int mw_stream_numbers(const char *p, int64_t *v, int max);
+
 /* What a saved stream says besides its records: "# KEY VALUE" lines
  * (protocol.h names the keys).  Strings are bounded copies. */
 struct mw_stream_meta {

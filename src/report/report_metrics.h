@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "procs.h"
 #include "snapmulti.h"
 
 /* The number of failure kinds (enum mw_psnap_fail, MW_PSNAP_READ
@@ -49,6 +50,19 @@ struct mw_metrics_info {
 	 * more, for each process of v (arena_max, else 8 x its CPUs);
 	 * 0 or NULL: unknown, not emitted */
 	const uint64_t *arena_limit;
+	/* serve --probes: what the tracer session counted (serve_probes.h);
+	 * NULL without --probes: no probe families at all */
+	const struct mw_metrics_probes *probes;
+};
+
+/* The probe counters of a reading: whether the tracer is tracing, and
+ * for each process of v whether it is traced (with a live reading of
+ * it: traced[i] 1, its counters in c[i]) or not (0: another libc than
+ * the one traced, or not yet; no counter series then, never zeros). */
+struct mw_metrics_probes {
+	int tracing;
+	const int *traced;
+	const struct mw_counters *c;
 };
 
 /* The metrics of v (n processes; those not read are counted by reason,

@@ -580,11 +580,12 @@ static void globals_and_begin(struct gen *g)
 	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
 }
 
-/* dump() for a run of several processes: the same records, each
- * prefixed with its process, from maps keyed by process first. */
-static void dump_multi(struct gen *g)
+/* The per-process aggregates of a run of several processes that later
+ * hits add to - live heaps (G), lock waits (A), sbrk (S) - each record
+ * prefixed with its process, from maps keyed by process first: the end's
+ * dump and the live probe's. */
+static void dump_counted(struct gen *g)
 {
-	static const char *const n[] = { "i", "t", "mw_n[i, p, t]" };
 	static const char *const h[] = { "h", "mw_harena[p, h]", "mw_hsize[p, h]",
 					 HEAP_PEAK("mw_hmore[p, h]"), HEAP_MORE("mw_hmore[p, h]"),
 					 "mw_hless[p, h]" };
@@ -592,13 +593,9 @@ static void dump_multi(struct gen *g)
 	static const char *const s[] = { "mw_sgrown[p]", "mw_strim[p]", "mw_snmore[p]",
 					 "mw_snless[p]", "mw_speak[p]", "mw_sfirst[p]",
 					 "mw_slast[p]", "mw_sfail[p]", "mw_slfail[p]" };
-	static const char *const jt[] = { "i", "t", "k", "v", "r", "mw_j[i, p, t, k, v, r]" };
-	static const char *const b[] = { "mw_bias[p]" };
 	char waits_tag[32];
 	FILE *f = g->out;
 
-	fprintf(f, "\tforeach ([i, p, t] in mw_n)\n");
-	emit_print_of(g, "\t\t", "p", "N", 2, 3, n);
 	if (g->modes & (1u << MW_MODE_HEAP)) {
 		fprintf(f, "\tforeach ([p, h] in mw_hsize)\n");
 		emit_print_of(g, "\t\t", "p", "G", 0, 6, h);
@@ -612,6 +609,20 @@ static void dump_multi(struct gen *g)
 		fprintf(f, "\tforeach (p in mw_sany)\n");
 		emit_print_of(g, "\t\t", "p", "S", 0, 9, s);
 	}
+}
+
+/* dump() for a run of several processes: the same records, each
+ * prefixed with its process, from maps keyed by process first. */
+static void dump_multi(struct gen *g)
+{
+	static const char *const n[] = { "i", "t", "mw_n[i, p, t]" };
+	static const char *const jt[] = { "i", "t", "k", "v", "r", "mw_j[i, p, t, k, v, r]" };
+	static const char *const b[] = { "mw_bias[p]" };
+	FILE *f = g->out;
+
+	fprintf(f, "\tforeach ([i, p, t] in mw_n)\n");
+	emit_print_of(g, "\t\t", "p", "N", 2, 3, n);
+	dump_counted(g);
 	if (g->modes & (1u << MW_MODE_SETJMP)) {
 		fprintf(f, "\tforeach ([i, p, t, k, v, r] in mw_j)\n");
 		emit_print_of(g, "\t\t", "p", "K", 2, 6, jt);
@@ -694,6 +705,14 @@ static void end_probes(struct gen *g)
 		fprintf(f, "\nprobe procfs(\"%s\").write {\n\tp = strtol($value, 10)\n"
 			"\tif (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
 			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE);
+	/* serve: the aggregates so far, between two lines, without ending
+	 * anything (protocol.h, MW_LIVE_FILE) */
+	if (g->multi && g->o->live) {
+		fprintf(f, "\nprobe procfs(\"%s\").read {\n\tif (mw_flushed) next\n"
+			"\tprintf(\"%s\\n\")\n", MW_LIVE_FILE, MW_LINE_LIVE);
+		dump_counted(g);
+		fprintf(f, "\tprintf(\"%s\\n\")\n\t$value = \"1\\n\"\n}\n", MW_LINE_LIVE_END);
+	}
 	if (g->multi)	/* no samples of several processes (trace_multi.h) */
 		return;
 	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_ws = 0\n", MW_SAMPLE_FILE);

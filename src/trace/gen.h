@@ -54,6 +54,12 @@ struct mw_gen_opts {
 	 * pids (or stap's target() when npids is 0) and mallocwatch adds and
 	 * removes pids in the map of MW_MAP_PIDS entries (pidset.h). */
 	int dynamic;
+	/* With dynamic: `mallocwatch serve` reads the aggregates while the
+	 * tracer runs.  A procfs probe, MW_LIVE_FILE (protocol.h), prints
+	 * those that later hits add to (live heaps' G, lock waits' A, sbrk's
+	 * S records, prefixed) between MW_LINE_LIVE and MW_LINE_LIVE_END,
+	 * without ending anything: each reading gives the totals so far. */
+	int live;
 };
 
 struct mw_gen_stats {

@@ -32,6 +32,14 @@
  * C record) without ending anything; read at every --interval sample. */
 #define MW_SAMPLE_FILE "sample"
 
+/* `mallocwatch serve` (gen.h, opts->live): reading this procfs file
+ * makes the script print, between these two lines, the aggregates of
+ * every process so far (G, A and S records, prefixed), which the model
+ * keeps as the latest reading (procs.h) instead of adding them up. */
+#define MW_LIVE_FILE "live"
+#define MW_LINE_LIVE "MW 1 live"
+#define MW_LINE_LIVE_END "MW 1 live end"
+
 /* Record tags, the first byte of a line (fields in docs/protocol.md). */
 #define MW_REC_DECLARE 'P'	/* P ID NAME NARGS [MASK] */
 #define MW_REC_EVENT 'E'	/* E ID TID A1..An (streams before T) */

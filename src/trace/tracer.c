@@ -138,13 +138,14 @@ static void open_set(struct run *rn)
 {
 	char err[256];
 
-	if (!rn->o->follow && !rn->o->cgroup)
+	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list)
 		return;
 	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
 					sizeof(err)))) {
 		rn->pids_failed = 1;
 		mw_warn("%s; processes that %s will not be traced", err,
-			rn->o->follow ? "the program creates" : "join the cgroup");
+			rn->o->follow ? "the program creates" : rn->o->list ? "appear" :
+			"join the cgroup");
 	}
 }
 
@@ -494,6 +495,26 @@ static void program_exited(struct run *rn)
 	}
 }
 
+/* serve: read the script's live file when it is time (opts->live_ms)
+ * and the last reading was answered; the poll timeout until the next,
+ * at most max_ms. */
+static int live_due(struct run *rn, int max_ms)
+{
+	long long now = mw_now_ms();
+	char err[PATH_MAX + 128];
+
+	if (!rn->r->ready || rn->stopping || rn->flushing)
+		return max_ms;
+	if (now >= rn->next_sample) {
+		if (rn->sample_fd < 0 &&
+		    mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_LIVE_FILE,
+				  &rn->sample_fd, err, sizeof(err)) < 0 && rn->o->verbose)
+			mw_note("no live reading: %s", err);
+		rn->next_sample = now + rn->o->live_ms;
+	}
+	return rn->next_sample - now < max_ms ? (int)(rn->next_sample - now) : max_ms;
+}
+
 /* Take a sample when it is time (opts->sample); return the poll
  * timeout until the next, at most max_ms. */
 static int sample_due(struct run *rn, int max_ms)
@@ -502,6 +523,8 @@ static int sample_due(struct run *rn, int max_ms)
 	long long now = mw_now_ms();
 	char err[PATH_MAX + 128];
 
+	if (o->live_ms > 0)
+		return live_due(rn, max_ms);
 	if (!o->sample || o->sample_ms <= 0 || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->pidfd < 0 || rn->r->have_status || rn->r->exit_stopped)
 		return max_ms;
@@ -531,8 +554,14 @@ static int sample_due(struct run *rn, int max_ms)
  * (its end probe still prints the totals), or pass the signal on to a
  * -c program already released, which decides.  *kill_at: when to kill a
  * tracer that makes no progress stopping. */
-static void stop_if_asked(struct run *rn, long long *kill_at)
+static void stop_if_asked(struct run *rn, long long *kill_at, int stop_fd_ready)
 {
+	if (stop_fd_ready && !rn->stopping) {	/* serve's end */
+		rn->stopping = 1;
+		rn->r->stopped = 1;
+		stop_attach(rn);
+		*kill_at = mw_now_ms() + STOP_GRACE_MS;
+	}
 	if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
 		rn->stop_at = 0;	/* --duration: the normal end */
 		rn->stopping = 1;
@@ -619,18 +648,53 @@ static void pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
 	(*v)[(*n)++] = pid;
 }
 
-/* --cgroup: the processes in it now that were not there before; each
- * that join() accepts is traced from now, and watched for its end. */
+static void pid_drop(pid_t *v, size_t *n, size_t i)
+{
+	v[i] = v[--*n];
+}
+
+/* serve: the processes that joined and are no longer listed (l) leave
+ * the set; those seen and no longer listed are forgotten, so that a
+ * process that gets the pid later is looked at anew. */
+static void serve_gone(struct run *rn, const struct mw_pidlist *l)
+{
+	for (size_t i = 0; i < rn->nwatch;) {
+		pid_t pid = rn->watch[i];
+
+		if (pid_in(l->pids, l->n, pid)) {
+			i++;
+			continue;
+		}
+		if (rn->pids)
+			mw_pidset_del(rn->pids, pid);
+		rn->o->leave(rn->ctx, pid);
+		pid_drop(rn->watch, &rn->nwatch, i);
+	}
+	for (size_t i = 0; i < rn->nknown;)
+		if (pid_in(l->pids, l->n, rn->known[i]))
+			i++;
+		else
+			pid_drop(rn->known, &rn->nknown, i);
+}
+
+/* --cgroup (serve: list()): the processes in it now that were not there
+ * before; each that join() accepts is traced from now, and watched for
+ * its end. */
 static void cgroup_look(struct run *rn)
 {
 	struct mw_pidlist l = { 0 };
 	char err[PATH_MAX + 128];
+	int listed;
 
-	if (!rn->o->cgroup || !rn->r->ready || rn->stopping || rn->flushing ||
+	if ((!rn->o->cgroup && !rn->o->list) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    mw_now_ms() < rn->next_cgroup)
 		return;
-	rn->next_cgroup = mw_now_ms() + MW_CGROUP_POLL_MS;
-	if (mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err)) == 0) {
+	rn->next_cgroup = mw_now_ms() + (rn->o->list ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
+	listed = rn->o->list ? rn->o->list(rn->ctx, &l) :
+		 mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err));
+	if (listed == 0 && rn->o->list)
+		serve_gone(rn, &l);
+	if (listed == 0) {
 		for (size_t i = 0; i < l.n; i++) {
 			pid_t pid = l.pids[i];
 
@@ -655,18 +719,19 @@ static void loop(struct run *rn)
 		/* -f: the stops of processes that are not our children wake
 		 * poll with a SIGCHLD that may come just before it */
 		int tmo = sample_due(rn, rn->flushing ? 5 : rn->o->follow ? 50 :
-				     rn->o->cgroup ? MW_CGROUP_POLL_MS : 500);
-		struct pollfd p[5] = {
+				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
+		struct pollfd p[6] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
 			/* -f: the program's end is not the run's */
 			{ .fd = rn->pt && rn->r->have_status ? -1 : rn->pidfd, .events = POLLIN },
 			{ .fd = rn->sample_fd, .events = POLLIN },
 			{ .fd = rn->flush_fd, .events = POLLIN },
+			{ .fd = rn->o->list ? rn->o->stop_fd : -1, .events = POLLIN },
 		};
-		int n = poll(p, 5, tmo);
+		int n = poll(p, 6, tmo);
 
-		stop_if_asked(rn, &kill_at);
+		stop_if_asked(rn, &kill_at, n > 0 && (p[5].revents & (POLLIN | POLLHUP)));
 		read_ready(rn, p, n);
 		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over)
 			reap_program(rn, 0);	/* ptrace stops; the exits */

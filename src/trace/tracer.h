@@ -40,6 +40,8 @@
 #include "signals.h"	/* mw_signals_catch(), which the run acts on */
 #include "target.h"
 
+struct mw_pidlist;
+
 struct mw_tracer_opts {
 	const struct mw_runtime_env *env;
 	const char *script;		/* the generated .stp file */
@@ -100,9 +102,25 @@ struct mw_tracer_opts {
 	 * exited, or on ^C, SIGTERM or --duration. */
 	const char *cgroup;
 	int (*join)(void *ctx, pid_t pid);
+	/* serve (serve_probes.h): processes that come and go, under a
+	 * session that lasts.  Every MW_SERVE_POLL_MS, list(ctx, l) appends
+	 * the processes to trace to l (returns 0, or -1: not this time);
+	 * each one not seen before is offered to join() as above and, when
+	 * accepted, added to the set; one that joined and is no longer
+	 * listed (it exited, or left the selection) is removed from the set,
+	 * then leave(ctx, pid) is called.  attach_pid is then mallocwatch's
+	 * own pid (the script's target(), in no process's way): the run ends
+	 * when stop_fd becomes readable (as ^C ends -p: the flush, the
+	 * tracer left detaching) or the tracer ends.  Every live_ms the
+	 * script's MW_LIVE_FILE is read (gen.h opts->live). */
+	int (*list)(void *ctx, struct mw_pidlist *l);
+	void (*leave)(void *ctx, pid_t pid);
+	int stop_fd;
+	long live_ms;
 };
 
 #define MW_CGROUP_POLL_MS 200
+#define MW_SERVE_POLL_MS 1000
 
 /* Called with each line of the tracer's stdout (no newline), and with
  * the lines sample() makes. */

@@ -101,6 +101,7 @@ int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module)
 	 * pidfd is of the tracer itself */
 	int tfd = mw_pidfd_open(tracer), ready[2];
 	struct pollfd p;
+	sigset_t none;
 	pid_t pid;
 
 	keep(tracer);
@@ -116,6 +117,8 @@ int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGCHLD, SIG_DFL);
+		sigemptyset(&none);	/* serve's thread blocks SIGINT, SIGTERM */
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(ready[0]);
 		watch(tracer, tfd, ready[1], workdir, module);
 	}

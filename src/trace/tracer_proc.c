@@ -49,6 +49,7 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 {
 	int po[2], pe[2];
 	pid_t pid, parent;
+	sigset_t none;
 
 	if (pipe2(po, O_CLOEXEC) < 0)
 		return -1;
@@ -68,6 +69,11 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 		/* a tracer left detaching after the flush writes to a pipe
 		 * nobody reads: EPIPE, not death halfway through */
 		signal(SIGPIPE, SIG_IGN);
+		/* and none blocked: serve's thread runs this with SIGINT and
+		 * SIGTERM blocked (its signalfd takes them), which a tracer
+		 * would inherit and never see the stop */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* the tracer must not outlive mallocwatch, even a SIGKILLed one:
 		 * SIGTERM makes stap and stapbpf detach and exit */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
