@@ -909,16 +909,16 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
 		mw_runtime_procfs_remove(rn.module);
 	if (o->env->rt == MW_RT_BPF ?
-	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo), err,
-				  errlen) < 0 :
+	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo),
+				  o->target != NULL, &cached, err, errlen) < 0 :
 	    mw_tracer_compile_kernel(o->env, o->script, o->workdir, bo, sizeof(bo), &cached, err,
 				     errlen) < 0) {
 		r->interrupted = mw_signal_take();
 		return -1;
 	}
-	if (o->env->rt != MW_RT_BPF && o->verbose)
-		mw_note("kernel module %s%s", bo, cached ? " (built before for this script "
-			"and kernel)" : "");
+	if (o->verbose)
+		mw_note("%s %s%s", o->env->rt == MW_RT_BPF ? "bpf object" : "kernel module", bo,
+			cached ? " (built before for this script and kernel)" : "");
 	/* Kernel runtime: a module loading while an earlier run's stapio
 	 * still unloads its own has locked up both CPUs of the test guest
 	 * (stap 4.8, Linux 6.1; README, "The kernel runtime"): wait for
