@@ -133,7 +133,8 @@ static const char usage[] =
 "  --repeat N           with -c: run the program N times (arena counts depend\n"
 "                       on scheduling) and judge --check rules on every run's\n"
 "                       figure, aggregated by --aggregate; -o/--json keep the\n"
-"                       last run's report\n"
+"                       last run's report.  Without -f the runs share one\n"
+"                       tracer session (armed once), each reported on its own\n"
 "  --aggregate A        worst (default: the largest for <=, the smallest for\n"
 "                       >=), max, median or min\n"
 "  -q, --quiet          no notes or warnings, only errors\n"
@@ -424,9 +425,11 @@ static int judge(const struct trace_opts *o, json_t *const *reports, size_t n, i
 
 /* Work directory, sweep, trace, clean.  Returns the exit status; the
  * report as a jansson value in *report when report is not NULL (NULL
- * when the run gave none). */
+ * when the run gave none).  With runs not NULL (-c --repeat without -f):
+ * the *runs runs under one session, report an array of *runs reports,
+ * *runs set to the runs made. */
 static int run(const struct trace_opts *o, const struct mw_target *t, const char *libc_path,
-	       struct mw_glibc *g, json_t **report)
+	       struct mw_glibc *g, json_t **report, size_t *runs)
 {
 	char dir[PATH_MAX], err[PATH_MAX + 256], module[64];
 	struct outputs out;
@@ -448,6 +451,8 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		mw_error("%s", err);
 	else if (o->set)	/* -p PID,PID,... */
 		status = mw_run_trace_multi(o, &out, o->set, libc_path, dir, report, &detaching);
+	else if (runs)	/* -c --repeat: one session */
+		status = mw_run_trace_repeat(o, &out, t, libc_path, dir, report, runs, &detaching);
 	else if (o->follow)	/* -c's tree */
 		status = mw_run_trace_tree(o, &out, t, libc_path, dir, report, &detaching);
 	else
@@ -524,7 +529,7 @@ static int attach_many(struct trace_opts *o)
 		mw_die(MW_EXIT_USAGE, "--save-stream and --interval take one process (-p PID); "
 		       "not yet several");
 	o->set = &set;
-	status = run(o, NULL, libc, NULL, o->nrules ? &report : NULL);
+	status = run(o, NULL, libc, NULL, o->nrules ? &report : NULL, NULL);
 	if (report)
 		status = judge_each(o, &report, 1, status);
 	json_decref(report);
@@ -562,7 +567,7 @@ static int attach(const struct trace_opts *o)
 		if (!have_g)
 			mw_warn("%s; no snapshots at attach and at the end: arenas made before "
 				"tracing are not shown", err);
-		status = run(o, NULL, libc, have_g ? &g : NULL, o->nrules ? &report : NULL);
+		status = run(o, NULL, libc, have_g ? &g : NULL, o->nrules ? &report : NULL, NULL);
 	}
 	status = judge(o, &report, report ? 1 : 0, status);
 	json_decref(report);
@@ -652,10 +657,19 @@ static int run_program(const struct trace_opts *o, const struct mw_target *t)
 	json_t **reports = xcalloc(n, sizeof(*reports));
 	int status = MW_EXIT_OK;
 
+	if (n > 1 && !o->follow) {	/* one tracer session for the runs */
+		done = n;
+		status = run(o, t, t->libc, NULL, o->nrules ? reports : NULL, &done);
+		for (size_t i = n = 0; i < done; i++)	/* the runs that gave one */
+			if (reports[i])
+				reports[n++] = reports[i];
+		done = n;
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (n > 1)
 			mw_note("run %zu of %zu", i + 1, n);
-		status = run(o, t, t->libc, NULL, o->nrules ? &reports[done] : NULL);
+		status = run(o, t, t->libc, NULL, o->nrules ? &reports[done] : NULL, NULL);
 		done += reports[done] != NULL;
 		if (status != MW_EXIT_OK || mw_signal_pending())
 			break;	/* the program's failure ends the series */

@@ -37,6 +37,7 @@
 #include "state.h"
 #include "stream.h"
 #include "trace_run.h"
+#include "trace_run_int.h"
 #include "tracer.h"
 #include "xalloc.h"
 
@@ -75,34 +76,8 @@ int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
 	return ret;
 }
 
-/* Where tracer lines go: the state, and the --save-stream file. */
-struct sink {
-	struct mw_procs *procs;	/* the run's process (procs.h), one here */
-	struct mw_process *pr;	/* it: its model, what is known of it, its
-				 * snapshots (at attach, end, exit) */
-	struct mw_state *st;	/* pr->st */
-	FILE *save;
-	pid_t attach_pid;	/* -p: say when tracing has started */
-	struct mw_glibc *g;	/* -p: the layouts for snapshots; NULL: none */
-	/* --interval samples (sample()) */
-	int progress;		/* print a line per sample */
-	struct mw_glibc sg;	/* -c: the layouts, loaded at the first sample
-				 * or at the exit, whichever comes first */
-	int have_sg, sg_failed;
-	struct mw_proc proc;	/* the process's mappings, refreshed per sample */
-	int have_proc;
-	uint64_t prev_waits, prev_retries;	/* at the last progress line */
-	long read_timeout_ms;	/* --read-timeout; 0 = the default */
-	unsigned long samples, skipped;	/* samples tried; not read (timed out,
-					 * or the allocator is corrupt) */
-	char skip_why[PATH_MAX + 512];	/* the first skipped sample's reason */
-	uint64_t main_sym;	/* main_arena's link-time address; 0 unknown */
-	int bias_sent;		/* a B record from a snapshot went out */
-};
-
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
 
-static void on_line(void *ctx, const char *line);
 
 /* --progress: one vmstat-like line: the sample just taken (s, at ns),
  * the newest lock-wait count the script answered, retries so far. */
@@ -139,13 +114,13 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 		 " %zu %" PRIu64 " %" PRIu64 " %" PRIu64, MW_REC_SAMPLE, ns, s->mmap_threshold,
 		 s->trim_threshold, s->sbrk_base, s->main_end, s->narenas, s->mmapped_mem,
 		 s->n_mmaps, mw_process_rss(s->pid));
-	on_line(k, line);
+	mw_sink_line(k, line);
 	for (size_t i = 0; i < s->narenas; i++) {
 		const struct mw_snap_arena *a = &s->arenas[i];
 
 		snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %zu %" PRIu64,
 			 MW_REC_SARENA, a->addr, a->system_mem, a->nheaps, a->heap_bytes);
-		on_line(k, line);
+		mw_sink_line(k, line);
 		/* the libc's load bias, as the script's B gives it once an
 		 * event saw the libc: main_arena is named by its address in
 		 * the trace tables even when no probe did */
@@ -153,7 +128,7 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 			snprintf(line, sizeof(line), "%c %" PRIu64, MW_REC_BIAS,
 				 a->addr - k->main_sym);
 			k->bias_sent = 1;
-			on_line(k, line);
+			mw_sink_line(k, line);
 		}
 	}
 	return ns;
@@ -163,7 +138,7 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
  * sample to the stream as Y and U lines, so that --save-stream keeps it.
  * 0; -1 when there is none (a sample not read within --read-timeout, or
  * of a corrupt allocator, is counted as skipped). */
-static int sample(void *ctx, pid_t pid)
+int mw_sink_sample(void *ctx, pid_t pid)
 {
 	struct sink *k = ctx;
 	const struct mw_glibc *g = k->g;
@@ -213,7 +188,7 @@ static int sample(void *ctx, pid_t pid)
 
 /* -c, the program is exiting (held in its ptrace exit stop): read the
  * allocator while its memory is still there. */
-static void exit_snapshot(void *ctx, pid_t pid)
+void mw_sink_exit_snapshot(void *ctx, pid_t pid)
 {
 	struct sink *k = ctx;
 	char err[PATH_MAX + 512];
@@ -252,7 +227,7 @@ static void attach_snapshot(struct sink *k)
 	mw_state_seed(k->st, k->pr->at_attach);
 }
 
-static void on_line(void *ctx, const char *line)
+void mw_sink_line(void *ctx, const char *line)
 {
 	static int warned;
 	struct sink *k = ctx;
@@ -275,11 +250,11 @@ static void on_line(void *ctx, const char *line)
 		char o[64];
 
 		snprintf(o, sizeof(o), "%c %" PRIu64, MW_REC_ORIGIN, mw_now_ns());
-		on_line(k, o);
+		mw_sink_line(k, o);
 	}
 }
 
-static unsigned long long missing(void *ctx)
+unsigned long long mw_sink_missing(void *ctx)
 {
 	return mw_state_missing(((struct sink *)ctx)->st);
 }
@@ -501,7 +476,7 @@ struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long time
  * probe sites are traced when it is not NULL), main_arena's link-time
  * address when the libc has its symbol; with --save-stream the stream's
  * header, which says the same for a replay. */
-static void start_state(struct sink *k, const struct trace_opts *o, const struct mw_elf *libc,
+void mw_sink_start(struct sink *k, const struct trace_opts *o, const struct mw_elf *libc,
 			const char *libc_path, const struct mw_elf *libm, const char *libm_path,
 			const struct mw_gen_stats *gst, enum mw_runtime rt)
 {
@@ -537,7 +512,7 @@ static void start_state(struct sink *k, const struct trace_opts *o, const struct
  * end, --save-stream's footer, then the reports.  Returns the exit
  * status; the report as a jansson value in *report when report is not
  * NULL. */
-static int report_run(const struct trace_opts *o, struct outputs *out, struct sink *k,
+int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink *k,
 		      const struct mw_trace_result *r, const struct mw_elf *libc,
 		      const char *libc_path, enum mw_runtime rt, int sites, json_t **report)
 {
@@ -612,7 +587,8 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 	if (bad_libm || mw_run_write_script(p->libc, &(struct mw_gen_opts){
 			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
 			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
-			.dynamic = o->follow || o->cgroup || o->serve, .live = o->serve },
+			.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1,
+			.live = o->serve },
 			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
 		return -1;
 	return 0;
@@ -640,7 +616,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
-	start_state(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
+	mw_sink_start(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
 	if (mw_signal_pending()) {
 		r = (struct mw_trace_result){ .interrupted = mw_signal_take() };
 		snprintf(err, sizeof(err), "interrupted by signal %d (%s) before tracing started",
@@ -648,13 +624,13 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
-				.at_exit = t ? exit_snapshot : NULL, .flush = 1,
-				.missing = missing, .sample = sample, .sample_ms = o->interval_ms ?
-				o->interval_ms : o->pid ? 1000 : 100 }, on_line, &k, &r, err,
+				.at_exit = t ? mw_sink_exit_snapshot : NULL, .flush = 1,
+				.missing = mw_sink_missing, .sample = mw_sink_sample, .sample_ms = o->interval_ms ?
+				o->interval_ms : o->pid ? 1000 : 100 }, mw_sink_line, &k, &r, err,
 				sizeof(err)) == 0) {
 		if (r.detaching)
 			*detaching = r.detaching;
-		status = report_run(o, out, &k, &r, p.libc, libc_path, p.env.rt, p.gst.sites,
+		status = mw_sink_report(o, out, &k, &r, p.libc, libc_path, p.env.rt, p.gst.sites,
 				    report);
 		goto cleanup;
 	}

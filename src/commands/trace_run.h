@@ -100,6 +100,18 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 		 const struct mw_target *t, const char *libc_path, const char *dir,
 		 struct mw_glibc *g, json_t **report, pid_t *detaching);
 
+/* -c --repeat N (*runs = N >= 2, without -f): the N runs of t under one
+ * tracer session (trace_repeat.c), each reported as mw_run_trace reports
+ * its run: every run's summary in order, out's files (-o, --json,
+ * --html, --save-stream) the last run's.  The series ends early when a
+ * run's program does not exit 0 or a signal comes.  Returns the exit
+ * status of the last run; *runs: the runs made; each one's report as a
+ * new jansson value in reports[i] (an array of N) when reports is not
+ * NULL; *detaching as mw_run_trace sets it. */
+int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
+			const struct mw_target *t, const char *libc_path, const char *dir,
+			json_t **reports, size_t *runs, pid_t *detaching);
+
 /* After the stream, for a live run and a replay alike: finish the model
  * st with the run's result r (pid, lost events), say how it ended, fill
  * ri's pid and tracer_died, and write the summary, JSON and HTML to out.

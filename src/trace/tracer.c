@@ -91,6 +91,10 @@ struct run {
 	int detach_bg;		/* tracer left to detach; loop ends */
 	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
 	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
+	int *errpipe;		/* -c: the program's exec error comes on it */
+	int run_i;		/* -c --repeat: the run under way, from 0 */
+	int late_flush;		/* --repeat: the flush after the series ended
+				 * early was asked (once) */
 	struct linebuf out, errb;
 };
 
@@ -138,14 +142,14 @@ static void open_set(struct run *rn)
 {
 	char err[256];
 
-	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list)
+	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2)
 		return;
 	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
 					sizeof(err)))) {
 		rn->pids_failed = 1;
 		mw_warn("%s; processes that %s will not be traced", err,
 			rn->o->follow ? "the program creates" : rn->o->list ? "appear" :
-			"join the cgroup");
+			rn->o->cgroup ? "join the cgroup" : "--repeat runs after the first");
 	}
 }
 
@@ -276,6 +280,8 @@ static int flush_start(struct run *rn, pid_t pid)
 	 * while the tracer is there to answer */
 	if (!rn->o->flush || !rn->r->ready || rn->stopping || rn->out_fd < 0 || rn->tracer <= 0)
 		return 0;
+	if (rn->o->runs > 1 && rn->run_i + 1 < rn->o->runs)
+		return 0;	/* --repeat: runs to come, under this session */
 	while ((n = mw_threads_of(pid)) > 1 && mw_now_ms() < until)
 		usleep(1000);
 	if (n != 1) {	/* the main thread left early (pthread_exit) */
@@ -389,8 +395,12 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 				mw_ptree_live(rn->pt) == 1 ? "" : "es",
 				mw_ptree_live(rn->pt) == 1 ? "s" : "", mw_ptree_live(rn->pt) == 1 ?
 				"it exits" : "they exit");
-		if (!mw_ptree_live(rn->pt))
+		if (!mw_ptree_live(rn->pt)) {
 			rn->tree_over = 1;
+			if (o->run_done)
+				o->run_done(rn->ctx, rn->run_i, rn->r->have_status ?
+					    rn->r->status : -1, mw_ptree_untraced(rn->pt));
+		}
 		break;
 	case MW_PT_STOPPED:
 		if (ev->pid == rn->prog && mw_pty_suspend(rn->pty))	/* ptyrelay.h */
@@ -710,6 +720,89 @@ static void cgroup_look(struct run *rn)
 	mw_pidlist_free(&l);
 }
 
+static int start_target(struct run *rn, int *errpipe, char *err, size_t errlen);
+
+/* --repeat: may run run_i + 1 start?  Run run_i ended well (exit 0), runs
+ * remain, the session is still there and nothing asked us to stop. */
+static int next_run_due(const struct run *rn)
+{
+	const struct mw_trace_result *r = rn->r;
+
+	return rn->o->runs > 1 && rn->run_i + 1 < rn->o->runs && r->have_status &&
+	       WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 && !mw_signal_pending() &&
+	       !rn->stopping && !rn->flushing && !r->flushed && rn->tracer > 0 &&
+	       rn->out_fd >= 0 && rn->pids;
+}
+
+/* --repeat: start the next run's program, held, under this session: its
+ * pid joins the set before it is released (opts->runs).  1 when it runs;
+ * 0 when it could not be started (warned; the run before stays the
+ * last). */
+static int next_run(struct run *rn)
+{
+	struct run was = *rn;
+	char err[PATH_MAX + 128];
+	int ep = -1, fd;
+
+	err[0] = '\0';
+	rn->pt = NULL;
+	rn->pty = NULL;
+	if (start_target(rn, &ep, err, sizeof(err)) < 0 || !rn->pt ||
+	    (fd = mw_pidfd_open(rn->prog)) < 0) {
+		if (!rn->pt && rn->prog > 0 && !err[0])
+			snprintf(err, sizeof(err), "%s", rn->r->ptrace_msg);
+		mw_warn("cannot start run %d: %s; the series ends", rn->run_i + 2,
+			err[0] ? err : strerror(errno));
+		if (rn->hold_w >= 0) {	/* never released: killed before it runs */
+			close(rn->hold_w);
+			kill(rn->prog, SIGKILL);
+			waitpid(rn->prog, NULL, __WALL);
+		}
+		mw_ptree_free(rn->pt);
+		mw_pty_close(rn->pty);
+		if (ep >= 0)
+			close(ep);
+		*rn = was;
+		return 0;
+	}
+	mw_ptree_free(was.pt);
+	mw_pty_close(was.pty);
+	close(was.pidfd);
+	if (*rn->errpipe >= 0)
+		close(*rn->errpipe);
+	*rn->errpipe = ep;
+	rn->pidfd = fd;
+	rn->tree_over = 0;
+	rn->next_sample = 0;
+	rn->r->pid = rn->prog;
+	rn->r->have_status = rn->r->exit_stopped = 0;
+	rn->run_i++;
+	rn->r->runs++;
+	set_add(rn, rn->prog);
+	if (rn->o->on_run)
+		rn->o->on_run(rn->ctx, rn->run_i, rn->prog);
+	release(rn);
+	return 1;
+}
+
+/* --repeat, the run's program has ended: start the next run, or, when
+ * the series ended before its last run, ask the flush once (its exit
+ * stop did not).  1 while the session goes on (a run started, the flush
+ * under way); 0 when the run is over (program_exited()). */
+static int more_runs(struct run *rn)
+{
+	if (rn->o->runs < 2 || !rn->tree_over)
+		return 0;
+	if (next_run_due(rn) && next_run(rn))
+		return 1;
+	if (!rn->r->flushed && !rn->flushing && !rn->late_flush && rn->o->flush &&
+	    rn->r->ready && !rn->stopping && rn->out_fd >= 0 && rn->tracer > 0) {
+		rn->late_flush = 1;
+		flush_ask(rn);
+	}
+	return rn->flushing;
+}
+
 /* The poll loop: until the tracer's stdout and stderr are both at EOF. */
 static void loop(struct run *rn)
 {
@@ -740,6 +833,8 @@ static void loop(struct run *rn)
 			flush_check(rn);
 		if (rn->detach_bg)	/* -p: flushed, the tracer left detaching */
 			break;
+		if (rn->pidfd >= 0 && rn->pt && more_runs(rn))
+			continue;	/* --repeat: the next run, or the flush */
 		if (rn->pidfd >= 0 && (rn->pt ? rn->tree_over :
 				       (n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
 			program_exited(rn);
@@ -872,20 +967,22 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	int errpipe = -1, ret = -1, cached = 0;
 
 	memset(r, 0, sizeof(*r));
+	rn.errpipe = &errpipe;
+	r->runs = o->target != NULL;
 	mw_runtime_module(o->workdir, rn.module, sizeof(rn.module));
 	if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
 		mw_runtime_procfs_remove(rn.module);
 	if (o->env->rt == MW_RT_BPF ?
-	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo), err,
-				  errlen) < 0 :
+	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo),
+				  o->target != NULL, &cached, err, errlen) < 0 :
 	    mw_tracer_compile_kernel(o->env, o->script, o->workdir, bo, sizeof(bo), &cached, err,
 				     errlen) < 0) {
 		r->interrupted = mw_signal_take();
 		return -1;
 	}
-	if (o->env->rt != MW_RT_BPF && o->verbose)
-		mw_note("kernel module %s%s", bo, cached ? " (built before for this script "
-			"and kernel)" : "");
+	if (o->verbose)
+		mw_note("%s %s%s", o->env->rt == MW_RT_BPF ? "bpf object" : "kernel module", bo,
+			cached ? " (built before for this script and kernel)" : "");
 	/* Kernel runtime: a module loading while an earlier run's stapio
 	 * still unloads its own has locked up both CPUs of the test guest
 	 * (stap 4.8, Linux 6.1; README, "The kernel runtime"): wait for
@@ -895,6 +992,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	if (start_target(&rn, &errpipe, err, errlen) < 0)
 		return -1;
 	r->pid = rn.prog;
+	if (o->target && o->on_run)	/* --repeat: the first run */
+		o->on_run(ctx, 0, rn.prog);
 	rn.pidfd = (int)syscall(SYS_pidfd_open, rn.prog, 0);
 	if (rn.pidfd < 0) {
 		snprintf(err, errlen, "cannot watch process %d: %s", (int)rn.prog, strerror(errno));

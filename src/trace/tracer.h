@@ -117,6 +117,24 @@ struct mw_tracer_opts {
 	void (*leave)(void *ctx, pid_t pid);
 	int stop_fd;
 	long live_ms;
+	/* -c --repeat N (runs >= 2, with at_exit and a script whose set of
+	 * processes changes, gen.h opts->dynamic): the program is run up to
+	 * runs times under this one session, one after the other.  Run i's
+	 * program (i from 0) is started held, added to the set, then
+	 * on_run(ctx, i, pid) is called and it is released (run 0: when it
+	 * is started, before the tracer's ready line releases it); it leaves the
+	 * set once reaped, and run_done(ctx, i, status, untraced) says how
+	 * it ended (status as waitpid(2) gives it, -1 unknown; the
+	 * processes it created, not traced).  The next run starts only when
+	 * this one exited with status 0, the tracer is still there and no
+	 * signal of ours came.  The flush runs once, at the last run's exit
+	 * stop (or after the last run's end, when the series stopped
+	 * early): the aggregates of every run come then, each record
+	 * prefixed with its process.  r describes the last run (its pid and
+	 * status); r->runs counts the runs started. */
+	int runs;
+	void (*on_run)(void *ctx, int i, pid_t pid);
+	void (*run_done)(void *ctx, int i, int status, unsigned long untraced);
 };
 
 #define MW_CGROUP_POLL_MS 200
@@ -150,6 +168,7 @@ struct mw_trace_result {
 					 * program created, not traced */
 	unsigned long set_failed;	/* -f, --cgroup: processes that could
 					 * not be added to the tracer's set */
+	int runs;			/* -c --repeat: runs started (opts->runs) */
 	pid_t detaching;		/* tracer left removing its uprobes after
 					 * the flush (not reaped; see
 					 * mw_tracer_hand_off), or 0 */

@@ -367,17 +367,6 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 	return 0;
 }
 
-/* stap -p4 for the bpf runtime (tracer_proc.h). */
-int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
-			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
-			  char *err, size_t errlen)
-{
-	if (compile(env, script, workdir, rn_module, err, errlen) < 0)
-		return -1;
-	snprintf(bo, bolen, "%s/%s.bo", workdir, rn_module);
-	return 0;
-}
-
 /* FNV-1a, 64 bits, over len bytes of p, continuing from h. */
 static uint64_t fnv(uint64_t h, const void *p, size_t len)
 {
@@ -453,6 +442,46 @@ static int roots_file(const char *path)
 	       !(sb.st_mode & 022);
 }
 
+/* MW_CACHE_DIR/modules, made root's alone when missing, into dir; 0, or
+ * -1 when it is not a directory of root's alone (no cache then). */
+static int cache_dir(char *dir, size_t len)
+{
+	struct stat sb;
+
+	snprintf(dir, len, "%s/modules", MW_CACHE_DIR);
+	if (geteuid() != 0 || (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
+	    !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077))
+		return -1;
+	return 0;
+}
+
+/* stap -p4 for the bpf runtime, cached (tracer_proc.h). */
+int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
+			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
+			  int cache, int *cached, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], kept[PATH_MAX + 64];
+	uint64_t key;
+
+	*cached = 0;
+	snprintf(bo, bolen, "%s/%s.bo", workdir, rn_module);
+	if (cache && (cache_dir(dir, sizeof(dir)) < 0 || module_key(env, script, &key) < 0))
+		cache = 0;
+	if (cache) {
+		snprintf(kept, sizeof(kept), "%s/bpf_%016llx.bo", dir, (unsigned long long)key);
+		if (roots_file(kept) && copy_into(kept, bo) == 0) {
+			*cached = 1;
+			return 0;
+		}
+	}
+	if (compile(env, script, workdir, rn_module, err, errlen) < 0)
+		return -1;
+	if (cache)
+		copy_into(bo, kept);	/* for the next run; none is fine */
+	return 0;
+}
+
 /* stap -p4 for the kernel runtime, cached (tracer_proc.h). */
 int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *script,
 			     const char *workdir, char *ko, size_t kolen, int *cached,
@@ -460,8 +489,7 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 {
 	char name[64], dir[PATH_MAX], built[PATH_MAX + 80];
 	uint64_t key;
-	struct stat sb;
-	int cache = geteuid() == 0;
+	int cache;
 
 	*cached = 0;
 	if (module_key(env, script, &key) < 0) {
@@ -469,11 +497,7 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 		return -1;
 	}
 	snprintf(name, sizeof(name), MW_KMOD_PREFIX "%016llx", (unsigned long long)key);
-	snprintf(dir, sizeof(dir), "%s/modules", MW_CACHE_DIR);
-	if (cache && ((mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
-		      (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
-		      !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077)))
-		cache = 0;	/* not a directory of root's alone: no cache */
+	cache = cache_dir(dir, sizeof(dir)) == 0;	/* else no cache */
 	if (cache) {
 		snprintf(ko, kolen, "%s/%s.ko", dir, name);
 		if (roots_file(ko)) {

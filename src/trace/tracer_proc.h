@@ -88,13 +88,19 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 void mw_kmod_loaded_name(const char *ko, pid_t staprun, char *buf, size_t len);
 
 /* Compile script for the bpf runtime (stap -p4 -m rn_module, in workdir;
- * env->kbuild when set) into a .bo file whose path goes to bo (bolen
- * bytes).  A signal caught meanwhile (signals.h) stops stap's process
- * group and is left pending.  0, or -1 with a one-line reason in err
- * (stap's first error line, or the signal). */
+ * env->kbuild when set) into workdir/rn_module.bo, whose path goes to bo
+ * (bolen bytes).  The .bo does not hold the module's name (stapbpf takes
+ * it from the file's name), so with cache set and as root it is kept in
+ * MW_CACHE_DIR/modules (0700, root's) as "bpf_" and 16 hex digits of
+ * the same hash as a kernel module's, and a later run of the same script
+ * copies it instead of compiling (about 0.2 s saved; -c runs, whose
+ * scripts name no pid).  A signal caught meanwhile (signals.h) stops
+ * stap's process group and is left pending.  0, or -1 with a one-line
+ * reason in err (stap's first error line, or the signal); *cached 1
+ * when the cache's copy was used. */
 int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
-			  char *err, size_t errlen);
+			  int cache, int *cached, char *err, size_t errlen);
 
 /* Why the tracer name ended with waitpid() status st, into msg (len
  * bytes): the signal that killed it or its non-zero exit status; msg is

@@ -1,0 +1,49 @@
+#!/bin/sh
+# bench/repeat.sh - runs that follow each other (issue 21, item 3): -c
+# /bin/true five times, as --repeat 5 (one tracer session, armed once) and
+# as five separate invocations back to back, against baselines measured
+# here: untraced /bin/true five times, and one traced run on a machine
+# with no tracer detaching.  Prints the figures and "goal ..." lines
+# (bench/run collects them).
+#
+# SETTLE: the command that waits until no tracer of ours is left
+# removing its uprobes (bench/run: mallocwatch --cleanup); REPS: medians
+# of that many (default 3).  The load average is printed: other tracers
+# on the machine remove uprobes too, and each removal holds the kernel's
+# lock that arming needs (docs/platform.md).
+set -eu
+cd "$(dirname "$0")/.."
+MW=./build/mallocwatch
+REPS=${REPS:-3}
+SETTLE=${SETTLE:-"$MW --cleanup"}
+now() { date +%s.%N; }
+median() { sort -n | awk '{ t[NR] = $1 } END { printf "%.3f", t[int((NR + 1) / 2)] }'; }
+settle() { $SETTLE >/dev/null 2>&1 || true; }
+since() { echo "$(now) - $1" | bc -l; }
+# median over REPS of "$@" run five times in a row, settled before each
+five() {
+	for r in $(seq "$REPS"); do
+		settle
+		s=$(now)
+		for i in 1 2 3 4 5; do "$@" >/dev/null 2>&1 || true; done
+		since "$s"
+	done | median
+}
+untraced=$(five /bin/true)
+single=$(for r in $(seq "$REPS"); do
+	settle; s=$(now); $MW -q -o /dev/null -c /bin/true >/dev/null 2>&1; since "$s"
+done | median)
+repeat=$(for r in $(seq "$REPS"); do
+	settle; s=$(now); $MW -q -o /dev/null --repeat 5 -c /bin/true >/dev/null 2>&1; since "$s"
+done | median)
+b2b=$(five $MW -q -o /dev/null -c /bin/true)
+settle
+ratio() { echo "scale=2; $1 / $2" | bc -l; }
+printf '  load average %s (other tracers removing uprobes slow arming)\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '  baselines: /bin/true x5 untraced %ss; one traced run (-c /bin/true) %ss\n' "$untraced" "$single"
+printf '  --repeat 5 -c /bin/true: %ss, x%s one traced run (goal <= 1.5 s; a session per run: 4.2 s)\n' \
+	"$repeat" "$(ratio "$repeat" "$single")"
+printf '  five separate -c /bin/true back to back: %ss, x%s five lone runs (goal <= 2 s)\n' \
+	"$b2b" "$(ratio "$b2b" "$(echo "5 * $single" | bc -l)")"
+echo "goal 6 --repeat 5 -c /bin/true ${repeat}s (<= 1.5): $(echo "$repeat <= 1.5" | bc)"
+echo "goal 6 five back-to-back -c /bin/true ${b2b}s (<= 2): $(echo "$b2b <= 2" | bc)"
