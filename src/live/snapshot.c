@@ -66,19 +66,6 @@ static int bad(struct walk *w, const char *fmt, uint64_t v)
 	return -1;
 }
 
-int mw_snap_badf(struct walk *w, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->s->consistent) {
-		w->s->consistent = 0;
-		va_start(ap, fmt);
-		vsnprintf(w->s->why, sizeof(w->s->why), fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 {
 	va_list ap;
@@ -631,113 +618,6 @@ void mw_snap_walk(struct walk *w)
 		mw_snap_badf(w, "%zu arenas on the ring, glibc counts %llu (an arena is being made)",
 		     s->narenas, (unsigned long long)s->narenas_glibc);
 	totals(w);
-}
-
-/* The step budget for p: its readable bytes / 16 (see snapshot.h). */
-static uint64_t budget(struct walk *w)
-{
-	w->readable = 0;
-	for (size_t i = 0; i < w->p->nmaps; i++)
-		if (w->p->maps[i].readable)
-			w->readable += w->p->maps[i].end - w->p->maps[i].start;
-	return w->readable / 16 > MW_SNAP_MIN_STEPS ? w->readable / 16 : MW_SNAP_MIN_STEPS;
-}
-
-/* mw_snapshot_no_stop's and mw_snapshot_leave_stopped's settings */
-static int no_stop, leave_stopped;
-
-void mw_snapshot_no_stop(int on)
-{
-	no_stop = on;
-}
-
-void mw_snapshot_leave_stopped(int on)
-{
-	leave_stopped = on;
-}
-
-/* how: 0 a full walk, 1 headers only, 2 a full walk keeping chunks */
-static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeout_ms,
-		struct mw_snapshot **out, char *err, size_t errlen)
-{
-	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
-	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
-			  .headers_only = how == 1, .keep = how == 2 };
-	uint64_t t0 = mw_snap_now_ns(CLOCK_MONOTONIC);
-	char note[300] = "";
-	int ret;
-
-	if (timeout_ms <= 0)
-		timeout_ms = MW_SNAP_TIMEOUT_MS;
-	w.deadline = t0 + (uint64_t)timeout_ms * 1000000;
-	w.max_steps = budget(&w);
-	s->pid = p->pid;
-	snprintf(s->libc, sizeof(s->libc), "%s", g->module);
-	snprintf(s->dwarf_file, sizeof(s->dwarf_file), "%s", g->dwarf_file);
-	s->libc_elsewhere = g->elsewhere;
-	s->glibc_minor = g->version_minor;
-	s->mstate_size = (uint64_t)g->mstate_size;
-	s->chunk_hdr = (uint64_t)g->chunk_struct_size;
-	s->minsize = (uint64_t)g->ch_fd_nextsize.off;	/* MINSIZE, as totals() */
-	s->taken_ns = mw_snap_now_ns(CLOCK_REALTIME);
-	w.leave_stopped = leave_stopped && !no_stop;
-	for (s->tries = 1; !w.leave_stopped; s->tries++) {
-		mw_snap_walk(&w);
-		if (s->consistent && !w.headers_only)
-			mw_snap_confirm(&w);	/* the same figures twice? */
-		if (s->consistent || w.fatal || w.stop || s->tries >= MW_SNAP_TRIES)
-			break;
-		if (mw_snap_now_ns(CLOCK_MONOTONIC) >= w.deadline) {
-			mw_snap_halt(&w, MW_SNAP_TIMEOUT, "out of time");
-			break;
-		}
-		mw_proc_refresh(p, err, errlen);	/* it may have mapped new heaps */
-	}
-	if (w.leave_stopped) {	/* read stopped only */
-		s->tries = 0;
-		s->consistent = 0;
-	}
-	if (!s->consistent && !w.fatal && !w.stop && !no_stop)
-		mw_snap_stopped_walks(&w, note, sizeof(note));
-	s->duration_ns = mw_snap_now_ns(CLOCK_MONOTONIC) - t0;
-	if (w.fatal || w.stop || !s->consistent) {
-		ret = mw_snap_failed(&w, timeout_ms, note, err, errlen);
-		mw_snapshot_free(s);
-		return ret;
-	}
-	*out = s;
-	return MW_SNAP_OK;
-}
-
-int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
-		     struct mw_snapshot **out, char *err, size_t errlen)
-{
-	return take(p, g, 0, timeout_ms, out, err, errlen);
-}
-
-int mw_snapshot_take_chunks(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
-			    struct mw_snapshot **out, char *err, size_t errlen)
-{
-	return take(p, g, 2, timeout_ms, out, err, errlen);
-}
-
-int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
-		       struct mw_snapshot **out, char *err, size_t errlen)
-{
-	return take(p, g, 1, timeout_ms, out, err, errlen);
-}
-
-int mw_snapshot_read(pid_t pid, struct mw_glibc *g, long timeout_ms, struct mw_snapshot **out,
-		     char *err, size_t errlen)
-{
-	struct mw_proc p;
-	int ret;
-
-	if (mw_proc_open(&p, pid, err, errlen) < 0)
-		return MW_SNAP_ERROR;
-	ret = mw_snapshot_take(&p, g, timeout_ms, out, err, errlen);
-	mw_proc_close(&p);
-	return ret;
 }
 
 const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr)

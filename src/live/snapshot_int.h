@@ -1,6 +1,7 @@
-/* snapshot_int.h - what snapshot.c's walk shares with snapstop.c, the
- * walks of a stopped process.  Not a public interface: only the two
- * files of the snapshot include it. */
+/* snapshot_int.h - what the snapshot's three files share: snapshot.c
+ * (the walk), snapstop.c (its verdicts, and the threads let out of
+ * malloc) and snaptake.c (the reads, running and stopped).  Not a public
+ * interface: snapshot.h is. */
 #ifndef MALLOCWATCH_SNAPSHOT_INT_H
 #define MALLOCWATCH_SNAPSHOT_INT_H
 
@@ -64,13 +65,18 @@ void mw_snap_walk(struct walk *w);
  * inconsistent, and its figures kept for the next. */
 void mw_snap_confirm(struct walk *w);
 
-/* The walks gave no consistent snapshot: stop the process and walk it
- * still (snapstop.c, snapshot.h).  Why it was not stopped, if it was
- * not, into note ("; not stopped: ..."). */
-void mw_snap_stopped_walks(struct walk *w, char *note, size_t len);
+struct mw_ptstop;
+struct mw_snap_unwinder;
 
-/* The reason of a snapshot given up (w->fatal, w->stop, or no
- * consistent walk) into err, with note after the counts; the status. */
-int mw_snap_failed(struct walk *w, long timeout_ms, const char *note, char *err, size_t errlen);
+/* Let the held threads (st) that are inside malloc's code finish what
+ * they do (mw_ptstop_settle), unless the process is in a job-control
+ * stop or past budget_end (CLOCK_MONOTONIC ns) or w's deadline; the
+ * unwinder is made at the first call into *up (free it with
+ * mw_snap_unwinder_free; NULL is fine).  1 when settled, 0 when not
+ * (then only a process with more than one thread can be judged: by its
+ * locks). */
+int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
+		   uint64_t budget_end);
+void mw_snap_unwinder_free(struct mw_snap_unwinder *u);
 
 #endif /* MALLOCWATCH_SNAPSHOT_INT_H */

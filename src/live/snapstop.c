@@ -13,33 +13,33 @@
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "mapped.h"
 #include "ptstop.h"
 #include "snapshot_int.h"
-
-/* How long the threads may be let go, all stops together, to leave
- * libc's code (ptstop.h), at most. */
-#define SETTLE_NS (100ULL * 1000000)
+#include "xalloc.h"
 
 /* Unwinding held threads (libdwfl, on the libc module alone): is a
  * frame of a thread in malloc's code (glibcinfo.h, code)?  The unwind
  * goes up from the thread's registers while the frames are in libc and
  * stops at the first frame outside it: a thread in the program's own
  * code, or in another library, is in none of malloc's calls. */
-struct unwinder {
+struct mw_snap_unwinder {
 	Dwfl *dwfl;
 	const struct mw_glibc *g;
 	uint64_t lo, hi;	/* the libc module */
 };
 
 struct walk_up {
-	const struct unwinder *u;
+	const struct mw_snap_unwinder *u;
 	int busy, frames;
 };
 
@@ -76,7 +76,7 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 static int thread_busy(void *ctx, pid_t tid)
 {
 	struct walk_up wu = { .u = ctx };
-	int r = dwfl_getthread_frames(((struct unwinder *)ctx)->dwfl, tid, frame_cb, &wu);
+	int r = dwfl_getthread_frames(((struct mw_snap_unwinder *)ctx)->dwfl, tid, frame_cb, &wu);
 
 	if (wu.busy)
 		return 1;
@@ -97,7 +97,7 @@ static int no_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, GElf_A
 }
 
 /* An unwinder for the held process w->p: 0, or -1 (no settling then). */
-static int unwinder_open(struct walk *w, struct unwinder *u)
+static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 {
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_linux_proc_find_elf,	/* not used: the fd is given */
@@ -133,19 +133,21 @@ static int unwinder_open(struct walk *w, struct unwinder *u)
 	return 0;
 }
 
-/* Let the held threads that are inside malloc's code finish what they
- * do (ptstop.h) unless the process is in a job-control stop.  1 when
- * settled, 0 when not (then only a process with more than one thread
- * can be judged: by its locks). */
-static int settle(struct walk *w, struct mw_ptstop *st, struct unwinder *u,
-		  uint64_t budget_end)
+int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
+		   uint64_t budget_end)
 {
 	uint64_t until = budget_end < w->deadline ? budget_end : w->deadline;
+	struct mw_snap_unwinder *u = *up;
 	int r;
 
-	if (mw_ptstop_job_stopped(st) || mw_snap_now_ns(CLOCK_MONOTONIC) >= until)
+	if (mw_ptstop_job_stopped(st) || mw_now_ns() >= until)
 		return 0;
-	if (!u->dwfl && unwinder_open(w, u) < 0)
+	if (!u) {
+		u = *up = xcalloc(1, sizeof(*u));
+		if (unwinder_open(w, u) < 0)
+			return 0;
+	}
+	if (!u->dwfl)
 		return 0;
 	r = mw_ptstop_settle(st, thread_busy, u, until);
 	if (r > 0)
@@ -153,93 +155,13 @@ static int settle(struct walk *w, struct mw_ptstop *st, struct unwinder *u,
 	return r >= 0;
 }
 
-/* One stop: held, settled, walked, let go.  0, or -1 when no more stops
- * are to be tried (the reason into note, or w->fatal). */
-static int one_stop(struct walk *w, struct unwinder *u, uint64_t budget_end, char *note,
-		    size_t len)
+void mw_snap_unwinder_free(struct mw_snap_unwinder *u)
 {
-	struct mw_snapshot *s = w->s;
-	struct mw_ptstop *st;
-	char why[256];
-	uint64_t now = mw_snap_now_ns(CLOCK_MONOTONIC);
-	int r, settled, job;
-
-	r = mw_ptstop_stop(w->p->pid, (long)((w->deadline - now) / 1000000) + 1, &st, why,
-			   sizeof(why));
-	if (r == MW_PTSTOP_GONE) {
-		w->fatal = ESRCH;
-		return -1;
-	}
-	if (r < 0) {
-		snprintf(note, len, "; not stopped: %s", why);
-		return -1;
-	}
-	mw_proc_refresh(w->p, why, sizeof(why));	/* new heaps */
-	job = mw_ptstop_job_stopped(st);
-	settled = settle(w, st, u, budget_end);
-	mw_snap_walk(w);
-	/* one thread may not lock: then only a thread out of libc is safe */
-	if (!settled && !job && s->consistent && mw_ptstop_threads(st) <= 1) {
-		s->consistent = 0;
-		snprintf(s->why, sizeof(s->why), "its thread did not leave libc's code");
-	}
-	s->stopped_ns += s->consistent && w->leave_stopped ? mw_ptstop_leave_stopped(st) :
-			 mw_ptstop_resume(st);
-	s->stops++;
-	s->tries++;
-	if (s->consistent || w->fatal || w->stop)
-		return -1;
-	if (job) {	/* SIGSTOPped: letting it go does not make it run */
-		snprintf(note, len, "; the process is in a job-control stop (SIGSTOP)");
-		return -1;
-	}
-	return 0;
-}
-
-void mw_snap_stopped_walks(struct walk *w, char *note, size_t len)
-{
-	uint64_t budget_end = mw_snap_now_ns(CLOCK_MONOTONIC) + SETTLE_NS;
-	struct unwinder u = { 0 };
-
-	for (int k = 0; k < MW_SNAP_STOPS; k++) {
-		if (k)	/* let it run 1, 2, 4 ... ms */
-			nanosleep(&(struct timespec){ .tv_nsec = (1L << (k - 1)) * 1000000 }, NULL);
-		if (mw_snap_now_ns(CLOCK_MONOTONIC) >= w->deadline) {
-			mw_snap_halt(w, MW_SNAP_TIMEOUT, "out of time");
-			break;
-		}
-		if (one_stop(w, &u, budget_end, note, len) < 0)
-			break;
-	}
-	if (u.dwfl)
-		dwfl_end(u.dwfl);
-}
-
-int mw_snap_failed(struct walk *w, long timeout_ms, const char *note, char *err, size_t errlen)
-{
-	struct mw_snapshot *s = w->s;
-	pid_t pid = w->p->pid;
-
-	if (w->fatal == ESRCH || (w->fatal && !mw_process_alive(pid))) {
-		snprintf(err, errlen, "process %d exited while it was read", (int)pid);
-	} else if (w->fatal) {
-		snprintf(err, errlen, "cannot read process %d's memory: %s", (int)pid,
-			 strerror(w->fatal));
-	} else if (w->stop == MW_SNAP_TIMEOUT) {
-		snprintf(err, errlen, "process %d's allocator was not read within %g s "
-			 "(--read-timeout); no snapshot", (int)pid, timeout_ms / 1000.0);
-		return MW_SNAP_TIMEOUT;
-	} else if (w->stop) {
-		snprintf(err, errlen, "process %d: %s: the allocator is corrupt or hostile; no "
-			 "snapshot", (int)pid, w->stop_why);
-		return MW_SNAP_CORRUPT;
-	} else {
-		snprintf(err, errlen, "process %d: no consistent snapshot (%d reads, %d stop%s in "
-			 "%.1f ms)%s: %s", (int)pid, s->tries, s->stops, s->stops == 1 ? "" : "s",
-			 (double)s->stopped_ns / 1e6, note, s->why);
-		return MW_SNAP_INCONSISTENT;
-	}
-	return MW_SNAP_ERROR;
+	if (!u)
+		return;
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	free(u);
 }
 
 /* Is the 4-byte lock at addr (an arena's mutex, list_lock,
@@ -302,6 +224,19 @@ int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a)
 			    (unsigned long long)a->addr, (unsigned long long)a->free_bytes,
 			    (unsigned long long)a->system_mem);
 	return 0;
+}
+
+int mw_snap_badf(struct walk *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->s->consistent) {
+		w->s->consistent = 0;
+		va_start(ap, fmt);
+		vsnprintf(w->s->why, sizeof(w->s->why), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
 }
 
 /* FNV-1a over n words. */

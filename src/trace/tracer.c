@@ -27,6 +27,7 @@
 #include "ptyrelay.h"
 #include "signals.h"
 #include "tracer.h"
+#include "tracer_int.h"
 #include "tracer_proc.h"
 #include "uprobes.h"
 #include "xalloc.h"
@@ -51,72 +52,6 @@ static void on_chld(int sig)
 	(void)sig;
 }
 
-struct linebuf {
-	char buf[8192];
-	size_t len;
-};
-
-struct run {
-	const struct mw_tracer_opts *o;
-	struct mw_trace_result *r;
-	mw_line_fn fn;
-	void *ctx;
-	pid_t prog, tracer;
-	int tracer_fd;		/* pidfd of the tracer; -1 once reaped */
-	int hold_w;		/* write end of the hold pipe; -1 once released */
-	struct mw_pty *pty;	/* -c under sudo on a terminal: the program's own */
-	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
-	int pidfd;		/* the traced process; -1 once it exited */
-	pid_t *watch;		/* -p PID,PID,...: more_pids, then the cgroup's
-				 * joiners: the processes watched in turn */
-	size_t nwatch, capwatch, next_more;	/* next_more: the next to watch */
-	pid_t *known;		/* --cgroup: pids seen in it (traced or not) */
-	size_t nknown, capknown;
-	long long next_cgroup;	/* mw_now_ms() of the next look at it */
-	struct mw_pidset *pids;	/* -f, --cgroup: the tracer's set */
-	int pids_failed;	/* it could not be opened (warned) */
-	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
-	int uprobes_left;	/* its uprobe definitions when last counted */
-	struct mw_ptree *pt;	/* -c: the program (and -f's tree) under ptrace */
-	int tree_over;		/* -c: every process of it has ended */
-	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
-	char module[64];	/* bpf: stap -m mallocwatch_PID_XXXXXX; kernel:
-				 * the module's loaded name (runtime.h) */
-	/* the flush at the program's exit (tracer.h) */
-	int flush_fd;		/* the procfs file, open while it runs; -1 */
-	int flushing;		/* the program is held at its exit stop */
-	pid_t flush_pid;	/* -c: which process is held there */
-	int end_seen;		/* MW_LINE_END arrived */
-	long long flush_start, flush_until, end_at;
-	int detach_bg;		/* tracer left to detach; loop ends */
-	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
-	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
-	int *errpipe;		/* -c: the program's exec error comes on it */
-	int run_i;		/* -c --repeat: the run under way, from 0 */
-	int late_flush;		/* --repeat: the flush after the series ended
-				 * early was asked (once) */
-	struct linebuf out, errb;
-};
-
-static void tracer_stderr_line(struct run *rn, char *line)
-{
-	unsigned long long n;
-	const char *p = strstr(line, "lost ");
-
-	if (p && sscanf(p, "lost %llu", &n) == 1)
-		rn->r->lost += n;
-	if (rn->o->verbose)
-		mw_note("tracer: %s", line);
-	/* keep the first error line; until there is one, the last line */
-	if (strcasestr(rn->r->tracer_msg, "error"))
-		return;
-	if (strcasestr(line, "error") || (*line && !strstr(line, "WARNING: Kernel")))
-		snprintf(rn->r->tracer_msg, sizeof(rn->r->tracer_msg), "%s", line);
-}
-
-/* Signal a child of ours through its pidfd; a kernel without pidfds
- * (before 5.3) gets kill(2) on the pid, still safe while it is our
- * child and not reaped (callers check that: the pid is 0 once reaped). */
 static void signal_child(int pidfd, pid_t pid, int sig)
 {
 	if (mw_pidfd_signal(pidfd, sig) < 0 && errno == EBADF && pid > 0)
@@ -135,32 +70,6 @@ static void release(struct run *rn)
 		mw_warn("cannot release the program: %s", strerror(errno));
 	close(rn->hold_w);
 	rn->hold_w = -1;
-}
-
-/* -f, --cgroup: the tracer's set of processes, once its maps exist. */
-static void open_set(struct run *rn)
-{
-	char err[256];
-
-	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2)
-		return;
-	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
-					sizeof(err)))) {
-		rn->pids_failed = 1;
-		mw_warn("%s; processes that %s will not be traced", err,
-			rn->o->follow ? "the program creates" : rn->o->list ? "appear" :
-			rn->o->cgroup ? "join the cgroup" : "--repeat runs after the first");
-	}
-}
-
-/* Take pid's hits from now (pidset.h); counted when it cannot be. */
-static void set_add(struct run *rn, pid_t pid)
-{
-	if (rn->pids && mw_pidset_add(rn->pids, pid) == 0)
-		return;
-	if (!rn->r->set_failed++ && rn->pids)
-		mw_warn("cannot add process %d to the tracer's set: %s", (int)pid,
-			strerror(errno));
 }
 
 static void catch_chld(void)
@@ -190,7 +99,7 @@ static void stdout_line(struct run *rn, char *line)
 {
 	if (!rn->r->ready && strcmp(line, MW_LINE_READY) == 0) {
 		rn->r->ready = 1;
-		open_set(rn);
+		mw_tr_open_set(rn);
 		if (rn->o->follow && !rn->o->target)
 			attach_tree(rn);
 		/* the line first: its reader takes the program's start time
@@ -361,7 +270,7 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 	case MW_PT_NEW:
 		if (o->on_new)
 			o->on_new(rn->ctx, ev->parent, ev->pid);
-		set_add(rn, ev->pid);
+		mw_tr_set_add(rn, ev->pid);
 		break;
 	case MW_PT_EXEC:
 		if (o->on_exec)
@@ -644,82 +553,6 @@ static long long kill_if_stuck(struct run *rn, long long kill_at)
 	return 0;
 }
 
-static int pid_in(const pid_t *v, size_t n, pid_t pid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == pid)
-			return 1;
-	return 0;
-}
-
-static void pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
-{
-	XGROW(*v, *n, *cap);
-	(*v)[(*n)++] = pid;
-}
-
-static void pid_drop(pid_t *v, size_t *n, size_t i)
-{
-	v[i] = v[--*n];
-}
-
-/* serve: the processes that joined and are no longer listed (l) leave
- * the set; those seen and no longer listed are forgotten, so that a
- * process that gets the pid later is looked at anew. */
-static void serve_gone(struct run *rn, const struct mw_pidlist *l)
-{
-	for (size_t i = 0; i < rn->nwatch;) {
-		pid_t pid = rn->watch[i];
-
-		if (pid_in(l->pids, l->n, pid)) {
-			i++;
-			continue;
-		}
-		if (rn->pids)
-			mw_pidset_del(rn->pids, pid);
-		rn->o->leave(rn->ctx, pid);
-		pid_drop(rn->watch, &rn->nwatch, i);
-	}
-	for (size_t i = 0; i < rn->nknown;)
-		if (pid_in(l->pids, l->n, rn->known[i]))
-			i++;
-		else
-			pid_drop(rn->known, &rn->nknown, i);
-}
-
-/* --cgroup (serve: list()): the processes in it now that were not there
- * before; each that join() accepts is traced from now, and watched for
- * its end. */
-static void cgroup_look(struct run *rn)
-{
-	struct mw_pidlist l = { 0 };
-	char err[PATH_MAX + 128];
-	int listed;
-
-	if ((!rn->o->cgroup && !rn->o->list) || !rn->r->ready || rn->stopping || rn->flushing ||
-	    mw_now_ms() < rn->next_cgroup)
-		return;
-	rn->next_cgroup = mw_now_ms() + (rn->o->list ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
-	listed = rn->o->list ? rn->o->list(rn->ctx, &l) :
-		 mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err));
-	if (listed == 0 && rn->o->list)
-		serve_gone(rn, &l);
-	if (listed == 0) {
-		for (size_t i = 0; i < l.n; i++) {
-			pid_t pid = l.pids[i];
-
-			if (pid_in(rn->known, rn->nknown, pid))
-				continue;
-			pid_push(&rn->known, &rn->nknown, &rn->capknown, pid);
-			if (rn->pids && rn->o->join(rn->ctx, pid) == 0) {
-				set_add(rn, pid);
-				pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, pid);
-			}
-		}
-	}
-	mw_pidlist_free(&l);
-}
-
 static int start_target(struct run *rn, int *errpipe, char *err, size_t errlen);
 
 /* --repeat: may run run_i + 1 start?  Run run_i ended well (exit 0), runs
@@ -778,7 +611,7 @@ static int next_run(struct run *rn)
 	rn->r->have_status = rn->r->exit_stopped = 0;
 	rn->run_i++;
 	rn->r->runs++;
-	set_add(rn, rn->prog);
+	mw_tr_set_add(rn, rn->prog);
 	if (rn->o->on_run)
 		rn->o->on_run(rn->ctx, rn->run_i, rn->prog);
 	release(rn);
@@ -828,7 +661,7 @@ static void loop(struct run *rn)
 		read_ready(rn, p, n);
 		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over)
 			reap_program(rn, 0);	/* ptrace stops; the exits */
-		cgroup_look(rn);
+		mw_tr_cgroup_look(rn);
 		if (rn->flushing)
 			flush_check(rn);
 		if (rn->detach_bg)	/* -p: flushed, the tracer left detaching */

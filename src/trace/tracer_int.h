@@ -1,0 +1,91 @@
+/* tracer_int.h - what tracer.c's run loop shares with tracer_set.c
+ * (the tracer's set of processes: -f's, --cgroup's joiners, serve's,
+ * --repeat's runs), which calls nothing of tracer.c.  Not a public interface: tracer.h is. */
+#ifndef MALLOCWATCH_TRACER_INT_H
+#define MALLOCWATCH_TRACER_INT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "pidset.h"
+#include "ptree.h"
+#include "ptyrelay.h"
+#include "tracer.h"
+
+/* One run of the tracer: tracer.c's state, its loop's and the set's. */
+struct linebuf {
+	char buf[8192];
+	size_t len;
+};
+
+struct run {
+	const struct mw_tracer_opts *o;
+	struct mw_trace_result *r;
+	mw_line_fn fn;
+	void *ctx;
+	pid_t prog, tracer;
+	int tracer_fd;		/* pidfd of the tracer; -1 once reaped */
+	int hold_w;		/* write end of the hold pipe; -1 once released */
+	struct mw_pty *pty;	/* -c under sudo on a terminal: the program's own */
+	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
+	int pidfd;		/* the traced process; -1 once it exited */
+	pid_t *watch;		/* -p PID,PID,...: more_pids, then the cgroup's
+				 * joiners: the processes watched in turn */
+	size_t nwatch, capwatch, next_more;	/* next_more: the next to watch */
+	pid_t *known;		/* --cgroup: pids seen in it (traced or not) */
+	size_t nknown, capknown;
+	long long next_cgroup;	/* mw_now_ms() of the next look at it */
+	struct mw_pidset *pids;	/* -f, --cgroup: the tracer's set */
+	int pids_failed;	/* it could not be opened (warned) */
+	int stopping;		/* SIGINT sent to the tracer on a signal of ours */
+	int uprobes_left;	/* its uprobe definitions when last counted */
+	struct mw_ptree *pt;	/* -c: the program (and -f's tree) under ptrace */
+	int tree_over;		/* -c: every process of it has ended */
+	long long stop_at;	/* --duration: when to stop, once ready; 0 none */
+	char module[64];	/* bpf: stap -m mallocwatch_PID_XXXXXX; kernel:
+				 * the module's loaded name (runtime.h) */
+	/* the flush at the program's exit (tracer.h) */
+	int flush_fd;		/* the procfs file, open while it runs; -1 */
+	int flushing;		/* the program is held at its exit stop */
+	pid_t flush_pid;	/* -c: which process is held there */
+	int end_seen;		/* MW_LINE_END arrived */
+	long long flush_start, flush_until, end_at;
+	int detach_bg;		/* tracer left to detach; loop ends */
+	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
+	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
+	int *errpipe;		/* -c: the program's exec error comes on it */
+	int run_i;		/* -c --repeat: the run under way, from 0 */
+	int late_flush;		/* --repeat: the flush after the series ended
+				 * early was asked (once) */
+	struct linebuf out, errb;
+};
+
+static void tracer_stderr_line(struct run *rn, char *line)
+{
+	unsigned long long n;
+	const char *p = strstr(line, "lost ");
+
+	if (p && sscanf(p, "lost %llu", &n) == 1)
+		rn->r->lost += n;
+	if (rn->o->verbose)
+		mw_note("tracer: %s", line);
+	/* keep the first error line; until there is one, the last line */
+	if (strcasestr(rn->r->tracer_msg, "error"))
+		return;
+	if (strcasestr(line, "error") || (*line && !strstr(line, "WARNING: Kernel")))
+		snprintf(rn->r->tracer_msg, sizeof(rn->r->tracer_msg), "%s", line);
+}
+
+/* Signal a child of ours through its pidfd; a kernel without pidfds
+ * (before 5.3) gets kill(2) on the pid, still safe while it is our
+ * child and not reaped (callers check that: the pid is 0 once reaped). */
+/* tracer_set.c: open the tracer's set once its maps exist (-f, --cgroup,
+ * serve, --repeat; warned when it cannot be); add pid to it (counted in
+ * r->set_failed when it cannot be); look at the cgroup or serve's list
+ * for processes that joined or left (every MW_CGROUP_POLL_MS,
+ * MW_SERVE_POLL_MS). */
+void mw_tr_open_set(struct run *rn);
+void mw_tr_set_add(struct run *rn, pid_t pid);
+void mw_tr_cgroup_look(struct run *rn);
+
+#endif /* MALLOCWATCH_TRACER_INT_H */

@@ -1,0 +1,122 @@
+/* tracer_set.c - the set of processes a tracer session takes hits of,
+ * while it runs (tracer_int.h): -f's new processes are added by tracer.c
+ * at their fork stop and --repeat's runs at their start; here
+ * --cgroup's joiners and serve's processes come and go.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "msg.h"
+#include "pidfd.h"
+#include "proclist.h"
+#include "signals.h"
+#include "tracer_int.h"
+#include "xalloc.h"
+
+/* -f, --cgroup: the tracer's set of processes, once its maps exist. */
+void mw_tr_open_set(struct run *rn)
+{
+	char err[256];
+
+	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2)
+		return;
+	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
+					sizeof(err)))) {
+		rn->pids_failed = 1;
+		mw_warn("%s; processes that %s will not be traced", err,
+			rn->o->follow ? "the program creates" : rn->o->list ? "appear" :
+			rn->o->cgroup ? "join the cgroup" : "--repeat runs after the first");
+	}
+}
+
+/* Take pid's hits from now (pidset.h); counted when it cannot be. */
+void mw_tr_set_add(struct run *rn, pid_t pid)
+{
+	if (rn->pids && mw_pidset_add(rn->pids, pid) == 0)
+		return;
+	if (!rn->r->set_failed++ && rn->pids)
+		mw_warn("cannot add process %d to the tracer's set: %s", (int)pid,
+			strerror(errno));
+}
+
+static int pid_in(const pid_t *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return 1;
+	return 0;
+}
+
+static void pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
+{
+	XGROW(*v, *n, *cap);
+	(*v)[(*n)++] = pid;
+}
+
+static void pid_drop(pid_t *v, size_t *n, size_t i)
+{
+	v[i] = v[--*n];
+}
+
+/* serve: the processes that joined and are no longer listed (l) leave
+ * the set; those seen and no longer listed are forgotten, so that a
+ * process that gets the pid later is looked at anew. */
+static void serve_gone(struct run *rn, const struct mw_pidlist *l)
+{
+	for (size_t i = 0; i < rn->nwatch;) {
+		pid_t pid = rn->watch[i];
+
+		if (pid_in(l->pids, l->n, pid)) {
+			i++;
+			continue;
+		}
+		if (rn->pids)
+			mw_pidset_del(rn->pids, pid);
+		rn->o->leave(rn->ctx, pid);
+		pid_drop(rn->watch, &rn->nwatch, i);
+	}
+	for (size_t i = 0; i < rn->nknown;)
+		if (pid_in(l->pids, l->n, rn->known[i]))
+			i++;
+		else
+			pid_drop(rn->known, &rn->nknown, i);
+}
+
+/* --cgroup (serve: list()): the processes in it now that were not there
+ * before; each that join() accepts is traced from now, and watched for
+ * its end. */
+void mw_tr_cgroup_look(struct run *rn)
+{
+	struct mw_pidlist l = { 0 };
+	char err[PATH_MAX + 128];
+	int listed;
+
+	if ((!rn->o->cgroup && !rn->o->list) || !rn->r->ready || rn->stopping || rn->flushing ||
+	    mw_now_ms() < rn->next_cgroup)
+		return;
+	rn->next_cgroup = mw_now_ms() + (rn->o->list ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
+	listed = rn->o->list ? rn->o->list(rn->ctx, &l) :
+		 mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err));
+	if (listed == 0 && rn->o->list)
+		serve_gone(rn, &l);
+	if (listed == 0) {
+		for (size_t i = 0; i < l.n; i++) {
+			pid_t pid = l.pids[i];
+
+			if (pid_in(rn->known, rn->nknown, pid))
+				continue;
+			pid_push(&rn->known, &rn->nknown, &rn->capknown, pid);
+			if (rn->pids && rn->o->join(rn->ctx, pid) == 0) {
+				mw_tr_set_add(rn, pid);
+				pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, pid);
+			}
+		}
+	}
+	mw_pidlist_free(&l);
+}
