@@ -5,17 +5,12 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "msg.h"
-#include "pidfd.h"
 #include "proclist.h"
-#include "signals.h"
 #include "tracer_int.h"
 #include "xalloc.h"
 
