@@ -142,11 +142,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/corrupt-arena \
 	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
 	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so \
-<<<<<<< HEAD
-	build/tests/fixtures/busy-alloc
-=======
-	build/tests/fixtures/serve-counts
->>>>>>> wip-serve-probes
+	build/tests/fixtures/busy-alloc build/tests/fixtures/serve-counts
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)

@@ -52,6 +52,25 @@ static void on_chld(int sig)
 	(void)sig;
 }
 
+static void tracer_stderr_line(struct run *rn, char *line)
+{
+	unsigned long long n;
+	const char *p = strstr(line, "lost ");
+
+	if (p && sscanf(p, "lost %llu", &n) == 1)
+		rn->r->lost += n;
+	if (rn->o->verbose)
+		mw_note("tracer: %s", line);
+	/* keep the first error line; until there is one, the last line */
+	if (strcasestr(rn->r->tracer_msg, "error"))
+		return;
+	if (strcasestr(line, "error") || (*line && !strstr(line, "WARNING: Kernel")))
+		snprintf(rn->r->tracer_msg, sizeof(rn->r->tracer_msg), "%s", line);
+}
+
+/* Signal a child of ours through its pidfd; a kernel without pidfds
+ * (before 5.3) gets kill(2) on the pid, still safe while it is our
+ * child and not reaped (callers check that: the pid is 0 once reaped). */
 static void signal_child(int pidfd, pid_t pid, int sig)
 {
 	if (mw_pidfd_signal(pidfd, sig) < 0 && errno == EBADF && pid > 0)
@@ -845,11 +864,11 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	if (o->env->rt == MW_RT_BPF)
 		mw_tracer_record(rn.tracer);	/* its definitions are ours to sweep */
 	for (size_t i = 0; i < o->nmore; i++)
-		pid_push(&rn.watch, &rn.nwatch, &rn.capwatch, o->more_pids[i]);
+		mw_tr_pid_push(&rn.watch, &rn.nwatch, &rn.capwatch, o->more_pids[i]);
 	if (o->cgroup) {
-		pid_push(&rn.known, &rn.nknown, &rn.capknown, o->attach_pid);
+		mw_tr_pid_push(&rn.known, &rn.nknown, &rn.capknown, o->attach_pid);
 		for (size_t i = 0; i < o->nmore; i++)
-			pid_push(&rn.known, &rn.nknown, &rn.capknown, o->more_pids[i]);
+			mw_tr_pid_push(&rn.known, &rn.nknown, &rn.capknown, o->more_pids[i]);
 	}
 	loop(&rn);
 	if (r->samples_unanswered && o->verbose)

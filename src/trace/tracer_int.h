@@ -60,25 +60,6 @@ struct run {
 	struct linebuf out, errb;
 };
 
-static void tracer_stderr_line(struct run *rn, char *line)
-{
-	unsigned long long n;
-	const char *p = strstr(line, "lost ");
-
-	if (p && sscanf(p, "lost %llu", &n) == 1)
-		rn->r->lost += n;
-	if (rn->o->verbose)
-		mw_note("tracer: %s", line);
-	/* keep the first error line; until there is one, the last line */
-	if (strcasestr(rn->r->tracer_msg, "error"))
-		return;
-	if (strcasestr(line, "error") || (*line && !strstr(line, "WARNING: Kernel")))
-		snprintf(rn->r->tracer_msg, sizeof(rn->r->tracer_msg), "%s", line);
-}
-
-/* Signal a child of ours through its pidfd; a kernel without pidfds
- * (before 5.3) gets kill(2) on the pid, still safe while it is our
- * child and not reaped (callers check that: the pid is 0 once reaped). */
 /* tracer_set.c: open the tracer's set once its maps exist (-f, --cgroup,
  * serve, --repeat; warned when it cannot be); add pid to it (counted in
  * r->set_failed when it cannot be); look at the cgroup or serve's list
@@ -87,5 +68,8 @@ static void tracer_stderr_line(struct run *rn, char *line)
 void mw_tr_open_set(struct run *rn);
 void mw_tr_set_add(struct run *rn, pid_t pid);
 void mw_tr_cgroup_look(struct run *rn);
+
+/* Append pid to the growing array *v (*n of *cap). */
+void mw_tr_pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid);
 
 #endif /* MALLOCWATCH_TRACER_INT_H */

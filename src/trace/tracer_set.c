@@ -48,7 +48,7 @@ static int pid_in(const pid_t *v, size_t n, pid_t pid)
 	return 0;
 }
 
-static void pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
+void mw_tr_pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
 {
 	XGROW(*v, *n, *cap);
 	(*v)[(*n)++] = pid;
@@ -106,10 +106,10 @@ void mw_tr_cgroup_look(struct run *rn)
 
 			if (pid_in(rn->known, rn->nknown, pid))
 				continue;
-			pid_push(&rn->known, &rn->nknown, &rn->capknown, pid);
+			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, pid);
 			if (rn->pids && rn->o->join(rn->ctx, pid) == 0) {
 				mw_tr_set_add(rn, pid);
-				pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, pid);
+				mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, pid);
 			}
 		}
 	}
