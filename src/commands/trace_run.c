@@ -134,6 +134,33 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 	return ns;
 }
 
+/* X records at the sample taken at ns: the threads the stream named that
+ * /proc/PID/task no longer lists (each once).  Nothing when the process
+ * itself is gone: its end says so. */
+static void threads_gone(struct sink *k, pid_t pid, uint64_t ns)
+{
+	char path[64], name[16], line[64];
+	const struct mw_thread *t;
+	size_t n;
+	int dfd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	t = mw_state_threads(k->st, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].gone_ns || t[i].tid <= 0)
+			continue;
+		snprintf(name, sizeof(name), "%d", t[i].tid);
+		if (faccessat(dfd, name, F_OK, 0) == 0 || errno != ENOENT)
+			continue;
+		snprintf(line, sizeof(line), "%c %d %" PRIu64, MW_REC_GONE, t[i].tid, ns);
+		mw_sink_line(k, line);	/* t may move: its gone_ns is set */
+		t = mw_state_threads(k->st, &n);
+	}
+	close(dfd);
+}
+
 /* --interval: read the allocator (headers only, snapshot.h) and give the
  * sample to the stream as Y and U lines, so that --save-stream keeps it.
  * 0; -1 when there is none (a sample not read within --read-timeout, or
@@ -146,13 +173,15 @@ int mw_sink_sample(void *ctx, pid_t pid)
 	char err[PATH_MAX + 512];
 	uint64_t ns;
 
-	if (!g && k->have_sg)
-		g = &k->sg;
-	if (!g) {	/* -c: the libc is mapped once the loader has run */
-		if (k->sg_failed >= SAMPLE_LOAD_TRIES)
+	/* -c: the libc is mapped once the loader has run, and mapped anew
+	 * at each exec (a shim's: pyenv's, a shell wrapper's; then the
+	 * program's), so it is looked up at each sample (glibcinfo.h caches
+	 * the layouts per libc file: this is a read of the maps) */
+	if (!g) {
+		if (!k->have_sg && k->sg_failed >= SAMPLE_LOAD_TRIES)
 			return -1;
 		if (mw_glibc_load(pid, &k->sg, err, sizeof(err)) < 0) {
-			if (++k->sg_failed == SAMPLE_LOAD_TRIES)
+			if (!k->have_sg && ++k->sg_failed == SAMPLE_LOAD_TRIES)
 				mw_warn("no allocator samples: %s", err);
 			return -1;
 		}
@@ -180,6 +209,7 @@ int mw_sink_sample(void *ctx, pid_t pid)
 		return -1;
 	}
 	ns = emit_sample(k, s);
+	threads_gone(k, pid, ns);
 	if (k->progress)
 		progress_line(k, s, ns);
 	mw_snapshot_free(s);
@@ -194,7 +224,7 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid)
 	char err[PATH_MAX + 512];
 	struct mw_explained e;
 
-	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
+	if (mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)	/* after the last exec */
 		k->have_sg = 1;
 	/* the program as it ends, while it is there to be read */
 	k->pr->pid = pid;

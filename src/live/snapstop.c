@@ -176,7 +176,8 @@ int mw_snap_held(struct walk *w, uint64_t addr)
 	if (mw_proc_read(w->p, addr, &v, sizeof(v)) < 0) {
 		if (errno == ESRCH || errno == EPERM || errno == EACCES)
 			w->fatal = errno;
-		return mw_snap_badf(w, "cannot read the lock at 0x%llx", (unsigned long long)addr);
+		return mw_snap_badf(w, "cannot read the lock at 0x%llx: %s",
+				    (unsigned long long)addr, strerror(errno));
 	}
 	return v != 0;
 }

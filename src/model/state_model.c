@@ -136,6 +136,17 @@ static struct mw_thread *thread(struct mw_state *st, int tid)
 	return &st->threads[st->nthreads++];
 }
 
+int mw_state_thread_gone(struct mw_state *st, int tid, uint64_t ns)
+{
+	size_t i = mw_idmap_get(&st->thread_ix, (uint64_t)(uint32_t)tid);
+
+	if (!ns)
+		return -1;
+	if (i != MW_IDMAP_NONE && !st->threads[i].gone_ns)
+		st->threads[i].gone_ns = ns;
+	return 0;
+}
+
 /* The arena at addr; address 0 is main_arena while its address is
  * unknown.  With create, a new arena when there is none. */
 static struct mw_arena *arena(struct mw_state *st, uint64_t addr, int create)

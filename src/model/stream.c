@@ -121,7 +121,7 @@ static int parse_decl(struct mw_state *st, const char *p)
 	return 0;
 }
 
-/* A record of the timeline mallocwatch samples (O, Y, U, C), tag and its
+/* A record of the timeline mallocwatch samples (O, Y, U, C, X), tag and its
  * n fields v (n < 0: they did not parse); 0, or -1 when it is garbled. */
 static int timeline_record(struct mw_state *st, int tag, const int64_t *v, int n)
 {
@@ -151,6 +151,11 @@ static int timeline_record(struct mw_state *st, int tag, const int64_t *v, int n
 		return 0;
 	case MW_REC_SWAITS:
 		if (n != MW_NF_SWAITS || v[0] < 0 || mw_state_sample_waits(st, (uint64_t)v[0]) < 0)
+			return -1;
+		return 0;
+	case MW_REC_GONE:
+		if (n != MW_NF_GONE || v[0] <= 0 || v[0] > INT32_MAX || v[1] <= 0 ||
+		    mw_state_thread_gone(st, (int)v[0], (uint64_t)v[1]) < 0)
 			return -1;
 		return 0;
 	}
@@ -260,6 +265,7 @@ int mw_stream_line(struct mw_state *st, const char *line)
 	case MW_REC_SAMPLE:
 	case MW_REC_SARENA:
 	case MW_REC_SWAITS:
+	case MW_REC_GONE:
 		if (timeline_record(st, line[0], v, n) < 0)
 			goto garbled;
 		return 0;

@@ -470,9 +470,27 @@ static struct lane_att *lane_index(const struct page *pg, const struct mw_thread
 	return v;
 }
 
+/* Where thread t's lane ends: the sample that found it gone (X records),
+ * else the axis's end. */
+static uint64_t lane_end(const struct page *pg, const struct mw_thread *t)
+{
+	return t->gone_ns && t->gone_ns < pg->t1 ? t->gone_ns : pg->t1;
+}
+
+/* The mark at the end of a lane whose thread was found gone. */
+static void lane_gone(struct page *pg, const struct mw_thread *t, double y)
+{
+	if (!t->gone_ns || t->gone_ns >= pg->t1)
+		return;
+	fprintf(pg->f, "<text class=\"tick gone\" x=\"%.1f\" y=\"%.0f\">&#215;<title>tid %d "
+		"had exited by %.3f s (the sample then found it gone)</title></text>\n",
+		x_of(pg, t->gone_ns) + 2, y + 13, t->tid, secs(pg, t->gone_ns));
+}
+
 /* Thread t's lane at height y: from `from` (0: not yet on an arena) on
  * arena cur, the attachments att[0..n) (its own, by time) after from,
- * each ending the bar before it.  Returns whether a bar was drawn. */
+ * each ending the bar before it, the last at the lane's end.  Returns
+ * whether a bar was drawn. */
 static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint64_t from,
 		     int cur, const struct lane_att *att, size_t n)
 {
@@ -489,7 +507,9 @@ static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint6
 			if (att[k++].x->ns > from)
 				next = &att[k - 1];
 		if (cur >= 0 || from) {
-			uint64_t to = next ? next->x->ns : pg->t1;
+			uint64_t to = next ? next->x->ns : lane_end(pg, t);
+
+			to = to < from ? from : to;
 
 			drawn = 1;
 			fprintf(f, "<rect fill=\"%s\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
@@ -526,7 +546,7 @@ static int lane_untimed(struct page *pg, const struct mw_thread *t, double y,
 
 	while (u < n && !att[u].x->ns)
 		u++;
-	to = u < n ? att[u].x->ns : pg->t1;
+	to = u < n ? att[u].x->ns : lane_end(pg, t);
 	if (!u || from >= to)
 		return 0;
 	fprintf(pg->f, "<rect class=\"untimed\" fill=\"%s\" x=\"%.1f\" y=\"%.0f\" "
@@ -562,6 +582,7 @@ static void lanes(struct page *pg)
 			"%s%d</text>\n", t[i].tid, y + 13, main_thread ? "main " : "", t[i].tid);
 		/* the main thread starts on main_arena, the model's first */
 		drawn = !main_thread && lane_untimed(pg, &t[i], y, &att[first], k - first);
+		lane_gone(pg, &t[i], y);
 		if (!lane_bars(pg, &t[i], y, main_thread ? pg->t0 : 0, main_thread ? 0 : -1,
 			       &att[first], k - first) && !drawn)	/* seen only in hits:
 								 * setjmp... */

@@ -70,6 +70,10 @@
 #define MW_REC_WAITS 'A'	/* A ID TID ARENA COUNT: W, and as many
 				 * hits of probe ID (memory_arena_reuse_wait) */
 #define MW_REC_BIAS 'B'		/* B BIAS */
+#define MW_REC_GONE 'X'		/* X TID NS: a thread the stream named was no
+				 * longer in /proc/PID/task at the sample
+				 * taken at NS (mallocwatch; it exited in the
+				 * interval before) */
 #define MW_REC_PROCESS '@'	/* @PID RECORD: RECORD (any of the above but P)
 				 * is process PID's; only in runs of several
 				 * processes (procs.h) */
@@ -89,6 +93,7 @@
 #define MW_NF_SAMPLE_MEM 9
 #define MW_NF_SARENA 4
 #define MW_NF_SWAITS 1
+#define MW_NF_GONE 2
 
 /* Saved streams: the first line, and the metadata keys. */
 #define MW_STREAM_MAGIC "# mallocwatch-stream 1"
