@@ -29,6 +29,11 @@ int cmd_explain(int argc, char **argv);
  * under each setting of glibc's malloc tunables, measured. */
 int cmd_tune(int argc, char **argv);
 
+/* mallocwatch trim -p PID [--dry-run]: malloc_trim(0) called in the
+ * process at a safe point, its RSS before and after against the ledger's
+ * prediction. */
+int cmd_trim(int argc, char **argv);
+
 /* mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] -p PID... |
  * --cgroup DIR | --all: the allocator state as Prometheus metrics, until
  * SIGINT or SIGTERM (exit 0). */

@@ -33,7 +33,7 @@ static const char explain_usage[] =
 "share pages with chunks in use, what malloc_trim(0) would give back\n"
 "now); and the findings, largest first, each with the figures it rests\n"
 "on and the setting that would change it.  Reads the process the way\n"
-"`snapshot` does: without stopping it, needing the libc's debug symbols.\n"
+"`snapshot` does, needing the libc's debug symbols.\n"
 "\n"
 "  -p PID               the process\n"
 "  -o FILE              the text to FILE (default: stdout)\n"

@@ -20,6 +20,7 @@ static const struct {
 	{ "snapshot", cmd_snapshot },
 	{ "explain", cmd_explain },
 	{ "tune", cmd_tune },
+	{ "trim", cmd_trim },
 	{ "serve", cmd_serve },
 	{ "check", cmd_check },
 	{ "diff", cmd_diff },

@@ -38,9 +38,13 @@ static void symbols(Dwfl_Module *mod, struct mw_glibc *g, uint64_t *libc_malloc)
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
-		if (nm && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-		    !*libc_malloc && strcmp(nm, "__libc_malloc") == 0)
-			*libc_malloc = addr;
+		if (nm && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+			if (!*libc_malloc && strcmp(nm, "__libc_malloc") == 0)
+				*libc_malloc = addr;
+			if (!g->malloc_trim && (strcmp(nm, "__malloc_trim") == 0 ||
+						strcmp(nm, "malloc_trim") == 0))
+				g->malloc_trim = addr;
+		}
 		if (!nm || sym.st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
 			continue;
 		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
@@ -429,8 +433,8 @@ static size_t ncached, cache_next;
 
 static uint64_t *const_addrs(struct mw_glibc *g, size_t *n)
 {
-	*n = 7;
-	return &g->main_arena;	/* main_arena .. free_list_lock */
+	*n = 8;
+	return &g->main_arena;	/* main_arena .. malloc_trim */
 }
 
 static void rebase(struct mw_glibc *g, uint64_t from, uint64_t to)

@@ -40,6 +40,7 @@ struct mw_glibc {
 	 * guards the arena ring, free_list_lock the free list and the arenas'
 	 * attached_threads: both 4-byte locks, 0 when free */
 	uint64_t main_arena, mp, narenas, free_list, curbrk, list_lock, free_list_lock;
+	uint64_t malloc_trim;	/* the function's runtime address (trim -p); 0 */
 	/* malloc's code: the runtime address ranges [lo, hi) of the
 	 * compilation unit of malloc/malloc.c (arena.c and hooks.c are
 	 * included in it), from its DWARF (DW_AT_ranges, or low/high pc),

@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -390,3 +393,101 @@ uint64_t mw_ptstop_leave_stopped(struct mw_ptstop *st)
 {
 	return detach_all(st, SIGSTOP);
 }
+
+#ifdef __x86_64__
+/* Wait for thread t to end the call: its return to address 0 (a SIGSEGV
+ * there).  Other signals are queued again for later (*nq of them in q);
+ * a job-control stop is noted.  0 with the return value in *ret, or -1
+ * (err): the thread exited, or faulted elsewhere. */
+static int call_wait(struct mw_ptstop *st, struct thread *t, uint64_t *ret, int *q, size_t *nq,
+		     char *err, size_t errlen)
+{
+	for (;;) {
+		struct user_regs_struct r;
+		int status, sig;
+		pid_t w;
+
+		while ((w = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
+			;
+		if (w < 0 || !WIFSTOPPED(status)) {
+			snprintf(err, errlen, "thread %d exited during the call", (int)t->tid);
+			return -1;
+		}
+		sig = WSTOPSIG(status);
+		if (status >> 16 == PTRACE_EVENT_STOP) {
+			if (sig != SIGTRAP)
+				st->job_stopped = 1;
+		} else if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 && !r.rip) {
+			*ret = r.rax;
+			return 0;
+		} else if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL) {
+			snprintf(err, errlen, "the call faulted in thread %d (signal %d)", (int)t->tid,
+				 sig);
+			return -1;
+		} else if (*nq < 16) {
+			q[(*nq)++] = sig;
+		}
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
+			snprintf(err, errlen, "cannot let thread %d go on: %s", (int)t->tid,
+				 strerror(errno));
+			return -1;
+		}
+	}
+}
+
+int mw_ptstop_call(struct mw_ptstop *st, uint64_t fn, uint64_t arg, uint64_t *ret, char *err,
+		   size_t errlen)
+{
+	struct user_regs_struct saved, r;
+	static unsigned char xsave[16384];	/* the xsave area: a few KiB */
+	struct iovec xs = { .iov_base = xsave, .iov_len = sizeof(xsave) };
+	struct thread *t = NULL;
+	int q[16], rc;
+	size_t nq = 0;
+
+	for (size_t i = 0; i < st->n && !t; i++)	/* one with no signal to take */
+		if (st->t[i].stopped && !st->t[i].sig)
+			t = &st->t[i];
+	if (!t || st->job_stopped) {
+		snprintf(err, errlen, "no thread of process %d can make the call%s", (int)st->pid,
+			 st->job_stopped ? " (it is in a job-control stop)" : "");
+		return -1;
+	}
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &saved) < 0 ||
+	    ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &xs) < 0) {
+		snprintf(err, errlen, "cannot read thread %d's registers: %s", (int)t->tid,
+			 strerror(errno));
+		return -1;
+	}
+	/* a frame below the red zone, 16-byte aligned at the call, whose
+	 * return address is 0: its return traps */
+	r = saved;
+	r.rsp = ((saved.rsp - 256) & ~15ULL) - 8;
+	r.rip = fn;
+	r.rdi = arg;
+	r.rax = 0;
+	r.orig_rax = (unsigned long long)-1;	/* no system call restarted */
+	if (ptrace(PTRACE_POKEDATA, t->tid, (void *)r.rsp, 0) < 0 ||
+	    ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
+		snprintf(err, errlen, "cannot start the call in thread %d: %s", (int)t->tid,
+			 strerror(errno));
+		ptrace(PTRACE_SETREGS, t->tid, 0, &saved);
+		return -1;
+	}
+	rc = call_wait(st, t, ret, q, &nq, err, errlen);
+	/* as it was, and held (the SIGSEGV stop is not given to it) */
+	ptrace(PTRACE_SETREGS, t->tid, 0, &saved);
+	ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &xs);
+	for (size_t k = 0; k < nq; k++)
+		syscall(SYS_tgkill, (int)st->pid, (int)t->tid, q[k]);
+	return rc;
+}
+#else
+int mw_ptstop_call(struct mw_ptstop *st, uint64_t fn, uint64_t arg, uint64_t *ret, char *err,
+		   size_t errlen)
+{
+	(void)fn; (void)arg; (void)ret;
+	snprintf(err, errlen, "calls into process %d are made on x86_64 only", (int)st->pid);
+	return -1;
+}
+#endif

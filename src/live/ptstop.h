@@ -84,4 +84,20 @@ uint64_t mw_ptstop_resume(struct mw_ptstop *st);
  * mw_ptstop_resume. */
 uint64_t mw_ptstop_leave_stopped(struct mw_ptstop *st);
 
+/* Make a held thread call fn(arg) in the process (x86_64: a thread with
+ * no signal to take, its registers and extended state (PTRACE_GETREGSET
+ * NT_X86_XSTATE) saved; a frame below its stack's red zone whose return
+ * address is 0; the call's return traps there with SIGSEGV, which is
+ * not given to it), then put it back as it was, held; the other threads
+ * stay held meanwhile.  The caller makes sure fn takes no lock another
+ * held thread holds (mw_ptstop_settle, snapshot.h's mw_snapshot_hold).
+ * Signals that came for it meanwhile are queued to it again (tgkill).
+ * 0 with fn's return value (rax) in *ret; -1 with a one-line reason in
+ * err (no thread can call: the process is in a job-control stop; its
+ * registers cannot be read; the thread exited or faulted).  If
+ * mallocwatch dies during the call, the thread returns to address 0 and
+ * the process gets SIGSEGV, as with gdb's "call". */
+int mw_ptstop_call(struct mw_ptstop *st, uint64_t fn, uint64_t arg, uint64_t *ret, char *err,
+		   size_t errlen);
+
 #endif /* MALLOCWATCH_PTSTOP_H */

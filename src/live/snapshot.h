@@ -197,6 +197,20 @@ int mw_snapshot_take_chunks(struct mw_proc *p, const struct mw_glibc *g, long ti
 int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		       struct mw_snapshot **out, char *err, size_t errlen);
 
+struct mw_ptstop;
+
+/* mw_snapshot_take_chunks, read only with the process stopped, whose
+ * threads are then all outside malloc's code and whose locks are all
+ * free (no lock-free reads; a process in a job-control stop, or whose
+ * threads do not all leave malloc within the settling's 0.1 s, is
+ * refused), and left held: on MW_SNAP_OK *held is the process's threads
+ * held by ptrace (ptstop.h), at a point where a call into the allocator
+ * (malloc_trim) takes no lock another thread holds; the caller lets them
+ * go with mw_ptstop_resume, from this thread.  Else *held is NULL and
+ * the status as mw_snapshot_take's. */
+int mw_snapshot_hold(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
+		     struct mw_snapshot **out, struct mw_ptstop **held, char *err, size_t errlen);
+
 /* mw_proc_open + mw_snapshot_take + mw_proc_close, for one snapshot of
  * pid.  As mw_snapshot_take (MW_SNAP_ERROR also when pid cannot be
  * opened). */

@@ -29,6 +29,8 @@ struct walk {
 	int list_locked;	/* glibc's list_lock held */
 	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
 	int leave_stopped;	/* mw_snapshot_leave_stopped */
+	int hold;		/* mw_snapshot_hold: keep it held once consistent */
+	struct mw_ptstop *held;	/* then: the threads held */
 	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */
 	int have_figures;
 };

@@ -216,7 +216,7 @@ void mw_snap_judge_locks(struct walk *w)
 /* Figures no allocator can have: marked, -1. */
 int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a)
 {
-	if (a->top && !mw_proc_mapped(w->p, a->top, a->top_size))
+	if (a->top && a->top_size && !mw_proc_mapped(w->p, a->top, a->top_size))
 		return mw_snap_badf(w, "arena 0x%llx: its top chunk 0x%llx of %llu bytes reaches beyond the "
 			    "mappings", (unsigned long long)a->addr, (unsigned long long)a->top,
 			    (unsigned long long)a->top_size);

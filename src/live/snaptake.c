@@ -44,10 +44,22 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 	job = mw_ptstop_job_stopped(st);
 	settled = mw_snap_settle(w, st, u, budget_end);
 	mw_snap_walk(w);
-	/* one thread may not lock: then only a thread out of libc is safe */
-	if (!settled && !job && s->consistent && mw_ptstop_threads(st) <= 1) {
+	/* one thread may not lock: then only a thread out of libc is safe;
+	 * a call into the process needs every thread out of it */
+	if (!settled && !job && s->consistent && (mw_ptstop_threads(st) <= 1 || w->hold)) {
 		s->consistent = 0;
-		snprintf(s->why, sizeof(s->why), "its thread did not leave libc's code");
+		snprintf(s->why, sizeof(s->why), "%s did not leave malloc's code",
+			 mw_ptstop_threads(st) <= 1 ? "its thread" : "a thread");
+	}
+	if (w->hold && job && s->consistent) {	/* not to be let run for a call */
+		s->consistent = 0;
+		snprintf(s->why, sizeof(s->why), "it is in a job-control stop (SIGSTOP)");
+	}
+	if (s->consistent && w->hold) {
+		w->held = st;	/* the caller lets it go */
+		s->stops++;
+		s->tries++;
+		return -1;
 	}
 	s->stopped_ns += s->consistent && w->leave_stopped ? mw_ptstop_leave_stopped(st) :
 			 mw_ptstop_resume(st);
@@ -136,11 +148,11 @@ void mw_snapshot_leave_stopped(int on)
 
 /* how: 0 a full walk, 1 headers only, 2 a full walk keeping chunks */
 static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeout_ms,
-		struct mw_snapshot **out, char *err, size_t errlen)
+		struct mw_snapshot **out, struct mw_ptstop **held, char *err, size_t errlen)
 {
 	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
 	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
-			  .headers_only = how == 1, .keep = how == 2 };
+			  .headers_only = how == 1, .keep = how == 2, .hold = !!held };
 	uint64_t t0 = mw_now_ns();
 	char note[300] = "";
 	int ret;
@@ -159,7 +171,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	s->minsize = (uint64_t)g->ch_fd_nextsize.off;	/* MINSIZE, as totals() */
 	s->taken_ns = mw_snap_now_ns(CLOCK_REALTIME);
 	w.leave_stopped = leave_stopped && !no_stop;
-	for (s->tries = 1; !w.leave_stopped; s->tries++) {
+	for (s->tries = 1; !w.leave_stopped && !w.hold; s->tries++) {
 		mw_snap_walk(&w);
 		if (s->consistent && !w.headers_only)
 			mw_snap_confirm(&w);	/* the same figures twice? */
@@ -171,7 +183,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 		}
 		mw_proc_refresh(p, err, errlen);	/* it may have mapped new heaps */
 	}
-	if (w.leave_stopped) {	/* read stopped only */
+	if (w.leave_stopped || w.hold) {	/* read stopped only */
 		s->tries = 0;
 		s->consistent = 0;
 	}
@@ -184,25 +196,34 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 		return ret;
 	}
 	*out = s;
+	if (held)
+		*held = w.held;
 	return MW_SNAP_OK;
 }
 
 int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 0, timeout_ms, out, err, errlen);
+	return take(p, g, 0, timeout_ms, out, NULL, err, errlen);
 }
 
 int mw_snapshot_take_chunks(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 			    struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 2, timeout_ms, out, err, errlen);
+	return take(p, g, 2, timeout_ms, out, NULL, err, errlen);
 }
 
 int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		       struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 1, timeout_ms, out, err, errlen);
+	return take(p, g, 1, timeout_ms, out, NULL, err, errlen);
+}
+
+int mw_snapshot_hold(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
+		     struct mw_snapshot **out, struct mw_ptstop **held, char *err, size_t errlen)
+{
+	*held = NULL;
+	return take(p, g, 2, timeout_ms, out, held, err, errlen);
 }
 
 int mw_snapshot_read(pid_t pid, struct mw_glibc *g, long timeout_ms, struct mw_snapshot **out,
