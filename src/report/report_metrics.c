@@ -304,10 +304,11 @@ static uint64_t counter_value(const struct mw_counters *c, enum cpick p)
 	return 0;
 }
 
-/* serve --probes: whether the tracer traces, each process read whether
- * it is traced, and the counters of those that are. */
-static void probe_families(FILE *out, const struct mw_psnap *v, size_t n,
-			   const struct mw_metrics_info *info, char *const *labels)
+/* serve --probes: whether the tracer traces, each process there (read,
+ * or not read consistently) whether it is traced, and the counters of
+ * those that are. */
+static void probe_families(FILE *out, size_t n, const struct mw_metrics_info *info,
+			   char *const *labels)
 {
 	const struct mw_metrics_probes *pb = info->probes;
 
@@ -317,7 +318,7 @@ static void probe_families(FILE *out, const struct mw_psnap *v, size_t n,
 	family(out, info, "mallocwatch_process_probes_traced", "", "gauge",
 	       "1 when the process is traced (it maps the libc file traced) and has probe counters; 0: none (another libc, e.g. one without SDT probes).");
 	for (size_t i = 0; i < n; i++)
-		if (v[i].snap)
+		if (labels[i])
 			fprintf(out, "mallocwatch_process_probes_traced{%s} %d\n", labels[i],
 				pb->traced[i]);
 	for (size_t k = 0; k < sizeof(counter_rows) / sizeof(counter_rows[0]); k++) {
@@ -326,7 +327,7 @@ static void probe_families(FILE *out, const struct mw_psnap *v, size_t n,
 		if (r->help)
 			family(out, info, r->name, r->unit, "counter", r->help);
 		for (size_t i = 0; i < n; i++) {
-			if (!v[i].snap || !pb->traced[i])
+			if (!labels[i] || !pb->traced[i])
 				continue;
 			fprintf(out, "%s%s%s_total{%s%s%s} %" PRIu64 "\n", r->name, *r->unit ? "_" : "",
 				r->unit, labels[i], *r->label ? "," : "", r->label,
@@ -385,13 +386,16 @@ int mw_metrics_write(FILE *out, const struct mw_psnap *v, size_t n,
 
 	if (!labels)
 		return -1;
+	/* a process with no reading (none consistent, say) is still there:
+	 * its probe counters come from the tracer */
 	for (size_t i = 0; i < n; i++)
-		if (v[i].snap && !(labels[i] = process_labels(&v[i])))
+		if ((v[i].snap || (v[i].have_where && v[i].fail != MW_PSNAP_EXITED)) &&
+		    !(labels[i] = process_labels(&v[i])))
 			goto cleanup;
 	arena_families(out, v, n, info, labels);
 	process_families(out, v, n, info, labels);
 	if (info->probes)
-		probe_families(out, v, n, info, labels);
+		probe_families(out, n, info, labels);
 	reading_families(out, v, n, info);
 	if (info->openmetrics)
 		fputs("# EOF\n", out);
