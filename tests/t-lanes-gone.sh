@@ -3,7 +3,7 @@
 # python3 starts 4 threads at a barrier; each makes an arena of its own
 # and exits; the main thread then sleeps 0.8 s.  The samples (every
 # 0.1 s) find the 4 threads gone from /proc/PID/task: the saved stream
-# has an X record for each of them and none for the main thread; in the
+# has a V record for each of them and none for the main thread; in the
 # --html page each of their lanes ends there with its mark, before the
 # axis's end, while the main thread's runs on; a replay of the stream
 # draws the same page.  Also: the libc is looked up again at each sample,
@@ -33,7 +33,7 @@ python3 - "$OUT/lanes.mw" "$OUT/lanes.html" "$OUT/lanes.txt" <<'PY' || fail "the
 import re, sys
 stream, html, txt = (open(f).read() for f in sys.argv[1:])
 pid = int(re.search(r"\(pid (\d+)\)", txt).group(1))
-gone = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^X (\d+) (\d+)$", stream, re.M)}
+gone = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^V (\d+) (\d+)$", stream, re.M)}
 # the arena creators, from the table: "0x... arena TID ..."
 creators = {int(t) for t in re.findall(r"^  0x[0-9a-f]+ +arena +(\d+) ", txt, re.M)}
 assert len(creators) == 4, txt

@@ -134,7 +134,7 @@ static uint64_t emit_sample(struct sink *k, const struct mw_snapshot *s)
 	return ns;
 }
 
-/* X records at the sample taken at ns: the threads the stream named that
+/* V records at the sample taken at ns: the threads the stream named that
  * /proc/PID/task no longer lists (each once).  Nothing when the process
  * itself is gone: its end says so. */
 static void threads_gone(struct sink *k, pid_t pid, uint64_t ns)

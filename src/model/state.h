@@ -76,7 +76,7 @@ struct mw_thread {
 	uint64_t jumps[3];	/* hits of setjmp, longjmp, longjmp_target */
 	uint64_t first_ns, last_ns;	/* its first and last timed event (T records;
 					 * CLOCK_MONOTONIC ns), 0 when none */
-	uint64_t gone_ns;	/* the first sample that found it gone (X
+	uint64_t gone_ns;	/* the first sample that found it gone (V
 				 * records): it exited before; 0 unknown */
 };
 
@@ -248,7 +248,7 @@ void mw_state_sample(struct mw_state *st, const struct mw_sample *s, size_t nare
 int mw_state_sample_arena(struct mw_state *st, const struct mw_sample_arena *a);
 int mw_state_sample_waits(struct mw_state *st, uint64_t waits);
 
-/* Thread tid was gone at the sample at ns (an X record): kept once, for a
+/* Thread tid was gone at the sample at ns (a V record): kept once, for a
  * thread the model knows (others are ignored).  0; -1 for ns 0. */
 int mw_state_thread_gone(struct mw_state *st, int tid, uint64_t ns);
 void mw_state_ready(struct mw_state *st);

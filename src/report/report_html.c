@@ -470,7 +470,7 @@ static struct lane_att *lane_index(const struct page *pg, const struct mw_thread
 	return v;
 }
 
-/* Where thread t's lane ends: the sample that found it gone (X records),
+/* Where thread t's lane ends: the sample that found it gone (V records),
  * else the axis's end. */
 static uint64_t lane_end(const struct page *pg, const struct mw_thread *t)
 {

@@ -70,7 +70,7 @@
 #define MW_REC_WAITS 'A'	/* A ID TID ARENA COUNT: W, and as many
 				 * hits of probe ID (memory_arena_reuse_wait) */
 #define MW_REC_BIAS 'B'		/* B BIAS */
-#define MW_REC_GONE 'X'		/* X TID NS: a thread the stream named was no
+#define MW_REC_GONE 'V'		/* V TID NS: a thread the stream named was no
 				 * longer in /proc/PID/task at the sample
 				 * taken at NS (mallocwatch; it exited in the
 				 * interval before) */
