@@ -33,7 +33,9 @@
 #include "protocol.h"
 #include "report.h"
 #include "runtime.h"
+#include "report_stacks.h"
 #include "snapshot.h"
+#include "stacks.h"
 #include "state.h"
 #include "stream.h"
 #include "trace_run.h"
@@ -98,6 +100,7 @@ struct sink {
 	char skip_why[PATH_MAX + 512];	/* the first skipped sample's reason */
 	uint64_t main_sym;	/* main_arena's link-time address; 0 unknown */
 	int bias_sent;		/* a B record from a snapshot went out */
+	struct mw_stacks *stacks;	/* --stacks; NULL without */
 };
 
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
@@ -218,6 +221,7 @@ static void exit_snapshot(void *ctx, pid_t pid)
 	char err[PATH_MAX + 512];
 	struct mw_explained e;
 
+	mw_stacks_sync(k->stacks);	/* its last stacks, while its maps are there */
 	if (!k->have_sg && mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)
 		k->have_sg = 1;
 	/* the program as it ends, while it is there to be read */
@@ -531,6 +535,18 @@ static void start_state(struct sink *k, const struct trace_opts *o, const struct
 	}
 }
 
+/* --folded FILE: the stacks' folded lines.  0, or -1 after a message. */
+static int write_folded(const char *path, struct mw_stacks *s)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f || mw_report_stacks_folded(f, s) < 0 || fclose(f) != 0) {
+		mw_error("cannot write '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* After a traced run r that worked: the notes on how it ended (sites:
  * the probe sites the tracer still detaches from), -p's snapshot at the
  * end, --save-stream's footer, then the reports.  Returns the exit
@@ -579,12 +595,14 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.ledger_end = k->pr->ledger_end,
-		.env = &menv };
+		.env = &menv, .stacks = k->stacks };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
 	if (k->save)
 		mw_run_save_footer(k->save, r, findings);
 	status = mw_run_conclude(out, k->st, r, &ri);
+	if (o->folded && write_folded(o->folded, k->stacks) < 0)
+		status = MW_EXIT_RUNTIME;
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
@@ -640,6 +658,12 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
 	start_state(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
+	if (o->stacks && !(k.stacks = mw_stacks_start(libc_path, err, sizeof(err)))) {
+		mw_error("--stacks: %s", err);
+		goto cleanup;
+	}
+	if (k.stacks && o->pid)
+		mw_stacks_watch(k.stacks, o->pid);
 	if (mw_signal_pending()) {
 		r = (struct mw_trace_result){ .interrupted = mw_signal_take() };
 		snprintf(err, sizeof(err), "interrupted by signal %d (%s) before tracing started",
@@ -651,6 +675,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				.missing = missing, .sample = sample, .sample_ms = o->interval_ms ?
 				o->interval_ms : o->pid ? 1000 : 100 }, on_line, &k, &r, err,
 				sizeof(err)) == 0) {
+		mw_stacks_stop(k.stacks);
 		if (r.detaching)
 			*detaching = r.detaching;
 		status = report_run(o, out, &k, &r, p.libc, libc_path, p.env.rt, p.gst.sites,
@@ -663,6 +688,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 cleanup:
 	if (k.have_proc)
 		mw_proc_close(&k.proc);
+	mw_stacks_free(k.stacks);
 	mw_procs_free(k.procs);	/* the model and the snapshots */
 	mw_run_prep_free(&p);
 	return status;

@@ -60,6 +60,8 @@ struct trace_opts {
 	long interval_ms;		/* --interval; 0 = the default */
 	long read_timeout_ms;		/* --read-timeout; 0 = MW_SNAP_TIMEOUT_MS */
 	const char *html;		/* --html */
+	int stacks;			/* --stacks: user stacks of the rare events */
+	const char *folded;		/* --folded FILE: their folded lines */
 	int progress;			/* --progress 1, --no-progress 0, else -1 */
 };
 

@@ -1,0 +1,95 @@
+/* stacks.h - user call stacks of the rare allocator events (--stacks).
+ *
+ * stapbpf has no ubacktrace(), so the stacks come from beside the
+ * tracer: for each rare probe site of the traced libc (arena_new,
+ * arena_reuse*, heap_new, heap_free, sbrk_more, the threshold change,
+ * mallopt*, the retries, tcache_double_free) a perf event of the
+ * kernel's "uprobe" PMU (/sys/bus/event_source/devices/uprobe/type;
+ * config1 the file's path, config2 the site's file offset) is opened on
+ * every CPU, with PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER (16
+ * KiB of stack).  The events are system-wide (pid -1): on this machine's
+ * kernel a per-task uprobe event opened on more than one CPU gave no
+ * samples at all, and a per-task event on every CPU cannot be mmapped
+ * with inherit (threads made later); so samples are kept only from the
+ * processes watched: mallocwatch's own descendants (-c, -c -f) and the
+ * pids given (-p).  The uprobes coexist with the tracer's on the same
+ * sites (both are consumers of one uprobe).
+ *
+ * A reader thread drains the per-CPU ring buffers (perf_event_open(2),
+ * "MMAP layout"), keeps each watched process's /proc/PID/maps and a
+ * descriptor of every file it maps (read again when a stack runs into
+ * an address no module holds), unwinds each sample at once with libdwfl
+ * (unwind.h) and keeps only the program counters, so the stack copies
+ * are not kept.  Symbols are looked up when a report asks.
+ */
+#ifndef MALLOCWATCH_STACKS_H
+#define MALLOCWATCH_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwind.h"
+
+/* One probe hit with its stack. */
+struct mw_stack_event {
+	int probe;			/* enum mw_probe_id */
+	pid_t pid, tid;
+	uint64_t time_ns;		/* CLOCK_MONOTONIC */
+	int64_t args[3];		/* the probe's first arguments, read from
+					 * the sampled registers and stack */
+	unsigned args_known;		/* bit i: args[i] could be read (a
+					 * register, a constant or a stack slot;
+					 * not other memory) */
+	int npcs;			/* 0..MW_MAX_FRAMES */
+	uint64_t pcs[MW_MAX_FRAMES];	/* innermost first: the probe site */
+};
+
+struct mw_stacks_stats {
+	unsigned long sites;		/* probe sites with an event */
+	unsigned long cpus;		/* CPUs with events */
+	unsigned long samples;		/* kept */
+	unsigned long foreign;		/* of processes not watched, dropped */
+	unsigned long lost;		/* PERF_RECORD_LOST: the rings were full */
+	unsigned long unwound;		/* samples with more than one frame */
+	double unwind_us;		/* mean time to unwind one, microseconds */
+};
+
+struct mw_stacks;	/* opaque */
+
+/* Is probe id (enum mw_probe_id) one of the rare probes stacked?  1 or 0. */
+int mw_stacks_probe_stacked(int id);
+
+/* Open the events on the rare probes of the libc file at libc_path (a
+ * path valid in mallocwatch's mount namespace, to the inode the traced
+ * processes map) and start the reader.  Returns NULL with a one-line
+ * reason in err: no uprobe PMU, perf_event_open(2) refused (not root), no
+ * rare probe site in the file. */
+struct mw_stacks *mw_stacks_start(const char *libc_path, char *err, size_t errlen);
+
+/* Keep the samples of pid too (besides mallocwatch's descendants). */
+void mw_stacks_watch(struct mw_stacks *s, pid_t pid);
+
+/* Drain the rings now, from the calling thread: call it while a traced
+ * process still exists (its exit stop), so its last samples find its
+ * maps. */
+void mw_stacks_sync(struct mw_stacks *s);
+
+/* Stop the reader, close the events, drain what is left. */
+void mw_stacks_stop(struct mw_stacks *s);
+
+/* The events kept, in the order read (per CPU in time order). */
+size_t mw_stacks_count(const struct mw_stacks *s);
+const struct mw_stack_event *mw_stacks_event(const struct mw_stacks *s, size_t i);
+
+/* Symbolize frame i of e into f (libdwfl, the module map of e's process
+ * as last read). */
+void mw_stacks_frame(struct mw_stacks *s, const struct mw_stack_event *e, int i,
+		     struct mw_frame *f);
+
+void mw_stacks_get_stats(const struct mw_stacks *s, struct mw_stacks_stats *st);
+
+/* Free everything (stops first if needed).  NULL allowed. */
+void mw_stacks_free(struct mw_stacks *s);
+
+#endif /* MALLOCWATCH_STACKS_H */
