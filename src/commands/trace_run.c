@@ -676,6 +676,8 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				o->interval_ms : o->pid ? 1000 : 100 }, on_line, &k, &r, err,
 				sizeof(err)) == 0) {
 		mw_stacks_stop(k.stacks);
+		if (k.stacks && r.pid > 0)
+			mw_stacks_only(k.stacks, r.pid);
 		if (r.detaching)
 			*detaching = r.detaching;
 		status = report_run(o, out, &k, &r, p.libc, libc_path, p.env.rt, p.gst.sites,

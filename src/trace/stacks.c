@@ -382,6 +382,21 @@ void mw_stacks_stop(struct mw_stacks *s)
 	drain(s);
 }
 
+void mw_stacks_only(struct mw_stacks *s, pid_t pid)
+{
+	size_t n = 0;
+
+	s->st.unwound = 0;
+	for (size_t i = 0; i < s->nev; i++)
+		if (s->ev[i].pid == pid) {
+			s->st.unwound += s->ev[i].npcs > 1;
+			s->ev[n++] = s->ev[i];
+		} else
+			s->st.foreign++;
+	s->st.samples -= s->nev - n;
+	s->nev = n;
+}
+
 size_t mw_stacks_count(const struct mw_stacks *s)
 {
 	return s->nev;

@@ -78,6 +78,11 @@ void mw_stacks_sync(struct mw_stacks *s);
 /* Stop the reader, close the events, drain what is left. */
 void mw_stacks_stop(struct mw_stacks *s);
 
+/* After the stop: drop the events of every process but pid (-c without
+ * -f: mallocwatch's other children, short-lived helpers that run under
+ * the same libc, are descendants too), counted as foreign. */
+void mw_stacks_only(struct mw_stacks *s, pid_t pid);
+
 /* The events kept, in the order read (per CPU in time order). */
 size_t mw_stacks_count(const struct mw_stacks *s);
 const struct mw_stack_event *mw_stacks_event(const struct mw_stacks *s, size_t i);
