@@ -594,10 +594,14 @@ static int cleanup_only(void)
 }
 
 static const char replay_usage[] =
-"Usage: mallocwatch replay [-o FILE] [--json FILE] [--html FILE] [-q] STREAM\n"
+"Usage: mallocwatch replay [-o FILE] [--json FILE] [--html FILE] [--folded FILE]\n"
+"                          [-q] STREAM\n"
 "\n"
 "Report again on a stream recorded with --save-stream: the same summary,\n"
-"JSON, HTML and exit status as the run that recorded it.\n"
+"JSON, HTML and exit status as the run that recorded it.  A stream saved\n"
+"with --stacks keeps the raw stacks and module maps: they are symbolized now,\n"
+"from the files named when they are there with the same build-id (else\n"
+"module+offset and build-id); --folded FILE writes their folded lines.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";
@@ -619,6 +623,7 @@ int cmd_replay(int argc, char **argv)
 		case 'o': o.out = optarg; break;
 		case OPT_JSON: o.json = optarg; break;
 		case OPT_HTML: o.html = optarg; break;
+		case OPT_FOLDED: o.folded = optarg; break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(replay_usage, stdout); return MW_EXIT_OK;
 		default: mw_usage_error("bad option");
@@ -646,8 +651,14 @@ int cmd_replay(int argc, char **argv)
 		.lost = m.tracer_lost };
 	snprintf(r.tracer_msg, sizeof(r.tracer_msg), "%s", m.tracer_msg);
 	ri = (struct mw_run_info){ .argv = (const char *const *)m.argv, .libc = m.libc,
-		.runtime = m.runtime, .findings_text = m.findings };
+		.runtime = m.runtime, .findings_text = m.findings, .stacks = m.stacks };
 	status = mw_run_conclude(&out, st, &r, &ri);
+	if (o.folded && !m.stacks) {
+		mw_error("--folded: '%s' has no stacks (it was not saved with --stacks)",
+			 argv[optind]);
+		status = MW_EXIT_RUNTIME;
+	} else if (o.folded && mw_run_write_folded(o.folded, m.stacks) < 0)
+		status = MW_EXIT_RUNTIME;
 	if (mw_outputs_close(&o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 cleanup:

@@ -535,8 +535,7 @@ static void start_state(struct sink *k, const struct trace_opts *o, const struct
 	}
 }
 
-/* --folded FILE: the stacks' folded lines.  0, or -1 after a message. */
-static int write_folded(const char *path, struct mw_stacks *s)
+int mw_run_write_folded(const char *path, struct mw_stacks *s)
 {
 	FILE *f = fopen(path, "we");
 
@@ -598,10 +597,12 @@ static int report_run(const struct trace_opts *o, struct outputs *out, struct si
 		.env = &menv, .stacks = k->stacks };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
+	if (k->save && k->stacks)
+		mw_stacks_save(k->stacks, k->save);	/* before the footer */
 	if (k->save)
 		mw_run_save_footer(k->save, r, findings);
 	status = mw_run_conclude(out, k->st, r, &ri);
-	if (o->folded && write_folded(o->folded, k->stacks) < 0)
+	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
 		status = MW_EXIT_RUNTIME;
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));

@@ -161,4 +161,9 @@ void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e);
 void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings);
 
+/* --folded FILE: the folded lines of the stacks s (report_stacks.h)
+ * into path, made or truncated.  0, or -1 after a message. */
+struct mw_stacks;
+int mw_run_write_folded(const char *path, struct mw_stacks *s);
+
 #endif /* MALLOCWATCH_TRACE_RUN_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
@@ -24,7 +25,8 @@
 struct mw_unwinder {
 	Dwfl *dwfl;
 	pid_t pid;
-	const struct mw_unwind_file *files;
+	struct mw_unwind_file *files;	/* a copy of the array (not of the
+					 * names and descriptors) */
 	size_t nfiles;
 	int attached;
 	/* the sample being unwound */
@@ -127,7 +129,9 @@ struct mw_unwinder *mw_unwinder_new(pid_t pid, const char *maps,
 	FILE *f = NULL;
 
 	u->pid = pid;
-	u->files = files;
+	u->files = xcalloc(nfiles ? nfiles : 1, sizeof(*files));
+	if (nfiles)
+		memcpy(u->files, files, nfiles * sizeof(*files));
 	u->nfiles = nfiles;
 	current = u;
 	if (!(u->dwfl = dwfl_begin(&callbacks)) ||
@@ -204,6 +208,48 @@ int mw_unwinder_covers(struct mw_unwinder *u, uint64_t addr)
 	return dwfl_addrmodule(u->dwfl, addr) != NULL;
 }
 
+/* The n bytes of a build-id as hex into out (41 bytes). */
+static void hex_id(const unsigned char *bits, int n, char *out)
+{
+	out[0] = '\0';
+	for (int i = 0; i < n && i < 20; i++)
+		snprintf(out + 2 * i, 3, "%02x", bits[i]);
+}
+
+int mw_unwinder_build_id(struct mw_unwinder *u, uint64_t addr, char *out)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	Dwfl_Module *m;
+	int n = 0;
+
+	out[0] = '\0';
+	current = u;
+	if ((m = dwfl_addrmodule(u->dwfl, addr))) {
+		(void)dwfl_module_getelf(m, &bias);	/* the build-id is read from it */
+		if ((n = dwfl_module_build_id(m, &bits, &vaddr)) > 0)
+			hex_id(bits, n, out);
+	}
+	current = NULL;
+	return n > 0 ? 0 : -1;
+}
+
+int mw_build_id_of_fd(int fd, char *out)
+{
+	const void *bits;
+	Elf *elf;
+	ssize_t n = -1;
+
+	out[0] = '\0';
+	elf_version(EV_CURRENT);
+	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return -1;
+	if ((n = dwelf_elf_gnu_build_id(elf, &bits)) > 0)
+		hex_id(bits, (int)n, out);
+	elf_end(elf);
+	return n > 0 ? 0 : -1;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -231,8 +277,7 @@ void mw_unwind_symbolize(struct mw_unwinder *u, uint64_t pc, int activation,
 	if ((s = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL)))
 		snprintf(f->module, sizeof(f->module), "%s", base_name(s));
 	if ((n = dwfl_module_build_id(m, &bits, &vaddr)) > 0)
-		for (int i = 0; i < n && i < 20; i++)
-			snprintf(f->build_id + 2 * i, 3, "%02x", bits[i]);
+		hex_id(bits, n, f->build_id);
 	if ((s = dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL))) {
 		snprintf(f->function, sizeof(f->function), "%s", s);
 		f->offset = pc - (at - off);
@@ -252,5 +297,6 @@ void mw_unwinder_free(struct mw_unwinder *u)
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
 	current = NULL;
+	free(u->files);
 	free(u);
 }

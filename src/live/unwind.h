@@ -44,14 +44,16 @@ struct mw_unwind_file {
 	int fd;
 };
 
-/* One frame, symbolized. */
+/* One frame, symbolized (by libdwfl; or, where the module's file could
+ * not be used, from the module map alone: module, build_id and offset). */
 struct mw_frame {
 	uint64_t pc;		/* the address (a return address for every frame
 				 * but the first) */
 	char module[64];	/* base name of the module's file, "" unknown */
 	char build_id[41];	/* hex, "" when none */
 	char function[160];	/* "" unknown */
-	uint64_t offset;	/* pc - the function's start */
+	uint64_t offset;	/* pc - the function's start; with no function,
+				 * the pc's offset in the module's file */
 	char file[160];		/* source file, "" without debug info */
 	int line;		/* 0 without debug info */
 };
@@ -59,8 +61,8 @@ struct mw_frame {
 struct mw_unwinder;	/* opaque: one address space's modules */
 
 /* The modules of pid's address space from maps (its /proc/PID/maps text,
- * copied) and files (their descriptors, dup()ed when used; the caller
- * keeps them open while the unwinder lives).  A mapping of a file not in
+ * copied) and files (the array is copied; their names and descriptors,
+ * dup()ed when used, stay the caller's, valid while the unwinder lives).  A mapping of a file not in
  * files is opened by its name (as libdwfl would).  Returns NULL with a
  * reason in err (errlen bytes) when libdwfl cannot read the map. */
 struct mw_unwinder *mw_unwinder_new(pid_t pid, const char *maps,
@@ -82,6 +84,15 @@ int mw_unwinder_covers(struct mw_unwinder *u, uint64_t addr);
  * names that function) into f. */
 void mw_unwind_symbolize(struct mw_unwinder *u, uint64_t pc, int activation,
 			 struct mw_frame *f);
+
+/* The build-id of the module of u's map that holds addr, as hex into
+ * out (41 bytes; "" when unknown).  0, or -1 when there is none (no
+ * module there, its file unreadable or without a build-id note). */
+int mw_unwinder_build_id(struct mw_unwinder *u, uint64_t addr, char *out);
+
+/* The GNU build-id note of the ELF file open at fd, as hex into out (41
+ * bytes).  0, or -1 when it has none or is no ELF file ("" in out). */
+int mw_build_id_of_fd(int fd, char *out);
 
 /* Free u (NULL allowed). */
 void mw_unwinder_free(struct mw_unwinder *u);

@@ -36,7 +36,7 @@ static void label(const struct mw_frame *f, char *buf, size_t len)
 	if (f->function[0])
 		snprintf(buf, len, "%s", f->function);
 	else if (f->module[0])
-		snprintf(buf, len, "0x%" PRIx64 " (%s)", f->pc, f->module);
+		snprintf(buf, len, "%s+0x%" PRIx64, f->module, f->offset);
 	else
 		snprintf(buf, len, "0x%" PRIx64, f->pc);
 }
@@ -89,6 +89,7 @@ static void symbolize(struct mw_stacks *s, const struct mw_stack_event *e, struc
 			snprintf(lab, sizeof(lab), "%s", fr[i].function);
 		else
 			snprintf(lab, sizeof(lab), "[%s]", fr[i].module[0] ? fr[i].module : "unknown");
+		/* (a module+offset would split one caller into many: the module) */
 		for (char *c = lab; *c; c++)
 			if (*c == ';' || *c == ' ')
 				*c = '_';
@@ -195,6 +196,9 @@ int mw_report_stacks_text(FILE *f, struct mw_stacks *s)
 	fprintf(f, "\nStacks (--stacks): %lu probe hits with a stack at %lu probe sites, "
 		"%lu unwound past the probe, %lu lost, %lu of other processes left out\n",
 		st.samples, st.sites, st.unwound, st.lost, st.foreign);
+	if (st.stale)
+		fprintf(f, "  %lu read after their process had exec'd another program: "
+			"no module map, the probe site alone\n", st.stale);
 	each_text(f, v, n, MW_P_memory_arena_new);
 	grouped_text(f, v, n, MW_P_memory_sbrk_more);
 	grouped_text(f, v, n, MW_P_memory_heap_new);
@@ -271,11 +275,11 @@ json_t *mw_report_stacks_json(struct mw_stacks *s)
 			"tid", (int)e->tid, "time_ns", (json_int_t)e->time_ns,
 			"args", args, "frames", json_frames(s, e)));
 	}
-	mw_json_set(&root, "stats", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+	mw_json_set(&root, "stats", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
 		"sites", (json_int_t)st.sites, "cpus", (json_int_t)st.cpus,
 		"samples", (json_int_t)st.samples, "unwound", (json_int_t)st.unwound,
 		"lost", (json_int_t)st.lost, "foreign", (json_int_t)st.foreign,
-		"unwind_us", st.unwind_us));
+		"stale", (json_int_t)st.stale, "unwind_us", st.unwind_us));
 	mw_json_set(&root, "events", evs);
 	return root;
 }

@@ -62,6 +62,12 @@
 #define MW_REC_WAITS 'A'	/* A ID TID ARENA COUNT: W, and as many
 				 * hits of probe ID (memory_arena_reuse_wait) */
 #define MW_REC_BIAS 'B'		/* B BIAS */
+#define MW_REC_STACKMAP 'L'	/* L PID IMAGE START END OFFSET BUILDID PATH:
+				 * --stacks, written by mallocwatch into a
+				 * saved stream (stacks_save.c) */
+#define MW_REC_STACK 'X'	/* X PROBE PID TID IMAGE NS KNOWN A1 A2 A3 PC.. */
+#define MW_REC_STACKSTATS 'Z'	/* Z SITES CPUS SAMPLES UNWOUND LOST FOREIGN
+				 * STALE UNWIND_NS */
 #define MW_REC_PROCESS '@'	/* @PID RECORD: RECORD (any of the above but P)
 				 * is process PID's; only in runs of several
 				 * processes (procs.h) */

@@ -386,10 +386,11 @@ void mw_stacks_only(struct mw_stacks *s, pid_t pid)
 {
 	size_t n = 0;
 
-	s->st.unwound = 0;
+	s->st.unwound = s->st.stale = 0;
 	for (size_t i = 0; i < s->nev; i++)
 		if (s->ev[i].pid == pid) {
 			s->st.unwound += s->ev[i].npcs > 1;
+			s->st.stale += s->ev[i].image < 0;
 			s->ev[n++] = s->ev[i];
 		} else
 			s->st.foreign++;
@@ -407,17 +408,52 @@ const struct mw_stack_event *mw_stacks_event(const struct mw_stacks *s, size_t i
 	return &s->ev[i];
 }
 
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* What the module map alone says of f->pc: the file mapping that holds
+ * it, its build-id and the pc's offset in the file. */
+static void from_map(struct stk_image *im, struct mw_frame *f)
+{
+	uint64_t at = f->pc;
+
+	stk_image_map(im);
+	for (size_t i = 0; i < im->nmap; i++) {
+		const struct stk_map *m = &im->map[i];
+
+		if (at < m->start || at >= m->end)
+			continue;
+		if (!f->module[0])
+			snprintf(f->module, sizeof(f->module), "%s", base_name(m->path));
+		if (!f->build_id[0])
+			snprintf(f->build_id, sizeof(f->build_id), "%s", m->build_id);
+		if (!f->function[0])
+			f->offset = at - m->start + m->offset;
+		return;
+	}
+}
+
 void mw_stacks_frame(struct mw_stacks *s, const struct mw_stack_event *e, int i,
 		     struct mw_frame *f)
 {
-	struct stk_proc *p = stk_proc_get(s, e->pid);
+	struct stk_proc *p = stk_proc_find(s, e->pid);
+	struct stk_image *im = p && e->image >= 0 && (size_t)e->image < p->nimg ?
+			       &p->img[e->image] : NULL;
 
-	if (p->u)
-		mw_unwind_symbolize(p->u, e->pcs[i], i == 0, f);
-	else {
-		memset(f, 0, sizeof(*f));
-		f->pc = e->pcs[i];
-	}
+	memset(f, 0, sizeof(*f));
+	f->pc = e->pcs[i];
+	if (!im)
+		return;	/* no module map is known for it */
+	if (s->saved)
+		stk_image_load(p, im, s->search_dir);
+	if (im->u)
+		mw_unwind_symbolize(im->u, e->pcs[i], i == 0, f);
+	if (!f->function[0] || !f->build_id[0])
+		from_map(im, f);
 }
 
 void mw_stacks_get_stats(const struct mw_stacks *s, struct mw_stacks_stats *st)
@@ -490,5 +526,6 @@ void mw_stacks_free(struct mw_stacks *s)
 	free(s->rec);
 	free(s->ev);
 	free(s->watch);
+	free(s->search_dir);
 	free(s);
 }

@@ -26,6 +26,7 @@
 #define MALLOCWATCH_STACKS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -41,6 +42,8 @@ struct mw_stack_event {
 	unsigned args_known;		/* bit i: args[i] could be read (a
 					 * register, a constant or a stack slot;
 					 * not other memory) */
+	int image;			/* the module map of its process it was
+					 * unwound with (an index); -1 none */
 	int npcs;			/* 0..MW_MAX_FRAMES */
 	uint64_t pcs[MW_MAX_FRAMES];	/* innermost first: the probe site */
 };
@@ -52,6 +55,9 @@ struct mw_stacks_stats {
 	unsigned long foreign;		/* of processes not watched, dropped */
 	unsigned long lost;		/* PERF_RECORD_LOST: the rings were full */
 	unsigned long unwound;		/* samples with more than one frame */
+	unsigned long stale;		/* read after their process left the
+					 * image they ran in (an exec): no
+					 * module map, the first frame alone */
 	double unwind_us;		/* mean time to unwind one, microseconds */
 };
 
@@ -93,6 +99,23 @@ void mw_stacks_frame(struct mw_stacks *s, const struct mw_stack_event *e, int i,
 		     struct mw_frame *f);
 
 void mw_stacks_get_stats(const struct mw_stacks *s, struct mw_stacks_stats *st);
+
+/* Write the stacks as records of a saved stream (stacks_save.c, docs/
+ * protocol.md "Stacks"): the module maps the events were unwound with
+ * (L), the events with their raw program counters (X), the counts (Z).
+ * Call it after mw_stacks_stop.  0, or -1 on a write error. */
+int mw_stacks_save(struct mw_stacks *s, FILE *f);
+
+/* Is line one of those records (its letter and a space)?  1 or 0. */
+int mw_stacks_record(const char *line);
+
+/* One such record of a saved stream into *sp (made at the first: a set
+ * of stacks with no events open, symbolized from the files the L records
+ * name when they are there with the recorded build-id, or from files of
+ * the same base name beside libc, the path of the libc traced (NULL
+ * none); else from the map alone).  0, or -1 when the line is garbled
+ * (nothing kept). */
+int mw_stacks_load_line(struct mw_stacks **sp, const char *line, const char *libc);
 
 /* Free everything (stops first if needed).  NULL allowed. */
 void mw_stacks_free(struct mw_stacks *s);

@@ -7,6 +7,7 @@
 #define MALLOCWATCH_STACKS_INT_H
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include "sdtarg.h"
 #include "stacks.h"
@@ -21,15 +22,36 @@ struct stk_site {
 	int nargs;			/* parsed, at most 3 */
 };
 
+/* One file mapping of an image: a line of /proc/PID/maps with a path,
+ * and the build-id of the file (from libdwfl's module; "" unknown). */
+struct stk_map {
+	uint64_t start, end, offset;
+	char *path;
+	char build_id[41];
+};
+
+/* One module map of a process: its maps as read at one time (a live
+ * run), or rebuilt from the saved stream's L records (a replay). */
+struct stk_image {
+	char *maps;			/* /proc/PID/maps text; NULL before made */
+	struct mw_unwinder *u;		/* over maps; NULL none could be made */
+	size_t nev;			/* events unwound with it */
+	struct stk_map *map;		/* its file mappings, filled by
+					 * stk_image_map() or L records */
+	size_t nmap, cmap;
+	int mapped;			/* map[] is filled */
+	int tried;			/* a replay's unwinder was tried */
+};
+
 /* One process seen in samples. */
 struct stk_proc {
 	pid_t pid;
 	int watched;			/* 1 keep, 0 drop */
-	char *maps;			/* its /proc/PID/maps, as last read */
+	struct stk_image *img;		/* its module maps, the current last */
+	size_t nimg, cimg;
 	struct mw_unwind_file *files;	/* the files it maps, opened */
 	size_t nfiles, cfiles;
-	struct mw_unwinder *u;		/* over maps; NULL before the first */
-	long long read_ms;		/* when maps was read */
+	long long read_ms;		/* when its maps were last read */
 };
 
 struct mw_stacks {
@@ -53,7 +75,28 @@ struct mw_stacks {
 	size_t nwatch, cwatch;
 	struct mw_stacks_stats st;
 	double unwind_us_sum;
+	int saved;			/* read from a saved stream: no events,
+					 * no /proc */
+	char *search_dir;		/* a saved stream's libc directory */
 };
+
+/* The process pid's entry, or NULL when no sample of it was kept. */
+struct stk_proc *stk_proc_find(struct mw_stacks *s, pid_t pid);
+
+/* A new entry for pid, watched, with no image (a replay's). */
+struct stk_proc *stk_proc_add(struct mw_stacks *s, pid_t pid);
+
+/* Image i of p, made empty when p has fewer (a replay's L records). */
+struct stk_image *stk_image_at(struct stk_proc *p, size_t i);
+
+/* Fill im->map from im->maps and its unwinder (build-ids); no-op when
+ * it is filled (a replay's, from its records). */
+void stk_image_map(struct stk_image *im);
+
+/* Make a replayed image's unwinder from its map: only the files whose
+ * build-id is the recorded one (or that have none recorded) are used,
+ * found at their path or, by base name, in dir (NULL: none). */
+void stk_image_load(struct stk_proc *p, struct stk_image *im, const char *dir);
 
 /* The process pid's entry, made (its fate decided: watched or not) when
  * first seen.  Never NULL. */

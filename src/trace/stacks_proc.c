@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +60,55 @@ static int is_watched(const struct mw_stacks *s, pid_t pid)
 	return 0;
 }
 
-struct stk_proc *stk_proc_get(struct mw_stacks *s, pid_t pid)
+struct stk_proc *stk_proc_find(struct mw_stacks *s, pid_t pid)
 {
-	struct stk_proc *p;
-
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (s->procs[i].pid == pid)
 			return &s->procs[i];
+	return NULL;
+}
+
+struct stk_proc *stk_proc_add(struct mw_stacks *s, pid_t pid)
+{
+	struct stk_proc *p;
+
 	XGROW(s->procs, s->nprocs + 1, s->cprocs);
 	p = &s->procs[s->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	p->watched = is_watched(s, pid);
+	p->watched = 1;
 	return p;
+}
+
+struct stk_proc *stk_proc_get(struct mw_stacks *s, pid_t pid)
+{
+	struct stk_proc *p = stk_proc_find(s, pid);
+
+	if (!p) {
+		p = stk_proc_add(s, pid);
+		p->watched = is_watched(s, pid);
+	}
+	return p;
+}
+
+struct stk_image *stk_image_at(struct stk_proc *p, size_t i)
+{
+	if (i >= p->nimg) {
+		XGROW(p->img, i + 1, p->cimg);
+		memset(p->img + p->nimg, 0, (i + 1 - p->nimg) * sizeof(*p->img));
+		p->nimg = i + 1;
+	}
+	return &p->img[i];
+}
+
+static void image_free(struct stk_image *im)
+{
+	mw_unwinder_free(im->u);
+	free(im->maps);
+	for (size_t i = 0; i < im->nmap; i++)
+		free(im->map[i].path);
+	free(im->map);
+	memset(im, 0, sizeof(*im));
 }
 
 static char *read_maps(pid_t pid)
@@ -101,7 +138,7 @@ static char *read_maps(pid_t pid)
 }
 
 /* Open each file maps names that p has no descriptor of. */
-static void open_files(struct stk_proc *p)
+static void open_files(struct stk_proc *p, const char *maps)
 {
 	char err[PATH_MAX + 256];
 	struct mw_mapped m;
@@ -109,7 +146,7 @@ static void open_files(struct stk_proc *p)
 	unsigned int maj, min;
 	int at;
 
-	for (const char *l = p->maps; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+	for (const char *l = maps; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
 		const char *nl = strchr(l, '\n');
 		size_t len;
 		int fd, have = 0;
@@ -140,26 +177,35 @@ static void open_files(struct stk_proc *p)
 	}
 }
 
-/* Read p's maps again; a new unwinder when they changed.  0, or -1 when
- * the process is gone (the last map stays). */
+/* p's current image, NULL before the first */
+static struct stk_image *current(struct stk_proc *p)
+{
+	return p->nimg ? &p->img[p->nimg - 1] : NULL;
+}
+
+/* Read p's maps again; a new image when they changed (the current one
+ * replaced when no event was unwound with it).  0, or -1 when the
+ * process is gone (the last image stays). */
 static int refresh(struct stk_proc *p)
 {
 	char err[256];
 	char *maps = read_maps(p->pid);
+	struct stk_image *im = current(p);
 
 	p->read_ms = mw_now_ms();
 	if (!maps)
 		return -1;
-	if (p->maps && strcmp(maps, p->maps) == 0) {
+	if (im && im->maps && strcmp(maps, im->maps) == 0) {
 		free(maps);
 		return 0;
 	}
-	free(p->maps);
-	p->maps = maps;
-	open_files(p);
-	/* (the old unwinder points into files, which may have moved) */
-	mw_unwinder_free(p->u);
-	p->u = mw_unwinder_new(p->pid, p->maps, p->files, p->nfiles, err, sizeof(err));
+	if (im && im->nev == 0)
+		image_free(im);
+	else
+		im = stk_image_at(p, p->nimg);
+	im->maps = maps;
+	open_files(p, maps);
+	im->u = mw_unwinder_new(p->pid, maps, p->files, p->nfiles, err, sizeof(err));
 	return 0;
 }
 
@@ -168,17 +214,33 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, pid_t tid,
 		     struct mw_stack_event *e)
 {
 	uint64_t t0 = mw_now_ns();
+	struct stk_image *im = current(p);
 
 	e->npcs = 0;
-	if (!p->u || !mw_unwinder_covers(p->u, regs[MW_UR_IP]))
+	e->image = -1;
+	if (!im || !im->u || !mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
 		refresh(p);
-	if (p->u)
-		e->npcs = mw_unwind(p->u, tid, regs, stack, len, e->pcs, MW_MAX_FRAMES);
+		im = current(p);
+	}
+	if (im && im->u)
+		e->npcs = mw_unwind(im->u, tid, regs, stack, len, e->pcs, MW_MAX_FRAMES);
 	/* ended in an address no module holds: a library loaded since */
-	if (p->u && e->npcs > 0 && e->npcs < MW_MAX_FRAMES &&
-	    !mw_unwinder_covers(p->u, e->pcs[e->npcs - 1]) &&
-	    mw_now_ms() - p->read_ms > 20 && refresh(p) == 0)
-		e->npcs = mw_unwind(p->u, tid, regs, stack, len, e->pcs, MW_MAX_FRAMES);
+	if (im && im->u && e->npcs > 0 && e->npcs < MW_MAX_FRAMES &&
+	    !mw_unwinder_covers(im->u, e->pcs[e->npcs - 1]) &&
+	    mw_now_ms() - p->read_ms > 20 && refresh(p) == 0) {
+		im = current(p);
+		e->npcs = im->u ? mw_unwind(im->u, tid, regs, stack, len, e->pcs,
+					    MW_MAX_FRAMES) : 0;
+	}
+	if (im && im->u && mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
+		e->image = (int)(p->nimg - 1);
+		im->nev++;
+	}
+	if (e->image < 0) {	/* the maps read are not those it ran in */
+		e->pcs[0] = regs[MW_UR_IP];
+		e->npcs = 1;
+		s->st.stale++;
+	}
 	if (e->npcs == 0) {
 		e->pcs[0] = regs[MW_UR_IP];
 		e->npcs = 1;
@@ -186,6 +248,113 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, pid_t tid,
 	if (e->npcs > 1)
 		s->st.unwound++;
 	s->unwind_us_sum += (double)(mw_now_ns() - t0) / 1e3;
+}
+
+/* One "start-end perms offset dev inode path" line with a path into m. */
+static int map_line(const char *l, struct stk_map *m)
+{
+	unsigned long long start, end, off;
+	int at = 0;
+	size_t len;
+
+	if (sscanf(l, "%llx-%llx %*s %llx %*x:%*x %*u %n", &start, &end, &off, &at) != 3 ||
+	    !at || l[at] != '/')
+		return -1;
+	len = strcspn(l + at, "\n");
+	*m = (struct stk_map){ .start = start, .end = end, .offset = off,
+			       .path = strndup(l + at, len) };
+	return m->path ? 0 : -1;
+}
+
+void stk_image_map(struct stk_image *im)
+{
+	if (im->mapped || !im->maps)
+		return;
+	im->mapped = 1;
+	for (const char *l = im->maps; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+		struct stk_map m;
+
+		if (map_line(l, &m) < 0)
+			continue;
+		if (im->u)
+			mw_unwinder_build_id(im->u, m.start, m.build_id);
+		XGROW(im->map, im->nmap + 1, im->cmap);
+		im->map[im->nmap++] = m;
+	}
+}
+
+/* path opened when it is the file m recorded (its build-id): its
+ * descriptor, else -1. */
+static int open_checked(const struct stk_map *m, const char *path)
+{
+	char id[41];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (m->build_id[0] && (mw_build_id_of_fd(fd, id) < 0 || strcmp(id, m->build_id) != 0)) {
+		close(fd);
+		return -1;	/* another file under that name */
+	}
+	return fd;
+}
+
+/* The file of a replayed mapping: its path, else the file of that name
+ * in dir (the traced libc's directory: the probe-enabled glibc's libc
+ * and loader are mapped under the system's names in the program's mount
+ * namespace), when it has the recorded build-id; -1 when neither. */
+static int open_recorded(const struct stk_map *m, const char *dir)
+{
+	char alt[PATH_MAX];
+	const char *base = strrchr(m->path, '/');
+	int fd = open_checked(m, m->path);
+
+	if (fd < 0 && dir && m->build_id[0] && base &&
+	    (size_t)snprintf(alt, sizeof(alt), "%s%s", dir, base) < sizeof(alt))
+		fd = open_checked(m, alt);
+	return fd;
+}
+
+void stk_image_load(struct stk_proc *p, struct stk_image *im, const char *dir)
+{
+	char err[256], line[PATH_MAX + 128];
+	size_t len = 0, cap = 4096;
+	char *maps;
+
+	if (im->tried || im->maps)
+		return;
+	im->tried = 1;
+	maps = xmalloc(cap);
+	maps[0] = '\0';
+	for (size_t i = 0; i < im->nmap; i++) {
+		const struct stk_map *m = &im->map[i];
+		int fd = -1, have = 0, n;
+		size_t ino;
+
+		for (size_t j = 0; j < p->nfiles && !have; j++)
+			have = strcmp(p->files[j].name, m->path) == 0;
+		if (!have && (fd = open_recorded(m, dir)) < 0)
+			continue;	/* the map alone names it */
+		if (fd >= 0) {
+			XGROW(p->files, p->nfiles + 1, p->cfiles);
+			p->files[p->nfiles].name = xstrdup(m->path);
+			p->files[p->nfiles++].fd = fd;
+		}
+		/* libdwfl skips a line of inode 0 and joins lines of one
+		 * inode: each file its own, the index of its first line */
+		for (ino = 0; strcmp(im->map[ino].path, m->path) != 0; ino++)
+			;
+		n = snprintf(line, sizeof(line), "%llx-%llx r-xp %08llx 00:01 %zu %s\n",
+			     (unsigned long long)m->start, (unsigned long long)m->end,
+			     (unsigned long long)m->offset, ino + 1, m->path);
+		while (len + (size_t)n + 1 > cap)
+			maps = xrealloc(maps, cap *= 2);
+		memcpy(maps + len, line, (size_t)n + 1);
+		len += (size_t)n;
+	}
+	if (len)
+		im->u = mw_unwinder_new(p->pid, maps, p->files, p->nfiles, err, sizeof(err));
+	free(maps);
 }
 
 /* sdtarg's registers to the sample's (perf order) */
@@ -263,13 +432,14 @@ void stk_procs_free(struct mw_stacks *s)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		struct stk_proc *p = &s->procs[i];
 
-		mw_unwinder_free(p->u);
+		for (size_t j = 0; j < p->nimg; j++)
+			image_free(&p->img[j]);
+		free(p->img);
 		for (size_t j = 0; j < p->nfiles; j++) {
 			close(p->files[j].fd);
 			free(p->files[j].name);
 		}
 		free(p->files);
-		free(p->maps);
 	}
 	free(s->procs);
 	s->procs = NULL;
