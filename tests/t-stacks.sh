@@ -21,7 +21,8 @@
 # there is debug info.  The saved stream (--save-stream) keeps the raw
 # stacks and module maps: its replay prints the same stacks section and
 # the same folded lines, symbolized again from the files (item 3); a
-# garbled stack record is counted, not fatal.
+# garbled stack record is counted, not fatal.  The --html page shows the
+# stacks as tooltips (titles) of the arenas, the sbrk line and the marks.
 . tests/lib.sh
 need_root
 need_libc
@@ -33,7 +34,8 @@ for v in stack-chains stack-chains-fp stack-chains-stripped; do
 	d=$OUT/$v
 	mkdir -p "$d"
 	$MW --stacks --folded "$d/folded" --json "$d/report.json" -o "$d/summary" \
-		--save-stream "$d/saved.mw" -c build/tests/fixtures/$v 3 double >"$d/stdout" 2>"$d/stderr"
+		--save-stream "$d/saved.mw" --html "$d/page.html" \
+		-c build/tests/fixtures/$v 3 double >"$d/stdout" 2>"$d/stderr"
 	rc=$?
 	# the program aborts (SIGABRT) at the double free: 128 + 6
 	[ $rc = 134 ] || { cat "$d/stderr"; fail "$v: exit $rc, not 134 (the program's abort)"; }
@@ -65,6 +67,16 @@ for e in ev:
     assert f["build_id"], f
 print(sys.argv[2], "JSON: chain_c at", e["frames"][i]["file"], e["frames"][i]["line"])
 PY
+	# the page's tooltips (item 2): each arena's band and its lane's
+	# circle, the sbrk line, the double free's mark
+	n=$(grep -c 'created at: chain_c &lt;- chain_b &lt;- chain_a' "$d/page.html")
+	[ "$n" = 6 ] || fail "$v: $n arena tooltips with chain_c <- chain_b <- chain_a, not 6 (3 bands, 3 circles)"
+	grep -A2 '<title>main heap extent (sbrk)' "$d/page.html" | grep -q 'grown by' &&
+	grep -A3 '<title>main heap extent (sbrk)' "$d/page.html" | grep -q 'grow_c &lt;- grow_b &lt;- grow_a' ||
+		fail "$v: the sbrk line's tooltip has no grow_c <- grow_b <- grow_a"
+	grep -A1 'memory_tcache_double_free [0-9]' "$d/page.html" | grep -q '^at: twice_c &lt;- twice_b' ||
+		fail "$v: the double free's mark has no stack"
+	grep -q 'heap 0x[0-9a-f]* made at: chain_c' "$d/page.html" || fail "$v: no heap tooltip"
 	# the replay: the same section, the same folded lines, the same frames
 	$MW replay -o "$d/replay" --folded "$d/rfolded" --json "$d/replay.json" "$d/saved.mw" \
 		2>"$d/replay.err"
@@ -74,6 +86,8 @@ PY
 	sed -n '/^Stacks/,$p' "$d/replay" >"$d/replay.stacks"
 	diff -u "$d/live.stacks" "$d/replay.stacks" || fail "$v: the replay's stacks section differs"
 	diff -u "$d/folded" "$d/rfolded" || fail "$v: the replay's folded lines differ"
+	$MW replay -o /dev/null --html "$d/replay.html" "$d/saved.mw" 2>/dev/null
+	cmp -s "$d/page.html" "$d/replay.html" || fail "$v: the replay's page differs"
 	python3 - "$d/report.json" "$d/replay.json" <<'PY' || fail "$v: the replay's JSON stacks differ"
 import json, sys
 a, b = (json.load(open(p))["stacks"] for p in sys.argv[1:])
@@ -99,4 +113,48 @@ ev = [e for e in json.load(open(sys.argv[1]))["stacks"]["events"] if e["probe"] 
 f = [f for f in ev[0]["frames"] if f["module"] == "stack-chains"][0]
 assert f["function"] is None and f["build_id"] and f["offset"] > 0, f
 PY
+# an exec under -c (sh -c 'exec ...'): the shell's own events before the
+# exec keep the shell's module map (one per image), or, read only after
+# the exec, are unwound in the libc alone: no stack without a module
+d=$OUT/exec
+mkdir -p "$d"
+$MW --stacks --json "$d/report.json" -o "$d/summary" \
+	-c /bin/sh -c "exec $PWD/build/tests/fixtures/stack-chains 2" >"$d/stdout" 2>"$d/stderr" ||
+	fail "sh -c exec stack-chains: exit $?: $(cat "$d/stderr")"
+n=$(grep -c 'created by thread [0-9]* at: chain_c <- chain_b <- chain_a' "$d/summary")
+[ "$n" = 2 ] || fail "exec: $n arenas under chain_c, not 2: $(sed -n '/^Stacks/,$p' "$d/summary")"
+python3 - "$d/report.json" <<'PY' || fail "exec: a stack with no module"
+import json, sys
+ev = json.load(open(sys.argv[1]))["stacks"]["events"]
+bare = [e for e in ev if not any(f["module"] for f in e["frames"])]
+assert not bare, bare
+mods = sorted({f["module"] for e in ev for f in e["frames"] if f["module"]})
+print("exec: modules", mods)
+PY
+
+# python3: its threads' arenas made under libpython's thread start
+if [ -x /usr/bin/python3 ]; then
+	d=$OUT/python
+	mkdir -p "$d"
+	cat >"$d/threads.py" <<'PY'
+import threading
+def work(): b = [bytearray(1000) for _ in range(200)]
+ts = [threading.Thread(target=work) for _ in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+PY
+	$MW --stacks --json "$d/report.json" -o "$d/summary" -c /usr/bin/python3 "$d/threads.py" \
+		>"$d/stdout" 2>"$d/stderr" || fail "python3: exit $?: $(cat "$d/stderr")"
+	sed -n '/^Stacks/,$p' "$d/summary"
+	python3 - "$d/report.json" <<'PY' || fail "python3: no arena made under libpython's frames"
+import json, sys
+ev = json.load(open(sys.argv[1]))["stacks"]["events"]
+assert not [e for e in ev if not any(f["module"] for f in e["frames"])], "a stack with no module"
+new = [e for e in ev if e["probe"] == "memory_arena_new"]
+# the first thread's first malloc makes an arena (no thread has exited yet)
+assert new, "no memory_arena_new"
+for e in new:
+    assert any((f["module"] or "").startswith(("libpython", "python3")) for f in e["frames"]), e
+print("python3:", len(new), "arenas, each under", [f["function"] for f in new[0]["frames"]][-3:])
+PY
+fi
 echo "PASS"

@@ -198,7 +198,7 @@ int mw_report_stacks_text(FILE *f, struct mw_stacks *s)
 		st.samples, st.sites, st.unwound, st.lost, st.foreign);
 	if (st.stale)
 		fprintf(f, "  %lu read after their process had exec'd another program: "
-			"no module map, the probe site alone\n", st.stale);
+			"unwound in the libc alone, the program's modules unknown\n", st.stale);
 	each_text(f, v, n, MW_P_memory_arena_new);
 	grouped_text(f, v, n, MW_P_memory_sbrk_more);
 	grouped_text(f, v, n, MW_P_memory_heap_new);
@@ -210,6 +210,95 @@ int mw_report_stacks_text(FILE *f, struct mw_stacks *s)
 			grouped_text(f, v, n, id);
 	free(v);
 	return ferror(f) ? -1 : 0;
+}
+
+/* ---- the HTML page's tooltips ---- */
+
+struct mw_stack_tips {
+	struct sym_ev *v;
+	size_t n;
+	char *grow[2];		/* sbrk, heap_new: the top stacks by bytes */
+};
+
+/* The top stacks of probe by bytes, a line each, into a new string. */
+static char *grow_tip(const struct sym_ev *v, size_t n, int probe)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	grouped_text(f, v, n, probe);
+	fclose(f);
+	if (text && !text[0]) {
+		free(text);
+		text = NULL;
+	}
+	return text;
+}
+
+struct mw_stack_tips *mw_stack_tips_new(struct mw_stacks *s)
+{
+	struct mw_stack_tips *t = xcalloc(1, sizeof(*t));
+
+	t->v = symbolize_all(s, &t->n);
+	t->grow[0] = grow_tip(t->v, t->n, MW_P_memory_sbrk_more);
+	t->grow[1] = grow_tip(t->v, t->n, MW_P_memory_heap_new);
+	return t;
+}
+
+/* The stack of the first hit of probe whose first argument is a. */
+static const char *tip_of(const struct mw_stack_tips *t, int probe, uint64_t a)
+{
+	for (size_t i = 0; t && i < t->n; i++)
+		if (t->v[i].e->probe == probe && (t->v[i].e->args_known & 1) &&
+		    (uint64_t)t->v[i].e->args[0] == a)
+			return t->v[i].chain;
+	return NULL;
+}
+
+const char *mw_stack_tip_arena(const struct mw_stack_tips *t, uint64_t arena)
+{
+	return tip_of(t, MW_P_memory_arena_new, arena);
+}
+
+const char *mw_stack_tip_heap(const struct mw_stack_tips *t, uint64_t heap)
+{
+	return tip_of(t, MW_P_memory_heap_new, heap);
+}
+
+const char *mw_stack_tip_event(const struct mw_stack_tips *t, const char *probe, int tid,
+			       uint64_t ns)
+{
+	const char *best = NULL;
+	uint64_t gap = MW_STACK_TIP_NS + 1;
+
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct mw_stack_event *e = t->v[i].e;
+		uint64_t d = e->time_ns > ns ? e->time_ns - ns : ns - e->time_ns;
+
+		if (e->tid == tid && d < gap && strcmp(mw_probe_info(e->probe)->name, probe) == 0) {
+			gap = d;
+			best = t->v[i].chain;
+		}
+	}
+	return best;
+}
+
+const char *mw_stack_tip_grow(const struct mw_stack_tips *t, int heaps)
+{
+	return t ? t->grow[heaps != 0] : NULL;
+}
+
+void mw_stack_tips_free(struct mw_stack_tips *t)
+{
+	if (!t)
+		return;
+	free(t->v);
+	free(t->grow[0]);
+	free(t->grow[1]);
+	free(t);
 }
 
 static int by_folded(const void *a, const void *b)

@@ -79,6 +79,22 @@ static int64_t file_offset(Elf *elf, uint64_t pc)
 	return -1;
 }
 
+/* The end of elf's last PT_LOAD (p_vaddr + p_memsz). */
+static uint64_t load_span(Elf *elf)
+{
+	size_t n;
+	GElf_Phdr ph;
+	uint64_t end = 0;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_vaddr + ph.p_memsz > end)
+			end = ph.p_vaddr + ph.p_memsz;
+	return end;
+}
+
 /* The rare sites of libc_path into s->sites.  0, or -1 with err. */
 static int read_sites(struct mw_stacks *s, const char *libc_path, char *err, size_t errlen)
 {
@@ -109,10 +125,12 @@ static int read_sites(struct mw_stacks *s, const char *libc_path, char *err, siz
 		memset(t, 0, sizeof(*t));
 		t->probe = id;
 		t->offset = (uint64_t)off;
+		t->pc = site->pc;
 		t->nargs = mw_sdt_args_parse(site->args, t->args, 3, why, sizeof(why));
 		if (t->nargs < 0)
 			t->nargs = 0;	/* the stack alone */
 	}
+	s->libc_span = load_span(elf);
 	if (s->nsites == 0)
 		snprintf(err, errlen, "'%s' has no probe site to take stacks at", libc_path);
 	else
@@ -244,7 +262,7 @@ static void take_sample(struct mw_stacks *s, const unsigned char *rec, size_t si
 	e->tid = (pid_t)pt[1];
 	e->time_ns = tm;
 	stk_read_args(site, regs, stack, (size_t)len, e);
-	stk_proc_unwind(s, proc, e->tid, regs, stack, (size_t)len, e);
+	stk_proc_unwind(s, proc, site, e->tid, regs, stack, (size_t)len, e);
 	s->st.samples++;
 }
 
@@ -327,6 +345,7 @@ struct mw_stacks *mw_stacks_start(const char *libc_path, char *err, size_t errle
 	s->rings = xcalloc((size_t)s->ncpus, sizeof(void *));
 	s->stop_pipe[0] = s->stop_pipe[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	s->libc_path = xstrdup(libc_path);
 	if (read_sites(s, libc_path, err, errlen) < 0 ||
 	    open_events(s, libc_path, err, errlen) < 0)
 		goto fail;
@@ -382,6 +401,15 @@ void mw_stacks_stop(struct mw_stacks *s)
 	drain(s);
 }
 
+/* Was e read after its process exec'd (no image, or the libc alone)? */
+static int stale(struct mw_stacks *s, const struct mw_stack_event *e)
+{
+	struct stk_proc *p = stk_proc_find(s, e->pid);
+
+	return e->image < 0 || !p || (size_t)e->image >= p->nimg ||
+	       p->img[e->image].libc_only;
+}
+
 void mw_stacks_only(struct mw_stacks *s, pid_t pid)
 {
 	size_t n = 0;
@@ -390,7 +418,7 @@ void mw_stacks_only(struct mw_stacks *s, pid_t pid)
 	for (size_t i = 0; i < s->nev; i++)
 		if (s->ev[i].pid == pid) {
 			s->st.unwound += s->ev[i].npcs > 1;
-			s->st.stale += s->ev[i].image < 0;
+			s->st.stale += stale(s, &s->ev[i]);
 			s->ev[n++] = s->ev[i];
 		} else
 			s->st.foreign++;
@@ -527,5 +555,6 @@ void mw_stacks_free(struct mw_stacks *s)
 	free(s->ev);
 	free(s->watch);
 	free(s->search_dir);
+	free(s->libc_path);
 	free(s);
 }

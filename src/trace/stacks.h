@@ -56,8 +56,9 @@ struct mw_stacks_stats {
 	unsigned long lost;		/* PERF_RECORD_LOST: the rings were full */
 	unsigned long unwound;		/* samples with more than one frame */
 	unsigned long stale;		/* read after their process left the
-					 * image they ran in (an exec): no
-					 * module map, the first frame alone */
+					 * image they ran in (an exec): unwound
+					 * in the libc alone, placed where the
+					 * probe site says */
 	double unwind_us;		/* mean time to unwind one, microseconds */
 };
 

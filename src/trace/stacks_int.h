@@ -18,6 +18,7 @@
 struct stk_site {
 	int probe;			/* enum mw_probe_id */
 	uint64_t offset;		/* in the file (uprobe PMU config2) */
+	uint64_t pc;			/* its link-time address */
 	struct mw_sdt_arg args[3];
 	int nargs;			/* parsed, at most 3 */
 };
@@ -40,6 +41,9 @@ struct stk_image {
 					 * stk_image_map() or L records */
 	size_t nmap, cmap;
 	int mapped;			/* map[] is filled */
+	int libc_only;			/* made from the probe site alone: the
+					 * libc where the site says, for a
+					 * sample read after an exec */
 	int tried;			/* a replay's unwinder was tried */
 };
 
@@ -78,6 +82,8 @@ struct mw_stacks {
 	int saved;			/* read from a saved stream: no events,
 					 * no /proc */
 	char *search_dir;		/* a saved stream's libc directory */
+	char *libc_path;		/* the libc traced (mallocwatch's view) */
+	uint64_t libc_span;		/* its PT_LOADs' end, link-time */
 };
 
 /* The process pid's entry, or NULL when no sample of it was kept. */
@@ -102,10 +108,13 @@ void stk_image_load(struct stk_proc *p, struct stk_image *im, const char *dir);
  * first seen.  Never NULL. */
 struct stk_proc *stk_proc_get(struct mw_stacks *s, pid_t pid);
 
-/* Unwind a sample of p's thread tid into e->pcs (reading p's maps and
- * opening its files when none is known, or when the stack runs into an
- * address no module holds). */
-void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, pid_t tid,
+/* Unwind a sample of p's thread tid at site into e->pcs (reading p's
+ * maps and opening its files when none is known, or when the stack runs
+ * into an address no module holds).  A sample whose process has exec'd
+ * since (its probe site in no module of the maps read) is unwound in an
+ * image of the libc alone, placed where the site says. */
+void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_site *site,
+		     pid_t tid,
 		     const uint64_t *regs, const unsigned char *stack, size_t len,
 		     struct mw_stack_event *e);
 

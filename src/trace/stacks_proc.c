@@ -12,6 +12,7 @@
  * another mount namespace, and stays open for the report.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -177,10 +178,41 @@ static void open_files(struct stk_proc *p, const char *maps)
 	}
 }
 
-/* p's current image, NULL before the first */
+/* p's current image (the last read from its maps), NULL before the
+ * first */
 static struct stk_image *current(struct stk_proc *p)
 {
-	return p->nimg ? &p->img[p->nimg - 1] : NULL;
+	for (size_t i = p->nimg; i > 0; i--)
+		if (!p->img[i - 1].libc_only)
+			return &p->img[i - 1];
+	return NULL;
+}
+
+/* A sample read after its process exec'd: the libc alone, loaded where
+ * the probe site's address says (ip less its link-time address; a
+ * shared object's first PT_LOAD is at 0), in an image of its own (one
+ * per load address).  The image, or NULL. */
+static struct stk_image *libc_image(struct mw_stacks *s, struct stk_proc *p,
+				    const struct stk_site *site, uint64_t ip)
+{
+	char err[256], *maps;
+	uint64_t base = ip - site->pc;
+	struct stk_image *im;
+
+	if (!s->libc_path || !s->libc_span || ip < site->pc)
+		return NULL;
+	for (size_t i = 0; i < p->nimg; i++)
+		if (p->img[i].libc_only && p->img[i].u && mw_unwinder_covers(p->img[i].u, ip))
+			return &p->img[i];
+	if (asprintf(&maps, "%" PRIx64 "-%" PRIx64 " r-xp 00000000 00:01 1 %s\n", base,
+		     base + s->libc_span, s->libc_path) < 0)
+		return NULL;
+	im = stk_image_at(p, p->nimg);
+	im->libc_only = 1;
+	im->maps = maps;
+	/* (no descriptor: libdwfl opens the traced libc by mallocwatch's path) */
+	im->u = mw_unwinder_new(p->pid, maps, NULL, 0, err, sizeof(err));
+	return im;
 }
 
 /* Read p's maps again; a new image when they changed (the current one
@@ -209,7 +241,8 @@ static int refresh(struct stk_proc *p)
 	return 0;
 }
 
-void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, pid_t tid,
+void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_site *site,
+		     pid_t tid,
 		     const uint64_t *regs, const unsigned char *stack, size_t len,
 		     struct mw_stack_event *e)
 {
@@ -232,14 +265,22 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, pid_t tid,
 		e->npcs = im->u ? mw_unwind(im->u, tid, regs, stack, len, e->pcs,
 					    MW_MAX_FRAMES) : 0;
 	}
-	if (im && im->u && mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
-		e->image = (int)(p->nimg - 1);
-		im->nev++;
-	}
-	if (e->image < 0) {	/* the maps read are not those it ran in */
-		e->pcs[0] = regs[MW_UR_IP];
-		e->npcs = 1;
+	if (im && im->u && !mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
+		/* the maps read are not those it ran in: an exec since */
 		s->st.stale++;
+		e->npcs = 0;
+		if ((im = libc_image(s, p, site, regs[MW_UR_IP])) && im->u)
+			e->npcs = mw_unwind(im->u, tid, regs, stack, len, e->pcs, MW_MAX_FRAMES);
+		/* up to the libc's caller: past it the walk has no CFI */
+		for (int i = 0; i < e->npcs; i++)
+			if (!mw_unwinder_covers(im->u, e->pcs[i])) {
+				e->npcs = i + 1;
+				break;
+			}
+	}
+	if (im && im->u && mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
+		e->image = (int)(im - p->img);
+		im->nev++;
 	}
 	if (e->npcs == 0) {
 		e->pcs[0] = regs[MW_UR_IP];
