@@ -262,6 +262,11 @@ static void on_line(void *ctx, const char *line)
 
 	if (k->save)
 		fprintf(k->save, "%s\n", line);
+	if (line[0] == MW_REC_USTACK && line[1] == ' ') {	/* --stacks, kernel runtime */
+		if (!k->stacks || mw_stacks_script_line(k->stacks, line) < 0)
+			mw_state_garbled(k->st);
+		return;
+	}
 	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
 		k->pr->pid = k->attach_pid;
 		mw_process_observe(k->pr);	/* what it is as tracing starts */
@@ -630,7 +635,8 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 	if (bad_libm || mw_run_write_script(p->libc, &(struct mw_gen_opts){
 			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
 			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
-			.dynamic = o->follow || o->cgroup },
+			.dynamic = o->follow || o->cgroup,
+			.stacks = o->stacks && p->env.rt == MW_RT_KERNEL },
 			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
 		return -1;
 	return 0;
@@ -659,7 +665,16 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
 	start_state(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
-	if (o->stacks && !(k.stacks = mw_stacks_start(libc_path, err, sizeof(err)))) {
+	if (o->stacks && p.env.rt == MW_RT_KERNEL) {
+		/* the script's ubacktrace(): the module gets their unwind data */
+		p.env.ustack = 1;
+		if (t)
+			snprintf(p.env.unwind, sizeof(p.env.unwind), "%s",
+				 t->interp[0] ? t->interp : t->path);
+		else
+			snprintf(p.env.unwind, sizeof(p.env.unwind), "/proc/%d/exe", (int)o->pid);
+		k.stacks = mw_stacks_new_script(libc_path);
+	} else if (o->stacks && !(k.stacks = mw_stacks_start(libc_path, err, sizeof(err)))) {
 		mw_error("--stacks: %s", err);
 		goto cleanup;
 	}

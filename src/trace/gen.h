@@ -54,6 +54,11 @@ struct mw_gen_opts {
 	 * pids (or stap's target() when npids is 0) and mallocwatch adds and
 	 * removes pids in the map of MW_MAP_PIDS entries (pidset.h). */
 	int dynamic;
+	/* --stacks under the kernel runtime: each hit of a stacked probe
+	 * (mw_stacks_probe_stacked) also prints a Q record with
+	 * ubacktrace() (docs/protocol.md); ignored for the bpf runtime,
+	 * which has no ubacktrace() (stacks.h takes them beside it). */
+	int stacks;
 };
 
 struct mw_gen_stats {

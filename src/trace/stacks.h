@@ -74,6 +74,18 @@ int mw_stacks_probe_stacked(int id);
  * rare probe site in the file. */
 struct mw_stacks *mw_stacks_start(const char *libc_path, char *err, size_t errlen);
 
+/* --stacks under the kernel runtime: no perf events; the stacks come
+ * from the script's Q records (ubacktrace(), docs/protocol.md), given to
+ * mw_stacks_script_line.  libc_path as for mw_stacks_start.  Never NULL. */
+struct mw_stacks *mw_stacks_new_script(const char *libc_path);
+
+/* One Q record of the script ("Q ID PID TID NS A1 A2 A3 0xPC ..."): the
+ * event kept with its program counters, placed in its process's module
+ * map (read from /proc when none holds its first address).  0, or -1 when
+ * the line is garbled (nothing kept).  Never run against a real tracer:
+ * the kernel runtime cannot load here. */
+int mw_stacks_script_line(struct mw_stacks *s, const char *line);
+
 /* Keep the samples of pid too (besides mallocwatch's descendants). */
 void mw_stacks_watch(struct mw_stacks *s, pid_t pid);
 

@@ -122,6 +122,10 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_s
 void stk_read_args(const struct stk_site *site, const uint64_t *regs,
 		   const unsigned char *stack, size_t len, struct mw_stack_event *e);
 
+/* Place e (its pcs already unwound, by the script) in p's image that
+ * holds its first address, the maps read again when none does. */
+void stk_proc_place(struct mw_stacks *s, struct stk_proc *p, struct mw_stack_event *e);
+
 /* Free every process's maps, files and unwinder. */
 void stk_procs_free(struct mw_stacks *s);
 

@@ -291,6 +291,24 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_s
 	s->unwind_us_sum += (double)(mw_now_ns() - t0) / 1e3;
 }
 
+void stk_proc_place(struct mw_stacks *s, struct stk_proc *p, struct mw_stack_event *e)
+{
+	struct stk_image *im = current(p);
+
+	e->image = -1;
+	if (!im || !im->u || !mw_unwinder_covers(im->u, e->pcs[0])) {
+		refresh(p);
+		im = current(p);
+	}
+	if (im && im->u && mw_unwinder_covers(im->u, e->pcs[0])) {
+		e->image = (int)(im - p->img);
+		im->nev++;
+	} else
+		s->st.stale++;
+	if (e->npcs > 1)
+		s->st.unwound++;
+}
+
 /* One "start-end perms offset dev inode path" line with a path into m. */
 static int map_line(const char *l, struct stk_map *m)
 {

@@ -210,6 +210,54 @@ static struct mw_stacks *new_saved(const char *libc)
 	return s;
 }
 
+struct mw_stacks *mw_stacks_new_script(const char *libc_path)
+{
+	struct mw_stacks *s = new_saved(NULL);
+
+	s->saved = 0;	/* live: processes read from /proc */
+	s->libc_path = xstrdup(libc_path);
+	return s;
+}
+
+int mw_stacks_script_line(struct mw_stacks *s, const char *line)
+{
+	uint64_t v[7];
+	const char *p;
+	int n = numbers(line + 2, v, 7, &p);
+	struct mw_stack_event e = { 0 };
+	struct stk_proc *pr;
+
+	if (n != 7 || !mw_stacks_probe_stacked((int)v[0]) || (int64_t)v[1] <= 0 ||
+	    v[1] > INT32_MAX || v[2] > INT32_MAX)
+		return -1;
+	e = (struct mw_stack_event){ .probe = (int)v[0], .pid = (pid_t)v[1], .tid = (pid_t)v[2],
+		.time_ns = v[3], .args = { (int64_t)v[4], (int64_t)v[5], (int64_t)v[6] },
+		.args_known = 7 };
+	/* ubacktrace(): "0x7f2c4a2a1c37 0x55d0c1a01189 ..." */
+	while (*p && e.npcs < MW_MAX_FRAMES) {
+		char *end;
+
+		if (p[0] != '0' || p[1] != 'x')
+			return -1;
+		e.pcs[e.npcs++] = strtoull(p + 2, &end, 16);
+		if (end == p + 2 || (*end && *end != ' '))
+			return -1;
+		for (p = end; *p == ' '; p++)
+			;
+	}
+	if (e.npcs == 0)
+		return -1;
+	if (!(pr = stk_proc_get(s, e.pid))->watched) {
+		s->st.foreign++;
+		return 0;
+	}
+	stk_proc_place(s, pr, &e);
+	XGROW(s->ev, s->nev + 1, s->cev);
+	s->ev[s->nev++] = e;
+	s->st.samples++;
+	return 0;
+}
+
 int mw_stacks_record(const char *line)
 {
 	return (line[0] == MW_REC_STACKMAP || line[0] == MW_REC_STACK ||
