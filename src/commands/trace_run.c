@@ -260,13 +260,15 @@ static void on_line(void *ctx, const char *line)
 	static int warned;
 	struct sink *k = ctx;
 
-	if (k->save)
-		fprintf(k->save, "%s\n", line);
-	if (line[0] == MW_REC_USTACK && line[1] == ' ') {	/* --stacks, kernel runtime */
-		if (!k->stacks || mw_stacks_script_line(k->stacks, line) < 0)
+	/* --stacks, kernel runtime: not saved (the X records at the end
+	 * hold them; a saved stream's Q line is garbled, as ever) */
+	if (k->stacks && line[0] == MW_REC_USTACK && line[1] == ' ') {
+		if (mw_stacks_script_line(k->stacks, line) < 0)
 			mw_state_garbled(k->st);
 		return;
 	}
+	if (k->save)
+		fprintf(k->save, "%s\n", line);
 	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
 		k->pr->pid = k->attach_pid;
 		mw_process_observe(k->pr);	/* what it is as tracing starts */

@@ -447,8 +447,6 @@ int mw_stream_replay(FILE *f, struct mw_state *st, struct mw_stream_meta *m,
 		}
 		if (line[0] == '#') {
 			meta_line(line, st, m);
-		} else if (line[0] == MW_REC_USTACK && line[1] == ' ') {
-			continue;	/* the script's stacks: the X records have them */
 		} else if (mw_stacks_record(line)) {
 			if (mw_stacks_load_line(&m->stacks, line, m->libc[0] == '/' ? m->libc : NULL) < 0) {
 				mw_state_garbled(st);
