@@ -114,8 +114,8 @@ f = [f for f in ev[0]["frames"] if f["module"] == "stack-chains"][0]
 assert f["function"] is None and f["build_id"] and f["offset"] > 0, f
 PY
 # an exec under -c (sh -c 'exec ...'): the shell's own events before the
-# exec keep the shell's module map (one per image), or, read only after
-# the exec, are unwound in the libc alone: no stack without a module
+# exec keep the shell's module map (one per image, from the kernel's MMAP2
+# and COMM records): its frames name the shell; no stack without a module
 d=$OUT/exec
 mkdir -p "$d"
 $MW --stacks --json "$d/report.json" -o "$d/summary" \
@@ -129,6 +129,9 @@ ev = json.load(open(sys.argv[1]))["stacks"]["events"]
 bare = [e for e in ev if not any(f["module"] for f in e["frames"])]
 assert not bare, bare
 mods = sorted({f["module"] for e in ev for f in e["frames"] if f["module"]})
+# the shell's first malloc grew the break before its exec: named in the
+# shell's own module map (the kernel's MMAP2 records), however late read
+assert "dash" in mods or "bash" in mods, mods
 print("exec: modules", mods)
 PY
 

@@ -33,12 +33,19 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "clock.h"
 #include "probetab.h"
 #include "sdtnote.h"
 #include "stacks_int.h"
 #include "xalloc.h"
 
-#define RING_PAGES 256	/* data pages per CPU: 1 MiB, ~60 samples */
+#define RING_PAGES 512	/* data pages per CPU: 2 MiB, ~120 samples */
+/* The reader is woken every WAKEUP_EVENTS samples (or READ_MS): a
+ * wake-up per sample cost the traced program ~15 us a stacked hit here
+ * (bench/stacks.sh); the side-band records keep each sample's module map
+ * however late it is read. */
+#define WAKEUP_EVENTS 16
+#define READ_MS 50
 
 int mw_stacks_probe_stacked(int id)
 {
@@ -144,19 +151,32 @@ out:
 	return rc;
 }
 
-static int open_event(int type, const char *path, uint64_t offset, int cpu)
+/* One site's event on cpu; lead: the first of its ring, which also
+ * carries the side-band records of the processes' maps (stacks_live.c;
+ * -1 EINVAL from a kernel without build-ids in them: then without). */
+static int open_event(struct mw_stacks *s, int type, const char *path, uint64_t offset,
+		      int cpu, int lead)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a), .type = (uint32_t)type,
 		.config1 = (uint64_t)(uintptr_t)path, .config2 = offset,
-		.sample_period = 1, .wakeup_events = 1,
+		.sample_period = 1, .wakeup_events = WAKEUP_EVENTS,
 		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
 		.sample_regs_user = MW_UNWIND_REGMASK,
 		.sample_stack_user = MW_STACK_COPY,
 		.use_clockid = 1, .clockid = CLOCK_MONOTONIC,
 	};
+	int fd;
 
+	if (lead && s->sideband) {
+		a.mmap = a.mmap2 = a.build_id = a.comm = a.comm_exec = a.sample_id_all = 1;
+		fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0 || errno != EINVAL)
+			return fd;
+		s->sideband = 0;
+		a.mmap = a.mmap2 = a.build_id = a.comm = a.comm_exec = a.sample_id_all = 0;
+	}
 	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -175,7 +195,7 @@ static int open_events(struct mw_stacks *s, const char *path, char *err, size_t 
 		int lead = -1;
 
 		for (size_t i = 0; i < s->nsites; i++) {
-			int fd = open_event(type, path, s->sites[i].offset, c);
+			int fd = open_event(s, type, path, s->sites[i].offset, c, lead < 0);
 
 			s->fds[(size_t)c * s->nsites + i] = fd;
 			if (fd < 0 && errno == ENODEV)
@@ -266,6 +286,106 @@ static void take_sample(struct mw_stacks *s, const unsigned char *rec, size_t si
 	s->st.samples++;
 }
 
+/* A side-band record's time: its sample_id trailer is pid, tid, time,
+ * identifier (sample_type TID TIME IDENTIFIER), the last 24 bytes. */
+static uint64_t rec_time(const unsigned char *rec, size_t size)
+{
+	const struct perf_event_header *eh = (const void *)rec;
+	uint64_t t = 0;
+
+	if (eh->type == PERF_RECORD_SAMPLE && size >= 32)
+		memcpy(&t, rec + 24, 8);	/* header, id, pid/tid, time */
+	else if (size >= sizeof(*eh) + 24)
+		memcpy(&t, rec + size - 16, 8);
+	return t;
+}
+
+/* A record copied out of its ring, to be taken in time order. */
+static void pend(struct mw_stacks *s, const unsigned char *rec, size_t size)
+{
+	while (s->cpbuf < s->npbuf + size)	/* (XGROW doubles once) */
+		XGROW(s->pbuf, s->cpbuf, s->cpbuf);
+	memcpy(s->pbuf + s->npbuf, rec, size);
+	XGROW(s->pend, s->npend + 1, s->cpend);
+	s->pend[s->npend++] = (struct stk_pend){ .time = rec_time(rec, size), .off = s->npbuf,
+						 .size = size, .seq = s->npend };
+	s->npbuf += size;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct stk_pend *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* PERF_RECORD_MMAP2 or PERF_RECORD_COMM (stacks_live.c's layouts). */
+static void take_sideband(struct mw_stacks *s, const unsigned char *rec, size_t size)
+{
+	const struct perf_event_header *eh = (const void *)rec;
+	uint32_t pt[2];
+	uint64_t v[3];
+	struct stk_proc *p;
+	char id[41] = "", path[PATH_MAX];
+	size_t plen;
+
+	if (size < 8 + 8 + 24)
+		return;
+	memcpy(pt, rec + 8, 8);
+	if (!(p = stk_proc_get(s, (pid_t)pt[0]))->watched)
+		return;
+	if (eh->type == PERF_RECORD_COMM) {
+		if ((eh->misc & PERF_RECORD_MISC_COMM_EXEC) && pt[0] == pt[1])
+			stk_proc_exec(p);
+		return;
+	}
+	if (size < 72 + 24)
+		return;
+	memcpy(v, rec + 16, sizeof(v));	/* addr, len, pgoff */
+	if ((eh->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && rec[40] <= 20)
+		for (int i = 0; i < rec[40]; i++)
+			snprintf(id + 2 * i, 3, "%02x", rec[44 + i]);
+	plen = strnlen((const char *)rec + 72, size - 72 - 24);
+	if (plen == size - 72 - 24 || plen >= sizeof(path))
+		return;	/* not terminated inside the record */
+	memcpy(path, rec + 72, plen + 1);
+	stk_proc_mmap(p, v[0], v[1], v[2], path, id);
+}
+
+/* The records pended, in time order, up to cutoff (ns; all when 0): a
+ * record of one CPU may still be on its way when another's later one is
+ * read; those after cutoff wait for the next drain. */
+static void take_pending(struct mw_stacks *s, uint64_t cutoff)
+{
+	size_t n = 0, keep;
+
+	qsort(s->pend, s->npend, sizeof(*s->pend), by_time);
+	while (n < s->npend && (!cutoff || s->pend[n].time <= cutoff)) {
+		const unsigned char *rec = s->pbuf + s->pend[n].off;
+
+		if (((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
+			take_sample(s, rec, s->pend[n].size);
+		else
+			take_sideband(s, rec, s->pend[n].size);
+		n++;
+	}
+	/* the rest to the front, in a compacted buffer */
+	keep = 0;
+	for (size_t i = n; i < s->npend; i++) {
+		struct stk_pend q = s->pend[i];
+
+		memmove(s->pbuf + keep, s->pbuf + q.off, q.size);
+		q.off = keep;
+		q.seq = i - n;
+		keep += q.size;
+		s->pend[i - n] = q;
+	}
+	s->npend -= n;
+	s->npbuf = keep;
+}
+
 /* Every record of CPU c's ring. */
 static void drain_ring(struct mw_stacks *s, int c)
 {
@@ -290,8 +410,9 @@ static void drain_ring(struct mw_stacks *s, int c)
 			memcpy(s->rec + first, data, eh.size - first);
 			rec = s->rec;
 		}
-		if (eh.type == PERF_RECORD_SAMPLE)
-			take_sample(s, rec, eh.size);
+		if (eh.type == PERF_RECORD_SAMPLE || eh.type == PERF_RECORD_MMAP2 ||
+		    eh.type == PERF_RECORD_COMM)
+			pend(s, rec, eh.size);
 		else if (eh.type == PERF_RECORD_LOST) {
 			uint64_t lost[2];
 
@@ -303,16 +424,22 @@ static void drain_ring(struct mw_stacks *s, int c)
 	__atomic_store_n(&h->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-static void drain(struct mw_stacks *s)
+/* Every ring, then what they held in time order: all of it when final,
+ * else what was written before this drain began. */
+static void drain(struct mw_stacks *s, int final)
 {
+	uint64_t cutoff;
+
 	pthread_mutex_lock(&s->lock);
+	cutoff = final ? 0 : mw_now_ns();
 	for (int c = 0; c < s->ncpus; c++)
 		if (s->rings[c])
 			drain_ring(s, c);
+	take_pending(s, cutoff);
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* The reader: wakes on each sample (wakeup_events 1) or every 100 ms. */
+/* The reader: wakes every WAKEUP_EVENTS samples or READ_MS. */
 static void *reader(void *arg)
 {
 	struct mw_stacks *s = arg;
@@ -325,9 +452,9 @@ static void *reader(void *arg)
 						  .events = POLLIN };
 	p[n] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
 	for (;;) {
-		int r = poll(p, (nfds_t)n + 1, 100);
+		int r = poll(p, (nfds_t)n + 1, READ_MS);
 
-		drain(s);
+		drain(s, 0);
 		if (r > 0 && p[n].revents)
 			break;
 	}
@@ -343,6 +470,7 @@ struct mw_stacks *mw_stacks_start(const char *libc_path, char *err, size_t errle
 
 	s->ncpus = ncpu > 0 ? (int)ncpu : 1;
 	s->rings = xcalloc((size_t)s->ncpus, sizeof(void *));
+	s->sideband = 1;
 	s->stop_pipe[0] = s->stop_pipe[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	s->libc_path = xstrdup(libc_path);
@@ -383,7 +511,7 @@ void mw_stacks_watch(struct mw_stacks *s, pid_t pid)
 void mw_stacks_sync(struct mw_stacks *s)
 {
 	if (s && s->running)
-		drain(s);
+		drain(s, 0);
 }
 
 void mw_stacks_stop(struct mw_stacks *s)
@@ -398,7 +526,7 @@ void mw_stacks_stop(struct mw_stacks *s)
 	for (size_t i = 0; s->fds && i < s->nsites * (size_t)s->ncpus; i++)
 		if (s->fds[i] >= 0)
 			ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	drain(s);
+	drain(s, 1);
 }
 
 /* Was e read after its process exec'd (no image, or the libc alone)? */
@@ -552,6 +680,8 @@ void mw_stacks_free(struct mw_stacks *s)
 	free(s->rings);
 	free(s->sites);
 	free(s->rec);
+	free(s->pbuf);
+	free(s->pend);
 	free(s->ev);
 	free(s->watch);
 	free(s->search_dir);

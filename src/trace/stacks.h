@@ -15,12 +15,17 @@
  * pids given (-p).  The uprobes coexist with the tracer's on the same
  * sites (both are consumers of one uprobe).
  *
- * A reader thread drains the per-CPU ring buffers (perf_event_open(2),
- * "MMAP layout"), keeps each watched process's /proc/PID/maps and a
- * descriptor of every file it maps (read again when a stack runs into
- * an address no module holds), unwinds each sample at once with libdwfl
- * (unwind.h) and keeps only the program counters, so the stack copies
- * are not kept.  Symbols are looked up when a report asks.
+ * A reader thread, woken every 16 samples or 50 ms, drains the per-CPU
+ * ring buffers (perf_event_open(2), "MMAP layout") and takes their
+ * records in time order.  Each watched process's module map comes from
+ * the side-band records of the rings' first events (MMAP2 with build-ids
+ * and COMM of execs: stacks_live.c) from its exec on, else from its
+ * /proc/PID/maps (a process running before the events: read again when a
+ * stack runs into an address no module holds); each map is an image, one
+ * per program the process runs.  Each sample is unwound at once with
+ * libdwfl (unwind.h) in the image it ran in and only its program
+ * counters are kept, not the stack copy.  Symbols are looked up when a
+ * report asks.
  */
 #ifndef MALLOCWATCH_STACKS_H
 #define MALLOCWATCH_STACKS_H

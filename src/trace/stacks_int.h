@@ -45,6 +45,7 @@ struct stk_image {
 					 * libc where the site says, for a
 					 * sample read after an exec */
 	int tried;			/* a replay's unwinder was tried */
+	int live;			/* made from the side-band records */
 };
 
 /* One process seen in samples. */
@@ -56,6 +57,19 @@ struct stk_proc {
 	struct mw_unwind_file *files;	/* the files it maps, opened */
 	size_t nfiles, cfiles;
 	long long read_ms;		/* when its maps were last read */
+	/* its executable mappings from the side-band records (stacks_live.c),
+	 * complete from its exec on (lm_known); lm_dirty: changed since
+	 * the last live image was made */
+	struct stk_map *lm;
+	size_t nlm, clm;
+	int lm_known, lm_dirty;
+};
+
+/* A record copied out of a ring (pbuf[off, off + size)), read in time
+ * order with the other rings' (seq: the order read, among equal times). */
+struct stk_pend {
+	uint64_t time;
+	size_t off, size, seq;
 };
 
 struct mw_stacks {
@@ -67,6 +81,12 @@ struct mw_stacks {
 	void **rings;			/* per CPU, NULL where none */
 	size_t ring_pages;		/* data pages of a ring */
 	unsigned char *rec;		/* a record copied out of a ring's wrap */
+	unsigned char *pbuf;		/* the records of a drain, copied */
+	size_t npbuf, cpbuf;
+	struct stk_pend *pend;		/* and where each is */
+	size_t npend, cpend;
+	int sideband;			/* the lead events carry MMAP2 and COMM
+					 * records (stacks_live.c) */
 	int stop_pipe[2];
 	pthread_t reader;
 	int running;
@@ -94,6 +114,23 @@ struct stk_proc *stk_proc_add(struct mw_stacks *s, pid_t pid);
 
 /* Image i of p, made empty when p has fewer (a replay's L records). */
 struct stk_image *stk_image_at(struct stk_proc *p, size_t i);
+
+/* Free what im holds and zero it. */
+void stk_image_clear(struct stk_image *im);
+
+/* The side-band records (stacks_live.c): p exec'd (its list starts
+ * empty and is known from now on); p mapped path's bytes [addr, addr +
+ * len) from file offset pgoff (build_id hex, "" unknown). */
+void stk_proc_exec(struct stk_proc *p);
+void stk_proc_mmap(struct stk_proc *p, uint64_t addr, uint64_t len, uint64_t pgoff,
+		   const char *path, const char *build_id);
+
+/* p's image of its list as it is now (a new one when the list changed
+ * since the last was made).  Never NULL. */
+struct stk_image *stk_proc_live_image(struct mw_stacks *s, struct stk_proc *p);
+
+/* Free p's list. */
+void stk_proc_live_free(struct stk_proc *p);
 
 /* Fill im->map from im->maps and its unwinder (build-ids); no-op when
  * it is filled (a replay's, from its records). */

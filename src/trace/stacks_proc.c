@@ -102,7 +102,7 @@ struct stk_image *stk_image_at(struct stk_proc *p, size_t i)
 	return &p->img[i];
 }
 
-static void image_free(struct stk_image *im)
+void stk_image_clear(struct stk_image *im)
 {
 	mw_unwinder_free(im->u);
 	free(im->maps);
@@ -183,7 +183,7 @@ static void open_files(struct stk_proc *p, const char *maps)
 static struct stk_image *current(struct stk_proc *p)
 {
 	for (size_t i = p->nimg; i > 0; i--)
-		if (!p->img[i - 1].libc_only)
+		if (!p->img[i - 1].libc_only && !p->img[i - 1].live)
 			return &p->img[i - 1];
 	return NULL;
 }
@@ -232,7 +232,7 @@ static int refresh(struct stk_proc *p)
 		return 0;
 	}
 	if (im && im->nev == 0)
-		image_free(im);
+		stk_image_clear(im);
 	else
 		im = stk_image_at(p, p->nimg);
 	im->maps = maps;
@@ -251,14 +251,16 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_s
 
 	e->npcs = 0;
 	e->image = -1;
-	if (!im || !im->u || !mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
+	if (p->lm_known)	/* its map as the kernel reported it */
+		im = stk_proc_live_image(s, p);
+	else if (!im || !im->u || !mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
 		refresh(p);
 		im = current(p);
 	}
 	if (im && im->u)
 		e->npcs = mw_unwind(im->u, tid, regs, stack, len, e->pcs, MW_MAX_FRAMES);
 	/* ended in an address no module holds: a library loaded since */
-	if (im && im->u && e->npcs > 0 && e->npcs < MW_MAX_FRAMES &&
+	if (im && im->u && !p->lm_known && e->npcs > 0 && e->npcs < MW_MAX_FRAMES &&
 	    !mw_unwinder_covers(im->u, e->pcs[e->npcs - 1]) &&
 	    mw_now_ms() - p->read_ms > 20 && refresh(p) == 0) {
 		im = current(p);
@@ -492,7 +494,8 @@ void stk_procs_free(struct mw_stacks *s)
 		struct stk_proc *p = &s->procs[i];
 
 		for (size_t j = 0; j < p->nimg; j++)
-			image_free(&p->img[j]);
+			stk_image_clear(&p->img[j]);
+		stk_proc_live_free(p);
 		free(p->img);
 		for (size_t j = 0; j < p->nfiles; j++) {
 			close(p->files[j].fd);
