@@ -142,7 +142,9 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/corrupt-arena \
 	build/tests/fixtures/ttyprog build/tests/fixtures/ctr-run \
 	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so \
-	build/tests/fixtures/busy-alloc build/tests/fixtures/serve-counts
+	build/tests/fixtures/busy-alloc build/tests/fixtures/serve-counts \
+	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
+	build/tests/fixtures/stack-chains-stripped
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -185,6 +187,21 @@ build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
 build/tests/fixtures/busy-alloc: tests/fixtures/busy-alloc.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -g -Wall -pthread -o $@ $<
+
+# --stacks' call chains: CFI unwinding (-O2 omits the frame pointer), the
+# frame pointer kept, and a stripped copy (symbols from .dynsym alone:
+# -rdynamic exports the chain's functions)
+build/tests/fixtures/stack-chains: tests/fixtures/stack-chains.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -g -Wall -o $@ $< -pthread
+
+build/tests/fixtures/stack-chains-fp: tests/fixtures/stack-chains.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $< -pthread
+
+build/tests/fixtures/stack-chains-stripped: tests/fixtures/stack-chains.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -rdynamic -s -o $@ $< -pthread
 
 build/tests/fixtures/injectnote.o: tests/fixtures/injectnote.S
 	$(Q)mkdir -p $(@D)

@@ -18,6 +18,22 @@ ok "$MW" script -f --runtime=kernel --libc "$LIBC" >"$OUT/kernel-f.stp"
 grep -q 'procfs("pids").write' "$OUT/kernel-f.stp" || fail "no pids file in the -f kernel script"
 grep -q 'global mw_pids\[4093\]' "$OUT/kernel-f.stp" || fail "mw_pids is not the size pidset.c looks for"
 stap_p3 "$OUT/kernel-f.stp"
+# --stacks: each rare probe's handler prints a Q record with ubacktrace()
+# (its parser: unit-stacks); the hot ones do not; the bpf script has none
+ok "$MW" script --runtime=kernel --stacks --libc "$LIBC" >"$OUT/kernel-stacks.stp"
+awk '/^probe process/ { name = $0; sub(/.*mark\("/, "", name); sub(/"\).*/, "", name) }
+	/ubacktrace\(\)/ { print name }' "$OUT/kernel-stacks.stp" | sort -u >"$OUT/stacked"
+grep -qx memory_arena_new "$OUT/stacked" && grep -qx memory_sbrk_more "$OUT/stacked" &&
+	grep -qx memory_tcache_double_free "$OUT/stacked" ||
+	fail "no ubacktrace() in the arena_new, sbrk_more or tcache_double_free handler: $(cat "$OUT/stacked")"
+grep -qx 'memory_heap_more\|memory_heap_less\|memory_arena_reuse_wait\|setjmp\|longjmp' "$OUT/stacked" &&
+	fail "a hot probe's handler takes a stack: $(cat "$OUT/stacked")"
+grep -q 'printf("Q [0-9]* %d %d %d %d %d %d %s\\n", pid(), tid(), ktime_get_ns(), ' \
+	"$OUT/kernel-stacks.stp" || fail "no Q record printed as docs/protocol.md says"
+stap_p3 "$OUT/kernel-stacks.stp"
+ok "$MW" script --runtime=bpf --stacks --libc "$LIBC" >"$OUT/bpf-stacks.stp"
+grep -q ubacktrace "$OUT/bpf-stacks.stp" && fail "the bpf script calls ubacktrace()"
+echo "kernel --stacks: ubacktrace() in $(wc -l <"$OUT/stacked") handlers, translated"
 ok "$MW" script --runtime=bpf --libc "$LIBC" >"$OUT/bpf.stp"
 (cd "$OUT" && stap --runtime=bpf -g -w -r "$K" -p4 -m mwtest bpf.stp >/dev/null 2>bpf.err) ||
 	{ cat "$OUT/bpf.err"; fail "stap -p4 failed on the bpf-runtime script"; }

@@ -40,13 +40,16 @@ static const char probes_usage[] =
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6 --json\n";
 
 static const char script_usage[] =
-"Usage: mallocwatch script [--runtime=kernel|bpf] [-e LIST] [-f] [--libc PATH | -p PID]\n"
-"                         [--libm PATH]\n"
+"Usage: mallocwatch script [--runtime=kernel|bpf] [-e LIST] [-f] [--stacks]\n"
+"                         [--libc PATH | -p PID] [--libm PATH]\n"
 "\n"
 "Print the SystemTap script mallocwatch generates for the libc (kernel\n"
 "runtime by default), e.g. to check it with `stap -p3`.  -e LIST: only\n"
 "those probe families, as for a run (mallocwatch --help).  -f: the script\n"
-"of a run whose processes change while it runs (-f, --cgroup).\n"
+"of a run whose processes change while it runs (-f, --cgroup).  --stacks:\n"
+"under the kernel runtime, each rare probe's hit also prints its user\n"
+"stack (ubacktrace(), a Q record; a run builds the module with --ldd and\n"
+"-d PROGRAM for it).\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch script --runtime=kernel > mw.stp && stap -p3 mw.stp\n";
@@ -102,8 +105,8 @@ static void list(const struct mw_elf *e, json_t *sites)
 }
 
 static int pick_args(int argc, char **argv, const char *usage, int *json, int *follow,
-		     enum mw_runtime *rt, unsigned *families, char *libc, unsigned len,
-		     char *libm)
+		     int *stacks, enum mw_runtime *rt, unsigned *families, char *libc,
+		     unsigned len, char *libm)
 {
 	static const struct option lo[] = {
 		{ "libc", required_argument, NULL, 'l' },
@@ -113,6 +116,7 @@ static int pick_args(int argc, char **argv, const char *usage, int *json, int *f
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "follow-forks", no_argument, NULL, 'f' },
+		{ "stacks", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,6 +136,11 @@ static int pick_args(int argc, char **argv, const char *usage, int *json, int *f
 			if (!families)
 				goto bad;
 			*families = mw_events_option(optarg);
+			break;
+		case 's':
+			if (!stacks)
+				goto bad;
+			*stacks = 1;
 			break;
 		case 'l': libc_opt = optarg; break;
 		case 'm': libm_opt = optarg; break;
@@ -230,7 +239,7 @@ int cmd_probes(int argc, char **argv)
 	int json = 0;
 	json_t *sites = NULL;
 
-	if (pick_args(argc, argv, probes_usage, &json, NULL, NULL, NULL, libc, sizeof(libc), libm) < 0)
+	if (pick_args(argc, argv, probes_usage, &json, NULL, NULL, NULL, NULL, libc, sizeof(libc), libm) < 0)
 		return MW_EXIT_RUNTIME;
 	if (json == 2) {
 		table();
@@ -263,12 +272,12 @@ int cmd_script(int argc, char **argv)
 	char libc[4096], libm_path[4096], err[512];
 	enum mw_runtime rt = MW_RT_KERNEL;
 	unsigned families = 0;
-	int follow = 0;
+	int follow = 0, stacks = 0;
 	struct mw_gen_stats st;
 	struct mw_elf *e, *libm = NULL;
 	int ret;
 
-	if (pick_args(argc, argv, script_usage, NULL, &follow, &rt, &families, libc, sizeof(libc),
+	if (pick_args(argc, argv, script_usage, NULL, &follow, &stacks, &rt, &families, libc, sizeof(libc),
 		      libm_path) < 0)
 		return MW_EXIT_RUNTIME;
 	if (!(e = mw_elf_open(libc, err, sizeof(err))))
@@ -276,7 +285,8 @@ int cmd_script(int argc, char **argv)
 	if (libm_path[0] && !(libm = mw_elf_open(libm_path, err, sizeof(err))))
 		mw_warn("%s; slow-math probes left out", err);
 	ret = mw_gen_script(e, &(struct mw_gen_opts){ .runtime = rt, .libc_path = libc,
-			    .families = families, .libm = libm, .libm_path = libm_path, .dynamic = follow },
+			    .families = families, .libm = libm, .libm_path = libm_path, .dynamic = follow,
+			    .stacks = stacks },
 			    stdout, &st, err, sizeof(err));
 	mw_elf_close(libm);
 	mw_elf_close(e);

@@ -111,6 +111,16 @@ static const char usage[] =
 "  -o FILE              write the summary to FILE (default: stderr)\n"
 "  --json FILE          write the report as JSON to FILE ('-' = stdout);\n"
 "                       keys in docs/json.md\n"
+"  --stacks             take the user call stack of each rare allocator event\n"
+"                       (arena_new, arena_reuse*, heap_new, heap_free,\n"
+"                       sbrk_more, threshold changes, mallopt, retries,\n"
+"                       tcache double free) with a uprobe perf event beside\n"
+"                       the tracer, unwound with libdwfl: per arena who\n"
+"                       created it, the top stacks by sbrk and heap bytes\n"
+"                       (-c or -p with one process; bpf runtime)\n"
+"  --folded FILE        with --stacks: the stacks that grew the break or made\n"
+"                       heaps, weighted by bytes, in the folded format flame\n"
+"                       graph tools read\n"
 "  --html FILE          write a self-contained HTML report (no network): bytes\n"
 "                       per arena over time, thread lanes, markers, tables\n"
 "  --save-script FILE   also write the generated SystemTap script to FILE\n"
@@ -181,7 +191,7 @@ static const char usage[] =
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
        OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
-       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP };
+       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP, OPT_STACKS, OPT_FOLDED };
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -204,6 +214,8 @@ static const struct option longopts[] = {
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "follow-forks", no_argument, NULL, 'f' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -304,6 +316,8 @@ static void parse_option(int c, struct trace_opts *o)
 	}
 	case OPT_BASELINE: o->baseline_path = optarg; break;
 	case OPT_HTML: o->html = optarg; break;
+	case OPT_STACKS: o->stacks = 1; break;
+	case OPT_FOLDED: o->folded = optarg; break;
 	case OPT_PROGRESS: o->progress = 1; break;
 	case OPT_NO_PROGRESS: o->progress = 0; break;
 	case OPT_STRICT_ENV: o->strict_env = 1; break;
@@ -361,6 +375,11 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("-c and -p cannot be used together");
 	if (o->follow && (o->save_stream || o->interval_ms))
 		mw_usage_error("--save-stream and --interval take one process; not yet with -f");
+	if (o->folded && !o->stacks)
+		mw_usage_error("--folded goes with --stacks (it writes the stacks taken)");
+	if (o->stacks && (o->follow || o->npids > 1 || o->cgroup || o->repeat > 1))
+		mw_usage_error("--stacks takes one process (-c, or -p PID); not yet with -f, "
+			       "several processes or --repeat");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
 		o->progress = o->pid || isatty(STDERR_FILENO);
 	if (o->duration_ms && !o->pid)
@@ -588,10 +607,14 @@ static int cleanup_only(void)
 }
 
 static const char replay_usage[] =
-"Usage: mallocwatch replay [-o FILE] [--json FILE] [--html FILE] [-q] STREAM\n"
+"Usage: mallocwatch replay [-o FILE] [--json FILE] [--html FILE] [--folded FILE]\n"
+"                          [-q] STREAM\n"
 "\n"
 "Report again on a stream recorded with --save-stream: the same summary,\n"
-"JSON, HTML and exit status as the run that recorded it.\n"
+"JSON, HTML and exit status as the run that recorded it.  A stream saved\n"
+"with --stacks keeps the raw stacks and module maps: they are symbolized now,\n"
+"from the files named when they are there with the same build-id (else\n"
+"module+offset and build-id); --folded FILE writes their folded lines.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";
@@ -613,6 +636,7 @@ int cmd_replay(int argc, char **argv)
 		case 'o': o.out = optarg; break;
 		case OPT_JSON: o.json = optarg; break;
 		case OPT_HTML: o.html = optarg; break;
+		case OPT_FOLDED: o.folded = optarg; break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(replay_usage, stdout); return MW_EXIT_OK;
 		default: mw_usage_error("bad option");
@@ -640,8 +664,14 @@ int cmd_replay(int argc, char **argv)
 		.lost = m.tracer_lost };
 	snprintf(r.tracer_msg, sizeof(r.tracer_msg), "%s", m.tracer_msg);
 	ri = (struct mw_run_info){ .argv = (const char *const *)m.argv, .libc = m.libc,
-		.runtime = m.runtime, .findings_text = m.findings };
+		.runtime = m.runtime, .findings_text = m.findings, .stacks = m.stacks };
 	status = mw_run_conclude(&out, st, &r, &ri);
+	if (o.folded && !m.stacks) {
+		mw_error("--folded: '%s' has no stacks (it was not saved with --stacks)",
+			 argv[optind]);
+		status = MW_EXIT_RUNTIME;
+	} else if (o.folded && mw_run_write_folded(o.folded, m.stacks) < 0)
+		status = MW_EXIT_RUNTIME;
 	if (mw_outputs_close(&o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 cleanup:

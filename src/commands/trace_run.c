@@ -33,7 +33,9 @@
 #include "protocol.h"
 #include "report.h"
 #include "runtime.h"
+#include "report_stacks.h"
 #include "snapshot.h"
+#include "stacks.h"
 #include "state.h"
 #include "stream.h"
 #include "trace_run.h"
@@ -224,6 +226,7 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid)
 	char err[PATH_MAX + 512];
 	struct mw_explained e;
 
+	mw_stacks_sync(k->stacks);	/* its last stacks, while its maps are there */
 	if (mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)	/* after the last exec */
 		k->have_sg = 1;
 	/* the program as it ends, while it is there to be read */
@@ -262,6 +265,13 @@ void mw_sink_line(void *ctx, const char *line)
 	static int warned;
 	struct sink *k = ctx;
 
+	/* --stacks, kernel runtime: not saved (the X records at the end
+	 * hold them; a saved stream's Q line is garbled, as ever) */
+	if (k->stacks && line[0] == MW_REC_USTACK && line[1] == ' ') {
+		if (mw_stacks_script_line(k->stacks, line) < 0)
+			mw_state_garbled(k->st);
+		return;
+	}
 	if (k->save)
 		fprintf(k->save, "%s\n", line);
 	if (k->attach_pid && strcmp(line, MW_LINE_READY) == 0) {
@@ -537,6 +547,17 @@ void mw_sink_start(struct sink *k, const struct trace_opts *o, const struct mw_e
 	}
 }
 
+int mw_run_write_folded(const char *path, struct mw_stacks *s)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f || mw_report_stacks_folded(f, s) < 0 || fclose(f) != 0) {
+		mw_error("cannot write '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* After a traced run r that worked: the notes on how it ended (sites:
  * the probe sites the tracer still detaches from), -p's snapshot at the
  * end, --save-stream's footer, then the reports.  Returns the exit
@@ -585,12 +606,16 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.ledger_end = k->pr->ledger_end,
-		.env = &menv };
+		.env = &menv, .stacks = k->stacks };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
+	if (k->save && k->stacks)
+		mw_stacks_save(k->stacks, k->save);	/* before the footer */
 	if (k->save)
 		mw_run_save_footer(k->save, r, findings);
 	status = mw_run_conclude(out, k->st, r, &ri);
+	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
+		status = MW_EXIT_RUNTIME;
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
@@ -618,7 +643,7 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
 			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
 			.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1,
-			.live = o->serve },
+			.live = o->serve, .stacks = o->stacks && p->env.rt == MW_RT_KERNEL },
 			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
 		return -1;
 	return 0;
@@ -647,6 +672,21 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
 	mw_sink_start(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
+	if (o->stacks && p.env.rt == MW_RT_KERNEL) {
+		/* the script's ubacktrace(): the module gets their unwind data */
+		p.env.ustack = 1;
+		if (t)
+			snprintf(p.env.unwind, sizeof(p.env.unwind), "%s",
+				 t->interp[0] ? t->interp : t->path);
+		else
+			snprintf(p.env.unwind, sizeof(p.env.unwind), "/proc/%d/exe", (int)o->pid);
+		k.stacks = mw_stacks_new_script(libc_path);
+	} else if (o->stacks && !(k.stacks = mw_stacks_start(libc_path, err, sizeof(err)))) {
+		mw_error("--stacks: %s", err);
+		goto cleanup;
+	}
+	if (k.stacks && o->pid)
+		mw_stacks_watch(k.stacks, o->pid);
 	if (mw_signal_pending()) {
 		r = (struct mw_trace_result){ .interrupted = mw_signal_take() };
 		snprintf(err, sizeof(err), "interrupted by signal %d (%s) before tracing started",
@@ -658,6 +698,9 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				.missing = mw_sink_missing, .sample = mw_sink_sample, .sample_ms = o->interval_ms ?
 				o->interval_ms : o->pid ? 1000 : 100 }, mw_sink_line, &k, &r, err,
 				sizeof(err)) == 0) {
+		mw_stacks_stop(k.stacks);
+		if (k.stacks && r.pid > 0)
+			mw_stacks_only(k.stacks, r.pid);
 		if (r.detaching)
 			*detaching = r.detaching;
 		status = mw_sink_report(o, out, &k, &r, p.libc, libc_path, p.env.rt, p.gst.sites,
@@ -670,6 +713,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 cleanup:
 	if (k.have_proc)
 		mw_proc_close(&k.proc);
+	mw_stacks_free(k.stacks);
 	mw_procs_free(k.procs);	/* the model and the snapshots */
 	mw_run_prep_free(&p);
 	return status;

@@ -62,6 +62,8 @@ struct trace_opts {
 	long interval_ms;		/* --interval; 0 = the default */
 	long read_timeout_ms;		/* --read-timeout; 0 = MW_SNAP_TIMEOUT_MS */
 	const char *html;		/* --html */
+	int stacks;			/* --stacks: user stacks of the rare events */
+	const char *folded;		/* --folded FILE: their folded lines */
 	int progress;			/* --progress 1, --no-progress 0, else -1 */
 };
 
@@ -172,5 +174,10 @@ struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, ch
 void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e);
 void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings);
+
+/* --folded FILE: the folded lines of the stacks s (report_stacks.h)
+ * into path, made or truncated.  0, or -1 after a message. */
+struct mw_stacks;
+int mw_run_write_folded(const char *path, struct mw_stacks *s);
 
 #endif /* MALLOCWATCH_TRACE_RUN_H */

@@ -43,6 +43,7 @@ struct sink {
 	char skip_why[PATH_MAX + 512];	/* the first skipped sample's reason */
 	uint64_t main_sym;	/* main_arena's link-time address; 0 unknown */
 	int bias_sent;		/* a B record from a snapshot went out */
+	struct mw_stacks *stacks;	/* --stacks; NULL without */
 };
 
 /* The model of a run of o (one process; the pid comes when the program

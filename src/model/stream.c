@@ -13,6 +13,7 @@
 
 #include "msg.h"
 #include "protocol.h"
+#include "stacks.h"
 #include "stream.h"
 #include "xalloc.h"
 
@@ -457,6 +458,12 @@ int mw_stream_replay(FILE *f, struct mw_state *st, struct mw_stream_meta *m,
 		}
 		if (line[0] == '#') {
 			meta_line(line, st, m);
+		} else if (mw_stacks_record(line)) {
+			if (mw_stacks_load_line(&m->stacks, line, m->libc[0] == '/' ? m->libc : NULL) < 0) {
+				mw_state_garbled(st);
+				if (!warned++)
+					mw_warn("garbled stack record ignored and counted");
+			}
 		} else if (mw_stream_line(st, line) < 0 && !warned++) {
 			char q[200];
 
@@ -485,4 +492,6 @@ void mw_stream_meta_free(struct mw_stream_meta *m)
 	m->argc = 0;
 	free(m->findings);
 	m->findings = NULL;
+	mw_stacks_free(m->stacks);
+	m->stacks = NULL;
 }

@@ -26,6 +26,8 @@
 
 #include "state.h"
 
+struct mw_stacks;	/* stacks.h */
+
 /* Parse one line (without newline) into st.  Returns 0, or -1 when the
  * line was garbled (it is then counted in st). */
 int mw_stream_line(struct mw_state *st, const char *line);
@@ -52,6 +54,8 @@ struct mw_stream_meta {
 	int stopped;			/* -p ended by ^C/SIGTERM, normally */
 	unsigned long long tracer_lost;
 	char tracer_msg[512];
+	struct mw_stacks *stacks;	/* --stacks' records (stacks.h); NULL
+					 * none; owned */
 	char *findings;			/* the findings' text, lines ending in '\n'
 					 * (the run read them from the process);
 					 * NULL none; owned */

@@ -8,6 +8,7 @@
 #include "msg.h"
 #include "probetab.h"
 #include "report.h"
+#include "report_stacks.h"
 #include "report_int.h"
 #include "report_ledger.h"
 #include "xalloc.h"
@@ -555,6 +556,8 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	if (ri->snap_exit)
 		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
 	exit_ledger_text(f, st, ri);
+	if (ri->stacks)
+		mw_report_stacks_text(f, ri->stacks);
 	if (ri->stopped)
 		fprintf(f, "\nTracing was stopped (^C, SIGTERM or --duration); the process runs on.\n");
 	if (ri->tracer_died)

@@ -20,6 +20,8 @@
 #include "state.h"
 #include "units.h"
 
+struct mw_stacks;	/* stacks.h */
+
 /* What the run was, for the headers of both reports. */
 struct mw_run_info {
 	const char *const *argv;	/* the command, NULL-terminated; NULL for -p */
@@ -54,6 +56,9 @@ struct mw_run_info {
 	/* what decides arena counts, for CI baselines ("environment" in the
 	 * JSON; NULL: not known, e.g. a replay) */
 	const struct mw_environment *env;
+	/* --stacks: the stacks taken (stacks.h; symbolized as the reports
+	 * are written); NULL: none */
+	struct mw_stacks *stacks;
 };
 
 /* The findings (findings.h) of the last reading of ri (the exit's with

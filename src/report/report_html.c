@@ -28,6 +28,7 @@
 #include "probetab.h"
 #include "report.h"
 #include "report_ledger.h"
+#include "report_stacks.h"
 #include "xalloc.h"
 
 #define W 1000			/* drawing width, px */
@@ -61,7 +62,17 @@ struct page {
 	size_t nar;
 	const char *sfx;	/* the ids' suffix: "" on a page of one process,
 				 * "-N" for the N-th of several */
+	const struct mw_stack_tips *tips;	/* --stacks; NULL without */
 };
+
+/* "\nLABEL STACK" escaped into a title, when there is a stack */
+static void tip(FILE *f, const char *label, const char *stack)
+{
+	if (!stack)
+		return;
+	fprintf(f, "\n%s", label);
+	mw_xml_escape(f, stack);
+}
 
 
 static double x_of(const struct page *pg, uint64_t ns)
@@ -161,6 +172,22 @@ static void ticks(const struct page *pg, int y0, int h)
 	}
 }
 
+/* The stacks that made arena's heaps (--stacks), up to 4, in a title. */
+static void arena_heap_tips(const struct page *pg, uint64_t arena)
+{
+	size_t nh, shown = 0;
+	const struct mw_heap *h = mw_state_heaps(pg->st, &nh);
+	char label[64];
+
+	for (size_t i = 0; pg->tips && i < nh && shown < 4; i++) {
+		const char *st = h[i].arena == arena ? mw_stack_tip_heap(pg->tips, h[i].addr) : NULL;
+
+		snprintf(label, sizeof(label), "heap 0x%" PRIx64 " made at: ", h[i].addr);
+		tip(pg->f, label, st);
+		shown += st != NULL;
+	}
+}
+
 /* Arena a's band of the stacked areas, drawn on top of base[] (which it
  * then raises by its values val[i * pg->nar + a], sample i's), scaled to
  * max; returns its series for the page's data, {name, colour, v}. */
@@ -196,6 +223,8 @@ static json_t *area_band(const struct page *pg, size_t a, const struct mw_sample
 		base[i] += (double)val[i * pg->nar + a];
 	fprintf(f, "%s\"><title>", ns ? " Z" : "");
 	mw_xml_escape(f, name);
+	tip(f, "created at: ", mw_stack_tip_arena(pg->tips, pg->ar[a].addr));
+	arena_heap_tips(pg, pg->ar[a].addr);
 	fprintf(f, "</title></path></g>\n");
 	return json_pack("{s:s, s:s, s:o}", "name", name, "colour", colour((int)a), "v", jv);
 }
@@ -213,7 +242,9 @@ static void sbrk_line(const struct page *pg, const struct mw_sample *s, size_t n
 		fprintf(pg->f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M",
 			x_of(pg, i ? s[i - 1].ns : pg->t0), y, x_of(pg, s[i].ns), y);
 	}
-	fprintf(pg->f, "\"><title>main heap extent (sbrk)</title></path>\n");
+	fprintf(pg->f, "\"><title>main heap extent (sbrk)");
+	tip(pg->f, "grown by (--stacks):\n", mw_stack_tip_grow(pg->tips, 0));
+	fprintf(pg->f, "</title></path>\n");
 }
 
 /* A vertical line at each timeline marker, classed by its kind (retry,
@@ -235,7 +266,9 @@ static void mark_lines(const struct page *pg)
 		fprintf(pg->f, "<line class=\"mark %s\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\">"
 			"<title>%.3f s  tid %d  ", kind, x, x, AREA_H, secs(pg, m[i].ns), m[i].tid);
 		mw_xml_escape(pg->f, m[i].name);
-		fprintf(pg->f, " %" PRId64 " %" PRId64 "</title></line>\n", m[i].arg[0], m[i].arg[1]);
+		fprintf(pg->f, " %" PRId64 " %" PRId64, m[i].arg[0], m[i].arg[1]);
+		tip(pg->f, "at: ", mw_stack_tip_event(pg->tips, m[i].name, m[i].tid, m[i].ns));
+		fprintf(pg->f, "</title></line>\n");
 	}
 }
 
@@ -521,11 +554,14 @@ static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint6
 		if (!next)
 			return drawn;
 		fprintf(f, "<circle class=\"how %s\" cx=\"%.1f\" cy=\"%.0f\" r=\"4\">"
-			"<title>%.3f s  tid %d: %s arena 0x%" PRIx64 "</title></circle>\n",
+			"<title>%.3f s  tid %d: %s arena 0x%" PRIx64,
 			next->x->how == MW_ATTACH_NEW ? "new" : next->x->how == MW_ATTACH_REUSE ?
 			"reuse" : "freelist", x_of(pg, next->x->ns), y + LANE_H / 2.0,
 			secs(pg, next->x->ns), t->tid, how_name(next->x->how),
 			pg->ar[next->arena].addr);
+		if (next->x->how == MW_ATTACH_NEW)
+			tip(f, "created at: ", mw_stack_tip_arena(pg->tips, pg->ar[next->arena].addr));
+		fprintf(f, "</title></circle>\n");
 		cur = next->arena;
 		from = next->x->ns;
 	}
@@ -788,12 +824,13 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		   const char *sfx)
 {
 	struct page pg = { .f = f, .st = st, .sfx = sfx };
+	struct mw_stack_tips *tips = ri->stacks ? mw_stack_tips_new(ri->stacks) : NULL;
 	/* only what the stream holds: a replay writes the same page */
 	struct mw_run_info sri = { .argv = ri->argv, .pid = ri->pid, .libc = ri->libc,
 		.runtime = ri->runtime, .have_status = ri->have_status,
 		.exit_status = ri->exit_status, .term_signal = ri->term_signal,
 		.tracer_died = ri->tracer_died, .stopped = ri->stopped,
-		.findings_text = ri->findings_text };
+		.findings_text = ri->findings_text, .stacks = ri->stacks };
 	json_t *data = json_object();
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns, nt;
@@ -801,6 +838,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	int mem;
 
 	pg.ar = mw_state_arenas(st, &pg.nar);
+	pg.tips = tips;
 	time_axis(&pg);
 	mw_state_samples(st, &ns);
 	mw_state_threads(st, &nt);
@@ -838,6 +876,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	script_ids(f, js_end, sfx);
 	fprintf(f, "</script>\n");
 	json_decref(data);
+	mw_stack_tips_free(tips);
 	if (!dump) {	/* the page's data could not be made: the page is not whole */
 		errno = ENOMEM;
 		return -1;

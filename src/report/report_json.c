@@ -25,6 +25,7 @@
 #include "probetab.h"
 #include "report.h"
 #include "report_int.h"
+#include "report_stacks.h"
 #include "report_ledger.h"
 
 /* An address as "0x..." (JSON numbers lose precision past 2^53), or
@@ -390,6 +391,8 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 		mw_json_set(&root, "math", json_math(st, libm, sites));
 	if (ri->snap_attach || ri->snap_exit)
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
+	if (ri->stacks)
+		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks));
 	return root;
 }
 

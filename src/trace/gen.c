@@ -26,6 +26,7 @@
 #include "probetab.h"
 #include "protocol.h"
 #include "sdtarg.h"
+#include "stacks.h"
 #include "stpsrc.h"
 
 #define MAX_PROBES 128
@@ -534,12 +535,30 @@ static void mode_body(struct gen *g, const struct group *gr)
 	stream_body(g, gr, heap_agg);
 }
 
+/* --stacks, kernel runtime: the hit's user stack from the script, a Q
+ * record (MW_REC_USTACK): ubacktrace() is a string of hex addresses,
+ * innermost first, unwound in the kernel with the unwind data the
+ * module was built with (stap --ldd -d PROGRAM).  Never run here: this
+ * machine's kernel loads no modules; only translated (stap -p3). */
+static void ustack_body(struct gen *g, const struct group *gr)
+{
+	fprintf(g->out, "\tprintf(\"%c %d %%d %%d %%d %%d %%d %%d %%s\\n\", pid(), tid(), "
+		"ktime_get_ns(), %s, %s, %s, ubacktrace())\n", MW_REC_USTACK, gr->id,
+		gr->nargs > 0 ? "a1" : "0", gr->nargs > 1 ? "a2" : "0",
+		gr->nargs > 2 ? "a3" : "0");
+}
+
 static void handler(struct gen *g, struct group *gr)
 {
 	fprintf(g->out, "\nprobe process(\"%s\").mark(\"%s\") {\n"
 		"\tif (%s) next\n\tip = mw_ip()\n", gr->path, gr->name,
 		g->multi ? "!mw_tgt || !(pid() in mw_pids)" : "pid() != mw_tgt");
 	dispatch(g, gr);
+	/* (before the mode's body: the sbrk account ends a failed hit with
+	 * next) */
+	if (g->o->stacks && g->o->runtime == MW_RT_KERNEL && !g->multi && gr->elf == g->elf &&
+	    mw_stacks_probe_stacked(gr->id))
+		ustack_body(g, gr);
 	mode_body(g, gr);
 	fprintf(g->out, "}\n");
 	g->st->probes++;

@@ -60,6 +60,11 @@ struct mw_gen_opts {
 	 * S records, prefixed) between MW_LINE_LIVE and MW_LINE_LIVE_END,
 	 * without ending anything: each reading gives the totals so far. */
 	int live;
+	/* --stacks under the kernel runtime: each hit of a stacked probe
+	 * (mw_stacks_probe_stacked) also prints a Q record with
+	 * ubacktrace() (docs/protocol.md); ignored for the bpf runtime,
+	 * which has no ubacktrace() (stacks.h takes them beside it). */
+	int stacks;
 };
 
 struct mw_gen_stats {

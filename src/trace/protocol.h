@@ -74,6 +74,15 @@
 				 * longer in /proc/PID/task at the sample
 				 * taken at NS (mallocwatch; it exited in the
 				 * interval before) */
+#define MW_REC_STACKMAP 'L'	/* L PID IMAGE START END OFFSET BUILDID PATH:
+				 * --stacks, written by mallocwatch into a
+				 * saved stream (stacks_save.c) */
+#define MW_REC_STACK 'X'	/* X PROBE PID TID IMAGE NS KNOWN A1 A2 A3 PC.. */
+#define MW_REC_STACKSTATS 'Z'	/* Z SITES CPUS SAMPLES UNWOUND LOST FOREIGN
+				 * STALE UNWIND_NS */
+#define MW_REC_USTACK 'Q'	/* Q ID PID TID NS A1 A2 A3 0xPC...: a stacked
+				 * probe's hit with ubacktrace() (kernel
+				 * runtime, --stacks; never run here) */
 #define MW_REC_PROCESS '@'	/* @PID RECORD: RECORD (any of the above but P)
 				 * is process PID's; only in runs of several
 				 * processes (procs.h) */

@@ -36,6 +36,11 @@ struct mw_runtime_env {
 	char kbuild[PATH_MAX];		/* for stap -r; "" = stap's default */
 	char shim[PATH_MAX];		/* LD_PRELOAD for stapbpf; "" = none */
 	char did[512];			/* what was prepared, for one note */
+	/* --stacks under the kernel runtime: the module is built with
+	 * --ldd and `-d unwind` (the program's file, "" none) so that the
+	 * script's ubacktrace() has their unwind data (stap(1)) */
+	int ustack;
+	char unwind[PATH_MAX];
 };
 
 /* "kernel", "bpf" or "auto". */

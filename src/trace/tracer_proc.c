@@ -330,7 +330,7 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
 static int compile(const struct mw_runtime_env *env, const char *script, const char *workdir,
 		   const char *name, char *err, size_t errlen)
 {
-	const char *argv[16];
+	const char *argv[20];
 	int k = 0;
 	char msg[400];
 
@@ -338,6 +338,12 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 	if (env->rt == MW_RT_BPF) {
 		argv[k++] = "--runtime=bpf";
 		argv[k++] = "-g";
+	} else if (env->ustack) {	/* ubacktrace()'s unwind data */
+		argv[k++] = "--ldd";
+		if (env->unwind[0]) {
+			argv[k++] = "-d";
+			argv[k++] = env->unwind;
+		}
 	}
 	argv[k++] = "-w";
 	if (env->kbuild[0]) {
@@ -398,6 +404,8 @@ static int module_key(const struct mw_runtime_env *env, const char *script, uint
 	h = fnv(h, u.version, strlen(u.version) + 1);
 	h = fnv(h, u.machine, strlen(u.machine) + 1);
 	h = fnv(h, env->kbuild, strlen(env->kbuild) + 1);
+	if (env->ustack)	/* built with other unwind data */
+		h = fnv(h, env->unwind, strlen(env->unwind) + 1);
 	if (stat("/usr/bin/stap", &sb) == 0) {
 		long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
 
