@@ -112,7 +112,9 @@ struct stk_proc *stk_proc_find(struct mw_stacks *s, pid_t pid);
 /* A new entry for pid, watched, with no image (a replay's). */
 struct stk_proc *stk_proc_add(struct mw_stacks *s, pid_t pid);
 
-/* Image i of p, made empty when p has fewer (a replay's L records). */
+/* Image i of p, made empty when p has fewer (a replay's L records);
+ * stacks_live.c, which stacks_proc.c and stacks_save.c call (and which
+ * calls neither). */
 struct stk_image *stk_image_at(struct stk_proc *p, size_t i);
 
 /* Free what im holds and zero it. */

@@ -98,6 +98,26 @@ static int open_live(struct mw_stacks *s, struct stk_proc *p, const struct stk_m
 	return fd;
 }
 
+struct stk_image *stk_image_at(struct stk_proc *p, size_t i)
+{
+	if (i >= p->nimg) {
+		XGROW(p->img, i + 1, p->cimg);
+		memset(p->img + p->nimg, 0, (i + 1 - p->nimg) * sizeof(*p->img));
+		p->nimg = i + 1;
+	}
+	return &p->img[i];
+}
+
+void stk_image_clear(struct stk_image *im)
+{
+	mw_unwinder_free(im->u);
+	free(im->maps);
+	for (size_t i = 0; i < im->nmap; i++)
+		free(im->map[i].path);
+	free(im->map);
+	memset(im, 0, sizeof(*im));
+}
+
 /* The maps text of p's list (each module from offset 0, see above) into
  * a new string; its files opened into p->files. */
 static char *live_maps(struct mw_stacks *s, struct stk_proc *p)

@@ -92,26 +92,6 @@ struct stk_proc *stk_proc_get(struct mw_stacks *s, pid_t pid)
 	return p;
 }
 
-struct stk_image *stk_image_at(struct stk_proc *p, size_t i)
-{
-	if (i >= p->nimg) {
-		XGROW(p->img, i + 1, p->cimg);
-		memset(p->img + p->nimg, 0, (i + 1 - p->nimg) * sizeof(*p->img));
-		p->nimg = i + 1;
-	}
-	return &p->img[i];
-}
-
-void stk_image_clear(struct stk_image *im)
-{
-	mw_unwinder_free(im->u);
-	free(im->maps);
-	for (size_t i = 0; i < im->nmap; i++)
-		free(im->map[i].path);
-	free(im->map);
-	memset(im, 0, sizeof(*im));
-}
-
 static char *read_maps(pid_t pid)
 {
 	char path[64];
