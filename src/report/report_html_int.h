@@ -1,0 +1,49 @@
+/* report_html_int.h - what report_html.c's page shares with
+ * report_html_lanes.c (the drawing primitives, the threads' lanes and the
+ * lock-wait strip).  Not a public interface: report.h is. */
+#ifndef MALLOCWATCH_REPORT_HTML_INT_H
+#define MALLOCWATCH_REPORT_HTML_INT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "report_stacks.h"
+#include "state.h"
+
+#define W 1000			/* drawing width, px */
+#define LEFT 70			/* room for the axis labels */
+#define PLOT (W - LEFT - 10)	/* the time axis's length */
+#define AREA_H 260
+#define LANE_H 18
+#define WAITS_H 50
+
+struct page {
+	FILE *f;
+	const struct mw_state *st;
+	uint64_t t0, t1;	/* the time axis, CLOCK_MONOTONIC ns */
+	int timed;		/* whether t1 is a time seen, not t0 + 1 s */
+	const struct mw_arena *ar;
+	size_t nar;
+	const char *sfx;	/* the ids' suffix: "" on a page of one process,
+				 * "-N" for the N-th of several */
+	const struct mw_stack_tips *tips;	/* --stacks; NULL without */
+};
+
+/* report_html_lanes.c.  html_tip: "\nLABEL STACK" escaped into a title,
+ * when there is a stack.  html_x_of: the x of time ns on the axis (px);
+ * html_secs: ns as seconds from the axis's start.  html_colour: arena
+ * i's colour (#rrggbb).  html_how_name: how a thread attached, in words.
+ * html_ticks: the time axis's ticks and labels over a strip of height h
+ * from y0.  html_lanes: one lane per thread.  html_waits_strip: lock
+ * waits per interval. */
+void html_tip(FILE *f, const char *label, const char *stack);
+double html_x_of(const struct page *pg, uint64_t ns);
+double html_secs(const struct page *pg, uint64_t ns);
+const char *html_colour(int i);
+const char *html_how_name(enum mw_attach how);
+void html_ticks(const struct page *pg, int y0, int h);
+void html_lanes(struct page *pg);
+void html_waits_strip(struct page *pg);
+
+#endif /* MALLOCWATCH_REPORT_HTML_INT_H */
