@@ -451,13 +451,15 @@ static int roots_file(const char *path)
 }
 
 /* MW_CACHE_DIR/modules, made root's alone when missing, into dir; 0, or
- * -1 when it is not a directory of root's alone (no cache then). */
+ * -1 when it is not a directory of root's alone, or MW_NO_CACHE is set
+ * in the environment (no cache then: every script is compiled afresh). */
 static int cache_dir(char *dir, size_t len)
 {
 	struct stat sb;
+	const char *off = getenv("MW_NO_CACHE");
 
 	snprintf(dir, len, "%s/modules", MW_CACHE_DIR);
-	if (geteuid() != 0 || (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
+	if ((off && *off) || geteuid() != 0 || (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
 	    (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
 	    !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077))
 		return -1;
