@@ -12,6 +12,10 @@
 #   bare      stapbpf on  probe process(LIBC).mark(PROBE) { mw_bare++ }
 #   ours      stapbpf on  `mallocwatch script -e FAMILY` (what mallocwatch
 #             runs; only the handlers of that family)
+#   bpftrace  (when bpftrace is installed) bpftrace 0.17, system-wide on
+#             the same probes of the same libc (its -c cannot attach to
+#             glibc's probes here), counting hits by (probe, tid):
+#             usdt:LIBC:libc:PROBE { @[probe, tid] = count(); }
 #   floor     with KEYED=1: ours cut down to the pid filter, the argument
 #             reads and one counter keyed by the first argument (the heap,
 #             the jmp_buf, ...): the least a handler that keeps anything
@@ -56,6 +60,13 @@ $MW script --runtime=bpf -e "$family" --libc "$LIBC" 2>/dev/null |
 	!skip { print }
 	skip && /^}$/ { skip = 0 }' >"$W/ours.stp"
 MODES="bare ours"
+BT=
+if command -v bpftrace >/dev/null 2>&1; then
+	BT=bpftrace
+	for p in $probes; do
+		printf 'usdt:%s:libc:%s { @[probe, tid] = count(); }\n' "$LIBC" "$p"
+	done >"$W/bpftrace.bt"
+fi
 if [ "${KEYED:-0}" = 1 ]; then
 	MODES="bare floor ours"
 	awk '
@@ -67,6 +78,7 @@ if [ "${KEYED:-0}" = 1 ]; then
 	{ print }' "$W/ours.stp" >"$W/floor.stp"
 fi
 for s in $MODES; do
+	[ $s = bpftrace ] && continue
 	(cd "$W" && stap --runtime=bpf -g -w -r "$KSTUB" -p4 -m "mwbench_$s" "$s.stp" >/dev/null)
 done
 
@@ -83,9 +95,15 @@ one() {
 		echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") 0"
 		return
 	fi
-	LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
-	tracer=$!
-	until grep -q 'MW 1 ready' "$W/tracer.out"; do sleep 0.02; done
+	if [ "$mode" = bpftrace ]; then
+		bpftrace "$W/bpftrace.bt" >"$W/tracer.out" 2>&1 &
+		tracer=$!
+		until grep -q '^Attaching' "$W/tracer.out"; do sleep 0.02; done
+	else
+		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
+		tracer=$!
+		until grep -q 'MW 1 ready' "$W/tracer.out"; do sleep 0.02; done
+	fi
 	echo >"$W/go"
 	wait $prog
 	# the handlers' own time, from the kernel's per-program counters
@@ -101,11 +119,11 @@ med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # run), interleaved so that a change in the machine's load hits all three
 sysctl -q -w kernel.bpf_stats_enabled=0
 for i in $(seq "$REPS"); do
-	for mode in none $MODES; do one "$@" >>"$W/$mode.txt"; done
+	for mode in none $MODES $BT; do one "$@" >>"$W/$mode.txt"; done
 done
 # the handlers alone, statistics on
 sysctl -q -w kernel.bpf_stats_enabled=1
-for mode in $MODES; do one "$@" | cut -d' ' -f2 >"$W/$mode.stats"; done
+for mode in $MODES $BT; do one "$@" | cut -d' ' -f2 >"$W/$mode.stats"; done
 sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
 hits=$((per * n))
 base=$(cut -d' ' -f1 "$W/none.txt" | med)
@@ -113,18 +131,24 @@ bare=$(cut -d' ' -f1 "$W/bare.txt" | med)
 ours=$(cut -d' ' -f1 "$W/ours.txt" | med)
 hb=$(cat "$W/bare.stats")
 ho=$(cat "$W/ours.stats")
-floor="" hf=0
+floor="" hf=0 bt="" hbt=0
+if [ -n "$BT" ]; then
+	bt=$(cut -d' ' -f1 "$W/bpftrace.txt" | med)
+	hbt=$(cat "$W/bpftrace.stats")
+fi
 if [ -f "$W/floor.txt" ]; then
 	floor=$(cut -d' ' -f1 "$W/floor.txt" | med)
 	hf=$(cat "$W/floor.stats")
 fi
 awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floor" -v hb=$hb \
-	-v ho=$ho -v hf=$hf 'BEGIN {
+	-v ho=$ho -v hf=$hf -v bt="$bt" -v hbt=$hbt 'BEGIN {
 	if (b0 == "") {	# no loop_ns: the handlers alone
 		printf "  %-30s %9s       (no loop timing)                       handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)",
 			l, "", hb, ho, (hb > 0 ? ho / hb : 0)
 		if (hf > 0)
 			printf "; floor (one keyed count) %5.0f ns (x%.2f)", hf, hf / hb
+		if (hbt > 0)
+			printf "; bpftrace %5.0f ns (ours x%.2f of it)", hbt, ho / hbt
 		printf "\n"
 		exit
 	}
@@ -135,6 +159,11 @@ awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floo
 		pf = (f - b0) / h
 		printf "; floor (one keyed count) %6.3f us/hit x%.2f, alone %5.0f ns (x%.2f)", pf / 1000,
 			pf / pb, hf, hf / hb
+	}
+	if (bt != "") {
+		pt = (bt - b0) / h
+		printf "; bpftrace %6.3f us/hit, alone %5.0f ns: ours x%.2f of bpftrace per hit",
+			pt / 1000, hbt, po / pt
 	}
 	printf "\n"
 }'
