@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "procmem.h"
 #include "ptstop.h"
 #include "xalloc.h"
@@ -48,14 +49,6 @@ struct mw_ptstop {
 	int job_stopped;
 	uint64_t t0;	/* CLOCK_MONOTONIC ns of the first attach */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int known(const struct mw_ptstop *st, pid_t tid)
 {
@@ -115,7 +108,7 @@ static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
 			break;
 		}
 		if (!st->n)
-			st->t0 = mono_ns();
+			st->t0 = mw_now_ns();
 		if (st->n == st->cap)
 			xgrow((void **)&st->t, st->n, &st->cap, sizeof(*st->t));
 		st->t[st->n++] = (struct thread){ .tid = tid };
@@ -168,7 +161,7 @@ static int wait_stops(struct mw_ptstop *st, uint64_t deadline, char *err, size_t
 		}
 		if (!left)
 			return 0;
-		for (size_t i = 0; mono_ns() >= deadline && i < st->n; i++)
+		for (size_t i = 0; mw_now_ns() >= deadline && i < st->n; i++)
 			if (!st->t[i].stopped) {
 				snprintf(err, errlen, "thread %d of process %d did not stop in time",
 					 (int)st->t[i].tid, (int)st->pid);
@@ -185,7 +178,7 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, char *err
 		   size_t errlen)
 {
 	struct mw_ptstop *st = xcalloc(1, sizeof(*st));
-	uint64_t deadline = mono_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1) * 1000000;
+	uint64_t deadline = mw_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1) * 1000000;
 	int r;
 
 	st->pid = pid;
@@ -289,7 +282,7 @@ int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
 			else if (b)
 				run[n++] = i;
 		}
-		if (stuck || (n && mono_ns() >= deadline)) {
+		if (stuck || (n && mw_now_ns() >= deadline)) {
 			ret = -1;
 			break;
 		}
@@ -378,7 +371,7 @@ static uint64_t detach_all(struct mw_ptstop *st, int stop)
 				nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->sig);
 	}
-	held = st->n ? mono_ns() - st->t0 : 0;
+	held = st->n ? mw_now_ns() - st->t0 : 0;
 	free(st->t);
 	free(st);
 	return held;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "snapshot.h"
 #include "snapshot_int.h"
 #include "xalloc.h"
@@ -48,14 +49,6 @@ static int brent_loops(struct brent *b, uint64_t x)
 	return 0;
 }
 
-uint64_t mw_snap_now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Mark the snapshot inconsistent (the first reason is kept); -1. */
 static int bad(struct walk *w, const char *fmt, uint64_t v)
 {
@@ -89,7 +82,7 @@ static int step(struct walk *w)
 		return mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %llu arenas, heaps and free chunks in "
 			    "%llu readable bytes", (unsigned long long)w->max_steps,
 			    (unsigned long long)w->readable);
-	if (!(w->steps % 32) && mw_snap_now_ns(CLOCK_MONOTONIC) >= w->deadline)
+	if (!(w->steps % 32) && mw_now_ns() >= w->deadline)
 		return mw_snap_halt(w, MW_SNAP_TIMEOUT, "out of time");
 	return 0;
 }

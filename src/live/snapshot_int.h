@@ -35,9 +35,6 @@ struct walk {
 	int have_figures;
 };
 
-/* CLOCK_MONOTONIC or CLOCK_REALTIME now, in ns. */
-uint64_t mw_snap_now_ns(clockid_t c);
-
 /* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
  * MW_SNAP_CORRUPT with what is corrupt (the first reason is kept); -1. */
 int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)

@@ -169,7 +169,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	s->mstate_size = (uint64_t)g->mstate_size;
 	s->chunk_hdr = (uint64_t)g->chunk_struct_size;
 	s->minsize = (uint64_t)g->ch_fd_nextsize.off;	/* MINSIZE, as totals() */
-	s->taken_ns = mw_snap_now_ns(CLOCK_REALTIME);
+	s->taken_ns = mw_realtime_ns();
 	w.leave_stopped = leave_stopped && !no_stop;
 	for (s->tries = 1; !w.leave_stopped && !w.hold; s->tries++) {
 		mw_snap_walk(&w);
