@@ -16,7 +16,11 @@
 #     missing debuginfo is said in one line;
 #  5. a libc replaced on disk after it was mapped: the mapped file is
 #     read, snapshot exact;
-#  6. a process that maps another libc.so.6 as data: its own libc is read.
+#  6. a process that maps another libc.so.6 as data: its own libc is read;
+#  7. calls and stops made from outside the namespaces: `trim -p` on a
+#     contained examples/frag-hold gives back the RSS it predicted (within
+#     2%), and `snapshot --leave-stopped` leaves the contained pid 1 in a
+#     job-control stop (SIGCONT lets it go on and exit 0).
 . tests/lib.sh
 need_root
 need_libc
@@ -76,7 +80,7 @@ snap_same() {
 }
 
 R=$OUT/root
-sh tests/mkcontainer.sh "$R" examples/hold-arenas examples/arena-storm || exit 99
+sh tests/mkcontainer.sh "$R" examples/hold-arenas examples/arena-storm examples/frag-hold || exit 99
 
 # 1. snapshot
 ctr_start snap "$R" /bin/hold-arenas 6 snap
@@ -185,4 +189,33 @@ grep -q "libc /usr/lib/x86_64-linux-gnu/libc.so.6" "$OUT/asdata.txt" ||
 	fail "not python3's own libc: $(head -4 "$OUT/asdata.txt")"
 exec 3>&-
 wait $py
-echo "container: snapshot, attach, debuginfo in the root, planted link, replaced libc and a libc mapped as data all right"
+
+# 7. trim -p and snapshot --leave-stopped from outside its namespaces
+if [ "$(uname -m)" = x86_64 ]; then
+	ctr_start trim "$R" /bin/frag-hold pages 64
+	until grep -q "^ready" "$OUT/trim.xml" 2>/dev/null; do
+		_i=$((_i + 1)); [ $_i -lt 1200 ] || fail "frag-hold not ready: $(cat "$OUT/trim.stderr")"; sleep 0.05
+	done
+	"$MW" trim -p $pid --json "$OUT/trim.json" -o "$OUT/trim.txt" 2>"$OUT/trim.err" ||
+		fail "trim -p in a container: exit $?: $(cat "$OUT/trim.err")"
+	python3 - "$OUT/trim.json" <<'PY' || fail "trim in a container: $(cat "$OUT/trim.txt")"
+import json, sys
+t = json.load(open(sys.argv[1]))["trim"]
+drop = t["rss_before"] - t["rss_after"]
+assert t["returned"] == 1, t
+assert t["predicted"] > 3000000 and abs(drop - t["predicted"]) <= 0.02 * t["predicted"], t
+PY
+	sed -n 1,3p "$OUT/trim.txt"
+	"$MW" snapshot -p $pid --leave-stopped -o "$OUT/stopped.txt" 2>"$OUT/stopped.err" ||
+		fail "--leave-stopped in a container: exit $?: $(cat "$OUT/stopped.err")"
+	grep -q "INCONSISTENT" "$OUT/stopped.txt" && fail "--leave-stopped: $(head -4 "$OUT/stopped.txt")"
+	_i=0
+	until grep -q '^State:.*T (stopped)' /proc/$pid/status; do
+		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "the contained process was not left stopped"; sleep 0.02
+	done
+	kill -CONT $pid
+	exec 3>&-
+	wait $ctr || fail "the contained frag-hold failed after trim and stop"
+	echo "ok: trim -p and --leave-stopped across the namespaces"
+fi
+echo "container: snapshot, attach, debuginfo in the root, planted link, replaced libc, a libc mapped as data, trim and leave-stopped all right"
