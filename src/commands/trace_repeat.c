@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "linger.h"
 #include "msg.h"
 #include "protocol.h"
 #include "trace_run.h"
@@ -224,6 +225,8 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	struct rsink s = { .n = *runs };
 	struct mw_trace_result r;
 	int status = MW_EXIT_RUNTIME;
+	char key[17] = "", id[160] = "", why[PATH_MAX + 128];
+	struct mw_linger *join = NULL;	/* the run's once given to mw_trace_run */
 
 	*runs = 0;
 	s.k = xcalloc(s.n, sizeof(*s.k));
@@ -249,7 +252,16 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 		status = 128 + sig;
 		goto cleanup;
 	}
+	if (o->linger_ms && p.env.rt == MW_RT_BPF) {	/* --linger: a session to join? */
+		if (mw_linger_key(p.script, libc_path, key, id, sizeof(id)) < 0)
+			mw_note("no lingering session: cannot read '%s'", libc_path);
+		else if (!(join = mw_linger_join(key, id, p.script, why, sizeof(why))) &&
+			 o->verbose)
+			mw_note("no session to join: %s", why);
+	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
+			 .session = join, .linger_key = key[0] && !join ? key : NULL,
+			 .linger_id = id, .linger_ms = o->linger_ms,
 			 .workdir = dir, .target = t, .verbose = o->verbose,
 			 .at_exit = r_exit, .flush = 1, .missing = r_missing, .sample = r_sample,
 			 .sample_ms = o->interval_ms ? o->interval_ms : 100, .runs = (int)s.n,

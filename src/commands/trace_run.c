@@ -642,7 +642,8 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 	if (bad_libm || mw_run_write_script(p->libc, &(struct mw_gen_opts){
 			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
 			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
-			.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1,
+			.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1 ||
+				   o->linger_ms, .linger = o->linger_ms > 0,
 			.live = o->serve, .stacks = o->stacks && p->env.rt == MW_RT_KERNEL },
 			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
 		return -1;

@@ -56,6 +56,9 @@ struct trace_opts {
 	const char *format_output;	/* --format-output: where they go */
 	FILE *format_file;		/* it, opened before any run; NULL: stderr */
 	long repeat;			/* --repeat: -c runs; 0 = once */
+	long linger_ms;			/* --linger, MALLOCWATCH_LINGER: -c's
+					 * session serves later runs this long
+					 * after each (linger.h); 0 = off */
 	enum mw_aggregate aggregate;	/* --aggregate of repeated runs' figures */
 	int strict_env;			/* --strict-env */
 	json_t *baseline;		/* loaded before anything runs */
