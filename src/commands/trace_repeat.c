@@ -257,7 +257,7 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			mw_note("no lingering session: cannot read '%s'", libc_path);
 		else if (!(join = mw_linger_join(key, id, p.script, why, sizeof(why))) &&
 			 o->verbose)
-			mw_note("no session to join: %s", why);
+			mw_note("no session %s to join: %s", key, why);
 	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .session = join, .linger_key = key[0] && !join ? key : NULL,
