@@ -4,7 +4,9 @@
 # after its idle time.
 #
 # Three invocations of arena-storm with 2, 3 and 4 threads under
-# --linger 8, one after the other.  Each prints its malloc_info() to
+# --linger 8, one after the other, then two at once (5 and 6 threads:
+# one may be served while the other, finding the session busy, traces
+# on its own and arms no session).  Each prints its malloc_info() to
 # stdout; each run's report must equal it (arenas, heaps, heap bytes,
 # as t-repeat-once checks --repeat).  Run 1 arms the session (a note
 # with -v: "armed a tracer session (tracer pid N"), runs 2 and 3 join it
@@ -20,17 +22,26 @@ need_libc
 [ -x examples/arena-storm ] || skip "no examples/arena-storm (make check builds it)"
 export MALLOCWATCH_LINGER_DIR="$OUT/rdv"
 mkdir -m 700 "$MALLOCWATCH_LINGER_DIR" || exit 99
-for k in 1 2 3; do
-	"$MW" -v --linger 8 --json "$OUT/r$k.json" -o "$OUT/r$k.txt" \
+# run K: arena-storm with K + 1 threads, its malloc_info in miK.xml
+run() {
+	"$MW" -v --linger 8 -o "$OUT/r$1.txt" \
 		--check 'arenas>=0' --check 'heaps>=0' --check 'heap_bytes>=0' \
-		-c ./examples/arena-storm $((k + 1)) 20 >"$OUT/mi$k.xml" 2>"$OUT/err$k" ||
-		{ cat "$OUT/err$k"; fail "run $k: mallocwatch exited $?"; }
+		-c ./examples/arena-storm $(($1 + 1)) 20 >"$OUT/mi$1.xml" 2>"$OUT/err$1"
+}
+for k in 1 2 3; do
+	run $k || { cat "$OUT/err$k"; fail "run $k: mallocwatch exited $?"; }
 done
+# runs 4 and 5 at once: each joins when the session is idle, else
+# (the other is being served) traces on its own; both exact
+run 4 & p4=$!
+run 5 & p5=$!
+wait $p4 || fail "run 4: mallocwatch exited $?"
+wait $p5 || fail "run 5: mallocwatch exited $?"
 end=$(date +%s.%N)
 python3 - "$OUT" <<'PY' || fail "per-run reports (see above)"
 import re, sys
 out = sys.argv[1]
-for k in (1, 2, 3):
+for k in (1, 2, 3, 4, 5):
     d = open("%s/mi%d.xml" % (out, k)).read()
     heaps = nbytes = 0
     arenas = len(re.findall(r'<heap nr="', d))
@@ -53,6 +64,12 @@ for k in 2 3; do
 	[ "$j" = "$tracer" ] || fail "run $k did not join tracer $tracer: $(cat "$OUT/err$k")"
 	! grep -q 'bpf object' "$OUT/err$k" || fail "run $k made a tracer of its own"
 done
+for k in 4 5; do
+	grep -q "joined a tracer session (tracer pid $tracer," "$OUT/err$k" ||
+		grep -q "to join: the session is serving another run" "$OUT/err$k" ||
+		fail "run $k neither joined nor found the session busy: $(cat "$OUT/err$k")"
+	! grep -q 'armed a tracer session' "$OUT/err$k" || fail "run $k took the session's name"
+done
 sess=$(ps -o ppid= -p "$tracer" | tr -d ' ')
 [ -n "$sess" ] && [ "$(cat /proc/"$sess"/comm 2>/dev/null)" = mw-linger ] ||
 	fail "no session process lingers after run 3 (tracer $tracer, parent '$sess')"
@@ -70,4 +87,4 @@ done
 gone=$(echo "$(date +%s.%N) - $end" | bc -l)
 [ -z "$(ls -A "$MALLOCWATCH_LINGER_DIR")" ] ||
 	fail "the rendezvous holds $(ls -A "$MALLOCWATCH_LINGER_DIR")"
-printf 'ok: 3 runs, one tracer (pid %s), each report equal to its malloc_info(); nothing left %.1f s after the last run (8 s idle)\n' "$tracer" "$gone"
+printf 'ok: 3 runs back to back and 2 at once (%s), the session's tracer pid %s, each report equal to its malloc_info(); nothing left %.1f s after the last run (8 s idle)\n' "$(grep -l joined "$OUT/err4" "$OUT/err5" | wc -l) joined" "$tracer" "$gone"

@@ -227,6 +227,7 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	int status = MW_EXIT_RUNTIME;
 	char key[17] = "", id[160] = "", why[PATH_MAX + 128];
 	struct mw_linger *join = NULL;	/* the run's once given to mw_trace_run */
+	int busy = 0;
 
 	*runs = 0;
 	s.k = xcalloc(s.n, sizeof(*s.k));
@@ -255,9 +256,11 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	if (o->linger_ms && p.env.rt == MW_RT_BPF) {	/* --linger: a session to join? */
 		if (mw_linger_key(p.script, libc_path, key, id, sizeof(id)) < 0)
 			mw_note("no lingering session: cannot read '%s'", libc_path);
-		else if (!(join = mw_linger_join(key, id, p.script, why, sizeof(why))) &&
+		else if (!(join = mw_linger_join(key, id, p.script, &busy, why, sizeof(why))) &&
 			 o->verbose)
 			mw_note("no session %s to join: %s", key, why);
+		if (busy)	/* its name stays its own: a tracer of ours, not lingering */
+			key[0] = '\0';
 	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .session = join, .linger_key = key[0] && !join ? key : NULL,

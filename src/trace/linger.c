@@ -307,13 +307,14 @@ static int dial(int dirfd, const char *key, char *why, size_t len)
 }
 
 struct mw_linger *mw_linger_join(const char *key, const char *id, const char *script,
-				 char *why, size_t whylen)
+				 int *busy, char *why, size_t whylen)
 {
 	int dirfd = rendezvous(0, why, whylen), s = -1, fds[2];
 	struct mw_linger *l = NULL;
 	char *req = NULL, *ans = NULL;
 	size_t len;
 
+	*busy = 0;
 	if (dirfd < 0 || (s = dial(dirfd, key, why, whylen)) < 0)
 		goto fail;
 	if (!(req = request(id, script, &len)) || send_msg(s, req, len, NULL, 0) < 0) {
@@ -330,7 +331,8 @@ struct mw_linger *mw_linger_join(const char *key, const char *id, const char *sc
 	l->out_fd = fds[0];
 	l->err_fd = fds[1];
 	if (strncmp(ans, "OK ", 3) != 0) {
-		snprintf(why, whylen, "the session is %s", strncmp(ans, "BUSY", 4) == 0 ?
+		*busy = strncmp(ans, "BUSY", 4) == 0;
+		snprintf(why, whylen, "the session is %s", *busy ?
 			 "serving another run" : "of another script or libc");
 		goto fail;
 	}

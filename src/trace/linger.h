@@ -71,9 +71,11 @@ int mw_linger_key(const char *script, const char *libc_path, char *key, char *id
 
 /* Join the idle session key of the same libc (id) and script.  The hold,
  * or NULL with a one-line reason in why (none, busy, another script, a
- * rendezvous that is not root's). */
+ * rendezvous that is not root's); *busy set to 1 when a session of
+ * root's answered but is serving another run (the run should then not
+ * arm one that takes its name), else 0. */
 struct mw_linger *mw_linger_join(const char *key, const char *id, const char *script,
-				 char *why, size_t whylen);
+				 int *busy, char *why, size_t whylen);
 
 /* Arm a session: listen as key, fork the session process, which starts
  * the tracer argv (tracer_proc.h, mw_tracer_spawn: preload, in
