@@ -277,8 +277,11 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	}
 	if (r.detaching)
 		*detaching = r.detaching;
-	if (o->verbose)
+	if (o->verbose && r.runs > 1)
 		mw_note("%d runs under one tracer session", r.runs);
+	if (r.lingered >= 0)	/* --linger: armed or joined, and left armed */
+		mw_note("the tracer session stays armed %.1f s for the next -c run of this "
+			"script (--linger)", o->linger_ms / 1000.0);
 	status = report_runs(o, out, &s, &r, &p, libc_path, reports);
 	*runs = s.started;
 cleanup:
