@@ -483,7 +483,6 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 {
 	char dir[PATH_MAX], err[PATH_MAX + 256], module[64];
 	struct outputs out;
-	struct mw_sweep sw;
 	int status = MW_EXIT_RUNTIME;
 	pid_t detaching = 0;
 
@@ -492,11 +491,8 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		mw_outputs_close(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
-	mw_sweep(&sw, MW_SWEEP_RUN_MS);
-	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules)
-		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
-			"%d uprobe definitions, %d work directories and %d kernel modules "
-			"removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
+	if (!o->linger_ms)	/* --linger: only a run that arms (trace_repeat.c) */
+		mw_run_sweep();
 	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
 		mw_error("%s", err);
 	else if (o->set)	/* -p PID,PID,... */

@@ -24,6 +24,7 @@
 #include "explain.h"
 #include "gen.h"
 #include "glibcinfo.h"
+#include "leftovers.h"
 #include "msg.h"
 #include "output.h"
 #include "probetab.h"
@@ -622,6 +623,17 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	}
 	free(findings);
 	return status;
+}
+
+void mw_run_sweep(void)
+{
+	struct mw_sweep sw;
+
+	mw_sweep(&sw, MW_SWEEP_RUN_MS);
+	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules)
+		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
+			"%d uprobe definitions, %d work directories and %d kernel modules "
+			"removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
 }
 
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,

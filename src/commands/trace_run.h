@@ -152,6 +152,13 @@ struct mw_run_prep {
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
 		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p);
 
+/* The sweep after killed runs (leftovers.h), bounded by MW_SWEEP_RUN_MS,
+ * and a note of what it removed.  Before a run starts a tracer: a run
+ * that joins a --linger session starts none and skips it (its reads of
+ * uprobe_events wait for the kernel's event_mutex, seconds while other
+ * tracers remove uprobes). */
+void mw_run_sweep(void);
+
 /* Close what mw_run_prepare opened. */
 void mw_run_prep_free(struct mw_run_prep *p);
 
