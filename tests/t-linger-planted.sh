@@ -30,7 +30,7 @@ wait_gone() {
 	_i=0
 	while kill -0 "$1" 2>/dev/null || grep -q "stapprobe_$1_" $events 2>/dev/null; do
 		_i=$((_i + 1))
-		[ $_i -lt 1200 ] || fail "tracer $1 still there after 120 s"
+		[ $_i -lt 3000 ] || fail "tracer $1 still there after 300 s"
 		sleep 0.1
 	done
 }
