@@ -29,7 +29,7 @@ run() {
 		-c ./examples/arena-storm $(($1 + 1)) 20 >"$OUT/mi$1.xml" 2>"$OUT/err$1"
 }
 for k in 1 2 3; do
-	run $k || { cat "$OUT/err$k"; fail "run $k: mallocwatch exited $?"; }
+	run $k || { st=$?; cat "$OUT/err$k"; fail "run $k: mallocwatch exited $st"; }
 done
 tracer=$(sed -n 's/.*armed a tracer session (tracer pid \([0-9]*\).*/\1/p' "$OUT/err1")
 [ -n "$tracer" ] || fail "run 1 armed no session: $(cat "$OUT/err1")"
