@@ -3,7 +3,7 @@
 # the probes command (columns and --json) on the probe-enabled libc.
 . tests/lib.sh
 ok "$MW" --help >"$OUT/help"
-for opt in -c -p -e --events --libc --libm --runtime= -o --json --save-script --save-stream --cleanup --duration --interval --read-timeout snapshot check diff --baseline --metrics --format --repeat --aggregate --strict-env -q -v -V EXAMPLES; do
+for opt in -c -p -e --events --libc --libm --runtime= -o --json --save-script --save-stream --cleanup --duration --interval --read-timeout snapshot check diff --baseline --metrics --format --repeat --linger --aggregate --strict-env -q -v -V EXAMPLES; do
 	grep -q -- "$opt" "$OUT/help" || fail "--help does not mention $opt"
 	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" docs/mallocwatch.1 ||
 		fail "the man page does not mention $opt"

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "glibcinfo.h"
 #include "leftovers.h"
+#include "linger.h"
 #include "metrics.h"
 #include "msg.h"
 #include "output.h"
@@ -145,6 +146,12 @@ static const char usage[] =
 "                       figure, aggregated by --aggregate; -o/--json keep the\n"
 "                       last run's report.  Without -f the runs share one\n"
 "                       tracer session (armed once), each reported on its own\n"
+"  --linger SECONDS     with -c: the tracer session stays armed SECONDS (at\n"
+"                       most 600) after the run and serves the next -c run of\n"
+"                       the same script, which then arms nothing and waits\n"
+"                       for no uprobe removal; then it removes its uprobes\n"
+"                       and exits.  Default 0 (off), or MALLOCWATCH_LINGER.\n"
+"                       bpf runtime; not with -f or --stacks\n"
 "  --aggregate A        worst (default: the largest for <=, the smallest for\n"
 "                       >=), max, median or min\n"
 "  -q, --quiet          no notes or warnings, only errors\n"
@@ -191,7 +198,22 @@ static const char usage[] =
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
        OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
-       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP, OPT_STACKS, OPT_FOLDED };
+       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP, OPT_STACKS, OPT_FOLDED,
+       OPT_LINGER };
+
+/* --linger's and MALLOCWATCH_LINGER's SECONDS (0 to MW_LINGER_MAX_S,
+ * a fraction allowed) in ms; what names it (where) for the usage
+ * error. */
+static long linger_parse(const char *v, const char *where)
+{
+	char *end;
+	double s = strtod(v, &end);
+
+	if (end == v || *end || !(s >= 0 && s <= MW_LINGER_MAX_S))
+		mw_usage_error("%s needs seconds from 0 to %d, not '%s'", where, MW_LINGER_MAX_S,
+			       v);
+	return (long)(s * 1000);
+}
 
 static const struct option longopts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -210,6 +232,7 @@ static const struct option longopts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "format-output", required_argument, NULL, OPT_FORMAT_OUTPUT },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "linger", required_argument, NULL, OPT_LINGER },
 	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "html", required_argument, NULL, OPT_HTML },
@@ -329,6 +352,9 @@ static void parse_option(int c, struct trace_opts *o)
 			mw_usage_error("--repeat needs a count from 1 to 1000, not '%s'", optarg);
 		break;
 	}
+	case OPT_LINGER:
+		o->linger_ms = linger_parse(optarg, "--linger");
+		break;
 	case OPT_AGGREGATE:
 		if (mw_aggregate_parse(optarg, &o->aggregate) < 0)
 			mw_usage_error("unknown aggregate '%s' (worst, max, median, min)", optarg);
@@ -363,6 +389,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	int c;
 
 	argc = split_command(argc, argv, o);
+	if (getenv("MALLOCWATCH_LINGER") && *getenv("MALLOCWATCH_LINGER"))
+		o->linger_ms = linger_parse(getenv("MALLOCWATCH_LINGER"), "MALLOCWATCH_LINGER");
 	while ((c = getopt_long(argc, argv, "+e:fo:p:qvhV", longopts, NULL)) != -1)
 		parse_option(c, o);
 	if (optind < argc)
@@ -386,6 +414,9 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
+	/* --linger: -c runs of one process under the bpf runtime alone */
+	if (!o->cmd || o->follow || o->stacks || mw_runtime_pick(o->runtime) != MW_RT_BPF)
+		o->linger_ms = 0;
 	if (o->cmd)	/* its processes are ours to ptrace (ptree.h): never stopped */
 		mw_snapshot_no_stop(1);
 	if (o->format_output && !o->nrules)
@@ -452,7 +483,6 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 {
 	char dir[PATH_MAX], err[PATH_MAX + 256], module[64];
 	struct outputs out;
-	struct mw_sweep sw;
 	int status = MW_EXIT_RUNTIME;
 	pid_t detaching = 0;
 
@@ -461,11 +491,8 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		mw_outputs_close(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
-	mw_sweep(&sw, MW_SWEEP_RUN_MS);
-	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules)
-		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
-			"%d uprobe definitions, %d work directories and %d kernel modules "
-			"removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
+	if (!o->linger_ms)	/* --linger: only a run that arms (trace_repeat.c) */
+		mw_run_sweep();
 	if (mw_workdir_make(dir, sizeof(dir), err, sizeof(err)) < 0)
 		mw_error("%s", err);
 	else if (o->set)	/* -p PID,PID,... */
@@ -476,8 +503,10 @@ static int run(const struct trace_opts *o, const struct mw_target *t, const char
 		status = mw_run_trace_tree(o, &out, t, libc_path, dir, report, &detaching);
 	else
 		status = mw_run_trace(o, &out, t, libc_path, dir, g, report, &detaching);
-	if (!detaching || mw_tracer_hand_off(detaching, dir,
-					     mw_runtime_module(dir, module, sizeof(module))) < 0)
+	if (mw_linger_armed())	/* the session's now; it removes it */
+		mw_workdir_unlock();
+	else if (!detaching || mw_tracer_hand_off(detaching, dir,
+						  mw_runtime_module(dir, module, sizeof(module))) < 0)
 		mw_workdir_remove(dir);
 	if (mw_outputs_close(o, &out) < 0 && (status == MW_EXIT_OK || !t))
 		status = MW_EXIT_RUNTIME;
@@ -687,7 +716,7 @@ static int run_program(const struct trace_opts *o, const struct mw_target *t)
 	json_t **reports = xcalloc(n, sizeof(*reports));
 	int status = MW_EXIT_OK;
 
-	if (n > 1 && !o->follow) {	/* one tracer session for the runs */
+	if ((n > 1 || o->linger_ms) && !o->follow) {	/* one tracer session for the runs */
 		done = n;
 		status = run(o, t, t->libc, NULL, o->nrules ? reports : NULL, &done);
 		for (size_t i = n = 0; i < done; i++)	/* the runs that gave one */

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "linger.h"
 #include "msg.h"
 #include "protocol.h"
 #include "trace_run.h"
@@ -224,6 +225,9 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	struct rsink s = { .n = *runs };
 	struct mw_trace_result r;
 	int status = MW_EXIT_RUNTIME;
+	char key[17] = "", id[160] = "", why[PATH_MAX + 128];
+	struct mw_linger *join = NULL;	/* the run's once given to mw_trace_run */
+	int busy = 0;
 
 	*runs = 0;
 	s.k = xcalloc(s.n, sizeof(*s.k));
@@ -249,7 +253,20 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 		status = 128 + sig;
 		goto cleanup;
 	}
+	if (o->linger_ms && p.env.rt == MW_RT_BPF) {	/* --linger: a session to join? */
+		if (mw_linger_key(p.script, libc_path, key, id, sizeof(id)) < 0)
+			mw_note("no lingering session: cannot read '%s'", libc_path);
+		else if (!(join = mw_linger_join(key, id, p.script, &busy, why, sizeof(why))) &&
+			 o->verbose)
+			mw_note("no session %s to join: %s", key, why);
+		if (busy)	/* its name stays its own: a tracer of ours, not lingering */
+			key[0] = '\0';
+	}
+	if (o->linger_ms && !join)	/* a tracer of its own: sweep first (cmd_trace.c) */
+		mw_run_sweep();
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
+			 .session = join, .linger_key = key[0] && !join ? key : NULL,
+			 .linger_id = id, .linger_ms = o->linger_ms,
 			 .workdir = dir, .target = t, .verbose = o->verbose,
 			 .at_exit = r_exit, .flush = 1, .missing = r_missing, .sample = r_sample,
 			 .sample_ms = o->interval_ms ? o->interval_ms : 100, .runs = (int)s.n,
@@ -262,8 +279,11 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	}
 	if (r.detaching)
 		*detaching = r.detaching;
-	if (o->verbose)
+	if (o->verbose && r.runs > 1)
 		mw_note("%d runs under one tracer session", r.runs);
+	if (r.lingered >= 0)	/* --linger: armed or joined, and left armed */
+		mw_note("the tracer session stays armed %.1f s for the next -c run of this "
+			"script (--linger)", o->linger_ms / 1000.0);
 	status = report_runs(o, out, &s, &r, &p, libc_path, reports);
 	*runs = s.started;
 cleanup:

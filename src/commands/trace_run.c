@@ -24,6 +24,7 @@
 #include "explain.h"
 #include "gen.h"
 #include "glibcinfo.h"
+#include "leftovers.h"
 #include "msg.h"
 #include "output.h"
 #include "probetab.h"
@@ -624,6 +625,17 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	return status;
 }
 
+void mw_run_sweep(void)
+{
+	struct mw_sweep sw;
+
+	mw_sweep(&sw, MW_SWEEP_RUN_MS);
+	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules)
+		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
+			"%d uprobe definitions, %d work directories and %d kernel modules "
+			"removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
+}
+
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
 		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p)
 {
@@ -642,7 +654,8 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 	if (bad_libm || mw_run_write_script(p->libc, &(struct mw_gen_opts){
 			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
 			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
-			.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1,
+			.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1 ||
+				   o->linger_ms, .linger = o->linger_ms > 0,
 			.live = o->serve, .stacks = o->stacks && p->env.rt == MW_RT_KERNEL },
 			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
 		return -1;

@@ -56,6 +56,9 @@ struct trace_opts {
 	const char *format_output;	/* --format-output: where they go */
 	FILE *format_file;		/* it, opened before any run; NULL: stderr */
 	long repeat;			/* --repeat: -c runs; 0 = once */
+	long linger_ms;			/* --linger, MALLOCWATCH_LINGER: -c's
+					 * session serves later runs this long
+					 * after each (linger.h); 0 = off */
 	enum mw_aggregate aggregate;	/* --aggregate of repeated runs' figures */
 	int strict_env;			/* --strict-env */
 	json_t *baseline;		/* loaded before anything runs */
@@ -148,6 +151,13 @@ struct mw_run_prep {
  * (what was opened is in p either way: mw_run_prep_free). */
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
 		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p);
+
+/* The sweep after killed runs (leftovers.h), bounded by MW_SWEEP_RUN_MS,
+ * and a note of what it removed.  Before a run starts a tracer: a run
+ * that joins a --linger session starts none and skips it (its reads of
+ * uprobe_events wait for the kernel's event_mutex, seconds while other
+ * tracers remove uprobes). */
+void mw_run_sweep(void);
 
 /* Close what mw_run_prepare opened. */
 void mw_run_prep_free(struct mw_run_prep *p);

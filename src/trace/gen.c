@@ -58,6 +58,7 @@ struct gen {
 	const char *pk;		/* key prefix of per-process maps: "pid(), " or "" */
 	const char *sk;		/* index of per-process scalars: "[pid()]" or "" */
 	char unresolved[256];	/* symbols not found, ", "-separated, once each */
+	int draining;		/* writing the drain probe (opts->linger) */
 };
 
 /* Bytes a traced path may hold.  Everything else is refused, not escaped:
@@ -582,6 +583,8 @@ static void globals_and_begin(struct gen *g)
 		fprintf(f, "global mw_j[%d]\n", MW_MAP_JUMPS);
 	if (g->modes & (1u << MW_MODE_MATH))
 		fprintf(f, "global mw_msamp[256]\n");
+	if (g->multi && g->o->linger)
+		mw_gen_drain_globals(f, g->modes);
 	if (g->multi)
 		fprintf(f, "global mw_pids[%zu]%s\n", g->o->dynamic ? MW_MAP_PIDS : g->o->npids,
 			g->modes & (1u << MW_MODE_SBRK) ? ", mw_sany" : "");
@@ -648,6 +651,8 @@ static void dump_multi(struct gen *g)
 	}
 	fprintf(f, "\tforeach (p in mw_bias)\n");
 	emit_print_of(g, "\t\t", "p", "B", 0, 1, b);
+	if (g->o->linger && g->draining)	/* the next run starts from nothing */
+		mw_gen_drain_clear(f, g->modes);
 	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
 }
 
@@ -731,6 +736,16 @@ static void end_probes(struct gen *g)
 			"\tprintf(\"%s\\n\")\n", MW_LIVE_FILE, MW_LINE_LIVE);
 		dump_counted(g);
 		fprintf(f, "\tprintf(\"%s\\n\")\n\t$value = \"1\\n\"\n}\n", MW_LINE_LIVE_END);
+	}
+	/* --linger: the aggregates so far, emptied, for the run that
+	 * ended; the tracer goes on (protocol.h, MW_DRAIN_FILE) */
+	if (g->multi && g->o->linger) {
+		fprintf(f, "\nprobe procfs(\"%s\").read {\n\tif (mw_flushed) next\n",
+			MW_DRAIN_FILE);
+		g->draining = 1;
+		dump(g);
+		g->draining = 0;
+		fprintf(f, "\t$value = \"1\\n\"\n}\n");
 	}
 	if (g->multi)	/* no samples of several processes (trace_multi.h) */
 		return;

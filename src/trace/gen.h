@@ -60,6 +60,13 @@ struct mw_gen_opts {
 	 * S records, prefixed) between MW_LINE_LIVE and MW_LINE_LIVE_END,
 	 * without ending anything: each reading gives the totals so far. */
 	int live;
+	/* With dynamic: a session that serves one -c run after another
+	 * (--linger, linger.h).  A procfs probe, MW_DRAIN_FILE
+	 * (protocol.h), prints the aggregates of every process (prefixed),
+	 * then empties every aggregate map and prints MW_LINE_END: the
+	 * driver asks it once the run's process left the set, so the next
+	 * run's aggregates start from nothing.  It turns nothing off. */
+	int linger;
 	/* --stacks under the kernel runtime: each hit of a stacked probe
 	 * (mw_stacks_probe_stacked) also prints a Q record with
 	 * ubacktrace() (docs/protocol.md); ignored for the bpf runtime,
@@ -93,5 +100,15 @@ int mw_gen_path_ok(const char *path, char *why, size_t len);
  * makes them).  1 or 0.  A site with another name is warned about and
  * not traced. */
 int mw_gen_name_ok(const char *name);
+
+/* gen_drain.c: the statements that empty every aggregate map of a
+ * script of several processes whose probes are of the modes in modes
+ * (a bit per enum mw_mode), for the drain probe (opts->linger), to out.
+ * stap forbids a delete in a foreach over the same map, and stapbpf
+ * has no delete of a whole map: each map's keys are copied into
+ * MW_MAP_HITS-entry maps mw_k1..mw_k6 (declared by
+ * mw_gen_drain_globals), then deleted one by one. */
+void mw_gen_drain_globals(FILE *out, unsigned modes);
+void mw_gen_drain_clear(FILE *out, unsigned modes);
 
 #endif /* MALLOCWATCH_GEN_H */

@@ -28,6 +28,10 @@
  * /var/tmp/systemtap-USER/MODULE/flush (stapbpf), under the kernel
  * runtime /proc/systemtap/MODULE/flush; reading it runs the probe. */
 #define MW_FLUSH_FILE "flush"
+/* --linger (gen.h opts->linger): reading it prints the aggregates of
+ * every process, empties them and prints MW_LINE_END; the tracer goes on
+ * for the next run. */
+#define MW_DRAIN_FILE "drain"
 /* The script's procfs probe that prints the lock waits counted so far (a
  * C record) without ending anything; read at every --interval sample. */
 #define MW_SAMPLE_FILE "sample"

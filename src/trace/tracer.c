@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "leftovers.h"
+#include "linger.h"
 #include "pidfd.h"
 #include "msg.h"
 #include "pidset.h"
@@ -116,9 +117,14 @@ static void attach_tree(struct run *rn)
 
 static void stdout_line(struct run *rn, char *line)
 {
+	if (!rn->r->ready && rn->lg && rn->lg->armed &&
+	    (line[0] == MW_REC_DECLARE || strcmp(line, MW_LINE_READY) == 0))
+		mw_linger_pre(rn->lg, line);	/* for the runs that join */
 	if (!rn->r->ready && strcmp(line, MW_LINE_READY) == 0) {
 		rn->r->ready = 1;
 		mw_tr_open_set(rn);
+		if (rn->lg && !rn->lg->armed)	/* joined: not the tracer's target */
+			mw_tr_set_add(rn, rn->prog);
 		if (rn->o->follow && !rn->o->target)
 			attach_tree(rn);
 		/* the line first: its reader takes the program's start time
@@ -180,8 +186,9 @@ static int flush_ask(struct run *rn)
 {
 	char err[PATH_MAX + 128];
 
-	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_FLUSH_FILE,
-			  &rn->flush_fd, err, sizeof(err)) < 0) {
+	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose,
+			  rn->lg ? MW_DRAIN_FILE : MW_FLUSH_FILE, &rn->flush_fd, err,
+			  sizeof(err)) < 0) {
 		mw_warn("cannot flush the tracer (%s); the report waits for its uprobes to be "
 			"removed", err);
 		return 0;
@@ -217,6 +224,10 @@ static int flush_start(struct run *rn, pid_t pid)
 			mw_note("no flush: %d threads still running", n);
 		return 0;
 	}
+	/* --linger: out of the set first, so that the drain takes every
+	 * hit of it and the maps are empty for the next run */
+	if (rn->lg && (!rn->pids || mw_pidset_del(rn->pids, pid) < 0))
+		return 0;
 	return flush_ask(rn);
 }
 
@@ -415,6 +426,11 @@ static void program_exited(struct run *rn)
 		return;
 	close(rn->pidfd);
 	rn->pidfd = -1;
+	if (rn->lg && rn->o->target && rn->r->flushed && rn->tracer > 0 && rn->out_fd >= 0) {
+		rn->handback = 1;	/* drained: the session serves the next run */
+		rn->detach_bg = 1;
+		return;
+	}
 	if (rn->tracer > 0 && !rn->flushing) {	/* 0 once reaped: the pid may be
 						 * another's now */
 		if (!rn->o->target && !rn->stopping) {
@@ -802,10 +818,39 @@ static void end_run(struct run *rn, int errpipe)
 	rn->r->untraced = mw_ptree_untraced(rn->pt);
 	mw_ptree_free(rn->pt);	/* every tracee has ended, or is killed with us */
 	mw_pidset_close(rn->pids);
+	mw_linger_leave(rn->lg, 0);	/* not drained: the session ends */
 	free(rn->watch);
 	free(rn->known);
 	if (errpipe >= 0)
 		close(errpipe);
+}
+
+/* The tracer: a joined session's; one that a session armed here starts
+ * (--linger); else our own child.  0, or -1 with errno set. */
+static int start_tracer(struct run *rn, const char **argv)
+{
+	const struct mw_tracer_opts *o = rn->o;
+	const char *preload = o->env->shim[0] ? o->env->shim : NULL;
+	char why[PATH_MAX + 128];
+
+	if (!rn->lg && o->linger_key && o->env->rt == MW_RT_BPF &&
+	    !(rn->lg = mw_linger_arm(o->linger_key, o->linger_id, o->script, o->linger_ms,
+				     o->workdir, rn->module, (char *const *)argv, preload, why,
+				     sizeof(why))))
+		mw_note("no lingering session: %s", why);
+	if (rn->lg) {
+		rn->tracer = rn->lg->tracer;
+		rn->out_fd = rn->lg->out_fd;
+		rn->err_fd = rn->lg->err_fd;
+		rn->lg->out_fd = rn->lg->err_fd = -1;	/* the run's to close */
+		if (o->verbose)
+			mw_note("%s a tracer session (tracer pid %d, lingers %ld s after a run)",
+				o->session ? "joined" : "armed", (int)rn->tracer, o->linger_ms / 1000);
+		return 0;
+	}
+	rn->tracer = mw_tracer_spawn((char *const *)argv, o->workdir, preload, &rn->out_fd,
+				     &rn->err_fd);
+	return rn->tracer < 0 ? -1 : 0;
 }
 
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
@@ -819,12 +864,20 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	int errpipe = -1, ret = -1, cached = 0;
 
 	memset(r, 0, sizeof(*r));
+	bo[0] = '\0';
+	r->lingered = -1;
 	rn.errpipe = &errpipe;
 	r->runs = o->target != NULL;
 	mw_runtime_module(o->workdir, rn.module, sizeof(rn.module));
-	if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
+	if (o->session) {	/* a session's tracer, armed: its module */
+		rn.lg = o->session;
+		snprintf(rn.module, sizeof(rn.module), "%s", rn.lg->module);
+	} else if (o->env->rt == MW_RT_BPF) {	/* a FIFO directory a killed stapbpf left */
 		mw_runtime_procfs_remove(rn.module);
-	if (o->env->rt == MW_RT_BPF ?
+	}
+	if (o->session) {
+		;
+	} else if (o->env->rt == MW_RT_BPF ?
 	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo),
 				  o->target != NULL, &cached, err, errlen) < 0 :
 	    mw_tracer_compile_kernel(o->env, o->script, o->workdir, bo, sizeof(bo), &cached, err,
@@ -832,7 +885,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		r->interrupted = mw_signal_take();
 		return -1;
 	}
-	if (o->verbose)
+	if (o->verbose && !o->session)
 		mw_note("%s %s%s", o->env->rt == MW_RT_BPF ? "bpf object" : "kernel module", bo,
 			cached ? " (built before for this script and kernel)" : "");
 	/* Kernel runtime: a module loading while an earlier run's stapio
@@ -852,16 +905,16 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	}
 	mw_tracer_argv(o->env, rn.prog, pidbuf, bo, argv);
-	rn.tracer = mw_tracer_spawn((char *const *)argv, o->workdir,
-				    o->env->shim[0] ? o->env->shim : NULL, &rn.out_fd, &rn.err_fd);
-	if (rn.tracer < 0) {
+	if (start_tracer(&rn, argv) < 0) {
 		snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(errno));
 		goto cleanup;
 	}
 	if (o->env->rt != MW_RT_BPF)
 		mw_kmod_loaded_name(bo, rn.tracer, rn.module, sizeof(rn.module));
 	rn.tracer_fd = mw_pidfd_open(rn.tracer);	/* our child, not reaped: it */
-	if (o->env->rt == MW_RT_BPF)
+	for (size_t i = 0; o->session && i < rn.lg->npre; i++)
+		stdout_line(&rn, rn.lg->pre[i]);	/* the program joins, is released */
+	if (o->env->rt == MW_RT_BPF && !o->session)
 		mw_tracer_record(rn.tracer);	/* its definitions are ours to sweep */
 	for (size_t i = 0; i < o->nmore; i++)
 		mw_tr_pid_push(&rn.watch, &rn.nwatch, &rn.capwatch, o->more_pids[i]);
@@ -880,6 +933,11 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		close(rn.out_fd);
 		close(rn.err_fd);
 		rn.tracer = 0;
+		if (rn.handback) {
+			r->lingered = !rn.lg->armed;
+			mw_linger_leave(rn.lg, 1);
+			rn.lg = NULL;
+		}
 		ret = 0;
 		goto cleanup;
 	}

@@ -41,6 +41,7 @@
 #include "target.h"
 
 struct mw_pidlist;
+struct mw_linger;
 
 struct mw_tracer_opts {
 	const struct mw_runtime_env *env;
@@ -133,6 +134,19 @@ struct mw_tracer_opts {
 	 * prefixed with its process.  r describes the last run (its pid and
 	 * status); r->runs counts the runs started. */
 	int runs;
+	/* -c --linger (linger.h), bpf runtime, a script with opts->linger:
+	 * with session, the run is served by that idle session (the hold is
+	 * the run's from then on): no compile, no tracer of its own; its
+	 * program joins the set before it is released.  Else, with
+	 * linger_key (and linger_id, mw_linger_key()), the run arms a
+	 * session that lingers linger_ms after it (when it cannot, the run
+	 * starts its tracer itself, as without).  Either way the program's
+	 * exit stop takes it out of the set and reads the drain probe
+	 * instead of the flush, and the tracer is left to the session
+	 * (r->detaching stays 0). */
+	struct mw_linger *session;
+	const char *linger_key, *linger_id;
+	long linger_ms;
 	void (*on_run)(void *ctx, int i, pid_t pid);
 	void (*run_done)(void *ctx, int i, int status, unsigned long untraced);
 };
@@ -169,6 +183,9 @@ struct mw_trace_result {
 	unsigned long set_failed;	/* -f, --cgroup: processes that could
 					 * not be added to the tracer's set */
 	int runs;			/* -c --repeat: runs started (opts->runs) */
+	int lingered;			/* --linger: the tracer was armed by a
+					 * session's (0) or joined one (1), and
+					 * left to it, drained; -1 neither */
 	pid_t detaching;		/* tracer left removing its uprobes after
 					 * the flush (not reaped; see
 					 * mw_tracer_hand_off), or 0 */

@@ -58,6 +58,8 @@ struct run {
 	int late_flush;		/* --repeat: the flush after the series ended
 				 * early was asked (once) */
 	struct linebuf out, errb;
+	struct mw_linger *lg;	/* --linger: the session armed or joined */
+	int handback;		/* drained: the tracer goes back to it */
 };
 
 /* tracer_set.c: open the tracer's set once its maps exist (-f, --cgroup,

@@ -19,7 +19,7 @@ void mw_tr_open_set(struct run *rn)
 {
 	char err[256];
 
-	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2)
+	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2 && !rn->lg)
 		return;
 	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
 					sizeof(err)))) {
