@@ -10,10 +10,18 @@
 #              (memory_sbrk_less, not stacked).  Per stacked event =
 #              (loop_ns with --stacks - loop_ns without) / N.  Goal: at
 #              most 20 us.
-#   unstacked  examples/heap-churn N thread: a thread's heap grows and
-#              shrinks (memory_heap_more/less: hot, aggregated, never
-#              stacked).  --stacks must add nothing: the ratio of the loop
-#              with --stacks to the loop without is the figure (goal 1.0).
+#   hot        examples/heap-churn NT thread: a thread's heap grows and
+#              shrinks (memory_heap_more/less: hot, aggregated by the
+#              tracer).  memory_heap_less is never stacked; memory_heap_more
+#              is sampled, 1 in MW_STACKS_HEAP_PERIOD hits per CPU (the perf
+#              event's sample_period; the kernel only counts the others).
+#              Each against the loop traced without --stacks, same run:
+#                --stacks, heap_more not stacked (period 0): the rare
+#                  probes' events alone;
+#                --stacks, period 1000000: heap_more's event on, no sample
+#                  taken (NT < 1000000): the cost of an un-sampled hit;
+#                --stacks, the default period (64): what a user pays.
+#              Per un-sampled hit = (count - off) / NT; goal: noise.
 #
 # The programs print "loop_ns NS", their loop alone: the tracer's start
 # and stop are not in the figures.  Also printed: the samples --stacks
@@ -41,35 +49,51 @@ run() {
 	untraced) $LOADER ./examples/heap-churn "$2" "$3" >"$W/out" 2>/dev/null ;;
 	traced) $MW -q -o /dev/null -c ./examples/heap-churn "$2" "$3" >"$W/out" 2>/dev/null ;;
 	stacks) $MW -q --stacks -o "$W/sum" -c ./examples/heap-churn "$2" "$3" >"$W/out" 2>/dev/null
-		grep '^Stacks' "$W/sum" >"$W/last" || : ;;
+		grep '^Stacks\|^  memory_heap_more' "$W/sum" >"$W/last" || : ;;
+	off) MW_STACKS_HEAP_PERIOD=0 $MW -q --stacks -o /dev/null \
+		-c ./examples/heap-churn "$2" "$3" >"$W/out" 2>/dev/null ;;
+	count) MW_STACKS_HEAP_PERIOD=1000000 $MW -q --stacks -o /dev/null \
+		-c ./examples/heap-churn "$2" "$3" >"$W/out" 2>/dev/null ;;
 	esac
 	loop_ns "$W/out"
 }
 
 for kind in main thread; do
-	n=$N
-	[ $kind = thread ] && n=$NT
-	: >"$W/$kind.untraced"; : >"$W/$kind.traced"; : >"$W/$kind.stacks"
+	n=$N modes="untraced traced stacks"
+	[ $kind = thread ] && n=$NT modes="untraced traced off count stacks"
+	for m in $modes; do : >"$W/$kind.$m"; done
 	for i in $(seq "$REPS"); do
-		for m in untraced traced stacks; do
+		for m in $modes; do
 			run $m $n $kind >>"$W/$kind.$m"
 		done
 	done
-	for m in untraced traced stacks; do
+	for m in $modes; do
 		eval "${kind}_$m=\$(median <\"\$W/\$kind.\$m\")"
 	done
-	[ $kind = main ] && cp "$W/last" "$W/main.last"
+	cp "$W/last" "$W/$kind.last"
 done
 
 per=$(echo "scale=2; ($main_stacks - $main_traced) / $N / 1000" | bc -l)
 base=$(echo "scale=2; ($main_traced - $main_untraced) / $N / 1000" | bc -l)
 hot=$(echo "scale=3; $thread_stacks / $thread_traced" | bc -l)
+hoff=$(echo "scale=3; $thread_off / $thread_traced" | bc -l)
+hcount=$(echo "scale=3; $thread_count / $thread_traced" | bc -l)
+unsampled=$(echo "scale=3; ($thread_count - $thread_off) / $NT / 1000" | bc -l)
+sampled=$(echo "scale=3; ($thread_stacks - $thread_off) / $NT / 1000" | bc -l)
+ms() { echo "$1 / 1000000" | bc -l; }
 printf '  stacked (heap-churn %s main, memory_sbrk_more): loop untraced %.1f ms, traced %.1f ms, --stacks %.1f ms\n' \
 	"$N" "$(echo "$main_untraced / 1000000" | bc -l)" "$(echo "$main_traced / 1000000" | bc -l)" \
 	"$(echo "$main_stacks / 1000000" | bc -l)"
 printf '    per stacked event: %s us (goal <= 20 us); the tracer alone per iteration (2 hits): %s us\n' \
 	"$per" "$base"
 printf '    last --stacks run: %s\n' "$(sed 's/^Stacks (--stacks): //' "$W/main.last")"
-printf '  unstacked hot probe (heap-churn %s thread, memory_heap_more/less): traced %.1f ms, --stacks %.1f ms: x%s (goal 1.0)\n' \
-	"$NT" "$(echo "$thread_traced / 1000000" | bc -l)" "$(echo "$thread_stacks / 1000000" | bc -l)" "$hot"
-echo "stacks per_event_us=$per hot_ratio=$hot" >"${STACKS_RESULT:-/dev/null}"
+printf '  hot probes (heap-churn %s thread, memory_heap_more/less): loop untraced %.1f ms, traced %.1f ms\n' \
+	"$NT" "$(ms "$thread_untraced")" "$(ms "$thread_traced")"
+printf '    --stacks, heap_more not stacked (period 0): %.1f ms: x%s\n' "$(ms "$thread_off")" "$hoff"
+printf '    --stacks, heap_more counted, never sampled (period 1000000): %.1f ms: x%s; per un-sampled hit %s us\n' \
+	"$(ms "$thread_count")" "$hcount" "$unsampled"
+printf '    --stacks, heap_more sampled 1 in 64 (the default): %.1f ms: x%s; per heap_more hit, samples included, %s us\n' \
+	"$(ms "$thread_stacks")" "$hot" "$sampled"
+printf '    last --stacks run: %s\n' "$(sed 's/^Stacks (--stacks): //' "$W/thread.last" | tr '\n' ' ')"
+echo "stacks per_event_us=$per hot_ratio=$hot heap_off_ratio=$hoff heap_count_ratio=$hcount" \
+	>"${STACKS_RESULT:-/dev/null}"

@@ -500,13 +500,14 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		   const char *sfx)
 {
 	struct page pg = { .f = f, .st = st, .sfx = sfx };
-	struct mw_stack_tips *tips = ri->stacks ? mw_stack_tips_new(ri->stacks) : NULL;
+	struct mw_stack_tips *tips = ri->stacks ? mw_stack_tips_new(ri->stacks, ri->stacks_pid) : NULL;
 	/* only what the stream holds: a replay writes the same page */
 	struct mw_run_info sri = { .argv = ri->argv, .pid = ri->pid, .libc = ri->libc,
 		.runtime = ri->runtime, .have_status = ri->have_status,
 		.exit_status = ri->exit_status, .term_signal = ri->term_signal,
 		.tracer_died = ri->tracer_died, .stopped = ri->stopped,
-		.findings_text = ri->findings_text, .stacks = ri->stacks };
+		.findings_text = ri->findings_text, .stacks = ri->stacks,
+		.stacks_pid = ri->stacks_pid };
 	json_t *data = json_object();
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns, nt;
