@@ -12,8 +12,9 @@
 # hits; none lost at this rate), every sample under "churn <-
 # start_thread"; the JSON's heap_more events say "hits": 64 and the
 # stats "heap_more_period": 64; --folded has the line ending in
-# ";churn;...;memory_heap_more S*64"; the HTML page's heaps tooltip names
-# churn.  MW_STACKS_HEAP_PERIOD=0: no heap_more stack, and the period 0
+# ";churn;...;memory_heap_more S*64"; the HTML page's summary has the
+# line and its flame graph of heap growths has churn <- start_thread with
+# S*64 (tests/flame-check.py).  MW_STACKS_HEAP_PERIOD=0: no heap_more stack, and the period 0
 # in the stats.
 . tests/lib.sh
 need_root
@@ -49,9 +50,12 @@ for e in ev:
     assert len(e["args"]) == 2 and e["args"][1] >= 512 * 1024, e["args"]
 print("JSON:", len(ev), "heap_more samples of 64 hits, under", names[names.index("churn"):])
 PY
-grep -A6 '<title>heap 0x' "$d/page.html" | grep -q 'memory_heap_more: [0-9]* samples' ||
-	grep -q 'memory_heap_more: [0-9]* samples of 1 in 64 hits' "$d/page.html" ||
-	fail "the page has no heap_more stacks"
+grep -q 'memory_heap_more: [0-9]* samples of 1 in 64 hits' "$d/page.html" ||
+	fail "the page's summary has no heap_more stacks"
+# the page's flame graph of the heap growths (report_flame.c), as
+# --folded: churn under start_thread with every sample's 64 growths
+python3 tests/flame-check.py "$d/page.html" "$d/folded" memory_heap_more \
+	"start_thread;churn" $((s * 64)) || fail "the flame graph of heap growths"
 
 # MW_STACKS_HEAP_PERIOD=0: heap_more not stacked
 d=$OUT/off

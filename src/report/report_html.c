@@ -27,6 +27,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "report.h"
+#include "report_flame.h"
 #include "report_ledger.h"
 #include "report_stacks.h"
 #include "report_html_int.h"
@@ -535,6 +536,8 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	html_lanes(&pg);
 	fprintf(f, "<h2>Arena lock waits per interval (memory_arena_reuse_wait)</h2>\n");
 	html_waits_strip(&pg);
+	if (ri->stacks)
+		mw_flame_html(f, ri->stacks, ri->stacks_pid, W);
 	/* the summary, as the text report (stream-side facts only) */
 	if ((tf = open_memstream(&text, &textlen))) {
 		mw_report_text(tf, st, &sri);

@@ -351,6 +351,23 @@ static int several(const struct sym_ev *v, size_t n)
 	return 0;
 }
 
+/* The folded lines of v (sorted here), one per stack, its weights
+ * summed; of probe only when not -1. */
+static void folded_lines(FILE *f, struct sym_ev *v, size_t n, int probe)
+{
+	qsort(v, n, sizeof(*v), by_folded);
+	for (size_t i = 0; i < n; ) {
+		uint64_t sum = 0;
+		size_t j;
+
+		for (j = i; j < n && strcmp(v[j].folded, v[i].folded) == 0; j++)
+			sum += v[j].bytes + v[j].growths;
+		if (sum && (probe < 0 || v[i].e->probe == probe))
+			fprintf(f, "%s %" PRIu64 "\n", v[i].folded, sum);
+		i = j;
+	}
+}
+
 int mw_report_stacks_folded(FILE *f, struct mw_stacks *s)
 {
 	size_t n;
@@ -367,22 +384,26 @@ int mw_report_stacks_folded(FILE *f, struct mw_stacks *s)
 				memcpy(v[i].folded, root, strlen(root));
 			}
 		}
-
 	/* one line per stack, its bytes summed (memory_heap_more's: its
 	 * growths, estimated: its leaf frame tells them apart) */
-	qsort(v, n, sizeof(*v), by_folded);
-	for (size_t i = 0; i < n; ) {
-		uint64_t sum = 0;
-		size_t j;
-
-		for (j = i; j < n && strcmp(v[j].folded, v[i].folded) == 0; j++)
-			sum += v[j].bytes + v[j].growths;
-		if (sum)
-			fprintf(f, "%s %" PRIu64 "\n", v[i].folded, sum);
-		i = j;
-	}
+	folded_lines(f, v, n, -1);
 	free(v);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+char *mw_report_stacks_folded_of(struct mw_stacks *s, pid_t pid, int probe)
+{
+	size_t n, len = 0;
+	char *text = NULL;
+	struct sym_ev *v = symbolize_all(s, pid, &n);
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		folded_lines(f, v, n, probe);
+		fclose(f);
+	}
+	free(v);
+	return text;
 }
 
 static json_t *json_frames(struct mw_stacks *s, const struct mw_stack_event *e)

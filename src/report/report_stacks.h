@@ -35,6 +35,11 @@ int mw_report_stacks_text(FILE *f, struct mw_stacks *s, pid_t pid);
  * root is pid_PID.  0, or -1 on a write error. */
 int mw_report_stacks_folded(FILE *f, struct mw_stacks *s);
 
+/* The folded lines of probe's stacks (enum mw_probe_id) of process pid
+ * (0: all; no pid_PID root), weighted as above: a new string (free() it),
+ * "" when none, NULL when out of memory. */
+char *mw_report_stacks_folded_of(struct mw_stacks *s, pid_t pid, int probe);
+
 /* {"stats": {...}, "events": [{"probe", "pid", "tid", "time_ns", "args":
  * [...], "hits", "frames": [{"address", "module", "build_id", "function",
  * "offset", "file", "line"}]}]} of process pid (0: all): a new reference,
