@@ -115,7 +115,7 @@ static void draw_node(const struct draw *d, size_t i, int depth, double x)
 	const struct node *n = &d->t->n[i];
 	double w = (double)n->weight * d->scale;
 	char c[32], b[32];
-	size_t kids[256], nk = 0;
+	size_t kids[256], nk = 0;	/* (a frame's first 256 callees drawn) */
 
 	if (i) {
 		colour(n->name, c, sizeof(c));
