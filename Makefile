@@ -144,7 +144,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so \
 	build/tests/fixtures/busy-alloc build/tests/fixtures/serve-counts \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
-	build/tests/fixtures/stack-chains-stripped
+	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -202,6 +202,11 @@ build/tests/fixtures/stack-chains-fp: tests/fixtures/stack-chains.c
 build/tests/fixtures/stack-chains-stripped: tests/fixtures/stack-chains.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -rdynamic -s -o $@ $< -pthread
+
+# --stacks over several processes (-f, -p A,B): each child's own chains
+build/tests/fixtures/stack-fork: tests/fixtures/stack-fork.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -g -Wall -o $@ $< -pthread
 
 build/tests/fixtures/injectnote.o: tests/fixtures/injectnote.S
 	$(Q)mkdir -p $(@D)

@@ -11,10 +11,14 @@
  *           memory_heap_more) and free() shrinks it (heap_trim ->
  *           shrink_heap: memory_heap_less).
  * Prints what a tracer must count, and the loop's own duration (the
- * tracer's start and stop are not in it):
+ * tracer's start and stop are not in it) and the CPU time of the thread
+ * that ran it (CLOCK_THREAD_CPUTIME_ID: its uprobe traps and perf samples
+ * are taken in its context; the time it waited for a CPU on a loaded
+ * machine is not in it):
  *
  *	iterations 1000000 probes memory_heap_more memory_heap_less
  *	loop_ns 812345678
+ *	loop_cpu_ns 790123456
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -26,22 +30,28 @@
 #define BLOCK (512 * 1024)
 
 static long n;
-static long long loop_ns;
+static long long loop_ns, loop_cpu_ns;
 
-static long long now_ns(void)
+static long long clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void *churn(void *arg)
 {
-	long long t0;
+	long long t0, c0;
 
 	(void)arg;
 	free(malloc(64));	/* the thread's arena and heap exist before the loop */
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	t0 = now_ns();
 	for (long i = 0; i < n; i++) {
 		char *volatile p = malloc(BLOCK);
@@ -51,6 +61,7 @@ static void *churn(void *arg)
 		free(p);
 	}
 	loop_ns = now_ns() - t0;
+	loop_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	return NULL;
 }
 
@@ -80,5 +91,6 @@ int main(int argc, char **argv)
 	printf("iterations %ld probes %s\n", n, thread ? "memory_heap_more memory_heap_less" :
 	       "memory_sbrk_more memory_sbrk_less");
 	printf("loop_ns %lld\n", loop_ns);
+	printf("loop_cpu_ns %lld\n", loop_cpu_ns);
 	return 0;
 }

@@ -22,7 +22,9 @@
 # stacks and module maps: its replay prints the same stacks section and
 # the same folded lines, symbolized again from the files (item 3); a
 # garbled stack record is counted, not fatal.  The --html page shows the
-# stacks as tooltips (titles) of the arenas, the sbrk line and the marks.
+# stacks as tooltips (titles) of the arenas, the sbrk line and the marks,
+# and a flame graph of the break's growth checked against --folded
+# (tests/flame-check.py).
 . tests/lib.sh
 need_root
 need_libc
@@ -77,6 +79,14 @@ PY
 	grep -A1 'memory_tcache_double_free [0-9]' "$d/page.html" | grep -q '^at: twice_c &lt;- twice_b' ||
 		fail "$v: the double free's mark has no stack"
 	grep -q 'heap 0x[0-9a-f]* made at: chain_c' "$d/page.html" || fail "$v: no heap tooltip"
+	# the page's flame graph of the break's growth (item 3: drawn by
+	# mallocwatch, Debian packages no flame graph tool): its frames are
+	# the folded lines' (pre-order, each frame's path root first), each
+	# as heavy as the folded lines through it, as wide as its share of
+	# the page's width, placed after its elder siblings in its parent;
+	# main -> grow_a -> grow_b -> grow_c with 3.5 MiB or more
+	python3 tests/flame-check.py "$d/page.html" "$d/folded" memory_sbrk_more \
+		"main;grow_a;grow_b;grow_c" 3670016 || fail "$v: the flame graph of the break's growth"
 	# the replay: the same section, the same folded lines, the same frames
 	$MW replay -o "$d/replay" --folded "$d/rfolded" --json "$d/replay.json" "$d/saved.mw" \
 		2>"$d/replay.err"

@@ -104,12 +104,15 @@ static void saved(struct mw_stacks *live)
 		"L 1 0 5 10 0 - x",		/* a relative path */
 		"L 1 99999 5 10 0 - /x",	/* an image past the bound */
 		"L 0 0 5 10 0 - /x",		/* pid 0 */
-		"X memory_heap_more 1 1 0 5 3 1 2 3 4",	/* never stacked */
+		"X memory_heap_less 1 1 0 5 3 1 2 3 4",	/* never stacked (heap_more
+							 * is: sampled) */
 		"X memory_arena_new 1 1 0 5 9 1 2 3 4",	/* KNOWN past 3 bits */
 		"X memory_arena_new 1 1 0 5 3 1 2 3",	/* no frame */
 		"X memory_arena_new 1 1 -2 5 3 1 2 3 4",	/* image -2 */
 		"X nonesuch 1 1 0 5 3 1 2 3 4",
 		"Z 1 2 3",
+		"Z 1 2 3 4 5 6 7 8 2000000",	/* a heap_more period past 1000000 */
+		"Z 1 2 3 4 5 6 7 8 64 9",	/* a field too many */
 		"L", "X", "Z",
 	};
 	char *text = NULL, *line, *save = NULL;

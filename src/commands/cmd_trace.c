@@ -115,13 +115,14 @@ static const char usage[] =
 "  --stacks             take the user call stack of each rare allocator event\n"
 "                       (arena_new, arena_reuse*, heap_new, heap_free,\n"
 "                       sbrk_more, threshold changes, mallopt, retries,\n"
-"                       tcache double free) with a uprobe perf event beside\n"
-"                       the tracer, unwound with libdwfl: per arena who\n"
-"                       created it, the top stacks by sbrk and heap bytes\n"
-"                       (-c or -p with one process; bpf runtime)\n"
+"                       tcache double free; heap_more sampled, 1 in 64\n"
+"                       hits) with a uprobe perf event beside the tracer,\n"
+"                       unwound with libdwfl: per arena who created it, the\n"
+"                       top stacks by sbrk and heap bytes and heap growths\n"
+"                       (-c, -c -f, -p PID,...; bpf runtime for several)\n"
 "  --folded FILE        with --stacks: the stacks that grew the break or made\n"
-"                       heaps, weighted by bytes, in the folded format flame\n"
-"                       graph tools read\n"
+"                       heaps, weighted by bytes (heap_more: by growths), in\n"
+"                       the folded format flame graph tools read\n"
 "  --html FILE          write a self-contained HTML report (no network): bytes\n"
 "                       per arena over time, thread lanes, markers, tables\n"
 "  --save-script FILE   also write the generated SystemTap script to FILE\n"
@@ -405,9 +406,9 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("--save-stream and --interval take one process; not yet with -f");
 	if (o->folded && !o->stacks)
 		mw_usage_error("--folded goes with --stacks (it writes the stacks taken)");
-	if (o->stacks && (o->follow || o->npids > 1 || o->cgroup || o->repeat > 1))
-		mw_usage_error("--stacks takes one process (-c, or -p PID); not yet with -f, "
-			       "several processes or --repeat");
+	if (o->stacks && (o->cgroup || o->repeat > 1))
+		mw_usage_error("--stacks takes -c, -c -f or -p PID,...; not yet with --cgroup "
+			       "or --repeat");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
 		o->progress = o->pid || isatty(STDERR_FILENO);
 	if (o->duration_ms && !o->pid)

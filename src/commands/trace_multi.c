@@ -19,6 +19,7 @@
 #include "runtime.h"
 #include "sdtnote.h"
 #include "snapshot.h"
+#include "stacks.h"
 #include "trace_multi.h"
 #include "tracer.h"
 #include "units.h"
@@ -37,6 +38,7 @@ struct msink {
 	int math_sites;
 	struct mw_mapped libc;		/* --cgroup: the file traced */
 	int tree;			/* -f: the processes of -c's tree */
+	struct mw_stacks *stacks;	/* --stacks; NULL without */
 };
 
 /* A model made for this run's libc and libm. */
@@ -86,6 +88,8 @@ static int join(void *ctx, pid_t pid)
 		return -1;
 	prep_state(k, pr->st);
 	mw_process_observe(pr);
+	if (k->stacks)
+		mw_stacks_watch(k->stacks, pid);
 	mw_note("process %d (%s) joined the cgroup; traced from now", (int)pid, pr->comm);
 	if (snapshot_of(k, pid, &pr->at_attach, NULL, err, sizeof(err)) < 0)
 		mw_warn("no snapshot of process %d at attach: %s", (int)pid, err);
@@ -159,6 +163,7 @@ static void tree_exit_stop(void *ctx, pid_t pid)
 	struct mw_process *pr = mw_procs_by_pid(k->procs, pid);
 	char err[PATH_MAX + 512];
 
+	mw_stacks_sync(k->stacks);	/* its last stacks, while its maps are there */
 	if (!pr || pr->at_exit)
 		return;
 	if (snapshot_of(k, pid, &pr->at_exit, &pr->ledger_exit, err, sizeof(err)) < 0) {
@@ -451,7 +456,8 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.libc = libc_path, .runtime = mw_runtime_name(rt),
 		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
 		.snap_exit = pr->at_exit, .ledger_exit = pr->ledger_exit,
-		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0 };
+		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0,
+		.stacks = k->stacks, .stacks_pid = pr->pid };
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	st = mw_run_conclude(out, pr->st, &ri_r, &ri);
@@ -573,6 +579,45 @@ out:
 	return status;
 }
 
+/* --stacks (bpf runtime): the perf events on, the processes given (-p)
+ * watched (-f: mallocwatch's descendants, or theirs, are).  0, or -1
+ * said. */
+static int stacks_begin(struct msink *k, const char *libc_path, enum mw_runtime rt)
+{
+	char err[PATH_MAX + 512];
+
+	if (rt == MW_RT_KERNEL) {
+		/* (its Q records carry no @PID here: not yet) */
+		mw_error("--stacks with -f or several processes: the bpf runtime only "
+			 "(--runtime=bpf)");
+		return -1;
+	}
+	if (!(k->stacks = mw_stacks_start(libc_path, err, sizeof(err)))) {
+		mw_error("--stacks: %s", err);
+		return -1;
+	}
+	for (size_t i = 0; k->set && i < k->set->n; i++)
+		mw_stacks_watch(k->stacks, k->set->pid[i]);
+	return 0;
+}
+
+/* After the trace: the events off, and only the traced processes' kept
+ * (mallocwatch's other children are descendants too). */
+static void stacks_end(struct msink *k)
+{
+	size_t n = mw_procs_count(k->procs);
+	pid_t *pids;
+
+	if (!k->stacks)
+		return;
+	mw_stacks_stop(k->stacks);
+	pids = xcalloc(n ? n : 1, sizeof(*pids));
+	for (size_t i = 0; i < n; i++)
+		pids[i] = mw_procs_process(k->procs, i)->pid;
+	mw_stacks_only_set(k->stacks, pids, n);
+	free(pids);
+}
+
 /* Trace with topts (its env, script and callbacks filled in here from p
  * and k), then say how the processes were followed and write the
  * reports.  The exit status; *detaching as mw_run_trace_multi says. */
@@ -582,7 +627,10 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 {
 	char err[PATH_MAX + 512];
 	struct mw_trace_result r;
+	int status;
 
+	if (o->stacks && stacks_begin(k, libc_path, p->env.rt) < 0)
+		return MW_EXIT_RUNTIME;
 	if (mw_signal_pending()) {
 		int sig = mw_signal_take();
 
@@ -602,6 +650,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 		mw_error("%s", err);
 		return r.interrupted ? 128 + r.interrupted : MW_EXIT_RUNTIME;
 	}
+	stacks_end(k);
 	if (r.ptrace_msg[0])
 		mw_note("%s", r.ptrace_msg);
 	if (r.set_failed)
@@ -609,7 +658,10 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 			"not traced", r.set_failed);
 	if (r.detaching)
 		*detaching = r.detaching;
-	return report_all(o, out, k, &r, p->libc, libc_path, p->env.rt, report);
+	status = report_all(o, out, k, &r, p->libc, libc_path, p->env.rt, report);
+	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
+		status = MW_EXIT_RUNTIME;
+	return status;
 }
 
 int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
@@ -648,6 +700,7 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 				  .at_exit = o->follow ? tree_exit_stop : NULL },
 				  libc_path, report, detaching);
 cleanup:
+	mw_stacks_free(k.stacks);
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);
 	free(pids);
@@ -671,6 +724,7 @@ int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const str
 				  .target = t, .follow = 1, .at_exit = tree_exit_stop },
 				  libc_path, report, detaching);
 cleanup:
+	mw_stacks_free(k.stacks);
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);
 	return status;

@@ -557,7 +557,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
 	exit_ledger_text(f, st, ri);
 	if (ri->stacks)
-		mw_report_stacks_text(f, ri->stacks);
+		mw_report_stacks_text(f, ri->stacks, ri->stacks_pid);
 	if (ri->stopped)
 		fprintf(f, "\nTracing was stopped (^C, SIGTERM or --duration); the process runs on.\n");
 	if (ri->tracer_died)

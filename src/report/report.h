@@ -59,6 +59,9 @@ struct mw_run_info {
 	/* --stacks: the stacks taken (stacks.h; symbolized as the reports
 	 * are written); NULL: none */
 	struct mw_stacks *stacks;
+	/* with stacks: the process whose stacks are this report's (a run of
+	 * several processes: each its own); 0 every process's */
+	pid_t stacks_pid;
 };
 
 /* The findings (findings.h) of the last reading of ri (the exit's with

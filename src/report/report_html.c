@@ -27,6 +27,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "report.h"
+#include "report_flame.h"
 #include "report_ledger.h"
 #include "report_stacks.h"
 #include "report_html_int.h"
@@ -500,13 +501,14 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		   const char *sfx)
 {
 	struct page pg = { .f = f, .st = st, .sfx = sfx };
-	struct mw_stack_tips *tips = ri->stacks ? mw_stack_tips_new(ri->stacks) : NULL;
+	struct mw_stack_tips *tips = ri->stacks ? mw_stack_tips_new(ri->stacks, ri->stacks_pid) : NULL;
 	/* only what the stream holds: a replay writes the same page */
 	struct mw_run_info sri = { .argv = ri->argv, .pid = ri->pid, .libc = ri->libc,
 		.runtime = ri->runtime, .have_status = ri->have_status,
 		.exit_status = ri->exit_status, .term_signal = ri->term_signal,
 		.tracer_died = ri->tracer_died, .stopped = ri->stopped,
-		.findings_text = ri->findings_text, .stacks = ri->stacks };
+		.findings_text = ri->findings_text, .stacks = ri->stacks,
+		.stacks_pid = ri->stacks_pid };
 	json_t *data = json_object();
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns, nt;
@@ -534,6 +536,8 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	html_lanes(&pg);
 	fprintf(f, "<h2>Arena lock waits per interval (memory_arena_reuse_wait)</h2>\n");
 	html_waits_strip(&pg);
+	if (ri->stacks)
+		mw_flame_html(f, ri->stacks, ri->stacks_pid, W);
 	/* the summary, as the text report (stream-side facts only) */
 	if ((tf = open_memstream(&text, &textlen))) {
 		mw_report_text(tf, st, &sri);

@@ -392,7 +392,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	if (ri->snap_attach || ri->snap_exit)
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	if (ri->stacks)
-		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks));
+		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks, ri->stacks_pid));
 	return root;
 }
 

@@ -29,6 +29,8 @@ struct sym_ev {
 	char chain[1024];
 	char folded[4096];
 	uint64_t bytes;		/* the weight of a grow event, else 0 */
+	uint64_t growths;	/* memory_heap_more: the hits a sample stands
+				 * for (its period), else 0 */
 };
 
 static void label(const struct mw_frame *f, char *buf, size_t len)
@@ -58,7 +60,8 @@ static uint64_t grow_bytes(const struct mw_stack_event *e)
 	return 0;
 }
 
-static void symbolize(struct mw_stacks *s, const struct mw_stack_event *e, struct sym_ev *o)
+static void symbolize(struct mw_stacks *s, const struct mw_stack_event *e, struct sym_ev *o,
+		      unsigned long heap_period)
 {
 	struct mw_frame fr[MW_MAX_FRAMES];
 	char lab[200], libc_mod[64] = "";
@@ -67,6 +70,8 @@ static void symbolize(struct mw_stacks *s, const struct mw_stack_event *e, struc
 	memset(o, 0, sizeof(*o));
 	o->e = e;
 	o->bytes = grow_bytes(e);
+	if (e->probe == MW_P_memory_heap_more)
+		o->growths = heap_period ? heap_period : 1;
 	for (int i = 0; i < e->npcs; i++)
 		mw_stacks_frame(s, e, i, &fr[i]);
 	if (e->npcs > 0)
@@ -98,14 +103,22 @@ static void symbolize(struct mw_stacks *s, const struct mw_stack_event *e, struc
 	append(o->folded, sizeof(o->folded), ";", mw_probe_info(e->probe)->name);
 }
 
-static struct sym_ev *symbolize_all(struct mw_stacks *s, size_t *n)
+/* The events of process pid (0: all), symbolized, into a new array of *n. */
+static struct sym_ev *symbolize_all(struct mw_stacks *s, pid_t pid, size_t *n)
 {
 	struct sym_ev *v;
+	struct mw_stacks_stats st;
+	size_t all = mw_stacks_count(s);
 
-	*n = mw_stacks_count(s);
-	v = xcalloc(*n ? *n : 1, sizeof(*v));
-	for (size_t i = 0; i < *n; i++)
-		symbolize(s, mw_stacks_event(s, i), &v[i]);
+	mw_stacks_get_stats(s, &st);
+	v = xcalloc(all ? all : 1, sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; i < all; i++) {
+		const struct mw_stack_event *e = mw_stacks_event(s, i);
+
+		if (!pid || e->pid == pid)
+			symbolize(s, e, &v[(*n)++], st.heap_period);
+	}
 	return v;
 }
 
@@ -125,11 +138,27 @@ static int by_weight(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
+/* memory_heap_more's groups (bytes: their growths, estimated): glibc's
+ * probe gives the heap's new size, not what it grew by, and a sample
+ * stands for period hits, so the weight is the growths. */
+static void heap_more_text(FILE *f, struct group *g, size_t ng, unsigned long samples,
+			   uint64_t growths)
+{
+	qsort(g, ng, sizeof(*g), by_weight);
+	fprintf(f, "  memory_heap_more: %lu sample%s of 1 in %" PRIu64 " hits (about %" PRIu64
+		" heap growths); top stacks by heap growths:\n", samples, samples == 1 ? "" : "s",
+		growths / samples, growths);
+	for (size_t j = 0; j < ng && j < TEXT_ROWS; j++)
+		fprintf(f, "    %10" PRIu64 " %5lu x  %s\n", g[j].bytes, g[j].count, g[j].chain);
+	if (ng > TEXT_ROWS)
+		fprintf(f, "    ... %zu more stacks\n", ng - TEXT_ROWS);
+}
+
 static void grouped_text(FILE *f, const struct sym_ev *v, size_t n, int probe)
 {
 	struct group *g = xcalloc(n ? n : 1, sizeof(*g));
 	size_t ng = 0, j;
-	uint64_t total = 0;
+	uint64_t total = 0, growths = 0;
 	unsigned long calls = 0;
 	char b[32];
 
@@ -140,12 +169,15 @@ static void grouped_text(FILE *f, const struct sym_ev *v, size_t n, int probe)
 			;
 		if (j == ng)
 			g[ng++].chain = v[i].chain;
-		g[j].bytes += v[i].bytes;
+		g[j].bytes += v[i].bytes + v[i].growths;
 		g[j].count++;
 		total += v[i].bytes;
+		growths += v[i].growths;
 		calls++;
 	}
-	if (ng) {
+	if (ng && growths) {
+		heap_more_text(f, g, ng, calls, growths);
+	} else if (ng) {
 		qsort(g, ng, sizeof(*g), by_weight);
 		fprintf(f, "  %s: %lu hit%s", mw_probe_info(probe)->name, calls,
 			calls == 1 ? "" : "s");
@@ -186,13 +218,13 @@ static void each_text(FILE *f, const struct sym_ev *v, size_t n, int probe)
 		fprintf(f, "  ... %zu more\n", all - shown);
 }
 
-int mw_report_stacks_text(FILE *f, struct mw_stacks *s)
+int mw_report_stacks_text(FILE *f, struct mw_stacks *s, pid_t pid)
 {
 	struct mw_stacks_stats st;
 	size_t n;
-	struct sym_ev *v = symbolize_all(s, &n);
+	struct sym_ev *v = symbolize_all(s, pid, &n);
 
-	mw_stacks_get_stats(s, &st);
+	mw_stacks_get_stats_of(s, pid, &st);
 	fprintf(f, "\nStacks (--stacks): %lu probe hits with a stack at %lu probe sites, "
 		"%lu unwound past the probe, %lu lost, %lu of other processes left out\n",
 		st.samples, st.sites, st.unwound, st.lost, st.foreign);
@@ -202,6 +234,7 @@ int mw_report_stacks_text(FILE *f, struct mw_stacks *s)
 	each_text(f, v, n, MW_P_memory_arena_new);
 	grouped_text(f, v, n, MW_P_memory_sbrk_more);
 	grouped_text(f, v, n, MW_P_memory_heap_new);
+	grouped_text(f, v, n, MW_P_memory_heap_more);
 	each_text(f, v, n, MW_P_memory_tcache_double_free);
 	for (int id = 0; id < MW_P_COUNT; id++)
 		if (mw_stacks_probe_stacked(id) && id != MW_P_memory_arena_new &&
@@ -217,11 +250,12 @@ int mw_report_stacks_text(FILE *f, struct mw_stacks *s)
 struct mw_stack_tips {
 	struct sym_ev *v;
 	size_t n;
-	char *grow[2];		/* sbrk, heap_new: the top stacks by bytes */
+	char *grow[2];		/* sbrk; heap_new and heap_more: the top stacks */
 };
 
-/* The top stacks of probe by bytes, a line each, into a new string. */
-static char *grow_tip(const struct sym_ev *v, size_t n, int probe)
+/* The top stacks of probe (and of also, when not -1) by bytes, a line
+ * each, into a new string. */
+static char *grow_tip(const struct sym_ev *v, size_t n, int probe, int also)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -230,6 +264,8 @@ static char *grow_tip(const struct sym_ev *v, size_t n, int probe)
 	if (!f)
 		return NULL;
 	grouped_text(f, v, n, probe);
+	if (also >= 0)
+		grouped_text(f, v, n, also);
 	fclose(f);
 	if (text && !text[0]) {
 		free(text);
@@ -238,13 +274,13 @@ static char *grow_tip(const struct sym_ev *v, size_t n, int probe)
 	return text;
 }
 
-struct mw_stack_tips *mw_stack_tips_new(struct mw_stacks *s)
+struct mw_stack_tips *mw_stack_tips_new(struct mw_stacks *s, pid_t pid)
 {
 	struct mw_stack_tips *t = xcalloc(1, sizeof(*t));
 
-	t->v = symbolize_all(s, &t->n);
-	t->grow[0] = grow_tip(t->v, t->n, MW_P_memory_sbrk_more);
-	t->grow[1] = grow_tip(t->v, t->n, MW_P_memory_heap_new);
+	t->v = symbolize_all(s, pid, &t->n);
+	t->grow[0] = grow_tip(t->v, t->n, MW_P_memory_sbrk_more, -1);
+	t->grow[1] = grow_tip(t->v, t->n, MW_P_memory_heap_new, MW_P_memory_heap_more);
 	return t;
 }
 
@@ -306,25 +342,68 @@ static int by_folded(const void *a, const void *b)
 	return strcmp(((const struct sym_ev *)a)->folded, ((const struct sym_ev *)b)->folded);
 }
 
-int mw_report_stacks_folded(FILE *f, struct mw_stacks *s)
+/* Do the events come from more than one process? */
+static int several(const struct sym_ev *v, size_t n)
 {
-	size_t n;
-	struct sym_ev *v = symbolize_all(s, &n);
+	for (size_t i = 1; i < n; i++)
+		if (v[i].e->pid != v[0].e->pid)
+			return 1;
+	return 0;
+}
 
-	/* one line per stack, its bytes summed */
+/* The folded lines of v (sorted here), one per stack, its weights
+ * summed; of probe only when not -1. */
+static void folded_lines(FILE *f, struct sym_ev *v, size_t n, int probe)
+{
 	qsort(v, n, sizeof(*v), by_folded);
 	for (size_t i = 0; i < n; ) {
 		uint64_t sum = 0;
 		size_t j;
 
 		for (j = i; j < n && strcmp(v[j].folded, v[i].folded) == 0; j++)
-			sum += v[j].bytes;
-		if (sum)
+			sum += v[j].bytes + v[j].growths;
+		if (sum && (probe < 0 || v[i].e->probe == probe))
 			fprintf(f, "%s %" PRIu64 "\n", v[i].folded, sum);
 		i = j;
 	}
+}
+
+int mw_report_stacks_folded(FILE *f, struct mw_stacks *s)
+{
+	size_t n;
+	struct sym_ev *v = symbolize_all(s, 0, &n);
+
+	if (several(v, n))	/* each process its own root: pid_4242;_start;... */
+		for (size_t i = 0; i < n; i++) {
+			char root[32];
+
+			snprintf(root, sizeof(root), "pid_%d;", (int)v[i].e->pid);
+			if (strlen(root) + strlen(v[i].folded) < sizeof(v[i].folded)) {
+				memmove(v[i].folded + strlen(root), v[i].folded,
+					strlen(v[i].folded) + 1);
+				memcpy(v[i].folded, root, strlen(root));
+			}
+		}
+	/* one line per stack, its bytes summed (memory_heap_more's: its
+	 * growths, estimated: its leaf frame tells them apart) */
+	folded_lines(f, v, n, -1);
 	free(v);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+char *mw_report_stacks_folded_of(struct mw_stacks *s, pid_t pid, int probe)
+{
+	size_t n, len = 0;
+	char *text = NULL;
+	struct sym_ev *v = symbolize_all(s, pid, &n);
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		folded_lines(f, v, n, probe);
+		fclose(f);
+	}
+	free(v);
+	return text;
 }
 
 static json_t *json_frames(struct mw_stacks *s, const struct mw_stack_event *e)
@@ -346,29 +425,36 @@ static json_t *json_frames(struct mw_stacks *s, const struct mw_stack_event *e)
 	return a;
 }
 
-json_t *mw_report_stacks_json(struct mw_stacks *s)
+json_t *mw_report_stacks_json(struct mw_stacks *s, pid_t pid)
 {
 	struct mw_stacks_stats st;
 	json_t *root = json_object(), *evs = json_array();
 
-	mw_stacks_get_stats(s, &st);
+	mw_stacks_get_stats_of(s, pid, &st);
 	for (size_t i = 0; i < mw_stacks_count(s); i++) {
 		const struct mw_stack_event *e = mw_stacks_event(s, i);
-		json_t *args = json_array();
+		json_t *args;
+
+		if (pid && e->pid != pid)
+			continue;
+		args = json_array();
 
 		for (int k = 0; k < 3; k++)
 			if (e->args_known & (1u << k))
 				mw_json_append(&args, json_integer((json_int_t)e->args[k]));
-		mw_json_append(&evs, json_pack("{s:s, s:i, s:i, s:I, s:o, s:o}",
+		mw_json_append(&evs, json_pack("{s:s, s:i, s:i, s:I, s:o, s:I, s:o}",
 			"probe", mw_probe_info(e->probe)->name, "pid", (int)e->pid,
 			"tid", (int)e->tid, "time_ns", (json_int_t)e->time_ns,
-			"args", args, "frames", json_frames(s, e)));
+			"args", args, "hits", (json_int_t)(e->probe == MW_P_memory_heap_more &&
+							   st.heap_period ? st.heap_period : 1),
+			"frames", json_frames(s, e)));
 	}
-	mw_json_set(&root, "stats", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+	mw_json_set(&root, "stats", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I}",
 		"sites", (json_int_t)st.sites, "cpus", (json_int_t)st.cpus,
 		"samples", (json_int_t)st.samples, "unwound", (json_int_t)st.unwound,
 		"lost", (json_int_t)st.lost, "foreign", (json_int_t)st.foreign,
-		"stale", (json_int_t)st.stale, "unwind_us", st.unwind_us));
+		"stale", (json_int_t)st.stale, "unwind_us", st.unwind_us,
+		"heap_more_period", (json_int_t)st.heap_period));
 	mw_json_set(&root, "events", evs);
 	return root;
 }

@@ -83,7 +83,7 @@
 				 * saved stream (stacks_save.c) */
 #define MW_REC_STACK 'X'	/* X PROBE PID TID IMAGE NS KNOWN A1 A2 A3 PC.. */
 #define MW_REC_STACKSTATS 'Z'	/* Z SITES CPUS SAMPLES UNWOUND LOST FOREIGN
-				 * STALE UNWIND_NS */
+				 * STALE UNWIND_NS [HEAP_PERIOD] */
 #define MW_REC_USTACK 'Q'	/* Q ID PID TID NS A1 A2 A3 0xPC...: a stacked
 				 * probe's hit with ubacktrace() (kernel
 				 * runtime, --stacks; never run here) */

@@ -58,6 +58,24 @@ int mw_stacks_probe_stacked(int id)
 	return pi->mode == MW_MODE_STREAM && pi->family != MW_FAM_TUNABLE;
 }
 
+unsigned long mw_stacks_heap_period(void)
+{
+	const char *v = getenv("MW_STACKS_HEAP_PERIOD");
+	char *end;
+	unsigned long p;
+
+	if (!v || !*v)
+		return MW_STACKS_HEAP_PERIOD_DEFAULT;
+	p = strtoul(v, &end, 10);
+	return *end || v[0] == '-' || p > 1000000 ? MW_STACKS_HEAP_PERIOD_DEFAULT : p;
+}
+
+int mw_stacks_probe_taken(int id)
+{
+	return mw_stacks_probe_stacked(id) ||
+	       (id == MW_P_memory_heap_more && mw_stacks_heap_period() > 0);
+}
+
 static int uprobe_type(char *err, size_t errlen)
 {
 	const char *path = "/sys/bus/event_source/devices/uprobe/type";
@@ -124,7 +142,7 @@ static int read_sites(struct mw_stacks *s, const char *libc_path, char *err, siz
 		int64_t off;
 		struct stk_site *t;
 
-		if (strcmp(site->provider, "libc") != 0 || !mw_stacks_probe_stacked(id) ||
+		if (strcmp(site->provider, "libc") != 0 || !mw_stacks_probe_taken(id) ||
 		    (off = file_offset(elf, site->pc)) < 0)
 			continue;
 		XGROW(s->sites, s->nsites + 1, s->csites);
@@ -133,10 +151,12 @@ static int read_sites(struct mw_stacks *s, const char *libc_path, char *err, siz
 		t->probe = id;
 		t->offset = (uint64_t)off;
 		t->pc = site->pc;
+		t->period = mw_stacks_probe_stacked(id) ? 1 : mw_stacks_heap_period();
 		t->nargs = mw_sdt_args_parse(site->args, t->args, 3, why, sizeof(why));
 		if (t->nargs < 0)
 			t->nargs = 0;	/* the stack alone */
 	}
+	s->st.heap_period = mw_stacks_heap_period();
 	s->libc_span = load_span(elf);
 	if (s->nsites == 0)
 		snprintf(err, errlen, "'%s' has no probe site to take stacks at", libc_path);
@@ -151,16 +171,17 @@ out:
 	return rc;
 }
 
-/* One site's event on cpu; lead: the first of its ring, which also
+/* One site's event on cpu (a sample every site->period hits: the kernel
+ * only counts the others); lead: the first of its ring, which also
  * carries the side-band records of the processes' maps (stacks_live.c;
  * -1 EINVAL from a kernel without build-ids in them: then without). */
-static int open_event(struct mw_stacks *s, int type, const char *path, uint64_t offset,
-		      int cpu, int lead)
+static int open_event(struct mw_stacks *s, int type, const char *path,
+		      const struct stk_site *site, int cpu, int lead)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a), .type = (uint32_t)type,
-		.config1 = (uint64_t)(uintptr_t)path, .config2 = offset,
-		.sample_period = 1, .wakeup_events = WAKEUP_EVENTS,
+		.config1 = (uint64_t)(uintptr_t)path, .config2 = site->offset,
+		.sample_period = site->period, .wakeup_events = WAKEUP_EVENTS,
 		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
 		.sample_regs_user = MW_UNWIND_REGMASK,
@@ -195,7 +216,7 @@ static int open_events(struct mw_stacks *s, const char *path, char *err, size_t 
 		int lead = -1;
 
 		for (size_t i = 0; i < s->nsites; i++) {
-			int fd = open_event(s, type, path, s->sites[i].offset, c, lead < 0);
+			int fd = open_event(s, type, path, &s->sites[i], c, lead < 0);
 
 			s->fds[(size_t)c * s->nsites + i] = fd;
 			if (fd < 0 && errno == ENODEV)
@@ -505,6 +526,8 @@ void mw_stacks_watch(struct mw_stacks *s, pid_t pid)
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (s->procs[i].pid == pid)
 			s->procs[i].watched = 1;
+	if (!s->saved)
+		stk_proc_prime(s, pid);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -540,11 +563,24 @@ static int stale(struct mw_stacks *s, const struct mw_stack_event *e)
 
 void mw_stacks_only(struct mw_stacks *s, pid_t pid)
 {
+	mw_stacks_only_set(s, &pid, 1);
+}
+
+static int in_set(pid_t pid, const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+void mw_stacks_only_set(struct mw_stacks *s, const pid_t *pids, size_t np)
+{
 	size_t n = 0;
 
 	s->st.unwound = s->st.stale = 0;
 	for (size_t i = 0; i < s->nev; i++)
-		if (s->ev[i].pid == pid) {
+		if (in_set(s->ev[i].pid, pids, np)) {
 			s->st.unwound += s->ev[i].npcs > 1;
 			s->st.stale += stale(s, &s->ev[i]);
 			s->ev[n++] = s->ev[i];
@@ -616,6 +652,20 @@ void mw_stacks_get_stats(const struct mw_stacks *s, struct mw_stacks_stats *st)
 {
 	*st = s->st;
 	st->unwind_us = s->st.samples ? s->unwind_us_sum / (double)s->st.samples : 0;
+}
+
+void mw_stacks_get_stats_of(struct mw_stacks *s, pid_t pid, struct mw_stacks_stats *st)
+{
+	mw_stacks_get_stats(s, st);
+	if (!pid)
+		return;
+	st->samples = st->unwound = st->stale = 0;
+	for (size_t i = 0; i < s->nev; i++)
+		if (s->ev[i].pid == pid) {
+			st->samples++;
+			st->unwound += s->ev[i].npcs > 1;
+			st->stale += stale(s, &s->ev[i]);
+		}
 }
 
 /* Closing a uprobe perf event waits for the kernel to remove its uprobe:

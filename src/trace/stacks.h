@@ -65,12 +65,26 @@ struct mw_stacks_stats {
 					 * in the libc alone, placed where the
 					 * probe site says */
 	double unwind_us;		/* mean time to unwind one, microseconds */
+	unsigned long heap_period;	/* memory_heap_more: 1 in this many hits
+					 * per CPU sampled (0: not stacked) */
 };
 
 struct mw_stacks;	/* opaque */
 
 /* Is probe id (enum mw_probe_id) one of the rare probes stacked?  1 or 0. */
 int mw_stacks_probe_stacked(int id);
+
+/* memory_heap_more is hot (every growth of a non-main heap): its event
+ * has a perf sample_period, so the kernel samples 1 in this many hits
+ * per CPU and only counts the others.  MW_STACKS_HEAP_PERIOD in the
+ * environment (0 to 1000000; 0: heap_more not stacked) overrides the
+ * default, MW_STACKS_HEAP_PERIOD_DEFAULT (bench/stacks.sh). */
+#define MW_STACKS_HEAP_PERIOD_DEFAULT 64
+unsigned long mw_stacks_heap_period(void);
+
+/* Is id a probe --stacks takes stacks of: a rare one, or memory_heap_more
+ * (sampled) when its period is not 0?  1 or 0. */
+int mw_stacks_probe_taken(int id);
 
 /* Open the events on the rare probes of the libc file at libc_path (a
  * path valid in mallocwatch's mount namespace, to the inode the traced
@@ -91,7 +105,9 @@ struct mw_stacks *mw_stacks_new_script(const char *libc_path);
  * the kernel runtime cannot load here. */
 int mw_stacks_script_line(struct mw_stacks *s, const char *line);
 
-/* Keep the samples of pid too (besides mallocwatch's descendants). */
+/* Keep the samples of pid too (besides mallocwatch's descendants); its
+ * module map is read now from /proc/PID/maps (a process that exits
+ * before its samples are drained is still unwound in it). */
 void mw_stacks_watch(struct mw_stacks *s, pid_t pid);
 
 /* Drain the rings now, from the calling thread: call it while a traced
@@ -107,6 +123,10 @@ void mw_stacks_stop(struct mw_stacks *s);
  * the same libc, are descendants too), counted as foreign. */
 void mw_stacks_only(struct mw_stacks *s, pid_t pid);
 
+/* The same for a run of several processes (-f, -p A,B): keep the events
+ * of the n processes of pids. */
+void mw_stacks_only_set(struct mw_stacks *s, const pid_t *pids, size_t n);
+
 /* The events kept, in the order read (per CPU in time order). */
 size_t mw_stacks_count(const struct mw_stacks *s);
 const struct mw_stack_event *mw_stacks_event(const struct mw_stacks *s, size_t i);
@@ -117,6 +137,11 @@ void mw_stacks_frame(struct mw_stacks *s, const struct mw_stack_event *e, int i,
 		     struct mw_frame *f);
 
 void mw_stacks_get_stats(const struct mw_stacks *s, struct mw_stacks_stats *st);
+
+/* The same, samples, unwound and stale counted over process pid's events
+ * alone (0: every process's, as mw_stacks_get_stats); the rest are the
+ * run's. */
+void mw_stacks_get_stats_of(struct mw_stacks *s, pid_t pid, struct mw_stacks_stats *st);
 
 /* Write the stacks as records of a saved stream (stacks_save.c, docs/
  * protocol.md "Stacks"): the module maps the events were unwound with

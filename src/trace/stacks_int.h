@@ -21,6 +21,7 @@ struct stk_site {
 	uint64_t pc;			/* its link-time address */
 	struct mw_sdt_arg args[3];
 	int nargs;			/* parsed, at most 3 */
+	unsigned long period;		/* perf sample_period: 1, or heap_more's */
 };
 
 /* One file mapping of an image: a line of /proc/PID/maps with a path,
@@ -146,6 +147,12 @@ void stk_image_load(struct stk_proc *p, struct stk_image *im, const char *dir);
 /* The process pid's entry, made (its fate decided: watched or not) when
  * first seen.  Never NULL. */
 struct stk_proc *stk_proc_get(struct mw_stacks *s, pid_t pid);
+
+/* A process given to watch (-p) that ran before the events: its module
+ * map read from /proc/PID/maps now, so that samples drained after it
+ * exited are unwound in it (a later change of its maps is read again
+ * while it lives, an exec from the kernel's records). */
+void stk_proc_prime(struct mw_stacks *s, pid_t pid);
 
 /* Unwind a sample of p's thread tid at site into e->pcs (reading p's
  * maps and opening its files when none is known, or when the stack runs

@@ -221,6 +221,14 @@ static int refresh(struct stk_proc *p)
 	return 0;
 }
 
+void stk_proc_prime(struct mw_stacks *s, pid_t pid)
+{
+	struct stk_proc *p = stk_proc_get(s, pid);
+
+	if (p->watched && !current(p))
+		refresh(p);
+}
+
 void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_site *site,
 		     pid_t tid,
 		     const uint64_t *regs, const unsigned char *stack, size_t len,

@@ -11,7 +11,9 @@
  * the line, '\\' and control bytes as \\xNN).  X PROBE PID TID IMAGE NS
  * KNOWN A1 A2 A3 PC...: one stacked hit (KNOWN the bits of the
  * arguments read, IMAGE -1 when none, the program counters innermost
- * first).  Z SITES CPUS SAMPLES UNWOUND LOST FOREIGN STALE UNWIND_NS: the
+ * first).  Z SITES CPUS SAMPLES UNWOUND LOST FOREIGN STALE UNWIND_NS
+ * [HEAP_PERIOD] (memory_heap_more's sample period, 0 not stacked; absent
+ * in older streams): the
  * counts of the run.  Only raw addresses are saved: a replay symbolizes
  * them from the files named, when they are there with the same build-id.
  */
@@ -79,8 +81,9 @@ int mw_stacks_save(struct mw_stacks *s, FILE *f)
 			fprintf(f, " %" PRIu64, e->pcs[k]);
 		fputc('\n', f);
 	}
-	fprintf(f, "%c %lu %lu %lu %lu %lu %lu %lu %.0f\n", MW_REC_STACKSTATS, st->sites, st->cpus, st->samples,
-		st->unwound, st->lost, st->foreign, st->stale, mean * 1e3);
+	fprintf(f, "%c %lu %lu %lu %lu %lu %lu %lu %.0f %lu\n", MW_REC_STACKSTATS, st->sites, st->cpus,
+		st->samples, st->unwound, st->lost, st->foreign, st->stale, mean * 1e3,
+		st->heap_period);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -169,7 +172,7 @@ static int load_x(struct mw_stacks *s, const char *p)
 	struct mw_stack_event *e;
 
 	if (sscanf(p, "%63s%n", name, &used) != 1 || (id = mw_probe_lookup(name)) < 0 ||
-	    !mw_stacks_probe_stacked(id))
+	    !(mw_stacks_probe_stacked(id) || id == MW_P_memory_heap_more))
 		return -1;
 	n = numbers(p + used, v, 8 + MW_MAX_FRAMES, &rest);
 	if (n < 9 || *rest || (int64_t)v[0] <= 0 || v[0] > INT32_MAX || v[1] > INT32_MAX ||
@@ -186,13 +189,16 @@ static int load_x(struct mw_stacks *s, const char *p)
 
 static int load_z(struct mw_stacks *s, const char *p)
 {
-	uint64_t v[8];
+	uint64_t v[9] = { 0 };
 	const char *rest;
+	int n = numbers(p, v, 9, &rest);
 
-	if (numbers(p, v, 8, &rest) != 8 || *rest)
+	/* HEAP_PERIOD: absent in streams saved before heap_more was stacked */
+	if ((n != 8 && n != 9) || *rest || v[8] > 1000000)
 		return -1;
 	s->st = (struct mw_stacks_stats){ .sites = v[0], .cpus = v[1], .samples = v[2],
-		.unwound = v[3], .lost = v[4], .foreign = v[5], .stale = v[6] };
+		.unwound = v[3], .lost = v[4], .foreign = v[5], .stale = v[6],
+		.heap_period = v[8] };
 	s->unwind_us_sum = (double)v[7] / 1e3 * (double)v[2];
 	return 0;
 }
