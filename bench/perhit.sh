@@ -43,6 +43,12 @@ KSTUB=/var/cache/mallocwatch/kernel-$(uname -r)
 SHIM=$PWD/build/memlock-shim.so
 W=$(mktemp -d /tmp/mw-perhit.XXXXXX)
 trap 'rm -rf "$W"' EXIT
+# PRIVATE=0: the cached glibc itself, shared with every tracer on the machine
+if [ "${PRIVATE:-1}" = 1 ]; then
+	. bench/privlibc.sh
+	private_glibc "$W/glibc"
+	export MW_GLIBC_PREFIX="$PREFIX"
+fi
 
 for p in $probes; do
 	printf 'probe process("%s").mark("%s") { mw_bare++ }\n' "$LIBC" "$p"
