@@ -451,15 +451,19 @@ static void sbrk_body(struct gen *g, const struct group *gr)
 	if (gr->id == MW_P_memory_sbrk_more)
 		/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
 		 * NULL when sbrk fails (malloc/morecore.c) */
+		/* the net growth is grown less trimmed, not a map of
+		 * its own: one update less a hit (a hash map's, keyed by
+		 * process, in a run of several) */
 		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_sfail%s++; next }\n"
-			"\tmw_sgrown%s += a2; mw_snmore%s++; mw_snet%s += a2\n"
-			"\tif (mw_snet%s > mw_speak%s) mw_speak%s = mw_snet%s\n"
+			"\tmw_sgrown%s += a2; mw_snmore%s++\n"
+			"\tnet = mw_sgrown%s - mw_strim%s\n"
+			"\tif (net > mw_speak%s) mw_speak%s = net\n"
 			"\tif (mw_sfirst%s == 0) mw_sfirst%s = a1\n\tmw_slast%s = a1 + a2\n",
-			k, k, k, k, k, k, k, k, k, k, k);
+			k, k, k, k, k, k, k, k, k, k);
 	else
 		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_slfail%s++; next }\n"
-			"\tmw_strim%s += a2; mw_snless%s++; mw_snet%s -= a2\n"
-			"\tmw_slast%s = a1\n", k, k, k, k, k);
+			"\tmw_strim%s += a2; mw_snless%s++\n"
+			"\tmw_slast%s = a1\n", k, k, k, k);
 }
 
 /* MW_MODE_MATH: only the first MW_MATH_SAMPLES hits go on, their pointer
@@ -596,7 +600,7 @@ static void globals_and_begin(struct gen *g)
 	if (g->modes & (1u << MW_MODE_WAIT))
 		fprintf(f, "global mw_wait[%d]\n", MW_MAP_WAITS);
 	if (g->modes & (1u << MW_MODE_SBRK))
-		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless, mw_snet\n"
+		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless\n"
 			"global mw_speak, mw_sfirst, mw_slast, mw_sfail, mw_slfail\n");
 	if (g->modes & (1u << MW_MODE_SETJMP))
 		fprintf(f, "global mw_j[%d]\n", MW_MAP_JUMPS);
