@@ -469,6 +469,8 @@ static int sample_due(struct run *rn, int max_ms)
 	if (!rn->next_sample)
 		rn->next_sample = now + o->sample_ms;
 	if (now >= rn->next_sample) {
+		unsigned long long t0 = mw_now_ns(), gap;
+
 		/* the lock waits, for a sample taken: not asked again while
 		 * the last question is open (that interval then has no wait
 		 * count) */
@@ -484,6 +486,10 @@ static int sample_due(struct run *rn, int max_ms)
 		}
 		while (rn->next_sample <= now)
 			rn->next_sample += o->sample_ms;
+		gap = o->sample_pct_max > 0 ?
+			(mw_now_ns() - t0) * 100 / (unsigned long long)o->sample_pct_max / 1000000 : 0;
+		if (now + (long long)gap > rn->next_sample)
+			rn->next_sample = now + (long long)gap;
 	}
 	return rn->next_sample - now < max_ms ? (int)(rn->next_sample - now) : max_ms;
 }
