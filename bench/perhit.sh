@@ -43,6 +43,12 @@ KSTUB=/var/cache/mallocwatch/kernel-$(uname -r)
 SHIM=$PWD/build/memlock-shim.so
 W=$(mktemp -d /tmp/mw-perhit.XXXXXX)
 trap 'rm -rf "$W"' EXIT
+# PRIVATE=0: the cached glibc itself, shared with every tracer on the machine
+if [ "${PRIVATE:-1}" = 1 ]; then
+	. bench/privlibc.sh
+	private_glibc "$W/glibc"
+	export MW_GLIBC_PREFIX="$PREFIX"
+fi
 
 for p in $probes; do
 	printf 'probe process("%s").mark("%s") { mw_bare++ }\n' "$LIBC" "$p"
@@ -66,6 +72,11 @@ if command -v bpftrace >/dev/null 2>&1; then
 	for p in $probes; do
 		printf 'usdt:%s:libc:%s { @[probe, tid] = count(); }\n' "$LIBC" "$p"
 	done >"$W/bpftrace.bt"
+	# bpftrace runs BEGIN once every probe is attached; its "Attaching
+	# N probes..." comes before the attaching (a program released on it
+	# ran partly untraced, and a SIGINT while it attached could leave
+	# it running: the hang of the setjmp row)
+	printf '%s\n' 'BEGIN { printf("MW 1 ready\n"); }' >>"$W/bpftrace.bt"
 fi
 if [ "${KEYED:-0}" = 1 ]; then
 	MODES="bare floor ours"
@@ -83,6 +94,33 @@ for s in $MODES; do
 done
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+# wait for the tracer's ready line; a tracer that died or never got
+# ready in 120 s ends the bench with its output
+ready() {
+	i=0
+	until grep -q '^MW 1 ready' "$W/tracer.out"; do
+		if ! kill -0 $tracer 2>/dev/null || [ $i -ge 6000 ]; then
+			echo "perhit: $mode tracer not ready:" >&2
+			cat "$W/tracer.out" >&2
+			kill $tracer $prog 2>/dev/null || true
+			exit 1
+		fi
+		i=$((i + 1))
+		sleep 0.02
+	done
+}
+# stop the tracer: SIGINT, SIGTERM after 10 s, SIGKILL after 20
+stop() {
+	kill -INT $tracer 2>/dev/null || true
+	i=0
+	while kill -0 $tracer 2>/dev/null; do
+		i=$((i + 1))
+		[ $i = 100 ] && kill -TERM $tracer 2>/dev/null
+		[ $i = 200 ] && kill -KILL $tracer 2>/dev/null
+		sleep 0.1
+	done
+	wait $tracer || true
+}
 # one run: $1 = bare | ours | none; prints "loop_ns handler_ns"
 one() {
 	rm -f "$W/go"
@@ -98,20 +136,18 @@ one() {
 	if [ "$mode" = bpftrace ]; then
 		bpftrace "$W/bpftrace.bt" >"$W/tracer.out" 2>&1 &
 		tracer=$!
-		until grep -q '^Attaching' "$W/tracer.out"; do sleep 0.02; done
 	else
 		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
 		tracer=$!
-		until grep -q 'MW 1 ready' "$W/tracer.out"; do sleep 0.02; done
 	fi
+	ready
 	echo >"$W/go"
 	wait $prog
 	# the handlers' own time, from the kernel's per-program counters
 	h=$(cat /proc/$tracer/fdinfo/* 2>/dev/null | awk '
 		/^run_time_ns:/ { t += $2 } /^run_cnt:/ { c += $2 }
 		END { if (c) printf "%.1f", t / c; else print 0 }')
-	kill -INT $tracer
-	wait $tracer || true
+	stop
 	echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") $h"
 }
 med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -7,7 +7,8 @@
 # break's first growth and printf's buffer after the loop.  These
 # probes' hits come from the per-heap (G) and main_arena (S) records, not
 # per thread (docs/protocol.md): they must add up all the same.  The
-# heap's peak from the probes equals its heap_info.mprotect_size at exit.
+# heap's peak from the probes equals its heap_info.mprotect_size at exit,
+# its size the heap_info.size.
 . tests/lib.sh
 need_root
 need_libc
@@ -35,6 +36,12 @@ if open("/proc/sys/vm/overcommit_memory").read().strip() != "2":
         a = snap[h["arena"]]
         print("heap", h["address"], "peak", h["peak_size"], "mprotect", a["heap_mprotect_bytes"])
         assert h["peak_size"] == a["heap_mprotect_bytes"] > 512 * 1024, (h, a)
+# its size, the last memory_heap_less's (packed with the counts and the
+# peak in one value per heap), is the heap_info.size the exit snapshot read
+for h in t["heaps"]:
+    sh = [x for a in t["snapshots"]["exit"]["arenas"] for x in a["heaps"]
+          if x["address"] == h["address"]]
+    assert len(sh) == 1 and sh[0]["size"] == h["size"] > 0, (h, sh)
 b, s = m["events"]["by_probe"], m["sbrk"]
 assert b["memory_sbrk_less"] == n == s["trim_calls"], (b, s)
 assert n < b["memory_sbrk_more"] <= n + 3, b

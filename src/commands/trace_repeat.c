@@ -269,7 +269,8 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			 .linger_id = id, .linger_ms = o->linger_ms,
 			 .workdir = dir, .target = t, .verbose = o->verbose,
 			 .at_exit = r_exit, .flush = 1, .missing = r_missing, .sample = r_sample,
-			 .sample_ms = o->interval_ms ? o->interval_ms : 100, .runs = (int)s.n,
+			 .sample_ms = o->interval_ms ? o->interval_ms : 100,
+			 .sample_pct_max = o->interval_ms ? 0 : 1, .runs = (int)s.n,
 			 .on_run = r_run, .run_done = r_done }, r_line, &s, &r, err,
 			 sizeof(err)) < 0) {
 		mw_error("%s", err);

@@ -709,7 +709,8 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
 				.at_exit = t ? mw_sink_exit_snapshot : NULL, .flush = 1,
 				.missing = mw_sink_missing, .sample = mw_sink_sample, .sample_ms = o->interval_ms ?
-				o->interval_ms : o->pid ? 1000 : 100 }, mw_sink_line, &k, &r, err,
+				o->interval_ms : o->pid ? 1000 : 100,
+				.sample_pct_max = o->interval_ms ? 0 : 1 }, mw_sink_line, &k, &r, err,
 				sizeof(err)) == 0) {
 		mw_stacks_stop(k.stacks);
 		if (k.stacks && r.pid > 0)

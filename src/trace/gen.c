@@ -389,36 +389,56 @@ static void emit_print(struct gen *g, const char *indent, const char *tag,
 	emit_print_of(g, indent, g->multi ? "pid()" : NULL, tag, nplain, n, v);
 }
 
-/* mw_hmore[heap]: memory_heap_more's hits times 2^24 plus the heap's
- * peak size in 4 KiB units (heap sizes are whole pages, 4 KiB or more;
- * 24 bits hold 64 GiB, and a heap is at most HEAP_MAX_SIZE, 64 MiB on
- * 64-bit, or 4 hugetlb pages: malloc/arena.c); 40 bits of count.  The
- * aggregate printers unpack it with these stap expressions. */
+/* mw_h[heap]: everything memory_heap_more/less keep of a heap, in one
+ * value, so that a hit is one lookup and one update of one map (each
+ * update of a stapbpf hash map is ~70 ns, a lookup ~30: a third map
+ * for the size cost 50 ns a hit).  Bits, from the top: the heap's peak
+ * size (the largest memory_heap_more saw) and its current size (the
+ * last hit's), each in 4 KiB units in 21 bits (heap sizes are whole
+ * pages; a heap is at most HEAP_MAX_SIZE, 64 MiB on 64-bit, or 4 hugetlb
+ * pages, 4 GiB with 1 GiB pages: malloc/arena.c; 21 bits hold 8 GiB, so
+ * bit 63 stays clear and stap's signed shifts are plain), then the
+ * heap_less and the heap_more counts modulo 2^11; each 2^11th hit carries
+ * 2^11 into mw_hlhi[heap] or mw_hmhi[heap], the counts' high parts.
+ * The printers unpack it with these stap expressions (no immediate over
+ * 32 bits: see mw_zext in stp/common.stp). */
 #define HEAP_PAGE_SHIFT 12
-#define HEAP_PEAK_MASK 16777215	/* 2^24 - 1 */
-#define HEAP_PEAK(v) "((" v ") & 16777215) << 12"
-#define HEAP_MORE(v) "(" v ") >> 24"
+#define HEAP_CBITS 11		/* bits of each count in mw_h */
+#define HEAP_CMASK 2047		/* 2^HEAP_CBITS - 1 */
+#define HEAP_PBITS 21		/* bits of each size in mw_h, 4 KiB units */
+#define HEAP_PMASK 2097151	/* 2^HEAP_PBITS - 1 */
+#define HEAP_SIZE(v) "((((" v ") >> 22) & 2097151) << 12)"
+#define HEAP_PEAK(v) "((" v ") >> 43 << 12)"
+#define HEAP_NMORE(v, hi) "(" hi " + ((" v ") & 2047))"
+#define HEAP_NLESS(v, hi) "(" hi " + (((" v ") >> 11) & 2047))"
 
 /* MW_MODE_HEAP: memory_heap_more/less counted per heap, with its size,
- * peak and arena, in mw_h* (printed as G records at the end). */
+ * peak and arena, in mw_h (printed as G records at the end). */
 static void heap_body(struct gen *g, const struct group *gr)
 {
 	FILE *f = g->out;
+	int more = gr->id == MW_P_memory_heap_more;
 
-	/* one lookup and two updates a hit: heap_more's count and
-	 * the heap's peak share a value (HEAP_PEAK), the arena is
-	 * read at a heap's first grow or shrink only; a heap's peak
-	 * can only rise when it grows */
-	fprintf(f, "\tv = mw_h%s[%sa1]\n\tif (v == 0 && mw_harena[%sa1] == 0) "
-		"mw_harena[%sa1] = mw_rd8(a1)\n",
-		gr->id == MW_P_memory_heap_more ? "more" : "less", g->pk, g->pk, g->pk);
-	if (gr->id == MW_P_memory_heap_more)
-		fprintf(f, "\tp = a2 >> %d\n\tif (p > (v & %d)) v = v - (v & %d) + p\n"
-			"\tmw_hmore[%sa1] = v + %d\n", HEAP_PAGE_SHIFT, HEAP_PEAK_MASK,
-			HEAP_PEAK_MASK, g->pk, HEAP_PEAK_MASK + 1);
+	/* the arena is read at a heap's first grow or shrink only (after
+	 * one, the value holds a size, never 0) */
+	fprintf(f, "\tv = mw_h[%sa1]\n\tif (v == 0 && mw_harena[%sa1] == 0) "
+		"mw_harena[%sa1] = mw_rd8(a1)\n", g->pk, g->pk, g->pk);
+	/* c: the two counts, the hit's counted, a full one carried */
+	fprintf(f, "\tc = v - ((v >> %d) << %d)\n", 2 * HEAP_CBITS, 2 * HEAP_CBITS);
+	if (more)
+		fprintf(f, "\tif ((c & %d) == %d) { mw_hmhi[%sa1] += %d; c -= %d } else c += 1\n",
+			HEAP_CMASK, HEAP_CMASK, g->pk, HEAP_CMASK + 1, HEAP_CMASK);
 	else
-		fprintf(f, "\tmw_hless[%sa1] = v + 1\n", g->pk);
-	fprintf(f, "\tmw_hsize[%sa1] = a2\n", g->pk);
+		fprintf(f, "\tif ((c >> %d) == %d) { mw_hlhi[%sa1] += %d; c -= %d }"
+			" else c += %d\n", HEAP_CBITS, HEAP_CMASK, g->pk, HEAP_CMASK + 1,
+			HEAP_CMASK << HEAP_CBITS, HEAP_CMASK + 1);
+	/* k: the peak, which can only rise when the heap grows */
+	fprintf(f, "\tp = a2 >> %d\n\tk = v >> %d\n", HEAP_PAGE_SHIFT,
+		2 * HEAP_CBITS + HEAP_PBITS);
+	if (more)
+		fprintf(f, "\tif (p > k) k = p\n");
+	fprintf(f, "\tmw_h[%sa1] = (((k << %d) + p) << %d) + c\n", g->pk, HEAP_PBITS,
+		2 * HEAP_CBITS);
 }
 
 /* MW_MODE_SBRK: memory_sbrk_more/less summed for main_arena in mw_s*
@@ -432,15 +452,19 @@ static void sbrk_body(struct gen *g, const struct group *gr)
 	if (gr->id == MW_P_memory_sbrk_more)
 		/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
 		 * NULL when sbrk fails (malloc/morecore.c) */
+		/* the net growth is grown less trimmed, not a map of
+		 * its own: one update less a hit (a hash map's, keyed by
+		 * process, in a run of several) */
 		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_sfail%s++; next }\n"
-			"\tmw_sgrown%s += a2; mw_snmore%s++; mw_snet%s += a2\n"
-			"\tif (mw_snet%s > mw_speak%s) mw_speak%s = mw_snet%s\n"
+			"\tmw_sgrown%s += a2; mw_snmore%s++\n"
+			"\tnet = mw_sgrown%s - mw_strim%s\n"
+			"\tif (net > mw_speak%s) mw_speak%s = net\n"
 			"\tif (mw_sfirst%s == 0) mw_sfirst%s = a1\n\tmw_slast%s = a1 + a2\n",
-			k, k, k, k, k, k, k, k, k, k, k);
+			k, k, k, k, k, k, k, k, k, k);
 	else
 		fprintf(g->out, "\tif (a1 == 0 || a1 == -1) { mw_slfail%s++; next }\n"
-			"\tmw_strim%s += a2; mw_snless%s++; mw_snet%s -= a2\n"
-			"\tmw_slast%s = a1\n", k, k, k, k, k);
+			"\tmw_strim%s += a2; mw_snless%s++\n"
+			"\tmw_slast%s = a1\n", k, k, k, k);
 }
 
 /* MW_MODE_MATH: only the first MW_MATH_SAMPLES hits go on, their pointer
@@ -477,11 +501,11 @@ static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
 	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
 		fprintf(f, "\tif (bias) mw_bias%s = bias\n", g->sk);
 	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
-		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_hmore[a1]"),
-						   HEAP_MORE("mw_hmore[a1]"), "mw_hless[a1]" };
-		static const char *const aggp[] = { "a1", "ar", "a2",
-			HEAP_PEAK("mw_hmore[pid(), a1]"), HEAP_MORE("mw_hmore[pid(), a1]"),
-			"mw_hless[pid(), a1]" };
+		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_h[a1]"),
+			HEAP_NMORE("mw_h[a1]", "mw_hmhi[a1]"), HEAP_NLESS("mw_h[a1]", "mw_hlhi[a1]") };
+		static const char *const aggp[] = { "a1", "ar", "a2", HEAP_PEAK("mw_h[pid(), a1]"),
+			HEAP_NMORE("mw_h[pid(), a1]", "mw_hmhi[pid(), a1]"),
+			HEAP_NLESS("mw_h[pid(), a1]", "mw_hlhi[pid(), a1]") };
 		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
 
 		fprintf(f, "\tar = mw_rd8(a1)\n");
@@ -491,8 +515,8 @@ static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
 	}
 	/* the aggregates exist only when memory_heap_more/less do */
 	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
-		fprintf(f, "\tdelete mw_hsize[%sa1]; delete mw_hmore[%sa1]\n"
-			"\tdelete mw_hless[%sa1]; delete mw_harena[%sa1]\n", g->pk, g->pk,
+		fprintf(f, "\tdelete mw_h[%sa1]; delete mw_hmhi[%sa1]\n"
+			"\tdelete mw_hlhi[%sa1]; delete mw_harena[%sa1]\n", g->pk, g->pk,
 			g->pk, g->pk);
 	snprintf(tag, sizeof(tag), "T %d", gr->id);
 	/* once: the bpf runtime prints it in two halves */
@@ -571,13 +595,13 @@ static void globals_and_begin(struct gen *g)
 
 	fprintf(f, "\nglobal mw_n[%d], mw_bias, mw_tgt, mw_flushed\n", MW_MAP_HITS);
 	if (g->modes & (1u << MW_MODE_HEAP))
-		fprintf(f, "global mw_hsize[%d], mw_hmore[%d]\n"
-			"global mw_hless[%d], mw_harena[%d]\n", MW_MAP_HEAPS,
+		fprintf(f, "global mw_h[%d], mw_hmhi[%d]\n"
+			"global mw_hlhi[%d], mw_harena[%d]\n", MW_MAP_HEAPS,
 			MW_MAP_HEAPS, MW_MAP_HEAPS, MW_MAP_HEAPS);
 	if (g->modes & (1u << MW_MODE_WAIT))
 		fprintf(f, "global mw_wait[%d]\n", MW_MAP_WAITS);
 	if (g->modes & (1u << MW_MODE_SBRK))
-		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless, mw_snet\n"
+		fprintf(f, "global mw_sgrown, mw_strim, mw_snmore, mw_snless\n"
 			"global mw_speak, mw_sfirst, mw_slast, mw_sfail, mw_slfail\n");
 	if (g->modes & (1u << MW_MODE_SETJMP))
 		fprintf(f, "global mw_j[%d]\n", MW_MAP_JUMPS);
@@ -608,9 +632,10 @@ static void globals_and_begin(struct gen *g)
  * dump and the live probe's. */
 static void dump_counted(struct gen *g)
 {
-	static const char *const h[] = { "h", "mw_harena[p, h]", "mw_hsize[p, h]",
-					 HEAP_PEAK("mw_hmore[p, h]"), HEAP_MORE("mw_hmore[p, h]"),
-					 "mw_hless[p, h]" };
+	static const char *const h[] = { "h", "mw_harena[p, h]", HEAP_SIZE("mw_h[p, h]"),
+					 HEAP_PEAK("mw_h[p, h]"),
+					 HEAP_NMORE("mw_h[p, h]", "mw_hmhi[p, h]"),
+					 HEAP_NLESS("mw_h[p, h]", "mw_hlhi[p, h]") };
 	static const char *const w[] = { "t", "a", "mw_wait[p, t, a]" };
 	static const char *const s[] = { "mw_sgrown[p]", "mw_strim[p]", "mw_snmore[p]",
 					 "mw_snless[p]", "mw_speak[p]", "mw_sfirst[p]",
@@ -619,7 +644,7 @@ static void dump_counted(struct gen *g)
 	FILE *f = g->out;
 
 	if (g->modes & (1u << MW_MODE_HEAP)) {
-		fprintf(f, "\tforeach ([p, h] in mw_hsize)\n");
+		fprintf(f, "\tforeach ([p, h] in mw_h)\n");
 		emit_print_of(g, "\t\t", "p", "G", 0, 6, h);
 	}
 	if (g->modes & (1u << MW_MODE_WAIT)) {
@@ -665,9 +690,9 @@ static void dump(struct gen *g)
 		return;
 	}
 	static const char *const n[] = { "i", "t", "mw_n[i, t]" };
-	static const char *const h[] = { "h", "mw_harena[h]", "mw_hsize[h]",
-					 HEAP_PEAK("mw_hmore[h]"), HEAP_MORE("mw_hmore[h]"),
-					 "mw_hless[h]" };
+	static const char *const h[] = { "h", "mw_harena[h]", HEAP_SIZE("mw_h[h]"),
+					 HEAP_PEAK("mw_h[h]"), HEAP_NMORE("mw_h[h]", "mw_hmhi[h]"),
+					 HEAP_NLESS("mw_h[h]", "mw_hlhi[h]") };
 	static const char *const w[] = { "t", "a", "mw_wait[t, a]" };
 	char waits_tag[32];
 	static const char *const s[] = { "mw_sgrown", "mw_strim", "mw_snmore", "mw_snless",
@@ -679,7 +704,7 @@ static void dump(struct gen *g)
 	fprintf(f, "\tforeach ([i, t] in mw_n)\n");
 	emit_print(g, "\t\t", "N", 2, 3, n);
 	if (g->modes & (1u << MW_MODE_HEAP)) {
-		fprintf(f, "\tforeach (h in mw_hsize)\n");
+		fprintf(f, "\tforeach (h in mw_h)\n");
 		emit_print(g, "\t\t", "G", 0, 6, h);
 	}
 	if (g->modes & (1u << MW_MODE_WAIT)) {

@@ -25,7 +25,7 @@
  * update past a full map fails silently in the script, so the stream
  * parser (state_model.c) reports a table that came back this full. */
 #define MW_MAP_HITS 65536	/* mw_n[probe, tid] */
-#define MW_MAP_HEAPS 16384	/* mw_hsize[heap] and friends */
+#define MW_MAP_HEAPS 16384	/* mw_h[heap] and friends */
 #define MW_MAP_WAITS 65536	/* mw_wait[tid, arena] */
 #define MW_MAP_JUMPS 16384	/* mw_jbuf, mw_jret, mw_jval */
 /* mw_pids[pid] of a run whose processes change while it runs (opts->

@@ -14,6 +14,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -469,6 +470,17 @@ static int live_due(struct run *rn, int max_ms)
 	return rn->next_sample - now < max_ms ? (int)(rn->next_sample - now) : max_ms;
 }
 
+/* This thread's CPU time, ns: what a sample costs (its reads of the
+ * process wait for the process too, at no CPU cost). */
+static unsigned long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
 /* Take a sample when it is time (opts->sample); return the poll
  * timeout until the next, at most max_ms. */
 static int sample_due(struct run *rn, int max_ms)
@@ -485,6 +497,8 @@ static int sample_due(struct run *rn, int max_ms)
 	if (!rn->next_sample)
 		rn->next_sample = now + o->sample_ms;
 	if (now >= rn->next_sample) {
+		unsigned long long t0 = thread_cpu_ns(), gap;
+
 		/* the lock waits, for a sample taken: not asked again while
 		 * the last question is open (that interval then has no wait
 		 * count) */
@@ -500,6 +514,15 @@ static int sample_due(struct run *rn, int max_ms)
 		}
 		while (rn->next_sample <= now)
 			rn->next_sample += o->sample_ms;
+		/* not the first: it also loads the libc's layouts from
+		 * DWARF, once (hundreds of ms) */
+		gap = o->sample_pct_max > 0 && rn->samples_taken++ > 0 ?
+			(thread_cpu_ns() - t0) * 100 / (unsigned long long)o->sample_pct_max / 1000000 : 0;
+		/* at most 10 intervals */
+		if (gap > 10ULL * (unsigned long long)o->sample_ms)
+			gap = 10ULL * (unsigned long long)o->sample_ms;
+		if (now + (long long)gap > rn->next_sample)
+			rn->next_sample = now + (long long)gap;
 	}
 	return rn->next_sample - now < max_ms ? (int)(rn->next_sample - now) : max_ms;
 }
@@ -642,6 +665,7 @@ static int next_run(struct run *rn)
 	rn->pidfd = fd;
 	rn->tree_over = 0;
 	rn->next_sample = 0;
+	rn->samples_taken = 0;
 	rn->r->pid = rn->prog;
 	rn->r->have_status = rn->r->exit_stopped = 0;
 	rn->run_i++;

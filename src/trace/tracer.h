@@ -80,6 +80,12 @@ struct mw_tracer_opts {
 	 * NULL: none. */
 	int (*sample)(void *ctx, pid_t pid);
 	long sample_ms;
+	/* > 0: a sample that took longer than this percent of sample_ms
+	 * (CPU time of sample() and the question to the script) moves the
+	 * next one further, so that sampling takes at most this share of
+	 * the time (bench/sampler.sh: ~0.3 ms a sample with one arena, ~0.05
+	 * ms more per arena); 0: every sample_ms whatever it costs */
+	int sample_pct_max;
 	/* -c -f (ptree.h): follow every process the program's tree creates.
 	 * The script's set of processes changes (gen.h opts->dynamic): each
 	 * new process is added to it (pidset.h) before it runs, and removed

@@ -52,6 +52,7 @@ struct run {
 	long long flush_start, flush_until, end_at;
 	int detach_bg;		/* tracer left to detach; loop ends */
 	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
+	int samples_taken;	/* samples asked of opts->sample so far */
 	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
 	int *errpipe;		/* -c: the program's exec error comes on it */
 	int run_i;		/* -c --repeat: the run under way, from 0 */
