@@ -1,8 +1,9 @@
 /* tracer.c - hold, trace, release, stop; see tracer.h.  The run's loop
  * over the tracer's output, the program's ptrace stops, the flush at
  * its exit and the samples; the processes themselves are started in
- * tracer_proc.c, a tracer left detaching is watched from
- * tracer_detach.c.
+ * tracer_proc.c, the program's end (its tree's events, the flush,
+ * stopping the tracer) is in tracer_end.c, a tracer left detaching is
+ * watched from tracer_detach.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -36,17 +37,6 @@
 
 #define STOP_GRACE_MS MW_STOP_GRACE_MS
 
-/* The flush (flush_start): how long the other threads of an exiting
- * program may take to go, how long the tracer may take to answer, and how
- * long events it counted may trail its answer. */
-#define FLUSH_THREADS_MS 500
-#define FLUSH_WAIT_MS 3000
-#define FLUSH_DRAIN_MS 500
-
-/* How long an asked procfs probe may take to answer before its FIFO is
- * closed anyway (mw_procfs_settle). */
-#define PROCFS_SETTLE_MS 100
-
 /* SIGCHLD only interrupts poll(2), so that a ptrace stop of the program
  * is seen at once. */
 static void on_chld(int sig)
@@ -70,22 +60,13 @@ static void tracer_stderr_line(struct run *rn, char *line)
 		snprintf(rn->r->tracer_msg, sizeof(rn->r->tracer_msg), "%s", line);
 }
 
-/* Signal a child of ours through its pidfd; a kernel without pidfds
- * (before 5.3) gets kill(2) on the pid, still safe while it is our
- * child and not reaped (callers check that: the pid is 0 once reaped). */
-static void signal_child(int pidfd, pid_t pid, int sig)
-{
-	if (mw_pidfd_signal(pidfd, sig) < 0 && errno == EBADF && pid > 0)
-		kill(pid, sig);
-}
-
 static void release(struct run *rn)
 {
 	if (rn->hold_w < 0)
 		return;
 	if (mw_pty_start(rn->pty) < 0) {	/* it would run deaf and blocked */
 		mw_warn("cannot relay the program's terminal: %s; killing it", strerror(errno));
-		signal_child(rn->pidfd, rn->prog, SIGKILL);
+		mw_tr_signal_child(rn->pidfd, rn->prog, SIGKILL);
 	}
 	if (write(rn->hold_w, "g", 1) != 1)
 		mw_warn("cannot release the program: %s", strerror(errno));
@@ -177,279 +158,6 @@ static int pump(struct run *rn, int fd, struct linebuf *lb, int is_err)
 	return 0;
 }
 
-static void stop_tracer(struct run *rn);
-static int reap_program(struct run *rn, int wait);
-
-/* Read the script's flush file (protocol.h): the tracer prints its
- * aggregates and MW_LINE_END now; flush_check() completes it.  1 when
- * asked, 0 when it cannot be (warned). */
-static int flush_ask(struct run *rn)
-{
-	char err[PATH_MAX + 128];
-
-	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose,
-			  rn->lg ? MW_DRAIN_FILE : MW_FLUSH_FILE, &rn->flush_fd, err,
-			  sizeof(err)) < 0) {
-		mw_warn("cannot flush the tracer (%s); the report waits for its uprobes to be "
-			"removed", err);
-		return 0;
-	}
-	rn->flushing = 1;
-	rn->flush_start = mw_now_ms();
-	rn->flush_until = rn->flush_start + FLUSH_WAIT_MS;
-	return 1;
-}
-
-/* The program's leader is at its exit stop.  When the whole process is
- * ending (every other thread gone: exit_group kills them, they may take
- * a moment), no probe can fire any more: read the script's flush file so
- * the tracer prints its aggregates now, before it detaches.  The leader
- * stays stopped (its pid cannot be reused) until flush_check() lets it
- * go.  1 when the flush started, 0 when it cannot be used (the reason
- * as a verbose note; the end probe prints the aggregates then). */
-static int flush_start(struct run *rn, pid_t pid)
-{
-	long long until = mw_now_ms() + FLUSH_THREADS_MS;
-	int n;
-
-	/* only from the run loop, which completes it (flush_check), and only
-	 * while the tracer is there to answer */
-	if (!rn->o->flush || !rn->r->ready || rn->stopping || rn->out_fd < 0 || rn->tracer <= 0)
-		return 0;
-	if (rn->o->runs > 1 && rn->run_i + 1 < rn->o->runs)
-		return 0;	/* --repeat: runs to come, under this session */
-	while ((n = mw_threads_of(pid)) > 1 && mw_now_ms() < until)
-		usleep(1000);
-	if (n != 1) {	/* the main thread left early (pthread_exit) */
-		if (rn->o->verbose)
-			mw_note("no flush: %d threads still running", n);
-		return 0;
-	}
-	/* --linger: out of the set first, so that the drain takes every
-	 * hit of it and the maps are empty for the next run */
-	if (rn->lg && (!rn->pids || mw_pidset_del(rn->pids, pid) < 0))
-		return 0;
-	return flush_ask(rn);
-}
-
-/* -p: the run ends (--duration, a signal of ours, the process exited).
- * Flush the tracer when it can answer, so the aggregates come while it
- * still holds its uprobes and their removal (slow under stapbpf) goes on
- * without us (flush_end); else stop it, and its end probe prints them. */
-static void stop_attach(struct run *rn)
-{
-	mw_procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
-	if (!rn->o->flush || !rn->r->ready || rn->out_fd < 0 || rn->tracer <= 0 ||
-	    !flush_ask(rn))
-		stop_tracer(rn);
-}
-
-/* The flush is over, complete or not.  -c: the program's leader goes on
- * (and its exit ends the run).  -p: the tracer is stopped; when the flush
- * was complete and the tracer is still there, it is left to remove its
- * uprobes (the flush turned its handlers off) and the run loop ends. */
-static void flush_end(struct run *rn)
-{
-	rn->r->flushed = rn->end_seen;
-	rn->r->flush_ms = mw_now_ms() - rn->flush_start;
-	rn->flushing = 0;
-	mw_procfs_settle(&rn->flush_fd, PROCFS_SETTLE_MS);
-	if (rn->pt && rn->flush_pid) {	/* the last process, held at its exit stop */
-		mw_ptree_release(rn->pt, rn->flush_pid);
-		rn->flush_pid = 0;
-		if (!rn->o->target)	/* -p -f: its end, which comes at once */
-			reap_program(rn, 1);
-	}
-	if (rn->o->target)
-		return;
-	if (rn->tracer <= 0)
-		return;
-	stop_tracer(rn);
-	if (rn->r->flushed && rn->out_fd >= 0) {
-		rn->detach_bg = 1;
-		rn->r->detaching = rn->tracer;
-	}
-}
-
-/* Is the flush complete: its MW_LINE_END came and every streamed event it
- * counted has arrived (they travel through the tracer's per-CPU buffers
- * and may come after it), or waiting has run out?  Then the program's
- * leader goes on to exit. */
-static void flush_check(struct run *rn)
-{
-	long long now = mw_now_ms();
-	int done = rn->end_seen && (!rn->o->missing || rn->o->missing(rn->ctx) == 0);
-
-	if (rn->end_seen && !done && now >= rn->end_at + FLUSH_DRAIN_MS)
-		done = 1;	/* lost for good: the report counts them */
-	if (!done && now < rn->flush_until)
-		return;
-	if (!rn->end_seen)
-		mw_warn("the tracer did not answer the flush in %d ms; the report waits for "
-			"its uprobes to be removed", FLUSH_WAIT_MS);
-	flush_end(rn);
-}
-
-/* One event of the program's tree (ptree.h).  The exit stop runs
- * at_exit, and the flush when no other process is left; a new process
- * joins the tracer's set before it runs, and leaves it once reaped. */
-static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
-{
-	const struct mw_tracer_opts *o = rn->o;
-
-	switch (ev->kind) {
-	case MW_PT_NEW:
-		if (o->on_new)
-			o->on_new(rn->ctx, ev->parent, ev->pid);
-		mw_tr_set_add(rn, ev->pid);
-		break;
-	case MW_PT_EXEC:
-		if (o->on_exec)
-			o->on_exec(rn->ctx, ev->pid);
-		break;
-	case MW_PT_EXIT_STOP:
-		if (ev->pid == rn->prog && !rn->r->exit_stopped) {
-			rn->r->exit_stopped = 1;
-			rn->r->exit_ms = mw_now_ms();
-		}
-		if (o->at_exit)
-			o->at_exit(rn->ctx, ev->pid);
-		if (mw_ptree_live(rn->pt) == 1 && !rn->flushing && flush_start(rn, ev->pid)) {
-			rn->flush_pid = ev->pid;	/* held until the flush is done */
-			break;
-		}
-		mw_ptree_release(rn->pt, ev->pid);
-		break;
-	case MW_PT_EXITED:
-		if (rn->pids)
-			mw_pidset_del(rn->pids, ev->pid);
-		if (o->on_exited)
-			o->on_exited(rn->ctx, ev->pid, ev->status);
-		if (ev->pid == rn->prog && ev->status != -1) {
-			rn->r->status = ev->status;
-			rn->r->have_status = 1;
-		}
-		if (ev->pid == rn->prog && mw_ptree_live(rn->pt))
-			mw_note("the program exited; %zu process%s it created still run%s: followed "
-				"until %s (^C stops)", mw_ptree_live(rn->pt),
-				mw_ptree_live(rn->pt) == 1 ? "" : "es",
-				mw_ptree_live(rn->pt) == 1 ? "s" : "", mw_ptree_live(rn->pt) == 1 ?
-				"it exits" : "they exit");
-		if (!mw_ptree_live(rn->pt)) {
-			rn->tree_over = 1;
-			if (o->run_done)
-				o->run_done(rn->ctx, rn->run_i, rn->r->have_status ?
-					    rn->r->status : -1, mw_ptree_untraced(rn->pt));
-		}
-		break;
-	case MW_PT_STOPPED:
-		if (ev->pid == rn->prog && mw_pty_suspend(rn->pty))	/* ptyrelay.h */
-			signal_child(rn->pidfd, rn->prog, SIGCONT);
-		break;
-	}
-}
-
-/* Collect the program's state changes (under ptrace, its tree's events);
- * block until it (every process of its tree) has ended when wait is
- * set.  1 once it has (r->status set), else 0. */
-static int reap_program(struct run *rn, int wait)
-{
-	struct mw_ptree_event ev;
-	int st;
-	pid_t w;
-
-	while (rn->pt && !rn->tree_over) {
-		if (mw_ptree_next(rn->pt, &ev))
-			tree_event(rn, &ev);
-		else if (!wait)
-			return 0;
-		else
-			usleep(1000);
-	}
-	if (rn->pt)
-		return 1;
-	while ((w = waitpid(rn->prog, &st, (wait ? 0 : WNOHANG) | __WALL)) != 0) {
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return 1;	/* ECHILD: already reaped */
-		}
-		if (WIFSTOPPED(st))
-			continue;
-		rn->r->status = st;
-		rn->r->have_status = 1;
-		return 1;
-	}
-	return 0;
-}
-
-static void signal_tracer(struct run *rn, int sig)
-{
-	signal_child(rn->tracer_fd, rn->tracer, sig);
-}
-
-/* Tell the tracer to stop (its end probe prints the aggregates), once a
- * sample asked for is answered: a reader left on the FIFO keeps stapbpf's
- * procfs thread spinning, and when its teardown removes the FIFO that
- * thread's next open fails and ends stapbpf before its end probe. */
-static void stop_tracer(struct run *rn)
-{
-	mw_procfs_settle(&rn->sample_fd, PROCFS_SETTLE_MS);
-	signal_tracer(rn, SIGINT);
-}
-
-/* -p PID,PID,...: watch the next of the processes still there instead;
- * 1 when there is one. */
-static int next_process(struct run *rn)
-{
-	while (rn->next_more < rn->nwatch) {
-		pid_t pid = rn->watch[rn->next_more++];
-		int fd = mw_pidfd_open(pid);
-
-		if (fd < 0)
-			continue;	/* gone already */
-		if (mw_pidfd_exited(fd)) {
-			close(fd);
-			continue;
-		}
-		close(rn->pidfd);
-		rn->pidfd = fd;
-		return 1;
-	}
-	return 0;
-}
-
-static void program_exited(struct run *rn)
-{
-	if (rn->o->target && !rn->r->have_status)
-		reap_program(rn, 1);
-	if (!rn->o->target && next_process(rn))
-		return;
-	close(rn->pidfd);
-	rn->pidfd = -1;
-	if (rn->lg && rn->o->target && rn->r->flushed && rn->tracer > 0 && rn->out_fd >= 0) {
-		rn->handback = 1;	/* drained: the session serves the next run */
-		rn->detach_bg = 1;
-		return;
-	}
-	if (rn->tracer > 0 && !rn->flushing) {	/* 0 once reaped: the pid may be
-						 * another's now */
-		if (!rn->o->target && !rn->stopping) {
-			rn->stopping = 1;
-			stop_attach(rn);
-		} else {
-			stop_tracer(rn);
-		}
-	}
-	if (rn->o->target && rn->r->flushed && rn->tracer > 0) {
-		/* everything is in: the removal of the uprobes (slow, see
-		 * platform.md) goes on without us; nothing is traced any more
-		 * (the process is gone, the flush turned the handlers off) */
-		rn->detach_bg = 1;
-		rn->r->detaching = rn->tracer;
-	}
-}
-
 /* serve: read the script's live file when it is time (opts->live_ms)
  * and the last reading was answered; the poll timeout until the next,
  * at most max_ms. */
@@ -536,14 +244,14 @@ static void stop_if_asked(struct run *rn, long long *kill_at, int stop_fd_ready)
 	if (stop_fd_ready && !rn->stopping) {	/* serve's end */
 		rn->stopping = 1;
 		rn->r->stopped = 1;
-		stop_attach(rn);
+		mw_tr_stop_attach(rn);
 		*kill_at = mw_now_ms() + STOP_GRACE_MS;
 	}
 	if (rn->stop_at && mw_now_ms() >= rn->stop_at && !rn->stopping) {
 		rn->stop_at = 0;	/* --duration: the normal end */
 		rn->stopping = 1;
 		rn->r->stopped = 1;
-		stop_attach(rn);
+		mw_tr_stop_attach(rn);
 		*kill_at = mw_now_ms() + STOP_GRACE_MS;
 	}
 	if (mw_signal_pending()) {
@@ -563,9 +271,9 @@ static void stop_if_asked(struct run *rn, long long *kill_at, int stop_fd_ready)
 			rn->stopping = 1;
 			rn->r->stopped = !rn->o->target || gone;
 			if (rn->o->target)
-				stop_tracer(rn);
+				mw_tr_stop_tracer(rn);
 			else
-				stop_attach(rn);
+				mw_tr_stop_attach(rn);
 			*kill_at = mw_now_ms() + STOP_GRACE_MS;
 		}
 	}
@@ -607,7 +315,7 @@ static long long kill_if_stuck(struct run *rn, long long kill_at)
 	}
 	mw_warn("the tracer made no progress stopping for %d s; killing it",
 		STOP_GRACE_MS / 1000);
-	signal_tracer(rn, SIGKILL);
+	mw_tr_signal_tracer(rn, SIGKILL);
 	return 0;
 }
 
@@ -680,7 +388,7 @@ static int next_run(struct run *rn)
 /* --repeat, the run's program has ended: start the next run, or, when
  * the series ended before its last run, ask the flush once (its exit
  * stop did not).  1 while the session goes on (a run started, the flush
- * under way); 0 when the run is over (program_exited()). */
+ * under way); 0 when the run is over (mw_tr_program_exited()). */
 static int more_runs(struct run *rn)
 {
 	if (rn->o->runs < 2 || !rn->tree_over)
@@ -690,7 +398,7 @@ static int more_runs(struct run *rn)
 	if (!rn->r->flushed && !rn->flushing && !rn->late_flush && rn->o->flush &&
 	    rn->r->ready && !rn->stopping && rn->out_fd >= 0 && rn->tracer > 0) {
 		rn->late_flush = 1;
-		flush_ask(rn);
+		mw_tr_flush_ask(rn);
 	}
 	return rn->flushing;
 }
@@ -719,17 +427,17 @@ static void loop(struct run *rn)
 		stop_if_asked(rn, &kill_at, n > 0 && (p[5].revents & (POLLIN | POLLHUP)));
 		read_ready(rn, p, n);
 		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over)
-			reap_program(rn, 0);	/* ptrace stops; the exits */
+			mw_tr_reap_program(rn, 0);	/* ptrace stops; the exits */
 		mw_tr_cgroup_look(rn);
 		if (rn->flushing)
-			flush_check(rn);
+			mw_tr_flush_check(rn);
 		if (rn->detach_bg)	/* -p: flushed, the tracer left detaching */
 			break;
 		if (rn->pidfd >= 0 && rn->pt && more_runs(rn))
 			continue;	/* --repeat: the next run, or the flush */
 		if (rn->pidfd >= 0 && (rn->pt ? rn->tree_over :
 				       (n > 0 && (p[2].revents & POLLIN)) || rn->r->have_status)) {
-			program_exited(rn);
+			mw_tr_program_exited(rn);
 			if (rn->pidfd < 0)	/* else: another of -p's processes */
 				kill_at = mw_now_ms() + STOP_GRACE_MS;
 			if (rn->detach_bg)
@@ -821,7 +529,7 @@ static void reap_tracer(struct run *rn, const char *name)
 static void end_run(struct run *rn, int errpipe)
 {
 	/* an answer still awaited here has no writer left to give it: the
-	 * tracer was reaped, or stop_tracer() and flush_end() settled it */
+	 * tracer was reaped, or mw_tr_stop_tracer() and mw_tr_flush_end() settled it */
 	if (rn->flush_fd >= 0)
 		close(rn->flush_fd);
 	if (rn->sample_fd >= 0)
@@ -830,8 +538,8 @@ static void end_run(struct run *rn, int errpipe)
 		close(rn->hold_w);
 		rn->hold_w = -1;
 		if (rn->o->target && !rn->r->have_status) {
-			signal_child(rn->pidfd, rn->prog, SIGKILL);	/* not reaped */
-			reap_program(rn, 1);
+			mw_tr_signal_child(rn->pidfd, rn->prog, SIGKILL);	/* not reaped */
+			mw_tr_reap_program(rn, 1);
 		}
 	}
 	if (rn->pidfd >= 0)
@@ -952,8 +660,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		mw_note("%llu samples without a lock-wait count (the tracer had not answered "
 			"the one before)", r->samples_unanswered);
 	if (rn.flushing)	/* the tracer ended while it flushed */
-		flush_end(&rn);
-	if (rn.detach_bg) {	/* see program_exited() */
+		mw_tr_flush_end(&rn);
+	if (rn.detach_bg) {	/* see mw_tr_program_exited() */
 		close(rn.out_fd);
 		close(rn.err_fd);
 		rn.tracer = 0;
@@ -979,7 +687,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	if (rn.pidfd >= 0 && !r->stopped) {	/* the tracer ended first */
 		r->tracer_died = 1;
 		if (o->target)
-			program_exited(&rn);
+			mw_tr_program_exited(&rn);
 	}
 	if (o->target && exec_failed(&rn, errpipe, err, errlen) < 0)
 		goto cleanup;

@@ -75,4 +75,38 @@ void mw_tr_cgroup_look(struct run *rn);
 /* Append pid to the growing array *v (*n of *cap). */
 void mw_tr_pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid);
 
+/* How long an asked procfs probe may take to answer before its FIFO is
+ * closed anyway (mw_procfs_settle), ms. */
+#define PROCFS_SETTLE_MS 100
+
+/* tracer_end.c: signal a child of ours through its pidfd (kill(2) on pid
+ * before Linux 5.3, safe while it is our unreaped child). */
+void mw_tr_signal_child(int pidfd, pid_t pid, int sig);
+
+/* tracer_end.c: the program's end.
+ * mw_tr_flush_ask: read the script's flush (or, --linger, drain) file so
+ *   the tracer prints its aggregates and MW_LINE_END now; 1 when asked, 0
+ *   when it cannot be (warned).
+ * mw_tr_stop_attach: -p's end: flush when the tracer can answer, else
+ *   stop it (its end probe prints the aggregates).
+ * mw_tr_flush_check: complete the flush when MW_LINE_END and every event
+ *   it counted came, or waiting ran out (FLUSH_WAIT_MS); then
+ *   mw_tr_flush_end: the held leader goes on; -p: the tracer is stopped
+ *   and left to remove its uprobes.
+ * mw_tr_reap_program: collect the program's (tree's) state changes; with
+ *   wait, block until it has ended; 1 once it has (r->status set).
+ * mw_tr_signal_tracer, mw_tr_stop_tracer: signal the tracer; SIGINT it
+ *   once a sample asked for is answered.
+ * mw_tr_program_exited: the watched process is gone: watch the next of
+ *   -p's list, or end the run (flush, hand back to a --linger session, or
+ *   stop the tracer). */
+int mw_tr_flush_ask(struct run *rn);
+void mw_tr_stop_attach(struct run *rn);
+void mw_tr_flush_check(struct run *rn);
+void mw_tr_flush_end(struct run *rn);
+int mw_tr_reap_program(struct run *rn, int wait);
+void mw_tr_signal_tracer(struct run *rn, int sig);
+void mw_tr_stop_tracer(struct run *rn);
+void mw_tr_program_exited(struct run *rn);
+
 #endif /* MALLOCWATCH_TRACER_INT_H */
