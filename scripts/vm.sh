@@ -51,6 +51,14 @@ SUITE=bookworm
 TIMEOUT=${MW_VM_TIMEOUT:-7200}
 MEM=${MW_VM_MEM:-4096}
 CPUS=${MW_VM_CPUS:-$(nproc 2>/dev/null || echo 2)}
+# The guest kernel's console shows what the kernel says about a stuck
+# CPU: the soft-lockup report with every CPU's backtrace, the hung-task
+# report (loglevel=7: the backtraces are KERN_DEFAULT, which `quiet`
+# hides).  MW_VM_APPEND adds to the command line.
+KAPPEND="loglevel=7 softlockup_all_cpu_backtrace=1 ${MW_VM_APPEND:-}"
+# A CPU the guest's watchdog has seen stuck for LOCKUP seconds (the
+# watchdog says so every ~26 s) ends the run: a hang, not a slow test.
+LOCKUP=${MW_VM_LOCKUP:-100}
 
 # What the guest has: what scripts/install-deps.sh installs to build and
 # run the end-to-end tests, plus the kernel, its headers and what the
@@ -58,7 +66,7 @@ CPUS=${MW_VM_CPUS:-$(nproc 2>/dev/null || echo 2)}
 PKGS="linux-image-amd64 linux-headers-amd64 initramfs-tools kmod udev \
 gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev \
 libmicrohttpd-dev systemtap systemtap-sdt-dev python3 file bc time \
-xz-utils util-linux procps libc6-dbg"
+xz-utils util-linux procps libc6-dbg libbpf-dev"
 
 say() { echo "vm: $*" >&2; }
 die() { echo "mallocwatch: vm: $*" >&2; exit 1; }
@@ -200,7 +208,7 @@ boot() {
 	qemu-system-x86_64 $acc -m "$MEM" -smp "$CPUS" -nodefaults -no-user-config \
 		-display none -no-reboot \
 		-kernel "$CACHE/image/vmlinuz" -initrd "$CACHE/image/initrd.img" \
-		-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet init=/sbin/mw-init" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 $KAPPEND init=/sbin/mw-init" \
 		-drive "file=$CACHE/image/disk.img,format=raw,if=virtio,snapshot=on" \
 		-serial "file:$run/console-$1.log" \
 		-virtfs "local,path=$ROOT,mount_tag=proj,security_model=passthrough,id=proj" \
@@ -232,6 +240,14 @@ stop_qemu() {
 	kill $qpid 2>/dev/null || true
 	wait $qpid 2>/dev/null || true
 	stop_cats
+}
+
+# stuck CONSOLE: prints the first soft-lockup line of the guest's console
+# whose CPU has been stuck for LOCKUP seconds or more; 1 if none.
+stuck() {
+	grep -o 'soft lockup - CPU#[0-9]* stuck for [0-9]*s! \[[^]]*\]' "$1" 2>/dev/null |
+		awk -v max="$LOCKUP" '{ s = $7; sub(/s!$/, "", s) } s + 0 >= max { print; found = 1; exit }
+			END { exit !found }'
 }
 
 # The copies of a qemu that is gone: they end by themselves, after
@@ -289,6 +305,10 @@ while kill -0 $qpid 2>/dev/null; do
 	if [ $i -ge $((TIMEOUT * 2)) ]; then
 		stop_qemu
 		MW_VM_KEEP=1; die "CMD did not end within $TIMEOUT s; guest stopped (console: $run/console-$accel.log)"
+	fi
+	if [ $((i % 20)) = 0 ] && lockup=$(stuck "$run/console-$accel.log"); then
+		stop_qemu
+		MW_VM_KEEP=1; die "the guest's kernel saw a CPU stuck: $lockup; guest stopped (console with the backtraces: $run/console-$accel.log)"
 	fi
 	sleep 0.5
 	i=$((i + 1))
