@@ -37,7 +37,8 @@
 # instead, and that verdict is cached per host kernel and qemu
 # (vm/kvm-VERDICT).  MW_VM_ACCEL=tcg|kvm forces one.  MW_VM_TIMEOUT
 # (seconds, default 7200) bounds a run; MW_VM_MEM (MiB, 4096) and
-# MW_VM_CPUS (the host's count) size the guest.
+# MW_VM_CPUS (the host's count) size the guest; MW_VM_TCG_THREAD=multi
+# runs TCG's vCPUs on threads of their own (single by default, see boot).
 #
 # Nothing outside the guest is touched but the cache and what CMD writes
 # into the project tree.
@@ -199,7 +200,13 @@ EOF
 boot() {
 	case $1 in
 	kvm) acc="-accel kvm -cpu host" ;;
-	*) acc="-accel tcg,thread=multi -cpu max" ;;
+	# one host thread for all vCPUs: under multi-threaded TCG (QEMU
+	# 7.2, Debian 12's) a vCPU kept executing an int3 that the guest
+	# kernel's text_poke_bp() had already replaced in memory (a tracepoint's
+	# jump label in do_exit(), patched as stap's module loaded or
+	# unloaded), forever: both CPUs "soft lockup" in asm_exc_int3 at an
+	# address whose bytes read as a jmp (README, "The kernel runtime")
+	*) acc="-accel tcg,thread=${MW_VM_TCG_THREAD:-single} -cpu max" ;;
 	esac
 	rm -f "$run/ctl/started" "$run/ctl/rc"
 	: >"$run/ctl/out"

@@ -13,7 +13,10 @@ need_root
 need_libc
 L=$GLIBC_PREFIX/lib
 pids=""
-CG=/sys/fs/cgroup/unified/mw-t-attach-multi-$$
+# the cgroup v2 hierarchy: /sys/fs/cgroup/unified on this host's hybrid
+# layout, /sys/fs/cgroup in the guest of make check-vm
+V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CG=${V2:-/nonexistent}/mw-t-attach-multi-$$
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	for p in $pids; do wait "$p" 2>/dev/null; done
@@ -110,7 +113,7 @@ pids=""
 # --cgroup DIR: the processes in it when the run starts, and one that
 # joins it during the run (held before its first allocation until
 # mallocwatch says it traces it): each exact
-if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && mkdir "$CG"; then
+if [ -n "$V2" ] && [ -w "$V2/cgroup.procs" ] && mkdir "$CG"; then
 	storm a 2 4
 	storm b 4 5
 	set -- $pids
