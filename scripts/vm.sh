@@ -37,7 +37,9 @@
 # instead, and that verdict is cached per host kernel and qemu
 # (vm/kvm-VERDICT).  MW_VM_ACCEL=tcg|kvm forces one.  MW_VM_TIMEOUT
 # (seconds, default 7200) bounds a run; MW_VM_MEM (MiB, 4096) and
-# MW_VM_CPUS (the host's count) size the guest.
+# MW_VM_CPUS (the host's count under KVM, 1 under TCG: see boot) size
+# the guest; MW_VM_TCG_THREAD=multi runs TCG's vCPUs on threads of their
+# own (single by default).
 #
 # Nothing outside the guest is touched but the cache and what CMD writes
 # into the project tree.
@@ -50,7 +52,15 @@ MIRROR=${MW_VM_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 TIMEOUT=${MW_VM_TIMEOUT:-7200}
 MEM=${MW_VM_MEM:-4096}
-CPUS=${MW_VM_CPUS:-$(nproc 2>/dev/null || echo 2)}
+HOSTCPUS=$(nproc 2>/dev/null || echo 2)
+# The guest kernel's console shows what the kernel says about a stuck
+# CPU: the soft-lockup report with every CPU's backtrace, the hung-task
+# report (loglevel=7: the backtraces are KERN_DEFAULT, which `quiet`
+# hides).  MW_VM_APPEND adds to the command line.
+KAPPEND="loglevel=7 softlockup_all_cpu_backtrace=1 ${MW_VM_APPEND:-}"
+# A CPU the guest's watchdog has seen stuck for LOCKUP seconds (the
+# watchdog says so every ~26 s) ends the run: a hang, not a slow test.
+LOCKUP=${MW_VM_LOCKUP:-100}
 
 # What the guest has: what scripts/install-deps.sh installs to build and
 # run the end-to-end tests, plus the kernel, its headers and what the
@@ -58,7 +68,7 @@ CPUS=${MW_VM_CPUS:-$(nproc 2>/dev/null || echo 2)}
 PKGS="linux-image-amd64 linux-headers-amd64 initramfs-tools kmod udev \
 gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev \
 libmicrohttpd-dev systemtap systemtap-sdt-dev python3 file bc time \
-xz-utils util-linux procps libc6-dbg"
+xz-utils util-linux procps libc6-dbg libbpf-dev"
 
 say() { echo "vm: $*" >&2; }
 die() { echo "mallocwatch: vm: $*" >&2; exit 1; }
@@ -190,8 +200,18 @@ EOF
 # copied here as they grow until qemu is gone.
 boot() {
 	case $1 in
-	kvm) acc="-accel kvm -cpu host" ;;
-	*) acc="-accel tcg,thread=multi -cpu max" ;;
+	kvm) acc="-accel kvm -cpu host"; CPUS=${MW_VM_CPUS:-$HOSTCPUS} ;;
+	# one host thread for all vCPUs: under multi-threaded TCG (QEMU
+	# 7.2, Debian 12's) a vCPU kept executing an int3 that the guest
+	# kernel had already patched in memory (a jump label in do_exit(),
+	# patched while stap's modules were loaded and unloaded), forever: both CPUs "soft lockup" in asm_exc_int3 at an
+	# address whose bytes read as a jmp (README, "The kernel runtime").
+	# And one CPU: with two vCPUs on one thread, a vCPU is switched out
+	# for up to TCG's 100 ms slice wherever it is, also inside a stap
+	# probe handler holding a global's lock, which the other vCPU's
+	# handler may give up on after 1 ms (stap's MAXTRYLOCK): a skipped
+	# probe, which no real CPU would cause
+	*) acc="-accel tcg,thread=${MW_VM_TCG_THREAD:-single} -cpu max"; CPUS=${MW_VM_CPUS:-1} ;;
 	esac
 	rm -f "$run/ctl/started" "$run/ctl/rc"
 	: >"$run/ctl/out"
@@ -200,7 +220,7 @@ boot() {
 	qemu-system-x86_64 $acc -m "$MEM" -smp "$CPUS" -nodefaults -no-user-config \
 		-display none -no-reboot \
 		-kernel "$CACHE/image/vmlinuz" -initrd "$CACHE/image/initrd.img" \
-		-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet init=/sbin/mw-init" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 $KAPPEND init=/sbin/mw-init" \
 		-drive "file=$CACHE/image/disk.img,format=raw,if=virtio,snapshot=on" \
 		-serial "file:$run/console-$1.log" \
 		-virtfs "local,path=$ROOT,mount_tag=proj,security_model=passthrough,id=proj" \
@@ -232,6 +252,14 @@ stop_qemu() {
 	kill $qpid 2>/dev/null || true
 	wait $qpid 2>/dev/null || true
 	stop_cats
+}
+
+# stuck CONSOLE: prints the first soft-lockup line of the guest's console
+# whose CPU has been stuck for LOCKUP seconds or more; 1 if none.
+stuck() {
+	grep -o 'soft lockup - CPU#[0-9]* stuck for [0-9]*s! \[[^]]*\]' "$1" 2>/dev/null |
+		awk -v max="$LOCKUP" '{ s = $7; sub(/s!$/, "", s) } s + 0 >= max { print; found = 1; exit }
+			END { exit !found }'
 }
 
 # The copies of a qemu that is gone: they end by themselves, after
@@ -289,6 +317,10 @@ while kill -0 $qpid 2>/dev/null; do
 	if [ $i -ge $((TIMEOUT * 2)) ]; then
 		stop_qemu
 		MW_VM_KEEP=1; die "CMD did not end within $TIMEOUT s; guest stopped (console: $run/console-$accel.log)"
+	fi
+	if [ $((i % 20)) = 0 ] && lockup=$(stuck "$run/console-$accel.log"); then
+		stop_qemu
+		MW_VM_KEEP=1; die "the guest's kernel saw a CPU stuck: $lockup; guest stopped (console with the backtraces: $run/console-$accel.log)"
 	fi
 	sleep 0.5
 	i=$((i + 1))

@@ -688,10 +688,13 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	if (o->stacks && p.env.rt == MW_RT_KERNEL) {
 		/* the script's ubacktrace(): the module gets their unwind data */
 		p.env.ustack = 1;
-		if (t)
+		/* an absolute path: stap runs in the run's directory, and -d
+		 * with a relative path that does not resolve there gave the
+		 * module no unwind data for the program, silently (-w) */
+		if (t && !realpath(t->interp[0] ? t->interp : t->path, p.env.unwind))
 			snprintf(p.env.unwind, sizeof(p.env.unwind), "%s",
 				 t->interp[0] ? t->interp : t->path);
-		else
+		else if (!t)
 			snprintf(p.env.unwind, sizeof(p.env.unwind), "/proc/%d/exe", (int)o->pid);
 		k.stacks = mw_stacks_new_script(libc_path);
 	} else if (o->stacks && !(k.stacks = mw_stacks_start(libc_path, err, sizeof(err)))) {

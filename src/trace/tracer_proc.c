@@ -384,7 +384,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t len)
 }
 
 /* What a module is built from: the script, the running kernel, the build
- * tree given to stap, and stap itself (its file's size and time). */
+ * tree given to stap, stap itself (its file's size and time) and, with
+ * ubacktrace(), the program whose unwind data it carries (its path, size
+ * and time). */
 static int module_key(const struct mw_runtime_env *env, const char *script, uint64_t *key)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -404,8 +406,16 @@ static int module_key(const struct mw_runtime_env *env, const char *script, uint
 	h = fnv(h, u.version, strlen(u.version) + 1);
 	h = fnv(h, u.machine, strlen(u.machine) + 1);
 	h = fnv(h, env->kbuild, strlen(env->kbuild) + 1);
-	if (env->ustack)	/* built with other unwind data */
+	if (env->ustack) {	/* built with other unwind data */
 		h = fnv(h, env->unwind, strlen(env->unwind) + 1);
+		/* and the program's file: one rebuilt at the same path has
+		 * other unwind data (and another build-id) */
+		if (stat(env->unwind, &sb) == 0) {
+			long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
+
+			h = fnv(h, v, sizeof(v));
+		}
+	}
 	if (stat("/usr/bin/stap", &sb) == 0) {
 		long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
 
