@@ -33,7 +33,8 @@ need_libc() {
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ
 expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
-# stap_p3 SCRIPT: translate SCRIPT for the kernel runtime (stap -p3) with a
+# stap_p3 SCRIPT: translate SCRIPT for the kernel runtime (stap -g -p3, guru
+# mode as mallocwatch compiles it: kernel.stp has embedded C) with a
 # kernel-config stub as the build tree (this kernel has no headers for
 # pass 4); fails the test on an error.  Skips when stap or
 # /proc/config.gz is missing.
@@ -46,7 +47,7 @@ stap_p3() {
 		: >"$K/Module.symvers"
 		uname -r >"$K/include/config/kernel.release"
 	fi
-	(cd "$(dirname "$1")" && stap -w -r "$K" -p3 "$(basename "$1")" >"$1.c" 2>"$1.err") ||
+	(cd "$(dirname "$1")" && stap -g -w -r "$K" -p3 "$(basename "$1")" >"$1.c" 2>"$1.err") ||
 		{ cat "$1.err"; fail "stap -p3 failed on $1"; }
 }
 # hold_arenas NAME N [EXTRA] [system]: start examples/hold-arenas N with its

@@ -658,6 +658,14 @@ static void dump_counted(struct gen *g)
 	}
 }
 
+/* Kernel runtime: the hits stap's runtime skipped, before MW_LINE_END
+ * (protocol.h, MW_LINE_SKIPPED; kernel.stp's mw_skipped). */
+static void skipped(struct gen *g)
+{
+	if (g->o->runtime == MW_RT_KERNEL)
+		fprintf(g->out, "\tprintf(\"%s %%d\\n\", mw_skipped())\n", MW_LINE_SKIPPED);
+}
+
 /* dump() for a run of several processes: the same records, each
  * prefixed with its process, from maps keyed by process first. */
 static void dump_multi(struct gen *g)
@@ -678,6 +686,7 @@ static void dump_multi(struct gen *g)
 	emit_print_of(g, "\t\t", "p", "B", 0, 1, b);
 	if (g->o->linger && g->draining)	/* the next run starts from nothing */
 		mw_gen_drain_clear(f, g->modes);
+	skipped(g);
 	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
 }
 
@@ -722,6 +731,7 @@ static void dump(struct gen *g)
 		emit_print(g, "\t\t", "K", 2, 6, jt);
 	}
 	emit_print(g, "\t", "B", 0, 1, b);
+	skipped(g);
 	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
 }
 

@@ -23,6 +23,14 @@
 #define MW_LINE_READY "MW 1 ready"
 #define MW_LINE_END "MW 1 end"
 
+/* "MW 1 skipped N", kernel runtime only, printed with the aggregates
+ * just before MW_LINE_END: the probe hits stap's runtime skipped so far
+ * (a handler that could not take a global's lock in MAXTRYLOCK tries, a
+ * reentrant or low-stack hit; stap's skipped_count(), which stap itself
+ * reports only when the module unloads, after the report).  The tracer
+ * counts them as lost (tracer.c), as it counts stapbpf's "lost N". */
+#define MW_LINE_SKIPPED "MW 1 skipped"
+
 /* The script's procfs probe that prints the aggregates and MW_LINE_END
  * before the tracer detaches (gen.c): under the bpf runtime a FIFO,
  * /var/tmp/systemtap-USER/MODULE/flush (stapbpf), under the kernel

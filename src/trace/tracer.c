@@ -117,6 +117,15 @@ static void stdout_line(struct run *rn, char *line)
 			rn->stop_at = mw_now_ms() + rn->o->duration_ms;
 		return;
 	}
+	if (strncmp(line, MW_LINE_SKIPPED " ", sizeof(MW_LINE_SKIPPED)) == 0) {
+		unsigned long long n;
+
+		if (sscanf(line + sizeof(MW_LINE_SKIPPED), "%llu", &n) == 1)
+			rn->r->lost += n;	/* counted as lost, as stapbpf's */
+		else
+			rn->fn(rn->ctx, line);	/* garbled: the model counts it */
+		return;
+	}
 	if (!rn->end_seen && strcmp(line, MW_LINE_END) == 0) {
 		rn->end_seen = 1;
 		rn->end_at = mw_now_ms();

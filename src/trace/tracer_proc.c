@@ -335,9 +335,9 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 	char msg[400];
 
 	argv[k++] = "stap";
+	argv[k++] = "-g";	/* guru mode: the scripts' embedded C (stp/) */
 	if (env->rt == MW_RT_BPF) {
 		argv[k++] = "--runtime=bpf";
-		argv[k++] = "-g";
 	} else if (env->ustack) {	/* ubacktrace()'s unwind data */
 		argv[k++] = "--ldd";
 		if (env->unwind[0]) {
