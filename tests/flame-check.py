@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # tests/flame-check.py PAGE FOLDED PROBE PATH MIN - check the --html page's
-# flame graph of PROBE's stacks (src/report/report_flame.c) against the
+# (or `mallocwatch flame --probe PROBE`'s standalone SVG's) flame graph of
+# PROBE's stacks (src/report/report_flame.c) against the
 # --folded file of the same run: every frame drawn is a prefix of the
 # folded lines of PROBE (its path from the root, the frames' pre-order
 # giving it), weighs the sum of the lines through it, is as wide as its
@@ -20,6 +21,14 @@ for h in heads:
     if "(%s" % probe in part[:part.index("</h2>")]:
         svg = part
         break
+if svg is None and text.startswith('<svg class="flame"'):
+    # a standalone SVG (mallocwatch flame --probe PROBE): well-formed XML
+    # in the SVG namespace
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(text)
+    if root.tag != "{http://www.w3.org/2000/svg}svg":
+        sys.exit("%s: the root element is %s, not an SVG" % (page, root.tag))
+    svg = text
 if svg is None:
     sys.exit("no flame graph of %s in %s" % (probe, page))
 width = float(re.search(r'<svg class="flame" width="(\d+)"', svg).group(1))

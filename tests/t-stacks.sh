@@ -87,6 +87,11 @@ PY
 	# main -> grow_a -> grow_b -> grow_c with 3.5 MiB or more
 	python3 tests/flame-check.py "$d/page.html" "$d/folded" memory_sbrk_more \
 		"main;grow_a;grow_b;grow_c" 3670016 || fail "$v: the flame graph of the break's growth"
+	# the same drawn from --folded alone, as a standalone SVG
+	$MW flame --probe memory_sbrk_more -o "$d/sbrk.svg" "$d/folded" 2>"$d/flame.err" ||
+		fail "$v: mallocwatch flame: $(cat "$d/flame.err")"
+	python3 tests/flame-check.py "$d/sbrk.svg" "$d/folded" memory_sbrk_more \
+		"main;grow_a;grow_b;grow_c" 3670016 || fail "$v: flame's SVG of the break's growth"
 	# the replay: the same section, the same folded lines, the same frames
 	$MW replay -o "$d/replay" --folded "$d/rfolded" --json "$d/replay.json" "$d/saved.mw" \
 		2>"$d/replay.err"

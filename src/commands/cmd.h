@@ -45,6 +45,10 @@ int cmd_check(int argc, char **argv);
 /* mallocwatch diff [--json] BASE NEW: two reports side by side; exit 0. */
 int cmd_diff(int argc, char **argv);
 
+/* mallocwatch flame [--probe NAME] FOLDED: a standalone SVG flame graph
+ * of folded stacks (cmd_flame.c); the exit status. */
+int cmd_flame(int argc, char **argv);
+
 /* The argument of -e (trace, script): the families it names (probetab.h,
  * mw_events_parse); a bad list, or one that leaves nothing, is a usage
  * error (exit 2). */

@@ -24,6 +24,7 @@ static const struct {
 	{ "serve", cmd_serve },
 	{ "check", cmd_check },
 	{ "diff", cmd_diff },
+	{ "flame", cmd_flame },
 };
 
 int main(int argc, char **argv)

@@ -59,7 +59,7 @@ static int add_line(struct tree *t, const char *line, size_t len)
 	if (!sp || sp == line)
 		return -1;
 	w = strtoull(sp + 1, &end, 10);
-	if (end != line + len || end == sp + 1 || w == 0)
+	if (end != line + len || end == sp + 1 || w == 0 || w > UINT64_MAX - t->n[0].weight)
 		return -1;
 	t->n[0].weight += w;
 	while (p < sp && depth < MAX_DEPTH) {
@@ -106,7 +106,7 @@ static void colour(const char *name, char *buf, size_t len)
 struct draw {
 	FILE *f;
 	const struct tree *t;
-	int bytes;
+	const char *unit;	/* NULL: the weights are bytes */
 	double scale;		/* px per unit of weight */
 };
 
@@ -123,10 +123,10 @@ static void draw_node(const struct draw *d, size_t i, int depth, double x)
 		mw_xml_escape(d->f, n->name);
 		fprintf(d->f, "\" data-weight=\"%" PRIu64 "\"><title>", n->weight);
 		mw_xml_escape(d->f, n->name);
-		if (d->bytes)
+		if (!d->unit)
 			fprintf(d->f, ": %s", mw_human_bytes(n->weight, b, sizeof(b)));
 		else
-			fprintf(d->f, ": %" PRIu64 " heap growths", n->weight);
+			fprintf(d->f, ": %" PRIu64 " %s", n->weight, d->unit);
 		fprintf(d->f, ", %.2f%%</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
 			"height=\"%d\" fill=\"%s\"/>", 100.0 * (double)n->weight /
 			(double)d->t->n[0].weight, x, (depth - 1) * ROW, w, ROW - 1, c);
@@ -152,7 +152,7 @@ static void draw_node(const struct draw *d, size_t i, int depth, double x)
 	}
 }
 
-int mw_flame_svg(FILE *f, const char *folded, int bytes, int width)
+int mw_flame_svg(FILE *f, const char *folded, const char *unit, int width)
 {
 	struct tree t = { 0 };
 	size_t nn;
@@ -166,8 +166,9 @@ int mw_flame_svg(FILE *f, const char *folded, int bytes, int width)
 	}
 	if (t.n[0].weight) {
 		fprintf(f, "<svg class=\"flame\" width=\"%d\" height=\"%d\" "
-			"font-family=\"monospace\" font-size=\"11\">\n", width, t.depth * ROW);
-		draw_node(&(struct draw){ .f = f, .t = &t, .bytes = bytes,
+			"font-family=\"monospace\" font-size=\"11\" "
+			"xmlns=\"http://www.w3.org/2000/svg\">\n", width, t.depth * ROW);
+		draw_node(&(struct draw){ .f = f, .t = &t, .unit = unit,
 			  .scale = (double)width / (double)t.n[0].weight }, 0, 0, 0);
 		fprintf(f, "</svg>\n");
 	}
@@ -180,10 +181,10 @@ int mw_flame_svg(FILE *f, const char *folded, int bytes, int width)
 
 void mw_flame_html(FILE *f, struct mw_stacks *s, pid_t pid, int width)
 {
-	static const struct { int probe, bytes; const char *what; } g[] = {
-		{ MW_P_memory_sbrk_more, 1, "the break's growth (memory_sbrk_more), bytes" },
-		{ MW_P_memory_heap_new, 1, "heaps made (memory_heap_new), bytes" },
-		{ MW_P_memory_heap_more, 0, "heap growths (memory_heap_more, sampled: "
+	static const struct { int probe; const char *unit, *what; } g[] = {
+		{ MW_P_memory_sbrk_more, NULL, "the break's growth (memory_sbrk_more), bytes" },
+		{ MW_P_memory_heap_new, NULL, "heaps made (memory_heap_new), bytes" },
+		{ MW_P_memory_heap_more, "heap growths", "heap growths (memory_heap_more, sampled: "
 					    "each sample stands for its period's hits)" },
 	};
 
@@ -193,7 +194,7 @@ void mw_flame_html(FILE *f, struct mw_stacks *s, pid_t pid, int width)
 		if (folded && *folded) {
 			fprintf(f, "<h2 class=\"flame\">Flame graph (--stacks): %s by call "
 				"stack, the root on top</h2>\n", g[i].what);
-			mw_flame_svg(f, folded, g[i].bytes, width);
+			mw_flame_svg(f, folded, g[i].unit, width);
 		}
 		free(folded);
 	}

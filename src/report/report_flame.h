@@ -20,10 +20,13 @@ struct mw_stacks;
  *
  * its width width * W / the total (px, two decimals), x where its
  * parent's starts plus its elder siblings' widths (siblings by weight,
- * the heaviest first, then by name), y D rows down.  bytes: the weights
- * are bytes (else heap growths).  Returns the frames drawn (0: no line
- * with a weight); a line that does not parse is skipped. */
-int mw_flame_svg(FILE *f, const char *folded, int bytes, int width);
+ * the heaviest first, then by name), y D rows down.  unit: what a
+ * weight counts ("heap growths", "samples"), printed after the number in
+ * each title; NULL: the weights are bytes (printed as "3.9 MiB").  The
+ * <svg> carries the SVG namespace, so that it also stands alone as a
+ * file (mallocwatch flame).  Returns the frames drawn (0: no line with a
+ * weight); a line that does not parse is skipped. */
+int mw_flame_svg(FILE *f, const char *folded, const char *unit, int width);
 
 /* The --html page's flame graphs of process pid's stacks (0: all):
  * memory_sbrk_more and memory_heap_new by bytes, memory_heap_more by
