@@ -5,7 +5,8 @@
 # t-runtimes, which compares the two runtimes' reports,
 # t-kernel-kill (SIGKILL to mallocwatch or to its stapio), and the kernel
 # runtime's changing set of processes: t-kernel-pidset (-f) and
-# t-attach-multi (-p PID,PID,PID and --cgroup with a joiner) under it.  Each runtime's
+# t-attach-multi under it (-p PID,PID,PID refused by that runtime, in one
+# line).  Each runtime's
 # test logs are kept in tests/out/vm-RUNTIME/.  Exits 1 when a test
 # failed.
 #
