@@ -42,7 +42,21 @@ LOADER="$P/ld-linux-x86-64.so.2 --library-path $P:/lib/x86_64-linux-gnu:/usr/lib
 KSTUB=/var/cache/mallocwatch/kernel-$(uname -r)
 SHIM=$PWD/build/memlock-shim.so
 W=$(mktemp -d /tmp/mw-perhit.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+# A stapbpf that dies by SIGKILL (the stop below, or the bench killed)
+# leaves its uprobe definitions (stapprobe_PID_N) in tracefs; they are
+# not mallocwatch's, so no sweep of its removes them: the bench does.
+UE=/sys/kernel/debug/tracing/uprobe_events
+[ -f $UE ] || UE=/sys/kernel/tracing/uprobe_events
+STARTED=
+drop_defs() {	# PID...: the dead tracers' definitions
+	for p in "$@"; do
+		[ -e /proc/$p ] && continue
+		for e in $(grep -o "stapprobe_${p}_[0-9]*" $UE 2>/dev/null || true); do
+			echo "-:uprobes/$e" >>$UE 2>/dev/null || true
+		done
+	done
+}
+trap 'kill -KILL $STARTED 2>/dev/null || true; sleep 0.1; drop_defs $STARTED; rm -rf "$W"' EXIT
 # PRIVATE=0: the cached glibc itself, shared with every tracer on the machine
 if [ "${PRIVATE:-1}" = 1 ]; then
 	. bench/privlibc.sh
@@ -120,6 +134,7 @@ stop() {
 		sleep 0.1
 	done
 	wait $tracer || true
+	drop_defs $tracer
 }
 # one run: $1 = bare | ours | none; prints "loop_ns handler_ns"
 one() {
@@ -135,10 +150,10 @@ one() {
 	fi
 	if [ "$mode" = bpftrace ]; then
 		bpftrace "$W/bpftrace.bt" >"$W/tracer.out" 2>&1 &
-		tracer=$!
+		tracer=$!; STARTED="$STARTED $tracer"
 	else
 		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
-		tracer=$!
+		tracer=$!; STARTED="$STARTED $tracer"
 	fi
 	ready
 	echo >"$W/go"
