@@ -28,38 +28,13 @@
 #include "sdtarg.h"
 #include "stacks.h"
 #include "stpsrc.h"
+#include "gen_int.h"
 
 #define MAX_PROBES 128
 #define MAX_SITES 16
 #define PAGE_MASK_LOW 4095
 #define MW_MATH_SAMPLES 4	/* slow-math samples streamed per probe */
 
-struct group {
-	const struct mw_elf *elf;	/* the file the sites are in */
-	const char *path;		/* for process("...") */
-	const char *name;
-	int id;			/* MW_P_* or a dynamic id >= MW_P_COUNT */
-	int nargs;
-	unsigned unavail;	/* bit i: argument i+1 cannot be read at some site */
-	const struct mw_probe_info *info;	/* NULL for unknown probes */
-	const struct mw_sdt_site *site[MAX_SITES];
-	int nsites;
-};
-
-struct gen {
-	const struct mw_elf *elf;
-	const struct mw_gen_opts *o;
-	FILE *out;
-	struct group g[MAX_PROBES];
-	int ng;
-	struct mw_gen_stats *st;
-	unsigned modes;		/* bit per enum mw_mode present */
-	int multi;		/* several processes (opts->npids >= 2) */
-	const char *pk;		/* key prefix of per-process maps: "pid(), " or "" */
-	const char *sk;		/* index of per-process scalars: "[pid()]" or "" */
-	char unresolved[256];	/* symbols not found, ", "-separated, once each */
-	int draining;		/* writing the drain probe (opts->linger) */
-};
 
 /* Bytes a traced path may hold.  Everything else is refused, not escaped:
  * '"' and '\\' end or bend the string literal, '*', '?' and '[' are
@@ -354,64 +329,6 @@ static void dispatch(struct gen *g, struct group *gr)
 	fprintf(g->out, "\t} else next\n");
 }
 
-/* printf("TAG v1 v2 ...\n") of stap expressions.  stapbpf prints %d as
- * 32 bits, so under the bpf runtime each value past the first nplain
- * (ids and thread ids, which always fit) goes out as two halves, "HI:LO"
- * (docs/protocol.md); the kernel runtime prints plain %d.  The low half is
- * v - ((v >> 32) << 32): no helper call (each inlined call costs BPF
- * stack, 512 bytes in all) and no 64-bit immediate. */
-static void emit_print_of(struct gen *g, const char *indent, const char *who,
-			  const char *tag, int nplain, int n, const char *const *v)
-{
-	int bpf = g->o->runtime == MW_RT_BPF;
-
-	fprintf(g->out, "%sprintf(\"%s%s", indent, who ? "@%d " : "", tag);
-	for (int i = 0; i < n; i++)
-		fprintf(g->out, bpf && i >= nplain ? " %%d:%%d" : " %%d");
-	fprintf(g->out, "\\n\"");
-	if (who)
-		fprintf(g->out, ", %s", who);
-	for (int i = 0; i < n; i++) {
-		if (bpf && i >= nplain)
-			fprintf(g->out, ", (%s) >> 32, (%s) - (((%s) >> 32) << 32)",
-				v[i], v[i], v[i]);
-		else
-			fprintf(g->out, ", %s", v[i]);
-	}
-	fprintf(g->out, ")\n");
-}
-
-/* A record of the process the handler runs in: in a run of several
- * processes prefixed "@PID " (protocol.h, MW_REC_PROCESS). */
-static void emit_print(struct gen *g, const char *indent, const char *tag,
-		       int nplain, int n, const char *const *v)
-{
-	emit_print_of(g, indent, g->multi ? "pid()" : NULL, tag, nplain, n, v);
-}
-
-/* mw_h[heap]: everything memory_heap_more/less keep of a heap, in one
- * value, so that a hit is one lookup and one update of one map (each
- * update of a stapbpf hash map is ~70 ns, a lookup ~30: a third map
- * for the size cost 50 ns a hit).  Bits, from the top: the heap's peak
- * size (the largest memory_heap_more saw) and its current size (the
- * last hit's), each in 4 KiB units in 21 bits (heap sizes are whole
- * pages; a heap is at most HEAP_MAX_SIZE, 64 MiB on 64-bit, or 4 hugetlb
- * pages, 4 GiB with 1 GiB pages: malloc/arena.c; 21 bits hold 8 GiB, so
- * bit 63 stays clear and stap's signed shifts are plain), then the
- * heap_less and the heap_more counts modulo 2^11; each 2^11th hit carries
- * 2^11 into mw_hlhi[heap] or mw_hmhi[heap], the counts' high parts.
- * The printers unpack it with these stap expressions (no immediate over
- * 32 bits: see mw_zext in stp/common.stp). */
-#define HEAP_PAGE_SHIFT 12
-#define HEAP_CBITS 11		/* bits of each count in mw_h */
-#define HEAP_CMASK 2047		/* 2^HEAP_CBITS - 1 */
-#define HEAP_PBITS 21		/* bits of each size in mw_h, 4 KiB units */
-#define HEAP_PMASK 2097151	/* 2^HEAP_PBITS - 1 */
-#define HEAP_SIZE(v) "((((" v ") >> 22) & 2097151) << 12)"
-#define HEAP_PEAK(v) "((" v ") >> 43 << 12)"
-#define HEAP_NMORE(v, hi) "(" hi " + ((" v ") & 2047))"
-#define HEAP_NLESS(v, hi) "(" hi " + (((" v ") >> 11) & 2047))"
-
 /* MW_MODE_HEAP: memory_heap_more/less counted per heap, with its size,
  * peak and arena, in mw_h (printed as G records at the end). */
 static void heap_body(struct gen *g, const struct group *gr)
@@ -510,7 +427,7 @@ static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
 
 		fprintf(f, "\tar = mw_rd8(a1)\n");
 		/* G: the counts are also the hits of heap_more/less */
-		emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6,
+		mw_gen_emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6,
 			   !heap_agg ? none : g->multi ? aggp : agg);
 	}
 	/* the aggregates exist only when memory_heap_more/less do */
@@ -521,7 +438,7 @@ static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
 	snprintf(tag, sizeof(tag), "T %d", gr->id);
 	/* once: the bpf runtime prints it in two halves */
 	fprintf(f, "\tns = ktime_get_ns()\n");
-	emit_print(g, "\t", tag, 1, 2 + gr->nargs, a);
+	mw_gen_emit_print(g, "\t", tag, 1, 2 + gr->nargs, a);
 }
 
 /* What a probe does with a1..aN, by mode (probes.def). */
@@ -626,174 +543,6 @@ static void globals_and_begin(struct gen *g)
 	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
 }
 
-/* The per-process aggregates of a run of several processes that later
- * hits add to - live heaps (G), lock waits (A), sbrk (S) - each record
- * prefixed with its process, from maps keyed by process first: the end's
- * dump and the live probe's. */
-static void dump_counted(struct gen *g)
-{
-	static const char *const h[] = { "h", "mw_harena[p, h]", HEAP_SIZE("mw_h[p, h]"),
-					 HEAP_PEAK("mw_h[p, h]"),
-					 HEAP_NMORE("mw_h[p, h]", "mw_hmhi[p, h]"),
-					 HEAP_NLESS("mw_h[p, h]", "mw_hlhi[p, h]") };
-	static const char *const w[] = { "t", "a", "mw_wait[p, t, a]" };
-	static const char *const s[] = { "mw_sgrown[p]", "mw_strim[p]", "mw_snmore[p]",
-					 "mw_snless[p]", "mw_speak[p]", "mw_sfirst[p]",
-					 "mw_slast[p]", "mw_sfail[p]", "mw_slfail[p]" };
-	char waits_tag[32];
-	FILE *f = g->out;
-
-	if (g->modes & (1u << MW_MODE_HEAP)) {
-		fprintf(f, "\tforeach ([p, h] in mw_h)\n");
-		emit_print_of(g, "\t\t", "p", "G", 0, 6, h);
-	}
-	if (g->modes & (1u << MW_MODE_WAIT)) {
-		snprintf(waits_tag, sizeof(waits_tag), "A %d", MW_P_memory_arena_reuse_wait);
-		fprintf(f, "\tforeach ([p, t, a] in mw_wait)\n");
-		emit_print_of(g, "\t\t", "p", waits_tag, 1, 3, w);
-	}
-	if (g->modes & (1u << MW_MODE_SBRK)) {
-		fprintf(f, "\tforeach (p in mw_sany)\n");
-		emit_print_of(g, "\t\t", "p", "S", 0, 9, s);
-	}
-}
-
-/* Kernel runtime: the hits stap's runtime skipped, before MW_LINE_END
- * (protocol.h, MW_LINE_SKIPPED; kernel.stp's mw_skipped). */
-static void skipped(struct gen *g)
-{
-	if (g->o->runtime == MW_RT_KERNEL)
-		fprintf(g->out, "\tprintf(\"%s %%d\\n\", mw_skipped())\n", MW_LINE_SKIPPED);
-}
-
-/* dump() for a run of several processes: the same records, each
- * prefixed with its process, from maps keyed by process first. */
-static void dump_multi(struct gen *g)
-{
-	static const char *const n[] = { "i", "t", "mw_n[i, p, t]" };
-	static const char *const jt[] = { "i", "t", "k", "v", "r", "mw_j[i, p, t, k, v, r]" };
-	static const char *const b[] = { "mw_bias[p]" };
-	FILE *f = g->out;
-
-	fprintf(f, "\tforeach ([i, p, t] in mw_n)\n");
-	emit_print_of(g, "\t\t", "p", "N", 2, 3, n);
-	dump_counted(g);
-	if (g->modes & (1u << MW_MODE_SETJMP)) {
-		fprintf(f, "\tforeach ([i, p, t, k, v, r] in mw_j)\n");
-		emit_print_of(g, "\t\t", "p", "K", 2, 6, jt);
-	}
-	fprintf(f, "\tforeach (p in mw_bias)\n");
-	emit_print_of(g, "\t\t", "p", "B", 0, 1, b);
-	if (g->o->linger && g->draining)	/* the next run starts from nothing */
-		mw_gen_drain_clear(f, g->modes);
-	skipped(g);
-	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
-}
-
-/* The aggregates, then MW_LINE_END: printed once, by whichever of the
- * flush and the end probe runs first. */
-static void dump(struct gen *g)
-{
-	if (g->multi) {
-		dump_multi(g);
-		return;
-	}
-	static const char *const n[] = { "i", "t", "mw_n[i, t]" };
-	static const char *const h[] = { "h", "mw_harena[h]", HEAP_SIZE("mw_h[h]"),
-					 HEAP_PEAK("mw_h[h]"), HEAP_NMORE("mw_h[h]", "mw_hmhi[h]"),
-					 HEAP_NLESS("mw_h[h]", "mw_hlhi[h]") };
-	static const char *const w[] = { "t", "a", "mw_wait[t, a]" };
-	char waits_tag[32];
-	static const char *const s[] = { "mw_sgrown", "mw_strim", "mw_snmore", "mw_snless",
-					 "mw_speak", "mw_sfirst", "mw_slast", "mw_sfail",
-					 "mw_slfail" };
-	static const char *const b[] = { "mw_bias" };
-	FILE *f = g->out;
-
-	fprintf(f, "\tforeach ([i, t] in mw_n)\n");
-	emit_print(g, "\t\t", "N", 2, 3, n);
-	if (g->modes & (1u << MW_MODE_HEAP)) {
-		fprintf(f, "\tforeach (h in mw_h)\n");
-		emit_print(g, "\t\t", "G", 0, 6, h);
-	}
-	if (g->modes & (1u << MW_MODE_WAIT)) {
-		snprintf(waits_tag, sizeof(waits_tag), "A %d", MW_P_memory_arena_reuse_wait);
-		fprintf(f, "\tforeach ([t, a] in mw_wait)\n");
-		emit_print(g, "\t\t", waits_tag, 1, 3, w);
-	}
-	if (g->modes & (1u << MW_MODE_SBRK))
-		emit_print(g, "\t", "S", 0, 9, s);
-	if (g->modes & (1u << MW_MODE_SETJMP)) {
-		static const char *const jt[] = { "i", "t", "k", "v", "r",
-						  "mw_j[i, t, k, v, r]" };
-
-		fprintf(f, "\tforeach ([i, t, k, v, r] in mw_j)\n");
-		emit_print(g, "\t\t", "K", 2, 6, jt);
-	}
-	emit_print(g, "\t", "B", 0, 1, b);
-	skipped(g);
-	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
-}
-
-/* The flush (procfs("flush").read, MW_FLUSH_FILE): the driver reads it
- * when the program has exited but the tracer still holds its uprobes, so
- * the report need not wait for their removal (stapbpf runs end probes
- * only after it has detached every uprobe, about 0.11 s each).  It also
- * turns every handler off (mw_tgt = 0): nothing is traced after it, even
- * a new process that got the old pid.  The end probe prints the
- * aggregates when no flush came first (-p, --duration, a tracer stopped
- * early). */
-static void end_probes(struct gen *g)
-{
-	FILE *f = g->out;
-
-	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_tgt = 0\n"
-		"\tif (mw_flushed) next\n\tmw_flushed = 1\n", MW_FLUSH_FILE);
-	dump(g);
-	fprintf(f, "\t$value = \"1\\n\"\n}\n");
-	fprintf(f, "\nprobe end {\n\tif (mw_flushed) next\n\tmw_flushed = 1\n");
-	dump(g);
-	fprintf(f, "}\n");
-	/* the lock waits so far, for mallocwatch's periodic samples: a sum
-	 * over the (small) wait table in the reader, nothing in the hot
-	 * handler */
-	/* the kernel runtime learns the pids of a changing set here; the
-	 * bpf runtime's script cannot parse a number (no strtol), its map
-	 * is written from outside (pidset.h) */
-	if (g->o->dynamic && g->o->runtime == MW_RT_KERNEL)
-		fprintf(f, "\nprobe procfs(\"%s\").write {\n\tp = strtol($value, 10)\n"
-			"\tif (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
-			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE);
-	/* serve: the aggregates so far, between two lines, without ending
-	 * anything (protocol.h, MW_LIVE_FILE) */
-	if (g->multi && g->o->live) {
-		fprintf(f, "\nprobe procfs(\"%s\").read {\n\tif (mw_flushed) next\n"
-			"\tprintf(\"%s\\n\")\n", MW_LIVE_FILE, MW_LINE_LIVE);
-		dump_counted(g);
-		fprintf(f, "\tprintf(\"%s\\n\")\n\t$value = \"1\\n\"\n}\n", MW_LINE_LIVE_END);
-	}
-	/* --linger: the aggregates so far, emptied, for the run that
-	 * ended; the tracer goes on (protocol.h, MW_DRAIN_FILE) */
-	if (g->multi && g->o->linger) {
-		fprintf(f, "\nprobe procfs(\"%s\").read {\n\tif (mw_flushed) next\n",
-			MW_DRAIN_FILE);
-		g->draining = 1;
-		dump(g);
-		g->draining = 0;
-		fprintf(f, "\t$value = \"1\\n\"\n}\n");
-	}
-	if (g->multi)	/* no samples of several processes (trace_multi.h) */
-		return;
-	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_ws = 0\n", MW_SAMPLE_FILE);
-	if (g->modes & (1u << MW_MODE_WAIT))
-		fprintf(f, "\tforeach ([t, a] in mw_wait)\n\t\tmw_ws += mw_wait[t, a]\n");
-	{
-		static const char *const c[] = { "mw_ws" };
-
-		emit_print(g, "\t", "C", 0, 1, c);
-	}
-	fprintf(f, "\t$value = \"1\\n\"\n}\n");
-}
 
 int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		  FILE *out, struct mw_gen_stats *stats, char *err, size_t errlen)
@@ -843,7 +592,7 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 	g->out = out;
 	globals_and_begin(g);
 	fwrite(body, 1, body_len, out);
-	end_probes(g);
+	mw_gen_end_probes(g);
 	if (g->unresolved[0])
 		mw_warn("cannot resolve %s in '%s' (stripped, and no debuginfo found: install "
 			"it, e.g. libc6-dbg or glibc-debuginfo, or set MW_DEBUGINFO_PATH); %d "

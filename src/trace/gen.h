@@ -32,9 +32,8 @@
  * dynamic): a size no other map of the script has, so that mallocwatch
  * finds this map among the tracer's (pidset.h). */
 #define MW_MAP_PIDS 4093
-/* The kernel runtime's procfs file that takes "PID\n" (add) or "-PID\n"
- * (remove) for that map; the bpf runtime's map is updated directly. */
-#define MW_PIDS_FILE "pids"
+/* (The kernel runtime's procfs file for that map: protocol.h,
+ * MW_PIDS_FILE.) */
 
 struct mw_gen_opts {
 	enum mw_runtime runtime;	/* MW_RT_KERNEL or MW_RT_BPF */

@@ -16,6 +16,7 @@
 #include "gen.h"
 #include "pidset.h"
 #include "procmem.h"
+#include "protocol.h"
 
 struct mw_pidset {
 	enum mw_runtime rt;
