@@ -248,7 +248,12 @@ for libc in probes system; do
 		"$MW" -p $pid --interval 0.2 --duration 3 -o $OUT/watch.txt 2>$OUT/watch.err ||
 			fail "-p: exit $?: $(cat $OUT/watch.err)"
 		grep -q 'is gone\|INCONSISTENT' $OUT/watch.txt && fail "-p: $(cat $OUT/watch.txt)"
-		grep -q '^  arenas  *9  *9 ' $OUT/watch.txt || fail "-p: arenas: $(cat $OUT/watch.txt)"
+		# the end's reading: made (9 arenas at both ends), or refused
+		# under load and said so (no consistent snapshot in its time)
+		grep -q '^  arenas  *9  *9 ' $OUT/watch.txt ||
+			{ grep -q '^  arenas  *9$' $OUT/watch.txt &&
+			  grep -q '^mallocwatch: warning: no snapshot at the end: .*no consistent snapshot' $OUT/watch.err; } ||
+			fail "-p: arenas: $(cat $OUT/watch.txt $OUT/watch.err)"
 		echo "ok: -p on the busy process: $(grep -c '^ *[0-9.]* *9 ' $OUT/watch.txt) samples of 9 arenas; $(grep -c . $OUT/watch.err) lines on stderr"
 	fi
 	signals_kept $libc

@@ -339,7 +339,7 @@ void mw_snapshot_diff_text(FILE *f, const struct mw_snapshot *a, const struct mw
 	char x[16];
 
 	fprintf(f, "\nAllocator state, read from the process%s:\n", b ? "" :
-		" (at attach only: it was gone at the end)");
+		" (at attach only: none at the end, see the warnings)");
 	if (b)
 		fprintf(f, "  %-18s %12s %12s %12s\n", "", "AT ATTACH", "AT THE END", "CHANGE");
 	row(f, "arenas", an, b ? &bn : NULL, 0);
