@@ -66,20 +66,6 @@ storm a 2 4
 storm b 4 5
 storm c 6 6
 set -- $pids
-# The kernel runtime refuses several processes, in one line, before it
-# compiles anything: in make check-vm's guest it traced only the first of
-# -p A,B,C (B's report empty); refused rather than reported wrong.
-"$MW" --runtime=kernel -p "$1,$2,$3" -o /dev/null 2>"$OUT/kernel.err" 4>&- 5>&- 6>&- &&
-	fail "--runtime=kernel -p A,B,C was not refused"
-[ "$(wc -l <"$OUT/kernel.err")" = 1 ] &&
-	grep -q "^mallocwatch: -p with several processes under the kernel runtime traces only the first process" "$OUT/kernel.err" ||
-	fail "--runtime=kernel -p A,B,C: $(cat "$OUT/kernel.err")"
-if [ "${MW_TEST_RUNTIME:-}" = kernel ]; then
-	exec 4>&- 5>&- 6>&-
-	for p in $pids; do wait $p 2>/dev/null; done
-	echo "kernel runtime: several processes refused in one line"
-	exit 0
-fi
 "$MW" -p "$1,$2,$3" --json "$OUT/multi.json" -o "$OUT/multi.txt" 2>"$OUT/multi.err" 4>&- 5>&- 6>&- &
 mw=$!
 wait_tracing "$OUT/multi.err" $mw 3

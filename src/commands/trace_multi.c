@@ -680,16 +680,6 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		mw_error("cannot trace %zu processes: %s", set->n, strerror(ENOMEM));
 		goto cleanup;
 	}
-	/* Run in the guest (make check-vm), -p A,B,C under the kernel
-	 * runtime gave A's report right and B's empty: refused until the
-	 * cause is found rather than reported wrong (-f, the program's own
-	 * descendants, works there) */
-	if (mw_runtime_pick(o->runtime) == MW_RT_KERNEL && (set->n > 1 || o->cgroup)) {
-		mw_error("%s under the kernel runtime traces only the first process (a known "
-			 "fault): use --runtime=bpf, or one -p per run", o->cgroup ? "--cgroup" :
-			 "-p with several processes");
-		goto cleanup;
-	}
 	if (mw_run_prepare(o, libc_path, dir, pids, set->n, out->script, &p) < 0)
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);

@@ -640,6 +640,7 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p)
 {
 	char err[PATH_MAX + 512];
+	struct mw_gen_opts go;
 	int bad_libm = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -651,13 +652,15 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 	mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
 		p->env.did);
 	p->libm = mw_run_open_libm(o, libc_path, p->libm_path, sizeof(p->libm_path), &bad_libm);
-	if (bad_libm || mw_run_write_script(p->libc, &(struct mw_gen_opts){
-			.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
-			.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
-			.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1 ||
-				   o->linger_ms, .linger = o->linger_ms > 0,
-			.live = o->serve, .stacks = o->stacks && p->env.rt == MW_RT_KERNEL },
-			dir, p->script, sizeof(p->script), save, &p->gst) < 0)
+	go = (struct mw_gen_opts){
+		.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
+		.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
+		.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1 || o->linger_ms,
+		.linger = o->linger_ms > 0, .live = o->serve,
+		.stacks = o->stacks && p->env.rt == MW_RT_KERNEL };
+	p->env.untargeted = mw_gen_untargeted(&go);
+	if (bad_libm || mw_run_write_script(p->libc, &go, dir, p->script, sizeof(p->script), save,
+					    &p->gst) < 0)
 		return -1;
 	return 0;
 }

@@ -527,13 +527,22 @@ static void globals_and_begin(struct gen *g)
 	if (g->multi && g->o->linger)
 		mw_gen_drain_globals(f, g->modes);
 	if (g->multi)
-		fprintf(f, "global mw_pids[%zu]%s\n", g->o->dynamic ? MW_MAP_PIDS : g->o->npids,
+		fprintf(f, "global mw_pids[%zu]%s\n",
+			g->o->dynamic || mw_gen_untargeted(g->o) ? MW_MAP_PIDS : g->o->npids,
 			g->modes & (1u << MW_MODE_SBRK) ? ", mw_sany" : "");
+	/* untargeted (no -x): mw_tgt only says the handlers are on; every
+	 * process joins the set through MW_PIDS_FILE (tracer.c), so that
+	 * the script, and its module, are the same whatever the pids */
+	if (mw_gen_untargeted(g->o)) {
+		fprintf(f, "\nprobe begin {\n\tmw_tgt = 1\n");
+		goto declared;
+	}
 	fprintf(f, "\nprobe begin {\n\tmw_tgt = target()\n");
 	if (g->o->dynamic && !g->o->npids)
 		fprintf(f, "\tmw_pids[mw_tgt] = 1\n");
 	for (size_t i = 0; g->multi && i < g->o->npids; i++)
 		fprintf(f, "\tmw_pids[%d] = 1\n", g->o->pids[i]);
+declared:
 	for (int i = 0; i < g->ng; i++) {
 		fprintf(f, "\tprintf(\"P %d %s %d", g->g[i].id, g->g[i].name, g->g[i].nargs);
 		if (g->g[i].unavail)	/* protocol: optional mask of unreadable args */
@@ -543,6 +552,11 @@ static void globals_and_begin(struct gen *g)
 	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
 }
 
+
+int mw_gen_untargeted(const struct mw_gen_opts *opts)
+{
+	return opts->runtime == MW_RT_KERNEL && (opts->npids >= 2 || opts->dynamic);
+}
 
 int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		  FILE *out, struct mw_gen_stats *stats, char *err, size_t errlen)

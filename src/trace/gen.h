@@ -81,6 +81,21 @@ struct mw_gen_stats {
 	int unavailable;	/* arguments that could not be read (reported 0) */
 };
 
+/* 1 when the tracer of a script made with opts is to be started without
+ * stap's -x PID, so that target() is 0: a set of processes (npids >= 2
+ * or dynamic) under the kernel runtime.  Under that runtime, -x makes
+ * stap's task finder place the uprobes in PID and its descendants only
+ * (SystemTap's runtime/linux/task_finder2.c skips every other thread
+ * group while _stp_target is set): -p A,B's B, --cgroup's joiners,
+ * serve's processes and --repeat's later runs would take no hits.  The
+ * script's handlers then take the hits of its set alone (mw_pids),
+ * which starts empty whatever opts->pids: every process, the -c program
+ * and -p's included, joins it through MW_PIDS_FILE before it is released
+ * or its reading at attach taken (tracer.c), and the script, so its
+ * module, does not change with the pids.  The bpf runtime places its
+ * uprobes in the file whatever -x says: 0 there. */
+int mw_gen_untargeted(const struct mw_gen_opts *opts);
+
 /* Write the script for the sites of libc (and opts->libm) to out.  Problems with single
  * arguments (unknown symbol, unsupported operand) are warned about and
  * that argument is reported as 0; the probe is still traced.  Returns 0,

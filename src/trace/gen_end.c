@@ -178,7 +178,7 @@ void mw_gen_end_probes(struct gen *g)
 	/* the kernel runtime learns the pids of a changing set here; the
 	 * bpf runtime's script cannot parse a number (no strtol), its map
 	 * is written from outside (pidset.h) */
-	if (g->o->dynamic && g->o->runtime == MW_RT_KERNEL)
+	if (mw_gen_untargeted(g->o))
 		fprintf(f, "\nprobe procfs(\"%s\").write {\n\tp = strtol($value, 10)\n"
 			"\tif (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
 			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE);

@@ -13,6 +13,7 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "gen.h"
 #include "pidset.h"
 #include "procmem.h"
@@ -92,6 +93,12 @@ static int find_map(pid_t tracer, char *err, size_t errlen)
 	return -1;
 }
 
+/* how long the kernel runtime's procfs file may take to appear after the
+ * ready line: the module makes it right after its begin probe, which is
+ * milliseconds on hardware and has been seconds in make check-vm's
+ * emulated guest */
+#define MW_PIDSET_WAIT_MS 10000
+
 struct mw_pidset *mw_pidset_open(enum mw_runtime rt, pid_t tracer, const char *module,
 				 char *err, size_t errlen)
 {
@@ -114,6 +121,17 @@ struct mw_pidset *mw_pidset_open(enum mw_runtime rt, pid_t tracer, const char *m
 		snprintf(err, errlen, "no procfs file for the set of processes");
 		free(s);
 		return NULL;
+	}
+	/* The module runs its begin probe (the ready line) before it makes
+	 * its procfs files (systemtap_module_init in stap -p3's C): wait
+	 * for this one, as the program waits, held. */
+	for (long long until = mw_now_ms() + MW_PIDSET_WAIT_MS; access(s->path, W_OK) < 0;) {
+		if (errno != ENOENT || mw_now_ms() >= until) {
+			snprintf(err, errlen, "cannot use '%s': %s", s->path, strerror(errno));
+			free(s);
+			return NULL;
+		}
+		usleep(2000);
 	}
 	return s;
 }

@@ -41,6 +41,9 @@ struct mw_runtime_env {
 	 * script's ubacktrace() has their unwind data (stap(1)) */
 	int ustack;
 	char unwind[PATH_MAX];
+	/* the tracer gets no -x PID (gen.h, mw_gen_untargeted): a set of
+	 * processes under the kernel runtime */
+	int untargeted;
 };
 
 /* "kernel", "bpf" or "auto". */

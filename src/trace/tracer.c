@@ -107,6 +107,8 @@ static void stdout_line(struct run *rn, char *line)
 		mw_tr_open_set(rn);
 		if (rn->lg && !rn->lg->armed)	/* joined: not the tracer's target */
 			mw_tr_set_add(rn, rn->prog);
+		if (rn->o->env->untargeted)	/* no target: the set is empty */
+			mw_tr_set_start(rn);
 		if (rn->o->follow && !rn->o->target)
 			attach_tree(rn);
 		/* the line first: its reader takes the program's start time

@@ -64,12 +64,14 @@ struct run {
 };
 
 /* tracer_set.c: open the tracer's set once its maps exist (-f, --cgroup,
- * serve, --repeat; warned when it cannot be); add pid to it (counted in
- * r->set_failed when it cannot be); look at the cgroup or serve's list
- * for processes that joined or left (every MW_CGROUP_POLL_MS,
- * MW_SERVE_POLL_MS). */
+ * serve, --repeat, an untargeted session; warned when it cannot be); add
+ * pid to it (counted in r->set_failed when it cannot be); put the run's
+ * own processes in an untargeted session's empty set (runtime.h); look
+ * at the cgroup or serve's list for processes that joined or left (every
+ * MW_CGROUP_POLL_MS, MW_SERVE_POLL_MS). */
 void mw_tr_open_set(struct run *rn);
 void mw_tr_set_add(struct run *rn, pid_t pid);
+void mw_tr_set_start(struct run *rn);
 void mw_tr_cgroup_look(struct run *rn);
 
 /* Append pid to the growing array *v (*n of *cap). */

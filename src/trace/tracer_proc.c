@@ -320,8 +320,10 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
 		argv[k++] = "staprun";
 		argv[k++] = "-R";	/* loaded as mw_kmod_loaded_name() */
 	}
-	argv[k++] = "-x";
-	argv[k++] = pidbuf;
+	if (!env->untargeted) {
+		argv[k++] = "-x";
+		argv[k++] = pidbuf;
+	}
 	argv[k++] = object;
 	argv[k] = NULL;
 }

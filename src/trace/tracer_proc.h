@@ -62,8 +62,8 @@ void mw_procfs_settle(int *fd, int ms);
  * entries, NULL-terminated; its strings are object's and pidbuf's, which
  * must outlive it): stapbpf -w -x PID on the compiled object (a .bo), or
  * staprun -R -x PID on the compiled module (a .ko; loaded under the name
- * mw_kmod_loaded_name() gives).  pidbuf (at least 12 bytes) gets pid in
- * decimal. */
+ * mw_kmod_loaded_name() gives); no -x PID when env->untargeted.  pidbuf
+ * (at least 12 bytes) gets pid in decimal. */
 void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
 		    const char *object, const char **argv);
 

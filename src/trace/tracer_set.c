@@ -19,15 +19,29 @@ void mw_tr_open_set(struct run *rn)
 {
 	char err[256];
 
-	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2 && !rn->lg)
+	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2 && !rn->lg &&
+	    !rn->o->env->untargeted)
 		return;
 	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
 					sizeof(err)))) {
 		rn->pids_failed = 1;
-		mw_warn("%s; processes that %s will not be traced", err,
-			rn->o->follow ? "the program creates" : rn->o->list ? "appear" :
-			rn->o->cgroup ? "join the cgroup" : "--repeat runs after the first");
+		mw_warn("%s; %s will not be traced", err, rn->o->env->untargeted ?
+			"no process" : rn->o->follow ? "processes that the program creates" :
+			rn->o->list ? "processes that appear" : rn->o->cgroup ?
+			"processes that join the cgroup" : "--repeat runs after the first");
 	}
+}
+
+/* A session with no target (runtime.h, untargeted): the -c program, or
+ * -p's processes, join its empty set at the ready line, before the
+ * program is released and before the readings at attach. */
+void mw_tr_set_start(struct run *rn)
+{
+	if (rn->o->list)	/* serve: each one as it is listed */
+		return;
+	mw_tr_set_add(rn, rn->prog);
+	for (size_t i = 0; i < rn->o->nmore; i++)
+		mw_tr_set_add(rn, rn->o->more_pids[i]);
 }
 
 /* Take pid's hits from now (pidset.h); counted when it cannot be. */
