@@ -1,0 +1,58 @@
+#!/bin/sh
+# bench/uprobes.sh - the kernel's floor under runs that follow each other
+# (issue 21, item 3): arming and removing the uprobes of mallocwatch's
+# default sites with no tracer in the way (bench/uprobe-close.c), through
+# tracefs events as stapbpf does and through the uprobe PMU as bpftrace
+# and libbpf do.  A run's tracer removes its uprobes when it ends, and the
+# next run's arming waits behind that removal (the kernel's event_mutex);
+# if one interface removed much faster, a tracer on it would let runs
+# follow each other sooner.  Prints per site: arm and removal (close +
+# delete) in ms, medians of REPS (default 3), and the load.
+set -eu
+cd "$(dirname "$0")/.."
+MW=./build/mallocwatch
+REPS=${REPS:-3}
+LIBC=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}/lib/libc.so.6
+B=build/bench
+mkdir -p $B
+cc -O2 -Wall -o $B/uprobe-close bench/uprobe-close.c
+# the traced sites' file offsets: the SDT pc is a virtual address; the
+# executable LOAD segment maps it (offset = pc - p_vaddr + p_offset)
+offs=$($MW probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
+import json, subprocess, sys
+segs = []
+for l in subprocess.run(["readelf", "-lW", sys.argv[1]], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if f[:1] == ["LOAD"]:
+        segs.append((int(f[1], 16), int(f[2], 16), int(f[5], 16)))
+for s in json.load(sys.stdin)["sites"]:
+    if s["traced"] and s["file"] == sys.argv[1]:
+        pc = int(s["pc"], 16)
+        o, v, sz = next(x for x in segs if x[1] <= pc < x[1] + x[2])
+        print(hex(pc - v + o))
+' "$LIBC")
+n=$(echo "$offs" | wc -l)
+EVENTS=/sys/kernel/debug/tracing/uprobe_events
+leftovers() {	# a killed run's events (uprobe-close.c names them)
+	grep -o 'mwbench_[0-9]*_[0-9]*' $EVENTS 2>/dev/null | while read -r e; do
+		echo "-:$e" >>$EVENTS 2>/dev/null || true
+	done
+}
+trap leftovers EXIT
+median() { sort -n | awk '{ t[NR] = $1 } END { printf "%.1f", t[int((NR + 1) / 2)] }'; }
+echo "  load: $(cut -d' ' -f1-3 /proc/loadavg); $n sites of $LIBC"
+for mode in tracefs pmu; do
+	for r in $(seq "$REPS"); do
+		# shellcheck disable=SC2086
+		$B/uprobe-close $mode "$LIBC" $offs
+	done >$B/uprobes-$mode.txt
+	arm=$(awk -v n="$n" '{ print $5 * 1000 / n }' $B/uprobes-$mode.txt | median)
+	rm_=$(awk -v n="$n" '{ print ($7 + $9) * 1000 / n }' $B/uprobes-$mode.txt | median)
+	printf '  %-8s arm %6s ms per site, removal %6s ms per site (%s)\n' "$mode" "$arm" "$rm_" \
+		"$([ $mode = tracefs ] && echo "stapbpf's way" || echo "bpftrace's and libbpf's way")"
+	eval "rm_$mode=\$rm_"
+done
+# the floor: what one run's removal holds the kernel's lock for, whichever
+# interface; the next run's arming waits behind it
+printf 'floor 6 removal of %d uprobes: %.2f s (tracefs) / %.2f s (uprobe PMU): the kernel'"'"'s, any tracer\n' \
+	"$n" "$(echo "$n * $rm_tracefs / 1000" | bc -l)" "$(echo "$n * $rm_pmu / 1000" | bc -l)"
