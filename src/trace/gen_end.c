@@ -178,10 +178,16 @@ void mw_gen_end_probes(struct gen *g)
 	/* the kernel runtime learns the pids of a changing set here; the
 	 * bpf runtime's script cannot parse a number (no strtol), its map
 	 * is written from outside (pidset.h) */
-	if (mw_gen_untargeted(g->o))
+	if (mw_gen_untargeted(g->o)) {
 		fprintf(f, "\nprobe procfs(\"%s\").write {\n\tp = strtol($value, 10)\n"
 			"\tif (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
 			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE);
+		/* "1" once the session runs: a write before that is dropped
+		 * (the module makes the file, then starts its task finder,
+		 * then runs; handlers run only then), pidset.c waits for it */
+		fprintf(f, "\nprobe procfs(\"%s\").read {\n\t$value = \"1\\n\"\n}\n",
+			MW_PIDS_FILE);
+	}
 	/* serve: the aggregates so far, between two lines, without ending
 	 * anything (protocol.h, MW_LIVE_FILE) */
 	if (g->multi && g->o->live) {

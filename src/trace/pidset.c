@@ -93,11 +93,40 @@ static int find_map(pid_t tracer, char *err, size_t errlen)
 	return -1;
 }
 
-/* how long the kernel runtime's procfs file may take to appear after the
- * ready line: the module makes it right after its begin probe, which is
- * milliseconds on hardware and has been seconds in make check-vm's
- * emulated guest */
+/* how long the kernel runtime's session may take to run after the ready
+ * line: milliseconds on hardware, seconds in make check-vm's emulated
+ * guest */
 #define MW_PIDSET_WAIT_MS 10000
+
+/* The kernel runtime's module runs its begin probe (the ready line), then
+ * makes its procfs files, starts its task finder, and only then runs
+ * other handlers (systemtap_module_init in stap -p3's C: a handler
+ * returns at once while the session is STARTING): a pid written before
+ * that is dropped.  The script's read probe of the file (gen_end.c)
+ * answers "1" once handlers run; wait for it, as the program waits,
+ * held.  0, or -1 with err. */
+static int wait_running(const char *path, char *err, size_t errlen)
+{
+	long long until = mw_now_ms() + MW_PIDSET_WAIT_MS;
+
+	for (;;) {
+		char buf[8] = { 0 };
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0 && strcmp(buf, "1\n") == 0)
+			return 0;
+		if ((fd < 0 && e != ENOENT) || mw_now_ms() >= until) {
+			snprintf(err, errlen, "the tracer's '%s' %s", path, fd < 0 ?
+				 strerror(e) : "did not answer: its session is not running");
+			return -1;
+		}
+		usleep(2000);
+	}
+}
 
 struct mw_pidset *mw_pidset_open(enum mw_runtime rt, pid_t tracer, const char *module,
 				 char *err, size_t errlen)
@@ -122,16 +151,9 @@ struct mw_pidset *mw_pidset_open(enum mw_runtime rt, pid_t tracer, const char *m
 		free(s);
 		return NULL;
 	}
-	/* The module runs its begin probe (the ready line) before it makes
-	 * its procfs files (systemtap_module_init in stap -p3's C): wait
-	 * for this one, as the program waits, held. */
-	for (long long until = mw_now_ms() + MW_PIDSET_WAIT_MS; access(s->path, W_OK) < 0;) {
-		if (errno != ENOENT || mw_now_ms() >= until) {
-			snprintf(err, errlen, "cannot use '%s': %s", s->path, strerror(errno));
-			free(s);
-			return NULL;
-		}
-		usleep(2000);
+	if (wait_running(s->path, err, errlen) < 0) {
+		free(s);
+		return NULL;
 	}
 	return s;
 }

@@ -29,10 +29,11 @@ struct mw_pidset;
 /* The set of the session of tracer (the stapbpf process under bpf), whose
  * stap module name is module (runtime.h), once it printed its ready line
  * (its maps exist).  Under the kernel runtime, waits up to 10 s for the
- * module's procfs file, which the module makes after its begin probe
- * printed that line.  NULL with a one-line reason in err: no such map
- * (not a script with a changing set), several, bpf(2) refused, or no
- * procfs file in time. */
+ * module's session to run (its procfs file reads "1"): the module prints
+ * that line from its begin probe, then makes its procfs files and starts
+ * its task finder, and drops what is written before.  NULL with a
+ * one-line reason in err: no such map (not a script with a changing
+ * set), several, bpf(2) refused, or no running session in time. */
 struct mw_pidset *mw_pidset_open(enum mw_runtime rt, pid_t tracer, const char *module,
 				 char *err, size_t errlen);
 
