@@ -38,8 +38,9 @@
 #define MW_FLUSH_FILE "flush"
 
 /* The kernel runtime's procfs file that takes "PID\n" (add) or "-PID\n"
- * (remove) for the script's set of processes (gen.h, MW_MAP_PIDS); the
- * bpf runtime's map is updated directly (pidset.h). */
+ * (remove) for the script's set of processes (gen.h, MW_MAP_PIDS), and
+ * reads "1\n" once the module's session runs (pidset.c); the bpf
+ * runtime's map is updated directly (pidset.h). */
 #define MW_PIDS_FILE "pids"
 /* --linger (gen.h opts->linger): reading it prints the aggregates of
  * every process, empties them and prints MW_LINE_END; the tracer goes on
