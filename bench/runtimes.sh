@@ -1,0 +1,155 @@
+#!/bin/sh
+# bench/runtimes.sh - SystemTap's kernel-module runtime against stapbpf,
+# same guest, same programs: what a probe hit costs and what the stop
+# costs under each (issue 19).  The host loads no modules, so it runs in
+# the guest (README, "The kernel runtime"), as root:
+#
+#	sh scripts/vm.sh sh bench/runtimes.sh
+#
+#   per hit  examples/heap-churn N thread (one memory_heap_more and one
+#            memory_heap_less per iteration: 2N hits, aggregated in the
+#            script under both runtimes), untraced through the
+#            probe-enabled glibc's loader and under `mallocwatch
+#            --runtime=R -c` (defaults: every family, the 0.1 s sampler).
+#            The fixed start and stop cost is taken out with a
+#            zero-iteration run of the same program in the same round:
+#              wall  ((R at N - R at 0) - (untraced at N - untraced at 0)) / 2N
+#            and, as a check, from the program's own loop timing
+#            (loop_ns: the tracer's start and stop are not in it):
+#              loop  (loop_ns under R - loop_ns untraced) / 2N
+#            The hits the report counted, and those lost (stap's skipped
+#            probes included), are printed beside.
+#   stop     bench/run's "1 stop": `mallocwatch -c sh -c 'date >STAMP'`;
+#            from the stamp (the program's last act) to mallocwatch's exit
+#            with the complete report; then from that exit until the
+#            tracer is gone: no stap/staprun/stapio/stapbpf or mallocwatch
+#            process, no mallocwatch_k* module, no uprobe_events line
+#            (the uprobes' removal, which mallocwatch leaves to a watcher
+#            after the report).  Every traced run waits for that, so no
+#            run starts with uprobes of the one before on the libc.
+#
+# Rounds interleave untraced, kernel and bpf runs (a change in the host's
+# load hits all of them); figures are medians of REPS rounds (default 3).
+# N (default 20000) sets the iterations; RUNTIMES (default "kernel bpf").
+# Under TCG everything is 10-50 times slower than on the host: read the
+# ratios.  The kernel modules and bpf objects are the ones the end-to-end
+# tests compiled (/var/cache/mallocwatch/modules); a script not compiled
+# yet costs 4-8 minutes once.
+set -eu
+cd "$(dirname "$0")/.."
+REPS=${REPS:-3}
+N=${N:-20000}
+RUNTIMES=${RUNTIMES:-"kernel bpf"}
+MW=./build/mallocwatch
+P=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}/lib
+LOADER="$P/ld-linux-x86-64.so.2 --library-path $P:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu"
+UE=/sys/kernel/tracing/uprobe_events
+[ -f $UE ] || UE=/sys/kernel/debug/tracing/uprobe_events
+if [ "${MW_IN_VM:-0}" != 1 ]; then
+	echo "runtimes: runs in the guest: sh scripts/vm.sh sh bench/runtimes.sh" >&2
+	exit 2
+fi
+make -s all
+make -s -C examples
+W=$(mktemp -d /tmp/mw-runtimes.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+now() { date +%s.%N; }
+med() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# Wait until the tracer of the last run is gone; prints the seconds since
+# $1 (a now() stamp).  Gives up after 600 s.
+settle() {
+	i=0
+	while pgrep -x 'stap[a-z]*' >/dev/null || pgrep -x mallocwatch >/dev/null ||
+		grep -q '^mallocwatch_k' /proc/modules || grep -q . $UE 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 12000 ]; then
+			echo "runtimes: the tracer is still there after 600 s" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+	echo "$(now) - $1" | bc -l
+}
+# one MODE N: MODE none | kernel | bpf; appends "wall loop_ns hits lost
+# removal" to $W/MODE-N
+one() {
+	if [ "$1" = none ]; then
+		s=$(now)
+		$LOADER ./examples/heap-churn "$2" thread >$W/out
+		e=$(now)
+		hl="0 0 0"
+	else
+		s=$(now)
+		$MW --runtime="$1" -q -o /dev/null --json $W/r.json ${OPTS:-} \
+			-c ./examples/heap-churn "$2" thread >$W/out
+		e=$(now)
+		d=$(settle "$e")
+		hl="$(python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))["events"]; b = e["by_probe"]
+print(b.get("memory_heap_more", 0) + b.get("memory_heap_less", 0), e["lost"])' $W/r.json) $d"
+	fi
+	echo "$(echo "$e - $s" | bc -l) $(awk '/^loop_ns/ { print $2 }' $W/out) $hl" >>"$W/$1-$2"
+}
+col() { cut -d' ' -f"$2" "$W/$1" | med; }	# FILE COLUMN: its median
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+case $cpu in
+*TCG*) accel=tcg ;;
+*) accel=$(dmesg 2>/dev/null | grep -q 'Hypervisor detected: KVM' && echo kvm || echo "?") ;;
+esac
+echo "runtimes: guest $(uname -sr), $(stap -V 2>&1 | head -n 1)"
+echo "runtimes: accel $accel ($cpu), $(nproc) vCPU(s), load $(cut -d' ' -f1-3 /proc/loadavg)${MW_HOST_LOAD:+, host load $MW_HOST_LOAD}"
+echo "runtimes: heap-churn $N thread ($((2 * N)) hits), REPS=$REPS, $(date -u '+%Y-%m-%d %H:%M UTC')"
+settle "$(now)" >/dev/null
+start=$(now)
+
+echo "1. per hit: heap-churn $N thread, untraced and under each runtime, start and stop taken out"
+for i in $(seq "$REPS"); do
+	for m in none $RUNTIMES; do
+		one $m "$N"
+		one $m 0
+	done
+	echo "  round $i done at +$(printf %.0f "$(echo "$(now) - $start" | bc -l)") s" >&2
+done
+u=$(col none-$N 1) u0=$(col none-0 1) ul=$(col none-$N 2)
+printf '  untraced: %.3f s (zero iterations %.3f s), loop %.3f s\n' "$u" "$u0" "$(echo "$ul / 10^9" | bc -l)"
+for r in $RUNTIMES; do
+	w=$(col $r-$N 1) w0=$(col $r-0 1) l=$(col $r-$N 2)
+	pw=$(echo "(($w - $w0) - ($u - $u0)) * 10^6 / (2 * $N)" | bc -l)
+	pl=$(echo "($l - $ul) / 1000 / (2 * $N)" | bc -l)
+	echo "$pw $pl" >$W/per-$r
+	printf '  %-6s %.3f s (zero iterations %.3f s), loop %.3f s: %.2f us/hit (wall), %.2f us/hit (loop); counted %s hits, %s lost\n' \
+		"$r" "$w" "$w0" "$(echo "$l / 10^9" | bc -l)" "$pw" "$pl" \
+		"$(cut -d' ' -f3 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')" \
+		"$(cut -d' ' -f4 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')"
+done
+if [ -f $W/per-kernel ] && [ -f $W/per-bpf ]; then
+	read -r kw kl <$W/per-kernel
+	read -r bw bl <$W/per-bpf
+	printf '  kernel/bpf per hit: x%.2f (wall), x%.2f (loop)\n' "$(echo "$kw / $bw" | bc -l)" \
+		"$(echo "$kl / $bl" | bc -l)"
+fi
+
+echo "2. stop: program exit -> complete report and exit; then the tracer's removal"
+for i in $(seq "$REPS"); do
+	for r in $RUNTIMES; do
+		rm -f $W/stamp
+		$MW --runtime="$r" -q -o $W/stop.txt ${OPTS:-} -c sh -c "date +%s.%N >$W/stamp"
+		e=$(now)
+		d=$(settle "$e")
+		grep -q . $W/stop.txt || { echo "runtimes: $r: no report" >&2; exit 1; }
+		echo "$(echo "$e - $(cat $W/stamp)" | bc -l) $d" >>$W/stop-$r
+	done
+done
+for r in $RUNTIMES; do
+	printf '  %-6s exit -> report %.2f s; removal after it %.2f s; start+stop (heap-churn 0 thread) %.2f s, untraced %.3f s\n' \
+		"$r" "$(col stop-$r 1)" "$(col stop-$r 2)" "$(col $r-0 1)" "$u0"
+done
+if [ -f $W/stop-kernel ] && [ -f $W/stop-bpf ]; then
+	printf '  kernel/bpf: exit -> report x%.2f, removal x%.2f, start+stop x%.2f\n' \
+		"$(echo "$(col stop-kernel 1) / $(col stop-bpf 1)" | bc -l)" \
+		"$(echo "$(col stop-kernel 2) / $(col stop-bpf 2)" | bc -l)" \
+		"$(echo "$(col kernel-0 1) / $(col bpf-0 1)" | bc -l)"
+fi
+echo "runtimes: load at the end $(cut -d' ' -f1-3 /proc/loadavg), $(printf %.0f "$(echo "$(now) - $start" | bc -l)") s"
