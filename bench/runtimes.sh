@@ -10,18 +10,26 @@
 #            memory_heap_less per iteration: 2N hits, aggregated in the
 #            script under both runtimes), untraced through the
 #            probe-enabled glibc's loader and under `mallocwatch
-#            --runtime=R -c` (defaults: every family, the 0.1 s sampler).
-#            The fixed start and stop cost is taken out with a
-#            zero-iteration run of the same program in the same round:
-#              wall  ((R at N - R at 0) - (untraced at N - untraced at 0)) / 2N
-#            and, as a check, from the program's own loop timing
-#            (loop_ns: the tracer's start and stop are not in it):
-#              loop  (loop_ns under R - loop_ns untraced) / 2N
-#            The hits the report counted, and those lost (stap's skipped
-#            probes included), are printed beside.
+#            --runtime=R -c` (defaults: every family, the 0.1 s sampler),
+#            at N iterations and at LO: the fixed costs are taken out as
+#            the difference of the two, the same program in the same round:
+#              wall  ((R at N - R at LO) - (untraced at N - at LO)) / 2(N - LO)
+#            and from the program's own loop timing (loop_ns):
+#              loop  ((R at N - R at LO) - (untraced at N - at LO)) / 2(N - LO)
+#            Not against a zero-iteration run: some one-time costs land
+#            in the loop when there is one (the first allocator sample,
+#            which loads the libc's debug information: ~0.8 s under TCG
+#            on the guest's one vCPU; TCG translating the handlers), in
+#            the exit snapshot when there is none: the zero-iteration
+#            run's wall is printed as start+stop.  The hits the report
+#            counted, and those lost (stap's skipped probes included),
+#            are printed beside.
 #   stop     bench/run's "1 stop": `mallocwatch -c sh -c 'date >STAMP'`;
 #            from the stamp (the program's last act) to mallocwatch's exit
-#            with the complete report; then from that exit until the
+#            with the complete report (of which -v's "report complete
+#            N ms after the program's exit": the flush, the tracer
+#            printing its aggregates; the rest is mostly the exit
+#            snapshot); then from that exit until the
 #            tracer is gone: no stap/staprun/stapio/stapbpf or mallocwatch
 #            process, no mallocwatch_k* module, no uprobe_events line
 #            (the uprobes' removal, which mallocwatch leaves to a watcher
@@ -30,7 +38,9 @@
 #
 # Rounds interleave untraced, kernel and bpf runs (a change in the host's
 # load hits all of them); figures are medians of REPS rounds (default 3).
-# N (default 20000) sets the iterations; RUNTIMES (default "kernel bpf").
+# N (default 100000) and LO (default N/5) set the iterations; RUNTIMES
+# (default "kernel bpf");
+# RAW=1 also prints every run's figures.
 # Under TCG everything is 10-50 times slower than on the host: read the
 # ratios.  The kernel modules and bpf objects are the ones the end-to-end
 # tests compiled (/var/cache/mallocwatch/modules); a script not compiled
@@ -38,7 +48,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
-N=${N:-20000}
+N=${N:-100000}
+LO=${LO:-$((N / 5))}
 RUNTIMES=${RUNTIMES:-"kernel bpf"}
 MW=./build/mallocwatch
 P=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}/lib
@@ -100,28 +111,31 @@ case $cpu in
 esac
 echo "runtimes: guest $(uname -sr), $(stap -V 2>&1 | head -n 1)"
 echo "runtimes: accel $accel ($cpu), $(nproc) vCPU(s), load $(cut -d' ' -f1-3 /proc/loadavg)${MW_HOST_LOAD:+, host load $MW_HOST_LOAD}"
-echo "runtimes: heap-churn $N thread ($((2 * N)) hits), REPS=$REPS, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "runtimes: heap-churn $N and $LO thread ($((2 * N)) and $((2 * LO)) hits), REPS=$REPS, $(date -u '+%Y-%m-%d %H:%M UTC')"
 settle "$(now)" >/dev/null
 start=$(now)
 
-echo "1. per hit: heap-churn $N thread, untraced and under each runtime, start and stop taken out"
+echo "1. per hit: heap-churn $N and $LO thread, untraced and under each runtime; per hit from the difference"
 for i in $(seq "$REPS"); do
 	for m in none $RUNTIMES; do
 		one $m "$N"
+		one $m "$LO"
 		one $m 0
 	done
 	echo "  round $i done at +$(printf %.0f "$(echo "$(now) - $start" | bc -l)") s" >&2
 done
-u=$(col none-$N 1) u0=$(col none-0 1) ul=$(col none-$N 2)
-printf '  untraced: %.3f s (zero iterations %.3f s), loop %.3f s\n' "$u" "$u0" "$(echo "$ul / 10^9" | bc -l)"
+u=$(col none-$N 1) ulo=$(col none-$LO 1) u0=$(col none-0 1)
+ul=$(col none-$N 2) ullo=$(col none-$LO 2)
+printf '  untraced: %.3f s, at %s %.3f s, at 0 %.3f s; loop %.3f s, at %s %.3f s\n' "$u" "$LO" "$ulo" \
+	"$u0" "$(echo "$ul / 10^9" | bc -l)" "$LO" "$(echo "$ullo / 10^9" | bc -l)"
 for r in $RUNTIMES; do
-	w=$(col $r-$N 1) w0=$(col $r-0 1) l=$(col $r-$N 2)
-	pw=$(echo "(($w - $w0) - ($u - $u0)) * 10^6 / (2 * $N)" | bc -l)
-	pl=$(echo "($l - $ul) / 1000 / (2 * $N)" | bc -l)
+	w=$(col $r-$N 1) wlo=$(col $r-$LO 1) l=$(col $r-$N 2) llo=$(col $r-$LO 2)
+	pw=$(echo "(($w - $wlo) - ($u - $ulo)) * 10^6 / (2 * ($N - $LO))" | bc -l)
+	pl=$(echo "(($l - $llo) - ($ul - $ullo)) / 1000 / (2 * ($N - $LO))" | bc -l)
 	echo "$pw $pl" >$W/per-$r
-	printf '  %-6s %.3f s (zero iterations %.3f s), loop %.3f s: %.2f us/hit (wall), %.2f us/hit (loop); counted %s hits, %s lost\n' \
-		"$r" "$w" "$w0" "$(echo "$l / 10^9" | bc -l)" "$pw" "$pl" \
-		"$(cut -d' ' -f3 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')" \
+	printf '  %-6s %.3f s, at %s %.3f s; loop %.3f s, at %s %.3f s: %.2f us/hit (wall), %.2f us/hit (loop); counted %s hits, %s lost\n' \
+		"$r" "$w" "$LO" "$wlo" "$(echo "$l / 10^9" | bc -l)" "$LO" "$(echo "$llo / 10^9" | bc -l)" \
+		"$pw" "$pl" "$(cut -d' ' -f3 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')" \
 		"$(cut -d' ' -f4 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')"
 done
 if [ -f $W/per-kernel ] && [ -f $W/per-bpf ]; then
@@ -135,21 +149,25 @@ echo "2. stop: program exit -> complete report and exit; then the tracer's remov
 for i in $(seq "$REPS"); do
 	for r in $RUNTIMES; do
 		rm -f $W/stamp
-		$MW --runtime="$r" -q -o $W/stop.txt ${OPTS:-} -c sh -c "date +%s.%N >$W/stamp"
+		$MW --runtime="$r" -v -o $W/stop.txt ${OPTS:-} -c sh -c "date +%s.%N >$W/stamp" 2>$W/stop.err
 		e=$(now)
 		d=$(settle "$e")
 		grep -q . $W/stop.txt || { echo "runtimes: $r: no report" >&2; exit 1; }
-		echo "$(echo "$e - $(cat $W/stamp)" | bc -l) $d" >>$W/stop-$r
+		f=$(sed -n 's/.*report complete \([0-9]*\) ms after.*/\1/p' $W/stop.err)
+		echo "$(echo "$e - $(cat $W/stamp)" | bc -l) $d ${f:-?}" >>$W/stop-$r
 	done
 done
 for r in $RUNTIMES; do
-	printf '  %-6s exit -> report %.2f s; removal after it %.2f s; start+stop (heap-churn 0 thread) %.2f s, untraced %.3f s\n' \
-		"$r" "$(col stop-$r 1)" "$(col stop-$r 2)" "$(col $r-0 1)" "$u0"
+	printf '  %-6s exit -> report %.2f s (the flush %s ms); removal after it %.2f s; start+stop (heap-churn 0 thread) %.2f s, untraced %.3f s\n' \
+		"$r" "$(col stop-$r 1)" "$(col stop-$r 3)" "$(col stop-$r 2)" "$(col $r-0 1)" "$u0"
 done
 if [ -f $W/stop-kernel ] && [ -f $W/stop-bpf ]; then
 	printf '  kernel/bpf: exit -> report x%.2f, removal x%.2f, start+stop x%.2f\n' \
 		"$(echo "$(col stop-kernel 1) / $(col stop-bpf 1)" | bc -l)" \
 		"$(echo "$(col stop-kernel 2) / $(col stop-bpf 2)" | bc -l)" \
 		"$(echo "$(col kernel-0 1) / $(col bpf-0 1)" | bc -l)"
+fi
+if [ "${RAW:-0}" = 1 ]; then	# every run: wall loop_ns hits lost removal
+	for f in $W/*-*; do echo "  ${f##*/}: $(tr '\n' ';' <"$f")"; done
 fi
 echo "runtimes: load at the end $(cut -d' ' -f1-3 /proc/loadavg), $(printf %.0f "$(echo "$(now) - $start" | bc -l)") s"
