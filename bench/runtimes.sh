@@ -28,8 +28,8 @@
 #            from the stamp (the program's last act) to mallocwatch's exit
 #            with the complete report (of which -v's "report complete
 #            N ms after the program's exit": the flush, the tracer
-#            printing its aggregates; the rest is mostly the exit
-#            snapshot); then from that exit until the
+#            printing its aggregates; and the exit snapshot's start and
+#            duration, from the JSON report); then from that exit until the
 #            tracer is gone: no stap/staprun/stapio/stapbpf or mallocwatch
 #            process, no mallocwatch_k* module, no uprobe_events line
 #            (the uprobes' removal, which mallocwatch leaves to a watcher
@@ -149,17 +149,22 @@ echo "2. stop: program exit -> complete report and exit; then the tracer's remov
 for i in $(seq "$REPS"); do
 	for r in $RUNTIMES; do
 		rm -f $W/stamp
-		$MW --runtime="$r" -v -o $W/stop.txt ${OPTS:-} -c sh -c "date +%s.%N >$W/stamp" 2>$W/stop.err
+		$MW --runtime="$r" -v -o $W/stop.txt --json $W/stop.json ${OPTS:-} \
+			-c sh -c "date +%s.%N >$W/stamp" 2>$W/stop.err
 		e=$(now)
 		d=$(settle "$e")
 		grep -q . $W/stop.txt || { echo "runtimes: $r: no report" >&2; exit 1; }
 		f=$(sed -n 's/.*report complete \([0-9]*\) ms after.*/\1/p' $W/stop.err)
-		echo "$(echo "$e - $(cat $W/stamp)" | bc -l) $d ${f:-?}" >>$W/stop-$r
+		x=$(python3 -c 'import json, sys
+x = json.load(open(sys.argv[1]))["snapshots"]["exit"]
+print(x["taken_unix_ns"] / 1e9 - float(sys.argv[2]), x["duration_ns"] / 1e9)' $W/stop.json "$(cat $W/stamp)")
+		echo "$(echo "$e - $(cat $W/stamp)" | bc -l) $d ${f:-?} $x" >>$W/stop-$r
 	done
 done
 for r in $RUNTIMES; do
-	printf '  %-6s exit -> report %.2f s (the flush %s ms); removal after it %.2f s; start+stop (heap-churn 0 thread) %.2f s, untraced %.3f s\n' \
-		"$r" "$(col stop-$r 1)" "$(col stop-$r 3)" "$(col stop-$r 2)" "$(col $r-0 1)" "$u0"
+	printf '  %-6s exit -> report %.2f s (the exit snapshot from +%.2f s, %.2f s long; the flush %s ms); removal after it %.2f s; start+stop (heap-churn 0 thread) %.2f s, untraced %.3f s\n' \
+		"$r" "$(col stop-$r 1)" "$(col stop-$r 4)" "$(col stop-$r 5)" "$(col stop-$r 3)" \
+		"$(col stop-$r 2)" "$(col $r-0 1)" "$u0"
 done
 if [ -f $W/stop-kernel ] && [ -f $W/stop-bpf ]; then
 	printf '  kernel/bpf: exit -> report x%.2f, removal x%.2f, start+stop x%.2f\n' \
