@@ -24,7 +24,11 @@
 #            run's wall is printed as start+stop.  The hits the report
 #            counted, and those lost (stap's skipped probes included),
 #            are printed beside.
-#   stop     bench/run's "1 stop": `mallocwatch -c sh -c 'date >STAMP'`;
+#   stop     bench/run's "1 stop": `mallocwatch -c sh -c 'sleep S; date
+#            >STAMP'`, S 0 (bench/run's) and LIVE (3): a program that
+#            exits at once finds the first allocator sample still loading
+#            the libc's debug information (~1 s under TCG), the report
+#            waits for it; after LIVE seconds it has long been done;
 #            from the stamp (the program's last act) to mallocwatch's exit
 #            with the complete report (of which -v's "report complete
 #            N ms after the program's exit": the flush, the tracer
@@ -39,8 +43,7 @@
 # Rounds interleave untraced, kernel and bpf runs (a change in the host's
 # load hits all of them); figures are medians of REPS rounds (default 3).
 # N (default 100000) and LO (default N/5) set the iterations; RUNTIMES
-# (default "kernel bpf");
-# RAW=1 also prints every run's figures.
+# (default "kernel bpf"); RAW=1 also prints every run's figures.
 # Under TCG everything is 10-50 times slower than on the host: read the
 # ratios.  The kernel modules and bpf objects are the ones the end-to-end
 # tests compiled (/var/cache/mallocwatch/modules); a script not compiled
@@ -49,6 +52,7 @@ set -eu
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 N=${N:-100000}
+LIVE=${LIVE:-3}
 LO=${LO:-$((N / 5))}
 RUNTIMES=${RUNTIMES:-"kernel bpf"}
 MW=./build/mallocwatch
@@ -148,30 +152,37 @@ fi
 echo "2. stop: program exit -> complete report and exit; then the tracer's removal"
 for i in $(seq "$REPS"); do
 	for r in $RUNTIMES; do
-		rm -f $W/stamp
-		$MW --runtime="$r" -v -o $W/stop.txt --json $W/stop.json ${OPTS:-} \
-			-c sh -c "date +%s.%N >$W/stamp" 2>$W/stop.err
-		e=$(now)
-		d=$(settle "$e")
-		grep -q . $W/stop.txt || { echo "runtimes: $r: no report" >&2; exit 1; }
-		f=$(sed -n 's/.*report complete \([0-9]*\) ms after.*/\1/p' $W/stop.err)
-		x=$(python3 -c 'import json, sys
+		for z in 0 $LIVE; do
+			rm -f $W/stamp
+			$MW --runtime="$r" -v -o $W/stop.txt --json $W/stop.json ${OPTS:-} \
+				-c sh -c "sleep $z; date +%s.%N >$W/stamp" 2>$W/stop.err
+			e=$(now)
+			d=$(settle "$e")
+			grep -q . $W/stop.txt || { echo "runtimes: $r: no report" >&2; exit 1; }
+			f=$(sed -n 's/.*report complete \([0-9]*\) ms after.*/\1/p' $W/stop.err)
+			x=$(python3 -c 'import json, sys
 x = json.load(open(sys.argv[1]))["snapshots"]["exit"]
 print(x["taken_unix_ns"] / 1e9 - float(sys.argv[2]), x["duration_ns"] / 1e9)' $W/stop.json "$(cat $W/stamp)")
-		echo "$(echo "$e - $(cat $W/stamp)" | bc -l) $d ${f:-?} $x" >>$W/stop-$r
+			echo "$(echo "$e - $(cat $W/stamp)" | bc -l) $d ${f:-?} $x" >>$W/stop-$r-$z
+		done
 	done
 done
-for r in $RUNTIMES; do
-	printf '  %-6s exit -> report %.2f s (the exit snapshot from +%.2f s, %.2f s long; the flush %s ms); removal after it %.2f s; start+stop (heap-churn 0 thread) %.2f s, untraced %.3f s\n' \
-		"$r" "$(col stop-$r 1)" "$(col stop-$r 4)" "$(col stop-$r 5)" "$(col stop-$r 3)" \
-		"$(col stop-$r 2)" "$(col $r-0 1)" "$u0"
+for z in 0 $LIVE; do
+	echo "  the program exits after ${z} s:"
+	for r in $RUNTIMES; do
+		printf '    %-6s exit -> report %.2f s (the exit snapshot from +%.2f s, %.3f s long; the flush %s ms); then the removal %.2f s\n' \
+			"$r" "$(col stop-$r-$z 1)" "$(col stop-$r-$z 4)" "$(col stop-$r-$z 5)" \
+			"$(col stop-$r-$z 3)" "$(col stop-$r-$z 2)"
+	done
+	if [ -f $W/stop-kernel-$z ] && [ -f $W/stop-bpf-$z ]; then
+		printf '    kernel/bpf: exit -> report x%.2f, removal x%.2f\n' \
+			"$(echo "$(col stop-kernel-$z 1) / $(col stop-bpf-$z 1)" | bc -l)" \
+			"$(echo "$(col stop-kernel-$z 2) / $(col stop-bpf-$z 2)" | bc -l)"
+	fi
 done
-if [ -f $W/stop-kernel ] && [ -f $W/stop-bpf ]; then
-	printf '  kernel/bpf: exit -> report x%.2f, removal x%.2f, start+stop x%.2f\n' \
-		"$(echo "$(col stop-kernel 1) / $(col stop-bpf 1)" | bc -l)" \
-		"$(echo "$(col stop-kernel 2) / $(col stop-bpf 2)" | bc -l)" \
-		"$(echo "$(col kernel-0 1) / $(col bpf-0 1)" | bc -l)"
-fi
+printf '  start+stop, the whole run of heap-churn 0 thread:'
+for r in $RUNTIMES; do printf ' %s %.2f s,' "$r" "$(col $r-0 1)"; done
+printf ' untraced %.3f s\n' "$u0"
 if [ "${RAW:-0}" = 1 ]; then	# every run: wall loop_ns hits lost removal
 	for f in $W/*-*; do echo "  ${f##*/}: $(tr '\n' ';' <"$f")"; done
 fi
