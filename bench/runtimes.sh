@@ -10,25 +10,23 @@
 #            memory_heap_less per iteration: 2N hits, aggregated in the
 #            script under both runtimes), untraced through the
 #            probe-enabled glibc's loader and under `mallocwatch
-#            --runtime=R -c` (defaults: every family, the 0.1 s sampler),
-#            at N iterations and at LO: the fixed costs are taken out as
-#            the difference of the two, the same program in the same round:
+#            --runtime=R -c --interval 3600` (HITOPTS: every family, no
+#            allocator sample but the exit snapshot: the samples cost per
+#            second, not per hit, and the first one loads the libc's
+#            debug information, ~1 s under TCG on the guest's one vCPU,
+#            into the loop when it is long enough; HITOPTS= for the
+#            sampler's defaults), at N iterations and at LO: the fixed
+#            costs are taken out as the difference of the two, the same
+#            program in the same round:
 #              wall  ((R at N - R at LO) - (untraced at N - at LO)) / 2(N - LO)
 #            and from the program's own loop timing (loop_ns):
 #              loop  ((R at N - R at LO) - (untraced at N - at LO)) / 2(N - LO)
-#            Not against a zero-iteration run: some one-time costs land
-#            in the loop when there is one (the first allocator sample,
-#            which loads the libc's debug information: ~0.8 s under TCG
-#            on the guest's one vCPU; TCG translating the handlers), in
-#            the exit snapshot when there is none: the zero-iteration
-#            run's wall is printed as start+stop.  The hits the report
-#            counted, and those lost (stap's skipped probes included),
-#            are printed beside.
+#            The zero-iteration run's wall is printed as start+stop.
+#            The hits the report counted, and those lost (stap's skipped
+#            probes included), are printed beside.
 #   stop     bench/run's "1 stop": `mallocwatch -c sh -c 'sleep S; date
-#            >STAMP'`, S 0 (bench/run's) and LIVE (3): a program that
-#            exits at once finds the first allocator sample still loading
-#            the libc's debug information (~1 s under TCG), the report
-#            waits for it; after LIVE seconds it has long been done;
+#            >STAMP'`, S 0 (bench/run's) and LIVE (3), with the
+#            sampler's defaults;
 #            from the stamp (the program's last act) to mallocwatch's exit
 #            with the complete report (of which -v's "report complete
 #            N ms after the program's exit": the flush, the tracer
@@ -53,6 +51,7 @@ cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 N=${N:-100000}
 LIVE=${LIVE:-3}
+HITOPTS=${HITOPTS---interval 3600}
 LO=${LO:-$((N / 5))}
 RUNTIMES=${RUNTIMES:-"kernel bpf"}
 MW=./build/mallocwatch
@@ -96,7 +95,7 @@ one() {
 		hl="0 0 0"
 	else
 		s=$(now)
-		$MW --runtime="$1" -q -o /dev/null --json $W/r.json ${OPTS:-} \
+		$MW --runtime="$1" -q -o /dev/null --json $W/r.json $HITOPTS ${OPTS:-} \
 			-c ./examples/heap-churn "$2" thread >$W/out
 		e=$(now)
 		d=$(settle "$e")
