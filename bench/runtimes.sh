@@ -21,7 +21,8 @@
 #              wall  ((R at N - R at LO) - (untraced at N - at LO)) / 2(N - LO)
 #            and from the program's own loop timing (loop_ns):
 #              loop  ((R at N - R at LO) - (untraced at N - at LO)) / 2(N - LO)
-#            The zero-iteration run's wall is printed as start+stop.
+#            Also the wall against a zero-iteration run (2N hits), whose
+#            wall is printed as start+stop.
 #            The hits the report counted, and those lost (stap's skipped
 #            probes included), are printed beside.
 #   stop     bench/run's "1 stop": `mallocwatch -c sh -c 'sleep S; date
@@ -132,20 +133,23 @@ ul=$(col none-$N 2) ullo=$(col none-$LO 2)
 printf '  untraced: %.3f s, at %s %.3f s, at 0 %.3f s; loop %.3f s, at %s %.3f s\n' "$u" "$LO" "$ulo" \
 	"$u0" "$(echo "$ul / 10^9" | bc -l)" "$LO" "$(echo "$ullo / 10^9" | bc -l)"
 for r in $RUNTIMES; do
-	w=$(col $r-$N 1) wlo=$(col $r-$LO 1) l=$(col $r-$N 2) llo=$(col $r-$LO 2)
+	w=$(col $r-$N 1) wlo=$(col $r-$LO 1) w0=$(col $r-0 1) l=$(col $r-$N 2) llo=$(col $r-$LO 2)
 	pw=$(echo "(($w - $wlo) - ($u - $ulo)) * 10^6 / (2 * ($N - $LO))" | bc -l)
 	pl=$(echo "(($l - $llo) - ($ul - $ullo)) / 1000 / (2 * ($N - $LO))" | bc -l)
-	echo "$pw $pl" >$W/per-$r
-	printf '  %-6s %.3f s, at %s %.3f s; loop %.3f s, at %s %.3f s: %.2f us/hit (wall), %.2f us/hit (loop); counted %s hits, %s lost\n' \
-		"$r" "$w" "$LO" "$wlo" "$(echo "$l / 10^9" | bc -l)" "$LO" "$(echo "$llo / 10^9" | bc -l)" \
-		"$pw" "$pl" "$(cut -d' ' -f3 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')" \
+	p0=$(echo "(($w - $w0) - ($u - $u0)) * 10^6 / (2 * $N)" | bc -l)
+	echo "$pw $pl $p0" >$W/per-$r
+	printf '  %-6s %.3f s, at %s %.3f s, at 0 %.3f s; loop %.3f s, at %s %.3f s; counted %s hits, %s lost\n' \
+		"$r" "$w" "$LO" "$wlo" "$w0" "$(echo "$l / 10^9" | bc -l)" "$LO" "$(echo "$llo / 10^9" | bc -l)" \
+		"$(cut -d' ' -f3 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')" \
 		"$(cut -d' ' -f4 $W/$r-$N | sort -u | tr '\n' ' ' | sed 's/ $//')"
+	printf '         per hit: %.2f us (wall), %.2f us (loop); wall against the zero-iteration run %.2f us\n' \
+		"$pw" "$pl" "$p0"
 done
 if [ -f $W/per-kernel ] && [ -f $W/per-bpf ]; then
-	read -r kw kl <$W/per-kernel
-	read -r bw bl <$W/per-bpf
-	printf '  kernel/bpf per hit: x%.2f (wall), x%.2f (loop)\n' "$(echo "$kw / $bw" | bc -l)" \
-		"$(echo "$kl / $bl" | bc -l)"
+	read -r kw kl k0 <$W/per-kernel
+	read -r bw bl b0 <$W/per-bpf
+	printf '  kernel/bpf per hit: x%.2f (wall), x%.2f (loop), x%.2f (against zero iterations)\n' \
+		"$(echo "$kw / $bw" | bc -l)" "$(echo "$kl / $bl" | bc -l)" "$(echo "$k0 / $b0" | bc -l)"
 fi
 
 echo "2. stop: program exit -> complete report and exit; then the tracer's removal"
