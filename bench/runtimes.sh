@@ -12,10 +12,11 @@
 #            probe-enabled glibc's loader and under `mallocwatch
 #            --runtime=R -c --interval 3600` (HITOPTS: every family, no
 #            allocator sample but the exit snapshot: the samples cost per
-#            second, not per hit, and the first one loads the libc's
-#            debug information, ~1 s under TCG on the guest's one vCPU,
-#            into the loop when it is long enough; HITOPTS= for the
-#            sampler's defaults), at N iterations and at LO: the fixed
+#            second, not per hit, and with them a one-time ~0.8 s under
+#            TCG, presumably the first reading's load of the libc's debug
+#            information, fell into the loop of some runs and not others,
+#            on the guest's one vCPU; HITOPTS= for the sampler's
+#            defaults), at N iterations and at LO: the fixed
 #            costs are taken out as the difference of the two, the same
 #            program in the same round:
 #              wall  ((R at N - R at LO) - (untraced at N - at LO)) / 2(N - LO)
