@@ -239,7 +239,7 @@ bench: deps glibc all
 
 bench-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
-	$(Q)sh scripts/vm.sh sh bench/runtimes.sh
+	$(Q)sh scripts/vm.sh env MW_HOST_LOAD="$$(cut -d' ' -f1-3 /proc/loadavg)" sh bench/runtimes.sh
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1

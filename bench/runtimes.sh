@@ -43,7 +43,9 @@
 # Rounds interleave untraced, kernel and bpf runs (a change in the host's
 # load hits all of them); figures are medians of REPS rounds (default 3).
 # N (default 100000) and LO (default N/5) set the iterations; RUNTIMES
-# (default "kernel bpf"); RAW=1 also prints every run's figures.
+# (default "kernel bpf"); RAW=1 also prints every run's figures; OPTS,
+# more mallocwatch options for every traced run; MW_HOST_LOAD, the host's
+# load average, printed (the guest cannot see it; `make bench-vm` sets it).
 # Under TCG everything is 10-50 times slower than on the host: read the
 # ratios.  The kernel modules and bpf objects are the ones the end-to-end
 # tests compiled (/var/cache/mallocwatch/modules); a script not compiled
