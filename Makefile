@@ -25,6 +25,8 @@
 #              (default 600) with ASan and UBSan; `make check` runs each
 #              for FUZZ_CHECK_SECONDS (default 20)
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
+#   bench-vm   the kernel runtime against the bpf runtime, per hit and stop,
+#              in the check-vm guest (scripts/vm.sh, bench/runtimes.sh; root)
 #   install    install the binary, the shim and the man page
 #   uninstall  remove what install put there
 #   clean      remove build/
@@ -66,7 +68,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench install uninstall clean
+.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench bench-vm install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -234,6 +236,10 @@ fuzz: $(FUZZERS)
 bench: deps glibc all
 	$(Q)$(MAKE) -s -C examples
 	$(Q)sh bench/run
+
+bench-vm: deps glibc
+	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
+	$(Q)sh scripts/vm.sh env MW_HOST_LOAD="$$(cut -d' ' -f1-3 /proc/loadavg)" sh bench/runtimes.sh
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1
