@@ -17,6 +17,10 @@ grep -q 'memory_' "$OUT/kernel.stp.c" || fail "translated C mentions no probes"
 ok "$MW" script -f --runtime=kernel --libc "$LIBC" >"$OUT/kernel-f.stp"
 grep -q 'procfs("pids").write' "$OUT/kernel-f.stp" || fail "no pids file in the -f kernel script"
 grep -q 'global mw_pids\[4093\]' "$OUT/kernel-f.stp" || fail "mw_pids is not the size pidset.c looks for"
+# run without -x (gen.h, mw_gen_untargeted): no target(), an empty set,
+# and the pids file answers once the module runs (pidset.c waits for it)
+grep -q 'target()' "$OUT/kernel-f.stp" && fail "the -f kernel script uses target(): it is run without -x"
+grep -q 'procfs("pids").read' "$OUT/kernel-f.stp" || fail "no read probe of the pids file in the -f kernel script"
 stap_p3 "$OUT/kernel-f.stp"
 # --stacks: each rare probe's handler prints a Q record with ubacktrace()
 # (its parser: unit-stacks); the hot ones do not; the bpf script has none
