@@ -16,6 +16,10 @@
 #             the same probes of the same libc (its -c cannot attach to
 #             glibc's probes here), counting hits by (probe, tid):
 #             usdt:LIBC:libc:PROBE { @[probe, tid] = count(); }
+#   empty     (when bench/uprobe-empty.c builds) an empty BPF program on
+#             the same sites, attached through the uprobe PMU as bpftrace
+#             attaches: the uprobe's own cost, the floor of any BPF
+#             tracer; the hit cost above it is the handler's
 #   floor     with KEYED=1: ours cut down to the pid filter, the argument
 #             reads and one counter keyed by the first argument (the heap,
 #             the jmp_buf, ...): the least a handler that keeps anything
@@ -92,6 +96,13 @@ if command -v bpftrace >/dev/null 2>&1; then
 	# it running: the hang of the setjmp row)
 	printf '%s\n' 'BEGIN { printf("MW 1 ready\n"); }' >>"$W/bpftrace.bt"
 fi
+# the empty program, on the file offsets of the probes' sites
+EMPTY=
+if cc -O2 -o "$W/uprobe-empty" bench/uprobe-empty.c -lbpf 2>/dev/null; then
+	EMPTY=empty
+	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \
+		>"$W/sites"
+fi
 if [ "${KEYED:-0}" = 1 ]; then
 	MODES="bare floor ours"
 	awk '
@@ -103,7 +114,6 @@ if [ "${KEYED:-0}" = 1 ]; then
 	{ print }' "$W/ours.stp" >"$W/floor.stp"
 fi
 for s in $MODES; do
-	[ $s = bpftrace ] && continue
 	(cd "$W" && stap --runtime=bpf -g -w -r "$KSTUB" -p4 -m "mwbench_$s" "$s.stp" >/dev/null)
 done
 
@@ -112,7 +122,7 @@ old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 # ready in 120 s ends the bench with its output
 ready() {
 	i=0
-	until grep -q '^MW 1 ready' "$W/tracer.out"; do
+	until grep -q '^MW 1 ready' "$W/tracer.out" 2>/dev/null; do
 		if ! kill -0 $tracer 2>/dev/null || [ $i -ge 6000 ]; then
 			echo "perhit: $mode tracer not ready:" >&2
 			cat "$W/tracer.out" >&2
@@ -151,6 +161,10 @@ one() {
 	if [ "$mode" = bpftrace ]; then
 		bpftrace "$W/bpftrace.bt" >"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
+	elif [ "$mode" = empty ]; then
+		# shellcheck disable=SC2046
+		"$W/uprobe-empty" "$LIBC" $(cat "$W/sites") >"$W/tracer.out" 2>&1 &
+		tracer=$!; STARTED="$STARTED $tracer"
 	else
 		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
@@ -170,7 +184,7 @@ med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # run), interleaved so that a change in the machine's load hits all three
 sysctl -q -w kernel.bpf_stats_enabled=0
 for i in $(seq "$REPS"); do
-	for mode in none $MODES $BT; do one "$@" >>"$W/$mode.txt"; done
+	for mode in none $EMPTY $MODES $BT; do one "$@" >>"$W/$mode.txt"; done
 done
 # the handlers alone, statistics on
 sysctl -q -w kernel.bpf_stats_enabled=1
@@ -182,7 +196,8 @@ bare=$(cut -d' ' -f1 "$W/bare.txt" | med)
 ours=$(cut -d' ' -f1 "$W/ours.txt" | med)
 hb=$(cat "$W/bare.stats")
 ho=$(cat "$W/ours.stats")
-floor="" hf=0 bt="" hbt=0
+floor="" hf=0 bt="" hbt=0 empty=""
+[ -z "$EMPTY" ] || empty=$(cut -d' ' -f1 "$W/empty.txt" | med)
 if [ -n "$BT" ]; then
 	bt=$(cut -d' ' -f1 "$W/bpftrace.txt" | med)
 	hbt=$(cat "$W/bpftrace.stats")
@@ -192,7 +207,7 @@ if [ -f "$W/floor.txt" ]; then
 	hf=$(cat "$W/floor.stats")
 fi
 awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floor" -v hb=$hb \
-	-v ho=$ho -v hf=$hf -v bt="$bt" -v hbt=$hbt 'BEGIN {
+	-v ho=$ho -v hf=$hf -v bt="$bt" -v hbt=$hbt -v e="$empty" 'BEGIN {
 	if (b0 == "") {	# no loop_ns: the handlers alone
 		printf "  %-30s %9s       (no loop timing)                       handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)",
 			l, "", hb, ho, (hb > 0 ? ho / hb : 0)
@@ -215,6 +230,13 @@ awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floo
 		pt = (bt - b0) / h
 		printf "; bpftrace %6.3f us/hit, alone %5.0f ns: ours x%.2f of bpftrace per hit",
 			pt / 1000, hbt, po / pt
+	}
+	if (e != "") {	# the uprobe alone; what each handler adds above it
+		pe = (e - b0) / h
+		printf "; empty program (the uprobe alone) %6.3f us/hit: above it ours %+.3f",
+			pe / 1000, (po - pe) / 1000
+		if (bt != "")
+			printf ", bpftrace %+.3f", (pt - pe) / 1000
 	}
 	printf "\n"
 }'

@@ -16,21 +16,8 @@ LIBC=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}/lib/libc.so.6
 B=build/bench
 mkdir -p $B
 cc -O2 -Wall -o $B/uprobe-close bench/uprobe-close.c
-# the traced sites' file offsets: the SDT pc is a virtual address; the
-# executable LOAD segment maps it (offset = pc - p_vaddr + p_offset)
-offs=$($MW probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
-import json, subprocess, sys
-segs = []
-for l in subprocess.run(["readelf", "-lW", sys.argv[1]], capture_output=True, text=True).stdout.splitlines():
-    f = l.split()
-    if f[:1] == ["LOAD"]:
-        segs.append((int(f[1], 16), int(f[2], 16), int(f[5], 16)))
-for s in json.load(sys.stdin)["sites"]:
-    if s["traced"] and s["file"] == sys.argv[1]:
-        pc = int(s["pc"], 16)
-        o, v, sz = next(x for x in segs if x[1] <= pc < x[1] + x[2])
-        print(hex(pc - v + o))
-' "$LIBC")
+# the traced sites' file offsets (bench/sites.py)
+offs=$($MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC")
 n=$(echo "$offs" | wc -l)
 EVENTS=/sys/kernel/debug/tracing/uprobe_events
 leftovers() {	# a killed run's events (uprobe-close.c names them)
