@@ -189,6 +189,12 @@ mkdir -p /var/cache/mallocwatch/modules
 mount -t 9p -o \$o modules /var/cache/mallocwatch/modules || exit 1
 cd '$ROOT' || exit 1
 export LANG=C MW_IN_VM=1
+# the loopback interface up (the guest's init starts no network; serve's
+# tests talk to 127.0.0.1): SIOCGIFFLAGS, then SIOCSIFFLAGS with IFF_UP
+python3 -c 'import fcntl, socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+f = struct.unpack("16sh", fcntl.ioctl(s, 0x8913, struct.pack("16sh", b"lo", 0)))[1]
+fcntl.ioctl(s, 0x8914, struct.pack("16sh", b"lo", f | 1))' || echo "vm: loopback not up" >&2
 ( $(quote "$@") ) <>/dev/null >>/mnt/mwctl/out 2>>/mnt/mwctl/err
 echo \$? >/mnt/mwctl/rc
 EOF

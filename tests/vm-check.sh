@@ -6,8 +6,9 @@
 # t-kernel-kill (SIGKILL to mallocwatch or to its stapio), and the kernel
 # runtime's sets of processes, whose session gets no -x: t-kernel-pidset
 # (-f), t-kernel-repeat (--repeat) and t-attach-multi under it (-p
-# PID,PID,PID, --check per process, --cgroup); t-kernel-stacks (--stacks
-# through the script's ubacktrace()).  Each runtime's
+# PID,PID,PID, --check per process, --cgroup), t-kernel-serve (serve
+# --probes); t-kernel-stacks (--stacks through the script's
+# ubacktrace()).  Each runtime's
 # test logs are kept in tests/out/vm-RUNTIME/.  Exits 1 when a test
 # failed.
 #
@@ -17,7 +18,8 @@ TESTS=${*:-e2e-arena-storm e2e-heap-churn e2e-sbrk-thresholds e2e-knobs e2e-setj
 echo "vm-check: $(uname -sr), $(stap -V 2>&1 | head -n 1)"
 make -s all || exit 1
 make -s -C examples || exit 1
-make -s build/tests/fixtures/fork-arenas build/tests/fixtures/stack-chains || exit 1
+make -s build/tests/fixtures/fork-arenas build/tests/fixtures/stack-chains \
+	build/tests/fixtures/serve-counts || exit 1
 # The tree is a 9p share in the guest, where FIFOs cannot be made: the
 # tests' files go to a tmpfs over tests/out, and what is kept is copied
 # to the share's tests/out at the end.
@@ -36,14 +38,14 @@ for rt in kernel bpf; do
 		cp "tests/out/t-$t.log" "tests/out/vm-$rt/" 2>/dev/null
 	done
 done
-sh tests/run runtimes kernel-kill kernel-pidset kernel-repeat kernel-stacks || rc=1
+sh tests/run runtimes kernel-kill kernel-pidset kernel-repeat kernel-stacks kernel-serve || rc=1
 MW_TEST_RUNTIME=kernel sh tests/run attach-multi || rc=1
 cp tests/out/t-attach-multi.log tests/out/vm-kernel/ 2>/dev/null
 if [ "${MW_IN_VM:-0}" = 1 ]; then
 	keep=$(mktemp -d)
 	cp -r tests/out/vm-kernel tests/out/vm-bpf tests/out/t-runtimes.log tests/out/t-runtimes \
 		tests/out/t-kernel-kill.log tests/out/t-kernel-pidset.log \
-		tests/out/t-kernel-repeat.log tests/out/t-kernel-stacks.log "$keep/"
+		tests/out/t-kernel-repeat.log tests/out/t-kernel-stacks.log tests/out/t-kernel-serve.log "$keep/"
 	# lazily: a test's process still using it must not keep the logs in
 	umount tests/out 2>/dev/null || umount -l tests/out
 	mkdir -p tests/out
