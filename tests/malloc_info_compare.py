@@ -28,6 +28,26 @@ def from_malloc_info(text):
     return canon(main, lines)
 
 
+def totals(text):
+    """(arenas, heaps, heap_bytes) of one malloc_info document: every
+    arena, main_arena included, and the heaps and heap bytes (aspace
+    "subheaps" and "total") of the arenas other than main_arena."""
+    heaps = nbytes = 0
+    arenas = len(re.findall(r'<heap nr="', text))
+    for nr, body in re.findall(r'<heap nr="(\d+)">(.*?)</heap>', text, re.S):
+        if nr == "0":
+            continue
+        heaps += int(re.search(r'<aspace type="subheaps" size="(\d+)"/>', body).group(1))
+        nbytes += int(re.search(r'<aspace type="total" size="(\d+)"/>', body).group(1))
+    return arenas, heaps, nbytes
+
+
+def documents(text):
+    """The malloc_info documents in text, in order (several runs' output
+    one after the other)."""
+    return re.findall(r'<malloc version="1">.*?</malloc>', text, re.S)
+
+
 def from_report(doc):
     lines, main = [], None
     for a in doc["arenas"]:
@@ -58,4 +78,5 @@ def main():
             f.write("\n".join(lines) + "\n")
 
 
-main()
+if __name__ == "__main__":
+    main()

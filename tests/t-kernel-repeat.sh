@@ -22,19 +22,12 @@ MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 	{ cat "$OUT/err"; fail "mallocwatch exited $?"; }
 python3 - "$OUT/mi.xml" "$OUT/err" <<'PY' || fail "per-run reports (see above)"
 import re, sys
+sys.path.insert(0, "tests")
+from malloc_info_compare import documents, totals
 xml, err = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-docs = re.findall(r'<malloc version="1">.*?</malloc>', xml, re.S)
+docs = documents(xml)
 assert len(docs) == 3, ("malloc_info documents", len(docs))
-want = []
-for d in docs:
-    heaps = nbytes = 0
-    arenas = len(re.findall(r'<heap nr="', d))
-    for nr, body in re.findall(r'<heap nr="(\d+)">(.*?)</heap>', d, re.S):
-        if nr == "0":
-            continue
-        heaps += int(re.search(r'<aspace type="subheaps" size="(\d+)"/>', body).group(1))
-        nbytes += int(re.search(r'<aspace type="total" size="(\d+)"/>', body).group(1))
-    want.append((arenas, heaps, nbytes))
+want = [totals(d) for d in docs]
 got = {}
 for m in ("arenas", "heaps", "heap_bytes"):
     line = re.search(r'^mallocwatch: %s per run: ([0-9 ]+) \(' % m, err, re.M)

@@ -45,16 +45,11 @@ wait $p5 || fail "run 5: mallocwatch exited $?"
 end=$(date +%s.%N)
 python3 - "$OUT" <<'PY' || fail "per-run reports (see above)"
 import re, sys
+sys.path.insert(0, "tests")
+from malloc_info_compare import totals
 out = sys.argv[1]
 for k in (1, 2, 3, 4, 5):
-    d = open("%s/mi%d.xml" % (out, k)).read()
-    heaps = nbytes = 0
-    arenas = len(re.findall(r'<heap nr="', d))
-    for nr, body in re.findall(r'<heap nr="(\d+)">(.*?)</heap>', d, re.S):
-        if nr == "0":
-            continue
-        heaps += int(re.search(r'<aspace type="subheaps" size="(\d+)"/>', body).group(1))
-        nbytes += int(re.search(r'<aspace type="total" size="(\d+)"/>', body).group(1))
+    arenas, heaps, nbytes = totals(open("%s/mi%d.xml" % (out, k)).read())
     err = open("%s/err%d" % (out, k)).read()
     got = tuple(int(re.search(r'^PASS %s (\d+)' % m, err, re.M).group(1))
                 for m in ("arenas", "heaps", "heap_bytes"))

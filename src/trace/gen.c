@@ -509,6 +509,7 @@ static void handler(struct gen *g, struct group *gr)
 static void globals_and_begin(struct gen *g)
 {
 	FILE *f = g->out;
+	int untargeted = mw_gen_untargeted(g->o);
 
 	fprintf(f, "\nglobal mw_n[%d], mw_bias, mw_tgt, mw_flushed\n", MW_MAP_HITS);
 	if (g->modes & (1u << MW_MODE_HEAP))
@@ -528,21 +529,17 @@ static void globals_and_begin(struct gen *g)
 		mw_gen_drain_globals(f, g->modes);
 	if (g->multi)
 		fprintf(f, "global mw_pids[%zu]%s\n",
-			g->o->dynamic || mw_gen_untargeted(g->o) ? MW_MAP_PIDS : g->o->npids,
+			g->o->dynamic || untargeted ? MW_MAP_PIDS : g->o->npids,
 			g->modes & (1u << MW_MODE_SBRK) ? ", mw_sany" : "");
-	/* untargeted (no -x): mw_tgt only says the handlers are on; every
-	 * process joins the set through MW_PIDS_FILE (tracer.c), so that
-	 * the script, and its module, are the same whatever the pids */
-	if (mw_gen_untargeted(g->o)) {
-		fprintf(f, "\nprobe begin {\n\tmw_tgt = 1\n");
-		goto declared;
-	}
-	fprintf(f, "\nprobe begin {\n\tmw_tgt = target()\n");
-	if (g->o->dynamic && !g->o->npids)
+	/* untargeted (no -x): mw_tgt only says the handlers are on, and the
+	 * set starts empty: every process joins it through MW_PIDS_FILE
+	 * (tracer.c), so that the script, and its module, are the same
+	 * whatever the pids */
+	fprintf(f, "\nprobe begin {\n\tmw_tgt = %s\n", untargeted ? "1" : "target()");
+	if (g->o->dynamic && !g->o->npids && !untargeted)
 		fprintf(f, "\tmw_pids[mw_tgt] = 1\n");
-	for (size_t i = 0; g->multi && i < g->o->npids; i++)
+	for (size_t i = 0; g->multi && !untargeted && i < g->o->npids; i++)
 		fprintf(f, "\tmw_pids[%d] = 1\n", g->o->pids[i]);
-declared:
 	for (int i = 0; i < g->ng; i++) {
 		fprintf(f, "\tprintf(\"P %d %s %d", g->g[i].id, g->g[i].name, g->g[i].nargs);
 		if (g->g[i].unavail)	/* protocol: optional mask of unreadable args */

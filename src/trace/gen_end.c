@@ -172,9 +172,6 @@ void mw_gen_end_probes(struct gen *g)
 	fprintf(f, "\nprobe end {\n\tif (mw_flushed) next\n\tmw_flushed = 1\n");
 	dump(g);
 	fprintf(f, "}\n");
-	/* the lock waits so far, for mallocwatch's periodic samples: a sum
-	 * over the (small) wait table in the reader, nothing in the hot
-	 * handler */
 	/* the kernel runtime learns the pids of a changing set here; the
 	 * bpf runtime's script cannot parse a number (no strtol), its map
 	 * is written from outside (pidset.h) */
@@ -208,6 +205,9 @@ void mw_gen_end_probes(struct gen *g)
 	}
 	if (g->multi)	/* no samples of several processes (trace_multi.h) */
 		return;
+	/* the lock waits so far, for mallocwatch's periodic samples: a sum
+	 * over the (small) wait table in the reader, nothing in the hot
+	 * handler */
 	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tmw_ws = 0\n", MW_SAMPLE_FILE);
 	if (g->modes & (1u << MW_MODE_WAIT))
 		fprintf(f, "\tforeach ([t, a] in mw_wait)\n\t\tmw_ws += mw_wait[t, a]\n");
