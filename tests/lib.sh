@@ -29,6 +29,32 @@ need_root() { [ "$(id -u)" = 0 ] || skip "needs root to trace (uprobes)"; }
 need_libc() {
 	[ -f "$GLIBC_PREFIX/lib/libc.so.6" ] || skip "no probe-enabled glibc at $GLIBC_PREFIX (make glibc)"
 }
+# need_kernel_runtime: skip unless SystemTap's kernel runtime can run here
+# (loadable modules and this kernel's build tree; make check-vm's guest)
+need_kernel_runtime() {
+	[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
+		skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+}
+# chain_stacks LABEL SUMMARY FOLDED: the --stacks report (summary and
+# --folded lines) of tests/fixtures/stack-chains 3 double, what glibc
+# guarantees there (t-stacks): 3 arenas created under chain_c <- chain_b
+# <- chain_a, the top sbrk stack grow_c <- grow_b <- grow_a <- main, the
+# tcache double free under twice_c <- twice_b <- twice_a, and 3.5 MiB or
+# more of folded sbrk bytes under grow_c (left in $bytes); fails with
+# LABEL otherwise
+chain_stacks() {
+	_n=$(grep -c 'created by thread [0-9]* at: chain_c <- chain_b <- chain_a' "$2")
+	[ "$_n" = 3 ] || fail "$1: $_n arenas named chain_c <- chain_b <- chain_a, not 3"
+	_line=$(grep -A1 'memory_sbrk_more:' "$2" | tail -1)
+	case "$_line" in
+	*"grow_c <- grow_b <- grow_a <- main"*) ;;
+	*) fail "$1: the top sbrk stack is not grow_c <- grow_b <- grow_a <- main: $_line" ;;
+	esac
+	grep -q 'tcache double free of 0x[0-9a-f]* by thread [0-9]* at: twice_c <- twice_b <- twice_a <- main' \
+		"$2" || fail "$1: no double free under twice_c <- twice_b <- twice_a"
+	bytes=$(grep ';main;grow_a;grow_b;grow_c;' "$3" | awk '{s += $NF} END {print s + 0}')
+	[ "$bytes" -ge 3670016 ] || fail "$1: --folded has $bytes bytes under grow_c, not 3.5 MiB or more"
+}
 # run CMD..., which must exit 0
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ

@@ -10,8 +10,7 @@
 . tests/lib.sh
 need_root
 need_libc
-[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
-	skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+need_kernel_runtime
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 ours() { grep -o '^mallocwatch_k[0-9a-f]*_[0-9]*' /proc/modules; }
 # wait_module ERRFILE: until one of our modules is loaded and held by

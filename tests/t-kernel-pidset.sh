@@ -17,8 +17,7 @@
 . tests/lib.sh
 need_root
 need_libc
-[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
-	skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+need_kernel_runtime
 FA=build/tests/fixtures/fork-arenas
 [ -x $FA ] || skip "no $FA (make check builds it)"
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}

@@ -12,8 +12,7 @@
 . tests/lib.sh
 need_root
 need_libc
-[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
-	skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+need_kernel_runtime
 [ -x examples/arena-storm ] || skip "no examples/arena-storm (make check builds it)"
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 "$MWBIN" --runtime=kernel -v --repeat 3 -o "$OUT/last.txt" \

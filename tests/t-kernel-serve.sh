@@ -17,10 +17,7 @@
 . tests/lib.sh
 need_root
 need_libc
-if [ "${MW_SERVE_ANY_RUNTIME:-0}" != 1 ]; then
-	[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
-		skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
-fi
+[ "${MW_SERVE_ANY_RUNTIME:-0}" = 1 ] || need_kernel_runtime
 FIX=build/tests/fixtures/serve-counts
 [ -x $FIX ] || skip "no $FIX (make check builds it)"
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}

@@ -14,8 +14,7 @@
 . tests/lib.sh
 need_root
 need_libc
-[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
-	skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+need_kernel_runtime
 F=build/tests/fixtures/stack-chains
 [ -x $F ] || skip "no $F (make check builds it)"
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
@@ -25,15 +24,5 @@ rc=$?
 [ $rc = 134 ] || { cat "$OUT/stderr"; fail "exit $rc, not 134 (the program's abort)"; }
 sed -n '/^Stacks/,$p' "$OUT/summary"
 grep -q 'lost' "$OUT/summary" && grep 'lost' "$OUT/summary"
-n=$(grep -c 'created by thread [0-9]* at: chain_c <- chain_b <- chain_a' "$OUT/summary")
-[ "$n" = 3 ] || fail "$n arenas named chain_c <- chain_b <- chain_a, not 3"
-line=$(grep -A1 'memory_sbrk_more:' "$OUT/summary" | tail -1)
-case "$line" in
-*"grow_c <- grow_b <- grow_a <- main"*) ;;
-*) fail "the top sbrk stack is not grow_c <- grow_b <- grow_a <- main: $line" ;;
-esac
-grep -q 'tcache double free of 0x[0-9a-f]* by thread [0-9]* at: twice_c <- twice_b <- twice_a <- main' \
-	"$OUT/summary" || fail "no double free under twice_c <- twice_b <- twice_a"
-bytes=$(grep ';main;grow_a;grow_b;grow_c;' "$OUT/folded" | awk '{s += $NF} END {print s + 0}')
-[ "$bytes" -ge 3670016 ] || fail "--folded has $bytes bytes under grow_c, not 3.5 MiB or more"
+chain_stacks "the kernel runtime" "$OUT/summary" "$OUT/folded"
 echo "ok: the kernel runtime's stacks: 3 arenas under chain_c, $bytes bytes of sbrk under grow_c, the double free under twice_c"

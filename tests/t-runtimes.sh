@@ -12,8 +12,7 @@
 . tests/lib.sh
 need_root
 need_libc
-[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
-	skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+need_kernel_runtime
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 # normalise FILE PID: what may differ between two runs of one program:
 # also the exit snapshot's resident set beside malloc's (RSS, the

@@ -42,17 +42,7 @@ for v in stack-chains stack-chains-fp stack-chains-stripped; do
 	# the program aborts (SIGABRT) at the double free: 128 + 6
 	[ $rc = 134 ] || { cat "$d/stderr"; fail "$v: exit $rc, not 134 (the program's abort)"; }
 	sed -n '/^Stacks/,$p' "$d/summary"
-	n=$(grep -c 'created by thread [0-9]* at: chain_c <- chain_b <- chain_a' "$d/summary")
-	[ "$n" = 3 ] || fail "$v: $n arenas named chain_c <- chain_b <- chain_a, not 3"
-	line=$(grep -A1 'memory_sbrk_more:' "$d/summary" | tail -1)
-	case "$line" in
-	*"grow_c <- grow_b <- grow_a <- main"*) ;;
-	*) fail "$v: the top sbrk stack is not grow_c <- grow_b <- grow_a <- main: $line" ;;
-	esac
-	grep -q 'tcache double free of 0x[0-9a-f]* by thread [0-9]* at: twice_c <- twice_b <- twice_a <- main' \
-		"$d/summary" || fail "$v: no double free under twice_c <- twice_b <- twice_a"
-	bytes=$(grep ';main;grow_a;grow_b;grow_c;' "$d/folded" | awk '{s += $NF} END {print s + 0}')
-	[ "$bytes" -ge 3670016 ] || fail "$v: --folded has $bytes bytes under grow_c, not 3.5 MiB or more"
+	chain_stacks "$v" "$d/summary" "$d/folded"
 	python3 - "$d/report.json" "$v" <<'PY' || fail "$v: JSON frames"
 import json, sys
 r = json.load(open(sys.argv[1]))
