@@ -55,6 +55,19 @@ chain_stacks() {
 	bytes=$(grep ';main;grow_a;grow_b;grow_c;' "$3" | awk '{s += $NF} END {print s + 0}')
 	[ "$bytes" -ge 3670016 ] || fail "$1: --folded has $bytes bytes under grow_c, not 3.5 MiB or more"
 }
+# serve_port ERRFILE PID [TRIES] [LABEL]: wait for `mallocwatch serve`
+# (PID, its stderr in ERRFILE) to say where it serves on 127.0.0.1; sets
+# port.  Fails when PID exits first or after TRIES looks 0.05 s apart
+# (default 100); LABEL (default "serve") names it in the failure.
+serve_port() {
+	_i=0
+	until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$1") &&
+		[ -n "$port" ]; do
+		_i=$((_i + 1)); [ $_i -lt "${3:-100}" ] || fail "${4:-serve}: no 'serving' line: $(cat "$1")"
+		kill -0 "$2" 2>/dev/null || fail "${4:-serve} exited: $(cat "$1")"
+		sleep 0.05
+	done
+}
 # run CMD..., which must exit 0
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ

@@ -41,13 +41,7 @@ until grep -q "$GLIBC_PREFIX/lib/libc.so.6" /proc/$A/maps 2>/dev/null; do
 done
 "$MWBIN" serve --listen 127.0.0.1:0 --probes -v -p "$A" 2>"$OUT/serve.err" 3>&- &
 S=$!
-i=0
-until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$OUT/serve.err") &&
-	[ -n "$port" ]; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "no 'serving' line: $(cat "$OUT/serve.err")"
-	kill -0 $S 2>/dev/null || fail "serve --probes exited: $(cat "$OUT/serve.err")"
-	sleep 0.05
-done
+serve_port "$OUT/serve.err" $S 200 "serve --probes"
 # value NAME: the sample of process A's series NAME{pid="A",...} (all
 # of its labels but pid taken as they come), "" when none
 value() {

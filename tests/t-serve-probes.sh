@@ -59,13 +59,7 @@ hold_fd deb 5 2 0 system; D=$pid
 # --- the old code has no --probes: this is where it fails
 "$MW" serve --listen 127.0.0.1:0 --probes -v -p "$A,$B,$D" 2>"$OUT/serve.err" 3>&- 4>&- 5>&- &
 S=$!
-i=0
-until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$OUT/serve.err") &&
-	[ -n "$port" ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "no 'serving' line: $(cat "$OUT/serve.err")"
-	kill -0 $S 2>/dev/null || fail "serve --probes exited: $(cat "$OUT/serve.err")"
-	sleep 0.05
-done
+serve_port "$OUT/serve.err" $S 100 "serve --probes"
 # the tracer compiles and joins A and B (a look every second)
 i=0
 until metrics >"$OUT/m.txt" 2>/dev/null && [ "$(value mallocwatch_process_probes_traced $A)" = 1 ] &&

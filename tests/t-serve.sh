@@ -40,13 +40,7 @@ serve() {
 	"$MW" serve --listen 127.0.0.1:0 "$@" 2>"$OUT/$_n.err" 3>&- 4>&- 5>&- 6>&- 7>&- &
 	spid=$!
 	SERVERS="$SERVERS $spid"
-	i=0
-	until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$OUT/$_n.err") &&
-		[ -n "$port" ]; do
-		i=$((i + 1)); [ $i -lt 100 ] || fail "$_n: no 'serving' line: $(cat "$OUT/$_n.err")"
-		kill -0 $spid 2>/dev/null || fail "$_n exited: $(cat "$OUT/$_n.err")"
-		sleep 0.05
-	done
+	serve_port "$OUT/$_n.err" $spid 100 "$_n"
 }
 # stop PID NAME: SIGTERM, exit 0
 stop() {
