@@ -10,6 +10,8 @@
 # before its first instruction until the tracer is ready:
 #   untraced  no tracer
 #   bare      stapbpf on  probe process(LIBC).mark(PROBE) { mw_bare++ }
+#             (this and ours as mallocwatch runs a script: the object
+#             stap compiled, its internal map made an array, bpfobj.h)
 #   ours      stapbpf on  `mallocwatch script -e FAMILY` (what mallocwatch
 #             runs; only the handlers of that family)
 #   bpftrace  (when bpftrace is installed) bpftrace 0.17, system-wide on
@@ -113,8 +115,12 @@ if [ "${KEYED:-0}" = 1 ]; then
 	inmark { if (!done) print "\tmw_k[a1]++"; done = 1; next }
 	{ print }' "$W/ours.stp" >"$W/floor.stp"
 fi
+# each object as mallocwatch runs it: stapbpf's internal map an array
+# (src/trace/bpfobj.h), done by mallocwatch's own code
+cc -O2 -Isrc/trace -o "$W/bpfobj-tune" bench/bpfobj-tune.c src/trace/bpfobj.c -lelf
 for s in $MODES; do
 	(cd "$W" && stap --runtime=bpf -g -w -r "$KSTUB" -p4 -m "mwbench_$s" "$s.stp" >/dev/null)
+	"$W/bpfobj-tune" "$W/mwbench_$s.bo"
 done
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)

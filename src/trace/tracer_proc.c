@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpfobj.h"
 #include "clock.h"
 #include "libcns.h"
 #include "msg.h"
@@ -491,13 +492,16 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 	if (cache && (cache_dir(dir, sizeof(dir)) < 0 || module_key(env, script, &key) < 0))
 		cache = 0;
 	if (cache) {
+		/* objects kept before mw_bpfobj_tune() were not tuned */
+		key = fnv(key, "bpfobj 1", 9);
 		snprintf(kept, sizeof(kept), "%s/bpf_%016llx.bo", dir, (unsigned long long)key);
 		if (roots_file(kept) && copy_into(kept, bo) == 0) {
 			*cached = 1;
 			return 0;
 		}
 	}
-	if (compile(env, script, workdir, rn_module, err, errlen) < 0)
+	if (compile(env, script, workdir, rn_module, err, errlen) < 0 ||
+	    mw_bpfobj_tune(bo, err, errlen) < 0)
 		return -1;
 	if (cache)
 		copy_into(bo, kept);	/* for the next run; none is fine */

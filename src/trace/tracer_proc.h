@@ -97,7 +97,8 @@ void mw_kmod_loaded_name(const char *ko, pid_t staprun, char *buf, size_t len);
  * scripts name no pid).  A signal caught meanwhile (signals.h) stops
  * stap's process group and is left pending.  0, or -1 with a one-line
  * reason in err (stap's first error line, or the signal); *cached 1
- * when the cache's copy was used. */
+ * when the cache's copy was used.  The object, compiled or kept, has
+ * stapbpf's internal map as an array (bpfobj.h). */
 int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
 			  int cache, int *cached, char *err, size_t errlen);

@@ -1,0 +1,89 @@
+#!/bin/sh
+# stapbpf's internal map made an array in stap's bpf object
+# (src/trace/bpfobj.h).
+# 1. The object mallocwatch's stapbpf runs, compiled afresh and taken
+#    from the cache, has map 0 of type 2 (BPF_MAP_TYPE_ARRAY); stap
+#    writes 1 (BPF_MAP_TYPE_HASH).
+# 2. What the map is for works the same before and after, on scripts
+#    compiled here: a count on setjmp equals the program's own count,
+#    exit() from a handler stops at the 7th hit, error() in one is
+#    reported and ends stapbpf with status 1; only the one byte of the
+#    map's type differs between the two objects.
+# 3. Bad input: a file that is not ELF, an ELF object with no such map
+#    (a program, an object already changed) are told apart and left
+#    unchanged.
+. tests/lib.sh
+need_root
+need_libc
+command -v stap >/dev/null && command -v stapbpf >/dev/null || skip "no stap/stapbpf"
+command -v readelf >/dev/null || skip "no readelf"
+P=$GLIBC_PREFIX/lib
+LIBC=$P/libc.so.6
+maptype() {	# FILE: map 0's type, the first u32 of "maps", as hex bytes
+	readelf -x maps "$1" | sed -n 's/^  0x00000000 \([0-9a-f]*\) .*/\1/p'
+}
+# what the traced program sees: the object of its sibling stapbpf
+# (mallocwatch's child, as the program is), map 0's type
+PROBE='p=$(pgrep -x -P $PPID stapbpf); o=$(tr "\0" "\n" </proc/$p/cmdline | tail -n 1); readelf -x maps "$o" | sed -n "s/^  0x00000000 \([0-9a-f]*\) .*/type \1/p"'
+MW_NO_CACHE=1 "$MW" -q -e setjmp -o /dev/null -c sh -c "$PROBE" >"$OUT/fresh.txt" ||
+	fail "mallocwatch exited $?"
+echo "type 02000000" >"$OUT/expected.txt"
+expect_same "$OUT/expected.txt" "$OUT/fresh.txt"
+"$MW" -q -e setjmp -o /dev/null -c sh -c "$PROBE" >/dev/null || fail "mallocwatch exited $?"
+"$MW" -v -e setjmp -o /dev/null -c sh -c "$PROBE" >"$OUT/cached.txt" 2>"$OUT/cached.err" ||
+	fail "mallocwatch exited $?"
+grep -q "built before" "$OUT/cached.err" || fail "the third run did not use the cache's object"
+expect_same "$OUT/expected.txt" "$OUT/cached.txt"
+
+# 2. the bench's tool: mallocwatch's own function
+cc -O2 -Isrc/trace -o "$OUT/tune" bench/bpfobj-tune.c src/trace/bpfobj.c -lelf || exit 99
+KSTUB=/var/cache/mallocwatch/kernel-$(uname -r)	# made by the runs above
+[ -d "$KSTUB" ] || exit 99
+cat >"$OUT/count.stp" <<EOF
+global n
+probe process("$LIBC").mark("setjmp") { if (pid() == target()) n++ }
+probe end { printf("setjmp %d\n", n) }
+EOF
+sed 's/n++ }/{ n++; if (n == 7) exit() } }/' "$OUT/count.stp" >"$OUT/stop.stp"
+sed 's/n++ }/{ n++; if (n == 5) error("boom") } }/' "$OUT/count.stp" >"$OUT/fault.stp"
+LOADER="$P/ld-linux-x86-64.so.2 --library-path $P:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu"
+for s in count stop fault; do
+	(cd "$OUT" && stap --runtime=bpf -w -r "$KSTUB" -p4 -m "$s" "$s.stp" >/dev/null) ||
+		fail "stap could not compile $s.stp"
+	cp "$OUT/$s.bo" "$OUT/${s}_stap.bo"
+	[ "$(maptype "$OUT/$s.bo")" = 01000000 ] || fail "$s: stap's map 0 is not a hash"
+	"$OUT/tune" "$OUT/$s.bo" || fail "$s: not changed"
+	[ "$(maptype "$OUT/$s.bo")" = 02000000 ] || fail "$s: map 0 is not an array"
+	[ "$(cmp -l "$OUT/${s}_stap.bo" "$OUT/$s.bo" | wc -l)" = 1 ] ||
+		fail "$s: more than one byte changed"
+	for o in ${s}_stap $s; do
+		LD_PRELOAD=$PWD/build/memlock-shim.so timeout 60 stapbpf -w \
+			-c "$LOADER $PWD/examples/setjmp-loop 1000" "$OUT/$o.bo" >"$OUT/$o.out" 2>&1
+		echo "exit $?" >>"$OUT/$o.out"
+		# the program's own lines differ in the jmp_buf's address and
+		# the loop's time; stapbpf's colours are kept
+		grep -v '^jmp_buf \|^loop_ns \|^longjmp_value ' "$OUT/$o.out" >"$OUT/$o.txt"
+	done
+	expect_same "$OUT/${s}_stap.txt" "$OUT/$s.txt"
+done
+# the program's setjmp-loop 1000 calls setjmp 1001 times (its first)
+grep -qx 'setjmp 1001' "$OUT/count.txt" || fail "count: $(cat "$OUT/count.txt")"
+grep -qx 'exit 0' "$OUT/count.txt" || fail "count: $(cat "$OUT/count.txt")"
+grep -qx 'setjmp 7' "$OUT/stop.txt" || fail "exit(): $(cat "$OUT/stop.txt")"
+grep -q 'ERROR: .*boom' "$OUT/fault.txt" || fail "error(): $(cat "$OUT/fault.txt")"
+grep -qx 'exit 1' "$OUT/fault.txt" || fail "error(): $(cat "$OUT/fault.txt")"
+
+# 3. bad input
+echo "not an object" >"$OUT/junk"
+"$OUT/tune" "$OUT/junk" 2>"$OUT/junk.err" && fail "a text file was changed"
+grep -q "'$OUT/junk' is not an ELF object" "$OUT/junk.err" || fail "junk: $(cat "$OUT/junk.err")"
+cp /bin/true "$OUT/prog"
+"$OUT/tune" "$OUT/prog" 2>"$OUT/prog.err" && fail "a program was changed"
+grep -q "no internal map" "$OUT/prog.err" || fail "prog: $(cat "$OUT/prog.err")"
+cmp -s /bin/true "$OUT/prog" || fail "the program's file changed"
+cp "$OUT/count.bo" "$OUT/again.bo"
+"$OUT/tune" "$OUT/again.bo" 2>/dev/null && fail "an object already changed was changed again"
+cmp -s "$OUT/count.bo" "$OUT/again.bo" || fail "the object already changed changed"
+"$OUT/tune" "$OUT/nothere.bo" 2>"$OUT/nothere.err" && fail "a missing file was changed"
+grep -q "cannot open" "$OUT/nothere.err" || fail "nothere: $(cat "$OUT/nothere.err")"
+echo "map 0: hash in stap's objects, array in mallocwatch's; counts, exit() and error() the same"
