@@ -7,7 +7,8 @@
 # 2. For the probe-enabled libc (when present): one handler per memory_*,
 #    setjmp, longjmp and longjmp_target probe name found by readelf, every site of a multi-site probe
 #    dispatched, $argN only in the kernel script, and the stream mode
-#    of probes.def (heap_more aggregated, arena_new streamed).
+#    of probes.def (heap_more aggregated, arena_new streamed), and the
+#    bpf handlers' pid and tid from one mw_pidtgid() call each.
 . tests/lib.sh
 FIX=$PWD/build/tests/fixtures/libfix.so
 [ -f "$FIX" ] || exit 99
@@ -37,4 +38,15 @@ sed -n '/mark("memory_heap_more")/,/^}/p' "$OUT/libc-bpf.stp" | grep -q printf &
 	fail "memory_heap_more streams a line per hit"
 sed -n '/mark("memory_arena_new")/,/^}/p' "$OUT/libc-bpf.stp" | grep -q 'printf("T ' ||
 	fail "memory_arena_new is not streamed"
+# bpf handlers: pid and tid from one helper call each hit (stp/bpf.stp's
+# mw_pidtgid), not pid() and tid()'s one call each and more
+# (-f: the script of several processes, whose maps are keyed by process)
+ok "$MW" script --runtime=bpf -f --libc "$LIBC" >"$OUT/libc-bpf-f.stp"
+for s in libc-bpf libc-bpf-f; do
+	handlers=$(grep -c '^probe process(' "$OUT/$s.stp")
+	calls=$(sed -n '/^probe process(/,/^}/p' "$OUT/$s.stp" | grep -c 'mw_pidtgid()')
+	[ "$calls" = "$handlers" ] || fail "$s: $handlers handlers but $calls mw_pidtgid() calls"
+	sed -n '/^probe process(/,/^}/p' "$OUT/$s.stp" | grep -n 'pid()\|tid()' &&
+		fail "$s: a handler calls pid() or tid()"
+done
 echo "$(wc -l <"$OUT/names.readelf") memory probes, $sites sites of memory_mallopt_arena_max"

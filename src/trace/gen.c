@@ -3,7 +3,10 @@
  * A generated handler, bpf runtime, for a two-site probe:
  *
  *	probe process("/x/libc.so.6").mark("memory_mallopt_arena_max") {
- *		if (pid() != mw_tgt) next
+ *		pg = mw_pidtgid()
+ *		pi = pg >> 32
+ *		ti = (pg << 32) >> 32
+ *		if (pi != mw_tgt) next
  *		ip = mw_ip()
  *		if ((ip & 4095) == 2995) {
  *			bias = ip - 580531
@@ -11,9 +14,13 @@
  *			a2 = mw_rd8(mw_r_rip_bias + ...)
  *		} else if ((ip & 4095) == 1332) { ... } else next
  *		mw_bias = bias
- *		mw_n[23, tid()]++
- *		printf("E 23 %d %d %d\n", tid(), a1, a2)
+ *		mw_n[23, ti]++
+ *		printf("E 23 %d %d %d\n", ti, a1, a2)
  *	}
+ *
+ * The kernel runtime's handlers call pid() and tid() instead: there they
+ * are plain C; under stapbpf each is a helper call, and tid() is called
+ * again each time a map key holding it is built (a ++ builds it twice).
  */
 #include <ctype.h>
 #include <elf.h>
@@ -365,7 +372,7 @@ static void sbrk_body(struct gen *g, const struct group *gr)
 	const char *k = g->sk;
 
 	if (g->multi)	/* the processes that have an S record */
-		fprintf(g->out, "\tmw_sany[pid()] = 1\n");
+		fprintf(g->out, "\tmw_sany[%s] = 1\n", g->pe);
 	if (gr->id == MW_P_memory_sbrk_more)
 		/* glibc's MORECORE_FAILURE is 0: __glibc_morecore returns
 		 * NULL when sbrk fails (malloc/morecore.c) */
@@ -410,9 +417,8 @@ static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
 	FILE *f = g->out;
 	/* T: the event with its time, CLOCK_MONOTONIC ns (both
 	 * runtimes' ktime_get_ns()) */
-	static const char *const a[] = { "tid()", "ns", "a1", "a2", "a3",
-					 "a4", "a5", "a6", "a7", "a8", "a9", "a10",
-					 "a11", "a12" };
+	const char *const a[] = { g->te, "ns", "a1", "a2", "a3", "a4", "a5", "a6",
+				  "a7", "a8", "a9", "a10", "a11", "a12" };
 	char tag[32];
 
 	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
@@ -423,12 +429,16 @@ static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
 		static const char *const aggp[] = { "a1", "ar", "a2", HEAP_PEAK("mw_h[pid(), a1]"),
 			HEAP_NMORE("mw_h[pid(), a1]", "mw_hmhi[pid(), a1]"),
 			HEAP_NLESS("mw_h[pid(), a1]", "mw_hlhi[pid(), a1]") };
+		static const char *const aggpi[] = { "a1", "ar", "a2", HEAP_PEAK("mw_h[pi, a1]"),
+			HEAP_NMORE("mw_h[pi, a1]", "mw_hmhi[pi, a1]"),
+			HEAP_NLESS("mw_h[pi, a1]", "mw_hlhi[pi, a1]") };
 		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
 
 		fprintf(f, "\tar = mw_rd8(a1)\n");
 		/* G: the counts are also the hits of heap_more/less */
 		mw_gen_emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6,
-			   !heap_agg ? none : g->multi ? aggp : agg);
+			   !heap_agg ? none : !g->multi ? agg :
+			   g->o->runtime == MW_RT_BPF ? aggpi : aggp);
 	}
 	/* the aggregates exist only when memory_heap_more/less do */
 	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
@@ -454,19 +464,19 @@ static void mode_body(struct gen *g, const struct group *gr)
 	 * sbrk_more/less are counted per heap (G) and for main_arena (S),
 	 * not per thread */
 	if (mode == MW_MODE_STREAM || mode == MW_MODE_MATH)
-		fprintf(f, "\tmw_n[%d, %stid()]++\n", gr->id, g->pk);
+		fprintf(f, "\tmw_n[%d, %s%s]++\n", gr->id, g->pk, g->te);
 	switch (mode) {
 	case MW_MODE_HEAP:
 		heap_body(g, gr);
 		return;
 	case MW_MODE_WAIT:
-		fprintf(f, "\tmw_wait[%stid(), a2]++\n", g->pk);
+		fprintf(f, "\tmw_wait[%s%s, a2]++\n", g->pk, g->te);
 		return;
 	case MW_MODE_SBRK:
 		sbrk_body(g, gr);
 		return;
 	case MW_MODE_SETJMP:	/* per thread, jmp_buf, value, return address */
-		fprintf(f, "\tmw_j[%d, %stid(), a1, a2, a3]++\n", gr->id, g->pk);
+		fprintf(f, "\tmw_j[%d, %s%s, a1, a2, a3]++\n", gr->id, g->pk, g->te);
 		return;
 	case MW_MODE_MATH:	/* the first samples, arguments read through */
 		math_body(g, gr);
@@ -492,9 +502,14 @@ static void ustack_body(struct gen *g, const struct group *gr)
 
 static void handler(struct gen *g, struct group *gr)
 {
-	fprintf(g->out, "\nprobe process(\"%s\").mark(\"%s\") {\n"
-		"\tif (%s) next\n\tip = mw_ip()\n", gr->path, gr->name,
-		g->multi ? "!mw_tgt || !(pid() in mw_pids)" : "pid() != mw_tgt");
+	fprintf(g->out, "\nprobe process(\"%s\").mark(\"%s\") {\n", gr->path, gr->name);
+	if (g->o->runtime == MW_RT_BPF)
+		fprintf(g->out, "\tpg = mw_pidtgid()\n\tpi = pg >> 32\n\tti = (pg << 32) >> 32\n");
+	if (g->multi)
+		fprintf(g->out, "\tif (!mw_tgt || !(%s in mw_pids)) next\n", g->pe);
+	else
+		fprintf(g->out, "\tif (%s != mw_tgt) next\n", g->pe);
+	fprintf(g->out, "\tip = mw_ip()\n");
 	dispatch(g, gr);
 	/* (before the mode's body: the sbrk account ends a failed hit with
 	 * next) */
@@ -580,6 +595,8 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 	g->multi = opts->npids >= 2 || opts->dynamic;
 	g->pk = g->multi ? "pid(), " : "";
 	g->sk = g->multi ? "[pid()]" : "";
+	g->pe = "pid()";
+	g->te = "tid()";
 	g->out = out;
 	g->st = stats;
 	if (!mw_gen_path_ok(opts->libc_path, err, errlen) ||
@@ -597,8 +614,18 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		snprintf(err, errlen, "out of memory");
 		goto cleanup;
 	}
+	if (opts->runtime == MW_RT_BPF) {	/* the handlers' pid and tid */
+		g->pe = "pi";
+		g->te = "ti";
+		g->pk = g->multi ? "pi, " : "";
+		g->sk = g->multi ? "[pi]" : "";
+	}
 	for (int i = 0; i < g->ng; i++)
 		handler(g, &g->g[i]);
+	g->pe = "pid()";
+	g->te = "tid()";
+	g->pk = g->multi ? "pid(), " : "";
+	g->sk = g->multi ? "[pid()]" : "";
 	fclose(g->out);
 	g->out = out;
 	globals_and_begin(g);

@@ -41,7 +41,7 @@ void mw_gen_emit_print_of(struct gen *g, const char *indent, const char *who,
 void mw_gen_emit_print(struct gen *g, const char *indent, const char *tag,
 		       int nplain, int n, const char *const *v)
 {
-	mw_gen_emit_print_of(g, indent, g->multi ? "pid()" : NULL, tag, nplain, n, v);
+	mw_gen_emit_print_of(g, indent, g->multi ? g->pe : NULL, tag, nplain, n, v);
 }
 
 /* The per-process aggregates of a run of several processes that later

@@ -39,6 +39,9 @@ struct gen {
 	int multi;		/* several processes (opts->npids >= 2) */
 	const char *pk;		/* key prefix of per-process maps: "pid(), " or "" */
 	const char *sk;		/* index of per-process scalars: "[pid()]" or "" */
+	/* the process and thread: pid() and tid(), or in the bpf runtime's
+	 * handlers the locals pi and ti, set from one mw_pidtgid() call */
+	const char *pe, *te;
 	char unresolved[256];	/* symbols not found, ", "-separated, once each */
 	int draining;		/* writing the drain probe (opts->linger) */
 };
