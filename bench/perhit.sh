@@ -111,7 +111,7 @@ if [ "${KEYED:-0}" = 1 ]; then
 	/^global mw_n/ { print "global mw_k[65536]" }
 	/^probe process\(".*"\)\.mark\("/ { inmark = 1; done = 0; print; next }
 	inmark && /^}$/ { inmark = 0; print; next }
-	inmark && /^\t(if \(pid\(\)|ip = |bias = |a[0-9]+ = )/ { print; next }
+	inmark && /^\t(pg = |pi = |ti = |if \(pi |ip = |bias = |a[0-9]+ = )/ { print; next }
 	inmark { if (!done) print "\tmw_k[a1]++"; done = 1; next }
 	{ print }' "$W/ours.stp" >"$W/floor.stp"
 fi

@@ -27,7 +27,8 @@
 #   heaptrack   heaptrack -o FILE (its LD_PRELOAD; the system glibc)
 #   bpftrace    bpftrace 0.17 (when installed) system-wide on the probes
 #               mw traces, counting by (probe, tid); its attach and its
-#               exit are not in the figure, only the program's run
+#               exit are not in the figure, only the program's run; its
+#               start (launch to BEGIN) is printed beside
 # The mallocwatch figures are the whole command: start (compile cache,
 # attach), the run, the exit snapshot, the report, the exit.
 # Prints per program: each mode's median wall and CPU (user+sys of the
@@ -135,12 +136,16 @@ one_run() {
 	mw-e) timed $MW -q -o /dev/null -e "$MW_CHEAP" -c $c ;;
 	heaptrack) timed heaptrack -o "$W/ht" $c; rm -f "$W"/ht* ;;
 	bpftrace)
+		t0=$(date +%s%N)
 		bpftrace "$W/bt.bt" >"$W/bt.out" 2>&1 &
 		bt=$!
 		until grep -q '^MW 1 ready' "$W/bt.out"; do
 			kill -0 $bt 2>/dev/null || { cat "$W/bt.out" >&2; exit 1; }
-			sleep 0.05
+			sleep 0.01
 		done
+		# its start, launch to BEGIN (every probe attached), to set
+		# beside mallocwatch's (start): not in its figure
+		echo "$(( ($(date +%s%N) - t0) / 1000000 ))" >>"$W/$2.btstart"
 		timed $LOADER $c
 		kill -INT $bt
 		i=0
@@ -173,5 +178,8 @@ for prog in $PROGS; do
 		printf '  %-8s %-10s %7.2fs %7.2fs %7.3f %7.3f %9s\n' $prog $m $w $c \
 			"$(echo "$w / $uw" | bc -l)" "$(echo "$c / $uc" | bc -l)" "$r"
 	done
+	[ -f "$W/$prog.btstart" ] &&
+		printf '  %-8s bpftrace start (launch to BEGIN, not in its figure): %.2fs\n' $prog \
+			"$(echo "$(med <"$W/$prog.btstart") / 1000" | bc -l)"
 done
 echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
