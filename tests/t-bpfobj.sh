@@ -10,8 +10,8 @@
 #    reported and ends stapbpf with status 1; only the one byte of the
 #    map's type differs between the two objects.
 # 3. Bad input: a file that is not ELF, an ELF object with no such map
-#    (a program, an object already changed) are told apart and left
-#    unchanged.
+#    (a program, an object already changed, bpf objects whose map 0 has
+#    another name or other key size) are told apart and left unchanged.
 . tests/lib.sh
 need_root
 need_libc
@@ -86,4 +86,27 @@ cp "$OUT/count.bo" "$OUT/again.bo"
 cmp -s "$OUT/count.bo" "$OUT/again.bo" || fail "the object already changed changed"
 "$OUT/tune" "$OUT/nothere.bo" 2>"$OUT/nothere.err" && fail "a missing file was changed"
 grep -q "cannot open" "$OUT/nothere.err" || fail "nothere: $(cat "$OUT/nothere.err")"
+# bpf objects of clang's with a "maps" section: the internal map's shape
+# but another name, or its name but 8-byte keys, are not stapbpf's and
+# stay; with both it is changed (the shape alone decides, not stap)
+if command -v clang >/dev/null; then
+	cat >"$OUT/maps.c" <<'EOF'
+struct def { unsigned type, key, value, max, flags; };
+struct def m0 __asm__(NAME) __attribute__((section("maps"), used)) = { 1, KEY, 8, 2, 0 };
+struct def m1 __asm__("map.1") __attribute__((section("maps"), used)) = { 4, 4, 4, 0, 0 };
+EOF
+	for v in 'good "map.0" 4 0' 'other "other" 4 1' 'key8 "map.0" 8 1'; do
+		set -- $v
+		clang -O2 -target bpf -DNAME="$2" -DKEY=$3 -c -o "$OUT/$1.o" "$OUT/maps.c" || exit 99
+		cp "$OUT/$1.o" "$OUT/$1.orig"
+		rc=0
+		"$OUT/tune" "$OUT/$1.o" 2>/dev/null || rc=$?
+		[ $rc = $4 ] || fail "clang's object '$1': tune exited $rc, not $4"
+		if [ $4 = 1 ]; then
+			cmp -s "$OUT/$1.orig" "$OUT/$1.o" || fail "clang's object '$1' changed"
+		else
+			[ "$(maptype "$OUT/$1.o")" = 02000000 ] || fail "clang's object '$1' not changed"
+		fi
+	done
+fi
 echo "map 0: hash in stap's objects, array in mallocwatch's; counts, exit() and error() the same"
