@@ -29,6 +29,9 @@
 #               mw traces, counting by (probe, tid); its attach and its
 #               exit are not in the figure, only the program's run; its
 #               start (launch to BEGIN) is printed beside
+# and the probe hits of one more, untimed, mallocwatch run (what every
+# tracer of those probes pays a uprobe trap for: bench/perhit.sh's
+# empty program measures one)
 # The mallocwatch figures are the whole command: start (compile cache,
 # attach), the run, the exit snapshot, the report, the exit.
 # Prints per program: each mode's median wall and CPU (user+sys of the
@@ -178,6 +181,15 @@ for prog in $PROGS; do
 		printf '  %-8s %-10s %7.2fs %7.2fs %7.3f %7.3f %9s\n' $prog $m $w $c \
 			"$(echo "$w / $uw" | bc -l)" "$(echo "$c / $uc" | bc -l)" "$r"
 	done
+	# what any tracer of the same probes pays in traps: the probe hits
+	# of one more (untimed) mallocwatch run, by probe
+	if $MW -q -o /dev/null --json "$W/$prog.json" -c $(cmd $prog) >/dev/null 2>&1; then
+		python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))["events"]
+top = sorted(((n, p) for p, n in e["by_probe"].items() if n), reverse=True)[:3]
+print("  %-8s probe hits in one run: %d (%s)" % (sys.argv[2], e["total"],
+      ", ".join("%s %d" % (p, n) for n, p in top)))' "$W/$prog.json" $prog
+	fi
 	[ -f "$W/$prog.btstart" ] &&
 		printf '  %-8s bpftrace start (launch to BEGIN, not in its figure): %.2fs\n' $prog \
 			"$(echo "$(med <"$W/$prog.btstart") / 1000" | bc -l)"
