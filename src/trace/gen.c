@@ -424,21 +424,19 @@ static void stream_body(struct gen *g, const struct group *gr, int heap_agg)
 	if (gr->elf == g->elf)	/* mw_bias is libc's: main_arena's address */
 		fprintf(f, "\tif (bias) mw_bias%s = bias\n", g->sk);
 	if (gr->id == MW_P_memory_heap_free) {	/* the freed heap's final account */
-		static const char *const agg[] = { "a1", "ar", "a2", HEAP_PEAK("mw_h[a1]"),
-			HEAP_NMORE("mw_h[a1]", "mw_hmhi[a1]"), HEAP_NLESS("mw_h[a1]", "mw_hlhi[a1]") };
-		static const char *const aggp[] = { "a1", "ar", "a2", HEAP_PEAK("mw_h[pid(), a1]"),
-			HEAP_NMORE("mw_h[pid(), a1]", "mw_hmhi[pid(), a1]"),
-			HEAP_NLESS("mw_h[pid(), a1]", "mw_hlhi[pid(), a1]") };
-		static const char *const aggpi[] = { "a1", "ar", "a2", HEAP_PEAK("mw_h[pi, a1]"),
-			HEAP_NMORE("mw_h[pi, a1]", "mw_hmhi[pi, a1]"),
-			HEAP_NLESS("mw_h[pi, a1]", "mw_hlhi[pi, a1]") };
+		/* the aggregates of heap a1, of the hit's process (g->pk) */
+		char peak[64], nmore[128], nless[128];
+		const char *const agg[] = { "a1", "ar", "a2", peak, nmore, nless };
 		static const char *const none[] = { "a1", "ar", "a2", "a2", "0", "0" };
 
+		snprintf(peak, sizeof(peak), HEAP_PEAK("mw_h[%sa1]"), g->pk);
+		snprintf(nmore, sizeof(nmore), HEAP_NMORE("mw_h[%sa1]", "mw_hmhi[%sa1]"),
+			 g->pk, g->pk);
+		snprintf(nless, sizeof(nless), HEAP_NLESS("mw_h[%sa1]", "mw_hlhi[%sa1]"),
+			 g->pk, g->pk);
 		fprintf(f, "\tar = mw_rd8(a1)\n");
 		/* G: the counts are also the hits of heap_more/less */
-		mw_gen_emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6,
-			   !heap_agg ? none : !g->multi ? agg :
-			   g->o->runtime == MW_RT_BPF ? aggpi : aggp);
+		mw_gen_emit_print(g, "\t", heap_agg ? "G" : "H", 0, 6, heap_agg ? agg : none);
 	}
 	/* the aggregates exist only when memory_heap_more/less do */
 	if (heap_agg && (gr->id == MW_P_memory_heap_new || gr->id == MW_P_memory_heap_free))
@@ -498,6 +496,20 @@ static void ustack_body(struct gen *g, const struct group *gr)
 		"ktime_get_ns(), %s, %s, %s, ubacktrace())\n", MW_REC_USTACK, gr->id,
 		gr->nargs > 0 ? "a1" : "0", gr->nargs > 1 ? "a2" : "0",
 		gr->nargs > 2 ? "a3" : "0");
+}
+
+/* The process and thread the script's code names: pe and te (pid() and
+ * tid(), or the bpf handlers' locals), and the keys built from the
+ * process in a run of several. */
+static void use_ids(struct gen *g, const char *pe, const char *te)
+{
+	g->pe = pe;
+	g->te = te;
+	g->pk[0] = g->sk[0] = '\0';
+	if (g->multi) {
+		snprintf(g->pk, sizeof(g->pk), "%s, ", pe);
+		snprintf(g->sk, sizeof(g->sk), "[%s]", pe);
+	}
 }
 
 static void handler(struct gen *g, struct group *gr)
@@ -593,10 +605,7 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 	g->elf = libc;
 	g->o = opts;
 	g->multi = opts->npids >= 2 || opts->dynamic;
-	g->pk = g->multi ? "pid(), " : "";
-	g->sk = g->multi ? "[pid()]" : "";
-	g->pe = "pid()";
-	g->te = "tid()";
+	use_ids(g, "pid()", "tid()");
 	g->out = out;
 	g->st = stats;
 	if (!mw_gen_path_ok(opts->libc_path, err, errlen) ||
@@ -614,18 +623,11 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		snprintf(err, errlen, "out of memory");
 		goto cleanup;
 	}
-	if (opts->runtime == MW_RT_BPF) {	/* the handlers' pid and tid */
-		g->pe = "pi";
-		g->te = "ti";
-		g->pk = g->multi ? "pi, " : "";
-		g->sk = g->multi ? "[pi]" : "";
-	}
+	if (opts->runtime == MW_RT_BPF)	/* the handlers' pid and tid */
+		use_ids(g, "pi", "ti");
 	for (int i = 0; i < g->ng; i++)
 		handler(g, &g->g[i]);
-	g->pe = "pid()";
-	g->te = "tid()";
-	g->pk = g->multi ? "pid(), " : "";
-	g->sk = g->multi ? "[pid()]" : "";
+	use_ids(g, "pid()", "tid()");
 	fclose(g->out);
 	g->out = out;
 	globals_and_begin(g);

@@ -37,11 +37,12 @@ struct gen {
 	struct mw_gen_stats *st;
 	unsigned modes;		/* bit per enum mw_mode present */
 	int multi;		/* several processes (opts->npids >= 2) */
-	const char *pk;		/* key prefix of per-process maps: "pid(), " or "" */
-	const char *sk;		/* index of per-process scalars: "[pid()]" or "" */
 	/* the process and thread: pid() and tid(), or in the bpf runtime's
-	 * handlers the locals pi and ti, set from one mw_pidtgid() call */
+	 * handlers the locals pi and ti, set from one mw_pidtgid() call;
+	 * and from the process, for a run of several (multi): */
 	const char *pe, *te;
+	char pk[16];		/* key prefix of per-process maps: "pid(), " or "" */
+	char sk[16];		/* index of per-process scalars: "[pid()]" or "" */
 	char unresolved[256];	/* symbols not found, ", "-separated, once each */
 	int draining;		/* writing the drain probe (opts->linger) */
 };
