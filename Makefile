@@ -11,7 +11,8 @@
 #                   (default /var/cache/mallocwatch/glibc)
 #
 # Targets:
-#   all        build build/mallocwatch and build/memlock-shim.so
+#   all        build build/mallocwatch, build/memlock-shim.so and
+#              build/umulti-shim.so
 #   deps       install missing Debian packages (root)
 #   glibc      build the probe-enabled glibc once, if the system's has no probes (root)
 #   demo       deps + glibc + all, then trace examples/arena-storm and
@@ -84,7 +85,7 @@ $(error two files under src/ share a name: $(DUP_NAMES))
 endif
 STP = stp/common.stp stp/bpf.stp stp/kernel.stp
 
-all: build/mallocwatch build/memlock-shim.so
+all: build/mallocwatch build/memlock-shim.so build/umulti-shim.so
 
 build:
 	$(Q)mkdir -p build
@@ -109,6 +110,9 @@ build/libmw.a: $(LIB_OBJS)
 # src/trace/runtime.c and docs/platform.md.
 build/memlock-shim.so: shim/memlock-shim.c | build
 	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
+
+build/umulti-shim.so: shim/umulti-shim.c | build
+	$(QUIET_CC)$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl -pthread
 
 deps:
 	$(Q)sh scripts/install-deps.sh
@@ -245,6 +249,7 @@ install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1
 	install -m 755 build/mallocwatch $(DESTDIR)$(bindir)/mallocwatch
 	install -m 644 build/memlock-shim.so $(DESTDIR)$(libexecdir)/memlock-shim.so
+	install -m 644 build/umulti-shim.so $(DESTDIR)$(libexecdir)/umulti-shim.so
 	install -m 644 docs/mallocwatch.1 $(DESTDIR)$(mandir)/man1/mallocwatch.1
 
 uninstall:

@@ -1,7 +1,7 @@
 /* bench/uprobe-close.c - what arming and removing uprobes costs the
  * kernel, by interface, with no tracer in the way (bench/uprobes.sh).
  *
- * Usage: uprobe-close tracefs|pmu FILE OFFSET...
+ * Usage: uprobe-close tracefs|pmu|multi FILE OFFSET...
  *
  * tracefs: as stapbpf does it (strace of stapbpf 4.8): one "p:NAME
  * FILE:OFFSET" line per site into uprobe_events, the event's id read
@@ -9,8 +9,12 @@
  * on it (pid -1, CPU 0); removal: every perf event closed, then "-:NAME"
  * per site.  pmu: as bpftrace and libbpf do it, a perf event of the
  * "uprobe" PMU (/sys/bus/event_source/devices/uprobe/type; config1 the
- * path, config2 the offset), removed by closing it.  No BPF program is
- * attached: a hit costs nothing here, only arming and removal are timed.
+ * path, config2 the offset), removed by closing it.  multi: as
+ * mallocwatch's umulti-shim.so arms stapbpf's sites (Linux 6.6 and
+ * later): one BPF_TRACE_UPROBE_MULTI link for every site, carrying an
+ * empty program (a link needs one), removed by closing it.  tracefs and
+ * pmu attach no BPF program: a hit costs nothing here, only arming and
+ * removal are timed.
  * Prints "MODE sites N arm S close S delete S" (seconds).  Exits 1 with
  * a line on stderr on any failure; the tracefs events it made are
  * removed before it exits, and a killed run's are named
@@ -19,7 +23,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +60,46 @@ static long read_num(const char *path)
 	return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
+/* One uprobe_multi link (include/uapi/linux/bpf.h, 6.6) for the n sites:
+ * its fd, or -1 with errno. */
+static int multi_link(const char *path, unsigned long *off, int n)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct {
+		uint32_t prog_fd, target_fd, attach_type, flags;
+		uint64_t path, offsets, ref_ctr_offsets, cookies;
+		uint32_t cnt, uflags, pid, pad;
+	} l;
+	static uint64_t offs[MAX_SITES];
+	union bpf_attr a;
+	int prog, fd, e;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.expected_attach_type = 48;	/* BPF_TRACE_UPROBE_MULTI */
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = 2;
+	a.license = (uintptr_t)"GPL";
+	if ((prog = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a))) < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		offs[i] = off[i];
+	memset(&l, 0, sizeof(l));
+	l.prog_fd = (uint32_t)prog;
+	l.attach_type = 48;
+	l.path = (uintptr_t)path;
+	l.offsets = (uintptr_t)offs;
+	l.cnt = (uint32_t)n;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &l, sizeof(l));
+	e = errno;
+	close(prog);
+	errno = e;
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
 	static int fds[MAX_SITES];
@@ -62,13 +108,29 @@ int main(int argc, char **argv)
 	double t0, t1, t2, t3;
 	long type = 0;
 
-	if (argc < 4 || n > MAX_SITES || (!pmu && strcmp(argv[1], "tracefs") != 0)) {
-		fprintf(stderr, "usage: uprobe-close tracefs|pmu FILE OFFSET... (at most %d)\n",
+	int multi = argc > 1 && strcmp(argv[1], "multi") == 0;
+
+	if (argc < 4 || n > MAX_SITES || (!pmu && !multi && strcmp(argv[1], "tracefs") != 0)) {
+		fprintf(stderr, "usage: uprobe-close tracefs|pmu|multi FILE OFFSET... (at most %d)\n",
 			MAX_SITES);
 		return 1;
 	}
 	for (int i = 0; i < n; i++)
 		off[i] = strtoul(argv[i + 3], NULL, 0);
+	if (multi) {
+		int fd;
+
+		t0 = now();
+		if ((fd = multi_link(argv[2], off, n)) < 0) {
+			fprintf(stderr, "uprobe-close: multi: %s\n", strerror(errno));
+			return 1;
+		}
+		t1 = now();
+		close(fd);
+		t2 = now();
+		printf("multi sites %d arm %.4f close %.4f delete 0\n", n, t1 - t0, t2 - t1);
+		return 0;
+	}
 	if (pmu && (type = read_num("/sys/bus/event_source/devices/uprobe/type")) < 0) {
 		fprintf(stderr, "uprobe-close: no uprobe PMU\n");
 		return 1;

@@ -3,7 +3,8 @@
 # (issue 21, item 3): arming and removing the uprobes of mallocwatch's
 # default sites with no tracer in the way (bench/uprobe-close.c), through
 # tracefs events as stapbpf does and through the uprobe PMU as bpftrace
-# and libbpf do.  A run's tracer removes its uprobes when it ends, and the
+# and libbpf do, and as one uprobe_multi link (Linux 6.6; mallocwatch's
+# umulti-shim.so, where the kernel has it).  A run's tracer removes its uprobes when it ends, and the
 # next run's arming waits behind that removal (the kernel's event_mutex);
 # if one interface removed much faster, a tracer on it would let runs
 # follow each other sooner.  Prints per site: arm and removal (close +
@@ -28,7 +29,11 @@ leftovers() {	# a killed run's events (uprobe-close.c names them)
 trap leftovers EXIT
 median() { sort -n | awk '{ t[NR] = $1 } END { printf "%.1f", t[int((NR + 1) / 2)] }'; }
 echo "  load: $(cut -d' ' -f1-3 /proc/loadavg); $n sites of $LIBC"
-for mode in tracefs pmu; do
+modes="tracefs pmu"
+if $B/uprobe-close multi "$LIBC" $(echo "$offs" | head -1) >/dev/null 2>&1; then
+	modes="$modes multi"
+fi
+for mode in $modes; do
 	for r in $(seq "$REPS"); do
 		# shellcheck disable=SC2086
 		$B/uprobe-close $mode "$LIBC" $offs
@@ -36,10 +41,13 @@ for mode in tracefs pmu; do
 	arm=$(awk -v n="$n" '{ print $5 * 1000 / n }' $B/uprobes-$mode.txt | median)
 	rm_=$(awk -v n="$n" '{ print ($7 + $9) * 1000 / n }' $B/uprobes-$mode.txt | median)
 	printf '  %-8s arm %6s ms per site, removal %6s ms per site (%s)\n' "$mode" "$arm" "$rm_" \
-		"$([ $mode = tracefs ] && echo "stapbpf's way" || echo "bpftrace's and libbpf's way")"
+		"$(case $mode in tracefs) echo "stapbpf's own way";; pmu) echo "bpftrace's and libbpf's way";;
+			multi) echo "one uprobe_multi link: mallocwatch's way on Linux 6.6+";; esac)"
 	eval "rm_$mode=\$rm_"
 done
-# the floor: what one run's removal holds the kernel's lock for, whichever
-# interface; the next run's arming waits behind it
-printf 'floor 6 removal of %d uprobes: %.2f s (tracefs) / %.2f s (uprobe PMU): the kernel'"'"'s, any tracer\n' \
-	"$n" "$(echo "$n * $rm_tracefs / 1000" | bc -l)" "$(echo "$n * $rm_pmu / 1000" | bc -l)"
+# the floor: what one run's removal takes, by interface; through tracefs
+# and the PMU it holds the kernel's event_mutex, and the next run's
+# arming waits behind it
+printf 'floor 6 removal of %d uprobes: %.2f s (tracefs) / %.2f s (uprobe PMU) / %s (one uprobe_multi link)\n' \
+	"$n" "$(echo "$n * $rm_tracefs / 1000" | bc -l)" "$(echo "$n * $rm_pmu / 1000" | bc -l)" \
+	"$([ -n "${rm_multi:-}" ] && printf '%.3f s' "$(echo "$n * $rm_multi / 1000" | bc -l)" || echo "not on this kernel")"

@@ -72,6 +72,20 @@ serve_port() {
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ
 expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
+# tracer_sites PID [NAME]: the uprobe sites the stapbpf PID holds, one
+# "PATH OFFSET" line each: its uprobe_multi links (their fdinfo; how
+# umulti-shim.so attaches, Linux 6.6 and later) and its tracefs
+# definitions stapprobe_NAME_N (NAME: its pid in its own pid namespace,
+# default PID; how stapbpf attaches by itself, MALLOCWATCH_ATTACH=tracefs)
+tracer_sites() {
+	for _f in /proc/"$1"/fdinfo/*; do
+		awk '/^link_type:/ { m = $2 == "uprobe_multi" }
+		     m && /^path:/ { p = $2 }
+		     m && p != "" && /^[0-9]+\t/ { print p, $2 }' "$_f" 2>/dev/null
+	done
+	sed -n "s/^p:uprobes\/stapprobe_${2:-$1}_[0-9]* \(.*\):\(0x[0-9a-f]*\)\$/\1 \2/p" \
+		/sys/kernel/debug/tracing/uprobe_events 2>/dev/null
+}
 # stap_p3 SCRIPT: translate SCRIPT for the kernel runtime (stap -g -p3, guru
 # mode as mallocwatch compiles it: kernel.stp has embedded C) with a
 # kernel-config stub as the build tree (this kernel has no headers for

@@ -69,6 +69,10 @@ pkill -f 'ld-linux-x86-64.so.2 .*sleep 10' 2>/dev/null	# the programs ran on unt
 # next run removes them (root's record says that stapbpf was one
 # mallocwatch started) and says so.  A definition of a tracer mallocwatch
 # did not start is never touched, even when no process has its pid.
+# Definitions are what stapbpf makes when it attaches by itself
+# (MALLOCWATCH_ATTACH=tracefs, or a kernel without uprobe_multi links);
+# through umulti-shim.so it makes none (t-umulti).
+export MALLOCWATCH_ATTACH=tracefs
 "$MW" --cleanup 2>/dev/null
 true & dead=$!
 wait $dead
@@ -106,6 +110,7 @@ trap - EXIT
 tracer_pids=$sb
 check_clean "after a run that cleaned"
 echo "ok: a killed stapbpf's $n uprobe definitions removed by the next run, a foreign one left"
+unset MALLOCWATCH_ATTACH
 
 # A stapbpf of ours left running in a work directory removed under it,
 # its run gone (and the watcher that would have stopped it): the next run

@@ -72,8 +72,7 @@ grep -q '^mallocwatch_probes_tracing 1$' "$OUT/m.txt" || fail "probes_tracing is
 [ "$(value mallocwatch_process_probes_traced $D)" = 0 ] || fail "Debian's libc process: traced?"
 ! grep -q "_total{pid=\"$D\"" "$OUT/m.txt" || fail "counters for a process without probes"
 T=$(pgrep -P $S -x stapbpf) || fail "no stapbpf child of serve"
-[ "$(grep -c "stapprobe_${T}_" /sys/kernel/debug/tracing/uprobe_events)" -gt 0 ] ||
-	fail "tracer $T has no uprobe definitions"
+[ "$(tracer_sites $T | wc -l)" -gt 0 ] || fail "tracer $T holds no uprobe site"
 
 # --- a real Prometheus scrapes it every second, with the example rules
 PP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

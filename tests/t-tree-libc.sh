@@ -83,6 +83,9 @@ for a in addrs:
         if va <= a < va + fsz:
             print("0x%016x" % (a - va + off))
 PY
+# the hits are counted by the kernel, in uprobe_profile: stapbpf's own
+# tracefs events (a uprobe_multi link has no such count)
+export MALLOCWATCH_ATTACH=tracefs
 env | grep '^LD_' | sort >"$OUT/ours.env"
 # hits of another process on the same libc in the same moment would add
 # to ours: a count above the expected one is tried again, twice at most

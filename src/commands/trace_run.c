@@ -583,7 +583,8 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		if (o->verbose)
 			mw_note("the tracer (pid %d) goes on removing the uprobes of %d "
 				"probe sites in the background%s; %s", (int)r->detaching, sites,
-				rt == MW_RT_BPF ? " (about 0.11 s each)" : "", o->pid ?
+				rt != MW_RT_BPF ? "" : mw_runtime_uprobe_multi() ?
+				" (one uprobe_multi link: all at once)" : " (about 0.11 s each)", o->pid ?
 				"its handlers are off: nothing more is traced" :
 				"the program has exited and nothing is traced");
 	}

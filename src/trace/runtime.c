@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -198,8 +200,9 @@ static int memlock_raisable(void)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/* The shim beside our own binary (build tree), else the installed one. */
-static int find_shim(char *out, size_t len)
+/* The shim NAME beside our own binary (build tree), else the installed
+ * one, into out. */
+static int find_shim(const char *name, char *out, size_t len)
 {
 	char exe[PATH_MAX - 32];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -211,13 +214,60 @@ static int find_shim(char *out, size_t len)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(out, len, "%s/memlock-shim.so", exe);
+			snprintf(out, len, "%s/%s", exe, name);
 			if (exists(out))
 				return 0;
 		}
 	}
-	snprintf(out, len, "%s/memlock-shim.so", MW_LIBEXECDIR);
+	snprintf(out, len, "%s/%s", MW_LIBEXECDIR, name);
 	return exists(out) ? 0 : -1;
+}
+
+/* include/uapi/linux/bpf.h of Linux 6.6 (Debian 12's headers are 6.1) */
+#define MW_BPF_TRACE_UPROBE_MULTI 48
+
+int mw_runtime_uprobe_multi(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	/* BPF_LINK_CREATE's link_create.uprobe_multi (bpf.h, 6.6) */
+	struct {
+		__u32 prog_fd, target_fd, attach_type, flags;
+		__u64 path, offsets, ref_ctr_offsets, cookies;
+		__u32 cnt, uflags, pid, pad;
+	} l;
+	__u64 off = 0;
+	union bpf_attr a;
+	const char *env = getenv("MALLOCWATCH_ATTACH");
+	int prog, fd, ok;
+
+	if (env && strcmp(env, "tracefs") == 0)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
+	a.insns = (__u64)(unsigned long)insns;
+	a.insn_cnt = 2;
+	a.license = (__u64)(unsigned long)"GPL";
+	if ((prog = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a))) < 0)
+		return 0;
+	memset(&l, 0, sizeof(l));
+	l.prog_fd = (__u32)prog;
+	l.attach_type = MW_BPF_TRACE_UPROBE_MULTI;
+	l.path = (__u64)(unsigned long)"/";
+	l.offsets = (__u64)(unsigned long)&off;
+	l.cnt = 1;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &l, sizeof(l));
+	/* a kernel that has the link looks the path up and refuses a
+	 * directory with EBADF (bpf_uprobe_multi_link_attach); one that has
+	 * not refuses the attach type with EINVAL */
+	ok = fd < 0 && errno == EBADF;
+	if (fd >= 0)
+		close(fd);
+	close(prog);
+	return ok;
 }
 
 int mw_runtime_procfs_secure(char *err, size_t errlen)
@@ -266,12 +316,28 @@ static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *work
 	if (mw_runtime_procfs_secure(err, errlen) < 0)
 		return -1;
 	if (!memlock_raisable()) {
-		if (find_shim(env->shim, sizeof(env->shim)) < 0) {
+		if (find_shim("memlock-shim.so", env->shim, sizeof(env->shim)) < 0) {
 			snprintf(err, errlen, "RLIMIT_MEMLOCK cannot be raised and "
 				 "memlock-shim.so is missing (looked in '%s')", MW_LIBEXECDIR);
 			return -1;
 		}
 		add_did(env, "memlock shim for stapbpf");
+	}
+	if (mw_runtime_uprobe_multi()) {
+		char um[PATH_MAX];
+		size_t n = strlen(env->shim);
+
+		if (find_shim("umulti-shim.so", um, sizeof(um)) < 0) {
+			snprintf(err, errlen, "umulti-shim.so is missing (looked in '%s'); "
+				 "MALLOCWATCH_ATTACH=tracefs attaches without it", MW_LIBEXECDIR);
+			return -1;
+		}
+		if (n + 1 + strlen(um) >= sizeof(env->shim)) {
+			snprintf(err, errlen, "the shims' paths are too long for LD_PRELOAD");
+			return -1;
+		}
+		snprintf(env->shim + n, sizeof(env->shim) - n, "%s%s", n ? ":" : "", um);
+		add_did(env, "uprobes attached as one uprobe_multi link");
 	}
 	return 0;
 }

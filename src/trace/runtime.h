@@ -13,7 +13,12 @@
  *     place where another user could plant links;
  *   - debugfs mounted (stapbpf opens /sys/kernel/debug/tracing/uprobe_events);
  *   - where RLIMIT_MEMLOCK cannot be raised, memlock-shim.so preloaded
- *     into stapbpf alone.
+ *     into stapbpf alone;
+ *   - where the kernel has uprobe_multi links (Linux 6.6), umulti-shim.so
+ *     preloaded into stapbpf alone: its uprobe sites become one link per
+ *     file instead of a tracefs event each (shim/umulti-shim.c), armed
+ *     and removed at once.  MALLOCWATCH_ATTACH=tracefs keeps stapbpf's
+ *     own tracefs events.
  */
 #ifndef MALLOCWATCH_RUNTIME_H
 #define MALLOCWATCH_RUNTIME_H
@@ -34,7 +39,8 @@ enum mw_runtime { MW_RT_AUTO, MW_RT_KERNEL, MW_RT_BPF };
 struct mw_runtime_env {
 	enum mw_runtime rt;		/* MW_RT_KERNEL or MW_RT_BPF */
 	char kbuild[PATH_MAX];		/* for stap -r; "" = stap's default */
-	char shim[PATH_MAX];		/* LD_PRELOAD for stapbpf; "" = none */
+	/* LD_PRELOAD for stapbpf, paths joined by ':'; "" = none */
+	char shim[2 * PATH_MAX + 2];
 	char did[512];			/* what was prepared, for one note */
 	/* --stacks under the kernel runtime: the module is built with
 	 * --ldd and `-d unwind` (the program's file, "" none) so that the
@@ -61,6 +67,13 @@ int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
  * into dir_out; see above (workdir: the run's private directory, used
  * when not root).  Returns 0 or -1 with err. */
 int mw_runtime_kstub(char *dir_out, size_t len, const char *workdir, char *err, size_t errlen);
+
+/* Can uprobes be attached as a uprobe_multi link (BPF_LINK_CREATE,
+ * BPF_TRACE_UPROBE_MULTI, Linux 6.6)?  Tried with a program that is
+ * loaded and a link that is refused (its path is "/", a directory):
+ * nothing is attached.  1 yes, 0 no, or when MALLOCWATCH_ATTACH is
+ * "tracefs". */
+int mw_runtime_uprobe_multi(void);
 
 #define MW_MODULE_PREFIX "mallocwatch_"
 

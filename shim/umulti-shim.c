@@ -1,0 +1,447 @@
+/* umulti-shim.c - stapbpf's uprobes as one uprobe_multi link.
+ *
+ * stapbpf (SystemTap 4.8, stapbpf.cxx register_uprobes) arms each uprobe
+ * site as a trace event of its own: it writes "p:stapprobe_PID_I
+ * PATH:0xOFFSET" to tracefs' uprobe_events, reads the event's id from
+ * events/uprobes/stapprobe_PID_I/id, opens a perf event of that id
+ * (perf_event_open, PERF_TYPE_TRACEPOINT) and gives it the site's program
+ * (ioctl PERF_EVENT_IOC_SET_BPF).  At exit it closes each perf event and
+ * writes "-:stapprobe_PID_I".  Closing such an event holds the kernel's
+ * event_mutex through an RCU grace period (tracepoint_synchronize_unregister):
+ * 0.08 to 0.12 s a site, one site at a time machine-wide, so a run's 44
+ * sites take 3.5 to 5 s to go and the next run's arming queues behind
+ * them (README, Overhead; bench/uprobes.sh).
+ *
+ * Linux 6.6 added BPF_TRACE_UPROBE_MULTI links (BPF_LINK_CREATE with a
+ * path and an array of offsets, each with a cookie), and since 6.12 one
+ * link's uprobes are unregistered together behind a single grace period
+ * (bpf_uprobe_unregister: uprobe_unregister_nosync for each, then one
+ * uprobe_unregister_sync).  No trace event exists, no event_mutex is
+ * taken.  This shim, LD_PRELOADed into stapbpf alone (never the traced
+ * program) when mallocwatch found the kernel able (runtime.c,
+ * mw_runtime_uprobe_multi), keeps stapbpf's own sequence and answers it
+ * without tracefs:
+ *
+ *   - open(uprobe_events, O_WRONLY) gets /dev/null; the "p:" lines written
+ *     to it are parsed into the site table (path, offset), "-:" lines are
+ *     accepted and dropped;
+ *   - open(events/uprobes/stapprobe_PID_I/id) gets a memfd holding
+ *     MW_FAKE_ID + I, so the perf_event_open of that id is recognised;
+ *   - that perf_event_open returns a /dev/null descriptor standing in for
+ *     the event; PERF_EVENT_IOC_SET_BPF on it records the site's program;
+ *   - BPF_PROG_LOAD of a kprobe-type program (stapbpf loads its uprobe
+ *     handlers as BPF_PROG_TYPE_KPROBE) gets expected_attach_type
+ *     BPF_TRACE_UPROBE_MULTI, which a uprobe_multi link requires;
+ *   - once every site has its program, the sites are armed: a dispatcher
+ *     program tail-calls, through a BPF_MAP_TYPE_PROG_ARRAY, the program
+ *     at the hit site's cookie (its index), and one uprobe_multi link per
+ *     file (and pid) carries the sites' offsets and cookies;
+ *   - closing any stand-in closes the links (every site goes at once), and
+ *     a killed stapbpf's links go with its descriptors.
+ *
+ * Only kprobe-type programs are changed, so the script must have no
+ * kprobes (mallocwatch's have none: gen.c).  Return probes ("r:") are
+ * refused (EINVAL on the write: stapbpf reports "Error creating probe").
+ * A failure to arm fails the ioctl with the kernel's errno, which stapbpf
+ * reports before it exits.  Every descriptor made here is close-on-exec.
+ *
+ * Formats: the uprobe_events lines are the kernel's
+ * Documentation/trace/uprobetracer.rst; the link attributes are
+ * include/uapi/linux/bpf.h's link_create.uprobe_multi (Linux 6.6).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define UE_PATH "/sys/kernel/debug/tracing/uprobe_events"
+#define ID_FMT "/sys/kernel/debug/tracing/events/uprobes/stapprobe_%d_%u/id"
+/* ids handed out for our sites: above any tracepoint id the kernel gives */
+#define MW_FAKE_ID 0x40000000u
+#define MAX_SITES 4096		/* MAX_UPROBE_MULTI_CNT is 1 << 20 */
+/* include/uapi/linux/bpf.h, Linux 6.6 (Debian 12's headers are 6.1) */
+#define MW_BPF_TRACE_UPROBE_MULTI 48
+
+struct site {
+	char *path;
+	uint64_t off;
+	int stand_in;		/* the /dev/null fd given for its perf event */
+	int prog;		/* stapbpf's program fd, -1 until SET_BPF */
+	int pid;		/* perf_event_open's pid: -1 every process */
+};
+
+/* BPF_LINK_CREATE's attributes for a uprobe_multi link (bpf.h, 6.6) */
+struct mw_link_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, uflags, pid;
+	uint32_t pad;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct site sites[MAX_SITES];
+static unsigned nsites;
+static int ue_fds[8];		/* our uprobe_events stand-ins */
+static int links[64], nlinks, prog_map = -1, dispatch = -1, armed;
+
+static int (*real_open)(const char *, int, ...);
+static ssize_t (*real_write)(int, const void *, size_t);
+static int (*real_ioctl)(int, unsigned long, ...);
+static int (*real_close)(int);
+static long (*real_syscall)(long, ...);
+
+__attribute__((constructor)) static void init(void)
+{
+	real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+	real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	for (unsigned i = 0; i < sizeof(ue_fds) / sizeof(ue_fds[0]); i++)
+		ue_fds[i] = -1;
+}
+
+static long sys_bpf(int cmd, void *attr, unsigned size)
+{
+	return real_syscall(__NR_bpf, cmd, attr, size);
+}
+
+static int is_ue_fd(int fd)
+{
+	for (unsigned i = 0; i < sizeof(ue_fds) / sizeof(ue_fds[0]); i++)
+		if (fd >= 0 && ue_fds[i] == fd)
+			return 1;
+	return 0;
+}
+
+static struct site *site_of_stand_in(int fd)
+{
+	for (unsigned i = 0; i < nsites; i++)
+		if (fd >= 0 && sites[i].stand_in == fd)
+			return &sites[i];
+	return NULL;
+}
+
+/* One "p:stapprobe_PID_I PATH:0xOFFSET" line: site I, which must be the
+ * next one.  0, or -1 with errno. */
+static int add_site(const char *buf, size_t n)
+{
+	char line[PATH_MAX + 128], *sp, *colon, *end;
+	unsigned idx;
+	int pid;
+	uint64_t off;
+
+	if (n >= sizeof(line) || nsites >= MAX_SITES) {
+		errno = E2BIG;
+		return -1;
+	}
+	memcpy(line, buf, n);
+	line[n] = '\0';
+	if (n && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	if (sscanf(line, "p:stapprobe_%d_%u ", &pid, &idx) != 2 || pid != getpid() ||
+	    idx != nsites || !(sp = strchr(line, ' ')) || !(colon = strrchr(sp, ':')) ||
+	    colon == sp + 1 || strncmp(colon + 1, "0x", 2) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*colon = '\0';
+	errno = 0;
+	off = strtoull(colon + 3, &end, 16);
+	if (errno || *end || end == colon + 3) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!(sites[nsites].path = strdup(sp + 1)))
+		return -1;
+	sites[nsites].off = off;
+	sites[nsites].stand_in = -1;
+	sites[nsites].prog = -1;
+	sites[nsites].pid = -1;
+	nsites++;
+	return 0;
+}
+
+/* The dispatcher: r0 = cookie; tail_call(ctx, map, r0); return 0. */
+static int load_dispatch(int map)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6, .src_reg = 1 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 3, .src_reg = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1, .src_reg = 6 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = map },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	a.license = (uintptr_t)"GPL";
+	strncpy(a.prog_name, "mw_dispatch", sizeof(a.prog_name) - 1);
+	return (int)sys_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+static void disarm(void)
+{
+	int e = errno;
+
+	for (int i = 0; i < nlinks; i++)
+		real_close(links[i]);
+	nlinks = 0;
+	if (dispatch >= 0)
+		real_close(dispatch);
+	if (prog_map >= 0)
+		real_close(prog_map);
+	dispatch = prog_map = -1;
+	errno = e;
+}
+
+/* Every site has its program: the map, the dispatcher, a link per
+ * (file, pid).  0, or -1 with errno (nothing left armed). */
+static int arm(void)
+{
+	static uint64_t offs[MAX_SITES], cookies[MAX_SITES];
+	char done[MAX_SITES] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_PROG_ARRAY;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = nsites;
+	strncpy(a.map_name, "mw_sites", sizeof(a.map_name) - 1);
+	if ((prog_map = (int)sys_bpf(BPF_MAP_CREATE, &a, sizeof(a))) < 0)
+		return -1;
+	if ((dispatch = load_dispatch(prog_map)) < 0)
+		goto fail;
+	for (unsigned i = 0; i < nsites; i++) {
+		uint32_t k = i, v = (uint32_t)sites[i].prog;
+
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)prog_map;
+		a.key = (uintptr_t)&k;
+		a.value = (uintptr_t)&v;
+		if (sys_bpf(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)) < 0)
+			goto fail;
+	}
+	for (unsigned i = 0; i < nsites; i++) {
+		struct mw_link_attr l;
+		unsigned n = 0;
+		int fd;
+
+		if (done[i])
+			continue;
+		for (unsigned j = i; j < nsites; j++)
+			if (!done[j] && sites[j].pid == sites[i].pid &&
+			    strcmp(sites[j].path, sites[i].path) == 0) {
+				done[j] = 1;
+				offs[n] = sites[j].off;
+				cookies[n++] = j;
+			}
+		if (nlinks == (int)(sizeof(links) / sizeof(links[0]))) {
+			errno = E2BIG;
+			goto fail;
+		}
+		memset(&l, 0, sizeof(l));
+		l.prog_fd = (uint32_t)dispatch;
+		l.attach_type = MW_BPF_TRACE_UPROBE_MULTI;
+		l.path = (uintptr_t)sites[i].path;
+		l.offsets = (uintptr_t)offs;
+		l.cookies = (uintptr_t)cookies;
+		l.cnt = n;
+		l.pid = sites[i].pid > 0 ? (uint32_t)sites[i].pid : 0;
+		if ((fd = (int)sys_bpf(BPF_LINK_CREATE, &l, sizeof(l))) < 0)
+			goto fail;
+		links[nlinks++] = fd;
+	}
+	armed = 1;
+	return 0;
+fail:
+	disarm();
+	return -1;
+}
+
+int open(const char *path, int flags, ...)
+{
+	char want[sizeof(ID_FMT) + 32];
+	mode_t mode = 0;
+	int pid, fd;
+	unsigned idx;
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	if (strcmp(path, UE_PATH) == 0 && (flags & O_ACCMODE) == O_WRONLY) {
+		pthread_mutex_lock(&lock);
+		fd = real_open("/dev/null", O_WRONLY | O_CLOEXEC);
+		for (unsigned i = 0; fd >= 0 && i < sizeof(ue_fds) / sizeof(ue_fds[0]); i++)
+			if (ue_fds[i] < 0) {
+				ue_fds[i] = fd;
+				break;
+			}
+		pthread_mutex_unlock(&lock);
+		return fd;
+	}
+	if (sscanf(path, ID_FMT, &pid, &idx) == 2 && pid == getpid() &&
+	    snprintf(want, sizeof(want), ID_FMT, pid, idx) > 0 && strcmp(path, want) == 0) {
+		char text[32];
+		int len;
+
+		pthread_mutex_lock(&lock);
+		if (idx >= nsites) {
+			pthread_mutex_unlock(&lock);
+			errno = ENOENT;
+			return -1;
+		}
+		pthread_mutex_unlock(&lock);
+		len = snprintf(text, sizeof(text), "%u\n", MW_FAKE_ID + idx);
+		if ((fd = memfd_create("mw-umulti-id", MFD_CLOEXEC)) < 0)
+			return -1;
+		if (real_write(fd, text, (size_t)len) != len || lseek(fd, 0, SEEK_SET) != 0) {
+			real_close(fd);
+			errno = EIO;
+			return -1;
+		}
+		return fd;
+	}
+	return real_open(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	int r = 0;
+
+	if (fd < 0)
+		return real_write(fd, buf, n);
+	pthread_mutex_lock(&lock);
+	if (!is_ue_fd(fd)) {
+		pthread_mutex_unlock(&lock);
+		return real_write(fd, buf, n);
+	}
+	if (n >= 2 && memcmp(buf, "-:", 2) == 0)
+		r = 0;		/* stapbpf's removal: the links go on close */
+	else
+		r = add_site(buf, n);
+	pthread_mutex_unlock(&lock);
+	return r < 0 ? -1 : (ssize_t)n;
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	unsigned long arg;
+	struct site *s;
+	int r = 0;
+
+	va_start(ap, req);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	pthread_mutex_lock(&lock);
+	if (!(s = site_of_stand_in(fd))) {
+		pthread_mutex_unlock(&lock);
+		return real_ioctl(fd, req, arg);
+	}
+	if (req == PERF_EVENT_IOC_SET_BPF) {
+		unsigned i;
+
+		s->prog = (int)arg;
+		for (i = 0; i < nsites && sites[i].prog >= 0; i++)
+			;
+		if (i == nsites && !armed)
+			r = arm();
+	} else if (req != PERF_EVENT_IOC_ENABLE && req != PERF_EVENT_IOC_DISABLE) {
+		errno = ENOTTY;
+		r = -1;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+int close(int fd)
+{
+	struct site *s;
+
+	pthread_mutex_lock(&lock);
+	if ((s = site_of_stand_in(fd))) {
+		s->stand_in = -1;
+		if (armed) {
+			disarm();
+			armed = 0;
+		}
+	}
+	for (unsigned i = 0; fd >= 0 && i < sizeof(ue_fds) / sizeof(ue_fds[0]); i++)
+		if (ue_fds[i] == fd)
+			ue_fds[i] = -1;
+	pthread_mutex_unlock(&lock);
+	return real_close(fd);
+}
+
+long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6];
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == __NR_perf_event_open) {
+		const struct perf_event_attr *pa = (const struct perf_event_attr *)a[0];
+		int fd;
+
+		if (pa && pa->type == PERF_TYPE_TRACEPOINT && pa->config >= MW_FAKE_ID) {
+			pthread_mutex_lock(&lock);
+			if (pa->config - MW_FAKE_ID >= nsites) {
+				pthread_mutex_unlock(&lock);
+				errno = ENOENT;
+				return -1;
+			}
+			fd = real_open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				sites[pa->config - MW_FAKE_ID].stand_in = fd;
+				sites[pa->config - MW_FAKE_ID].pid = (int)a[1];
+			}
+			pthread_mutex_unlock(&lock);
+			return fd;
+		}
+	} else if (nr == __NR_bpf && a[0] == BPF_PROG_LOAD && a[1] &&
+		   (size_t)a[2] >= offsetof(union bpf_attr, expected_attach_type) + 4 &&
+		   (size_t)a[2] <= sizeof(union bpf_attr)) {
+		union bpf_attr copy;
+
+		memset(&copy, 0, sizeof(copy));
+		memcpy(&copy, (const void *)a[1], (size_t)a[2]);
+		if (copy.prog_type == BPF_PROG_TYPE_KPROBE) {
+			copy.expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
+			return real_syscall(nr, a[0], &copy, a[2]);
+		}
+	}
+	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
