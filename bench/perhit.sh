@@ -22,6 +22,11 @@
 #             the same sites, attached through the uprobe PMU as bpftrace
 #             attaches: the uprobe's own cost, the floor of any BPF
 #             tracer; the hit cost above it is the handler's
+#   emptym    where mallocwatch arms its sites as a uprobe_multi link
+#             (umulti-shim.so, Linux 6.6): the same empty program through
+#             one such link, the floor of that way of attaching
+#   ourstf    there too: ours through stapbpf's own tracefs events
+#             (MALLOCWATCH_ATTACH=tracefs), what the link changed
 #   floor     with KEYED=1: ours cut down to the pid filter, the argument
 #             reads and one counter keyed by the first argument (the heap,
 #             the jmp_buf, ...): the least a handler that keeps anything
@@ -47,6 +52,12 @@ LIBC=$P/libc.so.6
 LOADER="$P/ld-linux-x86-64.so.2 --library-path $P:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu"
 KSTUB=/var/cache/mallocwatch/kernel-$(uname -r)
 SHIM=$PWD/build/memlock-shim.so
+# the shims mallocwatch preloads into stapbpf: umulti-shim.so too when it
+# arms a uprobe_multi link (its -v note says so)
+UMULTI=
+if $MW -v -o /dev/null -c /bin/true 2>&1 | grep -q 'one uprobe_multi link'; then
+	UMULTI=1
+fi
 W=$(mktemp -d /tmp/mw-perhit.XXXXXX)
 # A stapbpf that dies by SIGKILL (the stop below, or the bench killed)
 # leaves its uprobe definitions (stapprobe_PID_N) in tracefs; they are
@@ -86,6 +97,7 @@ $MW script --runtime=bpf -e "$family" --libc "$LIBC" 2>/dev/null |
 	!skip { print }
 	skip && /^}$/ { skip = 0 }' >"$W/ours.stp"
 MODES="bare ours"
+[ -z "$UMULTI" ] || MODES="$MODES ourstf"
 BT=
 if command -v bpftrace >/dev/null 2>&1; then
 	BT=bpftrace
@@ -102,11 +114,13 @@ fi
 EMPTY=
 if cc -O2 -o "$W/uprobe-empty" bench/uprobe-empty.c -lbpf 2>/dev/null; then
 	EMPTY=empty
+	[ -z "$UMULTI" ] || EMPTY="empty emptym"
 	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \
 		>"$W/sites"
 fi
 if [ "${KEYED:-0}" = 1 ]; then
 	MODES="bare floor ours"
+	[ -z "$UMULTI" ] || MODES="$MODES ourstf"
 	awk '
 	/^global mw_n/ { print "global mw_k[65536]" }
 	/^probe process\(".*"\)\.mark\("/ { inmark = 1; done = 0; print; next }
@@ -118,6 +132,7 @@ fi
 # each object as mallocwatch runs it: stapbpf's internal map an array
 # (src/trace/bpfobj.h), done by mallocwatch's own code
 cc -O2 -Isrc/trace -o "$W/bpfobj-tune" bench/bpfobj-tune.c src/trace/bpfobj.c -lelf
+cp "$W/ours.stp" "$W/ourstf.stp"
 for s in $MODES; do
 	(cd "$W" && stap --runtime=bpf -g -w -r "$KSTUB" -p4 -m "mwbench_$s" "$s.stp" >/dev/null)
 	"$W/bpfobj-tune" "$W/mwbench_$s.bo"
@@ -154,7 +169,11 @@ stop() {
 }
 # one run: $1 = bare | ours | none; prints "loop_ns handler_ns"
 one() {
-	rm -f "$W/go"
+	# (the last tracer's ready line must not pass for this one's: the
+	# redirection below truncates the file only once the tracer's shell
+	# has forked, and an empty program's run was seen released before
+	# its uprobes were attached)
+	rm -f "$W/go" "$W/tracer.out"
 	mkfifo "$W/go"
 	sh -c 'read _ <"$0"; exec "$@"' "$W/go" $LOADER "$@" >"$W/prog.out" &
 	prog=$!
@@ -167,12 +186,17 @@ one() {
 	if [ "$mode" = bpftrace ]; then
 		bpftrace "$W/bpftrace.bt" >"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
-	elif [ "$mode" = empty ]; then
+	elif [ "$mode" = empty ] || [ "$mode" = emptym ]; then
 		# shellcheck disable=SC2046
-		"$W/uprobe-empty" "$LIBC" $(cat "$W/sites") >"$W/tracer.out" 2>&1 &
+		"$W/uprobe-empty" $([ $mode = emptym ] && echo --multi) "$LIBC" $(cat "$W/sites") \
+			>"$W/tracer.out" 2>&1 &
+		tracer=$!; STARTED="$STARTED $tracer"
+	elif [ "$mode" = ourstf ] || [ -z "$UMULTI" ]; then
+		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
 	else
-		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
+		LD_PRELOAD=$SHIM:$PWD/build/umulti-shim.so stapbpf -w -x $prog "$W/mwbench_$mode.bo" \
+			>"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
 	fi
 	ready
@@ -202,8 +226,13 @@ bare=$(cut -d' ' -f1 "$W/bare.txt" | med)
 ours=$(cut -d' ' -f1 "$W/ours.txt" | med)
 hb=$(cat "$W/bare.stats")
 ho=$(cat "$W/ours.stats")
-floor="" hf=0 bt="" hbt=0 empty=""
+floor="" hf=0 bt="" hbt=0 empty="" emptym="" tf="" htf=0
 [ -z "$EMPTY" ] || empty=$(cut -d' ' -f1 "$W/empty.txt" | med)
+[ ! -f "$W/emptym.txt" ] || emptym=$(cut -d' ' -f1 "$W/emptym.txt" | med)
+if [ -f "$W/ourstf.txt" ]; then
+	tf=$(cut -d' ' -f1 "$W/ourstf.txt" | med)
+	htf=$(cat "$W/ourstf.stats")
+fi
 if [ -n "$BT" ]; then
 	bt=$(cut -d' ' -f1 "$W/bpftrace.txt" | med)
 	hbt=$(cat "$W/bpftrace.stats")
@@ -213,7 +242,8 @@ if [ -f "$W/floor.txt" ]; then
 	hf=$(cat "$W/floor.stats")
 fi
 awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floor" -v hb=$hb \
-	-v ho=$ho -v hf=$hf -v bt="$bt" -v hbt=$hbt -v e="$empty" 'BEGIN {
+	-v ho=$ho -v hf=$hf -v bt="$bt" -v hbt=$hbt -v e="$empty" -v em="$emptym" -v tf="$tf" \
+	-v htf=$htf 'BEGIN {
 	if (b0 == "") {	# no loop_ns: the handlers alone
 		printf "  %-30s %9s       (no loop timing)                       handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)",
 			l, "", hb, ho, (hb > 0 ? ho / hb : 0)
@@ -243,6 +273,16 @@ awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floo
 			pe / 1000, (po - pe) / 1000
 		if (bt != "")
 			printf ", bpftrace %+.3f", (pt - pe) / 1000
+	}
+	if (em != "") {	# the same through one uprobe_multi link
+		pm = (em - b0) / h
+		printf "; empty program through a uprobe_multi link %6.3f us/hit: above it ours %+.3f",
+			pm / 1000, (po - pm) / 1000
+	}
+	if (tf != "") {	# ours attached by stapbpf itself (tracefs events)
+		ptf = (tf - b0) / h
+		printf "; ours through tracefs events %6.3f us/hit (the link x%.2f of it), alone %5.0f ns",
+			ptf / 1000, po / ptf, htf
 	}
 	printf "\n"
 }'

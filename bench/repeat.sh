@@ -7,9 +7,11 @@
 # untraced /bin/true five times, and one traced run on a machine with no
 # tracer detaching.  For the lingering runs also the time from the last
 # run's end until the session, its tracer and its uprobe definitions are
-# gone (LINGER s idle, then the removal).  Each lingering series gets a
-# rendezvous directory of its own (MALLOCWATCH_LINGER_DIR), so its first
-# run arms.  Prints the figures and "goal ..." lines (bench/run collects
+# gone (LINGER s idle, then the removal).  Where mallocwatch arms its
+# sites as a uprobe_multi link (umulti-shim.so), the five separate runs
+# are also timed through stapbpf's own tracefs events.  Each lingering
+# series gets a rendezvous directory of its own (MALLOCWATCH_LINGER_DIR),
+# so its first run arms.  Prints the figures and "goal ..." lines (bench/run collects
 # them).
 #
 # SETTLE: the command that waits until no tracer of ours is left
@@ -46,6 +48,12 @@ repeat=$(for r in $(seq "$REPS"); do
 	settle; s=$(now); $MW -q -o /dev/null --repeat 5 -c /bin/true >/dev/null 2>&1; since "$s"
 done | median)
 b2b=$(five $MW -q -o /dev/null -c /bin/true)
+# the same through stapbpf's own tracefs events, where mallocwatch arms a
+# uprobe_multi link (umulti-shim.so): what the link changed
+b2btf=
+if $MW -v -o /dev/null -c /bin/true 2>&1 | grep -q 'one uprobe_multi link'; then
+	b2btf=$(five env MALLOCWATCH_ATTACH=tracefs $MW -q -o /dev/null -c /bin/true)
+fi
 # five lingering runs: "TOTAL GONE" per series (GONE: last run's end to
 # nothing left of the session)
 lingering() {
@@ -78,6 +86,8 @@ printf '  --repeat 5 -c /bin/true: %ss, x%s one traced run (goal <= 1.5 s; a ses
 	"$repeat" "$(ratio "$repeat" "$single")"
 printf '  five separate -c /bin/true back to back: %ss, x%s five lone runs (goal <= 2 s)\n' \
 	"$b2b" "$(ratio "$b2b" "$(echo "5 * $single" | bc -l)")"
+[ -z "$b2btf" ] || printf '  the same through tracefs events (MALLOCWATCH_ATTACH=tracefs): %ss; the uprobe_multi link x%s of it\n' \
+	"$b2btf" "$(ratio "$b2b" "$b2btf")"
 printf '  five separate -c /bin/true with --linger %s: %ss, x%s without, x%s untraced (goal <= 2 s; runs joined per series: %s)\n' \
 	"$LINGER" "$lin" "$(ratio "$lin" "$b2b")" "$(ratio "$lin" "$untraced")" "$ljoined"
 printf '  their session gone (no tracer, no uprobe definition) %ss after the last run (%s s idle, then the removal)\n' \

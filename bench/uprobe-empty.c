@@ -7,7 +7,11 @@
  * of the displaced instruction, and a BPF program's call.  bench/perhit.sh
  * runs it as its "empty" mode.
  *
- * Usage: uprobe-empty FILE OFFSET...
+ * Usage: uprobe-empty [--multi] FILE OFFSET...
+ *
+ * --multi: the sites as one uprobe_multi link (BPF_TRACE_UPROBE_MULTI,
+ * Linux 6.6), as mallocwatch's umulti-shim.so arms stapbpf's: the floor
+ * of a tracer that attaches that way.
  *
  * Prints "MW 1 ready" once every uprobe is attached, then waits for
  * SIGINT or SIGTERM and exits 0 (its perf events close with it).  Exits 1
@@ -19,6 +23,7 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,14 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* BPF_LINK_CREATE's link_create.uprobe_multi (include/uapi/linux/bpf.h, 6.6) */
+struct mw_link_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, uflags, pid, pad;
+};
+#define MW_BPF_TRACE_UPROBE_MULTI 48
+
 int main(int argc, char **argv)
 {
 	struct bpf_insn insns[] = {
@@ -44,8 +57,14 @@ int main(int argc, char **argv)
 	FILE *t = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
 	int type = -1, prog;
 
+	int multi = argc > 1 && strcmp(argv[1], "--multi") == 0;
+
+	if (multi) {
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: uprobe-empty FILE OFFSET...\n");
+		fprintf(stderr, "usage: uprobe-empty [--multi] FILE OFFSET...\n");
 		return 1;
 	}
 	if (!t || fscanf(t, "%d", &type) != 1) {
@@ -53,7 +72,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fclose(t);
-	if ((prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "mw_empty", "GPL", insns, 2, NULL)) < 0) {
+	LIBBPF_OPTS(bpf_prog_load_opts, lo,
+		    .expected_attach_type = multi ? MW_BPF_TRACE_UPROBE_MULTI : 0);
+
+	if ((prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "mw_empty", "GPL", insns, 2, &lo)) < 0) {
 		perror("uprobe-empty: bpf_prog_load");
 		return 1;
 	}
@@ -65,6 +87,22 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &old);	/* taken only in sigsuspend */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (multi) {
+		static uint64_t offs[4096];
+		struct mw_link_attr l = { .prog_fd = (uint32_t)prog,
+					  .attach_type = MW_BPF_TRACE_UPROBE_MULTI,
+					  .path = (uintptr_t)argv[1], .offsets = (uintptr_t)offs,
+					  .cnt = (uint32_t)(argc - 2) };
+
+		for (int i = 2; i < argc && i - 2 < 4096; i++)
+			offs[i - 2] = strtoull(argv[i], NULL, 0);
+		if (argc - 2 > 4096 || syscall(__NR_bpf, BPF_LINK_CREATE, &l, sizeof(l)) < 0) {
+			fprintf(stderr, "uprobe-empty: uprobe_multi link on %s: %s\n", argv[1],
+				strerror(errno));
+			return 1;
+		}
+		argc = 2;	/* attached */
+	}
 	for (int i = 2; i < argc; i++) {
 		struct perf_event_attr a = { .size = sizeof(a), .type = (unsigned)type,
 					     .sample_period = 1, .sample_type = PERF_SAMPLE_RAW,

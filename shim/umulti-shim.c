@@ -94,7 +94,7 @@ struct mw_link_attr {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct site sites[MAX_SITES];
 static unsigned nsites;
-static int ue_fds[8];		/* our uprobe_events stand-ins */
+static int ue_fds[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };	/* uprobe_events stand-ins */
 static int links[64], nlinks, prog_map = -1, dispatch = -1, armed;
 
 static int (*real_open)(const char *, int, ...);
@@ -103,15 +103,23 @@ static int (*real_ioctl)(int, unsigned long, ...);
 static int (*real_close)(int);
 static long (*real_syscall)(long, ...);
 
-__attribute__((constructor)) static void init(void)
+/* The next definitions of what this file interposes.  Called by the
+ * constructor and again by any wrapper that runs before it (another
+ * library's constructor may open or write first). */
+static void resolve(void)
 {
 	real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
 	real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
 	real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
 	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
 	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-	for (unsigned i = 0; i < sizeof(ue_fds) / sizeof(ue_fds[0]); i++)
-		ue_fds[i] = -1;
+}
+
+#define RESOLVED(fn) ((fn) || (resolve(), (fn)))
+
+__attribute__((constructor)) static void init(void)
+{
+	resolve();
 }
 
 static long sys_bpf(int cmd, void *attr, unsigned size)
@@ -289,6 +297,10 @@ int open(const char *path, int flags, ...)
 	int pid, fd;
 	unsigned idx;
 
+	if (!RESOLVED(real_open) || !RESOLVED(real_write) || !RESOLVED(real_close)) {
+		errno = ENOSYS;
+		return -1;
+	}
 	if (flags & (O_CREAT | O_TMPFILE)) {
 		va_list ap;
 
@@ -338,6 +350,10 @@ ssize_t write(int fd, const void *buf, size_t n)
 {
 	int r = 0;
 
+	if (!RESOLVED(real_write)) {
+		errno = ENOSYS;
+		return -1;
+	}
 	if (fd < 0)
 		return real_write(fd, buf, n);
 	pthread_mutex_lock(&lock);
@@ -360,6 +376,10 @@ int ioctl(int fd, unsigned long req, ...)
 	struct site *s;
 	int r = 0;
 
+	if (!RESOLVED(real_ioctl) || !RESOLVED(real_syscall) || !RESOLVED(real_close)) {
+		errno = ENOSYS;
+		return -1;
+	}
 	va_start(ap, req);
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
@@ -388,6 +408,10 @@ int close(int fd)
 {
 	struct site *s;
 
+	if (!RESOLVED(real_close)) {
+		errno = ENOSYS;
+		return -1;
+	}
 	pthread_mutex_lock(&lock);
 	if ((s = site_of_stand_in(fd))) {
 		s->stand_in = -1;
@@ -408,6 +432,10 @@ long syscall(long nr, ...)
 	va_list ap;
 	long a[6];
 
+	if (!RESOLVED(real_syscall) || !RESOLVED(real_open)) {
+		errno = ENOSYS;
+		return -1;
+	}
 	va_start(ap, nr);
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);

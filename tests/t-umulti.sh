@@ -1,0 +1,154 @@
+#!/bin/sh
+# stapbpf's uprobe sites armed as one uprobe_multi link per file
+# (shim/umulti-shim.c; Linux 6.6 and later), instead of a tracefs event
+# and a perf event each:
+#  1. a run's tracer holds one uprobe_multi link on the probe-enabled
+#     libc with every site of its script and defines nothing in
+#     uprobe_events; a process on that libc has an int3 at each of those
+#     sites while the tracer runs, and the original bytes once it ended;
+#  2. the same program traced through the link and through stapbpf's own
+#     tracefs events (MALLOCWATCH_ATTACH=tracefs): the same hits, probe
+#     by probe, and on the program's jmp_buf exactly what it did;
+#  3. a tracer killed with SIGKILL, its mallocwatch with it, leaves no
+#     site armed (the link goes with its descriptors) and nothing for
+#     the next run to clean;
+#  4. the shim alone, driven as stapbpf drives it (tests/umulti_shim.py):
+#     lines stapbpf never writes are refused, other files are untouched,
+#     a site on a missing file fails the arming with ENOENT, a real one
+#     is armed and disarmed.
+. tests/lib.sh
+need_root
+need_libc
+LIBC=$GLIBC_PREFIX/lib/libc.so.6
+SHIM=$PWD/build/umulti-shim.so
+[ -f "$SHIM" ] || fail "no $SHIM (make all)"
+"$MW" -v -o /dev/null -c /bin/true 2>"$OUT/probe.err" || fail "mallocwatch -c /bin/true: $(cat "$OUT/probe.err")"
+grep -q 'uprobes attached as one uprobe_multi link' "$OUT/probe.err" ||
+	skip "this kernel has no uprobe_multi links (Linux 6.6): stapbpf attaches through tracefs"
+UE=/sys/kernel/debug/tracing/uprobe_events
+# no other tracer of ours holds these sites from here on: that run's
+# stapbpf may still be exiting (--cleanup waits for it)
+"$MW" --cleanup 2>/dev/null
+
+# armed PID SITES: how many of SITES ("PATH OFFSET" lines) hold an int3
+# (0xcc) in process PID's memory; the file's mapping from /proc/PID/maps
+armed() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+pid, sites = sys.argv[1], [l.split() for l in open(sys.argv[2]) if l.strip()]
+maps = [l.split() for l in open("/proc/%s/maps" % pid)]
+n = 0
+with open("/proc/%s/mem" % pid, "rb") as mem:
+    for path, off in sites:
+        off = int(off, 16)
+        for m in maps:
+            if len(m) >= 6 and m[5] == path and "x" in m[1]:
+                lo, hi = (int(x, 16) for x in m[0].split("-"))
+                start = int(m[2], 16)
+                if start <= off < start + hi - lo:
+                    mem.seek(lo + off - start)
+                    n += mem.read(1) == b"\xcc"
+                    break
+        else:
+            sys.exit("no executable mapping of %s in %s holds %#x" % (path, pid, off))
+print(n)
+PY
+}
+# a process on the probe-enabled libc that outlives the runs below
+"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib" /bin/sleep 300 &
+sleeper=$!
+trap 'kill $sleeper 2>/dev/null' EXIT
+i=0
+until grep -q "$LIBC" /proc/$sleeper/maps 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 500 ] || fail "the sleeper never mapped $LIBC"; sleep 0.01
+done
+
+# 1. the link, its sites, and the int3s
+"$MW" -q -o /dev/null --json "$OUT/held.json" -c sh -c "touch '$OUT/started'; \
+	until [ -e '$OUT/go' ]; do sleep 0.05; done" 2>"$OUT/held.err" &
+mw=$!
+i=0
+until [ -e "$OUT/started" ]; do
+	i=$((i + 1)); [ $i -lt 3000 ] || fail "the program never started: $(cat "$OUT/held.err")"; sleep 0.01
+done
+sb=$(pgrep -P $mw -x stapbpf) || fail "no stapbpf child of mallocwatch"
+tracer_sites $sb >"$OUT/sites"
+n=$(wc -l <"$OUT/sites")
+links=$(grep -l '^link_type:	uprobe_multi' /proc/$sb/fdinfo/* 2>/dev/null | wc -l)
+want=$("$MW" probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
+import json, sys; print(sum(1 for s in json.load(sys.stdin)["sites"] if s["traced"]))')
+echo "tracer $sb: $links uprobe_multi link(s), $n sites (the script's: $want)"
+[ "$links" = 1 ] || fail "tracer $sb holds $links uprobe_multi links, not 1"
+[ "$n" = "$want" ] || fail "the link has $n sites, the script $want"
+[ "$(cut -d' ' -f1 "$OUT/sites" | sort -u)" = "$LIBC" ] || fail "sites outside $LIBC: $(cut -d' ' -f1 "$OUT/sites" | sort -u)"
+grep -q "stapprobe_${sb}_" $UE && fail "tracer $sb defined uprobes in tracefs: $(grep -c "stapprobe_${sb}_" $UE)"
+a=$(armed $sleeper "$OUT/sites") || fail "reading the sleeper's memory: $a"
+[ "$a" = "$n" ] || fail "$a of $n sites hold an int3 in a process on the libc while traced"
+touch "$OUT/go"
+wait $mw || fail "the held run exited $?: $(cat "$OUT/held.err")"
+i=0
+while [ -e /proc/$sb ] && [ "$(cut -d' ' -f3 /proc/$sb/stat 2>/dev/null)" != Z ]; do
+	i=$((i + 1)); [ $i -lt 3000 ] || fail "tracer $sb still there 30 s after its run"; sleep 0.01
+done
+a=$(armed $sleeper "$OUT/sites")
+[ "$a" = 0 ] || fail "$a sites still hold an int3 after the tracer ended"
+echo "ok: one link of $n sites, an int3 at each while traced, none after (tracer gone in $((i * 10)) ms)"
+
+# 2. the same hits through the link and through tracefs events
+for how in link tracefs; do
+	if [ $how = tracefs ]; then export MALLOCWATCH_ATTACH=tracefs; fi
+	"$MW" -q --json "$OUT/$how.json" -o /dev/null -c ./examples/setjmp-loop 20000 \
+		>"$OUT/$how.prog" 2>"$OUT/$how.err" || fail "$how: mallocwatch exited $?: $(cat "$OUT/$how.err")"
+	unset MALLOCWATCH_ATTACH
+done
+python3 - "$OUT" <<'PY' || fail "the two ways disagree"
+import json, re, sys
+link, tfs = (json.load(open("%s/%s.json" % (sys.argv[1], n))) for n in ("link", "tracefs"))
+for name, r in (("link", link), ("tracefs", tfs)):
+    # the program's own jmp_buf (its address differs run to run: PIE)
+    buf = re.search(r"^jmp_buf (0x[0-9a-f]+)", open("%s/%s.prog" % (sys.argv[1], name)).read(),
+                    re.M).group(1)
+    assert r["events"]["lost"] == 0 and r["events"]["complete"], (name, r["events"])
+    got = {b["probe"]: b["count"] for b in r["setjmp"]["jmp_bufs"] if b["address"] == buf}
+    assert got == {"setjmp": 20000, "longjmp": 20000, "longjmp_target": 20000}, (name, got)
+lp, tp = link["events"]["by_probe"], tfs["events"]["by_probe"]
+assert lp == tp, ("by probe", lp, tp)
+print("ok: link and tracefs events: the same hits by probe", lp)
+PY
+
+# 3. SIGKILL: the link goes with the tracer's descriptors
+"$MW" --cleanup 2>/dev/null	# part 2's tracers gone
+a=$(armed $sleeper "$OUT/sites")
+[ "$a" = 0 ] || fail "$a sites armed with no tracer of ours left"
+rm -f "$OUT/started" "$OUT/go"
+"$MW" -q -o /dev/null -c sh -c "touch '$OUT/started'; sleep 30" 2>/dev/null &
+mw=$!
+i=0
+until [ -e "$OUT/started" ]; do
+	i=$((i + 1)); [ $i -lt 3000 ] || fail "the third program never started"; sleep 0.01
+done
+sb=$(pgrep -P $mw -x stapbpf) || fail "no stapbpf child of mallocwatch"
+a=$(armed $sleeper "$OUT/sites")
+[ "$a" = "$n" ] || fail "before the kill: $a of $n sites armed"
+kill -KILL $sb $mw
+wait $mw 2>/dev/null
+i=0
+while [ -e /proc/$sb ] && [ "$(cut -d' ' -f3 /proc/$sb/stat 2>/dev/null)" != Z ]; do
+	i=$((i + 1)); [ $i -lt 1000 ] || fail "the killed stapbpf $sb never ended"; sleep 0.01
+done
+a=$(armed $sleeper "$OUT/sites")
+[ "$a" = 0 ] || fail "$a sites still armed after the tracer was killed"
+pkill -f "sh -c touch '$OUT/started'; sleep 30" 2>/dev/null
+"$MW" -o /dev/null -c true 2>"$OUT/next.err" || fail "the next run failed: $(cat "$OUT/next.err")"
+grep -q "[1-9][0-9]* uprobe definitions" "$OUT/next.err" && fail "the next run cleaned definitions: $(cat "$OUT/next.err")"
+echo "ok: a tracer killed with SIGKILL left no site armed and no definition"
+
+# 4. the shim alone
+"$MW" --cleanup 2>/dev/null	# the next run's tracer gone
+LD_PRELOAD=$SHIM python3 tests/umulti_shim.py lines || fail "the shim's lines"
+off=$(head -1 "$OUT/sites" | cut -d' ' -f2)
+LD_PRELOAD=$SHIM python3 tests/umulti_shim.py arm "$OUT/no-such-file" "$off" ENOENT || fail "a missing file"
+LD_PRELOAD=$SHIM python3 tests/umulti_shim.py arm "$LIBC" "$off" ok || fail "a real site"
+a=$(armed $sleeper "$OUT/sites")
+[ "$a" = 0 ] || fail "$a sites armed after the shim's own test"
+echo PASS
