@@ -18,6 +18,10 @@
 #             the same probes of the same libc (its -c cannot attach to
 #             glibc's probes here), counting hits by (probe, tid):
 #             usdt:LIBC:libc:PROBE { @[probe, tid] = count(); }
+#   bpftracek with KEYED=1: bpftrace counting by what ours keys by, the
+#             probe, the thread and every argument of the probe:
+#             @[probe, tid, arg0, ...] = count() (setjmp: the jmp_buf, the
+#             value, the return address, as ours keeps them)
 #   empty     (when bench/uprobe-empty.c builds) an empty BPF program on
 #             the same sites, attached through the uprobe PMU as bpftrace
 #             attaches: the uprobe's own cost, the floor of any BPF
@@ -109,6 +113,21 @@ if command -v bpftrace >/dev/null 2>&1; then
 	# ran partly untraced, and a SIGINT while it attached could leave
 	# it running: the hang of the setjmp row)
 	printf '%s\n' 'BEGIN { printf("MW 1 ready\n"); }' >>"$W/bpftrace.bt"
+	if [ "${KEYED:-0}" = 1 ]; then
+		BT="bpftrace bpftracek"
+		# each probe's argument count from its first site's specs
+		$MW probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
+import json, sys
+libc, probes = sys.argv[1], sys.argv[2:]
+seen = {}
+for s in json.load(sys.stdin)["sites"]:
+    if s["name"] in probes and s["name"] not in seen:
+        seen[s["name"]] = len(s["args"].split())
+for p in probes:
+    args = "".join(", arg%d" % i for i in range(seen.get(p, 0)))
+    print("usdt:%s:libc:%s { @[probe, tid%s] = count(); }" % (libc, p, args))
+print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$LIBC" $probes >"$W/bpftracek.bt"
+	fi
 fi
 # the empty program, on the file offsets of the probes' sites
 EMPTY=
@@ -183,8 +202,8 @@ one() {
 		echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") 0"
 		return
 	fi
-	if [ "$mode" = bpftrace ]; then
-		bpftrace "$W/bpftrace.bt" >"$W/tracer.out" 2>&1 &
+	if [ "$mode" = bpftrace ] || [ "$mode" = bpftracek ]; then
+		bpftrace "$W/$mode.bt" >"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
 	elif [ "$mode" = empty ] || [ "$mode" = emptym ]; then
 		# shellcheck disable=SC2046
@@ -286,3 +305,30 @@ awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floo
 	}
 	printf "\n"
 }'
+if [ -f "$W/bpftracek.txt" ]; then
+	awk -v h=$hits -v b0="$base" -v o="$ours" -v k="$(cut -d' ' -f1 "$W/bpftracek.txt" | med)" \
+		-v ho=$ho -v hk="$(cat "$W/bpftracek.stats")" 'BEGIN {
+		if (b0 == "") exit
+		pk = (k - b0) / h; po = (o - b0) / h
+		printf "    bpftrace keyed as ours (probe, tid, every argument) %6.3f us/hit, alone %5.0f ns: ours x%.2f of it per hit, x%.2f alone\n",
+			pk / 1000, hk, po / pk, (hk > 0 ? ho / hk : 0)
+	}'
+fi
+# the same ratios rep by rep: each traced run against the untraced run of
+# its own round (the machine's speed drifts between rounds; a ratio of
+# medians mixes rounds), median and range over the rounds
+pair() {	# A B: "xMEDIAN (xMIN-xMAX)" of (A - none) / (B - none)
+	[ -f "$W/$1.txt" ] && [ -f "$W/$2.txt" ] || return 0
+	paste -d' ' "$W/none.txt" "$W/$1.txt" "$W/$2.txt" |
+		awk '$5 - $1 > 0 { print ($3 - $1) / ($5 - $1) }' | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) printf "x%.2f (x%.2f-x%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+if [ -n "$base" ]; then
+	line="    paired by round, median (range) of $REPS:"
+	[ -z "$BT" ] || line="$line ours/bpftrace $(pair ours bpftrace);"
+	[ ! -f "$W/bpftracek.txt" ] || line="$line ours/bpftrace keyed as ours $(pair ours bpftracek);"
+	[ ! -f "$W/ourstf.txt" ] || line="$line ours link/tracefs $(pair ours ourstf);"
+	[ ! -f "$W/emptym.txt" ] || line="$line empty link/PMU $(pair emptym empty);"
+	[ -z "$EMPTY" ] || line="$line bpftrace/empty $(pair bpftrace empty); ours/empty $(pair ours empty)"
+	echo "$line"
+fi

@@ -54,6 +54,14 @@ with open("/proc/%s/mem" % pid, "rb") as mem:
 print(n)
 PY
 }
+# ended PID WHEN: wait (30 s at most) until the tracer PID has exited (a
+# zombie or gone: its descriptors are closed); i: the 10 ms steps taken
+ended() {
+	i=0
+	while [ -e /proc/$1 ] && [ "$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null)" != Z ]; do
+		i=$((i + 1)); [ $i -lt 3000 ] || fail "tracer $1 still there 30 s $2"; sleep 0.01
+	done
+}
 # a process on the probe-enabled libc that outlives the runs below
 "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib" /bin/sleep 300 &
 sleeper=$!
@@ -86,10 +94,7 @@ a=$(armed $sleeper "$OUT/sites") || fail "reading the sleeper's memory: $a"
 [ "$a" = "$n" ] || fail "$a of $n sites hold an int3 in a process on the libc while traced"
 touch "$OUT/go"
 wait $mw || fail "the held run exited $?: $(cat "$OUT/held.err")"
-i=0
-while [ -e /proc/$sb ] && [ "$(cut -d' ' -f3 /proc/$sb/stat 2>/dev/null)" != Z ]; do
-	i=$((i + 1)); [ $i -lt 3000 ] || fail "tracer $sb still there 30 s after its run"; sleep 0.01
-done
+ended $sb "after its run"
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = 0 ] || fail "$a sites still hold an int3 after the tracer ended"
 echo "ok: one link of $n sites, an int3 at each while traced, none after (tracer gone in $((i * 10)) ms)"
@@ -132,10 +137,7 @@ a=$(armed $sleeper "$OUT/sites")
 [ "$a" = "$n" ] || fail "before the kill: $a of $n sites armed"
 kill -KILL $sb $mw
 wait $mw 2>/dev/null
-i=0
-while [ -e /proc/$sb ] && [ "$(cut -d' ' -f3 /proc/$sb/stat 2>/dev/null)" != Z ]; do
-	i=$((i + 1)); [ $i -lt 1000 ] || fail "the killed stapbpf $sb never ended"; sleep 0.01
-done
+ended $sb "after SIGKILL"
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = 0 ] || fail "$a sites still armed after the tracer was killed"
 pkill -f "sh -c touch '$OUT/started'; sleep 30" 2>/dev/null
