@@ -72,6 +72,21 @@ serve_port() {
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ
 expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
+# need_gdb_call: skip unless gdb can call a function in a process here
+# and give it back intact.  gdb 13 on some CPUs and kernels (seen: Xeon
+# with AMX, kernel 6.18) runs the call, then fails to restore the
+# process's registers ("Couldn't write extended state status: Bad
+# address") and leaves it broken (a sleep then said "cannot read
+# realtime clock").
+need_gdb_call() {
+	sleep 30 &
+	_s=$!
+	_g=$(gdb -q -batch -nx -p $_s -ex 'call (int) getpid()' 2>&1)
+	kill $_s 2>/dev/null
+	wait $_s 2>/dev/null
+	echo "$_g" | grep -q "^\$1 = $_s\$" && ! echo "$_g" | grep -q "extended state" ||
+		skip "gdb cannot call a function in a process here: $(echo "$_g" | grep -m1 -i 'couldn.t\|error' || echo "$_g" | tail -n 1)"
+}
 # tracer_sites PID [NAME]: the uprobe sites the stapbpf PID holds, one
 # "PATH OFFSET" line each: its uprobe_multi links (their fdinfo; how
 # umulti-shim.so attaches, Linux 6.6 and later) and its tracefs

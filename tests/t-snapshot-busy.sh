@@ -28,6 +28,7 @@ need_root
 FIX=build/tests/fixtures/busy-alloc
 [ -x $FIX ] || { echo "no $FIX (make check builds it)"; exit 99; }
 command -v gdb >/dev/null || skip "gdb is not installed"
+need_gdb_call	# its ground truth is malloc_info() called by gdb
 dbg=/usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
 	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug
 pid=
