@@ -40,7 +40,11 @@
  *     a killed stapbpf's links go with its descriptors.
  *
  * Only kprobe-type programs are changed, so the script must have no
- * kprobes (mallocwatch's have none: gen.c).  Return probes ("r:") are
+ * kprobes (mallocwatch's have none: gen.c).  A program loaded with that
+ * attach type still takes PERF_EVENT_IOC_SET_BPF on a uprobe perf event
+ * (seen on 6.18), so a stapbpf that attached some other way than the
+ * sequence above (read in SystemTap 4.8's stapbpf.cxx) would run as
+ * before, without the link.  Return probes ("r:") are
  * refused (EINVAL on the write: stapbpf reports "Error creating probe").
  * A failure to arm fails the ioctl with the kernel's errno, which stapbpf
  * reports before it exits.  Every descriptor made here is close-on-exec.
