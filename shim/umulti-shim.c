@@ -37,7 +37,11 @@
  *     at the hit site's cookie (its index), and one uprobe_multi link per
  *     file (and pid) carries the sites' offsets and cookies;
  *   - closing any stand-in closes the links (every site goes at once), and
- *     a killed stapbpf's links go with its descriptors.
+ *     a killed stapbpf's links go with its descriptors;
+ *   - in those programs, stapbpf's `m[k]++` on a key that is there adds
+ *     one in place (an atomic add through the looked-up value) instead of
+ *     a second hashing and a map update (inc_in_place, below); unless
+ *     MW_UMULTI_NO_INPLACE is set (the tests compare both).
  *
  * Only kprobe-type programs are changed, so the script must have no
  * kprobes (mallocwatch's have none: gen.c).  A program loaded with that
@@ -294,6 +298,160 @@ fail:
 	return -1;
 }
 
+/* stapbpf's `m[k]++` (SystemTap 4.8's bpf-translate.cxx, seen in the
+ * objects it makes for mallocwatch's scripts), from the lookup on:
+ *
+ *	i:   call map_lookup_elem		(r1 the map, r2 the key)
+ *	i+1: if r0 == 0 goto MISS
+ *	i+2: R = *(u64 *)(r0 + 0)
+ *	i+3: r1 = R				(MISS: R = 0; goto i+3)
+ *	i+4: R += 1
+ *	     ...the key stored again, straight-line stack stores...
+ *	     *(u64 *)(r10 + V) = R; r3 = r10; r3 += V	(R not written before)
+ *	     r1 = the same map; r4 = 0
+ *	k:   call map_update_elem
+ *
+ * A hit on a key that is there pays a second hashing and a hash map
+ * element replaced (a preallocated one taken, the old one freed).  Where
+ * the pattern holds exactly, i+2 becomes a jump to a stub appended to the
+ * program: r1 = 1; lock *(u64 *)(r0 + 0) += r1; r0 = 0; goto k+1 (the
+ * count added in place, as bpftrace does; r1-r5 are dead after the
+ * update, r0 its result 0).  A key that is not there takes the path it
+ * took.  STUB_LEN instructions a pattern.  Returns the new instruction
+ * array (the caller's to free) and its length in *out_n, or NULL when
+ * nothing matched or memory ran out: the program is then loaded as
+ * stapbpf made it. */
+#define STUB_LEN 4
+#define IS_JMP(c) (BPF_CLASS(c) == BPF_JMP || BPF_CLASS(c) == BPF_JMP32)
+
+static int jumps_to(const struct bpf_insn *in, unsigned n, unsigned t)
+{
+	for (unsigned j = 0; j < n; j++) {
+		uint8_t c = in[j].code;
+
+		if (c == (BPF_LD | BPF_IMM | BPF_DW)) {
+			j++;
+			continue;
+		}
+		if (!IS_JMP(c) || BPF_OP(c) == BPF_CALL || BPF_OP(c) == BPF_EXIT)
+			continue;
+		if ((long)j + 1 + in[j].off == (long)t)
+			return 1;
+	}
+	return 0;
+}
+
+static int is_map_ld(const struct bpf_insn *x, int fd)
+{
+	return x[0].code == (BPF_LD | BPF_IMM | BPF_DW) && x[0].dst_reg == 1 &&
+	       x[0].src_reg == BPF_PSEUDO_MAP_FD && x[0].imm == fd;
+}
+
+/* i: a lookup call; the update call's index if the pattern holds, else 0 */
+static unsigned inc_pattern(const struct bpf_insn *in, unsigned n, unsigned i)
+{
+	unsigned r, miss, k, v_ok = 0;
+	int fd, slot = 0;
+
+	if (i < 2 || i + 5 >= n || !is_map_ld(&in[i - 2], in[i - 2].imm))
+		return 0;
+	fd = in[i - 2].imm;
+	r = in[i + 2].dst_reg;
+	if (in[i + 1].code != (BPF_JMP | BPF_JEQ | BPF_K) || in[i + 1].dst_reg != 0 ||
+	    in[i + 1].imm != 0 || in[i + 1].off <= 0 ||
+	    in[i + 2].code != (BPF_LDX | BPF_MEM | BPF_DW) || in[i + 2].src_reg != 0 ||
+	    in[i + 2].off != 0 || r < 1 || r > 5 ||
+	    in[i + 3].code != (BPF_ALU64 | BPF_MOV | BPF_X) || in[i + 3].dst_reg != 1 ||
+	    in[i + 3].src_reg != r ||
+	    in[i + 4].code != (BPF_ALU64 | BPF_ADD | BPF_K) || in[i + 4].dst_reg != r ||
+	    in[i + 4].imm != 1)
+		return 0;
+	/* MISS: R = 0; goto i+3 */
+	miss = i + 2 + (unsigned)in[i + 1].off;
+	if (miss + 1 >= n || in[miss].code != (BPF_ALU64 | BPF_MOV | BPF_K) ||
+	    in[miss].dst_reg != r || in[miss].imm != 0 ||
+	    in[miss + 1].code != (BPF_JMP | BPF_JA) ||
+	    miss + 2 + (unsigned)(long)in[miss + 1].off != i + 3)
+		return 0;
+	/* straight line to the update: stack stores and loads, arithmetic,
+	 * map loads; R written by none of them */
+	for (k = i + 5; k < n; k++) {
+		const struct bpf_insn *x = &in[k];
+		uint8_t c = x->code, cl = BPF_CLASS(c);
+
+		if (c == (BPF_JMP | BPF_CALL))
+			break;
+		if (c == (BPF_LD | BPF_IMM | BPF_DW)) {
+			if ((x->dst_reg == r && !slot) || k + 1 >= n)
+				return 0;
+			k++;
+			continue;
+		}
+		if (cl == BPF_ALU || cl == BPF_ALU64) {
+			if (x->dst_reg == r && !slot)
+				return 0;
+			if (c == (BPF_ALU64 | BPF_MOV | BPF_X) && x->dst_reg == 3 && x->src_reg == 10)
+				v_ok |= 1;
+			else if (c == (BPF_ALU64 | BPF_ADD | BPF_K) && x->dst_reg == 3 && (v_ok & 1))
+				v_ok |= x->imm == slot && slot ? 2 : 0;
+			continue;
+		}
+		if (cl == BPF_STX && BPF_MODE(c) == BPF_MEM && x->dst_reg == 10) {
+			if (c == (BPF_STX | BPF_MEM | BPF_DW) && x->src_reg == r && !slot)
+				slot = x->off;
+			continue;
+		}
+		if (cl == BPF_ST && BPF_MODE(c) == BPF_MEM && x->dst_reg == 10)
+			continue;
+		if (cl == BPF_LDX && BPF_MODE(c) == BPF_MEM && x->src_reg == 10 &&
+		    (x->dst_reg != r || slot))
+			continue;
+		return 0;
+	}
+	if (k >= n || in[k].imm != BPF_FUNC_map_update_elem || v_ok != 3 || k < i + 8 ||
+	    in[k - 1].code != (BPF_ALU64 | BPF_MOV | BPF_K) || in[k - 1].dst_reg != 4 ||
+	    in[k - 1].imm != 0 || !is_map_ld(&in[k - 3], fd) ||
+	    jumps_to(in, n, i + 2))
+		return 0;
+	return k;
+}
+
+static struct bpf_insn *inc_in_place(const struct bpf_insn *in, unsigned n, unsigned *out_n)
+{
+	unsigned found = 0, at;
+	struct bpf_insn *out;
+
+	for (unsigned i = 0; i < n; i++)
+		if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].imm == BPF_FUNC_map_lookup_elem &&
+		    inc_pattern(in, n, i))
+			found++;
+	if (!found || n + found * STUB_LEN > 1000000 ||
+	    !(out = malloc((n + found * STUB_LEN) * sizeof(*out))))
+		return NULL;
+	memcpy(out, in, n * sizeof(*out));
+	at = n;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k;
+
+		if (in[i].code != (BPF_JMP | BPF_CALL) || in[i].imm != BPF_FUNC_map_lookup_elem ||
+		    !(k = inc_pattern(in, n, i)))
+			continue;
+		out[i + 2] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
+						.off = (int16_t)(at - (i + 2) - 1) };
+		out[at++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 1,
+					       .imm = 1 };
+		out[at++] = (struct bpf_insn){ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = 0,
+					       .src_reg = 1, .imm = BPF_ADD };
+		out[at++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0,
+					       .imm = 0 };
+		out[at] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
+					     .off = (int16_t)((long)k + 1 - (long)at - 1) };
+		at++;
+	}
+	*out_n = at;
+	return out;
+}
+
 int open(const char *path, int flags, ...)
 {
 	char want[sizeof(ID_FMT) + 32];
@@ -471,7 +629,24 @@ long syscall(long nr, ...)
 		memset(&copy, 0, sizeof(copy));
 		memcpy(&copy, (const void *)a[1], (size_t)a[2]);
 		if (copy.prog_type == BPF_PROG_TYPE_KPROBE) {
+			struct bpf_insn *fast = NULL;
+			unsigned fast_n = 0;
+			long fd;
+
 			copy.expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
+			if (!getenv("MW_UMULTI_NO_INPLACE") && copy.insns && copy.insn_cnt &&
+			    (fast = inc_in_place((const struct bpf_insn *)(uintptr_t)copy.insns,
+						 copy.insn_cnt, &fast_n))) {
+				union bpf_attr f = copy;
+
+				f.insns = (uintptr_t)fast;
+				f.insn_cnt = fast_n;
+				fd = real_syscall(nr, a[0], &f, a[2]);
+				free(fast);
+				if (fd >= 0)
+					return fd;
+				/* refused: loaded as stapbpf made it */
+			}
 			return real_syscall(nr, a[0], &copy, a[2]);
 		}
 	}

@@ -6,9 +6,12 @@
 #     libc with every site of its script and defines nothing in
 #     uprobe_events; a process on that libc has an int3 at each of those
 #     sites while the tracer runs, and the original bytes once it ended;
-#  2. the same program traced through the link and through stapbpf's own
-#     tracefs events (MALLOCWATCH_ATTACH=tracefs): the same hits, probe
-#     by probe, and on the program's jmp_buf exactly what it did;
+#  2. the same program traced through the link, through it with the
+#     handlers as stapbpf made them (MW_UMULTI_NO_INPLACE: no count added
+#     in place) and through stapbpf's own tracefs events
+#     (MALLOCWATCH_ATTACH=tracefs): the same hits, probe by probe, and on
+#     the program's jmp_buf exactly what it did; the handlers the shim
+#     changed took fewer instructions to verify than stapbpf's own;
 #  3. a tracer killed with SIGKILL, its mallocwatch with it, leaves no
 #     site armed (the link goes with its descriptors) and nothing for
 #     the next run to clean;
@@ -54,6 +57,22 @@ with open("/proc/%s/mem" % pid, "rb") as mem:
 print(n)
 PY
 }
+# holders: who else holds uprobe sites, for a failure's message: every
+# process with a uprobe_multi link (pid, comm, sites) and the tracefs
+# definitions
+holders() {
+	for f in /proc/[0-9]*/fdinfo/*; do
+		grep -q '^link_type:	uprobe_multi' "$f" 2>/dev/null || continue
+		_p=${f#/proc/}; _p=${_p%%/*}
+		echo "pid $_p ($(cat /proc/$_p/comm 2>/dev/null)): $(grep -c '^[0-9]*	' "$f") sites;"
+	done
+	echo "tracefs definitions: $(grep -c . $UE)"
+}
+# verified PID: the instructions the verifier took in all of PID's
+# programs (their fdinfo's verified_insns)
+verified() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^verified_insns:/ { n += $2 } END { print n + 0 }'
+}
 # ended PID WHEN: wait (30 s at most) until the tracer PID has exited (a
 # zombie or gone: its descriptors are closed); i: the 10 ms steps taken
 ended() {
@@ -71,7 +90,29 @@ until grep -q "$LIBC" /proc/$sleeper/maps 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 500 ] || fail "the sleeper never mapped $LIBC"; sleep 0.01
 done
 
-# 1. the link, its sites, and the int3s
+# 1. the link, its sites, and the int3s.  First no site may be armed by
+# anyone: an earlier --stacks run's closer (a detached process) may still
+# be closing its uprobe perf events on this libc, 0.1 s or more each
+"$MW" probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
+import json, subprocess, sys
+libc = sys.argv[1]
+segs = [l.split() for l in subprocess.run(["readelf", "-lW", libc], capture_output=True,
+                                          text=True).stdout.splitlines() if l.split()[:1] == ["LOAD"]]
+for s in json.load(sys.stdin)["sites"]:
+    if s["traced"] and s["file"] == libc:
+        pc = int(s["pc"], 16)
+        for g in segs:
+            off, va, fsz = int(g[1], 16), int(g[2], 16), int(g[4], 16)
+            if va <= pc < va + fsz:
+                print(libc, hex(pc - va + off))' "$LIBC" >"$OUT/all-sites"
+[ -s "$OUT/all-sites" ] || exit 99
+i=0
+until [ "$(armed $sleeper "$OUT/all-sites")" = 0 ]; do
+	i=$((i + 1))
+	[ $i -lt 1200 ] || fail "sites still armed 120 s before the test began; $(holders)"
+	sleep 0.1
+done
+[ $i = 0 ] || echo "(waited $((i / 10)).$((i % 10)) s for other uprobes on $LIBC to go)"
 "$MW" -q -o /dev/null --json "$OUT/held.json" -c sh -c "touch '$OUT/started'; \
 	until [ -e '$OUT/go' ]; do sleep 0.05; done" 2>"$OUT/held.err" &
 mw=$!
@@ -92,41 +133,47 @@ echo "tracer $sb: $links uprobe_multi link(s), $n sites (the script's: $want)"
 grep -q "stapprobe_${sb}_" $UE && fail "tracer $sb defined uprobes in tracefs: $(grep -c "stapprobe_${sb}_" $UE)"
 a=$(armed $sleeper "$OUT/sites") || fail "reading the sleeper's memory: $a"
 [ "$a" = "$n" ] || fail "$a of $n sites hold an int3 in a process on the libc while traced"
+vi_inplace=$(verified $sb)
 touch "$OUT/go"
 wait $mw || fail "the held run exited $?: $(cat "$OUT/held.err")"
 ended $sb "after its run"
 a=$(armed $sleeper "$OUT/sites")
-[ "$a" = 0 ] || fail "$a sites still hold an int3 after the tracer ended"
+[ "$a" = 0 ] || fail "$a sites still hold an int3 after the tracer ended; $(holders)"
 echo "ok: one link of $n sites, an int3 at each while traced, none after (tracer gone in $((i * 10)) ms)"
 
-# 2. the same hits through the link and through tracefs events
-for how in link tracefs; do
-	if [ $how = tracefs ]; then export MALLOCWATCH_ATTACH=tracefs; fi
+# 2. the same hits through the link (its handlers' counts added in place,
+# and as stapbpf made them: MW_UMULTI_NO_INPLACE) and through tracefs events
+for how in link plain tracefs; do
+	case $how in
+	plain) export MW_UMULTI_NO_INPLACE=1 ;;
+	tracefs) export MALLOCWATCH_ATTACH=tracefs ;;
+	esac
 	"$MW" -q --json "$OUT/$how.json" -o /dev/null -c ./examples/setjmp-loop 20000 \
 		>"$OUT/$how.prog" 2>"$OUT/$how.err" || fail "$how: mallocwatch exited $?: $(cat "$OUT/$how.err")"
-	unset MALLOCWATCH_ATTACH
+	unset MALLOCWATCH_ATTACH MW_UMULTI_NO_INPLACE
 done
-python3 - "$OUT" <<'PY' || fail "the two ways disagree"
+python3 - "$OUT" <<'PY' || fail "the three ways disagree"
 import json, re, sys
-link, tfs = (json.load(open("%s/%s.json" % (sys.argv[1], n))) for n in ("link", "tracefs"))
-for name, r in (("link", link), ("tracefs", tfs)):
+link, plain, tfs = (json.load(open("%s/%s.json" % (sys.argv[1], n)))
+                    for n in ("link", "plain", "tracefs"))
+for name, r in (("link", link), ("plain", plain), ("tracefs", tfs)):
     # the program's own jmp_buf (its address differs run to run: PIE)
     buf = re.search(r"^jmp_buf (0x[0-9a-f]+)", open("%s/%s.prog" % (sys.argv[1], name)).read(),
                     re.M).group(1)
     assert r["events"]["lost"] == 0 and r["events"]["complete"], (name, r["events"])
     got = {b["probe"]: b["count"] for b in r["setjmp"]["jmp_bufs"] if b["address"] == buf}
     assert got == {"setjmp": 20000, "longjmp": 20000, "longjmp_target": 20000}, (name, got)
-lp, tp = link["events"]["by_probe"], tfs["events"]["by_probe"]
-assert lp == tp, ("by probe", lp, tp)
-print("ok: link and tracefs events: the same hits by probe", lp)
+lp, pp, tp = (r["events"]["by_probe"] for r in (link, plain, tfs))
+assert lp == tp and pp == tp, ("by probe", lp, pp, tp)
+print("ok: link (in place and not) and tracefs events: the same hits by probe", lp)
 PY
 
 # 3. SIGKILL: the link goes with the tracer's descriptors
 "$MW" --cleanup 2>/dev/null	# part 2's tracers gone
 a=$(armed $sleeper "$OUT/sites")
-[ "$a" = 0 ] || fail "$a sites armed with no tracer of ours left"
+[ "$a" = 0 ] || fail "$a sites armed with no tracer of ours left; $(holders)"
 rm -f "$OUT/started" "$OUT/go"
-"$MW" -q -o /dev/null -c sh -c "touch '$OUT/started'; sleep 30" 2>/dev/null &
+MW_UMULTI_NO_INPLACE=1 "$MW" -q -o /dev/null -c sh -c "touch '$OUT/started'; sleep 30" 2>/dev/null &
 mw=$!
 i=0
 until [ -e "$OUT/started" ]; do
@@ -135,11 +182,15 @@ done
 sb=$(pgrep -P $mw -x stapbpf) || fail "no stapbpf child of mallocwatch"
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = "$n" ] || fail "before the kill: $a of $n sites armed"
+vi_plain=$(verified $sb)
+echo "instructions verified: $vi_inplace with the counts added in place, $vi_plain without"
+[ "$vi_inplace" -gt 0 ] && [ "$vi_inplace" -lt "$vi_plain" ] ||
+	fail "the counts were not added in place: $vi_inplace instructions verified, $vi_plain as stapbpf made them"
 kill -KILL $sb $mw
 wait $mw 2>/dev/null
 ended $sb "after SIGKILL"
 a=$(armed $sleeper "$OUT/sites")
-[ "$a" = 0 ] || fail "$a sites still armed after the tracer was killed"
+[ "$a" = 0 ] || fail "$a sites still armed after the tracer was killed; $(holders)"
 pkill -f "sh -c touch '$OUT/started'; sleep 30" 2>/dev/null
 "$MW" -o /dev/null -c true 2>"$OUT/next.err" || fail "the next run failed: $(cat "$OUT/next.err")"
 grep -q "[1-9][0-9]* uprobe definitions" "$OUT/next.err" && fail "the next run cleaned definitions: $(cat "$OUT/next.err")"
@@ -152,5 +203,5 @@ off=$(head -1 "$OUT/sites" | cut -d' ' -f2)
 LD_PRELOAD=$SHIM python3 tests/umulti_shim.py arm "$OUT/no-such-file" "$off" ENOENT || fail "a missing file"
 LD_PRELOAD=$SHIM python3 tests/umulti_shim.py arm "$LIBC" "$off" ok || fail "a real site"
 a=$(armed $sleeper "$OUT/sites")
-[ "$a" = 0 ] || fail "$a sites armed after the shim's own test"
+[ "$a" = 0 ] || fail "$a sites armed after the shim's own test; $(holders)"
 echo PASS
