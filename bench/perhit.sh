@@ -30,7 +30,8 @@
 #             (umulti-shim.so, Linux 6.6): the same empty program through
 #             one such link, the floor of that way of attaching
 #   ourstf    there too: ours through stapbpf's own tracefs events
-#             (MALLOCWATCH_ATTACH=tracefs), what the link changed
+#             (MALLOCWATCH_ATTACH=tracefs), its handlers as stapbpf made
+#             them: what the link and the counts added in place changed
 #   floor     with KEYED=1: ours cut down to the pid filter, the argument
 #             reads and one counter keyed by the first argument (the heap,
 #             the jmp_buf, ...): the least a handler that keeps anything
