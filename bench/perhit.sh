@@ -132,7 +132,7 @@ print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$LIBC" $probes >"$W/bpftracek.bt
 fi
 # the empty program, on the file offsets of the probes' sites
 EMPTY=
-if cc -O2 -o "$W/uprobe-empty" bench/uprobe-empty.c -lbpf 2>/dev/null; then
+if cc -O2 -Isrc/trace -o "$W/uprobe-empty" bench/uprobe-empty.c src/trace/umulti.c -lbpf 2>/dev/null; then
 	EMPTY=empty
 	[ -z "$UMULTI" ] || EMPTY="empty emptym"
 	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \

@@ -23,7 +23,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +31,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "umulti.h"
 
 #define MAX_SITES 256
 #define TRACING "/sys/kernel/debug/tracing"
@@ -60,40 +61,18 @@ static long read_num(const char *path)
 	return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
-/* One uprobe_multi link (include/uapi/linux/bpf.h, 6.6) for the n sites:
- * its fd, or -1 with errno. */
+/* One uprobe_multi link (umulti.h) for the n sites, carrying an empty
+ * program: its fd, or -1 with errno. */
 static int multi_link(const char *path, unsigned long *off, int n)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct {
-		uint32_t prog_fd, target_fd, attach_type, flags;
-		uint64_t path, offsets, ref_ctr_offsets, cookies;
-		uint32_t cnt, uflags, pid, pad;
-	} l;
 	static uint64_t offs[MAX_SITES];
-	union bpf_attr a;
 	int prog, fd, e;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_KPROBE;
-	a.expected_attach_type = 48;	/* BPF_TRACE_UPROBE_MULTI */
-	a.insns = (uintptr_t)insns;
-	a.insn_cnt = 2;
-	a.license = (uintptr_t)"GPL";
-	if ((prog = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a))) < 0)
+	if ((prog = mw_umulti_empty_prog()) < 0)
 		return -1;
 	for (int i = 0; i < n; i++)
 		offs[i] = off[i];
-	memset(&l, 0, sizeof(l));
-	l.prog_fd = (uint32_t)prog;
-	l.attach_type = 48;
-	l.path = (uintptr_t)path;
-	l.offsets = (uintptr_t)offs;
-	l.cnt = (uint32_t)n;
-	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &l, sizeof(l));
+	fd = mw_umulti_link(prog, path, offs, NULL, (unsigned)n, 0);
 	e = errno;
 	close(prog);
 	errno = e;

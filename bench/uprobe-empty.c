@@ -31,6 +31,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "umulti.h"
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -38,14 +40,6 @@ static void on_signal(int sig)
 	(void)sig;
 	stop = 1;
 }
-
-/* BPF_LINK_CREATE's link_create.uprobe_multi (include/uapi/linux/bpf.h, 6.6) */
-struct mw_link_attr {
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, uflags, pid, pad;
-};
-#define MW_BPF_TRACE_UPROBE_MULTI 48
 
 int main(int argc, char **argv)
 {
@@ -89,14 +83,11 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (multi) {
 		static uint64_t offs[4096];
-		struct mw_link_attr l = { .prog_fd = (uint32_t)prog,
-					  .attach_type = MW_BPF_TRACE_UPROBE_MULTI,
-					  .path = (uintptr_t)argv[1], .offsets = (uintptr_t)offs,
-					  .cnt = (uint32_t)(argc - 2) };
 
 		for (int i = 2; i < argc && i - 2 < 4096; i++)
 			offs[i - 2] = strtoull(argv[i], NULL, 0);
-		if (argc - 2 > 4096 || syscall(__NR_bpf, BPF_LINK_CREATE, &l, sizeof(l)) < 0) {
+		if (argc - 2 > 4096 ||
+		    mw_umulti_link(prog, argv[1], offs, NULL, (unsigned)(argc - 2), 0) < 0) {
 			fprintf(stderr, "uprobe-empty: uprobe_multi link on %s: %s\n", argv[1],
 				strerror(errno));
 			return 1;

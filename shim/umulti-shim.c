@@ -75,13 +75,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "umulti.h"	/* its definitions; its calls are not used (syscall() is ours) */
+
 #define UE_PATH "/sys/kernel/debug/tracing/uprobe_events"
 #define ID_FMT "/sys/kernel/debug/tracing/events/uprobes/stapprobe_%d_%u/id"
 /* ids handed out for our sites: above any tracepoint id the kernel gives */
 #define MW_FAKE_ID 0x40000000u
 #define MAX_SITES 4096		/* MAX_UPROBE_MULTI_CNT is 1 << 20 */
-/* include/uapi/linux/bpf.h, Linux 6.6 (Debian 12's headers are 6.1) */
-#define MW_BPF_TRACE_UPROBE_MULTI 48
 
 struct site {
 	char *path;
@@ -89,14 +89,6 @@ struct site {
 	int stand_in;		/* the /dev/null fd given for its perf event */
 	int prog;		/* stapbpf's program fd, -1 until SET_BPF */
 	int pid;		/* perf_event_open's pid: -1 every process */
-};
-
-/* BPF_LINK_CREATE's attributes for a uprobe_multi link (bpf.h, 6.6) */
-struct mw_link_attr {
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, uflags, pid;
-	uint32_t pad;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -208,12 +200,7 @@ static int load_dispatch(int map)
 	};
 	union bpf_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_KPROBE;
-	a.expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
-	a.insns = (uintptr_t)insns;
-	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	a.license = (uintptr_t)"GPL";
+	mw_umulti_prog_attr(&a, insns, sizeof(insns) / sizeof(insns[0]));
 	strncpy(a.prog_name, "mw_dispatch", sizeof(a.prog_name) - 1);
 	return (int)sys_bpf(BPF_PROG_LOAD, &a, sizeof(a));
 }
@@ -262,7 +249,7 @@ static int arm(void)
 			goto fail;
 	}
 	for (unsigned i = 0; i < nsites; i++) {
-		struct mw_link_attr l;
+		struct mw_umulti_attr l;
 		unsigned n = 0;
 		int fd;
 

@@ -3,15 +3,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 
 #include "fsutil.h"
 #include "runtime.h"
+#include "umulti.h"
 
 
 const char *mw_runtime_name(enum mw_runtime rt)
@@ -223,43 +223,17 @@ static int find_shim(const char *name, char *out, size_t len)
 	return exists(out) ? 0 : -1;
 }
 
-/* include/uapi/linux/bpf.h of Linux 6.6 (Debian 12's headers are 6.1) */
-#define MW_BPF_TRACE_UPROBE_MULTI 48
-
 int mw_runtime_uprobe_multi(void)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	/* BPF_LINK_CREATE's link_create.uprobe_multi (bpf.h, 6.6) */
-	struct {
-		__u32 prog_fd, target_fd, attach_type, flags;
-		__u64 path, offsets, ref_ctr_offsets, cookies;
-		__u32 cnt, uflags, pid, pad;
-	} l;
-	__u64 off = 0;
-	union bpf_attr a;
 	const char *env = getenv("MALLOCWATCH_ATTACH");
+	uint64_t off = 0;
 	int prog, fd, ok;
 
 	if (env && strcmp(env, "tracefs") == 0)
 		return 0;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_KPROBE;
-	a.expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
-	a.insns = (__u64)(unsigned long)insns;
-	a.insn_cnt = 2;
-	a.license = (__u64)(unsigned long)"GPL";
-	if ((prog = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a))) < 0)
+	if ((prog = mw_umulti_empty_prog()) < 0)
 		return 0;
-	memset(&l, 0, sizeof(l));
-	l.prog_fd = (__u32)prog;
-	l.attach_type = MW_BPF_TRACE_UPROBE_MULTI;
-	l.path = (__u64)(unsigned long)"/";
-	l.offsets = (__u64)(unsigned long)&off;
-	l.cnt = 1;
-	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &l, sizeof(l));
+	fd = mw_umulti_link(prog, "/", &off, NULL, 1, 0);
 	/* a kernel that has the link looks the path up and refuses a
 	 * directory with EBADF (bpf_uprobe_multi_link_attach); one that has
 	 * not refuses the attach type with EINVAL */

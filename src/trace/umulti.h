@@ -1,0 +1,53 @@
+/* umulti.h - uprobe_multi links (BPF_LINK_CREATE, attach type
+ * BPF_TRACE_UPROBE_MULTI: Linux 6.6), which Debian 12's 6.1 headers do
+ * not define: the attach type's number and the link's attributes as
+ * include/uapi/linux/bpf.h of Linux 6.6 lays them out, and the two calls
+ * mallocwatch's feature check and the benches make.  umulti-shim.so
+ * (shim/umulti-shim.c) takes the definitions and mw_umulti_prog_attr
+ * only: its calls go through the syscall() it interposes. */
+#ifndef MALLOCWATCH_UMULTI_H
+#define MALLOCWATCH_UMULTI_H
+
+#include <linux/bpf.h>
+#include <stdint.h>
+#include <string.h>
+
+/* enum bpf_attach_type's BPF_TRACE_UPROBE_MULTI */
+#define MW_BPF_TRACE_UPROBE_MULTI 48
+
+/* union bpf_attr's link_create with its uprobe_multi member */
+struct mw_umulti_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;	/* pointers */
+	uint32_t cnt, uflags, pid, pad;
+};
+
+/* Fill *a for BPF_PROG_LOAD of the n instructions insns (kept by the
+ * caller until the load) as a BPF_PROG_TYPE_KPROBE program a
+ * uprobe_multi link takes, licence "GPL"; the rest of *a zero. */
+static inline void mw_umulti_prog_attr(union bpf_attr *a, const struct bpf_insn *insns,
+				       unsigned n)
+{
+	memset(a, 0, sizeof(*a));
+	a->prog_type = BPF_PROG_TYPE_KPROBE;
+	a->expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
+	a->insns = (uintptr_t)insns;
+	a->insn_cnt = n;
+	a->license = (uintptr_t)"GPL";
+}
+
+/* Load an empty program (r0 = 0; exit) of type BPF_PROG_TYPE_KPROBE for
+ * a uprobe_multi link.  Its fd (close-on-exec, the caller's), or -1 with
+ * errno (also where the kernel knows no such attach type and refuses it
+ * at load). */
+int mw_umulti_empty_prog(void);
+
+/* Attach prog at the n offsets (bytes into path's file) of path, site i
+ * with cookie cookies[i] (NULL: 0 each), in process pid only (0: every
+ * process).  The link's fd (close-on-exec, the caller's; closing it
+ * removes every site), or -1 with errno: EINVAL where the kernel has no
+ * uprobe_multi links, EBADF where path is not a regular file. */
+int mw_umulti_link(int prog, const char *path, const uint64_t *offs, const uint64_t *cookies,
+		   unsigned n, unsigned pid);
+
+#endif /* MALLOCWATCH_UMULTI_H */
