@@ -189,7 +189,7 @@ static int report_runs(const struct trace_opts *o, struct outputs *out, struct r
 		if (s->n > 1)
 			mw_note("run %zu of %zu", i + 1, s->n);
 		status = mw_sink_report(o, last ? out : &oi, &s->k[i], &ri, p->libc, libc_path,
-					p->env.rt, p->gst.sites, reports ? &reports[i] : NULL);
+					&p->env, p->gst.sites, reports ? &reports[i] : NULL);
 		if (last && out->stream && s->k[i].save)
 			stream_copy(s->k[i].save, out->stream);
 		if (null)

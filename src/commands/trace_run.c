@@ -566,8 +566,10 @@ int mw_run_write_folded(const char *path, struct mw_stacks *s)
  * NULL. */
 int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink *k,
 		      const struct mw_trace_result *r, const struct mw_elf *libc,
-		      const char *libc_path, enum mw_runtime rt, int sites, json_t **report)
+		      const char *libc_path, const struct mw_runtime_env *env, int sites,
+		      json_t **report)
 {
+	enum mw_runtime rt = env->rt;
 	struct mw_environment menv;
 	struct mw_run_info ri;
 	char *findings;
@@ -583,7 +585,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		if (o->verbose)
 			mw_note("the tracer (pid %d) goes on removing the uprobes of %d "
 				"probe sites in the background%s; %s", (int)r->detaching, sites,
-				rt != MW_RT_BPF ? "" : mw_runtime_uprobe_multi() ?
+				rt != MW_RT_BPF ? "" : env->umulti ?
 				" (one uprobe_multi link: all at once)" : " (about 0.11 s each)", o->pid ?
 				"its handlers are off: nothing more is traced" :
 				"the program has exited and nothing is traced");
@@ -724,7 +726,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 			mw_stacks_only(k.stacks, r.pid);
 		if (r.detaching)
 			*detaching = r.detaching;
-		status = mw_sink_report(o, out, &k, &r, p.libc, libc_path, p.env.rt, p.gst.sites,
+		status = mw_sink_report(o, out, &k, &r, p.libc, libc_path, &p.env, p.gst.sites,
 				    report);
 		goto cleanup;
 	}

@@ -64,11 +64,12 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid);
 unsigned long long mw_sink_missing(void *ctx);
 
 /* After the run r of k worked: its notes (sites: the probe sites its
- * tracer still detaches from), --save-stream's footer, the reports into
- * out.  The exit status; the report as a new jansson value in *report
- * when report is not NULL. */
+ * tracer still detaches from, under env's runtime), --save-stream's
+ * footer, the reports into out.  The exit status; the report as a new
+ * jansson value in *report when report is not NULL. */
 int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink *k,
 		   const struct mw_trace_result *r, const struct mw_elf *libc,
-		   const char *libc_path, enum mw_runtime rt, int sites, json_t **report);
+		   const char *libc_path, const struct mw_runtime_env *env, int sites,
+		   json_t **report);
 
 #endif /* MALLOCWATCH_TRACE_RUN_INT_H */

@@ -311,6 +311,7 @@ static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *work
 			return -1;
 		}
 		snprintf(env->shim + n, sizeof(env->shim) - n, "%s%s", n ? ":" : "", um);
+		env->umulti = 1;
 		add_did(env, "uprobes attached as one uprobe_multi link");
 	}
 	return 0;

@@ -42,6 +42,9 @@ struct mw_runtime_env {
 	/* LD_PRELOAD for stapbpf, paths joined by ':'; "" = none */
 	char shim[2 * PATH_MAX + 2];
 	char did[512];			/* what was prepared, for one note */
+	/* the bpf runtime's sites armed as uprobe_multi links: umulti-shim.so
+	 * is in shim (mw_runtime_uprobe_multi said yes) */
+	int umulti;
 	/* --stacks under the kernel runtime: the module is built with
 	 * --ldd and `-d unwind` (the program's file, "" none) so that the
 	 * script's ubacktrace() has their unwind data (stap(1)) */
