@@ -403,25 +403,28 @@ static unsigned inc_pattern(const struct bpf_insn *in, unsigned n, unsigned i)
 	return k;
 }
 
+static int is_lookup(const struct bpf_insn *x)
+{
+	return x->code == (BPF_JMP | BPF_CALL) && x->imm == BPF_FUNC_map_lookup_elem;
+}
+
 static struct bpf_insn *inc_in_place(const struct bpf_insn *in, unsigned n, unsigned *out_n)
 {
-	unsigned found = 0, at;
+	unsigned lookups = 0, at;
 	struct bpf_insn *out;
 
+	/* room for a stub at each lookup, the most there can be */
 	for (unsigned i = 0; i < n; i++)
-		if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].imm == BPF_FUNC_map_lookup_elem &&
-		    inc_pattern(in, n, i))
-			found++;
-	if (!found || n + found * STUB_LEN > 1000000 ||
-	    !(out = malloc((n + found * STUB_LEN) * sizeof(*out))))
+		lookups += is_lookup(&in[i]);
+	if (!lookups || n + lookups * STUB_LEN > 1000000 ||
+	    !(out = malloc((n + lookups * STUB_LEN) * sizeof(*out))))
 		return NULL;
 	memcpy(out, in, n * sizeof(*out));
 	at = n;
 	for (unsigned i = 0; i < n; i++) {
 		unsigned k;
 
-		if (in[i].code != (BPF_JMP | BPF_CALL) || in[i].imm != BPF_FUNC_map_lookup_elem ||
-		    !(k = inc_pattern(in, n, i)))
+		if (!is_lookup(&in[i]) || !(k = inc_pattern(in, n, i)))
 			continue;
 		out[i + 2] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
 						.off = (int16_t)(at - (i + 2) - 1) };
@@ -434,6 +437,10 @@ static struct bpf_insn *inc_in_place(const struct bpf_insn *in, unsigned n, unsi
 		out[at] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
 					     .off = (int16_t)((long)k + 1 - (long)at - 1) };
 		at++;
+	}
+	if (at == n) {
+		free(out);
+		return NULL;
 	}
 	*out_n = at;
 	return out;
