@@ -93,18 +93,10 @@ done
 # 1. the link, its sites, and the int3s.  First no site may be armed by
 # anyone: an earlier --stacks run's closer (a detached process) may still
 # be closing its uprobe perf events on this libc, 0.1 s or more each
-"$MW" probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
-import json, subprocess, sys
-libc = sys.argv[1]
-segs = [l.split() for l in subprocess.run(["readelf", "-lW", libc], capture_output=True,
-                                          text=True).stdout.splitlines() if l.split()[:1] == ["LOAD"]]
-for s in json.load(sys.stdin)["sites"]:
-    if s["traced"] and s["file"] == libc:
-        pc = int(s["pc"], 16)
-        for g in segs:
-            off, va, fsz = int(g[1], 16), int(g[2], 16), int(g[4], 16)
-            if va <= pc < va + fsz:
-                print(libc, hex(pc - va + off))' "$LIBC" >"$OUT/all-sites"
+# every traced site of the libc, as "PATH OFFSET" (bench/sites.py: the
+# file offsets uprobes take)
+"$MW" probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" |
+	sed "s|^|$LIBC |" >"$OUT/all-sites"
 [ -s "$OUT/all-sites" ] || exit 99
 i=0
 until [ "$(armed $sleeper "$OUT/all-sites")" = 0 ]; do
@@ -124,8 +116,7 @@ sb=$(pgrep -P $mw -x stapbpf) || fail "no stapbpf child of mallocwatch"
 tracer_sites $sb >"$OUT/sites"
 n=$(wc -l <"$OUT/sites")
 links=$(grep -l '^link_type:	uprobe_multi' /proc/$sb/fdinfo/* 2>/dev/null | wc -l)
-want=$("$MW" probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
-import json, sys; print(sum(1 for s in json.load(sys.stdin)["sites"] if s["traced"]))')
+want=$(wc -l <"$OUT/all-sites")
 echo "tracer $sb: $links uprobe_multi link(s), $n sites (the script's: $want)"
 [ "$links" = 1 ] || fail "tracer $sb holds $links uprobe_multi links, not 1"
 [ "$n" = "$want" ] || fail "the link has $n sites, the script $want"
