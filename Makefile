@@ -111,8 +111,9 @@ build/libmw.a: $(LIB_OBJS)
 build/memlock-shim.so: shim/memlock-shim.c | build
 	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
 
-build/umulti-shim.so: shim/umulti-shim.c src/trace/umulti.h | build
-	$(QUIET_CC)$(CC) -O2 -Wall -Wextra -Isrc/trace -shared -fPIC -o $@ $< -ldl -pthread
+build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h | build
+	$(QUIET_CC)$(CC) -O2 -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC -o $@ \
+		shim/umulti-shim.c shim/inplace.c -ldl -pthread
 
 deps:
 	$(Q)sh scripts/install-deps.sh

@@ -38,10 +38,11 @@
  *     file (and pid) carries the sites' offsets and cookies;
  *   - closing any stand-in closes the links (every site goes at once), and
  *     a killed stapbpf's links go with its descriptors;
- *   - in those programs, stapbpf's `m[k]++` on a key that is there adds
- *     one in place (an atomic add through the looked-up value) instead of
- *     a second hashing and a map update (inc_in_place, below); unless
- *     MW_UMULTI_NO_INPLACE is set (the tests compare both).
+ *   - in those programs, stapbpf's `m[k]++` and `m[k] = v` on a key a
+ *     lookup found write through the looked-up value (an atomic add, an
+ *     8-byte store) instead of a second hashing and a map update
+ *     (inplace.c); unless MW_UMULTI_NO_INPLACE is set (the tests compare
+ *     both).
  *
  * Only kprobe-type programs are changed, so the script must have no
  * kprobes (mallocwatch's have none: gen.c).  A program loaded with that
@@ -71,10 +72,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "inplace.h"
 #include "umulti.h"	/* its definitions; its calls are not used (syscall() is ours) */
 
 #define UE_PATH "/sys/kernel/debug/tracing/uprobe_events"
@@ -125,6 +128,61 @@ __attribute__((constructor)) static void init(void)
 static long sys_bpf(int cmd, void *attr, unsigned size)
 {
 	return real_syscall(__NR_bpf, cmd, attr, size);
+}
+
+/* mw_inplace_map_fn: the map's type and sizes, from the kernel */
+static int map_info(int fd, struct mw_inplace_map *m)
+{
+	struct bpf_map_info mi;
+	union bpf_attr a;
+
+	memset(&mi, 0, sizeof(mi));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(mi);
+	a.info.info = (uintptr_t)&mi;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) < 0)
+		return -1;
+	m->type = mi.type;
+	m->key_size = mi.key_size;
+	m->value_size = mi.value_size;
+	return 0;
+}
+
+/* MW_UMULTI_INPLACE_LOG=FILE (the tests'): a line per rewritten program,
+ * "inplace INSNS incs N stores N arrays N loaded|refused ERRNO"; a refused one's
+ * verifier log follows, its last 4 KiB, loaded again to get it. */
+static void inplace_log(const union bpf_attr *f, long fd, const struct mw_inplace_stats *st)
+{
+	const char *path = getenv("MW_UMULTI_INPLACE_LOG");
+	int err = errno, lf;
+	char line[128];
+
+	if (!path || (lf = real_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+				     O_NOFOLLOW, 0600)) < 0) {
+		errno = err;
+		return;
+	}
+	snprintf(line, sizeof(line), "inplace %u incs %u stores %u arrays %u %s %d\n",
+		 f->insn_cnt, st->incs, st->stores, st->arrays, fd >= 0 ? "loaded" : "refused",
+		 fd >= 0 ? 0 : err);
+	real_write(lf, line, strlen(line));
+	if (fd < 0) {
+		static char vlog[1 << 20];
+		union bpf_attr g = *f;
+		size_t len;
+
+		g.log_level = 1;
+		g.log_buf = (uintptr_t)vlog;
+		g.log_size = sizeof(vlog);
+		vlog[0] = 0;
+		if ((fd = real_syscall(__NR_bpf, BPF_PROG_LOAD, &g, sizeof(g))) >= 0)
+			real_close((int)fd);
+		len = strnlen(vlog, sizeof(vlog));
+		real_write(lf, vlog + (len > 4096 ? len - 4096 : 0), len > 4096 ? 4096 : len);
+	}
+	real_close(lf);
+	errno = err;
 }
 
 static int is_ue_fd(int fd)
@@ -283,167 +341,6 @@ static int arm(void)
 fail:
 	disarm();
 	return -1;
-}
-
-/* stapbpf's `m[k]++` (SystemTap 4.8's bpf-translate.cxx, seen in the
- * objects it makes for mallocwatch's scripts), from the lookup on:
- *
- *	i:   call map_lookup_elem		(r1 the map, r2 the key)
- *	i+1: if r0 == 0 goto MISS
- *	i+2: R = *(u64 *)(r0 + 0)
- *	i+3: r1 = R				(MISS: R = 0; goto i+3)
- *	i+4: R += 1
- *	     ...the key stored again, straight-line stack stores...
- *	     *(u64 *)(r10 + V) = R; r3 = r10; r3 += V	(R not written before)
- *	     r1 = the same map; r4 = 0
- *	k:   call map_update_elem
- *
- * A hit on a key that is there pays a second hashing and a hash map
- * element replaced (a preallocated one taken, the old one freed).  Where
- * the pattern holds exactly, i+2 becomes a jump to a stub appended to the
- * program: r1 = 1; lock *(u64 *)(r0 + 0) += r1; r0 = 0; goto k+1 (the
- * count added in place, as bpftrace does; r1-r5 are dead after the
- * update, r0 its result 0).  A key that is not there takes the path it
- * took.  STUB_LEN instructions a pattern.  Returns the new instruction
- * array (the caller's to free) and its length in *out_n, or NULL when
- * nothing matched or memory ran out: the program is then loaded as
- * stapbpf made it. */
-#define STUB_LEN 4
-#define IS_JMP(c) (BPF_CLASS(c) == BPF_JMP || BPF_CLASS(c) == BPF_JMP32)
-
-static int jumps_to(const struct bpf_insn *in, unsigned n, unsigned t)
-{
-	for (unsigned j = 0; j < n; j++) {
-		uint8_t c = in[j].code;
-
-		if (c == (BPF_LD | BPF_IMM | BPF_DW)) {
-			j++;
-			continue;
-		}
-		if (!IS_JMP(c) || BPF_OP(c) == BPF_CALL || BPF_OP(c) == BPF_EXIT)
-			continue;
-		if ((long)j + 1 + in[j].off == (long)t)
-			return 1;
-	}
-	return 0;
-}
-
-static int is_map_ld(const struct bpf_insn *x, int fd)
-{
-	return x[0].code == (BPF_LD | BPF_IMM | BPF_DW) && x[0].dst_reg == 1 &&
-	       x[0].src_reg == BPF_PSEUDO_MAP_FD && x[0].imm == fd;
-}
-
-/* i: a lookup call; the update call's index if the pattern holds, else 0 */
-static unsigned inc_pattern(const struct bpf_insn *in, unsigned n, unsigned i)
-{
-	unsigned r, miss, k, v_ok = 0;
-	int fd, slot = 0;
-
-	if (i < 2 || i + 5 >= n || !is_map_ld(&in[i - 2], in[i - 2].imm))
-		return 0;
-	fd = in[i - 2].imm;
-	r = in[i + 2].dst_reg;
-	if (in[i + 1].code != (BPF_JMP | BPF_JEQ | BPF_K) || in[i + 1].dst_reg != 0 ||
-	    in[i + 1].imm != 0 || in[i + 1].off <= 0 ||
-	    in[i + 2].code != (BPF_LDX | BPF_MEM | BPF_DW) || in[i + 2].src_reg != 0 ||
-	    in[i + 2].off != 0 || r < 1 || r > 5 ||
-	    in[i + 3].code != (BPF_ALU64 | BPF_MOV | BPF_X) || in[i + 3].dst_reg != 1 ||
-	    in[i + 3].src_reg != r ||
-	    in[i + 4].code != (BPF_ALU64 | BPF_ADD | BPF_K) || in[i + 4].dst_reg != r ||
-	    in[i + 4].imm != 1)
-		return 0;
-	/* MISS: R = 0; goto i+3 */
-	miss = i + 2 + (unsigned)in[i + 1].off;
-	if (miss + 1 >= n || in[miss].code != (BPF_ALU64 | BPF_MOV | BPF_K) ||
-	    in[miss].dst_reg != r || in[miss].imm != 0 ||
-	    in[miss + 1].code != (BPF_JMP | BPF_JA) ||
-	    miss + 2 + (unsigned)(long)in[miss + 1].off != i + 3)
-		return 0;
-	/* straight line to the update: stack stores and loads, arithmetic,
-	 * map loads; R written by none of them */
-	for (k = i + 5; k < n; k++) {
-		const struct bpf_insn *x = &in[k];
-		uint8_t c = x->code, cl = BPF_CLASS(c);
-
-		if (c == (BPF_JMP | BPF_CALL))
-			break;
-		if (c == (BPF_LD | BPF_IMM | BPF_DW)) {
-			if ((x->dst_reg == r && !slot) || k + 1 >= n)
-				return 0;
-			k++;
-			continue;
-		}
-		if (cl == BPF_ALU || cl == BPF_ALU64) {
-			if (x->dst_reg == r && !slot)
-				return 0;
-			if (c == (BPF_ALU64 | BPF_MOV | BPF_X) && x->dst_reg == 3 && x->src_reg == 10)
-				v_ok |= 1;
-			else if (c == (BPF_ALU64 | BPF_ADD | BPF_K) && x->dst_reg == 3 && (v_ok & 1))
-				v_ok |= x->imm == slot && slot ? 2 : 0;
-			continue;
-		}
-		if (cl == BPF_STX && BPF_MODE(c) == BPF_MEM && x->dst_reg == 10) {
-			if (c == (BPF_STX | BPF_MEM | BPF_DW) && x->src_reg == r && !slot)
-				slot = x->off;
-			continue;
-		}
-		if (cl == BPF_ST && BPF_MODE(c) == BPF_MEM && x->dst_reg == 10)
-			continue;
-		if (cl == BPF_LDX && BPF_MODE(c) == BPF_MEM && x->src_reg == 10 &&
-		    (x->dst_reg != r || slot))
-			continue;
-		return 0;
-	}
-	if (k >= n || in[k].imm != BPF_FUNC_map_update_elem || v_ok != 3 || k < i + 8 ||
-	    in[k - 1].code != (BPF_ALU64 | BPF_MOV | BPF_K) || in[k - 1].dst_reg != 4 ||
-	    in[k - 1].imm != 0 || !is_map_ld(&in[k - 3], fd) ||
-	    jumps_to(in, n, i + 2))
-		return 0;
-	return k;
-}
-
-static int is_lookup(const struct bpf_insn *x)
-{
-	return x->code == (BPF_JMP | BPF_CALL) && x->imm == BPF_FUNC_map_lookup_elem;
-}
-
-static struct bpf_insn *inc_in_place(const struct bpf_insn *in, unsigned n, unsigned *out_n)
-{
-	unsigned lookups = 0, at;
-	struct bpf_insn *out;
-
-	/* room for a stub at each lookup, the most there can be */
-	for (unsigned i = 0; i < n; i++)
-		lookups += is_lookup(&in[i]);
-	if (!lookups || n + lookups * STUB_LEN > 1000000 ||
-	    !(out = malloc((n + lookups * STUB_LEN) * sizeof(*out))))
-		return NULL;
-	memcpy(out, in, n * sizeof(*out));
-	at = n;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned k;
-
-		if (!is_lookup(&in[i]) || !(k = inc_pattern(in, n, i)))
-			continue;
-		out[i + 2] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
-						.off = (int16_t)(at - (i + 2) - 1) };
-		out[at++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 1,
-					       .imm = 1 };
-		out[at++] = (struct bpf_insn){ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = 0,
-					       .src_reg = 1, .imm = BPF_ADD };
-		out[at++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0,
-					       .imm = 0 };
-		out[at] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
-					     .off = (int16_t)((long)k + 1 - (long)at - 1) };
-		at++;
-	}
-	if (at == n) {
-		free(out);
-		return NULL;
-	}
-	*out_n = at;
-	return out;
 }
 
 int open(const char *path, int flags, ...)
@@ -624,18 +521,20 @@ long syscall(long nr, ...)
 		memcpy(&copy, (const void *)a[1], (size_t)a[2]);
 		if (copy.prog_type == BPF_PROG_TYPE_KPROBE) {
 			struct bpf_insn *fast = NULL;
+			struct mw_inplace_stats st;
 			unsigned fast_n = 0;
 			long fd;
 
 			copy.expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI;
 			if (!getenv("MW_UMULTI_NO_INPLACE") && copy.insns && copy.insn_cnt &&
-			    (fast = inc_in_place((const struct bpf_insn *)(uintptr_t)copy.insns,
-						 copy.insn_cnt, &fast_n))) {
+			    (fast = mw_inplace((const struct bpf_insn *)(uintptr_t)copy.insns,
+					       copy.insn_cnt, &fast_n, map_info, &st))) {
 				union bpf_attr f = copy;
 
 				f.insns = (uintptr_t)fast;
 				f.insn_cnt = fast_n;
 				fd = real_syscall(nr, a[0], &f, a[2]);
+				inplace_log(&f, fd, &st);
 				free(fast);
 				if (fd >= 0)
 					return fd;
