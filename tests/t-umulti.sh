@@ -146,7 +146,7 @@ for how in link plain; do
 	link) export MW_UMULTI_INPLACE_LOG=$OUT/heap.inplace ;;
 	plain) export MW_UMULTI_NO_INPLACE=1 ;;
 	esac
-	"$MW" -q -e heap --json "$OUT/heap-$how.json" -o /dev/null -c ./examples/heap-churn 2000 thread \
+	"$MW" -q -e heap --json "$OUT/heap-$how.json" -o /dev/null -c ./examples/heap-churn 5000 thread \
 		>/dev/null 2>"$OUT/heap-$how.err" || fail "heap, $how: mallocwatch exited $?: $(cat "$OUT/heap-$how.err")"
 	unset MW_UMULTI_NO_INPLACE MW_UMULTI_INPLACE_LOG
 done
@@ -167,7 +167,7 @@ print("ok: link (in place and not) and tracefs events: the same hits by probe", 
 # the heap: counts, peak and size per heap, packed in one value each
 link, plain = (json.load(open("%s/heap-%s.json" % (sys.argv[1], n))) for n in ("link", "plain"))
 keep = lambda r: sorted((h["grew"], h["shrank"], h["peak_size"], h["size"]) for h in r["heaps"])
-assert keep(link) == keep(plain) and keep(link) and keep(link)[0][:2] == (2000, 2000), \
+assert keep(link) == keep(plain) and keep(link) and keep(link)[0][:2] == (5000, 5000), \
     ("heaps", keep(link), keep(plain))
 print("ok: heap records, updates in place and not:", keep(link))
 def log(name):
