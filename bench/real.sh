@@ -29,6 +29,12 @@
 #               mw traces, counting by (probe, tid); its attach and its
 #               exit are not in the figure, only the program's run; its
 #               start (launch to BEGIN) is printed beside
+#   empty       (when bench/uprobe-empty.c builds) an empty BPF program
+#               on the sites mallocwatch arms by default, attached as
+#               mallocwatch attaches them (one uprobe_multi link where
+#               it uses one, else the uprobe PMU), timed as bpftrace is:
+#               what the uprobe traps alone cost the program, the floor
+#               of any tracer of those probes
 # and the probe hits of one more, untimed, mallocwatch run (what every
 # tracer of those probes pays a uprobe trap for: bench/perhit.sh's
 # empty program measures one)
@@ -100,6 +106,17 @@ if command -v bpftrace >/dev/null 2>&1; then
 	printf '%s\n' 'BEGIN { printf("MW 1 ready\n"); }' >>"$W/bt.bt"
 fi
 
+# the empty program on the same sites (bench/perhit.sh's): the floor
+EMPTY= MULTI=
+if cc -O2 -Isrc/trace -o "$W/uprobe-empty" bench/uprobe-empty.c src/trace/umulti.c -lbpf \
+	2>/dev/null; then
+	# shellcheck disable=SC2086
+	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \
+		>"$W/sites"
+	[ -s "$W/sites" ] && EMPTY=empty
+	$MW -v -o /dev/null -c /bin/true 2>&1 | grep -q 'one uprobe_multi link' && MULTI=--multi
+fi
+
 # one timed run: prints "wall cpu"
 timed() {
 	/usr/bin/time -f '%e %U %S' -o "$W/time" "$@" >/dev/null 2>"$W/err" ||
@@ -111,7 +128,7 @@ timed() {
 # wait behind that removal (the kernel serializes both), so each run
 # starts when the tracers the bench's earlier runs left are gone (at
 # most 30 s), outside its timing.
-tracers() { pgrep -x stapbpf; pgrep -x bpftrace; }
+tracers() { pgrep -x stapbpf; pgrep -x bpftrace; pgrep -x uprobe-empty; }
 settle() {
 	i=0
 	while [ -s "$W/left" ] && [ $i -lt 300 ]; do
@@ -138,6 +155,18 @@ one_run() {
 	start) timed $MW -q -o /dev/null -c /bin/true ;;
 	mw-e) timed $MW -q -o /dev/null -e "$MW_CHEAP" -c $c ;;
 	heaptrack) timed heaptrack -o "$W/ht" $c; rm -f "$W"/ht* ;;
+	empty)
+		# shellcheck disable=SC2046,SC2086
+		: >"$W/empty.out"	# there before the grep below
+		"$W/uprobe-empty" $MULTI "$LIBC" $(cat "$W/sites") >"$W/empty.out" 2>&1 &
+		ue=$!
+		until grep -q '^MW 1 ready' "$W/empty.out"; do
+			kill -0 $ue 2>/dev/null || { cat "$W/empty.out" >&2; exit 1; }
+			sleep 0.01
+		done
+		timed $LOADER $c
+		kill -INT $ue
+		wait $ue || true ;;
 	bpftrace)
 		t0=$(date +%s%N)
 		bpftrace "$W/bt.bt" >"$W/bt.out" 2>&1 &
@@ -160,12 +189,17 @@ one_run() {
 }
 med() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'; }
 
-MODES=${MODES:-"untraced start mw mw-e heaptrack $BT"}
+MODES=${MODES:-"untraced start mw mw-e heaptrack $BT $EMPTY"}
 echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '  %-8s %-10s %8s %8s %7s %7s %9s\n' PROGRAM MODE WALL CPU "WALL/U" "CPU/U" "-START/U"
 for prog in $PROGS; do
 	for i in $(seq "$REPS"); do
-		for m in $MODES; do one $m $prog >>"$W/$prog.$m"; done
+		# each round starts one mode further on, so that no mode is
+		# always the one after a pause or after a given other
+		set -- $MODES
+		k=$(( (i - 1) % $# ))
+		while [ $k -gt 0 ]; do m=$1; shift; set -- "$@" "$m"; k=$((k - 1)); done
+		for m in "$@"; do one $m $prog >>"$W/$prog.$m"; done
 	done
 	uw=$(cut -d' ' -f1 "$W/$prog.untraced" | med)
 	uc=$(cut -d' ' -f2 "$W/$prog.untraced" | med)
@@ -181,6 +215,16 @@ for prog in $PROGS; do
 		printf '  %-8s %-10s %7.2fs %7.2fs %7.3f %7.3f %9s\n' $prog $m $w $c \
 			"$(echo "$w / $uw" | bc -l)" "$(echo "$c / $uc" | bc -l)" "$r"
 	done
+	# each mode's wall against the untraced run of its own round (the
+	# machine's drift from round to round cancels): median and range
+	paired=""
+	for m in $MODES; do
+		case $m in untraced|start) continue ;; esac
+		paired="$paired$(paste -d' ' "$W/$prog.$m" "$W/$prog.untraced" |
+			awk '{ print $1 / $3 }' | sort -n | awk -v m=$m '{ v[NR] = $1 }
+			END { printf "%s x%.3f (x%.3f-x%.3f); ", m, v[int((NR + 1) / 2)], v[1], v[NR] }')"
+	done
+	echo "  $prog paired by round, median (range) of $REPS: $paired"
 	# what any tracer of the same probes pays in traps: the probe hits
 	# of one more (untimed) mallocwatch run, by probe
 	if $MW -q -o /dev/null --json "$W/$prog.json" -c $(cmd $prog) >/dev/null 2>&1; then
