@@ -22,6 +22,12 @@
 #             probe, the thread and every argument of the probe:
 #             @[probe, tid, arg0, ...] = count() (setjmp: the jmp_buf, the
 #             value, the return address, as ours keeps them)
+#   bpftraces with STREAM=1: bpftrace printing every hit as ours streams
+#             the families it streams (the arena's): the thread, the time
+#             and every argument, through bpftrace's printf (a perf event
+#             output, as stapbpf's printf):
+#             usdt:LIBC:libc:PROBE { printf("T %d %lld %lld...\n", tid,
+#             nsecs, arg0, ...); }
 #   empty     (when bench/uprobe-empty.c builds) an empty BPF program on
 #             the same sites, attached through the uprobe PMU as bpftrace
 #             attaches: the uprobe's own cost, the floor of any BPF
@@ -129,6 +135,21 @@ for p in probes:
     print("usdt:%s:libc:%s { @[probe, tid%s] = count(); }" % (libc, p, args))
 print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$LIBC" $probes >"$W/bpftracek.bt"
 	fi
+	if [ "${STREAM:-0}" = 1 ]; then
+		BT="$BT bpftraces"
+		$MW probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
+import json, sys
+libc, probes = sys.argv[1], sys.argv[2:]
+seen = {}
+for s in json.load(sys.stdin)["sites"]:
+    if s["name"] in probes and s["name"] not in seen:
+        seen[s["name"]] = len(s["args"].split())
+for p in probes:
+    n = seen.get(p, 0)
+    print("usdt:%s:libc:%s { printf(\"T %%d %%lld%s\\n\", tid, nsecs%s); }"
+          % (libc, p, " %lld" * n, "".join(", arg%d" % i for i in range(n))))
+print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$LIBC" $probes >"$W/bpftraces.bt"
+	fi
 fi
 # the empty program, on the file offsets of the probes' sites
 EMPTY=
@@ -203,7 +224,7 @@ one() {
 		echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") 0"
 		return
 	fi
-	if [ "$mode" = bpftrace ] || [ "$mode" = bpftracek ]; then
+	if [ "$mode" = bpftrace ] || [ "$mode" = bpftracek ] || [ "$mode" = bpftraces ]; then
 		bpftrace "$W/$mode.bt" >"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
 	elif [ "$mode" = empty ] || [ "$mode" = emptym ]; then
@@ -313,6 +334,17 @@ if [ -f "$W/bpftracek.txt" ]; then
 		pk = (k - b0) / h; po = (o - b0) / h
 		printf "    bpftrace keyed as ours (probe, tid, every argument) %6.3f us/hit, alone %5.0f ns: ours x%.2f of it per hit, x%.2f alone\n",
 			pk / 1000, hk, po / pk, (hk > 0 ? ho / hk : 0)
+	}'
+fi
+if [ -f "$W/bpftraces.stats" ]; then
+	awk -v h=$hits -v b0="$base" -v o="$ours" -v k="$(cut -d' ' -f1 "$W/bpftraces.txt" | med)" \
+		-v ho=$ho -v hk="$(cat "$W/bpftraces.stats")" 'BEGIN {
+		printf "    bpftrace streaming every hit (printf of tid, time, every argument):"
+		if (b0 != "" && h > 0) {
+			pk = (k - b0) / h; po = (o - b0) / h
+			printf " %6.3f us/hit, ours x%.2f of it per hit;", pk / 1000, po / pk
+		}
+		printf " alone %5.0f ns, ours x%.2f of it\n", hk, (hk > 0 ? ho / hk : 0)
 	}'
 fi
 # the same ratios rep by rep: each traced run against the untraced run of
