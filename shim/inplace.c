@@ -674,7 +674,8 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 	for (unsigned i = 0; i < n; i++)
 		calls += in[i].code == (BPF_JMP | BPF_CALL);
 	cap = n + calls * (INC_STUB + ARRAY_STUB + LOAD_STUB) + MAX_SLOTS + 2;
-	if (!calls || cap > 1000000 || !(w.out = malloc(cap * sizeof(*w.out))) ||
+	/* every jump to and from a stub must fit the 16-bit offset */
+	if (!calls || cap > INT16_MAX || !(w.out = malloc(cap * sizeof(*w.out))) ||
 	    !(w.taken = calloc(n, 1)) || !(w.seen = malloc(n)) || !(w.tgt = calloc(n + 1, 1)))
 		goto fail;
 	for (unsigned i = 0; i < n; i++) {
