@@ -142,8 +142,8 @@ build/tests/unit-%: tests/unit-%.c build/libmw.a
 	$(Q)mkdir -p build/tests
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@ $< build/libmw.a $(LIBS)
 
-# the shim's rewrite, #included by its test (it is not in libmw.a)
-build/tests/unit-inplace: shim/inplace.c shim/inplace.h
+# the shim's rewrite, #included by its tests (it is not in libmw.a)
+build/tests/unit-inplace build/tests/unit-inplace-paths: shim/inplace.c shim/inplace.h
 
 # ELF fixtures for the tests (tests/fixtures/*)
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \

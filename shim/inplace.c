@@ -10,11 +10,15 @@
  * This file does that to stapbpf's bytecode, where it can prove the
  * update goes to the element a lookup found:
  *
- *   - `m[k]++` (inc_pattern): the value loaded, one added, stored back;
- *     becomes an atomic add through the lookup's pointer;
- *   - `m[k] = v` after `x = m[k]` (store_rewrite): the lookup's pointer is
- *     kept in a stack slot of our own, and the update becomes an 8-byte
- *     store through it when the key was found.
+ *   - `m[k] = v` after `x = m[k]`, `m[k]++` included (store_rewrite): the
+ *     lookup's pointer is kept in a stack slot of our own, and the update
+ *     becomes an 8-byte store of the value it would have written, through
+ *     that pointer, when the key was found;
+ *   - an array's `m[k] = v` (array_store): the lookup, which the verifier
+ *     inlines for an array, and the store.
+ *
+ * Programs with a cycle in their control flow, a `gotol` (JMP32 JA) or a
+ * register number past r10 are left as they are.
  *
  * A key that was not there takes stapbpf's own path (the update inserts
  * it).  No instruction moves: each changed instruction becomes a jump to
@@ -37,120 +41,6 @@
 
 #define IS_JMP(c) (BPF_CLASS(c) == BPF_JMP || BPF_CLASS(c) == BPF_JMP32)
 #define LD64 (BPF_LD | BPF_IMM | BPF_DW)
-
-/* stapbpf's `m[k]++` (SystemTap 4.8's bpf-translate.cxx, seen in the
- * objects it makes for mallocwatch's scripts), from the lookup on:
- *
- *	i:   call map_lookup_elem		(r1 the map, r2 the key)
- *	i+1: if r0 == 0 goto MISS
- *	i+2: R = *(u64 *)(r0 + 0)
- *	i+3: r1 = R				(MISS: R = 0; goto i+3)
- *	i+4: R += 1
- *	     ...the key stored again, straight-line stack stores...
- *	     *(u64 *)(r10 + V) = R; r3 = r10; r3 += V	(R not written before)
- *	     r1 = the same map; r4 = 0
- *	k:   call map_update_elem
- *
- * A hit on a key that is there pays a second hashing and a hash map
- * element replaced (a preallocated one taken, the old one freed).  Where
- * the pattern holds exactly, i+2 becomes a jump to a stub appended to the
- * program: r1 = 1; lock *(u64 *)(r0 + 0) += r1; r0 = 0; goto k+1 (the
- * count added in place, as bpftrace does; r1-r5 are dead after the
- * update, r0 its result 0).  A key that is not there takes the path it
- * took.  INC_STUB instructions a pattern. */
-#define INC_STUB 4
-
-static int jumps_to(const struct bpf_insn *in, unsigned n, unsigned t)
-{
-	for (unsigned j = 0; j < n; j++) {
-		uint8_t c = in[j].code;
-
-		if (c == (BPF_LD | BPF_IMM | BPF_DW)) {
-			j++;
-			continue;
-		}
-		if (!IS_JMP(c) || BPF_OP(c) == BPF_CALL || BPF_OP(c) == BPF_EXIT)
-			continue;
-		if ((long)j + 1 + in[j].off == (long)t)
-			return 1;
-	}
-	return 0;
-}
-
-static int is_map_ld(const struct bpf_insn *x, int fd)
-{
-	return x[0].code == (BPF_LD | BPF_IMM | BPF_DW) && x[0].dst_reg == 1 &&
-	       x[0].src_reg == BPF_PSEUDO_MAP_FD && x[0].imm == fd;
-}
-
-/* i: a lookup call; the update call's index if the pattern holds, else 0 */
-static unsigned inc_pattern(const struct bpf_insn *in, unsigned n, unsigned i)
-{
-	unsigned r, miss, k, v_ok = 0;
-	int fd, slot = 0;
-
-	if (i < 2 || i + 5 >= n || !is_map_ld(&in[i - 2], in[i - 2].imm))
-		return 0;
-	fd = in[i - 2].imm;
-	r = in[i + 2].dst_reg;
-	if (in[i + 1].code != (BPF_JMP | BPF_JEQ | BPF_K) || in[i + 1].dst_reg != 0 ||
-	    in[i + 1].imm != 0 || in[i + 1].off <= 0 ||
-	    in[i + 2].code != (BPF_LDX | BPF_MEM | BPF_DW) || in[i + 2].src_reg != 0 ||
-	    in[i + 2].off != 0 || r < 1 || r > 5 ||
-	    in[i + 3].code != (BPF_ALU64 | BPF_MOV | BPF_X) || in[i + 3].dst_reg != 1 ||
-	    in[i + 3].src_reg != r ||
-	    in[i + 4].code != (BPF_ALU64 | BPF_ADD | BPF_K) || in[i + 4].dst_reg != r ||
-	    in[i + 4].imm != 1)
-		return 0;
-	/* MISS: R = 0; goto i+3 */
-	miss = i + 2 + (unsigned)in[i + 1].off;
-	if (miss + 1 >= n || in[miss].code != (BPF_ALU64 | BPF_MOV | BPF_K) ||
-	    in[miss].dst_reg != r || in[miss].imm != 0 ||
-	    in[miss + 1].code != (BPF_JMP | BPF_JA) ||
-	    miss + 2 + (unsigned)(long)in[miss + 1].off != i + 3)
-		return 0;
-	/* straight line to the update: stack stores and loads, arithmetic,
-	 * map loads; R written by none of them */
-	for (k = i + 5; k < n; k++) {
-		const struct bpf_insn *x = &in[k];
-		uint8_t c = x->code, cl = BPF_CLASS(c);
-
-		if (c == (BPF_JMP | BPF_CALL))
-			break;
-		if (c == (BPF_LD | BPF_IMM | BPF_DW)) {
-			if ((x->dst_reg == r && !slot) || k + 1 >= n)
-				return 0;
-			k++;
-			continue;
-		}
-		if (cl == BPF_ALU || cl == BPF_ALU64) {
-			if (x->dst_reg == r && !slot)
-				return 0;
-			if (c == (BPF_ALU64 | BPF_MOV | BPF_X) && x->dst_reg == 3 && x->src_reg == 10)
-				v_ok |= 1;
-			else if (c == (BPF_ALU64 | BPF_ADD | BPF_K) && x->dst_reg == 3 && (v_ok & 1))
-				v_ok |= x->imm == slot && slot ? 2 : 0;
-			continue;
-		}
-		if (cl == BPF_STX && BPF_MODE(c) == BPF_MEM && x->dst_reg == 10) {
-			if (c == (BPF_STX | BPF_MEM | BPF_DW) && x->src_reg == r && !slot)
-				slot = x->off;
-			continue;
-		}
-		if (cl == BPF_ST && BPF_MODE(c) == BPF_MEM && x->dst_reg == 10)
-			continue;
-		if (cl == BPF_LDX && BPF_MODE(c) == BPF_MEM && x->src_reg == 10 &&
-		    (x->dst_reg != r || slot))
-			continue;
-		return 0;
-	}
-	if (k >= n || in[k].imm != BPF_FUNC_map_update_elem || v_ok != 3 || k < i + 8 ||
-	    in[k - 1].code != (BPF_ALU64 | BPF_MOV | BPF_K) || in[k - 1].dst_reg != 4 ||
-	    in[k - 1].imm != 0 || !is_map_ld(&in[k - 3], fd) ||
-	    jumps_to(in, n, i + 2))
-		return 0;
-	return k;
-}
 
 /* `m[k] = v` after a lookup of the same key in the same map.  The shape
  * stapbpf makes (the heap handlers' mw_h[a1], gen.c heap_body):
@@ -186,43 +76,77 @@ static unsigned inc_pattern(const struct bpf_insn *in, unsigned n, unsigned i)
 #define LOAD_STUB 3
 #define MAX_SLOTS 16
 #define KEY_CHUNKS 8		/* keys up to 64 bytes */
+#define NCHUNK 64		/* 8-byte stack chunks: r10 - 512 .. r10 - 8 */
 
-/* what the straight-line code before a call left in r1-r4 and the key */
+/* What a register or an 8-byte stack chunk holds, as far as the
+ * straight-line code before a call shows it: the value a callee-saved
+ * register r6-r9 holds now (SYM_REG), an immediate (SYM_IMM), or the 8
+ * bytes a stack slot holds now (SYM_SLOT, the content of r10 + slot). */
+enum { SYM_NONE, SYM_REG, SYM_IMM, SYM_SLOT };
+
+struct sym {
+	uint8_t kind, reg;
+	int16_t slot;
+	int32_t imm;
+};
+
+static const struct sym none;
+
+static int sym_eq(const struct sym *a, const struct sym *b)
+{
+	return a->kind == b->kind && a->reg == b->reg && a->slot == b->slot && a->imm == b->imm;
+}
+
+/* what the straight-line code before a call left in r1-r4 and the stack */
 struct call_in {
 	int map;		/* r1's map descriptor, -1 unknown */
 	unsigned map_ld;	/* the ld_imm64 that set r1 */
 	int r2, r3, r4;		/* r2, r3: r10 + this; r4: this; 1 unknown */
-	unsigned start;		/* the block's first instruction */
+	struct sym ch[NCHUNK];	/* the stack's 8-byte chunks */
 };
 
-struct chunk {
-	uint8_t kind;		/* 0 unknown, 1 register, 2 immediate */
-	uint8_t reg;
-	int32_t imm;
-};
-
-#define NCHUNK 64		/* 8-byte stack chunks: r10 - 512 .. r10 - 8 */
-
-static int chunk_of(int off)
+static int chunk_of(long off)
 {
-	return off < -512 || off > -8 || off % 8 ? -1 : (-off / 8) - 1;
+	return off < -512 || off > -8 || off % 8 ? -1 : (int)(-off / 8) - 1;
 }
 
-static void forget_reg(struct chunk *ch, int reg)
+/* the state of one block: what each register and chunk holds, which
+ * registers are r10 + fp[r] (1: not known), which hold a known imm */
+struct blk {
+	struct sym rs[11];
+	long fp[11];
+	int known[11];
+	long imm[11];
+};
+
+/* Register r changed: what named its old value names nothing now. */
+static void kill_reg(struct call_in *ci, struct blk *b, int r)
 {
 	for (int c = 0; c < NCHUNK; c++)
-		if (ch[c].kind == 1 && ch[c].reg == reg)
-			ch[c].kind = 0;
+		if (ci->ch[c].kind == SYM_REG && ci->ch[c].reg == r)
+			ci->ch[c] = none;
+	for (int i = 0; i < 11; i++)
+		if (b->rs[i].kind == SYM_REG && b->rs[i].reg == r)
+			b->rs[i] = none;
 }
 
-static void forget_range(struct chunk *ch, int off, int size)
+/* [off, off + size) of the stack written: its chunks, and what named the
+ * slots it overlaps, name nothing now.  size 0: all of the stack. */
+static void kill_stack(struct call_in *ci, struct blk *b, long off, int size)
 {
 	for (int c = 0; c < NCHUNK; c++) {
-		int lo = -8 * (c + 1);
+		long lo = -8L * (c + 1);
 
-		if (off < lo + 8 && off + size > lo)
-			ch[c].kind = 0;
+		if (!size || (off < lo + 8 && off + size > lo))
+			ci->ch[c] = none;
+		if (ci->ch[c].kind == SYM_SLOT &&
+		    (!size || (off < ci->ch[c].slot + 8 && off + size > ci->ch[c].slot)))
+			ci->ch[c] = none;
 	}
+	for (int i = 0; i < 11; i++)
+		if (b->rs[i].kind == SYM_SLOT &&
+		    (!size || (off < b->rs[i].slot + 8 && off + size > b->rs[i].slot)))
+			b->rs[i] = none;
 }
 
 static int store_size(uint8_t code)
@@ -235,234 +159,236 @@ static int store_size(uint8_t code)
 	}
 }
 
+/* What register s holds, as a symbol: a callee-saved register by its
+ * name (the same however it was set, in this block or another), another
+ * by what it was loaded or copied from */
+static struct sym sym_of(const struct blk *b, int s)
+{
+	if (s >= 6 && s <= 9)
+		return (struct sym){ .kind = SYM_REG, .reg = (uint8_t)s };
+	return b->rs[s];
+}
+
+/* A store into the stack or through a pointer (no register written but
+ * a fetching atomic's); -1 if it cannot be followed. */
+static int blk_store(struct call_in *ci, struct blk *b, const struct bpf_insn *x)
+{
+	uint8_t code = x->code, cl = BPF_CLASS(code);
+	int d = x->dst_reg, s = x->src_reg, sz = store_size(code), k;
+
+	if (BPF_MODE(code) == BPF_ATOMIC && (x->imm & BPF_FETCH)) {
+		int w = x->imm == BPF_CMPXCHG ? 0 : s;
+
+		kill_reg(ci, b, w);
+		b->rs[w] = none, b->fp[w] = 1, b->known[w] = 0;
+	}
+	if (d != 10) {
+		/* through a pointer: it may be one into the stack */
+		if (BPF_MODE(code) != BPF_MEM || b->fp[d] == 1)
+			kill_stack(ci, b, 0, 0);
+		else
+			kill_stack(ci, b, b->fp[d] + x->off, sz);
+		return 0;
+	}
+	if (BPF_MODE(code) != BPF_MEM)
+		return -1;	/* atomics on the stack: not stapbpf's */
+	kill_stack(ci, b, x->off, sz);
+	if (sz == 8 && (k = chunk_of(x->off)) >= 0) {
+		if (cl == BPF_ST)
+			ci->ch[k] = (struct sym){ .kind = SYM_IMM, .imm = x->imm };
+		else
+			ci->ch[k] = sym_of(b, s);
+	}
+	return 0;
+}
+
+/* An instruction that writes register d (ALU, ALU64, LDX) */
+static void blk_write(struct call_in *ci, struct blk *b, const struct bpf_insn *x)
+{
+	uint8_t code = x->code;
+	int d = x->dst_reg, s = x->src_reg, k;
+	struct sym v = none;
+	long fp = 1, imm = 0;
+	int known = 0;
+
+	if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && s == 10) {
+		fp = 0;
+	} else if (code == (BPF_ALU64 | BPF_MOV | BPF_X)) {
+		v = sym_of(b, s);
+		fp = b->fp[s], known = b->known[s], imm = b->imm[s];
+	} else if (code == (BPF_ALU64 | BPF_ADD | BPF_K) && b->fp[d] != 1) {
+		fp = b->fp[d] + x->imm;
+		if (fp > 0 || fp < -512)
+			fp = 1;
+	} else if (code == (BPF_ALU64 | BPF_MOV | BPF_K)) {
+		v = (struct sym){ .kind = SYM_IMM, .imm = x->imm };
+		known = 1, imm = x->imm;
+	} else if (code == (BPF_LDX | BPF_MEM | BPF_DW) && s == 10 &&
+		   (k = chunk_of(x->off)) >= 0) {
+		v = ci->ch[k].kind != SYM_NONE ? ci->ch[k] :
+		    (struct sym){ .kind = SYM_SLOT, .slot = x->off };
+	}
+	kill_reg(ci, b, d);
+	if (v.kind == SYM_REG && v.reg == d)
+		v = none;	/* its old value, gone */
+	b->rs[d] = v, b->fp[d] = fp, b->known[d] = known, b->imm[d] = imm;
+}
+
 /* Runs the straight-line code that ends at the call at index c (entered
  * only at its first instruction; tgt[i]: some jump goes to i) and fills
- * *ci and ch[] (the stack chunks at the call).  Returns 0, or -1 when the
- * block cannot be read. */
+ * *ci.  Returns 0, or -1 when the block cannot be read. */
 static int before_call(const struct bpf_insn *in, const unsigned char *tgt, unsigned c,
-		       struct call_in *ci, struct chunk *ch)
+		       struct call_in *ci)
 {
-	int fp[11];		/* register = r10 + fp[r], or 1 unknown */
-	long imm[11];		/* register = imm[r] when known[r] */
-	int known[11];
-	unsigned b = c;
+	struct blk b;
+	unsigned start = c;
 
-	/* the block: back to a jump, call or exit; no jump into it but at b */
-	while (b > 0) {
-		uint8_t pc = in[b - 1].code;
-
-		if (IS_JMP(pc) || tgt[b])
+	/* the block: back to a jump, call or exit; no jump into it but at
+	 * its start */
+	while (start > 0) {
+		if (IS_JMP(in[start - 1].code) || tgt[start])
 			break;
 		/* the second half of an ld_imm64 looks like any instruction */
-		if (b >= 2 && in[b - 2].code == LD64)
-			b -= 2;
+		if (start >= 2 && in[start - 2].code == LD64)
+			start -= 2;
 		else
-			b--;
+			start--;
 	}
-	memset(ch, 0, NCHUNK * sizeof(*ch));
+	memset(ci, 0, sizeof(*ci));
+	memset(&b, 0, sizeof(b));
 	for (int r = 0; r < 11; r++)
-		fp[r] = 1, known[r] = 0, imm[r] = 0;
-	fp[10] = 0;
+		b.fp[r] = 1;
+	b.fp[10] = 0;
 	ci->map = -1;
-	ci->start = b;
-	for (unsigned i = b; i < c; i++) {
+	for (unsigned i = start; i < c; i++) {
 		const struct bpf_insn *x = &in[i];
-		uint8_t code = x->code, cl = BPF_CLASS(code);
+		uint8_t cl = BPF_CLASS(x->code);
 		int d = x->dst_reg;
 
-		if (code == LD64) {
+		if (d > 10 || x->src_reg > 10)
+			return -1;
+		if (x->code == LD64) {
 			if (i + 1 >= c || d > 9)
 				return -1;
-			forget_reg(ch, d);
-			fp[d] = 1;
-			known[d] = 0;
-			if (d == 1 && x->src_reg == BPF_PSEUDO_MAP_FD) {
-				ci->map = x->imm;
+			kill_reg(ci, &b, d);
+			b.rs[d] = none, b.fp[d] = 1, b.known[d] = 0;
+			if (d == 1) {
+				ci->map = x->src_reg == BPF_PSEUDO_MAP_FD ? x->imm : -1;
 				ci->map_ld = i;
-			} else if (d == 1) {
-				ci->map = -1;
 			}
 			i++;
 			continue;
 		}
 		if (cl == BPF_ST || cl == BPF_STX) {
-			int sz = store_size(code), k;
-
-			if (d != 10) {
-				/* through a pointer: it may be one into the stack */
-				if (fp[d] != 1 || BPF_MODE(code) != BPF_MEM)
-					memset(ch, 0, NCHUNK * sizeof(*ch));
-				else
-					forget_range(ch, fp[d] + x->off, sz);
-				continue;
-			}
-			if (BPF_MODE(code) != BPF_MEM)
-				return -1;	/* atomics on the stack: not stapbpf's */
-			forget_range(ch, x->off, sz);
-			if (sz == 8 && (k = chunk_of(x->off)) >= 0) {
-				if (cl == BPF_ST) {
-					ch[k].kind = 2;
-					ch[k].imm = x->imm;
-				} else if (x->src_reg >= 6 && x->src_reg <= 9) {
-					ch[k].kind = 1;
-					ch[k].reg = x->src_reg;
-				}
-			}
+			if (blk_store(ci, &b, x) < 0)
+				return -1;
 			continue;
 		}
 		if (cl == BPF_LDX || cl == BPF_ALU || cl == BPF_ALU64) {
 			if (d > 9)
 				return -1;
-			forget_reg(ch, d);
-			if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && x->src_reg == 10) {
-				fp[d] = 0, known[d] = 0;
-			} else if (code == (BPF_ALU64 | BPF_ADD | BPF_K) && fp[d] != 1) {
-				fp[d] += x->imm;
-				if (fp[d] > 0 || fp[d] < -512)
-					fp[d] = 1;
-			} else if (code == (BPF_ALU64 | BPF_MOV | BPF_K)) {
-				fp[d] = 1, known[d] = 1, imm[d] = x->imm;
-			} else {
-				fp[d] = 1, known[d] = 0;
-			}
+			if (d == 1)
+				ci->map = -1;	/* r1 is no map now */
+			blk_write(ci, &b, x);
 			continue;
 		}
 		return -1;
 	}
-	ci->r2 = fp[2];
-	ci->r3 = fp[3];
-	ci->r4 = known[4] && imm[4] == 0 ? 0 : 1;
+	ci->r2 = b.fp[2] == 1 ? 1 : (int)b.fp[2];
+	ci->r3 = b.fp[3] == 1 ? 1 : (int)b.fp[3];
+	ci->r4 = b.known[4] && b.imm[4] == 0 ? 0 : 1;
 	return 0;
 }
 
-/* The key at a call: its chunks, sources known, into key[]; 0 or -1. */
-static int key_at(const struct call_in *ci, const struct chunk *ch, uint32_t ks,
-		  struct chunk *key)
+/* The key at a call: its chunks, what each holds known, into key[]; 0 or
+ * -1. */
+static int key_at(const struct call_in *ci, uint32_t ks, struct sym *key)
 {
 	if (ci->r2 == 1 || ks == 0 || ks % 8 || ks > 8 * KEY_CHUNKS)
 		return -1;
 	for (uint32_t j = 0; j < ks / 8; j++) {
-		int k = chunk_of(ci->r2 + 8 * (int)j);
+		int k = chunk_of(ci->r2 + 8 * (long)j);
 
-		if (k < 0 || ch[k].kind == 0)
+		if (k < 0 || ci->ch[k].kind == SYM_NONE)
 			return -1;
-		key[j] = ch[k];
+		key[j] = ci->ch[k];
 	}
 	return 0;
 }
 
-/* Every path from L+1 that reaches U: none writes one of regs (a mask),
- * loads map fd (but at U's own ld, skip) or meets L again; 1 if so and U
- * is reached, else 0. */
-static int region_clean(const struct bpf_insn *in, unsigned n, unsigned L, unsigned U,
-			unsigned regs, int fd, unsigned skip, unsigned char *seen)
+/* The instructions control goes to after i: into next[0..1]; their
+ * number, or -1 for what is not followed (a gotol, a jump out of the
+ * program). */
+static int successors(const struct bpf_insn *in, unsigned n, unsigned i, unsigned *next)
 {
-	unsigned *todo, nt = 0, reached = 0, ok = 1;
+	uint8_t code = in[i].code, op = BPF_OP(code);
+	long t = (long)i + 1 + in[i].off;
 
-	if (!(todo = malloc((2 * n + 2) * sizeof(*todo))))
-		return 0;
-	memset(seen, 0, n);
-	todo[nt++] = L + 1;
-	while (nt && ok) {
-		unsigned i = todo[--nt];
-		const struct bpf_insn *x;
-		uint8_t code, cl;
-
-		if (i == U) {
-			reached = 1;
-			continue;
-		}
-		if (i >= n || i == L) {
-			ok = 0;
-			break;
-		}
-		if (seen[i])
-			continue;
-		seen[i] = 1;
-		x = &in[i];
-		code = x->code;
-		cl = BPF_CLASS(code);
-		if (code == LD64) {
-			if ((x->src_reg == BPF_PSEUDO_MAP_FD && x->imm == fd && i != skip) ||
-			    (regs >> x->dst_reg & 1))
-				ok = 0;
-			todo[nt++] = i + 2;
-			continue;
-		}
-		if (IS_JMP(code)) {
-			uint8_t op = BPF_OP(code);
-
-			if (op == BPF_EXIT)
-				continue;
-			if (op == BPF_CALL) {
-				if (x->src_reg != 0 || x->imm == BPF_FUNC_tail_call)
-					ok = 0;	/* a subprogram or a kfunc: not read */
-				todo[nt++] = i + 1;
-				continue;
-			}
-			if (cl == BPF_JMP32 && op == BPF_JA) {
-				ok = 0;
-				continue;
-			}
-			todo[nt++] = (unsigned)((long)i + 1 + x->off);
-			if (op != BPF_JA)
-				todo[nt++] = i + 1;
-			continue;
-		}
-		if ((cl == BPF_ALU || cl == BPF_ALU64 || cl == BPF_LDX) && (regs >> x->dst_reg & 1))
-			ok = 0;
-		if (cl == BPF_STX && BPF_MODE(code) == BPF_ATOMIC && (x->imm & BPF_FETCH) &&
-		    (regs >> x->src_reg & 1))
-			ok = 0;
-		if (cl == BPF_LD)	/* legacy packet access: not in a uprobe */
-			ok = 0;
-		todo[nt++] = i + 1;
+	if (code == LD64) {
+		next[0] = i + 2;
+		return i + 2 <= n ? 1 : -1;
 	}
-	free(todo);
-	return ok && reached;
+	if (!IS_JMP(code) || op == BPF_CALL) {
+		next[0] = i + 1;
+		return 1;
+	}
+	if (op == BPF_EXIT)
+		return 0;
+	if (BPF_CLASS(code) == BPF_JMP32 && op == BPF_JA)
+		return -1;
+	if (t < 0 || t >= (long)n)
+		return -1;
+	next[0] = (unsigned)t;
+	if (op == BPF_JA)
+		return 1;
+	next[1] = i + 1;
+	return 2;
 }
 
-/* The lowest stack offset the program uses (a multiple of 8, <= 0): its
- * r10-based loads and stores, and r10 + K pointers made in one block
- * (stapbpf's pointers for helpers, inside its zeroed temporaries). */
-static int frame_bottom(const struct bpf_insn *in, unsigned n)
+/* 1 when the program's control flow has a cycle or cannot be followed
+ * (a depth-first search finds an edge back to an instruction on its
+ * path), else 0; -1 without memory. */
+static int has_cycle(const struct bpf_insn *in, unsigned n)
 {
-	int lo = 0, fpreg[11] = { 0 };
+	unsigned char *color = calloc(n + 1, 1);	/* 0 new, 1 on the path, 2 done */
+	unsigned *stack = malloc((n + 1) * sizeof(*stack)), *edge = malloc((n + 1) * sizeof(*edge));
+	unsigned sp = 0;
+	int ret = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		const struct bpf_insn *x = &in[i];
-		uint8_t code = x->code, cl = BPF_CLASS(code);
-
-		if (code == LD64) {
-			fpreg[x->dst_reg % 11] = 0;
-			i++;
-			continue;
-		}
-		if ((cl == BPF_ST || cl == BPF_STX) && x->dst_reg == 10 && x->off < lo)
-			lo = x->off;
-		if (cl == BPF_LDX && x->src_reg == 10 && x->off < lo)
-			lo = x->off;
-		if (cl == BPF_ALU64 || cl == BPF_ALU || cl == BPF_LDX) {
-			int d = x->dst_reg % 11;
-
-			if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && x->src_reg == 10)
-				fpreg[d] = 1;
-			else if (code == (BPF_ALU64 | BPF_ADD | BPF_K) && fpreg[d]) {
-				if (x->imm < lo)
-					lo = x->imm;
-			} else
-				fpreg[d] = 0;
-		}
-		if (IS_JMP(code))
-			memset(fpreg, 0, sizeof(fpreg));
+	if (!color || !stack || !edge) {
+		ret = -1;
+		goto out;
 	}
-	return lo - (((lo % 8) + 8) % 8);
+	stack[sp] = 0, edge[sp++] = 0;
+	color[0] = 1;
+	while (sp && !ret) {
+		unsigned i = stack[sp - 1], next[2];
+		int k = i < n ? successors(in, n, i, next) : 0;
+
+		if (k < 0) {
+			ret = 1;
+		} else if (edge[sp - 1] < (unsigned)k) {
+			unsigned t = next[edge[sp - 1]++];
+
+			if (t < n && color[t] == 1)
+				ret = 1;
+			else if (t < n && color[t] == 0)
+				color[t] = 1, stack[sp] = t, edge[sp++] = 0;
+		} else {
+			color[i] = 2;
+			sp--;
+		}
+	}
+out:
+	free(color);
+	free(stack);
+	free(edge);
+	return ret;
 }
 
 struct lookup {
 	unsigned at;
 	struct call_in ci;
-	struct chunk ch[NCHUNK];
 };
 
 struct rw {
@@ -586,34 +512,214 @@ static int array_store(struct rw *w, unsigned U, const struct call_in *ci,
 	return 1;
 }
 
+/* May the call at i run between a lookup of map fd and its update?
+ * Map helpers of another map whose r1 its block loads; helpers that
+ * touch no map and (when nslots, stack slots name the key) no stack. */
+static int call_ok(const struct rw *w, unsigned i, int fd, int nslots)
+{
+	const struct bpf_insn *x = &w->in[i];
+	struct call_in ci;
+
+	if (x->src_reg != 0)	/* a subprogram or a kfunc: not read */
+		return 0;
+	switch (x->imm) {
+	case BPF_FUNC_map_lookup_elem:
+	case BPF_FUNC_map_update_elem:
+	case BPF_FUNC_map_delete_elem:
+		return before_call(w->in, w->tgt, i, &ci) == 0 && ci.map >= 0 && ci.map != fd;
+	case BPF_FUNC_ktime_get_ns:
+	case BPF_FUNC_get_current_pid_tgid:
+	case BPF_FUNC_perf_event_output:
+		return 1;
+	case BPF_FUNC_probe_read:
+	case BPF_FUNC_probe_read_user:
+	case BPF_FUNC_probe_read_kernel:
+		return !nslots;	/* they write a buffer on the stack */
+	default:
+		return 0;
+	}
+}
+
+/* Every path from L+1 that reaches U: none writes one of regs (a mask)
+ * or, when nslots, the stack at slots[] or anything through a pointer;
+ * none loads map fd (but U's own ld_imm64, skip) or calls what call_ok()
+ * refuses, or meets L again.  1 if so and U is reached, else 0. */
+static int region_clean(struct rw *w, unsigned L, unsigned U, unsigned regs,
+			const long *slots, int nslots, int fd, unsigned skip)
+{
+	const struct bpf_insn *in = w->in;
+	unsigned *todo, nt = 0, reached = 0, ok = 1, n = w->n;
+
+	if (!(todo = malloc((2 * n + 2) * sizeof(*todo))))
+		return 0;
+	memset(w->seen, 0, n);
+	todo[nt++] = L + 1;
+	while (nt && ok) {
+		unsigned i = todo[--nt], next[2];
+		const struct bpf_insn *x;
+		uint8_t cl;
+		int k;
+
+		if (i == U) {
+			reached = 1;
+			continue;
+		}
+		if (i >= n || i == L) {
+			ok = 0;
+			break;
+		}
+		if (w->seen[i])
+			continue;
+		w->seen[i] = 1;
+		x = &in[i];
+		cl = BPF_CLASS(x->code);
+		if (x->code == LD64) {
+			if ((x->src_reg == BPF_PSEUDO_MAP_FD && x->imm == fd && i != skip) ||
+			    (regs >> x->dst_reg & 1))
+				ok = 0;
+		} else if (IS_JMP(x->code)) {
+			if (BPF_OP(x->code) == BPF_CALL && !call_ok(w, i, fd, nslots))
+				ok = 0;
+		} else if (cl == BPF_ALU || cl == BPF_ALU64 || cl == BPF_LDX) {
+			if (regs >> x->dst_reg & 1)
+				ok = 0;
+		} else if (cl == BPF_ST || cl == BPF_STX) {
+			if (BPF_MODE(x->code) == BPF_ATOMIC && (x->imm & BPF_FETCH) &&
+			    (regs >> (x->imm == BPF_CMPXCHG ? 0 : x->src_reg) & 1))
+				ok = 0;
+			for (int j = 0; j < nslots && ok; j++)
+				if (x->dst_reg != 10 || (x->off < slots[j] + 8 &&
+							 x->off + store_size(x->code) > slots[j]))
+					ok = 0;
+		} else {
+			ok = 0;	/* legacy packet access: not in a uprobe */
+		}
+		if ((k = successors(in, n, i, next)) < 0)
+			ok = 0;
+		for (int j = 0; j < k && ok; j++)
+			todo[nt++] = next[j];
+	}
+	free(todo);
+	return ok && reached;
+}
+
+/* The lowest stack offset the program uses, a multiple of 8, <= 0; or
+ * -520 (no slot fits) where a pointer into the stack is made in a way not
+ * followed.  Read in one pass in instruction order: r10-based loads and
+ * stores, and pointers r10 + K however made (copies, sums, spills and
+ * reloads), the least of each.  stapbpf keeps its pointers into the
+ * stack inside its temporaries, which it zeroes at entry, and those
+ * zeroing stores are among the r10-based ones. */
+static int frame_bottom(const struct bpf_insn *in, unsigned n)
+{
+	long lo = 0, fp[11], slotfp[NCHUNK];
+	const long NOFP = 1;
+
+	for (int r = 0; r < 11; r++)
+		fp[r] = NOFP;
+	for (int c = 0; c < NCHUNK; c++)
+		slotfp[c] = NOFP;
+	fp[10] = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const struct bpf_insn *x = &in[i];
+		uint8_t code = x->code, cl = BPF_CLASS(code);
+		int d = x->dst_reg, s = x->src_reg, k;
+
+		if (d > 10 || s > 10)
+			return -520;
+		if (code == LD64) {
+			fp[d] = NOFP;
+			i++;
+			continue;
+		}
+		if (cl == BPF_ST || cl == BPF_STX) {
+			long at = fp[d] == NOFP ? 1 : fp[d] + x->off;
+
+			if (at < lo)
+				lo = at;
+			if (d == 10 && (k = chunk_of(x->off)) >= 0)
+				slotfp[k] = code == (BPF_STX | BPF_MEM | BPF_DW) ? fp[s] : NOFP;
+			else if (d == 10)
+				for (int c = 0; c < NCHUNK; c++)
+					if (x->off < -8L * c && x->off + 8 > -8L * (c + 1))
+						slotfp[c] = NOFP;
+			if (cl == BPF_STX && BPF_MODE(code) == BPF_ATOMIC && (x->imm & BPF_FETCH))
+				fp[x->imm == BPF_CMPXCHG ? 0 : s] = NOFP;
+			continue;
+		}
+		if (cl == BPF_LDX) {
+			long at = fp[s] == NOFP ? 1 : fp[s] + x->off;
+
+			if (at < lo)
+				lo = at;
+			k = s == 10 ? chunk_of(x->off) : -1;
+			fp[d] = k >= 0 && code == (BPF_LDX | BPF_MEM | BPF_DW) ? slotfp[k] : NOFP;
+			continue;
+		}
+		if (cl == BPF_ALU || cl == BPF_ALU64) {
+			int from_fp = BPF_SRC(code) == BPF_X && fp[s] != NOFP;
+
+			if (code == (BPF_ALU64 | BPF_MOV | BPF_X))
+				fp[d] = fp[s];
+			else if (code == (BPF_ALU64 | BPF_ADD | BPF_K) && fp[d] != NOFP)
+				fp[d] += x->imm;
+			else if (code == (BPF_ALU64 | BPF_SUB | BPF_K) && fp[d] != NOFP)
+				fp[d] -= x->imm;
+			else if (fp[d] != NOFP || from_fp)
+				return -520;	/* other arithmetic on a stack pointer */
+			else
+				fp[d] = NOFP;
+			if (fp[d] != NOFP && fp[d] < lo)
+				lo = fp[d];
+			continue;
+		}
+		if (code == (BPF_JMP | BPF_CALL))
+			for (int r = 0; r <= 5; r++)
+				fp[r] = NOFP;
+	}
+	if (lo < -512)
+		return -520;
+	return (int)(lo - (((lo % 8) + 8) % 8));
+}
+
 /* U: an update call; rewritten when a lookup of its key is found (a
  * hash map's) or its map is an array (array_store). */
 static void store_rewrite(struct rw *w, unsigned U, mw_inplace_map_fn map_info,
 			  struct mw_inplace_stats *st)
 {
 	const struct bpf_insn *in = w->in;
-	struct chunk ch[NCHUNK], key[KEY_CHUNKS], lkey[KEY_CHUNKS];
+	struct sym key[KEY_CHUNKS], lkey[KEY_CHUNKS];
 	struct call_in ci;
 	struct mw_inplace_map m;
 	unsigned regs = 0;
+	long slots[KEY_CHUNKS];
+	int nslots = 0;
 
-	if (w->taken[U] || before_call(in, w->tgt, U, &ci, ch) < 0 || ci.map < 0 ||
-	    ci.r3 == 1 || ci.r4 != 0 || chunk_of(ci.r3) < 0 || map_info(ci.map, &m) < 0 ||
-	    (array_store(w, U, &ci, &m) && ++st->arrays) ||
-	    m.type != BPF_MAP_TYPE_HASH || m.value_size != 8 ||
-	    key_at(&ci, ch, m.key_size, key) < 0 ||
-	    (ci.r3 < ci.r2 + (int)m.key_size && ci.r3 + 8 > ci.r2))
+	if (w->taken[U] || before_call(in, w->tgt, U, &ci) < 0 || ci.map < 0 ||
+	    ci.r3 == 1 || ci.r4 != 0 || chunk_of(ci.r3) < 0 || map_info(ci.map, &m) < 0)
+		return;
+	if (array_store(w, U, &ci, &m)) {
+		st->arrays++;
+		return;
+	}
+	if (m.type != BPF_MAP_TYPE_HASH || m.value_size != 8 ||
+	    key_at(&ci, m.key_size, key) < 0 ||
+	    (ci.r3 < ci.r2 + (long)m.key_size && ci.r3 + 8 > ci.r2))
 		return;	/* (the last: the value overlaps the key) */
 	for (uint32_t j = 0; j < m.key_size / 8; j++)
-		if (key[j].kind == 1)
+		if (key[j].kind == SYM_REG)
 			regs |= 1u << key[j].reg;
+		else if (key[j].kind == SYM_SLOT)
+			slots[nslots++] = key[j].slot;
 	for (unsigned i = 0; i < w->nlk; i++) {
 		const struct lookup *l = &w->lk[i];
-		int s;
+		int s, same = 1;
 
-		if (l->ci.map != ci.map || key_at(&l->ci, l->ch, m.key_size, lkey) < 0 ||
-		    memcmp(lkey, key, m.key_size / 8 * sizeof(*key)) != 0 ||
-		    !region_clean(in, w->n, l->at, U, regs, ci.map, ci.map_ld, w->seen) ||
+		if (l->ci.map != ci.map || key_at(&l->ci, m.key_size, lkey) < 0)
+			continue;
+		for (uint32_t j = 0; j < m.key_size / 8; j++)
+			same &= sym_eq(&lkey[j], &key[j]);
+		if (!same || !region_clean(w, l->at, U, regs, slots, nslots, ci.map, ci.map_ld) ||
 		    (s = slot_for(w, l->at)) < 0)
 			continue;
 		w->taken[U] = 1;
@@ -652,7 +758,7 @@ static int find_lookups(struct rw *w)
 			continue;
 		}
 		if (!is_call(&w->in[i], BPF_FUNC_map_lookup_elem) ||
-		    before_call(w->in, w->tgt, i, &l->ci, l->ch) < 0 || l->ci.map < 0 ||
+		    before_call(w->in, w->tgt, i, &l->ci) < 0 || l->ci.map < 0 ||
 		    l->ci.r2 == 1)
 			continue;
 		l->at = i;
@@ -664,18 +770,20 @@ static int find_lookups(struct rw *w)
 struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out_n,
 			    mw_inplace_map_fn map_info, struct mw_inplace_stats *st)
 {
-	struct mw_inplace_stats none = { 0, 0, 0 };
+	struct mw_inplace_stats zero = { 0, 0 };
 	struct rw w = { .in = in, .n = n };
 	unsigned calls = 0, cap;
 
 	if (!st)
-		st = &none;
-	*st = none;
+		st = &zero;
+	*st = zero;
 	for (unsigned i = 0; i < n; i++)
 		calls += in[i].code == (BPF_JMP | BPF_CALL);
-	cap = n + calls * (INC_STUB + ARRAY_STUB + LOAD_STUB) + MAX_SLOTS + 2;
-	/* every jump to and from a stub must fit the 16-bit offset */
-	if (!calls || cap > INT16_MAX || !(w.out = malloc(cap * sizeof(*w.out))) ||
+	cap = n + calls * (ARRAY_STUB + LOAD_STUB) + MAX_SLOTS + 2;
+	/* every jump to and from a stub must fit the 16-bit offset; a cycle
+	 * would let a slot outlive its lookup (has_cycle) */
+	if (!calls || !map_info || n < 2 || cap > INT16_MAX || has_cycle(in, n) != 0 ||
+	    !(w.out = malloc(cap * sizeof(*w.out))) ||
 	    !(w.taken = calloc(n, 1)) || !(w.seen = malloc(n)) || !(w.tgt = calloc(n + 1, 1)))
 		goto fail;
 	for (unsigned i = 0; i < n; i++) {
@@ -691,24 +799,7 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 	memcpy(w.out, in, n * sizeof(*w.out));
 	w.at = n;
 	w.bottom = frame_bottom(in, n);
-	/* `m[k]++` first: its lookups and updates are then taken */
-	for (unsigned i = 0; i < n; i++) {
-		unsigned k;
-
-		if (in[i].code != (BPF_JMP | BPF_CALL) || in[i].imm != BPF_FUNC_map_lookup_elem ||
-		    !(k = inc_pattern(in, n, i)))
-			continue;
-		w.taken[i + 2] = w.taken[k] = 1;
-		jump_out(&w, i + 2);
-		emit(&w, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 1,
-					    .imm = 1 });
-		emit(&w, (struct bpf_insn){ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = 0,
-					    .src_reg = 1, .imm = BPF_ADD });
-		emit(&w, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 });
-		jump_back(&w, k + 1);
-		st->incs++;
-	}
-	if (map_info && n > 1 && !IS_JMP(in[0].code) && in[0].code != LD64 && !w.tgt[0]) {
+	if (!IS_JMP(in[0].code) && in[0].code != LD64 && !w.tgt[0]) {
 		if (find_lookups(&w) < 0)
 			goto fail;
 		for (unsigned i = 0; i < n; i++) {

@@ -20,8 +20,8 @@ typedef int (*mw_inplace_map_fn)(int fd, struct mw_inplace_map *m);
 
 /* How many of each rewrite applied to one program. */
 struct mw_inplace_stats {
-	unsigned incs;		/* `m[k]++` made an atomic add through the lookup */
-	unsigned stores;	/* `m[k] = v` after `m[k]` made a store through it */
+	unsigned stores;	/* a hash map's `m[k] = v` (`m[k]++` too) after a
+				 * lookup of k made a store through its pointer */
 	unsigned arrays;	/* an array's `m[k] = v` made a lookup and a store */
 };
 

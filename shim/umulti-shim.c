@@ -38,9 +38,9 @@
  *     file (and pid) carries the sites' offsets and cookies;
  *   - closing any stand-in closes the links (every site goes at once), and
  *     a killed stapbpf's links go with its descriptors;
- *   - in those programs, stapbpf's `m[k]++` and `m[k] = v` on a key a
- *     lookup found write through the looked-up value (an atomic add, an
- *     8-byte store) instead of a second hashing and a map update
+ *   - in those programs, stapbpf's `m[k] = v` (and `m[k]++`) on a key a
+ *     lookup found, and its updates of arrays, store the value through
+ *     the element's address instead of a second hashing and a map update
  *     (inplace.c); unless MW_UMULTI_NO_INPLACE is set (the tests compare
  *     both).
  *
@@ -150,7 +150,7 @@ static int map_info(int fd, struct mw_inplace_map *m)
 }
 
 /* MW_UMULTI_INPLACE_LOG=FILE (the tests'): a line per rewritten program,
- * "inplace INSNS incs N stores N arrays N loaded|refused ERRNO"; a refused one's
+ * "inplace INSNS stores N arrays N loaded|refused ERRNO"; a refused one's
  * verifier log follows, its last 4 KiB, loaded again to get it. */
 static void inplace_log(const union bpf_attr *f, long fd, const struct mw_inplace_stats *st)
 {
@@ -163,8 +163,8 @@ static void inplace_log(const union bpf_attr *f, long fd, const struct mw_inplac
 		errno = err;
 		return;
 	}
-	snprintf(line, sizeof(line), "inplace %u incs %u stores %u arrays %u %s %d\n",
-		 f->insn_cnt, st->incs, st->stores, st->arrays, fd >= 0 ? "loaded" : "refused",
+	snprintf(line, sizeof(line), "inplace %u stores %u arrays %u %s %d\n",
+		 f->insn_cnt, st->stores, st->arrays, fd >= 0 ? "loaded" : "refused",
 		 fd >= 0 ? 0 : err);
 	real_write(lf, line, strlen(line));
 	if (fd < 0) {

@@ -1,0 +1,505 @@
+/* unit-inplace-paths.c - the shim's rewrite (shim/inplace.c) on programs
+ * built to break it: a store through a stack pointer made in another
+ * block, a loop around the lookup and the update, `m[k]++` shapes with
+ * side effects, another key or another value between lookup and update,
+ * a map reached through a register, r1 overwritten after its map was
+ * loaded, a stack pointer made by two additions, a gotol into the
+ * lookup's load.  Each program, as made and as rewritten, is loaded as a
+ * socket filter and run once (BPF_PROG_TEST_RUN) on fresh maps with the
+ * same contents: a rewrite must leave the same contents, or not be made.
+ * The `++` shapes that are sound (3, 4b) must be rewritten.  Root only
+ * (exit 77 otherwise).  Written as an attacker's review of the rewrite. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../shim/inplace.c"
+#define I(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+					     .off = (o), .imm = (i) })
+#define MOVK(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOVX(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADDK(d, i) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define STX(d, s, o) I(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define STD(d, o, i) I(BPF_ST | BPF_MEM | BPF_DW, d, 0, o, i)
+#define LDX(d, s, o) I(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define LDMAPR(r, fd) (p[n] = I(BPF_LD | BPF_IMM | BPF_DW, r, BPF_PSEUDO_MAP_FD, 0, fd), \
+		       p[n + 1] = I(0, 0, 0, 0, 0), n += 2)
+#define LDMAP(fd) LDMAPR(1, fd)
+#define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define JEQ0(r, o) I(BPF_JMP | BPF_JEQ | BPF_K, r, 0, o, 0)
+#define JA(o) I(BPF_JMP | BPF_JA, 0, 0, o, 0)
+#define EXIT I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define KEYR(r, off) (p[n++] = STX(10, r, off), p[n++] = MOVX(2, 10), p[n++] = ADDK(2, off))
+#define ZERO3 (p[n++] = STD(10, -8, 0), p[n++] = STD(10, -16, 0), p[n++] = STD(10, -24, 0))
+/* the update of the heap shape: map[r9] = r8 */
+#define UPD(fd) (KEYR(9, -8), p[n++] = STX(10, 8, -16), p[n++] = MOVX(3, 10), \
+		 p[n++] = ADDK(3, -16), LDMAP(fd), p[n++] = MOVK(4, 0), p[n++] = CALL(BPF_FUNC_map_update_elem))
+#define FIX(at) (p[at].off = (int16_t)((long)n - (long)(at) - 1))	/* jump at `at` to here */
+#define JTO(t) (p[n] = JA((int16_t)((long)(t) - (long)n - 1)), n++)
+
+static long sys_bpf(int cmd, union bpf_attr *a) { return syscall(__NR_bpf, cmd, a, sizeof(*a)); }
+
+static int map_info_k(int fd, struct mw_inplace_map *m)
+{
+	struct bpf_map_info mi;
+	union bpf_attr a;
+
+	memset(&mi, 0, sizeof(mi));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(mi);
+	a.info.info = (uintptr_t)&mi;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
+		return -1;
+	m->type = mi.type, m->key_size = mi.key_size, m->value_size = mi.value_size;
+	return 0;
+}
+
+static int map_new(void)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_HASH, a.key_size = 8, a.value_size = 8, a.max_entries = 16;
+	return (int)sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static void map_set(int fd, uint64_t k, uint64_t v)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd, a.key = (uintptr_t)&k, a.value = (uintptr_t)&v;
+	sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+static void map_dump(int fd, char *s, size_t sz)
+{
+	static const uint64_t keys[] = { 1, 2, 7, 42, 43 };
+	size_t at = 0;
+
+	s[0] = 0;
+	for (unsigned i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		union bpf_attr a;
+		uint64_t v = 0;
+
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)fd, a.key = (uintptr_t)&keys[i], a.value = (uintptr_t)&v;
+		if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) == 0)
+			at += (size_t)snprintf(s + at, sz - at, "[%lu]=%lu ", (unsigned long)keys[i],
+					       (unsigned long)v);
+	}
+}
+
+static int prog_load(const struct bpf_insn *p, unsigned n)
+{
+	static char log[1 << 16];
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uintptr_t)p, a.insn_cnt = n, a.license = (uintptr_t)"GPL";
+	a.log_buf = (uintptr_t)log, a.log_size = sizeof(log), a.log_level = 1;
+	if ((fd = (int)sys_bpf(BPF_PROG_LOAD, &a)) < 0)
+		printf("  verifier: %.1500s\n", log);
+	return fd;
+}
+
+static int prog_run(int fd)
+{
+	char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd, a.test.data_in = (uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt), a.test.repeat = 1;
+	return (int)sys_bpf(BPF_PROG_TEST_RUN, &a);
+}
+
+typedef unsigned (*build_fn)(struct bpf_insn *p, int A, int B);
+static int differ;
+
+/* must: the rewrite must be made (a sound shape); else it may be left */
+static void run(const char *what, build_fn build, uint64_t a42, uint64_t a43, uint64_t b42,
+		int must)
+{
+	char res[2][2][256];
+	struct mw_inplace_stats st = { 0, 0 };
+
+	for (int v = 0; v < 2; v++) {
+		struct bpf_insn p[256], *out = NULL;
+		unsigned n, out_n = 0;
+		int A = map_new(), B = map_new(), pf;
+
+		if (a42) map_set(A, 42, a42);
+		if (a43) map_set(A, 43, a43);
+		if (b42) map_set(B, 42, b42);
+		n = build(p, A, B);
+		if (v && !(out = mw_inplace(p, n, &out_n, map_info_k, &st))) {
+			printf("%s%-44s not rewritten\n", must ? "FAIL: " : "ok: ", what);
+			differ |= must;
+			close(A), close(B);
+			return;
+		}
+		if ((pf = out ? prog_load(out, out_n) : prog_load(p, n)) < 0 || prog_run(pf) < 0) {
+			printf("FAIL: %-44s %s: %s\n", what, v ? "rewrite refused" : "original refused",
+			       strerror(errno));
+			differ = 1;
+			free(out);
+			close(A), close(B);
+			return;
+		}
+		map_dump(A, res[v][0], 256);
+		map_dump(B, res[v][1], 256);
+		free(out);
+		close(pf), close(A), close(B);
+	}
+	int d = strcmp(res[0][0], res[1][0]) || strcmp(res[0][1], res[1][1]);
+	differ |= d;
+	printf("%s%-44s rewritten, %s (stores %u arrays %u)\n   as made:   A %s B %s\n   rewritten: A %s B %s\n",
+	       d ? "FAIL: " : "ok: ", what, d ? "DIFFERS" : "the same", st.stores, st.arrays,
+	       res[0][0], res[0][1], res[1][0], res[1][1]);
+}
+
+/* 1. before_call: a store through a stack pointer it does not track
+ * (here made in an earlier block) does not forget the key chunk it
+ * overwrites: the lookup is of A[43], the tracker believes A[r9 = 42]. */
+static unsigned t_untracked_ptr(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, join;
+
+	(void)B;
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	p[n++] = MOVK(7, 43);
+	p[n++] = MOVX(6, 10);
+	p[n++] = ADDK(6, -8);			/* r6 = r10 - 8 */
+	p[n++] = CALL(BPF_FUNC_ktime_get_ns);	/* a new block: r6 unknown to before_call */
+	KEYR(9, -8);				/* key chunk "r9" ... */
+	p[n++] = STX(6, 7, 0);			/* ... overwritten with 43 through r6 */
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L: A[43] */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	join = n;
+	p[n++] = ADDK(8, 7);
+	UPD(A);					/* U: A[42] = v + 7 */
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(8, 0);
+	JTO(join);
+	return n;
+}
+
+/* 2. a loop around L and U: region_clean stops at U, so the key register
+ * written after U is not seen; the second lookup misses, the slot still
+ * holds the first iteration's pointer. */
+static unsigned t_loop(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, join, loop;
+
+	(void)B;
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	loop = n;
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	join = n;
+	p[n++] = ADDK(8, 1);
+	UPD(A);					/* A[r9] = v + 1 */
+	p[n++] = ADDK(9, 1);
+	p[n] = I(BPF_JMP | BPF_JLT | BPF_K, 9, 0, (int16_t)((long)loop - (long)n - 1), 44);
+	n++;
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(8, 0);
+	JTO(join);
+	return n;
+}
+
+/* 3. inc_pattern: instructions between i+5 and k that write r6-r9 or the
+ * stack are skipped on the hit path (here r7 = 5 and the old value spilled
+ * to r10-24), and B[1], B[2] read them after the update. */
+static unsigned t_inc_skips(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, i3;
+
+	ZERO3;
+	p[n++] = MOVK(7, 0);
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* i */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(5, 0, 0);			/* i+2: R = r5 */
+	i3 = n;
+	p[n++] = MOVX(1, 5);			/* i+3 */
+	p[n++] = ADDK(5, 1);			/* i+4 */
+	p[n++] = MOVK(7, 5);			/* skipped: r7 = 5 */
+	p[n++] = STX(10, 1, -24);		/* skipped: old value spilled */
+	KEYR(9, -8);
+	p[n++] = STX(10, 5, -16);
+	p[n++] = MOVX(3, 10);
+	p[n++] = ADDK(3, -16);
+	LDMAP(A);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);	/* k */
+	p[n++] = STD(10, -8, 1);		/* B[1] = r7 */
+	p[n++] = MOVX(2, 10); p[n++] = ADDK(2, -8);
+	p[n++] = STX(10, 7, -16);
+	p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -16);
+	LDMAP(B);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	p[n++] = STD(10, -8, 2);		/* B[2] = *(r10 - 24) */
+	p[n++] = MOVX(2, 10); p[n++] = ADDK(2, -8);
+	p[n++] = LDX(6, 10, -24);
+	p[n++] = STX(10, 6, -16);
+	p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -16);
+	LDMAP(B);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(5, 0);
+	JTO(i3);
+	return n;
+}
+
+/* 4. inc_pattern never compares the update's key with the lookup's:
+ * v = A[42]; A[43] = v + 1 in the `m[k]++` shape becomes A[42] += 1. */
+static unsigned t_inc_key(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, i3;
+
+	(void)B;
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	p[n++] = MOVK(8, 43);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(5, 0, 0);
+	i3 = n;
+	p[n++] = MOVX(1, 5);
+	p[n++] = ADDK(5, 1);
+	KEYR(8, -8);				/* the update's key: r8 = 43 */
+	p[n++] = STX(10, 5, -16);
+	p[n++] = MOVX(3, 10);
+	p[n++] = ADDK(3, -16);
+	LDMAP(A);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(5, 0);
+	JTO(i3);
+	return n;
+}
+
+/* 4b. inc_pattern: the value slot overwritten after R was stored there */
+static unsigned t_inc_value(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, i3;
+
+	(void)B;
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(5, 0, 0);
+	i3 = n;
+	p[n++] = MOVX(1, 5);
+	p[n++] = ADDK(5, 1);
+	KEYR(9, -8);
+	p[n++] = STX(10, 5, -16);
+	p[n++] = STD(10, -16, 99);		/* the value the update stores: 99 */
+	p[n++] = MOVX(3, 10);
+	p[n++] = ADDK(3, -16);
+	LDMAP(A);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(5, 0);
+	JTO(i3);
+	return n;
+}
+
+/* 5. the map reached through a register (r6 = A loaded before L): the
+ * delete between L and U is not seen; U stores into the freed element. */
+static unsigned t_map_in_reg(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, join;
+
+	(void)B;
+	ZERO3;
+	LDMAPR(6, A);
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	join = n;
+	p[n++] = ADDK(8, 7);
+	KEYR(9, -8);
+	p[n++] = MOVX(1, 6);
+	p[n++] = CALL(BPF_FUNC_map_delete_elem);	/* delete A[42] via r6 */
+	UPD(A);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(8, 0);
+	JTO(join);
+	return n;
+}
+
+/* 6. before_call keeps r1's map after r1 is overwritten (r1 = A; r1 = r6
+ * where r6 = B): the update goes to B, the rewrite stores into A[42]. */
+static unsigned t_stale_r1(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, join;
+
+	ZERO3;
+	LDMAPR(6, B);
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	join = n;
+	p[n++] = ADDK(8, 7);
+	KEYR(9, -8);
+	p[n++] = STX(10, 8, -16);
+	p[n++] = MOVX(3, 10);
+	p[n++] = ADDK(3, -16);
+	LDMAP(A);
+	p[n++] = MOVX(1, 6);			/* the update is B's */
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(8, 0);
+	JTO(join);
+	return n;
+}
+
+/* 7. frame_bottom: r10 - 24 reached by r3 = r10; r3 += -8; r3 += -16 is
+ * counted as -16; the slot lands on r10 - 24, which the program uses. */
+static unsigned t_frame(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, join;
+
+	p[n++] = STD(10, -8, 0);
+	p[n++] = STD(10, -16, 0);
+	p[n++] = MOVK(7, 0);
+	p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -8); p[n++] = ADDK(3, -16);
+	p[n++] = STX(3, 7, 0);			/* a buffer at r10 - 24, zeroed */
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	join = n;
+	p[n++] = ADDK(8, 7);
+	UPD(A);
+	p[n++] = MOVX(4, 10); p[n++] = ADDK(4, -8); p[n++] = ADDK(4, -16);
+	p[n++] = LDX(5, 4, 0);			/* r5 = *(r10 - 24) */
+	p[n++] = MOVK(7, 1);
+	p[n++] = I(BPF_JMP | BPF_JEQ | BPF_K, 5, 0, 1, 0);
+	p[n++] = MOVK(7, 2);			/* B[7] = 1 if it still holds 0, else 2 */
+	p[n++] = STD(10, -8, 7);
+	p[n++] = MOVX(2, 10); p[n++] = ADDK(2, -8);
+	p[n++] = STX(10, 7, -16);
+	p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -16);
+	LDMAP(B);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(8, 0);
+	JTO(join);
+	return n;
+}
+
+/* 8. the jump-target bitmap reads a gotol's (JMP32|JA) offset from off,
+ * not imm: a gotol into L+2 with r0 = &B[42] is not seen; the slot keeps
+ * B's element and U stores A's new value into B[42]. */
+static unsigned t_gotol(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, join, skip, go, l2;
+
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(B);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	skip = n;
+	p[n++] = JEQ0(0, 0);
+	go = n;
+	p[n++] = I(BPF_JMP32 | BPF_JA, 0, 0, 0, 0);	/* gotol L+2, set below */
+	FIX(skip);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	l2 = n;
+	p[n++] = LDX(8, 0, 0);			/* L+2 */
+	join = n;
+	p[n++] = ADDK(8, 7);
+	UPD(A);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(miss);
+	p[n++] = MOVK(8, 0);
+	JTO(join);
+	p[go].imm = (int32_t)((long)l2 - (long)go - 1);
+	return n;
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("needs root: it loads and runs BPF programs\n");
+		return 77;
+	}
+	run("1 store via a stack pointer of another block", t_untracked_ptr, 0, 100, 0, 0);
+	run("2 a loop around lookup and update", t_loop, 10, 0, 0, 0);
+	run("3 ++ with r7 = 5 and a spill between", t_inc_skips, 10, 0, 0, 1);
+	run("4 ++ whose update has another key", t_inc_key, 10, 0, 0, 0);
+	run("4b ++ whose value slot is written again", t_inc_value, 10, 0, 0, 1);
+	run("5 a delete through a map pointer in r6", t_map_in_reg, 10, 0, 0, 0);
+	run("6 r1 overwritten after its map's ld", t_stale_r1, 10, 0, 0, 0);
+	run("7 r10 - 24 made by two additions", t_frame, 10, 0, 0, 0);
+	run("8 a gotol into the lookup's load", t_gotol, 0, 0, 100, 0);
+	return differ;
+}
