@@ -211,7 +211,9 @@ static void blk_write(struct call_in *ci, struct blk *b, const struct bpf_insn *
 	long fp = 1, imm = 0;
 	int known = 0;
 
-	if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && s == 10) {
+	if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && x->off) {
+		/* a sign-extending move (or an address space cast): a new value */
+	} else if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && s == 10) {
 		fp = 0;
 	} else if (code == (BPF_ALU64 | BPF_MOV | BPF_X)) {
 		v = sym_of(b, s);
@@ -427,6 +429,73 @@ static int slot_off(const struct rw *w, int s)
 	return w->bottom - 8 * (s + 1);
 }
 
+/* After the load at i (x = *(u64 *)(r0 + 0)), is the element's address
+ * dead: on every path r0 written before it is read (an exit reads it)?
+ * A write through it after the update would land in the map where the
+ * update would have replaced the element. */
+static int r0_dead(struct rw *w, unsigned i)
+{
+	const struct bpf_insn *in = w->in;
+	unsigned *todo, nt = 0, ok = 1, n = w->n;
+
+	if (in[i].dst_reg == 0)
+		return 1;
+	if (!(todo = malloc((2 * n + 2) * sizeof(*todo))))
+		return 0;
+	memset(w->seen, 0, n);
+	todo[nt++] = i + 1;
+	while (nt && ok) {
+		unsigned j = todo[--nt], next[2];
+		const struct bpf_insn *x;
+		uint8_t cl;
+		int k;
+
+		if (j >= n) {
+			ok = 0;
+			break;
+		}
+		if (w->seen[j])
+			continue;
+		w->seen[j] = 1;
+		x = &in[j];
+		cl = BPF_CLASS(x->code);
+		if (x->code == (BPF_JMP | BPF_CALL))
+			continue;	/* r0 is the helper's now */
+		if (x->code == LD64) {
+			if (x->dst_reg == 0)
+				continue;
+		} else if (IS_JMP(x->code)) {
+			if (BPF_OP(x->code) == BPF_EXIT || x->dst_reg == 0 ||
+			    (BPF_SRC(x->code) == BPF_X && x->src_reg == 0))
+				ok = 0;
+		} else if (cl == BPF_ST || cl == BPF_STX) {
+			if (x->dst_reg == 0 || (cl == BPF_STX && x->src_reg == 0))
+				ok = 0;
+		} else if (cl == BPF_LDX) {
+			if (x->src_reg == 0)
+				ok = 0;
+			else if (x->dst_reg == 0)
+				continue;
+		} else if (cl == BPF_ALU || cl == BPF_ALU64) {
+			int movk = BPF_OP(x->code) == BPF_MOV;
+
+			if ((BPF_SRC(x->code) == BPF_X && x->src_reg == 0) ||
+			    (x->dst_reg == 0 && !movk))
+				ok = 0;	/* read (an op other than mov reads its dst) */
+			else if (x->dst_reg == 0)
+				continue;
+		} else {
+			ok = 0;
+		}
+		if ((k = successors(in, n, j, next)) < 0)
+			ok = 0;
+		for (int t = 0; t < k && ok; t++)
+			todo[nt++] = next[t];
+	}
+	free(todo);
+	return ok;
+}
+
 /* The lookup L's slot, made (and L+2 rewritten) at its first use; -1 if
  * L cannot keep its pointer. */
 static int slot_for(struct rw *w, unsigned L)
@@ -442,7 +511,7 @@ static int slot_for(struct rw *w, unsigned L)
 	    in[L + 1].dst_reg != 0 || in[L + 1].imm != 0 || w->tgt[L + 2])
 		return -1;
 	c2 = in[L + 2].code;
-	if (IS_JMP(c2) || BPF_CLASS(c2) == BPF_LD)
+	if (c2 != (BPF_LDX | BPF_MEM | BPF_DW) || in[L + 2].src_reg != 0 || !r0_dead(w, L + 2))
 		return -1;
 	w->slot_of[w->nslots] = L;
 	w->taken[L + 2] = 1;
@@ -603,83 +672,158 @@ static int region_clean(struct rw *w, unsigned L, unsigned U, unsigned regs,
 	return ok && reached;
 }
 
+/* frame_bottom's state at an instruction: which registers and 8-byte
+ * stack chunks hold r10 + K (K), none (NOFP) or either, by the path
+ * (MIXED) */
+#define NOFP 1L
+#define MIXED 2L
+
+struct fstate {
+	long fp[11], slot[NCHUNK];
+	int set;
+};
+
+static void fmerge(struct fstate *to, const struct fstate *from)
+{
+	if (!to->set) {
+		*to = *from;
+		return;
+	}
+	for (int r = 0; r < 11; r++)
+		if (to->fp[r] != from->fp[r])
+			to->fp[r] = MIXED;
+	for (int c = 0; c < NCHUNK; c++)
+		if (to->slot[c] != from->slot[c])
+			to->slot[c] = MIXED;
+}
+
+/* One instruction on the state; *lo the least stack address seen; -1
+ * where a pointer is used or changed in a way not followed. */
+static int fstep(struct fstate *st, const struct bpf_insn *x, long *lo)
+{
+	uint8_t code = x->code, cl = BPF_CLASS(code);
+	int d = x->dst_reg, s = x->src_reg, k;
+	long at;
+
+	if (code == LD64) {
+		st->fp[d] = NOFP;
+		return 0;
+	}
+	if (cl == BPF_ST || cl == BPF_STX) {
+		if (st->fp[d] == MIXED || (cl == BPF_STX && st->fp[s] == MIXED))
+			return -1;
+		at = st->fp[d] == NOFP ? NOFP : st->fp[d] + x->off;
+		if (at != NOFP && at < *lo)
+			*lo = at;
+		if (d == 10 && (k = chunk_of(x->off)) >= 0)
+			st->slot[k] = code == (BPF_STX | BPF_MEM | BPF_DW) ? st->fp[s] : NOFP;
+		else if (d == 10)
+			for (int c = 0; c < NCHUNK; c++)
+				if (x->off < -8L * c && x->off + 8 > -8L * (c + 1))
+					st->slot[c] = NOFP;
+		return 0;
+	}
+	if (cl == BPF_LDX) {
+		if (st->fp[s] == MIXED)
+			return -1;
+		at = st->fp[s] == NOFP ? NOFP : st->fp[s] + x->off;
+		if (at != NOFP && at < *lo)
+			*lo = at;
+		k = s == 10 ? chunk_of(x->off) : -1;
+		st->fp[d] = k >= 0 && code == (BPF_LDX | BPF_MEM | BPF_DW) ? st->slot[k] : NOFP;
+		return 0;
+	}
+	if (cl == BPF_ALU || cl == BPF_ALU64) {
+		int src_fp = BPF_SRC(code) == BPF_X && st->fp[s] != NOFP;
+
+		if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && !x->off)
+			st->fp[d] = st->fp[s];
+		else if (code == (BPF_ALU64 | BPF_ADD | BPF_K) && st->fp[d] != NOFP &&
+			 st->fp[d] != MIXED)
+			st->fp[d] += x->imm;
+		else if (code == (BPF_ALU64 | BPF_SUB | BPF_K) && st->fp[d] != NOFP &&
+			 st->fp[d] != MIXED)
+			st->fp[d] -= x->imm;
+		else if (st->fp[d] != NOFP || src_fp)
+			return -1;	/* other arithmetic on a stack pointer */
+		if (st->fp[d] != NOFP && st->fp[d] != MIXED) {
+			if (st->fp[d] > 0 || st->fp[d] < -512)
+				return -1;
+			if (st->fp[d] < *lo)
+				*lo = st->fp[d];
+		}
+		return 0;
+	}
+	if (code == (BPF_JMP | BPF_CALL))
+		for (int r = 0; r <= 5; r++)
+			st->fp[r] = NOFP;
+	return 0;
+}
+
 /* The lowest stack offset the program uses, a multiple of 8, <= 0; or
- * -520 (no slot fits) where a pointer into the stack is made in a way not
- * followed.  Read in one pass in instruction order: r10-based loads and
- * stores, and pointers r10 + K however made (copies, sums, spills and
+ * -520 (no slot fits) where a pointer into the stack is used in a way not
+ * followed.  Read along the control flow (the program has no cycle:
+ * has_cycle), instructions in an order that puts each after all that can
+ * come before it, the states of paths that meet merged: r10-based loads
+ * and stores, and pointers r10 + K however made (copies, sums, spills and
  * reloads), the least of each.  stapbpf keeps its pointers into the
- * stack inside its temporaries, which it zeroes at entry, and those
- * zeroing stores are among the r10-based ones. */
+ * stack inside its temporaries, which it zeroes at entry. */
 static int frame_bottom(const struct bpf_insn *in, unsigned n)
 {
-	long lo = 0, fp[11], slotfp[NCHUNK];
-	const long NOFP = 1;
+	struct fstate *st = calloc(n + 1, sizeof(*st));
+	unsigned *order = malloc((n + 1) * sizeof(*order)), *stack = malloc((n + 1) * sizeof(*stack));
+	unsigned char *mark = calloc(n + 1, 1);
+	unsigned no = 0, sp = 0;
+	long lo = 0;
+	int ret = -520;
 
-	for (int r = 0; r < 11; r++)
-		fp[r] = NOFP;
-	for (int c = 0; c < NCHUNK; c++)
-		slotfp[c] = NOFP;
-	fp[10] = 0;
-	for (unsigned i = 0; i < n; i++) {
-		const struct bpf_insn *x = &in[i];
-		uint8_t code = x->code, cl = BPF_CLASS(code);
-		int d = x->dst_reg, s = x->src_reg, k;
+	if (!st || !order || !stack || !mark)
+		goto out;
+	/* a depth-first postorder, reversed: each before what it leads to */
+	stack[sp++] = 0;
+	mark[0] = 1;
+	while (sp) {
+		unsigned i = stack[sp - 1], next[2];
+		int k = successors(in, n, i, next), pushed = 0;
 
-		if (d > 10 || s > 10)
-			return -520;
-		if (code == LD64) {
-			fp[d] = NOFP;
-			i++;
-			continue;
-		}
-		if (cl == BPF_ST || cl == BPF_STX) {
-			long at = fp[d] == NOFP ? 1 : fp[d] + x->off;
-
-			if (at < lo)
-				lo = at;
-			if (d == 10 && (k = chunk_of(x->off)) >= 0)
-				slotfp[k] = code == (BPF_STX | BPF_MEM | BPF_DW) ? fp[s] : NOFP;
-			else if (d == 10)
-				for (int c = 0; c < NCHUNK; c++)
-					if (x->off < -8L * c && x->off + 8 > -8L * (c + 1))
-						slotfp[c] = NOFP;
-			if (cl == BPF_STX && BPF_MODE(code) == BPF_ATOMIC && (x->imm & BPF_FETCH))
-				fp[x->imm == BPF_CMPXCHG ? 0 : s] = NOFP;
-			continue;
-		}
-		if (cl == BPF_LDX) {
-			long at = fp[s] == NOFP ? 1 : fp[s] + x->off;
-
-			if (at < lo)
-				lo = at;
-			k = s == 10 ? chunk_of(x->off) : -1;
-			fp[d] = k >= 0 && code == (BPF_LDX | BPF_MEM | BPF_DW) ? slotfp[k] : NOFP;
-			continue;
-		}
-		if (cl == BPF_ALU || cl == BPF_ALU64) {
-			int from_fp = BPF_SRC(code) == BPF_X && fp[s] != NOFP;
-
-			if (code == (BPF_ALU64 | BPF_MOV | BPF_X))
-				fp[d] = fp[s];
-			else if (code == (BPF_ALU64 | BPF_ADD | BPF_K) && fp[d] != NOFP)
-				fp[d] += x->imm;
-			else if (code == (BPF_ALU64 | BPF_SUB | BPF_K) && fp[d] != NOFP)
-				fp[d] -= x->imm;
-			else if (fp[d] != NOFP || from_fp)
-				return -520;	/* other arithmetic on a stack pointer */
-			else
-				fp[d] = NOFP;
-			if (fp[d] != NOFP && fp[d] < lo)
-				lo = fp[d];
-			continue;
-		}
-		if (code == (BPF_JMP | BPF_CALL))
-			for (int r = 0; r <= 5; r++)
-				fp[r] = NOFP;
+		if (k < 0)
+			goto out;
+		for (int j = 0; j < k && !pushed; j++)
+			if (next[j] < n && !mark[next[j]]) {
+				mark[next[j]] = 1;
+				stack[sp++] = next[j];
+				pushed = 1;
+			}
+		if (!pushed)
+			order[no++] = i, sp--;
 	}
-	if (lo < -512)
-		return -520;
-	return (int)(lo - (((lo % 8) + 8) % 8));
+	for (int r = 0; r < 11; r++)
+		st[0].fp[r] = NOFP;
+	for (int c = 0; c < NCHUNK; c++)
+		st[0].slot[c] = NOFP;
+	st[0].fp[10] = 0;
+	st[0].set = 1;
+	while (no--) {
+		unsigned i = order[no], next[2];
+		struct fstate cur = st[i];
+		int k;
+
+		if (!cur.set || in[i].dst_reg > 10 || in[i].src_reg > 10 ||
+		    fstep(&cur, &in[i], &lo) < 0)
+			goto out;
+		k = successors(in, n, i, next);
+		for (int j = 0; j < k; j++)
+			if (next[j] < n)
+				fmerge(&st[next[j]], &cur);
+	}
+	if (lo >= -512)
+		ret = (int)(lo - (((lo % 8) + 8) % 8));
+out:
+	free(st);
+	free(order);
+	free(stack);
+	free(mark);
+	return ret;
 }
 
 /* U: an update call; rewritten when a lookup of its key is found (a
@@ -767,6 +911,50 @@ static int find_lookups(struct rw *w)
 	return 0;
 }
 
+/* Is the program made only of what stapbpf makes, as far as the proofs
+ * above read it: registers r0-r10, no atomics (a load-acquire or a fetch
+ * writes a register unseen), no subprograms or kfuncs, maps only as
+ * ld_imm64 of a descriptor, each map by one descriptor (a dup of it would
+ * hide a delete from region_clean)?  1 if so. */
+static int plain_program(const struct bpf_insn *in, unsigned n, mw_inplace_map_fn map_info)
+{
+	struct {
+		int fd;
+		uint32_t id;
+	} seen[64];
+	unsigned ns = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct bpf_insn *x = &in[i];
+		uint8_t cl = BPF_CLASS(x->code);
+		struct mw_inplace_map m;
+		unsigned j;
+
+		if (x->dst_reg > 10 || x->src_reg > 10 ||
+		    ((cl == BPF_STX || cl == BPF_ST) && BPF_MODE(x->code) == BPF_ATOMIC) ||
+		    (x->code == (BPF_JMP | BPF_CALL) && x->src_reg != 0))
+			return 0;
+		if (x->code != LD64)
+			continue;
+		if (i + 1 >= n || (x->src_reg != 0 && x->src_reg != BPF_PSEUDO_MAP_FD))
+			return 0;
+		i++;
+		if (x->src_reg != BPF_PSEUDO_MAP_FD)
+			continue;
+		for (j = 0; j < ns && seen[j].fd != x->imm; j++)
+			;
+		if (j < ns)
+			continue;
+		if (ns == sizeof(seen) / sizeof(seen[0]) || map_info(x->imm, &m) < 0)
+			return 0;
+		for (j = 0; j < ns; j++)
+			if (seen[j].id == m.id)
+				return 0;
+		seen[ns].fd = x->imm, seen[ns++].id = m.id;
+	}
+	return 1;
+}
+
 struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out_n,
 			    mw_inplace_map_fn map_info, struct mw_inplace_stats *st)
 {
@@ -777,12 +965,14 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 	if (!st)
 		st = &zero;
 	*st = zero;
+	if (n < 2 || n > INT16_MAX || !map_info || !plain_program(in, n, map_info))
+		return NULL;
 	for (unsigned i = 0; i < n; i++)
 		calls += in[i].code == (BPF_JMP | BPF_CALL);
 	cap = n + calls * (ARRAY_STUB + LOAD_STUB) + MAX_SLOTS + 2;
 	/* every jump to and from a stub must fit the 16-bit offset; a cycle
 	 * would let a slot outlive its lookup (has_cycle) */
-	if (!calls || !map_info || n < 2 || cap > INT16_MAX || has_cycle(in, n) != 0 ||
+	if (!calls || cap > INT16_MAX || has_cycle(in, n) != 0 ||
 	    !(w.out = malloc(cap * sizeof(*w.out))) ||
 	    !(w.taken = calloc(n, 1)) || !(w.seen = malloc(n)) || !(w.tgt = calloc(n + 1, 1)))
 		goto fail;

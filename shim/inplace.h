@@ -6,16 +6,17 @@
 #include <linux/bpf.h>
 #include <stdint.h>
 
-/* What the rewrite needs to know of a map: its type (enum bpf_map_type)
- * and its key and value sizes in bytes, as BPF_OBJ_GET_INFO_BY_FD
- * gives them (include/uapi/linux/bpf.h, struct bpf_map_info). */
+/* What the rewrite needs to know of a map: its type (enum bpf_map_type),
+ * its key and value sizes in bytes and its id (two descriptors of one map
+ * have one id), as BPF_OBJ_GET_INFO_BY_FD gives them
+ * (include/uapi/linux/bpf.h, struct bpf_map_info). */
 struct mw_inplace_map {
-	uint32_t type, key_size, value_size;
+	uint32_t type, key_size, value_size, id;
 };
 
 /* Fills *m for the map whose descriptor (in the loading process) is fd;
- * returns 0, or -1 when the map cannot be asked (the update is then left
- * as it is). */
+ * returns 0, or -1 when the map cannot be asked (the program is then
+ * left as it is). */
 typedef int (*mw_inplace_map_fn)(int fd, struct mw_inplace_map *m);
 
 /* How many of each rewrite applied to one program. */

@@ -146,6 +146,7 @@ static int map_info(int fd, struct mw_inplace_map *m)
 	m->type = mi.type;
 	m->key_size = mi.key_size;
 	m->value_size = mi.value_size;
+	m->id = mi.id;
 	return 0;
 }
 

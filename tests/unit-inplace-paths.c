@@ -4,11 +4,14 @@
  * side effects, another key or another value between lookup and update,
  * a map reached through a register, r1 overwritten after its map was
  * loaded, a stack pointer made by two additions, a gotol into the
- * lookup's load.  Each program, as made and as rewritten, is loaded as a
+ * lookup's load; and a second review's: a stack pointer made differently
+ * on two paths, a sign-extending move, a load-acquire, a dup()ed map
+ * descriptor, the element's address used after the update, an xchg into
+ * r1, a loop inside a subprogram.  Each program, as made and as rewritten, is loaded as a
  * socket filter and run once (BPF_PROG_TEST_RUN) on fresh maps with the
  * same contents: a rewrite must leave the same contents, or not be made.
  * The `++` shapes that are sound (3, 4b) must be rewritten.  Root only
- * (exit 77 otherwise).  Written as an attacker's review of the rewrite. */
+ * (exit 77 otherwise).  Written as two attackers' reviews of the rewrite. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,7 @@ static int map_info_k(int fd, struct mw_inplace_map *m)
 	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
 		return -1;
 	m->type = mi.type, m->key_size = mi.key_size, m->value_size = mi.value_size;
+	m->id = mi.id;
 	return 0;
 }
 
@@ -78,7 +82,7 @@ static void map_set(int fd, uint64_t k, uint64_t v)
 
 static void map_dump(int fd, char *s, size_t sz)
 {
-	static const uint64_t keys[] = { 1, 2, 7, 42, 43 };
+	static const uint64_t keys[] = { 1, 2, 7, 42, 43, 0x10000002aULL };
 	size_t at = 0;
 
 	s[0] = 0;
@@ -486,6 +490,243 @@ static unsigned t_gotol(struct bpf_insn *p, int A, int B)
 	return n;
 }
 
+/* A second review's programs */
+#define LD64K(r, lo, hi) (p[n] = I(BPF_LD | BPF_IMM | BPF_DW, r, 0, 0, lo), \
+			  p[n + 1] = I(0, 0, 0, 0, hi), n += 2)
+#ifndef BPF_LOAD_ACQ
+#define BPF_LOAD_ACQ 0x100
+#endif
+
+/* A. frame_bottom reads pointers in instruction order, not along the
+ * control flow: r3 = r10 - 16 on the path taken, r10 - 8 on the one
+ * written next; r3 += -16 then is r10 - 32 (counted as r10 - 24), and
+ * slot 0 lands on r10 - 32, which the program uses (77 stored there,
+ * read back after U). */
+static unsigned t_frame_join(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss, x;
+
+	ZERO3;					/* lowest seen: r10 - 24 */
+	p[n++] = MOVK(9, 42);
+	p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -16);
+	x = n;
+	p[n++] = I(BPF_JMP | BPF_JEQ | BPF_K, 9, 0, 0, 42);	/* always taken */
+	p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -8);
+	FIX(x);
+	p[n++] = ADDK(3, -16);			/* r10 - 32 */
+	p[n++] = MOVK(7, 77);
+	p[n++] = STX(3, 7, 0);
+	p[n++] = MOVX(6, 3);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	p[n++] = ADDK(8, 7);
+	UPD(A);					/* U */
+	p[n++] = LDX(5, 6, 0);			/* r5 = *(r10 - 32) */
+	p[n++] = MOVK(7, 1);
+	p[n++] = I(BPF_JMP | BPF_JEQ | BPF_K, 5, 0, 1, 77);
+	p[n++] = MOVK(7, 2);			/* B[7] = 1 if it still holds 77, else 2 */
+	p[n++] = STD(10, -8, 7);
+	p[n++] = MOVX(2, 10); p[n++] = ADDK(2, -8);
+	p[n++] = STX(10, 7, -16);
+	p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -16);
+	LDMAP(B);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	FIX(miss);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	return n;
+}
+
+/* B. a sign-extending move (ALU64 MOV X, off 32) is taken for a copy:
+ * L looks up A[r9 = 0x1_0000_002a], U updates A[(s32) r9 = 42]. */
+static unsigned t_movsx(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss;
+
+	(void)B;
+	map_set(A, 0x10000002aULL, 5);
+	ZERO3;
+	LD64K(9, 42, 1);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L: A[0x10000002a] */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	p[n++] = ADDK(8, 7);
+	p[n++] = I(BPF_ALU64 | BPF_MOV | BPF_X, 3, 9, 32, 0);	/* r3 = (s32) r9 */
+	p[n++] = STX(10, 3, -8); p[n++] = MOVX(2, 10); p[n++] = ADDK(2, -8);
+	p[n++] = STX(10, 8, -16); p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -16);
+	LDMAP(A);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);	/* U: A[42] */
+	FIX(miss);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	return n;
+}
+
+/* C. a load-acquire (STX|ATOMIC, imm BPF_LOAD_ACQ) writes its dst_reg:
+ * region_clean and before_call take it for a store; r9 = 43 loaded
+ * between L (A[42]) and U (A[r9 = 43]). */
+static unsigned t_load_acq(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss;
+
+	(void)B;
+	ZERO3;
+	p[n++] = STD(10, -24, 43);
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L: A[42] */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	p[n++] = ADDK(8, 7);
+	p[n++] = I(BPF_STX | BPF_ATOMIC | BPF_DW, 9, 10, -24, BPF_LOAD_ACQ);	/* r9 = 43 */
+	UPD(A);					/* U: A[43] */
+	FIX(miss);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	return n;
+}
+
+/* D. the same map under two descriptors: a delete through a dup()ed fd
+ * between L and U passes call_ok (ci.map != fd); U then stores into the
+ * deleted element instead of inserting A[42]. */
+static unsigned t_dup_fd(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss;
+	int A2 = dup(A);			/* leaked: the test's */
+
+	(void)B;
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	p[n++] = ADDK(8, 7);
+	KEYR(9, -8);
+	LDMAP(A2);
+	p[n++] = CALL(BPF_FUNC_map_delete_elem);	/* delete A[42] as A2 */
+	UPD(A);					/* U */
+	FIX(miss);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	return n;
+}
+
+/* E. a pointer to the element kept past U (r7 = r0): the update replaced
+ * the element, so the write after U goes to the old one; rewritten, it
+ * lands in A[42]. */
+static unsigned t_ptr_after(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss;
+
+	(void)B;
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	p[n++] = MOVX(7, 0);
+	p[n++] = ADDK(8, 7);
+	UPD(A);					/* U: A[42] = v + 7 */
+	p[n++] = MOVK(1, 99);
+	p[n++] = STX(7, 1, 0);			/* *(old element) = 99 */
+	FIX(miss);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	return n;
+}
+
+/* F. an atomic fetch into r1 (xchg with a stack slot holding B's map
+ * pointer) after r1 = A: before_call keeps r1's map as A; the update is
+ * B's, the rewrite stores into A[42]. */
+static unsigned t_xchg_r1(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, miss;
+
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	LDMAPR(6, B);
+	p[n++] = STX(10, 6, -24);		/* B's pointer spilled at r10 - 24 */
+	p[n++] = MOVX(7, 10); p[n++] = ADDK(7, -24);
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L: A[42] */
+	miss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	p[n++] = ADDK(8, 7);
+	LDMAP(A);
+	p[n++] = I(BPF_STX | BPF_ATOMIC | BPF_DW, 7, 1, 0, BPF_XCHG);	/* r1 = B */
+	KEYR(9, -8);
+	p[n++] = STX(10, 8, -16); p[n++] = MOVX(3, 10); p[n++] = ADDK(3, -16);
+	p[n++] = MOVK(4, 0);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);	/* U: B[42] */
+	FIX(miss);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	return n;
+}
+
+
+/* G. has_cycle() searches from instruction 0 and takes a bpf-to-bpf call
+ * for a fall-through, so a loop inside a subprogram is not seen (the
+ * first review's #2 again): the second iteration's lookup of A[43]
+ * misses and U stores into A[42] through the first iteration's slot. */
+static unsigned t_subprog_loop(struct bpf_insn *p, int A, int B)
+{
+	unsigned n = 0, call, miss, join, loop, out, tomiss;
+
+	(void)B;
+	ZERO3;
+	call = n;
+	p[n++] = I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 0);
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	p[call].imm = (int32_t)(n - call - 1);	/* the subprogram: */
+	ZERO3;
+	p[n++] = MOVK(9, 42);
+	loop = n;
+	KEYR(9, -8);
+	LDMAP(A);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L */
+	tomiss = n;
+	p[n++] = JEQ0(0, 0);
+	p[n++] = LDX(8, 0, 0);
+	join = n;
+	p[n++] = ADDK(8, 7);
+	UPD(A);					/* U: A[r9] = v + 7 */
+	p[n++] = ADDK(9, 1);
+	p[n] = I(BPF_JMP | BPF_JLT | BPF_K, 9, 0, (int16_t)((long)loop - (long)n - 1), 44);
+	n++;
+	out = n;
+	p[n++] = MOVK(0, 0);
+	p[n++] = EXIT;
+	FIX(tomiss);
+	miss = n;
+	p[n] = I(BPF_JMP | BPF_JEQ | BPF_K, 9, 0, (int16_t)((long)out - (long)n - 1), 42);
+	n++;
+	p[n++] = MOVK(8, 0);
+	JTO(join);
+	(void)miss;
+	return n;
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -501,5 +742,12 @@ int main(void)
 	run("6 r1 overwritten after its map's ld", t_stale_r1, 10, 0, 0, 0);
 	run("7 r10 - 24 made by two additions", t_frame, 10, 0, 0, 0);
 	run("8 a gotol into the lookup's load", t_gotol, 0, 0, 100, 0);
+	run("A a stack pointer made differently on two paths", t_frame_join, 10, 0, 0, 0);
+	run("B a sign-extending move into the key", t_movsx, 0, 0, 0, 0);
+	run("C a load-acquire into the key register", t_load_acq, 10, 0, 0, 0);
+	run("D a delete through a dup()ed descriptor", t_dup_fd, 10, 0, 0, 0);
+	run("E the element's address used after the update", t_ptr_after, 10, 0, 0, 0);
+	run("F an xchg into r1 after r1 = the map", t_xchg_r1, 10, 0, 0, 0);
+	run("G a loop inside a subprogram", t_subprog_loop, 10, 0, 0, 0);
 	return differ;
 }

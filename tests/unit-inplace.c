@@ -40,6 +40,7 @@ static int fake_info(int fd, struct mw_inplace_map *m)
 	m->type = BPF_MAP_TYPE_HASH;
 	m->key_size = 8;
 	m->value_size = 8;
+	m->id = (uint32_t)fd;
 	if (fd == LRU)
 		m->type = BPF_MAP_TYPE_LRU_HASH;
 	else if (fd == WIDE)
