@@ -464,9 +464,11 @@ static int r0_dead(struct rw *w, unsigned i)
 		if (x->code == LD64) {
 			if (x->dst_reg == 0)
 				continue;
+		} else if (x->code == (BPF_JMP | BPF_EXIT)) {
+			ok = 0;	/* it returns r0 */
 		} else if (IS_JMP(x->code)) {
-			if (BPF_OP(x->code) == BPF_EXIT || x->dst_reg == 0 ||
-			    (BPF_SRC(x->code) == BPF_X && x->src_reg == 0))
+			if (BPF_OP(x->code) != BPF_JA &&	/* a condition reads its registers */
+			    (x->dst_reg == 0 || (BPF_SRC(x->code) == BPF_X && x->src_reg == 0)))
 				ok = 0;
 		} else if (cl == BPF_ST || cl == BPF_STX) {
 			if (x->dst_reg == 0 || (cl == BPF_STX && x->src_reg == 0))
@@ -738,6 +740,8 @@ static int fstep(struct fstate *st, const struct bpf_insn *x, long *lo)
 
 		if (code == (BPF_ALU64 | BPF_MOV | BPF_X) && !x->off)
 			st->fp[d] = st->fp[s];
+		else if (BPF_OP(code) == BPF_MOV && BPF_SRC(code) == BPF_K)
+			st->fp[d] = NOFP;	/* a new value, whatever d held */
 		else if (code == (BPF_ALU64 | BPF_ADD | BPF_K) && st->fp[d] != NOFP &&
 			 st->fp[d] != MIXED)
 			st->fp[d] += x->imm;

@@ -71,6 +71,10 @@ static unsigned heap_prog(struct bpf_insn *p, int fd, const char *what, int key)
 	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L = 11 */
 	p[n++] = JEQ0(0, 0);			/* to MISS, set below */
 	p[n++] = LDX(8, 0, 0);			/* L+2: v */
+	if (!strcmp(what, "ja-after-load"))
+		p[n++] = JA(0);			/* no read of r0 */
+	if (!strcmp(what, "r0-kept"))
+		p[n++] = MOVX(7, 0);		/* the element's address kept */
 	p[n++] = ADDK(8, 7);
 	if (!strcmp(what, "key-written"))
 		p[n++] = ADDK(9, 1);
@@ -275,6 +279,8 @@ int main(void)
 	struct bpf_insn p[128];
 
 	expect("heap shape", p, heap_prog(p, HASH, "", 9), 1, 0);
+	expect("a jump right after the lookup's load", p, heap_prog(p, HASH, "ja-after-load", 9), 1, 0);
+	expect("the element's address copied after the load", p, heap_prog(p, HASH, "r0-kept", 9), 0, 0);
 	expect("key register written between", p, heap_prog(p, HASH, "key-written", 9), 0, 0);
 	expect("key register written on one path", p,
 	       heap_prog(p, HASH, "key-written-one-path", 9), 0, 0);
