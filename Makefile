@@ -143,7 +143,8 @@ build/tests/unit-%: tests/unit-%.c build/libmw.a
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@ $< build/libmw.a $(LIBS)
 
 # the shim's rewrite, #included by its tests (it is not in libmw.a)
-build/tests/unit-inplace build/tests/unit-inplace-paths: shim/inplace.c shim/inplace.h
+build/tests/unit-inplace build/tests/unit-inplace-paths build/tests/unit-inplace-fuzz: \
+	shim/inplace.c shim/inplace.h tests/inplace-harness.h
 
 # ELF fixtures for the tests (tests/fixtures/*)
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
