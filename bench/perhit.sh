@@ -120,35 +120,34 @@ if command -v bpftrace >/dev/null 2>&1; then
 	# ran partly untraced, and a SIGINT while it attached could leave
 	# it running: the hang of the setjmp row)
 	printf '%s\n' 'BEGIN { printf("MW 1 ready\n"); }' >>"$W/bpftrace.bt"
-	if [ "${KEYED:-0}" = 1 ]; then
-		BT="bpftrace bpftracek"
-		# each probe's argument count from its first site's specs
+	# bpftrace on every argument of each probe (their count from its
+	# first site's specs): counting by (probe, tid, arguments), or
+	# printing each hit (tid, time, arguments)
+	bt_args() {	# count|print
 		$MW probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
 import json, sys
-libc, probes = sys.argv[1], sys.argv[2:]
-seen = {}
-for s in json.load(sys.stdin)["sites"]:
-    if s["name"] in probes and s["name"] not in seen:
-        seen[s["name"]] = len(s["args"].split())
-for p in probes:
-    args = "".join(", arg%d" % i for i in range(seen.get(p, 0)))
-    print("usdt:%s:libc:%s { @[probe, tid%s] = count(); }" % (libc, p, args))
-print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$LIBC" $probes >"$W/bpftracek.bt"
-	fi
-	if [ "${STREAM:-0}" = 1 ]; then
-		BT="$BT bpftraces"
-		$MW probes --libc "$LIBC" --json 2>/dev/null | python3 -c '
-import json, sys
-libc, probes = sys.argv[1], sys.argv[2:]
+how, libc, probes = sys.argv[1], sys.argv[2], sys.argv[3:]
 seen = {}
 for s in json.load(sys.stdin)["sites"]:
     if s["name"] in probes and s["name"] not in seen:
         seen[s["name"]] = len(s["args"].split())
 for p in probes:
     n = seen.get(p, 0)
-    print("usdt:%s:libc:%s { printf(\"T %%d %%lld%s\\n\", tid, nsecs%s); }"
-          % (libc, p, " %lld" * n, "".join(", arg%d" % i for i in range(n))))
-print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$LIBC" $probes >"$W/bpftraces.bt"
+    args = "".join(", arg%d" % i for i in range(n))
+    if how == "count":
+        print("usdt:%s:libc:%s { @[probe, tid%s] = count(); }" % (libc, p, args))
+    else:
+        print("usdt:%s:libc:%s { printf(\"T %%d %%lld%s\\n\", tid, nsecs%s); }"
+              % (libc, p, " %lld" * n, args))
+print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$1" "$LIBC" $probes
+	}
+	if [ "${KEYED:-0}" = 1 ]; then
+		BT="bpftrace bpftracek"
+		bt_args count >"$W/bpftracek.bt"
+	fi
+	if [ "${STREAM:-0}" = 1 ]; then
+		BT="$BT bpftraces"
+		bt_args print >"$W/bpftraces.bt"
 	fi
 fi
 # the empty program, on the file offsets of the probes' sites

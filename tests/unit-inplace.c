@@ -6,30 +6,9 @@
  * values, BPF_NOEXIST); then, as root, each program and its rewrite
  * loaded as socket filters and run (BPF_PROG_TEST_RUN) on fresh maps:
  * the same map contents after every run, key there or not. */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "inplace-harness.h"
 
-#include "../shim/inplace.c"
-
-#define I(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-					     .off = (o), .imm = (i) })
-#define MOVK(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
-#define MOVX(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
-#define ADDK(d, i) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
-#define STX(d, s, o) I(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
 #define STW(d, o, i) I(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
-#define LDX(d, s, o) I(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
-/* r1 = the map (an ld_imm64: two instructions) */
-#define LDMAP(fd) (p[n] = I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, fd), \
-		   p[n + 1] = I(0, 0, 0, 0, 0), n += 2)
-#define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, f)
-#define JEQ0(r, o) I(BPF_JMP | BPF_JEQ | BPF_K, r, 0, o, 0)
-#define JA(o) I(BPF_JMP | BPF_JA, 0, 0, o, 0)
-#define EXIT I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
 enum { HASH = 1000, LRU, WIDE, ARRAY };	/* fake descriptors until the kernel's */
 static int fd_hash = HASH, fd_array = ARRAY;
@@ -155,12 +134,7 @@ static void expect(const char *what, const struct bpf_insn *p, unsigned n, unsig
 	free(out);
 }
 
-static long sys_bpf(int cmd, union bpf_attr *a)
-{
-	return syscall(__NR_bpf, cmd, a, sizeof(*a));
-}
-
-static int map_new(uint32_t type, uint32_t ks)
+static int map_make(uint32_t type, uint32_t ks)
 {
 	union bpf_attr a;
 
@@ -170,38 +144,6 @@ static int map_new(uint32_t type, uint32_t ks)
 	a.value_size = 8;
 	a.max_entries = 16;
 	return (int)sys_bpf(BPF_MAP_CREATE, &a);
-}
-
-static int prog_load(const struct bpf_insn *p, unsigned n)
-{
-	static char log[65536];
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uintptr_t)p;
-	a.insn_cnt = n;
-	a.license = (uintptr_t)"GPL";
-	a.log_buf = (uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	if ((fd = (int)sys_bpf(BPF_PROG_LOAD, &a)) < 0)
-		printf("  verifier: %.2000s\n", log);
-	return fd;
-}
-
-static int prog_run(int fd)
-{
-	char pkt[64] = { 0 };
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = (uint32_t)fd;
-	a.test.data_in = (uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	a.test.repeat = 1;
-	return (int)sys_bpf(BPF_PROG_TEST_RUN, &a);
 }
 
 static int map_get(int fd, const void *key, uint64_t *v)
@@ -227,7 +169,7 @@ static void same_in_kernel(const char *what, int array)
 	uint32_t idx = 3;
 
 	for (int v = 0; v < 2; v++) {
-		int m = map_new(array ? BPF_MAP_TYPE_ARRAY : BPF_MAP_TYPE_HASH, array ? 4 : 8), pf;
+		int m = map_make(array ? BPF_MAP_TYPE_ARRAY : BPF_MAP_TYPE_HASH, array ? 4 : 8), pf;
 
 		if (m < 0) {
 			printf("FAIL: %s: map: %s\n", what, strerror(errno));
