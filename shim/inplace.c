@@ -347,16 +347,19 @@ static int successors(const struct bpf_insn *in, unsigned n, unsigned i, unsigne
 	return 2;
 }
 
-/* 1 when the program's control flow has a cycle or cannot be followed
- * (a depth-first search finds an edge back to an instruction on its
- * path), else 0; -1 without memory. */
-static int has_cycle(const struct bpf_insn *in, unsigned n)
+/* The instructions reachable from 0 in depth-first postorder, into
+ * order[] (room for n), their number in *no: read backwards, each comes
+ * after every instruction that can lead to it.  1 when the control flow
+ * has a cycle (an edge back to an instruction on the search's path) or
+ * cannot be followed, else 0; -1 without memory. */
+static int flow_order(const struct bpf_insn *in, unsigned n, unsigned *order, unsigned *no)
 {
 	unsigned char *color = calloc(n + 1, 1);	/* 0 new, 1 on the path, 2 done */
 	unsigned *stack = malloc((n + 1) * sizeof(*stack)), *edge = malloc((n + 1) * sizeof(*edge));
 	unsigned sp = 0;
 	int ret = 0;
 
+	*no = 0;
 	if (!color || !stack || !edge) {
 		ret = -1;
 		goto out;
@@ -378,6 +381,7 @@ static int has_cycle(const struct bpf_insn *in, unsigned n)
 				color[t] = 1, stack[sp] = t, edge[sp++] = 0;
 		} else {
 			color[i] = 2;
+			order[(*no)++] = i;
 			sp--;
 		}
 	}
@@ -767,40 +771,21 @@ static int fstep(struct fstate *st, const struct bpf_insn *x, long *lo)
 /* The lowest stack offset the program uses, a multiple of 8, <= 0; or
  * -520 (no slot fits) where a pointer into the stack is used in a way not
  * followed.  Read along the control flow (the program has no cycle:
- * has_cycle), instructions in an order that puts each after all that can
+ * flow_order), instructions in an order that puts each after all that can
  * come before it, the states of paths that meet merged: r10-based loads
  * and stores, and pointers r10 + K however made (copies, sums, spills and
- * reloads), the least of each.  stapbpf keeps its pointers into the
- * stack inside its temporaries, which it zeroes at entry. */
-static int frame_bottom(const struct bpf_insn *in, unsigned n)
+ * reloads), the least of each.  order[0..no): flow_order()'s.  stapbpf
+ * keeps its pointers into the stack inside its temporaries, which it
+ * zeroes at entry. */
+static int frame_bottom(const struct bpf_insn *in, unsigned n, const unsigned *order,
+			unsigned no)
 {
 	struct fstate *st = calloc(n + 1, sizeof(*st));
-	unsigned *order = malloc((n + 1) * sizeof(*order)), *stack = malloc((n + 1) * sizeof(*stack));
-	unsigned char *mark = calloc(n + 1, 1);
-	unsigned no = 0, sp = 0;
 	long lo = 0;
 	int ret = -520;
 
-	if (!st || !order || !stack || !mark)
+	if (!st)
 		goto out;
-	/* a depth-first postorder, reversed: each before what it leads to */
-	stack[sp++] = 0;
-	mark[0] = 1;
-	while (sp) {
-		unsigned i = stack[sp - 1], next[2];
-		int k = successors(in, n, i, next), pushed = 0;
-
-		if (k < 0)
-			goto out;
-		for (int j = 0; j < k && !pushed; j++)
-			if (next[j] < n && !mark[next[j]]) {
-				mark[next[j]] = 1;
-				stack[sp++] = next[j];
-				pushed = 1;
-			}
-		if (!pushed)
-			order[no++] = i, sp--;
-	}
 	for (int r = 0; r < 11; r++)
 		st[0].fp[r] = NOFP;
 	for (int c = 0; c < NCHUNK; c++)
@@ -824,9 +809,6 @@ static int frame_bottom(const struct bpf_insn *in, unsigned n)
 		ret = (int)(lo - (((lo % 8) + 8) % 8));
 out:
 	free(st);
-	free(order);
-	free(stack);
-	free(mark);
 	return ret;
 }
 
@@ -964,7 +946,7 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 {
 	struct mw_inplace_stats zero = { 0, 0 };
 	struct rw w = { .in = in, .n = n };
-	unsigned calls = 0, cap;
+	unsigned calls = 0, cap, norder, *order = NULL;
 
 	if (!st)
 		st = &zero;
@@ -975,24 +957,24 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 		calls += in[i].code == (BPF_JMP | BPF_CALL);
 	cap = n + calls * (ARRAY_STUB + LOAD_STUB) + MAX_SLOTS + 2;
 	/* every jump to and from a stub must fit the 16-bit offset; a cycle
-	 * would let a slot outlive its lookup (has_cycle) */
-	if (!calls || cap > INT16_MAX || has_cycle(in, n) != 0 ||
-	    !(w.out = malloc(cap * sizeof(*w.out))) ||
+	 * would let a slot outlive its lookup (flow_order) */
+	if (!calls || cap > INT16_MAX || !(order = malloc(n * sizeof(*order))) ||
+	    flow_order(in, n, order, &norder) != 0 || !(w.out = malloc(cap * sizeof(*w.out))) ||
 	    !(w.taken = calloc(n, 1)) || !(w.seen = malloc(n)) || !(w.tgt = calloc(n + 1, 1)))
 		goto fail;
 	for (unsigned i = 0; i < n; i++) {
-		const struct bpf_insn *x = &in[i];
-		long t = (long)i + 1 + x->off;
+		unsigned next[2];
 
-		if (x->code == LD64)
-			i++;
-		else if (IS_JMP(x->code) && BPF_OP(x->code) != BPF_CALL &&
-			 BPF_OP(x->code) != BPF_EXIT && t >= 0 && t <= (long)n)
-			w.tgt[t] = 1;
+		/* a jump's target is next[0] (successors() took every one:
+		 * flow_order would have failed) */
+		if (IS_JMP(in[i].code) && BPF_OP(in[i].code) != BPF_CALL &&
+		    successors(in, n, i, next) > 0)
+			w.tgt[next[0]] = 1;
+		i += in[i].code == LD64;
 	}
 	memcpy(w.out, in, n * sizeof(*w.out));
 	w.at = n;
-	w.bottom = frame_bottom(in, n);
+	w.bottom = frame_bottom(in, n, order, norder);
 	if (!IS_JMP(in[0].code) && in[0].code != LD64 && !w.tgt[0]) {
 		if (find_lookups(&w) < 0)
 			goto fail;
@@ -1021,6 +1003,7 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 	free(w.seen);
 	free(w.tgt);
 	free(w.lk);
+	free(order);
 	*out_n = w.at;
 	return w.out;
 fail:
@@ -1029,5 +1012,6 @@ fail:
 	free(w.seen);
 	free(w.tgt);
 	free(w.lk);
+	free(order);
 	return NULL;
 }

@@ -574,9 +574,9 @@ static unsigned t_xchg_r1(struct bpf_insn *p, int A, int B)
 }
 
 
-/* G. has_cycle() searches from instruction 0 and takes a bpf-to-bpf call
- * for a fall-through, so a loop inside a subprogram is not seen (the
- * first review's #2 again): the second iteration's lookup of A[43]
+/* G. the cycle search (flow_order()) starts at instruction 0 and takes a
+ * bpf-to-bpf call for a fall-through, so a loop inside a subprogram is
+ * not seen (the first review's #2 again): the second iteration's lookup of A[43]
  * misses and U stores into A[42] through the first iteration's slot. */
 static unsigned t_subprog_loop(struct bpf_insn *p, int A, int B)
 {
