@@ -433,73 +433,80 @@ static int slot_off(const struct rw *w, int s)
 	return w->bottom - 8 * (s + 1);
 }
 
+enum { WALK_ON, WALK_END, WALK_FAIL };
+
+/* Follows every path from instruction from, each instruction once:
+ * visit(w, i, ctx) says whether the path goes on past i (WALK_ON), ends
+ * at i (WALK_END) or fails (WALK_FAIL).  1 when no path failed or left
+ * the program, else 0 (and without memory).  Uses w->seen. */
+static int walk(struct rw *w, unsigned from, int (*visit)(struct rw *, unsigned, void *),
+		void *ctx)
+{
+	unsigned *todo, nt = 0, ok = 1, n = w->n;
+
+	if (!(todo = malloc((2 * n + 2) * sizeof(*todo))))
+		return 0;
+	memset(w->seen, 0, n);
+	todo[nt++] = from;
+	while (nt && ok) {
+		unsigned i = todo[--nt], next[2];
+		int k, v;
+
+		if (i >= n) {
+			ok = 0;
+			break;
+		}
+		if (w->seen[i])
+			continue;
+		w->seen[i] = 1;
+		if ((v = visit(w, i, ctx)) == WALK_FAIL)
+			ok = 0;
+		else if (v == WALK_ON && (k = successors(w->in, n, i, next)) < 0)
+			ok = 0;
+		else if (v == WALK_ON)
+			for (int j = 0; j < k; j++)
+				todo[nt++] = next[j];
+	}
+	free(todo);
+	return ok;
+}
+
 /* After the load at i (x = *(u64 *)(r0 + 0)), is the element's address
  * dead: on every path r0 written before it is read (an exit reads it)?
  * A write through it after the update would land in the map where the
  * update would have replaced the element. */
+static int r0_visit(struct rw *w, unsigned j, void *ctx)
+{
+	const struct bpf_insn *x = &w->in[j];
+	uint8_t cl = BPF_CLASS(x->code);
+
+	(void)ctx;
+	if (x->code == (BPF_JMP | BPF_CALL))
+		return WALK_END;	/* r0 is the helper's now */
+	if (x->code == LD64)
+		return x->dst_reg == 0 ? WALK_END : WALK_ON;
+	if (x->code == (BPF_JMP | BPF_EXIT))
+		return WALK_FAIL;	/* it returns r0 */
+	if (IS_JMP(x->code))	/* a condition reads its registers */
+		return BPF_OP(x->code) != BPF_JA && (x->dst_reg == 0 ||
+		       (BPF_SRC(x->code) == BPF_X && x->src_reg == 0)) ? WALK_FAIL : WALK_ON;
+	if (cl == BPF_ST || cl == BPF_STX)
+		return x->dst_reg == 0 || (cl == BPF_STX && x->src_reg == 0) ? WALK_FAIL : WALK_ON;
+	if (cl == BPF_LDX)
+		return x->src_reg == 0 ? WALK_FAIL : x->dst_reg == 0 ? WALK_END : WALK_ON;
+	if (cl == BPF_ALU || cl == BPF_ALU64) {
+		/* read: a source r0, or r0 by an op other than mov (reads its dst) */
+		if ((BPF_SRC(x->code) == BPF_X && x->src_reg == 0) ||
+		    (x->dst_reg == 0 && BPF_OP(x->code) != BPF_MOV))
+			return WALK_FAIL;
+		return x->dst_reg == 0 ? WALK_END : WALK_ON;
+	}
+	return WALK_FAIL;
+}
+
 static int r0_dead(struct rw *w, unsigned i)
 {
-	const struct bpf_insn *in = w->in;
-	unsigned *todo, nt = 0, ok = 1, n = w->n;
-
-	if (in[i].dst_reg == 0)
-		return 1;
-	if (!(todo = malloc((2 * n + 2) * sizeof(*todo))))
-		return 0;
-	memset(w->seen, 0, n);
-	todo[nt++] = i + 1;
-	while (nt && ok) {
-		unsigned j = todo[--nt], next[2];
-		const struct bpf_insn *x;
-		uint8_t cl;
-		int k;
-
-		if (j >= n) {
-			ok = 0;
-			break;
-		}
-		if (w->seen[j])
-			continue;
-		w->seen[j] = 1;
-		x = &in[j];
-		cl = BPF_CLASS(x->code);
-		if (x->code == (BPF_JMP | BPF_CALL))
-			continue;	/* r0 is the helper's now */
-		if (x->code == LD64) {
-			if (x->dst_reg == 0)
-				continue;
-		} else if (x->code == (BPF_JMP | BPF_EXIT)) {
-			ok = 0;	/* it returns r0 */
-		} else if (IS_JMP(x->code)) {
-			if (BPF_OP(x->code) != BPF_JA &&	/* a condition reads its registers */
-			    (x->dst_reg == 0 || (BPF_SRC(x->code) == BPF_X && x->src_reg == 0)))
-				ok = 0;
-		} else if (cl == BPF_ST || cl == BPF_STX) {
-			if (x->dst_reg == 0 || (cl == BPF_STX && x->src_reg == 0))
-				ok = 0;
-		} else if (cl == BPF_LDX) {
-			if (x->src_reg == 0)
-				ok = 0;
-			else if (x->dst_reg == 0)
-				continue;
-		} else if (cl == BPF_ALU || cl == BPF_ALU64) {
-			int movk = BPF_OP(x->code) == BPF_MOV;
-
-			if ((BPF_SRC(x->code) == BPF_X && x->src_reg == 0) ||
-			    (x->dst_reg == 0 && !movk))
-				ok = 0;	/* read (an op other than mov reads its dst) */
-			else if (x->dst_reg == 0)
-				continue;
-		} else {
-			ok = 0;
-		}
-		if ((k = successors(in, n, j, next)) < 0)
-			ok = 0;
-		for (int t = 0; t < k && ok; t++)
-			todo[nt++] = next[t];
-	}
-	free(todo);
-	return ok;
+	return w->in[i].dst_reg == 0 || walk(w, i + 1, r0_visit, NULL);
 }
 
 /* The lookup L's slot, made (and L+2 rewritten) at its first use; -1 if
@@ -619,63 +626,56 @@ static int call_ok(const struct rw *w, unsigned i, int fd, int nslots)
  * or, when nslots, the stack at slots[] or anything through a pointer;
  * none loads map fd (but U's own ld_imm64, skip) or calls what call_ok()
  * refuses, or meets L again.  1 if so and U is reached, else 0. */
+/* region_clean's question, and whether U was reached */
+struct region {
+	unsigned L, U, regs, skip, reached;
+	const long *slots;
+	int nslots, fd;
+};
+
+static int region_visit(struct rw *w, unsigned i, void *ctx)
+{
+	struct region *r = ctx;
+	const struct bpf_insn *x = &w->in[i];
+	uint8_t cl = BPF_CLASS(x->code);
+
+	if (i == r->U) {
+		r->reached = 1;
+		return WALK_END;
+	}
+	if (i == r->L)
+		return WALK_FAIL;
+	if (x->code == LD64) {
+		if ((x->src_reg == BPF_PSEUDO_MAP_FD && x->imm == r->fd && i != r->skip) ||
+		    (r->regs >> x->dst_reg & 1))
+			return WALK_FAIL;
+	} else if (IS_JMP(x->code)) {
+		if (BPF_OP(x->code) == BPF_CALL && !call_ok(w, i, r->fd, r->nslots))
+			return WALK_FAIL;
+	} else if (cl == BPF_ALU || cl == BPF_ALU64 || cl == BPF_LDX) {
+		if (r->regs >> x->dst_reg & 1)
+			return WALK_FAIL;
+	} else if (cl == BPF_ST || cl == BPF_STX) {
+		if (BPF_MODE(x->code) == BPF_ATOMIC && (x->imm & BPF_FETCH) &&
+		    (r->regs >> (x->imm == BPF_CMPXCHG ? 0 : x->src_reg) & 1))
+			return WALK_FAIL;
+		for (int j = 0; j < r->nslots; j++)
+			if (x->dst_reg != 10 || (x->off < r->slots[j] + 8 &&
+						 x->off + store_size(x->code) > r->slots[j]))
+				return WALK_FAIL;
+	} else {
+		return WALK_FAIL;	/* legacy packet access: not in a uprobe */
+	}
+	return WALK_ON;
+}
+
 static int region_clean(struct rw *w, unsigned L, unsigned U, unsigned regs,
 			const long *slots, int nslots, int fd, unsigned skip)
 {
-	const struct bpf_insn *in = w->in;
-	unsigned *todo, nt = 0, reached = 0, ok = 1, n = w->n;
+	struct region r = { .L = L, .U = U, .regs = regs, .skip = skip, .slots = slots,
+			    .nslots = nslots, .fd = fd };
 
-	if (!(todo = malloc((2 * n + 2) * sizeof(*todo))))
-		return 0;
-	memset(w->seen, 0, n);
-	todo[nt++] = L + 1;
-	while (nt && ok) {
-		unsigned i = todo[--nt], next[2];
-		const struct bpf_insn *x;
-		uint8_t cl;
-		int k;
-
-		if (i == U) {
-			reached = 1;
-			continue;
-		}
-		if (i >= n || i == L) {
-			ok = 0;
-			break;
-		}
-		if (w->seen[i])
-			continue;
-		w->seen[i] = 1;
-		x = &in[i];
-		cl = BPF_CLASS(x->code);
-		if (x->code == LD64) {
-			if ((x->src_reg == BPF_PSEUDO_MAP_FD && x->imm == fd && i != skip) ||
-			    (regs >> x->dst_reg & 1))
-				ok = 0;
-		} else if (IS_JMP(x->code)) {
-			if (BPF_OP(x->code) == BPF_CALL && !call_ok(w, i, fd, nslots))
-				ok = 0;
-		} else if (cl == BPF_ALU || cl == BPF_ALU64 || cl == BPF_LDX) {
-			if (regs >> x->dst_reg & 1)
-				ok = 0;
-		} else if (cl == BPF_ST || cl == BPF_STX) {
-			if (BPF_MODE(x->code) == BPF_ATOMIC && (x->imm & BPF_FETCH) &&
-			    (regs >> (x->imm == BPF_CMPXCHG ? 0 : x->src_reg) & 1))
-				ok = 0;
-			for (int j = 0; j < nslots && ok; j++)
-				if (x->dst_reg != 10 || (x->off < slots[j] + 8 &&
-							 x->off + store_size(x->code) > slots[j]))
-					ok = 0;
-		} else {
-			ok = 0;	/* legacy packet access: not in a uprobe */
-		}
-		if ((k = successors(in, n, i, next)) < 0)
-			ok = 0;
-		for (int j = 0; j < k && ok; j++)
-			todo[nt++] = next[j];
-	}
-	free(todo);
-	return ok && reached;
+	return walk(w, L + 1, region_visit, &r) && r.reached;
 }
 
 /* frame_bottom's state at an instruction: which registers and 8-byte
