@@ -397,6 +397,23 @@ struct lookup {
 	struct call_in ci;
 };
 
+/* The program's maps, as map_info() gave them */
+#define MAX_MAPS 64
+
+struct maps {
+	int fd[MAX_MAPS];
+	struct mw_inplace_map m[MAX_MAPS];
+	unsigned n;
+};
+
+static const struct mw_inplace_map *map_of(const struct maps *maps, int fd)
+{
+	for (unsigned i = 0; i < maps->n; i++)
+		if (maps->fd[i] == fd)
+			return &maps->m[i];
+	return NULL;
+}
+
 struct rw {
 	const struct bpf_insn *in;
 	unsigned n;
@@ -409,6 +426,7 @@ struct rw {
 	unsigned nlk;
 	unsigned slot_of[MAX_SLOTS];	/* the lookup each slot keeps */
 	int nslots, bottom;
+	struct maps maps;
 };
 
 static void emit(struct rw *w, struct bpf_insn x)
@@ -814,20 +832,21 @@ out:
 
 /* U: an update call; rewritten when a lookup of its key is found (a
  * hash map's) or its map is an array (array_store). */
-static void store_rewrite(struct rw *w, unsigned U, mw_inplace_map_fn map_info,
-			  struct mw_inplace_stats *st)
+static void store_rewrite(struct rw *w, unsigned U, struct mw_inplace_stats *st)
 {
 	const struct bpf_insn *in = w->in;
 	struct sym key[KEY_CHUNKS], lkey[KEY_CHUNKS];
 	struct call_in ci;
+	const struct mw_inplace_map *mp;
 	struct mw_inplace_map m;
 	unsigned regs = 0;
 	long slots[KEY_CHUNKS];
 	int nslots = 0;
 
 	if (w->taken[U] || before_call(in, w->tgt, U, &ci) < 0 || ci.map < 0 ||
-	    ci.r3 == 1 || ci.r4 != 0 || chunk_of(ci.r3) < 0 || map_info(ci.map, &m) < 0)
+	    ci.r3 == 1 || ci.r4 != 0 || chunk_of(ci.r3) < 0 || !(mp = map_of(&w->maps, ci.map)))
 		return;
+	m = *mp;
 	if (array_store(w, U, &ci, &m)) {
 		st->arrays++;
 		return;
@@ -901,20 +920,16 @@ static int find_lookups(struct rw *w)
  * above read it: registers r0-r10, no atomics (a load-acquire or a fetch
  * writes a register unseen), no subprograms or kfuncs, maps only as
  * ld_imm64 of a descriptor, each map by one descriptor (a dup of it would
- * hide a delete from region_clean)?  1 if so. */
-static int plain_program(const struct bpf_insn *in, unsigned n, mw_inplace_map_fn map_info)
+ * hide a delete from region_clean)?  1 if so, each map's type and sizes
+ * in *maps, asked once. */
+static int plain_program(const struct bpf_insn *in, unsigned n, mw_inplace_map_fn map_info,
+			 struct maps *maps)
 {
-	struct {
-		int fd;
-		uint32_t id;
-	} seen[64];
-	unsigned ns = 0;
-
+	maps->n = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct bpf_insn *x = &in[i];
 		uint8_t cl = BPF_CLASS(x->code);
 		struct mw_inplace_map m;
-		unsigned j;
 
 		if (x->dst_reg > 10 || x->src_reg > 10 ||
 		    ((cl == BPF_STX || cl == BPF_ST) && BPF_MODE(x->code) == BPF_ATOMIC) ||
@@ -925,18 +940,14 @@ static int plain_program(const struct bpf_insn *in, unsigned n, mw_inplace_map_f
 		if (i + 1 >= n || (x->src_reg != 0 && x->src_reg != BPF_PSEUDO_MAP_FD))
 			return 0;
 		i++;
-		if (x->src_reg != BPF_PSEUDO_MAP_FD)
+		if (x->src_reg != BPF_PSEUDO_MAP_FD || map_of(maps, x->imm))
 			continue;
-		for (j = 0; j < ns && seen[j].fd != x->imm; j++)
-			;
-		if (j < ns)
-			continue;
-		if (ns == sizeof(seen) / sizeof(seen[0]) || map_info(x->imm, &m) < 0)
+		if (maps->n == MAX_MAPS || map_info(x->imm, &m) < 0)
 			return 0;
-		for (j = 0; j < ns; j++)
-			if (seen[j].id == m.id)
+		for (unsigned j = 0; j < maps->n; j++)
+			if (maps->m[j].id == m.id)
 				return 0;
-		seen[ns].fd = x->imm, seen[ns++].id = m.id;
+		maps->fd[maps->n] = x->imm, maps->m[maps->n++] = m;
 	}
 	return 1;
 }
@@ -951,11 +962,12 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 	if (!st)
 		st = &zero;
 	*st = zero;
-	if (n < 2 || n > INT16_MAX || !map_info || !plain_program(in, n, map_info))
+	if (n < 2 || n > INT16_MAX || !map_info || !plain_program(in, n, map_info, &w.maps))
 		return NULL;
 	for (unsigned i = 0; i < n; i++)
 		calls += in[i].code == (BPF_JMP | BPF_CALL);
-	cap = n + calls * (ARRAY_STUB + LOAD_STUB) + MAX_SLOTS + 2;
+	cap = n + calls * ((ARRAY_STUB > STORE_STUB ? ARRAY_STUB : STORE_STUB) + LOAD_STUB) +
+	      MAX_SLOTS + 2;
 	/* every jump to and from a stub must fit the 16-bit offset; a cycle
 	 * would let a slot outlive its lookup (flow_order) */
 	if (!calls || cap > INT16_MAX || !(order = malloc(n * sizeof(*order))) ||
@@ -984,7 +996,7 @@ struct bpf_insn *mw_inplace(const struct bpf_insn *in, unsigned n, unsigned *out
 				continue;
 			}
 			if (is_call(&in[i], BPF_FUNC_map_update_elem) && !w.taken[i])
-				store_rewrite(&w, i, map_info, st);
+				store_rewrite(&w, i, st);
 		}
 		if (w.nslots) {
 			/* each slot 0 until its lookup finds the key */
