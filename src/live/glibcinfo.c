@@ -78,9 +78,16 @@ static int find_struct(Dwarf_Die *parent, const char *name, Dwarf_Die *out)
 	return -1;
 }
 
-/* The compile unit of malloc.c first (arena.c is part of it), then all. */
-static int find_struct_anywhere(Dwarf *dw, const char *name, Dwarf_Die *out)
+/* A structure called name: in malloc_cu first (the unit of malloc.c,
+ * which includes arena.c, found from __libc_malloc's address through
+ * .debug_aranges), then in any unit named malloc.c, then anywhere.  A
+ * walk of every unit's top-level entries costs some 80 ms on a libc
+ * built with -g, paid at each -c run's exit. */
+static int find_struct_anywhere(Dwarf *dw, Dwarf_Die *malloc_cu, const char *name,
+				Dwarf_Die *out)
 {
+	if (malloc_cu && find_struct(malloc_cu, name, out) == 0)
+		return 0;
 	for (int pass = 0; pass < 2; pass++) {
 		Dwarf_Off off = 0, next;
 		size_t hsize;
@@ -88,10 +95,13 @@ static int find_struct_anywhere(Dwarf *dw, const char *name, Dwarf_Die *out)
 		while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 			Dwarf_Die cu;
 			const char *cn;
+			size_t len;
 
 			if (dwarf_offdie(dw, off + hsize, &cu)) {
 				cn = dwarf_diename(&cu);
-				if ((pass == 1 || (cn && strstr(cn, "malloc/malloc.c"))) &&
+				len = cn ? strlen(cn) : 0;
+				if ((pass == 1 || (len >= 8 && strcmp(cn + len - 8, "malloc.c") == 0 &&
+						   (len == 8 || cn[len - 9] == '/'))) &&
 				    find_struct(&cu, name, out) == 0)
 					return 0;
 			}
@@ -159,18 +169,19 @@ static int64_t struct_size(Dwarf_Die *st)
 }
 
 /* The layouts, or -1 naming the first thing missing. */
-static int layouts(Dwarf *dw, struct mw_glibc *g, char *what, size_t len)
+static int layouts(Dwarf *dw, Dwarf_Die *malloc_cu, struct mw_glibc *g, char *what,
+		   size_t len)
 {
 	Dwarf_Die ms, ch, hi, mp;
 	int64_t fast_elem = -1, bin_elem = -1;
 
-	if (find_struct_anywhere(dw, "malloc_state", &ms) < 0) {
+	if (find_struct_anywhere(dw, malloc_cu, "malloc_state", &ms) < 0) {
 		snprintf(what, len, "struct malloc_state");
 		return -1;
 	}
-	if (find_struct_anywhere(dw, "malloc_chunk", &ch) < 0 ||
-	    find_struct_anywhere(dw, "_heap_info", &hi) < 0 ||
-	    find_struct_anywhere(dw, "malloc_par", &mp) < 0) {
+	if (find_struct_anywhere(dw, malloc_cu, "malloc_chunk", &ch) < 0 ||
+	    find_struct_anywhere(dw, malloc_cu, "_heap_info", &hi) < 0 ||
+	    find_struct_anywhere(dw, malloc_cu, "malloc_par", &mp) < 0) {
 		snprintf(what, len, "struct malloc_chunk, _heap_info or malloc_par");
 		return -1;
 	}
@@ -321,17 +332,23 @@ static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, GElf
  * when it could not be opened or read (the process went away, ...). */
 /* The ranges of malloc.c's compilation unit, the one that holds
  * __libc_malloc (runtime address fn; dw's addresses are bias below). */
-static void malloc_code(Dwarf *dw, Dwarf_Addr bias, uint64_t fn, struct mw_glibc *g)
+/* The compile unit of malloc.c: the one holding __libc_malloc's code (fn,
+ * a runtime address; bias, the module's), through .debug_aranges.  0
+ * when found. */
+static int malloc_unit(Dwarf *dw, Dwarf_Addr bias, uint64_t fn, Dwarf_Die *cu)
+{
+	return fn && dwarf_addrdie(dw, fn - bias, cu) ? 0 : -1;
+}
+
+/* The code ranges of malloc.c's unit (cu) as runtime addresses. */
+static void malloc_code(Dwarf_Die *cu, Dwarf_Addr bias, struct mw_glibc *g)
 {
 	Dwarf_Addr base, lo, hi;
-	Dwarf_Die cu;
 	ptrdiff_t off = 0;
 
 	g->ncode = 0;
-	if (!fn || !dwarf_addrdie(dw, fn - bias, &cu))
-		return;
 	while (g->ncode < MW_GLIBC_CODE_RANGES &&
-	       (off = dwarf_ranges(&cu, off, &base, &lo, &hi)) > 0)
+	       (off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
 		if (hi > lo) {
 			g->code[g->ncode].lo = lo + bias;
 			g->code[g->ncode].hi = hi + bias;
@@ -354,6 +371,8 @@ static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 	Dwfl_Module *mod;
 	Dwarf *dw;
 	Dwarf_Addr bias;
+	Dwarf_Die cu;
+	bool have_cu;
 	uint64_t libc_malloc = 0;
 	const char *debugfile = NULL;
 	void **ud;
@@ -396,8 +415,11 @@ static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 	snprintf(g->dwarf_file, sizeof(g->dwarf_file), "%s",
 		 debugfile && strcmp(debugfile, procpath) != 0 ? debugfile : g->module);
-	malloc_code(dw, bias, libc_malloc, g);
-	if (layouts(dw, g, what, sizeof(what)) < 0) {
+	have_cu = malloc_unit(dw, bias, libc_malloc, &cu) == 0;
+	g->ncode = 0;
+	if (have_cu)
+		malloc_code(&cu, bias, g);
+	if (layouts(dw, have_cu ? &cu : NULL, g, what, sizeof(what)) < 0) {
 		snprintf(err, errlen, "the DWARF of '%s' lacks %s: install the debug symbols of "
 			 "that exact libc (%s)", g->dwarf_file, what, DEBUG_PACKAGES);
 		goto cleanup;
