@@ -38,6 +38,12 @@
  *     file (and pid) carries the sites' offsets and cookies;
  *   - closing any stand-in closes the links (every site goes at once), and
  *     a killed stapbpf's links go with its descriptors;
+ *   - stapbpf's hash maps are made with BPF_F_NO_PREALLOC: their elements
+ *     come from the kernel's BPF memory allocator as keys arrive, where
+ *     stapbpf's preallocated maps (65536 and 16384 entries, gen.h) took 4
+ *     to 5 ms of each run's start and some 15 MB of kernel memory to fill
+ *     (kprobe-type programs may use them since Linux 6.1, below the 6.6
+ *     this shim needs); unless MW_UMULTI_PREALLOC is set;
  *   - in those programs, stapbpf's `m[k] = v` (and `m[k]++`) on a key a
  *     lookup found, and its updates of arrays, store the value through
  *     the element's address instead of a second hashing and a map update
@@ -512,6 +518,20 @@ long syscall(long nr, ...)
 			}
 			pthread_mutex_unlock(&lock);
 			return fd;
+		}
+	} else if (nr == __NR_bpf && a[0] == BPF_MAP_CREATE && a[1] &&
+		   (size_t)a[2] >= offsetof(union bpf_attr, map_flags) + 4 &&
+		   (size_t)a[2] <= sizeof(union bpf_attr) && !getenv("MW_UMULTI_PREALLOC")) {
+		union bpf_attr copy;
+		long fd;
+
+		memset(&copy, 0, sizeof(copy));
+		memcpy(&copy, (const void *)a[1], (size_t)a[2]);
+		if (copy.map_type == BPF_MAP_TYPE_HASH && !(copy.map_flags & BPF_F_NO_PREALLOC)) {
+			copy.map_flags |= BPF_F_NO_PREALLOC;
+			if ((fd = real_syscall(nr, a[0], &copy, a[2])) >= 0)
+				return fd;
+			/* refused: made as stapbpf asked */
 		}
 	} else if (nr == __NR_bpf && a[0] == BPF_PROG_LOAD && a[1] &&
 		   (size_t)a[2] >= offsetof(union bpf_attr, expected_attach_type) + 4 &&

@@ -120,6 +120,13 @@ echo "tracer $sb: $links uprobe_multi link(s), $n sites (the script's: $want)"
 [ "$n" = "$want" ] || fail "the link has $n sites, the script $want"
 [ "$(cut -d' ' -f1 "$OUT/sites" | sort -u)" = "$LIBC" ] || fail "sites outside $LIBC: $(cut -d' ' -f1 "$OUT/sites" | sort -u)"
 grep -q "stapprobe_${sb}_" $UE && fail "tracer $sb defined uprobes in tracefs: $(grep -c "stapprobe_${sb}_" $UE)"
+# its hash maps made without preallocation (the shim's BPF_F_NO_PREALLOC,
+# bit 0 of map_flags), its arrays as they were
+hashes=$(grep -l '^map_type:	1$' /proc/$sb/fdinfo/* 2>/dev/null | wc -l)
+prealloc=$(grep -l '^map_type:	1$' /proc/$sb/fdinfo/* 2>/dev/null | xargs -r grep -L '^map_flags:	0x[0-9a-f]*[13579bdf]$' | wc -l)
+[ "$hashes" -gt 0 ] || fail "tracer $sb holds no hash map"
+[ "$prealloc" = 0 ] || fail "$prealloc of tracer $sb's $hashes hash maps are preallocated"
+echo "ok: $hashes hash maps, none preallocated"
 a=$(armed $sleeper "$OUT/sites") || fail "reading the sleeper's memory: $a"
 [ "$a" = "$n" ] || fail "$a of $n sites hold an int3 in a process on the libc while traced"
 touch "$OUT/go"
