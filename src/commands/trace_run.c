@@ -246,6 +246,15 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid)
 	emit_sample(k, k->pr->at_exit);	/* the timeline's last sample */
 }
 
+void mw_sink_arming(void *ctx)
+{
+	struct sink *k = ctx;
+	char err[PATH_MAX + 512];
+
+	if (k->libc_path)
+		(void)mw_glibc_preload(k->libc_path, err, sizeof(err));
+}
+
 /* -p, probes armed: read the allocator as it is, and start from it. */
 static void attach_snapshot(struct sink *k)
 {
@@ -528,6 +537,7 @@ void mw_sink_start(struct sink *k, const struct trace_opts *o, const struct mw_e
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	k->pr = mw_procs_process(k->procs, 0);
 	k->st = k->pr->st;
+	k->libc_path = libc_path;
 	if (libm)
 		mw_state_set_libm(k->st, libm_path, gst->math_sites);
 	if (mw_elf_symbol(libc, "main_arena", &sym) == 0) {
@@ -717,6 +727,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
 				.at_exit = t ? mw_sink_exit_snapshot : NULL, .flush = 1,
+				.arming = t ? mw_sink_arming : NULL,
 				.missing = mw_sink_missing, .sample = mw_sink_sample, .sample_ms = o->interval_ms ?
 				o->interval_ms : o->pid ? 1000 : 100,
 				.sample_pct_max = o->interval_ms ? 0 : 1 }, mw_sink_line, &k, &r, err,

@@ -33,6 +33,9 @@ struct sink {
 	int progress;		/* print a line per sample */
 	struct mw_glibc sg;	/* -c: the layouts, loaded at the first sample
 				 * or at the exit, whichever comes first */
+	const char *libc_path;	/* the libc traced (mw_sink_start's, not
+				 * owned): its layouts read while the tracer
+				 * loads (mw_sink_arming) */
 	int have_sg, sg_failed;
 	struct mw_proc proc;	/* the process's mappings, refreshed per sample */
 	int have_proc;
@@ -61,6 +64,11 @@ void mw_sink_start(struct sink *k, const struct trace_opts *o, const struct mw_e
 void mw_sink_line(void *ctx, const char *line);
 int mw_sink_sample(void *ctx, pid_t pid);
 void mw_sink_exit_snapshot(void *ctx, pid_t pid);
+/* -c, while the tracer loads (tracer.h arming): read the traced libc's
+ * layouts (glibcinfo.h mw_glibc_preload), so that the first sample and
+ * the exit snapshot of a program mapping that file find them kept.  A
+ * failure says nothing: those loads report it. */
+void mw_sink_arming(void *ctx);
 unsigned long long mw_sink_missing(void *ctx);
 
 /* After the run r of k worked: its notes (sites: the probe sites its

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
@@ -356,7 +357,12 @@ static void malloc_code(Dwarf_Die *cu, Dwarf_Addr bias, struct mw_glibc *g)
 		}
 }
 
-static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
+static unsigned long dwarf_reads;	/* mw_glibc_dwarf_reads() */
+
+/* Read g from m's file: fd when >= 0 (taken: dwfl closes it), else
+ * opened as mapped.h opens a mapping.  0, -1 (what the file lacks), or
+ * -2 (nothing lasting: it could not be opened or read). */
+static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, char *err,
 		       size_t errlen)
 {
 	static char *debuginfo_path;
@@ -366,7 +372,7 @@ static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 		.debuginfo_path = &debuginfo_path,
 	};
 	struct dbg_ctx ctx = { .pid = m->pid };
-	char procpath[96], what[128];
+	char procpath[PATH_MAX], what[128];
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf *dw;
@@ -376,19 +382,23 @@ static int load_mapped(const struct mw_mapped *m, struct mw_glibc *g, char *err,
 	uint64_t libc_malloc = 0;
 	const char *debugfile = NULL;
 	void **ud;
-	int ret = -1, fd;
+	int ret = -1;
 
 	debuginfo_path = getenv("MW_DEBUGINFO_PATH");
 	snprintf(g->module, sizeof(g->module), "%s", m->name);
-	g->elsewhere = !mw_mapped_here(m);
-	if ((fd = mw_mapped_open(m, err, errlen)) < 0)
+	g->elsewhere = m->pid != getpid() && !mw_mapped_here(m);
+	if (fd < 0 && (fd = mw_mapped_open(m, err, errlen)) < 0)
 		return -2;
+	dwarf_reads++;
 	if (!(dwfl = dwfl_begin(&cb))) {
 		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
 		close(fd);
 		return -2;
 	}
-	mw_mapped_proc_path(m, procpath, sizeof(procpath));
+	if (m->pid == getpid())	/* mw_glibc_preload: the file by its name */
+		snprintf(procpath, sizeof(procpath), "%s", m->name);
+	else
+		mw_mapped_proc_path(m, procpath, sizeof(procpath));
 	dwfl_report_begin(dwfl);
 	mod = dwfl_report_elf(dwfl, m->name, procpath, fd, m->start, false);	/* fd: dwfl's */
 	dwfl_report_end(dwfl, NULL, NULL);
@@ -473,6 +483,30 @@ static void rebase(struct mw_glibc *g, uint64_t from, uint64_t to)
 	}
 }
 
+/* Keep what m's file gave (r: load_mapped's 0 or -1; g read at
+ * m->start, or the reason in err) for the next process that maps it. */
+static void keep(const struct mw_mapped *m, int r, const struct mw_glibc *g, const char *err)
+{
+	struct cached *c = &cache[cache_next];
+
+	cache_next = (cache_next + 1) % CACHE_SIZE;
+	if (ncached < CACHE_SIZE)
+		ncached++;
+	*c = (struct cached){ .dev_major = m->dev_major, .dev_minor = m->dev_minor,
+			      .ino = m->ino, .ok = r == 0 };
+	if (r == 0) {
+		c->g = *g;
+		rebase(&c->g, m->start, 0);
+	} else {
+		snprintf(c->err, sizeof(c->err), "%s", err);
+	}
+}
+
+unsigned long mw_glibc_dwarf_reads(void)
+{
+	return dwarf_reads;
+}
+
 void mw_glibc_cache_reset(void)
 {
 	ncached = cache_next = 0;
@@ -506,20 +540,42 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 		rebase(g, 0, m.start);
 		return 0;
 	}
-	r = load_mapped(&m, g, err, errlen);
+	r = load_mapped(&m, -1, g, err, errlen);
 	if (r == -2)	/* says nothing lasting about that libc */
 		return -1;
-	c = &cache[cache_next];
-	cache_next = (cache_next + 1) % CACHE_SIZE;
-	if (ncached < CACHE_SIZE)
-		ncached++;
-	*c = (struct cached){ .dev_major = m.dev_major, .dev_minor = m.dev_minor, .ino = m.ino,
-			      .ok = r == 0 };
-	if (r == 0) {
-		c->g = *g;
-		rebase(&c->g, m.start, 0);
-	} else {
-		snprintf(c->err, sizeof(c->err), "%s", err);
-	}
+	keep(&m, r, g, err);
 	return r;
+}
+
+int mw_glibc_preload(const char *path, char *err, size_t errlen)
+{
+	struct mw_mapped m = { .pid = getpid() };
+	struct mw_glibc g;
+	struct stat sb;
+	int fd, r;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	m.dev_major = major(sb.st_dev);
+	m.dev_minor = minor(sb.st_dev);
+	m.ino = (uint64_t)sb.st_ino;
+	for (size_t i = 0; i < ncached; i++)
+		if (cache[i].ino == m.ino && cache[i].dev_major == m.dev_major &&
+		    cache[i].dev_minor == m.dev_minor) {
+			close(fd);
+			return cache[i].ok ? 0 : -1;
+		}
+	snprintf(m.name, sizeof(m.name), "%s", path);
+	memset(&g, 0, sizeof(g));
+	r = load_mapped(&m, fd, &g, err, errlen);	/* at 0: addresses as kept */
+	if (r == 0)
+		keep(&m, r, &g, err);
+	return r == 0 ? 0 : -1;
 }

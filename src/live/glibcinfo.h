@@ -82,6 +82,21 @@ struct mw_glibc {
  * Fedora: glibc-debuginfo)". */
 int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen);
 
+/* Read the libc file at path (the one a -c run's program will map) and
+ * keep what it gives as mw_glibc_load keeps it, so that a later
+ * mw_glibc_load of a process mapping that very file (same device and
+ * inode) needs no DWARF: some 7 ms for a libc built with -g, which a -c
+ * run's exit snapshot would otherwise pay while its program is held at
+ * its exit.  Its debuginfo is looked for on the host only; a failure is
+ * not kept (mw_glibc_load may still find it inside a process's root).
+ * 0 when kept (or kept before), -1 with a one-line reason in err. */
+int mw_glibc_preload(const char *path, char *err, size_t errlen);
+
+/* How many libc files this process has read (opened and looked through
+ * their symbols and DWARF) for mw_glibc_load and mw_glibc_preload: the
+ * loads the kept layouts did not answer.  For the tests. */
+unsigned long mw_glibc_dwarf_reads(void);
+
 /* Forget what mw_glibc_load kept: for a caller that runs long (the
  * libc files behind a device and inode may have been replaced). */
 void mw_glibc_cache_reset(void);

@@ -666,6 +666,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		for (size_t i = 0; i < o->nmore; i++)
 			mw_tr_pid_push(&rn.known, &rn.nknown, &rn.capknown, o->more_pids[i]);
 	}
+	if (o->arming)
+		o->arming(ctx);
 	loop(&rn);
 	if (r->samples_unanswered && o->verbose)
 		mw_note("%llu samples without a lock-wait count (the tracer had not answered "

@@ -61,6 +61,11 @@ struct mw_tracer_opts {
 	 * and PTRACE_O_TRACEEXIT only, every signal passed on unchanged,
 	 * group-stops kept).  NULL: the program is not ptraced. */
 	void (*at_exit)(void *ctx, pid_t pid);
+	/* Called once while the tracer loads its programs (after it is
+	 * started, before its ready line is awaited; a -c program still
+	 * held): work the run needs later, done then instead of in the
+	 * program's time or at its exit.  NULL: none. */
+	void (*arming)(void *ctx);
 	/* -c with at_exit: after at_exit, when the whole process is ending,
 	 * read the script's flush file (protocol.h) so the tracer prints
 	 * its aggregates and MW_LINE_END while it still holds its uprobes;
