@@ -27,6 +27,8 @@
 
 struct msink {
 	struct mw_procs *procs;
+	const char *libc_path;	/* -c -f: the libc traced, its layouts read
+				 * while the tracer loads (tree_arming) */
 	const struct mw_attach_set *set;	/* -p: the processes at the start;
 						 * NULL for -f */
 	long read_timeout_ms;
@@ -707,11 +709,22 @@ cleanup:
 	return status;
 }
 
+/* -c -f, while the tracer loads: the traced libc's layouts, for the
+ * processes' exit snapshots (trace_run_int.h mw_sink_arming). */
+static void tree_arming(void *ctx)
+{
+	struct msink *k = ctx;
+	char err[PATH_MAX + 512];
+
+	(void)mw_glibc_preload(k->libc_path, err, sizeof(err));
+}
+
 int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const struct mw_target *t,
 		      const char *libc_path, const char *dir, json_t **report, pid_t *detaching)
 {
 	struct mw_run_prep p = { 0 };
-	struct msink k = { .read_timeout_ms = o->read_timeout_ms, .tree = 1 };
+	struct msink k = { .read_timeout_ms = o->read_timeout_ms, .tree = 1,
+			   .libc_path = libc_path };
 	int unknown = 0, status = MW_EXIT_RUNTIME;	/* the pid comes at the start */
 
 	if (!(k.procs = mw_procs_new(&unknown, 1)))
@@ -721,7 +734,8 @@ int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const str
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
-				  .target = t, .follow = 1, .at_exit = tree_exit_stop },
+				  .target = t, .follow = 1, .at_exit = tree_exit_stop,
+				  .arming = tree_arming },
 				  libc_path, report, detaching);
 cleanup:
 	mw_stacks_free(k.stacks);

@@ -124,6 +124,13 @@ static void r_exit(void *ctx, pid_t pid)
 	mw_sink_exit_snapshot(&s->k[s->cur], pid);
 }
 
+static void r_arming(void *ctx)
+{
+	struct rsink *s = ctx;
+
+	mw_sink_arming(&s->k[0]);
+}
+
 static unsigned long long r_missing(void *ctx)
 {
 	struct rsink *s = ctx;
@@ -268,7 +275,7 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			 .session = join, .linger_key = key[0] && !join ? key : NULL,
 			 .linger_id = id, .linger_ms = o->linger_ms,
 			 .workdir = dir, .target = t, .verbose = o->verbose,
-			 .at_exit = r_exit, .flush = 1, .missing = r_missing, .sample = r_sample,
+			 .at_exit = r_exit, .arming = r_arming, .flush = 1, .missing = r_missing, .sample = r_sample,
 			 .sample_ms = o->interval_ms ? o->interval_ms : 100,
 			 .sample_pct_max = o->interval_ms ? 0 : 1, .runs = (int)s.n,
 			 .on_run = r_run, .run_done = r_done }, r_line, &s, &r, err,
