@@ -82,7 +82,10 @@ ended() {
 # a process on the probe-enabled libc that outlives the runs below
 "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib" /bin/sleep 300 &
 sleeper=$!
-trap 'kill $sleeper 2>/dev/null' EXIT
+mw=
+# a failure while the held run below waits: let it end (its program waits
+# for go), so that no tracer of this test outlives it
+trap 'kill $sleeper 2>/dev/null; [ -z "$mw" ] || { touch "$OUT/go"; kill $mw 2>/dev/null; }' EXIT
 i=0
 until grep -q "$LIBC" /proc/$sleeper/maps 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 500 ] || fail "the sleeper never mapped $LIBC"; sleep 0.01
@@ -131,6 +134,7 @@ a=$(armed $sleeper "$OUT/sites") || fail "reading the sleeper's memory: $a"
 [ "$a" = "$n" ] || fail "$a of $n sites hold an int3 in a process on the libc while traced"
 touch "$OUT/go"
 wait $mw || fail "the held run exited $?: $(cat "$OUT/held.err")"
+mw=
 ended $sb "after its run"
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = 0 ] || fail "$a sites still hold an int3 after the tracer ended; $(holders)"
@@ -205,6 +209,7 @@ a=$(armed $sleeper "$OUT/sites")
 [ "$a" = "$n" ] || fail "before the kill: $a of $n sites armed"
 kill -KILL $sb $mw
 wait $mw 2>/dev/null
+mw=
 ended $sb "after SIGKILL"
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = 0 ] || fail "$a sites still armed after the tracer was killed; $(holders)"
