@@ -15,6 +15,9 @@
 # Modes, each program under the probe-enabled glibc (as mallocwatch -c
 # runs it), interleaved so that the machine's load hits each alike:
 #   untraced    the program alone, through the glibc's loader
+#   untraced2   the same again, in the same round: its ratio to untraced
+#               (paired by round) is the machine's own spread, what no
+#               tracer's figure can be read more finely than
 #   mw          mallocwatch -q -o /dev/null -c (defaults: every family,
 #               the 0.1 s sampler, the exit snapshot, the report)
 #   start       mallocwatch -q -o /dev/null -c /bin/true: its start
@@ -150,7 +153,7 @@ one() {	# MODE PROGRAM
 one_run() {
 	c=$(cmd $2)
 	case $1 in
-	untraced) timed $LOADER $c ;;
+	untraced|untraced2) timed $LOADER $c ;;
 	mw) timed $MW -q -o /dev/null -c $c ;;
 	start) timed $MW -q -o /dev/null -c /bin/true ;;
 	mw-e) timed $MW -q -o /dev/null -e "$MW_CHEAP" -c $c ;;
@@ -189,7 +192,7 @@ one_run() {
 }
 med() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'; }
 
-MODES=${MODES:-"untraced start mw mw-e heaptrack $BT $EMPTY"}
+MODES=${MODES:-"untraced untraced2 start mw mw-e heaptrack $BT $EMPTY"}
 echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '  %-8s %-10s %8s %8s %7s %7s %9s\n' PROGRAM MODE WALL CPU "WALL/U" "CPU/U" "-START/U"
 for prog in $PROGS; do
