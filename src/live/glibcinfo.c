@@ -328,11 +328,6 @@ static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, GElf
 	return fd;
 }
 
-/* Read g for the libc m, opened as the mapped file itself.  0; -1 with
- * err when that file lacks what is needed (symbols, DWARF): lasting; -2
- * when it could not be opened or read (the process went away, ...). */
-/* The ranges of malloc.c's compilation unit, the one that holds
- * __libc_malloc (runtime address fn; dw's addresses are bias below). */
 /* The compile unit of malloc.c: the one holding __libc_malloc's code (fn,
  * a runtime address; bias, the module's), through .debug_aranges.  0
  * when found. */
@@ -359,9 +354,11 @@ static void malloc_code(Dwarf_Die *cu, Dwarf_Addr bias, struct mw_glibc *g)
 
 static unsigned long dwarf_reads;	/* mw_glibc_dwarf_reads() */
 
-/* Read g from m's file: fd when >= 0 (taken: dwfl closes it), else
- * opened as mapped.h opens a mapping.  0, -1 (what the file lacks), or
- * -2 (nothing lasting: it could not be opened or read). */
+/* Read g for the libc m: from fd when >= 0 (mw_glibc_preload: the file
+ * by its name, m->name; taken, dwfl closes it), else opened as the
+ * mapped file itself (mapped.h).  0; -1 with err when that file lacks
+ * what is needed (symbols, DWARF): lasting; -2 when it could not be
+ * opened or read (the process went away, ...). */
 static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, char *err,
 		       size_t errlen)
 {
@@ -382,12 +379,12 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 	uint64_t libc_malloc = 0;
 	const char *debugfile = NULL;
 	void **ud;
-	int ret = -1;
+	int ret = -1, by_name = fd >= 0;
 
 	debuginfo_path = getenv("MW_DEBUGINFO_PATH");
 	snprintf(g->module, sizeof(g->module), "%s", m->name);
-	g->elsewhere = m->pid != getpid() && !mw_mapped_here(m);
-	if (fd < 0 && (fd = mw_mapped_open(m, err, errlen)) < 0)
+	g->elsewhere = !by_name && !mw_mapped_here(m);
+	if (!by_name && (fd = mw_mapped_open(m, err, errlen)) < 0)
 		return -2;
 	dwarf_reads++;
 	if (!(dwfl = dwfl_begin(&cb))) {
@@ -395,7 +392,7 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 		close(fd);
 		return -2;
 	}
-	if (m->pid == getpid())	/* mw_glibc_preload: the file by its name */
+	if (by_name)
 		snprintf(procpath, sizeof(procpath), "%s", m->name);
 	else
 		mw_mapped_proc_path(m, procpath, sizeof(procpath));
@@ -483,6 +480,16 @@ static void rebase(struct mw_glibc *g, uint64_t from, uint64_t to)
 	}
 }
 
+/* What is kept for m's file (its device and inode), or NULL. */
+static struct cached *kept(const struct mw_mapped *m)
+{
+	for (size_t i = 0; i < ncached; i++)
+		if (cache[i].ino == m->ino && cache[i].dev_major == m->dev_major &&
+		    cache[i].dev_minor == m->dev_minor)
+			return &cache[i];
+	return NULL;
+}
+
 /* Keep what m's file gave (r: load_mapped's 0 or -1; g read at
  * m->start, or the reason in err) for the next process that maps it. */
 static void keep(const struct mw_mapped *m, int r, const struct mw_glibc *g, const char *err)
@@ -525,11 +532,7 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 			 "glibc; its allocator cannot be read", (int)pid);
 	if (r <= 0)
 		return -1;
-	for (size_t i = 0; i < ncached; i++)
-		if (cache[i].ino == m.ino && cache[i].dev_major == m.dev_major &&
-		    cache[i].dev_minor == m.dev_minor)
-			c = &cache[i];
-	if (c) {
+	if ((c = kept(&m))) {
 		if (!c->ok) {
 			snprintf(err, errlen, "%s", c->err);
 			return -1;
@@ -550,6 +553,7 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 int mw_glibc_preload(const char *path, char *err, size_t errlen)
 {
 	struct mw_mapped m = { .pid = getpid() };
+	struct cached *c;
 	struct mw_glibc g;
 	struct stat sb;
 	int fd, r;
@@ -566,12 +570,12 @@ int mw_glibc_preload(const char *path, char *err, size_t errlen)
 	m.dev_major = major(sb.st_dev);
 	m.dev_minor = minor(sb.st_dev);
 	m.ino = (uint64_t)sb.st_ino;
-	for (size_t i = 0; i < ncached; i++)
-		if (cache[i].ino == m.ino && cache[i].dev_major == m.dev_major &&
-		    cache[i].dev_minor == m.dev_minor) {
-			close(fd);
-			return cache[i].ok ? 0 : -1;
-		}
+	if ((c = kept(&m))) {
+		close(fd);
+		if (!c->ok)
+			snprintf(err, errlen, "%s", c->err);
+		return c->ok ? 0 : -1;
+	}
 	snprintf(m.name, sizeof(m.name), "%s", path);
 	memset(&g, 0, sizeof(g));
 	r = load_mapped(&m, fd, &g, err, errlen);	/* at 0: addresses as kept */
