@@ -6,6 +6,7 @@
  * watched from tracer_detach.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,11 +38,34 @@
 
 #define STOP_GRACE_MS MW_STOP_GRACE_MS
 
-/* SIGCHLD only interrupts poll(2), so that a ptrace stop of the program
- * is seen at once. */
+/* A ptrace stop of the program (its exec, its exit, a child's) is seen
+ * at once: SIGCHLD writes a byte to this pipe, which the run loop polls.
+ * A signal that only interrupted poll(2) was lost when it came before
+ * the call (while a line was handled, a sample taken, the libc's layouts
+ * read), and the program then waited in its stop for poll's timeout:
+ * 100 ms a run when it joined a lingering session, whose program runs at
+ * once while the layouts are read.  Both ends non-blocking and
+ * close-on-exec; made once. */
+static int chld_pipe[2] = { -1, -1 };
+
 static void on_chld(int sig)
 {
+	int e = errno;
+
 	(void)sig;
+	if (chld_pipe[1] >= 0 && write(chld_pipe[1], "c", 1) < 0) {
+		/* full: a byte is waiting already */
+	}
+	errno = e;
+}
+
+/* Empty the SIGCHLD pipe: the stops it announced are read next. */
+static void chld_drain(void)
+{
+	char buf[64];
+
+	while (chld_pipe[0] >= 0 && read(chld_pipe[0], buf, sizeof(buf)) > 0)
+		;
 }
 
 static void tracer_stderr_line(struct run *rn, char *line)
@@ -78,6 +102,8 @@ static void catch_chld(void)
 {
 	struct sigaction sa;
 
+	if (chld_pipe[0] < 0 && pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		chld_pipe[0] = chld_pipe[1] = -1;	/* poll's timeout, as before */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_chld;	/* no SA_RESTART: poll returns EINTR;
 					 * no SA_NOCLDSTOP: ptrace stops must wake it */
@@ -424,7 +450,7 @@ static void loop(struct run *rn)
 		 * poll with a SIGCHLD that may come just before it */
 		int tmo = sample_due(rn, rn->flushing ? 5 : rn->o->follow ? 50 :
 				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
-		struct pollfd p[6] = {
+		struct pollfd p[7] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
 			/* -f: the program's end is not the run's */
@@ -432,11 +458,14 @@ static void loop(struct run *rn)
 			{ .fd = rn->sample_fd, .events = POLLIN },
 			{ .fd = rn->flush_fd, .events = POLLIN },
 			{ .fd = rn->o->list ? rn->o->stop_fd : -1, .events = POLLIN },
+			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
 		};
-		int n = poll(p, 6, tmo);
+		int n = poll(p, 7, tmo);
 
 		stop_if_asked(rn, &kill_at, n > 0 && (p[5].revents & (POLLIN | POLLHUP)));
 		read_ready(rn, p, n);
+		if (n > 0 && (p[6].revents & POLLIN))
+			chld_drain();	/* before the reap: a later stop writes again */
 		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over)
 			mw_tr_reap_program(rn, 0);	/* ptrace stops; the exits */
 		mw_tr_cgroup_look(rn);
