@@ -47,13 +47,17 @@
  * once while the layouts are read.  Both ends non-blocking and
  * close-on-exec; made once. */
 static int chld_pipe[2] = { -1, -1 };
+/* Only the process that made the pipe writes to it: a child of ours that
+ * forked without exec keeps the handler, and may have closed the
+ * descriptor and reused its number. */
+static pid_t chld_owner;
 
 static void on_chld(int sig)
 {
 	int e = errno;
 
 	(void)sig;
-	if (chld_pipe[1] >= 0 && write(chld_pipe[1], "c", 1) < 0) {
+	if (chld_pipe[1] >= 0 && getpid() == chld_owner && write(chld_pipe[1], "c", 1) < 0) {
 		/* full: a byte is waiting already */
 	}
 	errno = e;
@@ -102,8 +106,14 @@ static void catch_chld(void)
 {
 	struct sigaction sa;
 
-	if (chld_pipe[0] < 0 && pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		chld_pipe[0] = chld_pipe[1] = -1;	/* poll's timeout, as before */
+	/* a child of ours that forked without exec makes its own (the
+	 * inherited ends are left as they are: it may have reused their
+	 * numbers) */
+	if (chld_pipe[0] < 0 || chld_owner != getpid()) {
+		if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+			chld_pipe[0] = chld_pipe[1] = -1;	/* poll's timeout, as before */
+		chld_owner = getpid();
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_chld;	/* no SA_RESTART: poll returns EINTR;
 					 * no SA_NOCLDSTOP: ptrace stops must wake it */
