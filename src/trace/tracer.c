@@ -456,9 +456,8 @@ static void loop(struct run *rn)
 	long long kill_at = 0;
 
 	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
-		/* -f: the stops of processes that are not our children wake
-		 * poll with a SIGCHLD that may come just before it */
-		int tmo = sample_due(rn, rn->flushing ? 5 : rn->o->follow ? 50 :
+		/* the program's ptrace stops wake poll through chld_pipe */
+		int tmo = sample_due(rn, rn->flushing ? 5 :
 				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
 		struct pollfd p[7] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
