@@ -81,6 +81,17 @@ static void key(int m)
 	p[n++] = MOVX(2, 10), p[n++] = ADDK(2, -16);
 }
 
+/* r8 = m[key] (after key(m)), or 0 for a missing key: stapbpf's lookup */
+static void lookup_r8(int m)
+{
+	LDMAPR(1, M[m]);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	p[n++] = JEQ0(0, 2);
+	p[n++] = LDX(8, 0, 0);
+	p[n++] = JA(1);
+	p[n++] = MOVK(8, 0);
+}
+
 static void stmt(void);
 static void pair(void)
 {
@@ -89,12 +100,7 @@ static void pair(void)
 
 	key(m);
 	k1 = n;
-	LDMAPR(1, M[m]);
-	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
-	p[n++] = JEQ0(0, 2);
-	p[n++] = LDX(8, 0, 0);
-	p[n++] = JA(1);
-	p[n++] = MOVK(8, 0);
+	lookup_r8(m);
 	p[n++] = ADDK(8, 1);
 	nst = R(3);
 	for (unsigned i = 0; i < nst; i++) stmt();
@@ -115,12 +121,7 @@ static void stmt(void)
 	switch (R(9)) {
 	case 0: case 1:	/* lookup, m[k] into r8 */
 		key(m);
-		LDMAPR(1, M[m]);
-		p[n++] = CALL(BPF_FUNC_map_lookup_elem);
-		p[n++] = JEQ0(0, 2);
-		p[n++] = LDX(8, 0, 0);
-		p[n++] = JA(1);
-		p[n++] = MOVK(8, 0);
+		lookup_r8(m);
 		if (R(2)) p[n++] = ADDK(8, 1);
 		break;
 	case 2: case 3:	/* update */
