@@ -423,7 +423,6 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 	snprintf(g->dwarf_file, sizeof(g->dwarf_file), "%s",
 		 debugfile && strcmp(debugfile, procpath) != 0 ? debugfile : g->module);
 	have_cu = malloc_unit(dw, bias, libc_malloc, &cu) == 0;
-	g->ncode = 0;
 	if (have_cu)
 		malloc_code(&cu, bias, g);
 	if (layouts(dw, have_cu ? &cu : NULL, g, what, sizeof(what)) < 0) {
