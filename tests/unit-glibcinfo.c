@@ -4,13 +4,15 @@
  * reads no DWARF.  A process runs /bin/sleep under the probe-enabled
  * glibc (its loader and --library-path, as bench/ runs programs); its
  * layouts are read cold, then again after a preload of the libc file,
- * and compared.  A preload of what is no libc fails and keeps nothing.
+ * and compared.  A preload of what is no libc (a program, no file, a
+ * directory, a FIFO) fails, without waiting, and keeps nothing.
  * Root (map_files) and the probe-enabled glibc (make glibc), else 77. */
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,6 +130,19 @@ int main(void)
 	CHECK(mw_glibc_preload("/nonexistent/libc.so.6", err, sizeof(err)) < 0 &&
 	      strstr(err, "cannot open") != NULL, "a preload of no file: %s", err);
 	CHECK(mw_glibc_preload("/proc", err, sizeof(err)) < 0, "a preload of a directory");
+	{	/* a FIFO where the libc was expected: refused, not waited on */
+		char dir[] = "/tmp/unit-glibcinfo.XXXXXX", fifo[64];
+
+		if (mkdtemp(dir)) {
+			snprintf(fifo, sizeof(fifo), "%s/libc.so.6", dir);
+			CHECK(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+			CHECK(mw_glibc_preload(fifo, err, sizeof(err)) < 0 &&
+			      strstr(err, "not a regular file") != NULL, "a preload of a FIFO: %s",
+			      err);
+			unlink(fifo);
+			rmdir(dir);
+		}
+	}
 	CHECK(mw_glibc_load(pid, warm, err, sizeof(err)) == 0, "load after refusals: %s", err);
 	CHECK(mw_glibc_dwarf_reads() == n + 2, "after a refused preload the load read %lu files",
 	      mw_glibc_dwarf_reads() - n);
