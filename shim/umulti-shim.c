@@ -38,12 +38,18 @@
  *     file (and pid) carries the sites' offsets and cookies;
  *   - closing any stand-in closes the links (every site goes at once), and
  *     a killed stapbpf's links go with its descriptors;
- *   - stapbpf's hash maps are made with BPF_F_NO_PREALLOC: their elements
- *     come from the kernel's BPF memory allocator as keys arrive, where
- *     stapbpf's preallocated maps (65536 and 16384 entries, gen.h) took 4
- *     to 5 ms of each run's start and some 15 MB of kernel memory to fill
- *     (kprobe-type programs may use them since Linux 6.1, below the 6.6
- *     this shim needs); unless MW_UMULTI_PREALLOC is set;
+ *   - stapbpf's hash maps of more than MW_PREALLOC_MAX entries are made
+ *     with BPF_F_NO_PREALLOC: their elements come from the kernel's BPF
+ *     memory allocator as keys arrive, where filling the preallocated
+ *     maps (one of 65536 entries and five of 16384, gen.h) took 4 ms of
+ *     each run's start (kprobe-type programs may use them since Linux
+ *     6.1, below the 6.6 this shim needs).  A new key's element costs
+ *     about 250 ns more that way than from a preallocated map's free
+ *     list, nothing where the key is there; so the one map whose hits
+ *     are nearly all new keys, mw_wait[tid, arena] (a thread waits for
+ *     an arena's lock at its first allocation), is sized to stay
+ *     preallocated (0.25 ms).  MW_UMULTI_PREALLOC moves the bound:
+ *     "all", "none", or a number of entries;
  *   - in those programs, stapbpf's `m[k] = v` (and `m[k]++`) on a key a
  *     lookup found, and its updates of arrays, store the value through
  *     the element's address instead of a second hashing and a map update
@@ -91,6 +97,9 @@
 /* ids handed out for our sites: above any tracepoint id the kernel gives */
 #define MW_FAKE_ID 0x40000000u
 #define MAX_SITES 4096		/* MAX_UPROBE_MULTI_CNT is 1 << 20 */
+/* hash maps up to this many entries stay preallocated: gen.h's
+ * MW_MAP_WAITS and MW_MAP_PIDS, not the others */
+#define MW_PREALLOC_MAX 8192u
 
 struct site {
 	char *path;
@@ -190,6 +199,29 @@ static void inplace_log(const union bpf_attr *f, long fd, const struct mw_inplac
 	}
 	real_close(lf);
 	errno = err;
+}
+
+/* The most entries a hash map may have and stay preallocated:
+ * MW_UMULTI_PREALLOC "all", "none" or a decimal count; MW_PREALLOC_MAX
+ * when unset or not one of those. */
+static unsigned prealloc_max(void)
+{
+	const char *v = getenv("MW_UMULTI_PREALLOC");
+	int e = errno, bad;
+	unsigned long n;
+	char *end;
+
+	if (!v)
+		return MW_PREALLOC_MAX;
+	if (strcmp(v, "all") == 0)
+		return UINT_MAX;
+	if (strcmp(v, "none") == 0)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	bad = errno || end == v || *end || v[0] == '-' || n > UINT_MAX;
+	errno = e;
+	return bad ? MW_PREALLOC_MAX : (unsigned)n;
 }
 
 static int is_ue_fd(int fd)
@@ -521,13 +553,14 @@ long syscall(long nr, ...)
 		}
 	} else if (nr == __NR_bpf && a[0] == BPF_MAP_CREATE && a[1] &&
 		   (size_t)a[2] >= offsetof(union bpf_attr, map_flags) + 4 &&
-		   (size_t)a[2] <= sizeof(union bpf_attr) && !getenv("MW_UMULTI_PREALLOC")) {
+		   (size_t)a[2] <= sizeof(union bpf_attr)) {
 		union bpf_attr copy;
 		long fd;
 
 		memset(&copy, 0, sizeof(copy));
 		memcpy(&copy, (const void *)a[1], (size_t)a[2]);
-		if (copy.map_type == BPF_MAP_TYPE_HASH && !(copy.map_flags & BPF_F_NO_PREALLOC)) {
+		if (copy.map_type == BPF_MAP_TYPE_HASH && !(copy.map_flags & BPF_F_NO_PREALLOC) &&
+		    copy.max_entries > prealloc_max()) {
 			copy.map_flags |= BPF_F_NO_PREALLOC;
 			if ((fd = real_syscall(nr, a[0], &copy, a[2])) >= 0)
 				return fd;

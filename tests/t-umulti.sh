@@ -123,13 +123,22 @@ echo "tracer $sb: $links uprobe_multi link(s), $n sites (the script's: $want)"
 [ "$n" = "$want" ] || fail "the link has $n sites, the script $want"
 [ "$(cut -d' ' -f1 "$OUT/sites" | sort -u)" = "$LIBC" ] || fail "sites outside $LIBC: $(cut -d' ' -f1 "$OUT/sites" | sort -u)"
 grep -q "stapprobe_${sb}_" $UE && fail "tracer $sb defined uprobes in tracefs: $(grep -c "stapprobe_${sb}_" $UE)"
-# its hash maps made without preallocation (the shim's BPF_F_NO_PREALLOC,
-# bit 0 of map_flags), its arrays as they were
-hashes=$(grep -l '^map_type:	1$' /proc/$sb/fdinfo/* 2>/dev/null | wc -l)
-prealloc=$(grep -l '^map_type:	1$' /proc/$sb/fdinfo/* 2>/dev/null | xargs -r grep -L '^map_flags:	0x[0-9a-f]*[13579bdf]$' | wc -l)
-[ "$hashes" -gt 0 ] || fail "tracer $sb holds no hash map"
-[ "$prealloc" = 0 ] || fail "$prealloc of tracer $sb's $hashes hash maps are preallocated"
-echo "ok: $hashes hash maps, none preallocated"
+# its hash maps of more than 8192 entries made without preallocation (the
+# shim's BPF_F_NO_PREALLOC, bit 0 of map_flags), the smaller ones (the
+# lock waits', gen.h MW_MAP_WAITS) preallocated, its arrays as they were
+for f in $(grep -l '^map_type:	1$' /proc/$sb/fdinfo/* 2>/dev/null); do
+	awk '/^max_entries:/ { n = $2 } /^map_flags:/ { f = $2 }
+	END { print n, (index("13579bdf", substr(f, length(f))) ? "noprealloc" : "prealloc") }' "$f"
+done >"$OUT/hashmaps"
+big=$(awk '$1 > 8192' "$OUT/hashmaps" | wc -l)
+small=$(awk '$1 <= 8192' "$OUT/hashmaps" | wc -l)
+[ "$big" -gt 0 ] || fail "tracer $sb holds no hash map of more than 8192 entries: $(cat "$OUT/hashmaps")"
+[ "$small" -gt 0 ] || fail "tracer $sb holds no hash map of 8192 entries or fewer: $(cat "$OUT/hashmaps")"
+awk '$1 > 8192 && $2 != "noprealloc"' "$OUT/hashmaps" | grep -q . &&
+	fail "tracer $sb's hash maps of more than 8192 entries preallocated: $(cat "$OUT/hashmaps")"
+awk '$1 <= 8192 && $2 != "prealloc"' "$OUT/hashmaps" | grep -q . &&
+	fail "tracer $sb's hash maps of 8192 entries or fewer not preallocated: $(cat "$OUT/hashmaps")"
+echo "ok: $big hash maps made on demand, $small preallocated"
 a=$(armed $sleeper "$OUT/sites") || fail "reading the sleeper's memory: $a"
 [ "$a" = "$n" ] || fail "$a of $n sites hold an int3 in a process on the libc while traced"
 touch "$OUT/go"
