@@ -155,7 +155,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/fork-arenas build/tests/fixtures/mi-at-exit.so \
 	build/tests/fixtures/busy-alloc build/tests/fixtures/serve-counts \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
-	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork
+	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
+	build/tests/fixtures/exec-after
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -192,6 +193,10 @@ build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
 	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $<
 
 build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/exec-after: tests/fixtures/exec-after.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 

@@ -727,6 +727,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
 				.verbose = o->verbose, .duration_ms = o->duration_ms,
 				.at_exit = t ? mw_sink_exit_snapshot : NULL, .flush = 1,
+				.exec_drain = t != NULL,
 				.arming = t ? mw_sink_arming : NULL,
 				.missing = mw_sink_missing, .sample = mw_sink_sample, .sample_ms = o->interval_ms ?
 				o->interval_ms : o->pid ? 1000 : 100,

@@ -401,6 +401,12 @@ int mw_procs_line(struct mw_procs *p, const char *line)
 		}
 		if (live_mark(p, line))
 			return 0;
+		/* one process's image (protocol.h): never of a run of several,
+		 * whose records would all be lost to it */
+		if (strcmp(line, MW_LINE_EXEC) == 0) {
+			garbled(p);
+			return -1;
+		}
 		for (size_t i = 0; i < p->n; i++)
 			ret |= mw_stream_line(p->pr[i]->st, line);
 		keep_run_line(p, line);

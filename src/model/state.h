@@ -141,6 +141,8 @@ struct mw_probe_count {
 	uint64_t received;	/* streamed lines received (stream mode) */
 	unsigned unavail;	/* bit i: argument i+1 cannot be read */
 	int streamed;		/* mode is stream: received should equal hits */
+	uint64_t hits_before;	/* what the script counted in the program's
+				 * images before the last (mw_state_exec) */
 };
 
 /* setjmp/longjmp aggregates (J records): kind 1 = per jmp_buf, 2 = per
@@ -254,6 +256,19 @@ int mw_state_thread_gone(struct mw_state *st, int tid, uint64_t ns);
 void mw_state_ready(struct mw_state *st);
 void mw_state_end(struct mw_state *st);
 void mw_state_garbled(struct mw_state *st);
+
+/* The process replaced its program image (MW_LINE_EXEC, protocol.h;
+ * the old image's aggregates came just before it): everything known of
+ * the allocator starts again from nothing, as in a new process (arenas,
+ * heaps, threads, events, sbrk, thresholds, settings, retries, jumps,
+ * samples and timeline marks, the libc's load bias), so that the report
+ * is of the last image.  Kept: the probes' declarations (each probe's
+ * hits so far move to its hits_before), the origin, the garbled and
+ * lost counts, the libc's main_arena symbol and the libm's facts. */
+void mw_state_exec(struct mw_state *st);
+/* How many times the process replaced its image while traced; in
+ * *hits_before, the probe hits of the images before the last. */
+unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before);
 
 /* Tables of the script that came back full (their later entries were
  * dropped by the script): a ", "-separated list, "" when none.  Valid

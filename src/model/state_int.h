@@ -72,6 +72,7 @@ struct mw_state {
 	int have_pend, cur_kept;	/* which one U and C records go to */
 	uint64_t waits_latest;	/* the newest C record's count, kept or not */
 	size_t expect_u;	/* U records still to come for it */
+	unsigned execs;		/* images replaced (mw_state_exec) */
 };
 
 /* At the end of the stream (mw_state_finish): the newest sample, when

@@ -40,10 +40,9 @@ struct mw_state *mw_state_new(int pid)
 	return st;
 }
 
-void mw_state_free(struct mw_state *st)
+/* Free what st holds, not st. */
+static void free_contents(struct mw_state *st)
 {
-	if (!st)
-		return;
 	for (size_t i = 0; i < st->narenas; i++)
 		free(st->arenas[i].att);
 	for (size_t i = 0; i < st->nprobes; i++)
@@ -71,7 +70,55 @@ void mw_state_free(struct mw_state *st)
 	for (int i = 0; i < 3; i++)
 		for (int k = 0; k <= MW_JUMP_VALUE; k++)
 			mw_idmap_free(&st->jump_ix[i][k]);
+}
+
+void mw_state_free(struct mw_state *st)
+{
+	if (!st)
+		return;
+	free_contents(st);
 	free(st);
+}
+
+void mw_state_exec(struct mw_state *st)
+{
+	struct mw_state *fresh = mw_state_new(st->pid), old = *st;
+
+	/* the run's: its probes (their counts of the image that ended go to
+	 * hits_before), its origin and counts of what went wrong, the libc's
+	 * and libm's facts; the rest is the image's */
+	for (size_t i = 0; i < old.nprobes; i++) {
+		old.probes[i].hits_before += old.probes[i].hits;
+		old.probes[i].hits = old.probes[i].received = 0;
+	}
+	*st = *fresh;
+	free(fresh);
+	st->seq = old.seq;
+	st->ready = old.ready;
+	st->garbled = old.garbled;
+	st->tracer_lost = old.tracer_lost;
+	st->main_sym = old.main_sym;
+	st->libm = old.libm;
+	st->libm_sites = old.libm_sites;
+	st->probes = old.probes;
+	st->nprobes = old.nprobes;
+	st->cprobes = old.cprobes;
+	st->probe_ix = old.probe_ix;
+	st->origin = old.origin;
+	st->execs = old.execs + 1;
+	old.libm = NULL;
+	old.probes = NULL;
+	old.nprobes = 0;
+	old.probe_ix = (struct mw_idmap){ 0 };
+	free_contents(&old);
+}
+
+unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before)
+{
+	*hits_before = 0;
+	for (size_t i = 0; i < st->nprobes; i++)
+		*hits_before += st->probes[i].hits_before;
+	return st->execs;
 }
 
 void mw_state_set_libm(struct mw_state *st, const char *path, int sites)

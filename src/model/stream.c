@@ -241,6 +241,10 @@ int mw_stream_line(struct mw_state *st, const char *line)
 		mw_state_end(st);
 		return 0;
 	}
+	if (strcmp(line, MW_LINE_EXEC) == 0) {
+		mw_state_exec(st);
+		return 0;
+	}
 	if (!line[0] || line[1] != ' ')
 		goto garbled;
 	if (line[0] == MW_REC_DECLARE) {

@@ -150,6 +150,15 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
+	{
+		uint64_t before;
+		unsigned n = mw_state_execs(st, &before);
+
+		if (n)
+			fprintf(f, "  the program replaced its image (exec) %u time%s: this report is "
+				"of the last (the %" PRIu64 " probe hits before it are not above)\n",
+				n, n == 1 ? "" : "s", before);
+	}
 	if (mw_state_full_tables(st)[0])
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
 			mw_state_full_tables(st));

@@ -83,6 +83,14 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
 		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
 		"by_probe", by, "full_tables", mw_json_str(mw_state_full_tables(st)));
+	{
+		uint64_t before;
+		unsigned n = mw_state_execs(st, &before);
+
+		if (n)	/* the report is of the last image (mw_state_exec) */
+			mw_json_set(&ev, "execs", json_pack("{s:o, s:o}", "images_replaced",
+				jint((int64_t)n), "hits_before", jint((int64_t)before)));
+	}
 	if (o->events || o->settings || o->retries || o->thresholds || o->marks)
 		mw_json_set(&ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
 			"events_log", jint((int64_t)o->events), "settings",

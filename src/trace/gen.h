@@ -124,10 +124,21 @@ int mw_gen_name_ok(const char *name);
  * script of several processes whose probes are of the modes in modes
  * (a bit per enum mw_mode), for the drain probe (opts->linger), to out.
  * stap forbids a delete in a foreach over the same map, and stapbpf
- * has no delete of a whole map: each map's keys are copied into
- * MW_MAP_HITS-entry maps mw_k1..mw_k6 (declared by
- * mw_gen_drain_globals), then deleted one by one. */
+ * has no delete of a whole map: each map's keys are copied, at most
+ * MW_DRAIN_CHUNK at a time (foreach ... limit), into the maps
+ * mw_k1..mw_k6 (declared by mw_gen_drain_globals) and deleted one by
+ * one, until none is left.  MW_DRAIN_CHUNK entries keep those maps small
+ * enough to be preallocated at no cost worth counting (umulti-shim.c). */
+#define MW_DRAIN_CHUNK 1024
 void mw_gen_drain_globals(FILE *out, unsigned modes);
 void mw_gen_drain_clear(FILE *out, unsigned modes);
+
+/* gen_drain.c: the statements that empty every aggregate of a script of
+ * one process (its maps and the sbrk account's scalars), for the exec
+ * probe (protocol.h, MW_EXEC_FILE), to out: under the kernel runtime a
+ * delete of each whole map, under the bpf runtime as the drain does,
+ * through mw_x1..mw_x5 (declared by mw_gen_exec_globals). */
+void mw_gen_exec_globals(FILE *out, unsigned modes);
+void mw_gen_exec_clear(FILE *out, unsigned modes, int bpf);
 
 #endif /* MALLOCWATCH_GEN_H */

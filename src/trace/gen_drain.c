@@ -1,17 +1,25 @@
 /* gen_drain.c - the drain probe's emptying of a lingering session's
  * aggregate maps (gen.h, opts->linger), so that the next run served by
- * the same tracer starts from nothing.
+ * the same tracer starts from nothing; and the exec probe's emptying of
+ * one process's, so that its next program image starts from nothing
+ * (protocol.h, MW_EXEC_FILE).
  *
  * stap refuses a delete inside a foreach over the same map ("variable
  * modified during 'foreach' iteration") and stapbpf has no delete of a
  * whole map, so each map's keys are first copied into the key maps
- * mw_k1..mw_kN, indexed by a counter, and then deleted one by one.  The
- * keys are read back into locals first: stapbpf deletes nothing when a
- * delete's key is itself a map lookup.  For the hits map this gives:
+ * mw_k1..mw_kN, indexed by a counter, MW_DRAIN_CHUNK at a time, and then
+ * deleted one by one, until none is left.  The keys are read back into
+ * locals first: stapbpf deletes nothing when a delete's key is itself a
+ * map lookup.  For the hits map this gives:
  *
- *	n = 0
- *	foreach ([k1, k2, k3] in mw_n) { mw_k1[n] = k1; mw_k2[n] = k2; mw_k3[n] = k3; n = n + 1 }
- *	for (j = 0; j < n; j++) { k1 = mw_k1[j]; k2 = mw_k2[j]; k3 = mw_k3[j]; delete mw_n[k1, k2, k3] }
+ *	n = 1
+ *	r = 0
+ *	while (n > 0 && r < 66) {
+ *		n = 0
+ *		foreach ([k1, k2, k3] in mw_n limit 1024) { mw_k1[n] = k1; ...; n = n + 1 }
+ *		for (j = 0; j < n; j++) { k1 = mw_k1[j]; ...; delete mw_n[k1, k2, k3] }
+ *		r = r + 1
+ *	}
  */
 #include <stdio.h>
 
@@ -19,31 +27,35 @@
 #include "probetab.h"
 
 /* The aggregate maps of a script of several processes (gen.c's globals):
- * name, keys, and the mode whose probes fill them (-1: every script). */
+ * name, keys, and the mode whose probes fill them (-1: every script);
+ * one: its keys in a script of one process, for the exec probe (0: a
+ * scalar there, set to 0; -1: not emptied, mw_sany is not there and
+ * mw_msamp's caps are the run's). */
 static const struct {
 	const char *name;
 	int keys;
 	int mode;
+	int one;
 } maps[] = {
-	{ "mw_n", 3, -1 },
-	{ "mw_bias", 1, -1 },
-	{ "mw_h", 2, MW_MODE_HEAP },
-	{ "mw_hmhi", 2, MW_MODE_HEAP },
-	{ "mw_hlhi", 2, MW_MODE_HEAP },
-	{ "mw_harena", 2, MW_MODE_HEAP },
-	{ "mw_wait", 3, MW_MODE_WAIT },
-	{ "mw_sgrown", 1, MW_MODE_SBRK },
-	{ "mw_strim", 1, MW_MODE_SBRK },
-	{ "mw_snmore", 1, MW_MODE_SBRK },
-	{ "mw_snless", 1, MW_MODE_SBRK },
-	{ "mw_speak", 1, MW_MODE_SBRK },
-	{ "mw_sfirst", 1, MW_MODE_SBRK },
-	{ "mw_slast", 1, MW_MODE_SBRK },
-	{ "mw_sfail", 1, MW_MODE_SBRK },
-	{ "mw_slfail", 1, MW_MODE_SBRK },
-	{ "mw_sany", 1, MW_MODE_SBRK },
-	{ "mw_j", 6, MW_MODE_SETJMP },
-	{ "mw_msamp", 1, MW_MODE_MATH },
+	{ "mw_n", 3, -1, 2 },
+	{ "mw_bias", 1, -1, 0 },
+	{ "mw_h", 2, MW_MODE_HEAP, 1 },
+	{ "mw_hmhi", 2, MW_MODE_HEAP, 1 },
+	{ "mw_hlhi", 2, MW_MODE_HEAP, 1 },
+	{ "mw_harena", 2, MW_MODE_HEAP, 1 },
+	{ "mw_wait", 3, MW_MODE_WAIT, 2 },
+	{ "mw_sgrown", 1, MW_MODE_SBRK, 0 },
+	{ "mw_strim", 1, MW_MODE_SBRK, 0 },
+	{ "mw_snmore", 1, MW_MODE_SBRK, 0 },
+	{ "mw_snless", 1, MW_MODE_SBRK, 0 },
+	{ "mw_speak", 1, MW_MODE_SBRK, 0 },
+	{ "mw_sfirst", 1, MW_MODE_SBRK, 0 },
+	{ "mw_slast", 1, MW_MODE_SBRK, 0 },
+	{ "mw_sfail", 1, MW_MODE_SBRK, 0 },
+	{ "mw_slfail", 1, MW_MODE_SBRK, 0 },
+	{ "mw_sany", 1, MW_MODE_SBRK, -1 },
+	{ "mw_j", 6, MW_MODE_SETJMP, 5 },
+	{ "mw_msamp", 1, MW_MODE_MATH, -1 },
 };
 
 static int present(int mode, unsigned modes)
@@ -51,16 +63,18 @@ static int present(int mode, unsigned modes)
 	return mode < 0 || (modes & (1u << mode));
 }
 
-void mw_gen_drain_globals(FILE *out, unsigned modes)
+/* global PREFIX1[MW_DRAIN_CHUNK], ...: room for the keys of the maps
+ * of modes with the most keys (one: in a script of one process) */
+static void key_maps(FILE *out, unsigned modes, int one, const char *prefix)
 {
 	int most = 1;
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-		if (present(maps[i].mode, modes) && maps[i].keys > most)
-			most = maps[i].keys;
+		if (present(maps[i].mode, modes) && (one ? maps[i].one : maps[i].keys) > most)
+			most = one ? maps[i].one : maps[i].keys;
 	fprintf(out, "global ");
 	for (int k = 1; k <= most; k++)
-		fprintf(out, "%smw_k%d[%d]", k > 1 ? ", " : "", k, MW_MAP_HITS);
+		fprintf(out, "%s%s%d[%d]", k > 1 ? ", " : "", prefix, k, MW_DRAIN_CHUNK);
 	fprintf(out, "\n");
 }
 
@@ -71,23 +85,55 @@ static void keys(FILE *out, int n)
 		fprintf(out, "%sk%d", k > 1 ? ", " : "", k);
 }
 
+/* Empty map, of n keys, through the key maps PREFIX1..PREFIXn:
+ * MW_DRAIN_CHUNK keys at a time, until a round finds none (stapbpf
+ * runs no do-while: it loops for ever; a bound on the rounds, the
+ * largest map's and one more, keeps a broken map from doing so). */
+static void empty_map(FILE *out, const char *map, int n, const char *prefix)
+{
+	fprintf(out, "\tn = 1\n\tr = 0\n\twhile (n > 0 && r < %d) {\n\t\tn = 0\n\t\tforeach (%s",
+		MW_MAP_HITS / MW_DRAIN_CHUNK + 2, n > 1 ? "[" : "");
+	keys(out, n);
+	fprintf(out, "%s in %s limit %d) {", n > 1 ? "]" : "", map, MW_DRAIN_CHUNK);
+	for (int k = 1; k <= n; k++)
+		fprintf(out, " %s%d[n] = k%d;", prefix, k, k);
+	fprintf(out, " n = n + 1 }\n\t\tfor (j = 0; j < n; j++) {");
+	for (int k = 1; k <= n; k++)
+		fprintf(out, " k%d = %s%d[j];", k, prefix, k);
+	fprintf(out, " delete %s[", map);
+	keys(out, n);
+	fprintf(out, "] }\n\t\tr = r + 1\n\t}\n");
+}
+
+void mw_gen_drain_globals(FILE *out, unsigned modes)
+{
+	key_maps(out, modes, 0, "mw_k");
+}
+
 void mw_gen_drain_clear(FILE *out, unsigned modes)
 {
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		int n = maps[i].keys;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		if (present(maps[i].mode, modes))
+			empty_map(out, maps[i].name, maps[i].keys, "mw_k");
+}
 
-		if (!present(maps[i].mode, modes))
+void mw_gen_exec_globals(FILE *out, unsigned modes)
+{
+	key_maps(out, modes, 1, "mw_x");
+}
+
+void mw_gen_exec_clear(FILE *out, unsigned modes, int bpf)
+{
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		int n = maps[i].one;
+
+		if (!present(maps[i].mode, modes) || n < 0)
 			continue;
-		fprintf(out, "\tn = 0\n\tforeach (%s", n > 1 ? "[" : "");
-		keys(out, n);
-		fprintf(out, "%s in %s) {", n > 1 ? "]" : "", maps[i].name);
-		for (int k = 1; k <= n; k++)
-			fprintf(out, " mw_k%d[n] = k%d;", k, k);
-		fprintf(out, " n = n + 1 }\n\tfor (j = 0; j < n; j++) {");
-		for (int k = 1; k <= n; k++)
-			fprintf(out, " k%d = mw_k%d[j];", k, k);
-		fprintf(out, " delete %s[", maps[i].name);
-		keys(out, n);
-		fprintf(out, "] }\n");
+		if (n == 0)
+			fprintf(out, "\t%s = 0\n", maps[i].name);
+		else if (!bpf)	/* the kernel runtime deletes a whole map */
+			fprintf(out, "\tdelete %s\n", maps[i].name);
+		else
+			empty_map(out, maps[i].name, n, "mw_x");
 	}
 }

@@ -108,14 +108,9 @@ static void dump_multi(struct gen *g)
 	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
 }
 
-/* The aggregates, then MW_LINE_END: printed once, by whichever of the
- * flush and the end probe runs first. */
-static void dump(struct gen *g)
+/* The aggregates of a script of one process, as records. */
+static void dump_one(struct gen *g)
 {
-	if (g->multi) {
-		dump_multi(g);
-		return;
-	}
 	static const char *const n[] = { "i", "t", "mw_n[i, t]" };
 	static const char *const h[] = { "h", "mw_harena[h]", HEAP_SIZE("mw_h[h]"),
 					 HEAP_PEAK("mw_h[h]"), HEAP_NMORE("mw_h[h]", "mw_hmhi[h]"),
@@ -149,8 +144,19 @@ static void dump(struct gen *g)
 		mw_gen_emit_print(g, "\t\t", "K", 2, 6, jt);
 	}
 	mw_gen_emit_print(g, "\t", "B", 0, 1, b);
+}
+
+/* The aggregates, then MW_LINE_END: printed once, by whichever of the
+ * flush and the end probe runs first. */
+static void dump(struct gen *g)
+{
+	if (g->multi) {
+		dump_multi(g);
+		return;
+	}
+	dump_one(g);
 	skipped(g);
-	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
+	fprintf(g->out, "\tprintf(\"%s\\n\")\n", MW_LINE_END);
 }
 
 /* The flush (procfs("flush").read, MW_FLUSH_FILE): the driver reads it
@@ -205,6 +211,12 @@ void mw_gen_end_probes(struct gen *g)
 	}
 	if (g->multi)	/* no samples of several processes (trace_multi.h) */
 		return;
+	/* the program replaced its image: the old image's aggregates, and
+	 * the new one's start from nothing (protocol.h, MW_EXEC_FILE) */
+	fprintf(f, "\nprobe procfs(\"%s\").read {\n\tif (mw_flushed) next\n", MW_EXEC_FILE);
+	dump_one(g);
+	mw_gen_exec_clear(f, g->modes, g->o->runtime == MW_RT_BPF);
+	fprintf(f, "\tprintf(\"%s\\n\")\n\t$value = \"1\\n\"\n}\n", MW_LINE_EXEC);
 	/* the lock waits so far, for mallocwatch's periodic samples: a sum
 	 * over the (small) wait table in the reader, nothing in the hot
 	 * handler */

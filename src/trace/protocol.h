@@ -46,6 +46,16 @@
  * every process, empties them and prints MW_LINE_END; the tracer goes on
  * for the next run. */
 #define MW_DRAIN_FILE "drain"
+/* -c, one process (gen.h, neither several processes nor --linger): the
+ * program replaced its image (execve(2) after its first, as a wrapper
+ * script or env(1) does), and mallocwatch holds it at that exec's ptrace
+ * stop, where no probe of the old image can fire any more.  Reading this
+ * file prints the old image's aggregates (as at the end, without
+ * MW_LINE_END), empties them and prints MW_LINE_EXEC; the model then
+ * starts the new image's from nothing (stream.c, mw_state_exec), so the
+ * report is of the last image, as its exit snapshot is. */
+#define MW_EXEC_FILE "exec"
+#define MW_LINE_EXEC "MW 1 exec"
 /* The script's procfs probe that prints the lock waits counted so far (a
  * C record) without ending anything; read at every --interval sample. */
 #define MW_SAMPLE_FILE "sample"

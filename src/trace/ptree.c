@@ -280,6 +280,17 @@ int mw_ptree_next(struct mw_ptree *t, struct mw_ptree_event *ev)
 	return 0;
 }
 
+int mw_ptree_hold(struct mw_ptree *t, pid_t pid)
+{
+	struct tracee *tr = find(t, pid);
+
+	if (!tr || t->pending != pid)
+		return -1;
+	t->pending = 0;
+	tr->held = 1;
+	return 0;
+}
+
 void mw_ptree_release(struct mw_ptree *t, pid_t pid)
 {
 	struct tracee *tr = find(t, pid);

@@ -65,8 +65,14 @@ struct mw_ptree *mw_ptree_attach(pid_t pid);
  * Never blocks. */
 int mw_ptree_next(struct mw_ptree *t, struct mw_ptree_event *ev);
 
-/* Let pid go on from its exit stop (MW_PT_EXIT_STOP). */
+/* Let pid go on from its exit stop (MW_PT_EXIT_STOP), or from the exec
+ * stop mw_ptree_hold kept it in. */
 void mw_ptree_release(struct mw_ptree *t, pid_t pid);
+
+/* Keep pid in the exec stop (MW_PT_EXEC) the last mw_ptree_next gave,
+ * which the next call would have ended, until mw_ptree_release.  0, or
+ * -1 when that was not pid's. */
+int mw_ptree_hold(struct mw_ptree *t, pid_t pid);
 
 /* Processes traced that have not ended (MW_PT_EXITED not yet given). */
 size_t mw_ptree_live(const struct mw_ptree *t);

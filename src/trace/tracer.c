@@ -164,6 +164,8 @@ static void stdout_line(struct run *rn, char *line)
 			rn->fn(rn->ctx, line);	/* garbled: the model counts it */
 		return;
 	}
+	if (rn->exec_pid && strcmp(line, MW_LINE_EXEC) == 0)
+		rn->exec_seen = 1;
 	if (!rn->end_seen && strcmp(line, MW_LINE_END) == 0) {
 		rn->end_seen = 1;
 		rn->end_at = mw_now_ms();
@@ -247,7 +249,7 @@ static int sample_due(struct run *rn, int max_ms)
 	if (o->live_ms > 0)
 		return live_due(rn, max_ms);
 	if (!o->sample || o->sample_ms <= 0 || !rn->r->ready || rn->stopping || rn->flushing ||
-	    rn->pidfd < 0 || rn->r->have_status || rn->r->exit_stopped)
+	    rn->exec_pid || rn->pidfd < 0 || rn->r->have_status || rn->r->exit_stopped)
 		return max_ms;
 	if (!rn->next_sample)
 		rn->next_sample = now + o->sample_ms;
@@ -457,7 +459,7 @@ static void loop(struct run *rn)
 
 	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
 		/* the program's ptrace stops wake poll through chld_pipe */
-		int tmo = sample_due(rn, rn->flushing ? 5 :
+		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
 				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
 		struct pollfd p[7] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
@@ -478,6 +480,8 @@ static void loop(struct run *rn)
 		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over)
 			mw_tr_reap_program(rn, 0);	/* ptrace stops; the exits */
 		mw_tr_cgroup_look(rn);
+		if (rn->exec_pid)
+			mw_tr_exec_check(rn);
 		if (rn->flushing)
 			mw_tr_flush_check(rn);
 		if (rn->detach_bg)	/* -p: flushed, the tracer left detaching */
@@ -639,7 +643,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 {
 	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
 			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1,
-			  .sample_fd = -1, .tracer_fd = -1 };
+			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
 	int errpipe = -1, ret = -1, cached = 0;

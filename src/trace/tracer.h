@@ -73,6 +73,12 @@ struct mw_tracer_opts {
 	 * they count have come (missing() == 0), then the tracer is told to
 	 * stop and left to remove its uprobes on its own (r->detaching). */
 	int flush;
+	/* -c, a script of one process (it has the exec probe, protocol.h
+	 * MW_EXEC_FILE): when the program replaces its image after its
+	 * first exec, hold it at that exec's stop, read the exec file, and
+	 * let it go on once MW_LINE_EXEC has come (or FLUSH_WAIT_MS passed,
+	 * warned: the report then mixes the images) */
+	int exec_drain;
 	/* events the aggregates count that have not arrived yet; NULL: do
 	 * not wait for any */
 	unsigned long long (*missing)(void *ctx);

@@ -151,6 +151,47 @@ void mw_tr_flush_check(struct run *rn)
 	mw_tr_flush_end(rn);
 }
 
+/* The program replaced its image (after its first exec): hold it at
+ * the exec stop, where no probe of the old image can fire, and have the
+ * script print and empty the old image's aggregates (protocol.h,
+ * MW_EXEC_FILE); mw_tr_exec_check lets it go on. */
+static void exec_start(struct run *rn, pid_t pid)
+{
+	static int warned;
+	char err[PATH_MAX + 128];
+
+	if (!rn->o->exec_drain || !rn->r->ready || rn->stopping || rn->flushing ||
+	    rn->exec_pid || rn->out_fd < 0 || rn->tracer <= 0)
+		return;
+	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
+			  &rn->exec_fd, err, sizeof(err)) < 0) {
+		if (!warned++)
+			mw_warn("the program replaced its image (exec), and the tracer's totals "
+				"could not be emptied for the new one (%s): the report mixes "
+				"its images", err);
+		return;
+	}
+	if (mw_ptree_hold(rn->pt, pid) < 0) {	/* cannot be: the event was pid's */
+		mw_procfs_settle(&rn->exec_fd, PROCFS_SETTLE_MS);
+		return;
+	}
+	rn->exec_pid = pid;
+	rn->exec_seen = 0;
+	rn->exec_until = mw_now_ms() + FLUSH_WAIT_MS;
+}
+
+void mw_tr_exec_check(struct run *rn)
+{
+	if (!rn->exec_seen && mw_now_ms() < rn->exec_until && rn->out_fd >= 0)
+		return;
+	if (!rn->exec_seen)
+		mw_warn("the tracer did not answer at the program's exec in %d ms: the report "
+			"mixes its images", FLUSH_WAIT_MS);
+	mw_procfs_settle(&rn->exec_fd, PROCFS_SETTLE_MS);
+	mw_ptree_release(rn->pt, rn->exec_pid);
+	rn->exec_pid = 0;
+}
+
 /* One event of the program's tree (ptree.h).  The exit stop runs
  * at_exit, and the flush when no other process is left; a new process
  * joins the tracer's set before it runs, and leaves it once reaped. */
@@ -165,6 +206,9 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 		mw_tr_set_add(rn, ev->pid);
 		break;
 	case MW_PT_EXEC:
+		/* the first: the program itself, started from mallocwatch */
+		if (ev->pid == rn->prog && ++rn->prog_execs > 1)
+			exec_start(rn, ev->pid);
 		if (o->on_exec)
 			o->on_exec(rn->ctx, ev->pid);
 		break;

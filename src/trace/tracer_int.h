@@ -61,7 +61,19 @@ struct run {
 	struct linebuf out, errb;
 	struct mw_linger *lg;	/* --linger: the session armed or joined */
 	int handback;		/* drained: the tracer goes back to it */
+	/* the program's images (opts->exec_drain): its execs seen, the exec
+	 * file asked (-1), the process held at its exec stop until
+	 * MW_LINE_EXEC came (exec_seen) or exec_until */
+	unsigned prog_execs;
+	int exec_fd;
+	pid_t exec_pid;
+	int exec_seen;
+	long long exec_until;
 };
+
+/* tracer_end.c: the held exec's end, once MW_LINE_EXEC came or waiting
+ * ran out (opts->exec_drain) */
+void mw_tr_exec_check(struct run *rn);
 
 /* tracer_set.c: open the tracer's set once its maps exist (-f, --cgroup,
  * serve, --repeat, an untargeted session; warned when it cannot be); add

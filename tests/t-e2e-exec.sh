@@ -1,0 +1,66 @@
+#!/bin/sh
+# End to end: a program that replaces its image (a wrapper: env(1), a
+# launcher script) is reported as its last image.  exec-after leaves
+# something in each of the tracer's aggregates (6 MiB of sbrk, a thread's
+# arena and heap, a mallopt, a setjmp) and execs sbrk-trim, which prints
+# its own malloc_info() at its end: the report must be exact against that
+# (sbrk net against main_arena's system bytes, the arenas and their heaps),
+# hold none of the wrapper's events, and say how many images it left out.
+# Twice: one exec, and two (the wrapper execs itself first).
+. tests/lib.sh
+need_root
+need_libc
+FIX=build/tests/fixtures/exec-after
+[ -x $FIX ] || exit 99
+
+# sbrk-trim alone: its hits, probe by probe, are what a report of it
+# after an exec must hold (glibc's own start sets a jmp_buf in each image)
+"$MW" -q --json "$OUT/alone.json" -o "$OUT/alone.txt" -c ./examples/sbrk-trim 8 \
+	>"$OUT/alone.xml" || fail "alone: mallocwatch exited $?"
+run() {	# NAME EXECS CMD...: the run, compared, its execs checked
+	name=$1 execs=$2
+	shift 2
+	"$MW" -q --json "$OUT/$name.json" -o "$OUT/$name.txt" -c "$@" >"$OUT/$name.xml" ||
+		fail "$name: mallocwatch exited $?"
+	mkdir -p "$OUT/$name"
+	python3 tests/malloc_info_compare.py "$OUT/$name.xml" "$OUT/$name.json" "$OUT/$name" ||
+		exit 99
+	expect_same "$OUT/$name/expected.txt" "$OUT/$name/actual.txt"
+	python3 - "$OUT/$name.json" "$execs" "$OUT/alone.json" <<'PY' || fail "$name: $(grep -i 'image' "$OUT/$name.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = int(sys.argv[2])
+ex = r["events"].get("execs")
+print("execs:", ex)
+assert ex and ex["images_replaced"] == want, ex
+# before the last image: the wrapper's sbrk_more (6 MiB in 16 KiB blocks
+# is more than one), its mallopt, arena_new and heap_new, each image's
+assert ex["hits_before"] >= 5 * want, ex
+by = r["events"]["by_probe"]
+alone = json.load(open(sys.argv[3]))["events"]["by_probe"]
+assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
+                     if by.get(p) != alone.get(p)}
+for s in r["settings"]:
+    assert s.get("value") != 12288 * 4096, s
+assert len(r["arenas"]) == 1 and not r["heaps"], (r["arenas"], r["heaps"])
+# the break moved inside sbrk-trim's own heap: its net is its malloc_info's
+# (compared above), and nothing of the 6 MiB the wrapper kept
+assert r["sbrk"]["grown"] < 24 * 2**20, r["sbrk"]
+PY
+	grep -q "replaced its image (exec) $execs time" "$OUT/$name.txt" ||
+		fail "$name: the text report does not say the image was replaced $execs times"
+}
+run one 1 $FIX ./examples/sbrk-trim 8
+# a saved stream replays to the same image (the exec line is in it)
+"$MW" -q --save-stream "$OUT/one.stream" -o /dev/null --json "$OUT/saved.json" \
+	-c $FIX ./examples/sbrk-trim 8 >/dev/null || fail "saving: mallocwatch exited $?"
+"$MW" replay --json "$OUT/replayed.json" -o /dev/null "$OUT/one.stream" ||
+	fail "replay exited $?"
+python3 - "$OUT/saved.json" "$OUT/replayed.json" <<'PY' || fail "the replay differs"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("sbrk", "arenas", "heaps", "settings"):
+    assert a[k] == b[k], (k, a[k], b[k])
+assert a["events"]["execs"] == b["events"]["execs"] and a["events"]["execs"]["images_replaced"] == 1
+PY
+run two 2 $FIX $FIX ./examples/sbrk-trim 8
