@@ -620,6 +620,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.ledger_end = k->pr->ledger_end,
+		.last_argv = !o->pid ? (const char *const *)k->pr->argv : NULL,
 		.env = &menv, .stacks = k->stacks };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);

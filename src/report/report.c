@@ -154,10 +154,15 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		uint64_t before;
 		unsigned n = mw_state_execs(st, &before);
 
-		if (n)
+		if (n) {
 			fprintf(f, "  the program replaced its image (exec) %u time%s: this report is "
-				"of the last (the %" PRIu64 " probe hits before it are not above)\n",
-				n, n == 1 ? "" : "s", before);
+				"of the last", n, n == 1 ? "" : "s");
+			for (const char *const *a = ri->last_argv; a && *a; a++) {
+				fputs(a == ri->last_argv ? ", " : " ", f);
+				mw_fputs_quoted(*a, f);	/* the process's: quoted */
+			}
+			fprintf(f, " (the %" PRIu64 " probe hits before it are not above)\n", before);
+		}
 	}
 	if (mw_state_full_tables(st)[0])
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",

@@ -44,6 +44,9 @@ struct mw_run_info {
 	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
 	 * the process had exited) */
 	const struct mw_snapshot *snap_attach, *snap_end;
+	/* -c: the command line of the program's last image, read at its
+	 * exit, when it replaced its image (mw_state_execs); NULL: unknown */
+	const char *const *last_argv;
 	/* -c: the allocator read at the program's exit (NULL: not taken),
 	 * and the RSS ledger read with it (NULL: none) */
 	const struct mw_snapshot *snap_exit;

@@ -87,9 +87,19 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 		uint64_t before;
 		unsigned n = mw_state_execs(st, &before);
 
-		if (n)	/* the report is of the last image (mw_state_exec) */
-			mw_json_set(&ev, "execs", json_pack("{s:o, s:o}", "images_replaced",
-				jint((int64_t)n), "hits_before", jint((int64_t)before)));
+		if (n) {	/* the report is of the last image (mw_state_exec) */
+			json_t *ex = json_pack("{s:o, s:o}", "images_replaced", jint((int64_t)n),
+					       "hits_before", jint((int64_t)before));
+
+			if (ex && ri->last_argv) {
+				json_t *a = json_array();
+
+				for (const char *const *s = ri->last_argv; *s; s++)
+					mw_json_append(&a, mw_json_str(*s));
+				mw_json_set(&ex, "last_argv", a);
+			}
+			mw_json_set(&ev, "execs", ex);
+		}
 	}
 	if (o->events || o->settings || o->retries || o->thresholds || o->marks)
 		mw_json_set(&ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
