@@ -67,3 +67,34 @@ assert (ea["images_replaced"], ea["hits_before"]) == (eb["images_replaced"], eb[
 assert ea["images_replaced"] == 1, ea
 PY
 run two 2 $FIX $FIX ./examples/sbrk-trim 8
+
+# -f: the program replaces its image (exec-after, then sh), and so does
+# the process sh creates (sh's copy, then exec-after, then sbrk-trim):
+# each report is of its process's last image
+"$MW" -q -f --json "$OUT/tree.json" -o "$OUT/tree.txt" -c $FIX /bin/sh -c \
+	"$FIX ./examples/sbrk-trim 8 >'$OUT/child.xml'" || fail "tree: mallocwatch exited $?"
+python3 - "$OUT/tree.json" "$OUT/alone.json" "$OUT/child.json" <<'PY' || fail "tree: $(grep -i 'image\|^mallocwatch' "$OUT/tree.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ps = r["processes"]
+assert len(ps) == 2, [p["target"] for p in ps]
+root, child = sorted(ps, key=lambda p: p["ppid"] or 0)
+for p, want in ((root, 1), (child, 1)):
+    ex = p["events"].get("execs")
+    print(p["target"].get("pid"), "execs:", ex)
+    # the child's first exec started its program (from sh's copy)
+    assert ex and ex["images_replaced"] == want and ex["hits_before"] >= 5, ex
+    assert len(p["arenas"]) == 1 and not p["heaps"], (p["arenas"], p["heaps"])
+    for s in p["settings"]:
+        assert s.get("value") != 12288 * 4096, s
+# sh kept nothing like exec-after's 6 MiB
+assert root["sbrk"]["grown"] < 2**20, root["sbrk"]
+alone = json.load(open(sys.argv[2]))["events"]["by_probe"]
+by = child["events"]["by_probe"]
+assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
+                     if by.get(p) != alone.get(p)}
+json.dump(child, open(sys.argv[3], "w"))
+PY
+mkdir -p "$OUT/child"
+python3 tests/malloc_info_compare.py "$OUT/child.xml" "$OUT/child.json" "$OUT/child" || exit 99
+expect_same "$OUT/child/expected.txt" "$OUT/child/actual.txt"

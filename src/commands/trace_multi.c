@@ -152,9 +152,9 @@ static void tree_exec(void *ctx, pid_t pid)
 
 	if (!pr)
 		return;
-	if (pr->parent && mw_procs_renew(k->procs, pr) == 0)	/* not the program's
-								 * own first exec */
-		prep_state(k, pr->st);
+	/* the tracer empties its old image's totals (tracer.h exec_drain)
+	 * and their records end with its exec line, at which the model
+	 * starts again (procs.c): nothing to do here but look at it */
 	mw_process_observe(pr);
 }
 
@@ -699,6 +699,7 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 				  .attach_pid = set->pid[0], .more_pids = set->pid + 1,
 				  .nmore = set->n - 1, .duration_ms = o->duration_ms,
 				  .cgroup = o->cgroup, .join = join, .follow = o->follow,
+				  .exec_drain = o->follow,
 				  .at_exit = o->follow ? tree_exit_stop : NULL },
 				  libc_path, report, detaching);
 cleanup:
@@ -734,7 +735,7 @@ int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const str
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
-				  .target = t, .follow = 1, .at_exit = tree_exit_stop,
+				  .target = t, .follow = 1, .exec_drain = 1, .at_exit = tree_exit_stop,
 				  .arming = tree_arming },
 				  libc_path, report, detaching);
 cleanup:

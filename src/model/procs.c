@@ -152,21 +152,6 @@ void mw_procs_set_multi(struct mw_procs *p)
 	p->multi = 1;
 }
 
-int mw_procs_renew(struct mw_procs *p, struct mw_process *pr)
-{
-	struct mw_state *st = mw_state_new(pr->pid);
-
-	if (!st)
-		return -1;
-	mw_state_free(pr->st);
-	pr->st = st;
-	mw_snapshot_free(pr->at_attach);
-	pr->at_attach = NULL;
-	for (size_t i = 0; i < p->nrun; i++)
-		mw_stream_line(st, p->run_lines[i]);
-	return 0;
-}
-
 struct mw_process *mw_procs_add(struct mw_procs *p, int pid)
 {
 	struct mw_process *pr;
@@ -413,6 +398,15 @@ int mw_procs_line(struct mw_procs *p, const char *line)
 		return ret;
 	}
 	pid = prefix(line, &rest);
+	if (pid > 0 && !p->in_live && strcmp(rest, MW_LINE_EXEC) == 0 &&
+	    (st = mw_procs_find(p, pid))) {
+		struct mw_process *pr = mw_procs_by_pid(p, pid);
+
+		/* its image replaced: what was read of the old one goes too */
+		mw_snapshot_free(pr->at_attach);
+		pr->at_attach = NULL;
+		return mw_stream_line(st, rest);
+	}
 	if (pid < 0 || !(st = mw_procs_find(p, pid)) || rest[0] == MW_REC_DECLARE ||
 	    rest[0] == MW_REC_PROCESS || rest[0] == '#' || rest[0] == 'M') {
 		/* a live reading's record of a process that left: not garbled */

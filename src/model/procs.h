@@ -112,11 +112,6 @@ void mw_procs_set_multi(struct mw_procs *p);
  * memory ran out. */
 struct mw_process *mw_procs_add(struct mw_procs *p, int pid);
 
-/* pr (of p) runs a new program (execve): a new, empty model that has seen
- * the run's lines so far, and no snapshot at attach.  0, or -1 when
- * memory ran out (pr is left as it was). */
-int mw_procs_renew(struct mw_procs *p, struct mw_process *pr);
-
 /* Drop process pid from the run (it exited, or is no longer selected):
  * its model and what was read of it are freed; later records of it are
  * garbled.  0, or -1 when it is not in the run. */
@@ -144,8 +139,11 @@ struct mw_state *mw_procs_find(const struct mw_procs *p, int pid);
 /* Is the run of several processes (records prefixed)?  1 or 0. */
 int mw_procs_multi(const struct mw_procs *p);
 
-/* One tracer line (without its newline) into the models as above.  0, or
- * -1 when it was garbled (counted). */
+/* One tracer line (without its newline) into the models as above.  A
+ * process's exec line (protocol.h, MW_LINE_EXEC, prefixed in a run of
+ * several) starts its model again (mw_state_exec) and drops its snapshot
+ * at attach, of the image it replaced; unprefixed in a run of several,
+ * it is garbled.  0, or -1 when it was garbled (counted). */
 int mw_procs_line(struct mw_procs *p, const char *line);
 
 #endif /* MALLOCWATCH_PROCS_H */

@@ -554,8 +554,8 @@ static void globals_and_begin(struct gen *g)
 		fprintf(f, "global mw_msamp[256]\n");
 	if (g->multi && g->o->linger)
 		mw_gen_drain_globals(f, g->modes);
-	if (!g->multi && g->o->runtime == MW_RT_BPF)	/* the exec probe's */
-		mw_gen_exec_globals(f, g->modes);
+	if ((!g->multi && g->o->runtime == MW_RT_BPF) || (g->multi && g->o->dynamic))
+		mw_gen_exec_globals(f, g->modes, g->multi);	/* the exec probe's */
 	if (g->multi)
 		fprintf(f, "global mw_pids[%zu]%s\n",
 			g->o->dynamic || untargeted ? MW_MAP_PIDS : g->o->npids,

@@ -137,8 +137,12 @@ void mw_gen_drain_clear(FILE *out, unsigned modes);
  * one process (its maps and the sbrk account's scalars), for the exec
  * probe (protocol.h, MW_EXEC_FILE), to out: under the kernel runtime a
  * delete of each whole map, under the bpf runtime as the drain does,
- * through mw_x1..mw_x5 (declared by mw_gen_exec_globals). */
-void mw_gen_exec_globals(FILE *out, unsigned modes);
+ * through mw_x1..mw_x5 (declared by mw_gen_exec_globals, multi 0).  And
+ * the exec probe's of a script of a changing set: the entries of the
+ * processes marked in mw_pids (value 2) only, through mw_x1..mw_x6
+ * (multi 1), under either runtime. */
+void mw_gen_exec_globals(FILE *out, unsigned modes, int multi);
+void mw_gen_exec_clear_marked(FILE *out, unsigned modes);
 void mw_gen_exec_clear(FILE *out, unsigned modes, int bpf);
 
 #endif /* MALLOCWATCH_GEN_H */

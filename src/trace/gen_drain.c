@@ -27,35 +27,36 @@
 #include "probetab.h"
 
 /* The aggregate maps of a script of several processes (gen.c's globals):
- * name, keys, and the mode whose probes fill them (-1: every script);
- * one: its keys in a script of one process, for the exec probe (0: a
- * scalar there, set to 0; -1: not emptied, mw_sany is not there and
- * mw_msamp's caps are the run's). */
+ * name, keys, the mode whose probes fill them (-1: every script), which
+ * of the keys is the process (from 1; 0: none, mw_msamp's caps are the
+ * run's); one: its keys in a script of one process, for the exec probe
+ * (0: a scalar there, set to 0; -1: not emptied, mw_sany is not there). */
 static const struct {
 	const char *name;
 	int keys;
 	int mode;
+	int pkey;
 	int one;
 } maps[] = {
-	{ "mw_n", 3, -1, 2 },
-	{ "mw_bias", 1, -1, 0 },
-	{ "mw_h", 2, MW_MODE_HEAP, 1 },
-	{ "mw_hmhi", 2, MW_MODE_HEAP, 1 },
-	{ "mw_hlhi", 2, MW_MODE_HEAP, 1 },
-	{ "mw_harena", 2, MW_MODE_HEAP, 1 },
-	{ "mw_wait", 3, MW_MODE_WAIT, 2 },
-	{ "mw_sgrown", 1, MW_MODE_SBRK, 0 },
-	{ "mw_strim", 1, MW_MODE_SBRK, 0 },
-	{ "mw_snmore", 1, MW_MODE_SBRK, 0 },
-	{ "mw_snless", 1, MW_MODE_SBRK, 0 },
-	{ "mw_speak", 1, MW_MODE_SBRK, 0 },
-	{ "mw_sfirst", 1, MW_MODE_SBRK, 0 },
-	{ "mw_slast", 1, MW_MODE_SBRK, 0 },
-	{ "mw_sfail", 1, MW_MODE_SBRK, 0 },
-	{ "mw_slfail", 1, MW_MODE_SBRK, 0 },
-	{ "mw_sany", 1, MW_MODE_SBRK, -1 },
-	{ "mw_j", 6, MW_MODE_SETJMP, 5 },
-	{ "mw_msamp", 1, MW_MODE_MATH, -1 },
+	{ "mw_n", 3, -1, 2, 2 },
+	{ "mw_bias", 1, -1, 1, 0 },
+	{ "mw_h", 2, MW_MODE_HEAP, 1, 1 },
+	{ "mw_hmhi", 2, MW_MODE_HEAP, 1, 1 },
+	{ "mw_hlhi", 2, MW_MODE_HEAP, 1, 1 },
+	{ "mw_harena", 2, MW_MODE_HEAP, 1, 1 },
+	{ "mw_wait", 3, MW_MODE_WAIT, 1, 2 },
+	{ "mw_sgrown", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_strim", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_snmore", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_snless", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_speak", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_sfirst", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_slast", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_sfail", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_slfail", 1, MW_MODE_SBRK, 1, 0 },
+	{ "mw_sany", 1, MW_MODE_SBRK, 1, -1 },
+	{ "mw_j", 6, MW_MODE_SETJMP, 2, 5 },
+	{ "mw_msamp", 1, MW_MODE_MATH, 0, -1 },
 };
 
 static int present(int mode, unsigned modes)
@@ -86,15 +87,22 @@ static void keys(FILE *out, int n)
 }
 
 /* Empty map, of n keys, through the key maps PREFIX1..PREFIXn:
- * MW_DRAIN_CHUNK keys at a time, until a round finds none (stapbpf
+ * MW_DRAIN_CHUNK keys at a time, until a round finds fewer (stapbpf
  * runs no do-while: it loops for ever; a bound on the rounds, the
- * largest map's and one more, keeps a broken map from doing so). */
-static void empty_map(FILE *out, const char *map, int n, const char *prefix)
+ * largest map's and one more, keeps a broken map from doing so).  With
+ * pkey (from 1), only the entries whose process (that key) is marked in
+ * mw_pids: every entry is looked at each round, a chunk's worth kept. */
+static void empty_map(FILE *out, const char *map, int n, const char *prefix, int pkey)
 {
-	fprintf(out, "\tn = 1\n\tr = 0\n\twhile (n > 0 && r < %d) {\n\t\tn = 0\n\t\tforeach (%s",
-		MW_MAP_HITS / MW_DRAIN_CHUNK + 2, n > 1 ? "[" : "");
+	fprintf(out, "\tn = %d\n\tr = 0\n\twhile (n == %d && r < %d) {\n\t\tn = 0\n"
+		"\t\tforeach (%s", MW_DRAIN_CHUNK, MW_DRAIN_CHUNK, MW_MAP_HITS / MW_DRAIN_CHUNK + 2,
+		n > 1 ? "[" : "");
 	keys(out, n);
-	fprintf(out, "%s in %s limit %d) {", n > 1 ? "]" : "", map, MW_DRAIN_CHUNK);
+	if (pkey)
+		fprintf(out, "%s in %s) if (n < %d && mw_pids[k%d] == 2) {", n > 1 ? "]" : "", map,
+			MW_DRAIN_CHUNK, pkey);
+	else
+		fprintf(out, "%s in %s limit %d) {", n > 1 ? "]" : "", map, MW_DRAIN_CHUNK);
 	for (int k = 1; k <= n; k++)
 		fprintf(out, " %s%d[n] = k%d;", prefix, k, k);
 	fprintf(out, " n = n + 1 }\n\t\tfor (j = 0; j < n; j++) {");
@@ -114,12 +122,19 @@ void mw_gen_drain_clear(FILE *out, unsigned modes)
 {
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		if (present(maps[i].mode, modes))
-			empty_map(out, maps[i].name, maps[i].keys, "mw_k");
+			empty_map(out, maps[i].name, maps[i].keys, "mw_k", 0);
 }
 
-void mw_gen_exec_globals(FILE *out, unsigned modes)
+void mw_gen_exec_globals(FILE *out, unsigned modes, int multi)
 {
-	key_maps(out, modes, 1, "mw_x");
+	key_maps(out, modes, !multi, "mw_x");
+}
+
+void mw_gen_exec_clear_marked(FILE *out, unsigned modes)
+{
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		if (present(maps[i].mode, modes) && maps[i].pkey)
+			empty_map(out, maps[i].name, maps[i].keys, "mw_x", maps[i].pkey);
 }
 
 void mw_gen_exec_clear(FILE *out, unsigned modes, int bpf)
@@ -134,6 +149,6 @@ void mw_gen_exec_clear(FILE *out, unsigned modes, int bpf)
 		else if (!bpf)	/* the kernel runtime deletes a whole map */
 			fprintf(out, "\tdelete %s\n", maps[i].name);
 		else
-			empty_map(out, maps[i].name, n, "mw_x");
+			empty_map(out, maps[i].name, n, "mw_x", 0);
 	}
 }

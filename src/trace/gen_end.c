@@ -44,6 +44,18 @@ void mw_gen_emit_print(struct gen *g, const char *indent, const char *tag,
 	mw_gen_emit_print_of(g, indent, g->multi ? g->pe : NULL, tag, nplain, n, v);
 }
 
+/* "\tforeach (KEYS in MAP)\n" of a record per entry, and while writing
+ * the exec probe (g->marked) a test that the entry's process (p) is one
+ * marked in mw_pids; the indent of the record's printf. */
+static const char *each(struct gen *g, const char *keys, const char *map)
+{
+	fprintf(g->out, "\tforeach (%s in %s)\n", keys, map);
+	if (!g->marked)
+		return "\t\t";
+	fprintf(g->out, "\t\tif (mw_pids[p] == 2)\n");
+	return "\t\t\t";
+}
+
 /* The per-process aggregates of a run of several processes that later
  * hits add to - live heaps (G), lock waits (A), sbrk (S) - each record
  * prefixed with its process, from maps keyed by process first: the end's
@@ -59,21 +71,15 @@ static void dump_counted(struct gen *g)
 					 "mw_snless[p]", "mw_speak[p]", "mw_sfirst[p]",
 					 "mw_slast[p]", "mw_sfail[p]", "mw_slfail[p]" };
 	char waits_tag[32];
-	FILE *f = g->out;
 
-	if (g->modes & (1u << MW_MODE_HEAP)) {
-		fprintf(f, "\tforeach ([p, h] in mw_h)\n");
-		mw_gen_emit_print_of(g, "\t\t", "p", "G", 0, 6, h);
-	}
+	if (g->modes & (1u << MW_MODE_HEAP))
+		mw_gen_emit_print_of(g, each(g, "[p, h]", "mw_h"), "p", "G", 0, 6, h);
 	if (g->modes & (1u << MW_MODE_WAIT)) {
 		snprintf(waits_tag, sizeof(waits_tag), "A %d", MW_P_memory_arena_reuse_wait);
-		fprintf(f, "\tforeach ([p, t, a] in mw_wait)\n");
-		mw_gen_emit_print_of(g, "\t\t", "p", waits_tag, 1, 3, w);
+		mw_gen_emit_print_of(g, each(g, "[p, t, a]", "mw_wait"), "p", waits_tag, 1, 3, w);
 	}
-	if (g->modes & (1u << MW_MODE_SBRK)) {
-		fprintf(f, "\tforeach (p in mw_sany)\n");
-		mw_gen_emit_print_of(g, "\t\t", "p", "S", 0, 9, s);
-	}
+	if (g->modes & (1u << MW_MODE_SBRK))
+		mw_gen_emit_print_of(g, each(g, "p", "mw_sany"), "p", "S", 0, 9, s);
 }
 
 /* Kernel runtime: the hits stap's runtime skipped, before MW_LINE_END
@@ -84,24 +90,27 @@ static void skipped(struct gen *g)
 		fprintf(g->out, "\tprintf(\"%s %%d\\n\", mw_skipped())\n", MW_LINE_SKIPPED);
 }
 
-/* dump() for a run of several processes: the same records, each
- * prefixed with its process, from maps keyed by process first. */
-static void dump_multi(struct gen *g)
+/* The records of a run of several processes, each prefixed with its
+ * process, from maps keyed by process first. */
+static void dump_multi_records(struct gen *g)
 {
 	static const char *const n[] = { "i", "t", "mw_n[i, p, t]" };
 	static const char *const jt[] = { "i", "t", "k", "v", "r", "mw_j[i, p, t, k, v, r]" };
 	static const char *const b[] = { "mw_bias[p]" };
+
+	mw_gen_emit_print_of(g, each(g, "[i, p, t]", "mw_n"), "p", "N", 2, 3, n);
+	dump_counted(g);
+	if (g->modes & (1u << MW_MODE_SETJMP))
+		mw_gen_emit_print_of(g, each(g, "[i, p, t, k, v, r]", "mw_j"), "p", "K", 2, 6, jt);
+	mw_gen_emit_print_of(g, each(g, "p", "mw_bias"), "p", "B", 0, 1, b);
+}
+
+/* dump() for a run of several processes. */
+static void dump_multi(struct gen *g)
+{
 	FILE *f = g->out;
 
-	fprintf(f, "\tforeach ([i, p, t] in mw_n)\n");
-	mw_gen_emit_print_of(g, "\t\t", "p", "N", 2, 3, n);
-	dump_counted(g);
-	if (g->modes & (1u << MW_MODE_SETJMP)) {
-		fprintf(f, "\tforeach ([i, p, t, k, v, r] in mw_j)\n");
-		mw_gen_emit_print_of(g, "\t\t", "p", "K", 2, 6, jt);
-	}
-	fprintf(f, "\tforeach (p in mw_bias)\n");
-	mw_gen_emit_print_of(g, "\t\t", "p", "B", 0, 1, b);
+	dump_multi_records(g);
 	if (g->o->linger && g->draining)	/* the next run starts from nothing */
 		mw_gen_drain_clear(f, g->modes);
 	skipped(g);
@@ -183,13 +192,28 @@ void mw_gen_end_probes(struct gen *g)
 	 * is written from outside (pidset.h) */
 	if (mw_gen_untargeted(g->o)) {
 		fprintf(f, "\nprobe procfs(\"%s\").write {\n\tp = strtol($value, 10)\n"
-			"\tif (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
-			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE);
+			"\tif (p > %lld)\n\t\tmw_pids[p - %lld] = 2\n"
+			"\telse if (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
+			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE, MW_PIDS_MARK, MW_PIDS_MARK);
 		/* "1" once the session runs: a write before that is dropped
 		 * (the module makes the file, then starts its task finder,
 		 * then runs; handlers run only then), pidset.c waits for it */
 		fprintf(f, "\nprobe procfs(\"%s\").read {\n\t$value = \"1\\n\"\n}\n",
 			MW_PIDS_FILE);
+	}
+	/* -f: processes replaced their images (protocol.h, MW_EXEC_FILE):
+	 * the records of those marked, their aggregates emptied, the marks
+	 * taken off */
+	if (g->multi && g->o->dynamic) {
+		fprintf(f, "\nprobe procfs(\"%s\").read {\n\tif (mw_flushed) next\n", MW_EXEC_FILE);
+		g->marked = 1;
+		dump_multi_records(g);
+		g->marked = 0;
+		mw_gen_exec_clear_marked(f, g->modes);
+		fprintf(f, "\tn = 0\n\tforeach (p in mw_pids)\n\t\tif (n < %d && mw_pids[p] == 2) "
+			"{ mw_x1[n] = p; n = n + 1 }\n\tfor (j = 0; j < n; j++) { p = mw_x1[j]; "
+			"mw_pids[p] = 1; printf(\"%c%%d %s\\n\", p) }\n\t$value = \"1\\n\"\n}\n",
+			MW_DRAIN_CHUNK, MW_REC_PROCESS, MW_LINE_EXEC);
 	}
 	/* serve: the aggregates so far, between two lines, without ending
 	 * anything (protocol.h, MW_LIVE_FILE) */

@@ -45,6 +45,9 @@ struct gen {
 	char sk[16];		/* index of per-process scalars: "[pid()]" or "" */
 	char unresolved[256];	/* symbols not found, ", "-separated, once each */
 	int draining;		/* writing the drain probe (opts->linger) */
+	int marked;		/* writing the exec probe of a run of several
+				 * processes: the records of those marked in
+				 * mw_pids (value 2) only */
 };
 
 /* mw_h[heap]: everything memory_heap_more/less keep of a heap, in one

@@ -188,6 +188,19 @@ int mw_pidset_add(struct mw_pidset *s, pid_t pid)
 	return 0;
 }
 
+int mw_pidset_mark(struct mw_pidset *s, pid_t pid)
+{
+	uint64_t key = (uint64_t)pid, two = 2;
+
+	if (pid <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (s->rt != MW_RT_BPF)
+		return write_pid(s, (long)(pid + MW_PIDS_MARK));
+	return bpf_map_update_elem(s->map_fd, &key, &two, BPF_EXIST) < 0 ? -1 : 0;
+}
+
 int mw_pidset_del(struct mw_pidset *s, pid_t pid)
 {
 	uint64_t key = (uint64_t)pid;

@@ -43,6 +43,11 @@ struct mw_pidset *mw_pidset_open(enum mw_runtime rt, pid_t tracer, const char *m
 int mw_pidset_add(struct mw_pidset *s, pid_t pid);
 int mw_pidset_del(struct mw_pidset *s, pid_t pid);
 
+/* Mark pid, which is in the set, for the script's exec probe (protocol.h,
+ * MW_EXEC_FILE: its value 2, which the probe sets back to 1).  0, or -1
+ * with errno set (ENOENT: not in the set, bpf runtime). */
+int mw_pidset_mark(struct mw_pidset *s, pid_t pid);
+
 /* Close what mw_pidset_open opened; NULL is fine. */
 void mw_pidset_close(struct mw_pidset *s);
 

@@ -42,18 +42,24 @@
  * reads "1\n" once the module's session runs (pidset.c); the bpf
  * runtime's map is updated directly (pidset.h). */
 #define MW_PIDS_FILE "pids"
+/* "PID + MW_PIDS_MARK\n" into it marks PID (value 2 in the map, the bpf
+ * runtime's written directly) for the exec probe below */
+#define MW_PIDS_MARK 4294967296LL
 /* --linger (gen.h opts->linger): reading it prints the aggregates of
  * every process, empties them and prints MW_LINE_END; the tracer goes on
  * for the next run. */
 #define MW_DRAIN_FILE "drain"
-/* -c, one process (gen.h, neither several processes nor --linger): the
- * program replaced its image (execve(2) after its first, as a wrapper
- * script or env(1) does), and mallocwatch holds it at that exec's ptrace
- * stop, where no probe of the old image can fire any more.  Reading this
- * file prints the old image's aggregates (as at the end, without
- * MW_LINE_END), empties them and prints MW_LINE_EXEC; the model then
- * starts the new image's from nothing (stream.c, mw_state_exec), so the
- * report is of the last image, as its exit snapshot is. */
+/* -c, and -f's processes: a process replaced its image (execve(2) after
+ * the program's first; any of a forked process's), and mallocwatch holds
+ * it at that exec's ptrace stop, where no probe of the old image can fire
+ * any more.  Reading this file prints the old image's aggregates (as at
+ * the end, without MW_LINE_END), empties them and prints MW_LINE_EXEC;
+ * the model then starts the new image's from nothing (stream.c,
+ * mw_state_exec), so the report is of the last image, as its exit
+ * snapshot is.  In a script of one process, of the process; in a script
+ * of a changing set (gen.h opts->dynamic), of the processes marked in
+ * the set (pidset.h, mw_pidset_mark), each record and each exec line
+ * prefixed with its process, and the marks taken off. */
 #define MW_EXEC_FILE "exec"
 #define MW_LINE_EXEC "MW 1 exec"
 /* The script's procfs probe that prints the lock waits counted so far (a

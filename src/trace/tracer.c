@@ -164,7 +164,7 @@ static void stdout_line(struct run *rn, char *line)
 			rn->fn(rn->ctx, line);	/* garbled: the model counts it */
 		return;
 	}
-	if (rn->exec_pid && strcmp(line, MW_LINE_EXEC) == 0)
+	if (rn->exec_pid && strcmp(line, rn->exec_line) == 0)
 		rn->exec_seen = 1;
 	if (!rn->end_seen && strcmp(line, MW_LINE_END) == 0) {
 		rn->end_seen = 1;
@@ -421,6 +421,7 @@ static int next_run(struct run *rn)
 	*rn->errpipe = ep;
 	rn->pidfd = fd;
 	rn->tree_over = 0;
+	rn->prog_execs = 0;	/* its first exec is to come */
 	rn->next_sample = 0;
 	rn->samples_taken = 0;
 	rn->r->pid = rn->prog;

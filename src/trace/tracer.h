@@ -73,11 +73,13 @@ struct mw_tracer_opts {
 	 * they count have come (missing() == 0), then the tracer is told to
 	 * stop and left to remove its uprobes on its own (r->detaching). */
 	int flush;
-	/* -c, a script of one process (it has the exec probe, protocol.h
-	 * MW_EXEC_FILE): when the program replaces its image after its
-	 * first exec, hold it at that exec's stop, read the exec file, and
-	 * let it go on once MW_LINE_EXEC has come (or FLUSH_WAIT_MS passed,
-	 * warned: the report then mixes the images) */
+	/* -c, and -f (the script has the exec probe, protocol.h
+	 * MW_EXEC_FILE): when a process replaces its image (the program
+	 * after its first exec; a process it created at any), hold it at
+	 * that exec's stop, mark it in the set (-f: pidset.h), read the exec
+	 * file, and let it go on once its MW_LINE_EXEC has come (or
+	 * FLUSH_WAIT_MS passed, warned: its report then mixes its images).
+	 * One at a time; others that exec meanwhile wait in their stops. */
 	int exec_drain;
 	/* events the aggregates count that have not arrived yet; NULL: do
 	 * not wait for any */

@@ -151,33 +151,55 @@ void mw_tr_flush_check(struct run *rn)
 	mw_tr_flush_end(rn);
 }
 
-/* The program replaced its image (after its first exec): hold it at
- * the exec stop, where no probe of the old image can fire, and have the
- * script print and empty the old image's aggregates (protocol.h,
- * MW_EXEC_FILE); mw_tr_exec_check lets it go on. */
-static void exec_start(struct run *rn, pid_t pid)
+/* Ask the exec probe for pid's old image, pid held at its exec stop:
+ * 0, or -1 (warned once: its report mixes its images). */
+static int exec_ask(struct run *rn, pid_t pid)
 {
 	static int warned;
 	char err[PATH_MAX + 128];
 
+	if (rn->pids && mw_pidset_mark(rn->pids, pid) < 0)
+		snprintf(err, sizeof(err), "marking it in the tracer's set: %s", strerror(errno));
+	else if (!rn->pids && rn->o->follow)
+		snprintf(err, sizeof(err), "the tracer's set could not be opened");
+	else if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
+			       &rn->exec_fd, err, sizeof(err)) == 0) {
+		rn->exec_pid = pid;
+		rn->exec_seen = 0;
+		rn->exec_until = mw_now_ms() + FLUSH_WAIT_MS;
+		if (rn->pids)
+			snprintf(rn->exec_line, sizeof(rn->exec_line), "%c%d %s", MW_REC_PROCESS,
+				 (int)pid, MW_LINE_EXEC);
+		else
+			snprintf(rn->exec_line, sizeof(rn->exec_line), "%s", MW_LINE_EXEC);
+		return 0;
+	}
+	if (!warned++)
+		mw_warn("process %d replaced its image (exec), and the tracer's totals could not "
+			"be emptied for the new one (%s): its report mixes its images", (int)pid, err);
+	return -1;
+}
+
+/* A process replaced its image: hold it at the exec stop, where no probe
+ * of the old image can fire, and have the script print and empty the old
+ * image's aggregates (protocol.h, MW_EXEC_FILE), now or once the one
+ * under way is done; mw_tr_exec_check lets it go on. */
+static void exec_start(struct run *rn, pid_t pid)
+{
 	if (!rn->o->exec_drain || !rn->r->ready || rn->stopping || rn->flushing ||
-	    rn->exec_pid || rn->out_fd < 0 || rn->tracer <= 0)
+	    rn->out_fd < 0 || rn->tracer <= 0)
 		return;
-	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
-			  &rn->exec_fd, err, sizeof(err)) < 0) {
-		if (!warned++)
-			mw_warn("the program replaced its image (exec), and the tracer's totals "
-				"could not be emptied for the new one (%s): the report mixes "
-				"its images", err);
+	if (rn->exec_pid && rn->nexec_wait == sizeof(rn->exec_wait) / sizeof(rn->exec_wait[0])) {
+		mw_warn("process %d replaced its image (exec) while %zu others waited for the "
+			"tracer: its report mixes its images", (int)pid, rn->nexec_wait);
 		return;
 	}
-	if (mw_ptree_hold(rn->pt, pid) < 0) {	/* cannot be: the event was pid's */
-		mw_procfs_settle(&rn->exec_fd, PROCFS_SETTLE_MS);
+	if (mw_ptree_hold(rn->pt, pid) < 0)	/* cannot be: the event was pid's */
 		return;
-	}
-	rn->exec_pid = pid;
-	rn->exec_seen = 0;
-	rn->exec_until = mw_now_ms() + FLUSH_WAIT_MS;
+	if (rn->exec_pid)
+		rn->exec_wait[rn->nexec_wait++] = pid;
+	else if (exec_ask(rn, pid) < 0)
+		mw_ptree_release(rn->pt, pid);
 }
 
 void mw_tr_exec_check(struct run *rn)
@@ -185,11 +207,18 @@ void mw_tr_exec_check(struct run *rn)
 	if (!rn->exec_seen && mw_now_ms() < rn->exec_until && rn->out_fd >= 0)
 		return;
 	if (!rn->exec_seen)
-		mw_warn("the tracer did not answer at the program's exec in %d ms: the report "
-			"mixes its images", FLUSH_WAIT_MS);
+		mw_warn("the tracer did not answer at process %d's exec in %d ms: its report mixes "
+			"its images", (int)rn->exec_pid, FLUSH_WAIT_MS);
 	mw_procfs_settle(&rn->exec_fd, PROCFS_SETTLE_MS);
 	mw_ptree_release(rn->pt, rn->exec_pid);
 	rn->exec_pid = 0;
+	while (rn->nexec_wait && !rn->exec_pid) {	/* the next, held meanwhile */
+		pid_t next = rn->exec_wait[0];
+
+		memmove(rn->exec_wait, rn->exec_wait + 1, --rn->nexec_wait * sizeof(pid_t));
+		if (rn->out_fd < 0 || rn->stopping || exec_ask(rn, next) < 0)
+			mw_ptree_release(rn->pt, next);
+	}
 }
 
 /* One event of the program's tree (ptree.h).  The exit stop runs
@@ -206,8 +235,9 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 		mw_tr_set_add(rn, ev->pid);
 		break;
 	case MW_PT_EXEC:
-		/* the first: the program itself, started from mallocwatch */
-		if (ev->pid == rn->prog && ++rn->prog_execs > 1)
+		/* the program's first (-c): itself, started from mallocwatch;
+		 * any other: a process replaced its image */
+		if (ev->pid != rn->prog || !o->target || ++rn->prog_execs > 1)
 			exec_start(rn, ev->pid);
 		if (o->on_exec)
 			o->on_exec(rn->ctx, ev->pid);

@@ -61,14 +61,17 @@ struct run {
 	struct linebuf out, errb;
 	struct mw_linger *lg;	/* --linger: the session armed or joined */
 	int handback;		/* drained: the tracer goes back to it */
-	/* the program's images (opts->exec_drain): its execs seen, the exec
-	 * file asked (-1), the process held at its exec stop until
-	 * MW_LINE_EXEC came (exec_seen) or exec_until */
+	/* the images (opts->exec_drain): the program's execs seen, the exec
+	 * file asked (-1), the process held at its exec stop until exec_line
+	 * came (exec_seen) or exec_until, those held waiting for their turn */
 	unsigned prog_execs;
 	int exec_fd;
 	pid_t exec_pid;
 	int exec_seen;
 	long long exec_until;
+	char exec_line[32];
+	pid_t exec_wait[16];
+	size_t nexec_wait;
 };
 
 /* tracer_end.c: the held exec's end, once MW_LINE_EXEC came or waiting
