@@ -152,6 +152,21 @@ void mw_procs_set_multi(struct mw_procs *p)
 	p->multi = 1;
 }
 
+int mw_procs_renew(struct mw_procs *p, struct mw_process *pr)
+{
+	struct mw_state *st = mw_state_new(pr->pid);
+
+	if (!st)
+		return -1;
+	mw_state_free(pr->st);
+	pr->st = st;
+	mw_snapshot_free(pr->at_attach);
+	pr->at_attach = NULL;
+	for (size_t i = 0; i < p->nrun; i++)
+		mw_stream_line(st, p->run_lines[i]);
+	return 0;
+}
+
 struct mw_process *mw_procs_add(struct mw_procs *p, int pid)
 {
 	struct mw_process *pr;

@@ -112,6 +112,11 @@ void mw_procs_set_multi(struct mw_procs *p);
  * memory ran out. */
 struct mw_process *mw_procs_add(struct mw_procs *p, int pid);
 
+/* pr (of p) runs a new program (execve): a new, empty model that has seen
+ * the run's lines so far, and no snapshot at attach.  0, or -1 when
+ * memory ran out (pr is left as it was). */
+int mw_procs_renew(struct mw_procs *p, struct mw_process *pr);
+
 /* Drop process pid from the run (it exited, or is no longer selected):
  * its model and what was read of it are freed; later records of it are
  * garbled.  0, or -1 when it is not in the run. */

@@ -112,16 +112,6 @@ static void addr_str(uint64_t a, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-unsigned mw_report_execs(const struct mw_state *st, const struct mw_run_info *ri,
-			 uint64_t *hits_before)
-{
-	unsigned n = mw_state_execs(st, hits_before);
-
-	/* a process the program created starts its own program with its
-	 * first exec, as the program did with mallocwatch's */
-	return ri->in_tree && n ? n - 1 : n;
-}
-
 static void header(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	uint64_t total, lost, garbled;
@@ -162,7 +152,7 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "\n");
 	{
 		uint64_t before;
-		unsigned n = mw_report_execs(st, ri, &before);
+		unsigned n = mw_state_execs(st, &before);
 
 		if (n) {
 			fprintf(f, "  the program replaced its image (exec) %u time%s: this report is "

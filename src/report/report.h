@@ -90,13 +90,6 @@ struct mw_environment {
 	const char *version;		/* mallocwatch's */
 };
 
-/* How many times the process replaced its image while traced, as the
- * reports say it (mw_state_execs; a process the program created, in_tree,
- * not counting its first exec, which started its program), and the probe
- * hits of the images before its last in *hits_before. */
-unsigned mw_report_execs(const struct mw_state *st, const struct mw_run_info *ri,
-			 uint64_t *hits_before);
-
 /* Write the summary.  Returns 0, or -1 if writing failed. */
 int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 

@@ -85,7 +85,7 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 		"by_probe", by, "full_tables", mw_json_str(mw_state_full_tables(st)));
 	{
 		uint64_t before;
-		unsigned n = mw_report_execs(st, ri, &before);
+		unsigned n = mw_state_execs(st, &before);
 
 		if (n) {	/* the report is of the last image (mw_state_exec) */
 			json_t *ex = json_pack("{s:o, s:o}", "images_replaced", jint((int64_t)n),

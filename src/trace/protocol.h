@@ -49,8 +49,9 @@
  * every process, empties them and prints MW_LINE_END; the tracer goes on
  * for the next run. */
 #define MW_DRAIN_FILE "drain"
-/* -c, and -f's processes: a process replaced its image (execve(2) after
- * the program's first; any of a forked process's), and mallocwatch holds
+/* -c, and -f's processes: a process replaced the program it started
+ * (execve(2) after its first: the program's from mallocwatch, a forked
+ * process's own start), and mallocwatch holds
  * it at that exec's ptrace stop, where no probe of the old image can fire
  * any more.  Reading this file prints the old image's aggregates (as at
  * the end, without MW_LINE_END), empties them and prints MW_LINE_EXEC;

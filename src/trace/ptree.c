@@ -16,6 +16,7 @@ struct tracee {
 	unsigned char started;	/* its first stop was seen */
 	unsigned char detach;	/* not followed: let go at its first stop */
 	unsigned char held;	/* at its exit stop, for the caller */
+	unsigned short execs;	/* programs it ran (MW_PT_EXEC), at most 65535 */
 };
 
 struct mw_ptree {
@@ -27,7 +28,9 @@ struct mw_ptree {
 	pid_t pending;		/* held for the caller until the next call */
 };
 
-static int add(struct mw_ptree *t, pid_t tid, pid_t tgid, int started, int detach)
+/* execs: 1 for a process that was running its program when it was
+ * seized (-p), else 0 (its first exec starts one) */
+static int add(struct mw_ptree *t, pid_t tid, pid_t tgid, int started, int detach, int execs)
 {
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
@@ -39,7 +42,8 @@ static int add(struct mw_ptree *t, pid_t tid, pid_t tgid, int started, int detac
 		t->cap = cap;
 	}
 	t->v[t->n++] = (struct tracee){ .tid = tid, .tgid = tgid, .started = (unsigned char)started,
-					.detach = (unsigned char)detach };
+					.detach = (unsigned char)detach,
+					.execs = (unsigned short)execs };
 	return 0;
 }
 
@@ -65,7 +69,7 @@ struct mw_ptree *mw_ptree_seize(pid_t root, int follow)
 	if (!t)
 		return NULL;
 	t->follow = follow;
-	if (add(t, root, root, 1, 0) < 0 || ptrace(PTRACE_SEIZE, root, 0, (void *)opts) < 0) {
+	if (add(t, root, root, 1, 0, 0) < 0 || ptrace(PTRACE_SEIZE, root, 0, (void *)opts) < 0) {
 		int e = errno;
 
 		mw_ptree_free(t);
@@ -107,7 +111,7 @@ struct mw_ptree *mw_ptree_attach(pid_t pid)
 				closedir(d);
 				goto fail;
 			}
-			if (add(t, tid, pid, 1, 0) < 0) {
+			if (add(t, tid, pid, 1, 0, 1) < 0) {
 				ptrace(PTRACE_DETACH, tid, 0, 0);
 				closedir(d);
 				errno = ENOMEM;
@@ -163,7 +167,7 @@ static int created(struct mw_ptree *t, struct tracee *tr, int event,
 	c = (pid_t)msg;
 	thread = event == PTRACE_EVENT_CLONE && tgid_of(c) != c;
 	/* tr may move: add() reallocates */
-	if (add(t, c, thread ? parent : c, 0, !thread && !t->follow) < 0) {
+	if (add(t, c, thread ? parent : c, 0, !thread && !t->follow, 0) < 0) {
 		ptrace(PTRACE_CONT, tid, 0, 0);
 		return 0;	/* never waited for: it stays stopped */
 	}
@@ -215,10 +219,14 @@ static int stopped(struct mw_ptree *t, size_t i, int st, struct mw_ptree_event *
 				drop(t, (size_t)(old - t->v));
 			tr = find(t, tid);
 		}
-		if (tr)
+		if (tr) {
 			tr->tgid = tid;
+			if (tr->execs < 65535)
+				tr->execs++;
+		}
 		t->pending = tid;
-		*ev = (struct mw_ptree_event){ .kind = MW_PT_EXEC, .pid = tid };
+		*ev = (struct mw_ptree_event){ .kind = MW_PT_EXEC, .pid = tid,
+					       .execs = tr ? tr->execs : 0 };
 		return 1;
 	case PTRACE_EVENT_EXIT:
 		if (tid != tr->tgid) {	/* a thread */

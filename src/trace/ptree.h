@@ -43,6 +43,11 @@ struct mw_ptree_event {
 	pid_t pid;
 	pid_t parent;	/* MW_PT_NEW */
 	int status;	/* MW_PT_EXITED */
+	/* MW_PT_EXEC: the programs the process has run, this one included
+	 * (at most 65535; 0 unknown): 1 is the one it started (the program's
+	 * from mallocwatch, a forked process's first); a process seized
+	 * while running (-p) counts that program as its first */
+	unsigned execs;
 };
 
 struct mw_ptree;

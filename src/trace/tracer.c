@@ -421,7 +421,6 @@ static int next_run(struct run *rn)
 	*rn->errpipe = ep;
 	rn->pidfd = fd;
 	rn->tree_over = 0;
-	rn->prog_execs = 0;	/* its first exec is to come */
 	rn->next_sample = 0;
 	rn->samples_taken = 0;
 	rn->r->pid = rn->prog;

@@ -74,12 +74,17 @@ struct mw_tracer_opts {
 	 * stop and left to remove its uprobes on its own (r->detaching). */
 	int flush;
 	/* -c, and -f (the script has the exec probe, protocol.h
-	 * MW_EXEC_FILE): when a process replaces its image (the program
-	 * after its first exec; a process it created at any), hold it at
-	 * that exec's stop, mark it in the set (-f: pidset.h), read the exec
-	 * file, and let it go on once its MW_LINE_EXEC has come (or
-	 * FLUSH_WAIT_MS passed, warned: its report then mixes its images).
-	 * One at a time; others that exec meanwhile wait in their stops. */
+	 * MW_EXEC_FILE): when a process replaces the program it started
+	 * (an exec after its first: the program's first is its start from
+	 * mallocwatch, a forked process's its own start), hold it at that
+	 * exec's stop, mark it in the set (-f: pidset.h), read the exec file,
+	 * and let it go on once its MW_LINE_EXEC has come (or FLUSH_WAIT_MS
+	 * passed, warned: its report then mixes its images).  One at a time;
+	 * others that exec meanwhile wait in their stops.  A forked process's
+	 * first exec is on_exec's alone: what the copy of its parent did
+	 * before it is little (the probes are on the allocator's rare paths)
+	 * and asking the tracer at every exec of a large tree would scan its
+	 * maps each time (bench: about 0.6 ms an exec, growing with them). */
 	int exec_drain;
 	/* events the aggregates count that have not arrived yet; NULL: do
 	 * not wait for any */
@@ -104,15 +109,16 @@ struct mw_tracer_opts {
 	 * new process is added to it (pidset.h) before it runs, and removed
 	 * once it has been reaped.  on_new(ctx, parent, pid) is called first
 	 * (for the program itself with parent 0, when it is started), then
-	 * for each new process; on_exec(ctx, pid) after a process replaced
-	 * its program; at_exit(ctx, pid) at each one's exit stop;
+	 * for each new process; on_exec(ctx, pid, execs) after a process
+	 * exec'd, execs as ptree.h's event gives it (1: the program it
+	 * started); at_exit(ctx, pid) at each one's exit stop;
 	 * on_exited(ctx, pid, status) when it is gone (status as waitpid(2)
 	 * gives it, -1 unknown).  The flush runs at the exit stop of the
 	 * last process; the run ends when every process has ended (one that
 	 * outlives the program included) or on a signal of ours. */
 	int follow;
 	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
-	void (*on_exec)(void *ctx, pid_t pid);
+	void (*on_exec)(void *ctx, pid_t pid, unsigned execs);
 	void (*on_exited)(void *ctx, pid_t pid, int status);
 	/* -p --cgroup DIR: the processes that join the cgroup (or its
 	 * children) while the run goes on are added to the set (the script's

@@ -235,12 +235,11 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 		mw_tr_set_add(rn, ev->pid);
 		break;
 	case MW_PT_EXEC:
-		/* the program's first (-c): itself, started from mallocwatch;
-		 * any other: a process replaced its image */
-		if (ev->pid != rn->prog || !o->target || ++rn->prog_execs > 1)
+		/* a process that replaced the program it started (ptree.h) */
+		if (ev->execs > 1)
 			exec_start(rn, ev->pid);
 		if (o->on_exec)
-			o->on_exec(rn->ctx, ev->pid);
+			o->on_exec(rn->ctx, ev->pid, ev->execs);
 		break;
 	case MW_PT_EXIT_STOP:
 		if (ev->pid == rn->prog && !rn->r->exit_stopped) {

@@ -61,10 +61,9 @@ struct run {
 	struct linebuf out, errb;
 	struct mw_linger *lg;	/* --linger: the session armed or joined */
 	int handback;		/* drained: the tracer goes back to it */
-	/* the images (opts->exec_drain): the program's execs seen, the exec
-	 * file asked (-1), the process held at its exec stop until exec_line
-	 * came (exec_seen) or exec_until, those held waiting for their turn */
-	unsigned prog_execs;
+	/* the images (opts->exec_drain): the exec file asked (-1), the
+	 * process held at its exec stop until exec_line came (exec_seen) or
+	 * exec_until, those held waiting for their turn */
 	int exec_fd;
 	pid_t exec_pid;
 	int exec_seen;
