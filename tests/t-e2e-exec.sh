@@ -98,3 +98,16 @@ PY
 mkdir -p "$OUT/child"
 python3 tests/malloc_info_compare.py "$OUT/child.xml" "$OUT/child.json" "$OUT/child" || exit 99
 expect_same "$OUT/child/expected.txt" "$OUT/child/actual.txt"
+
+# past MW_EXEC_DRAIN_MAX (256) processes, an exec is not drained (each
+# drain would scan every process's entries): said once, and the run goes on
+# (the old program's streamed hits, counted in the tracer's totals, are
+# not taken for lost)
+"$MW" -f -o /dev/null -c /bin/sh -c \
+	"for i in \$(seq 260); do /bin/true; done; exec $FIX ./examples/sbrk-trim 8" \
+	>/dev/null 2>"$OUT/big.err" || fail "big tree: mallocwatch exited $?: $(cat "$OUT/big.err")"
+grep -q "replaced its program (exec) after 26[0-9] processes" "$OUT/big.err" ||
+	fail "big tree: no note of the exec not drained: $(cat "$OUT/big.err")"
+if grep -qi "lost\|warning" "$OUT/big.err"; then
+	fail "big tree: $(grep -i 'lost\|warning' "$OUT/big.err")"
+fi

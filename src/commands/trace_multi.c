@@ -144,19 +144,19 @@ static void tree_new(void *ctx, pid_t parent, pid_t pid)
 
 /* -f: pid runs a new program: a new allocator (the model starts
  * anew: a process's report is of its last program), its command line,
- * libc, where it lives.  A created process's first program: the model of
- * its parent's copy goes now (what the tracer counted of that copy stays
- * in its totals, tracer.h exec_drain); a program replacing another: the
- * tracer empties the old one's totals, and the model starts again at
- * their end, the exec line (procs.c). */
-static void tree_exec(void *ctx, pid_t pid, unsigned execs)
+ * libc, where it lives.  Where the tracer empties the old program's
+ * totals (drained), the model starts again at their end, the exec line
+ * (procs.c); else now (a created process's first program: what the
+ * tracer counted of its parent's copy stays in its totals, tracer.h
+ * exec_drain), but not at the program's own start. */
+static void tree_exec(void *ctx, pid_t pid, unsigned execs, int drained)
 {
 	struct msink *k = ctx;
 	struct mw_process *pr = mw_procs_by_pid(k->procs, pid);
 
 	if (!pr)
 		return;
-	if (pr->parent && execs == 1 && mw_procs_renew(k->procs, pr) == 0)
+	if (!drained && (pr->parent || execs > 1) && mw_procs_renew(k->procs, pr) == 0)
 		prep_state(k, pr->st);
 	mw_process_observe(pr);
 }

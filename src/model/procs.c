@@ -158,12 +158,13 @@ int mw_procs_renew(struct mw_procs *p, struct mw_process *pr)
 
 	if (!st)
 		return -1;
+	for (size_t i = 0; i < p->nrun; i++)
+		mw_stream_line(st, p->run_lines[i]);
+	mw_state_keep_received(st, pr->st);
 	mw_state_free(pr->st);
 	pr->st = st;
 	mw_snapshot_free(pr->at_attach);
 	pr->at_attach = NULL;
-	for (size_t i = 0; i < p->nrun; i++)
-		mw_stream_line(st, p->run_lines[i]);
 	return 0;
 }
 

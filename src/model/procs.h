@@ -113,7 +113,8 @@ void mw_procs_set_multi(struct mw_procs *p);
 struct mw_process *mw_procs_add(struct mw_procs *p, int pid);
 
 /* pr (of p) runs a new program (execve): a new, empty model that has seen
- * the run's lines so far, and no snapshot at attach.  0, or -1 when
+ * the run's lines so far (and counts the old one's streamed hits received:
+ * mw_state_keep_received), and no snapshot at attach.  0, or -1 when
  * memory ran out (pr is left as it was). */
 int mw_procs_renew(struct mw_procs *p, struct mw_process *pr);
 

@@ -266,6 +266,11 @@ void mw_state_garbled(struct mw_state *st);
  * hits so far move to its hits_before), the origin, the garbled and
  * lost counts, the libc's main_arena symbol and the libm's facts. */
 void mw_state_exec(struct mw_state *st);
+/* st replaces old, the model of the same process before it replaced its
+ * image, without the tracer's totals of old's image being emptied: they
+ * count old's streamed hits, so st counts them received (by probe id, for
+ * the probes st declares), and none is taken for lost. */
+void mw_state_keep_received(struct mw_state *st, const struct mw_state *old);
 /* How many times the process replaced its image while traced; in
  * *hits_before, the probe hits of the images before the last. */
 unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before);

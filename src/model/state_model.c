@@ -151,6 +151,16 @@ static struct mw_probe_count *probe(struct mw_state *st, int id)
 	return i == MW_IDMAP_NONE ? NULL : &st->probes[i];
 }
 
+void mw_state_keep_received(struct mw_state *st, const struct mw_state *old)
+{
+	for (size_t i = 0; i < old->nprobes; i++) {
+		struct mw_probe_count *p = probe(st, old->probes[i].id);
+
+		if (p)
+			p->received += old->probes[i].received;
+	}
+}
+
 void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
 		      unsigned unavail)
 {

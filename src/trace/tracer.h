@@ -84,8 +84,11 @@ struct mw_tracer_opts {
 	 * first exec is on_exec's alone: what the copy of its parent did
 	 * before it is little (the probes are on the allocator's rare paths)
 	 * and asking the tracer at every exec of a large tree would scan its
-	 * maps each time (bench: about 0.6 ms an exec, growing with them). */
+	 * maps each time (bench: about 0.6 ms an exec, growing with them);
+	 * for the same reason none is asked once more than MW_EXEC_DRAIN_MAX
+	 * processes were in the set (noted once). */
 	int exec_drain;
+#define MW_EXEC_DRAIN_MAX 256
 	/* events the aggregates count that have not arrived yet; NULL: do
 	 * not wait for any */
 	unsigned long long (*missing)(void *ctx);
@@ -109,16 +112,17 @@ struct mw_tracer_opts {
 	 * new process is added to it (pidset.h) before it runs, and removed
 	 * once it has been reaped.  on_new(ctx, parent, pid) is called first
 	 * (for the program itself with parent 0, when it is started), then
-	 * for each new process; on_exec(ctx, pid, execs) after a process
-	 * exec'd, execs as ptree.h's event gives it (1: the program it
-	 * started); at_exit(ctx, pid) at each one's exit stop;
+	 * for each new process; on_exec(ctx, pid, execs, drained) after a
+	 * process exec'd, execs as ptree.h's event gives it (1: the program
+	 * it started), drained 1 when the tracer empties the old program's
+	 * totals (exec_drain; their records then end with the exec line); at_exit(ctx, pid) at each one's exit stop;
 	 * on_exited(ctx, pid, status) when it is gone (status as waitpid(2)
 	 * gives it, -1 unknown).  The flush runs at the exit stop of the
 	 * last process; the run ends when every process has ended (one that
 	 * outlives the program included) or on a signal of ours. */
 	int follow;
 	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
-	void (*on_exec)(void *ctx, pid_t pid, unsigned execs);
+	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
 	void (*on_exited)(void *ctx, pid_t pid, int status);
 	/* -p --cgroup DIR: the processes that join the cgroup (or its
 	 * children) while the run goes on are added to the set (the script's

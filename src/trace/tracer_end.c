@@ -183,23 +183,37 @@ static int exec_ask(struct run *rn, pid_t pid)
 /* A process replaced its image: hold it at the exec stop, where no probe
  * of the old image can fire, and have the script print and empty the old
  * image's aggregates (protocol.h, MW_EXEC_FILE), now or once the one
- * under way is done; mw_tr_exec_check lets it go on. */
-static void exec_start(struct run *rn, pid_t pid)
+ * under way is done; mw_tr_exec_check lets it go on.  1 when it will be
+ * (or was asked and failed, warned), 0 when it is not asked: a tree of
+ * more than MW_EXEC_DRAIN_MAX processes (the probe scans every entry of
+ * every process seen, a few ms at that size), warned once. */
+static int exec_start(struct run *rn, pid_t pid)
 {
+	static int warned;
+
 	if (!rn->o->exec_drain || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->out_fd < 0 || rn->tracer <= 0)
-		return;
+		return 0;
+	if (rn->pids && rn->set_added > MW_EXEC_DRAIN_MAX) {
+		if (!warned++)
+			mw_note("process %d replaced its program (exec) after %lu processes: from "
+				"now on such a process's report starts at its new program with "
+				"the tracer's totals of the old one in it (emptying them scans the "
+				"maps of every process so far)", (int)pid, rn->set_added);
+		return 0;
+	}
 	if (rn->exec_pid && rn->nexec_wait == sizeof(rn->exec_wait) / sizeof(rn->exec_wait[0])) {
 		mw_warn("process %d replaced its image (exec) while %zu others waited for the "
 			"tracer: its report mixes its images", (int)pid, rn->nexec_wait);
-		return;
+		return 1;
 	}
 	if (mw_ptree_hold(rn->pt, pid) < 0)	/* cannot be: the event was pid's */
-		return;
+		return 0;
 	if (rn->exec_pid)
 		rn->exec_wait[rn->nexec_wait++] = pid;
 	else if (exec_ask(rn, pid) < 0)
 		mw_ptree_release(rn->pt, pid);
+	return 1;
 }
 
 void mw_tr_exec_check(struct run *rn)
@@ -227,6 +241,7 @@ void mw_tr_exec_check(struct run *rn)
 static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 {
 	const struct mw_tracer_opts *o = rn->o;
+	int drained;
 
 	switch (ev->kind) {
 	case MW_PT_NEW:
@@ -236,10 +251,9 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 		break;
 	case MW_PT_EXEC:
 		/* a process that replaced the program it started (ptree.h) */
-		if (ev->execs > 1)
-			exec_start(rn, ev->pid);
+		drained = ev->execs > 1 && exec_start(rn, ev->pid);
 		if (o->on_exec)
-			o->on_exec(rn->ctx, ev->pid, ev->execs);
+			o->on_exec(rn->ctx, ev->pid, ev->execs, drained);
 		break;
 	case MW_PT_EXIT_STOP:
 		if (ev->pid == rn->prog && !rn->r->exit_stopped) {

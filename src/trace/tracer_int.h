@@ -64,6 +64,7 @@ struct run {
 	/* the images (opts->exec_drain): the exec file asked (-1), the
 	 * process held at its exec stop until exec_line came (exec_seen) or
 	 * exec_until, those held waiting for their turn */
+	unsigned long set_added;	/* processes put in the set so far */
 	int exec_fd;
 	pid_t exec_pid;
 	int exec_seen;

@@ -47,8 +47,10 @@ void mw_tr_set_start(struct run *rn)
 /* Take pid's hits from now (pidset.h); counted when it cannot be. */
 void mw_tr_set_add(struct run *rn, pid_t pid)
 {
-	if (rn->pids && mw_pidset_add(rn->pids, pid) == 0)
+	if (rn->pids && mw_pidset_add(rn->pids, pid) == 0) {
+		rn->set_added++;
 		return;
+	}
 	if (!rn->r->set_failed++ && rn->pids)
 		mw_warn("cannot add process %d to the tracer's set: %s", (int)pid,
 			strerror(errno));
