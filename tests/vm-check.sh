@@ -14,12 +14,12 @@
 #
 # Usage (in the guest): sh tests/vm-check.sh [TEST...]
 cd "$(dirname "$0")/.." || exit 99
-TESTS=${*:-e2e-arena-storm e2e-heap-churn e2e-sbrk-thresholds e2e-knobs e2e-setjmp e2e-xz attach snapshot}
+TESTS=${*:-e2e-arena-storm e2e-heap-churn e2e-sbrk-thresholds e2e-knobs e2e-setjmp e2e-xz e2e-exec attach snapshot}
 echo "vm-check: $(uname -sr), $(stap -V 2>&1 | head -n 1)"
 make -s all || exit 1
 make -s -C examples || exit 1
 make -s build/tests/fixtures/fork-arenas build/tests/fixtures/stack-chains \
-	build/tests/fixtures/serve-counts || exit 1
+	build/tests/fixtures/serve-counts build/tests/fixtures/exec-after || exit 1
 # The tree is a 9p share in the guest, where FIFOs cannot be made: the
 # tests' files go to a tmpfs over tests/out, and what is kept is copied
 # to the share's tests/out at the end.

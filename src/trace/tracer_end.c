@@ -176,17 +176,18 @@ static int exec_ask(struct run *rn, pid_t pid)
 	}
 	if (!warned++)
 		mw_warn("process %d replaced its image (exec), and the tracer's totals could not "
-			"be emptied for the new one (%s): its report mixes its images", (int)pid, err);
+			"be emptied for the new one (%s): its report keeps those of the old one",
+			(int)pid, err);
 	return -1;
 }
 
 /* A process replaced its image: hold it at the exec stop, where no probe
  * of the old image can fire, and have the script print and empty the old
  * image's aggregates (protocol.h, MW_EXEC_FILE), now or once the one
- * under way is done; mw_tr_exec_check lets it go on.  1 when it will be
- * (or was asked and failed, warned), 0 when it is not asked: a tree of
- * more than MW_EXEC_DRAIN_MAX processes (the probe scans every entry of
- * every process seen, a few ms at that size), warned once. */
+ * under way is done; mw_tr_exec_check lets it go on.  1 when it will be,
+ * 0 when it will not: a tree of more than MW_EXEC_DRAIN_MAX processes
+ * (the probe scans every entry of every process seen, a few ms at that
+ * size; noted once), too many waiting, the tracer not asked (warned). */
 static int exec_start(struct run *rn, pid_t pid)
 {
 	static int warned;
@@ -204,15 +205,18 @@ static int exec_start(struct run *rn, pid_t pid)
 	}
 	if (rn->exec_pid && rn->nexec_wait == sizeof(rn->exec_wait) / sizeof(rn->exec_wait[0])) {
 		mw_warn("process %d replaced its image (exec) while %zu others waited for the "
-			"tracer: its report mixes its images", (int)pid, rn->nexec_wait);
-		return 1;
+			"tracer: its report keeps the tracer's totals of the old one",
+			(int)pid, rn->nexec_wait);
+		return 0;
 	}
 	if (mw_ptree_hold(rn->pt, pid) < 0)	/* cannot be: the event was pid's */
 		return 0;
-	if (rn->exec_pid)
+	if (rn->exec_pid) {
 		rn->exec_wait[rn->nexec_wait++] = pid;
-	else if (exec_ask(rn, pid) < 0)
+	} else if (exec_ask(rn, pid) < 0) {
 		mw_ptree_release(rn->pt, pid);
+		return 0;
+	}
 	return 1;
 }
 
