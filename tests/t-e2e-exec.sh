@@ -111,3 +111,11 @@ grep -q "replaced its program (exec) after 26[0-9] processes" "$OUT/big.err" ||
 if grep -qi "lost\|warning" "$OUT/big.err"; then
 	fail "big tree: $(grep -i 'lost\|warning' "$OUT/big.err")"
 fi
+
+# --repeat: every run of the wrapper is judged on its last image (the
+# wrapper's thread arena and 6 MiB kept would fail both rules)
+"$MW" -q --repeat 2 --aggregate max --check 'arenas<=1' --check 'sbrk_net<=4M' \
+	--json "$OUT/repeat.json" -o "$OUT/repeat.txt" -c $FIX ./examples/sbrk-trim 8 \
+	>/dev/null || fail "--repeat: mallocwatch exited $?: $(cat "$OUT/repeat.txt")"
+grep -q "replaced its image (exec) 1 time" "$OUT/repeat.txt" ||
+	fail "--repeat: the last run's report does not say its image was replaced"
