@@ -50,6 +50,12 @@
  *     an arena's lock at its first allocation), is sized to stay
  *     preallocated (0.25 ms).  MW_UMULTI_PREALLOC moves the bound:
  *     "all", "none", or a number of entries;
+ *   - a program identical to one loaded before (the same instructions,
+ *     maps and attributes: stapbpf loads one per site, and sites of a
+ *     probe whose arguments sit in the same registers get the same one)
+ *     is that one again, a new descriptor of it, not a second load and
+ *     verification (12 of the 44 programs of mallocwatch's whole script
+ *     on the probe-enabled glibc); unless MW_UMULTI_NO_SHARE is set;
  *   - in those programs, stapbpf's `m[k] = v` (and `m[k]++`) on a key a
  *     lookup found, and its updates of arrays, store the value through
  *     the element's address instead of a second hashing and a map update
@@ -222,6 +228,82 @@ static unsigned prealloc_max(void)
 	bad = errno || end == v || *end || v[0] == '-' || n > UINT_MAX;
 	errno = e;
 	return bad ? MW_PREALLOC_MAX : (unsigned)n;
+}
+
+/* Programs loaded (shared_load): their instructions (owned), license and
+ * the attributes that make two loads the same program, and a descriptor
+ * of ours. */
+#define MAX_SHARED 256
+static struct shared {
+	struct bpf_insn *insns;
+	uint32_t cnt, type, expected, flags, kver;
+	char license[32];
+	int fd;
+} shared[MAX_SHARED];
+static unsigned nshared;
+
+/* Only plain programs are shared: no BTF, no func or line info, no fd
+ * array, no attach target (stapbpf's have none); a license that fits. */
+static int shareable(const union bpf_attr *f, char *license)
+{
+	const char *l = (const char *)(uintptr_t)f->license;
+
+	if (getenv("MW_UMULTI_NO_SHARE") || !f->insns || !f->insn_cnt || f->prog_btf_fd ||
+	    f->func_info_cnt || f->line_info_cnt || f->attach_btf_id || f->attach_prog_fd ||
+	    f->fd_array || !l || strnlen(l, 32) == 32)
+		return 0;
+	strcpy(license, l);
+	return 1;
+}
+
+/* BPF_PROG_LOAD of f (size bytes of it): a new descriptor of the same
+ * program when one identical was loaded before, else the load (kept for
+ * the next when it succeeded). */
+static long shared_load(const union bpf_attr *f, long size)
+{
+	const struct bpf_insn *insns = (const struct bpf_insn *)(uintptr_t)f->insns;
+	char license[32];
+	long fd;
+
+	if (!shareable(f, license))
+		return real_syscall(__NR_bpf, BPF_PROG_LOAD, f, size);
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < nshared; i++) {
+		const struct shared *s = &shared[i];
+
+		if (s->cnt == f->insn_cnt && s->type == f->prog_type &&
+		    s->expected == f->expected_attach_type && s->flags == f->prog_flags &&
+		    s->kver == f->kern_version && strcmp(s->license, license) == 0 &&
+		    memcmp(s->insns, insns, f->insn_cnt * sizeof(*insns)) == 0) {
+			fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 3);
+			pthread_mutex_unlock(&lock);
+			return fd;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	fd = real_syscall(__NR_bpf, BPF_PROG_LOAD, f, size);
+	if (fd < 0)
+		return fd;
+	pthread_mutex_lock(&lock);
+	if (nshared < MAX_SHARED) {
+		struct shared *s = &shared[nshared];
+
+		if ((s->insns = malloc(f->insn_cnt * sizeof(*insns))) &&
+		    (s->fd = fcntl((int)fd, F_DUPFD_CLOEXEC, 3)) >= 0) {
+			memcpy(s->insns, insns, f->insn_cnt * sizeof(*insns));
+			s->cnt = f->insn_cnt;
+			s->type = f->prog_type;
+			s->expected = f->expected_attach_type;
+			s->flags = f->prog_flags;
+			s->kver = f->kern_version;
+			strcpy(s->license, license);
+			nshared++;
+		} else {
+			free(s->insns);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return fd;
 }
 
 static int is_ue_fd(int fd)
@@ -587,14 +669,14 @@ long syscall(long nr, ...)
 
 				f.insns = (uintptr_t)fast;
 				f.insn_cnt = fast_n;
-				fd = real_syscall(nr, a[0], &f, a[2]);
+				fd = shared_load(&f, a[2]);
 				inplace_log(&f, fd, &st);
 				free(fast);
 				if (fd >= 0)
 					return fd;
 				/* refused: loaded as stapbpf made it */
 			}
-			return real_syscall(nr, a[0], &copy, a[2]);
+			return shared_load(&copy, a[2]);
 		}
 	}
 	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);

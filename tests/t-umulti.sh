@@ -139,6 +139,28 @@ awk '$1 > 8192 && $2 != "noprealloc"' "$OUT/hashmaps" | grep -q . &&
 awk '$1 <= 8192 && $2 != "prealloc"' "$OUT/hashmaps" | grep -q . &&
 	fail "tracer $sb's hash maps of 8192 entries or fewer not preallocated: $(cat "$OUT/hashmaps")"
 echo "ok: $big hash maps made on demand, $small preallocated"
+# identical site programs loaded once (the shim's sharing): the tracer
+# holds as many programs (kprobe type, distinct prog_id) as its object
+# has distinct site programs (section and relocations), and the
+# dispatcher; a descriptor for each site's still
+bo=$(tr '\0' '\n' </proc/$sb/cmdline | grep '\.bo$') || fail "no object in tracer $sb's command line"
+want_progs=$(python3 - "$bo" <<'PY'
+import subprocess, sys, hashlib
+f = sys.argv[1]
+data = open(f, "rb").read()
+secs = {}
+for line in subprocess.run(["readelf", "-SW", f], capture_output=True, text=True).stdout.splitlines():
+    p = line.replace("[ ", "[").split()
+    if len(p) > 6 and (p[1].startswith("uprobe/") or p[1].startswith(".reluprobe/") or p[1].startswith(".rel.uprobe/")):
+        off, size = int(p[4], 16), int(p[5], 16)
+        secs[p[1]] = data[off:off + size]
+progs = {n: secs[n] + secs.get(".rel" + n, b"") for n in secs if n.startswith("uprobe/")}
+print(len(set(progs.values())) + 1)
+PY
+) || exit 99
+got_progs=$(grep -l '^prog_type:	2$' /proc/$sb/fdinfo/* 2>/dev/null | xargs -r grep -h '^prog_id:' | sort -u | wc -l)
+echo "tracer $sb: $got_progs programs, its object $((want_progs - 1)) distinct site programs and the dispatcher"
+[ "$got_progs" = "$want_progs" ] || fail "tracer $sb holds $got_progs programs, its object's distinct ones are $want_progs"
 a=$(armed $sleeper "$OUT/sites") || fail "reading the sleeper's memory: $a"
 [ "$a" = "$n" ] || fail "$a of $n sites hold an int3 in a process on the libc while traced"
 touch "$OUT/go"
