@@ -290,6 +290,12 @@ static int sample_due(struct run *rn, int max_ms)
  * tracer that makes no progress stopping. */
 static void stop_if_asked(struct run *rn, long long *kill_at, int stop_fd_ready)
 {
+	/* not while a process's old image is being emptied (its exec probe
+	 * under way, at most FLUSH_WAIT_MS): the flush a stop asks for would
+	 * print and the exec probe delete the same entries at once; the
+	 * signal stays pending, the stop file readable */
+	if (rn->exec_pid && !rn->stopping)
+		return;
 	if (stop_fd_ready && !rn->stopping) {	/* serve's end */
 		rn->stopping = 1;
 		rn->r->stopped = 1;
