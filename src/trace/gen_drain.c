@@ -25,6 +25,7 @@
 
 #include "gen.h"
 #include "probetab.h"
+#include "protocol.h"
 
 /* The aggregate maps of a script of several processes (gen.c's globals):
  * name, keys, the mode whose probes fill them (-1: every script), which
@@ -99,8 +100,8 @@ static void empty_map(FILE *out, const char *map, int n, const char *prefix, int
 		n > 1 ? "[" : "");
 	keys(out, n);
 	if (pkey)
-		fprintf(out, "%s in %s) if (n < %d && mw_pids[k%d] == 2) {", n > 1 ? "]" : "", map,
-			MW_DRAIN_CHUNK, pkey);
+		fprintf(out, "%s in %s) if (n < %d && mw_pids[k%d] == %d) {", n > 1 ? "]" : "",
+			map, MW_DRAIN_CHUNK, pkey, MW_PIDS_MARKED);
 	else
 		fprintf(out, "%s in %s limit %d) {", n > 1 ? "]" : "", map, MW_DRAIN_CHUNK);
 	for (int k = 1; k <= n; k++)

@@ -52,7 +52,7 @@ static const char *each(struct gen *g, const char *keys, const char *map)
 	fprintf(g->out, "\tforeach (%s in %s)\n", keys, map);
 	if (!g->marked)
 		return "\t\t";
-	fprintf(g->out, "\t\tif (mw_pids[p] == 2)\n");
+	fprintf(g->out, "\t\tif (mw_pids[p] == %d)\n", MW_PIDS_MARKED);
 	return "\t\t\t";
 }
 
@@ -192,9 +192,10 @@ void mw_gen_end_probes(struct gen *g)
 	 * is written from outside (pidset.h) */
 	if (mw_gen_untargeted(g->o)) {
 		fprintf(f, "\nprobe procfs(\"%s\").write {\n\tp = strtol($value, 10)\n"
-			"\tif (p > %lld)\n\t\tmw_pids[p - %lld] = 2\n"
+			"\tif (p > %lld)\n\t\tmw_pids[p - %lld] = %d\n"
 			"\telse if (p > 0)\n\t\tmw_pids[p] = 1\n\telse if (p < 0)\n"
-			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE, MW_PIDS_MARK, MW_PIDS_MARK);
+			"\t\tdelete mw_pids[-p]\n}\n", MW_PIDS_FILE, MW_PIDS_MARK, MW_PIDS_MARK,
+			MW_PIDS_MARKED);
 		/* "1" once the session runs: a write before that is dropped
 		 * (the module makes the file, then starts its task finder,
 		 * then runs; handlers run only then), pidset.c waits for it */
@@ -210,10 +211,10 @@ void mw_gen_end_probes(struct gen *g)
 		dump_multi_records(g);
 		g->marked = 0;
 		mw_gen_exec_clear_marked(f, g->modes);
-		fprintf(f, "\tn = 0\n\tforeach (p in mw_pids)\n\t\tif (n < %d && mw_pids[p] == 2) "
+		fprintf(f, "\tn = 0\n\tforeach (p in mw_pids)\n\t\tif (n < %d && mw_pids[p] == %d) "
 			"{ mw_x1[n] = p; n = n + 1 }\n\tfor (j = 0; j < n; j++) { p = mw_x1[j]; "
 			"mw_pids[p] = 1; printf(\"%c%%d %s\\n\", p) }\n\t$value = \"1\\n\"\n}\n",
-			MW_DRAIN_CHUNK, MW_REC_PROCESS, MW_LINE_EXEC);
+			MW_DRAIN_CHUNK, MW_PIDS_MARKED, MW_REC_PROCESS, MW_LINE_EXEC);
 	}
 	/* serve: the aggregates so far, between two lines, without ending
 	 * anything (protocol.h, MW_LIVE_FILE) */

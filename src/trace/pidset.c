@@ -173,32 +173,29 @@ static int write_pid(struct mw_pidset *s, long v)
 	return ret;
 }
 
-int mw_pidset_add(struct mw_pidset *s, pid_t pid)
+/* pid's value in the set: under bpf v written with flags, under the
+ * kernel runtime the line "line\n" (the probe's encoding of the same). */
+static int put(struct mw_pidset *s, pid_t pid, uint64_t v, uint64_t flags, long line)
 {
-	uint64_t key = (uint64_t)pid, one = 1;
+	uint64_t key = (uint64_t)pid;
 
 	if (pid <= 0) {
 		errno = EINVAL;
 		return -1;
 	}
 	if (s->rt != MW_RT_BPF)
-		return write_pid(s, pid);
-	if (bpf_map_update_elem(s->map_fd, &key, &one, BPF_ANY) < 0)
-		return -1;
-	return 0;
+		return write_pid(s, line);
+	return bpf_map_update_elem(s->map_fd, &key, &v, flags) < 0 ? -1 : 0;
+}
+
+int mw_pidset_add(struct mw_pidset *s, pid_t pid)
+{
+	return put(s, pid, 1, BPF_ANY, pid);
 }
 
 int mw_pidset_mark(struct mw_pidset *s, pid_t pid)
 {
-	uint64_t key = (uint64_t)pid, two = 2;
-
-	if (pid <= 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (s->rt != MW_RT_BPF)
-		return write_pid(s, (long)(pid + MW_PIDS_MARK));
-	return bpf_map_update_elem(s->map_fd, &key, &two, BPF_EXIST) < 0 ? -1 : 0;
+	return put(s, pid, MW_PIDS_MARKED, BPF_EXIST, (long)(pid + MW_PIDS_MARK));
 }
 
 int mw_pidset_del(struct mw_pidset *s, pid_t pid)

@@ -44,7 +44,7 @@ int mw_pidset_add(struct mw_pidset *s, pid_t pid);
 int mw_pidset_del(struct mw_pidset *s, pid_t pid);
 
 /* Mark pid, which is in the set, for the script's exec probe (protocol.h,
- * MW_EXEC_FILE: its value 2, which the probe sets back to 1).  0, or -1
+ * MW_EXEC_FILE: its value MW_PIDS_MARKED, which the probe sets back to 1).  0, or -1
  * with errno set (ENOENT: not in the set, bpf runtime). */
 int mw_pidset_mark(struct mw_pidset *s, pid_t pid);
 

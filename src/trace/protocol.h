@@ -42,9 +42,11 @@
  * reads "1\n" once the module's session runs (pidset.c); the bpf
  * runtime's map is updated directly (pidset.h). */
 #define MW_PIDS_FILE "pids"
-/* "PID + MW_PIDS_MARK\n" into it marks PID (value 2 in the map, the bpf
- * runtime's written directly) for the exec probe below */
+/* "PID + MW_PIDS_MARK\n" into it marks PID (value MW_PIDS_MARKED in the
+ * map, where a member's is 1; the bpf runtime's written directly) for the
+ * exec probe below */
 #define MW_PIDS_MARK 4294967296LL
+#define MW_PIDS_MARKED 2
 /* --linger (gen.h opts->linger): reading it prints the aggregates of
  * every process, empties them and prints MW_LINE_END; the tracer goes on
  * for the next run. */

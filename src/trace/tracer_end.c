@@ -160,7 +160,7 @@ static int exec_ask(struct run *rn, pid_t pid)
 
 	if (rn->pids && mw_pidset_mark(rn->pids, pid) < 0)
 		snprintf(err, sizeof(err), "marking it in the tracer's set: %s", strerror(errno));
-	else if (!rn->pids && rn->o->follow)
+	else if (rn->pids_failed)	/* a set the script needs (tracer_set.c) */
 		snprintf(err, sizeof(err), "the tracer's set could not be opened");
 	else if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
 			       &rn->exec_fd, err, sizeof(err)) == 0) {
