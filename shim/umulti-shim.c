@@ -38,16 +38,16 @@
  *     file (and pid) carries the sites' offsets and cookies;
  *   - closing any stand-in closes the links (every site goes at once), and
  *     a killed stapbpf's links go with its descriptors;
- *   - stapbpf's hash maps of more than MW_PREALLOC_MAX entries are made
- *     with BPF_F_NO_PREALLOC: their elements come from the kernel's BPF
- *     memory allocator as keys arrive, where filling the preallocated
- *     maps (one of 65536 entries and five of 16384, gen.h) took 4 ms of
- *     each run's start (kprobe-type programs may use them since Linux
- *     6.1, below the 6.6 this shim needs).  A new key's element costs
- *     about 250 ns more that way than from a preallocated map's free
- *     list, nothing where the key is there; so the one map whose hits
- *     are nearly all new keys, mw_wait[tid, arena] (a thread waits for
- *     an arena's lock at its first allocation), is sized to stay
+ *   - stapbpf's hash maps of more than MW_UMULTI_PREALLOC_MAX entries
+ *     (umulti.h) are made with BPF_F_NO_PREALLOC: their elements come
+ *     from the kernel's BPF memory allocator as keys arrive, where filling
+ *     the preallocated maps (one of 65536 entries and five of 16384,
+ *     gen.h) took 4 ms of each run's start (kprobe-type programs may use
+ *     them since Linux 6.1, below the 6.6 this shim needs).  A new key's
+ *     element costs about 250 ns more that way than from a preallocated
+ *     map's free list, nothing where the key is there; so the one map
+ *     whose hits are nearly all new keys, mw_wait[tid, arena] (a thread
+ *     waits for an arena's lock at its first allocation), is sized to stay
  *     preallocated (0.25 ms).  MW_UMULTI_PREALLOC moves the bound:
  *     "all", "none", or a number of entries;
  *   - a program identical to one loaded before (the same instructions,
@@ -103,9 +103,6 @@
 /* ids handed out for our sites: above any tracepoint id the kernel gives */
 #define MW_FAKE_ID 0x40000000u
 #define MAX_SITES 4096		/* MAX_UPROBE_MULTI_CNT is 1 << 20 */
-/* hash maps up to this many entries stay preallocated: gen.h's
- * MW_MAP_WAITS and MW_MAP_PIDS, not the others */
-#define MW_PREALLOC_MAX 8192u
 
 struct site {
 	char *path;
@@ -208,8 +205,8 @@ static void inplace_log(const union bpf_attr *f, long fd, const struct mw_inplac
 }
 
 /* The most entries a hash map may have and stay preallocated:
- * MW_UMULTI_PREALLOC "all", "none" or a decimal count; MW_PREALLOC_MAX
- * when unset or not one of those. */
+ * MW_UMULTI_PREALLOC "all", "none" or a decimal count;
+ * MW_UMULTI_PREALLOC_MAX when unset or not one of those. */
 static unsigned prealloc_max(void)
 {
 	const char *v = getenv("MW_UMULTI_PREALLOC");
@@ -218,7 +215,7 @@ static unsigned prealloc_max(void)
 	char *end;
 
 	if (!v)
-		return MW_PREALLOC_MAX;
+		return MW_UMULTI_PREALLOC_MAX;
 	if (strcmp(v, "all") == 0)
 		return UINT_MAX;
 	if (strcmp(v, "none") == 0)
@@ -227,7 +224,7 @@ static unsigned prealloc_max(void)
 	n = strtoul(v, &end, 10);
 	bad = errno || end == v || *end || v[0] == '-' || n > UINT_MAX;
 	errno = e;
-	return bad ? MW_PREALLOC_MAX : (unsigned)n;
+	return bad ? MW_UMULTI_PREALLOC_MAX : (unsigned)n;
 }
 
 /* Programs loaded (shared_load): their instructions (owned), license and

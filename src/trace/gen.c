@@ -35,7 +35,12 @@
 #include "sdtarg.h"
 #include "stacks.h"
 #include "stpsrc.h"
+#include "umulti.h"
 #include "gen_int.h"
+
+/* the lock waits' map stays preallocated under umulti-shim.so (gen.h) */
+_Static_assert(MW_MAP_WAITS <= MW_UMULTI_PREALLOC_MAX,
+	       "MW_MAP_WAITS above umulti-shim.so's preallocation bound");
 
 #define MAX_PROBES 128
 #define MAX_SITES 16

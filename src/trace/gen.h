@@ -28,9 +28,10 @@
 #define MW_MAP_HEAPS 16384	/* mw_h[heap] and friends */
 /* mw_wait[tid, arena]: nearly every hit is a new key (a thread waits for
  * an arena's lock at its first allocation), so umulti-shim.so leaves this
- * map preallocated, as it does hash maps of at most 8192 entries (its
- * MW_PREALLOC_MAX): a new key costs some 250 ns less than from the BPF
- * memory allocator, and 8192 entries take 0.25 ms to fill at the start */
+ * map preallocated, as it does hash maps of at most
+ * MW_UMULTI_PREALLOC_MAX entries (umulti.h; gen.c holds this size to it):
+ * a new key costs some 250 ns less than from the BPF memory allocator,
+ * and 8192 entries take 0.25 ms to fill at the start */
 #define MW_MAP_WAITS 8192
 #define MW_MAP_JUMPS 16384	/* mw_jbuf, mw_jret, mw_jval */
 /* mw_pids[pid] of a run whose processes change while it runs (opts->

@@ -8,13 +8,13 @@
  * modified during 'foreach' iteration") and stapbpf has no delete of a
  * whole map, so each map's keys are first copied into the key maps
  * mw_k1..mw_kN, indexed by a counter, MW_DRAIN_CHUNK at a time, and then
- * deleted one by one, until none is left.  The keys are read back into
- * locals first: stapbpf deletes nothing when a delete's key is itself a
- * map lookup.  For the hits map this gives:
+ * deleted one by one, until a round finds fewer.  The keys are read back
+ * into locals first: stapbpf deletes nothing when a delete's key is itself
+ * a map lookup.  For the hits map this gives:
  *
- *	n = 1
+ *	n = 1024
  *	r = 0
- *	while (n > 0 && r < 66) {
+ *	while (n == 1024 && r < 66) {
  *		n = 0
  *		foreach ([k1, k2, k3] in mw_n limit 1024) { mw_k1[n] = k1; ...; n = n + 1 }
  *		for (j = 0; j < n; j++) { k1 = mw_k1[j]; ...; delete mw_n[k1, k2, k3] }

@@ -114,7 +114,7 @@ static void dump_multi(struct gen *g)
 	if (g->o->linger && g->draining)	/* the next run starts from nothing */
 		mw_gen_drain_clear(f, g->modes);
 	skipped(g);
-	fprintf(f, "\tprintf(\"MW 1 end\\n\")\n");
+	fprintf(f, "\tprintf(\"%s\\n\")\n", MW_LINE_END);
 }
 
 /* The aggregates of a script of one process, as records. */
