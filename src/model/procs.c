@@ -152,6 +152,13 @@ void mw_procs_set_multi(struct mw_procs *p)
 	p->multi = 1;
 }
 
+/* pr replaced its image: what was read of the old one goes */
+static void drop_attach(struct mw_process *pr)
+{
+	mw_snapshot_free(pr->at_attach);
+	pr->at_attach = NULL;
+}
+
 int mw_procs_renew(struct mw_procs *p, struct mw_process *pr)
 {
 	struct mw_state *st = mw_state_new(pr->pid);
@@ -163,8 +170,7 @@ int mw_procs_renew(struct mw_procs *p, struct mw_process *pr)
 	mw_state_keep_received(st, pr->st);
 	mw_state_free(pr->st);
 	pr->st = st;
-	mw_snapshot_free(pr->at_attach);
-	pr->at_attach = NULL;
+	drop_attach(pr);
 	return 0;
 }
 
@@ -385,6 +391,7 @@ int mw_procs_counters(struct mw_process *pr, struct mw_counters *c)
 
 int mw_procs_line(struct mw_procs *p, const char *line)
 {
+	struct mw_process *pr;
 	const char *rest;
 	struct mw_state *st;
 	int pid, ret = 0;
@@ -415,13 +422,9 @@ int mw_procs_line(struct mw_procs *p, const char *line)
 	}
 	pid = prefix(line, &rest);
 	if (pid > 0 && !p->in_live && strcmp(rest, MW_LINE_EXEC) == 0 &&
-	    (st = mw_procs_find(p, pid))) {
-		struct mw_process *pr = mw_procs_by_pid(p, pid);
-
-		/* its image replaced: what was read of the old one goes too */
-		mw_snapshot_free(pr->at_attach);
-		pr->at_attach = NULL;
-		return mw_stream_line(st, rest);
+	    (pr = mw_procs_by_pid(p, pid))) {
+		drop_attach(pr);
+		return mw_stream_line(pr->st, rest);
 	}
 	if (pid < 0 || !(st = mw_procs_find(p, pid)) || rest[0] == MW_REC_DECLARE ||
 	    rest[0] == MW_REC_PROCESS || rest[0] == '#' || rest[0] == 'M') {
