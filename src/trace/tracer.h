@@ -43,6 +43,11 @@
 struct mw_pidlist;
 struct mw_linger;
 
+/* The most processes a -f tree may have had in the tracer's set for an
+ * exec to be drained (opts->exec_drain): each drain scans every one's
+ * entries in the script's maps. */
+#define MW_EXEC_DRAIN_MAX 256
+
 struct mw_tracer_opts {
 	const struct mw_runtime_env *env;
 	const char *script;		/* the generated .stp file */
@@ -88,7 +93,6 @@ struct mw_tracer_opts {
 	 * for the same reason none is asked once more than MW_EXEC_DRAIN_MAX
 	 * processes were in the set (noted once). */
 	int exec_drain;
-#define MW_EXEC_DRAIN_MAX 256
 	/* events the aggregates count that have not arrived yet; NULL: do
 	 * not wait for any */
 	unsigned long long (*missing)(void *ctx);
