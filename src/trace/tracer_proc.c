@@ -22,6 +22,7 @@
 
 #include "bpfobj.h"
 #include "clock.h"
+#include "krt_mend.h"
 #include "libcns.h"
 #include "msg.h"
 #include "ptyrelay.h"
@@ -115,10 +116,8 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 	return pid;
 }
 
-/* Run a command to completion, its stderr collected; for stap -p4.  A
- * signal caught meanwhile (mw_signals_catch) stops it: its process group
- * gets SIGTERM and -2 is returned, the signal left pending. */
-static int run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
+/* Run a command to completion, its stderr collected (tracer_proc.h). */
+int mw_run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
 {
 	int errfd, st;
 	char buf[4096];
@@ -335,17 +334,33 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 {
 	const char *argv[20];
 	int k = 0;
-	char msg[400];
+	char msg[400], rt[PATH_MAX];
 
 	argv[k++] = "stap";
 	argv[k++] = "-g";	/* guru mode: the scripts' embedded C (stp/) */
 	if (env->rt == MW_RT_BPF) {
 		argv[k++] = "--runtime=bpf";
-	} else if (env->ustack) {	/* ubacktrace()'s unwind data */
-		argv[k++] = "--ldd";
-		if (env->unwind[0]) {
-			argv[k++] = "-d";
-			argv[k++] = env->unwind;
+	} else {
+		if (env->ustack) {	/* ubacktrace()'s unwind data */
+			argv[k++] = "--ldd";
+			if (env->unwind[0]) {
+				argv[k++] = "-d";
+				argv[k++] = env->unwind;
+			}
+		}
+		/* the runtime's sources, mended where they need it (krt_mend.h) */
+		switch (mw_krt_runtime(workdir, env->kbuild, rt, sizeof(rt), msg, sizeof(msg))) {
+		case 1:
+			argv[k++] = "-R";
+			argv[k++] = rt;
+			/* fall through */
+		case 0:
+			if (msg[0])
+				mw_warn("%s", msg);
+			break;
+		default:
+			mw_warn("%s; the module is built from stap's own runtime as it is", msg);
+			break;
 		}
 	}
 	argv[k++] = "-w";
@@ -358,7 +373,7 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 	argv[k++] = name;
 	argv[k++] = script;
 	argv[k] = NULL;
-	switch (run_capture((char *const *)argv, workdir, msg, sizeof(msg))) {
+	switch (mw_run_capture((char *const *)argv, workdir, msg, sizeof(msg))) {
 	case -2:
 		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
 			 mw_signal_pending(), strsignal(mw_signal_pending()));
@@ -522,6 +537,8 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 		snprintf(err, errlen, "cannot read '%s': %s", script, strerror(errno));
 		return -1;
 	}
+	/* modules built before the runtime's mends (krt_mend.h) are not used */
+	key = fnv(key, "relay 1", 8);
 	snprintf(name, sizeof(name), MW_KMOD_PREFIX "%016llx", (unsigned long long)key);
 	cache = cache_dir(dir, sizeof(dir)) == 0;	/* else no cache */
 	if (cache) {

@@ -27,6 +27,14 @@
 pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 		      int *out_fd, int *err_fd);
 
+/* Run argv (PATH searched) in cwd (NULL: this one) to its end, its stdout
+ * to /dev/null and its stderr collected.  0 when it exited with status 0;
+ * -1 with msg (len bytes) set to the first line of its stderr that says
+ * "error" (else its first line), or to why it could not start; -2 when a
+ * signal was caught meanwhile (signals.h): its process group got SIGTERM,
+ * the signal is left pending. */
+int mw_run_capture(char *const argv[], const char *cwd, char *msg, size_t len);
+
 /* Fork the program t (t->loader when set), on the pseudo-terminal pty
  * when not NULL (ptyrelay.h), held until a byte is written to *hold_w
  * (closing it unwritten kills the program before its first instruction),
@@ -69,9 +77,11 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
 
 /* Compile script for the kernel runtime (stap -p4 -m NAME, in workdir;
  * env->kbuild when set) into a module whose path goes to ko (kolen
- * bytes).  NAME is MW_KMOD_PREFIX and 16 hex digits of a hash of the
- * script, the running kernel (release, version, machine), env->kbuild
- * and stap's file: as root the module is kept in MW_CACHE_DIR/modules
+ * bytes), from SystemTap's runtime mended where it needs it (krt_mend.h;
+ * a warning when it cannot be).  NAME is MW_KMOD_PREFIX
+ * and 16 hex digits of a hash of the script, the running kernel
+ * (release, version, machine), env->kbuild, stap's file and the mend's
+ * version: as root the module is kept in MW_CACHE_DIR/modules
  * (root's alone, 0700) and reused by every run of the same script on the
  * same kernel (*cached = 1), since a compile takes tens of seconds, and
  * minutes in an emulated guest; otherwise it stays in workdir.  A signal
