@@ -154,3 +154,21 @@ fi
 	>/dev/null || fail "--repeat: mallocwatch exited $?: $(cat "$OUT/repeat.txt")"
 grep -q "replaced its image (exec) 1 time" "$OUT/repeat.txt" ||
 	fail "--repeat: the last run's report does not say its image was replaced"
+
+# --linger: a run that joins another's session drains its program's exec
+# through that session's tracer, which is not its child (the first run
+# arms it; the second must join, else it tests nothing)
+if [ "${MW_TEST_RUNTIME:-}" != kernel ]; then
+	"$MW" -q --linger 3 -o /dev/null -c /bin/true || fail "linger: the first run exited $?"
+	# shellcheck disable=SC2086
+	"$MW" -v --linger 3 --json "$OUT/joined.json" -o "$OUT/joined.txt" -c $FIX ./examples/sbrk-trim 8 \
+		>"$OUT/joined.xml" 2>"$OUT/joined.err" || fail "linger: the joined run exited $?"
+	grep -q "joined a tracer session" "$OUT/joined.err" ||
+		fail "linger: the second run did not join the first's session: $(cat "$OUT/joined.err")"
+	grep -q "replaced its image (exec) 1 time" "$OUT/joined.txt" ||
+		fail "linger: the joined run's report does not say its image was replaced"
+	mkdir -p "$OUT/joined"
+	python3 tests/malloc_info_compare.py "$OUT/joined.xml" "$OUT/joined.json" "$OUT/joined" ||
+		exit 99
+	expect_same "$OUT/joined/expected.txt" "$OUT/joined/actual.txt"
+fi
