@@ -19,7 +19,7 @@ FIX=build/tests/fixtures/exec-after
 # system libc, untraced, unless through the probe-enabled glibc's loader.
 # The kernel runtime deletes each map whole (no rounds of 1024 keys to
 # test); its 1100 jmp_bufs' records are what lost their tail to
-# SystemTap's relay before 5.1 (src/trace/krt_relay.h): the exec line
+# SystemTap's relay, 4.6 to 5.0 (src/trace/krt_mend.h): the exec line
 # with them, the same 907 records on every run, until mallocwatch mended
 # the runtime it builds its modules from.
 KL=
@@ -86,7 +86,7 @@ run two 2 $FIX $KL $FIX $KL ./examples/sbrk-trim 8
 
 # the exec fails (exit 127): no exec line, and the flush prints the
 # wrapper's aggregates whole, its 1100 jmp_bufs and the end line (under
-# SystemTap's relay before 5.1, unmended, 907 of them and no end)
+# SystemTap's relay 4.6 to 5.0, unmended, 907 of them and no end)
 "$MW" -q --json "$OUT/noexec.json" -o "$OUT/noexec.txt" -c $FIX /nonexistent \
 	>/dev/null 2>"$OUT/noexec.err"
 [ $? = 127 ] || fail "no exec: mallocwatch did not exit with the program's 127: $(cat "$OUT/noexec.err")"

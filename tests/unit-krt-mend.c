@@ -63,8 +63,10 @@ static void texts(void)
 	const char *relay = "a\n\t" MW_KRT_RELAY_ANCHOR "\n\t\tswitch;\n}\n";
 	char *m = (char *)1;
 
-	CHECK(mw_krt_mend_relay(relay, "/* plain flush */", &m) == 1 && m,
-	      "the anchor once, no fix: mended");
+	const char *buggy = "if (likely(entry && bytes_reserved > hlen)) {";
+
+	CHECK(mw_krt_mend_relay(relay, buggy, &m) == 1 && m,
+	      "the anchor once, the bug, no fix: mended");
 	if (m && m != (char *)1) {
 		CHECK(strcmp(m, "a\n\t" MW_KRT_RELAY_MENDED "\n\t\tswitch;\n}\n") == 0,
 		      "mended text: %s", m);
@@ -73,8 +75,11 @@ static void texts(void)
 	m = (char *)1;
 	CHECK(mw_krt_mend_relay(relay, "/* Cannot have header straddle sub buffers. */", &m) == 0
 	      && !m, "upstream's fix: nothing to do");
-	CHECK(mw_krt_mend_relay("no anchor here", "", &m) == -1 && !m, "no anchor: -1");
-	CHECK(mw_krt_mend_relay(MW_KRT_RELAY_ANCHOR MW_KRT_RELAY_ANCHOR, "", &m) == -1 && !m,
+	/* SystemTap 4.5 and before: the header never cut short, no anchor */
+	CHECK(mw_krt_mend_relay("no anchor here", "bytes_reserved > 0", &m) == 0 && !m,
+	      "no bug: nothing");
+	CHECK(mw_krt_mend_relay("no anchor here", buggy, &m) == -1 && !m, "no anchor: -1");
+	CHECK(mw_krt_mend_relay(MW_KRT_RELAY_ANCHOR MW_KRT_RELAY_ANCHOR, buggy, &m) == -1 && !m,
 	      "the anchor twice: -1");
 
 	const char *tw = "typedef typeof(&task_work_cancel) task_work_cancel_fn;\n"

@@ -12,7 +12,11 @@
 #include "krt_mend.h"
 #include "tracer_proc.h"
 
-/* The comment upstream's relay fix (SystemTap 5.1, print_flush.c) carries. */
+/* print_flush.c's test that drops a message whose header was not given
+ * its whole size (SystemTap 4.6 to 5.0: the bug; before 4.6 the reserve
+ * never split a header, 5.1 pads and retries), and the comment upstream's
+ * fix carries. */
+#define RELAY_BUG "bytes_reserved > hlen"
 #define RELAY_FIXED "header straddle"
 /* The kernel's new name, and what upstream's 5.2 runtime calls. */
 #define TW_FUNC "task_work_cancel_func"
@@ -46,7 +50,7 @@ static int replace_once(const char *text, const char *from, const char *to, char
 int mw_krt_mend_relay(const char *relay_v2, const char *print_flush, char **mended)
 {
 	*mended = NULL;
-	if (strstr(print_flush, RELAY_FIXED))
+	if (strstr(print_flush, RELAY_FIXED) || !strstr(print_flush, RELAY_BUG))
 		return 0;
 	return replace_once(relay_v2, MW_KRT_RELAY_ANCHOR, MW_KRT_RELAY_MENDED, mended);
 }
@@ -202,10 +206,10 @@ int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t le
 	const char *sys = env && *env ? env : MW_STAP_RUNTIME;
 	char *relay = slurp(sys, "transport/relay_v2.c");
 	char *flush = relay ? slurp(sys, "print_flush.c") : NULL;
-	char *tw = flush ? slurp(sys, "stp_task_work.c") : NULL;
+	char *tw = NULL;
 	struct mend m[2] = {
 		{ "transport/relay_v2.c", "its output may lose a message at a relay sub-buffer's "
-		  "end (SystemTap before 5.1, PR31117)", 0, NULL },
+		  "end (SystemTap 4.6 to 5.0, PR31117)", 0, NULL },
 		{ "stp_task_work.c", "it may not build for this kernel's task_work_cancel_func() "
 		  "(SystemTap before 5.2)", 0, NULL },
 	};
@@ -214,13 +218,15 @@ int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t le
 
 	dir[0] = '\0';
 	err[0] = '\0';
-	if (!tw) {
+	if (!flush) {
 		snprintf(err, errlen, "cannot read SystemTap's runtime in '%s': %s", sys,
 			 strerror(errno));
 		goto out;
 	}
 	m[0].r = mw_krt_mend_relay(relay, flush, &m[0].text);
-	m[1].r = mw_krt_mend_task_work(tw, kernel_has_tw_func(kbuild), &m[1].text);
+	/* a runtime without it has no task_work_cancel to mend */
+	if ((tw = slurp(sys, "stp_task_work.c")))
+		m[1].r = mw_krt_mend_task_work(tw, kernel_has_tw_func(kbuild), &m[1].text);
 	for (int i = 0; i < 2; i++) {
 		any |= m[i].r == 1;
 		if (m[i].r < 0 && !err[0])

@@ -5,7 +5,7 @@
  * upstream's fix; a runtime that has neither is used as it is, with a
  * warning.
  *
- * 1. The relay (SystemTap before 5.1, sourceware PR31117, upstream
+ * 1. The relay (SystemTap 4.6 to 5.0, sourceware PR31117, upstream
  *    commit b6abf4bd0).  The module runtime sends a probe's output to
  *    stapio through a relay channel of 4096-byte sub-buffers
  *    (runtime/transport/relay_v2.c), each flush of the print buffer (at
@@ -53,7 +53,10 @@
 
 /* The relay's mend, from the text of relay_v2.c and of print_flush.c
  * (NUL-terminated):
- *   0  nothing to do: print_flush.c has upstream's fix ("header straddle");
+ *   0  nothing to do: print_flush.c does not drop a message for a header
+ *      cut short (no "bytes_reserved > hlen": SystemTap before 4.6, whose
+ *      reserve never cut one, and from 5.1, upstream's fix, "header
+ *      straddle");
  *   1  *mended (malloc'd, the caller's to free) is relay_v2.c with
  *      MW_KRT_RELAY_ANCHOR replaced by MW_KRT_RELAY_MENDED;
  *  -1  neither: the anchor is not in relay_v2.c exactly once (another
