@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "krt_mend.h"
@@ -104,7 +105,7 @@ static void texts(void)
 static void installed(const char *sys)
 {
 	char rv[512], pf[512], work[] = "/tmp/unit-krt-mend.XXXXXX", dir[512], err[512];
-	char cmd[4096], got_rv[600], got_pf[600];
+	char cmd[8192], got_rv[1024], got_pf[1024];
 	char *relay, *flush, *m = NULL, *copied;
 	int r, tw_func;
 
@@ -178,6 +179,38 @@ static void installed(const char *sys)
 	setenv("SYSTEMTAP_RUNTIME", fixed, 1);
 	r = mw_krt_runtime(work, "", dir, sizeof(dir), err, sizeof(err));
 	CHECK(r == 0 && dir[0] == '\0', "upstream's fix: stap's own runtime (%d)", r);
+
+	/* a runtime reached through links (the runtime itself, its
+	 * transport/): the mend is written into the copy, never through a
+	 * link into the files linked to */
+	char linked[64], real[64], *before, *after;
+
+	snprintf(real, sizeof(real), "%s/real", work);
+	snprintf(linked, sizeof(linked), "%s/linked", work);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/rt/transport' '%s/tr' && cp '%s' '%s/tr/' && "
+		 "cp '%s' '%s/rt/' && printf 'typeof(&task_work_cancel)\\n' >'%s/rt/stp_task_work.c' && "
+		 "rm -r '%s/rt/transport' && ln -s '%s/tr' '%s/rt/transport' && ln -s '%s/rt' '%s'",
+		 real, real, rv, real, pf, real, real, real, real, real, real, linked);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	snprintf(got_rv, sizeof(got_rv), "%s/tr/relay_v2.c", real);
+	before = slurp(got_rv);
+	setenv("SYSTEMTAP_RUNTIME", linked, 1);
+	snprintf(cmd, sizeof(cmd), "%s/w2", work);
+	if (mkdir(cmd, 0700) == 0) {
+		r = mw_krt_runtime(cmd, "", dir, sizeof(dir), err, sizeof(err));
+		after = slurp(got_rv);
+		CHECK(before && after && strcmp(before, after) == 0,
+		      "the linked-to relay_v2.c is unchanged (%d)", r);
+		if (r == 1) {
+			snprintf(got_pf, sizeof(got_pf), "%s/transport/relay_v2.c", dir);
+			copied = slurp(got_pf);
+			CHECK(copied && count(copied, MW_KRT_RELAY_MENDED) == 1,
+			      "the copy through links is mended");
+			free(copied);
+		}
+		free(after);
+	}
+	free(before);
 
 	/* a runtime that is not there */
 	setenv("SYSTEMTAP_RUNTIME", "/nonexistent/runtime", 1);

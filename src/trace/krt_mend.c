@@ -242,7 +242,9 @@ int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t le
 		goto fail;
 	}
 	{
-		const char *argv[] = { "cp", "-R", "--", sys, dir, NULL };
+		/* -L: the copy holds no link, so that no write of the mends
+		 * can go through one into stap's own runtime */
+		const char *argv[] = { "cp", "-R", "-L", "--", sys, dir, NULL };
 
 		if (mw_run_capture((char *const *)argv, NULL, msg, sizeof(msg)) != 0) {
 			snprintf(err, errlen, "cannot copy SystemTap's runtime: %s", msg);

@@ -78,7 +78,8 @@ int mw_krt_mend_task_work(const char *stp_task_work, int kernel_has_func, char *
  * uses (SYSTEMTAP_RUNTIME in the environment, as stap reads it, else
  * MW_STAP_RUNTIME) is read; when it needs a mend for the kernel whose
  * build tree is kbuild (NULL or "": the running kernel's,
- * /lib/modules/RELEASE/build), it is copied whole with cp(1) into
+ * /lib/modules/RELEASE/build), it is copied whole with cp(1), links
+ * followed (the copy has none, and no write goes through one), into
  * workdir/runtime (workdir: the run's private directory, where
  * "runtime" must not exist yet) and mended there.  Returns 1 with the
  * copy's path in dir (len bytes), or 0 when no mend applies (dir empty:
