@@ -328,6 +328,15 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
 	argv[k] = NULL;
 }
 
+/* The kernel runtime's bound on the statements one probe runs (stap's
+ * MAXACTION, MAXACTION_INTERRUPTIBLE; a probe past it stops the session
+ * with "MAXACTION exceeded").  The largest dump and drain, every map of
+ * the script full (about 170,000 entries) and -f's drain scanning each
+ * map once a round of 1024 keys, runs some 6 million (mw_n's 65536
+ * entries over 64 rounds: 2.2 million iterations); the bound stays, for
+ * a loop that would not end. */
+#define MW_KMOD_MAXACTION "50000000"
+
 /* stap -p4 -m name script in workdir: workdir/name.bo or .ko. */
 static int compile(const struct mw_runtime_env *env, const char *script, const char *workdir,
 		   const char *name, char *err, size_t errlen)
@@ -348,6 +357,13 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 				argv[k++] = env->unwind;
 			}
 		}
+		/* the statements a probe may run: the flush's and the exec
+		 * drain's loops go over every entry of the script's maps,
+		 * several times under -f (gen_drain.c), past stap's 1000
+		 * (MAXACTION) and 10000 (MAXACTION_INTERRUPTIBLE) at some
+		 * thousand entries; the bound stays, above what they need */
+		argv[k++] = "-DMAXACTION=" MW_KMOD_MAXACTION;
+		argv[k++] = "-DMAXACTION_INTERRUPTIBLE=" MW_KMOD_MAXACTION;
 		/* the runtime's sources, mended where they need it (krt_mend.h) */
 		switch (mw_krt_runtime(workdir, env->kbuild, rt, sizeof(rt), msg, sizeof(msg))) {
 		case 1:
@@ -537,8 +553,9 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 		snprintf(err, errlen, "cannot read '%s': %s", script, strerror(errno));
 		return -1;
 	}
-	/* modules built before the runtime's mends (krt_mend.h) are not used */
-	key = fnv(key, "relay 1", 8);
+	/* modules built before the runtime's mends (krt_mend.h) and the
+	 * statement bound are not used */
+	key = fnv(key, "kmod 2", 7);
 	snprintf(name, sizeof(name), MW_KMOD_PREFIX "%016llx", (unsigned long long)key);
 	cache = cache_dir(dir, sizeof(dir)) == 0;	/* else no cache */
 	if (cache) {
