@@ -48,10 +48,10 @@ storm() {
 		sleep 0.05
 	done
 }
-# within 120 s; 600 under the kernel runtime, whose first run of a script
-# compiles its module (minutes in make check-vm's emulated guest)
+# within 120 s; 1800 under the kernel runtime, whose first run of a script
+# compiles its module (about 10 minutes in make check-vm's emulated guest)
 WAIT=1200
-[ "${MW_TEST_RUNTIME:-}" != kernel ] || WAIT=6000
+[ "${MW_TEST_RUNTIME:-}" != kernel ] || WAIT=18000
 wait_tracing() {	# ERRFILE MWPID N
 	_i=0
 	until grep -q "tracing $3 processes" "$1" 2>/dev/null; do

@@ -20,7 +20,7 @@ wait_module() {
 	i=0
 	until [ -n "$(ours)" ] && [ "$(cat "/proc/$(ours | sed 's/.*_//')/comm" 2>/dev/null)" = stapio ]; do
 		i=$((i + 1))
-		[ $i -lt 6000 ] || fail "no module loaded in 600 s: $(cat "$1")"
+		[ $i -lt 18000 ] || fail "no module loaded in 1800 s: $(cat "$1")"
 		kill -0 $mwpid 2>/dev/null || fail "mallocwatch exited early: $(cat "$1")"
 		sleep 0.1
 	done
