@@ -142,7 +142,32 @@ static void installed(const char *sys)
 	setenv("SYSTEMTAP_RUNTIME", sys, 1);
 	r = mw_krt_runtime(work, "", dir, sizeof(dir), err, sizeof(err));
 	CHECK(r >= 0, "runtime: %s", err);
+	if (r == 1 && geteuid() == 0 && !getenv("MW_NO_CACHE")) {
+		/* as root the copy is kept (MW_CACHE_DIR/runtime) and used again
+		 * as it is: its path and times are what stap's stapconf cache
+		 * is keyed by */
+		char again[512], parent[600];
+		struct stat a, b, pb;
+
+		printf("kept copy: %s\n", dir);
+		CHECK(strncmp(dir, "/var/cache/mallocwatch/runtime/", 31) == 0, "kept: %s", dir);
+		snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(dir, '/') - dir), dir);
+		CHECK(lstat(parent, &pb) == 0 && S_ISDIR(pb.st_mode) && pb.st_uid == 0 &&
+		      (pb.st_mode & 077) == 0, "the cache directory is root's alone: %s", parent);
+		CHECK(stat(dir, &a) == 0, "stat %s", dir);
+		sleep(1);
+		CHECK(mw_krt_runtime(work, "", again, sizeof(again), err, sizeof(err)) == 1 &&
+		      strcmp(again, dir) == 0, "the same copy again: %s", again);
+		CHECK(stat(again, &b) == 0 && a.st_ino == b.st_ino && a.st_mtime == b.st_mtime,
+		      "the kept copy is not made again");
+	}
+	/* the rest in the work directory: nothing of theirs kept */
+	setenv("MW_NO_CACHE", "1", 1);
+	r = mw_krt_runtime(work, "", dir, sizeof(dir), err, sizeof(err));
+	CHECK(r >= 0, "runtime: %s", err);
 	if (r == 1) {
+		CHECK(strncmp(dir, work, strlen(work)) == 0, "MW_NO_CACHE: in the work directory: %s",
+		      dir);
 		snprintf(got_rv, sizeof(got_rv), "%s/transport/relay_v2.c", dir);
 		copied = slurp(got_rv);
 		CHECK(copied && count(copied, MW_KRT_RELAY_MENDED) == 1,

@@ -5,7 +5,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -199,6 +201,100 @@ struct mend {
 	char *text;
 };
 
+/* sys copied to dest (which must not exist), the mends written into it;
+ * 0, or -1 with err set. */
+static int make_copy(const char *sys, const char *dest, const struct mend *m, char *err,
+		     size_t errlen)
+{
+	/* -L: the copy holds no link, so that no write of the mends can go
+	 * through one into stap's own runtime */
+	const char *argv[] = { "cp", "-R", "-L", "--", sys, dest, NULL };
+	char msg[400];
+
+	if (mw_run_capture((char *const *)argv, NULL, msg, sizeof(msg)) != 0) {
+		snprintf(err, errlen, "cannot copy SystemTap's runtime: %s", msg);
+		return -1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (m[i].r == 1 && put(dest, m[i].file, m[i].text) < 0) {
+			snprintf(err, errlen, "cannot write the mended %s in '%s': %s", m[i].file,
+				 dest, strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+/* FNV-1a, 64 bits, over len bytes of p, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ c[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* A directory of root's that no one else can write, not a link. */
+static int roots_dir(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == 0 &&
+	       !(sb.st_mode & 022);
+}
+
+/* The mended copy kept in MW_CACHE_DIR/runtime (root's alone), named by
+ * a hash of what it is made of: the runtime's path, the times of it and
+ * of the directories stap's own hash looks at (a package upgrade
+ * replaces their files) and of stap, and the mends.  Made once (in a
+ * directory of its own there, renamed into place whole) and then used as
+ * it is, so its path and times stay.  0 with its path in dir, or -1 (no
+ * cache: the caller copies into its work directory). */
+static int keep_copy(const char *sys, const struct mend *m, char *dir, size_t len)
+{
+	static const char *const parts[] = { "", "/transport", "/linux", "/unwind" };
+	char base[PATH_MAX], tmp[PATH_MAX + 16], dest[PATH_MAX + 32], p[PATH_MAX], err[512];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	struct stat sb;
+	int ok;
+
+	if (mw_cache_subdir("runtime", base, sizeof(base)) < 0)
+		return -1;
+	h = fnv(h, sys, strlen(sys) + 1);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", sys, parts[i]);
+		if (stat(p, &sb) == 0) {
+			long long v[3] = { (long long)sb.st_ino, (long long)sb.st_mtime,
+					   (long long)sb.st_size };
+
+			h = fnv(h, v, sizeof(v));
+		}
+	}
+	if (stat("/usr/bin/stap", &sb) == 0) {
+		long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
+
+		h = fnv(h, v, sizeof(v));
+	}
+	for (int i = 0; i < 2; i++)
+		h = m[i].r == 1 ? fnv(h, m[i].text, strlen(m[i].text) + 1) : fnv(h, "-", 2);
+	if ((size_t)snprintf(dir, len, "%s/%016llx", base, (unsigned long long)h) >= len)
+		return -1;
+	if (roots_dir(dir))
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s/new.XXXXXX", base);
+	if (!mkdtemp(tmp))
+		return -1;
+	snprintf(dest, sizeof(dest), "%s/runtime", tmp);
+	ok = make_copy(sys, dest, m, err, sizeof(err)) == 0 &&
+	     (rename(dest, dir) == 0 || roots_dir(dir));	/* or another run's */
+	{
+		const char *argv[] = { "rm", "-rf", "--", tmp, NULL };
+
+		mw_run_capture((char *const *)argv, NULL, err, sizeof(err));
+	}
+	return ok ? 0 : -1;
+}
+
 int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t len, char *err,
 		   size_t errlen)
 {
@@ -213,7 +309,6 @@ int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t le
 		{ "stp_task_work.c", "it may not build for this kernel's task_work_cancel_func() "
 		  "(SystemTap before 5.2)", 0, NULL },
 	};
-	char msg[400];
 	int any = 0, r = -1;
 
 	dir[0] = '\0';
@@ -237,26 +332,19 @@ int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t le
 	r = 0;
 	if (!any)
 		goto out;
+	/* kept: stap's cache of its kernel configuration tests (stapconf)
+	 * is keyed by the runtime's path and times, so a copy per compile
+	 * would run them all again (minutes in an emulated guest) */
+	if (keep_copy(sys, m, dir, len) == 0) {
+		r = 1;
+		goto out;
+	}
 	if ((size_t)snprintf(dir, len, "%s/runtime", workdir) >= len) {
 		snprintf(err, errlen, "the work directory's path is too long");
 		goto fail;
 	}
-	{
-		/* -L: the copy holds no link, so that no write of the mends
-		 * can go through one into stap's own runtime */
-		const char *argv[] = { "cp", "-R", "-L", "--", sys, dir, NULL };
-
-		if (mw_run_capture((char *const *)argv, NULL, msg, sizeof(msg)) != 0) {
-			snprintf(err, errlen, "cannot copy SystemTap's runtime: %s", msg);
-			goto fail;
-		}
-	}
-	for (int i = 0; i < 2; i++)
-		if (m[i].r == 1 && put(dir, m[i].file, m[i].text) < 0) {
-			snprintf(err, errlen, "cannot write the mended %s in '%s': %s", m[i].file,
-				 dir, strerror(errno));
-			goto fail;
-		}
+	if (make_copy(sys, dir, m, err, errlen) < 0)
+		goto fail;
 	r = 1;
 	goto out;
 fail:

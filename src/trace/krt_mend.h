@@ -79,15 +79,21 @@ int mw_krt_mend_task_work(const char *stp_task_work, int kernel_has_func, char *
  * MW_STAP_RUNTIME) is read; when it needs a mend for the kernel whose
  * build tree is kbuild (NULL or "": the running kernel's,
  * /lib/modules/RELEASE/build), it is copied whole with cp(1), links
- * followed (the copy has none, and no write goes through one), into
+ * followed (the copy has none, and no write goes through one), and
+ * mended.  As root the copy is kept in MW_CACHE_DIR/runtime (root's
+ * alone, 0700; tracer_proc.h mw_cache_subdir), named by a hash of the
+ * runtime's path, the times of its directories and of stap, and the
+ * mends: made once, renamed into place whole, then used as it is, since
+ * stap keys its cache of kernel configuration tests (stapconf) by the
+ * runtime's path and times.  Otherwise (or MW_NO_CACHE) it is made in
  * workdir/runtime (workdir: the run's private directory, where
- * "runtime" must not exist yet) and mended there.  Returns 1 with the
- * copy's path in dir (len bytes), or 0 when no mend applies (dir empty:
- * stap's own runtime is used); either way err (errlen bytes) is empty,
- * or says in one line which bug is left because the runtime has neither
- * upstream's fix nor the text the mend replaces (for a warning).  -1
- * with a one-line reason in err when the runtime cannot be read or
- * copied (dir empty: the caller compiles with stap's own and warns). */
+ * "runtime" must not exist yet).  Returns 1 with the copy's path in dir
+ * (len bytes), or 0 when no mend applies (dir empty: stap's own runtime
+ * is used); either way err (errlen bytes) is empty, or says in one line
+ * which bug is left because the runtime has neither upstream's fix nor
+ * the text the mend replaces (for a warning).  -1 with a one-line reason
+ * in err when the runtime cannot be read or copied (dir empty: the
+ * caller compiles with stap's own and warns). */
 int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t len, char *err,
 		   size_t errlen);
 

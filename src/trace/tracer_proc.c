@@ -494,15 +494,13 @@ static int roots_file(const char *path)
 	       !(sb.st_mode & 022);
 }
 
-/* MW_CACHE_DIR/modules, made root's alone when missing, into dir; 0, or
- * -1 when it is not a directory of root's alone, or MW_NO_CACHE is set
- * in the environment (no cache then: every script is compiled afresh). */
-static int cache_dir(char *dir, size_t len)
+/* MW_CACHE_DIR/NAME (tracer_proc.h). */
+int mw_cache_subdir(const char *name, char *dir, size_t len)
 {
 	struct stat sb;
 	const char *off = getenv("MW_NO_CACHE");
 
-	snprintf(dir, len, "%s/modules", MW_CACHE_DIR);
+	snprintf(dir, len, "%s/%s", MW_CACHE_DIR, name);
 	if ((off && *off) || geteuid() != 0 || (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
 	    (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
 	    !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077))
@@ -520,7 +518,7 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 
 	*cached = 0;
 	snprintf(bo, bolen, "%s/%s.bo", workdir, rn_module);
-	if (cache && (cache_dir(dir, sizeof(dir)) < 0 || module_key(env, script, &key) < 0))
+	if (cache && (mw_cache_subdir("modules", dir, sizeof(dir)) < 0 || module_key(env, script, &key) < 0))
 		cache = 0;
 	if (cache) {
 		/* objects kept before mw_bpfobj_tune() were not tuned */
@@ -557,7 +555,7 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 	 * statement bound are not used */
 	key = fnv(key, "kmod 2", 7);
 	snprintf(name, sizeof(name), MW_KMOD_PREFIX "%016llx", (unsigned long long)key);
-	cache = cache_dir(dir, sizeof(dir)) == 0;	/* else no cache */
+	cache = mw_cache_subdir("modules", dir, sizeof(dir)) == 0;	/* else no cache */
 	if (cache) {
 		snprintf(ko, kolen, "%s/%s.ko", dir, name);
 		if (roots_file(ko)) {

@@ -35,6 +35,12 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
  * the signal is left pending. */
 int mw_run_capture(char *const argv[], const char *cwd, char *msg, size_t len);
 
+/* MW_CACHE_DIR/name, made root's alone (0700) when missing, into dir
+ * (len bytes); 0, or -1 when it is not a directory of root's alone, we
+ * are not root, or MW_NO_CACHE is set in the environment (no cache then:
+ * what it would keep is made afresh each run). */
+int mw_cache_subdir(const char *name, char *dir, size_t len);
+
 /* Fork the program t (t->loader when set), on the pseudo-terminal pty
  * when not NULL (ptyrelay.h), held until a byte is written to *hold_w
  * (closing it unwritten kills the program before its first instruction),
