@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "krt_mend.h"
-#include "tracer_proc.h"
+#include "runtime.h"
+#include "spawn.h"
 
 /* print_flush.c's test that drops a message whose header was not given
  * its whole size (SystemTap 4.6 to 5.0: the bug; before 4.6 the reserve

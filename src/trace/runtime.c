@@ -478,3 +478,17 @@ void mw_runtime_procfs_remove(const char *module)
 	}
 	close(base);
 }
+
+/* MW_CACHE_DIR/NAME (runtime.h). */
+int mw_cache_subdir(const char *name, char *dir, size_t len)
+{
+	struct stat sb;
+	const char *off = getenv("MW_NO_CACHE");
+
+	snprintf(dir, len, "%s/%s", MW_CACHE_DIR, name);
+	if ((off && *off) || geteuid() != 0 || (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
+	    !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077))
+		return -1;
+	return 0;
+}

@@ -136,4 +136,10 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
  * itself unless killed), when it is the effective user's own. */
 void mw_runtime_procfs_remove(const char *module);
 
+/* MW_CACHE_DIR/name, made root's alone (0700) when missing, into dir
+ * (len bytes); 0, or -1 when it is not a directory of root's alone, we
+ * are not root, or MW_NO_CACHE is set in the environment (no cache then:
+ * what it would keep is made afresh each run). */
+int mw_cache_subdir(const char *name, char *dir, size_t len);
+
 #endif /* MALLOCWATCH_RUNTIME_H */

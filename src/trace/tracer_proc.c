@@ -28,140 +28,8 @@
 #include "ptyrelay.h"
 #include "runtime.h"
 #include "signals.h"
+#include "spawn.h"
 #include "tracer_proc.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
-
-/* In a child before exec: every descriptor past stderr close-on-exec, so
- * nothing of mallocwatch's (the saved stream, reports, libdw's files)
- * reaches the program or the tracer, whoever opened it and however. */
-static void cloexec_from_3(void)
-{
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
-		return;
-	for (int fd = 3; fd < 1024; fd++)	/* kernels before 5.11 */
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
-}
-
-/* fork+exec argv with stdout/stderr on new pipes (tracer_proc.h). */
-pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
-		       int *out_fd, int *err_fd)
-{
-	int po[2], pe[2];
-	pid_t pid, parent;
-	sigset_t none;
-
-	if (pipe2(po, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(pe, O_CLOEXEC) < 0) {
-		close(po[0]);
-		close(po[1]);
-		return -1;
-	}
-	parent = getpid();
-	pid = fork();
-	if (pid == 0) {
-		/* default actions first: a SIGTERM from here on must end
-		 * this child, not reach mallocwatch's handler */
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		/* a tracer left detaching after the flush writes to a pipe
-		 * nobody reads: EPIPE, not death halfway through */
-		signal(SIGPIPE, SIG_IGN);
-		/* and none blocked: serve's thread runs this with SIGINT and
-		 * SIGTERM blocked (its signalfd takes them), which a tracer
-		 * would inherit and never see the stop */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* the tracer must not outlive mallocwatch, even a SIGKILLed one:
-		 * SIGTERM makes stap and stapbpf detach and exit */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
-		setpgid(0, 0);
-		if (out_fd) {
-			dup2(po[1], 1);
-		} else {
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-			dup2(null, 1);
-		}
-		dup2(pe[1], 2);
-		cloexec_from_3();
-		if (cwd && chdir(cwd) < 0)
-			_exit(126);
-		if (preload)
-			setenv("LD_PRELOAD", preload, 1);
-		else
-			unsetenv("LD_PRELOAD");
-		execvp(argv[0], argv);
-		fprintf(stderr, "ERROR: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	if (pid < 0) {
-		close(po[0]);
-		close(pe[0]);
-		return -1;
-	}
-	if (out_fd)
-		*out_fd = po[0];
-	else
-		close(po[0]);
-	*err_fd = pe[0];
-	return pid;
-}
-
-/* Run a command to completion, its stderr collected (tracer_proc.h). */
-int mw_run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
-{
-	int errfd, st;
-	char buf[4096];
-	size_t got = 0;
-	ssize_t n = 1;
-	pid_t pid = mw_tracer_spawn(argv, cwd, NULL, NULL, &errfd);
-
-	if (pid < 0) {
-		snprintf(msg, len, "cannot start '%s': %s", argv[0], strerror(errno));
-		return -1;
-	}
-	while (n != 0 && !mw_signal_pending()) {
-		struct pollfd p = { .fd = errfd, .events = POLLIN };
-
-		if (poll(&p, 1, 200) <= 0)
-			continue;
-		n = read(errfd, buf + got, sizeof(buf) - 1 - got);
-		if (n < 0 && errno != EINTR && errno != EAGAIN)
-			break;
-		if (n > 0 && (got += (size_t)n) == sizeof(buf) - 1)
-			got = 0;	/* keep the tail */
-	}
-	buf[got] = '\0';
-	close(errfd);
-	if (mw_signal_pending())
-		kill(-pid, SIGTERM);	/* stap and what it started: a group
-					 * pidfds cannot name; its leader is
-					 * our child, not reaped yet */
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (mw_signal_pending())
-		return -2;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	/* the first line that says what went wrong */
-	char *e = strstr(buf, "error");
-	char *line = e ? e : buf;
-
-	while (line > buf && line[-1] != '\n')
-		line--;
-	line[strcspn(line, "\n")] = '\0';
-	snprintf(msg, len, "%.300s", *line ? line : "failed without a message");
-	return -1;
-}
 
 /* The child: on its own terminal when it has one (ptyrelay.h), wait for
  * the release byte, drop to the invoking user under sudo, exec.  An
@@ -178,7 +46,7 @@ static void program_child(const struct mw_target *t, const struct mw_pty *pty, i
 	if (read(hold_r, &c, 1) != 1)
 		_exit(127);	/* the tracer failed: never run untraced */
 	close(hold_r);
-	cloexec_from_3();
+	mw_cloexec_from_3();
 	/* while still root: the namespace is made as root, then the user
 	 * it runs as cannot undo it */
 	if (t->ns && mw_libcns_enter(t->ns, NULL) < 0)
@@ -492,20 +360,6 @@ static int roots_file(const char *path)
 
 	return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == 0 &&
 	       !(sb.st_mode & 022);
-}
-
-/* MW_CACHE_DIR/NAME (tracer_proc.h). */
-int mw_cache_subdir(const char *name, char *dir, size_t len)
-{
-	struct stat sb;
-	const char *off = getenv("MW_NO_CACHE");
-
-	snprintf(dir, len, "%s/%s", MW_CACHE_DIR, name);
-	if ((off && *off) || geteuid() != 0 || (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
-	    (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
-	    !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077))
-		return -1;
-	return 0;
 }
 
 /* stap -p4 for the bpf runtime, cached (tracer_proc.h). */

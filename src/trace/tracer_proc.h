@@ -14,32 +14,8 @@
 
 #include "ptyrelay.h"
 #include "runtime.h"
+#include "spawn.h"
 #include "target.h"
-
-/* fork+exec argv (PATH searched) in cwd (NULL: this one) with stderr on a
- * new pipe, its read end in *err_fd, and stdout on another, its read end
- * in *out_fd (out_fd NULL: stdout to /dev/null).  The child gets its own
- * process group, SIGPIPE ignored, SIGTERM when mallocwatch dies
- * (PR_SET_PDEATHSIG) and, when preload is not NULL, LD_PRELOAD=preload
- * (else LD_PRELOAD unset).  Returns the pid (the caller's to reap), or -1
- * with errno set when a pipe or the fork failed; an exec failure is the
- * child's exit status 127 and a line on its stderr. */
-pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
-		      int *out_fd, int *err_fd);
-
-/* Run argv (PATH searched) in cwd (NULL: this one) to its end, its stdout
- * to /dev/null and its stderr collected.  0 when it exited with status 0;
- * -1 with msg (len bytes) set to the first line of its stderr that says
- * "error" (else its first line), or to why it could not start; -2 when a
- * signal was caught meanwhile (signals.h): its process group got SIGTERM,
- * the signal is left pending. */
-int mw_run_capture(char *const argv[], const char *cwd, char *msg, size_t len);
-
-/* MW_CACHE_DIR/name, made root's alone (0700) when missing, into dir
- * (len bytes); 0, or -1 when it is not a directory of root's alone, we
- * are not root, or MW_NO_CACHE is set in the environment (no cache then:
- * what it would keep is made afresh each run). */
-int mw_cache_subdir(const char *name, char *dir, size_t len);
 
 /* Fork the program t (t->loader when set), on the pseudo-terminal pty
  * when not NULL (ptyrelay.h), held until a byte is written to *hold_w
