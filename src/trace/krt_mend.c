@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "krt_mend.h"
 #include "runtime.h"
 #include "spawn.h"
@@ -225,25 +226,6 @@ static int make_copy(const char *sys, const char *dest, const struct mend *m, ch
 	return 0;
 }
 
-/* FNV-1a, 64 bits, over len bytes of p, continuing from h. */
-static uint64_t fnv(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ c[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-/* A directory of root's that no one else can write, not a link. */
-static int roots_dir(const char *path)
-{
-	struct stat sb;
-
-	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == 0 &&
-	       !(sb.st_mode & 022);
-}
-
 /* The mended copy kept in MW_CACHE_DIR/runtime (root's alone), named by
  * a hash of what it is made of: the runtime's path, the times of it and
  * of the directories stap's own hash looks at (a package upgrade
@@ -255,39 +237,29 @@ static int keep_copy(const char *sys, const struct mend *m, char *dir, size_t le
 {
 	static const char *const parts[] = { "", "/transport", "/linux", "/unwind" };
 	char base[PATH_MAX], tmp[PATH_MAX + 16], dest[PATH_MAX + 32], p[PATH_MAX], err[512];
-	uint64_t h = 0xcbf29ce484222325ULL;
-	struct stat sb;
+	uint64_t h = MW_FNV1A_INIT;
 	int ok;
 
 	if (mw_cache_subdir("runtime", base, sizeof(base)) < 0)
 		return -1;
-	h = fnv(h, sys, strlen(sys) + 1);
+	h = mw_fnv1a(h, sys, strlen(sys) + 1);
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		snprintf(p, sizeof(p), "%s%s", sys, parts[i]);
-		if (stat(p, &sb) == 0) {
-			long long v[3] = { (long long)sb.st_ino, (long long)sb.st_mtime,
-					   (long long)sb.st_size };
-
-			h = fnv(h, v, sizeof(v));
-		}
+		h = mw_fnv1a_stat(h, p);
 	}
-	if (stat("/usr/bin/stap", &sb) == 0) {
-		long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
-
-		h = fnv(h, v, sizeof(v));
-	}
+	h = mw_fnv1a_stat(h, "/usr/bin/stap");
 	for (int i = 0; i < 2; i++)
-		h = m[i].r == 1 ? fnv(h, m[i].text, strlen(m[i].text) + 1) : fnv(h, "-", 2);
+		h = m[i].r == 1 ? mw_fnv1a(h, m[i].text, strlen(m[i].text) + 1) : mw_fnv1a(h, "-", 2);
 	if ((size_t)snprintf(dir, len, "%s/%016llx", base, (unsigned long long)h) >= len)
 		return -1;
-	if (roots_dir(dir))
+	if (mw_root_only_dir(dir))
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s/new.XXXXXX", base);
 	if (!mkdtemp(tmp))
 		return -1;
 	snprintf(dest, sizeof(dest), "%s/runtime", tmp);
 	ok = make_copy(sys, dest, m, err, sizeof(err)) == 0 &&
-	     (rename(dest, dir) == 0 || roots_dir(dir));	/* or another run's */
+	     (rename(dest, dir) == 0 || mw_root_only_dir(dir));	/* or another run's */
 	{
 		const char *argv[] = { "rm", "-rf", "--", tmp, NULL };
 

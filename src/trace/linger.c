@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "fsutil.h"
+#include "hash.h"
 #include "leftovers.h"
 #include "linger.h"
 #include "pidfd.h"
@@ -187,7 +188,7 @@ int mw_linger_key(const char *script, const char *libc_path, char *key, char *id
 {
 	char bid[64] = "", *req;
 	struct stat sb;
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	uint64_t h;
 	size_t len;
 	int fd = open(libc_path, O_RDONLY | O_CLOEXEC);
 
@@ -203,8 +204,7 @@ int mw_linger_key(const char *script, const char *libc_path, char *key, char *id
 		 (unsigned long long)sb.st_ino, bid);
 	if (!(req = request(id, script, &len)))
 		return -1;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)req[i]) * 1099511628211ULL;
+	h = mw_fnv1a(MW_FNV1A_INIT, req, len);
 	free(req);
 	snprintf(key, 17, "%016llx", (unsigned long long)h);
 	return 0;

@@ -117,9 +117,8 @@ mkdir_failed:
 	return -1;
 }
 
-/* A directory only root can change: owned by root, no group or other
- * write permission, not a link. */
-static int root_only_dir(const char *path)
+/* A directory only root can change (runtime.h). */
+int mw_root_only_dir(const char *path)
 {
 	struct stat sb;
 
@@ -137,14 +136,14 @@ static int kstub_cached(char *dir, size_t len, const char *release, char *err, s
 		snprintf(err, errlen, "cannot create '%s': %s", MW_CACHE_DIR, strerror(errno));
 		return -1;
 	}
-	if (!root_only_dir(MW_CACHE_DIR)) {
+	if (!mw_root_only_dir(MW_CACHE_DIR)) {
 		snprintf(err, errlen, "'%s' is not a directory only root can write; not using it",
 			 MW_CACHE_DIR);
 		return -1;
 	}
 	snprintf(dir, len, "%s/kernel-%s", MW_CACHE_DIR, release);
 	snprintf(ok, sizeof(ok), "%s/include/config/kernel.release", dir);
-	if (root_only_dir(dir) && exists(ok))
+	if (mw_root_only_dir(dir) && exists(ok))
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", dir);
 	if (!mkdtemp(tmp)) {
@@ -153,7 +152,7 @@ static int kstub_cached(char *dir, size_t len, const char *release, char *err, s
 	}
 	chmod(tmp, 0755);
 	if (fill_kstub(tmp, release, err, errlen) < 0 ||
-	    (rename(tmp, dir) < 0 && !(root_only_dir(dir) && exists(ok)))) {
+	    (rename(tmp, dir) < 0 && !(mw_root_only_dir(dir) && exists(ok)))) {
 		if (!err[0])
 			snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
 		mw_remove_tree(tmp);

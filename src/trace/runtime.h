@@ -136,6 +136,10 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
  * itself unless killed), when it is the effective user's own. */
 void mw_runtime_procfs_remove(const char *module);
 
+/* 1 when path is a directory only root can change: owned by root, no
+ * group or other write permission, not a link; else 0. */
+int mw_root_only_dir(const char *path);
+
 /* MW_CACHE_DIR/name, made root's alone (0700) when missing, into dir
  * (len bytes); 0, or -1 when it is not a directory of root's alone, we
  * are not root, or MW_NO_CACHE is set in the environment (no cache then:

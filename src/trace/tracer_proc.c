@@ -22,6 +22,7 @@
 
 #include "bpfobj.h"
 #include "clock.h"
+#include "hash.h"
 #include "krt_mend.h"
 #include "libcns.h"
 #include "msg.h"
@@ -275,25 +276,14 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 	return 0;
 }
 
-/* FNV-1a, 64 bits, over len bytes of p, continuing from h. */
-static uint64_t fnv(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ c[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* What a module is built from: the script, the running kernel, the build
  * tree given to stap, stap itself (its file's size and time) and, with
  * ubacktrace(), the program whose unwind data it carries (its path, size
  * and time). */
 static int module_key(const struct mw_runtime_env *env, const char *script, uint64_t *key)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = MW_FNV1A_INIT;
 	struct utsname u;
-	struct stat sb;
 	char buf[8192];
 	size_t n;
 	FILE *f = fopen(script, "re");
@@ -301,28 +291,20 @@ static int module_key(const struct mw_runtime_env *env, const char *script, uint
 	if (!f)
 		return -1;
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		h = fnv(h, buf, n);
+		h = mw_fnv1a(h, buf, n);
 	fclose(f);
 	uname(&u);
-	h = fnv(h, u.release, strlen(u.release) + 1);
-	h = fnv(h, u.version, strlen(u.version) + 1);
-	h = fnv(h, u.machine, strlen(u.machine) + 1);
-	h = fnv(h, env->kbuild, strlen(env->kbuild) + 1);
+	h = mw_fnv1a(h, u.release, strlen(u.release) + 1);
+	h = mw_fnv1a(h, u.version, strlen(u.version) + 1);
+	h = mw_fnv1a(h, u.machine, strlen(u.machine) + 1);
+	h = mw_fnv1a(h, env->kbuild, strlen(env->kbuild) + 1);
 	if (env->ustack) {	/* built with other unwind data */
-		h = fnv(h, env->unwind, strlen(env->unwind) + 1);
+		h = mw_fnv1a(h, env->unwind, strlen(env->unwind) + 1);
 		/* and the program's file: one rebuilt at the same path has
 		 * other unwind data (and another build-id) */
-		if (stat(env->unwind, &sb) == 0) {
-			long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
-
-			h = fnv(h, v, sizeof(v));
-		}
+		h = mw_fnv1a_stat(h, env->unwind);
 	}
-	if (stat("/usr/bin/stap", &sb) == 0) {
-		long long v[2] = { (long long)sb.st_size, (long long)sb.st_mtime };
-
-		h = fnv(h, v, sizeof(v));
-	}
+	h = mw_fnv1a_stat(h, "/usr/bin/stap");
 	*key = h;
 	return 0;
 }
@@ -376,7 +358,7 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 		cache = 0;
 	if (cache) {
 		/* objects kept before mw_bpfobj_tune() were not tuned */
-		key = fnv(key, "bpfobj 1", 9);
+		key = mw_fnv1a(key, "bpfobj 1", 9);
 		snprintf(kept, sizeof(kept), "%s/bpf_%016llx.bo", dir, (unsigned long long)key);
 		if (roots_file(kept) && copy_into(kept, bo) == 0) {
 			*cached = 1;
@@ -407,7 +389,7 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 	}
 	/* modules built before the runtime's mends (krt_mend.h) and the
 	 * statement bound are not used */
-	key = fnv(key, "kmod 2", 7);
+	key = mw_fnv1a(key, "kmod 2", 7);
 	snprintf(name, sizeof(name), MW_KMOD_PREFIX "%016llx", (unsigned long long)key);
 	cache = mw_cache_subdir("modules", dir, sizeof(dir)) == 0;	/* else no cache */
 	if (cache) {
