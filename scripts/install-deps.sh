@@ -20,6 +20,8 @@
 # prometheus.service, as memcached's does) and curl (t-serve).  libbpf-dev:
 # the running bpf-runtime tracer's set of processes is changed through
 # its map (src/trace/pidset.c: -f's new processes, --cgroup's joiners).
+# strace: t-cache holds a run at its rename (fault injection) to kill it
+# while it makes an entry of root's cache.
 # With MW_DEPS_VM=1 (make check-vm): debootstrap and qemu-system-x86 too.
 #
 # Needs root (apt-get).  Does nothing when every package is already there,
@@ -32,7 +34,7 @@ set -eu
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
 gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2 memcached gdb \
-libmicrohttpd-dev prometheus curl libbpf-dev"
+libmicrohttpd-dev prometheus curl libbpf-dev strace"
 # make check-vm (scripts/vm.sh) also needs debootstrap and qemu
 [ "${MW_DEPS_VM:-0}" != 1 ] || PKGS="$PKGS debootstrap qemu-system-x86"
 

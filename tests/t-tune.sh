@@ -97,3 +97,30 @@ assert [x["lock_waits"] for x in s] == [8, 8], [x["lock_waits"] for x in s]
 print("ok: --waits: contend's 8 lock waits in both settings")
 PY
 echo "ok: tune"
+
+# tune killed (SIGKILL) while its traced run goes on: its work directory
+# (mallocwatch.PID.XXXXXX, where the run's JSON comes back) is swept
+# once that run has ended, as a killed run's is
+tmp=${TMPDIR:-/tmp}
+"$MW" tune -q --waits --try glibc.malloc.arena_max=1 -o /dev/null -c sleep 3 >/dev/null 2>&1 &
+tp=$!
+i=0
+until [ -n "$(pgrep -P $tp -x mallocwatch)" ]; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "tune started no traced run in 30 s"
+	sleep 0.1
+done
+ls -d "$tmp/mallocwatch.$tp".* >/dev/null 2>&1 || fail "tune has no work directory of its own in $tmp"
+child=$(pgrep -P $tp -x mallocwatch)
+kill -KILL $tp
+wait $tp 2>/dev/null
+i=0
+while kill -0 $child 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "tune's traced run $child did not end"
+	sleep 0.1
+done
+"$MW" --cleanup >/dev/null 2>"$OUT/killed.err"
+ls -d "$tmp/mallocwatch.$tp".* 2>/dev/null && fail "the killed tune's work directory is still there"
+ls -d "$tmp"/mallocwatch-tune.* 2>/dev/null && fail "a tune directory of the old name"
+echo "ok: a killed tune's work directory swept"

@@ -102,6 +102,40 @@ static void texts(void)
 	      "task_work, no kallsyms line: -1");
 }
 
+/* A runtime upgraded in place (its directory's time changed): a new
+ * copy, the one made from it before gone, as is one named as an older
+ * mallocwatch named them (one hash); another runtime's copy (keep)
+ * stays. */
+static void upgraded(const char *sys, const char *work, const char *keep, const char *cache)
+{
+	char up[600], cmd[2048], first[512], second[512], legacy[700], err[512];
+
+	snprintf(up, sizeof(up), "%s/up", work);
+	snprintf(cmd, sizeof(cmd), "cp -R -L '%s' '%s' && touch -d '2001-01-01 00:00' '%s'", sys,
+		 up, up);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	setenv("SYSTEMTAP_RUNTIME", up, 1);
+	CHECK(mw_krt_runtime(work, "", first, sizeof(first), err, sizeof(err)) == 1,
+	      "a copy of %s: %s", up, err);
+	snprintf(legacy, sizeof(legacy), "%s/0123456789abcdef", cache);
+	CHECK(mkdir(legacy, 0700) == 0, "mkdir %s", legacy);
+	snprintf(cmd, sizeof(cmd), "touch -d '2002-02-02 00:00' '%s'", up);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	CHECK(mw_krt_runtime(work, "", second, sizeof(second), err, sizeof(err)) == 1,
+	      "a copy of %s, upgraded: %s", up, err);
+	printf("upgraded: %s, then %s\n", first, second);
+	CHECK(strcmp(first, second) != 0, "the upgraded runtime gets a new copy");
+	CHECK(access(first, F_OK) != 0, "the copy made before the upgrade is gone: %s", first);
+	CHECK(access(legacy, F_OK) != 0, "the copy named by one hash is gone");
+	CHECK(access(second, F_OK) == 0 && access(keep, F_OK) == 0,
+	      "the new copy and another runtime's copy stay");
+	snprintf(cmd, sizeof(cmd), "find '%s' -maxdepth 1 -name 'new.*' | grep -q .", cache);
+	CHECK(system(cmd) != 0, "no temporary left in %s", cache);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s'", second, legacy, up);
+	system(cmd);
+	setenv("SYSTEMTAP_RUNTIME", sys, 1);
+}
+
 static void installed(const char *sys)
 {
 	char rv[512], pf[512], work[] = "/tmp/unit-krt-mend.XXXXXX", dir[512], err[512];
@@ -160,6 +194,7 @@ static void installed(const char *sys)
 		      strcmp(again, dir) == 0, "the same copy again: %s", again);
 		CHECK(stat(again, &b) == 0 && a.st_ino == b.st_ino && a.st_mtime == b.st_mtime,
 		      "the kept copy is not made again");
+		upgraded(sys, work, dir, parent);
 	}
 	/* the rest in the work directory: nothing of theirs kept */
 	setenv("MW_NO_CACHE", "1", 1);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "cmd.h"
 #include "glibcinfo.h"
 #include "leftovers.h"
@@ -627,13 +628,21 @@ static int attach(const struct trace_opts *o)
 static int cleanup_only(void)
 {
 	struct mw_sweep sw;
-	int n = mw_wait_detaching();
+	int n = mw_wait_detaching(), ev;
+	long long limit;
 
 	if (n)
 		mw_note("waited for %d tracers removing their uprobes after their runs", n);
 	mw_sweep(&sw, MW_SWEEP_WAIT_MS);
-	mw_note("%d orphaned tracers stopped, %d uprobe definitions, %d work directories "
-		"and %d kernel modules removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
+	mw_note("%d orphaned tracers stopped, %d uprobe definitions, %d work directories, "
+		"%d kernel modules and %d unfinished cache entries removed", sw.tracers,
+		sw.uprobes, sw.dirs, sw.modules, sw.cache);
+	/* the compiled scripts' bound (cache.h), which a run keeps after
+	 * each compile, kept here too when it was lowered */
+	limit = mw_cache_limit();
+	if ((ev = mw_cache_evict(limit)) > 0)
+		mw_note("%d least recently used compiled scripts removed from the cache "
+			"(over %lld MiB)", ev, limit >> 20);
 	return MW_EXIT_OK;
 }
 

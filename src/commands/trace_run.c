@@ -644,10 +644,11 @@ void mw_run_sweep(void)
 	struct mw_sweep sw;
 
 	mw_sweep(&sw, MW_SWEEP_RUN_MS);
-	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules)
+	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules || sw.cache)
 		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
-			"%d uprobe definitions, %d work directories and %d kernel modules "
-			"removed", sw.tracers, sw.uprobes, sw.dirs, sw.modules);
+			"%d uprobe definitions, %d work directories, %d kernel modules and "
+			"%d unfinished cache entries removed", sw.tracers, sw.uprobes, sw.dirs,
+			sw.modules, sw.cache);
 }
 
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,

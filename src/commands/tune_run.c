@@ -15,6 +15,7 @@
 #include "explain.h"
 #include "metrics.h"
 #include "glibcinfo.h"
+#include "leftovers.h"
 #include "procmem.h"
 #include "tune_run.h"
 
@@ -187,7 +188,7 @@ int mw_tune_run(char *const *argv, const char *tunables, int show_output, long t
 int mw_tune_waits(char *const *argv, const char *tunables, uint64_t *waits, char *err,
 		  size_t errlen)
 {
-	char dir[] = "/tmp/mallocwatch-tune.XXXXXX", file[64], self[PATH_MAX];
+	char dir[PATH_MAX], file[PATH_MAX + 16], self[PATH_MAX];
 	const char *pre[] = { "mallocwatch", "-q", "-e", "arena", "--json", file, "-o",
 			      "/dev/null", "-c" };
 	size_t npre = sizeof(pre) / sizeof(pre[0]), n = 0;
@@ -200,10 +201,14 @@ int mw_tune_waits(char *const *argv, const char *tunables, uint64_t *waits, char
 
 	while (argv[n])
 		n++;
-	if ((sl = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0 || !mkdtemp(dir)) {
+	if ((sl = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0) {
 		snprintf(err, errlen, "cannot run the tracer: %s", strerror(errno));
 		return -1;
 	}
+	/* a work directory like a run's (leftovers.h): locked while we
+	 * live, swept by the next run if we are killed */
+	if (mw_workdir_make(dir, sizeof(dir), err, errlen) < 0)
+		return -1;
 	self[sl] = '\0';
 	snprintf(file, sizeof(file), "%s/run.json", dir);
 	av = calloc(npre + n + 1, sizeof(*av));
@@ -236,6 +241,6 @@ int mw_tune_waits(char *const *argv, const char *tunables, uint64_t *waits, char
 	}
 	json_decref(report);
 	unlink(file);
-	rmdir(dir);
+	mw_workdir_remove(dir);
 	return ret;
 }

@@ -88,3 +88,19 @@ void mw_remove_tree(const char *path)
 	if (path && path[0])
 		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
+
+int mw_root_only_dir(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == 0 &&
+	       !(sb.st_mode & 022);
+}
+
+int mw_fd_is_path(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && a.st_nlink > 0 && lstat(path, &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}

@@ -23,4 +23,14 @@ void mw_remove_tree(const char *path);
  * 0777)", "cannot open 'PATH': ... (a link or not a directory)". */
 int mw_dir_open_safe(const char *path, int create, int sticky_last, char *err, size_t errlen);
 
+/* 1 when path is a directory only root can change: owned by root, no
+ * group or other write permission, not a link; else 0. */
+int mw_root_only_dir(const char *path);
+
+/* 1 when the file or directory open on fd is still the one at path:
+ * not removed (it has a link) and not replaced (path, not followed if a
+ * link, names the same inode on the same device); else 0.  What a
+ * process that took a lock on fd checks before it trusts the name. */
+int mw_fd_is_path(int fd, const char *path);
+
 #endif /* MALLOCWATCH_FSUTIL_H */

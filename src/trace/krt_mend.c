@@ -1,5 +1,6 @@
 /* krt_mend.c - the kernel runtime's mends (krt_mend.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cache.h"
+#include "fsutil.h"
 #include "hash.h"
 #include "krt_mend.h"
 #include "runtime.h"
@@ -226,23 +229,66 @@ static int make_copy(const char *sys, const char *dest, const struct mend *m, ch
 	return 0;
 }
 
-/* The mended copy kept in MW_CACHE_DIR/runtime (root's alone), named by
- * a hash of what it is made of: the runtime's path, the times of it and
- * of the directories stap's own hash looks at (a package upgrade
- * replaces their files) and of stap, and the mends.  Made once (in a
- * directory of its own there, renamed into place whole) and then used as
- * it is, so its path and times stay.  0 with its path in dir, or -1 (no
- * cache: the caller copies into its work directory). */
+/* Remove path (in base) through a locked temporary name: a removal cut
+ * short leaves a temporary for the sweep (cache.h), never half a copy
+ * under a name a run would use. */
+static void drop(const char *base, const char *path)
+{
+	char tmp[PATH_MAX];
+	int fd = mw_cache_tmpdir(base, tmp, sizeof(tmp));
+
+	if (fd < 0)
+		return;
+	if (rename(path, tmp) == 0)
+		mw_remove_tree(tmp);
+	else
+		rmdir(tmp);
+	close(fd);
+}
+
+/* The copies in base made before from the runtime whose hash is src
+ * (its stap upgraded since), and those of a mallocwatch that named them
+ * by one hash alone, removed; keep is the one in use. */
+static void prune(const char *base, uint64_t src, const char *keep)
+{
+	char head[24], p[PATH_MAX + NAME_MAX + 2];
+	const char *kname = strrchr(keep, '/') + 1;
+	struct dirent *e;
+	DIR *d = opendir(base);
+
+	snprintf(head, sizeof(head), "%016llx-", (unsigned long long)src);
+	while (d && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		int old = n == 16 && strspn(e->d_name, "0123456789abcdef") == 16;
+
+		if (strcmp(e->d_name, kname) == 0 ||
+		    !(old || (n == 33 && strncmp(e->d_name, head, 17) == 0)))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", base, e->d_name);
+		drop(base, p);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The mended copy kept in MW_CACHE_DIR/runtime (root's alone), named
+ * SRC-HASH: SRC a hash of the runtime's path, HASH one of what the copy
+ * is made of: that path, the times of it and of the directories stap's
+ * own hash looks at (a package upgrade replaces their files) and of
+ * stap, and the mends.  Made once (in a locked temporary directory
+ * there, renamed into place whole) and then used as it is, so its path
+ * and times stay; a new copy replaces the older ones of the same SRC.
+ * 0 with its path in dir, or -1 (no cache: the caller copies into its
+ * work directory). */
 static int keep_copy(const char *sys, const struct mend *m, char *dir, size_t len)
 {
 	static const char *const parts[] = { "", "/transport", "/linux", "/unwind" };
-	char base[PATH_MAX], tmp[PATH_MAX + 16], dest[PATH_MAX + 32], p[PATH_MAX], err[512];
-	uint64_t h = MW_FNV1A_INIT;
-	int ok;
+	char base[PATH_MAX], tmp[PATH_MAX], dest[PATH_MAX + 32], p[PATH_MAX], err[512];
+	uint64_t src = mw_fnv1a(MW_FNV1A_INIT, sys, strlen(sys) + 1), h = src;
+	int ok, fd;
 
 	if (mw_cache_subdir("runtime", base, sizeof(base)) < 0)
 		return -1;
-	h = mw_fnv1a(h, sys, strlen(sys) + 1);
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		snprintf(p, sizeof(p), "%s%s", sys, parts[i]);
 		h = mw_fnv1a_stat(h, p);
@@ -250,21 +296,20 @@ static int keep_copy(const char *sys, const struct mend *m, char *dir, size_t le
 	h = mw_fnv1a_stat(h, "/usr/bin/stap");
 	for (int i = 0; i < 2; i++)
 		h = m[i].r == 1 ? mw_fnv1a(h, m[i].text, strlen(m[i].text) + 1) : mw_fnv1a(h, "-", 2);
-	if ((size_t)snprintf(dir, len, "%s/%016llx", base, (unsigned long long)h) >= len)
+	if ((size_t)snprintf(dir, len, "%s/%016llx-%016llx", base, (unsigned long long)src,
+			     (unsigned long long)h) >= len)
 		return -1;
 	if (mw_root_only_dir(dir))
 		return 0;
-	snprintf(tmp, sizeof(tmp), "%s/new.XXXXXX", base);
-	if (!mkdtemp(tmp))
+	if ((fd = mw_cache_tmpdir(base, tmp, sizeof(tmp))) < 0)
 		return -1;
 	snprintf(dest, sizeof(dest), "%s/runtime", tmp);
 	ok = make_copy(sys, dest, m, err, sizeof(err)) == 0 &&
 	     (rename(dest, dir) == 0 || mw_root_only_dir(dir));	/* or another run's */
-	{
-		const char *argv[] = { "rm", "-rf", "--", tmp, NULL };
-
-		mw_run_capture((char *const *)argv, NULL, err, sizeof(err));
-	}
+	mw_remove_tree(tmp);
+	close(fd);
+	if (ok)
+		prune(base, src, dir);
 	return ok ? 0 : -1;
 }
 

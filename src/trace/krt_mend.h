@@ -81,11 +81,13 @@ int mw_krt_mend_task_work(const char *stp_task_work, int kernel_has_func, char *
  * /lib/modules/RELEASE/build), it is copied whole with cp(1), links
  * followed (the copy has none, and no write goes through one), and
  * mended.  As root the copy is kept in MW_CACHE_DIR/runtime (root's
- * alone, 0700; tracer_proc.h mw_cache_subdir), named by a hash of the
- * runtime's path, the times of its directories and of stap, and the
- * mends: made once, renamed into place whole, then used as it is, since
- * stap keys its cache of kernel configuration tests (stapconf) by the
- * runtime's path and times.  Otherwise (or MW_NO_CACHE) it is made in
+ * alone, 0700; cache.h), named SRC-HASH: SRC a hash of the runtime's
+ * path, HASH one of that path, the times of its directories and of
+ * stap, and the mends.  Made once, in a locked temporary renamed into
+ * place whole, then used as it is, since stap keys its cache of kernel
+ * configuration tests (stapconf) by the runtime's path and times; the
+ * copies of the same SRC made before (its stap upgraded since) are
+ * removed then.  Otherwise (or MW_NO_CACHE) it is made in
  * workdir/runtime (workdir: the run's private directory, where
  * "runtime" must not exist yet).  Returns 1 with the copy's path in dir
  * (len bytes), or 0 when no mend applies (dir empty: stap's own runtime

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cache.h"
 #include "fsutil.h"
 #include "leftovers.h"
 #include "pidfd.h"
@@ -40,16 +41,6 @@ static int lock_fd = -1;
 static int try_lock(int fd)
 {
 	return flock(fd, LOCK_EX | LOCK_NB);
-}
-
-/* Is the directory at path still the one open on fd (not removed or
- * replaced by a sweep that held the lock before us)? */
-static int still_there(int fd, const char *path)
-{
-	struct stat a, b;
-
-	return fstat(fd, &a) == 0 && a.st_nlink > 0 && lstat(path, &b) == 0 &&
-	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 
 int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen)
@@ -79,7 +70,7 @@ int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen)
 			return -1;
 		}
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && try_lock(fd) == 0 && still_there(fd, dir)) {
+		if (fd >= 0 && try_lock(fd) == 0 && mw_fd_is_path(fd, dir)) {
 			lock_fd = fd;
 			return 0;
 		}
@@ -158,7 +149,7 @@ static int dead_run_dir(const char *name, int keep)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700 ||
-	    try_lock(fd) < 0 || !still_there(fd, path)) {	/* not removed and replaced
+	    try_lock(fd) < 0 || !mw_fd_is_path(fd, path)) {	/* not removed and replaced
 								 * while we locked it */
 		close(fd);
 		return -1;
@@ -458,6 +449,7 @@ void mw_sweep(struct mw_sweep *out, long budget_ms)
 	s.uprobes = mw_sweep_uprobes(left > 0 ? left : 0);
 	s.dirs = sweep_dirs(full ? mw_now_ms() + budget_ms : start + budget_ms) + sweep_fifo_dirs();
 	s.modules = mw_sweep_kmods(full ? budget_ms : MW_SWEEP_RUN_MS);
+	s.cache = mw_cache_sweep();
 	if (out)
 		*out = s;
 }

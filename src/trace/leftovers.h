@@ -27,7 +27,9 @@
  *     of its NSpid: a stapbpf in a pid namespace names its definitions
  *     with its pid there).  Another tool's definitions are never touched
  *     (uprobes.h: the records and the definitions);
- *   - work directories of dead runs owned by the caller are removed.
+ *   - work directories of dead runs owned by the caller are removed;
+ *   - as root, what a killed run was making in root's cache (cache.h:
+ *     temporaries nobody holds the lock on) is removed.
  * A run holds a lock (flock(2) LOCK_EX) on its work directory for its
  * whole life, its watcher after it; a run is dead when no process holds
  * that lock (the pid in the name may be of another pid namespace) and
@@ -68,6 +70,7 @@ struct mw_sweep {
 	int uprobes;		/* uprobe definitions removed */
 	int dirs;		/* work directories removed */
 	int modules;		/* kernel modules of dead runs removed */
+	int cache;		/* temporaries in root's cache removed (cache.h) */
 };
 
 /* Wait for tracers still removing their uprobes after their runs (work

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cache.h"
 #include "fsutil.h"
 #include "runtime.h"
 #include "umulti.h"
@@ -118,19 +119,12 @@ mkdir_failed:
 }
 
 /* A directory only root can change (runtime.h). */
-int mw_root_only_dir(const char *path)
-{
-	struct stat sb;
-
-	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == 0 &&
-	       !(sb.st_mode & 022);
-}
-
 /* Root: a cache shared by runs, MW_CACHE_DIR/kernel-RELEASE, built in a
  * fresh mkdtemp directory beside it and renamed into place whole. */
 static int kstub_cached(char *dir, size_t len, const char *release, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX], ok[PATH_MAX + 64];
+	int fd;
 
 	if (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create '%s': %s", MW_CACHE_DIR, strerror(errno));
@@ -145,20 +139,23 @@ static int kstub_cached(char *dir, size_t len, const char *release, char *err, s
 	snprintf(ok, sizeof(ok), "%s/include/config/kernel.release", dir);
 	if (mw_root_only_dir(dir) && exists(ok))
 		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", dir);
-	if (!mkdtemp(tmp)) {
+	/* locked while it is made: a temporary left by a killed run is
+	 * swept (cache.h) */
+	if ((fd = mw_cache_tmpdir(MW_CACHE_DIR, tmp, sizeof(tmp))) < 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
 		return -1;
 	}
-	chmod(tmp, 0755);
+	fchmod(fd, 0755);
 	if (fill_kstub(tmp, release, err, errlen) < 0 ||
 	    (rename(tmp, dir) < 0 && !(mw_root_only_dir(dir) && exists(ok)))) {
 		if (!err[0])
 			snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
 		mw_remove_tree(tmp);
+		close(fd);
 		return -1;
 	}
 	mw_remove_tree(tmp);	/* another run's won the rename */
+	close(fd);
 	return 0;
 }
 
@@ -476,18 +473,4 @@ void mw_runtime_procfs_remove(const char *module)
 		unlinkat(base, module, AT_REMOVEDIR);
 	}
 	close(base);
-}
-
-/* MW_CACHE_DIR/NAME (runtime.h). */
-int mw_cache_subdir(const char *name, char *dir, size_t len)
-{
-	struct stat sb;
-	const char *off = getenv("MW_NO_CACHE");
-
-	snprintf(dir, len, "%s/%s", MW_CACHE_DIR, name);
-	if ((off && *off) || geteuid() != 0 || (mkdir(MW_CACHE_DIR, 0755) < 0 && errno != EEXIST) ||
-	    (mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &sb) < 0 ||
-	    !S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 077))
-		return -1;
-	return 0;
 }

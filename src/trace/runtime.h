@@ -29,9 +29,6 @@
 /* Where stapbpf defines its uprobes (stapprobe_PID_N), in debugfs. */
 #define MW_UPROBE_EVENTS "/sys/kernel/debug/tracing/uprobe_events"
 
-/* Root's cache of what runs share (the kernel-config stub). */
-#define MW_CACHE_DIR "/var/cache/mallocwatch"
-
 /* SystemTap's runtimes: its kernel-module runtime (stap's default) and
  * stapbpf (stap --runtime=bpf).  AUTO is resolved by mw_runtime_prepare. */
 enum mw_runtime { MW_RT_AUTO, MW_RT_KERNEL, MW_RT_BPF };
@@ -135,15 +132,5 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
 /* Remove the procfs FIFO directory stapbpf left for module (it removes it
  * itself unless killed), when it is the effective user's own. */
 void mw_runtime_procfs_remove(const char *module);
-
-/* 1 when path is a directory only root can change: owned by root, no
- * group or other write permission, not a link; else 0. */
-int mw_root_only_dir(const char *path);
-
-/* MW_CACHE_DIR/name, made root's alone (0700) when missing, into dir
- * (len bytes); 0, or -1 when it is not a directory of root's alone, we
- * are not root, or MW_NO_CACHE is set in the environment (no cache then:
- * what it would keep is made afresh each run). */
-int mw_cache_subdir(const char *name, char *dir, size_t len);
 
 #endif /* MALLOCWATCH_RUNTIME_H */

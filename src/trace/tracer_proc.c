@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bpfobj.h"
+#include "cache.h"
 #include "clock.h"
 #include "hash.h"
 #include "krt_mend.h"
@@ -309,15 +310,19 @@ static int module_key(const struct mw_runtime_env *env, const char *script, uint
 	return 0;
 }
 
-/* Copy from to a fresh file beside to, renamed into place whole. */
+/* Copy from to a fresh file beside to (locked while it is written:
+ * cache.h), renamed into place whole. */
 static int copy_into(const char *from, const char *to)
 {
-	char tmp[PATH_MAX], buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	char tmp[PATH_MAX], parent[PATH_MAX], buf[65536];
+	const char *slash = strrchr(to, '/');
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
 	ssize_t n = 0;
 
-	if (in < 0 || (size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", to) >= sizeof(tmp) ||
-	    (out = mkostemp(tmp, O_CLOEXEC)) < 0) {
+	if (slash && (size_t)(slash - to) < sizeof(parent))
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - to), to);
+	if (in < 0 || !slash || (size_t)(slash - to) >= sizeof(parent) ||
+	    (out = mw_cache_tmpfile(parent, tmp, sizeof(tmp))) < 0) {
 		if (in >= 0)
 			close(in);
 		return -1;
@@ -328,11 +333,13 @@ static int copy_into(const char *from, const char *to)
 			break;
 		}
 	close(in);
-	if (close(out) < 0 || n < 0 || fchmodat(AT_FDCWD, tmp, 0644, 0) < 0 || rename(tmp, to) < 0) {
+	/* renamed before the lock goes with the descriptor */
+	if (n < 0 || fchmod(out, 0644) < 0 || rename(tmp, to) < 0) {
 		unlink(tmp);
+		close(out);
 		return -1;
 	}
-	return 0;
+	return close(out);
 }
 
 /* A regular file of root's that no one else can write, not a link. */
@@ -361,6 +368,7 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 		key = mw_fnv1a(key, "bpfobj 1", 9);
 		snprintf(kept, sizeof(kept), "%s/bpf_%016llx.bo", dir, (unsigned long long)key);
 		if (roots_file(kept) && copy_into(kept, bo) == 0) {
+			mw_cache_used(kept);
 			*cached = 1;
 			return 0;
 		}
@@ -368,8 +376,8 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 	if (compile(env, script, workdir, rn_module, err, errlen) < 0 ||
 	    mw_bpfobj_tune(bo, err, errlen) < 0)
 		return -1;
-	if (cache)
-		copy_into(bo, kept);	/* for the next run; none is fine */
+	if (cache && copy_into(bo, kept) == 0)	/* for the next run; none is fine */
+		mw_cache_evict(mw_cache_limit());
 	return 0;
 }
 
@@ -395,6 +403,7 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 	if (cache) {
 		snprintf(ko, kolen, "%s/%s.ko", dir, name);
 		if (roots_file(ko)) {
+			mw_cache_used(ko);
 			*cached = 1;
 			return 0;
 		}
@@ -404,6 +413,8 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 	snprintf(built, sizeof(built), "%s/%s.ko", workdir, name);
 	if (!cache || copy_into(built, ko) < 0)
 		snprintf(ko, kolen, "%s", built);
+	else
+		mw_cache_evict(mw_cache_limit());
 	return 0;
 }
 

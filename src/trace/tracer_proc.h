@@ -65,9 +65,10 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
  * and 16 hex digits of a hash of the script, the running kernel
  * (release, version, machine), env->kbuild, stap's file and the mend's
  * version: as root the module is kept in MW_CACHE_DIR/modules
- * (root's alone, 0700) and reused by every run of the same script on the
- * same kernel (*cached = 1), since a compile takes tens of seconds, and
- * minutes in an emulated guest; otherwise it stays in workdir.  A signal
+ * (root's alone, 0700; cache.h: its bound, the least recently used going
+ * first) and reused by every run of the same script on the same kernel
+ * (*cached = 1), since a compile takes tens of seconds, and minutes in an
+ * emulated guest; otherwise it stays in workdir.  A signal
  * caught meanwhile stops stap's process group and is left pending.  0,
  * or -1 with a one-line reason in err. */
 int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *script,
@@ -84,8 +85,8 @@ void mw_kmod_loaded_name(const char *ko, pid_t staprun, char *buf, size_t len);
  * env->kbuild when set) into workdir/rn_module.bo, whose path goes to bo
  * (bolen bytes).  The .bo does not hold the module's name (stapbpf takes
  * it from the file's name), so with cache set and as root it is kept in
- * MW_CACHE_DIR/modules (0700, root's) as "bpf_" and 16 hex digits of
- * the same hash as a kernel module's, and a later run of the same script
+ * MW_CACHE_DIR/modules (0700, root's; cache.h) as "bpf_" and 16 hex
+ * digits of the same hash as a kernel module's, and a later run of the same script
  * copies it instead of compiling (about 0.2 s saved; -c runs, whose
  * scripts name no pid).  A signal caught meanwhile (signals.h) stops
  * stap's process group and is left pending.  0, or -1 with a one-line
