@@ -81,6 +81,34 @@ true & gone=$!
 wait $gone
 "$MW" snapshot -p $gone >/dev/null 2>"$OUT/gone.err"
 [ $? = 1 ] && grep -q "^mallocwatch: no process $gone\$" "$OUT/gone.err" || fail "gone: $(cat "$OUT/gone.err")"
+# a zombie (exited, its parent has not reaped it) and a kernel thread:
+# neither maps anything, and the message says which
+rm -f "$OUT/zombie.pid"
+python3 -c 'import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+open(sys.argv[1], "w").write("%d\n" % pid)  # never waited for: a zombie
+time.sleep(30)' "$OUT/zombie.pid" &
+zp=$!
+i=0
+until [ -s "$OUT/zombie.pid" ] && [ "$(cut -d')' -f2 /proc/$(cat "$OUT/zombie.pid")/stat 2>/dev/null | cut -c2)" = Z ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "no zombie in 10 s"
+	sleep 0.05
+done
+z=$(cat "$OUT/zombie.pid")
+"$MW" snapshot -p $z >/dev/null 2>"$OUT/zombie.err"
+[ $? = 1 ] && [ "$(cat "$OUT/zombie.err")" = "mallocwatch: process $z has exited" ] ||
+	fail "a zombie: $(cat "$OUT/zombie.err")"
+kill $zp
+kt=$(ps -eo pid=,comm= | awk '$2 == "kthreadd" { print $1 }')
+if [ -n "$kt" ]; then
+	"$MW" snapshot -p $kt >/dev/null 2>"$OUT/kthread.err"
+	[ $? = 1 ] && grep -q "^mallocwatch: process $kt is a kernel thread" "$OUT/kthread.err" ||
+		fail "a kernel thread: $(cat "$OUT/kthread.err")"
+fi
+echo "ok: a zombie and a kernel thread ($kt) said as such"
 hold_arenas busy 0 3000000
 "$MW" snapshot -p $pid >/dev/null 2>"$OUT/killed.err" &
 mw=$!
@@ -91,7 +119,7 @@ rc=$?
 exec 3>&-
 wait $pid 2>/dev/null
 [ $rc = 1 ] || fail "snapshot of a process killed meanwhile exited $rc: $(cat "$OUT/killed.err")"
-[ "$(wc -l <"$OUT/killed.err")" = 1 ] && grep -q "^mallocwatch: \(process $pid exited while it was read\|no process $pid\|cannot read\)" \
+[ "$(wc -l <"$OUT/killed.err")" = 1 ] && grep -q "^mallocwatch: \(process $pid exited while it was read\|process $pid has exited\|no process $pid\|cannot read\)" \
 	"$OUT/killed.err" || fail "killed meanwhile: $(cat "$OUT/killed.err")"
 echo "ok: killed meanwhile: $(cat "$OUT/killed.err")"
 

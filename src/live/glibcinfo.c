@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "glibcinfo.h"
+#include "procmem.h"
 #include "mapped.h"
 #include "sdtnote.h"
 
@@ -526,7 +527,9 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 
 	memset(g, 0, sizeof(*g));
 	r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen);
-	if (r == 0)
+	if (r == 0 && mw_proc_kind(pid) != MW_PROC_USER)
+		mw_proc_no_memory(pid, err, errlen);	/* a zombie maps nothing */
+	else if (r == 0)
 		snprintf(err, errlen, "process %d maps no libc.so.6: a static binary or not "
 			 "glibc; its allocator cannot be read", (int)pid);
 	if (r <= 0)

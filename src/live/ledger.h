@@ -130,6 +130,7 @@ struct mw_ledger {
 int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_ledger **out,
 		   char *err, size_t errlen);
 
+/* Free l and what it holds; NULL allowed. */
 void mw_ledger_free(struct mw_ledger *l);
 
 /* The bucket of mw_frag for a free chunk of size bytes. */

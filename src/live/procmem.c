@@ -12,6 +12,42 @@
 #include "procmem.h"
 #include "xalloc.h"
 
+int mw_proc_kind(pid_t pid)
+{
+	char path[64], buf[1024], *rp;
+	unsigned long flags = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return MW_PROC_EXITED;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command's ")": state (field 3), then ppid, pgrp,
+	 * session, tty_nr, tpgid, flags (field 9) */
+	rp = strrchr(buf, ')');
+	if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+		return MW_PROC_EXITED;
+	if (sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000))
+		return MW_PROC_KTHREAD;	/* PF_KTHREAD (include/linux/sched.h) */
+	return MW_PROC_USER;
+}
+
+void mw_proc_no_memory(pid_t pid, char *err, size_t errlen)
+{
+	int k = mw_proc_kind(pid);
+
+	if (k == MW_PROC_EXITED)
+		snprintf(err, errlen, "process %d has exited", (int)pid);
+	else if (k == MW_PROC_KTHREAD)
+		snprintf(err, errlen, "process %d is a kernel thread: it has no memory of its own",
+			 (int)pid);
+	else
+		snprintf(err, errlen, "process %d has no memory mappings", (int)pid);
+}
+
 int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen)
 {
 	char path[64], line[4096 + 256];
@@ -42,8 +78,7 @@ int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen)
 	}
 	fclose(f);
 	if (!p->nmaps) {	/* a zombie or a kernel thread has none */
-		snprintf(err, errlen, "process %d has no memory mappings (exited, or a "
-			 "kernel thread)", (int)p->pid);
+		mw_proc_no_memory(p->pid, err, errlen);
 		return -1;
 	}
 	return 0;

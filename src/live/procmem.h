@@ -50,7 +50,20 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
 /* Read one 8-byte word (native byte order).  0 or -1 as above. */
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v);
 
+/* Close p's descriptor on /proc/PID/mem and free its maps; p itself is
+ * the caller's, left empty (no maps, memfd -1). */
 void mw_proc_close(struct mw_proc *p);
+
+/* What pid is, from /proc/PID/stat (proc(5)): MW_PROC_EXITED (a zombie
+ * its parent has not reaped yet, or gone), MW_PROC_KTHREAD (a kernel
+ * thread: PF_KTHREAD in its flags) or MW_PROC_USER. */
+enum { MW_PROC_USER, MW_PROC_EXITED, MW_PROC_KTHREAD };
+int mw_proc_kind(pid_t pid);
+
+/* Into err (errlen bytes): why pid, which maps nothing we look for, has
+ * no memory to read, when it is exited or a kernel thread; else that it
+ * has no mappings.  One line, for a message. */
+void mw_proc_no_memory(pid_t pid, char *err, size_t errlen);
 
 /* Is pid a live process?  A zombie is not (its memory and files are
  * gone); a process of another user is.  1 or 0. */

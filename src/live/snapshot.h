@@ -220,6 +220,7 @@ int mw_snapshot_read(pid_t pid, struct mw_glibc *g, long timeout_ms, struct mw_s
 /* The arena at addr in s, or NULL. */
 const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr);
 
+/* Free s and what it holds; NULL allowed. */
 void mw_snapshot_free(struct mw_snapshot *s);
 
 #endif /* MALLOCWATCH_SNAPSHOT_H */

@@ -90,6 +90,7 @@ struct mw_procs;
  * memory. */
 struct mw_procs *mw_procs_new(const int *pids, size_t n);
 
+/* Free p and every process's model in it; NULL allowed. */
 void mw_procs_free(struct mw_procs *p);
 
 /* The i-th process (i < count); the run owns it. */

@@ -185,6 +185,8 @@ struct mw_state;
 
 /* A new, empty model for process pid.  NULL on out-of-memory. */
 struct mw_state *mw_state_new(int pid);
+/* Free st and everything it holds (strings it returned included); NULL
+ * allowed. */
 void mw_state_free(struct mw_state *st);
 
 /* The libm traced for slow-math probes and how many sites it has (0: a
@@ -217,19 +219,26 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
 /* A streamed event; -1 (nothing recorded) when id was not declared or
  * nargs differs from the declaration. */
 int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
+/* An N record: count more hits of probe id by thread tid (the thread is
+ * made when new; an undeclared id adds to the thread alone). */
 void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
 /* An H record; with hits (a G record) grew and shrank are also added to
  * the hits of memory_heap_more and memory_heap_less, which then have no
  * N records (their hits are not per thread). */
 void mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t size,
 		   uint64_t peak, uint64_t grew, uint64_t shrank, int hits);
+/* A W record: count memory_arena_reuse_wait hits of thread tid on the
+ * arena at address arena (the arena is made when new). */
 void mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count);
 /* An S record; with hits (nine fields) nmore + failed and nless +
  * failed_less are the hits of memory_sbrk_more and memory_sbrk_less,
  * which then have no N records. */
 void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits);
+/* A B record: the libc's load bias (bytes; 0 is ignored).  With
+ * main_arena's symbol (mw_state_set_main_arena_sym) it names main_arena's
+ * address, and an arena the events made at that address before is merged
+ * into it. */
 void mw_state_bias(struct mw_state *st, uint64_t bias);
-/* A J record; -1 when id is undeclared or kind unknown. */
 /* One setjmp/longjmp map entry (K record): count hits of probe id by
  * thread tid with jmp_buf buf, return address ret and (longjmp,
  * longjmp_target) value val; adds to the thread's hits and to the
@@ -237,6 +246,9 @@ void mw_state_bias(struct mw_state *st, uint64_t bias);
  * undeclared probe. */
 int mw_state_jump_tuple(struct mw_state *st, int id, int tid, int64_t buf, int64_t val,
 			int64_t ret, uint64_t count);
+/* A J record: count more of probe id's key (a jmp_buf, a return address
+ * or a value: kind, enum mw_jump_kind); -1 when id is undeclared or kind
+ * unknown. */
 int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count);
 /* A T record: mw_state_event at time ns (CLOCK_MONOTONIC). */
 int mw_state_event_at(struct mw_state *st, int id, int tid, uint64_t ns, const int64_t *args,
@@ -253,6 +265,9 @@ int mw_state_sample_waits(struct mw_state *st, uint64_t waits);
 /* Thread tid was gone at the sample at ns (a V record): kept once, for a
  * thread the model knows (others are ignored).  0; -1 for ns 0. */
 int mw_state_thread_gone(struct mw_state *st, int tid, uint64_t ns);
+/* The script's ready line (MW_LINE_READY: its probes armed), its end
+ * line (MW_LINE_END: its dumps complete), and one line the parser could
+ * not read (counted, shown in the report as garbled). */
 void mw_state_ready(struct mw_state *st);
 void mw_state_end(struct mw_state *st);
 void mw_state_garbled(struct mw_state *st);

@@ -48,12 +48,13 @@ int mw_linger_armed(void)
 static int rendezvous(int create, char *why, size_t len)
 {
 	const char *env = getenv(MW_LINGER_DIR_ENV);
-	const char *path = env && *env ? env : MW_LINGER_DIR;
+	int own = !(env && *env);	/* the default, under MW_RUN_DIR */
+	const char *path = own ? MW_LINGER_DIR : env;
 	char err[PATH_MAX + 128];
 	struct stat sb;
 	int fd;
 
-	if (create && path == (const char *)MW_LINGER_DIR && mkdir(MW_RUN_DIR, 0700) < 0 &&
+	if (create && own && mkdir(MW_RUN_DIR, 0700) < 0 &&
 	    errno != EEXIST) {
 		snprintf(why, len, "cannot make '%s': %s", MW_RUN_DIR, strerror(errno));
 		return -1;
