@@ -138,7 +138,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=al
 LIB_SRCS = $(filter-out src/commands/main.c,$(SRCS)) build/stpsrc.c
 
 
-build/tests/unit-%: tests/unit-%.c build/libmw.a
+build/tests/unit-%: tests/unit-%.c tests/unit.h build/libmw.a
 	$(Q)mkdir -p build/tests
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@ $< build/libmw.a $(LIBS)
 

@@ -17,11 +17,7 @@
 #include <unistd.h>
 
 #include "glibcinfo.h"
-
-static int failed;
-
-#define CHECK(c, ...) do { if (!(c)) { failed = 1; printf("FAIL %s:%d: ", __FILE__, \
-	__LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "unit.h"
 
 /* The process maps libc (its loader has mapped it), or waited 10 s. */
 static int maps_file(pid_t pid, const char *libc)
@@ -153,5 +149,5 @@ int main(void)
 	free(warm);
 	if (!failed)
 		printf("ok: preloaded layouts equal the cold load's, and no DWARF read after\n");
-	return failed;
+	return failed ? 1 : 0;
 }

@@ -16,17 +16,7 @@
 #include <unistd.h>
 
 #include "krt_mend.h"
-
-static int failed;
-
-#define CHECK(cond, ...) do {						\
-		if (!(cond)) {						\
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);	\
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-			failed++;					\
-		}							\
-	} while (0)
+#include "unit.h"
 
 static char *slurp(const char *path)
 {

@@ -7,11 +7,7 @@
 
 #include "procs.h"
 #include "state.h"
-
-static int failures;
-
-#define CHECK(cond) do { if (!(cond)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-	failures++; } } while (0)
+#include "unit.h"
 
 static uint64_t garbled(struct mw_state *st)
 {
@@ -106,6 +102,6 @@ int main(void)
 	mw_procs_free(one);
 	mw_procs_free(NULL);
 	live_reading();
-	printf("%s: %d failures\n", __FILE__, failures);
-	return failures ? 1 : 0;
+	printf("%s: %d failed\n", __FILE__, failed);
+	return failed ? 1 : 0;
 }

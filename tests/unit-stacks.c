@@ -14,17 +14,7 @@
 
 #include "probetab.h"
 #include "stacks.h"
-
-static int failed;
-
-#define EXPECT(cond, ...) do { \
-	if (!(cond)) { \
-		printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); \
-		putchar('\n'); \
-		failed = 1; \
-	} \
-} while (0)
+#include "unit.h"
 
 static __attribute__((noinline)) void chain_leaf(void)
 {
@@ -51,18 +41,18 @@ static void check_frames(struct mw_stacks *s, const char *what)
 	const struct mw_stack_event *e;
 	struct mw_frame f0, f1;
 
-	EXPECT(mw_stacks_count(s) == 1, "%s: %zu events, not 1", what, mw_stacks_count(s));
+	CHECK(mw_stacks_count(s) == 1, "%s: %zu events, not 1", what, mw_stacks_count(s));
 	if (mw_stacks_count(s) != 1)
 		return;
 	e = mw_stacks_event(s, 0);
-	EXPECT(e->probe == MW_P_memory_arena_new && e->pid == getpid() && e->npcs == 2 &&
+	CHECK(e->probe == MW_P_memory_arena_new && e->pid == getpid() && e->npcs == 2 &&
 	       e->args[0] == 139830511960112 && e->args[1] == 135168,
 	       "%s: probe %d pid %d npcs %d", what, e->probe, (int)e->pid, e->npcs);
 	mw_stacks_frame(s, e, 0, &f0);
 	mw_stacks_frame(s, e, 1, &f1);
-	EXPECT(strcmp(f0.function, "chain_leaf") == 0 && strcmp(f1.function, "chain_mid") == 0,
+	CHECK(strcmp(f0.function, "chain_leaf") == 0 && strcmp(f1.function, "chain_mid") == 0,
 	       "%s: frames '%s' '%s'", what, f0.function, f1.function);
-	EXPECT(strcmp(f0.module, "unit-stacks") == 0 && f0.build_id[0],
+	CHECK(strcmp(f0.module, "unit-stacks") == 0 && f0.build_id[0],
 	       "%s: module '%s' build-id '%s'", what, f0.module, f0.build_id);
 }
 
@@ -84,15 +74,15 @@ static void q_garbage(struct mw_stacks *s)
 	q_line(ok, sizeof(ok), MW_P_memory_arena_new);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		snprintf(bad, sizeof(bad), rows[i], MW_P_memory_arena_new);
-		EXPECT(mw_stacks_script_line(s, bad) < 0, "garbage kept: '%s'", bad);
+		CHECK(mw_stacks_script_line(s, bad) < 0, "garbage kept: '%s'", bad);
 	}
 	/* a probe that is never stacked, and one past the table */
 	q_line(bad, sizeof(bad), MW_P_memory_heap_more);
-	EXPECT(mw_stacks_script_line(s, bad) < 0, "a hot probe's Q kept");
+	CHECK(mw_stacks_script_line(s, bad) < 0, "a hot probe's Q kept");
 	q_line(bad, sizeof(bad), MW_P_COUNT + 5);
-	EXPECT(mw_stacks_script_line(s, bad) < 0, "an unknown probe's Q kept");
-	EXPECT(mw_stacks_count(s) == 0, "%zu garbled Q records kept", mw_stacks_count(s));
-	EXPECT(mw_stacks_script_line(s, ok) == 0, "a good Q line refused: '%s'", ok);
+	CHECK(mw_stacks_script_line(s, bad) < 0, "an unknown probe's Q kept");
+	CHECK(mw_stacks_count(s) == 0, "%zu garbled Q records kept", mw_stacks_count(s));
+	CHECK(mw_stacks_script_line(s, ok) == 0, "a good Q line refused: '%s'", ok);
 }
 
 /* The saved records, and garbage in them. */
@@ -120,16 +110,16 @@ static void saved(struct mw_stacks *live)
 	FILE *f = open_memstream(&text, &len);
 	struct mw_stacks *s = NULL;
 
-	EXPECT(f && mw_stacks_save(live, f) == 0, "cannot save");
+	CHECK(f && mw_stacks_save(live, f) == 0, "cannot save");
 	fclose(f);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		EXPECT(mw_stacks_record(line) && mw_stacks_load_line(&s, line, NULL) == 0,
+		CHECK(mw_stacks_record(line) && mw_stacks_load_line(&s, line, NULL) == 0,
 		       "a saved record refused: '%s'", line);
 	if (s)
 		check_frames(s, "saved and read back");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		EXPECT(mw_stacks_load_line(&s, bad[i], NULL) < 0, "garbage kept: '%s'", bad[i]);
-	EXPECT(!s || mw_stacks_count(s) == 1, "garbled X records kept");
+		CHECK(mw_stacks_load_line(&s, bad[i], NULL) < 0, "garbage kept: '%s'", bad[i]);
+	CHECK(!s || mw_stacks_count(s) == 1, "garbled X records kept");
 	mw_stacks_free(s);
 	free(text);
 }
@@ -146,5 +136,5 @@ int main(void)
 	mw_stacks_free(s);
 	if (!failed)
 		printf("PASS\n");
-	return failed;
+	return failed ? 1 : 0;
 }

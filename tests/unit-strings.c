@@ -17,17 +17,7 @@
 #include "report.h"
 #include "state.h"
 #include "stream.h"
-
-static int failed;
-
-#define EXPECT(cond, ...) do { \
-	if (!(cond)) { \
-		printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); \
-		putchar('\n'); \
-		failed = 1; \
-	} \
-} while (0)
+#include "unit.h"
 
 static const struct { const char *in, *quoted, *json; } strs[] = {
 	{ "plain /lib/libc.so.6", "plain /lib/libc.so.6", "plain /lib/libc.so.6" },
@@ -58,21 +48,21 @@ static void test_strings(void)
 		json_t *j = mw_json_str(strs[i].in);
 		FILE *f = open_memstream(&mem, &len);
 
-		EXPECT(strcmp(mw_quote(strs[i].in, buf, sizeof(buf)), strs[i].quoted) == 0,
+		CHECK(strcmp(mw_quote(strs[i].in, buf, sizeof(buf)), strs[i].quoted) == 0,
 		       "row %zu: mw_quote gave '%s'", i, buf);
 		mw_fputs_quoted(strs[i].in, f);
 		fclose(f);
-		EXPECT(strcmp(mem, strs[i].quoted) == 0, "row %zu: mw_fputs_quoted gave '%s'", i, mem);
+		CHECK(strcmp(mem, strs[i].quoted) == 0, "row %zu: mw_fputs_quoted gave '%s'", i, mem);
 		free(mem);
-		EXPECT(j && strcmp(json_string_value(j), strs[i].json) == 0, "row %zu: mw_json_str "
+		CHECK(j && strcmp(json_string_value(j), strs[i].json) == 0, "row %zu: mw_json_str "
 		       "gave '%s'", i, j ? json_string_value(j) : "NULL");
 		json_decref(j);
 	}
 	/* cut to fit, never inside an escape */
 	mw_quote("\033\033\033\033\033", buf, 12);
-	EXPECT(strcmp(buf, "\\x1b\\x1b...") == 0, "cut: '%s'", buf);
-	EXPECT(json_is_null(mw_json_str(NULL)), "NULL is not JSON null");
-	EXPECT(strcmp(mw_quote(NULL, buf, sizeof(buf)), "?") == 0, "NULL quoted as '%s'", buf);
+	CHECK(strcmp(buf, "\\x1b\\x1b...") == 0, "cut: '%s'", buf);
+	CHECK(json_is_null(mw_json_str(NULL)), "NULL is not JSON null");
+	CHECK(strcmp(mw_quote(NULL, buf, sizeof(buf)), "?") == 0, "NULL quoted as '%s'", buf);
 }
 
 static void test_saturation(void)
@@ -98,13 +88,13 @@ static void test_saturation(void)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		EXPECT(mw_sat_add(t[i].a, t[i].b) == t[i].sum, "row %zu: add %" PRId64, i,
+		CHECK(mw_sat_add(t[i].a, t[i].b) == t[i].sum, "row %zu: add %" PRId64, i,
 		       mw_sat_add(t[i].a, t[i].b));
-		EXPECT(mw_sat_sub(t[i].a, t[i].b) == t[i].diff, "row %zu: sub %" PRId64, i,
+		CHECK(mw_sat_sub(t[i].a, t[i].b) == t[i].diff, "row %zu: sub %" PRId64, i,
 		       mw_sat_sub(t[i].a, t[i].b));
 	}
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
-		EXPECT(mw_sat_percent(p[i].a, p[i].pct) == p[i].want, "row %zu: percent %" PRId64,
+		CHECK(mw_sat_percent(p[i].a, p[i].pct) == p[i].want, "row %zu: percent %" PRId64,
 		       i, mw_sat_percent(p[i].a, p[i].pct));
 }
 
@@ -123,7 +113,7 @@ static void oom_each(const char *what, json_t *(*build)(const void *), const voi
 	json_t *ref = build(arg), *x;
 	long k;
 
-	EXPECT(ref != NULL, "%s: no reference document", what);
+	CHECK(ref != NULL, "%s: no reference document", what);
 	for (k = 1;; k++) {
 		nallocs = 0;
 		fail_at = k;
@@ -134,7 +124,7 @@ static void oom_each(const char *what, json_t *(*build)(const void *), const voi
 			json_decref(x);
 			break;
 		}
-		EXPECT(!x || json_equal(x, ref), "%s: allocation %ld failed, the document is "
+		CHECK(!x || json_equal(x, ref), "%s: allocation %ld failed, the document is "
 		       "not NULL but not whole", what, k);
 		json_decref(x);
 	}
@@ -186,14 +176,14 @@ static void test_oom(void)
 	}
 	mw_quiet(1);
 	r.st = mw_state_new(0);
-	EXPECT(mw_stream_replay(f, r.st, &m, err, sizeof(err)) == 0, "replay: %s", err);
+	CHECK(mw_stream_replay(f, r.st, &m, err, sizeof(err)) == 0, "replay: %s", err);
 	fclose(f);
 	mw_state_finish(r.st);
 	oom_each("report", build_report, &r);
 	oom_each("snapshot", build_snapshot, &snap);
 	ab[0] = mw_report_load("tests/streams/trim.json", err, sizeof(err), &status);
 	ab[1] = mw_report_load("tests/streams/storm24.json", err, sizeof(err), &status);
-	EXPECT(ab[0] && ab[1], "cannot load the reports: %s", err);
+	CHECK(ab[0] && ab[1], "cannot load the reports: %s", err);
 	if (ab[0] && ab[1])
 		oom_each("diff", build_diff, ab);
 	json_decref(ab[0]);
@@ -209,5 +199,5 @@ int main(void)
 	test_oom();
 	if (!failed)
 		printf("strings quoted and escaped, sums saturate, no partial document\n");
-	return failed;
+	return failed ? 1 : 0;
 }
