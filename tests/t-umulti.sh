@@ -72,10 +72,13 @@ holders() {
 	echo "tracefs definitions: $(grep -c . $UE)"
 }
 # ended PID WHEN: wait (30 s at most) until the tracer PID has exited (a
-# zombie or gone: its descriptors are closed); i: the 10 ms steps taken
+# zombie with no thread left, or gone: its descriptors are closed; a
+# leader that is a zombie while another thread still closes the shared
+# descriptors, a link's taking 30 ms, has not); i: the 10 ms steps taken
 ended() {
 	i=0
-	while [ -e /proc/$1 ] && [ "$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null)" != Z ]; do
+	while [ -e /proc/$1 ] && { [ "$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null)" != Z ] ||
+		[ "$(ls /proc/$1/task 2>/dev/null | wc -l)" -gt 1 ]; }; do
 		i=$((i + 1)); [ $i -lt 3000 ] || fail "tracer $1 still there 30 s $2"; sleep 0.01
 	done
 }

@@ -30,6 +30,14 @@
 void mw_tracer_record(pid_t tracer);
 void mw_tracer_unrecord(pid_t tracer);
 
+/* The pids of the records in MW_RECORD_DIR (tracers running, or ended
+ * and not swept yet) that are of our pid namespace, up to max into pids;
+ * how many there are (more than max: look at every process instead).
+ * *foreign is set to 1 when a record of another pid namespace is there
+ * (its pid names no process of ours), else 0.  Without any record no
+ * tracer of ours can be left: a sweep need not list /proc. */
+int mw_tracer_records(pid_t *pids, int max, int *foreign);
+
 /* 1 when pid is a tracer mallocwatch started (recorded) that is still
  * running: a process with that pid and the recorded start time; else 0. */
 int mw_tracer_recorded_alive(pid_t pid);
