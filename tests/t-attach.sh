@@ -95,6 +95,9 @@ assert len(arenas) == len(snaps["attach"]["arenas"]) == 7, (len(arenas), len(sna
 assert all(a["at_attach"] for a in arenas), arenas
 assert sum(1 for h in r["heaps"] if h["at_attach"]) == 6, r["heaps"]
 assert r["thresholds"]["mmap"] == snaps["attach"]["thresholds"]["mmap"], r["thresholds"]
+# no probe hit while traced: no thread (the heaps found at attach were
+# once made by a "thread 0")
+assert r["threads"] == [], r["threads"]
 print("attach late: %d arenas, all from the snapshot at attach" % len(arenas))
 PY
 for k in attach end; do
@@ -103,4 +106,6 @@ for k in attach end; do
 	expect_same "$OUT/late-$k/expected.txt" "$OUT/late-$k/actual.txt"
 done
 grep -q "AT ATTACH" "$OUT/late.txt" || fail "the summary does not show the snapshots"
+grep -q "^Threads: 0 (no thread hit a probe while traced)" "$OUT/late.txt" ||
+	fail "the summary's threads: $(grep -A2 '^Threads' "$OUT/late.txt")"
 echo "attach late: the report starts from the arenas that were there"

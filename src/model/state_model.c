@@ -251,9 +251,11 @@ static struct mw_heap *live_heap(struct mw_state *st, uint64_t addr)
 	return i != MW_IDMAP_NONE && !st->heaps[i].freed ? &st->heaps[i] : NULL;
 }
 
+/* A heap at addr; tid 0: made before tracing (-p), by no thread the
+ * model may show (a thread 0 would be reported). */
 static void heap_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
 {
-	struct mw_thread *t = thread(st, tid);
+	struct mw_thread *t = tid ? thread(st, tid) : NULL;
 	size_t cg = st->cheaps;
 
 	XGROW(st->heaps, st->nheaps, st->cheaps);
@@ -262,7 +264,7 @@ static void heap_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
 		st->heap_rule = xrealloc(st->heap_rule, st->cheaps * sizeof(int));
 	}
 	mw_idmap_put(&st->heap_ix, addr, st->nheaps);
-	st->heap_guess[st->nheaps] = t->arena;
+	st->heap_guess[st->nheaps] = t ? t->arena : 0;
 	st->heap_rule[st->nheaps] = 0;
 	st->heaps[st->nheaps++] = (struct mw_heap){ .addr = addr, .size = size,
 		.peak = size, .created_by_tid = tid };

@@ -277,6 +277,10 @@ static void threads_text(FILE *f, const struct mw_state *st)
 		hits[i] = t[i].hits;
 	cut = top_cutoff(hits, n);
 	free(hits);
+	if (!n) {
+		fprintf(f, "\nThreads: 0 (no thread hit a probe while traced)\n");
+		return;
+	}
 	fprintf(f, "\nThreads: %zu%s\n  %-8s %-16s %8s %8s %10s\n", n,
 		n > TOP_ROWS ? " (the busiest shown)" : "", "TID", "ARENA", "WAITS", "RETRIES",
 		"PROBE HITS");
