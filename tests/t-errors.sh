@@ -22,6 +22,18 @@ expect 2 "cannot be used together" "$MW" -p 1 -c true
 expect 2 "unknown command 'frobnicate'" "$MW" frobnicate
 expect 1 "^mallocwatch: cannot run 'no-such-program-here': command not found" \
 	"$MW" -c no-such-program-here
+# what execve would refuse: before anything is armed where it can be
+# told (a directory, a "#!" interpreter not there), else once the exec
+# failed (no "#!" and not ELF: ENOEXEC); never a report of exit 127
+expect 1 "^mallocwatch: cannot run '$OUT': Is a directory" "$MW" -c "$OUT"
+printf '#!/nonexistent/interp\necho hi\n' >"$OUT/badint.sh"
+chmod +x "$OUT/badint.sh"
+expect 1 "^mallocwatch: cannot run '$OUT/badint.sh': its interpreter '/nonexistent/interp' (its '#!' line): No such file or directory" \
+	"$MW" -c "$OUT/badint.sh"
+printf 'garbage\n' >"$OUT/noexec"
+chmod +x "$OUT/noexec"
+expect 1 "^mallocwatch: cannot run '$OUT/noexec': Exec format error" "$MW" -c "$OUT/noexec"
+grep -q 'exit status 127' "$OUT/out" "$OUT/err" && fail "a failed exec was reported as exit status 127"
 expect 1 "^mallocwatch: cannot open '/nonexistent/libc.so.6'" \
 	"$MW" --libc /nonexistent/libc.so.6 -c true
 # the program's own status, and its stdout left alone

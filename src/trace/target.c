@@ -379,6 +379,32 @@ static void build_argv(struct mw_target *t, const char *const *argv)
 		t->argv[k++] = xstrdup(*argv);
 }
 
+/* What execve(2) would refuse before the tracer is armed: a directory
+ * or other non-regular file (access(X_OK) allows a directory), a "#!"
+ * interpreter that is not there.  0, or -1 with the reason in err. */
+static int cannot_exec(const char *path, char *err, size_t errlen)
+{
+	char interp[PATH_MAX], arg[SHEBANG_MAX];
+	struct stat sb;
+
+	if (stat(path, &sb) < 0) {
+		snprintf(err, errlen, "cannot run '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "cannot run '%s': %s", path,
+			 strerror(S_ISDIR(sb.st_mode) ? EISDIR : EACCES));
+		return -1;
+	}
+	if (read_shebang(path, interp, sizeof(interp), arg, sizeof(arg)) == 1 &&
+	    access(interp, X_OK) < 0) {
+		snprintf(err, errlen, "cannot run '%s': its interpreter '%s' (its '#!' line): %s",
+			 path, interp, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path,
 		      struct mw_target *t, char *err, size_t errlen)
 {
@@ -389,6 +415,8 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path
 			 strchr(argv[0], '/') ? strerror(errno) : "command not found");
 		return -1;
 	}
+	if (cannot_exec(t->path, err, errlen) < 0)
+		return -1;
 	if (mw_choose_libc(libc_opt, 0, t->libc, sizeof(t->libc), err, errlen) < 0)
 		return -1;
 	choose_start(t, libc_opt, by_path);

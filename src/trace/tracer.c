@@ -731,7 +731,9 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 			mw_linger_leave(rn.lg, 1);
 			rn.lg = NULL;
 		}
-		ret = 0;
+		/* an exec that failed after the checks before it (a file
+		 * changed meanwhile, ENOEXEC, E2BIG): said, not reported on */
+		ret = o->target && exec_failed(&rn, errpipe, err, errlen) < 0 ? -1 : 0;
 		goto cleanup;
 	}
 	reap_tracer(&rn, argv[0]);
