@@ -67,6 +67,18 @@ PY
 }
 # shellcheck disable=SC2086
 run one 1 $FIX $KL ./examples/sbrk-trim 8
+# images replaced at once, one after the other (a shim that execs its
+# program, as pyenv's and rbenv's do): stapbpf was still answering the
+# exec file's last reader when the next ask came, and hung up on it
+# (mw_tr_exec_check); each drained in its turn, none waited for 3 s
+for i in 1 2 3; do
+	"$MW" -o "$OUT/chain.txt" -c sh -c 'exec sh -c "exec sh -c \"exec sh -c \\\"exec sh -c true\\\"\""' \
+		>/dev/null 2>"$OUT/chain.err" || fail "the exec chain: exit $?: $(cat "$OUT/chain.err")"
+	grep -q 'did not answer\|could not' "$OUT/chain.err" && fail "the exec chain, run $i: $(cat "$OUT/chain.err")"
+	grep -q "replaced its image (exec) 4 times" "$OUT/chain.txt" ||
+		fail "the exec chain, run $i: $(grep -i image "$OUT/chain.txt")"
+done
+echo "ok: four images replaced at once, each drained, three times"
 # a saved stream replays to the same image (the exec line is in it)
 "$MW" -q --save-stream "$OUT/one.stream" -o /dev/null --json "$OUT/saved.json" \
 	-c $FIX $KL ./examples/sbrk-trim 8 >/dev/null || fail "saving: mallocwatch exited $?"

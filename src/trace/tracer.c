@@ -352,6 +352,12 @@ static void read_ready(struct run *rn, const struct pollfd *p, int n)
 		mw_procfs_answered(&rn->sample_fd, p[3].revents);
 		mw_procfs_answered(&rn->flush_fd, p[4].revents);
 	}
+	if (n > 0 && rn->exec_fd >= 0) {
+		rn->exec_got += mw_procfs_answered(&rn->exec_fd, p[7].revents);
+		/* hung up on without an answer: mw_tr_exec_check() */
+		if (rn->exec_fd < 0 && !rn->exec_got && rn->exec_pid && !rn->exec_seen)
+			rn->exec_reask = mw_now_ms() + 2;
+	}
 }
 
 /* kill_at (mw_now_ms(), 0 for none) has passed: a tracer still removing
@@ -467,7 +473,7 @@ static void loop(struct run *rn)
 		/* the program's ptrace stops wake poll through chld_pipe */
 		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
 				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
-		struct pollfd p[7] = {
+		struct pollfd p[8] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
 			/* -f: the program's end is not the run's */
@@ -476,8 +482,9 @@ static void loop(struct run *rn)
 			{ .fd = rn->flush_fd, .events = POLLIN },
 			{ .fd = rn->o->list ? rn->o->stop_fd : -1, .events = POLLIN },
 			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
+			{ .fd = rn->exec_fd, .events = POLLIN },
 		};
-		int n = poll(p, 7, tmo);
+		int n = poll(p, 8, tmo);
 
 		stop_if_asked(rn, &kill_at, n > 0 && (p[5].revents & (POLLIN | POLLHUP)));
 		read_ready(rn, p, n);

@@ -163,10 +163,16 @@ static int exec_ask(struct run *rn, pid_t pid)
 	else if (rn->pids_failed)	/* a set the script needs (tracer_set.c) */
 		snprintf(err, sizeof(err), "the tracer's set could not be opened");
 	else if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
-			       &rn->exec_fd, err, sizeof(err)) == 0) {
+			       &rn->exec_fd, err, sizeof(err)) == 0 ||
+		 /* stapbpf makes its FIFOs after its begin probe printed the
+		  * ready line that released the program: an exec at once
+		  * comes before them; asked again (mw_tr_exec_check) */
+		 (errno == ENOENT && rn->o->env->rt == MW_RT_BPF)) {
 		rn->exec_pid = pid;
 		rn->exec_seen = 0;
 		rn->exec_until = mw_now_ms() + FLUSH_WAIT_MS;
+		rn->exec_got = 0;
+		rn->exec_reask = rn->exec_fd < 0 ? mw_now_ms() + 2 : 0;
 		if (rn->pids)
 			snprintf(rn->exec_line, sizeof(rn->exec_line), "%c%d %s", MW_REC_PROCESS,
 				 (int)pid, MW_LINE_EXEC);
@@ -222,6 +228,31 @@ static int exec_start(struct run *rn, pid_t pid)
 
 void mw_tr_exec_check(struct run *rn)
 {
+	char err[PATH_MAX + 128];
+
+	/* stapbpf answers a FIFO's reader, then opens the FIFO
+	 * (O_NONBLOCK) again and again until that reader is gone; a reader
+	 * that comes meanwhile (the next exec's ask, at once: a shim that
+	 * execs its program) keeps that loop going, each of its opens
+	 * hanging up on us with nothing written, and the probe never runs
+	 * for it.  Seen as a hang-up without the answer's bytes (read_ready
+	 * in tracer.c): asked again once the loop has seen no reader.  And
+	 * before stapbpf has made the FIFO (exec_ask): asked until it is. */
+	if (rn->exec_reask && mw_now_ms() >= rn->exec_reask && rn->exec_fd < 0 &&
+	    !rn->exec_seen && rn->out_fd >= 0) {
+		rn->exec_reask = 0;
+		rn->exec_got = 0;
+		if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
+				  &rn->exec_fd, err, sizeof(err)) == 0) {
+			if (rn->o->verbose)
+				mw_note("process %d's exec: asked the tracer again", (int)rn->exec_pid);
+		} else if (errno == ENOENT) {
+			rn->exec_reask = mw_now_ms() + 2;	/* its FIFO not made yet */
+		} else if (rn->o->verbose) {
+			mw_note("process %d's exec: cannot ask the tracer again: %s",
+				(int)rn->exec_pid, err);
+		}
+	}
 	if (!rn->exec_seen && mw_now_ms() < rn->exec_until && rn->out_fd >= 0)
 		return;
 	if (!rn->exec_seen)

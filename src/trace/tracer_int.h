@@ -69,6 +69,8 @@ struct run {
 	pid_t exec_pid;
 	int exec_seen;
 	long long exec_until;
+	int exec_got;		/* bytes of exec_fd's answer so far */
+	long long exec_reask;	/* asked again then (ms), when not 0 */
 	char exec_line[32];
 	pid_t exec_wait[16];
 	size_t nexec_wait;

@@ -141,19 +141,22 @@ int mw_procfs_ask(enum mw_runtime rt, const char *module, int verbose, const cha
  * wait; it must not come early either: the answer would be written to a
  * FIFO without a reader (EPIPE: SIGPIPE is ignored in the tracer, see
  * mw_tracer_spawn()) and stapbpf warns on stderr. */
-void mw_procfs_answered(int *fd, short revents)
+int mw_procfs_answered(int *fd, short revents)
 {
 	char c[64];
+	ssize_t k;
+	int got = 0;
 
 	if (*fd < 0)
-		return;
-	if (revents & POLLIN)
-		while (read(*fd, c, sizeof(c)) > 0)
-			;
+		return 0;
+	if (revents & (POLLIN | POLLHUP))	/* the last bytes may come with the hang-up */
+		while ((k = read(*fd, c, sizeof(c))) > 0)
+			got += (int)k;
 	if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
 		close(*fd);
 		*fd = -1;
 	}
+	return got;
 }
 
 /* Close an asked FIFO before the tracer is stopped or left: wait for its

@@ -41,8 +41,10 @@ int mw_procfs_ask(enum mw_runtime rt, const char *module, int verbose, const cha
 
 /* poll() said revents about an asked FIFO *fd (nothing when -1): take
  * what is in it; close it (*fd = -1) once stapbpf has written its answer
- * and closed its end (POLLHUP, POLLERR, POLLNVAL). */
-void mw_procfs_answered(int *fd, short revents);
+ * and closed its end (POLLHUP, POLLERR, POLLNVAL).  Returns the bytes
+ * taken (0 with *fd closed: a writer came and went without answering,
+ * see mw_tr_exec_check()). */
+int mw_procfs_answered(int *fd, short revents);
 
 /* Before the tracer is stopped or left: wait at most ms milliseconds for
  * the answer on an asked FIFO *fd, then close it (*fd = -1). */
