@@ -209,6 +209,8 @@ PY
 	"$MW" snapshot -p $pid --leave-stopped -o "$OUT/stopped.txt" 2>"$OUT/stopped.err" ||
 		fail "--leave-stopped in a container: exit $?: $(cat "$OUT/stopped.err")"
 	grep -q "INCONSISTENT" "$OUT/stopped.txt" && fail "--leave-stopped: $(head -4 "$OUT/stopped.txt")"
+	grep -q "^mallocwatch: process $pid is left stopped (SIGSTOP), as read: .kill -CONT $pid. lets it go on" \
+		"$OUT/stopped.err" || fail "--leave-stopped does not say the process stays stopped: $(cat "$OUT/stopped.err")"
 	_i=0
 	until grep -q '^State:.*T (stopped)' /proc/$pid/status; do
 		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "the contained process was not left stopped"; sleep 0.02

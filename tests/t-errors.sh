@@ -20,6 +20,15 @@ expect 2 "unknown runtime 'gpu'" "$MW" --runtime=gpu -c true
 expect 2 "-c needs a command" "$MW" -c
 expect 2 "cannot be used together" "$MW" -p 1 -c true
 expect 2 "unknown command 'frobnicate'" "$MW" frobnicate
+# an unknown option, or one missing its argument: one line of ours (and
+# the hint), not getopt's own line before it
+expect 2 "^mallocwatch: unknown option '--bogus'" "$MW" --bogus
+[ "$(wc -l <"$OUT/err")" = 2 ] || fail "--bogus: $(cat "$OUT/err")"
+expect 2 "^mallocwatch: unknown option '--bogus'" "$MW" snapshot --bogus
+[ "$(wc -l <"$OUT/err")" = 2 ] || fail "snapshot --bogus: $(cat "$OUT/err")"
+expect 2 "^mallocwatch: option '-p' needs an argument" "$MW" snapshot -p
+expect 2 "^mallocwatch: unknown option '-Z'" "$MW" -Z -c true
+expect 2 "^mallocwatch: this command does not take -f (--follow-forks)" "$MW" probes -f
 expect 1 "^mallocwatch: cannot run 'no-such-program-here': command not found" \
 	"$MW" -c no-such-program-here
 # what execve would refuse: before anything is armed where it can be

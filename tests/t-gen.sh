@@ -50,3 +50,10 @@ for s in libc-bpf libc-bpf-f; do
 		fail "$s: a handler calls pid() or tid()"
 done
 echo "$(wc -l <"$OUT/names.readelf") memory probes, $sites sites of memory_mallopt_arena_max"
+# without --runtime: the runtime a run here would use (runtime.h
+# mw_runtime_pick: the kernel's with loadable modules and a build tree)
+want=bpf
+[ -e /proc/modules ] && [ -e "/lib/modules/$(uname -r)/build" ] && want=kernel
+"$MW" script --libc "$LIBC" | head -n 1 | grep -q "($want runtime)" ||
+	fail "script without --runtime: $("$MW" script --libc "$LIBC" | head -n 1), expected the $want runtime's"
+echo "ok: script's default runtime is a run's ($want)"

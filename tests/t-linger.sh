@@ -83,3 +83,11 @@ gone=$(echo "$(date +%s.%N) - $end" | bc -l)
 [ -z "$(ls -A "$MALLOCWATCH_LINGER_DIR")" ] ||
 	fail "the rendezvous holds $(ls -A "$MALLOCWATCH_LINGER_DIR")"
 printf 'ok: 3 runs back to back and 2 at once (%s), session tracer pid %s, each report equal to its malloc_info(); nothing left %.1f s after the last run (8 s idle)\n' "$(grep -l joined "$OUT/err4" "$OUT/err5" | wc -l) joined" "$tracer" "$gone"
+# --linger where it is not used says so; MALLOCWATCH_LINGER (a CI job's,
+# for every run) does not
+"$MW" --linger 5 -f -o /dev/null -c /bin/true 2>"$OUT/notused.err" || fail "--linger -f exited $?"
+grep -q "^mallocwatch: --linger is not used with -f" "$OUT/notused.err" ||
+	fail "--linger -f: $(cat "$OUT/notused.err")"
+MALLOCWATCH_LINGER=5 "$MW" -f -o /dev/null -c /bin/true 2>"$OUT/notused2.err" || fail "-f exited $?"
+grep -q "linger" "$OUT/notused2.err" && fail "MALLOCWATCH_LINGER with -f: $(cat "$OUT/notused2.err")"
+echo "ok: --linger with -f is said not to be used"

@@ -103,7 +103,7 @@ static int check_args_parse(int argc, char **argv, struct check_args *a)
 	char err[256];
 
 	*a = (struct check_args){ .fmt = MW_FMT_TEXT };
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			xgrow((void **)&a->rules, a->nrules, &cap, sizeof(*a->rules));
@@ -120,7 +120,7 @@ static int check_args_parse(int argc, char **argv, struct check_args *a)
 					       "markdown)", optarg);
 			break;
 		case 'h': usage_out(); return 1;
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind + 1 != argc)
@@ -249,7 +249,7 @@ int cmd_diff(int argc, char **argv)
 	json_t *a, *b, *root;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j': fmt = MW_FMT_JSON; break;
 		case 'f':
@@ -258,7 +258,7 @@ int cmd_diff(int argc, char **argv)
 				mw_usage_error("diff writes text, json or markdown, not '%s'", optarg);
 			break;
 		case 'h': fputs(diff_usage, stdout); return MW_EXIT_OK;
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind + 2 != argc)

@@ -73,7 +73,7 @@ int cmd_explain(int argc, char **argv)
 	FILE *fo, *fj = NULL;
 	int c, json_err = 0, bad;
 
-	while ((c = getopt_long(argc, argv, "p:o:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (mw_parse_pid(optarg, &pid) < 0)
@@ -85,7 +85,7 @@ int cmd_explain(int argc, char **argv)
 		case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(explain_usage, stdout); exit(MW_EXIT_OK);
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -147,7 +147,7 @@ int cmd_flame(int argc, char **argv)
 	long v;
 	FILE *fo;
 
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case OPT_PROBE:
@@ -165,7 +165,7 @@ int cmd_flame(int argc, char **argv)
 			break;
 		case OPT_BYTES: bytes = 1; break;
 		case 'h': fputs(flame_usage, stdout); exit(MW_EXIT_OK);
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind + 1 != argc)

@@ -40,11 +40,11 @@ static const char probes_usage[] =
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6 --json\n";
 
 static const char script_usage[] =
-"Usage: mallocwatch script [--runtime=kernel|bpf] [-e LIST] [-f] [--stacks]\n"
-"                         [--libc PATH | -p PID] [--libm PATH]\n"
+"Usage: mallocwatch script [--runtime=auto|kernel|bpf] [-e LIST] [-f]\n"
+"                         [--stacks] [--libc PATH | -p PID] [--libm PATH]\n"
 "\n"
-"Print the SystemTap script mallocwatch generates for the libc (kernel\n"
-"runtime by default), e.g. to check it with `stap -p3`.  -e LIST: only\n"
+"Print the SystemTap script mallocwatch generates for the libc (for the\n"
+"runtime a run here would use by default), e.g. to check it with `stap -p3`.  -e LIST: only\n"
 "those probe families, as for a run (mallocwatch --help).  -f: the script\n"
 "of a run whose processes change while it runs (-f, --cgroup).  --stacks:\n"
 "under the kernel runtime, each rare probe's hit also prints its user\n"
@@ -125,7 +125,7 @@ static int pick_args(int argc, char **argv, const char *usage, int *json, int *f
 	pid_t pid = 0;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "e:fp:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:fp:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!follow)
@@ -156,12 +156,21 @@ static int pick_args(int argc, char **argv, const char *usage, int *json, int *f
 				*rt = MW_RT_KERNEL;
 			else if (rt && strcmp(optarg, "bpf") == 0)
 				*rt = MW_RT_BPF;
+			else if (rt && strcmp(optarg, "auto") == 0)
+				*rt = MW_RT_AUTO;
 			else
-				mw_usage_error("--runtime takes kernel or bpf");
+				mw_usage_error("--runtime takes auto, kernel or bpf");
 			break;
 		default:
-		bad:
-			mw_usage_error("bad option");
+			mw_bad_option(c, argv);
+		bad:	/* an option of the other command that shares these */
+			for (size_t i = 0; lo[i].name; i++)
+				if (lo[i].val == c && strchr("ef", c))
+					mw_usage_error("this command does not take -%c (--%s)", c,
+						       lo[i].name);
+				else if (lo[i].val == c)
+					mw_usage_error("this command does not take --%s", lo[i].name);
+			mw_usage_error("this command does not take -%c", c);
 		}
 	}
 	if (optind < argc)
@@ -270,7 +279,7 @@ int cmd_probes(int argc, char **argv)
 int cmd_script(int argc, char **argv)
 {
 	char libc[4096], libm_path[4096], err[512];
-	enum mw_runtime rt = MW_RT_KERNEL;
+	enum mw_runtime rt = MW_RT_AUTO;	/* as a run's: mw_runtime_pick() */
 	unsigned families = 0;
 	int follow = 0, stacks = 0;
 	struct mw_gen_stats st;
@@ -280,6 +289,7 @@ int cmd_script(int argc, char **argv)
 	if (pick_args(argc, argv, script_usage, NULL, &follow, &stacks, &rt, &families, libc, sizeof(libc),
 		      libm_path) < 0)
 		return MW_EXIT_RUNTIME;
+	rt = mw_runtime_pick(rt);
 	if (!(e = mw_elf_open(libc, err, sizeof(err))))
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (libm_path[0] && !(libm = mw_elf_open(libm_path, err, sizeof(err))))

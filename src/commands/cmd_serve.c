@@ -157,7 +157,7 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:qvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (mw_pidlist_parse(&o->pids, optarg, err, sizeof(err)) < 0)
@@ -179,7 +179,7 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		case 'q': mw_quiet(1); break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(serve_usage, stdout); exit(MW_EXIT_OK);
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind < argc)

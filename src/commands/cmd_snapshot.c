@@ -144,7 +144,7 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:o:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (mw_pidlist_parse(&o->pids, optarg, err, sizeof(err)) < 0)
@@ -161,7 +161,7 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; mw_snapshot_leave_stopped(1); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(snapshot_usage, stdout); exit(MW_EXIT_OK);
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind < argc)
@@ -240,6 +240,9 @@ static int snapshot_one(struct snap_opts *o)
 	/* a JSON that could not be made (ENOMEM) fails the run like a write */
 	status = close_outputs(o, json_err);
 	mw_explained_free(&e);
+	if (o->leave_stopped)	/* it stays so: say how it goes on */
+		mw_note("process %d is left stopped (SIGSTOP), as read: `kill -CONT %d` lets it "
+			"go on", (int)pid, (int)pid);
 	return status;
 }
 

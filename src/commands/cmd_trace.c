@@ -204,6 +204,9 @@ enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OP
        OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP, OPT_STACKS, OPT_FOLDED,
        OPT_LINGER };
 
+/* --linger was given (not MALLOCWATCH_LINGER alone) */
+static int linger_opt;
+
 /* --linger's and MALLOCWATCH_LINGER's SECONDS (0 to MW_LINGER_MAX_S,
  * a fraction allowed) in ms; what names it (where) for the usage
  * error. */
@@ -290,8 +293,6 @@ static int split_command(int argc, char **argv, struct trace_opts *o)
 	return argc;
 }
 
-/* One option c (getopt_long's answer) of the trace command into o; a bad
- * value is a usage error, -h and -V exit. */
 /* -p PID[,PID...] (repeatable) and --cgroup DIR (every process in it
  * and its child cgroups now: proclist.h) add to the processes traced. */
 static void add_pids(struct trace_opts *o, const char *arg, int cgroup)
@@ -312,7 +313,9 @@ static void add_pids(struct trace_opts *o, const char *arg, int cgroup)
 	o->pid = o->pids[0];
 }
 
-static void parse_option(int c, struct trace_opts *o)
+/* One option c (getopt_long's answer for argv) of the trace command into
+ * o; a bad value is a usage error, -h and -V exit. */
+static void parse_option(int c, char **argv, struct trace_opts *o)
 {
 	switch (c) {
 	case 'e':
@@ -357,6 +360,7 @@ static void parse_option(int c, struct trace_opts *o)
 	}
 	case OPT_LINGER:
 		o->linger_ms = linger_parse(optarg, "--linger");
+		linger_opt = 1;
 		break;
 	case OPT_AGGREGATE:
 		if (mw_aggregate_parse(optarg, &o->aggregate) < 0)
@@ -383,7 +387,7 @@ static void parse_option(int c, struct trace_opts *o)
 	case 'f': o->follow = 1; break;
 	case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 	case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);
-	default: mw_usage_error("bad option");
+	default: mw_bad_option(c, argv);
 	}
 }
 
@@ -394,8 +398,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	argc = split_command(argc, argv, o);
 	if (getenv("MALLOCWATCH_LINGER") && *getenv("MALLOCWATCH_LINGER"))
 		o->linger_ms = linger_parse(getenv("MALLOCWATCH_LINGER"), "MALLOCWATCH_LINGER");
-	while ((c = getopt_long(argc, argv, "+e:fo:p:qvhV", longopts, NULL)) != -1)
-		parse_option(c, o);
+	while ((c = getopt_long(argc, argv, "+:e:fo:p:qvhV", longopts, NULL)) != -1)
+		parse_option(c, argv, o);
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
 	if (o->cleanup && (o->cmd || o->pid))
@@ -417,9 +421,17 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
-	/* --linger: -c runs of one process under the bpf runtime alone */
-	if (!o->cmd || o->follow || o->stacks || mw_runtime_pick(o->runtime) != MW_RT_BPF)
+	/* --linger: -c runs of one process under the bpf runtime alone; the
+	 * option says when it is not used, MALLOCWATCH_LINGER (set once for
+	 * a CI job's every run) does not */
+	if (o->linger_ms && (!o->cmd || o->follow || o->stacks ||
+			     mw_runtime_pick(o->runtime) != MW_RT_BPF)) {
+		if (linger_opt)
+			mw_note("--linger is not used %s: this run arms a tracer session of its "
+				"own", !o->cmd ? "without -c" : o->follow ? "with -f" :
+				o->stacks ? "with --stacks" : "under the kernel runtime");
 		o->linger_ms = 0;
+	}
 	if (o->cmd)	/* its processes are ours to ptrace (ptree.h): never stopped */
 		mw_snapshot_no_stop(1);
 	if (o->format_output && !o->nrules)
@@ -671,7 +683,7 @@ int cmd_replay(int argc, char **argv)
 	FILE *f;
 	struct mw_state *st;
 
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; break;
 		case OPT_JSON: o.json = optarg; break;
@@ -679,7 +691,7 @@ int cmd_replay(int argc, char **argv)
 		case OPT_FOLDED: o.folded = optarg; break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(replay_usage, stdout); return MW_EXIT_OK;
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind + 1 != argc)

@@ -195,7 +195,7 @@ int cmd_trim(int argc, char **argv)
 	FILE *fo, *fj = NULL;
 	int c, json_err = 0, bad;
 
-	while ((c = getopt_long(argc, argv, "p:o:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (mw_parse_pid(optarg, &t.pid) < 0)
@@ -207,7 +207,7 @@ int cmd_trim(int argc, char **argv)
 		case OPT_DRY_RUN: t.dry_run = 1; break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(trim_usage, stdout); exit(MW_EXIT_OK);
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -147,7 +147,7 @@ static void parse(int argc, char **argv, struct tune_opts *o)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+o:c:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:c:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case OPT_TRY: add_try(o, optarg); break;
 		case OPT_REPEAT:
@@ -166,7 +166,7 @@ static void parse(int argc, char **argv, struct tune_opts *o)
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(tune_usage, stdout); exit(MW_EXIT_OK);
 		case 'c': o->cmd = &argv[optind - 1]; optind = argc; break;
-		default: mw_usage_error("bad option");
+		default: mw_bad_option(c, argv);
 		}
 	}
 	if (!o->cmd && optind < argc)

@@ -232,8 +232,8 @@ static void on_line(void *ctx, const char *line)
 			mw_note("tracing process %d and the processes it creates (-f); ^C or "
 				"SIGTERM stops and reports", (int)k->set->pid[0]);
 		else if (k->set)
-			mw_note("tracing %zu processes; ^C or SIGTERM stops and reports",
-				k->set->n);
+			mw_note("tracing %zu process%s; ^C or SIGTERM stops and reports",
+				k->set->n, k->set->n == 1 ? "" : "es");
 	}
 	if (mw_procs_line(k->procs, line) < 0 && !k->garbled_warned++) {
 		char q[200];

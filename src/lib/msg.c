@@ -1,8 +1,10 @@
 /* msg.c - one-line messages on stderr; see msg.h. */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "msg.h"
 
@@ -185,4 +187,15 @@ noreturn void mw_usage_error(const char *fmt, ...)
 	vsay("", fmt, ap, "Try 'mallocwatch --help'.\n");
 	va_end(ap);
 	exit(MW_EXIT_USAGE);
+}
+
+noreturn void mw_bad_option(int c, char *const *argv)
+{
+	const char *arg = optind > 0 && argv[optind - 1] ? argv[optind - 1] : "";
+
+	if (c == ':')
+		mw_usage_error("option '%s' needs an argument", arg);
+	if (optopt > 0 && optopt < 128 && isgraph(optopt))
+		mw_usage_error("unknown option '-%c'", optopt);
+	mw_usage_error("unknown option '%s'", arg);
 }

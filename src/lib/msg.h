@@ -48,6 +48,13 @@ noreturn void mw_die(int status, const char *fmt, ...)
 noreturn void mw_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* getopt_long(3) answered c ('?': an option it does not know, ':': one
+ * missing its argument; the optstring starts with ':' so that getopt
+ * prints nothing itself) for argv: one usage line naming the option,
+ * "unknown option '--bogus'" or "option '-p' needs an argument", and
+ * exit 2 as mw_usage_error. */
+noreturn void mw_bad_option(int c, char *const *argv);
+
 /* Strings from a file, a stream or another process (argv, comm, paths,
  * probe names) are shown quoted wherever they are printed, so that no
  * control sequence in them reaches a terminal: printable ASCII and valid

@@ -53,7 +53,8 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 	}
 	if (w->hold && job && s->consistent) {	/* not to be let run for a call */
 		s->consistent = 0;
-		snprintf(s->why, sizeof(s->why), "it is in a job-control stop (SIGSTOP)");
+		snprintf(s->why, sizeof(s->why), "it is in a job-control stop (SIGSTOP), where "
+			 "nothing can be called in it (kill -CONT %d first)", (int)w->p->pid);
 	}
 	if (s->consistent && w->hold) {
 		w->held = st;	/* the caller lets it go */
@@ -68,7 +69,8 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 	if (s->consistent || w->fatal || w->stop)
 		return -1;
 	if (job) {	/* SIGSTOPped: letting it go does not make it run */
-		snprintf(note, len, "; the process is in a job-control stop (SIGSTOP)");
+		if (!w->hold)	/* else the reason above says it */
+			snprintf(note, len, "; the process is in a job-control stop (SIGSTOP)");
 		return -1;
 	}
 	return 0;
@@ -115,8 +117,9 @@ static int failed(struct walk *w, long timeout_ms, const char *note, char *err, 
 			 "snapshot", (int)pid, w->stop_why);
 		return MW_SNAP_CORRUPT;
 	} else {
-		snprintf(err, errlen, "process %d: no consistent snapshot (%d reads, %d stop%s in "
-			 "%.1f ms)%s: %s", (int)pid, s->tries, s->stops, s->stops == 1 ? "" : "s",
+		snprintf(err, errlen, "process %d: no consistent snapshot (%d read%s, %d stop%s in "
+			 "%.1f ms)%s: %s", (int)pid, s->tries, s->tries == 1 ? "" : "s", s->stops,
+			 s->stops == 1 ? "" : "s",
 			 (double)s->stopped_ns / 1e6, note, s->why);
 		return MW_SNAP_INCONSISTENT;
 	}

@@ -11,6 +11,7 @@
 
 #include "mapped.h"
 #include "msg.h"
+#include "procmem.h"
 #include "sdtnote.h"
 #include "target.h"
 #include "xalloc.h"
@@ -443,7 +444,9 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 	char libm[PATH_MAX], q[PATH_MAX];
 	int r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen);
 
-	if (r == 0)
+	if (r == 0 && mw_proc_kind(pid) != MW_PROC_USER)
+		mw_proc_no_memory(pid, err, errlen);	/* a zombie maps nothing */
+	else if (r == 0)
 		snprintf(err, errlen, "process %d maps no libc", (int)pid);
 	if (r <= 0)
 		return -1;
