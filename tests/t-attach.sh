@@ -77,7 +77,8 @@ echo "^C: exit 0, complete report, program untouched"
 # and a complete report; the snapshots at attach and at the end equal
 # the process's own malloc_info() exactly (nothing changes meanwhile).
 hold_arenas hold 6
-"$MW" -p $pid --duration 2 --json "$OUT/late.json" -o "$OUT/late.txt" 2>"$OUT/late.err"
+"$MW" -p $pid --duration 2 --json "$OUT/late.json" -o "$OUT/late.txt" --html "$OUT/late.html" \
+	--save-stream "$OUT/late.mw" 2>"$OUT/late.err"
 rc=$?
 kill -0 $pid 2>/dev/null || fail "the traced program did not survive --duration"
 release_hold
@@ -108,4 +109,24 @@ done
 grep -q "AT ATTACH" "$OUT/late.txt" || fail "the summary does not show the snapshots"
 grep -q "^Threads: 0 (no thread hit a probe while traced)" "$OUT/late.txt" ||
 	fail "the summary's threads: $(grep -A2 '^Threads' "$OUT/late.txt")"
+# its saved stream replays to the same page, the same snapshots and
+# model (the attach snapshot seeds the replay's model where it came);
+# only what was read from the live process's pages and the machine
+# (the RSS ledger, where it lives, the environment) is not in it
+"$MW" replay --html "$OUT/late-replay.html" --json "$OUT/late-replay.json" \
+	-o "$OUT/late-replay.txt" "$OUT/late.mw" || fail "replay of the -p stream exited $?"
+cmp -s "$OUT/late.html" "$OUT/late-replay.html" || fail "the replay's page differs from the run's"
+grep -q "AT ATTACH" "$OUT/late-replay.txt" || fail "the replay does not show the snapshots"
+python3 - "$OUT/late.json" "$OUT/late-replay.json" <<'PY' || fail "the replay's JSON differs"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("arenas", "heaps", "threads", "thresholds", "sbrk", "events"):
+    assert a[k] == b[k], (k, a[k], b[k])
+live_only = ("ledger", "fragmentation", "findings", "where")
+for w in ("attach", "end"):
+    x = {k: v for k, v in a["snapshots"][w].items() if k not in live_only}
+    y = {k: v for k, v in b["snapshots"][w].items() if k not in live_only}
+    assert x == y, (w, [k for k in set(x) | set(y) if x.get(k) != y.get(k)])
+print("replay of the -p stream: the same model and snapshots")
+PY
 echo "attach late: the report starts from the arenas that were there"

@@ -163,7 +163,7 @@ static void test_oom(void)
 	struct mw_snapshot snap = { .pid = 1, .libc = "/lib/\xff/libc.so.6", .consistent = 1,
 				    .arenas = ar, .narenas = 2 };
 	struct replayed r = { .ri = { .argv = argv, .libc = "/lib/\xff\xfe", .runtime = "bpf" } };
-	struct mw_stream_meta m;
+	struct mw_stream_meta m = { 0 };
 	char err[256];
 	int status;
 	FILE *f = fopen("tests/streams/storm24.mw", "re");

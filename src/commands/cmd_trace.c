@@ -26,6 +26,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "procmem.h"
+#include "report_snap.h"
 #include "runtime.h"
 #include "snapshot.h"
 #include "state.h"
@@ -671,12 +672,40 @@ static const char replay_usage[] =
 "EXAMPLES\n"
 "  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";
 
+/* The snapshots a saved stream keeps (stream.h, MW_META_SNAPSHOT): an
+ * attach snapshot seeds the model where it comes, as it did the run's. */
+struct replay_snaps {
+	struct mw_snapshot *attach, *end, *exit;
+	int bad;
+};
+
+static void replay_snapshot(void *ctx, struct mw_state *st, const char *which, const char *text)
+{
+	struct replay_snaps *rs = ctx;
+	struct mw_snapshot **slot = strcmp(which, "attach") == 0 ? &rs->attach :
+				    strcmp(which, "end") == 0 ? &rs->end :
+				    strcmp(which, "exit") == 0 ? &rs->exit : NULL;
+	json_t *j = slot && !*slot ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	char err[256];
+
+	if (j && (*slot = mw_snapshot_from_json(j, err, sizeof(err))) && slot == &rs->attach)
+		mw_state_seed(st, *slot);
+	json_decref(j);
+	if (!slot || !*slot) {	/* the report goes on without it */
+		mw_state_garbled(st);
+		if (!rs->bad++)
+			mw_warn("a saved snapshot (%.16s) is garbled or repeated: ignored and counted",
+				which);
+	}
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct trace_opts o = { 0 };
 	struct mw_trace_result r = { 0 };
 	struct mw_run_info ri = { 0 };
-	struct mw_stream_meta m;
+	struct replay_snaps rs = { 0 };
+	struct mw_stream_meta m = { .on_snapshot = replay_snapshot, .ctx = &rs };
 	struct outputs out;
 	char err[512];
 	int c, status;
@@ -703,6 +732,9 @@ int cmd_replay(int argc, char **argv)
 		fclose(f);
 		mw_state_free(st);
 		mw_stream_meta_free(&m);
+		mw_snapshot_free(rs.attach);
+		mw_snapshot_free(rs.end);
+		mw_snapshot_free(rs.exit);
 		mw_die(MW_EXIT_RUNTIME, "'%s': %s", argv[optind], err);
 	}
 	fclose(f);
@@ -716,7 +748,10 @@ int cmd_replay(int argc, char **argv)
 		.lost = m.tracer_lost };
 	snprintf(r.tracer_msg, sizeof(r.tracer_msg), "%s", m.tracer_msg);
 	ri = (struct mw_run_info){ .argv = (const char *const *)m.argv, .libc = m.libc,
-		.runtime = m.runtime, .findings_text = m.findings, .stacks = m.stacks };
+		.runtime = m.runtime, .findings_text = m.findings, .stacks = m.stacks,
+		.snap_attach = rs.attach, .snap_end = rs.end, .snap_exit = rs.exit,
+		.comm = m.comm[0] ? m.comm : NULL, .stopped = m.stopped,
+		.tracer_died = m.tracer_died };
 	status = mw_run_conclude(&out, st, &r, &ri);
 	if (o.folded && !m.stacks) {
 		mw_error("--folded: '%s' has no stacks (it was not saved with --stacks)",
@@ -729,6 +764,9 @@ int cmd_replay(int argc, char **argv)
 cleanup:
 	mw_state_free(st);
 	mw_stream_meta_free(&m);
+	mw_snapshot_free(rs.attach);
+	mw_snapshot_free(rs.end);
+	mw_snapshot_free(rs.exit);
 	return status;
 }
 

@@ -33,6 +33,7 @@
 #include "procwhere.h"
 #include "protocol.h"
 #include "report.h"
+#include "report_snap.h"
 #include "runtime.h"
 #include "report_stacks.h"
 #include "snapshot.h"
@@ -255,6 +256,19 @@ void mw_sink_arming(void *ctx)
 		(void)mw_glibc_preload(k->libc_path, err, sizeof(err));
 }
 
+/* A snapshot the report shows, into the saved stream (a replay shows it
+ * again, and seeds its model with the attach snapshot where it comes). */
+static void save_snapshot(FILE *save, const char *which, const struct mw_snapshot *s)
+{
+	json_t *j = save && s ? mw_snapshot_json_value(s, "?") : NULL;
+	char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	if (t)
+		mw_stream_write_snapshot(save, which, t);
+	free(t);
+	json_decref(j);
+}
+
 /* -p, probes armed: read the allocator as it is, and start from it. */
 static void attach_snapshot(struct sink *k)
 {
@@ -268,6 +282,7 @@ static void attach_snapshot(struct sink *k)
 		return;
 	}
 	mw_state_seed(k->st, k->pr->at_attach);
+	save_snapshot(k->save, "attach", k->pr->at_attach);
 }
 
 void mw_sink_line(void *ctx, const char *line)
@@ -481,11 +496,14 @@ void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 }
 
 /* Record how the run ended at the end of a saved stream. */
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings)
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
+			const char *comm)
 {
 	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,
 		.wait_status = r->status, .tracer_died = r->tracer_died,
 		.stopped = r->stopped, .tracer_lost = r->lost, .findings = (char *)findings };
+
+	snprintf(m.comm, sizeof(m.comm), "%s", comm ? comm : "");
 
 	snprintf(m.tracer_msg, sizeof(m.tracer_msg), "%s", r->tracer_msg);
 	mw_stream_write_footer(f, &m);
@@ -624,10 +642,12 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.env = &menv, .stacks = k->stacks };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
+	save_snapshot(k->save, "end", k->pr->at_end);
+	save_snapshot(k->save, "exit", k->pr->at_exit);
 	if (k->save && k->stacks)
 		mw_stacks_save(k->stacks, k->save);	/* before the footer */
 	if (k->save)
-		mw_run_save_footer(k->save, r, findings);
+		mw_run_save_footer(k->save, r, findings, ri.comm);
 	status = mw_run_conclude(out, k->st, r, &ri);
 	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
 		status = MW_EXIT_RUNTIME;

@@ -171,8 +171,9 @@ void mw_run_prep_free(struct mw_run_prep *p);
  *   the one beside the libc; NULL when there is none or the math family
  *   is not selected; *bad set for an unusable --libm;
  * - what decides arena counts (the environment of o->pid and the libc);
- * - --save-stream's footer from the run's result r and the findings'
- *   text (NULL: none; a replay's HTML page shows it). */
+ * - --save-stream's footer from the run's result r, the findings' text
+ *   (NULL: none; a replay's HTML page shows it) and -p's process name
+ *   (NULL: none). */
 struct mw_gen_opts;
 struct mw_gen_stats;
 struct mw_elf;
@@ -183,7 +184,8 @@ struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, ch
 				size_t len, int *bad);
 void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e);
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings);
+void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
+			const char *comm);
 
 /* --folded FILE: the folded lines of the stacks s (report_stacks.h)
  * into path, made or truncated.  0, or -1 after a message. */

@@ -351,6 +351,11 @@ void mw_stream_write_footer(FILE *f, const struct mw_stream_meta *m)
 		m->tracer_died, m->tracer_lost);
 	if (m->stopped)
 		fprintf(f, "# " MW_META_STOPPED " 1\n");
+	if (m->comm[0]) {
+		fputs("# " MW_META_COMM " ", f);
+		put_escaped(f, m->comm);
+		fputc('\n', f);
+	}
 	if (m->tracer_msg[0]) {
 		fputs("# " MW_META_TRACER_MSG " ", f);
 		put_escaped(f, m->tracer_msg);
@@ -368,6 +373,11 @@ void mw_stream_write_footer(FILE *f, const struct mw_stream_meta *m)
 		}
 		l += len + (l[len] == '\n');
 	}
+}
+
+void mw_stream_write_snapshot(FILE *f, const char *which, const char *json)
+{
+	fprintf(f, "# " MW_META_SNAPSHOT " %s %s\n", which, json);
 }
 
 /* One more line of the findings' text into m, up to MW_META_FINDINGS_MAX. */
@@ -427,6 +437,19 @@ static void meta_line(const char *line, struct mw_state *st, struct mw_stream_me
 		m->stopped = atoi(val);
 	} else if (strcmp(key, MW_META_TRACER_LOST) == 0) {
 		m->tracer_lost = strtoull(val, NULL, 10);
+	} else if (strcmp(key, MW_META_SNAPSHOT) == 0 && m->on_snapshot) {
+		char which[16];
+		int w = 0;
+
+		if (sscanf(val, "%15s %n", which, &w) == 1 && w)
+			m->on_snapshot(m->ctx, st, which, val + w);
+		else
+			mw_state_garbled(st);
+	} else if (strcmp(key, MW_META_COMM) == 0) {
+		char *u = unescape(val);
+
+		snprintf(m->comm, sizeof(m->comm), "%s", u);
+		free(u);
 	} else if (strcmp(key, MW_META_TRACER_MSG) == 0) {
 		char *u = unescape(val);
 
@@ -443,7 +466,13 @@ int mw_stream_replay(FILE *f, struct mw_state *st, struct mw_stream_meta *m,
 	ssize_t n;
 	int first = 1, warned = 0;
 
+	void (*on_snapshot)(void *, struct mw_state *, const char *, const char *) =
+		m->on_snapshot;
+	void *ctx = m->ctx;
+
 	memset(m, 0, sizeof(*m));
+	m->on_snapshot = on_snapshot;
+	m->ctx = ctx;
 	snprintf(m->libc, sizeof(m->libc), "?");
 	snprintf(m->runtime, sizeof(m->runtime), "?");
 	while ((n = getline(&line, &cap, f)) > 0) {

@@ -51,6 +51,7 @@ struct mw_stream_meta {
 	int pid;
 	int have_status, wait_status;	/* waitpid() status of the program */
 	int tracer_died;
+	char comm[64];			/* -p: the process's name; "" unknown */
 	int stopped;			/* -p ended by ^C/SIGTERM, normally */
 	unsigned long long tracer_lost;
 	char tracer_msg[512];
@@ -59,7 +60,19 @@ struct mw_stream_meta {
 	char *findings;			/* the findings' text, lines ending in '\n'
 					 * (the run read them from the process);
 					 * NULL none; owned */
+	/* Set by the caller before mw_stream_replay, and kept: called for
+	 * each MW_META_SNAPSHOT line where it comes (an attach snapshot
+	 * seeds the model before the events after it), with which
+	 * ("attach", "end", "exit") and the JSON text (not checked here).
+	 * NULL: such lines are skipped. */
+	void (*on_snapshot)(void *ctx, struct mw_state *st, const char *which,
+			    const char *json);
+	void *ctx;
 };
+
+/* One MW_META_SNAPSHOT line: which ("attach", "end", "exit") and json, a
+ * JSON text on one line (jansson's compact output never breaks one). */
+void mw_stream_write_snapshot(FILE *f, const char *which, const char *json);
 
 /* Write the header (magic line and what is known before the run) and
  * the footer (how it ended).  Arguments and the tracer's message are
@@ -68,7 +81,8 @@ void mw_stream_write_header(FILE *f, const struct mw_stream_meta *m);
 void mw_stream_write_footer(FILE *f, const struct mw_stream_meta *m);
 
 /* Read a saved stream from f: its records into st, its metadata into m
- * (m is reset first; free it with mw_stream_meta_free).  Returns 0, or
+ * (m is reset first but for on_snapshot and ctx; free it with
+ * mw_stream_meta_free).  Returns 0, or
  * -1 with a one-line reason in err when f does not start with
  * MW_STREAM_MAGIC ("not a mallocwatch stream") or cannot be read. */
 int mw_stream_replay(FILE *f, struct mw_state *st, struct mw_stream_meta *m,

@@ -548,6 +548,11 @@ static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw
 	struct mw_finding *v;
 	size_t n;
 
+	if (!l && ri->findings_text) {	/* a replay: the ledger was read from the
+					 * process's pages, its findings are saved */
+		fputs(ri->findings_text, f);
+		return;
+	}
 	if (!s || !l)
 		return;
 	mw_ledger_text(f, s, l);

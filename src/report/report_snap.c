@@ -1,14 +1,17 @@
 /* report_snap.c - a snapshot (snapshot.h) as text and as JSON; the JSON
  * keys are in docs/json.md ("Snapshot").  JSON goes through jansson. */
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsonout.h"
 #include "msg.h"
 #include "report_snap.h"
 #include "units.h"
+#include "xalloc.h"
 
 #define SNAP_ARENA_ROWS 64
 #define SNAP_HEAP_ROWS 32
@@ -283,6 +286,138 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 		return NULL;
 	}
 	return o;
+}
+
+/* Readers of mw_snapshot_json_value's keys: 0, or -1 when the key is
+ * missing or of another type. */
+static int get_u(const json_t *o, const char *k, uint64_t *v)
+{
+	const json_t *j = json_object_get(o, k);
+
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return -1;
+	*v = (uint64_t)json_integer_value(j);
+	return 0;
+}
+
+static int get_hex(const json_t *o, const char *k, uint64_t *v)
+{
+	const char *t = json_string_value(json_object_get(o, k));
+	char *end;
+
+	if (!t || strncmp(t, "0x", 2) != 0 || !t[2])
+		return -1;
+	errno = 0;
+	*v = strtoull(t + 2, &end, 16);
+	return errno || *end ? -1 : 0;
+}
+
+static int get_b(const json_t *o, const char *k, int *v)
+{
+	const json_t *j = json_object_get(o, k);
+
+	if (!json_is_boolean(j))
+		return -1;
+	*v = json_is_true(j);
+	return 0;
+}
+
+static int arena_from_json(const json_t *o, struct mw_snap_arena *a, size_t *heaps_left)
+{
+	const json_t *mi = json_object_get(o, "malloc_info"), *hs = json_object_get(o, "heaps");
+	uint64_t unused;
+
+	if (!json_is_object(o) || !json_is_object(mi) || !json_is_array(hs) ||
+	    get_hex(o, "address", &a->addr) < 0 || get_b(o, "main", &a->is_main) < 0 ||
+	    get_u(o, "system_bytes", &a->system_mem) < 0 ||
+	    get_u(o, "max_system_bytes", &a->max_system_mem) < 0 ||
+	    get_hex(o, "top", &a->top) < 0 || get_u(o, "top_bytes", &a->top_size) < 0 ||
+	    get_u(o, "free_bytes", &a->free_bytes) < 0 || get_u(o, "in_use_bytes", &unused) < 0 ||
+	    get_u(o, "trimmable_bytes", &a->trimmable) < 0 ||
+	    get_u(o, "attached_threads", &a->attached_threads) < 0 ||
+	    get_b(o, "on_free_list", &a->on_free_list) < 0 ||
+	    get_u(mi, "fast_count", &a->fast_count) < 0 || get_u(mi, "fast_bytes", &a->fast_bytes) < 0 ||
+	    get_u(mi, "rest_count", &a->rest_count) < 0 || get_u(mi, "rest_bytes", &a->rest_bytes) < 0 ||
+	    get_u(o, "heap_bytes", &a->heap_bytes) < 0 ||
+	    get_u(o, "heap_mprotect_bytes", &a->heap_mprotect) < 0 ||
+	    json_array_size(hs) > *heaps_left)
+		return -1;
+	a->nheaps = json_array_size(hs);
+	*heaps_left -= a->nheaps;
+	a->heaps = a->nheaps ? xcalloc(a->nheaps, sizeof(*a->heaps)) : NULL;
+	for (size_t j = 0; j < a->nheaps; j++) {
+		const json_t *h = json_array_get(hs, j);
+
+		if (!json_is_object(h) || get_hex(h, "address", &a->heaps[j].addr) < 0 ||
+		    get_u(h, "size", &a->heaps[j].size) < 0 ||
+		    get_u(h, "mprotect_size", &a->heaps[j].mprotect_size) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct mw_snapshot *mw_snapshot_from_json(const json_t *o, char *err, size_t errlen)
+{
+	const json_t *ar = json_object_get(o, "arenas"), *mh = json_object_get(o, "main_heap"),
+		     *th = json_object_get(o, "thresholds"), *lim = json_object_get(o, "arena_limits"),
+		     *mm = json_object_get(o, "mmap"), *tot = json_object_get(o, "totals"),
+		     *ver = json_object_get(o, "glibc");
+	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
+	size_t heaps_left = MW_SNAP_MAX_HEAPS;
+	const char *t;
+	int dyn, tries, stops, settle;
+
+	if (!json_is_object(o) || !json_is_array(ar) || json_array_size(ar) > MW_SNAP_MAX_ARENAS ||
+	    !json_is_object(mh) || !json_is_object(th) || !json_is_object(lim) ||
+	    !json_is_object(mm) || !json_is_object(tot))
+		goto bad;
+	if (json_unpack((json_t *)o, "{s:i, s:i, s:i, s:i}", "tries", &tries, "stops", &stops,
+			"settle_rounds", &settle, "pid", &dyn) < 0)
+		goto bad;
+	s->tries = tries;
+	s->stops = stops;
+	s->settle_rounds = settle;
+	s->pid = (pid_t)dyn;
+	if ((t = json_string_value(json_object_get(o, "libc"))))
+		snprintf(s->libc, sizeof(s->libc), "%s", t);
+	if ((t = json_string_value(json_object_get(o, "dwarf"))))
+		snprintf(s->dwarf_file, sizeof(s->dwarf_file), "%s", t);
+	if ((t = json_string_value(ver)) && strncmp(t, "2.", 2) == 0)
+		s->glibc_minor = atoi(t + 2);
+	if (get_b(o, "consistent", &s->consistent) < 0 ||
+	    get_u(o, "taken_unix_ns", &s->taken_ns) < 0 ||
+	    get_u(o, "duration_ns", &s->duration_ns) < 0 ||
+	    get_u(o, "stopped_ns", &s->stopped_ns) < 0 ||
+	    get_u(o, "narenas", &s->narenas_glibc) < 0 ||
+	    get_hex(mh, "sbrk_base", &s->sbrk_base) < 0 || get_hex(mh, "end", &s->main_end) < 0 ||
+	    get_hex(mh, "brk", &s->brk) < 0 ||
+	    get_u(th, "mmap", &s->mmap_threshold) < 0 || get_u(th, "trim", &s->trim_threshold) < 0 ||
+	    get_b(th, "dynamic", &dyn) < 0 || get_u(th, "top_pad", &s->top_pad) < 0 ||
+	    get_u(lim, "arena_max", &s->arena_max) < 0 ||
+	    get_u(lim, "arena_test", &s->arena_test) < 0 ||
+	    get_u(mm, "count", &s->n_mmaps) < 0 || get_u(mm, "bytes", &s->mmapped_mem) < 0 ||
+	    get_u(mm, "max_count", &s->max_n_mmaps) < 0 ||
+	    get_u(mm, "max_bytes", &s->max_mmapped_mem) < 0 ||
+	    get_u(mm, "count_limit", &s->n_mmaps_max) < 0 ||
+	    get_u(tot, "system_bytes", &s->system_bytes) < 0 ||
+	    get_u(tot, "in_use_bytes", &s->in_use_bytes) < 0 ||
+	    get_u(tot, "free_bytes", &s->free_bytes) < 0 ||
+	    get_u(tot, "trimmable_bytes", &s->trimmable) < 0)
+		goto bad;
+	s->no_dyn_threshold = !dyn;
+	if ((t = json_string_value(json_object_get(o, "inconsistent_reason"))))
+		snprintf(s->why, sizeof(s->why), "%s", t);
+	s->libc_elsewhere = json_is_true(json_object_get(o, "libc_elsewhere"));
+	s->narenas = json_array_size(ar);
+	s->arenas = s->narenas ? xcalloc(s->narenas, sizeof(*s->arenas)) : NULL;
+	for (size_t i = 0; i < s->narenas; i++)
+		if (arena_from_json(json_array_get(ar, i), &s->arenas[i], &heaps_left) < 0)
+			goto bad;
+	return s;
+bad:
+	snprintf(err, errlen, "not a snapshot as mallocwatch writes it (docs/json.md)");
+	mw_snapshot_free(s);
+	return NULL;
 }
 
 int mw_snapshot_json(FILE *f, const struct mw_snapshot *s, const char *comm)

@@ -35,6 +35,16 @@ int mw_snapshot_text(FILE *out, const struct mw_snapshot *s, const char *comm);
 int mw_snapshot_json(FILE *out, const struct mw_snapshot *s, const char *comm);
 json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm);
 
+/* The snapshot an object of mw_snapshot_json_value's describes, made
+ * anew (free it with mw_snapshot_free): what a saved stream keeps of the
+ * snapshots a run read (stream.h, MW_META_SNAPSHOT) and a replay reports
+ * again.  Its free chunks, its layout sizes (mstate_size, chunk_hdr,
+ * minsize) and a path that was not UTF-8 (kept escaped) are not in the
+ * JSON.  NULL with a one-line reason in err when o is not such an object
+ * (a key missing or of another type, a hex address that does not parse,
+ * more than MW_SNAP_MAX_ARENAS arenas or MW_SNAP_MAX_HEAPS heaps). */
+struct mw_snapshot *mw_snapshot_from_json(const json_t *o, char *err, size_t errlen);
+
 /* mw_snapshot_text and mw_snapshot_json with where the process lives
  * (procwhere.h) when w is not NULL: a line under the text's first one
  * ("  pid 7 in its pid namespace 4026532201 (not ours), mount namespace

@@ -154,8 +154,14 @@
 #define MW_META_TRACER_LOST "tracer_lost"	/* events the tracer said it lost */
 #define MW_META_TRACER_MSG "tracer_msg"	/* its first error line, C-escaped */
 #define MW_META_STOPPED "stopped"	/* 1: -p ended by ^C/SIGTERM, normally */
+#define MW_META_COMM "comm"		/* -p: the process's name, C-escaped */
 #define MW_META_FINDING "finding"	/* one line of the findings' text (findings.h),
 					 * C-escaped; at most MW_META_FINDINGS_MAX bytes */
 #define MW_META_FINDINGS_MAX 65536
+#define MW_META_SNAPSHOT "snapshot"	/* WHICH JSON: the allocator read from the
+					 * process (attach: -p's, where it came,
+					 * before the events it seeds; end: -p's;
+					 * exit: -c's), report_snap.h's object on
+					 * one line */
 
 #endif /* MALLOCWATCH_PROTOCOL_H */
