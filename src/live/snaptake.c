@@ -69,7 +69,7 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 	if (s->consistent || w->fatal || w->stop)
 		return -1;
 	if (job) {	/* SIGSTOPped: letting it go does not make it run */
-		if (!w->hold)	/* else the reason above says it */
+		if (!strstr(s->why, "job-control"))	/* else the reason says it */
 			snprintf(note, len, "; the process is in a job-control stop (SIGSTOP)");
 		return -1;
 	}
