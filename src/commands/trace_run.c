@@ -97,7 +97,7 @@ static void progress_line(struct sink *k, const struct mw_snapshot *s, uint64_t 
 		heap += s->arenas[i].heap_bytes;
 	for (size_t i = 0; i < nt; i++)
 		retries += t[i].retries;
-	mw_note("%7.1fs  arenas %3zu  heaps %9s  sbrk net %9s  waits +%-6" PRIu64
+	mw_note("%7.1fs  arenas %3zu  heaps %9s  main heap %9s  waits +%-6" PRIu64
 		"  retries +%" PRIu64, origin && ns > origin ? (double)(ns - origin) / 1e9 : 0.0,
 		s->narenas, mw_human_bytes(heap, hb, sizeof(hb)),
 		mw_human_bytes(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0, sb,

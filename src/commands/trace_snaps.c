@@ -120,7 +120,7 @@ static void progress_line(const struct mw_snapshot *x, uint64_t t0)
 
 	for (size_t i = 0; i < x->narenas; i++)
 		heap += x->arenas[i].heap_bytes;
-	mw_note("%7.1fs  arenas %3zu  heaps %9s  sbrk net %9s  system %9s  in use %9s  free %9s",
+	mw_note("%7.1fs  arenas %3zu  heaps %9s  main heap %9s  system %9s  in use %9s  free %9s",
 		x->taken_ns > t0 ? (double)(x->taken_ns - t0) / 1e9 : 0.0, x->narenas,
 		mw_human_bytes(heap, hb, sizeof(hb)),
 		mw_human_bytes(x->main_end > x->sbrk_base ? x->main_end - x->sbrk_base : 0, sb,

@@ -148,8 +148,12 @@ static void estimates_text(FILE *f, const struct mw_tune_row *rows, size_t n, in
 			fprintf(f, md ? "\n**Estimates from the baseline's findings, and what was "
 				"measured**\n\n" : "\nEstimates from the baseline's findings (at its "
 				"exit), and what was measured:\n");
-		fprintf(f, "%s%s%s: estimated %s less free and resident at exit", md ? "- `" : "  ",
-			x->knob, md ? "`" : "", hb(x->estimate));
+		if (x->estimate)
+			fprintf(f, "%s%s%s: estimated %s less free and resident at exit",
+				md ? "- `" : "  ", x->knob, md ? "`" : "", hb(x->estimate));
+		else	/* a cause found, nothing held by it at exit yet */
+			fprintf(f, "%s%s%s: estimated nothing less at exit (its cause holds "
+				"nothing yet)", md ? "- `" : "  ", x->knob, md ? "`" : "");
 		if (!(r = row_of(rows, n, x->knob))) {
 			fprintf(f, "; not tried (--try %s)\n", x->knob);
 			continue;

@@ -641,9 +641,15 @@ static int start_tracer(struct run *rn, const char **argv)
 		rn->out_fd = rn->lg->out_fd;
 		rn->err_fd = rn->lg->err_fd;
 		rn->lg->out_fd = rn->lg->err_fd = -1;	/* the run's to close */
-		if (o->verbose)
-			mw_note("%s a tracer session (tracer pid %d, lingers %ld s after a run)",
-				o->session ? "joined" : "armed", (int)rn->tracer, o->linger_ms / 1000);
+		/* joined: said always (the notes above were of a session of its
+		 * own, which this run did not arm) */
+		if (o->session)
+			mw_note("joined a tracer session (tracer pid %d, lingers %ld s after a "
+				"run) an earlier run armed: this run armed nothing",
+				(int)rn->tracer, o->linger_ms / 1000);
+		else if (o->verbose)
+			mw_note("armed a tracer session (tracer pid %d, lingers %ld s after a run)",
+				(int)rn->tracer, o->linger_ms / 1000);
 		return 0;
 	}
 	rn->tracer = mw_tracer_spawn((char *const *)argv, o->workdir, preload, &rn->out_fd,
