@@ -76,3 +76,31 @@ assert r["events"]["garbled"] == 3, r["events"]   # E 2 (too short), E 9 (undecl
 print("odd stream:", r["events"])
 PY
 echo "bad streams refused or counted, never trusted"
+
+# a stream is anyone's file: the snapshot's reason and the findings' text
+# it carries reach the terminal quoted (no ESC of theirs), and a snapshot
+# line that is not one is counted as garbled
+python3 - tests/fuzz/corpus-stream/p-snapshots.mw "$OUT/hostile.mw" <<'PY'
+import sys
+out = []
+for l in open(sys.argv[1]):
+    if l.startswith("# snapshot "):
+        l = l.replace('"consistent":true,"inconsistent_reason":null',
+                      '"consistent":false,"inconsistent_reason":"\\u001b]0;PWNED\\u0007\\u001b[2J"')
+    if l.startswith("# finding  1."):
+        l = "# finding  1. \\x1b[41mX\\x1b]0;T\\x07\n"
+    out.append(l)
+out.insert(len(out) - 1, "# snapshot end {not json\n")
+open(sys.argv[2], "w").write("".join(out))
+PY
+grep -q 'PWNED' "$OUT/hostile.mw" || exit 99
+"$MW" replay -o "$OUT/hostile.txt" "$OUT/hostile.mw" 2>"$OUT/hostile.err"
+[ $? = 0 ] || fail "replay of the hostile stream: $(cat "$OUT/hostile.err")"
+if grep -q "$(printf '\033')" "$OUT/hostile.txt" "$OUT/hostile.err"; then
+	fail "an ESC of the stream's reached the output: $(grep -n "$(printf '\033')" "$OUT/hostile.txt" | cat -v | head -3)"
+fi
+grep -q 'INCONSISTENT: \\x1b\]0;PWNED\\x07' "$OUT/hostile.txt" || fail "the reason is not shown quoted: $(grep INCONSISTENT "$OUT/hostile.txt")"
+grep -q '\\x1b\[41mX' "$OUT/hostile.txt" || fail "the finding is not shown quoted"
+grep -q "saved snapshot (end) is garbled or repeated" "$OUT/hostile.err" ||
+	fail "the garbled snapshot line was not said: $(cat "$OUT/hostile.err")"
+echo "ok: a stream's reason and findings reach the terminal quoted; a garbled snapshot line is counted"

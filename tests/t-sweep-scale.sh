@@ -34,3 +34,26 @@ touched=$(grep -o '/proc/[0-9]*/\|pidfd_open([0-9]*' "$OUT/trace2" | grep -o '[0
 [ -e "$d" ] && fail "the dead run's directory $d was not swept"
 [ "$touched" -gt 300 ] || fail "with a dead run's directory, the sweep looked at $touched processes only"
 echo "ok: a plain run looks at a few processes; with a dead run's directory, at all ($touched)"
+
+# a dead run's directory whose pid another user's process holds now (it
+# forked until it got it): still dead (no lock held, and that process is
+# not a run of ours), its tracer stopped and the directory removed
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 60 &
+npid=$!
+d=$(mktemp -d "${TMPDIR:-/tmp}/mallocwatch.$npid.XXXXXX")
+cp /bin/sleep "$OUT/stap"
+(cd "$d" && exec "$OUT/stap" 60) &
+fake=$!
+i=0
+until [ "$(readlink /proc/$fake/cwd 2>/dev/null)" = "$d" ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the fake tracer did not start in $d"; sleep 0.05
+done
+"$MW" -q -o /dev/null -c true 2>"$OUT/reused.err" || fail "the run failed: $(cat "$OUT/reused.err")"
+i=0
+while kill -0 $fake 2>/dev/null && [ "$(cut -d' ' -f3 /proc/$fake/stat 2>/dev/null)" != Z ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the tracer in $d (pid $npid: nobody's sleep) was not stopped"; sleep 0.05
+done
+wait $fake 2>/dev/null
+[ -e "$d" ] && fail "$d (its pid $npid nobody's now) was not swept"
+kill $npid 2>/dev/null
+echo "ok: a dead run's directory is swept though another user's process has its pid"

@@ -688,11 +688,15 @@ static void replay_snapshot(void *ctx, struct mw_state *st, const char *which, c
 				    strcmp(which, "exit") == 0 ? &rs->exit : NULL;
 	json_t *j = slot && !*slot ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	char err[256];
+	int took = 0;
 
-	if (j && (*slot = mw_snapshot_from_json(j, err, sizeof(err))) && slot == &rs->attach)
-		mw_state_seed(st, *slot);
+	if (j && (*slot = mw_snapshot_from_json(j, err, sizeof(err)))) {
+		took = 1;
+		if (slot == &rs->attach)
+			mw_state_seed(st, *slot);
+	}
 	json_decref(j);
-	if (!slot || !*slot) {	/* the report goes on without it */
+	if (!took) {	/* the report goes on without it */
 		mw_state_garbled(st);
 		if (!rs->bad++)
 			mw_warn("a saved snapshot (%.16s) is garbled or repeated: ignored and counted",

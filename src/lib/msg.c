@@ -195,6 +195,12 @@ noreturn void mw_bad_option(int c, char *const *argv)
 
 	if (c == ':')
 		mw_usage_error("option '%s' needs an argument", arg);
+	/* a long one: unknown, ambiguous (a prefix of two), or given an
+	 * argument it does not take; getopt says not which */
+	if (strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
+		mw_usage_error("bad option '%s' (unknown, or it takes no argument)", arg);
+	if (strncmp(arg, "--", 2) == 0)
+		mw_usage_error("unknown option '%s'", arg);
 	if (optopt > 0 && optopt < 128 && isgraph(optopt))
 		mw_usage_error("unknown option '-%c'", optopt);
 	mw_usage_error("unknown option '%s'", arg);

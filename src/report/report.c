@@ -539,6 +539,23 @@ char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *
 	return text;
 }
 
+/* text (lines ending in '\n', from a saved stream) to f, each line
+ * quoted (msg.h): its bytes are the stream's, which anyone may write. */
+static void quoted_lines(FILE *f, const char *text)
+{
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		char *line = strndup(text, n);
+
+		if (line) {
+			mw_fputs_quoted(line, f);
+			fputc('\n', f);
+			free(line);
+		}
+		text += n + (text[n] == '\n');
+	}
+}
+
 /* The last reading's ledger and findings (at exit, or at the end of -p),
  * when there is one. */
 static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
@@ -550,7 +567,7 @@ static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw
 
 	if (!l && ri->findings_text) {	/* a replay: the ledger was read from the
 					 * process's pages, its findings are saved */
-		fputs(ri->findings_text, f);
+		quoted_lines(f, ri->findings_text);
 		return;
 	}
 	if (!s || !l)

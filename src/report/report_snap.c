@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "jsonout.h"
 #include "msg.h"
 #include "report_snap.h"
@@ -489,13 +490,27 @@ void mw_snapshot_diff_text(FILE *f, const struct mw_snapshot *a, const struct mw
 	    b ? &(uint64_t){ b->system_bytes + b->mmapped_mem } : NULL, 1);
 	row(f, "mmap threshold", a->mmap_threshold, b ? &b->mmap_threshold : NULL, 1);
 	row(f, "trim threshold", a->trim_threshold, b ? &b->trim_threshold : NULL, 1);
-	if (!a->consistent || (b && !b->consistent))
-		fprintf(f, "  (a snapshot is marked INCONSISTENT: %s)\n",
-			!a->consistent ? a->why : b->why);
+	if (!a->consistent || (b && !b->consistent)) {
+		/* a replayed stream's text: quoted (msg.h) */
+		fputs("  (a snapshot is marked INCONSISTENT: ", f);
+		mw_fputs_quoted(!a->consistent ? a->why : b->why, f);
+		fputs(")\n", f);
+	}
 	if (!b)
 		return;
+	/* each arena found by address in the other snapshot: 65536 arenas
+	 * each (a stream can hold as many) would be 2^32 comparisons */
+	struct mw_idmap ia = { 0 }, ib = { 0 };
+
+	for (size_t i = 0; i < a->narenas; i++)
+		mw_idmap_put(&ia, a->arenas[i].addr, i);
+	for (size_t i = 0; i < b->narenas; i++)
+		mw_idmap_put(&ib, b->arenas[i].addr, i);
 	for (size_t i = 0; i < b->narenas; i++) {
-		const struct mw_snap_arena *y = &b->arenas[i], *o = mw_snapshot_arena(a, y->addr);
+		const struct mw_snap_arena *y = &b->arenas[i], *o;
+		size_t k = mw_idmap_get(&ia, y->addr);
+
+		o = k == MW_IDMAP_NONE ? NULL : &a->arenas[k];
 
 		if (!o)
 			fprintf(f, "  arena 0x%" PRIx64 " is new: %s\n", y->addr,
@@ -507,6 +522,8 @@ void mw_snapshot_diff_text(FILE *f, const struct mw_snapshot *a, const struct mw
 				(int64_t)(y->free_bytes - o->free_bytes));
 	}
 	for (size_t i = 0; i < a->narenas; i++)
-		if (!mw_snapshot_arena(b, a->arenas[i].addr))
+		if (mw_idmap_get(&ib, a->arenas[i].addr) == MW_IDMAP_NONE)
 			fprintf(f, "  arena 0x%" PRIx64 " is gone\n", a->arenas[i].addr);
+	mw_idmap_free(&ia);
+	mw_idmap_free(&ib);
 }

@@ -49,18 +49,32 @@ static int tmp_name(const char *parent, char *path, size_t len)
 	return 0;
 }
 
+/* A sweep (another run's) may take a temporary between its making and
+ * its lock: then it is made again, under another name. */
+#define TMP_TRIES 8
+
 int mw_cache_tmpdir(const char *parent, char *path, size_t len)
 {
-	if (tmp_name(parent, path, len) < 0 || !mkdtemp(path))
-		return -1;
-	return hold(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), path);
+	int fd = -1;
+
+	for (int i = 0; i < TMP_TRIES && fd < 0; i++) {
+		if (tmp_name(parent, path, len) < 0 || !mkdtemp(path))
+			return -1;
+		fd = hold(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), path);
+	}
+	return fd;
 }
 
 int mw_cache_tmpfile(const char *parent, char *path, size_t len)
 {
-	if (tmp_name(parent, path, len) < 0)
-		return -1;
-	return hold(mkostemp(path, O_CLOEXEC), path);
+	int fd = -1;
+
+	for (int i = 0; i < TMP_TRIES && fd < 0; i++) {
+		if (tmp_name(parent, path, len) < 0)
+			return -1;
+		fd = hold(mkostemp(path, O_CLOEXEC), path);
+	}
+	return fd;
 }
 
 void mw_cache_used(const char *path)

@@ -54,7 +54,8 @@ int mw_cache_subdir(const char *name, char *dir, size_t len);
 /* A temporary directory in parent (MW_CACHE_NEW "XXXXXX", mode 0700),
  * its path into path (len bytes), locked for as long as the returned
  * descriptor (close-on-exec) stays open: close it after the rename.
- * -1 with errno set when it cannot be made or a sweep took it first. */
+ * Made again under another name when a sweep took it before its lock (8
+ * tries); -1 with errno set when it cannot be made. */
 int mw_cache_tmpdir(const char *parent, char *path, size_t len);
 
 /* The same for a file (mode 0600, open read-write on the descriptor). */

@@ -126,12 +126,31 @@ static pid_t run_pid(const char *name)
 	return pid && *end == '.' && strlen(end + 1) == 6 ? pid : 0;
 }
 
+/* Could pid, named in a work directory's name, be that run still: a live
+ * process of the effective user's (root's, for a run that traces) named
+ * as mallocwatch or its watcher?  Only a run of an older mallocwatch,
+ * which took no lock, needs this: a process another user forked until it
+ * got that pid does not keep a dead run's directory (and the tracer
+ * working in it) from the sweep. */
+static int run_may_live(pid_t pid)
+{
+	char path[64], comm[32];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (!mw_process_alive(pid) || stat(path, &sb) < 0 || sb.st_uid != geteuid())
+		return 0;
+	mw_process_comm(pid, comm, sizeof(comm));
+	return strcmp(comm, "mallocwatch") == 0 || strcmp(comm, "mw-detach") == 0;
+}
+
 /* Is the run of the work directory name (in tmp_base()) dead: a
  * directory of the effective user's, 0700, that no process holds the
- * lock of, and whose pid is not alive?  A run is known by its lock: the
- * pid in the name may be of another pid namespace.  The pid is asked
- * too because a run of an older mallocwatch, which took no lock, must
- * not be taken for dead while it is running.  With keep, the lock
+ * lock of, and whose pid is not a run that may live (run_may_live)?  A
+ * run is known by its lock: the pid in the name may be of another pid
+ * namespace, or another user's process by now.  The pid is asked too
+ * because a run of an older mallocwatch, which took no lock, must not be
+ * taken for dead while it is running.  With keep, the lock
  * is held on the returned fd (the caller removes the directory and
  * closes it); else it is let go at once.  The fd, or -1 (alive, not a
  * work directory, not ours). */
@@ -142,7 +161,7 @@ static int dead_run_dir(const char *name, int keep)
 	pid_t pid = run_pid(name);
 	int fd;
 
-	if (!pid || mw_process_alive(pid))
+	if (!pid || run_may_live(pid))
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s", tmp_base(), name);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -190,7 +209,7 @@ static int in_removed_workdir(const char *cwd)
 		return 0;
 	snprintf(name, sizeof(name), "%.*s", (int)(len - dl - n - 1), cwd + n + 1);
 	run = run_pid(name);
-	return run && !strchr(name, '/') && !mw_process_alive(run);
+	return run && !strchr(name, '/') && !run_may_live(run);
 }
 
 /* A pidfd for pid when it is a stap or stapbpf working in a dead run's

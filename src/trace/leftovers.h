@@ -33,7 +33,9 @@
  * A run holds a lock (flock(2) LOCK_EX) on its work directory for its
  * whole life, its watcher after it; a run is dead when no process holds
  * that lock (the pid in the name may be of another pid namespace) and
- * no process has that pid (an older mallocwatch took no lock).  A
+ * that pid is not a process of the user's named mallocwatch or mw-detach
+ * (an older mallocwatch took no lock; another user's process that got
+ * the pid does not keep the directory).  A
  * sweep removes a directory only while holding its lock, and a run that
  * finds its new directory gone under it makes another.  Nothing of a
  * live run, or of another user, is touched.

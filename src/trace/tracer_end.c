@@ -210,9 +210,11 @@ static int exec_start(struct run *rn, pid_t pid)
 		return 0;
 	}
 	if (rn->exec_pid && rn->nexec_wait == sizeof(rn->exec_wait) / sizeof(rn->exec_wait[0])) {
-		mw_warn("process %d replaced its image (exec) while %zu others waited for the "
-			"tracer: its report keeps the tracer's totals of the old one",
-			(int)pid, rn->nexec_wait);
+		if (!rn->exec_full_warned++)	/* a tree of many execs: once */
+			mw_warn("process %d replaced its image (exec) while %zu others waited for "
+				"the tracer: its report keeps the tracer's totals of the old one (and "
+				"so may others' that come while as many wait)", (int)pid,
+				rn->nexec_wait);
 		return 0;
 	}
 	if (mw_ptree_hold(rn->pt, pid) < 0)	/* cannot be: the event was pid's */

@@ -71,6 +71,7 @@ struct run {
 	long long exec_until;
 	int exec_got;		/* bytes of exec_fd's answer so far */
 	long long exec_reask;	/* asked again then (ms), when not 0 */
+	int exec_full_warned;	/* the warning that too many waited, given */
 	char exec_line[32];
 	pid_t exec_wait[16];
 	size_t nexec_wait;
