@@ -54,7 +54,7 @@ if [ -d "$K" ]; then
 	[ -n "$left" ] || fail "the killed run left no temporary (the test missed its moment)"
 	[ -d "$K" ] && fail "the stub was renamed into place before the kill"
 	"$MW" -c true >/dev/null 2>"$OUT/1b.err" || fail "the next run failed: $(cat "$OUT/1b.err")"
-	grep -q 'cleaned up after an earlier run that was killed: .* 1 unfinished cache entries removed' \
+	grep -q 'cleaned up after an earlier run that was killed: .* 1 unfinished cache entry removed' \
 		"$OUT/1b.err" || fail "the next run did not say it removed the temporary: $(cat "$OUT/1b.err")"
 	[ -e "$left" ] && fail "$left is still there"
 	[ -f "$K/include/config/kernel.release" ] || fail "the stub was not made again"
@@ -89,7 +89,7 @@ pkill -P $holder sleep
 wait $holder 2>/dev/null
 holder=
 "$MW" --cleanup >/dev/null 2>"$OUT/2b.err"
-grep -q ' 1 unfinished cache entries removed' "$OUT/2b.err" ||
+grep -q ' 1 unfinished cache entry removed' "$OUT/2b.err" ||
 	fail "--cleanup after the holder ended: $(cat "$OUT/2b.err")"
 [ -e "$C/modules/new.heldxx" ] && fail "new.heldxx is still there after its holder ended"
 rm -f "$C/modules/keepme" "$C/modules/new.toolong7"

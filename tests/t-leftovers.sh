@@ -148,7 +148,7 @@ if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && mkdir "$FZ"; then
 		sleep 0.01
 	done
 	rmdir "$FZ" 2>/dev/null
-	grep -q "cleaned up after an earlier run that was killed: 1 tracers stopped" "$OUT/removed.err" ||
+	grep -q "cleaned up after an earlier run that was killed: 1 tracer stopped" "$OUT/removed.err" ||
 		fail "the next run did not say so: $(cat "$OUT/removed.err")"
 	"$MW" --cleanup 2>/dev/null
 	tracer_pids=$sb

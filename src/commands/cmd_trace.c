@@ -643,14 +643,14 @@ static int cleanup_only(void)
 {
 	struct mw_sweep sw;
 	int n = mw_wait_detaching(), ev;
+	char what[256];
 	long long limit;
 
 	if (n)
 		mw_note("waited for %d tracers removing their uprobes after their runs", n);
 	mw_sweep(&sw, MW_SWEEP_WAIT_MS);
-	mw_note("%d orphaned tracers stopped, %d uprobe definitions, %d work directories, "
-		"%d kernel modules and %d unfinished cache entries removed", sw.tracers,
-		sw.uprobes, sw.dirs, sw.modules, sw.cache);
+	mw_sweep_text(&sw, what, sizeof(what));
+	mw_note("%s", what);
 	/* the compiled scripts' bound (cache.h), which a run keeps after
 	 * each compile, kept here too when it was lowered */
 	limit = mw_cache_limit();

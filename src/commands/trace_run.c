@@ -662,13 +662,13 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 void mw_run_sweep(void)
 {
 	struct mw_sweep sw;
+	char what[256];
 
 	mw_sweep(&sw, MW_SWEEP_RUN_MS);
-	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules || sw.cache)
-		mw_note("cleaned up after an earlier run that was killed: %d tracers stopped, "
-			"%d uprobe definitions, %d work directories, %d kernel modules and "
-			"%d unfinished cache entries removed", sw.tracers, sw.uprobes, sw.dirs,
-			sw.modules, sw.cache);
+	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules || sw.cache) {
+		mw_sweep_text(&sw, what, sizeof(what));
+		mw_note("cleaned up after an earlier run that was killed: %s", what);
+	}
 }
 
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,

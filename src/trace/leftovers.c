@@ -499,6 +499,15 @@ int mw_sweep_kmods(long budget_ms)
 	return n;
 }
 
+void mw_sweep_text(const struct mw_sweep *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d tracer%s stopped, %d uprobe definition%s, %d work director%s, "
+		 "%d kernel module%s and %d unfinished cache entr%s removed", s->tracers,
+		 s->tracers == 1 ? "" : "s", s->uprobes, s->uprobes == 1 ? "" : "s", s->dirs,
+		 s->dirs == 1 ? "y" : "ies", s->modules, s->modules == 1 ? "" : "s", s->cache,
+		 s->cache == 1 ? "y" : "ies");
+}
+
 void mw_sweep(struct mw_sweep *out, long budget_ms)
 {
 	struct mw_sweep s;

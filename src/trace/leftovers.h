@@ -106,6 +106,12 @@ void mw_workdir_remove(const char *dir);
  * lives is another run's, and left alone.  Returns how many went. */
 int mw_sweep_kmods(long budget_ms);
 
+/* What s removed, as one clause for a note: "2 tracers stopped, 0
+ * uprobe definitions, 1 work directory, 0 kernel modules and 0
+ * unfinished cache entries removed" (every count, in the singular where
+ * it is 1), into buf (len bytes). */
+void mw_sweep_text(const struct mw_sweep *s, char *buf, size_t len);
+
 /* The whole sweep described above, into *out (may be NULL), waiting
  * for nothing longer than budget_ms in all (MW_SWEEP_RUN_MS before a
  * run).  With budget_ms >= MW_SWEEP_WAIT_MS (--cleanup) each part gets
