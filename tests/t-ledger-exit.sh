@@ -93,3 +93,9 @@ print("ok: -f:", found)
 PY
 [ "$(grep -c '^RSS ledger (pagemap, smaps): .*adds up)$' "$OUT/tree.txt")" = 3 ] || fail "-f: not three ledgers in the text"
 echo "ok: ledger and findings at exit and at the end"
+# a program that never allocates from main_arena has no main heap yet:
+# nothing is missing from its ledger (it said INCOMPLETE before)
+"$MW" -o "$OUT/true.txt" -c /bin/true 2>"$OUT/true.err" || fail "-c /bin/true exited $?"
+grep -q '^RSS ledger' "$OUT/true.txt" || fail "no ledger for /bin/true: $(cat "$OUT/true.err")"
+grep -q 'INCOMPLETE' "$OUT/true.txt" && fail "/bin/true's ledger: $(grep INCOMPLETE "$OUT/true.txt")"
+echo "ok: a program without a main heap has a complete ledger"

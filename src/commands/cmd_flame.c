@@ -20,7 +20,7 @@
 #define FLAME_MAX_INPUT (256u << 20)
 
 static const char flame_usage[] =
-"Usage: mallocwatch flame [--probe NAME] [--width PX] [-o FILE] FOLDED\n"
+"Usage: mallocwatch flame [--probe NAME] [--width PX] [--bytes] [-o FILE] FOLDED\n"
 "\n"
 "Draw a flame graph of the folded stacks in FOLDED ('-' = stdin) as a\n"
 "standalone SVG: each line \"frame;frame;...;frame WEIGHT\", root first,\n"

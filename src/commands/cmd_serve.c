@@ -510,6 +510,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 }
 
 /* libmicrohttpd's own messages, as warnings. */
+/* While the daemon starts, its last message is kept for the one line
+ * that says why it could not (libmicrohttpd's own names "port 0" when it
+ * binds an address given whole). */
+static int mhd_starting;
+static char mhd_start_msg[512];
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char buf[512];
@@ -520,6 +526,10 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	len = strlen(buf);
 	while (len && buf[len - 1] == '\n')
 		buf[--len] = '\0';
+	if (mhd_starting) {
+		snprintf(mhd_start_msg, sizeof(mhd_start_msg), "%s", buf);
+		return;
+	}
 	mw_warn("http: %s", buf);
 }
 
@@ -536,6 +546,7 @@ static struct MHD_Daemon *start_http(const struct serve_opts *o, struct serve *s
 	if (!is_loopback(&ss) && !o->allow_remote)
 		mw_usage_error("--listen %s is not a loopback address: the metrics name every "
 			       "process and cgroup read; add --allow-remote to serve it there", o->listen);
+	mhd_starting = 1;
 	d = MHD_start_daemon(MHD_USE_ERROR_LOG | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, on_request, s,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,	/* first */
@@ -543,8 +554,14 @@ static struct MHD_Daemon *start_http(const struct serve_opts *o, struct serve *s
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 			     MHD_OPTION_END);
-	if (!d)
-		mw_die(MW_EXIT_RUNTIME, "cannot listen on '%s'", o->listen);
+	mhd_starting = 0;
+	if (!d) {	/* "Failed to bind to port 0: Address already in use": the reason */
+		const char *why = strrchr(mhd_start_msg, ':');
+
+		mw_die(MW_EXIT_RUNTIME, "cannot listen on '%s'%s%s", o->listen,
+		       why ? ":" : mhd_start_msg[0] ? ": " : "", why ? why + 1 :
+		       mhd_start_msg);
+	}
 	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	port = di ? di->port : 0;
 	inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?

@@ -46,15 +46,18 @@ static const char usage[] =
 "       mallocwatch [OPTIONS] -p PID[,PID...] | --cgroup DIR\n"
 "       mallocwatch --cleanup\n"
 "       mallocwatch probes [--libc PATH | -p PID] [--libm PATH] [--json | --table]\n"
-"       mallocwatch script [--runtime=kernel|bpf] [--libc PATH] [--libm PATH]\n"
+"       mallocwatch script [--runtime=auto|kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
 "       mallocwatch snapshot -p PID[,PID...] | --cgroup DIR | --all [-o FILE] [--json FILE]\n"
 "       mallocwatch explain -p PID [-o FILE] [--json FILE]\n"
+"       mallocwatch trim -p PID [--dry-run] [-o FILE] [--json FILE]\n"
 "       mallocwatch tune [--repeat N] --try NAME=V1,V2,... [--waits] -c CMD [ARGS...]\n"
 "       mallocwatch serve --listen [ADDR:]PORT | --textfile DIR -p PID[,PID...] | --cgroup DIR | --all\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
 "       mallocwatch check --metrics REPORT.json\n"
 "       mallocwatch diff [--format text|json|markdown] BASE.json NEW.json\n"
+"       mallocwatch flame [--probe NAME] [--width PX] [--bytes] [-o FILE] FOLDED\n"
+"       (each command's own options: mallocwatch COMMAND --help)\n"
 "\n"
 "Trace glibc's SDT probes in a program with SystemTap and print a summary:\n"
 "arenas, heaps, sbrk, thresholds, lock waits, retries, mallopt and tunables,\n"
@@ -206,8 +209,8 @@ enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OP
        OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP, OPT_STACKS, OPT_FOLDED,
        OPT_LINGER };
 
-/* --linger was given (not MALLOCWATCH_LINGER alone) */
-static int linger_opt;
+/* --linger was given (not MALLOCWATCH_LINGER alone); --format was */
+static int linger_opt, format_opt;
 
 /* --linger's and MALLOCWATCH_LINGER's SECONDS (0 to MW_LINGER_MAX_S,
  * a fraction allowed) in ms; what names it (where) for the usage
@@ -372,6 +375,7 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 		if (mw_format_parse(optarg, &o->format) < 0)
 			mw_usage_error("unknown format '%s' (text, json, junit, github, "
 				       "markdown)", optarg);
+		format_opt = 1;
 		break;
 	case OPT_FORMAT_OUTPUT: o->format_output = optarg; break;
 	case 'q': mw_quiet(1); break;
@@ -438,6 +442,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_snapshot_no_stop(1);
 	if (o->format_output && !o->nrules)
 		mw_usage_error("--format-output goes with --check (it takes the checks' results)");
+	if (format_opt && !o->nrules)
+		mw_usage_error("--format goes with --check (it formats the checks' results)");
 	if (o->format_output && o->json && strcmp(o->format_output, "-") == 0 &&
 	    strcmp(o->json, "-") == 0)
 		mw_usage_error("--json - and --format-output - both write to stdout; give one a file");

@@ -32,8 +32,11 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			if (i)	/* trace's help is the main one */
+				mw_usage_command(commands[i].name);
 			return commands[i].fn(argc - 1, argv + 1);
+		}
 	if (argv[1][0] != '-')
 		mw_usage_error("unknown command '%s'", argv[1]);
 	return cmd_trace(argc, argv);

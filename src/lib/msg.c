@@ -179,12 +179,22 @@ noreturn void mw_die(int status, const char *fmt, ...)
 	exit(status);
 }
 
+static const char *usage_cmd;
+
+void mw_usage_command(const char *name)
+{
+	usage_cmd = name;
+}
+
 noreturn void mw_usage_error(const char *fmt, ...)
 {
+	char hint[64];
 	va_list ap;
 
+	snprintf(hint, sizeof(hint), "Try 'mallocwatch %s%s--help'.\n", usage_cmd ? usage_cmd : "",
+		 usage_cmd ? " " : "");
 	va_start(ap, fmt);
-	vsay("", fmt, ap, "Try 'mallocwatch --help'.\n");
+	vsay("", fmt, ap, hint);
 	va_end(ap);
 	exit(MW_EXIT_USAGE);
 }

@@ -48,6 +48,11 @@ noreturn void mw_die(int status, const char *fmt, ...)
 noreturn void mw_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* The command whose usage errors follow (main.c sets it: "snapshot"),
+ * so that their hint names its help: "Try 'mallocwatch snapshot
+ * --help'."; NULL (the default) names the main one. */
+void mw_usage_command(const char *name);
+
 /* getopt_long(3) answered c ('?': an option it does not know, ':': one
  * missing its argument; the optstring starts with ':' so that getopt
  * prints nothing itself) for argv: one usage line naming the option,

@@ -103,6 +103,8 @@ static void regions(struct mw_ledger *l, const struct mw_snapshot *s, struct lg_
 		if (a->is_main) {
 			uint64_t end = s->brk > s->main_end ? s->brk : s->main_end;
 
+			if (!s->sbrk_base && !a->system_mem)
+				continue;	/* never used: no heap yet, nothing missing */
 			if (!s->sbrk_base || s->main_end <= s->sbrk_base ||
 			    end - s->sbrk_base > MAIN_MAX) {
 				incomplete(l, "main_arena's heap has no sane extent");

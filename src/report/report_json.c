@@ -56,8 +56,8 @@ static json_t *json_target(const struct mw_state *st, const struct mw_run_info *
 		json_null(),
 		"signal", ri->have_status && ri->term_signal ? jint(ri->term_signal) : json_null(),
 		"libc", mw_json_str(ri->libc));
-	/* -p, live only: a replay has no command name, and says so by
-	 * leaving the key out */
+	/* -p: the command name (a saved stream keeps it; an older stream
+	 * has none, and the key is left out) */
 	if (t && ri->comm)
 		mw_json_set(&t, "comm", mw_json_str(ri->comm));
 	if (t && ri->where)
