@@ -155,6 +155,19 @@ failed = [c for c in cases if c.find("failure") is not None]
 assert len(failed) == 1 and "arenas 5" in failed[0].find("failure").get("message"), failed
 assert len(set(c.get("classname") for c in cases)) == 3, [c.get("classname") for c in cases]
 PY
+# the classnames name the process by command and order, not pid: a CI's
+# test history follows them from one run to the next
+"$MW" -f --check 'comm=arena-storm:arenas<=3' --check 'comm=sh:arenas==1' --format junit \
+	--format-output "$OUT/check2.xml" -o /dev/null -c sh -c \
+	'./examples/arena-storm 4 >/dev/null; ./examples/arena-storm 2 >/dev/null' 2>/dev/null
+python3 - "$OUT/check.xml" "$OUT/check2.xml" <<'PY' || fail "junit classnames differ between two runs of the same tree"
+import sys, xml.etree.ElementTree as ET
+a, b = ([(c.get("classname"), c.get("name").split(": ", 1)[1])
+         for c in ET.parse(f).getroot().findall("testcase")] for f in sys.argv[1:3])
+assert sorted(a) == sorted(b), (a, b)
+assert all(c.startswith("mallocwatch.process.") and not c.split(".")[2].isdigit() for c, _ in a), a
+print("junit classnames, the same in two runs:", sorted(set(c for c, _ in a)))
+PY
 
 # --repeat and a baseline over trees: processes matched by command line
 # and order across runs and in the baseline (made with arena_max=2: 2

@@ -120,11 +120,16 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
 int mw_rule_selects(const struct mw_rule *r, const json_t *report);
 
 /* Write the verdicts v[0..n-1] of rules[0..n-1], the i-th of process
- * pids[i] named names[i] (its command; NULL unknown), as
- * mw_rules_report_procs does; how many failed. */
+ * pids[i] named names[i] (its command; NULL unknown) whose key
+ * (mw_report_process_key: its command line and order, the same from run
+ * to run) hashes to keys[i] (NULL: none), as mw_rules_report_procs does;
+ * how many failed.  junit's classname is mallocwatch.process.NAME.HASH
+ * (NAME's letters, digits, '-' and '_'; HASH 8 hex digits of the key),
+ * so that a CI's test history follows a process from one run to the
+ * next; without keys, mallocwatch.process.PID. */
 size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule *rules,
 			       const struct mw_verdict *v, const int *pids,
-			       const char *const *names, size_t n);
+			       const char *const *names, const uint64_t *keys, size_t n);
 
 /* The name of the process of a process report (its target's comm, else
  * its argv[0]); NULL unknown.  Owned by report. */
@@ -163,7 +168,8 @@ struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *rep
  * write the results to out in format f as one document: a result per
  * process and rule, named by the process ("process 4242 (python3)"): text
  * a line each, json "rules" entries with "process", junit a testcase each
- * (classname mallocwatch.process.PID), github and markdown likewise.  A
+ * (classname mallocwatch.process.NAME.HASH, mw_verdicts_write_procs),
+ * github and markdown likewise.  A
  * baseline of several processes gives each process the baseline of the
  * same key (none: a relative rule's result is missing).  Returns how many
  * failed; *judged (when not NULL) how many results there were. */

@@ -8,12 +8,14 @@
  * json, junit (XML), github (workflow commands, and a Markdown table
  * appended to $GITHUB_STEP_SUMMARY) and markdown say the same.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "metrics.h"
 #include "jsonout.h"
 #include "msg.h"
@@ -81,6 +83,7 @@ static void result_line(char *buf, size_t len, const struct mw_rule *r,
 struct who {
 	int pid;
 	char label[96];		/* "process 4242 (python3)" */
+	char cls[96];		/* junit: "mallocwatch.process.python3.1a2b3c4d" */
 };
 
 static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
@@ -160,7 +163,7 @@ static void junit_results(FILE *out, const struct mw_rule *rules, const struct m
 	for (size_t i = 0; i < n; i++) {
 		result_line(line, sizeof(line), &rules[i], &v[i]);
 		if (w)
-			fprintf(out, "  <testcase classname=\"mallocwatch.process.%d\" name=\"", w[i].pid);
+			fprintf(out, "  <testcase classname=\"%s\" name=\"", w[i].cls);
 		else
 			fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
 		if (w) {
@@ -259,17 +262,29 @@ const char *mw_report_process_name(const json_t *report)
 
 size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule *rules,
 			       const struct mw_verdict *v, const int *pids,
-			       const char *const *names, size_t n)
+			       const char *const *names, const uint64_t *keys, size_t n)
 {
 	struct who *w = xcalloc(n + 1, sizeof(*w));
 	size_t failed;
 
 	for (size_t i = 0; i < n; i++) {
-		char q[80];
+		const char *nm = names[i] ? names[i] : "?";
+		char q[80], safe[48];
+		size_t k = 0;
 
 		w[i].pid = pids[i];
 		snprintf(w[i].label, sizeof(w[i].label), "process %d (%s)", pids[i],
 			 names[i] ? mw_quote(names[i], q, sizeof(q)) : "?");
+		if (strrchr(nm, '/') && strrchr(nm, '/')[1])	/* a path: its last part */
+			nm = strrchr(nm, '/') + 1;
+		for (; *nm && k < sizeof(safe) - 1; nm++)	/* a classname's part */
+			safe[k++] = isalnum((unsigned char)*nm) || *nm == '-' || *nm == '_' ? *nm : '_';
+		safe[k] = '\0';
+		if (keys)
+			snprintf(w[i].cls, sizeof(w[i].cls), "mallocwatch.process.%s.%08" PRIx32,
+				 k ? safe : "_", (uint32_t)(keys[i] ^ (keys[i] >> 32)));
+		else
+			snprintf(w[i].cls, sizeof(w[i].cls), "mallocwatch.process.%d", pids[i]);
 	}
 	failed = write_all(out, f, rules, v, n, w);
 	free(w);
@@ -328,6 +343,7 @@ size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *
 	struct mw_rule *r = xcalloc(n * np + 1, sizeof(*r));
 	struct mw_verdict *v = xcalloc(n * np + 1, sizeof(*v));
 	int *pids = xcalloc(n * np + 1, sizeof(*pids));
+	uint64_t *keys = xcalloc(n * np + 1, sizeof(*keys));
 	const char **names = xcalloc(n * np + 1, sizeof(*names));
 	json_t **mine = xcalloc(nruns + 1, sizeof(*mine));
 
@@ -355,16 +371,18 @@ size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *
 			       mw_rule_judge_runs(&rules[i], mine, nr, a, base, NULL);
 			pids[k] = (int)json_integer_value(json_object_get(json_object_get(proc,
 								"target"), "pid"));
+			keys[k] = mw_fnv1a(MW_FNV1A_INIT, key, strlen(key));
 			names[k] = mw_report_process_name(proc);
 			k++;
 		}
 	}
-	failed = mw_verdicts_write_procs(out, f, r, v, pids, names, k);
+	failed = mw_verdicts_write_procs(out, f, r, v, pids, names, keys, k);
 	if (judged)
 		*judged = k;
 	free(r);
 	free(v);
 	free(pids);
+	free(keys);
 	free(names);
 	free(mine);
 	return failed;
