@@ -686,6 +686,13 @@ struct replay_snaps {
 	int bad;
 };
 
+static void replay_snaps_free(struct replay_snaps *rs)
+{
+	mw_snapshot_free(rs->attach);
+	mw_snapshot_free(rs->end);
+	mw_snapshot_free(rs->exit);
+}
+
 static void replay_snapshot(void *ctx, struct mw_state *st, const char *which, const char *text)
 {
 	struct replay_snaps *rs = ctx;
@@ -743,9 +750,7 @@ int cmd_replay(int argc, char **argv)
 		fclose(f);
 		mw_state_free(st);
 		mw_stream_meta_free(&m);
-		mw_snapshot_free(rs.attach);
-		mw_snapshot_free(rs.end);
-		mw_snapshot_free(rs.exit);
+		replay_snaps_free(&rs);
 		mw_die(MW_EXIT_RUNTIME, "'%s': %s", argv[optind], err);
 	}
 	fclose(f);
@@ -775,9 +780,7 @@ int cmd_replay(int argc, char **argv)
 cleanup:
 	mw_state_free(st);
 	mw_stream_meta_free(&m);
-	mw_snapshot_free(rs.attach);
-	mw_snapshot_free(rs.end);
-	mw_snapshot_free(rs.exit);
+	replay_snaps_free(&rs);
 	return status;
 }
 

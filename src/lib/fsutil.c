@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,10 +98,10 @@ int mw_root_only_dir(const char *path)
 	       !(sb.st_mode & 022);
 }
 
-int mw_fd_is_path(int fd, const char *path)
+int mw_lock_path(int fd, const char *path)
 {
 	struct stat a, b;
 
-	return fstat(fd, &a) == 0 && a.st_nlink > 0 && lstat(path, &b) == 0 &&
-	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+	return flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && a.st_nlink > 0 &&
+	       lstat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }

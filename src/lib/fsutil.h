@@ -27,10 +27,12 @@ int mw_dir_open_safe(const char *path, int create, int sticky_last, char *err, s
  * group or other write permission, not a link; else 0. */
 int mw_root_only_dir(const char *path);
 
-/* 1 when the file or directory open on fd is still the one at path:
- * not removed (it has a link) and not replaced (path, not followed if a
- * link, names the same inode on the same device); else 0.  What a
- * process that took a lock on fd checks before it trusts the name. */
-int mw_fd_is_path(int fd, const char *path);
+/* Take an exclusive flock(2) on the file or directory open on fd without
+ * waiting, and check that it is still the one at path: not removed (it
+ * has a link) and not replaced (path, not followed if a link, names the
+ * same inode on the same device).  1 when both hold (the lock stays with
+ * fd), else 0: another process holds the lock, or the name went or now
+ * names another file (whoever removed it held the lock first). */
+int mw_lock_path(int fd, const char *path);
 
 #endif /* MALLOCWATCH_FSUTIL_H */

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,7 +31,7 @@ int mw_cache_subdir(const char *name, char *dir, size_t len)
  * failure): the descriptor, or -1 when a sweep took it first. */
 static int hold(int fd, const char *path)
 {
-	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && mw_fd_is_path(fd, path))
+	if (fd >= 0 && mw_lock_path(fd, path))
 		return fd;
 	if (fd >= 0)
 		close(fd);
@@ -197,7 +196,7 @@ static int sweep_new(const char *dir)
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &sb) == 0 && (S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode)) &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0 && mw_fd_is_path(fd, p)) {
+		    mw_lock_path(fd, p)) {
 			mw_remove_tree(p);
 			gone++;
 		}

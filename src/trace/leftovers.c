@@ -70,7 +70,7 @@ int mw_workdir_make(char *dir, size_t len, char *err, size_t errlen)
 			return -1;
 		}
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && try_lock(fd) == 0 && mw_fd_is_path(fd, dir)) {
+		if (fd >= 0 && mw_lock_path(fd, dir)) {
 			lock_fd = fd;
 			return 0;
 		}
@@ -168,8 +168,7 @@ static int dead_run_dir(const char *name, int keep)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700 ||
-	    try_lock(fd) < 0 || !mw_fd_is_path(fd, path)) {	/* not removed and replaced
-								 * while we locked it */
+	    !mw_lock_path(fd, path)) {	/* not removed and replaced while we locked it */
 		close(fd);
 		return -1;
 	}

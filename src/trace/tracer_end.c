@@ -151,6 +151,24 @@ void mw_tr_flush_check(struct run *rn)
 	mw_tr_flush_end(rn);
 }
 
+/* Open the exec file for the answer (rn->exec_fd; no bytes of it yet):
+ * 0, or -1 with err set.  stapbpf makes its FIFOs after its begin probe
+ * printed the ready line that released the program, so an exec at once
+ * comes before them: then 0 too, and asked again (rn->exec_reask,
+ * mw_tr_exec_check) 2 ms later. */
+static int exec_open(struct run *rn, char *err, size_t errlen)
+{
+	rn->exec_got = 0;
+	rn->exec_reask = 0;
+	if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
+			  &rn->exec_fd, err, errlen) == 0)
+		return 0;
+	if (errno != ENOENT || rn->o->env->rt != MW_RT_BPF)
+		return -1;
+	rn->exec_reask = mw_now_ms() + 2;
+	return 0;
+}
+
 /* Ask the exec probe for pid's old image, pid held at its exec stop:
  * 0, or -1 (warned once: its report mixes its images). */
 static int exec_ask(struct run *rn, pid_t pid)
@@ -162,17 +180,10 @@ static int exec_ask(struct run *rn, pid_t pid)
 		snprintf(err, sizeof(err), "marking it in the tracer's set: %s", strerror(errno));
 	else if (rn->pids_failed)	/* a set the script needs (tracer_set.c) */
 		snprintf(err, sizeof(err), "the tracer's set could not be opened");
-	else if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
-			       &rn->exec_fd, err, sizeof(err)) == 0 ||
-		 /* stapbpf makes its FIFOs after its begin probe printed the
-		  * ready line that released the program: an exec at once
-		  * comes before them; asked again (mw_tr_exec_check) */
-		 (errno == ENOENT && rn->o->env->rt == MW_RT_BPF)) {
+	else if (exec_open(rn, err, sizeof(err)) == 0) {
 		rn->exec_pid = pid;
 		rn->exec_seen = 0;
 		rn->exec_until = mw_now_ms() + FLUSH_WAIT_MS;
-		rn->exec_got = 0;
-		rn->exec_reask = rn->exec_fd < 0 ? mw_now_ms() + 2 : 0;
 		if (rn->pids)
 			snprintf(rn->exec_line, sizeof(rn->exec_line), "%c%d %s", MW_REC_PROCESS,
 				 (int)pid, MW_LINE_EXEC);
@@ -242,17 +253,12 @@ void mw_tr_exec_check(struct run *rn)
 	 * before stapbpf has made the FIFO (exec_ask): asked until it is. */
 	if (rn->exec_reask && mw_now_ms() >= rn->exec_reask && rn->exec_fd < 0 &&
 	    !rn->exec_seen && rn->out_fd >= 0) {
-		rn->exec_reask = 0;
-		rn->exec_got = 0;
-		if (mw_procfs_ask(rn->o->env->rt, rn->module, rn->o->verbose, MW_EXEC_FILE,
-				  &rn->exec_fd, err, sizeof(err)) == 0) {
+		if (exec_open(rn, err, sizeof(err)) < 0) {
 			if (rn->o->verbose)
-				mw_note("process %d's exec: asked the tracer again", (int)rn->exec_pid);
-		} else if (errno == ENOENT) {
-			rn->exec_reask = mw_now_ms() + 2;	/* its FIFO not made yet */
-		} else if (rn->o->verbose) {
-			mw_note("process %d's exec: cannot ask the tracer again: %s",
-				(int)rn->exec_pid, err);
+				mw_note("process %d's exec: cannot ask the tracer again: %s",
+					(int)rn->exec_pid, err);
+		} else if (rn->o->verbose && rn->exec_fd >= 0) {
+			mw_note("process %d's exec: asked the tracer again", (int)rn->exec_pid);
 		}
 	}
 	if (!rn->exec_seen && mw_now_ms() < rn->exec_until && rn->out_fd >= 0)
