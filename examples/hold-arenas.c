@@ -20,6 +20,12 @@
  * EXTRA more small chunks are left in main_arena's fastbins (a state that
  * takes long to read).  On stderr: how long malloc_info() took, in ns
  * ("malloc_info_ns N"), a baseline for bench/run.
+ *
+ * With HOLD_TOP_EDGE=1 in the environment, each thread then leaves its
+ * arena's top chunk at MINSIZE (32 bytes), ending where the heap's
+ * readable pages end (a thread heap's mprotect'ed part, the main heap's
+ * break): a reader that reads a whole struct malloc_chunk at the top
+ * reads past the mapping.  A glibc state any program can reach.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -73,6 +79,54 @@ static void build(unsigned seed)
 	memset(big[0], 1, 64);
 }
 
+/* The word at address a in this process's heap, outside any object the
+ * compiler knows of (the asm hides where a points from it). */
+static size_t word_at(uintptr_t a)
+{
+	__asm__("" : "+r"(a));
+	return *(const volatile size_t *)a;
+}
+
+/* The size of the chunk at c (malloc.c's chunksize()); flags off. */
+static size_t chunk_size(uintptr_t c)
+{
+	return word_at(c + sizeof(size_t)) & ~(size_t)7;
+}
+
+/* Leave this thread's arena's top at MINSIZE (4 * SIZE_SZ bytes), by
+ * chunks of at least 64 KiB (larger than any free chunk build() left;
+ * under the mmap threshold) carved from the top, the last one leaving
+ * MINSIZE (malloc.c, _int_malloc's use_top: a top of at least nb +
+ * MINSIZE is split, its remainder the new top).  A top of less than 64
+ * KiB is first grown by a request of 64 KiB more than it has: a
+ * thread's heap grows by exactly that (sysmalloc's grow_heap, by
+ * MINSIZE + nb - top, page-aligned, no pad), which leaves MINSIZE at
+ * once; the main heap grows by M_TOP_PAD more, carved next.  The top
+ * follows the last chunk carved from it; mem2chunk(m) is m less
+ * 2 * SIZE_SZ.  Their large requests consolidate the fastbins first
+ * (malloc_consolidate): the small chunks build() freed past the tcache
+ * are in the bins instead. */
+static void top_edge(void)
+{
+	const size_t minsize = 4 * sizeof(size_t), hdr = 2 * sizeof(size_t);
+	uintptr_t c = (uintptr_t)malloc(100000) - hdr;
+
+	for (int i = 0; i < 64; i++) {
+		size_t ts = chunk_size(c + chunk_size(c)), nb;
+
+		if (ts == minsize)
+			return;
+		if (ts >= minsize + 65536)
+			nb = ts - minsize <= 120000 ? ts - minsize : 65536;
+		else
+			nb = 65536 + ts - minsize;
+		guard[127] = (void *)(c = (uintptr_t)malloc(nb - sizeof(size_t)));	/* request2size(): nb */
+		c -= hdr;
+	}
+	fprintf(stderr, "hold-arenas: the top was never left at MINSIZE\n");
+	exit(1);
+}
+
 static void *worker(void *arg)
 {
 	void *volatile first;
@@ -82,6 +136,8 @@ static void *worker(void *arg)
 	(void)first;
 	pthread_barrier_wait(&attached);	/* all attached */
 	build((unsigned)(uintptr_t)arg);
+	if (getenv("HOLD_TOP_EDGE"))
+		top_edge();
 	pthread_barrier_wait(&built);
 	pthread_barrier_wait(&done);
 	return NULL;
@@ -122,6 +178,8 @@ int main(int argc, char **argv)
 	build(0);
 	if (extra > 0)
 		extra_fast(extra);
+	if (getenv("HOLD_TOP_EDGE"))
+		top_edge();
 	pthread_barrier_wait(&built);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	malloc_info(0, stdout);

@@ -45,7 +45,7 @@ mwpid=$!
 wait_tracing "$OUT/err"
 echo go >&3
 exec 3>&-
-wait $mwpid || { cat "$OUT/err"; fail "mallocwatch -p exited $?"; }
+wait $mwpid || { _rc=$?; cat "$OUT/err"; fail "mallocwatch -p exited $_rc"; }
 wait $pid || fail "the program failed"
 python3 tests/malloc_info_compare.py "$OUT/malloc_info.xml" "$OUT/report.json" "$OUT" || exit 99
 expect_same "$OUT/expected.txt" "$OUT/actual.txt"

@@ -193,7 +193,7 @@ print("environment:", e)
 PY
 # --repeat: every run's figure listed, the worst judged
 "$MW" -q --repeat 3 --check 'arenas<=5' --check 'tcache_double_free==0' -o /dev/null \
-	-c ./examples/arena-storm 4 5 >/dev/null 2>"$OUT/rep.err" || { cat "$OUT/rep.err"; fail "--repeat 3 exited $?"; }
+	-c ./examples/arena-storm 4 5 >/dev/null 2>"$OUT/rep.err" || { _rc=$?; cat "$OUT/rep.err"; fail "--repeat 3 exited $_rc"; }
 grep -qx "mallocwatch: arenas per run: 5 5 5 (max 5)" "$OUT/rep.err" || fail "per-run figures: $(cat "$OUT/rep.err")"
 grep -qx "2 passed, 0 failed" "$OUT/rep.err" || fail "$(cat "$OUT/rep.err")"
 "$MW" -q --repeat 2 --aggregate min --check 'arenas>=6' -o /dev/null -c ./examples/arena-storm 4 5 \

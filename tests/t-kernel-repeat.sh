@@ -18,7 +18,7 @@ MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 "$MWBIN" --runtime=kernel -v --repeat 3 -o "$OUT/last.txt" \
 	--check 'arenas>=0' --check 'heaps>=0' --check 'heap_bytes>=0' \
 	-c ./examples/arena-storm 3 20 >"$OUT/mi.xml" 2>"$OUT/err" ||
-	{ cat "$OUT/err"; fail "mallocwatch exited $?"; }
+	{ _rc=$?; cat "$OUT/err"; fail "mallocwatch exited $_rc"; }
 python3 - "$OUT/mi.xml" "$OUT/err" <<'PY' || fail "per-run reports (see above)"
 import re, sys
 sys.path.insert(0, "tests")

@@ -32,7 +32,7 @@ frag() {
 # check NAME MODE N: snapshot and explain of $pid, checked
 check() {
 	"$MW" snapshot -p $pid --json "$OUT/$1.json" -o "$OUT/$1.txt" 2>"$OUT/$1.err" ||
-		{ cat "$OUT/$1.err"; fail "$1: snapshot exited $?"; }
+		{ _rc=$?; cat "$OUT/$1.err"; fail "$1: snapshot exited $_rc"; }
 	rss=$(awk '/^Rss:/ {print $2}' /proc/$pid/smaps_rollup)
 	nmaps=$(wc -l </proc/$pid/maps)
 	python3 tests/ledger_check.py "$OUT/$1.json" "$rss" "$nmaps" "$2" "$3" || fail "$1: ledger"

@@ -21,7 +21,7 @@ echo 0 >"$OUT/ctr"
 "$MW" -v --repeat 3 --json "$OUT/last.json" -o "$OUT/last.txt" \
 	--check 'arenas>=0' --check 'heaps>=0' --check 'heap_bytes>=0' \
 	-c sh -c 'n=$(cat "$1"); echo $((n + 1)) >"$1"; exec ./examples/arena-storm $((n + 2)) 20' \
-	sh "$OUT/ctr" >"$OUT/mi.xml" 2>"$OUT/err" || { cat "$OUT/err"; fail "mallocwatch exited $?"; }
+	sh "$OUT/ctr" >"$OUT/mi.xml" 2>"$OUT/err" || { _rc=$?; cat "$OUT/err"; fail "mallocwatch exited $_rc"; }
 [ "$(cat "$OUT/ctr")" = 3 ] || fail "the program ran $(cat "$OUT/ctr") times, not 3"
 python3 - "$OUT/mi.xml" "$OUT/err" "$OUT/last.json" <<'PY' || fail "per-run reports (see above)"
 import json, re, sys

@@ -37,7 +37,7 @@ for prog in "sbrk-trim 8" "dyn-threshold 1024 3072 200" "setjmp-loop 10" "heap-c
 		# shellcheck disable=SC2086
 		"$MWBIN" -q --runtime=$rt --json "$OUT/$n-$rt.json" \
 			-o "$OUT/$n-$rt.txt" -c ./examples/$prog >"$OUT/$n-$rt.out" 2>"$OUT/$n-$rt.err" ||
-			{ cat "$OUT/$n-$rt.err"; fail "$prog under the $rt runtime exited $?"; }
+			{ _rc=$?; cat "$OUT/$n-$rt.err"; fail "$prog under the $rt runtime exited $_rc"; }
 		pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["target"]["pid"])' \
 			"$OUT/$n-$rt.json") || exit 99
 		normalise "$OUT/$n-$rt.txt" "$pid" >"$OUT/$n-$rt.norm"

@@ -140,7 +140,7 @@ $PY "$OUT/load.py" "$PORT" 3000 >"$OUT/load.out" 2>&1 &
 LOAD=$!
 wait_for "$OUT/load.out" started
 "$MW" snapshot --all --json "$OUT/busy.json" -o "$OUT/busy.txt" 2>"$OUT/busy.err" ||
-	{ cat "$OUT/busy.err"; fail "--all under load exited $?"; }
+	{ _rc=$?; cat "$OUT/busy.err"; fail "--all under load exited $_rc"; }
 wait $LOAD || fail "the load client failed: $(cat "$OUT/load.out")"
 grep -q done "$OUT/load.out" || fail "the load client did not finish"
 python3 - "$OUT/busy.json" $MCPID <<'PY' || fail "memcached under load"

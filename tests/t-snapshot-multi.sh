@@ -75,7 +75,7 @@ check_all() {	# NAME: the three, each equal to its malloc_info
 
 # --cgroup (v2), child cgroups included
 "$MW" snapshot --cgroup "$CG" --json "$OUT/cg.json" -o "$OUT/cg.txt" 2>"$OUT/cg.err" ||
-	{ cat "$OUT/cg.err"; fail "--cgroup exited $?"; }
+	{ _rc=$?; cat "$OUT/cg.err"; fail "--cgroup exited $_rc"; }
 [ "$(split "$OUT/cg.json" "$OUT/cg" | sort -n | tr '\n' ' ')" = "$(printf '%s\n' $A $B $C | sort -n | tr '\n' ' ')" ] ||
 	fail "--cgroup did not report exactly $A $B $C: $(split "$OUT/cg.json" "$OUT/cg")"
 check_all cg

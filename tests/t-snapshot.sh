@@ -14,7 +14,7 @@ need_root
 need_libc
 compare() {	# NAME: snapshot of $pid against its malloc_info
 	"$MW" snapshot -p $pid --json "$OUT/$1.json" -o "$OUT/$1.txt" 2>"$OUT/$1.err" ||
-		{ cat "$OUT/$1.err"; fail "$1: snapshot exited $?"; }
+		{ _rc=$?; cat "$OUT/$1.err"; fail "$1: snapshot exited $_rc"; }
 	mkdir -p "$OUT/$1"
 	python3 tests/snapshot_compare.py "$OUT/$1.xml" "$OUT/$1.json" "$OUT/$1" || exit 99
 	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
@@ -27,6 +27,18 @@ for n in 0 4 24; do
 	release_hold
 done
 grep -q '"consistent": true' "$OUT/probes-4.json" || fail "the quiescent snapshot is not consistent"
+# every arena's top left at MINSIZE where its heap's readable pages end
+# (a state any program can reach; 24 threads met it by chance): the top
+# is read up to its size field, not as a whole struct malloc_chunk
+HOLD_TOP_EDGE=1 hold_arenas edge-4 4
+compare edge-4
+release_hold
+python3 - "$OUT/edge-4.json" <<'PY' || fail "top edge: the fixture did not leave its tops at MINSIZE"
+import json, sys
+a = json.load(open(sys.argv[1]))["snapshot"]["arenas"]
+assert len(a) == 5 and all(x["top_bytes"] == 32 and int(x["top"], 16) % 4096 == 4096 - 32 for x in a), \
+    [(x["top"], x["top_bytes"]) for x in a]
+PY
 python3 - "$OUT/probes-4.json" <<'PY' || fail "snapshot fields"
 import json, sys
 s = json.load(open(sys.argv[1]))["snapshot"]
@@ -179,7 +191,7 @@ fi
 # program that changes nothing after its malloc_info(): equal, exactly;
 # and the exit status and signal stay the program's own.
 "$MW" -q --json "$OUT/exit.json" -o "$OUT/exit.txt" -c ./examples/hold-arenas 4 t-snapshot \
-	</dev/null >"$OUT/exit.xml" 2>"$OUT/exit.err" || { cat "$OUT/exit.err"; fail "-c hold-arenas exited $?"; }
+	</dev/null >"$OUT/exit.xml" 2>"$OUT/exit.err" || { _rc=$?; cat "$OUT/exit.err"; fail "-c hold-arenas exited $_rc"; }
 python3 - "$OUT/exit.json" "$OUT/exit-snap.json" <<'PY' || fail "no exit snapshot"
 import json, sys
 r = json.load(open(sys.argv[1]))

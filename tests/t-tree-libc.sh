@@ -36,7 +36,7 @@ pe_id=$(stat -L -c '%d %i' "$PE")
 d=$OUT/exec
 mkdir -p "$d"
 "$MW" -q --json "$d/report.json" -o "$d/summary.txt" -c sh -c 'exec ./examples/arena-storm 7 10' \
-	>"$d/malloc_info.xml" 2>"$d/stderr" || { cat "$d/stderr"; fail "mallocwatch exited $?"; }
+	>"$d/malloc_info.xml" 2>"$d/stderr" || { _rc=$?; cat "$d/stderr"; fail "mallocwatch exited $_rc"; }
 python3 tests/malloc_info_compare.py "$d/malloc_info.xml" "$d/report.json" "$d" || exit 99
 # the main arena's sbrk also counts the shell's, before the exec: the
 # report does not yet tell one program of a pid from the next
@@ -100,7 +100,7 @@ for try in 1 2 3; do
 	watcher=$!
 	"$MW" -q --runtime=bpf --json "$d/report.json" -o "$d/summary.txt" \
 		-c sh -c '. "$0"' "$OUT/tree.sh" "$d" 2>"$d/stderr" ||
-		{ cat "$d/stderr"; fail "mallocwatch exited $?"; }
+		{ _rc=$?; cat "$d/stderr"; fail "mallocwatch exited $_rc"; }
 	wait $watcher
 	python3 - "$d" "$sys_id" "$pe_id" "$OUT/offsets" "$OUT/ours.env" <<'PY'
 import os, re, sys
@@ -163,7 +163,7 @@ echo "ok: forked children on the probe-enabled libc, the host's untouched"
 # copy of the glibc whose libc.so.6 others could write): the loader, as
 # before, and a note that says why
 "$MW" -o /dev/null --libc "$PE" -c sh -c 'readlink /proc/$$/exe' >"$OUT/libc.out" 2>"$OUT/libc.err" ||
-	{ cat "$OUT/libc.err"; fail "--libc: mallocwatch exited $?"; }
+	{ _rc=$?; cat "$OUT/libc.err"; fail "--libc: mallocwatch exited $_rc"; }
 [ "$(cat "$OUT/libc.out")" = "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" ] ||
 	fail "--libc: the program ran as '$(cat "$OUT/libc.out")', not through the loader"
 P=$OUT/prefix
@@ -172,7 +172,7 @@ cp "$GLIBC_PREFIX/lib/libc.so.6" "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" "$GLIB
 	"$P/lib/" && cp "$GLIBC_PREFIX/etc/ld.so.cache" "$P/etc/" || exit 99
 chmod 0775 "$P/lib/libc.so.6"
 MW_GLIBC_PREFIX=$P "$MW" -o /dev/null -c sh -c 'readlink /proc/$$/exe' >"$OUT/fb.out" 2>"$OUT/fb.err" ||
-	{ cat "$OUT/fb.err"; fail "fallback: mallocwatch exited $?"; }
+	{ _rc=$?; cat "$OUT/fb.err"; fail "fallback: mallocwatch exited $_rc"; }
 [ "$(cat "$OUT/fb.out")" = "$P/lib/ld-linux-x86-64.so.2" ] ||
 	fail "fallback: the program ran as '$(cat "$OUT/fb.out")', not through the copy's loader"
 grep -q "programs it starts run on the system libc, untraced: .*$P/lib" "$OUT/fb.err" ||

@@ -35,7 +35,7 @@ rc=$?
 [ $rc = 0 ] || { cat "$OUT/diff.err"; fail "diff with a non-UTF-8 file name exited $rc"; }
 grep -q '^arenas  *1  *16  *+15 ' "$OUT/diff.txt" || fail "diff lost its table: $(head -n 3 "$OUT/diff.txt")"
 $VG "$MW" diff --format json "$B" "$N" >"$OUT/diff.json" 2>"$OUT/diff.err" ||
-	{ cat "$OUT/diff.err"; fail "diff --format json exited $?"; }
+	{ _rc=$?; cat "$OUT/diff.err"; fail "diff --format json exited $_rc"; }
 python3 - "$OUT/diff.json" <<'PY' || fail "diff.json"
 import json, sys
 d = json.load(open(sys.argv[1], encoding="utf-8"))

@@ -121,11 +121,15 @@ static int field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v)
 	return 0;
 }
 
-static int chunk_ok(struct walk *w, uint64_t p)
+/* Chunk p aligned and mapped up to the end of its member m, the last
+ * this walk reads of it: not the whole struct malloc_chunk, which a
+ * MINSIZE top at the end of its heap (a state glibc reaches) does not
+ * have mapped past its size field's next word. */
+static int chunk_ok(struct walk *w, uint64_t p, struct mw_member m)
 {
 	if (p % CHUNK_ALIGN)
 		return bad(w, "misaligned chunk 0x%llx", p);
-	if (!mw_proc_mapped(w->p, p, (uint64_t)w->g->chunk_struct_size))
+	if (m.off < 0 || m.size <= 0 || !mw_proc_mapped(w->p, p, (uint64_t)m.off + (uint64_t)m.size))
 		return bad(w, "chunk 0x%llx is not mapped", p);
 	return step(w);
 }
@@ -194,7 +198,7 @@ static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct 
 
 		if (in_arena(w, a, p))	/* consolidated into a bin meanwhile */
 			return bad(w, "fastbin list ran into arena 0x%llx", a->addr);
-		if (chunk_ok(w, p) < 0 || chunk_words(w, p, &sz, &fd) < 0)
+		if (chunk_ok(w, p, g->ch_fd) < 0 || chunk_words(w, p, &sz, &fd) < 0)
 			return -1;
 		if (!mw_proc_mapped(w->p, p, sz & ~SIZE_BITS))
 			return bad(w, "free chunk 0x%llx reaches beyond the mappings", p);
@@ -271,7 +275,7 @@ static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, str
 		}
 		if (in_arena(w, a, r))	/* another bin's head: a chunk moved meanwhile */
 			return bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
-		if (chunk_ok(w, r) < 0 || chunk_words(w, r, &sz, &fd) < 0)
+		if (chunk_ok(w, r, g->ch_fd) < 0 || chunk_words(w, r, &sz, &fd) < 0)
 			return -1;
 		if (!mw_proc_mapped(w->p, r, sz & ~SIZE_BITS))
 			return bad(w, "free chunk 0x%llx reaches beyond the mappings", r);
@@ -405,7 +409,7 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	 * walk yet */
 	if (a->is_main && !a->top && !a->system_mem)
 		goto reread;
-	if (chunk_ok(w, a->top) < 0 || word(w, a->top + (uint64_t)g->ch_size.off, &a->top_size) < 0)
+	if (chunk_ok(w, a->top, g->ch_size) < 0 || word(w, a->top + (uint64_t)g->ch_size.off, &a->top_size) < 0)
 		return -1;
 	a->top_size &= ~SIZE_BITS;
 	a->rest_count = 1;	/* the top always exists */
