@@ -21,7 +21,10 @@
 #  4. the shim alone, driven as stapbpf drives it (tests/umulti_shim.py):
 #     lines stapbpf never writes are refused, other files are untouched,
 #     a site on a missing file fails the arming with ENOENT, a real one
-#     is armed and disarmed.
+#     is armed and disarmed; with MW_UMULTI_SITES naming that site, its
+#     link is made before stapbpf's arming and used; naming another
+#     offset, or a file that is not there or garbled, the early link is
+#     closed and the site armed as without it.
 . tests/lib.sh
 need_root
 need_libc
@@ -109,7 +112,8 @@ until [ "$(armed $sleeper "$OUT/all-sites")" = 0 ]; do
 	sleep 0.1
 done
 [ $i = 0 ] || echo "(waited $((i / 10)).$((i % 10)) s for other uprobes on $LIBC to go)"
-"$MW" -q -o /dev/null --json "$OUT/held.json" -c sh -c "touch '$OUT/started'; \
+rm -f "$OUT/held.log"
+MW_UMULTI_LOG=$OUT/held.log "$MW" -q -o /dev/null --json "$OUT/held.json" -c sh -c "touch '$OUT/started'; \
 	until [ -e '$OUT/go' ]; do sleep 0.05; done" 2>"$OUT/held.err" &
 mw=$!
 i=0
@@ -173,6 +177,11 @@ ended $sb "after its run"
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = 0 ] || fail "$a sites still hold an int3 after the tracer ended; $(holders)"
 echo "ok: one link of $n sites, an int3 at each while traced, none after (tracer gone in $((i * 10)) ms)"
+# that link was the one the shim made while stapbpf loaded its programs,
+# from the sites mallocwatch wrote beside the script
+[ "$(cat "$OUT/held.log")" = "prearmed $n sites: used" ] ||
+	fail "the sites were not armed early: $(cat "$OUT/held.log" 2>&1)"
+echo "ok: $(cat "$OUT/held.log")"
 
 # 2. the same hits through the link (its handlers' counts added in place,
 # and as stapbpf made them: MW_UMULTI_NO_INPLACE) and through tracefs events
@@ -258,6 +267,26 @@ LD_PRELOAD=$SHIM python3 tests/umulti_shim.py lines || fail "the shim's lines"
 off=$(head -1 "$OUT/sites" | cut -d' ' -f2)
 LD_PRELOAD=$SHIM python3 tests/umulti_shim.py arm "$OUT/no-such-file" "$off" ENOENT || fail "a missing file"
 LD_PRELOAD=$SHIM python3 tests/umulti_shim.py arm "$LIBC" "$off" ok || fail "a real site"
+# armed early from MW_UMULTI_SITES: used when it names stapbpf's sites,
+# else closed (another offset; a file that is not there, or garbled)
+off2=$(sed -n 2p "$OUT/sites" | cut -d' ' -f2)
+printf '%s %s\n' "$off" "$LIBC" >"$OUT/pre-same"
+printf '%s %s\n' "$off2" "$LIBC" >"$OUT/pre-other"
+printf '%s %s' "$off" "$LIBC" >"$OUT/pre-broken"
+for c in "same $off used" "other $off2 not used: site 0 ($LIBC:$off) is not in the file" \
+	 "missing none not used: cannot open the sites: No such file or directory" \
+	 "broken none not used: the sites end in a broken line"; do
+	set -- $c
+	name=$1 early=$2
+	shift 2
+	rm -f "$OUT/pre-$name.log"
+	MW_UMULTI_SITES=$OUT/pre-$name MW_UMULTI_LOG=$OUT/pre-$name.log LD_PRELOAD=$SHIM \
+		python3 tests/umulti_shim.py prearm "$LIBC" "$off" "$early" || fail "early arming, $name"
+	case $name in same) want="prearmed 1 sites: $*" ;; *) want="prearmed: $*" ;; esac
+	[ "$(cat "$OUT/pre-$name.log")" = "$want" ] ||
+		fail "early arming, $name: the shim said '$(cat "$OUT/pre-$name.log" 2>&1)', not '$want'"
+	echo "ok: early arming, $name: $want"
+done
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = 0 ] || fail "$a sites armed after the shim's own test; $(holders)"
 echo PASS

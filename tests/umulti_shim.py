@@ -4,6 +4,7 @@ Run with build/umulti-shim.so in LD_PRELOAD, as root:
 
     python3 tests/umulti_shim.py lines
     python3 tests/umulti_shim.py arm FILE OFFSET EXPECT
+    MW_UMULTI_SITES=SITES python3 tests/umulti_shim.py prearm FILE OFFSET EARLY
 
 lines: the uprobe_events stand-in refuses what stapbpf never writes
 (EINVAL: a bad offset, a return probe, another pid, a site out of order),
@@ -17,6 +18,14 @@ to the stand-in with PERF_EVENT_IOC_SET_BPF, which arms.  EXPECT "ok": the
 ioctl succeeds and this process holds a uprobe_multi link on FILE at
 OFFSET, gone once the stand-in is closed; an errno name (ENOENT): the
 ioctl fails with it and no link is made.
+
+prearm: with MW_UMULTI_SITES naming a file of "0xOFFSET PATH" lines (read
+by the shim's constructor), EARLY an offset or "none": a link on FILE at
+EARLY appears before anything is armed (the shim's early arming), then
+FILE:OFFSET is armed as by arm; after it exactly one link is held, on
+FILE at OFFSET (the early one when EARLY is OFFSET, else it was closed
+and another made), and none once the stand-in is closed.  Whether the
+early link was used is the shim's log's (MW_UMULTI_LOG) to say.
 
 Prints "ok: ..." lines; exits 1 with "FAIL: ..." at the first mismatch.
 """
@@ -165,10 +174,26 @@ def arm(path, offset, expect):
         print("ok: a site on %s: the ioctl fails with %s, no link left" % (path, expect))
 
 
+def prearm(path, offset, early):
+    if early != "none":
+        early = int(early, 0)
+        for _ in range(500):
+            if link_sites() == [(path, early)]:
+                break
+            os.sched_yield()
+            __import__("time").sleep(0.01)
+        else:
+            fail("no early link on %s at %#x: %r" % (path, early, link_sites()))
+        print("ok: an early link on %s at %#x before any arming" % (path, early))
+    arm(path, offset, "ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "lines":
         lines()
     elif sys.argv[1] == "arm":
         arm(sys.argv[2], int(sys.argv[3], 0), sys.argv[4])
+    elif sys.argv[1] == "prearm":
+        prearm(sys.argv[2], int(sys.argv[3], 0), sys.argv[4])
     else:
-        fail("usage: umulti_shim.py lines | arm FILE OFFSET EXPECT")
+        fail("usage: umulti_shim.py lines | arm FILE OFFSET EXPECT | prearm FILE OFFSET EARLY")

@@ -330,22 +330,36 @@ int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 			const char *dir, char *script, size_t len, FILE *save,
 			struct mw_gen_stats *st)
 {
-	char err[PATH_MAX + 256];
-	FILE *f;
+	char err[PATH_MAX + 256], sites[PATH_MAX];
+	struct mw_gen_opts with = *g;
+	FILE *f, *sf = NULL;
 
 	snprintf(script, len, "%s/mallocwatch.stp", dir);
-	if (!(f = fopen(script, "we"))) {
-		mw_error("cannot create '%s': %s", script, strerror(errno));
+	snprintf(sites, sizeof(sites), "%s/" MW_GEN_SITES_FILE, dir);
+	if (!(f = fopen(script, "we")) ||
+	    (g->runtime == MW_RT_BPF && !(sf = fopen(sites, "we")))) {
+		mw_error("cannot create '%s': %s", f ? sites : script, strerror(errno));
+		if (f)
+			fclose(f);
 		return -1;
 	}
-	if (mw_gen_script(libc, g, f, st, err, sizeof(err)) < 0 ||
+	with.sites_out = sf;	/* the bpf runtime's: umulti-shim.so arms them early */
+	if (mw_gen_script(libc, &with, f, st, err, sizeof(err)) < 0 ||
 	    (save && mw_gen_script(libc, g, save, st, err, sizeof(err)) < 0)) {
 		fclose(f);
+		if (sf)
+			fclose(sf);
 		mw_error("%s", err);
 		return -1;
 	}
 	if (fclose(f) != 0) {
 		mw_error("cannot write '%s': %s", script, strerror(errno));
+		if (sf)
+			fclose(sf);
+		return -1;
+	}
+	if (sf && fclose(sf) != 0) {
+		mw_error("cannot write '%s': %s", sites, strerror(errno));
 		return -1;
 	}
 	return 0;

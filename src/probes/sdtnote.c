@@ -317,6 +317,24 @@ int mw_elf_machine(const struct mw_elf *e)
 	return gelf_getehdr(e->elf, &eh) ? eh.e_machine : EM_NONE;
 }
 
+int mw_elf_file_offset(const struct mw_elf *e, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e->elf, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 const char *mw_elf_path(const struct mw_elf *e)
 {
 	return e->path;

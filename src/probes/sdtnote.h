@@ -61,6 +61,12 @@ size_t mw_elf_bad_notes(const struct mw_elf *e, const char **why);
 /* The file's e_machine (EM_X86_64, EM_AARCH64, ...). */
 int mw_elf_machine(const struct mw_elf *e);
 
+/* The file offset of link-time address vaddr: inside a PT_LOAD segment's
+ * file bytes, vaddr - p_vaddr + p_offset (ELF gABI, program headers), what
+ * a uprobe on the file takes (the kernel's uprobetracer.rst).  0 and
+ * *off, or -1 when no segment holds it. */
+int mw_elf_file_offset(const struct mw_elf *e, uint64_t vaddr, uint64_t *off);
+
 /* The path the file was opened with. */
 const char *mw_elf_path(const struct mw_elf *e);
 

@@ -24,6 +24,7 @@
  */
 #include <ctype.h>
 #include <elf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,6 +539,34 @@ static void handler(struct gen *g, struct group *gr)
 	g->st->probes++;
 }
 
+/* opts->sites_out's lines (gen.h): every site of each group's name in
+ * its file.  0, or -1 with err. */
+static int write_sites(struct gen *g, FILE *out, char *err, size_t errlen)
+{
+	for (int i = 0; i < g->ng; i++) {
+		const struct group *gr = &g->g[i];
+
+		for (size_t j = 0; j < mw_elf_nsites(gr->elf); j++) {
+			const struct mw_sdt_site *s = mw_elf_site(gr->elf, j);
+			uint64_t off;
+
+			if (strcmp(s->name, gr->name) != 0)
+				continue;
+			if (mw_elf_file_offset(gr->elf, s->pc, &off) < 0) {
+				snprintf(err, errlen, "'%s': probe %s's site 0x%" PRIx64 " is in no "
+					 "loaded segment", mw_elf_path(gr->elf), s->name, s->pc);
+				return -1;
+			}
+			fprintf(out, "%#" PRIx64 " %s\n", off, gr->path);
+		}
+	}
+	if (fflush(out) != 0 || ferror(out)) {
+		snprintf(err, errlen, "cannot write the probe sites: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void globals_and_begin(struct gen *g)
 {
 	FILE *f = g->out;
@@ -630,6 +659,8 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		snprintf(err, errlen, "out of memory");
 		goto cleanup;
 	}
+	if (opts->sites_out && write_sites(g, opts->sites_out, err, errlen) < 0)
+		goto cleanup;
 	if (opts->runtime == MW_RT_BPF)	/* the handlers' pid and tid */
 		use_ids(g, "pi", "ti");
 	for (int i = 0; i < g->ng; i++)

@@ -77,7 +77,18 @@ struct mw_gen_opts {
 	 * ubacktrace() (docs/protocol.md); ignored for the bpf runtime,
 	 * which has no ubacktrace() (stacks.h takes them beside it). */
 	int stacks;
+	/* Where to write the file offsets of the sites the script's probes
+	 * take (each process("PATH").mark("NAME") takes every site of NAME
+	 * in PATH's file, as stap expands it), a line "0xOFFSET PATH" each;
+	 * NULL none.  umulti-shim.so arms them while stapbpf loads its
+	 * programs (MW_UMULTI_SITES, shim/umulti-shim.c). */
+	FILE *sites_out;
 };
+
+/* The sites file's name beside the script (trace_run.c writes it for the
+ * bpf runtime; tracer.c names it to the shim). */
+#define MW_GEN_SITES_FILE "mallocwatch.sites"
+
 
 struct mw_gen_stats {
 	int probes;		/* probe handlers generated */

@@ -393,6 +393,7 @@ struct sess {
 	long linger_ms;
 	long long idle_until;
 	const char *workdir, *module;
+	const char *sites;		/* MW_UMULTI_SITES for the tracer, or NULL */
 };
 
 /* A run asks to join: served when idle and of the same libc and script. */
@@ -555,7 +556,8 @@ static void __attribute__((noreturn)) sess_main(struct sess *ss, char *const arg
 	fcntl(mw_workdir_lock_fd(), F_DUPFD_CLOEXEC, 1003);
 	syscall(SYS_close_range, 3U, 999U, 0U);
 	syscall(SYS_close_range, 1004U, ~0U, 0U);
-	ss->tracer = mw_tracer_spawn(argv, ss->workdir, preload, &ss->out_fd, &ss->err_fd);
+	ss->tracer = mw_tracer_spawn(argv, ss->workdir, preload, ss->sites, &ss->out_fd,
+				     &ss->err_fd);
 	if (ss->tracer < 0 || (ss->tfd = mw_pidfd_open(ss->tracer)) < 0) {
 		snprintf(msg, sizeof(msg), "FAIL %d", errno);
 		send_msg(ss->ctl, msg, strlen(msg), NULL, 0);
@@ -620,11 +622,11 @@ static int armed_answer(struct mw_linger *l, char *why, size_t len)
 
 struct mw_linger *mw_linger_arm(const char *key, const char *id, const char *script,
 				long linger_ms, const char *workdir, const char *module,
-				char *const argv[], const char *preload, char *why,
-				size_t whylen)
+				char *const argv[], const char *preload, const char *sites,
+				char *why, size_t whylen)
 {
 	struct sess ss = { .linger_ms = linger_ms, .workdir = workdir, .module = module,
-			   .lsock = -1, .ctl = -1, .tfd = -1 };
+			   .sites = sites, .lsock = -1, .ctl = -1, .tfd = -1 };
 	struct mw_linger *l;
 	int sp[2];
 	pid_t pid;

@@ -78,14 +78,14 @@ struct mw_linger *mw_linger_join(const char *key, const char *id, const char *sc
 				 int *busy, char *why, size_t whylen);
 
 /* Arm a session: listen as key, fork the session process, which starts
- * the tracer argv (tracer_proc.h, mw_tracer_spawn: preload, in
+ * the tracer argv (spawn.h, mw_tracer_spawn: preload and sites, in
  * workdir) and lingers linger_ms after each run.  The hold (tracer,
  * module, out_fd and err_fd filled), or NULL with a reason in why (the
  * caller then starts its tracer itself). */
 struct mw_linger *mw_linger_arm(const char *key, const char *id, const char *script,
 				long linger_ms, const char *workdir, const char *module,
-				char *const argv[], const char *preload, char *why,
-				size_t whylen);
+				char *const argv[], const char *preload, const char *sites,
+				char *why, size_t whylen);
 
 /* An armed run's line of the tracer's stdout up to its ready line, kept
  * for the runs that join later. */

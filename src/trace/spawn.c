@@ -30,7 +30,7 @@ void mw_cloexec_from_3(void)
 
 /* fork+exec argv with stdout/stderr on new pipes (spawn.h). */
 pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
-		       int *out_fd, int *err_fd)
+		       const char *sites, int *out_fd, int *err_fd)
 {
 	int po[2], pe[2];
 	pid_t pid, parent;
@@ -80,6 +80,10 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 			setenv("LD_PRELOAD", preload, 1);
 		else
 			unsetenv("LD_PRELOAD");
+		if (sites)
+			setenv("MW_UMULTI_SITES", sites, 1);
+		else
+			unsetenv("MW_UMULTI_SITES");
 		execvp(argv[0], argv);
 		fprintf(stderr, "ERROR: cannot run '%s': %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -106,7 +110,7 @@ int mw_run_capture(char *const argv[], const char *cwd, char *msg, size_t len)
 	char buf[4096];
 	size_t got = 0;
 	ssize_t n = 1;
-	pid_t pid = mw_tracer_spawn(argv, cwd, NULL, NULL, &errfd);
+	pid_t pid = mw_tracer_spawn(argv, cwd, NULL, NULL, NULL, &errfd);
 
 	if (pid < 0) {
 		snprintf(msg, len, "cannot start '%s': %s", argv[0], strerror(errno));

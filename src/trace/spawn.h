@@ -22,11 +22,13 @@ void mw_cloexec_from_3(void);
  * in *out_fd (out_fd NULL: stdout to /dev/null).  The child gets its own
  * process group, SIGPIPE ignored, SIGTERM when mallocwatch dies
  * (PR_SET_PDEATHSIG) and, when preload is not NULL, LD_PRELOAD=preload
- * (else LD_PRELOAD unset).  Returns the pid (the caller's to reap), or -1
- * with errno set when a pipe or the fork failed; an exec failure is the
- * child's exit status 127 and a line on its stderr. */
+ * (else LD_PRELOAD unset), and when sites is not NULL MW_UMULTI_SITES=sites
+ * (the probe sites umulti-shim.so may arm early: gen.h, sites_out; else
+ * unset).  Returns the pid (the caller's to reap), or -1 with errno set
+ * when a pipe or the fork failed; an exec failure is the child's exit
+ * status 127 and a line on its stderr. */
 pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
-		      int *out_fd, int *err_fd);
+		      const char *sites, int *out_fd, int *err_fd);
 
 /* Run argv (PATH searched) in cwd (NULL: this one) to its end, its stdout
  * to /dev/null and its stderr collected.  0 when it exited with status 0;

@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "leftovers.h"
+#include "gen.h"
 #include "linger.h"
 #include "pidfd.h"
 #include "msg.h"
@@ -629,12 +630,19 @@ static int start_tracer(struct run *rn, const char **argv)
 {
 	const struct mw_tracer_opts *o = rn->o;
 	const char *preload = o->env->shim[0] ? o->env->shim : NULL;
-	char why[PATH_MAX + 128];
+	char why[PATH_MAX + 128], sites[PATH_MAX];
+	const char *slash = strrchr(o->script, '/');
 
+	/* the script's sites, for umulti-shim.so to arm while stapbpf loads
+	 * its programs (gen.h, sites_out) */
+	if (!o->env->umulti || !slash ||
+	    snprintf(sites, sizeof(sites), "%.*s/" MW_GEN_SITES_FILE, (int)(slash - o->script),
+		     o->script) >= (int)sizeof(sites) || access(sites, R_OK) != 0)
+		sites[0] = '\0';
 	if (!rn->lg && o->linger_key && o->env->rt == MW_RT_BPF &&
 	    !(rn->lg = mw_linger_arm(o->linger_key, o->linger_id, o->script, o->linger_ms,
-				     o->workdir, rn->module, (char *const *)argv, preload, why,
-				     sizeof(why))))
+				     o->workdir, rn->module, (char *const *)argv, preload,
+				     sites[0] ? sites : NULL, why, sizeof(why))))
 		mw_note("no lingering session: %s", why);
 	if (rn->lg) {
 		rn->tracer = rn->lg->tracer;
@@ -652,8 +660,8 @@ static int start_tracer(struct run *rn, const char **argv)
 				(int)rn->tracer, o->linger_ms / 1000);
 		return 0;
 	}
-	rn->tracer = mw_tracer_spawn((char *const *)argv, o->workdir, preload, &rn->out_fd,
-				     &rn->err_fd);
+	rn->tracer = mw_tracer_spawn((char *const *)argv, o->workdir, preload,
+				     sites[0] ? sites : NULL, &rn->out_fd, &rn->err_fd);
 	return rn->tracer < 0 ? -1 : 0;
 }
 
