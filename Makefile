@@ -59,7 +59,8 @@ INCLUDES = $(patsubst %/,-I%,$(SRC_DIRS)) -Ibuild
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
-LIBS = -ldw -lelf -lz -ljansson -lmicrohttpd -lbpf -lutil -pthread
+# libmicrohttpd is dlopen'ed by serve alone (src/commands/mhd_load.h)
+LIBS = -ldw -lelf -lz -ljansson -lbpf -lutil -pthread
 
 ifneq ($(V),1)
 Q = @

@@ -57,6 +57,19 @@ compare() {	# compare NAME PID SOURCE
 	expect_same "$OUT/cmp-$1/expected.txt" "$OUT/cmp-$1/actual.txt"
 }
 
+# --- libmicrohttpd is loaded when serve starts (mhd_load.h): a mallocwatch
+# that traces does not map it; serve without it says so in one line
+linked=$(ldd "$MW" | grep -c -E 'libmicrohttpd|libgnutls') || true
+[ "$linked" = 0 ] || fail "mallocwatch is linked with libmicrohttpd or GnuTLS: $(ldd "$MW")"
+lib=$(readlink -f "$(ldconfig -p | sed -n 's/.*libmicrohttpd\.so\.12 .*=> //p' | head -1)")
+[ -f "$lib" ] || fail "no libmicrohttpd.so.12 found by ldconfig"
+unshare -m sh -c "mount --bind /dev/null '$lib' && exec '$MW' serve --listen 127.0.0.1:0 -p $$" \
+	2>"$OUT/nomhd.err"; rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$OUT/nomhd.err")" = 1 ] &&
+	grep -q "^mallocwatch: serve needs libmicrohttpd (libmicrohttpd.so.12): " "$OUT/nomhd.err" ||
+	fail "serve without libmicrohttpd: exit $rc: $(cat "$OUT/nomhd.err")"
+echo "ok: without libmicrohttpd: $(cat "$OUT/nomhd.err")"
+
 # --- usage: loopback only unless asked
 "$MW" serve --listen 0.0.0.0:0 -p $$ 2>"$OUT/remote.err"; rc=$?
 [ $rc = 2 ] && grep -q 'not a loopback address.*--allow-remote' "$OUT/remote.err" ||

@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
 
 #include "clock.h"
 #include "cmd.h"
 #include "glibcinfo.h"
+#include "mhd_load.h"
 #include "msg.h"
 #include "proclist.h"
 #include "report_metrics.h"
@@ -546,6 +546,8 @@ static struct MHD_Daemon *start_http(const struct serve_opts *o, struct serve *s
 	if (!is_loopback(&ss) && !o->allow_remote)
 		mw_usage_error("--listen %s is not a loopback address: the metrics name every "
 			       "process and cgroup read; add --allow-remote to serve it there", o->listen);
+	if (mw_mhd_load(err, sizeof(err)) < 0)
+		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	mhd_starting = 1;
 	d = MHD_start_daemon(MHD_USE_ERROR_LOG | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, on_request, s,
