@@ -530,17 +530,24 @@ static void prearm_close(void)
 	pre.prog = pre.map = -1;
 }
 
-/* The file's lines into pre (at most MAX_SITES, a path each under
- * PATH_MAX, no more than 1 MiB): 0, or -1 with pre.why. */
+/* The file's lines into pre (a regular file, not followed through a
+ * link; at most MAX_SITES, a path each under PATH_MAX, no more than
+ * 1 MiB): 0, or -1 with pre.why. */
 static int prearm_read(const char *file)
 {
 	static char buf[1 << 20];
 	char *line, *next;
 	ssize_t len = 0, r;
-	int fd = real_open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat fst;
+	int fd = real_open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd < 0) {
 		snprintf(pre.why, sizeof(pre.why), "cannot open the sites: %s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode)) {
+		snprintf(pre.why, sizeof(pre.why), "the sites are not a regular file");
+		real_close(fd);
 		return -1;
 	}
 	while (len < (ssize_t)sizeof(buf) - 1 &&

@@ -23,8 +23,8 @@
 #     a site on a missing file fails the arming with ENOENT, a real one
 #     is armed and disarmed; with MW_UMULTI_SITES naming that site, its
 #     link is made before stapbpf's arming and used; naming another
-#     offset, or a file that is not there or garbled, the early link is
-#     closed and the site armed as without it.
+#     offset, or a file that is not there, garbled or a FIFO, the early
+#     link is closed and the site armed as without it.
 . tests/lib.sh
 need_root
 need_libc
@@ -273,9 +273,11 @@ off2=$(sed -n 2p "$OUT/sites" | cut -d' ' -f2)
 printf '%s %s\n' "$off" "$LIBC" >"$OUT/pre-same"
 printf '%s %s\n' "$off2" "$LIBC" >"$OUT/pre-other"
 printf '%s %s' "$off" "$LIBC" >"$OUT/pre-broken"
+rm -f "$OUT/pre-fifo"; mkfifo "$OUT/pre-fifo"	# not waited on
 for c in "same $off used" "other $off2 not used: site 0 ($LIBC:$off) is not in the file" \
 	 "missing none not used: cannot open the sites: No such file or directory" \
-	 "broken none not used: the sites end in a broken line"; do
+	 "broken none not used: the sites end in a broken line" \
+	 "fifo none not used: the sites are not a regular file"; do
 	set -- $c
 	name=$1 early=$2
 	shift 2

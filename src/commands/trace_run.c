@@ -165,6 +165,11 @@ static void threads_gone(struct sink *k, pid_t pid, uint64_t ns)
 	close(dfd);
 }
 
+int mw_run_samples_wanted(const struct trace_opts *o)
+{
+	return o->interval_ms || o->html || o->save_stream || o->progress > 0;
+}
+
 /* --interval: read the allocator (headers only, snapshot.h) and give the
  * sample to the stream as Y and U lines, so that --save-stream keeps it.
  * 0; -1 when there is none (a sample not read within --read-timeout, or
@@ -765,7 +770,9 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 				.at_exit = t ? mw_sink_exit_snapshot : NULL, .flush = 1,
 				.exec_drain = t != NULL,
 				.arming = t ? mw_sink_arming : NULL,
-				.missing = mw_sink_missing, .sample = mw_sink_sample, .sample_ms = o->interval_ms ?
+				.missing = mw_sink_missing,
+				.sample = mw_run_samples_wanted(o) ? mw_sink_sample : NULL,
+				.sample_ms = o->interval_ms ?
 				o->interval_ms : o->pid ? 1000 : 100,
 				.sample_pct_max = o->interval_ms ? 0 : 1 }, mw_sink_line, &k, &r, err,
 				sizeof(err)) == 0) {
