@@ -289,6 +289,12 @@ for c in "same $off used" "other $off2 not used: site 0 ($LIBC:$off) is not in t
 		fail "early arming, $name: the shim said '$(cat "$OUT/pre-$name.log" 2>&1)', not '$want'"
 	echo "ok: early arming, $name: $want"
 done
+printf '%s %s\n%s %s\n' "$off2" "$LIBC" "$off" "$LIBC" >"$OUT/pre-two"
+rm -f "$OUT/pre-two.log"
+MW_UMULTI_SITES=$OUT/pre-two MW_UMULTI_LOG=$OUT/pre-two.log LD_PRELOAD=$SHIM \
+	python3 tests/umulti_shim.py prearm2 "$LIBC" "$off" "$off2" || fail "early arming, another order"
+[ "$(cat "$OUT/pre-two.log")" = "prearmed 2 sites: used" ] ||
+	fail "early arming, another order: $(cat "$OUT/pre-two.log" 2>&1)"
 a=$(armed $sleeper "$OUT/sites")
 [ "$a" = 0 ] || fail "$a sites armed after the shim's own test; $(holders)"
 echo PASS

@@ -5,6 +5,7 @@ Run with build/umulti-shim.so in LD_PRELOAD, as root:
     python3 tests/umulti_shim.py lines
     python3 tests/umulti_shim.py arm FILE OFFSET EXPECT
     MW_UMULTI_SITES=SITES python3 tests/umulti_shim.py prearm FILE OFFSET EARLY
+    MW_UMULTI_SITES=SITES python3 tests/umulti_shim.py prearm2 FILE OFF_A OFF_B
 
 lines: the uprobe_events stand-in refuses what stapbpf never writes
 (EINVAL: a bad offset, a return probe, another pid, a site out of order),
@@ -26,6 +27,10 @@ FILE:OFFSET is armed as by arm; after it exactly one link is held, on
 FILE at OFFSET (the early one when EARLY is OFFSET, else it was closed
 and another made), and none once the stand-in is closed.  Whether the
 early link was used is the shim's log's (MW_UMULTI_LOG) to say.
+
+prearm2: sites OFF_A then OFF_B as stapbpf defines them, the file listing
+OFF_B first: once armed, each link entry's cookie selects in the program
+array the program (of its own id) given to the site at its offset.
 
 Prints "ok: ..." lines; exits 1 with "FAIL: ..." at the first mismatch.
 """
@@ -131,8 +136,10 @@ def lines():
     print("ok: other files are written as they are")
 
 
-def load_prog():
-    insns = struct.pack("<BBhi", 0xb7, 0, 0, 0) + struct.pack("<BBhi", 0x95, 0, 0, 0)
+def load_prog(r0=0):
+    """a kprobe-type program r0 = R0; exit (programs of another R0 differ,
+    so the shim's sharing keeps them apart)"""
+    insns = struct.pack("<BBhi", 0xb7, 0, 0, r0) + struct.pack("<BBhi", 0x95, 0, 0, 0)
     ibuf = ctypes.create_string_buffer(insns, len(insns))
     lic = ctypes.create_string_buffer(b"GPL")
     attr = ctypes.create_string_buffer(128)
@@ -188,6 +195,60 @@ def prearm(path, offset, early):
     arm(path, offset, "ok")
 
 
+def fdinfo(fd):
+    return dict(l.split(":\t", 1) for l in open("/proc/self/fdinfo/%d" % fd).read().splitlines()
+                if ":\t" in l)
+
+
+def prearm_two(path, off_a, off_b):
+    """sites a then b, the sites file (MW_UMULTI_SITES) listing b then a:
+    each link entry's cookie must select, in the program array, the
+    program given to the site at that entry's offset"""
+    fd = os.open(UE, os.O_WRONLY)
+    evs, progs = [], []
+    for i, off in enumerate((off_a, off_b)):
+        line = "p:stapprobe_%d_%d %s:0x%x" % (pid, i, path, off)
+        if write(fd, line) != len(line):
+            fail("site line %d refused" % i)
+    for i in range(2):
+        evs.append(perf_open(int(open(ID % (pid, i)).read())))
+        progs.append(load_prog(i + 1))
+    for ev, prog in zip(evs, progs):
+        if libc.ioctl(ev, PERF_EVENT_IOC_SET_BPF, prog) != 0:
+            fail("PERF_EVENT_IOC_SET_BPF: %s" % os.strerror(ctypes.get_errno()))
+    want = {off_a: int(fdinfo(progs[0])["prog_id"]), off_b: int(fdinfo(progs[1])["prog_id"])}
+    entries, arrays = [], []
+    for f in os.listdir("/proc/self/fdinfo"):
+        try:
+            text = open("/proc/self/fdinfo/" + f).read()
+        except OSError:
+            continue
+        if "link_type:\tuprobe_multi" in text:
+            entries += [(int(l.split()[0]), int(l.split()[1], 16)) for l in text.splitlines()
+                        if len(l.split()) == 3 and l.split()[0].isdigit()]
+        elif "map_type:\t3\n" in text:
+            arrays.append(int(f))
+    if len(arrays) != 1 or sorted(o for _, o in entries) != sorted(want):
+        fail("expected one program array and links on %s: arrays %r, entries %r"
+             % (sorted(want), arrays, entries))
+    for cookie, off in entries:
+        key, val = ctypes.c_uint32(cookie), ctypes.c_uint32(0)
+        attr = ctypes.create_string_buffer(128)
+        struct.pack_into("<IIQQ", attr, 0, arrays[0], 0, ctypes.addressof(key),
+                         ctypes.addressof(val))
+        if libc.syscall(NR_BPF, 1, attr, 128) != 0:     # BPF_MAP_LOOKUP_ELEM: the program's id
+            fail("lookup of slot %d: %s" % (cookie, os.strerror(ctypes.get_errno())))
+        if val.value != want[off]:
+            fail("the entry at %#x (cookie %d) runs program %d, not the site's %d"
+                 % (off, cookie, val.value, want[off]))
+    if dict(entries)[0] != off_b:
+        fail("cookie 0 is not the file's first site (%#x): %r" % (off_b, entries))
+    print("ok: sites listed in another order: each cookie runs its site's program (%s)"
+          % ", ".join("%d->%#x" % e for e in sorted(entries)))
+    for ev in evs:
+        os.close(ev)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "lines":
         lines()
@@ -195,5 +256,8 @@ if __name__ == "__main__":
         arm(sys.argv[2], int(sys.argv[3], 0), sys.argv[4])
     elif sys.argv[1] == "prearm":
         prearm(sys.argv[2], int(sys.argv[3], 0), sys.argv[4])
+    elif sys.argv[1] == "prearm2":
+        prearm_two(sys.argv[2], int(sys.argv[3], 0), int(sys.argv[4], 0))
     else:
-        fail("usage: umulti_shim.py lines | arm FILE OFFSET EXPECT | prearm FILE OFFSET EARLY")
+        fail("usage: umulti_shim.py lines | arm FILE OFFSET EXPECT | prearm FILE OFFSET EARLY"
+             " | prearm2 FILE OFFSET_A OFFSET_B")

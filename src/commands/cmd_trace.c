@@ -423,6 +423,8 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 			       "or --repeat");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
 		o->progress = o->pid || isatty(STDERR_FILENO);
+	if (mw_is_quiet())	/* its lines are notes: none printed, no sample taken for them */
+		o->progress = 0;
 	if (o->duration_ms && !o->pid)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)

@@ -341,14 +341,15 @@ int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 
 	snprintf(script, len, "%s/mallocwatch.stp", dir);
 	snprintf(sites, sizeof(sites), "%s/" MW_GEN_SITES_FILE, dir);
-	if (!(f = fopen(script, "we")) ||
-	    (g->runtime == MW_RT_BPF && !(sf = fopen(sites, "we")))) {
-		mw_error("cannot create '%s': %s", f ? sites : script, strerror(errno));
-		if (f)
-			fclose(f);
+	if (!(f = fopen(script, "we"))) {
+		mw_error("cannot create '%s': %s", script, strerror(errno));
 		return -1;
 	}
-	with.sites_out = sf;	/* the bpf runtime's: umulti-shim.so arms them early */
+	/* the bpf runtime's sites, which umulti-shim.so arms early: a help,
+	 * not a need (without them it arms as stapbpf asks) */
+	if (g->runtime == MW_RT_BPF)
+		sf = fopen(sites, "we");
+	with.sites_out = sf;
 	if (mw_gen_script(libc, &with, f, st, err, sizeof(err)) < 0 ||
 	    (save && mw_gen_script(libc, g, save, st, err, sizeof(err)) < 0)) {
 		fclose(f);
@@ -363,10 +364,8 @@ int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 			fclose(sf);
 		return -1;
 	}
-	if (sf && fclose(sf) != 0) {
-		mw_error("cannot write '%s': %s", sites, strerror(errno));
-		return -1;
-	}
+	if (sf && fclose(sf) != 0)
+		unlink(sites);
 	return 0;
 }
 

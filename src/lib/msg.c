@@ -15,6 +15,11 @@ void mw_quiet(int on)
 	quiet = on;
 }
 
+int mw_is_quiet(void)
+{
+	return quiet;
+}
+
 static size_t quote_char(const char *s, char out[8], size_t *used, int backslash);
 
 /* Format into a buffer first so the whole line goes out in one write.

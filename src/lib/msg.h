@@ -86,4 +86,7 @@ size_t mw_utf8_len(const char *s, uint32_t *cp);
 /* Suppress warnings and notes (not errors) when on is non-zero. */
 void mw_quiet(int on);
 
+/* 1 when warnings and notes are suppressed (mw_quiet), else 0. */
+int mw_is_quiet(void);
+
 #endif /* MALLOCWATCH_MSG_H */

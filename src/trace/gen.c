@@ -540,9 +540,17 @@ static void handler(struct gen *g, struct group *gr)
 }
 
 /* opts->sites_out's lines (gen.h): every site of each group's name in
- * its file.  0, or -1 with err. */
-static int write_sites(struct gen *g, FILE *out, char *err, size_t errlen)
+ * its file; all of them or none (a site in no loaded segment, memory):
+ * the file only lets the sites be armed early, and an empty one is
+ * armed as without it. */
+static void write_sites(struct gen *g, FILE *out)
 {
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return;
 	for (int i = 0; i < g->ng; i++) {
 		const struct group *gr = &g->g[i];
 
@@ -553,18 +561,16 @@ static int write_sites(struct gen *g, FILE *out, char *err, size_t errlen)
 			if (strcmp(s->name, gr->name) != 0)
 				continue;
 			if (mw_elf_file_offset(gr->elf, s->pc, &off) < 0) {
-				snprintf(err, errlen, "'%s': probe %s's site 0x%" PRIx64 " is in no "
-					 "loaded segment", mw_elf_path(gr->elf), s->name, s->pc);
-				return -1;
+				fclose(m);
+				free(buf);
+				return;
 			}
-			fprintf(out, "%#" PRIx64 " %s\n", off, gr->path);
+			fprintf(m, "%#" PRIx64 " %s\n", off, gr->path);
 		}
 	}
-	if (fflush(out) != 0 || ferror(out)) {
-		snprintf(err, errlen, "cannot write the probe sites: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
+	if (fclose(m) == 0)
+		fwrite(buf, 1, len, out);
+	free(buf);
 }
 
 static void globals_and_begin(struct gen *g)
@@ -659,8 +665,8 @@ int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		snprintf(err, errlen, "out of memory");
 		goto cleanup;
 	}
-	if (opts->sites_out && write_sites(g, opts->sites_out, err, errlen) < 0)
-		goto cleanup;
+	if (opts->sites_out)
+		write_sites(g, opts->sites_out);
 	if (opts->runtime == MW_RT_BPF)	/* the handlers' pid and tid */
 		use_ids(g, "pi", "ti");
 	for (int i = 0; i < g->ng; i++)

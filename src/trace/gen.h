@@ -79,9 +79,11 @@ struct mw_gen_opts {
 	int stacks;
 	/* Where to write the file offsets of the sites the script's probes
 	 * take (each process("PATH").mark("NAME") takes every site of NAME
-	 * in PATH's file, as stap expands it), a line "0xOFFSET PATH" each;
-	 * NULL none.  umulti-shim.so arms them while stapbpf loads its
-	 * programs (MW_UMULTI_SITES, shim/umulti-shim.c). */
+	 * in PATH's file, as stap expands it), a line "0xOFFSET PATH" each,
+	 * all or none (a site in no loaded segment: nothing); NULL none.
+	 * umulti-shim.so arms them while stapbpf loads its programs
+	 * (MW_UMULTI_SITES, shim/umulti-shim.c); written or not, the script
+	 * is the same. */
 	FILE *sites_out;
 };
 

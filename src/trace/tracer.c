@@ -637,7 +637,7 @@ static int start_tracer(struct run *rn, const char **argv)
 	 * its programs (gen.h, sites_out) */
 	if (!o->env->umulti || !slash ||
 	    snprintf(sites, sizeof(sites), "%.*s/" MW_GEN_SITES_FILE, (int)(slash - o->script),
-		     o->script) >= (int)sizeof(sites) || access(sites, R_OK) != 0)
+		     o->script) >= (int)sizeof(sites) || faccessat(AT_FDCWD, sites, R_OK, AT_EACCESS) != 0)
 		sites[0] = '\0';
 	if (!rn->lg && o->linger_key && o->env->rt == MW_RT_BPF &&
 	    !(rn->lg = mw_linger_arm(o->linger_key, o->linger_id, o->script, o->linger_ms,
