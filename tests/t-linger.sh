@@ -61,7 +61,10 @@ for k in 2 3; do
 	j=$(sed -n 's/.*joined a tracer session (tracer pid \([0-9]*\).*/\1/p' "$OUT/err$k")
 	[ "$j" = "$tracer" ] || fail "run $k did not join tracer $tracer: $(cat "$OUT/err$k")"
 	! grep -q 'bpf object' "$OUT/err$k" || fail "run $k made a tracer of its own"
+	# nor says what a runtime of its own would have armed
+	! grep -q 'bpf runtime' "$OUT/err$k" || fail "run $k, joined, noted a runtime: $(cat "$OUT/err$k")"
 done
+grep -q 'bpf runtime: .*uprobe' "$OUT/err1" || fail "run 1, which armed, did not note its runtime"
 for k in 4 5; do
 	grep -q "joined a tracer session (tracer pid $tracer," "$OUT/err$k" ||
 		grep -q "to join: the session is serving another run" "$OUT/err$k" ||

@@ -269,8 +269,10 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 		if (busy)	/* its name stays its own: a tracer of ours, not lingering */
 			key[0] = '\0';
 	}
-	if (o->linger_ms && !join)	/* a tracer of its own: sweep first (cmd_trace.c) */
+	if (o->linger_ms && !join) {	/* a tracer of its own: sweep first (cmd_trace.c) */
+		mw_run_note_runtime(&p);
 		mw_run_sweep();
+	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .session = join, .linger_key = key[0] && !join ? key : NULL,
 			 .linger_id = id, .linger_ms = o->linger_ms,

@@ -689,6 +689,12 @@ void mw_run_sweep(void)
 	}
 }
 
+void mw_run_note_runtime(const struct mw_run_prep *p)
+{
+	mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
+		p->env.did);
+}
+
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
 		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p)
 {
@@ -702,8 +708,8 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 		mw_error("%s", err);
 		return -1;
 	}
-	mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
-		p->env.did);
+	if (!o->linger_ms)	/* --linger: trace_repeat.c says it if this run arms */
+		mw_run_note_runtime(p);
 	p->libm = mw_run_open_libm(o, libc_path, p->libm_path, sizeof(p->libm_path), &bad_libm);
 	go = (struct mw_gen_opts){
 		.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
