@@ -172,17 +172,25 @@ static int map_info(int fd, struct mw_inplace_map *m)
 	return 0;
 }
 
+/* The tests' log named by environment variable var, opened to append
+ * (made 0600, not through a link): its fd, or -1 (unset, or not opened). */
+static int log_open(const char *var)
+{
+	const char *path = getenv(var);
+
+	return path ? real_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+				0600) : -1;
+}
+
 /* MW_UMULTI_INPLACE_LOG=FILE (the tests'): a line per rewritten program,
  * "inplace INSNS stores N arrays N loaded|refused ERRNO"; a refused one's
  * verifier log follows, its last 4 KiB, loaded again to get it. */
 static void inplace_log(const union bpf_attr *f, long fd, const struct mw_inplace_stats *st)
 {
-	const char *path = getenv("MW_UMULTI_INPLACE_LOG");
-	int err = errno, lf;
+	int err = errno, lf = log_open("MW_UMULTI_INPLACE_LOG");
 	char line[128];
 
-	if (!path || (lf = real_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-				     O_NOFOLLOW, 0600)) < 0) {
+	if (lf < 0) {
 		errno = err;
 		return;
 	}
@@ -474,13 +482,11 @@ static int put_prog(int map, uint32_t k, int prog)
 /* MW_UMULTI_LOG=FILE (the tests'): a line of what arming did. */
 static void shim_log(const char *fmt, ...)
 {
-	const char *path = getenv("MW_UMULTI_LOG");
-	int err = errno, lf;
+	int err = errno, lf = log_open("MW_UMULTI_LOG");
 	char line[256];
 	va_list ap;
 
-	if (!path || (lf = real_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-				     O_NOFOLLOW, 0600)) < 0) {
+	if (lf < 0) {
 		errno = err;
 		return;
 	}
@@ -670,7 +676,7 @@ __attribute__((constructor)) static void init(void)
 	const char *file = getenv("MW_UMULTI_SITES");
 
 	resolve();
-	if (file && !getenv("MW_UMULTI_NO_PREARM") && RESOLVED(real_open) && RESOLVED(real_close) && RESOLVED(real_syscall) &&
+	if (file && !getenv("MW_UMULTI_NO_PREARM") && real_open && real_close && real_syscall &&
 	    pthread_create(&pre.thread, NULL, prearm_thread, (void *)file) == 0)
 		pre.started = 1;
 }
