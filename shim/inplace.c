@@ -58,10 +58,11 @@
  *
  * It holds when, for a hash map (BPF_MAP_TYPE_HASH) with 8-byte values:
  * the key at L and at U is stored, in the straight-line code before each
- * call, from the same registers r6-r9 (or the same immediates), chunk by
- * 8-byte chunk; and on no path from L to U is one of those registers
- * written, the map loaded (no other lookup, update or delete of it), or L
- * met again.  The element L found is then the one U replaces: glibc's
+ * call, from the same registers r6-r9 (or the same immediates, or the
+ * same stack slots, read into any register in that code and not written
+ * since), chunk by 8-byte chunk; and on no path from L to U is one of
+ * those registers or slots written, the map loaded (no other lookup,
+ * update or delete of it), or L met again.  The element L found is then the one U replaces: glibc's
  * probes of one heap come from the thread that holds its arena's lock, so
  * no other CPU deletes that key between the two.
  *
@@ -160,11 +161,15 @@ static int store_size(uint8_t code)
 }
 
 /* What register s holds, as a symbol: a callee-saved register by its
- * name (the same however it was set, in this block or another), another
- * by what it was loaded or copied from */
+ * name (the same however it was set, in this block or another), unless
+ * this block loaded it from a stack slot it has not written since (then,
+ * as any register, by that slot: a key reloaded chunk by chunk through
+ * one register, as stapbpf does for a key of four locals, names its
+ * slots, which a later write of the register does not change); another
+ * register by what it was loaded or copied from */
 static struct sym sym_of(const struct blk *b, int s)
 {
-	if (s >= 6 && s <= 9)
+	if (s >= 6 && s <= 9 && b->rs[s].kind != SYM_SLOT)
 		return (struct sym){ .kind = SYM_REG, .reg = (uint8_t)s };
 	return b->rs[s];
 }
@@ -227,7 +232,12 @@ static void blk_write(struct call_in *ci, struct blk *b, const struct bpf_insn *
 		known = 1, imm = x->imm;
 	} else if (code == (BPF_LDX | BPF_MEM | BPF_DW) && s == 10 &&
 		   (k = chunk_of(x->off)) >= 0) {
-		v = ci->ch[k].kind != SYM_NONE ? ci->ch[k] :
+		/* the chunk's symbol, or the slot itself: when nothing of
+		 * the chunk is known, and when it holds d's own value (d
+		 * stored and read back: d is still the slot's content,
+		 * which its old name no longer says once d is written) */
+		v = ci->ch[k].kind != SYM_NONE &&
+		    !(ci->ch[k].kind == SYM_REG && ci->ch[k].reg == d) ? ci->ch[k] :
 		    (struct sym){ .kind = SYM_SLOT, .slot = x->off };
 	}
 	kill_reg(ci, b, d);

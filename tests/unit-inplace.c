@@ -43,11 +43,26 @@ static unsigned heap_prog(struct bpf_insn *p, int fd, const char *what, int key)
 	p[n++] = STW(10, -4, 0);
 	p[n++] = MOVK(9, 42);			/* the key */
 	p[n++] = MOVK(3, 42);
-	p[n++] = STX(10, key, -8);
+	if (!strncmp(what, "via-slot", 8)) {
+		/* stapbpf's key of four locals: each stored in a temporary,
+		 * read back into one register and stored into the key, the
+		 * register then used for the next (the multi-process setjmp
+		 * handlers): the key names the slot, not the register */
+		p[n++] = STW(10, -24, 0);
+		p[n++] = STW(10, -20, 0);
+		p[n++] = MOVK(key, 42);
+		p[n++] = STX(10, key, -24);
+		p[n++] = LDX(key, 10, -24);
+		p[n++] = STX(10, key, -8);
+		p[n++] = MOVK(key, 99);		/* the register reused */
+	} else {
+		p[n++] = STX(10, key, -8);
+	}
 	p[n++] = MOVX(2, 10);
 	p[n++] = ADDK(2, -8);
 	LDMAP(fd);
-	p[n++] = CALL(BPF_FUNC_map_lookup_elem);	/* L = 11 */
+	unsigned L = n;
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
 	p[n++] = JEQ0(0, 0);			/* to MISS, set below */
 	p[n++] = LDX(8, 0, 0);			/* L+2: v */
 	if (!strcmp(what, "ja-after-load"))
@@ -67,7 +82,11 @@ static unsigned heap_prog(struct bpf_insn *p, int fd, const char *what, int key)
 		LDMAP(fd);
 		p[n++] = CALL(BPF_FUNC_map_delete_elem);
 	}
+	if (!strcmp(what, "via-slot-written"))
+		p[n++] = STX(10, 8, -24);	/* the key's slot: another key */
 	unsigned upd = n;
+	if (!strncmp(what, "via-slot", 8))
+		p[n++] = LDX(key, 10, -24);
 	p[n++] = STX(10, key, -8);
 	p[n++] = MOVX(2, 10);
 	p[n++] = ADDK(2, -8);
@@ -81,10 +100,10 @@ static unsigned heap_prog(struct bpf_insn *p, int fd, const char *what, int key)
 	p[n++] = EXIT;
 	/* MISS: v = 0 (the key inserted with 7); "jump-into-load": its
 	 * jump goes to L+2 instead (a program never loaded) */
-	p[12].off = (int16_t)(n - 13);
+	p[L + 1].off = (int16_t)(n - L - 2);
 	p[n++] = MOVK(8, 0);
 	p[n++] = ADDK(8, 7);
-	p[n] = JA((int16_t)((long)(strcmp(what, "jump-into-load") ? upd : 13) - (long)n - 1));
+	p[n] = JA((int16_t)((long)(strcmp(what, "jump-into-load") ? upd : L + 2) - (long)n - 1));
 	n++;
 	return n;
 }
@@ -159,8 +178,8 @@ static int map_get(int fd, const void *key, uint64_t *v)
 }
 
 /* the program as made and as rewritten, each on a fresh map run 3 times:
- * the key's value after each run */
-static void same_in_kernel(const char *what, int array)
+ * the key's value after each run; shape and key: heap_prog's */
+static void same_in_kernel(const char *what, int array, const char *shape, int kreg)
 {
 	struct bpf_insn p[128], *out;
 	uint64_t got[2][3];
@@ -180,7 +199,7 @@ static void same_in_kernel(const char *what, int array)
 			fd_array = m;
 		else
 			fd_hash = m;
-		n = array ? array_prog(p, m, 0) : heap_prog(p, m, "", 9);
+		n = array ? array_prog(p, m, 0) : heap_prog(p, m, shape, kreg);
 		out = v ? mw_inplace(p, n, &out_n, fake_info, NULL) : NULL;
 		if (v && !out) {
 			printf("FAIL: %s: not rewritten\n", what);
@@ -230,6 +249,10 @@ int main(void)
 	expect("key from r3 (a call clobbers it)", p, heap_prog(p, HASH, "", 3), 0, 0);
 	expect("a jump into the lookup's load", p, heap_prog(p, HASH, "jump-into-load", 9), 0, 0);
 	expect("BPF_NOEXIST", p, heap_prog(p, HASH, "noexist", 9), 0, 0);
+	expect("key reloaded from a slot through a reused register", p,
+	       heap_prog(p, HASH, "via-slot", 7), 1, 0);
+	expect("key reloaded from a slot written between", p,
+	       heap_prog(p, HASH, "via-slot-written", 7), 0, 0);
 	expect("LRU hash", p, heap_prog(p, LRU, "", 9), 0, 0);
 	expect("16-byte values", p, heap_prog(p, WIDE, "", 9), 0, 0);
 	expect("array", p, array_prog(p, ARRAY, 0), 0, 1);
@@ -238,7 +261,8 @@ int main(void)
 		printf("the kernel half skipped: not root\n");
 		return failed;
 	}
-	same_in_kernel("heap shape", 0);
-	same_in_kernel("array", 1);
+	same_in_kernel("heap shape", 0, "", 9);
+	same_in_kernel("key reloaded from a slot", 0, "via-slot", 7);
+	same_in_kernel("array", 1, "", 0);
 	return failed;
 }
