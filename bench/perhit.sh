@@ -35,6 +35,10 @@
 #   emptym    where mallocwatch arms its sites as a uprobe_multi link
 #             (umulti-shim.so, Linux 6.6): the same empty program through
 #             one such link, the floor of that way of attaching
+#   emptyd    there too: the same empty program behind umulti-shim.so's
+#             dispatcher (the cookie as the index of a tail call), as
+#             every handler of ours runs through the link: what the
+#             dispatcher adds to a hit, wall and alone
 #   ourstf    there too: ours through stapbpf's own tracefs events
 #             (MALLOCWATCH_ATTACH=tracefs), its handlers as stapbpf made
 #             them: what the link and the counts added in place changed
@@ -154,7 +158,7 @@ fi
 EMPTY=
 if cc -O2 -Isrc/trace -o "$W/uprobe-empty" bench/uprobe-empty.c src/trace/umulti.c -lbpf 2>/dev/null; then
 	EMPTY=empty
-	[ -z "$UMULTI" ] || EMPTY="empty emptym"
+	[ -z "$UMULTI" ] || EMPTY="empty emptym emptyd"
 	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \
 		>"$W/sites"
 fi
@@ -226,9 +230,10 @@ one() {
 	if [ "$mode" = bpftrace ] || [ "$mode" = bpftracek ] || [ "$mode" = bpftraces ]; then
 		bpftrace "$W/$mode.bt" >"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
-	elif [ "$mode" = empty ] || [ "$mode" = emptym ]; then
+	elif [ "$mode" = empty ] || [ "$mode" = emptym ] || [ "$mode" = emptyd ]; then
 		# shellcheck disable=SC2046
-		"$W/uprobe-empty" $([ $mode = emptym ] && echo --multi) "$LIBC" $(cat "$W/sites") \
+		"$W/uprobe-empty" $([ $mode = emptym ] && echo --multi) \
+			$([ $mode = emptyd ] && echo --dispatch) "$LIBC" $(cat "$W/sites") \
 			>"$W/tracer.out" 2>&1 &
 		tracer=$!; STARTED="$STARTED $tracer"
 	elif [ "$mode" = ourstf ] || [ -z "$UMULTI" ]; then
@@ -262,10 +267,13 @@ done
 sysctl -q -w kernel.bpf_stats_enabled=1
 sreps=1
 [ "$per" != 0 ] || sreps=$REPS
+# the empty program alone through the link, with the dispatcher and without
+SEMPTY=
+case "$EMPTY" in *emptyd*) [ "$per" = 0 ] || SEMPTY="emptym emptyd" ;; esac
 for i in $(seq $sreps); do
-	for mode in $MODES $BT; do one "$@" | cut -d' ' -f2 >>"$W/$mode.allstats"; done
+	for mode in $MODES $BT $SEMPTY; do one "$@" | cut -d' ' -f2 >>"$W/$mode.allstats"; done
 done
-for mode in $MODES $BT; do med <"$W/$mode.allstats" >"$W/$mode.stats"; done
+for mode in $MODES $BT $SEMPTY; do med <"$W/$mode.allstats" >"$W/$mode.stats"; done
 sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
 hits=$((per * n))
 base=$(cut -d' ' -f1 "$W/none.txt" | med)
@@ -276,6 +284,10 @@ ho=$(cat "$W/ours.stats")
 floor="" hf=0 bt="" hbt=0 empty="" emptym="" tf="" htf=0
 [ -z "$EMPTY" ] || empty=$(cut -d' ' -f1 "$W/empty.txt" | med)
 [ ! -f "$W/emptym.txt" ] || emptym=$(cut -d' ' -f1 "$W/emptym.txt" | med)
+emptyd="" hem=0 hed=0
+[ ! -f "$W/emptyd.txt" ] || emptyd=$(cut -d' ' -f1 "$W/emptyd.txt" | med)
+[ ! -f "$W/emptym.stats" ] || hem=$(cat "$W/emptym.stats")
+[ ! -f "$W/emptyd.stats" ] || hed=$(cat "$W/emptyd.stats")
 if [ -f "$W/ourstf.txt" ]; then
 	tf=$(cut -d' ' -f1 "$W/ourstf.txt" | med)
 	htf=$(cat "$W/ourstf.stats")
@@ -290,7 +302,7 @@ if [ -f "$W/floor.txt" ]; then
 fi
 awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floor" -v hb=$hb \
 	-v ho=$ho -v hf=$hf -v bt="$bt" -v hbt=$hbt -v e="$empty" -v em="$emptym" -v tf="$tf" \
-	-v htf=$htf 'BEGIN {
+	-v htf=$htf -v ed="$emptyd" -v hem="$hem" -v hed="$hed" 'BEGIN {
 	if (b0 == "") {	# no loop_ns: the handlers alone
 		printf "  %-30s %9s       (no loop timing)                       handler alone: bare %5.0f ns, ours %5.0f ns (x%.2f)",
 			l, "", hb, ho, (hb > 0 ? ho / hb : 0)
@@ -327,6 +339,12 @@ awk -v l="$label" -v h=$hits -v b0="$base" -v b="$bare" -v o="$ours" -v f="$floo
 		pm = (em - b0) / h
 		printf "; empty program through a uprobe_multi link %6.3f us/hit: above it ours %+.3f",
 			pm / 1000, (po - pm) / 1000
+	}
+	if (ed != "") {	# and behind the dispatcher ours runs behind
+		pd = (ed - b0) / h
+		printf "; behind the dispatcher %6.3f us/hit (%+.3f)", pd / 1000, (pd - pm) / 1000
+		if (hem > 0 && hed > 0)
+			printf ", alone %5.0f ns against %5.0f without", hed, hem
 	}
 	if (tf != "") {	# ours attached by stapbpf itself (tracefs events)
 		ptf = (tf - b0) / h
@@ -374,6 +392,7 @@ if [ -n "$base" ]; then
 	[ ! -f "$W/bpftracek.txt" ] || line="$line ours/bpftrace keyed as ours $(pair ours bpftracek);"
 	[ ! -f "$W/ourstf.txt" ] || line="$line ours link/tracefs $(pair ours ourstf);"
 	[ ! -f "$W/emptym.txt" ] || line="$line empty link/PMU $(pair emptym empty);"
+	[ ! -f "$W/emptyd.txt" ] || line="$line empty behind the dispatcher/link $(pair emptyd emptym);"
 	[ -z "$EMPTY" ] || line="$line bpftrace/empty $(pair bpftrace empty); ours/empty $(pair ours empty)"
 	echo "$line"
 fi

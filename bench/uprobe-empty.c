@@ -7,11 +7,15 @@
  * of the displaced instruction, and a BPF program's call.  bench/perhit.sh
  * runs it as its "empty" mode.
  *
- * Usage: uprobe-empty [--multi] FILE OFFSET...
+ * Usage: uprobe-empty [--multi|--dispatch] FILE OFFSET...
  *
  * --multi: the sites as one uprobe_multi link (BPF_TRACE_UPROBE_MULTI,
  * Linux 6.6), as mallocwatch's umulti-shim.so arms stapbpf's: the floor
  * of a tracer that attaches that way.
+ * --dispatch: the same link running umulti-shim.so's dispatcher (the
+ * site's cookie, bpf_get_attach_cookie, as the index of a tail call into
+ * a BPF_MAP_TYPE_PROG_ARRAY), every slot the empty program: what the
+ * dispatcher adds to a hit is this against --multi.
  *
  * Prints "MW 1 ready" once every uprobe is attached, then waits for
  * SIGINT or SIGTERM and exits 0 (its perf events close with it).  Exits 1
@@ -41,6 +45,24 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* umulti-shim.so's dispatcher (umulti.h) on a program array of n slots,
+ * each holding prog: its fd, or -1 with errno */
+static int load_dispatch(int prog, unsigned n)
+{
+	int map = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, "mw_progs", 4, 4, n, NULL);
+
+	if (map < 0)
+		return -1;
+	for (unsigned i = 0; i < n; i++)
+		if (bpf_map_update_elem(map, &i, &prog, BPF_ANY) < 0)
+			return -1;
+	struct bpf_insn insns[MW_UMULTI_DISPATCH_LEN];
+	LIBBPF_OPTS(bpf_prog_load_opts, lo, .expected_attach_type = MW_BPF_TRACE_UPROBE_MULTI);
+
+	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, "mw_dispatch", "GPL", insns,
+			     mw_umulti_dispatch(insns, map), &lo);
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_insn insns[] = {
@@ -51,14 +73,15 @@ int main(int argc, char **argv)
 	FILE *t = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
 	int type = -1, prog;
 
-	int multi = argc > 1 && strcmp(argv[1], "--multi") == 0;
+	int dispatch = argc > 1 && strcmp(argv[1], "--dispatch") == 0;
+	int multi = dispatch || (argc > 1 && strcmp(argv[1], "--multi") == 0);
 
 	if (multi) {
 		argv++;
 		argc--;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: uprobe-empty [--multi] FILE OFFSET...\n");
+		fprintf(stderr, "usage: uprobe-empty [--multi|--dispatch] FILE OFFSET...\n");
 		return 1;
 	}
 	if (!t || fscanf(t, "%d", &type) != 1) {
@@ -82,12 +105,20 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (multi) {
-		static uint64_t offs[4096];
+		static uint64_t offs[4096], cookies[4096];
+		int link_prog = prog;
 
-		for (int i = 2; i < argc && i - 2 < 4096; i++)
+		for (int i = 2; i < argc && i - 2 < 4096; i++) {
 			offs[i - 2] = strtoull(argv[i], NULL, 0);
+			cookies[i - 2] = (uint64_t)(i - 2);
+		}
+		if (dispatch && argc - 2 <= 4096 &&
+		    (link_prog = load_dispatch(prog, (unsigned)(argc - 2))) < 0) {
+			perror("uprobe-empty: the dispatcher");
+			return 1;
+		}
 		if (argc - 2 > 4096 ||
-		    mw_umulti_link(prog, argv[1], offs, NULL, (unsigned)(argc - 2), 0) < 0) {
+		    mw_umulti_link(link_prog, argv[1], offs, cookies, (unsigned)(argc - 2), 0) < 0) {
 			fprintf(stderr, "uprobe-empty: uprobe_multi link on %s: %s\n", argv[1],
 				strerror(errno));
 			return 1;

@@ -374,21 +374,10 @@ static int add_site(const char *buf, size_t n)
 /* The dispatcher: r0 = cookie; tail_call(ctx, map, r0); return 0. */
 static int load_dispatch(int map)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6, .src_reg = 1 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 3, .src_reg = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1, .src_reg = 6 },
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .src_reg = BPF_PSEUDO_MAP_FD,
-		  .imm = map },
-		{ 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
+	struct bpf_insn insns[MW_UMULTI_DISPATCH_LEN];
 	union bpf_attr a;
 
-	mw_umulti_prog_attr(&a, insns, sizeof(insns) / sizeof(insns[0]));
+	mw_umulti_prog_attr(&a, insns, mw_umulti_dispatch(insns, map));
 	strncpy(a.prog_name, "mw_dispatch", sizeof(a.prog_name) - 1);
 	return (int)sys_bpf(BPF_PROG_LOAD, &a, sizeof(a));
 }

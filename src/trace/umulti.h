@@ -3,8 +3,9 @@
  * not define: the attach type's number and the link's attributes as
  * include/uapi/linux/bpf.h of Linux 6.6 lays them out, and the two calls
  * mallocwatch's feature check and the benches make.  umulti-shim.so
- * (shim/umulti-shim.c) takes the definitions and mw_umulti_prog_attr
- * only: its calls go through the syscall() it interposes. */
+ * (shim/umulti-shim.c) takes the definitions, mw_umulti_prog_attr and
+ * mw_umulti_dispatch only: its calls go through the syscall() it
+ * interposes. */
 #ifndef MALLOCWATCH_UMULTI_H
 #define MALLOCWATCH_UMULTI_H
 
@@ -40,6 +41,31 @@ static inline void mw_umulti_prog_attr(union bpf_attr *a, const struct bpf_insn 
 	a->insns = (uintptr_t)insns;
 	a->insn_cnt = n;
 	a->license = (uintptr_t)"GPL";
+}
+
+/* umulti-shim.so's dispatcher, the program its link runs at every site:
+ * r0 = bpf_get_attach_cookie(ctx); bpf_tail_call(ctx, map, r0); return 0
+ * (the site's cookie is its slot in the BPF_MAP_TYPE_PROG_ARRAY map, a
+ * descriptor, in ld_imm64 BPF_PSEUDO_MAP_FD).  Into insns, room for
+ * MW_UMULTI_DISPATCH_LEN; the count. */
+#define MW_UMULTI_DISPATCH_LEN 9
+static inline unsigned mw_umulti_dispatch(struct bpf_insn *insns, int map)
+{
+	const struct bpf_insn d[MW_UMULTI_DISPATCH_LEN] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6, .src_reg = 1 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 3, .src_reg = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1, .src_reg = 6 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = map },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	memcpy(insns, d, sizeof(d));
+	return MW_UMULTI_DISPATCH_LEN;
 }
 
 /* Load an empty program (r0 = 0; exit) of type BPF_PROG_TYPE_KPROBE for
