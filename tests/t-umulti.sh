@@ -195,6 +195,15 @@ for how in link plain tracefs; do
 		>"$OUT/$how.prog" 2>"$OUT/$how.err" || fail "$how: mallocwatch exited $?: $(cat "$OUT/$how.err")"
 	unset MALLOCWATCH_ATTACH MW_UMULTI_NO_INPLACE MW_UMULTI_INPLACE_LOG
 done
+# the setjmp family alone, of one process and of a tree (-f: keys that
+# begin with the process): every handler's count made in place
+export MW_UMULTI_INPLACE_LOG=$OUT/sjone.inplace
+"$MW" -q -e setjmp --json "$OUT/sjone.json" -o /dev/null -c ./examples/setjmp-loop 20000 \
+	>"$OUT/sjone.prog" 2>"$OUT/sjone.err" || fail "setjmp alone: mallocwatch exited $?: $(cat "$OUT/sjone.err")"
+export MW_UMULTI_INPLACE_LOG=$OUT/sjtree.inplace
+"$MW" -q -f -e setjmp --json "$OUT/sjtree.json" -o /dev/null -c sh -c './examples/setjmp-loop 20000; true' \
+	>"$OUT/sjtree.prog" 2>"$OUT/sjtree.err" || fail "setjmp, -f: mallocwatch exited $?: $(cat "$OUT/sjtree.err")"
+unset MW_UMULTI_INPLACE_LOG
 for how in link plain; do
 	case $how in
 	link) export MW_UMULTI_INPLACE_LOG=$OUT/heap.inplace ;;
@@ -208,7 +217,10 @@ python3 - "$OUT" <<'PY' || fail "the three ways disagree"
 import json, re, sys
 link, plain, tfs = (json.load(open("%s/%s.json" % (sys.argv[1], n)))
                     for n in ("link", "plain", "tracefs"))
-for name, r in (("link", link), ("plain", plain), ("tracefs", tfs)):
+sjone, sjtree = (json.load(open("%s/%s.json" % (sys.argv[1], n))) for n in ("sjone", "sjtree"))
+sjtree = sjtree["processes"][-1]	# sh's child, the loop
+for name, r in (("link", link), ("plain", plain), ("tracefs", tfs), ("sjone", sjone),
+                ("sjtree", sjtree)):
     # the program's own jmp_buf (its address differs run to run: PIE)
     buf = re.search(r"^jmp_buf (0x[0-9a-f]+)", open("%s/%s.prog" % (sys.argv[1], name)).read(),
                     re.M).group(1)
@@ -234,6 +246,12 @@ hstores, harrays = log("heap")
 assert hstores >= 2, ("the heap handlers' values were not stored in place", hstores, harrays)
 print("ok: in place: setjmp run %d stores, %d array stores; heap run %d stores, %d array stores; all loaded"
       % (stores, arrays, hstores, harrays))
+# -e setjmp: the handlers' programs are all the shim sees, each one count
+for name in ("sjone", "sjtree"):
+    lines = [l.split() for l in open("%s/%s.inplace" % (sys.argv[1], name)) if l.startswith("inplace ")]
+    assert len(lines) >= 3 and all(l[3] == "1" for l in lines), \
+        ("%s: a setjmp handler's count not made in place" % name, lines)
+    print("ok: %s: %d setjmp handlers, each its count in place" % (name, len(lines)))
 PY
 
 # 3. SIGKILL: the link goes with the tracer's descriptors

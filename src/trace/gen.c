@@ -42,6 +42,9 @@
 /* the lock waits' map stays preallocated under umulti-shim.so (gen.h) */
 _Static_assert(MW_MAP_WAITS <= MW_UMULTI_PREALLOC_MAX,
 	       "MW_MAP_WAITS above umulti-shim.so's preallocation bound");
+/* the setjmp family's packed key word keeps the probe's id in its top
+ * byte, positive (gen_int.h, MW_JW_*) */
+_Static_assert(MW_P_COUNT < 128, "probe ids no longer fit mw_j's key word");
 
 #define MAX_PROBES 128
 #define MAX_SITES 16
@@ -480,7 +483,13 @@ static void mode_body(struct gen *g, const struct group *gr)
 		sbrk_body(g, gr);
 		return;
 	case MW_MODE_SETJMP:	/* per thread, jmp_buf, value, return address */
-		fprintf(f, "\tmw_j[%d, %s%s, a1, a2, a3]++\n", gr->id, g->pk, g->te);
+		/* the probe, the thread and the value in one word (MW_JW_*,
+		 * gen_int.h): a 24-byte key, not 40 (a shorter hash and
+		 * compare each hit); the word last, or stap's registers defeat
+		 * the in-place count (shim/inplace.c; t-umulti checks it) */
+		fprintf(f, "\tjw = (%d << %d) | (%s << %d) | mw_zext(a2, %d)\n"
+			"\tmw_j[%sa1, a3, jw]++\n", gr->id, MW_JW_ID_SHIFT, g->te, MW_JW_TID_SHIFT,
+			MW_JW_TID_SHIFT, g->pk);
 		return;
 	case MW_MODE_MATH:	/* the first samples, arguments read through */
 		math_body(g, gr);

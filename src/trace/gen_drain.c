@@ -56,7 +56,7 @@ static const struct {
 	{ "mw_sfail", 1, MW_MODE_SBRK, 1, 0 },
 	{ "mw_slfail", 1, MW_MODE_SBRK, 1, 0 },
 	{ "mw_sany", 1, MW_MODE_SBRK, 1, -1 },
-	{ "mw_j", 6, MW_MODE_SETJMP, 2, 5 },
+	{ "mw_j", 4, MW_MODE_SETJMP, 1, 3 },	/* gen_int.h, MW_JW_* */
 	{ "mw_msamp", 1, MW_MODE_MATH, 0, -1 },
 };
 

@@ -95,13 +95,14 @@ static void skipped(struct gen *g)
 static void dump_multi_records(struct gen *g)
 {
 	static const char *const n[] = { "i", "t", "mw_n[i, p, t]" };
-	static const char *const jt[] = { "i", "t", "k", "v", "r", "mw_j[i, p, t, k, v, r]" };
+	static const char *const jt[] = { MW_JW_ID("jw"), MW_JW_TID("jw"), "k",
+					  MW_JW_VALUE("jw"), "r", "mw_j[p, k, r, jw]" };
 	static const char *const b[] = { "mw_bias[p]" };
 
 	mw_gen_emit_print_of(g, each(g, "[i, p, t]", "mw_n"), "p", "N", 2, 3, n);
 	dump_counted(g);
 	if (g->modes & (1u << MW_MODE_SETJMP))
-		mw_gen_emit_print_of(g, each(g, "[i, p, t, k, v, r]", "mw_j"), "p", "K", 2, 6, jt);
+		mw_gen_emit_print_of(g, each(g, "[p, k, r, jw]", "mw_j"), "p", "K", 2, 6, jt);
 	mw_gen_emit_print_of(g, each(g, "p", "mw_bias"), "p", "B", 0, 1, b);
 }
 
@@ -146,10 +147,10 @@ static void dump_one(struct gen *g)
 	if (g->modes & (1u << MW_MODE_SBRK))
 		mw_gen_emit_print(g, "\t", "S", 0, 9, s);
 	if (g->modes & (1u << MW_MODE_SETJMP)) {
-		static const char *const jt[] = { "i", "t", "k", "v", "r",
-						  "mw_j[i, t, k, v, r]" };
+		static const char *const jt[] = { MW_JW_ID("jw"), MW_JW_TID("jw"), "k",
+						  MW_JW_VALUE("jw"), "r", "mw_j[k, r, jw]" };
 
-		fprintf(f, "\tforeach ([i, t, k, v, r] in mw_j)\n");
+		fprintf(f, "\tforeach ([k, r, jw] in mw_j)\n");
 		mw_gen_emit_print(g, "\t\t", "K", 2, 6, jt);
 	}
 	mw_gen_emit_print(g, "\t", "B", 0, 1, b);

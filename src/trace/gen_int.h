@@ -73,6 +73,22 @@ struct gen {
 #define HEAP_NMORE(v, hi) "(" hi " + ((" v ") & 2047))"
 #define HEAP_NLESS(v, hi) "(" hi " + (((" v ") >> 11) & 2047))"
 
+/* The setjmp family's map mw_j is keyed [jmp_buf, return address, word]
+ * (a process first in a run of several), the word holding from the top
+ * the probe's id (bits 56-63; ids are below MW_P_COUNT, under 128, so
+ * the word stays positive), the thread (bits 32-55: a Linux thread id is
+ * at most PID_MAX_LIMIT, 2^22 on 64-bit, include/linux/threads.h) and
+ * the value's 32 bits (an int: setjmp's savemask, longjmp's value).  A
+ * 24-byte key where five words took 40: the hash map hashes and compares
+ * a key on every hit (jhash2: one round per 12 bytes).  The printers
+ * unpack it with these stap expressions (signed shifts; the value comes
+ * back sign-extended, as mw_sext(a2, 32) read it). */
+#define MW_JW_ID_SHIFT 56
+#define MW_JW_TID_SHIFT 32
+#define MW_JW_ID(w) "((" w ") >> 56)"
+#define MW_JW_TID(w) "(((" w ") << 8) >> 40)"
+#define MW_JW_VALUE(w) "(((" w ") << 32) >> 32)"
+
 /* printf("TAG v1 v2 ...\n") of stap expressions v[0..n-1] into g->out,
  * each line starting with indent; the first nplain values printed as
  * they are, the others under the bpf runtime as two 32-bit halves
