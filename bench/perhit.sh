@@ -183,14 +183,16 @@ for s in $MODES; do
 done
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-# wait for the tracer's ready line; a tracer that died or never got
-# ready in 120 s ends the bench with its output
+# wait for the tracer's ready line (in FILE, default tracer.out); a
+# tracer that died or never got ready in 120 s ends the bench with its
+# output
 ready() {
+	rf=${1:-$W/tracer.out}
 	i=0
-	until grep -q '^MW 1 ready' "$W/tracer.out" 2>/dev/null; do
+	until grep -q '^MW 1 ready' "$rf" 2>/dev/null; do
 		if ! kill -0 $tracer 2>/dev/null || [ $i -ge 6000 ]; then
 			echo "perhit: $mode tracer not ready:" >&2
-			cat "$W/tracer.out" >&2
+			cat "$rf" >&2
 			kill $tracer $prog 2>/dev/null || true
 			exit 1
 		fi
@@ -211,6 +213,54 @@ stop() {
 	wait $tracer || true
 	drop_defs $tracer
 }
+# start the tracer of $mode on $prog, its output into FILE; its pid in
+# $tracer
+launch() {
+	out=$1
+	if [ "$mode" = bpftrace ] || [ "$mode" = bpftracek ] || [ "$mode" = bpftraces ]; then
+		bpftrace "$W/$mode.bt" >"$out" 2>&1 &
+		tracer=$!; STARTED="$STARTED $tracer"
+	elif [ "$mode" = empty ] || [ "$mode" = emptym ] || [ "$mode" = emptyd ]; then
+		# shellcheck disable=SC2046
+		"$W/uprobe-empty" $([ $mode = emptym ] && echo --multi) \
+			$([ $mode = emptyd ] && echo --dispatch) "$LIBC" $(cat "$W/sites") \
+			>"$out" 2>&1 &
+		tracer=$!; STARTED="$STARTED $tracer"
+	elif [ "$mode" = ourstf ] || [ -z "$UMULTI" ]; then
+		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$out" 2>&1 &
+		tracer=$!; STARTED="$STARTED $tracer"
+	else
+		LD_PRELOAD=$SHIM:$PWD/build/umulti-shim.so stapbpf -w -x $prog "$W/mwbench_$mode.bo" \
+			>"$out" 2>&1 &
+		tracer=$!; STARTED="$STARTED $tracer"
+	fi
+}
+# the handlers' own time in tracer PID, from the kernel's per-program
+# counters (ns a run, over all of its programs)
+alone() {
+	cat /proc/$1/fdinfo/* 2>/dev/null | awk '
+		/^run_time_ns:/ { t += $2 } /^run_cnt:/ { c += $2 }
+		END { if (c) printf "%.1f", t / c; else print 0 }'
+}
+# ours and bpftrace on the same hits: both attached, in the order given,
+# then one run of the program; each one's handler alone.  The same hits,
+# the same moment: what drifts from one run to the next (a run's figure
+# moved by a third) hits both.  Prints "ours_ns bpftrace_ns"
+side() {
+	rm -f "$W/go" "$W/side-ours.out" "$W/side-bpftrace.out"
+	mkfifo "$W/go"
+	sh -c 'read _ <"$0"; exec "$@"' "$W/go" $LOADER "$@" >"$W/prog.out" &
+	prog=$!
+	for mode in $ORDER; do
+		launch "$W/side-$mode.out"
+		ready "$W/side-$mode.out"
+		eval "pid_$mode=\$tracer"
+	done
+	echo >"$W/go"
+	wait $prog
+	echo "$(alone $pid_ours) $(alone $pid_bpftrace)"
+	for tracer in $pid_ours $pid_bpftrace; do stop; done
+}
 # one run: $1 = bare | ours | none; prints "loop_ns handler_ns"
 one() {
 	# (the last tracer's ready line must not pass for this one's: the
@@ -227,30 +277,11 @@ one() {
 		echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") 0"
 		return
 	fi
-	if [ "$mode" = bpftrace ] || [ "$mode" = bpftracek ] || [ "$mode" = bpftraces ]; then
-		bpftrace "$W/$mode.bt" >"$W/tracer.out" 2>&1 &
-		tracer=$!; STARTED="$STARTED $tracer"
-	elif [ "$mode" = empty ] || [ "$mode" = emptym ] || [ "$mode" = emptyd ]; then
-		# shellcheck disable=SC2046
-		"$W/uprobe-empty" $([ $mode = emptym ] && echo --multi) \
-			$([ $mode = emptyd ] && echo --dispatch) "$LIBC" $(cat "$W/sites") \
-			>"$W/tracer.out" 2>&1 &
-		tracer=$!; STARTED="$STARTED $tracer"
-	elif [ "$mode" = ourstf ] || [ -z "$UMULTI" ]; then
-		LD_PRELOAD=$SHIM stapbpf -w -x $prog "$W/mwbench_$mode.bo" >"$W/tracer.out" 2>&1 &
-		tracer=$!; STARTED="$STARTED $tracer"
-	else
-		LD_PRELOAD=$SHIM:$PWD/build/umulti-shim.so stapbpf -w -x $prog "$W/mwbench_$mode.bo" \
-			>"$W/tracer.out" 2>&1 &
-		tracer=$!; STARTED="$STARTED $tracer"
-	fi
+	launch "$W/tracer.out"
 	ready
 	echo >"$W/go"
 	wait $prog
-	# the handlers' own time, from the kernel's per-program counters
-	h=$(cat /proc/$tracer/fdinfo/* 2>/dev/null | awk '
-		/^run_time_ns:/ { t += $2 } /^run_cnt:/ { c += $2 }
-		END { if (c) printf "%.1f", t / c; else print 0 }')
+	h=$(alone $tracer)
 	stop
 	echo "$(awk '/^loop_ns/ { print $2 }' "$W/prog.out") $h"
 }
@@ -261,12 +292,12 @@ sysctl -q -w kernel.bpf_stats_enabled=0
 for i in $(seq "$REPS"); do
 	for mode in none $EMPTY $MODES $BT; do one "$@" >>"$W/$mode.txt"; done
 done
-# the handlers alone, statistics on: one run each where a loop's time
-# is the figure; where it is not (HITS_PER_ITER 0: a few hundred hits a
-# run, each a first), the median of REPS runs, interleaved as above
+# the handlers alone, statistics on: the median of SREPS runs (default
+# REPS), interleaved as above, and each mode's ratio paired by round
 sysctl -q -w kernel.bpf_stats_enabled=1
-sreps=1
-[ "$per" != 0 ] || sreps=$REPS
+# (REPS rounds, as the wall times: one run's figure moved by a third
+# between runs of one build; SREPS=1 for a quick look)
+sreps=${SREPS:-$REPS}
 # the empty program alone through the link, with the dispatcher and without
 SEMPTY=
 case "$EMPTY" in *emptyd*) [ "$per" = 0 ] || SEMPTY="emptym emptyd" ;; esac
@@ -274,6 +305,15 @@ for i in $(seq $sreps); do
 	for mode in $MODES $BT $SEMPTY; do one "$@" | cut -d' ' -f2 >>"$W/$mode.allstats"; done
 done
 for mode in $MODES $BT $SEMPTY; do med <"$W/$mode.allstats" >"$W/$mode.stats"; done
+# side by side (bench/perhit.sh's other figures are runs one after the
+# other): SREPS rounds, bpftrace attached first in odd ones, ours in even
+if [ -n "$BT" ] && [ "$per" != 0 ]; then
+	for i in $(seq $sreps); do
+		ORDER="bpftrace ours"
+		[ $((i % 2)) = 0 ] && ORDER="ours bpftrace"
+		echo "$(side "$@") $i" >>"$W/side.txt"
+	done
+fi
 sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
 hits=$((per * n))
 base=$(cut -d' ' -f1 "$W/none.txt" | med)
@@ -386,6 +426,33 @@ pair() {	# A B: "xMEDIAN (xMIN-xMAX)" of (A - none) / (B - none)
 		awk '$5 - $1 > 0 { print ($3 - $1) / ($5 - $1) }' | sort -n |
 		awk '{ v[NR] = $1 } END { if (NR) printf "x%.2f (x%.2f-x%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
+# the handlers alone, paired by round the same way
+pair_alone() {	# A B: "xMEDIAN (xMIN-xMAX)" of A's handler alone / B's
+	[ -f "$W/$1.allstats" ] && [ -f "$W/$2.allstats" ] || return 0
+	paste -d' ' "$W/$1.allstats" "$W/$2.allstats" | awk '$2 > 0 { print $1 / $2 }' | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) printf "x%.2f (x%.2f-x%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+if [ -f "$W/side.txt" ]; then
+	awk '$2 > 0 { print $1 / $2, $1, $2 }' "$W/side.txt" | sort -n | awk '
+		{ r[NR] = $1; o[NR] = $2; b[NR] = $3 }
+		END {
+			if (!NR) exit
+			m = int((NR + 1) / 2)
+			printf "    side by side, ours and bpftrace on the same hits (bpf_stats), %d runs: ours/bpftrace alone x%.2f median (x%.2f-x%.2f), below in %d of %d\n",
+				NR, r[m], r[1], r[NR], below(r), NR
+		}
+		function below(r,   k, n) { for (k in r) n += r[k] < 1; return n + 0 }'
+	awk '$2 > 0 { printf "      run %d (%s first): ours %5.0f ns, bpftrace %5.0f ns (x%.2f)\n", $3,
+		($3 % 2 ? "bpftrace" : "ours"), $1, $2, $1 / $2 }' "$W/side.txt"
+fi
+if [ "$sreps" -gt 1 ]; then
+	line="    handlers alone, paired by round, median (range) of $sreps:"
+	[ -z "$BT" ] || line="$line ours/bpftrace $(pair_alone ours bpftrace);"
+	[ ! -f "$W/bpftracek.allstats" ] || line="$line ours/bpftrace keyed as ours $(pair_alone ours bpftracek);"
+	[ ! -f "$W/floor.allstats" ] || line="$line ours/floor $(pair_alone ours floor);"
+	[ ! -f "$W/emptyd.allstats" ] || line="$line empty behind the dispatcher/link $(pair_alone emptyd emptym)"
+	echo "$line"
+fi
 if [ -n "$base" ]; then
 	line="    paired by round, median (range) of $REPS:"
 	[ -z "$BT" ] || line="$line ours/bpftrace $(pair ours bpftrace);"
