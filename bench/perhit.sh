@@ -307,7 +307,7 @@ done
 for mode in $MODES $BT $SEMPTY; do med <"$W/$mode.allstats" >"$W/$mode.stats"; done
 # side by side (bench/perhit.sh's other figures are runs one after the
 # other): SREPS rounds, bpftrace attached first in odd ones, ours in even
-if [ -n "$BT" ] && [ "$per" != 0 ]; then
+if [ -n "$BT" ]; then
 	for i in $(seq $sreps); do
 		ORDER="bpftrace ours"
 		[ $((i % 2)) = 0 ] && ORDER="ours bpftrace"
