@@ -62,9 +62,10 @@
  * same stack slots, read into any register in that code and not written
  * since), chunk by 8-byte chunk; and on no path from L to U is one of
  * those registers or slots written, the map loaded (no other lookup,
- * update or delete of it), or L met again.  The element L found is then the one U replaces: glibc's
- * probes of one heap come from the thread that holds its arena's lock, so
- * no other CPU deletes that key between the two.
+ * update or delete of it), or L met again.  The element L found is then
+ * the one U replaces: glibc's probes of one heap come from the thread
+ * that holds its arena's lock, so no other CPU deletes that key between
+ * the two.
  *
  * L+2 becomes a jump to: *(u64 *)(r10 + SLOT) = r0; <L+2>; goto L+3.
  * U becomes a jump to: r0 = *(u64 *)(r10 + SLOT); if r0 == 0 goto CALL;
