@@ -420,17 +420,18 @@ fi
 # the same ratios rep by rep: each traced run against the untraced run of
 # its own round (the machine's speed drifts between rounds; a ratio of
 # medians mixes rounds), median and range over the rounds
+mrange() {	# ratios, one a line: "xMEDIAN (xMIN-xMAX)" of them, or nothing
+	sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "x%.2f (x%.2f-x%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
 pair() {	# A B: "xMEDIAN (xMIN-xMAX)" of (A - none) / (B - none)
 	[ -f "$W/$1.txt" ] && [ -f "$W/$2.txt" ] || return 0
 	paste -d' ' "$W/none.txt" "$W/$1.txt" "$W/$2.txt" |
-		awk '$5 - $1 > 0 { print ($3 - $1) / ($5 - $1) }' | sort -n |
-		awk '{ v[NR] = $1 } END { if (NR) printf "x%.2f (x%.2f-x%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+		awk '$5 - $1 > 0 { print ($3 - $1) / ($5 - $1) }' | mrange
 }
 # the handlers alone, paired by round the same way
 pair_alone() {	# A B: "xMEDIAN (xMIN-xMAX)" of A's handler alone / B's
 	[ -f "$W/$1.allstats" ] && [ -f "$W/$2.allstats" ] || return 0
-	paste -d' ' "$W/$1.allstats" "$W/$2.allstats" | awk '$2 > 0 { print $1 / $2 }' | sort -n |
-		awk '{ v[NR] = $1 } END { if (NR) printf "x%.2f (x%.2f-x%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+	paste -d' ' "$W/$1.allstats" "$W/$2.allstats" | awk '$2 > 0 { print $1 / $2 }' | mrange
 }
 if [ -f "$W/side.txt" ]; then
 	# the two handlers run one after the other in an order that follows
