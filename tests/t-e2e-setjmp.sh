@@ -33,6 +33,28 @@ PY
 expect_same "$OUT/expected.txt" "$OUT/actual.txt"
 grep -q "^  values (longjmp): " "$OUT/summary.txt" || fail "no setjmp section in the summary"
 
+# negative values, INT_MIN among them: the value's 32 bits share a key
+# word with the probe and the thread (src/trace/gen_int.h, MW_JW_*) and
+# come back sign-extended, alone and in a tree (-f: keys begin with the
+# process)
+for how in one tree; do
+	f=; [ $how = tree ] && f=-f
+	"$MW" -q $f -e setjmp --json "$OUT/neg-$how.json" -o /dev/null -c ./examples/setjmp-loop 7000 neg \
+		>"$OUT/neg-$how.txt" || fail "setjmp-loop neg ($how): mallocwatch exited $?"
+	sed -n 's/^longjmp_value \(-\{0,1\}[0-9]*\) \([0-9]*\)$/\1 \2/p' "$OUT/neg-$how.txt" | sort -n \
+		>"$OUT/neg-$how.expected"
+	[ "$(wc -l <"$OUT/neg-$how.expected")" = 7 ] || exit 99
+	python3 - "$OUT/neg-$how.json" >"$OUT/neg-$how.actual" <<'PY' || exit 99
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["processes"][-1]["setjmp"] if r.get("processes") else r["setjmp"]
+for v in sorted(s["longjmp_values"], key=lambda v: v["value"]):
+    if v["probe"] == "longjmp":
+        print(v["value"], v["count"])
+PY
+	expect_same "$OUT/neg-$how.expected" "$OUT/neg-$how.actual"
+done
+
 "$MW" -q -e '!setjmp' --json "$OUT/noset.json" -o /dev/null -c ./examples/setjmp-loop 10 >/dev/null ||
 	fail "mallocwatch -e '!setjmp' exited $?"
 grep -q '"setjmp"' "$OUT/noset.json" && fail "-e '!setjmp' still traced setjmp"
