@@ -52,7 +52,7 @@ ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-# src/ is one folder per stage (README.md, Layout); every folder is on
+# src/ is one folder per stage (docs/architecture.md, Layout); every folder is on
 # the include path, so a file includes another's header by its name alone.
 SRC_DIRS = $(wildcard src/*/)
 INCLUDES = $(patsubst %/,-I%,$(SRC_DIRS)) -Ibuild

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The layout of src/ against README.md's Layout section, which lists one
+# The layout of src/ against docs/architecture.md's Layout section, which lists one
 # folder a line ("- `src/NAME/` ..."), from the ground up.
 # 1. Every file under src/ is in a folder, every folder is listed, and
 #    every file of a folder is named on its line (`stem` for NAME.c and
@@ -10,18 +10,18 @@
 # 3. No two files under src/ share a name (the include path holds every
 #    folder, and build/ holds the objects side by side).
 . tests/lib.sh
-awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' README.md >"$OUT/layout" ||
+awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' docs/architecture.md >"$OUT/layout" ||
 	exit 99
 sed -n 's/^- `src\/\([a-z]*\)\/`.*/\1/p' "$OUT/layout" >"$OUT/order"
-[ -s "$OUT/order" ] || fail "README.md's Layout lists no src/ folder"
+[ -s "$OUT/order" ] || fail "docs/architecture.md's Layout lists no src/ folder"
 loose=$(ls -p src | grep -v '/$')
 [ -z "$loose" ] || fail "files directly under src/, in no folder: $loose"
 for d in src/*/; do
 	d=${d#src/}; d=${d%/}
-	grep -qx "$d" "$OUT/order" || fail "README.md's Layout does not list src/$d/"
+	grep -qx "$d" "$OUT/order" || fail "docs/architecture.md's Layout does not list src/$d/"
 done
 while read -r d; do
-	[ -d "src/$d" ] || fail "README.md's Layout lists src/$d/, which is not there"
+	[ -d "src/$d" ] || fail "docs/architecture.md's Layout lists src/$d/, which is not there"
 	# the folder's entry: its line and the lines that continue it
 	awk -v d="$d" '/^- `src\// { on = index($0, "- `src/" d "/`") == 1 }
 		/^$/ { on = 0 } on' "$OUT/layout" >"$OUT/entry-$d"
@@ -29,7 +29,7 @@ while read -r d; do
 		f=${f##*/}
 		stem=${f%.[ch]}
 		grep -qF "\`$stem\`" "$OUT/entry-$d" || grep -qF "\`$f\`" "$OUT/entry-$d" ||
-			fail "README.md's Layout does not name $f under src/$d/"
+			fail "docs/architecture.md's Layout does not name $f under src/$d/"
 	done
 done <"$OUT/order"
 dups=$(ls src/*/ | grep -v -e '^src/' -e '^$' | sort | uniq -d)
