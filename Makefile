@@ -28,7 +28,7 @@
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   bench-vm   the kernel runtime against the bpf runtime, per hit and stop,
 #              in the check-vm guest (scripts/vm.sh, bench/runtimes.sh; root)
-#   install    install the binary, the shim and the man page
+#   install    install the binary, the shims and the man pages
 #   uninstall  remove what install put there
 #   clean      remove build/
 
@@ -256,15 +256,18 @@ bench-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
 	$(Q)sh scripts/vm.sh env MW_HOST_LOAD="$$(cut -d' ' -f1-3 /proc/loadavg)" sh bench/runtimes.sh
 
+# mallocwatch(1) and one mallocwatch-COMMAND(1) per command
+MANPAGES = $(wildcard docs/*.1)
+
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1
 	install -m 755 build/mallocwatch $(DESTDIR)$(bindir)/mallocwatch
 	install -m 644 build/memlock-shim.so $(DESTDIR)$(libexecdir)/memlock-shim.so
 	install -m 644 build/umulti-shim.so $(DESTDIR)$(libexecdir)/umulti-shim.so
-	install -m 644 docs/mallocwatch.1 $(DESTDIR)$(mandir)/man1/mallocwatch.1
+	install -m 644 $(MANPAGES) $(DESTDIR)$(mandir)/man1/
 
 uninstall:
-	rm -f $(DESTDIR)$(bindir)/mallocwatch $(DESTDIR)$(mandir)/man1/mallocwatch.1
+	rm -f $(DESTDIR)$(bindir)/mallocwatch $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(MANPAGES)))
 	rm -rf $(DESTDIR)$(libexecdir)
 
 clean:

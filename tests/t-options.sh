@@ -1,13 +1,47 @@
 #!/bin/sh
 # The remaining options: --help/-V, --save-script, -v, -q, --json -, and
 # the probes command (columns and --json) on the probe-enabled libc.
+# The man pages: one a command (docs/mallocwatch.1 for tracing,
+# docs/mallocwatch-COMMAND.1 for each other command of main.c's table),
+# each naming every option its command's --help defines (its option
+# lines) or shows in its own usage lines.
 . tests/lib.sh
 ok "$MW" --help >"$OUT/help"
 for opt in -c -p -e --events --libc --libm --runtime= -o --json --save-script --save-stream --cleanup --duration --interval --read-timeout snapshot check diff --baseline --metrics --format --repeat --linger --aggregate --strict-env -q -v -V EXAMPLES; do
 	grep -q -- "$opt" "$OUT/help" || fail "--help does not mention $opt"
-	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" docs/mallocwatch.1 ||
-		fail "the man page does not mention $opt"
 done
+# help_opts CMD: the options CMD's --help defines or names in its usage
+help_opts() {
+	if [ "$1" = trace ]; then "$MW" --help; else "$MW" "$1" --help; fi |
+	awk -v cmd="$1" '
+		/^Usage:/ { u = 1 }
+		u && /^$/ { u = 0 }
+		u { sub(/^Usage:/, "")
+		    if ($0 ~ /^ *mallocwatch /)	# trace: its own forms, not the others
+			own = cmd == "trace" ? $0 !~ /^ *mallocwatch [a-z]/ : $0 ~ ("^ *mallocwatch " cmd "( |$)")
+		    if (own) print
+		    next }
+		/^  -/' |
+	grep -o -e '--[a-z][a-z-]*' -e '\(^\|[][ |,(]\)-[a-zA-Z]\b' | sed 's/^[][ |,(]//' | sort -u
+}
+cmds=$(sed -n 's/^\t{ "\([a-z]*\)", cmd_[a-z]* },$/\1/p' src/commands/main.c)
+[ "$(echo "$cmds" | wc -l)" -ge 12 ] || fail "commands not found in src/commands/main.c: $cmds"
+for cmd in $cmds; do
+	page=docs/mallocwatch-$cmd.1
+	[ "$cmd" = trace ] && page=docs/mallocwatch.1
+	[ -f "$page" ] || fail "no man page $page for the $cmd command"
+	grep -q "^\.SH EXIT STATUS" "$page" || fail "$page has no EXIT STATUS section"
+	help_opts "$cmd" >"$OUT/opts-$cmd" || exit 99
+	[ -s "$OUT/opts-$cmd" ] || fail "no option found in $cmd --help"
+	while read -r opt; do
+		# groff writes - as \-; the option must not run on into a longer one
+		grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')\([^a-zA-Z-]\|\$\)" "$page" ||
+			fail "$page does not document $cmd's $opt"
+	done <"$OUT/opts-$cmd"
+	[ "$cmd" = trace ] || grep -qF "mallocwatch\\-$cmd" docs/mallocwatch.1 ||
+		fail "docs/mallocwatch.1 does not point to mallocwatch-$cmd(1)"
+done
+echo "man pages: $(echo $cmds | wc -w) commands, $(cat "$OUT"/opts-* | wc -l) options, each in its page"
 ok "$MW" -V | grep -q '^mallocwatch [0-9]' || fail "-V"
 need_libc
 LIBC=$GLIBC_PREFIX/lib/libc.so.6

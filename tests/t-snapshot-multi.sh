@@ -208,8 +208,8 @@ echo "ok: killed meanwhile: $(cat "$OUT/killed.err")"
 "$MW" snapshot --help >"$OUT/help" || fail "snapshot --help exited $?"
 for opt in -p --cgroup --all --interval --count -o --json --read-timeout --quiet "Exit status" EXAMPLES; do
 	grep -q -- "$opt" "$OUT/help" || fail "snapshot --help does not mention $opt"
-	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" docs/mallocwatch.1 || [ "$opt" = "Exit status" ] ||
-		fail "the man page does not mention $opt"
+	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" docs/mallocwatch-snapshot.1 || [ "$opt" = "Exit status" ] ||
+		fail "mallocwatch-snapshot.1 does not mention $opt"
 done
 for bad in "-p 1,x" "-p 1 --all" "--cgroup $CG -p 1" "-p 1,2 --interval 1" "--all --count 0" ""; do
 	"$MW" snapshot $bad >/dev/null 2>"$OUT/usage.err"
