@@ -21,7 +21,7 @@
 #   check-vm   the end-to-end tests under the kernel runtime and the bpf
 #              runtime, and the two compared, in a Debian 12 guest with
 #              Debian's 6.1 kernel (scripts/vm.sh, tests/vm-check.sh;
-#              root, qemu, debootstrap); not part of check (see README)
+#              root, qemu, debootstrap); not part of check (docs/testing.md)
 #   fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 #              (default 600) with ASan and UBSan; `make check` runs each
 #              for FUZZ_CHECK_SECONDS (default 20)

@@ -2,7 +2,7 @@
 # bench/runtimes.sh - SystemTap's kernel-module runtime against stapbpf,
 # same guest, same programs: what a probe hit costs and what the stop
 # costs under each (issue 19).  The host loads no modules, so it runs in
-# the guest (README, "The kernel runtime"), as root:
+# the guest (docs/testing.md, "The kernel runtime"), as root:
 #
 #	sh scripts/vm.sh sh bench/runtimes.sh
 #

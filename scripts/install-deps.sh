@@ -28,7 +28,7 @@
 # so it is cheap to call from "make demo" and "make check".  On a system
 # that is not Debian-like (no apt-get/dpkg-query) it only says which
 # packages it would want and exits 0: install their equivalents yourself
-# (see README.md, "Other distributions").
+# (see docs/install.md, "Other distributions").
 set -eu
 
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \

@@ -137,7 +137,7 @@ build_image() {
 		die "the guest has no kernel or initrd for '$kver' (log $log)"
 	[ -d "$r/usr/src/linux-headers-$kver" ] || die "the guest has no headers for '$kver' (log $log)"
 	# Debian 12's systemtap 4.8 does not build a module for Debian 12's
-	# 6.1 kernels since 6.1.1xx (task_work_cancel_func: README, "The
+	# 6.1 kernels since 6.1.1xx (task_work_cancel_func: docs/tracing.md, "The
 	# kernel runtime"); mallocwatch builds its modules from a mended copy
 	# of the runtime (src/trace/krt_mend.h), so the guest's systemtap is
 	# left as Debian ships it: every module check-vm builds tests the mend.
@@ -203,7 +203,7 @@ boot() {
 	# 7.2, Debian 12's) a vCPU kept executing an int3 that the guest
 	# kernel had already patched in memory (a jump label in do_exit(),
 	# patched while stap's modules were loaded and unloaded), forever: both CPUs "soft lockup" in asm_exc_int3 at an
-	# address whose bytes read as a jmp (README, "The kernel runtime").
+	# address whose bytes read as a jmp (docs/testing.md, "One emulated CPU").
 	# And one CPU: with two vCPUs on one thread, a vCPU is switched out
 	# for up to TCG's 100 ms slice wherever it is, also inside a stap
 	# probe handler holding a global's lock, which the other vCPU's

@@ -10,7 +10,7 @@
  * event_mutex through an RCU grace period (tracepoint_synchronize_unregister):
  * 0.08 to 0.12 s a site, one site at a time machine-wide, so a run's 44
  * sites take 3.5 to 5 s to go and the next run's arming queues behind
- * them (README, Overhead; bench/uprobes.sh).
+ * them (docs/performance.md, "Runs that follow each other"; bench/uprobes.sh).
  *
  * Linux 6.6 added BPF_TRACE_UPROBE_MULTI links (BPF_LINK_CREATE with a
  * path and an array of offsets, each with a cookie), and since 6.12 one

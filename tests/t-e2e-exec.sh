@@ -14,7 +14,7 @@ need_libc
 FIX=build/tests/fixtures/exec-after
 [ -x $FIX ] || exit 99
 # KL: what an exec goes through to run on the probe-enabled glibc.  Under
-# the bpf runtime nothing: the program's tree runs on it (README).  Under
+# the bpf runtime nothing: the program's tree runs on it (docs/install.md).  Under
 # the kernel runtime (make check-vm) what a program execs runs on the
 # system libc, untraced, unless through the probe-enabled glibc's loader.
 # The kernel runtime deletes each map whole (no rounds of 1024 keys to

@@ -7,7 +7,7 @@
 # make 4 arenas; a fork()ed child starts with their copy, allocates and
 # writes its malloc_info(), exits 7; a vfork()ed child execs /bin/true.
 # Under this runtime the program runs through the probe-enabled glibc's
-# loader and what it execs runs on the system libc, untraced (README,
+# loader and what it execs runs on the system libc, untraced (docs/tracing.md,
 # "The kernel runtime"), so: parent and forked child exact against their
 # own malloc_info(), the child's parent and exit status 7 reported, the
 # exec'd true in the tree with its argv and exit status 0 and no hits.

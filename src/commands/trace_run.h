@@ -202,7 +202,7 @@ int mw_run_write_folded(const char *path, struct mw_stacks *s);
  * Only where the samples go somewhere: the --html timeline, --progress
  * lines, --save-stream (for replay --html), or an --interval asked for.
  * A sample costs the program about 1 ms of its wall on a busy 2-core
- * machine (README, Overhead): 1% at the default 0.1 s, for nothing in a
+ * machine (docs/performance.md, "Real programs"): 1% at the default 0.1 s, for nothing in a
  * summary or JSON, which take none.  1 or 0. */
 int mw_run_samples_wanted(const struct trace_opts *o);
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdnoreturn.h>
 
-/* Exit statuses, documented in mallocwatch(1) and README.md.  In -c mode
+/* Exit statuses, documented in each command's man page.  In -c mode
  * the traced program's own status is passed on instead of MW_EXIT_OK. */
 enum {
 	MW_EXIT_OK = 0,

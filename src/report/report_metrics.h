@@ -2,8 +2,8 @@
  * for Prometheus: OpenMetrics 1.0 text, or the Prometheus text format
  * 0.0.4 (node_exporter's textfile collector, scrapers that do not ask
  * for OpenMetrics).  `mallocwatch serve` writes them; the names, types,
- * units and labels are listed in README.md ("Monitoring") and
- * mallocwatch(1).  An OpenMetrics exposition looks like:
+ * units and labels are listed in docs/monitoring.md and
+ * mallocwatch-serve(1).  An OpenMetrics exposition looks like:
  *
  *	# TYPE mallocwatch_arena_system_bytes gauge
  *	# UNIT mallocwatch_arena_system_bytes bytes

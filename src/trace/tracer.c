@@ -702,7 +702,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 			cached ? " (built before for this script and kernel)" : "");
 	/* Kernel runtime: a module loading while an earlier run's stapio
 	 * still unloads its own has locked up both CPUs of the test guest
-	 * (stap 4.8, Linux 6.1; README, "The kernel runtime"): wait for
+	 * (stap 4.8, Linux 6.1; docs/testing.md, "One emulated CPU"): wait for
 	 * the tracers left detaching first (well under a second each). */
 	if (o->env->rt == MW_RT_KERNEL && mw_wait_detaching() > 0 && o->verbose)
 		mw_note("waited for an earlier run's tracer to unload its module");
