@@ -271,7 +271,7 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 		if (strstr(msg, "task_work_cancel"))
 			snprintf(err, errlen, "stap cannot build a module for this kernel: its "
 				 "runtime predates the kernel's task_work_cancel_func() (systemtap "
-				 "before 5.2 on Linux 6.1.1xx and later; see README, 'The kernel "
+				 "before 5.2 on Linux 6.1.1xx and later; see docs/tracing.md, 'The kernel "
 				 "runtime'); use --runtime=bpf");
 		else
 			snprintf(err, errlen, "stap could not compile the script: %s", msg);
