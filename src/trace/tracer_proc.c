@@ -242,7 +242,7 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 		case 1:
 			argv[k++] = "-R";
 			argv[k++] = rt;
-			/* fall through */
+			__attribute__((fallthrough));	/* clang reads no comment */
 		case 0:
 			if (msg[0])
 				mw_warn("%s", msg);
