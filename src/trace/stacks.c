@@ -328,8 +328,11 @@ static void pend(struct mw_stacks *s, const unsigned char *rec, size_t size)
 		XGROW(s->pbuf, s->cpbuf, s->cpbuf);
 	memcpy(s->pbuf + s->npbuf, rec, size);
 	XGROW(s->pend, s->npend + 1, s->cpend);
-	s->pend[s->npend++] = (struct stk_pend){ .time = rec_time(rec, size), .off = s->npbuf,
-						 .size = size, .seq = s->npend };
+	/* seq counts from 1, as both compilers made of the unsequenced
+	 * s->pend[s->npend++] = { .seq = s->npend } this was */
+	s->pend[s->npend] = (struct stk_pend){ .time = rec_time(rec, size), .off = s->npbuf,
+					       .size = size, .seq = s->npend + 1 };
+	s->npend++;
 	s->npbuf += size;
 }
 
