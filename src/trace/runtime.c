@@ -72,7 +72,7 @@ static int write_config(const char *path, char *err, size_t errlen)
 		goto cleanup;
 	while ((n = gzread(in, buf, sizeof(buf))) > 0)
 		fwrite(buf, 1, (size_t)n, out);
-	if (n < 0 || fclose(out) != 0)
+	if (fclose(out) != 0 || n < 0)	/* closed whatever the read gave */
 		snprintf(err, errlen, "cannot write '%s'", path);
 	else
 		ret = 0;
@@ -84,10 +84,12 @@ cleanup:
 static int write_text(const char *path, const char *text, char *err, size_t errlen)
 {
 	FILE *f = create_new(path, err, errlen);
+	int bad;
 
 	if (!f)
 		return -1;
-	if (fputs(text, f) < 0 || fclose(f) != 0) {
+	bad = fputs(text, f) < 0;
+	if (fclose(f) != 0 || bad) {	/* closed whatever fputs gave */
 		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
 		return -1;
 	}
