@@ -270,11 +270,6 @@ struct mw_libcns *mw_libcns_plan(const char *libc, const char *syslibc, char *er
 	return ns;
 }
 
-size_t mw_libcns_count(const struct mw_libcns *ns)
-{
-	return ns->n;
-}
-
 int mw_libcns_enter(const struct mw_libcns *ns, int *step)
 {
 	int tree[MW_LIBCNS_MAX], e;

@@ -59,9 +59,6 @@ struct mw_libcns;
 struct mw_libcns *mw_libcns_plan(const char *libc, const char *syslibc, char *err,
 				 size_t errlen);
 
-/* The number of files the plan binds. */
-size_t mw_libcns_count(const struct mw_libcns *ns);
-
 /* In a child after fork, before exec, while it still has CAP_SYS_ADMIN
  * (before dropping to the invoking user): make the namespace and its
  * mounts.  Only system calls (no allocation, no stdio: safe in the
