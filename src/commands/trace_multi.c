@@ -21,6 +21,7 @@
 #include "snapshot.h"
 #include "stacks.h"
 #include "trace_multi.h"
+#include "trace_snaps.h"
 #include "tracer.h"
 #include "units.h"
 #include "xalloc.h"
@@ -73,6 +74,19 @@ static int snapshot_of(const struct msink *k, pid_t pid, struct mw_snapshot **ou
 	return 0;
 }
 
+/* No snapshot of pr when tracing started (err why): the figures that
+ * need one are unknown in its report (state.h); warned when warn. */
+static void attach_refused(struct mw_process *pr, const char *err, int warn)
+{
+	char why[PATH_MAX + 600];
+
+	snprintf(why, sizeof(why), "no snapshot at attach: %s", err);
+	if (warn)
+		mw_warn("process %d: %s; its arenas, heaps and thresholds are reported as unknown",
+			(int)pr->pid, why);
+	mw_state_attach_unknown(pr->st, why);
+}
+
 /* --cgroup: pid joined it.  Traced from now when it maps the libc file
  * traced (one script probes one file), from its allocator as it is. */
 static int join(void *ctx, pid_t pid)
@@ -94,7 +108,7 @@ static int join(void *ctx, pid_t pid)
 		mw_stacks_watch(k->stacks, pid);
 	mw_note("process %d (%s) joined the cgroup; traced from now", (int)pid, pr->comm);
 	if (snapshot_of(k, pid, &pr->at_attach, NULL, err, sizeof(err)) < 0)
-		mw_warn("no snapshot of process %d at attach: %s", (int)pid, err);
+		attach_refused(pr, err, 1);
 	else
 		mw_state_seed(pr->st, pr->at_attach);
 	return 0;
@@ -113,6 +127,7 @@ static void seed_from_copy(struct msink *k, struct mw_process *pr)
 		if (!warned++)
 			mw_note("process %d: no snapshot of the allocator it inherits: %s",
 				pr->pid, err);
+		attach_refused(pr, err, 0);	/* what it inherits is unknown */
 		return;
 	}
 	mw_state_seed(pr->st, pr->at_attach);
@@ -211,11 +226,17 @@ static void attach_snapshots(struct msink *k)
 		struct mw_process *pr = mw_procs_process(k->procs, i);
 
 		mw_process_observe(pr);
-		if (!k->set->have_g[i])
+		if (!k->set->have_g[i]) {	/* warned about when they were loaded */
+			struct mw_glibc g;
+
+			if (mw_glibc_load(pr->pid, &g, err, sizeof(err)) == 0)	/* its reason */
+				snprintf(err, sizeof(err), "the libc's layouts were not loaded");
+			attach_refused(pr, err, 0);
 			continue;
-		if (mw_snapshot_read(pr->pid, &k->set->g[i], k->read_timeout_ms, &pr->at_attach,
-				     err, sizeof(err)) < 0) {
-			mw_warn("no snapshot of process %d at attach: %s", pr->pid, err);
+		}
+		if (mw_attach_snapshot(pr->pid, &k->set->g[i], k->read_timeout_ms, &pr->at_attach,
+				       err, sizeof(err)) < 0) {
+			attach_refused(pr, err, 1);
 			continue;
 		}
 		mw_state_seed(pr->st, pr->at_attach);

@@ -59,6 +59,7 @@ static void free_contents(struct mw_state *st)
 	free(st->settings);
 	free(st->retries);
 	free(st->libm);
+	free(st->attach_refused);
 	free(st->marks);
 	free(st->samples);
 	free(st->sarenas);
@@ -698,6 +699,8 @@ void mw_state_bias(struct mw_state *st, uint64_t bias)
 void mw_state_seed(struct mw_state *st, const struct mw_snapshot *s)
 {
 	st->seeded = 1;
+	free(st->attach_refused);
+	st->attach_refused = NULL;
 	st->mmap_threshold = s->mmap_threshold;
 	st->trim_threshold = s->trim_threshold;
 	for (size_t i = 0; i < s->narenas; i++) {
@@ -730,6 +733,19 @@ void mw_state_seed(struct mw_state *st, const struct mw_snapshot *s)
 int mw_state_seeded(const struct mw_state *st)
 {
 	return st->seeded;
+}
+
+void mw_state_attach_unknown(struct mw_state *st, const char *why)
+{
+	if (st->seeded)
+		return;
+	free(st->attach_refused);
+	st->attach_refused = xstrdup(why && why[0] ? why : "no snapshot at attach");
+}
+
+const char *mw_state_attach_refused(const struct mw_state *st)
+{
+	return st->attach_refused;
 }
 
 void mw_state_ready(struct mw_state *st)

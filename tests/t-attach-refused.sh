@@ -1,0 +1,69 @@
+#!/bin/sh
+# -p whose snapshot at attach was refused: the figures that need the
+# allocator as tracing found it (metrics.def's attach column: arenas,
+# heaps, heap bytes, heap peaks, thresholds) are unknown, never counted
+# from nothing.  The report says so in its header; text and HTML show
+# them as "?", JSON as null with "unknown": {"reason", "figures"}; every
+# --check rule on them fails with the reason (exit 3), rules on what
+# the run did see (events, the end snapshot's totals) are judged as ever.
+# First on a saved stream (replay: deterministic, no root), then live: a
+# process whose thread arena's lock is held for good (fixtures/locked-arena)
+# is refused at every try, on any load.
+. tests/lib.sh
+
+# a real -p stream of a process with 5 arenas made before tracing, its
+# attach snapshot taken out as a refused one would be
+S=tests/fuzz/corpus-stream/p-snapshots.mw
+WHY='no snapshot at attach: 5 tries in 2.0 s: process 27616: no consistent snapshot (5 reads, 2 stops in 3.1 ms): arena 0x7fae84000030 is locked (a thread is inside malloc or free)'
+awk -v why="$WHY" '/^# snapshot attach /{ print "# attach_refused " why; next } { print }' "$S" \
+	>"$OUT/refused.mw" || exit 99
+grep -q '^# attach_refused' "$OUT/refused.mw" || exit 99
+"$MW" replay -o "$OUT/refused.txt" --json "$OUT/refused.json" --html "$OUT/refused.html" \
+	"$OUT/refused.mw" 2>"$OUT/refused.err" || fail "replay exited $?: $(cat "$OUT/refused.err")"
+grep -q "^  the allocator at attach is UNKNOWN (no snapshot at attach: 5 tries in 2.0 s: " "$OUT/refused.txt" ||
+	fail "the header does not say the allocator at attach is unknown: $(head -8 "$OUT/refused.txt")"
+grep -qx 'Arenas: ? (1 seen while traced)' "$OUT/refused.txt" || fail "arenas: $(grep Arenas "$OUT/refused.txt")"
+grep -q '^Heaps (heap_info): ? ' "$OUT/refused.txt" || fail "heaps: $(grep Heaps "$OUT/refused.txt")"
+grep -q 'mmap threshold ?, trim threshold ?' "$OUT/refused.txt" || fail "thresholds: $(grep -A1 Thresholds "$OUT/refused.txt")"
+grep -q '^  0x[0-9a-f]*  *main  -  *0 ?  ' "$OUT/refused.txt" || fail "main's heap bytes: $(grep ' main ' "$OUT/refused.txt")"
+grep -q 'Allocator at the end, read from the process' "$OUT/refused.txt" ||
+	fail "the end snapshot's own figures are not shown"
+grep -q 'The allocator at attach is UNKNOWN' "$OUT/refused.html" || fail "the page does not say it"
+grep -q '? arenas (1 seen while traced)' "$OUT/refused.html" || fail "the page counts arenas"
+python3 - "$OUT/refused.json" <<'PY' || fail "JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+u = r["unknown"]
+assert u["reason"].startswith("no snapshot at attach: 5 tries"), u
+assert sorted(u["figures"]) == sorted(["arenas", "heaps", "heap_bytes", "heap_bytes_peak",
+                                      "mmap_threshold", "trim_threshold"]), u
+assert r["thresholds"]["mmap"] is None and r["thresholds"]["trim"] is None, r["thresholds"]
+main = [a for a in r["arenas"] if a["main"]][0]
+assert main["heap_bytes"] is None, main
+assert r["snapshots"]["attach"] is None and r["snapshots"]["end"]["totals"], r["snapshots"].keys()
+print("unknown:", u["figures"])
+PY
+# every rule on an unknown figure fails, with the reason; the others hold
+for rule in 'arenas<=2' 'arenas>=0' 'heaps==0' 'heap_bytes<=1G' 'heap_bytes_peak>=0' \
+	'mmap_threshold>=0' 'trim_threshold!=1'; do
+	"$MW" check --check "$rule" "$OUT/refused.json" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	[ $rc = 3 ] || fail "'$rule' on an unknown figure exited $rc: $(cat "$OUT/out" "$OUT/err")"
+	grep -q "^FAIL ${rule%%[<>=!]*}: unknown: no snapshot at attach: 5 tries in 2.0 s: .* (rule '$rule')$" "$OUT/out" ||
+		fail "'$rule': $(cat "$OUT/out")"
+done
+"$MW" check --check 'system_bytes>0' --check 'reuse_waits==0' --check 'arenas_created==0' \
+	"$OUT/refused.json" >"$OUT/out" 2>&1 || fail "known figures: $(cat "$OUT/out")"
+"$MW" check --format json --check 'arenas<=2' "$OUT/refused.json" >"$OUT/out.json"
+[ $? = 3 ] || fail "--format json exited $?"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["rules"][0]
+assert not r["ok"] and r["value"] is None and r["unknown"].startswith("no snapshot at attach"), r
+' "$OUT/out.json" || fail "--format json: $(cat "$OUT/out.json")"
+# as a baseline: a relative rule has nothing to be relative to
+"$MW" replay --json "$OUT/known.json" "$S" >/dev/null 2>&1 || exit 99
+"$MW" check --baseline "$OUT/refused.json" --check 'arenas<=+0' "$OUT/known.json" >"$OUT/out" 2>&1
+[ $? = 3 ] || fail "a relative rule on an unknown baseline figure: $(cat "$OUT/out")"
+grep -q "^FAIL arenas: unknown: the baseline: no snapshot at attach" "$OUT/out" || fail "$(cat "$OUT/out")"
+echo "ok: a refused attach snapshot leaves its figures unknown, and every rule on them fails"
