@@ -61,6 +61,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))["rules"][0]
 assert not r["ok"] and r["value"] is None and r["unknown"].startswith("no snapshot at attach"), r
 ' "$OUT/out.json" || fail "--format json: $(cat "$OUT/out.json")"
+"$MW" check --metrics "$OUT/refused.json" >"$OUT/metrics" || fail "--metrics exited $?"
+grep -qx 'arenas unknown' "$OUT/metrics" && grep -qx 'mmap_threshold unknown' "$OUT/metrics" &&
+	grep -q '^system_bytes [1-9]' "$OUT/metrics" || fail "--metrics: $(cat "$OUT/metrics")"
 # as a baseline: a relative rule has nothing to be relative to
 "$MW" replay --json "$OUT/known.json" "$S" >/dev/null 2>&1 || exit 99
 "$MW" check --baseline "$OUT/refused.json" --check 'arenas<=+0' "$OUT/known.json" >"$OUT/out" 2>&1

@@ -133,8 +133,9 @@ static int check_args_parse(int argc, char **argv, struct check_args *a)
 	return 0;
 }
 
-/* --metrics: "NAME VALUE" for every metric report has, each line after
- * indent. */
+/* --metrics: "NAME VALUE" for every metric report has, "NAME unknown"
+ * for each it says it does not know (its "unknown" lists it), each line
+ * after indent. */
 static void list_metrics_of(const json_t *report, const char *indent)
 {
 	for (int m = 0; m < MW_M_COUNT; m++) {
@@ -143,6 +144,8 @@ static void list_metrics_of(const json_t *report, const char *indent)
 		if (mw_metric_value(report, (enum mw_metric)m, &v) == 0)
 			printf("%s%s %" PRId64 "\n", indent,
 			       mw_metric_info((enum mw_metric)m)->name, v);
+		else if (mw_metric_unknown(report, (enum mw_metric)m))
+			printf("%s%s unknown\n", indent, mw_metric_info((enum mw_metric)m)->name);
 	}
 }
 
