@@ -70,3 +70,70 @@ grep -qx 'arenas unknown' "$OUT/metrics" && grep -qx 'mmap_threshold unknown' "$
 [ $? = 3 ] || fail "a relative rule on an unknown baseline figure: $(cat "$OUT/out")"
 grep -q "^FAIL arenas: unknown: the baseline: no snapshot at attach" "$OUT/out" || fail "$(cat "$OUT/out")"
 echo "ok: a refused attach snapshot leaves its figures unknown, and every rule on them fails"
+
+# live: a process whose thread arena is locked for good (fixtures/locked-
+# arena) refuses every snapshot, on any load
+[ "$(id -u)" = 0 ] || skip "the live part needs root (ptrace, uprobes)"
+FIX=build/tests/fixtures/locked-arena
+[ -x $FIX ] || { echo "no $FIX (make check builds it)"; exit 99; }
+pid=
+trap '[ -z "$pid" ] || kill $pid 2>/dev/null' EXIT
+# locked NAME [system]: start it (under the probe-enabled glibc, or
+# Debian's own), return once its arena is locked
+locked() {
+	if [ "${2:-}" = system ]; then
+		$FIX >"$OUT/$1.out" &
+	else
+		"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib" \
+			$FIX >"$OUT/$1.out" &
+	fi
+	pid=$!
+	i=0
+	until grep -q READY "$OUT/$1.out" 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 600 ] || fail "$1: locked-arena never got ready"; sleep 0.05
+	done
+}
+
+# Debian's libc (no probes: snapshots only): nothing to report from, exit 1
+dbg=/usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
+	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug
+if [ -f "$dbg" ]; then
+	locked system system
+	start=$(date +%s%N)
+	"$MW" -p $pid --duration 1 --read-timeout 1 -o "$OUT/system.txt" 2>"$OUT/system.err"
+	rc=$?
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	[ $rc = 1 ] || fail "snapshots only, refused: exit $rc: $(cat "$OUT/system.err")"
+	grep -q "^mallocwatch: no snapshot at attach: [0-9]* tries in [0-9.]* s: process $pid: no consistent snapshot" \
+		"$OUT/system.err" || fail "snapshots only: $(cat "$OUT/system.err")"
+	[ -s "$OUT/system.txt" ] && fail "snapshots only, refused: a report was written"
+	echo "ok: snapshots only: refused after ${ms} ms: $(cat "$OUT/system.err")"
+	kill $pid; wait $pid 2>/dev/null; pid=
+else
+	echo "no libc6-dbg for Debian's libc: its part left out"
+fi
+
+# the probe-enabled glibc: traced, the figures at attach unknown
+if [ -f "$GLIBC_PREFIX/lib/libc.so.6" ]; then
+	locked traced
+	"$MW" -p $pid --duration 1 --read-timeout 1 --check 'arenas<=2' --check 'threads>=0' \
+		-o "$OUT/traced.txt" --json "$OUT/traced.json" >"$OUT/traced.out" 2>"$OUT/traced.err"
+	rc=$?
+	[ $rc = 3 ] || fail "traced, refused at attach: exit $rc, expected 3: $(cat "$OUT/traced.out" "$OUT/traced.err")"
+	cat "$OUT/traced.out" "$OUT/traced.err" >"$OUT/traced.all"	# the verdicts: stderr with -o
+	grep -q "^FAIL arenas: unknown: no snapshot at attach: .*arena 0x[0-9a-f]* is locked" "$OUT/traced.all" ||
+		fail "traced: $(cat "$OUT/traced.all")"
+	grep -q "^PASS threads" "$OUT/traced.all" || fail "traced: $(cat "$OUT/traced.all")"
+	grep -q "^  the allocator at attach is UNKNOWN (no snapshot at attach: " "$OUT/traced.txt" ||
+		fail "traced: the report does not say it: $(head -8 "$OUT/traced.txt")"
+	grep -q '^Arenas: ? ' "$OUT/traced.txt" || fail "traced: $(grep Arenas "$OUT/traced.txt")"
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "arenas" in r["unknown"]["figures"] and r["thresholds"]["mmap"] is None, r["unknown"]
+' "$OUT/traced.json" || fail "traced: JSON"
+	kill $pid; wait $pid 2>/dev/null; pid=
+	echo "ok: -p traced, refused at attach: unknown, the rule failed (exit 3)"
+else
+	echo "no probe-enabled glibc at $GLIBC_PREFIX: the traced part left out"
+fi
