@@ -126,3 +126,14 @@ grep -q '"full_tables": ""' "$OUT/free-only.json" || fail "full_tables: $(grep f
 grep -q '"complete": true' "$OUT/free-only.json" || fail "the run is not complete"
 [ -s "$OUT/free-only.err" ] && fail "stderr: $(cat "$OUT/free-only.err")"
 echo "ok: a heap free without its H record is no full table"
+
+# -p: the main heap trimmed more than it grew while traced (what was
+# there before): a net below 0, said as such, not 2^64 - N
+printf '# mallocwatch-stream 1\nP 10 memory_sbrk_less 2\nMW 1 ready\nS 0 135168 0 1 0 94000000000000 94000000000000 0\nMW 1 end\n' \
+	>"$OUT/neg.mw"
+"$MW" replay -o "$OUT/neg.txt" --json "$OUT/neg.json" "$OUT/neg.mw" 2>"$OUT/neg.err" ||
+	fail "replay of neg.mw exited $?"
+grep -q 'trimmed 132.0 KiB in 1 calls, net -132.0 KiB (-135168 bytes)' "$OUT/neg.txt" ||
+	fail "a net below 0: $(grep -A1 'Main arena sbrk' "$OUT/neg.txt")"
+grep -q '"net": -135168' "$OUT/neg.json" || fail "JSON net: $(grep '"net"' "$OUT/neg.json")"
+echo "ok: an sbrk net below 0 is said as one"

@@ -253,12 +253,15 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 {
 	const struct mw_sbrk *s = mw_state_sbrk_get(st);
 	char g[32], t[32], n[32], p[32];
+	/* -p: what was there before may be trimmed while traced: a net below 0 */
+	int neg = s->trimmed > s->grown;
 
 	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " calls, trimmed %s in %"
-		PRIu64 " calls, net %s (%" PRIu64 " bytes), peak %s\n",
+		PRIu64 " calls, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
 		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore,
-		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless,
-		mw_human_bytes(s->grown - s->trimmed, n, sizeof(n)), s->grown - s->trimmed,
+		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless, neg ? "-" : "",
+		mw_human_bytes(neg ? s->trimmed - s->grown : s->grown - s->trimmed, n, sizeof(n)),
+		neg ? "-" : "", neg ? s->trimmed - s->grown : s->grown - s->trimmed,
 		mw_human_bytes((uint64_t)(s->peak > 0 ? s->peak : 0), p, sizeof(p)));
 	if (s->first_brk)
 		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n", s->first_brk, s->last_brk);
