@@ -28,7 +28,11 @@ static const char check_usage[] =
 "+N% or -N% of the baseline's value.  A report of several processes\n"
 "(-p PID,PID,..., --cgroup, -f) is judged per process, each result named;\n"
 "comm=NAME:RULE judges only the processes of that command name (or\n"
-"argv[0]'s last part), e.g. 'comm=python3:arenas<=4'.\n"
+"argv[0]'s last part), e.g. 'comm=python3:arenas<=4'.  A rule on a figure\n"
+"the report does not have fails: one it lists as unknown (\"unknown\": -p\n"
+"whose snapshot at attach was refused leaves the metrics marked * below\n"
+"unknown) fails with the report's reason, 'FAIL arenas: unknown: no\n"
+"snapshot at attach: ...'; --metrics lists it as 'NAME unknown'.\n"
 "\n"
 "  --check RULE         a rule; repeatable\n"
 "  --baseline FILE      the report (--json) relative rules are measured\n"
@@ -59,7 +63,7 @@ static void usage_out(void)
 	for (int m = 0; m < MW_M_COUNT; m++) {
 		const struct mw_metric_info *i = mw_metric_info((enum mw_metric)m);
 
-		printf("  %-20s %s (%s)\n", i->name, i->doc, i->unit);
+		printf("  %-20s %s (%s)%s\n", i->name, i->doc, i->unit, i->attach ? " *" : "");
 	}
 	fputs(check_usage_tail, stdout);
 }
