@@ -100,11 +100,13 @@ dbg=/usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
 if [ -f "$dbg" ]; then
 	locked system system
 	start=$(date +%s%N)
-	"$MW" -p $pid --duration 1 --read-timeout 1 -o "$OUT/system.txt" 2>"$OUT/system.err"
+	"$MW" -p $pid --duration 1 -o "$OUT/system.txt" 2>"$OUT/system.err"
 	rc=$?
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
 	[ $rc = 1 ] || fail "snapshots only, refused: exit $rc: $(cat "$OUT/system.err")"
-	grep -q "^mallocwatch: no snapshot at attach: [0-9]* tries in [0-9.]* s: process $pid: no consistent snapshot" \
+	# refused at every try; a loaded machine may leave time for fewer
+	# tries, or let even the first run out of time
+	grep -q "^mallocwatch: no snapshot at attach: \([0-9]* tries in [0-9.]* s: \)\{0,1\}process $pid\(: no consistent snapshot\|'s allocator was not read within\)" \
 		"$OUT/system.err" || fail "snapshots only: $(cat "$OUT/system.err")"
 	[ -s "$OUT/system.txt" ] && fail "snapshots only, refused: a report was written"
 	echo "ok: snapshots only: refused after ${ms} ms: $(cat "$OUT/system.err")"
@@ -116,12 +118,12 @@ fi
 # the probe-enabled glibc: traced, the figures at attach unknown
 if [ -f "$GLIBC_PREFIX/lib/libc.so.6" ]; then
 	locked traced
-	"$MW" -p $pid --duration 1 --read-timeout 1 --check 'arenas<=2' --check 'threads>=0' \
+	"$MW" -p $pid --duration 1 --check 'arenas<=2' --check 'threads>=0' \
 		-o "$OUT/traced.txt" --json "$OUT/traced.json" >"$OUT/traced.out" 2>"$OUT/traced.err"
 	rc=$?
 	[ $rc = 3 ] || fail "traced, refused at attach: exit $rc, expected 3: $(cat "$OUT/traced.out" "$OUT/traced.err")"
 	cat "$OUT/traced.out" "$OUT/traced.err" >"$OUT/traced.all"	# the verdicts: stderr with -o
-	grep -q "^FAIL arenas: unknown: no snapshot at attach: .*arena 0x[0-9a-f]* is locked" "$OUT/traced.all" ||
+	grep -q "^FAIL arenas: unknown: no snapshot at attach: .*\(arena 0x[0-9a-f]* is locked\|was not read within\)" "$OUT/traced.all" ||
 		fail "traced: $(cat "$OUT/traced.all")"
 	grep -q "^PASS threads" "$OUT/traced.all" || fail "traced: $(cat "$OUT/traced.all")"
 	grep -q "^  the allocator at attach is UNKNOWN (no snapshot at attach: " "$OUT/traced.txt" ||

@@ -28,6 +28,7 @@ struct walk {
 	uint64_t first_locked, arena_locked;	/* the first such, the last */
 	int list_locked;	/* glibc's list_lock held */
 	int settled;		/* stopped, every thread known out of malloc's code */
+	const char *unsettled;	/* stopped, not settled: why (else NULL) */
 	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
 	int leave_stopped;	/* mw_snapshot_leave_stopped */
 	int hold;		/* mw_snapshot_hold: keep it held once consistent */

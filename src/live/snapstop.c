@@ -249,13 +249,18 @@ void mw_snap_judge_locks(struct walk *w)
 	if (w->list_locked && w->settled)
 		mw_snap_badf(w, "glibc's list_lock is held while no thread is inside malloc's "
 			     "code (left held: the process is deadlocked or its memory corrupt)");
+	else if (w->list_locked && w->unsettled)	/* stopped: why it may be held */
+		mw_snap_badf(w, "glibc's list_lock is held, and %s", w->unsettled);
 	else if (w->list_locked)
 		mw_snap_badf(w, "glibc's list_lock is held (an arena is being made)");
 	else if (w->arenas_locked && w->settled)
 		mw_snap_badf(w, "arena 0x%llx is locked while no thread is inside malloc's code "
 			     "(left held: the process is deadlocked or its memory corrupt)",
 			     (unsigned long long)w->first_locked);
-	else if (w->arenas_locked)
+	else if (w->arenas_locked && w->unsettled)
+		mw_snap_badf(w, "arena 0x%llx is locked, and %s", (unsigned long long)w->first_locked,
+			     w->unsettled);
+	else if (w->arenas_locked)	/* read while it ran */
 		mw_snap_badf(w, "arena 0x%llx is locked (a thread is inside malloc or free)",
 		     (unsigned long long)w->first_locked);
 }

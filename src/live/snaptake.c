@@ -44,7 +44,9 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 	job = mw_ptstop_job_stopped(st);
 	settled = mw_snap_settle(w, st, u, budget_end, unsettled, sizeof(unsettled));
 	w->settled = settled && !job;	/* the locks' reasons (snapstop.c) */
+	w->unsettled = w->settled ? NULL : unsettled;
 	mw_snap_walk(w);
+	w->unsettled = NULL;	/* (unsettled is this stop's) */
 	/* one thread may not lock: then only a thread out of libc is safe;
 	 * a call into the process needs every thread out of it */
 	if (!settled && !job && s->consistent && (mw_ptstop_threads(st) <= 1 || w->hold)) {
