@@ -154,19 +154,16 @@ int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder
 {
 	uint64_t until = budget_end < w->deadline ? budget_end : w->deadline;
 	struct mw_snap_unwinder *u = *up;
-	int r;
+	int r, rounds_run;
 
 	if (mw_ptstop_job_stopped(st)) {
 		snprintf(why, len, "the process is in a job-control stop (SIGSTOP), where no "
 			 "thread can be let finish a call into malloc");
 		return 0;
 	}
-	if (mw_now_ns() >= until) {
-		snprintf(why, len, "the %s for threads to leave malloc's code %s spent by the "
-			 "stops before", until == w->deadline ? "time left (--read-timeout)" :
-			 "0.1 s allowed", until == w->deadline ? "was" : "were");
-		return 0;
-	}
+	/* past until, the threads are still looked at once: none inside
+	 * malloc's code is settled as it is (an idle process on a loaded
+	 * machine); only one inside needs the time that is gone */
 	if (!u) {
 		u = *up = xcalloc(1, sizeof(*u));
 		(void)unwinder_open(w, u);
@@ -177,6 +174,7 @@ int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder
 		return 0;
 	}
 	u->last = 0;
+	rounds_run = mw_now_ns() < until;	/* else: looked at, none let go */
 	r = mw_ptstop_settle(st, thread_busy, u, until);
 	if (r > 0)
 		w->s->settle_rounds += r;
@@ -186,6 +184,10 @@ int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder
 	else if (r < 0 && mw_ptstop_job_stopped(st))
 		snprintf(why, len, "thread %d is inside malloc's code and the process went into "
 			 "a job-control stop (SIGSTOP)", (int)u->last_tid);
+	else if (r < 0 && !rounds_run)
+		snprintf(why, len, "thread %d is inside malloc's code and the %s spent by the "
+			 "stops before", (int)u->last_tid, until == w->deadline ?
+			 "read timeout was" : "0.1 s allowed for leaving it were");
 	else if (r < 0)
 		snprintf(why, len, "thread %d was still inside malloc's code when the %s ran out",
 			 (int)u->last_tid, until == w->deadline ? "read timeout" :
