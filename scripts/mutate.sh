@@ -52,7 +52,8 @@ build() { make -s -j2 all $units $fixtures >"$scratch/build.log" 2>&1; }
 build && make -s -C examples >>"$scratch/build.log" 2>&1 ||
 	{ echo "mutate.sh: the unmutated copy does not build:"; tail -20 "$scratch/build.log"; exit 2; }
 
-# the mutations, as NAME<TAB>FILE<TAB>AT<TAB>TESTS<TAB>FROM<TAB>TO lines
+# the mutations, as NAME US FILE US AT US TESTS US FROM US TO lines (US:
+# the unit separator, \037: a line of C may hold tabs)
 python3 - "$list" "$@" >"$scratch/mutations.tsv" <<'PY' || exit 2
 import sys
 want = set(sys.argv[2:])
@@ -76,7 +77,7 @@ for b in blocks:
             sys.exit("mutate.sh: mutation %s has no %s" % (m["name"], k))
     if want and m["name"] not in want:
         continue
-    print("\t".join((m["name"], m["file"], m["at"], m["tests"], m["from"], m["to"])))
+    print("\037".join((m["name"], m["file"], m["at"], m["tests"], m["from"], m["to"])))
 PY
 
 # apply FILE AT FROM TO: the AT-th line equal to FROM (blanks aside) becomes
@@ -96,7 +97,8 @@ PY
 }
 
 # the tests named anywhere, run once unmutated: a failing one cannot catch
-alltests=$(cut -f4 "$scratch/mutations.tsv" | tr ' ' '\n' | sort -u | tr '\n' ' ')
+us=$(printf '\037')
+alltests=$(cut -d "$us" -f4 "$scratch/mutations.tsv" | tr ' ' '\n' | sort -u | tr '\n' ' ')
 broken=
 for t in $alltests; do
 	sh tests/run "$t" >"$scratch/base-$t.log" 2>&1 ||
@@ -106,7 +108,7 @@ done
 [ -z "$broken" ] || echo "mutate.sh: not used (failing unmutated, or not in this tree):$broken"
 
 caught=0 applied=0 survived=
-while IFS='	' read -r name file at tests from to; do
+while IFS=$us read -r name file at tests from to; do
 	[ -n "$name" ] || continue
 	cp "$file" "$scratch/orig" || exit 2
 	if ! apply "$file" "$at" "$from" "$to"; then
