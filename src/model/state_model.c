@@ -735,19 +735,6 @@ int mw_state_seeded(const struct mw_state *st)
 	return st->seeded;
 }
 
-void mw_state_attach_unknown(struct mw_state *st, const char *why)
-{
-	if (st->seeded)
-		return;
-	free(st->attach_refused);
-	st->attach_refused = xstrdup(why && why[0] ? why : "no snapshot at attach");
-}
-
-const char *mw_state_attach_refused(const struct mw_state *st)
-{
-	return st->attach_refused;
-}
-
 void mw_state_ready(struct mw_state *st)
 {
 	st->ready = 1;
