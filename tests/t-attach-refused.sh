@@ -134,8 +134,39 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert "arenas" in r["unknown"]["figures"] and r["thresholds"]["mmap"] is None, r["unknown"]
 ' "$OUT/traced.json" || fail "traced: JSON"
-	kill $pid; wait $pid 2>/dev/null; pid=
 	echo "ok: -p traced, refused at attach: unknown, the rule failed (exit 3)"
+	# beside a process that can be read (-p A,B): its figures known, the
+	# locked one's unknown, the totals' arenas and heaps unknown too
+	lpid=$pid
+	mkfifo "$OUT/mi.in"
+	"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib" \
+		build/tests/fixtures/mallinfo-hold <"$OUT/mi.in" >"$OUT/mi.out" &
+	mpid=$!
+	exec 4>"$OUT/mi.in"
+	i=0
+	until grep -q READY "$OUT/mi.out" 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 600 ] || fail "mallinfo-hold never got ready"; sleep 0.05
+	done
+	"$MW" -p $lpid,$mpid --duration 1 --check 'arenas<=100' -o "$OUT/two.txt" \
+		--json "$OUT/two.json" >"$OUT/two.out" 2>"$OUT/two.err"
+	rc=$?
+	exec 4>&-
+	wait $mpid
+	[ $rc = 3 ] || fail "-p A,B: exit $rc, expected 3: $(cat "$OUT/two.out" "$OUT/two.err")"
+	grep -q "^FAIL process $lpid .*arenas: unknown: no snapshot at attach" "$OUT/two.err" &&
+		grep -q "^PASS process $mpid .*arenas 2, limit <= 100" "$OUT/two.err" ||
+		fail "-p A,B: $(grep 'PASS\|FAIL' "$OUT/two.err")"
+	grep -q "processes in all: ? arenas, ? heaps (1 processes' allocator at attach unknown)" \
+		"$OUT/two.txt" || fail "-p A,B totals: $(grep 'in all' "$OUT/two.txt")"
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+t, p = r["totals"], r["processes"]
+assert t["arenas"] is None and t["heaps"] is None and t["unknown_processes"] == 1, t
+assert [("unknown" in x) for x in p] == [True, False], [x.get("unknown") for x in p]
+' "$OUT/two.json" || fail "-p A,B: JSON"
+	kill $pid; wait $pid 2>/dev/null; pid=
+	echo "ok: -p A,B: the readable one known, the locked one and the totals unknown"
 else
 	echo "no probe-enabled glibc at $GLIBC_PREFIX: the traced part left out"
 fi

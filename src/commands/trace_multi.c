@@ -301,13 +301,16 @@ static json_int_t jnum(json_t *o, const char *a, const char *b)
 	return json_integer_value(json_object_get(json_object_get(o, a), b));
 }
 
-/* The totals over every process's report. */
+/* The totals over every process's report; arenas and heaps null when a
+ * process's are unknown (its "unknown", docs/json.md), with how many. */
 static json_t *totals(json_t *const *reps, size_t n)
 {
 	json_int_t arenas = 0, heaps = 0, threads = 0, events = 0, lost = 0, net = 0,
-		   retries = 0;
+		   retries = 0, unknown = 0;
+	json_t *t;
 
 	for (size_t i = 0; i < n; i++) {
+		unknown += json_is_object(json_object_get(reps[i], "unknown"));
 		arenas += jlen(reps[i], "arenas");
 		heaps += jlen(reps[i], "heaps");
 		threads += jlen(reps[i], "threads");
@@ -316,9 +319,15 @@ static json_t *totals(json_t *const *reps, size_t n)
 		lost += jnum(reps[i], "events", "lost");
 		net += jnum(reps[i], "sbrk", "net");
 	}
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "processes", (json_int_t)n,
-			 "arenas", arenas, "heaps", heaps, "threads", threads, "events", events,
-			 "lost", lost, "sbrk_net", net, "retries", retries);
+	t = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "processes", (json_int_t)n,
+		      "arenas", arenas, "heaps", heaps, "threads", threads, "events", events,
+		      "lost", lost, "sbrk_net", net, "retries", retries);
+	if (t && unknown) {	/* not a sum of what is known */
+		json_object_set_new(t, "arenas", json_null());
+		json_object_set_new(t, "heaps", json_null());
+		json_object_set_new(t, "unknown_processes", json_integer(unknown));
+	}
+	return t;
 }
 
 static json_int_t ji(json_t *o, const char *key)
@@ -331,11 +340,16 @@ static void totals_text(FILE *f, json_t *t)
 	char a[32];
 	json_int_t net = ji(t, "sbrk_net");
 
-	fprintf(f, "\nmallocwatch: %" JSON_INTEGER_FORMAT " processes in all: %"
-		JSON_INTEGER_FORMAT " arenas, %" JSON_INTEGER_FORMAT " heaps, %"
+	fprintf(f, "\nmallocwatch: %" JSON_INTEGER_FORMAT " processes in all: ", ji(t, "processes"));
+	if (ji(t, "unknown_processes"))	/* their allocators at attach are unknown */
+		fprintf(f, "? arenas, ? heaps (%" JSON_INTEGER_FORMAT " processes' allocator at "
+			"attach unknown), ", ji(t, "unknown_processes"));
+	else
+		fprintf(f, "%" JSON_INTEGER_FORMAT " arenas, %" JSON_INTEGER_FORMAT " heaps, ",
+			ji(t, "arenas"), ji(t, "heaps"));
+	fprintf(f, "%"
 		JSON_INTEGER_FORMAT " threads, sbrk net %s%s, %" JSON_INTEGER_FORMAT " retries; %"
-		JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " lost\n",
-		ji(t, "processes"), ji(t, "arenas"), ji(t, "heaps"), ji(t, "threads"),
+		JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " lost\n", ji(t, "threads"),
 		net < 0 ? "-" : "", mw_human_bytes((uint64_t)(net < 0 ? -net : net), a, sizeof(a)),
 		ji(t, "retries"), ji(t, "events"), ji(t, "lost"));
 }
