@@ -157,7 +157,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/busy-alloc build/tests/fixtures/serve-counts \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
 	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
-	build/tests/fixtures/exec-after
+	build/tests/fixtures/exec-after build/tests/fixtures/locked-arena \
+	build/tests/fixtures/mallinfo-hold
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -198,6 +199,14 @@ build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/exec-after: tests/fixtures/exec-after.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/mallinfo-hold: tests/fixtures/mallinfo-hold.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/locked-arena: tests/fixtures/locked-arena.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 

@@ -1,6 +1,6 @@
 /* heap-churn.c - grow and shrink one heap N times.
  *
- * Usage: heap-churn N main|thread
+ * Usage: heap-churn N main|thread|thread2
  *
  * With the mmap threshold fixed at 4 MiB and the trim threshold and top
  * pad at their smallest (mallopt, so the thresholds stay put), every
@@ -9,7 +9,11 @@
  *           trims it back (systrim: memory_sbrk_less);
  *   thread  in a thread's own arena: its heap grows (grow_heap:
  *           memory_heap_more) and free() shrinks it (heap_trim ->
- *           shrink_heap: memory_heap_less).
+ *           shrink_heap: memory_heap_less);
+ *   thread2 the same, two blocks each time, freed in the order made: two
+ *           growths, and one shrink (the first free leaves the top as it
+ *           was; the second merges both into it): more grows than shrinks,
+ *           so one count taken for the other shows.
  * Prints what a tracer must count, and the loop's own duration (the
  * tracer's start and stop are not in it) and the CPU time of the thread
  * that ran it (CLOCK_THREAD_CPUTIME_ID: its uprobe traps and perf samples
@@ -30,6 +34,7 @@
 #define BLOCK (512 * 1024)
 
 static long n;
+static int twice;	/* thread2: two blocks per iteration */
 static long long loop_ns, loop_cpu_ns;
 
 static long long clock_ns(clockid_t c)
@@ -54,11 +59,12 @@ static void *churn(void *arg)
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	t0 = now_ns();
 	for (long i = 0; i < n; i++) {
-		char *volatile p = malloc(BLOCK);
+		char *volatile p = malloc(BLOCK), *volatile q = twice ? malloc(BLOCK) : NULL;
 
-		if (!p)
+		if (!p || (twice && !q))
 			abort();
 		free(p);
+		free(q);
 	}
 	loop_ns = now_ns() - t0;
 	loop_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
@@ -67,12 +73,13 @@ static void *churn(void *arg)
 
 int main(int argc, char **argv)
 {
-	int thread = argc > 2 && strcmp(argv[2], "thread") == 0;
+	int thread = argc > 2 && (strcmp(argv[2], "thread") == 0 || strcmp(argv[2], "thread2") == 0);
 	pthread_t t;
 
 	n = argc > 1 ? atol(argv[1]) : -1;
+	twice = argc > 2 && strcmp(argv[2], "thread2") == 0;
 	if (argc != 3 || n < 0 || (!thread && strcmp(argv[2], "main") != 0)) {
-		fprintf(stderr, "usage: heap-churn N main|thread\n");
+		fprintf(stderr, "usage: heap-churn N main|thread|thread2\n");
 		return 2;
 	}
 	if (!mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024) || !mallopt(M_TRIM_THRESHOLD, 0) ||

@@ -13,7 +13,8 @@
 #     (usr/lib/debug/.build-id/): found there, snapshot exact;
 #  4. a link planted in that tree pointing out of the root (to a FIFO on
 #     the host, which would hang a reader) is not followed: no hang, the
-#     missing debuginfo is said in one line;
+#     missing debuginfo is said in one line; a directory in the
+#     debuginfo's place is said as such (not "install the debug symbols");
 #  5. a libc replaced on disk after it was mapped: the mapped file is
 #     read, snapshot exact;
 #  6. a process that maps another libc.so.6 as data: its own libc is read;
@@ -152,6 +153,22 @@ grep -q "^mallocwatch: no symbols for glibc's 'main_arena'" "$OUT/planted.err" |
 cat "$OUT/planted.err"
 exec 3>&-
 wait $ctr
+
+# 4b. something there that is not the debuginfo (a directory in its
+# place): said as it is, not "install the debug symbols"
+rm -f "$D/$(echo $id | cut -c3-).debug"
+mkdir "$D/$(echo $id | cut -c3-).debug"
+ctr_start notfile "$S" /bin/hold-arenas 2 notfile
+wait_xml notfile
+timeout 30 "$MW" snapshot -p $pid -o "$OUT/notfile.txt" 2>"$OUT/notfile.err"
+rc=$?
+[ $rc = 1 ] || fail "a directory in the debuginfo's place: exit $rc, expected 1: $(cat "$OUT/notfile.err")"
+grep -q "^mallocwatch: the debug symbols of '.*' inside process $pid's root (/proc/$pid/root/usr/lib/debug/.build-id/[0-9a-f]*/[0-9a-f]*.debug) cannot be used: not a regular ELF file$" \
+	"$OUT/notfile.err" || fail "a directory in the debuginfo's place: $(cat "$OUT/notfile.err")"
+grep -q "install" "$OUT/notfile.err" && fail "advises an install: $(cat "$OUT/notfile.err")"
+exec 3>&-
+wait $ctr
+rmdir "$D/$(echo $id | cut -c3-).debug"
 
 # 5. the libc replaced on disk once mapped: the mapped one is read
 ctr_start replaced "$R" /bin/hold-arenas 3 replaced

@@ -28,7 +28,11 @@ static const char check_usage[] =
 "+N% or -N% of the baseline's value.  A report of several processes\n"
 "(-p PID,PID,..., --cgroup, -f) is judged per process, each result named;\n"
 "comm=NAME:RULE judges only the processes of that command name (or\n"
-"argv[0]'s last part), e.g. 'comm=python3:arenas<=4'.\n"
+"argv[0]'s last part), e.g. 'comm=python3:arenas<=4'.  A rule on a figure\n"
+"the report does not have fails: one it lists as unknown (\"unknown\": -p\n"
+"whose snapshot at attach was refused leaves the metrics marked * below\n"
+"unknown) fails with the report's reason, 'FAIL arenas: unknown: no\n"
+"snapshot at attach: ...'; --metrics lists it as 'NAME unknown'.\n"
 "\n"
 "  --check RULE         a rule; repeatable\n"
 "  --baseline FILE      the report (--json) relative rules are measured\n"
@@ -59,7 +63,7 @@ static void usage_out(void)
 	for (int m = 0; m < MW_M_COUNT; m++) {
 		const struct mw_metric_info *i = mw_metric_info((enum mw_metric)m);
 
-		printf("  %-20s %s (%s)\n", i->name, i->doc, i->unit);
+		printf("  %-20s %s (%s)%s\n", i->name, i->doc, i->unit, i->attach ? " *" : "");
 	}
 	fputs(check_usage_tail, stdout);
 }
@@ -133,8 +137,9 @@ static int check_args_parse(int argc, char **argv, struct check_args *a)
 	return 0;
 }
 
-/* --metrics: "NAME VALUE" for every metric report has, each line after
- * indent. */
+/* --metrics: "NAME VALUE" for every metric report has, "NAME unknown"
+ * for each it says it does not know (its "unknown" lists it), each line
+ * after indent. */
 static void list_metrics_of(const json_t *report, const char *indent)
 {
 	for (int m = 0; m < MW_M_COUNT; m++) {
@@ -143,6 +148,8 @@ static void list_metrics_of(const json_t *report, const char *indent)
 		if (mw_metric_value(report, (enum mw_metric)m, &v) == 0)
 			printf("%s%s %" PRId64 "\n", indent,
 			       mw_metric_info((enum mw_metric)m)->name, v);
+		else if (mw_metric_unknown(report, (enum mw_metric)m))
+			printf("%s%s unknown\n", indent, mw_metric_info((enum mw_metric)m)->name);
 	}
 }
 

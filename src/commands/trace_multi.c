@@ -21,6 +21,7 @@
 #include "snapshot.h"
 #include "stacks.h"
 #include "trace_multi.h"
+#include "trace_snaps.h"
 #include "tracer.h"
 #include "units.h"
 #include "xalloc.h"
@@ -73,6 +74,19 @@ static int snapshot_of(const struct msink *k, pid_t pid, struct mw_snapshot **ou
 	return 0;
 }
 
+/* No snapshot of pr when tracing started (err why): the figures that
+ * need one are unknown in its report (state.h); warned when warn. */
+static void attach_refused(struct mw_process *pr, const char *err, int warn)
+{
+	char why[PATH_MAX + 600];
+
+	snprintf(why, sizeof(why), "no snapshot at attach: %s", err);
+	if (warn)
+		mw_warn("process %d: %s; its arenas, heaps and thresholds are reported as unknown",
+			(int)pr->pid, why);
+	mw_state_attach_unknown(pr->st, why);
+}
+
 /* --cgroup: pid joined it.  Traced from now when it maps the libc file
  * traced (one script probes one file), from its allocator as it is. */
 static int join(void *ctx, pid_t pid)
@@ -94,7 +108,7 @@ static int join(void *ctx, pid_t pid)
 		mw_stacks_watch(k->stacks, pid);
 	mw_note("process %d (%s) joined the cgroup; traced from now", (int)pid, pr->comm);
 	if (snapshot_of(k, pid, &pr->at_attach, NULL, err, sizeof(err)) < 0)
-		mw_warn("no snapshot of process %d at attach: %s", (int)pid, err);
+		attach_refused(pr, err, 1);
 	else
 		mw_state_seed(pr->st, pr->at_attach);
 	return 0;
@@ -113,6 +127,7 @@ static void seed_from_copy(struct msink *k, struct mw_process *pr)
 		if (!warned++)
 			mw_note("process %d: no snapshot of the allocator it inherits: %s",
 				pr->pid, err);
+		attach_refused(pr, err, 0);	/* what it inherits is unknown */
 		return;
 	}
 	mw_state_seed(pr->st, pr->at_attach);
@@ -211,11 +226,17 @@ static void attach_snapshots(struct msink *k)
 		struct mw_process *pr = mw_procs_process(k->procs, i);
 
 		mw_process_observe(pr);
-		if (!k->set->have_g[i])
+		if (!k->set->have_g[i]) {	/* warned about when they were loaded */
+			struct mw_glibc g;
+
+			if (mw_glibc_load(pr->pid, &g, err, sizeof(err)) == 0)	/* its reason */
+				snprintf(err, sizeof(err), "the libc's layouts were not loaded");
+			attach_refused(pr, err, 0);
 			continue;
-		if (mw_snapshot_read(pr->pid, &k->set->g[i], k->read_timeout_ms, &pr->at_attach,
-				     err, sizeof(err)) < 0) {
-			mw_warn("no snapshot of process %d at attach: %s", pr->pid, err);
+		}
+		if (mw_attach_snapshot(pr->pid, &k->set->g[i], k->read_timeout_ms, &pr->at_attach,
+				       err, sizeof(err)) < 0) {
+			attach_refused(pr, err, 1);
 			continue;
 		}
 		mw_state_seed(pr->st, pr->at_attach);
@@ -280,13 +301,16 @@ static json_int_t jnum(json_t *o, const char *a, const char *b)
 	return json_integer_value(json_object_get(json_object_get(o, a), b));
 }
 
-/* The totals over every process's report. */
+/* The totals over every process's report; arenas and heaps null when a
+ * process's are unknown (its "unknown", docs/json.md), with how many. */
 static json_t *totals(json_t *const *reps, size_t n)
 {
 	json_int_t arenas = 0, heaps = 0, threads = 0, events = 0, lost = 0, net = 0,
-		   retries = 0;
+		   retries = 0, unknown = 0;
+	json_t *t;
 
 	for (size_t i = 0; i < n; i++) {
+		unknown += json_is_object(json_object_get(reps[i], "unknown"));
 		arenas += jlen(reps[i], "arenas");
 		heaps += jlen(reps[i], "heaps");
 		threads += jlen(reps[i], "threads");
@@ -295,9 +319,15 @@ static json_t *totals(json_t *const *reps, size_t n)
 		lost += jnum(reps[i], "events", "lost");
 		net += jnum(reps[i], "sbrk", "net");
 	}
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "processes", (json_int_t)n,
-			 "arenas", arenas, "heaps", heaps, "threads", threads, "events", events,
-			 "lost", lost, "sbrk_net", net, "retries", retries);
+	t = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "processes", (json_int_t)n,
+		      "arenas", arenas, "heaps", heaps, "threads", threads, "events", events,
+		      "lost", lost, "sbrk_net", net, "retries", retries);
+	if (t && unknown) {	/* not a sum of what is known */
+		json_object_set_new(t, "arenas", json_null());
+		json_object_set_new(t, "heaps", json_null());
+		json_object_set_new(t, "unknown_processes", json_integer(unknown));
+	}
+	return t;
 }
 
 static json_int_t ji(json_t *o, const char *key)
@@ -310,11 +340,16 @@ static void totals_text(FILE *f, json_t *t)
 	char a[32];
 	json_int_t net = ji(t, "sbrk_net");
 
-	fprintf(f, "\nmallocwatch: %" JSON_INTEGER_FORMAT " processes in all: %"
-		JSON_INTEGER_FORMAT " arenas, %" JSON_INTEGER_FORMAT " heaps, %"
+	fprintf(f, "\nmallocwatch: %" JSON_INTEGER_FORMAT " processes in all: ", ji(t, "processes"));
+	if (ji(t, "unknown_processes"))	/* their allocators at attach are unknown */
+		fprintf(f, "? arenas, ? heaps (%" JSON_INTEGER_FORMAT " processes' allocator at "
+			"attach unknown), ", ji(t, "unknown_processes"));
+	else
+		fprintf(f, "%" JSON_INTEGER_FORMAT " arenas, %" JSON_INTEGER_FORMAT " heaps, ",
+			ji(t, "arenas"), ji(t, "heaps"));
+	fprintf(f, "%"
 		JSON_INTEGER_FORMAT " threads, sbrk net %s%s, %" JSON_INTEGER_FORMAT " retries; %"
-		JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " lost\n",
-		ji(t, "processes"), ji(t, "arenas"), ji(t, "heaps"), ji(t, "threads"),
+		JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " lost\n", ji(t, "threads"),
 		net < 0 ? "-" : "", mw_human_bytes((uint64_t)(net < 0 ? -net : net), a, sizeof(a)),
 		ji(t, "retries"), ji(t, "events"), ji(t, "lost"));
 }

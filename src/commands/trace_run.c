@@ -42,6 +42,7 @@
 #include "stream.h"
 #include "trace_run.h"
 #include "trace_run_int.h"
+#include "trace_snaps.h"
 #include "tracer.h"
 #include "xalloc.h"
 
@@ -274,16 +275,29 @@ static void save_snapshot(FILE *save, const char *which, const struct mw_snapsho
 	json_decref(j);
 }
 
-/* -p, probes armed: read the allocator as it is, and start from it. */
+/* -p, probes armed: read the allocator as it is, and start from it;
+ * refused (tried within the read timeout), the figures that need it are
+ * unknown (state.h), in the report and the saved stream. */
 static void attach_snapshot(struct sink *k)
 {
-	char err[512];
+	char err[PATH_MAX + 512], why[PATH_MAX + 600];
+	struct mw_glibc g;
+	int r = -1;
 
-	if (!k->g || k->pr->at_attach)
+	if (k->pr->at_attach)
 		return;
-	if (mw_snapshot_read(k->attach_pid, k->g, k->read_timeout_ms, &k->pr->at_attach, err,
-			     sizeof(err)) < 0) {
-		mw_warn("no snapshot at attach: %s", err);
+	if (k->g)
+		r = mw_attach_snapshot(k->attach_pid, k->g, k->read_timeout_ms, &k->pr->at_attach,
+				       err, sizeof(err));
+	else if (mw_glibc_load(k->attach_pid, &g, err, sizeof(err)) == 0)	/* its reason */
+		snprintf(err, sizeof(err), "the libc's layouts were not loaded");
+	if (r < 0) {
+		snprintf(why, sizeof(why), "no snapshot at attach: %s", err);
+		mw_warn("%s; the arenas, heaps and thresholds the report would count from it "
+			"are reported as unknown", why);
+		mw_state_attach_unknown(k->st, why);
+		if (k->save)
+			mw_stream_write_attach_refused(k->save, why);
 		return;
 	}
 	mw_state_seed(k->st, k->pr->at_attach);

@@ -257,6 +257,9 @@ static int layouts(Dwarf *dw, Dwarf_Die *malloc_cu, struct mw_glibc *g, char *wh
 /* What find_debuginfo needs to look inside the process's root. */
 struct dbg_ctx {
 	pid_t pid;
+	char root_why[80];	/* the debuginfo's place in its root holds
+				 * something that could not be used: why; "" */
+	char root_rel[128];	/* that place, relative to the root */
 };
 
 /* The debuginfo of mod by build-id inside process c->pid's own root
@@ -266,7 +269,7 @@ struct dbg_ctx {
  * mod's.  Not when that root is ours (the host's places, and only they,
  * were searched: MW_DEBUGINFO_PATH means what it says).  The
  * descriptor, or -1. */
-static int debuginfo_in_root(Dwfl_Module *mod, const struct dbg_ctx *c, char **name)
+static int debuginfo_in_root(Dwfl_Module *mod, struct dbg_ctx *c, char **name)
 {
 	const unsigned char *id;
 	const void *fid;
@@ -296,15 +299,20 @@ static int debuginfo_in_root(Dwfl_Module *mod, const struct dbg_ctx *c, char **n
 	}
 	fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
 	close(rootfd);
+	snprintf(c->root_rel, sizeof(c->root_rel), "%s", rel);
+	if (fd < 0 && errno != ENOENT && errno != ENOTDIR)	/* there, not readable */
+		snprintf(c->root_why, sizeof(c->root_why), "%s", strerror(errno));
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
 	    !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+		snprintf(c->root_why, sizeof(c->root_why), "not a regular ELF file");
 		close(fd);
 		return -1;
 	}
 	fn = dwelf_elf_gnu_build_id(e, &fid);	/* fid points into e */
 	if (fn != n || memcmp(fid, id, (size_t)n) != 0) {
+		snprintf(c->root_why, sizeof(c->root_why), "its build-id is not the libc's");
 		elf_end(e);
 		close(fd);
 		return -1;
@@ -354,6 +362,16 @@ static void malloc_code(Dwarf_Die *cu, Dwarf_Addr bias, struct mw_glibc *g)
 }
 
 static unsigned long dwarf_reads;	/* mw_glibc_dwarf_reads() */
+
+/* The libc's debug symbols are in the process's root but could not be
+ * read (c): say so, not that they are to be installed. */
+static void root_unreadable(char *err, size_t errlen, const struct mw_glibc *g,
+			    const struct dbg_ctx *c)
+{
+	snprintf(err, errlen, "the debug symbols of '%s' inside process %d's root "
+		 "(/proc/%d/root/%s) cannot be used: %s", g->module, (int)c->pid, (int)c->pid,
+		 c->root_rel, c->root_why);
+}
 
 /* Read g for the libc m: from fd when >= 0 (mw_glibc_preload: the file
  * by its name, m->name; taken, dwfl closes it), else opened as the
@@ -409,6 +427,10 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 	*ud = &ctx;
 	symbols(mod, g, &libc_malloc);
+	if ((!g->main_arena || !g->mp) && ctx.root_why[0]) {
+		root_unreadable(err, errlen, g, &ctx);
+		goto cleanup;
+	}
 	if (!g->main_arena || !g->mp) {
 		snprintf(err, errlen, "no symbols for glibc's 'main_arena' and 'mp_' in '%s' or "
 			 "its debuginfo: install its debug symbols (%s) or set MW_DEBUGINFO_PATH",
@@ -416,8 +438,12 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 		goto cleanup;
 	}
 	if (!(dw = dwfl_module_getdwarf(mod, &bias))) {
-		snprintf(err, errlen, "no DWARF for '%s' (glibc's struct layouts): install its "
-			 "debug symbols (%s) or set MW_DEBUGINFO_PATH", g->module, DEBUG_PACKAGES);
+		if (ctx.root_why[0])
+			root_unreadable(err, errlen, g, &ctx);
+		else
+			snprintf(err, errlen, "no DWARF for '%s' (glibc's struct layouts): install "
+				 "its debug symbols (%s) or set MW_DEBUGINFO_PATH", g->module,
+				 DEBUG_PACKAGES);
 		goto cleanup;
 	}
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);

@@ -27,6 +27,8 @@ struct walk {
 	size_t arenas_locked;	/* arenas whose lock this walk found held */
 	uint64_t first_locked, arena_locked;	/* the first such, the last */
 	int list_locked;	/* glibc's list_lock held */
+	int settled;		/* stopped, every thread known out of malloc's code */
+	const char *unsettled;	/* stopped, not settled: why (else NULL) */
 	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
 	int leave_stopped;	/* mw_snapshot_leave_stopped */
 	int hold;		/* mw_snapshot_hold: keep it held once consistent */
@@ -73,9 +75,11 @@ struct mw_snap_unwinder;
  * unwinder is made at the first call into *up (free it with
  * mw_snap_unwinder_free; NULL is fine).  1 when settled, 0 when not
  * (then only a process with more than one thread can be judged: by its
- * locks). */
+ * locks), with why not into why: the job-control stop, the time spent,
+ * the unwinder that could not be made, the thread whose stack could not
+ * be unwound, or the one still inside malloc's code at the deadline. */
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
-		   uint64_t budget_end);
+		   uint64_t budget_end, char *why, size_t len);
 void mw_snap_unwinder_free(struct mw_snap_unwinder *u);
 
 #endif /* MALLOCWATCH_SNAPSHOT_INT_H */

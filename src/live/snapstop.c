@@ -36,6 +36,10 @@ struct mw_snap_unwinder {
 	Dwfl *dwfl;
 	const struct mw_glibc *g;
 	uint64_t lo, hi;	/* the libc module */
+	char why[200];		/* why it could not be made; "" */
+	pid_t last_tid;		/* the last thread thread_busy judged busy or
+				 * could not tell (-1), for the reason */
+	int last;
 };
 
 struct walk_up {
@@ -76,15 +80,17 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 static int thread_busy(void *ctx, pid_t tid)
 {
 	struct walk_up wu = { .u = ctx };
-	int r = dwfl_getthread_frames(((struct mw_snap_unwinder *)ctx)->dwfl, tid, frame_cb, &wu);
+	struct mw_snap_unwinder *u = ctx;
+	int r = dwfl_getthread_frames(u->dwfl, tid, frame_cb, &wu);
 
-	if (wu.busy)
-		return 1;
 	/* frame 0 not read at all: cannot be told; an unwind that broke
 	 * off inside libc: taken as busy */
-	if (r >= 0)
-		return 0;
-	return wu.frames ? 1 : -1;
+	r = wu.busy ? 1 : r >= 0 ? 0 : wu.frames ? 1 : -1;
+	if (r) {	/* the reason, if it is the last */
+		u->last_tid = tid;
+		u->last = r;
+	}
+	return r;
 }
 
 static int no_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, GElf_Addr base,
@@ -111,10 +117,19 @@ static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 
 	memset(u, 0, sizeof(*u));
 	u->g = w->g;
-	if (!w->g->ncode || mw_mapped_find(w->p->pid, MW_LIB_LIBC, &m, err, sizeof(err)) != 1 ||
-	    (fd = mw_mapped_open(&m, err, sizeof(err))) < 0)
+	err[0] = '\0';
+	if (!w->g->ncode) {
+		snprintf(u->why, sizeof(u->why), "the DWARF of '%.140s' gives no code ranges of "
+			 "malloc.c", w->g->dwarf_file);
 		return -1;
+	}
+	if (mw_mapped_find(w->p->pid, MW_LIB_LIBC, &m, err, sizeof(err)) != 1 ||
+	    (fd = mw_mapped_open(&m, err, sizeof(err))) < 0) {
+		snprintf(u->why, sizeof(u->why), "%.160s", err[0] ? err : "its libc is not mapped");
+		return -1;
+	}
 	if (!(u->dwfl = dwfl_begin(&cb))) {
+		snprintf(u->why, sizeof(u->why), "libdwfl: %s", dwfl_errmsg(-1));
 		close(fd);
 		return -1;
 	}
@@ -124,6 +139,7 @@ static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	if (!mod || !dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL) ||
 	    dwfl_linux_proc_attach(u->dwfl, w->p->pid, true) != 0) {
+		snprintf(u->why, sizeof(u->why), "libdwfl: %s", dwfl_errmsg(-1));
 		dwfl_end(u->dwfl);
 		u->dwfl = NULL;
 		return -1;
@@ -134,24 +150,48 @@ static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 }
 
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
-		   uint64_t budget_end)
+		   uint64_t budget_end, char *why, size_t len)
 {
 	uint64_t until = budget_end < w->deadline ? budget_end : w->deadline;
 	struct mw_snap_unwinder *u = *up;
-	int r;
+	int r, rounds_run;
 
-	if (mw_ptstop_job_stopped(st) || mw_now_ns() >= until)
+	if (mw_ptstop_job_stopped(st)) {
+		snprintf(why, len, "the process is in a job-control stop (SIGSTOP), where no "
+			 "thread can be let finish a call into malloc");
 		return 0;
+	}
+	/* past until, the threads are still looked at once: none inside
+	 * malloc's code is settled as it is (an idle process on a loaded
+	 * machine); only one inside needs the time that is gone */
 	if (!u) {
 		u = *up = xcalloc(1, sizeof(*u));
-		if (unwinder_open(w, u) < 0)
-			return 0;
+		(void)unwinder_open(w, u);
 	}
-	if (!u->dwfl)
+	if (!u->dwfl) {
+		snprintf(why, len, "the threads' stacks cannot be unwound (%s), so a thread "
+			 "inside malloc's code cannot be told", u->why);
 		return 0;
+	}
+	u->last = 0;
+	rounds_run = mw_now_ns() < until;	/* else: looked at, none let go */
 	r = mw_ptstop_settle(st, thread_busy, u, until);
 	if (r > 0)
 		w->s->settle_rounds += r;
+	if (r < 0 && u->last < 0)
+		snprintf(why, len, "thread %d's stack could not be unwound, so whether it is "
+			 "inside malloc's code is not known", (int)u->last_tid);
+	else if (r < 0 && mw_ptstop_job_stopped(st))
+		snprintf(why, len, "thread %d is inside malloc's code and the process went into "
+			 "a job-control stop (SIGSTOP)", (int)u->last_tid);
+	else if (r < 0 && !rounds_run)
+		snprintf(why, len, "thread %d is inside malloc's code and the %s spent by the "
+			 "stops before", (int)u->last_tid, until == w->deadline ?
+			 "read timeout was" : "0.1 s allowed for leaving it were");
+	else if (r < 0)
+		snprintf(why, len, "thread %d was still inside malloc's code when the %s ran out",
+			 (int)u->last_tid, until == w->deadline ? "read timeout" :
+			 "0.1 s allowed for leaving it");
 	return r >= 0;
 }
 
@@ -206,9 +246,23 @@ void mw_snap_judge_locks(struct walk *w)
 {
 	if (w->list_locked && w->arenas_locked == w->s->narenas)
 		return;
-	if (w->list_locked)
+	/* held, with every thread held outside malloc's code: no thread is
+	 * about to let it go (a lock left held: deadlocked or corrupt) */
+	if (w->list_locked && w->settled)
+		mw_snap_badf(w, "glibc's list_lock is held while no thread is inside malloc's "
+			     "code (left held: the process is deadlocked or its memory corrupt)");
+	else if (w->list_locked && w->unsettled)	/* stopped: why it may be held */
+		mw_snap_badf(w, "glibc's list_lock is held, and %s", w->unsettled);
+	else if (w->list_locked)
 		mw_snap_badf(w, "glibc's list_lock is held (an arena is being made)");
-	else if (w->arenas_locked)
+	else if (w->arenas_locked && w->settled)
+		mw_snap_badf(w, "arena 0x%llx is locked while no thread is inside malloc's code "
+			     "(left held: the process is deadlocked or its memory corrupt)",
+			     (unsigned long long)w->first_locked);
+	else if (w->arenas_locked && w->unsettled)
+		mw_snap_badf(w, "arena 0x%llx is locked, and %s", (unsigned long long)w->first_locked,
+			     w->unsettled);
+	else if (w->arenas_locked)	/* read while it ran */
 		mw_snap_badf(w, "arena 0x%llx is locked (a thread is inside malloc or free)",
 		     (unsigned long long)w->first_locked);
 }

@@ -26,7 +26,7 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 {
 	struct mw_snapshot *s = w->s;
 	struct mw_ptstop *st;
-	char why[256];
+	char why[256], unsettled[300] = "";
 	uint64_t now = mw_now_ns();
 	int r, settled, job;
 
@@ -42,14 +42,17 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 	}
 	mw_proc_refresh(w->p, why, sizeof(why));	/* new heaps */
 	job = mw_ptstop_job_stopped(st);
-	settled = mw_snap_settle(w, st, u, budget_end);
+	settled = mw_snap_settle(w, st, u, budget_end, unsettled, sizeof(unsettled));
+	w->settled = settled && !job;	/* the locks' reasons (snapstop.c) */
+	w->unsettled = w->settled ? NULL : unsettled;
 	mw_snap_walk(w);
+	w->unsettled = NULL;	/* (unsettled is this stop's) */
 	/* one thread may not lock: then only a thread out of libc is safe;
 	 * a call into the process needs every thread out of it */
 	if (!settled && !job && s->consistent && (mw_ptstop_threads(st) <= 1 || w->hold)) {
 		s->consistent = 0;
-		snprintf(s->why, sizeof(s->why), "%s did not leave malloc's code",
-			 mw_ptstop_threads(st) <= 1 ? "its thread" : "a thread");
+		snprintf(s->why, sizeof(s->why), "not every thread is known to be out of "
+			 "malloc's code: %s", unsettled);
 	}
 	if (w->hold && job && s->consistent) {	/* not to be let run for a call */
 		s->consistent = 0;
@@ -96,6 +99,17 @@ static void stopped_walks(struct walk *w, char *note, size_t len)
 	mw_snap_unwinder_free(u);
 }
 
+/* Did the process replace its program (exec) since its mappings were
+ * read?  main_arena, in the libc's data, is then no longer mapped (a
+ * live program does not unmap its libc). */
+static int execed(struct walk *w)
+{
+	char err[256];
+
+	return mw_process_alive(w->p->pid) && mw_proc_refresh(w->p, err, sizeof(err)) == 0 &&
+	       !mw_proc_mapped(w->p, w->g->main_arena, 8);
+}
+
 /* The reason of a snapshot given up (w->fatal, w->stop, or no
  * consistent walk) into err, with note after the counts; the status. */
 static int failed(struct walk *w, long timeout_ms, const char *note, char *err, size_t errlen)
@@ -105,6 +119,9 @@ static int failed(struct walk *w, long timeout_ms, const char *note, char *err, 
 
 	if (w->fatal == ESRCH || (w->fatal && !mw_process_alive(pid))) {
 		snprintf(err, errlen, "process %d exited while it was read", (int)pid);
+	} else if (!w->stop && execed(w)) {	/* its reads failed (EFAULT) for that */
+		snprintf(err, errlen, "process %d replaced its program (exec) while it was read; "
+			 "no snapshot", (int)pid);
 	} else if (w->fatal) {
 		snprintf(err, errlen, "cannot read process %d's memory: %s", (int)pid,
 			 strerror(w->fatal));
@@ -116,6 +133,11 @@ static int failed(struct walk *w, long timeout_ms, const char *note, char *err, 
 		snprintf(err, errlen, "process %d: %s: the allocator is corrupt or hostile; no "
 			 "snapshot", (int)pid, w->stop_why);
 		return MW_SNAP_CORRUPT;
+	} else if (!s->why[0]) {	/* no walk: it had to be stopped first (hold,
+					 * --leave-stopped) and was not; note says why */
+		snprintf(err, errlen, "process %d: no snapshot: it must be read stopped%s",
+			 (int)pid, note[0] ? note : " and was not");
+		return MW_SNAP_INCONSISTENT;
 	} else {
 		snprintf(err, errlen, "process %d: no consistent snapshot (%d read%s, %d stop%s in "
 			 "%.1f ms)%s: %s", (int)pid, s->tries, s->tries == 1 ? "" : "s", s->stops,

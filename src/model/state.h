@@ -212,6 +212,21 @@ void mw_state_seed(struct mw_state *st, const struct mw_snapshot *s);
 /* Was the model seeded from a snapshot? */
 int mw_state_seeded(const struct mw_state *st);
 
+/* -p (and a process joining or created under -f, --cgroup): the process
+ * was there before tracing and no snapshot of its allocator could be
+ * read then (why, copied: "no snapshot at attach: ...").  Events see
+ * only what changes from now on, so the figures that need the allocator
+ * as tracing found it (metrics.def's "attach" column: the arenas and
+ * heaps at the end, their bytes, the thresholds) are unknown, and the
+ * reports say so instead of counting from nothing.  A later
+ * mw_state_seed or mw_state_exec (a new image starts from nothing)
+ * makes them known again. */
+void mw_state_attach_unknown(struct mw_state *st, const char *why);
+
+/* Why the allocator at attach is unknown (mw_state_attach_unknown), or
+ * NULL when it is known (seeded, or traced from the program's start). */
+const char *mw_state_attach_refused(const struct mw_state *st);
+
 /* Stream input (stream.c).  name is copied. */
 /* unavail: bit i set when argument i+1 cannot be read (it arrives as 0). */
 void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,

@@ -56,6 +56,7 @@ struct mw_state {
 	size_t n_hits, n_heap_records, n_waits, n_jumps[4];	/* end-record counts */
 	char full[160];
 	int seeded;
+	char *attach_refused;	/* why there is no attach snapshot; NULL */
 	/* the timeline */
 	uint64_t now_ns;	/* the time of the event being applied, or 0 */
 	uint64_t origin;

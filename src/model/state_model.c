@@ -59,6 +59,7 @@ static void free_contents(struct mw_state *st)
 	free(st->settings);
 	free(st->retries);
 	free(st->libm);
+	free(st->attach_refused);
 	free(st->marks);
 	free(st->samples);
 	free(st->sarenas);
@@ -698,6 +699,8 @@ void mw_state_bias(struct mw_state *st, uint64_t bias)
 void mw_state_seed(struct mw_state *st, const struct mw_snapshot *s)
 {
 	st->seeded = 1;
+	free(st->attach_refused);
+	st->attach_refused = NULL;
 	st->mmap_threshold = s->mmap_threshold;
 	st->trim_threshold = s->trim_threshold;
 	for (size_t i = 0; i < s->narenas; i++) {
@@ -771,13 +774,18 @@ const char *mw_state_full_tables(const struct mw_state *st)
 static void note_full_tables(struct mw_state *st)
 {
 	struct mw_probe_count *freed;
+	uint64_t nfreed;
 
 	st->full[0] = '\0';
 	full_table(st, st->n_hits, MW_MAP_HITS, "hits per probe and thread");
 	/* H/G records: one streamed with each memory_heap_free, the rest
-	 * from the end's table of heaps */
+	 * from the end's table of heaps.  A stream may hold more frees than
+	 * H records (a free with no H record after it): none from the end,
+	 * not 2^64 of them */
 	freed = probe_known(st, MW_P_memory_heap_free);
-	full_table(st, st->n_heap_records - (freed ? freed->received : 0), MW_MAP_HEAPS, "heaps");
+	nfreed = freed ? freed->received : 0;
+	full_table(st, st->n_heap_records > nfreed ? st->n_heap_records - (size_t)nfreed : 0,
+		   MW_MAP_HEAPS, "heaps");
 	full_table(st, st->n_waits, MW_MAP_WAITS, "waits per thread and arena");
 	full_table(st, st->n_jumps[1], MW_MAP_JUMPS, "jmp_bufs");
 	full_table(st, st->n_jumps[2], MW_MAP_JUMPS, "setjmp/longjmp addresses");

@@ -1,10 +1,14 @@
 /* state_read.c - what the reports read from the model (state.h): its
  * tables (arenas, heaps, threads, events, thresholds, settings, retries,
- * jumps, probes), sbrk, and the totals of events seen, lost and missing.
+ * jumps, probes), sbrk, the totals of events seen, lost and missing, and
+ * whether the allocator at attach is unknown (and why).
  * Split out of state_model.c; struct mw_state is in state_int.h.
  */
+#include <stdlib.h>
+
 #include "state.h"
 #include "state_int.h"
+#include "xalloc.h"
 
 const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n)
 {
@@ -100,4 +104,17 @@ void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
 const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st)
 {
 	return &st->omitted;
+}
+
+void mw_state_attach_unknown(struct mw_state *st, const char *why)
+{
+	if (st->seeded)
+		return;
+	free(st->attach_refused);
+	st->attach_refused = xstrdup(why && why[0] ? why : "no snapshot at attach");
+}
+
+const char *mw_state_attach_refused(const struct mw_state *st)
+{
+	return st->attach_refused;
 }

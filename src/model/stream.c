@@ -380,6 +380,13 @@ void mw_stream_write_snapshot(FILE *f, const char *which, const char *json)
 	fprintf(f, "# " MW_META_SNAPSHOT " %s %s\n", which, json);
 }
 
+void mw_stream_write_attach_refused(FILE *f, const char *why)
+{
+	fputs("# " MW_META_ATTACH_REFUSED " ", f);
+	put_escaped(f, why);
+	fputc('\n', f);
+}
+
 /* One more line of the findings' text into m, up to MW_META_FINDINGS_MAX. */
 static void add_finding_line(struct mw_stream_meta *m, const char *val)
 {
@@ -445,6 +452,11 @@ static void meta_line(const char *line, struct mw_state *st, struct mw_stream_me
 			m->on_snapshot(m->ctx, st, which, val + w);
 		else
 			mw_state_garbled(st);
+	} else if (strcmp(key, MW_META_ATTACH_REFUSED) == 0) {
+		char *u = unescape(val);
+
+		mw_state_attach_unknown(st, u);
+		free(u);
 	} else if (strcmp(key, MW_META_COMM) == 0) {
 		char *u = unescape(val);
 

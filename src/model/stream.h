@@ -74,6 +74,10 @@ struct mw_stream_meta {
  * JSON text on one line (jansson's compact output never breaks one). */
 void mw_stream_write_snapshot(FILE *f, const char *which, const char *json);
 
+/* One MW_META_ATTACH_REFUSED line: no snapshot at attach, and why (a
+ * replay marks the same figures unknown, state.h). */
+void mw_stream_write_attach_refused(FILE *f, const char *why);
+
 /* Write the header (magic line and what is known before the run) and
  * the footer (how it ended).  Arguments and the tracer's message are
  * C-escaped so that nothing in them can start a line of its own. */

@@ -20,7 +20,7 @@
 #include "msg.h"
 
 static const struct mw_metric_info metrics[MW_M_COUNT] = {
-#define MW_METRIC(n, u, d) [MW_M_##n] = { .name = #n, .unit = u, .doc = d },
+#define MW_METRIC(n, u, a, d) [MW_M_##n] = { .name = #n, .unit = u, .doc = d, .attach = a },
 #include "metrics.def"
 #undef MW_METRIC
 };
@@ -221,6 +221,20 @@ static int snapshot_metric(const json_t *r, enum mw_metric m, int64_t *v)
 	}
 }
 
+const char *mw_metric_unknown(const json_t *r, enum mw_metric m)
+{
+	const json_t *u = json_object_get(r, "unknown"), *x;
+	const char *why = json_string_value(json_object_get(u, "reason"));
+	size_t i;
+
+	if (!json_is_object(u) || m >= MW_M_COUNT)
+		return NULL;
+	json_array_foreach(json_object_get(u, "figures"), i, x)
+		if (json_is_string(x) && strcmp(json_string_value(x), metrics[m].name) == 0)
+			return why ? why : "unknown";
+	return NULL;
+}
+
 int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 {
 	const json_t *arenas = json_object_get(r, "arenas"), *heaps = json_object_get(r, "heaps");
@@ -228,6 +242,8 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 	size_t i;
 
 	*v = 0;
+	if (mw_metric_unknown(r, m))	/* a figure the report does not have */
+		return -1;
 	if (snapshots_mode(r))
 		return snapshot_metric(r, m, v);
 	switch (m) {

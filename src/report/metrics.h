@@ -27,7 +27,7 @@
 #include <stdio.h>
 
 enum mw_metric {
-#define MW_METRIC(name, unit, doc) MW_M_##name,
+#define MW_METRIC(name, unit, attach, doc) MW_M_##name,
 #include "metrics.def"
 #undef MW_METRIC
 	MW_M_COUNT,
@@ -35,6 +35,7 @@ enum mw_metric {
 
 struct mw_metric_info {
 	const char *name, *unit, *doc;
+	int attach;		/* needs the allocator at attach (metrics.def) */
 };
 
 /* The table entry of m (0 <= m < MW_M_COUNT). */
@@ -49,8 +50,14 @@ int mw_metric_lookup(const char *name);
 const char *mw_metric_closest(const char *name);
 
 /* Metric m of report (the root object).  0 and *v, or -1 when the report
- * does not have it (system_bytes of a run without snapshots). */
+ * does not have it (system_bytes of a run without snapshots), or lists it
+ * as unknown (mw_metric_unknown). */
 int mw_metric_value(const json_t *report, enum mw_metric m, int64_t *v);
+
+/* Why report does not know metric m, when it says so: its "unknown"
+ * object ({"reason": "no snapshot at attach: ...", "figures": ["arenas",
+ * ...]}, docs/json.md) lists m.  NULL otherwise.  Owned by report. */
+const char *mw_metric_unknown(const json_t *report, enum mw_metric m);
 
 enum mw_op { MW_OP_LE, MW_OP_LT, MW_OP_GE, MW_OP_GT, MW_OP_EQ, MW_OP_NE };
 
@@ -75,6 +82,8 @@ int mw_rule_parse(const char *text, struct mw_rule *r, char *err, size_t errlen)
 struct mw_verdict {
 	int ok;			/* the rule holds */
 	int missing;		/* the report (or the baseline) lacks the metric */
+	char why[256];		/* missing because the report (or the baseline)
+				 * says the figure is unknown: why; "" else */
 	int64_t value;		/* the report's */
 	int64_t limit;		/* what it was held to */
 	int has_baseline;

@@ -174,13 +174,27 @@ int mw_rule_selects(const struct mw_rule *r, const json_t *report)
 	return name && strcmp(name, r->comm) == 0;
 }
 
+/* v is missing: when report says why (it lists the figure as unknown),
+ * that, after what (e.g. "the baseline: "), into v->why. */
+static void unknown_why(struct mw_verdict *v, const json_t *report, enum mw_metric m,
+			const char *what)
+{
+	const char *why = mw_metric_unknown(report, m);
+
+	if (why)
+		snprintf(v->why, sizeof(v->why), "%s%s", what, why);
+}
+
 struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
 				const json_t *baseline)
 {
 	int64_t value;
+	struct mw_verdict v = { .missing = 1 };
 
-	if (mw_metric_value(report, r->metric, &value) < 0)
-		return (struct mw_verdict){ .missing = 1 };
+	if (mw_metric_value(report, r->metric, &value) < 0) {
+		unknown_why(&v, report, r->metric, "");
+		return v;
+	}
 	return mw_rule_judge(r, value, baseline);
 }
 
@@ -192,6 +206,8 @@ struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value, const js
 	if (r->relative) {
 		if (!baseline || mw_metric_value(baseline, r->metric, &v.baseline) < 0) {
 			v.missing = 1;
+			if (baseline)
+				unknown_why(&v, baseline, r->metric, "the baseline: ");
 			return v;
 		}
 		v.has_baseline = 1;
@@ -233,8 +249,13 @@ struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *rep
 
 	for (size_t i = 0; i < n; i++)
 		if (mw_metric_value(reports[i], r->metric, &vals[i]) < 0) {
+			char what[32];
+
+			v = (struct mw_verdict){ .missing = 1 };
+			snprintf(what, sizeof(what), "run %zu: ", i + 1);
+			unknown_why(&v, reports[i], r->metric, n > 1 ? what : "");
 			free(vals);
-			return (struct mw_verdict){ .missing = 1 };
+			return v;
 		}
 	if (a == MW_AGG_WORST && (r->op == MW_OP_LE || r->op == MW_OP_LT))
 		a = MW_AGG_MAX;

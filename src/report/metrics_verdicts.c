@@ -61,9 +61,12 @@ static void result_line(char *buf, size_t len, const struct mw_rule *r,
 			const struct mw_verdict *v)
 {
 	const char *name = mw_metric_info(r->metric)->name;
-	char hv[24], hl[24], hb[24];
+	char hv[24], hl[24], hb[24], q[sizeof(v->why) * 4 + 8];
 
-	if (v->missing)
+	if (v->missing && v->why[0])	/* a file's text: quoted */
+		snprintf(buf, len, "%s: unknown: %s (rule '%s')", name,
+			 mw_quote(v->why, q, sizeof(q)), r->text);
+	else if (v->missing)
 		snprintf(buf, len, "%s: not in the report%s (rule '%s')", name,
 			 r->relative ? " or the baseline" : "", r->text);
 	else if (v->has_baseline)
@@ -97,14 +100,22 @@ static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_ver
 		if (w)
 			fprintf(out, "%s | ", w[i].label);
 		fprintf(out, "`%s` | ", rules[i].text);
-		if (v[i].missing)
+		if (v[i].missing && v[i].why[0]) {
+			char q[sizeof(v[i].why) * 4 + 8];
+
+			fputs("unknown: ", out);	/* no '|' of the file's breaks the table */
+			for (const char *p = mw_quote(v[i].why, q, sizeof(q)); *p; p++)
+				fputs(*p == '|' ? "\\|" : (char[2]){ *p, 0 }, out);
+			fputs(" | | |\n", out);
+		} else if (v[i].missing) {
 			fprintf(out, "missing | | |\n");
-		else if (v[i].has_baseline)
+		} else if (v[i].has_baseline) {
 			fprintf(out, "%" PRId64 " | %s %" PRId64 " | %" PRId64 " |\n", v[i].value,
 				op_name(rules[i].op), v[i].limit, v[i].baseline);
-		else
+		} else {
 			fprintf(out, "%" PRId64 " | %s %" PRId64 " | |\n", v[i].value,
 				op_name(rules[i].op), v[i].limit);
+		}
 	}
 }
 
@@ -114,9 +125,10 @@ static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o}",
+		mw_json_append(&arr, json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o, s:o}",
 			"rule", mw_json_str(rules[i].text), "metric", mw_metric_info(rules[i].metric)->name,
-			"ok", v[i].ok, "value", v[i].missing ? json_null() : json_integer(v[i].value),
+			"ok", v[i].ok,
+			"unknown", v[i].why[0] ? mw_json_str(v[i].why) : json_null(), "value", v[i].missing ? json_null() : json_integer(v[i].value),
 			"limit", v[i].missing ? json_null() : json_integer(v[i].limit),
 			"baseline", v[i].has_baseline ? json_integer(v[i].baseline) : json_null(),
 			"process", w ? json_integer(w[i].pid) : json_null()));

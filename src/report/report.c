@@ -167,6 +167,12 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	if (mw_state_full_tables(st)[0])
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
 			mw_state_full_tables(st));
+	if (mw_state_attach_refused(st)) {	/* before any figure it touches */
+		fputs("  the allocator at attach is UNKNOWN (", f);
+		mw_fputs_quoted(mw_state_attach_refused(st), f);
+		fputs("): the arenas, heaps and heap bytes at the end and the thresholds are "
+		      "not known (shown as ?); events count what changed while traced\n", f);
+	}
 	{
 		const struct mw_state_omitted *o = mw_state_omitted_get(st);
 
@@ -182,22 +188,32 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 {
 	size_t n;
 	const struct mw_arena *a = mw_state_arenas(st, &n);
-	char ad[32], hb[32];
+	char ad[32], hb[32], nh[24];
+	int unknown = mw_state_attach_refused(st) != NULL;
 
-	fprintf(f, "\nArenas: %zu\n  %-16s %-5s %-8s %5s %-10s %7s  %s\n", n, "ADDRESS", "KIND",
+	if (unknown)	/* the arenas there before tracing are not all known */
+		fprintf(f, "\nArenas: ? (%zu seen while traced)\n", n);
+	else
+		fprintf(f, "\nArenas: %zu\n", n);
+	fprintf(f, "  %-16s %-5s %-8s %5s %-10s %7s  %s\n", "ADDRESS", "KIND",
 		"CREATOR", "HEAPS", "HEAP BYTES", "WAITS", "THREADS (how attached)");
 	for (size_t i = 0; i < n; i++) {
 		char creator[16] = "-";
+		/* made while traced: all its heaps were seen */
+		int known = !unknown || (!a[i].is_main && a[i].created_by_tid);
 
 		addr_str(a[i].addr, ad, sizeof(ad));
 		if (a[i].created_by_tid)
 			snprintf(creator, sizeof(creator), "%d", a[i].created_by_tid);
 		else if (a[i].at_attach && !a[i].is_main)
 			snprintf(creator, sizeof(creator), "(before)");
-		mw_human_bytes(a[i].heap_bytes, hb, sizeof(hb));
-		fprintf(f, "  %-16s %-5s %-8s %5zu %-10s %7" PRIu64 " ", ad,
-			a[i].is_main ? "main" : "arena", creator, a[i].nheaps,
-			hb, a[i].waits);
+		if (known)
+			mw_human_bytes(a[i].heap_bytes, hb, sizeof(hb));
+		else
+			snprintf(hb, sizeof(hb), "?");
+		snprintf(nh, sizeof(nh), known || a[i].is_main ? "%zu" : "?", a[i].nheaps);
+		fprintf(f, "  %-16s %-5s %-8s %5s %-10s %7" PRIu64 " ", ad,
+			a[i].is_main ? "main" : "arena", creator, nh, hb, a[i].waits);
 		for (size_t j = 0; j < a[i].natt && j < TOP_ATTACH; j++)
 			fprintf(f, " %d(%s)", a[i].att[j].tid, mw_report_attach_name(a[i].att[j].how));
 		if (a[i].natt > TOP_ATTACH)
@@ -214,7 +230,10 @@ static void heaps_text(FILE *f, const struct mw_state *st)
 	const struct mw_heap *h = mw_state_heaps(st, &n);
 	char ad[32], ar[32], sz[32], pk[32];
 
-	fprintf(f, "\nHeaps (heap_info): %zu\n", n);
+	if (mw_state_attach_refused(st))	/* those made before tracing are unknown */
+		fprintf(f, "\nHeaps (heap_info): ? (%zu seen while traced)\n", n);
+	else
+		fprintf(f, "\nHeaps (heap_info): %zu\n", n);
 	if (!n)
 		return;
 	fprintf(f, "  %-16s %-16s %-12s %-12s %6s %6s  %s\n", "ADDRESS", "ARENA", "SIZE",
@@ -234,12 +253,15 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 {
 	const struct mw_sbrk *s = mw_state_sbrk_get(st);
 	char g[32], t[32], n[32], p[32];
+	/* -p: what was there before may be trimmed while traced: a net below 0 */
+	int neg = s->trimmed > s->grown;
 
 	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " calls, trimmed %s in %"
-		PRIu64 " calls, net %s (%" PRIu64 " bytes), peak %s\n",
+		PRIu64 " calls, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
 		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore,
-		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless,
-		mw_human_bytes(s->grown - s->trimmed, n, sizeof(n)), s->grown - s->trimmed,
+		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless, neg ? "-" : "",
+		mw_human_bytes(neg ? s->trimmed - s->grown : s->grown - s->trimmed, n, sizeof(n)),
+		neg ? "-" : "", neg ? s->trimmed - s->grown : s->grown - s->trimmed,
 		mw_human_bytes((uint64_t)(s->peak > 0 ? s->peak : 0), p, sizeof(p)));
 	if (s->first_brk)
 		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n", s->first_brk, s->last_brk);
@@ -256,9 +278,13 @@ static void thresholds_text(FILE *f, const struct mw_state *st)
 
 	const char *how = n ? "" : mw_state_seeded(st) ? " as at attach" : " default";
 
-	fprintf(f, "\nThresholds:\n  mmap threshold %s (%" PRIu64 " bytes)%s, trim threshold %s"
-		" (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)), mm, how,
-		mw_human_bytes(tr, b, sizeof(b)), tr, how);
+	if (mw_state_attach_refused(st))	/* mallopt or a tunable may have set them */
+		fprintf(f, "\nThresholds:\n  mmap threshold ?, trim threshold ? (not read at "
+			"attach)\n");
+	else
+		fprintf(f, "\nThresholds:\n  mmap threshold %s (%" PRIu64 " bytes)%s, trim "
+			"threshold %s (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)),
+			mm, how, mw_human_bytes(tr, b, sizeof(b)), tr, how);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "  change %zu: thread %d, %s: mmap %s, trim %s\n", i + 1, c[i].tid,
 			mw_quote(c[i].source, q, sizeof(q)), mw_human_bytes(c[i].mmap, a, sizeof(a)),
@@ -593,6 +619,9 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	events_text(f, st);
 	if (ri->snap_attach)
 		mw_snapshot_diff_text(f, ri->snap_attach, ri->snap_end);
+	else if (ri->snap_end)	/* -p, no attach snapshot: the end's own figures */
+		mw_snapshot_arenas_text(f, ri->snap_end, "Allocator at the end, read from the "
+					"process");
 	if (ri->snap_exit)
 		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
 	exit_ledger_text(f, st, ri);

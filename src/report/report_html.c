@@ -525,11 +525,21 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "%.3f s, ", html_secs(&pg, pg.t1));
 	else	/* t1 is only the axis's 1 s */
 		fprintf(f, "no timed event, ");
-	fprintf(f, "%s runtime, %zu arena%s, %zu thread%s, %zu sample%s of the allocator; libc ",
-		ri->runtime ? ri->runtime : "?", pg.nar, pg.nar == 1 ? "" : "s", nt,
-		nt == 1 ? "" : "s", ns, ns == 1 ? "" : "s");
+	fprintf(f, "%s runtime, ", ri->runtime ? ri->runtime : "?");
+	if (mw_state_attach_refused(st))	/* those there before tracing: unknown */
+		fprintf(f, "? arenas (%zu seen while traced), ", pg.nar);
+	else
+		fprintf(f, "%zu arena%s, ", pg.nar, pg.nar == 1 ? "" : "s");
+	fprintf(f, "%zu thread%s, %zu sample%s of the allocator; libc ", nt, nt == 1 ? "" : "s",
+		ns, ns == 1 ? "" : "s");
 	mw_xml_escape(f, ri->libc);
 	fprintf(f, "</p>\n");
+	if (mw_state_attach_refused(st)) {
+		fprintf(f, "<p class=\"unknown\"><strong>The allocator at attach is UNKNOWN</strong> (");
+		mw_xml_escape(f, mw_state_attach_refused(st));
+		fprintf(f, "): the arenas, heaps and heap bytes at the end and the thresholds are "
+			"not known; the charts show what changed while traced.</p>\n");
+	}
 	mem = bytes_section(&pg, data);
 	fprintf(f, "<h2>Threads: the arena each was attached to (o new, &#9679; reuse, "
 		"grey: from the free list)</h2>\n");

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "jsonout.h"
+#include "metrics.h"
 #include "probetab.h"
 #include "report.h"
 #include "report_int.h"
@@ -115,9 +116,13 @@ static json_t *json_arenas(const struct mw_state *st)
 	size_t n;
 	const struct mw_arena *a = mw_state_arenas(st, &n);
 	json_t *arr = json_array();
+	int unknown = mw_state_attach_refused(st) != NULL;
 
 	for (size_t i = 0; i < n; i++) {
 		json_t *threads = json_array();
+		/* no attach snapshot: an arena not made while traced may have
+		 * had heaps before (main: bytes before), which events never saw */
+		int known = !unknown || (!a[i].is_main && a[i].created_by_tid);
 
 		for (size_t j = 0; j < a[i].natt; j++)
 			mw_json_append(&threads, json_pack("{s:i, s:s}", "tid",
@@ -125,8 +130,9 @@ static json_t *json_arenas(const struct mw_state *st)
 		mw_json_append(&arr, json_pack("{s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
 			"address", jaddr(a[i].addr), "main", a[i].is_main,
 			"created_by_tid", a[i].created_by_tid ? jint(a[i].created_by_tid) :
-			json_null(), "threads", threads, "heaps", jint((int64_t)a[i].nheaps),
-			"heap_bytes", jint((int64_t)a[i].heap_bytes),
+			json_null(), "threads", threads,
+			"heaps", known || a[i].is_main ? jint((int64_t)a[i].nheaps) : json_null(),
+			"heap_bytes", known ? jint((int64_t)a[i].heap_bytes) : json_null(),
 			"waits", jint((int64_t)a[i].waits), "at_attach", a[i].at_attach,
 			"threads_at_attach", jint((int64_t)a[i].threads_at_attach)));
 	}
@@ -171,6 +177,10 @@ static json_t *json_thresholds(const struct mw_state *st)
 		mw_json_append(&changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
 			"source", c[i].source, "mmap", jint((int64_t)c[i].mmap),
 			"trim", jint((int64_t)c[i].trim)));
+	/* no attach snapshot: the thresholds the process had are unknown
+	 * (not glibc's defaults: mallopt or GLIBC_TUNABLES may have set them) */
+	if (mw_state_attach_refused(st))
+		return json_pack("{s:n, s:n, s:o}", "mmap", "trim", "changes", changes);
 	return json_pack("{s:o, s:o, s:o}", "mmap", jint((int64_t)mm), "trim", jint((int64_t)tr),
 			 "changes", changes);
 }
@@ -337,8 +347,8 @@ static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
 			 "functions", funcs);
 }
 
-/* "snapshots": {"attach": {...}, "end": {...} | null} for -p, {"exit":
- * {...}} for -c. */
+/* "snapshots": {"attach": {...} | null, "end": {...} | null} for -p
+ * (attach null: refused, "unknown" says why), {"exit": {...}} for -c. */
 static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	json_t *o = json_object();
@@ -354,8 +364,9 @@ static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_inf
 		free(v);
 		mw_json_set(&o, "exit", x);
 	}
-	if (ri->snap_attach) {
-		mw_json_set(&o, "attach", mw_snapshot_json_value(ri->snap_attach, "?"));
+	if (ri->snap_attach || ri->snap_end) {	/* -p: attach null when refused */
+		mw_json_set(&o, "attach", ri->snap_attach ?
+			    mw_snapshot_json_value(ri->snap_attach, "?") : json_null());
 		json_t *e = ri->snap_end ? mw_snapshot_json_value(ri->snap_end, "?") : json_null();
 
 		if (ri->snap_end && ri->ledger_end) {
@@ -369,6 +380,23 @@ static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_inf
 		mw_json_set(&o, "end", e);
 	}
 	return o;
+}
+
+/* "unknown": {"reason": ..., "figures": [metric names]}: the figures
+ * the report does not have (metrics.def's attach column, when the
+ * allocator at attach is unknown); NULL when it has them all. */
+static json_t *json_unknown(const struct mw_state *st)
+{
+	const char *why = mw_state_attach_refused(st);
+	json_t *figures;
+
+	if (!why)
+		return NULL;
+	figures = json_array();
+	for (int m = 0; m < MW_M_COUNT; m++)
+		if (mw_metric_info((enum mw_metric)m)->attach)
+			mw_json_append(&figures, json_string(mw_metric_info((enum mw_metric)m)->name));
+	return json_pack("{s:o, s:o}", "reason", mw_json_str(why), "figures", figures);
 }
 
 json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
@@ -393,6 +421,8 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 			"mallocwatch", e->version));
 	}
 	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
+	if (mw_state_attach_refused(st))
+		mw_json_set(&root, "unknown", json_unknown(st));
 	mw_json_set(&root, "events", json_events(st, ri));
 	mw_json_set(&root, "arenas", json_arenas(st));
 	mw_json_set(&root, "heaps", json_heaps(st));
@@ -407,7 +437,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 		mw_json_set(&root, "setjmp", json_setjmp(st));
 	if (libm)
 		mw_json_set(&root, "math", json_math(st, libm, sites));
-	if (ri->snap_attach || ri->snap_exit)
+	if (ri->snap_attach || ri->snap_end || ri->snap_exit)
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	if (ri->stacks)
 		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks, ri->stacks_pid));

@@ -163,5 +163,9 @@
 					 * before the events it seeds; end: -p's;
 					 * exit: -c's), report_snap.h's object on
 					 * one line */
+#define MW_META_ATTACH_REFUSED "attach_refused"	/* -p: no snapshot at attach,
+					 * why (C-escaped): the figures that need
+					 * the allocator as tracing found it are
+					 * unknown (state.h mw_state_attach_unknown) */
 
 #endif /* MALLOCWATCH_PROTOCOL_H */
