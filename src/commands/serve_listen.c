@@ -167,15 +167,18 @@ static int clear_stale(struct mw_listen *l, const struct sockaddr_un *sa, char *
 static int open_unix(struct mw_listen *l, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[sizeof(l->unix_path)];
+	char dir[sizeof(l->unix_path)], why[PATH_MAX + 128];
 	struct stat sb;
 	mode_t old;
 	int fd, r;
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(l->unix_path) - strlen(l->base)),
 		 l->unix_path);
-	if ((l->dirfd = mw_dir_open_safe(dir, 0, 0, err, errlen)) < 0)
+	if ((l->dirfd = mw_dir_open_safe(dir, 0, 0, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "--listen unix:%s: %s: the socket's directory must be one "
+			 "only root can change", l->unix_path, why);
 		return -1;
+	}
 	/* bind through the directory's descriptor: nothing on the path is
 	 * looked up again */
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", l->dirfd,
