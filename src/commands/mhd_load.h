@@ -6,7 +6,7 @@
  * each), which -c runs, the commands that do not serve, paid for
  * nothing.
  *
- * cmd_serve.c calls the library's functions by their names: after this
+ * serve_http.c calls the library's functions by their names: after this
  * header each of them names its pointer in mw_mhd, of the type
  * <microhttpd.h> declares.
  */
