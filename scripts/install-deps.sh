@@ -17,7 +17,10 @@
 # in it and in python3 through gdb).  Serve: libmicrohttpd-dev (the HTTP
 # server of `mallocwatch serve`); prometheus (its promtool, and the real
 # Prometheus t-serve starts on loopback; Debian's package also installs a
-# prometheus.service, as memcached's does) and curl (t-serve).  libbpf-dev:
+# prometheus.service, as memcached's does) and curl (t-serve); libyaml-dev
+# and libcrypt-dev (serve --web.config.file: the YAML file, bcrypt
+# through crypt(3)), openssl (t-serve-webconfig makes a certificate with
+# it).  libbpf-dev:
 # the running bpf-runtime tracer's set of processes is changed through
 # its map (src/trace/pidset.c: -f's new processes, --cgroup's joiners).
 # strace: t-cache holds a run at its rename (fault injection) to kill it
@@ -34,7 +37,7 @@ set -eu
 PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
 gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2 memcached gdb \
-libmicrohttpd-dev prometheus curl libbpf-dev strace"
+libmicrohttpd-dev libyaml-dev libcrypt-dev openssl prometheus curl libbpf-dev strace"
 # make check-vm (scripts/vm.sh) also needs debootstrap and qemu
 [ "${MW_DEPS_VM:-0}" != 1 ] || PKGS="$PKGS debootstrap qemu-system-x86"
 

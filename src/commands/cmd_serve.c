@@ -1,49 +1,54 @@
 /* cmd_serve.c - `mallocwatch serve`: the allocator state of the selected
  * processes (-p, --cgroup, --all: snapmulti.h) as metrics for Prometheus
- * (report_metrics.h), served over HTTP at /metrics (libmicrohttpd) and/or
+ * (report_metrics.h), served over HTTP at /metrics (serve_http.h) and/or
  * written for node_exporter's textfile collector every --interval.
  *
- * One thread does everything, in one select(2) loop: the HTTP
- * connections (libmicrohttpd driven from outside, MHD_run_from_select),
- * the SIGINT/SIGTERM that end it (blocked, read from a signalfd) and the
- * textfile's clock.  So one scrape is served at a time; a scrape reads
- * the processes again unless the last reading is younger than
+ * One thread does the work, in one poll(2) loop: the HTTP connections
+ * (libmicrohttpd's epoll set, driven from here) and the textfile's
+ * clock.  So one scrape is served at a time; a scrape reads the
+ * processes again unless the last reading is younger than
  * --min-interval, and stops reading within --budget (less when the
  * scraper says its timeout, X-Prometheus-Scrape-Timeout-Seconds): the
  * processes not reached by then are counted as not read (timeout).
+ *
+ * SIGINT and SIGTERM are blocked in every thread and taken by one
+ * thread of their own (watch_signals): it tells the loop (an eventfd,
+ * and a flag a reading looks at between processes), and if the loop
+ * has not ended STOP_GRACE_S later, or a second signal comes, it ends
+ * serve itself (status 1, the textfile removed): a signal always ends
+ * serve, whatever the loop is blocked in.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/select.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
 
 #include "clock.h"
 #include "cmd.h"
 #include "glibcinfo.h"
-#include "mhd_load.h"
 #include "msg.h"
 #include "proclist.h"
 #include "report_metrics.h"
+#include "serve_http.h"
 #include "serve_probes.h"
 #include "snapmulti.h"
 #include "snapshot.h"
 #include "xalloc.h"
 
 static const char serve_usage[] =
-"Usage: mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] [--probes] -p PID[,PID...] | --cgroup DIR | --all\n"
+"Usage: mallocwatch serve [--listen [ADDR:]PORT|unix:PATH] [--textfile DIR] [--probes] -p PID[,PID...] | --cgroup DIR | --all\n"
 "\n"
 "Serve the allocator state of running processes as metrics for\n"
 "Prometheus: at http://ADDR:PORT/metrics, each scrape a fresh snapshot\n"
@@ -54,6 +59,12 @@ static const char serve_usage[] =
 "trimmable bytes, top chunk, heaps; per process: arenas and the arena\n"
 "limit, mmapped chunks, thresholds; processes not read, by reason.\n"
 "Labels: pid, command, cgroup, container (and arena, main).\n"
+"\n"
+"Who can read them: on a TCP address, everyone who can connect to it -\n"
+"by default (127.0.0.1) every local user - unless --web.config.file asks\n"
+"for a user and password (and TLS); on a unix socket, those its mode\n"
+"lets in (default root alone); the textfile, those who can read DIR\n"
+"(the file is 0644).\n"
 "\n"
 "With --probes, also counters since each process was traced, from one\n"
 "tracer session (SystemTap, as `mallocwatch -p` runs it): arenas\n"
@@ -71,8 +82,20 @@ static const char serve_usage[] =
 "Where:\n"
 "  --listen [ADDR:]PORT serve HTTP on ADDR (default 127.0.0.1; [::1] for\n"
 "                       IPv6; PORT 0: any free port, named on stderr)\n"
+"  --listen unix:PATH   serve HTTP on a unix socket made at PATH, in a\n"
+"                       directory only root can change (curl --unix-socket)\n"
+"  --socket-mode MODE   the unix socket's mode (default 0600: root alone;\n"
+"                       0660: the directory's group too)\n"
 "  --allow-remote       let --listen take an address that is not loopback\n"
 "                       (the metrics name every process and cgroup)\n"
+"  --web.config.file FILE  TLS and basic authentication, in the Prometheus\n"
+"                       exporters' web configuration format (a subset:\n"
+"                       tls_server_config cert_file, key_file, min_version,\n"
+"                       max_version; http_server_config headers;\n"
+"                       basic_auth_users with bcrypt hashes); read once\n"
+"  --request-timeout SECONDS  a connection that has not sent a whole request\n"
+"                       this long after it opened (or after its last\n"
+"                       answer) is closed (default 5); see CONNECTIONS\n"
 "  --probes             run a tracer for the probe counters (off by default:\n"
 "                       each probe hit costs the traced processes time)\n"
 "  --textfile DIR       write DIR/mallocwatch.prom (0.0.4 text) every\n"
@@ -92,34 +115,46 @@ static const char serve_usage[] =
 "  -q, --quiet          no notes or warnings\n"
 "  -v, --verbose        --probes: the tracer's messages, processes traced\n"
 "\n"
+"Connections: at most 256 at once; past 224, each new one closes the one\n"
+"that has waited longest without a whole request.  An answer not taken\n"
+"within 30 s closes its connection.  On an address that is not loopback,\n"
+"at most 32 from one address.  Connections closed and libmicrohttpd's\n"
+"messages are warned about at most once a minute, summed.  With\n"
+"basic_auth_users, a user and password that passed are kept in memory\n"
+"and pass again without bcrypt; other checks get at most a quarter of\n"
+"the time (then 429 Too Many Requests).\n"
+"\n"
 "Exit status: 0 after SIGINT or SIGTERM; 1 when the address cannot be\n"
-"bound or DIR cannot be opened; 2 on a usage error.  A process that\n"
-"cannot be read is never an error of the whole: it is counted in\n"
-"mallocwatch_processes_unread and mallocwatch_read_errors_total.\n"
+"bound, DIR or FILE cannot be read or FILE is refused, or serve did not\n"
+"stop within 2 s of the signal (or got a second one) and ended itself;\n"
+"2 on a usage error.  A process that cannot be read is never an error\n"
+"of the whole: it is counted in mallocwatch_processes_unread and\n"
+"mallocwatch_read_errors_total.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch serve --listen 9464 --all\n"
 "  sudo mallocwatch serve --listen 127.0.0.1:9464 -p $(pidof -d, memcached)\n"
 "  sudo mallocwatch serve --listen 9464 --probes --cgroup /sys/fs/cgroup/system.slice/app.service\n"
 "  sudo mallocwatch serve --textfile /var/lib/prometheus/node-exporter --all\n"
-"  sudo mallocwatch serve --listen 10.0.0.5:9464 --allow-remote --cgroup /sys/fs/cgroup/system.slice\n";
+"  sudo mallocwatch serve --listen 10.0.0.5:9464 --allow-remote --web.config.file /etc/mallocwatch/web.yml --all\n"
+"  sudo mallocwatch serve --listen unix:/run/mallocwatch/metrics.sock --socket-mode 0660 --all\n";
 
 enum {
 	OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_LISTEN, OPT_ALLOW_REMOTE, OPT_TEXTFILE,
-	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_NO_STOP, OPT_PROBES,
+	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_NO_STOP, OPT_PROBES, OPT_WEB_CONFIG,
+	OPT_SOCKET_MODE, OPT_REQUEST_TIMEOUT,
 };
 
 #define GLIBC_CACHE_SECONDS 60.0	/* libc layouts kept this long */
+#define STOP_GRACE_S 2		/* after a signal, the loop's time to end */
 #define TEXTFILE_NAME "mallocwatch.prom"
-#define TEXTFILE_TMP ".mallocwatch.prom.tmp"	/* not *.prom: not collected */
-#define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
-#define CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
+#define TEXTFILE_TMP ".mallocwatch.prom."	/* + 12 random letters; not *.prom */
 
 struct serve_opts {
 	struct mw_pidlist pids;
-	const char *cgroup, *listen, *textfile;
+	const char *cgroup, *listen, *textfile, *web_config, *socket_mode;
 	int all, allow_remote, probes, verbose;
-	long timeout_ms, budget_ms, min_interval_ms, interval_ms;
+	long timeout_ms, budget_ms, min_interval_ms, interval_ms, request_timeout_ms;
 };
 
 /* The last reading and what has been counted since the start. */
@@ -133,6 +168,7 @@ struct serve {
 	double cache_reset_at;
 	uint64_t errors[MW_METRICS_NFAIL];
 	struct mw_serve_probes *probes;	/* --probes; NULL without */
+	int tf_errno;			/* the textfile's last failure warned about */
 };
 
 static void parse(int argc, char **argv, struct serve_opts *o)
@@ -145,6 +181,9 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
+		{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
 		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "min-interval", required_argument, NULL, OPT_MIN_INTERVAL },
@@ -168,6 +207,11 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		case OPT_ALL: o->all = 1; break;
 		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_ALLOW_REMOTE: o->allow_remote = 1; break;
+		case OPT_WEB_CONFIG: o->web_config = optarg; break;
+		case OPT_SOCKET_MODE: o->socket_mode = optarg; break;
+		case OPT_REQUEST_TIMEOUT:
+			o->request_timeout_ms = mw_seconds_option("--request-timeout", optarg);
+			break;
 		case OPT_TEXTFILE: o->textfile = optarg; break;
 		case OPT_INTERVAL: o->interval_ms = mw_seconds_option("--interval", optarg); break;
 		case OPT_MIN_INTERVAL:
@@ -188,68 +232,96 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		mw_usage_error("serve needs one of -p PID, --cgroup DIR and --all");
 	if (!o->listen && !o->textfile)
 		mw_usage_error("serve needs --listen [ADDR:]PORT, --textfile DIR or both");
+	if (!o->listen && (o->web_config || o->socket_mode || o->allow_remote))
+		mw_usage_error("--web.config.file, --socket-mode and --allow-remote are for --listen");
+	if (o->request_timeout_ms < 100)
+		mw_usage_error("--request-timeout needs at least 0.1 s");
 }
 
-/* "[ADDR:]PORT", ADDR a numeric IPv4 address, "[IPv6]" or "localhost",
- * into *ss (127.0.0.1 when ADDR is left out).  0, or -1 with a reason in
- * err. */
-static int parse_listen(const char *arg, struct sockaddr_storage *ss, char *err, size_t errlen)
-{
-	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
-	const char *colon = strrchr(arg, ':'), *port = colon ? colon + 1 : arg;
-	char host[64] = "127.0.0.1", *end;
-	size_t hl = colon ? (size_t)(colon - arg) : 0;
-	unsigned long p;
+/* --- stopping ---------------------------------------------------------- */
 
-	memset(ss, 0, sizeof(*ss));
-	errno = 0;
-	p = strtoul(port, &end, 10);
-	if (!*port || *end || errno || p > 65535 || port[0] == '-' || port[0] == '+') {
-		snprintf(err, errlen, "--listen needs [ADDR:]PORT with PORT 0 to 65535, not '%s'", arg);
-		return -1;
-	}
-	if (hl >= 2 && arg[0] == '[' && arg[hl - 1] == ']')
-		arg++, hl -= 2;
-	if (hl >= sizeof(host)) {
-		snprintf(err, errlen, "--listen: the address in '%s' is too long", arg);
-		return -1;
-	}
-	if (hl) {
-		memcpy(host, arg, hl);
-		host[hl] = '\0';
-	}
-	if (!strcmp(host, "localhost"))
-		strcpy(host, "127.0.0.1");
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)p);
-	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)p);
-	} else {
-		snprintf(err, errlen, "--listen needs a numeric address (or localhost), not '%s'", host);
-		return -1;
-	}
-	return 0;
-}
+static atomic_int stopping;	/* a SIGINT or SIGTERM came */
+static atomic_int leaving;	/* the loop is over: serve is cleaning up */
+static int stop_fd = -1;	/* an eventfd, written when stopping */
+static int tf_dirfd = -1;	/* --textfile's directory */
+static char tf_tmp[sizeof(TEXTFILE_TMP) + 16];	/* being written; "" when none */
+static dev_t tf_dev;		/* the textfile written last */
+static ino_t tf_ino;
 
-static int is_loopback(const struct sockaddr_storage *ss)
-{
-	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
-
-	if (ss->ss_family == AF_INET)
-		return ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24 == 127;
-	return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
-}
-
-/* A SIGINT or SIGTERM is waiting (they are blocked: see serve_loop). */
 static int stop_pending(void)
 {
-	sigset_t p;
-
-	return sigpending(&p) == 0 && (sigismember(&p, SIGINT) || sigismember(&p, SIGTERM));
+	return atomic_load(&stopping);
 }
+
+/* The end forced: the loop did not end in time, or a second signal. */
+static void textfile_remove(void);
+
+static noreturn void stop_now(int sig, int second)
+{
+	textfile_remove();
+	mw_error("%s: %s; serve ends now", strsignal(sig), second ? "a second signal" :
+		 "the loop did not end within 2 s");
+	_exit(MW_EXIT_RUNTIME);
+}
+
+static void *watch_signals(void *arg)
+{
+	const sigset_t *set = arg;
+	uint64_t one = 1;
+	double deadline;
+	siginfo_t si;
+	int sig;
+
+	while ((sig = sigwaitinfo(set, &si)) < 0)
+		;
+	atomic_store(&stopping, 1);
+	if (write(stop_fd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow from 1 */
+	}
+	deadline = mw_now_s() + STOP_GRACE_S;
+	for (;;) {
+		double left = deadline - mw_now_s();
+		struct timespec ts = { .tv_sec = (time_t)left,
+				       .tv_nsec = (long)((left - (double)(time_t)left) * 1e9) };
+
+		if (atomic_load(&leaving)) {	/* in time: a second signal still ends it */
+			if (sigwaitinfo(set, &si) > 0)
+				stop_now(sig, 1);
+			continue;
+		}
+		if (left <= 0)
+			stop_now(sig, 0);
+		if (sigtimedwait(set, &si, &ts) > 0)
+			stop_now(sig, 1);
+	}
+	return NULL;
+}
+
+/* SIGINT and SIGTERM blocked here (and in every thread made later) and
+ * taken by watch_signals. */
+static void watch_stop(void)
+{
+	static sigset_t set;
+	pthread_attr_t a;
+	pthread_t th;
+	int e;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	signal(SIGPIPE, SIG_IGN);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
+	    (stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		mw_die(MW_EXIT_RUNTIME, "cannot watch for signals: %s", strerror(errno));
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	e = pthread_create(&th, &a, watch_signals, &set);
+	pthread_attr_destroy(&a);
+	if (e)
+		mw_die(MW_EXIT_RUNTIME, "cannot watch for signals: %s", strerror(e));
+}
+
+/* --- readings ---------------------------------------------------------- */
 
 /* The arena count at which glibc stops making arenas (malloc/arena.c,
  * arena_get2): mp_.arena_max, else NARENAS_FROM_NCORES (8 per core on
@@ -422,157 +494,23 @@ static int list_served(void *ctx, struct mw_pidlist *l)
 	return 0;
 }
 
-/* Queue a response of status with body (copied; static text) and type. */
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-			     const char *body)
+/* The metrics for a scrape (serve_http.h's mw_http_metrics_fn). */
+static int scrape(void *ctx, long budget_ms, int openmetrics, char **body, size_t *len,
+		  char *err, size_t errlen)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
-								 MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result ret;
+	struct serve *s = ctx;
+	int got = refresh(s, budget_ms, err, errlen);
 
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/* --budget, or less when the scraper says how long it waits. */
-static long scrape_budget(const struct serve_opts *o, struct MHD_Connection *c)
-{
-	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    "X-Prometheus-Scrape-Timeout-Seconds");
-	char *end;
-	double t = h ? strtod(h, &end) : 0;
-	long ms;
-
-	if (!h || end == h || !(t > 0 && t < 86400))
-		return o->budget_ms;
-	ms = (long)(t * 1e3) - 250;
-	return ms >= 100 && ms < o->budget_ms ? ms : o->budget_ms;
-}
-
-static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *c)
-{
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-							 MHD_HTTP_HEADER_ACCEPT);
-	int om = accept && strstr(accept, "application/openmetrics-text");
-	char err[PATH_MAX + 512], *body;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	size_t len;
-	int got = refresh(s, scrape_budget(s->o, c), err, sizeof(err));
-
-	if (got == 1)
-		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "mallocwatch is stopping\n");
-	if (got < 0) {
-		mw_warn("%s", err);
-		strcat(err, "\n");
-		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", err);
+	if (got)
+		return got;
+	if (!(*body = render(s, openmetrics, len))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
-	if (!(body = render(s, om, &len)))
-		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", "out of memory\n");
-	r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
-	if (!r) {
-		free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, om ? CT_OPENMETRICS : CT_TEXT);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return 0;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version, const char *upload,
-				  size_t *upload_size, void **req)
-{
-	(void)version;
-	(void)upload;
-	(void)req;
-	if (*upload_size) {	/* a body: not ours to read */
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET and HEAD\n");
-	if (!strcmp(url, "/"))
-		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8",
-			     "<html><head><title>mallocwatch</title></head><body>"
-			     "<p><a href=\"/metrics\">/metrics</a>: glibc allocator state</p>"
-			     "</body></html>\n");
-	if (strcmp(url, "/metrics"))
-		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n");
-	return serve_metrics(cls, c);
-}
-
-/* libmicrohttpd's own messages, as warnings. */
-/* While the daemon starts, its last message is kept for the one line
- * that says why it could not (libmicrohttpd's own names "port 0" when it
- * binds an address given whole). */
-static int mhd_starting;
-static char mhd_start_msg[512];
-
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char buf[512];
-	size_t len;
-
-	(void)cls;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	len = strlen(buf);
-	while (len && buf[len - 1] == '\n')
-		buf[--len] = '\0';
-	if (mhd_starting) {
-		snprintf(mhd_start_msg, sizeof(mhd_start_msg), "%s", buf);
-		return;
-	}
-	mw_warn("http: %s", buf);
-}
-
-static struct MHD_Daemon *start_http(const struct serve_opts *o, struct serve *s)
-{
-	struct sockaddr_storage ss;
-	const union MHD_DaemonInfo *di;
-	struct MHD_Daemon *d;
-	char err[256], host[INET6_ADDRSTRLEN];
-	unsigned port;
-
-	if (parse_listen(o->listen, &ss, err, sizeof(err)) < 0)
-		mw_usage_error("%s", err);
-	if (!is_loopback(&ss) && !o->allow_remote)
-		mw_usage_error("--listen %s is not a loopback address: the metrics name every "
-			       "process and cgroup read; add --allow-remote to serve it there", o->listen);
-	if (mw_mhd_load(err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	mhd_starting = 1;
-	d = MHD_start_daemon(MHD_USE_ERROR_LOG | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-			     0, NULL, NULL, on_request, s,
-			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,	/* first */
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-			     MHD_OPTION_END);
-	mhd_starting = 0;
-	if (!d) {	/* "Failed to bind to port 0: Address already in use": the reason */
-		const char *why = strrchr(mhd_start_msg, ':');
-
-		mw_die(MW_EXIT_RUNTIME, "cannot listen on '%s'%s%s", o->listen,
-		       why ? ":" : mhd_start_msg[0] ? ": " : "", why ? why + 1 :
-		       mhd_start_msg);
-	}
-	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	port = di ? di->port : 0;
-	inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
-		  (const void *)&((struct sockaddr_in *)&ss)->sin_addr :
-		  (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
-	mw_note(ss.ss_family == AF_INET6 ? "serving http://[%s]:%u/metrics" :
-		"serving http://%s:%u/metrics", host, port);
-	return d;
-}
+/* --- the textfile ------------------------------------------------------ */
 
 /* Write all of buf to fd: 0, or -1 with errno set. */
 static int write_all(int fd, const char *buf, size_t len)
@@ -590,15 +528,67 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* DIR/mallocwatch.prom from a fresh reading, through a temporary file
- * renamed over it.  0 (also when it failed: warned about), 1 when a stop
- * signal came. */
+/* A new file of a name no one could guess (TEXTFILE_TMP and random
+ * letters, in tf_tmp), made by this open (O_EXCL): nothing another user
+ * put in DIR - a FIFO, a link, a file of theirs - is ever opened. */
+static int open_temp(int dirfd)
+{
+	static const char az[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	unsigned char r[12];
+
+	for (int tries = 0; tries < 8; tries++) {
+		int fd;
+
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return -1;
+		memcpy(tf_tmp, TEXTFILE_TMP, sizeof(TEXTFILE_TMP) - 1);
+		for (size_t i = 0; i < sizeof(r); i++)
+			tf_tmp[sizeof(TEXTFILE_TMP) - 1 + i] = az[r[i] % (sizeof(az) - 1)];
+		tf_tmp[sizeof(TEXTFILE_TMP) - 1 + sizeof(r)] = '\0';
+		fd = openat(dirfd, tf_tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK |
+			    O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST) {
+			if (fd < 0)
+				tf_tmp[0] = '\0';
+			return fd;
+		}
+	}
+	tf_tmp[0] = '\0';
+	return -1;
+}
+
+/* body (len bytes) into DIR/mallocwatch.prom, through a new file renamed
+ * over it: 0, or -1 with errno set. */
+static int textfile_put(int dirfd, const char *body, size_t len)
+{
+	int fd = open_temp(dirfd), e;
+	struct stat sb;
+
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, body, len) < 0 || fsync(fd) < 0 || fstat(fd, &sb) < 0 ||
+	    renameat(dirfd, tf_tmp, dirfd, TEXTFILE_NAME) < 0) {
+		e = errno;
+		close(fd);
+		unlinkat(dirfd, tf_tmp, 0);
+		tf_tmp[0] = '\0';
+		errno = e;
+		return -1;
+	}
+	tf_tmp[0] = '\0';
+	tf_dev = sb.st_dev;
+	tf_ino = sb.st_ino;
+	return close(fd);
+}
+
+/* DIR/mallocwatch.prom from a fresh reading.  0 (also when it failed:
+ * warned about, once until it works again), 1 when a stop signal came. */
 static int textfile_write(struct serve *s, int dirfd)
 {
 	const char *dir = s->o->textfile;
 	char err[PATH_MAX + 512], *body;
 	size_t len;
-	int fd, r = refresh(s, s->o->budget_ms, err, sizeof(err));
+	int r = refresh(s, s->o->budget_ms, err, sizeof(err));
 
 	if (r)
 		return r < 0 ? (mw_warn("%s; %s/%s not written", err, dir, TEXTFILE_NAME), 0) : 1;
@@ -606,69 +596,54 @@ static int textfile_write(struct serve *s, int dirfd)
 		mw_warn("out of memory; %s/%s not written", dir, TEXTFILE_NAME);
 		return 0;
 	}
-	fd = openat(dirfd, TEXTFILE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, body, len) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
-	    renameat(dirfd, TEXTFILE_TMP, dirfd, TEXTFILE_NAME) < 0) {
-		int e = errno;
-
-		if (fd >= 0) {
-			close(fd);	/* EBADF when closed already: harmless */
-			unlinkat(dirfd, TEXTFILE_TMP, 0);
-		}
-		mw_warn("cannot write '%s/%s': %s", dir, TEXTFILE_NAME, strerror(e));
+	if (textfile_put(dirfd, body, len) == 0) {
+		s->tf_errno = 0;
+	} else if (errno != s->tf_errno) {
+		s->tf_errno = errno;
+		mw_warn("cannot write '%s/%s': %s (said once until it works again)", dir,
+			TEXTFILE_NAME, strerror(errno));
 	}
 	free(body);
 	return 0;
 }
 
-/* Milliseconds select may wait: until the textfile is due (next, or
- * -1 with none) or libmicrohttpd wants to run, at most a second. */
-static struct timeval wait_for(struct MHD_Daemon *d, double next)
+/* At exit: no stale figures left for the collector (the file only if it
+ * is still the one written), nor a file half written. */
+static void textfile_remove(void)
 {
-	MHD_UNSIGNED_LONG_LONG mt;
-	double w = 1.0;
-	struct timeval tv;
+	struct stat sb;
 
-	if (next >= 0 && next - mw_now_s() < w)
-		w = next - mw_now_s();
-	if (d && MHD_get_timeout(d, &mt) == MHD_YES && (double)mt / 1e3 < w)
-		w = (double)mt / 1e3;
-	if (w < 0)
-		w = 0;
-	tv.tv_sec = (time_t)w;
-	tv.tv_usec = (suseconds_t)((w - (double)tv.tv_sec) * 1e6);
-	return tv;
+	if (tf_dirfd < 0)
+		return;
+	if (tf_ino && fstatat(tf_dirfd, TEXTFILE_NAME, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    sb.st_ino == tf_ino && sb.st_dev == tf_dev)
+		unlinkat(tf_dirfd, TEXTFILE_NAME, 0);
+	if (tf_tmp[0])
+		unlinkat(tf_dirfd, tf_tmp, 0);
 }
 
-/* The loop: HTTP, textfile, until SIGINT or SIGTERM (read from sfd). */
-static int serve_loop(struct serve *s, struct MHD_Daemon *d, int sfd, int dirfd)
+/* --- the loop ---------------------------------------------------------- */
+
+/* The loop: HTTP, textfile, until a stop signal. */
+static int serve_loop(struct serve *s, struct mw_http *h, int dirfd)
 {
 	double next = dirfd >= 0 ? mw_now_s() : -1;
+	struct pollfd p[2] = { { .fd = stop_fd, .events = POLLIN },
+			       { .fd = h ? mw_http_fd(h) : -1, .events = POLLIN } };
 
 	for (;;) {
-		fd_set rs, ws, es;
-		MHD_socket max = sfd;
-		struct timeval tv;
-		int n;
+		long w = h ? mw_http_wait_ms(h) : 1000;
 
-		FD_ZERO(&rs);
-		FD_ZERO(&ws);
-		FD_ZERO(&es);
-		FD_SET(sfd, &rs);
-		if (d && MHD_get_fdset(d, &rs, &ws, &es, &max) != MHD_YES) {
-			mw_error("http: cannot wait for connections (too many descriptors)");
+		if (next >= 0 && (next - mw_now_s()) * 1e3 < (double)w)
+			w = next > mw_now_s() ? (long)((next - mw_now_s()) * 1e3) + 1 : 0;
+		if (poll(p, 2, (int)w) < 0 && errno != EINTR) {
+			mw_error("poll: %s", strerror(errno));
 			return MW_EXIT_RUNTIME;
 		}
-		tv = wait_for(d, next);
-		n = select(max + 1, &rs, &ws, &es, &tv);
-		if (n < 0 && errno != EINTR) {
-			mw_error("select: %s", strerror(errno));
-			return MW_EXIT_RUNTIME;
-		}
-		if (stop_pending() || (n > 0 && FD_ISSET(sfd, &rs)))
+		if (stop_pending())
 			return MW_EXIT_OK;
-		if (d && n >= 0)
-			MHD_run_from_select(d, &rs, &ws, &es);
+		if (h)
+			mw_http_run(h);
 		if (next >= 0 && mw_now_s() >= next) {
 			if (textfile_write(s, dirfd))
 				return MW_EXIT_OK;
@@ -682,25 +657,28 @@ static int serve_loop(struct serve *s, struct MHD_Daemon *d, int sfd, int dirfd)
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { .timeout_ms = MW_SNAP_TIMEOUT_MS, .budget_ms = 8000,
-				.min_interval_ms = 1000, .interval_ms = 15000 };
+				.min_interval_ms = 1000, .interval_ms = 15000,
+				.request_timeout_ms = 5000 };
 	struct serve s = { .o = &o };
-	struct MHD_Daemon *d = NULL;
-	sigset_t stop;
-	int sfd, dirfd = -1, status;
+	struct mw_http *h = NULL;
+	int dirfd = -1, status;
 
 	parse(argc, argv, &o);
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	signal(SIGPIPE, SIG_IGN);
-	if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 ||
-	    (sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "cannot watch for signals: %s", strerror(errno));
+	watch_stop();
 	if (o.textfile &&
 	    (dirfd = open(o.textfile, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "cannot open '%s': %s", o.textfile, strerror(errno));
-	if (o.listen)
-		d = start_http(&o, &s);
+	tf_dirfd = dirfd;
+	if (o.listen) {
+		struct mw_http_opts ho = {
+			.listen = o.listen, .allow_remote = o.allow_remote,
+			.web_config = o.web_config, .socket_mode = o.socket_mode,
+			.request_timeout_ms = o.request_timeout_ms, .budget_ms = o.budget_ms,
+			.metrics = scrape, .ctx = &s,
+		};
+
+		h = mw_http_start(&ho);
+	}
 	if (o.probes) {	/* after the signals are blocked: its thread inherits that */
 		char err[256];
 
@@ -708,16 +686,15 @@ int cmd_serve(int argc, char **argv)
 						       sizeof(err))))
 			mw_die(MW_EXIT_RUNTIME, "%s", err);
 	}
-	status = serve_loop(&s, d, sfd, dirfd);
+	status = serve_loop(&s, h, dirfd);
+	atomic_store(&leaving, 1);
 	mw_serve_probes_stop(s.probes);
-	if (d)
-		MHD_stop_daemon(d);
-	if (dirfd >= 0) {	/* no stale figures left for the collector */
-		unlinkat(dirfd, TEXTFILE_NAME, 0);
-		unlinkat(dirfd, TEXTFILE_TMP, 0);
+	mw_http_stop(h);
+	if (dirfd >= 0) {
+		textfile_remove();
+		tf_dirfd = -1;
 		close(dirfd);
 	}
-	close(sfd);
 	forget(&s);
 	mw_pidlist_free(&o.pids);
 	return status;

@@ -6,7 +6,7 @@
  * each), which -c runs, the commands that do not serve, paid for
  * nothing.
  *
- * cmd_serve.c calls the library's functions by their names: after this
+ * serve_http.c calls the library's functions by their names: after this
  * header each of them names its pointer in mw_mhd, of the type
  * <microhttpd.h> declares.
  */
@@ -22,7 +22,9 @@
 /* The functions serve uses, X(name) each. */
 #define MW_MHD_FUNCS(X) \
 	X(MHD_start_daemon) X(MHD_stop_daemon) X(MHD_get_daemon_info) \
-	X(MHD_get_fdset2) X(MHD_get_timeout) X(MHD_run_from_select) \
+	X(MHD_get_timeout) X(MHD_run) X(MHD_is_feature_supported) \
+	X(MHD_get_connection_info) X(MHD_basic_auth_get_username_password) \
+	X(MHD_queue_basic_auth_fail_response) X(MHD_free) \
 	X(MHD_lookup_connection_value) X(MHD_queue_response) \
 	X(MHD_create_response_from_buffer) \
 	X(MHD_create_response_from_buffer_with_free_callback) \
@@ -43,15 +45,18 @@ extern struct mw_mhd mw_mhd;
 int mw_mhd_load(char *err, size_t len);
 
 /* From here on the names are the pointers (but in mhd_load.c, which
- * fills them); MHD_get_fdset(), <microhttpd.h>'s macro, calls
- * MHD_get_fdset2() with this build's FD_SETSIZE, as linked. */
+ * fills them). */
 #ifndef MW_MHD_LOADER
 #define MHD_start_daemon mw_mhd.MHD_start_daemon
 #define MHD_stop_daemon mw_mhd.MHD_stop_daemon
 #define MHD_get_daemon_info mw_mhd.MHD_get_daemon_info
-#define MHD_get_fdset2 mw_mhd.MHD_get_fdset2
 #define MHD_get_timeout mw_mhd.MHD_get_timeout
-#define MHD_run_from_select mw_mhd.MHD_run_from_select
+#define MHD_run mw_mhd.MHD_run
+#define MHD_is_feature_supported mw_mhd.MHD_is_feature_supported
+#define MHD_get_connection_info mw_mhd.MHD_get_connection_info
+#define MHD_basic_auth_get_username_password mw_mhd.MHD_basic_auth_get_username_password
+#define MHD_queue_basic_auth_fail_response mw_mhd.MHD_queue_basic_auth_fail_response
+#define MHD_free mw_mhd.MHD_free
 #define MHD_lookup_connection_value mw_mhd.MHD_lookup_connection_value
 #define MHD_queue_response mw_mhd.MHD_queue_response
 #define MHD_create_response_from_buffer mw_mhd.MHD_create_response_from_buffer
