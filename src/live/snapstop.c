@@ -112,7 +112,8 @@ static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 	memset(u, 0, sizeof(*u));
 	u->g = w->g;
 	if (!w->g->ncode || mw_mapped_find(w->p->pid, MW_LIB_LIBC, &m, err, sizeof(err)) != 1 ||
-	    (fd = mw_mapped_open(&m, err, sizeof(err))) < 0)
+	    (fd = mw_mapped_open(&m, err, sizeof(err))) < 0 ||
+	    (fd = mw_elf_vet(fd, m.name, err, sizeof(err))) < 0)	/* (mapped.h) */
 		return -1;
 	if (!(u->dwfl = dwfl_begin(&cb))) {
 		close(fd);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "stacks_int.h"
 #include "xalloc.h"
 
@@ -69,7 +70,7 @@ void stk_proc_mmap(struct stk_proc *p, uint64_t addr, uint64_t len, uint64_t pgo
 static int open_with_id(const char *path, const char *id)
 {
 	char have[41];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mw_open_regular(AT_FDCWD, path, 0, 0);	/* never a FIFO or a device */
 
 	if (fd >= 0 && id[0] && (mw_build_id_of_fd(fd, have) < 0 || strcmp(have, id) != 0)) {
 		close(fd);
