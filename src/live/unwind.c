@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +51,19 @@ static __thread struct mw_unwinder *current;
  * serve or a run of many samples says it once). */
 static void refused(const char *why)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static char *said[32];
 	static size_t nsaid;
+	int seen = 0;
 
-	for (size_t i = 0; i < nsaid; i++)
-		if (strcmp(said[i], why) == 0)
-			return;
-	if (nsaid < sizeof(said) / sizeof(said[0]))
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nsaid && !seen; i++)
+		seen = strcmp(said[i], why) == 0;
+	if (!seen && nsaid < sizeof(said) / sizeof(said[0]))
 		said[nsaid++] = xstrdup(why);
-	mw_warn("%s", why);
+	pthread_mutex_unlock(&lock);
+	if (!seen)
+		mw_warn("%s", why);
 }
 
 /* find_elf: the descriptor opened while the process ran, else the name;
