@@ -60,7 +60,7 @@ ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
 # libmicrohttpd is dlopen'ed by serve alone (src/commands/mhd_load.h)
-LIBS = -ldw -lelf -lz -ljansson -lbpf -lyaml -lcrypt -lutil -pthread
+LIBS = -ldw -lelf -lz -llzma -ljansson -lbpf -lyaml -lcrypt -lutil -pthread
 
 ifneq ($(V),1)
 Q = @

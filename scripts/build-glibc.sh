@@ -11,9 +11,21 @@
 # /var/cache/mallocwatch/glibc, or $MW_GLIBC_PREFIX).
 #
 # It is built once and reused: PREFIX/.mallocwatch-stamp records the
-# Debian source version it was built from, and the build is redone only
-# when the stamp is missing, libc.so.6 is missing, or the installed
-# libc6 version changed.  About 11 minutes of "make -j2" on 2 cores.
+# Debian source version it was built from and the version of this
+# recipe (RECIPE below), and the build is redone when the stamp is
+# missing, libc.so.6 is missing, the installed libc6 version changed or
+# the recipe did.  About 11 minutes of "make -j2" on 2 cores.
+#
+# It is configured as Debian's debian/rules configures its libc6
+# (rules.d/build.mk, sysdeps/amd64.mk, linux.mk): --enable-stack-protector=strong,
+# --enable-multi-arch, --enable-kernel=3.2, --disable-crypt, and -O2 -g;
+# Debian does not use dpkg-buildflags for glibc (its rules unset CFLAGS
+# and friends), and glibc 2.36 is not built with _FORTIFY_SOURCE (its
+# configure has no --enable-fortify-source before 2.38).  Left out:
+# --with-selinux (nscd's alone) and --enable-stackguard-randomization
+# (which 2.36's configure no longer knows).  Every program a traced -c
+# tree starts loads this libc, setuid ones too: it must be as hardened as
+# the libc it stands in for (Debian's: 870 calls of __stack_chk_fail).
 #
 # It runs as root, so nothing it does goes through a place another user
 # can change: the build happens in a fresh mktemp -d directory (0700,
@@ -40,9 +52,14 @@ if [ "${MW_FORCE_GLIBC_BUILD:-0}" != 1 ] && [ -n "$syslibc" ] &&
 	exit 0
 fi
 
+# The recipe's version: raised whenever what is built changes (its
+# configure options), so that an installed build of an older recipe is
+# redone.  2: Debian's hardening (--enable-stack-protector=strong).
+RECIPE=2
 version=$(dpkg-query -W -f='${source:Version}' libc6)
+stamp="$version recipe $RECIPE"
 if [ -f "$PREFIX/.mallocwatch-stamp" ] && [ -f "$PREFIX/lib/libc.so.6" ] &&
-   [ "$(cat "$PREFIX/.mallocwatch-stamp")" = "$version" ]; then
+   [ "$(cat "$PREFIX/.mallocwatch-stamp")" = "$stamp" ]; then
 	exit 0
 fi
 
@@ -109,8 +126,9 @@ src=$(find . -maxdepth 1 -type d -name 'glibc-*' | head -n 1)
 
 mkdir build
 cd build
-"../$src/configure" --prefix="$PREFIX" --enable-systemtap --disable-werror \
-	--disable-profile --disable-crypt >../configure.log 2>&1 ||
+CFLAGS="-pipe -O2 -g" "../$src/configure" --prefix="$PREFIX" --enable-systemtap \
+	--disable-werror --disable-profile --disable-crypt --enable-stack-protector=strong \
+	--enable-multi-arch --enable-kernel=3.2 >../configure.log 2>&1 ||
 	{ tail -n 30 ../configure.log >&2; exit 1; }
 make -j"$JOBS" MAKEINFO=: >../make.log 2>&1 || { tail -n 40 ../make.log >&2; exit 1; }
 # Installed under the fresh directory first (DESTDIR), renamed into
@@ -122,7 +140,14 @@ if ! readelf -n "$new/lib/libc.so.6" | grep -q stapsdt; then
 	say "built libc has no stapsdt notes; was <sys/sdt.h> (systemtap-sdt-dev) present?"
 	exit 1
 fi
-echo "$version" >"$new/.mallocwatch-stamp"
+# hardened as configured: the stack protector's checks are there
+# (Debian's libc.so.6 2.36: 870 calls; unhardened: none)
+ssp=$(objdump -d "$new/lib/libc.so.6" | grep -c 'call.*<__stack_chk_fail') || :
+if [ "${ssp:-0}" -lt 100 ]; then
+	say "built libc has ${ssp:-0} calls of __stack_chk_fail: --enable-stack-protector=strong did not apply"
+	exit 1
+fi
+echo "$stamp" >"$new/.mallocwatch-stamp"
 chmod 755 "$new"
 old=""
 if [ -e "$PREFIX" ] || [ -L "$PREFIX" ]; then
@@ -130,4 +155,4 @@ if [ -e "$PREFIX" ] || [ -L "$PREFIX" ]; then
 	mv -T "$PREFIX" "$old"
 fi
 mv -T "$new" "$PREFIX"
-say "done: $(readelf -n "$PREFIX/lib/libc.so.6" | grep -c NT_STAPSDT) SDT notes in $PREFIX/lib/libc.so.6"
+say "done: $(readelf -n "$PREFIX/lib/libc.so.6" | grep -c NT_STAPSDT) SDT notes and $ssp stack protector checks in $PREFIX/lib/libc.so.6"

@@ -34,7 +34,7 @@
 # (see docs/install.md, "Other distributions").
 set -eu
 
-PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev systemtap systemtap-sdt-dev \
+PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libjansson-dev systemtap systemtap-sdt-dev \
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
 gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2 memcached gdb \
 libmicrohttpd-dev libyaml-dev libcrypt-dev openssl prometheus curl libbpf-dev strace"

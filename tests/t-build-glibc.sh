@@ -61,4 +61,39 @@ PATH="$OUT/bin:$PATH" sh scripts/build-glibc.sh "$OUT/theirs/glibc" >"$OUT/their
 cat "$OUT/theirs.out"
 grep -q "belongs to uid 65534" "$OUT/theirs.out" || fail "no reason given for the refusal"
 [ ! -f "$OUT/cwd" ] || fail "the source was fetched although PREFIX was refused"
+echo "ok: refused a PREFIX in nobody's directory"
+
+# 3. The configure line is Debian's hardening (its debian/rules:
+# --enable-stack-protector=strong, --enable-multi-arch): a stub source
+# whose configure records its arguments and fails.  And the stamp names
+# the recipe: a build of the older recipe (a stamp of the version alone)
+# is redone, one of this recipe is kept without a fetch.
+cat >"$OUT/bin/apt-get" <<'STUB'
+#!/bin/sh
+case "$1" in
+source) mkdir glibc-2.36 && printf '#!/bin/sh\necho "$CFLAGS" "$@" >"$MW_TEST_OUT/configure.args"\nexit 1\n' \
+		>glibc-2.36/configure && chmod 755 glibc-2.36/configure; : >"$MW_TEST_OUT/fetched"; exit 0 ;;
+*) exit 0 ;;
+esac
+STUB
+version=$(dpkg-query -W -f='${source:Version}' libc6)
+mkdir -p "$OUT/p3/glibc/lib" && : >"$OUT/p3/glibc/lib/libc.so.6"
+echo "$version" >"$OUT/p3/glibc/.mallocwatch-stamp"
+rm -f "$OUT/fetched"
+PATH="$OUT/bin:$PATH" sh scripts/build-glibc.sh "$OUT/p3/glibc" >"$OUT/p3.out" 2>&1 &&
+	fail "the configure stub failed, yet the script succeeded: $(cat "$OUT/p3.out")"
+[ -f "$OUT/fetched" ] || fail "a build of the older recipe (stamp '$version') was kept: $(cat "$OUT/p3.out")"
+args=$(cat "$OUT/configure.args")
+echo "configure: $args"
+for want in -O2 --enable-systemtap --enable-stack-protector=strong --enable-multi-arch \
+	--enable-kernel=3.2 --disable-crypt; do
+	case " $args " in *" $want "*) ;; *) fail "configure was not given $want: $args" ;; esac
+done
+[ "$(cat "$OUT/p3/glibc/.mallocwatch-stamp")" = "$version" ] || fail "a failed build changed the stamp"
+grep -q '^RECIPE=[0-9]' scripts/build-glibc.sh || exit 99
+echo "$version recipe $(sed -n 's/^RECIPE=//p' scripts/build-glibc.sh)" >"$OUT/p3/glibc/.mallocwatch-stamp"
+rm -f "$OUT/fetched"
+PATH="$OUT/bin:$PATH" sh scripts/build-glibc.sh "$OUT/p3/glibc" >"$OUT/p3b.out" 2>&1 ||
+	fail "a build of this recipe was not kept: $(cat "$OUT/p3b.out")"
+[ ! -f "$OUT/fetched" ] || fail "a build of this recipe was redone"
 echo "PASS"

@@ -227,6 +227,6 @@ else
 	echo "note: other tracers on this host ($(echo $foreign)): the five runs' own ($ours) checked alone"
 fi
 [ -z "$(ls "$T")" ] || fail "after five runs: left in TMPDIR: $(ls "$T")"
-[ -n "$foreign" ] || ! ls -d /var/tmp/systemtap-root/mallocwatch_* 2>/dev/null ||
+[ -n "$foreign" ] || ! ls -d /run/mallocwatch/vartmp/systemtap-root/mallocwatch_* 2>/dev/null ||
 	fail "after five runs: FIFO directories left"
 echo "ok: five back-to-back runs, exact; then nothing left ($(cat "$OUT/cleanup.err"))"

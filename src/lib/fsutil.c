@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "fsutil.h"
 
@@ -104,4 +106,35 @@ int mw_lock_path(int fd, const char *path)
 
 	return flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && a.st_nlink > 0 &&
 	       lstat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+int mw_open_regular(int dirfd, const char *path, unsigned long long resolve, unsigned need)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
+	char self[64];
+	struct stat a, b;
+	int at, fd = -1, e;
+
+	at = resolve ? (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how)) :
+		       openat(dirfd, path, O_PATH | O_CLOEXEC);
+	if (at < 0)
+		return -1;
+	if (fstat(at, &a) < 0)
+		goto out;
+	if (!S_ISREG(a.st_mode) || (a.st_mode & need) != need) {
+		errno = S_ISREG(a.st_mode) ? EACCES : EINVAL;
+		goto out;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", at);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+out:
+	e = errno;
+	close(at);
+	errno = e;
+	return fd;
 }

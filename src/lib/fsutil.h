@@ -35,4 +35,16 @@ int mw_root_only_dir(const char *path);
  * names another file (whoever removed it held the lock first). */
 int mw_lock_path(int fd, const char *path);
 
+/* Open path (absolute, or relative to dirfd) for reading only when it
+ * names a regular file, and without ever opening anything else: it is
+ * looked up with O_PATH (which opens no device and waits for no FIFO's
+ * writer), checked with fstat(2), and only then opened through
+ * /proc/self/fd (O_RDONLY, O_NONBLOCK, O_NOCTTY, close-on-exec), so a
+ * name swapped in between cannot change what is opened.  resolve:
+ * openat2(2)'s RESOLVE_* flags (0: links followed as by open(2)); need:
+ * mode bits the file must have (S_IROTH: one every user may read), or
+ * 0.  The descriptor, or -1 with errno (EINVAL: not a regular file;
+ * EACCES: without the bits of need). */
+int mw_open_regular(int dirfd, const char *path, unsigned long long resolve, unsigned need);
+
 #endif /* MALLOCWATCH_FSUTIL_H */

@@ -20,8 +20,6 @@ int mw_is_quiet(void)
 	return quiet;
 }
 
-static size_t quote_char(const char *s, char out[8], size_t *used, int backslash);
-
 /* Format into a buffer first so the whole line goes out in one write.
  * Whatever a caller forgot to quote, no control byte reaches the
  * terminal: the line is made safe (mw_quote's rules, backslashes left
@@ -33,7 +31,7 @@ static void vsay(const char *kind, const char *fmt, va_list ap, const char *afte
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	for (const char *p = buf; *p && k + 8 < sizeof(safe); p += used) {
-		size_t n = quote_char(p, tmp, &used, 0);
+		size_t n = mw_quote_char(p, tmp, &used, 0);
 
 		memcpy(safe + k, tmp, n);
 		k += n;
@@ -110,9 +108,7 @@ static int unsafe_char(uint32_t c)
 	       (c >= 0x2066 && c <= 0x2069);
 }
 
-/* The text that shows the character at s: out[0..return) (at most 8
- * bytes), *used bytes of s.  A backslash is doubled when backslash. */
-static size_t quote_char(const char *s, char out[8], size_t *used, int backslash)
+size_t mw_quote_char(const char *s, char out[8], size_t *used, int backslash)
 {
 	unsigned char c = (unsigned char)*s;
 	uint32_t cp;
@@ -143,7 +139,7 @@ const char *mw_quote(const char *s, char *buf, size_t len)
 	if (!s)
 		s = "?";
 	while (*s) {
-		size_t n = quote_char(s, tmp, &used, 1);
+		size_t n = mw_quote_char(s, tmp, &used, 1);
 
 		if (k + n + 4 > len) {
 			memcpy(buf + k, "...", 4);
@@ -165,7 +161,7 @@ int mw_fputs_quoted(const char *s, FILE *f)
 	if (!s)
 		s = "?";
 	while (*s) {
-		size_t n = quote_char(s, tmp, &used, 1);
+		size_t n = mw_quote_char(s, tmp, &used, 1);
 
 		if (fwrite(tmp, 1, n, f) != n)
 			return EOF;

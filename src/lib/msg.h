@@ -77,6 +77,12 @@ const char *mw_quote(const char *s, char *buf, size_t len);
  * failed. */
 int mw_fputs_quoted(const char *s, FILE *f);
 
+/* The text that shows the character at s as above: out[0..return) (at
+ * most 8 bytes; not NUL-terminated), *used bytes of s taken.  A
+ * backslash is doubled when backslash is non-zero, else left as it is
+ * (for text whose quoted parts carry their backslashes already). */
+size_t mw_quote_char(const char *s, char out[8], size_t *used, int backslash);
+
 /* The length (2 to 4) of the valid UTF-8 sequence at s that encodes one
  * character above U+007F (no overlong form, no surrogate, at most
  * U+10FFFF), its code point in *cp (when not NULL); 0 when s does not

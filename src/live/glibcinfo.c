@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsutil.h"
 #include "glibcinfo.h"
 #include "procmem.h"
 #include "mapped.h"
 #include "sdtnote.h"
+#include "unwind.h"
 
 #define DEBUG_PACKAGES "Debian: libc6-dbg, Fedora/RHEL: glibc-debuginfo"
 
@@ -260,6 +262,7 @@ struct dbg_ctx {
 	char root_why[80];	/* the debuginfo's place in its root holds
 				 * something that could not be used: why; "" */
 	char root_rel[128];	/* that place, relative to the root */
+	char why[PATH_MAX + 256];	/* a debug file found and refused */
 };
 
 /* The debuginfo of mod by build-id inside process c->pid's own root
@@ -276,8 +279,6 @@ static int debuginfo_in_root(Dwfl_Module *mod, struct dbg_ctx *c, char **name)
 	GElf_Addr vaddr;
 	char rel[128], root[64];
 	int n = dwfl_module_build_id(mod, &id, &vaddr), len, rootfd, fd;
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	struct stat sb, ours;
 	Elf *e;
 	ssize_t fn;
@@ -297,15 +298,15 @@ static int debuginfo_in_root(Dwfl_Module *mod, struct dbg_ctx *c, char **name)
 		close(rootfd);
 		return -1;
 	}
-	fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	/* a regular file, never a FIFO or a device */
+	fd = mw_open_regular(rootfd, rel, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, 0);
 	close(rootfd);
 	snprintf(c->root_rel, sizeof(c->root_rel), "%s", rel);
 	if (fd < 0 && errno != ENOENT && errno != ENOTDIR)	/* there, not readable */
 		snprintf(c->root_why, sizeof(c->root_why), "%s", strerror(errno));
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+	if (!(e = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
 		snprintf(c->root_why, sizeof(c->root_why), "not a regular ELF file");
 		close(fd);
 		return -1;
@@ -324,16 +325,26 @@ static int debuginfo_in_root(Dwfl_Module *mod, struct dbg_ctx *c, char **name)
 }
 
 /* The host's places first (build-id and .gnu_debuglink under
- * /usr/lib/debug, $MW_DEBUGINFO_PATH), then the process's own root. */
+ * /usr/lib/debug, $MW_DEBUGINFO_PATH: unwind.h), then the process's own
+ * root; what is found is checked (mapped.h's mw_elf_vet), and a file
+ * refused is the reason the DWARF is missing (ctx->why). */
 static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, GElf_Addr base,
 			  const char *file_name, const char *debuglink, GElf_Word crc,
 			  char **debuginfo_file_name)
 {
-	int fd = dwfl_standard_find_debuginfo(mod, ud, modname, base, file_name, debuglink,
-					      crc, debuginfo_file_name);
+	struct dbg_ctx *c = *ud;
+	char why[PATH_MAX + 256];
+	int fd = mw_dwfl_find_debuginfo(mod, ud, modname, base, file_name, debuglink, crc,
+					debuginfo_file_name, why, sizeof(why));
 
-	if (fd < 0 && *ud)
-		fd = debuginfo_in_root(mod, *ud, debuginfo_file_name);
+	if (fd < 0 && !why[0] && c && (fd = debuginfo_in_root(mod, c, debuginfo_file_name)) >= 0 &&
+	    (fd = mw_elf_vet(fd, *debuginfo_file_name ? *debuginfo_file_name : modname, why,
+			     sizeof(why))) < 0) {
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = NULL;
+	}
+	if (fd < 0 && why[0] && c && !c->why[0])
+		snprintf(c->why, sizeof(c->why), "%s", why);
 	return fd;
 }
 
@@ -361,8 +372,6 @@ static void malloc_code(Dwarf_Die *cu, Dwarf_Addr bias, struct mw_glibc *g)
 		}
 }
 
-static unsigned long dwarf_reads;	/* mw_glibc_dwarf_reads() */
-
 /* The libc's debug symbols are in the process's root but could not be
  * read (c): say so, not that they are to be installed. */
 static void root_unreadable(char *err, size_t errlen, const struct mw_glibc *g,
@@ -372,6 +381,64 @@ static void root_unreadable(char *err, size_t errlen, const struct mw_glibc *g,
 		 "(/proc/%d/root/%s) cannot be used: %s", g->module, (int)c->pid, (int)c->pid,
 		 c->root_rel, c->root_why);
 }
+
+/* g's symbols and layouts from mod (ctx: its debug file refused, if
+ * one was).  0, or -1 with err. */
+static int read_module(Dwfl_Module *mod, const struct dbg_ctx *ctx, const char *procpath,
+		       struct mw_glibc *g, char *err, size_t errlen)
+{
+	char what[128];
+	Dwarf *dw;
+	Dwarf_Addr bias;
+	Dwarf_Die cu;
+	bool have_cu;
+	uint64_t libc_malloc = 0;
+	const char *debugfile = NULL;
+
+	symbols(mod, g, &libc_malloc);
+	if ((!g->main_arena || !g->mp) && ctx->why[0]) {
+		snprintf(err, errlen, "%s", ctx->why);
+		return -1;
+	}
+	if ((!g->main_arena || !g->mp) && ctx->root_why[0]) {
+		root_unreadable(err, errlen, g, ctx);
+		return -1;
+	}
+	if (!g->main_arena || !g->mp) {
+		snprintf(err, errlen, "no symbols for glibc's 'main_arena' and 'mp_' in '%s' or "
+			 "its debuginfo: install its debug symbols (%s) or set MW_DEBUGINFO_PATH",
+			 g->module, DEBUG_PACKAGES);
+		return -1;
+	}
+	if (!(dw = dwfl_module_getdwarf(mod, &bias)) && ctx->why[0]) {
+		snprintf(err, errlen, "%s", ctx->why);
+		return -1;
+	}
+	if (!dw && ctx->root_why[0]) {
+		root_unreadable(err, errlen, g, ctx);
+		return -1;
+	}
+	if (!dw) {
+		snprintf(err, errlen, "no DWARF for '%s' (glibc's struct layouts): install its "
+			 "debug symbols (%s) or set MW_DEBUGINFO_PATH", g->module, DEBUG_PACKAGES);
+		return -1;
+	}
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	snprintf(g->dwarf_file, sizeof(g->dwarf_file), "%s",
+		 debugfile && strcmp(debugfile, procpath) != 0 ? debugfile : g->module);
+	have_cu = malloc_unit(dw, bias, libc_malloc, &cu) == 0;
+	if (have_cu)
+		malloc_code(&cu, bias, g);
+	if (layouts(dw, have_cu ? &cu : NULL, g, what, sizeof(what)) < 0) {
+		snprintf(err, errlen, "the DWARF of '%s' lacks %s: install the debug symbols of "
+			 "that exact libc (%s)", g->dwarf_file, what, DEBUG_PACKAGES);
+		return -1;
+	}
+	return 0;
+}
+
+static unsigned long dwarf_reads;	/* mw_glibc_dwarf_reads() */
+
 
 /* Read g for the libc m: from fd when >= 0 (mw_glibc_preload: the file
  * by its name, m->name; taken, dwfl closes it), else opened as the
@@ -388,15 +455,9 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 		.debuginfo_path = &debuginfo_path,
 	};
 	struct dbg_ctx ctx = { .pid = m->pid };
-	char procpath[PATH_MAX], what[128];
+	char procpath[PATH_MAX];
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	Dwarf *dw;
-	Dwarf_Addr bias;
-	Dwarf_Die cu;
-	bool have_cu;
-	uint64_t libc_malloc = 0;
-	const char *debugfile = NULL;
 	void **ud;
 	int ret = -1, by_name = fd >= 0;
 
@@ -405,6 +466,9 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 	g->elsewhere = !by_name && !mw_mapped_here(m);
 	if (!by_name && (fd = mw_mapped_open(m, err, errlen)) < 0)
 		return -2;
+	/* the file is the process's: nothing read from it unchecked */
+	if ((fd = mw_elf_vet(fd, m->name, err, errlen)) < 0)
+		return -1;
 	dwarf_reads++;
 	if (!(dwfl = dwfl_begin(&cb))) {
 		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
@@ -426,37 +490,8 @@ static int load_mapped(const struct mw_mapped *m, int fd, struct mw_glibc *g, ch
 	}
 	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 	*ud = &ctx;
-	symbols(mod, g, &libc_malloc);
-	if ((!g->main_arena || !g->mp) && ctx.root_why[0]) {
-		root_unreadable(err, errlen, g, &ctx);
+	if (read_module(mod, &ctx, procpath, g, err, errlen) < 0)
 		goto cleanup;
-	}
-	if (!g->main_arena || !g->mp) {
-		snprintf(err, errlen, "no symbols for glibc's 'main_arena' and 'mp_' in '%s' or "
-			 "its debuginfo: install its debug symbols (%s) or set MW_DEBUGINFO_PATH",
-			 g->module, DEBUG_PACKAGES);
-		goto cleanup;
-	}
-	if (!(dw = dwfl_module_getdwarf(mod, &bias))) {
-		if (ctx.root_why[0])
-			root_unreadable(err, errlen, g, &ctx);
-		else
-			snprintf(err, errlen, "no DWARF for '%s' (glibc's struct layouts): install "
-				 "its debug symbols (%s) or set MW_DEBUGINFO_PATH", g->module,
-				 DEBUG_PACKAGES);
-		goto cleanup;
-	}
-	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
-	snprintf(g->dwarf_file, sizeof(g->dwarf_file), "%s",
-		 debugfile && strcmp(debugfile, procpath) != 0 ? debugfile : g->module);
-	have_cu = malloc_unit(dw, bias, libc_malloc, &cu) == 0;
-	if (have_cu)
-		malloc_code(&cu, bias, g);
-	if (layouts(dw, have_cu ? &cu : NULL, g, what, sizeof(what)) < 0) {
-		snprintf(err, errlen, "the DWARF of '%s' lacks %s: install the debug symbols of "
-			 "that exact libc (%s)", g->dwarf_file, what, DEBUG_PACKAGES);
-		goto cleanup;
-	}
 	{
 		GElf_Addr ebias;
 

@@ -7,12 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <gelf.h>
+#include <lzma.h>
 
 #include "fsutil.h"
 #include "mapped.h"
@@ -356,4 +360,166 @@ int mw_mapped_mount(const struct mw_mapped *m, const char *name, char *out, size
 	close(fd);
 	close(tree);
 	return 0;
+}
+
+/* The bytes an xz image decodes to, counted up to just past max; as
+ * libdwfl decodes .gnu_debugdata (lzma_auto_decoder, 1 GiB memory
+ * limit, the first stream only). */
+static uint64_t xz_out(const void *in, size_t len, uint64_t max)
+{
+	lzma_stream z = LZMA_STREAM_INIT;
+	uint8_t buf[65536];
+	uint64_t out = 0;
+	lzma_ret r;
+
+	if (lzma_auto_decoder(&z, 1ULL << 30, 0) != LZMA_OK)
+		return 0;
+	z.next_in = in;
+	z.avail_in = len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		r = lzma_code(&z, LZMA_RUN);
+		out += sizeof(buf) - z.avail_out;
+	} while (r == LZMA_OK && out <= max);
+	lzma_end(&z);
+	return out;
+}
+
+static void add_sat(uint64_t *sum, uint64_t v)
+{
+	*sum = v > UINT64_MAX - *sum ? UINT64_MAX : *sum + v;
+}
+
+/* What the sections of elf would decompress to, in all, into *sum.  0,
+ * or -1 when a section or its compression header cannot be read. */
+static int inflated(Elf *elf, uint64_t *sum)
+{
+	size_t shstrndx = 0;
+	Elf_Scn *scn = NULL;
+
+	*sum = 0;
+	(void)elf_getshdrstrndx(elf, &shstrndx);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+		Elf_Data *d;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -1;
+		if (sh.sh_type == SHT_NOBITS)
+			continue;
+		nm = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			if (!gelf_getchdr(scn, &ch))
+				return -1;
+			add_sat(sum, ch.ch_size);
+		} else if (nm && strncmp(nm, ".zdebug", 7) == 0) {
+			/* "ZLIB", then the size, 8 bytes big-endian */
+			const unsigned char *b;
+			uint64_t v = 0;
+
+			if (!(d = elf_rawdata(scn, NULL)) || d->d_size < 12 ||
+			    memcmp(d->d_buf, "ZLIB", 4) != 0)
+				continue;	/* libdw reads it as it is */
+			b = (const unsigned char *)d->d_buf + 4;
+			for (int i = 0; i < 8; i++)
+				v = v << 8 | b[i];
+			add_sat(sum, v);
+		} else if (nm && strcmp(nm, ".gnu_debugdata") == 0) {
+			if ((d = elf_rawdata(scn, NULL)) && d->d_size)
+				add_sat(sum, xz_out(d->d_buf, d->d_size, MW_ELF_XZ_MAX));
+		}
+	}
+	return 0;
+}
+
+/* MALLOCWATCH_ELF_MB in bytes (MW_ELF_MB when unset or not 1 to 65536) */
+static uint64_t elf_cap(void)
+{
+	const char *env = getenv("MALLOCWATCH_ELF_MB");
+	char *end;
+	unsigned long mb = env ? strtoul(env, &end, 10) : 0;
+
+	if (!env || !*env || *end || mb < 1 || mb > 65536)
+		mb = MW_ELF_MB;
+	return (uint64_t)mb << 20;
+}
+
+/* size bytes of fd into a sealed memfd: its descriptor, or -1 */
+static int private_copy(int fd, off_t size)
+{
+	int copy = memfd_create("mallocwatch-elf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	off_t off = 0;
+
+	while (copy >= 0 && off < size) {
+		ssize_t n = sendfile(copy, fd, &off, (size_t)(size - off));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {	/* 0: the file shrank meanwhile */
+			close(copy);
+			return -1;
+		}
+	}
+	if (copy >= 0 && fcntl(copy, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
+			       F_SEAL_SEAL) < 0) {
+		close(copy);
+		return -1;
+	}
+	return copy;
+}
+
+int mw_elf_vet(int fd, const char *name, char *err, size_t errlen)
+{
+	uint64_t cap = elf_cap(), sum = 0;
+	struct stat sb;
+	Elf *elf = NULL;
+	int ok;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file: not read", name);
+		goto fail;
+	}
+	if (sb.st_uid != 0 || (sb.st_mode & 022)) {	/* its owner could change it */
+		int copy;
+
+		if ((uint64_t)sb.st_size > cap) {
+			snprintf(err, errlen, "'%s' is larger than the %" PRIu64 " MiB mallocwatch "
+				 "copies of a file another user can change (MALLOCWATCH_ELF_MB): "
+				 "not read", name, cap >> 20);
+			goto fail;
+		}
+		if ((copy = private_copy(fd, sb.st_size)) < 0) {
+			snprintf(err, errlen, "cannot copy '%s': %s", name, strerror(errno));
+			goto fail;
+		}
+		close(fd);
+		fd = copy;
+	}
+	elf_version(EV_CURRENT);
+	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(err, errlen, "'%s' is not an ELF file: not read", name);
+		goto fail;
+	}
+	if (inflated(elf, &sum) < 0) {
+		snprintf(err, errlen, "'%s' has a section that cannot be read: %s; not read", name,
+			 elf_errmsg(-1));
+		goto fail;
+	}
+	ok = sum <= cap && sum / MW_ELF_RATIO <= (uint64_t)sb.st_size;
+	if (!ok) {
+		snprintf(err, errlen, "'%s' has compressed sections that would decompress to more "
+			 "than mallocwatch reads (%" PRIu64 " MiB, MALLOCWATCH_ELF_MB, and %d times "
+			 "the file's size): not read", name, cap >> 20, MW_ELF_RATIO);
+		goto fail;
+	}
+	elf_end(elf);
+	return fd;
+fail:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return -1;
 }

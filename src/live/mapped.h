@@ -85,4 +85,28 @@ int mw_mapped_here(const struct mw_mapped *m);
 int mw_mapped_mount(const struct mw_mapped *m, const char *name, char *out, size_t len,
 		    char *err, size_t errlen);
 
+/* A file another process maps, or the debug file found for one, before
+ * libelf, libdw or libdwfl read it: such a file is its owner's, and
+ * libdwfl decompresses what it is asked to (a section compressed 1000
+ * to 1 makes 2 GiB of a 2 MiB file).  It is read only when it is a
+ * regular file and an ELF file (libdwfl would otherwise try it as a
+ * gzip, bzip2, xz or zstd image of one), and the bytes its sections
+ * would decompress to -- each SHF_COMPRESSED section's header
+ * (Elf64_Chdr ch_size), each GNU .zdebug section's, and its
+ * .gnu_debugdata (an xz image, decoded here to at most MW_ELF_XZ_MAX,
+ * as libdwfl would) -- add up to at most MALLOCWATCH_ELF_MB MiB
+ * (MW_ELF_MB, 256, by default) and MW_ELF_RATIO times the file's size.
+ * A file that a user other than root can change (not root's, or
+ * writable by group or others) is read from a sealed private copy
+ * (memfd_create(2)) of at most that many MiB, the copy checked: the
+ * owner cannot change it between the check and the reads. */
+#define MW_ELF_MB 256
+#define MW_ELF_RATIO 64
+#define MW_ELF_XZ_MAX (64ULL << 20)
+
+/* Check the file open on fd (taken, whatever the outcome) as above.
+ * The descriptor to read (fd, or the copy), or -1 with a one-line
+ * reason in err naming name, a path to show ("'NAME': ... not read"). */
+int mw_elf_vet(int fd, const char *name, char *err, size_t errlen);
+
 #endif /* MALLOCWATCH_MAPPED_H */

@@ -124,7 +124,8 @@ static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 		return -1;
 	}
 	if (mw_mapped_find(w->p->pid, MW_LIB_LIBC, &m, err, sizeof(err)) != 1 ||
-	    (fd = mw_mapped_open(&m, err, sizeof(err))) < 0) {
+	    (fd = mw_mapped_open(&m, err, sizeof(err))) < 0 ||
+	    (fd = mw_elf_vet(fd, m.name, err, sizeof(err))) < 0) {	/* (mapped.h) */
 		snprintf(u->why, sizeof(u->why), "%.160s", err[0] ? err : "its libc is not mapped");
 		return -1;
 	}

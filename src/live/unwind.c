@@ -11,6 +11,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,9 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
+#include "fsutil.h"
+#include "mapped.h"
+#include "msg.h"
 #include "unwind.h"
 #include "xalloc.h"
 
@@ -42,26 +47,159 @@ struct mw_unwinder {
  * this thread, set by every function below that calls into libdwfl. */
 static __thread struct mw_unwinder *current;
 
-/* find_elf: the descriptor opened while the process ran, else the name
- * (dwfl_linux_proc_find_elf opens it as a path). */
+/* A file refused, once per name for the life of mallocwatch (a long
+ * serve or a run of many samples says it once). */
+static void refused(const char *why)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char *said[32];
+	static size_t nsaid;
+	int seen = 0;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nsaid && !seen; i++)
+		seen = strcmp(said[i], why) == 0;
+	if (!seen && nsaid < sizeof(said) / sizeof(said[0]))
+		said[nsaid++] = xstrdup(why);
+	pthread_mutex_unlock(&lock);
+	if (!seen)
+		mw_warn("%s", why);
+}
+
+/* find_elf: the descriptor opened while the process ran, else the name;
+ * either checked (mw_elf_vet) before libdwfl reads it. */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
 	struct mw_unwinder *u = current;
+	char why[PATH_MAX + 256];
+	int fd = -1;
 
-	for (size_t i = 0; u && i < u->nfiles; i++) {
-		if (strcmp(u->files[i].name, modname) != 0)
-			continue;
-		*file_name = xstrdup(modname);
-		return fcntl(u->files[i].fd, F_DUPFD_CLOEXEC, 0);
+	if (modname[0] != '/')	/* [vdso: PID]: from memory, not a file */
+		return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+	for (size_t i = 0; u && i < u->nfiles && fd < 0; i++)
+		if (strcmp(u->files[i].name, modname) == 0) {
+			fd = fcntl(u->files[i].fd, F_DUPFD_CLOEXEC, 0);
+			if (fd >= 0 && (fd = mw_elf_vet(fd, modname, why, sizeof(why))) < 0) {
+				refused(why);
+				return -1;
+			}
+		}
+	if (fd < 0 && (fd = mw_dwfl_open_file(modname, why, sizeof(why))) < 0) {
+		if (why[0])
+			refused(why);
+		return -1;
 	}
-	return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+	*file_name = xstrdup(modname);
+	return fd;
+}
+
+static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc,
+			  char **name)
+{
+	char why[PATH_MAX + 256];
+	int fd = mw_dwfl_find_debuginfo(mod, ud, modname, base, file_name, debuglink, crc, name,
+					why, sizeof(why));
+
+	if (fd < 0 && why[0])
+		refused(why);
+	return fd;
+}
+
+int mw_dwfl_open_file(const char *path, char *why, size_t whylen)
+{
+	int fd = mw_open_regular(AT_FDCWD, path, 0, 0);
+
+	why[0] = '\0';
+	if (fd < 0) {
+		if (errno == EINVAL)
+			snprintf(why, whylen, "'%s' is not a regular file: not read", path);
+		return -1;
+	}
+	return mw_elf_vet(fd, path, why, whylen);
+}
+
+/* The debug file dir/debuglink (dir: "" for the root) when its build-id
+ * is id: its descriptor (name in *name), else -1. */
+static int debuglink_at(const char *dir, const char *sub, const char *debuglink,
+			const char *id, char **name)
+{
+	char path[PATH_MAX], have[41];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s%s/%s", dir, sub, debuglink) >= sizeof(path) ||
+	    (fd = mw_open_regular(AT_FDCWD, path, 0, 0)) < 0)
+		return -1;
+	if (mw_build_id_of_fd(fd, have) < 0 || strcmp(have, id) != 0) {
+		close(fd);
+		return -1;
+	}
+	*name = xstrdup(path);
+	return fd;
+}
+
+/* The .gnu_debuglink search: beside file_name, in its .debug/, and
+ * under each absolute directory of dpath (":"-separated). */
+static int by_debuglink(Dwfl_Module *mod, const char *file_name, const char *debuglink,
+			const char *dpath, char **name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char id[41] = "", dir[PATH_MAX];
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr), fd;
+
+	if (!debuglink || !*debuglink || strchr(debuglink, '/') || !slash || file_name[0] != '/' ||
+	    n < 1 || n > 20 || (size_t)(slash - file_name) >= sizeof(dir))
+		return -1;
+	for (int i = 0; i < n; i++)
+		snprintf(id + 2 * i, 3, "%02x", bits[i]);
+	memcpy(dir, file_name, (size_t)(slash - file_name));
+	dir[slash - file_name] = '\0';
+	if ((fd = debuglink_at(dir, "", debuglink, id, name)) >= 0 ||
+	    (fd = debuglink_at(dir, "/.debug", debuglink, id, name)) >= 0)
+		return fd;
+	for (const char *p = dpath; *p; ) {
+		size_t len = strcspn(p, ":");
+		char top[PATH_MAX];
+
+		if (*p == '+' || *p == '-')	/* libdwfl's CRC flags */
+			p++, len--;
+		if (len && *p == '/' && len < sizeof(top)) {
+			memcpy(top, p, len);
+			top[len] = '\0';
+			if ((size_t)snprintf(top + len, sizeof(top) - len, "%s", dir) <
+			    sizeof(top) - len && (fd = debuglink_at(top, "", debuglink, id, name)) >= 0)
+				return fd;
+		}
+		p += len + (p[len] == ':');
+	}
+	return -1;
+}
+
+int mw_dwfl_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
+			   const char *file_name, const char *debuglink, GElf_Word crc,
+			   char **name, char *why, size_t whylen)
+{
+	const char *dpath = getenv("MW_DEBUGINFO_PATH");
+	int fd = dwfl_build_id_find_debuginfo(mod, ud, modname, base, file_name, debuglink, crc,
+					      name);
+
+	why[0] = '\0';
+	if (fd < 0)
+		fd = by_debuglink(mod, file_name, debuglink, dpath ? dpath : "/usr/lib/debug", name);
+	if (fd >= 0 && (fd = mw_elf_vet(fd, *name ? *name : modname, why, whylen)) < 0) {
+		free(*name);
+		*name = NULL;
+	}
+	return fd;
 }
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -129,6 +267,7 @@ struct mw_unwinder *mw_unwinder_new(pid_t pid, const char *maps,
 	FILE *f = NULL;
 
 	u->pid = pid;
+	debuginfo_path = getenv("MW_DEBUGINFO_PATH");
 	u->files = xcalloc(nfiles ? nfiles : 1, sizeof(*files));
 	if (nfiles)
 		memcpy(u->files, files, nfiles * sizeof(*files));

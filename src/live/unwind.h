@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <elfutils/libdwfl.h>
 
 /* perf's sample_regs_user for x86_64: AX..IP (bits 0-8), R8..R15 (16-23) */
 #define MW_UNWIND_REGMASK 0xff01ffULL
@@ -96,5 +97,26 @@ int mw_build_id_of_fd(int fd, char *out);
 
 /* Free u (NULL allowed). */
 void mw_unwinder_free(struct mw_unwinder *u);
+
+/* libdwfl's find_debuginfo, done without opening anything a file names
+ * unchecked (dwfl_standard_find_debuginfo opens the .gnu_debuglink and
+ * .gnu_debugaltlink names a module gives as paths, FIFOs and devices
+ * included): by build-id under the absolute directories of
+ * MW_DEBUGINFO_PATH (default /usr/lib/debug) through
+ * dwfl_build_id_find_debuginfo (the dwz file of a .gnu_debugaltlink too),
+ * else a debuglink that is a plain file name, in the module's directory,
+ * its .debug/ and under those directories, opened as fsutil.h's
+ * mw_open_regular does and taken only when its build-id is the
+ * module's.  The file found is checked as mapped.h's mw_elf_vet does.
+ * The descriptor (its name in *name, malloc'd), or -1; a file found and
+ * refused gives its one-line reason in why (else why is ""). */
+int mw_dwfl_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
+			   const char *file_name, const char *debuglink, GElf_Word crc,
+			   char **name, char *why, size_t whylen);
+
+/* The module file path for libdwfl: opened as mw_open_regular does and
+ * checked as mw_elf_vet does.  The descriptor, or -1 with a one-line
+ * reason in why. */
+int mw_dwfl_open_file(const char *path, char *why, size_t whylen);
 
 #endif /* MALLOCWATCH_UNWIND_H */

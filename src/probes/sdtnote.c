@@ -263,7 +263,7 @@ struct mw_elf *mw_elf_open(const char *path, char *errbuf, size_t errlen)
 
 	elf_version(EV_CURRENT);
 	e->path = xstrdup(path);
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	e->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);	/* never wait on a FIFO */
 	if (e->fd < 0) {
 		snprintf(errbuf, errlen, "cannot open '%s': %s", path, strerror(errno));
 		mw_elf_close(e);

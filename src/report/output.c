@@ -215,14 +215,25 @@ int mw_output_close(FILE *f, const char *path, int err)
 
 void mw_xml_escape(FILE *out, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default: fputc(*s, out);
-		}
+	char tmp[8];
+	size_t used, n;
+
+	while (s && *s) {
+		/* a control byte, a byte that is not UTF-8 or a C1 control is
+		 * no XML 1.0 character (nor one to show): as msg.h quotes it */
+		if (*s == '\n' || *s == '\t')
+			n = 1, used = 1, tmp[0] = *s;
+		else
+			n = mw_quote_char(s, tmp, &used, 0);
+		s += used;
+		for (size_t i = 0; i < n; i++)
+			switch (tmp[i]) {
+			case '<': fputs("&lt;", out); break;
+			case '>': fputs("&gt;", out); break;
+			case '&': fputs("&amp;", out); break;
+			case '"': fputs("&quot;", out); break;
+			case '\'': fputs("&apos;", out); break;
+			default: fputc(tmp[i], out);
+			}
 	}
 }

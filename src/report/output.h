@@ -29,7 +29,12 @@ int mw_output_close(FILE *f, const char *path, int err);
 
 /* Write s (NULL: nothing) to out with XML's five special characters as
  * entities (&lt; &gt; &amp; &quot; &apos;), for JUnit XML and HTML text
- * and attribute values (XML 1.0 section 4.6; HTML5 knows &apos; too). */
+ * and attribute values (XML 1.0 section 4.6; HTML5 knows &apos; too),
+ * and every byte XML 1.0 cannot carry or a terminal would act on --
+ * control bytes other than newline and tab, bytes that are not UTF-8,
+ * C1 controls and bidirectional overrides -- shown as msg.h's
+ * mw_quote_char shows them (\x1b; backslashes left as they are), so
+ * that what comes out is well-formed whatever the bytes of s. */
 void mw_xml_escape(FILE *out, const char *s);
 
 #endif /* MALLOCWATCH_OUTPUT_H */

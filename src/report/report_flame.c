@@ -134,8 +134,13 @@ static void draw_node(const struct draw *d, size_t i, int depth, double x)
 			size_t fit = (size_t)((w - 6) / 7), len = strlen(n->name);
 			char *lab = xstrdup(n->name);
 
-			if (len > fit)
-				snprintf(lab + (fit > 2 ? fit - 2 : 0), 3, "..");
+			if (len > fit) {
+				size_t cut = fit > 2 ? fit - 2 : 0;
+
+				while (cut && ((unsigned char)lab[cut] & 0xc0) == 0x80)
+					cut--;	/* not inside a UTF-8 character */
+				snprintf(lab + cut, 3, "..");
+			}
 			fprintf(d->f, "<text x=\"%.2f\" y=\"%d\">", x + 3, depth * ROW - 4);
 			mw_xml_escape(d->f, lab);
 			fprintf(d->f, "</text>");

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "jsonout.h"
+#include "msg.h"
 #include "probetab.h"
 #include "report_stacks.h"
 #include "stacks.h"
@@ -33,12 +34,17 @@ struct sym_ev {
 				 * for (its period), else 0 */
 };
 
+/* A frame's name as the text shows it: names come from the target's
+ * files, so they are quoted (msg.h: an ESC or a byte that is not UTF-8
+ * as \x1b, \xff), wherever they go (text, folded lines, SVG, HTML). */
 static void label(const struct mw_frame *f, char *buf, size_t len)
 {
+	char q[200];
+
 	if (f->function[0])
-		snprintf(buf, len, "%s", f->function);
+		mw_quote(f->function, buf, len);
 	else if (f->module[0])
-		snprintf(buf, len, "%s+0x%" PRIx64, f->module, f->offset);
+		snprintf(buf, len, "%s+0x%" PRIx64, mw_quote(f->module, q, sizeof(q)), f->offset);
 	else
 		snprintf(buf, len, "0x%" PRIx64, f->pc);
 }
@@ -90,10 +96,13 @@ static void symbolize(struct mw_stacks *s, const struct mw_stack_event *e, struc
 	if (!o->chain[0])
 		snprintf(o->chain, sizeof(o->chain), "(no frame outside the libc)");
 	for (int i = e->npcs - 1; i >= 0; i--) {
+		char q[sizeof(lab) - 2];
+
 		if (fr[i].function[0])
-			snprintf(lab, sizeof(lab), "%s", fr[i].function);
+			mw_quote(fr[i].function, lab, sizeof(lab));
 		else
-			snprintf(lab, sizeof(lab), "[%s]", fr[i].module[0] ? fr[i].module : "unknown");
+			snprintf(lab, sizeof(lab), "[%s]", fr[i].module[0] ?
+				 mw_quote(fr[i].module, q, sizeof(q)) : "unknown");
 		/* (a module+offset would split one caller into many: the module) */
 		for (char *c = lab; *c; c++)
 			if (*c == ';' || *c == ' ')

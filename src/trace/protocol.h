@@ -33,7 +33,7 @@
 
 /* The script's procfs probe that prints the aggregates and MW_LINE_END
  * before the tracer detaches (gen.c): under the bpf runtime a FIFO,
- * /var/tmp/systemtap-USER/MODULE/flush (stapbpf), under the kernel
+ * MW_STAPBPF_TMP/systemtap-USER/MODULE/flush (stapbpf: runtime.h), under the kernel
  * runtime /proc/systemtap/MODULE/flush; reading it runs the probe. */
 #define MW_FLUSH_FILE "flush"
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +245,7 @@ int mw_runtime_uprobe_multi(void)
 
 int mw_runtime_procfs_secure(char *err, size_t errlen)
 {
+	const char *chain[] = { "/run/mallocwatch", MW_STAPBPF_TMP, NULL };
 	char base[PATH_MAX], why[PATH_MAX + 64];
 	int fd;
 
@@ -251,13 +253,26 @@ int mw_runtime_procfs_secure(char *err, size_t errlen)
 		snprintf(err, errlen, "no user name for uid %d", (int)geteuid());
 		return -1;
 	}
-	if ((fd = mw_dir_open_safe(base, 1, 0, why, sizeof(why))) < 0) {
-		snprintf(err, errlen, "%s: stapbpf would make its FIFOs where another user can "
-			 "replace them; remove it (or make it root's, 0700) and run again", why);
-		return -1;
+	chain[2] = base;
+	for (int i = 0; i < 3; i++) {
+		if ((fd = mw_dir_open_safe(chain[i], 1, 0, why, sizeof(why))) < 0) {
+			snprintf(err, errlen, "%s: stapbpf's FIFOs would be where another user can "
+				 "replace them; remove it (or make it root's, 0700) and run again",
+				 why);
+			return -1;
+		}
+		close(fd);
 	}
-	close(fd);
 	return 0;
+}
+
+int mw_runtime_vartmp_enter(void)
+{
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+	    mount(MW_STAPBPF_TMP, "/var/tmp", NULL, MS_BIND, NULL) < 0)
+		return -1;
+	return mount(NULL, "/var/tmp", NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV |
+		     MS_NOEXEC, NULL);
 }
 
 static int prepare_bpf(struct mw_runtime_env *env, int for_run, const char *workdir,
@@ -380,7 +395,8 @@ int mw_runtime_procfs_base(char *buf, size_t len)
 
 	if (!pw || !pw->pw_name[0] || strchr(pw->pw_name, '/'))
 		return -1;
-	return (size_t)snprintf(buf, len, "/var/tmp/systemtap-%s", pw->pw_name) < len ? 0 : -1;
+	return (size_t)snprintf(buf, len, MW_STAPBPF_TMP "/systemtap-%s", pw->pw_name) < len ?
+	       0 : -1;
 }
 
 int mw_runtime_procfs_path(enum mw_runtime rt, const char *module, const char *name,
@@ -430,7 +446,7 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
 		return fd;
 	}
 	*strrchr(path, '/') = '\0';
-	*strrchr(path, '/') = '\0';	/* path: /var/tmp/systemtap-USER */
+	*strrchr(path, '/') = '\0';	/* path: MW_STAPBPF_TMP/systemtap-USER */
 	if ((base = own_dir_at(AT_FDCWD, path)) < 0) {
 		snprintf(err, errlen, "'%s': %s (not the user's own directory?)", path,
 			 strerror(errno));

@@ -96,34 +96,47 @@ enum mw_runtime mw_runtime_pick(enum mw_runtime want);
  * Returns buf. */
 const char *mw_runtime_module(const char *workdir, char *buf, size_t len);
 
+/* stapbpf makes its procfs FIFOs under /var/tmp/systemtap-USER/MODULE/
+ * (a path stapbpf.cxx hard-codes: no TMPDIR) and reopens them by path.
+ * /var/tmp is every user's: another could make systemtap-root there
+ * first, and every root run would have to refuse it.  So stapbpf runs in
+ * a mount namespace of its own (mw_runtime_vartmp_enter) where this
+ * directory, root's and 0700, is mounted on /var/tmp: what stapbpf
+ * calls /var/tmp/systemtap-USER is MW_STAPBPF_TMP/systemtap-USER for
+ * everyone else, and no other user's file is in its way. */
+#define MW_STAPBPF_TMP "/run/mallocwatch/vartmp"
+
+/* In stapbpf's child, before the exec: a new mount namespace (its
+ * mounts propagate to no other; the host's still reach it) with
+ * MW_STAPBPF_TMP bound on /var/tmp (nosuid, nodev, noexec).  0, or -1
+ * with errno. */
+int mw_runtime_vartmp_enter(void);
+
 /* Where the tracer puts the script's procfs probe file name (protocol.h's
- * MW_FLUSH_FILE) for module: bpf /var/tmp/systemtap-USER/MODULE/NAME
- * (USER: the effective user's name; stapbpf makes it a FIFO there),
- * kernel /proc/systemtap/MODULE/NAME.  Returns 0, -1 when the user has
- * no name. */
+ * MW_FLUSH_FILE) for module: bpf MW_STAPBPF_TMP/systemtap-USER/MODULE/NAME
+ * (USER: the effective user's name; stapbpf makes it a FIFO there, in
+ * its /var/tmp), kernel /proc/systemtap/MODULE/NAME.  Returns 0, -1 when
+ * the user has no name. */
 int mw_runtime_procfs_path(enum mw_runtime rt, const char *module, const char *name,
 			   char *buf, size_t len);
 
 /* stapbpf's directory of procfs FIFO directories for the effective
- * user, /var/tmp/systemtap-USER, into buf.  0, or -1 (no user name). */
+ * user, MW_STAPBPF_TMP/systemtap-USER, into buf.  0, or -1 (no user
+ * name). */
 int mw_runtime_procfs_base(char *buf, size_t len);
 
-/* Make sure stapbpf's directory /var/tmp/systemtap-USER (USER: the
- * effective user) is one no other user can change before stapbpf is
- * started: stapbpf makes its procfs FIFOs below it and reopens them by
- * path, following links.  Every directory from / down is checked
- * through O_NOFOLLOW descriptors: owned by the effective user or root,
- * writable by no one else (an ancestor may be when it is sticky, like
- * /var/tmp); the last one is created 0700 when missing.  0, or -1 with
- * a one-line reason in err (a directory another user made first is
- * refused, never used or removed). */
+/* Make sure stapbpf's directory MW_STAPBPF_TMP/systemtap-USER (USER:
+ * the effective user) is one no other user can change before stapbpf is
+ * started: every directory from / down is checked through O_NOFOLLOW
+ * descriptors (owned by the effective user or root, writable by no one
+ * else) and /run/mallocwatch, MW_STAPBPF_TMP and systemtap-USER are
+ * created 0700 when missing.  0, or -1 with a one-line reason in err. */
 int mw_runtime_procfs_secure(char *err, size_t errlen);
 
 /* Open that file to make the tracer run the probe: O_RDONLY|O_NONBLOCK,
  * close-on-exec, no links followed.  Under bpf every directory on the way
- * below /var/tmp must be the effective user's own and not group or other
- * writable, and the file a FIFO of that user (/var/tmp is shared: a
- * planted directory or file is refused, not used).  Returns the fd (the
+ * below MW_STAPBPF_TMP must be the effective user's own and not group or
+ * other writable, and the file a FIFO of that user.  Returns the fd (the
  * caller closes it once the probe's output has come), or -1 with a
  * reason in err. */
 int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *name,

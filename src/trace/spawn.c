@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime.h"
 #include "signals.h"
 #include "spawn.h"
 
@@ -84,6 +85,12 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 			setenv("MW_UMULTI_SITES", sites, 1);
 		else
 			unsetenv("MW_UMULTI_SITES");
+		/* stapbpf's /var/tmp: root's own (runtime.h) */
+		if (strcmp(argv[0], "stapbpf") == 0 && mw_runtime_vartmp_enter() < 0) {
+			fprintf(stderr, "ERROR: cannot give stapbpf a private /var/tmp ('%s'): "
+				"%s\n", MW_STAPBPF_TMP, strerror(errno));
+			_exit(127);
+		}
 		execvp(argv[0], argv);
 		fprintf(stderr, "ERROR: cannot run '%s': %s\n", argv[0], strerror(errno));
 		_exit(127);

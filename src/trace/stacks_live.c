@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
+#include "fsutil.h"
 #include "stacks_int.h"
 #include "xalloc.h"
 
@@ -64,12 +66,12 @@ void stk_proc_mmap(struct stk_proc *p, uint64_t addr, uint64_t len, uint64_t pgo
 	p->lm_dirty = 1;
 }
 
-/* path opened when its build-id is id (any file when id is ""): the
- * descriptor, else -1. */
-static int open_with_id(const char *path, const char *id)
+/* path (relative to at, resolved inside it with resolve) opened when its
+ * build-id is id (any file when id is ""): the descriptor, else -1. */
+static int open_with_id(int at, const char *path, unsigned long long resolve, const char *id)
 {
 	char have[41];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mw_open_regular(at, path, resolve, 0);	/* never a FIFO or a device */
 
 	if (fd >= 0 && id[0] && (mw_build_id_of_fd(fd, have) < 0 || strcmp(have, id) != 0)) {
 		close(fd);
@@ -83,18 +85,23 @@ static int open_live(struct mw_stacks *s, struct stk_proc *p, const struct stk_m
 {
 	char alt[PATH_MAX + 64];
 	const char *base = strrchr(m->path, '/');
-	int fd = -1;
+	int fd = -1, root;
 
-	if ((size_t)snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)p->pid, m->path) <
-	    sizeof(alt))
-		fd = open_with_id(alt, m->build_id);
+	/* in p's root, its links resolved there (a link of the process's
+	 * cannot lead to a file of ours) */
+	snprintf(alt, sizeof(alt), "/proc/%d/root", (int)p->pid);
+	if ((root = open(alt, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fd = open_with_id(root, m->path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+				  m->build_id);
+		close(root);
+	}
 	if (fd < 0 && m->build_id[0])
-		fd = open_with_id(m->path, m->build_id);
+		fd = open_with_id(AT_FDCWD, m->path, 0, m->build_id);
 	if (fd < 0 && m->build_id[0] && s->libc_path && strrchr(s->libc_path, '/') &&
 	    (size_t)snprintf(alt, sizeof(alt), "%.*s%s",
 			     (int)(strrchr(s->libc_path, '/') - s->libc_path), s->libc_path,
 			     base) < sizeof(alt))
-		fd = open_with_id(alt, m->build_id);
+		fd = open_with_id(AT_FDCWD, alt, 0, m->build_id);
 	return fd;
 }
 

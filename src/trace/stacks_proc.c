@@ -18,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "fsutil.h"
 #include "mapped.h"
 #include "stacks_int.h"
 #include "xalloc.h"
@@ -332,12 +334,15 @@ void stk_image_map(struct stk_image *im)
 	}
 }
 
-/* path opened when it is the file m recorded (its build-id): its
- * descriptor, else -1. */
+/* path opened when it is the file m recorded: a stream is data, so only
+ * a regular file every user may read (never a FIFO, a device or a file
+ * only root may read: fsutil.h's mw_open_regular), with the build-id m
+ * recorded when it recorded one; libdwfl reads it only after mw_elf_vet
+ * (unwind.c).  Its descriptor, else -1. */
 static int open_checked(const struct stk_map *m, const char *path)
 {
 	char id[41];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mw_open_regular(AT_FDCWD, path, 0, S_IROTH);
 
 	if (fd < 0)
 		return -1;

@@ -442,7 +442,7 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 {
 	struct mw_mapped m, mm;
 	char libm[PATH_MAX], q[PATH_MAX];
-	int r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen);
+	int r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen), vartmp;
 
 	if (r == 0 && mw_proc_kind(pid) != MW_PROC_USER)
 		mw_proc_no_memory(pid, err, errlen);	/* a zombie maps nothing */
@@ -450,7 +450,9 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 		snprintf(err, errlen, "process %d maps no libc", (int)pid);
 	if (r <= 0)
 		return -1;
-	if (mw_mapped_here(&m)) {
+	/* (under /var/tmp: stapbpf's /var/tmp is its own, runtime.h) */
+	vartmp = strncmp(m.name, "/var/tmp/", 9) == 0;
+	if (mw_mapped_here(&m) && !vartmp) {
 		snprintf(out, len, "%s", m.name);
 		return 0;
 	}
@@ -459,7 +461,8 @@ int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t er
 		return -1;
 	mw_note("process %d's libc is its own '%s'%s; here it is %s", (int)pid,
 		mw_quote(m.name, q, sizeof(q)), m.deleted ? " (deleted or replaced on disk since it was mapped)" :
-		" (another file than this mount namespace's of that name)", out);
+		vartmp && mw_mapped_here(&m) ? " (under /var/tmp, which stapbpf's mount namespace "
+		"replaces)" : " (another file than this mount namespace's of that name)", out);
 	if (mw_mapped_find(pid, MW_LIB_LIBM, &mm, err, errlen) == 1 &&
 	    mw_mapped_mount(&mm, "libm.so.6", libm, sizeof(libm), err, errlen) < 0)
 		mw_warn("%s; libm's probes are not traced", err);
