@@ -62,7 +62,9 @@ int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
+	mw_proc_copy_drop(p);	/* copied under the old mappings */
 	p->nmaps = 0;
+	p->hint = 0;
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t start, end, inode = 0;
 		char perms[8];
@@ -96,24 +98,10 @@ int mw_proc_open(struct mw_proc *p, pid_t pid, char *err, size_t errlen)
 	return mw_proc_refresh(p, err, errlen);
 }
 
-int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len)
+/* Is [addr, addr+len) inside readable mappings, from mapping i on? */
+static int mapped_from(const struct mw_proc *p, size_t i, uint64_t addr, uint64_t len)
 {
-	size_t lo = 0, hi = p->nmaps;
-
-	if (!len || addr + len < addr)
-		return 0;
-	while (lo < hi) {	/* the last mapping starting at or below addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return 0;
-	/* from there on; the range may span adjacent mappings */
-	for (size_t i = lo - 1; i < p->nmaps; i++) {
+	for (; i < p->nmaps; i++) {	/* the range may span adjacent mappings */
 		const struct mw_map *m = &p->maps[i];
 
 		if (addr < m->start || addr >= m->end || !m->readable)
@@ -126,21 +114,44 @@ int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len)
 	return 0;
 }
 
-int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+ssize_t mw_proc_map_index(const struct mw_proc *p, uint64_t addr)
 {
-	if (!mw_proc_mapped(p, addr, len)) {
-		errno = EFAULT;
-		return -1;
+	size_t lo = 0, hi = p->nmaps, h = p->hint;
+
+	if (h < p->nmaps && addr >= p->maps[h].start && addr < p->maps[h].end)
+		return (ssize_t)h;
+	while (lo < hi) {	/* the last mapping starting at or below addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (!lo || addr >= p->maps[lo - 1].end)
+		return -1;
+	((struct mw_proc *)p)->hint = lo - 1;	/* a cache, not the state */
+	return (ssize_t)(lo - 1);
+}
+
+int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len)
+{
+	ssize_t i;
+
+	if (!len || addr + len < addr || (i = mw_proc_map_index(p, addr)) < 0)
+		return 0;
+	return mapped_from(p, (size_t)i, addr, len);
+}
+
+ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+{
 	if (!p->use_mem) {
 		struct iovec local = { .iov_base = buf, .iov_len = len };
 		struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
 		ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
 
-		if (n == (ssize_t)len)
-			return 0;
 		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
-			return -1;
+			return n;
 		p->use_mem = 1;	/* e.g. seccomp or an old kernel: try /proc */
 	}
 	if (p->memfd < 0) {
@@ -150,7 +161,28 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 		if ((p->memfd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			return -1;
 	}
-	return pread(p->memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+	return pread(p->memfd, buf, len, (off_t)addr);
+}
+
+int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (p->copy && p->copying) {
+		int r = mw_proc_copy_read(p, addr, buf, len);
+
+		if (r <= 0)
+			return r;	/* served, or the process is gone */
+	}
+	if (!mw_proc_mapped(p, addr, len)) {
+		errno = EFAULT;
+		return -1;
+	}
+	if ((n = mw_proc_raw(p, addr, buf, len)) == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		errno = EFAULT;	/* a part only: unmapped meanwhile */
+	return -1;
 }
 
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v)
@@ -160,6 +192,7 @@ int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v)
 
 void mw_proc_close(struct mw_proc *p)
 {
+	mw_proc_copy_free(p);
 	if (p->memfd >= 0)
 		close(p->memfd);
 	free(p->maps);

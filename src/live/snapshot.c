@@ -393,6 +393,7 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 {
 	const struct mw_glibc *g = w->g;
 	struct header before, after;
+	int r;
 
 	if (!mw_proc_mapped(w->p, a->addr, (uint64_t)g->mstate_size))
 		return bad(w, "arena 0x%llx is not mapped", a->addr);
@@ -416,7 +417,14 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	a->rest_bytes = a->top_size;
 	a->free_bytes = a->top_size;
 	a->chunk0 = w->s->nchunks;
-	if (!w->headers_only && (fastbins(w, a) < 0 || bins(w, a) < 0))
+	/* its lists from a copy of its memory taken now, after the header
+	 * and the lock were read (procmem.h); the header and lock again
+	 * below, from the process */
+	mw_proc_copy_drop(w->p);
+	mw_proc_copy(w->p, 1);
+	r = w->headers_only ? 0 : fastbins(w, a) < 0 || bins(w, a) < 0 ? -1 : 0;
+	mw_proc_copy(w->p, 0);
+	if (r < 0)
 		return -1;
 	a->nchunks = w->s->nchunks - a->chunk0;
 	if (!a->is_main && heaps(w, a, hp_pagesize) < 0)
