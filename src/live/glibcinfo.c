@@ -198,6 +198,9 @@ static int layouts(Dwarf *dw, Dwarf_Die *malloc_cu, struct mw_glibc *g, char *wh
 	g->ms_system_mem = member(&ms, "system_mem", NULL);
 	g->ms_max_system_mem = member(&ms, "max_system_mem", NULL);
 	g->chunk_struct_size = struct_size(&ch);
+	g->ch_prev_size = member(&ch, "mchunk_prev_size", NULL);
+	if (g->ch_prev_size.off < 0)	/* before 2.26 */
+		g->ch_prev_size = member(&ch, "prev_size", NULL);
 	g->ch_size = member(&ch, "mchunk_size", NULL);
 	g->ch_fd = member(&ch, "fd", NULL);
 	g->ch_bk = member(&ch, "bk", NULL);

@@ -107,9 +107,15 @@ struct mw_snap_arena {
 	uint64_t rest_count, rest_bytes;	/* malloc_info "rest" (top included) */
 	uint64_t free_bytes;	/* fast + top + bins, sizes without flag bits:
 				 * free but retained by the arena */
-	uint64_t trimmable;	/* what malloc_trim(0) could give back at most:
-				 * whole free pages inside binned chunks, and for
-				 * main_arena the top beyond a minimum chunk */
+	uint64_t trimmable;	/* what malloc_trim(0) could give back at most,
+				 * as its malloc_consolidate leaves the arena
+				 * (fastbin chunks merged with the free chunks
+				 * and top beside them): whole free pages inside
+				 * binned chunks, and for main_arena the top
+				 * beyond a minimum chunk */
+	uint64_t fast_into_top;	/* free bytes malloc_consolidate would merge
+				 * into the top (fastbin chunks and the binned
+				 * ones between them) */
 	uint64_t attached_threads;	/* malloc_state.attached_threads */
 	int on_free_list;		/* on glibc's free_list (no thread attached) */
 	struct mw_snap_heap *heaps;	/* non-main: newest (top's) first */
