@@ -13,11 +13,16 @@
 #define MAX_BLOCKS (MW_PROC_COPY_MAX / MW_PROC_BLOCK)
 #define TABLE_BITS 11	/* 2 x MAX_BLOCKS slots */
 #define TABLE (1U << TABLE_BITS)
-/* Buffers come in slabs of SLAB bytes, each asked to be backed by huge
- * pages (2 MiB on x86_64): a walk's reads, all over its copy, then miss
- * the TLB less, and filling a copy takes 1/512 of the page faults. */
+/* Buffers come in slabs: the first of FIRST_SLAB bytes in 4 KiB pages
+ * (an idle process's few small blocks fault in a few pages), the others
+ * of SLAB bytes, each asked to be backed by huge pages (2 MiB on x86_64):
+ * a walk's reads, all over a big copy, then miss the TLB less, and
+ * filling it takes 1/512 of the page faults. */
+#define FIRST_SLAB (4U << 20)
 #define SLAB (32U << 20)
+#define FIRST_BLOCKS (FIRST_SLAB / MW_PROC_BLOCK)
 #define PER_SLAB (SLAB / MW_PROC_BLOCK)
+#define NSLABS (1 + (MAX_BLOCKS - FIRST_BLOCKS + PER_SLAB - 1) / PER_SLAB)
 #define HUGE (2U << 20)
 
 struct block {
@@ -30,7 +35,7 @@ struct mw_proc_copy {
 	struct block blocks[MAX_BLOCKS];	/* [0, used) hold copies now;
 						 * [used, nbuf) buffers to reuse */
 	size_t used, nbuf;
-	unsigned char *slabs[MAX_BLOCKS / PER_SLAB];	/* nbuf / PER_SLAB rounded up */
+	unsigned char *slabs[NSLABS];	/* as nbuf needs them */
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
 	uint32_t last;		/* the block found last, + 1 */
 	uint64_t copied, nblocks;	/* mw_proc_copied */
@@ -61,21 +66,41 @@ static struct block *find(struct mw_proc_copy *c, uint64_t base)
 	}
 }
 
-/* A slab, HUGE-aligned; NULL when there is no memory. */
-static unsigned char *new_slab(void)
+/* Slab k's size, and where block i is: its slab, its offset there. */
+static size_t slab_size(size_t k)
 {
-	unsigned char *m = mmap(NULL, SLAB + HUGE, PROT_READ | PROT_WRITE,
+	return k ? SLAB : FIRST_SLAB;
+}
+
+static size_t slab_of(size_t i, size_t *off)
+{
+	if (i < FIRST_BLOCKS) {
+		*off = i * MW_PROC_BLOCK;
+		return 0;
+	}
+	*off = (i - FIRST_BLOCKS) % PER_SLAB * MW_PROC_BLOCK;
+	return 1 + (i - FIRST_BLOCKS) / PER_SLAB;
+}
+
+/* Slab k: from the second on HUGE-aligned and asked for huge pages; NULL
+ * when there is no memory. */
+static unsigned char *new_slab(size_t k)
+{
+	size_t size = slab_size(k), extra = k ? HUGE : 0;
+	unsigned char *m = mmap(NULL, size + extra, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *s;
 	uintptr_t head;
 
 	if (m == MAP_FAILED)
 		return NULL;
+	if (!k)
+		return m;
 	s = (unsigned char *)(((uintptr_t)m + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
 	head = (uintptr_t)(s - m);
 	if (head)
 		munmap(m, head);
-	munmap(s + SLAB, HUGE - head);
-	madvise(s, SLAB, MADV_HUGEPAGE);	/* a wish: without it, 4 KiB pages */
+	munmap(s + size, HUGE - head);
+	madvise(s, size, MADV_HUGEPAGE);	/* a wish: without it, 4 KiB pages */
 	return s;
 }
 
@@ -83,18 +108,20 @@ static unsigned char *new_slab(void)
  * instead). */
 static int more_buffer(struct mw_proc_copy *c)
 {
-	uint64_t h;
+	size_t off, k;
 
 	if (c->nbuf == MAX_BLOCKS)
 		return -1;
-	if (c->nbuf % PER_SLAB == 0) {
-		h = atomic_fetch_add(&held_all, SLAB);
-		if (h + SLAB > MW_PROC_COPY_MAX || !(c->slabs[c->nbuf / PER_SLAB] = new_slab())) {
-			atomic_fetch_sub(&held_all, SLAB);
+	k = slab_of(c->nbuf, &off);
+	if (!off) {
+		uint64_t h = atomic_fetch_add(&held_all, slab_size(k));
+
+		if (h + slab_size(k) > MW_PROC_COPY_MAX || !(c->slabs[k] = new_slab(k))) {
+			atomic_fetch_sub(&held_all, slab_size(k));
 			return -1;
 		}
 	}
-	c->blocks[c->nbuf].buf = c->slabs[c->nbuf / PER_SLAB] + c->nbuf % PER_SLAB * MW_PROC_BLOCK;
+	c->blocks[c->nbuf].buf = c->slabs[k] + off;
 	c->nbuf++;
 	return 0;
 }
@@ -184,10 +211,11 @@ void mw_proc_copy_free(struct mw_proc *p)
 
 	if (!c)
 		return;
-	for (size_t i = 0; i * PER_SLAB < c->nbuf; i++) {
-		munmap(c->slabs[i], SLAB);
-		atomic_fetch_sub(&held_all, SLAB);
-	}
+	for (size_t k = 0; k < NSLABS; k++)
+		if (c->slabs[k]) {
+			munmap(c->slabs[k], slab_size(k));
+			atomic_fetch_sub(&held_all, slab_size(k));
+		}
 	free(c);
 	p->copy = NULL;
 	p->copying = 0;
