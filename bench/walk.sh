@@ -34,7 +34,7 @@ pids="$pids $idle"
 start() {
 	name=$1
 	shift
-	rm -f $OUT/$name.in
+	rm -f $OUT/$name.in $OUT/$name.out
 	mkfifo $OUT/$name.in
 	"$@" <$OUT/$name.in >$OUT/$name.out 2>&1 &
 	pid=$!

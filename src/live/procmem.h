@@ -18,7 +18,11 @@
  * MW_PROC_COPY_MAX bytes per process; a read outside what could be
  * copied (past the cap, across a block's end, a block read short) goes to
  * the process as before.  The copy is as old as its block's read:
- * mw_proc_copy_drop forgets it (the buffers are kept for the next).
+ * mw_proc_copy_drop forgets it (the buffers are kept for the next);
+ * mw_proc_copy_free gives the buffers back (a snapshot does at its end).
+ * A read served from a copy needs no mapping check: the block was
+ * clipped to a readable mapping when it was read, and reading the
+ * mappings again drops every copy.
  */
 #ifndef MALLOCWATCH_PROCMEM_H
 #define MALLOCWATCH_PROCMEM_H
@@ -75,16 +79,17 @@ void mw_proc_copy_drop(struct mw_proc *p);
 /* Bytes read into copies since mw_proc_open, and blocks copied. */
 uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
 
+/* Free the copies' memory (copying is then off). */
+void mw_proc_copy_free(struct mw_proc *p);
+
 /* procmem.c and proccopy.c between them: the mapping holding addr (its
  * index in p->maps) or -1; len bytes at addr straight from the process
  * (no mapping check): the bytes read (fewer: unmapped there) or -1 with
  * errno; a read from the copies: 0 served, 1 not copied (read the
- * process), -1 when the process is gone or refuses (errno); the copies'
- * memory freed. */
+ * process), -1 when the process is gone or refuses (errno). */
 ssize_t mw_proc_map_index(const struct mw_proc *p, uint64_t addr);
 ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
 int mw_proc_copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
-void mw_proc_copy_free(struct mw_proc *p);
 
 /* Read one 8-byte word (native byte order).  0 or -1 as above. */
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v);
