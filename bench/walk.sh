@@ -2,7 +2,8 @@
 # bench/walk.sh - how fast a snapshot walks a heap of many free chunks
 # (issue 44, item 3), against a same-run baseline: the raw
 # process_vm_readv of the same bytes (the main heap and every heap_info
-# heap, 1 MiB a call, into a fresh buffer: bench/rawread.c).  Processes:
+# heap, 1 MiB a call, into a fresh buffer: bench/rawread.c; the walk
+# copies in 64 KiB blocks as it goes).  Processes:
 # tests/fixtures/many-free chunks 2000000 3 (2 M free chunks of 80 and
 # 320 bytes in 4 arenas) on Debian's libc (libc6-dbg) and on the
 # probe-enabled glibc, and python3 with PYTHONMALLOC=malloc (4 threads,

@@ -47,14 +47,15 @@ int main(void)
 	/* a word, then the same block again: one block read */
 	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8));
 	CHECK(mw_proc_read(&p, base + 100, buf, 16) == 0 && !memcmp(buf, r + 100, 16));
-	CHECK(mw_proc_copied(&p, &blocks) == MIB && blocks == 1, "%lu", (unsigned long)blocks);
+	CHECK(mw_proc_copied(&p, &blocks) == MW_PROC_BLOCK && blocks == 1, "%lu", (unsigned long)blocks);
 	/* what changed since is not seen until the copy is dropped */
 	r[200] ^= 0xff;
 	CHECK(mw_proc_read(&p, base + 200, buf, 1) == 0 && buf[0] == (unsigned char)(r[200] ^ 0xff));
 	mw_proc_copy_drop(&p);
 	CHECK(mw_proc_read(&p, base + 200, buf, 1) == 0 && buf[0] == r[200]);
 	/* across a block's end: read from the process, right */
-	CHECK(mw_proc_read(&p, base + MIB - 8, buf, 16) == 0 && !memcmp(buf, r + MIB - 8, 16));
+	CHECK(mw_proc_read(&p, base + MW_PROC_BLOCK - 8, buf, 16) == 0 &&
+	      !memcmp(buf, r + MW_PROC_BLOCK - 8, 16));
 	/* the last readable bytes, and past them (PROT_NONE): EFAULT */
 	CHECK(mw_proc_read(&p, base + 3 * MIB - 16, buf, 16) == 0 &&
 	      !memcmp(buf, r + 3 * MIB - 16, 16));

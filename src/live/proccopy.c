@@ -1,6 +1,7 @@
 /* proccopy.c - reads of another process served from copies of its
  * memory, MW_PROC_BLOCK bytes at a time (procmem.h): a walk of 2 million
- * free chunks makes some 500 reads instead of 4 million. */
+ * free chunks in 443 MiB makes some 7,000 reads instead of 4 million, and
+ * a walk of an idle process's few free chunks copies a few blocks. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -11,8 +12,9 @@
 #include "procmem.h"
 
 #define MAX_BLOCKS (MW_PROC_COPY_MAX / MW_PROC_BLOCK)
-#define TABLE_BITS 11	/* 2 x MAX_BLOCKS slots */
+#define TABLE_BITS 15	/* 2 x MAX_BLOCKS slots */
 #define TABLE (1U << TABLE_BITS)
+_Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twice over");
 /* Buffers come in slabs: the first of FIRST_SLAB bytes in 4 KiB pages
  * (an idle process's few small blocks fault in a few pages), the others
  * of SLAB bytes, each asked to be backed by huge pages (2 MiB on x86_64):

@@ -37,7 +37,7 @@ struct mw_map {
 	uint64_t inode;		/* of the file mapped; 0 anonymous */
 };
 
-#define MW_PROC_BLOCK (1U << 20)		/* bytes copied in one read */
+#define MW_PROC_BLOCK (1U << 16)		/* bytes copied in one read */
 #define MW_PROC_COPY_MAX (1ULL << 30)	/* bytes copied at most, per process */
 
 struct mw_proc_copy;
