@@ -171,6 +171,21 @@ static int64_t struct_size(Dwarf_Die *st)
 	return dwarf_aggregate_size(st, &size) == 0 ? (int64_t)size : -1;
 }
 
+/* struct malloc_chunk's and _heap_info's members. */
+static void chunk_and_heap(Dwarf_Die *ch, Dwarf_Die *hi, struct mw_glibc *g)
+{
+	g->chunk_struct_size = struct_size(ch);
+	g->ch_prev_size = member(ch, "mchunk_prev_size", NULL);
+	g->ch_size = member(ch, "mchunk_size", NULL);
+	g->ch_fd = member(ch, "fd", NULL);
+	g->ch_bk = member(ch, "bk", NULL);
+	g->ch_fd_nextsize = member(ch, "fd_nextsize", NULL);
+	g->hi_ar_ptr = member(hi, "ar_ptr", NULL);
+	g->hi_prev = member(hi, "prev", NULL);
+	g->hi_size = member(hi, "size", NULL);
+	g->hi_mprotect_size = member(hi, "mprotect_size", NULL);
+}
+
 /* The layouts, or -1 naming the first thing missing. */
 static int layouts(Dwarf *dw, Dwarf_Die *malloc_cu, struct mw_glibc *g, char *what,
 		   size_t len)
@@ -198,18 +213,7 @@ static int layouts(Dwarf *dw, Dwarf_Die *malloc_cu, struct mw_glibc *g, char *wh
 	g->ms_attached_threads = member(&ms, "attached_threads", NULL);
 	g->ms_system_mem = member(&ms, "system_mem", NULL);
 	g->ms_max_system_mem = member(&ms, "max_system_mem", NULL);
-	g->chunk_struct_size = struct_size(&ch);
-	g->ch_prev_size = member(&ch, "mchunk_prev_size", NULL);
-	if (g->ch_prev_size.off < 0)	/* before 2.26 */
-		g->ch_prev_size = member(&ch, "prev_size", NULL);
-	g->ch_size = member(&ch, "mchunk_size", NULL);
-	g->ch_fd = member(&ch, "fd", NULL);
-	g->ch_bk = member(&ch, "bk", NULL);
-	g->ch_fd_nextsize = member(&ch, "fd_nextsize", NULL);
-	g->hi_ar_ptr = member(&hi, "ar_ptr", NULL);
-	g->hi_prev = member(&hi, "prev", NULL);
-	g->hi_size = member(&hi, "size", NULL);
-	g->hi_mprotect_size = member(&hi, "mprotect_size", NULL);
+	chunk_and_heap(&ch, &hi, g);
 	g->mp_trim_threshold = member(&mp, "trim_threshold", NULL);
 	g->mp_top_pad = member(&mp, "top_pad", NULL);
 	g->mp_mmap_threshold = member(&mp, "mmap_threshold", NULL);
