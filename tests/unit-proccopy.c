@@ -1,5 +1,5 @@
 /* unit-proccopy.c - reads served from copies of a process's memory
- * (procmem.h, proccopy.c), on this very process: a copy holds what was
+ * (procmem.h), on this very process: a copy holds what was
  * there when its block was read until it is dropped; reads across a
  * block's end, past a readable mapping's end, and of memory unmapped
  * since the mappings were read are answered as without copies (the

@@ -82,15 +82,6 @@ uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
 /* Free the copies' memory (copying is then off). */
 void mw_proc_copy_free(struct mw_proc *p);
 
-/* procmem.c and proccopy.c between them: the mapping holding addr (its
- * index in p->maps) or -1; len bytes at addr straight from the process
- * (no mapping check): the bytes read (fewer: unmapped there) or -1 with
- * errno; a read from the copies: 0 served, 1 not copied (read the
- * process), -1 when the process is gone or refuses (errno). */
-ssize_t mw_proc_map_index(const struct mw_proc *p, uint64_t addr);
-ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
-int mw_proc_copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
-
 /* Read one 8-byte word (native byte order).  0 or -1 as above. */
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v);
 
