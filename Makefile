@@ -158,7 +158,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
 	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
 	build/tests/fixtures/exec-after build/tests/fixtures/locked-arena \
-	build/tests/fixtures/mallinfo-hold
+	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -207,6 +207,10 @@ build/tests/fixtures/mallinfo-hold: tests/fixtures/mallinfo-hold.c
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/locked-arena: tests/fixtures/locked-arena.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/many-free: tests/fixtures/many-free.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 

@@ -7,7 +7,8 @@
 # examples/hold-arenas under the probe-enabled glibc and under Debian's;
 # plus a process whose libc has no DWARF (a row with the reason) and one
 # in a pid namespace of its own (its pid there in the NSPID column).
-# Under load, memcached is listed and read; once every program is idle,
+# Under load, memcached is listed and, with --stop, read (without, read
+# while it runs or refused with the reason); once every program is idle,
 # a sample is frozen (gdb attached: `call malloc_info(0, stderr)`, then
 # it holds the process until told) and `snapshot --all --json` must
 # equal each one's malloc_info(), arena for arena.  hold-arenas prints
@@ -139,17 +140,27 @@ PY
 $PY "$OUT/load.py" "$PORT" 3000 >"$OUT/load.out" 2>&1 &
 LOAD=$!
 wait_for "$OUT/load.out" started
-"$MW" snapshot --all --json "$OUT/busy.json" -o "$OUT/busy.txt" 2>"$OUT/busy.err" ||
-	{ _rc=$?; cat "$OUT/busy.err"; fail "--all under load exited $_rc"; }
+# --stop: stopped if need be, and read; without it (the default) read
+# while it runs, or refused with the reason
+"$MW" snapshot --all --stop --json "$OUT/busy.json" -o "$OUT/busy.txt" 2>"$OUT/busy.err" ||
+	{ _rc=$?; cat "$OUT/busy.err"; fail "--all --stop under load exited $_rc"; }
+"$MW" snapshot --all --json "$OUT/busy-nostop.json" -o /dev/null 2>"$OUT/busy-nostop.err" ||
+	{ _rc=$?; cat "$OUT/busy-nostop.err"; fail "--all under load exited $_rc"; }
 wait $LOAD || fail "the load client failed: $(cat "$OUT/load.out")"
 grep -q done "$OUT/load.out" || fail "the load client did not finish"
-python3 - "$OUT/busy.json" $MCPID <<'PY' || fail "memcached under load"
+python3 - "$OUT/busy.json" $MCPID "$OUT/busy-nostop.json" <<'PY' || fail "memcached under load"
 import json, sys
 d = json.load(open(sys.argv[1]))
 mc = [p for p in d["processes"] if p["pid"] == int(sys.argv[2])]
 assert mc and mc[0]["error"] is None, mc and mc[0]["error"]
-print("under load: memcached read, %d arenas, %d bytes free (%s)" % (len(mc[0]["arenas"]),
+print("under load, --stop: memcached read, %d arenas, %d bytes free (%s)" % (len(mc[0]["arenas"]),
       mc[0]["totals"]["free_bytes"], "consistent" if mc[0]["consistent"] else "inconsistent"))
+d = json.load(open(sys.argv[3]))
+mc = [p for p in d["processes"] if p["pid"] == int(sys.argv[2])]
+assert mc and mc[0]["stops"] == 0 if mc and mc[0]["error"] is None else True, mc
+assert mc and (mc[0]["error"] is None or (mc[0]["error"]["kind"] == "inconsistent" and
+               mc[0]["error"]["message"].endswith("(not stopped: --all stops a process only with --stop)"))), mc
+print("under load, no stop: memcached", "read" if mc[0]["error"] is None else "refused: " + mc[0]["error"]["message"])
 PY
 
 # Idle: every memcached thread asleep, twice in a row (the client's

@@ -9,7 +9,7 @@
 # address) and no snapshot, in bounded memory (< 64 MB RSS).  (shared) No
 # loop, but every bin heading the same list of 65536 chunks: the step
 # budget ends it, or the deadline.  The deadline on a real state too big
-# to read in time (a million free chunks, --read-timeout 0.2; read in full
+# to read in time (a million free chunks, --read-timeout 0.01; read in full
 # with a longer one).  `-p --interval` of a process that turns corrupt
 # while it is watched: the samples are skipped and counted, the run ends
 # on time.  Under Debian's own libc (layouts from libc6-dbg); the same
@@ -98,21 +98,21 @@ done
 hostile shared shared
 ready shared
 timed shared "$MW" snapshot -p $pid --read-timeout 25
-timed shared-time "$MW" snapshot -p $pid --read-timeout 0.5
+timed shared-time "$MW" snapshot -p $pid --read-timeout 0.01
 kill $pid
 wait $pid 2>/dev/null
 grep -Eq "^mallocwatch: process $pid: more than [0-9]+ arenas, heaps and free chunks in [0-9]+ readable bytes: the allocator is corrupt or hostile; no snapshot\$" \
 	"$OUT/shared.err" || fail "the step budget: $(cat "$OUT/shared.err")"
 echo "ok: the step budget: $(cat "$OUT/shared.err")"
-grep -q "^mallocwatch: process $pid's allocator was not read within 0.5 s (--read-timeout); no snapshot\$" \
+grep -q "^mallocwatch: process $pid's allocator was not read within 0.01 s (--read-timeout); no snapshot\$" \
 	"$OUT/shared-time.err" && within $secs 2 || fail "the deadline: $secs s: $(cat "$OUT/shared-time.err")"
 echo "ok: the deadline: $secs s: $(cat "$OUT/shared-time.err")"
 
 # the deadline: a real state that takes longer to read than it allows
 hold_arenas big 0 1000000 system
-timed big "$MW" snapshot -p $pid --read-timeout 0.2
+timed big "$MW" snapshot -p $pid --read-timeout 0.01
 [ $rc = 1 ] && within $secs 2 &&
-	grep -q "^mallocwatch: process $pid's allocator was not read within 0.2 s (--read-timeout); no snapshot\$" \
+	grep -q "^mallocwatch: process $pid's allocator was not read within 0.01 s (--read-timeout); no snapshot\$" \
 	"$OUT/big.err" || fail "deadline: exit $rc in $secs s: $(cat "$OUT/big.err")"
 echo "ok: deadline: $secs s: $(cat "$OUT/big.err")"
 timed big-read "$MW" snapshot -p $pid --read-timeout 25 --json "$OUT/big.json"

@@ -112,6 +112,9 @@ static const char serve_usage[] =
 "  --no-stop            never stop a process for a consistent read (see\n"
 "                       mallocwatch snapshot --help): one that cannot be read\n"
 "                       consistently while it runs counts as inconsistent\n"
+"                       (--all's default)\n"
+"  --stop               --all: stop such a process for its read, as -p and\n"
+"                       --cgroup do (ptrace, other users' processes too)\n"
 "  -q, --quiet          no notes or warnings\n"
 "  -v, --verbose        --probes: the tracer's messages, processes traced\n"
 "\n"
@@ -142,7 +145,7 @@ static const char serve_usage[] =
 enum {
 	OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_LISTEN, OPT_ALLOW_REMOTE, OPT_TEXTFILE,
 	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_NO_STOP, OPT_PROBES, OPT_WEB_CONFIG,
-	OPT_SOCKET_MODE, OPT_REQUEST_TIMEOUT,
+	OPT_SOCKET_MODE, OPT_REQUEST_TIMEOUT, OPT_STOP,
 };
 
 #define GLIBC_CACHE_SECONDS 60.0	/* libc layouts kept this long */
@@ -153,7 +156,7 @@ enum {
 struct serve_opts {
 	struct mw_pidlist pids;
 	const char *cgroup, *listen, *textfile, *web_config, *socket_mode;
-	int all, allow_remote, probes, verbose;
+	int all, allow_remote, probes, verbose, stop, no_stop;
 	long timeout_ms, budget_ms, min_interval_ms, interval_ms, request_timeout_ms;
 };
 
@@ -177,6 +180,7 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
+		{ "stop", no_argument, NULL, OPT_STOP },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -218,7 +222,8 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 			o->min_interval_ms = mw_seconds_option("--min-interval", optarg);
 			break;
 		case OPT_BUDGET: o->budget_ms = mw_seconds_option("--budget", optarg); break;
-		case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
+		case OPT_NO_STOP: o->no_stop = 1; mw_snapshot_no_stop(1); break;
+		case OPT_STOP: o->stop = 1; break;
 		case OPT_PROBES: o->probes = 1; break;
 		case 'q': mw_quiet(1); break;
 		case 'v': o->verbose = 1; break;
@@ -236,6 +241,10 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		mw_usage_error("--web.config.file, --socket-mode and --allow-remote are for --listen");
 	if (o->request_timeout_ms < 100)
 		mw_usage_error("--request-timeout needs at least 0.1 s");
+	if (o->stop && (!o->all || o->no_stop))
+		mw_usage_error("--stop goes with --all (not with --no-stop)");
+	if (o->all && !o->stop)	/* a whole-host view stops no one unasked */
+		mw_snapshot_no_stop(1);
 }
 
 /* --- stopping ---------------------------------------------------------- */
@@ -356,35 +365,16 @@ static void forget(struct serve *s)
 }
 
 /* Read the processes of l into a new array (*n entries) within
- * budget_ms; those not reached in time are MW_PSNAP_TIMEOUT.  NULL when
- * a stop signal came first. */
+ * budget_ms, several at once (snapmulti.h); those not reached in time
+ * are MW_PSNAP_TIMEOUT.  NULL when a stop signal came first. */
 static struct mw_psnap *read_within(const struct serve_opts *o, const struct mw_pidlist *l,
 				    long budget_ms, size_t *n)
 {
-	struct mw_psnap *v = xcalloc(l->n ? l->n : 1, sizeof(*v));
-	double deadline = mw_now_s() + (double)budget_ms / 1e3;
+	struct mw_psnap_opts po = { .timeout_ms = o->timeout_ms, .budget_ms = budget_ms,
+				    .cancelled = stop_pending };
 
-	for (*n = 0; *n < l->n; (*n)++) {
-		long left = (long)((deadline - mw_now_s()) * 1e3);
-		struct mw_psnap *ps = &v[*n];
-
-		if (stop_pending()) {
-			for (size_t i = 0; i < *n; i++)
-				mw_psnap_release(&v[i]);
-			free(v);
-			return NULL;
-		}
-		if (left < 1) {
-			ps->pid = l->pids[*n];
-			snprintf(ps->comm, sizeof(ps->comm), "?");
-			ps->fail = MW_PSNAP_TIMEOUT;
-			snprintf(ps->err, sizeof(ps->err), "process %d not read: the snapshot's "
-				 "budget of %.3g s was spent", (int)ps->pid, (double)budget_ms / 1e3);
-			continue;
-		}
-		mw_psnap_read(ps, l->pids[*n], left < o->timeout_ms ? left : o->timeout_ms);
-	}
-	return v;
+	*n = l->n;
+	return mw_psnap_read_all(l->pids, l->n, &po);
 }
 
 /* A fresh reading into s unless the last is younger than --min-interval.

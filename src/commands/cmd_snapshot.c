@@ -32,7 +32,7 @@
 static const char snapshot_usage[] =
 "Usage: mallocwatch snapshot -p PID[,PID...] [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
 "       mallocwatch snapshot --cgroup DIR [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
-"       mallocwatch snapshot --all [--interval SECONDS] [--count N] [-o FILE] [--json FILE] [-q]\n"
+"       mallocwatch snapshot --all [--stop] [--interval SECONDS] [--count N] [-o FILE] [--json FILE] [-q]\n"
 "\n"
 "Read glibc's allocator state from a running process, now, without a\n"
 "tracer or SDT probes: every\n"
@@ -54,8 +54,12 @@ static const char snapshot_usage[] =
 "and no thread held an arena's lock; else every thread is stopped with\n"
 "ptrace for the one read (a millisecond or so; the report says how long)\n"
 "after the threads inside libc's code have finished what they were doing.\n"
-"A process traced by another (gdb, strace) is not stopped.  A snapshot\n"
-"that cannot be had consistently is refused, never printed.\n"
+"A process traced by another (gdb, strace) is not stopped.  --all never\n"
+"stops a process (one whose allocator changed while it was read has its\n"
+"row refused, with the reason) unless --stop is given.  A snapshot that\n"
+"cannot be had consistently is refused, never printed.  Several\n"
+"processes are read at once (2 x the CPUs, at most 16), each within\n"
+"--read-timeout.\n"
 "\n"
 "Which processes:\n"
 "  -p PID[,PID...]      these processes (-p may be repeated); with one, the\n"
@@ -79,6 +83,10 @@ static const char snapshot_usage[] =
 "                       the walk is also bounded in steps, and a loop in the\n"
 "                       arena ring, a heap chain, a bin or a fastbin stops it\n"
 "  --no-stop            never stop a process: only the reads while it runs\n"
+"                       (--all's default)\n"
+"  --stop               --all: stop a process whose reads while it runs did\n"
+"                       not agree, as -p does (ptrace, a millisecond or so;\n"
+"                       other users' processes too, when run as root)\n"
 "  --leave-stopped      with one -p PID: read it stopped, and leave it stopped\n"
 "                       (SIGSTOP) at that point, where no thread is inside\n"
 "                       malloc, for gdb or gcore; resume it with kill -CONT\n"
@@ -103,12 +111,12 @@ static const char snapshot_usage[] =
 "  sudo mallocwatch snapshot --all --interval 5\n";
 
 enum { OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_INTERVAL, OPT_COUNT, OPT_NO_STOP,
-       OPT_LEAVE_STOPPED };
+       OPT_LEAVE_STOPPED, OPT_STOP };
 
 struct snap_opts {
 	struct mw_pidlist pids;
 	const char *cgroup, *out, *json;
-	int all, no_stop, leave_stopped;
+	int all, no_stop, leave_stopped, stop;
 	long timeout_ms, interval_ms, count;	/* count 0: until a signal */
 	FILE *fo, *fj;
 };
@@ -136,6 +144,7 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
+		{ "stop", no_argument, NULL, OPT_STOP },
 		{ "leave-stopped", no_argument, NULL, OPT_LEAVE_STOPPED },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "all", no_argument, NULL, OPT_ALL },
@@ -162,6 +171,7 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		case OPT_COUNT: o->count = count_option(optarg); break;
 		case OPT_NO_STOP: o->no_stop = 1; mw_snapshot_no_stop(1); break;
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; mw_snapshot_leave_stopped(1); break;
+		case OPT_STOP: o->stop = 1; break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(snapshot_usage, stdout); exit(MW_EXIT_OK);
 		default: mw_bad_option(c, argv);
@@ -177,6 +187,10 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		o->interval_ms = 1000;
 	if (o->leave_stopped && (o->pids.n != 1 || o->no_stop))
 		mw_usage_error("--leave-stopped takes one -p PID, and stops it (not with --no-stop)");
+	if (o->stop && (!o->all || o->no_stop))
+		mw_usage_error("--stop goes with --all (not with --no-stop)");
+	if (o->all && !o->stop)	/* a whole-host view stops no one unasked */
+		mw_snapshot_no_stop(1);
 }
 
 static int open_outputs(struct snap_opts *o)
@@ -249,22 +263,19 @@ static int snapshot_one(struct snap_opts *o)
 	return status;
 }
 
-/* Read every process of l into a new array (*n entries); stops early,
- * returning NULL, when a stop signal came. */
+static int stop_signalled(void)
+{
+	return stop_signal != 0;
+}
+
+/* Read every process of l into a new array (*n entries), several at
+ * once (snapmulti.h); NULL when a stop signal came. */
 static struct mw_psnap *read_all(const struct mw_pidlist *l, long timeout_ms, size_t *n)
 {
-	struct mw_psnap *v = xcalloc(l->n ? l->n : 1, sizeof(*v));
+	struct mw_psnap_opts po = { .timeout_ms = timeout_ms, .cancelled = stop_signalled };
 
-	for (*n = 0; *n < l->n; (*n)++) {
-		if (stop_signal) {
-			for (size_t i = 0; i < *n; i++)
-				mw_psnap_release(&v[i]);
-			free(v);
-			return NULL;
-		}
-		mw_psnap_read(&v[*n], l->pids[*n], timeout_ms);
-	}
-	return v;
+	*n = l->n;
+	return mw_psnap_read_all(l->pids, l->n, &po);
 }
 
 static void release_all(struct mw_psnap *v, size_t n)
@@ -311,6 +322,20 @@ static int snapshot_many(struct snap_opts *o)
 	return status != MW_EXIT_OK || failed ? MW_EXIT_RUNTIME : MW_EXIT_OK;
 }
 
+/* A row's reason: a process listed and then gone says so; one refused
+ * says it was not stopped, when --stop was not given. */
+static void row_reason(const struct snap_opts *o, struct mw_psnap *ps)
+{
+	size_t len = strlen(ps->err);
+
+	if (ps->fail == MW_PSNAP_EXITED && !ps->have_where)
+		snprintf(ps->err, sizeof(ps->err), "process %d exited before it was read",
+			 (int)ps->pid);
+	else if (ps->fail == MW_PSNAP_INCONSISTENT && !o->stop && !o->no_stop)
+		snprintf(ps->err + len, sizeof(ps->err) - len, " (not stopped: --all stops a "
+			 "process only with --stop)");
+}
+
 /* One --all table (and JSON document); 1 when a stop signal came first,
  * -1 on an error (after a message). */
 static int top_round(struct snap_opts *o)
@@ -331,7 +356,8 @@ static int top_round(struct snap_opts *o)
 	mw_pidlist_free(&l);
 	if (!v)
 		return 1;
-	mw_psnap_drop_vanished(v, &n);
+	for (size_t i = 0; i < n; i++)	/* what each row's reason leaves unsaid */
+		row_reason(o, &v[i]);
 	info.seconds = mw_now_s() - start;
 	mw_psnap_sort_by_free(v, n);
 	if (want_text(o))

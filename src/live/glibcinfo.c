@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -172,6 +173,21 @@ static int64_t struct_size(Dwarf_Die *st)
 	return dwarf_aggregate_size(st, &size) == 0 ? (int64_t)size : -1;
 }
 
+/* struct malloc_chunk's and _heap_info's members. */
+static void chunk_and_heap(Dwarf_Die *ch, Dwarf_Die *hi, struct mw_glibc *g)
+{
+	g->chunk_struct_size = struct_size(ch);
+	g->ch_prev_size = member(ch, "mchunk_prev_size", NULL);
+	g->ch_size = member(ch, "mchunk_size", NULL);
+	g->ch_fd = member(ch, "fd", NULL);
+	g->ch_bk = member(ch, "bk", NULL);
+	g->ch_fd_nextsize = member(ch, "fd_nextsize", NULL);
+	g->hi_ar_ptr = member(hi, "ar_ptr", NULL);
+	g->hi_prev = member(hi, "prev", NULL);
+	g->hi_size = member(hi, "size", NULL);
+	g->hi_mprotect_size = member(hi, "mprotect_size", NULL);
+}
+
 /* The layouts, or -1 naming the first thing missing. */
 static int layouts(Dwarf *dw, Dwarf_Die *malloc_cu, struct mw_glibc *g, char *what,
 		   size_t len)
@@ -199,15 +215,7 @@ static int layouts(Dwarf *dw, Dwarf_Die *malloc_cu, struct mw_glibc *g, char *wh
 	g->ms_attached_threads = member(&ms, "attached_threads", NULL);
 	g->ms_system_mem = member(&ms, "system_mem", NULL);
 	g->ms_max_system_mem = member(&ms, "max_system_mem", NULL);
-	g->chunk_struct_size = struct_size(&ch);
-	g->ch_size = member(&ch, "mchunk_size", NULL);
-	g->ch_fd = member(&ch, "fd", NULL);
-	g->ch_bk = member(&ch, "bk", NULL);
-	g->ch_fd_nextsize = member(&ch, "fd_nextsize", NULL);
-	g->hi_ar_ptr = member(&hi, "ar_ptr", NULL);
-	g->hi_prev = member(&hi, "prev", NULL);
-	g->hi_size = member(&hi, "size", NULL);
-	g->hi_mprotect_size = member(&hi, "mprotect_size", NULL);
+	chunk_and_heap(&ch, &hi, g);
 	g->mp_trim_threshold = member(&mp, "trim_threshold", NULL);
 	g->mp_top_pad = member(&mp, "top_pad", NULL);
 	g->mp_mmap_threshold = member(&mp, "mmap_threshold", NULL);
@@ -570,6 +578,14 @@ static void keep(const struct mw_mapped *m, int r, const struct mw_glibc *g, con
 	}
 }
 
+/* The cache is shared by the threads reading processes (snapmulti.h):
+ * cache_lock guards it, held briefly; load_lock makes one libc file be
+ * read at a time (the first processes of a libc wait for it rather than
+ * each reading it), held across that read but never by a lookup that the
+ * cache answers. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
 unsigned long mw_glibc_dwarf_reads(void)
 {
 	return dwarf_reads;
@@ -577,13 +593,38 @@ unsigned long mw_glibc_dwarf_reads(void)
 
 void mw_glibc_cache_reset(void)
 {
+	pthread_mutex_lock(&cache_lock);
 	ncached = cache_next = 0;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* What is kept for m's file, into g (rebased to m) or err: 0 or -1 as
+ * mw_glibc_load; 1 when nothing is kept. */
+static int from_cache(const struct mw_mapped *m, struct mw_glibc *g, char *err, size_t errlen)
+{
+	struct cached *c;
+	int r = 1;
+
+	pthread_mutex_lock(&cache_lock);
+	if ((c = kept(m)) && !c->ok) {
+		snprintf(err, errlen, "%s", c->err);
+		r = -1;
+	} else if (c) {
+		*g = c->g;
+		r = 0;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (r == 0) {
+		snprintf(g->module, sizeof(g->module), "%s", m->name);
+		g->elsewhere = !mw_mapped_here(m);
+		rebase(g, 0, m->start);
+	}
+	return r;
 }
 
 int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 {
 	struct mw_mapped m;
-	struct cached *c = NULL;
 	int r;
 
 	memset(g, 0, sizeof(*g));
@@ -595,21 +636,19 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 			 "glibc; its allocator cannot be read", (int)pid);
 	if (r <= 0)
 		return -1;
-	if ((c = kept(&m))) {
-		if (!c->ok) {
-			snprintf(err, errlen, "%s", c->err);
-			return -1;
+	if ((r = from_cache(&m, g, err, errlen)) <= 0)
+		return r;
+	pthread_mutex_lock(&load_lock);
+	if ((r = from_cache(&m, g, err, errlen)) > 0) {	/* not read meanwhile */
+		r = load_mapped(&m, -1, g, err, errlen);
+		if (r != -2) {	/* -2 says nothing lasting about that libc */
+			pthread_mutex_lock(&cache_lock);
+			keep(&m, r, g, err);
+			pthread_mutex_unlock(&cache_lock);
 		}
-		*g = c->g;
-		snprintf(g->module, sizeof(g->module), "%s", m.name);
-		g->elsewhere = !mw_mapped_here(&m);
-		rebase(g, 0, m.start);
-		return 0;
+		r = r < 0 ? -1 : 0;
 	}
-	r = load_mapped(&m, -1, g, err, errlen);
-	if (r == -2)	/* says nothing lasting about that libc */
-		return -1;
-	keep(&m, r, g, err);
+	pthread_mutex_unlock(&load_lock);
 	return r;
 }
 
@@ -633,16 +672,26 @@ int mw_glibc_preload(const char *path, char *err, size_t errlen)
 	m.dev_major = major(sb.st_dev);
 	m.dev_minor = minor(sb.st_dev);
 	m.ino = (uint64_t)sb.st_ino;
+	pthread_mutex_lock(&load_lock);
+	pthread_mutex_lock(&cache_lock);
 	if ((c = kept(&m))) {
-		close(fd);
+		r = c->ok ? 0 : -1;
 		if (!c->ok)
 			snprintf(err, errlen, "%s", c->err);
-		return c->ok ? 0 : -1;
+		pthread_mutex_unlock(&cache_lock);
+		pthread_mutex_unlock(&load_lock);
+		close(fd);
+		return r;
 	}
+	pthread_mutex_unlock(&cache_lock);
 	snprintf(m.name, sizeof(m.name), "%s", path);
 	memset(&g, 0, sizeof(g));
 	r = load_mapped(&m, fd, &g, err, errlen);	/* at 0: addresses as kept */
-	if (r == 0)
+	if (r == 0) {
+		pthread_mutex_lock(&cache_lock);
 		keep(&m, r, &g, err);
+		pthread_mutex_unlock(&cache_lock);
+	}
+	pthread_mutex_unlock(&load_lock);
 	return r == 0 ? 0 : -1;
 }

@@ -61,7 +61,7 @@ struct mw_glibc {
 	int64_t fastbin_slot, bin_slot;	/* bytes per element of each (pointers) */
 	/* struct malloc_chunk */
 	int64_t chunk_struct_size;
-	struct mw_member ch_size, ch_fd, ch_bk, ch_fd_nextsize;
+	struct mw_member ch_prev_size, ch_size, ch_fd, ch_bk, ch_fd_nextsize;
 	/* struct _heap_info */
 	struct mw_member hi_ar_ptr, hi_prev, hi_size, hi_mprotect_size;
 	/* struct malloc_par (mp_) */

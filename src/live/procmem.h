@@ -10,6 +10,19 @@
  * pread(2) on /proc/PID/mem.  Neither stops or signals the process.
  * Both need ptrace access to it (root, or the same user with
  * kernel.yama.ptrace_scope 0).
+ *
+ * A walk that follows many pointers (a heap's free lists) reads a copy:
+ * with mw_proc_copy(p, 1), every read inside a readable mapping is served
+ * from a copy of its MW_PROC_BLOCK-aligned block, read whole at its first
+ * use (one process_vm_readv, clipped to that mapping), up to
+ * MW_PROC_COPY_MAX bytes per process; a read outside what could be
+ * copied (past the cap, across a block's end, a block read short) goes to
+ * the process as before.  The copy is as old as its block's read:
+ * mw_proc_copy_drop forgets it (the buffers are kept for the next);
+ * mw_proc_copy_free gives the buffers back (a snapshot does at its end).
+ * A read served from a copy needs no mapping check: the block was
+ * clipped to a readable mapping when it was read, and reading the
+ * mappings again drops every copy.
  */
 #ifndef MALLOCWATCH_PROCMEM_H
 #define MALLOCWATCH_PROCMEM_H
@@ -24,12 +37,20 @@ struct mw_map {
 	uint64_t inode;		/* of the file mapped; 0 anonymous */
 };
 
+#define MW_PROC_BLOCK (1U << 16)		/* bytes copied in one read */
+#define MW_PROC_COPY_MAX (1ULL << 30)	/* bytes copied at most, per process */
+
+struct mw_proc_copy;
+
 struct mw_proc {
 	pid_t pid;
 	struct mw_map *maps;	/* sorted by start */
 	size_t nmaps;
+	size_t hint;		/* the mapping found last */
 	int memfd;		/* /proc/PID/mem, opened on first need; -1 */
 	int use_mem;		/* process_vm_readv is not allowed: use memfd */
+	int copying;		/* mw_proc_copy on */
+	struct mw_proc_copy *copy;	/* the blocks copied; NULL */
 };
 
 /* Read the mappings of pid into p.  0, or -1 with a one-line reason in
@@ -46,6 +67,20 @@ int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len);
  * readable or the read failed (errno set: EFAULT, ESRCH when the process
  * is gone, EPERM). */
 int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
+
+/* Read from copies (on 1) or from the process (0) from now on: see
+ * above.  What was copied stays until mw_proc_copy_drop, mw_proc_refresh
+ * or mw_proc_close. */
+void mw_proc_copy(struct mw_proc *p, int on);
+
+/* Forget every copied block: the next read copies afresh. */
+void mw_proc_copy_drop(struct mw_proc *p);
+
+/* Bytes read into copies since mw_proc_open, and blocks copied. */
+uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
+
+/* Free the copies' memory (copying is then off). */
+void mw_proc_copy_free(struct mw_proc *p);
 
 /* Read one 8-byte word (native byte order).  0 or -1 as above. */
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v);

@@ -1,15 +1,20 @@
 /* snapmulti.c - many processes' snapshots, each with its reason when it
  * could not be read (snapmulti.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "glibcinfo.h"
 #include "procmem.h"
 #include "proclist.h"
 #include "snapmulti.h"
+#include "xalloc.h"
 
 static const char *const fail_names[] = {
 	[MW_PSNAP_EXITED] = "exited",
@@ -113,6 +118,107 @@ int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
 		ps->err[0] = '\0';
 	ps->seconds = now_s() - start;
 	return r;
+}
+
+/* What the threads of one mw_psnap_read_all share. */
+struct pool {
+	const pid_t *pids;
+	struct mw_psnap *v;
+	size_t n;
+	atomic_size_t next;	/* the next process to take */
+	atomic_int cancelled;
+	const struct mw_psnap_opts *o;
+	double deadline;	/* of the budget, now_s(); 0 none */
+};
+
+/* Process i not begun within the budget. */
+static void not_begun(struct pool *pl, size_t i)
+{
+	struct mw_psnap *ps = &pl->v[i];
+
+	ps->pid = pl->pids[i];
+	mw_process_comm(ps->pid, ps->comm, sizeof(ps->comm));
+	if (!ps->comm[0])
+		snprintf(ps->comm, sizeof(ps->comm), "?");
+	ps->fail = MW_PSNAP_TIMEOUT;
+	snprintf(ps->err, sizeof(ps->err), "process %d not read: the snapshot's budget of "
+		 "%.3g s was spent", (int)ps->pid, (double)pl->o->budget_ms / 1e3);
+}
+
+/* Take processes from pl until none is left (or a stop). */
+static void take_all(struct pool *pl)
+{
+	for (;;) {
+		size_t i = atomic_fetch_add(&pl->next, 1);
+		long t = pl->o->timeout_ms;
+
+		if (i >= pl->n)
+			return;
+		if (atomic_load(&pl->cancelled) || (pl->o->cancelled && pl->o->cancelled())) {
+			atomic_store(&pl->cancelled, 1);
+			return;
+		}
+		if (pl->deadline) {
+			double left = (pl->deadline - now_s()) * 1e3;
+
+			if (left < 1) {
+				not_begun(pl, i);
+				continue;
+			}
+			if (left < t)
+				t = (long)left;
+		}
+		mw_psnap_read(&pl->v[i], pl->pids[i], t);
+	}
+}
+
+static void *worker(void *arg)
+{
+	sigset_t all;
+
+	/* a stop signal is the main thread's to take (it waits in
+	 * pthread_join; the flag it sets is polled here) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	take_all(arg);
+	return NULL;
+}
+
+static int pool_threads(const struct mw_psnap_opts *o, size_t n)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long t = o->threads > 0 ? o->threads : 2 * (cpus > 0 ? cpus : 1);
+
+	if (t > MW_PSNAP_MAX_THREADS)
+		t = MW_PSNAP_MAX_THREADS;
+	return (int)((size_t)t < n ? (size_t)t : n);
+}
+
+struct mw_psnap *mw_psnap_read_all(const pid_t *pids, size_t n, const struct mw_psnap_opts *o)
+{
+	struct pool pl = { .pids = pids, .n = n, .o = o,
+			   .v = xcalloc(n ? n : 1, sizeof(struct mw_psnap)) };
+	pthread_t th[MW_PSNAP_MAX_THREADS];
+	int nt = pool_threads(o, n), started = 0;
+
+	atomic_init(&pl.next, 0);
+	atomic_init(&pl.cancelled, 0);
+	if (o->budget_ms > 0)
+		pl.deadline = now_s() + (double)o->budget_ms / 1e3;
+	for (int i = 0; i < nt; i++)
+		if (pthread_create(&th[started], NULL, worker, &pl) == 0)
+			started++;
+	if (!started)	/* no thread to be had: this one */
+		take_all(&pl);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (atomic_load(&pl.cancelled)) {
+		for (size_t i = 0; i < n; i++)
+			mw_psnap_release(&pl.v[i]);
+		free(pl.v);
+		return NULL;
+	}
+	return pl.v;
 }
 
 void mw_psnap_release(struct mw_psnap *ps)

@@ -1,6 +1,7 @@
-/* snapmulti.h - snapshots (snapshot.h) of many processes, one after
- * another, each with where it lives (procwhere.h): for `snapshot -p
- * A,B,C`, `--cgroup DIR` and `--all`.
+/* snapmulti.h - snapshots (snapshot.h) of many processes, several at
+ * once (a few threads, each reading one process at a time within its own
+ * deadline), each with where it lives (procwhere.h): for `snapshot -p
+ * A,B,C`, `--cgroup DIR` and `--all`, and serve's.
  *
  * A process that cannot be read is not an error of the whole: its entry
  * says why, as a kind (for scripts) and one line (for people):
@@ -61,6 +62,27 @@ struct mw_psnap_totals {
  * within timeout_ms milliseconds).  0 when read, -1 when not (ps->fail
  * and ps->err say why).  Release with mw_psnap_release. */
 int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms);
+
+#define MW_PSNAP_MAX_THREADS 16
+
+/* How mw_psnap_read_all reads. */
+struct mw_psnap_opts {
+	long timeout_ms;	/* each process's deadline (--read-timeout); > 0 */
+	long budget_ms;		/* all of them; 0: none.  A process not begun
+				 * by then is MW_PSNAP_TIMEOUT, with its reason */
+	int threads;		/* at most this many at once; 0: 2 x the CPUs
+				 * online, MW_PSNAP_MAX_THREADS at most */
+	int (*cancelled)(void);	/* polled before each process: nonzero
+				 * (a stop signal) begins no more; NULL */
+};
+
+/* Read the n processes of pids into a new array of n entries, in pids'
+ * order (mw_psnap_read each, in threads of their own; a process that
+ * exits meanwhile gets its entry with the reason).  Stopping a process
+ * for a consistent read follows mw_snapshot_no_stop (snapshot.h): a
+ * whole-host view sets it first.  NULL when cancelled said so (nothing
+ * is kept).  Free the entries with mw_psnap_release, then the array. */
+struct mw_psnap *mw_psnap_read_all(const pid_t *pids, size_t n, const struct mw_psnap_opts *o);
 
 /* Free ps's snapshot (ps stays readable; snap NULL). */
 void mw_psnap_release(struct mw_psnap *ps);

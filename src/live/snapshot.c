@@ -104,6 +104,16 @@ static int word(struct walk *w, uint64_t addr, uint64_t *v)
 	return bad(w, "cannot read 0x%llx (not mapped, or unmapped meanwhile)", addr);
 }
 
+int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v)
+{
+	return word(w, addr, v);
+}
+
+int mw_snap_step(struct walk *w)
+{
+	return step(w);
+}
+
 /* A member of the structure at base, of at most 8 bytes. */
 static int field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v)
 {
@@ -176,7 +186,7 @@ struct list {
 	uint64_t n, first;	/* chunks; the first one's size */
 	uint64_t raw;		/* size fields as stored (flag bits in) */
 	uint64_t bytes;		/* sizes */
-	uint64_t trimmable;	/* chunk_trimmable() */
+	uint64_t trimmable;	/* mw_snap_chunk_trimmable() */
 };
 
 /* Fastbin i of arena a into c: 0; -1 (marked or halted); 1 when the
@@ -205,6 +215,8 @@ static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct 
 		if (!c->n)
 			c->first = sz & ~SIZE_BITS;
 		keep(w, p, (sz & ~SIZE_BITS) | MW_SNAP_CHUNK_FAST);
+		if (mw_snap_fast_note(w, a, p, sz) < 0)
+			return -1;
 		c->n++;
 		c->bytes += sz & ~SIZE_BITS;
 		p = g->safe_linking ? (fdaddr >> 12) ^ fd : fd;	/* REVEAL_PTR */
@@ -223,10 +235,11 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 	for (int i = 0; i < w->g->nfastbins; i++) {
 		struct list c;
 		uint64_t at;
-		size_t mark = w->s->nchunks;
+		size_t mark = w->s->nchunks, fmark = w->nfast;
 		int r = fastbin(w, a, i, &c, &at);
 
-		if (r == 1 && (w->s->nchunks = mark, r = fastbin(w, a, i, &c, &at)) == 1)
+		if (r == 1 && (w->s->nchunks = mark, w->nfast = fmark,
+			       r = fastbin(w, a, i, &c, &at)) == 1)
 			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
 				    "chunk 0x%llx", (unsigned long long)a->addr, i,
 				    (unsigned long long)at);
@@ -241,7 +254,7 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 
 /* Whole pages malloc_trim() could release inside free chunk p of size sz
  * (malloc.c, mtrim): past the chunk's header, page-aligned. */
-static uint64_t chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz)
+uint64_t mw_snap_chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz)
 {
 	uint64_t psm1 = w->page - 1, hdr = (uint64_t)w->g->chunk_struct_size, aligned;
 
@@ -283,7 +296,7 @@ static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, str
 		c->n++;
 		c->raw += sz;	/* chunksize_nomask, as malloc_info */
 		c->bytes += sz & ~SIZE_BITS;
-		c->trimmable += chunk_trimmable(w, r, sz & ~SIZE_BITS);
+		c->trimmable += mw_snap_chunk_trimmable(w, r, sz & ~SIZE_BITS);
 		r = fd;
 	}
 	return 0;
@@ -393,6 +406,7 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 {
 	const struct mw_glibc *g = w->g;
 	struct header before, after;
+	int r;
 
 	if (!mw_proc_mapped(w->p, a->addr, (uint64_t)g->mstate_size))
 		return bad(w, "arena 0x%llx is not mapped", a->addr);
@@ -416,7 +430,16 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	a->rest_bytes = a->top_size;
 	a->free_bytes = a->top_size;
 	a->chunk0 = w->s->nchunks;
-	if (!w->headers_only && (fastbins(w, a) < 0 || bins(w, a) < 0))
+	/* its lists from a copy of its memory taken now, after the header
+	 * and the lock were read (procmem.h); the header and lock again
+	 * below, from the process */
+	mw_proc_copy_drop(w->p);
+	mw_proc_copy(w->p, 1);
+	w->nfast = 0;
+	r = w->headers_only ? 0 : fastbins(w, a) < 0 || bins(w, a) < 0 ||
+				  mw_snap_consolidate(w, a) < 0 ? -1 : 0;
+	mw_proc_copy(w->p, 0);
+	if (r < 0)
 		return -1;
 	a->nchunks = w->s->nchunks - a->chunk0;
 	if (!a->is_main && heaps(w, a, hp_pagesize) < 0)
@@ -500,12 +523,13 @@ static void totals(struct walk *w)
 	struct mw_snapshot *s = w->s;
 	struct mw_snap_arena *m = &s->arenas[0];
 	uint64_t minsize = (uint64_t)w->g->ch_fd_nextsize.off;	/* MINSIZE */
+	uint64_t top = m->top_size + m->fast_into_top;	/* after malloc_consolidate */
 
 	s->main_end = m->top + m->top_size;
 	/* systrim(0): the top's whole pages beyond MINSIZE, when the break is
 	 * still the top's end */
-	if (m->top_size > minsize + 1 && (!s->brk || s->brk == s->main_end))
-		m->trimmable += (m->top_size - minsize - 1) & ~(w->page - 1);
+	if (top > minsize + 1 && (!s->brk || s->brk == s->main_end))
+		m->trimmable += (top - minsize - 1) & ~(w->page - 1);
 	for (size_t i = 0; i < s->narenas; i++) {
 		s->system_bytes += s->arenas[i].system_mem;
 		s->free_bytes += s->arenas[i].free_bytes;
@@ -615,6 +639,9 @@ void mw_snap_walk(struct walk *w)
 		mw_snap_badf(w, "%zu arenas on the ring, glibc counts %llu (an arena is being made)",
 		     s->narenas, (unsigned long long)s->narenas_glibc);
 	totals(w);
+	free(w->fast);	/* the fastbin notes of the last arena */
+	w->fast = NULL;
+	w->nfast = w->fast_cap = 0;
 }
 
 const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr)

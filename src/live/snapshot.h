@@ -9,7 +9,10 @@
  *
  * First the process keeps running while it is read and takes no lock for
  * us: every pointer is checked against its mappings before it is
- * followed (procmem.h), an arena's header is read again after its walk,
+ * followed (procmem.h); an arena's lists are followed in a copy of its
+ * memory taken as they are walked, 64 KiB at a time (procmem.h: a walk
+ * of 2 million free chunks makes thousands of reads, not millions), after
+ * its header and lock were read, and its header is read again after its walk,
  * and its lock (malloc_state.mutex), glibc's list_lock and
  * free_list_lock must be free before and after.  Anything that does not
  * add up marks the walk inconsistent (with the reason): a lock held, a
@@ -48,7 +51,11 @@
  *  - time: a deadline over the whole snapshot, tries included (the
  *    timeout_ms argument; MW_SNAP_TIMEOUT_MS by default, --read-timeout);
  *  - memory: the arenas' records (at most MW_SNAP_MAX_ARENAS) and the
- *    heaps' (at most MW_SNAP_MAX_HEAPS in all, 24 bytes each).
+ *    heaps' (at most MW_SNAP_MAX_HEAPS in all, 24 bytes each); the copies
+ *    of the process's memory, MW_PROC_COPY_MAX (1 GiB) over all the
+ *    snapshots being taken at once (past it, reads go to the process one
+ *    by one), freed when the snapshot is taken; 16 bytes a fastbin chunk
+ *    for what malloc_consolidate would make of them (snapconsol.c).
  * glibc's per-thread tcache lists are not reachable from the arenas and
  * are not read.
  *
@@ -107,9 +114,15 @@ struct mw_snap_arena {
 	uint64_t rest_count, rest_bytes;	/* malloc_info "rest" (top included) */
 	uint64_t free_bytes;	/* fast + top + bins, sizes without flag bits:
 				 * free but retained by the arena */
-	uint64_t trimmable;	/* what malloc_trim(0) could give back at most:
-				 * whole free pages inside binned chunks, and for
-				 * main_arena the top beyond a minimum chunk */
+	uint64_t trimmable;	/* what malloc_trim(0) could give back at most,
+				 * as its malloc_consolidate leaves the arena
+				 * (fastbin chunks merged with the free chunks
+				 * and top beside them): whole free pages inside
+				 * binned chunks, and for main_arena the top
+				 * beyond a minimum chunk */
+	uint64_t fast_into_top;	/* free bytes malloc_consolidate would merge
+				 * into the top (fastbin chunks and the binned
+				 * ones between them) */
 	uint64_t attached_threads;	/* malloc_state.attached_threads */
 	int on_free_list;		/* on glibc's free_list (no thread attached) */
 	struct mw_snap_heap *heaps;	/* non-main: newest (top's) first */

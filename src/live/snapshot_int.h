@@ -35,6 +35,10 @@ struct walk {
 	struct mw_ptstop *held;	/* then: the threads held */
 	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */
 	int have_figures;
+	/* the arena's fastbin chunks, for what malloc_consolidate makes of
+	 * them (snapconsol.c): address | MW_SNAP_F_* flags | size / 16 << 48 */
+	uint64_t *fast;
+	size_t nfast, fast_cap;
 };
 
 /* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
@@ -56,6 +60,23 @@ int mw_snap_held(struct walk *w, uint64_t addr);
 void mw_snap_arena_lock(struct walk *w, const struct mw_snap_arena *a, int after);
 void mw_snap_judge_locks(struct walk *w);
 int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a);
+
+/* snapshot.c's reads for snapconsol.c: one word at addr (a failed read
+ * marks the walk: -1); one more step (-1: halted); the whole pages
+ * malloc_trim(0) could give back in free chunk p of size sz. */
+int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v);
+int mw_snap_step(struct walk *w);
+uint64_t mw_snap_chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz);
+
+/* Fastbin chunk p of arena a, its size field sz as stored, noted for
+ * mw_snap_consolidate with what lies beside it: 0; -1 (marked). */
+int mw_snap_fast_note(struct walk *w, const struct mw_snap_arena *a, uint64_t p, uint64_t sz);
+
+/* What malloc_trim(0) would give back of arena a once its
+ * malloc_consolidate has merged the noted fastbin chunks with the free
+ * chunks and top beside them, into a->trimmable and a->fast_into_top;
+ * the notes dropped.  0; -1 (marked). */
+int mw_snap_consolidate(struct walk *w, struct mw_snap_arena *a);
 
 /* One walk of everything into w->s, consistent or marked with why. */
 void mw_snap_walk(struct walk *w);

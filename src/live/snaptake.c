@@ -215,6 +215,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	if (!s->consistent && !w.fatal && !w.stop && !no_stop)
 		stopped_walks(&w, note, sizeof(note));
 	s->duration_ns = mw_now_ns() - t0;
+	mw_proc_copy_free(p);	/* the walks' copies (procmem.h): not kept between snapshots */
 	if (w.fatal || w.stop || !s->consistent) {
 		ret = failed(&w, timeout_ms, note, err, errlen);
 		mw_snapshot_free(s);

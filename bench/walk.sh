@@ -1,0 +1,103 @@
+#!/bin/sh
+# bench/walk.sh - how fast a snapshot walks a heap of many free chunks
+# (issue 44, item 3), against a same-run baseline: the raw
+# process_vm_readv of the same bytes (the main heap and every heap_info
+# heap, 1 MiB a call, into a fresh buffer: bench/rawread.c; the walk
+# copies in 64 KiB blocks as it goes).  Processes:
+# tests/fixtures/many-free chunks 2000000 3 (2 M free chunks of 80 and
+# 320 bytes in 4 arenas) on Debian's libc (libc6-dbg) and on the
+# probe-enabled glibc, and python3 with PYTHONMALLOC=malloc (4 threads,
+# each in its own arena, freeing every other object of 500,000: 2 M free
+# chunks; trim_threshold raised).  Each is read with `snapshot -p PID,X`
+# (the snapshot alone, no RSS ledger; X an idle process), REPS times
+# (default 3), medians.  Prints one line each and "goal" lines (>= 10 M
+# free chunks a second, a snapshot of 2 M in about 0.2 s).  Run as root
+# after `make all` and the test fixtures (bench/run calls it).
+set -eu
+cd "$(dirname "$0")/.."
+REPS=${REPS:-3}
+MW=${MW:-./build/mallocwatch}
+P=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}/lib
+OUT=build/bench
+FIX=build/tests/fixtures/many-free
+mkdir -p $OUT
+[ -x $FIX ] || make -s $FIX
+cc -O2 -o $OUT/rawread bench/rawread.c
+
+pids=
+trap 'kill $pids 2>/dev/null; wait 2>/dev/null' EXIT
+sleep 3600 &
+idle=$!
+pids="$pids $idle"
+
+# start NAME COMMAND...: COMMAND with its stdin a FIFO kept open, until
+# it prints "ready"; sets pid
+start() {
+	name=$1
+	shift
+	rm -f $OUT/$name.in $OUT/$name.out
+	mkfifo $OUT/$name.in
+	"$@" <$OUT/$name.in >$OUT/$name.out 2>&1 &
+	pid=$!
+	sleep 3600 >$OUT/$name.in &
+	pids="$pids $pid $!"
+	until grep -q ready $OUT/$name.out 2>/dev/null; do sleep 0.1; done
+}
+
+# measure NAME: REPS snapshots of $pid, and the raw read of its heaps
+measure() {
+	for i in $(seq "$REPS"); do
+		$MW snapshot -p $pid,$idle --json $OUT/$1.json -o /dev/null --read-timeout 60
+		python3 - $OUT/$1.json $pid <<'PY'
+import json, sys
+p = [p for p in json.load(open(sys.argv[1]))["processes"] if p["pid"] == int(sys.argv[2])][0]
+assert p["error"] is None, p["error"]
+chunks = sum(a["malloc_info"]["fast_count"] + a["malloc_info"]["rest_count"] - 1 for a in p["arenas"])
+r = ["%s-%s" % (p["main_heap"]["sbrk_base"], p["main_heap"]["end"])]
+r += ["%s-%x" % (h["address"], int(h["address"], 16) + h["size"]) for a in p["arenas"] for h in a["heaps"]]
+print(p["duration_ns"] / 1e9, p["tries"], chunks, len(p["arenas"]), " ".join(r))
+PY
+	done | sort -n >$OUT/$1.runs
+	set -- "$1" $(awk -v m=$(( (REPS + 1) / 2 )) 'NR == m' $OUT/$1.runs)
+	name=$1 secs=$2 walks=$3 chunks=$4 arenas=$5
+	shift 5
+	raw=$(for i in $(seq "$REPS"); do $OUT/rawread $pid "$@"; done | sort -n |
+	      awk -v m=$(( (REPS + 1) / 2 )) 'NR == m')
+	rawsecs=${raw% *} bytes=${raw#* }
+	rate=$(echo "$chunks * $walks / $secs / 1000000" | bc -l)
+	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d walks: %.1f M free chunks/s); raw process_vm_readv of the heaps %.3f s; snapshot x%.2f the raw read\n' \
+		"$name" "$chunks" "$arenas" "$(echo "$bytes / 1048576" | bc -l)" "$secs" "$walks" "$rate" \
+		"$rawsecs" "$(echo "$secs / $rawsecs" | bc -l)"
+	echo "goal walk $name $(printf %.1f "$rate") M free chunks/s (>= 10): $(echo "$rate >= 10" | bc)" >>$OUT/walk.goals
+}
+
+: >$OUT/walk.goals
+start c-debian $FIX chunks 2000000 3
+measure c-debian
+kill $pid; wait $pid 2>/dev/null || true
+if [ -f "$P/libc.so.6" ]; then
+	start c-probes "$P/ld-linux-x86-64.so.2" --library-path "$P:/lib/x86_64-linux-gnu" $FIX chunks 2000000 3
+	measure c-probes
+	kill $pid; wait $pid 2>/dev/null || true
+fi
+cat >$OUT/walk.py <<'PY'
+import sys, threading
+keep, n = [], int(sys.argv[1])
+def work(k):
+    a = [bytes(16 + (i * 37) % 300) for i in range(n)]
+    keep.append(a[1::2])    # every other object stays: the others are freed
+    del a[:]
+    done.wait()
+done = threading.Event()
+ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+[t.start() for t in ts]
+while len(keep) < 4:
+    threading.Event().wait(0.05)
+print("ready", flush=True)
+sys.stdin.read(1)
+done.set()
+PY
+start python3 env PYTHONMALLOC=malloc GLIBC_TUNABLES=glibc.malloc.trim_threshold=4294967296 \
+	/usr/bin/python3 $OUT/walk.py 1000000
+measure python3
+sed 's/^goal //' $OUT/walk.goals | sed 's/^/goal /'
