@@ -311,7 +311,8 @@ static int debuginfo_in_root(Dwfl_Module *mod, struct dbg_ctx *c, char **name)
 	close(rootfd);
 	snprintf(c->root_rel, sizeof(c->root_rel), "%s", rel);
 	if (fd < 0 && errno != ENOENT && errno != ENOTDIR)	/* there, not readable */
-		snprintf(c->root_why, sizeof(c->root_why), "%s", strerror(errno));
+		snprintf(c->root_why, sizeof(c->root_why), "%s", errno == EINVAL ?
+			 "not a regular ELF file" : strerror(errno));	/* EINVAL: fsutil.h */
 	if (fd < 0)
 		return -1;
 	if (!(e = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
