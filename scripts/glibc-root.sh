@@ -100,6 +100,38 @@ mount -t proc proc "$STAGE/proc"
 chroot "$STAGE" apt-get update -q >/dev/null
 
 version=$(chroot "$STAGE" dpkg-query -W -f='${source:Version}' libc6)
+# The source of that very version; when the registry no longer serves it
+# (seen for trixie: 2.41-12+deb13u5's .dsc and Debian tarball gone, only
+# the upstream tarball left), the newest version whose source it serves,
+# to which the root's glibc packages are then moved (apt-get install
+# --allow-downgrades): the libc rebuilt is the root's own version, always.
+cat >"$STAGE/var/tmp/mw-pick-source.sh" <<'EOF'
+set -eu
+d=$(mktemp -d /var/tmp/mw-src.XXXXXXXX)
+cd "$d"
+for v in "$1" $(apt-cache showsrc glibc | sed -n 's/^Version: //p' | sort -ruV); do
+	if apt-get source -q -d "glibc=$v" >/dev/null 2>&1; then
+		echo "$v"
+		rm -rf "$d"
+		exit 0
+	fi
+done
+rm -rf "$d"
+exit 1
+EOF
+srcver=$(chroot "$STAGE" sh /var/tmp/mw-pick-source.sh "$version") ||
+	{ say "no source of glibc $version (nor any other version) can be fetched"; exit 1; }
+rm -f "$STAGE/var/tmp/mw-pick-source.sh"
+if [ "$srcver" != "$version" ]; then
+	pkgs=$(chroot "$STAGE" dpkg-query -W -f='${binary:Package} ${source:Package}\n' |
+		awk -v v="$srcver" '$2 == "glibc" { printf "%s=%s ", $1, v }')
+	say "the source of glibc $version is not served; moving the root's $pkgs(from $version)"
+	chroot "$STAGE" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--allow-downgrades $pkgs >"$STAGE.apt.log" 2>&1 ||
+		{ tail -n 20 "$STAGE.apt.log" >&2; rm -f "$STAGE.apt.log"; exit 1; }
+	rm -f "$STAGE.apt.log"
+	version=$srcver
+fi
 upstream=${version%%-*}
 # The build, inside the root, in a fresh 0700 directory of its own.
 sh "$(dirname "$0")/glibc-root-build.sh" "$STAGE" "$version" "$JOBS" || exit 1
