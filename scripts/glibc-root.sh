@@ -100,16 +100,20 @@ mount -t proc proc "$STAGE/proc"
 chroot "$STAGE" apt-get update -q >/dev/null
 
 version=$(chroot "$STAGE" dpkg-query -W -f='${source:Version}' libc6)
-# The source of that very version; when the registry no longer serves it
-# (seen for trixie: 2.41-12+deb13u5's .dsc and Debian tarball gone, only
-# the upstream tarball left), the newest version whose source it serves,
-# to which the root's glibc packages are then moved (apt-get install
-# --allow-downgrades): the libc rebuilt is the root's own version, always.
+upstream=${version%%-*}
+# The source of that very version.  When the registry no longer serves it
+# (seen for trixie: 2.41-12+deb13u5's .dsc and Debian tarball gone, its
+# upstream tarball there), the newest Debian revision of the same
+# upstream release whose source it serves (2.41-12+deb13u4): the root's
+# libraries are then that revision's, rebuilt, while its other files
+# (headers, ldconfig, libc6-dbg) stay the installed one's; the stamp and
+# the last line say so.  Another upstream release is refused.
 cat >"$STAGE/var/tmp/mw-pick-source.sh" <<'EOF'
 set -eu
 d=$(mktemp -d /var/tmp/mw-src.XXXXXXXX)
 cd "$d"
 for v in "$1" $(apt-cache showsrc glibc | sed -n 's/^Version: //p' | sort -ruV); do
+	case $v in "$2"-*) ;; *) continue ;; esac
 	if apt-get source -q -d "glibc=$v" >/dev/null 2>&1; then
 		echo "$v"
 		rm -rf "$d"
@@ -119,25 +123,19 @@ done
 rm -rf "$d"
 exit 1
 EOF
-srcver=$(chroot "$STAGE" sh /var/tmp/mw-pick-source.sh "$version") ||
-	{ say "no source of glibc $version (nor any other version) can be fetched"; exit 1; }
+srcver=$(chroot "$STAGE" sh /var/tmp/mw-pick-source.sh "$version" "$upstream") ||
+	{ say "the registry serves no source of glibc $upstream (the root's libc6 is $version)"; exit 1; }
 rm -f "$STAGE/var/tmp/mw-pick-source.sh"
+stamp="$SUITE $version"
 if [ "$srcver" != "$version" ]; then
-	pkgs=$(chroot "$STAGE" dpkg-query -W -f='${binary:Package} ${source:Package}\n' |
-		awk -v v="$srcver" '$2 == "glibc" { printf "%s=%s ", $1, v }')
-	say "the source of glibc $version is not served; moving the root's $pkgs(from $version)"
-	chroot "$STAGE" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		--allow-downgrades $pkgs >"$STAGE.apt.log" 2>&1 ||
-		{ tail -n 20 "$STAGE.apt.log" >&2; rm -f "$STAGE.apt.log"; exit 1; }
-	rm -f "$STAGE.apt.log"
-	version=$srcver
+	say "the registry serves no source of glibc $version: building $srcver's"
+	stamp="$stamp, libraries rebuilt from the source of $srcver (the registry serves none of $version)"
 fi
-upstream=${version%%-*}
 # The build, inside the root, in a fresh 0700 directory of its own.
-sh "$(dirname "$0")/glibc-root-build.sh" "$STAGE" "$version" "$JOBS" || exit 1
+sh "$(dirname "$0")/glibc-root-build.sh" "$STAGE" "$srcver" "$JOBS" || exit 1
 
 umount "$STAGE/proc"
-echo "$SUITE $version" >"$STAGE/.mallocwatch-stamp"
+echo "$stamp" >"$STAGE/.mallocwatch-stamp"
 old=""
 if [ -e "$ROOT" ] || [ -L "$ROOT" ]; then
 	old=$(mktemp -d "$parent/.$SUITE-old.XXXXXXXX")
@@ -147,4 +145,4 @@ mv -T "$STAGE" "$ROOT"
 [ -z "$old" ] || rm -rf --one-file-system "$old"
 libc=$(readlink -f "$ROOT/lib/x86_64-linux-gnu/libc.so.6")
 libm=$(readlink -f "$ROOT/lib/x86_64-linux-gnu/libm.so.6")
-say "done: $ROOT, glibc $upstream ($version): $(readelf -n "$libc" | grep -c NT_STAPSDT) SDT notes in libc, $(readelf -n "$libm" | grep -c NT_STAPSDT) in libm"
+say "done: $ROOT, $stamp: $(readelf -n "$libc" | grep -c NT_STAPSDT) SDT notes in libc, $(readelf -n "$libm" | grep -c NT_STAPSDT) in libm"

@@ -517,6 +517,13 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path
 		return -1;
 	if ((in_root = chroot_libc(t, argv, libc_opt, err, errlen)) < 0)
 		return -1;
+	if (in_root && by_path) {
+		/* the task finder matches the path the process maps, which
+		 * inside the root is the root's, not this one */
+		snprintf(err, errlen, "the kernel runtime finds the libc by the path a process "
+			 "maps it at, which inside a chroot is not '%s': use --runtime=bpf", t->libc);
+		return -1;
+	}
 	if (!in_root && mw_choose_libc(libc_opt, 0, t->libc, sizeof(t->libc), err, errlen) < 0)
 		return -1;
 	if (!in_root)	/* chroot runs on our libc, untraced; its program on the root's */
