@@ -16,15 +16,16 @@
 # it) and unmounted after.
 #
 # The default tests: the end-to-end ones (arena storms, heap churn, sbrk
-# and thresholds, knobs, setjmp), the exit snapshot and ledger, trim,
-# snapshot and attach, and the slow-math probes of a real libm
-# (t-glibc-slowmath: glibc 2.31's; skipped where the libm has none).
+# and thresholds, knobs, setjmp), the exit snapshot and ledger, snapshot
+# and explain -p (t-ledger), trim, snapshot, attach, and the slow-math
+# probes of a real libm (t-glibc-slowmath: glibc 2.31's; skipped where
+# the libm has none).
 # Logs: tests/out/NAME-SUITE.log.  Exits as tests/run does.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:?usage: check-glibc.sh ROOT [TEST...]}
 shift
-TESTS=${*:-e2e-arena-storm e2e-heap-churn e2e-sbrk-thresholds e2e-knobs e2e-setjmp ledger-exit trim snapshot attach glibc-slowmath}
+TESTS=${*:-e2e-arena-storm e2e-heap-churn e2e-sbrk-thresholds e2e-knobs e2e-setjmp ledger-exit ledger trim snapshot attach glibc-slowmath}
 say() { echo "check-glibc: $*" >&2; }
 
 [ "$(id -u)" = 0 ] || { say "needs root (chroot, uprobes)"; exit 1; }
