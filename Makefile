@@ -25,6 +25,13 @@
 #   fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 #              (default 600) with ASan and UBSan; `make check` runs each
 #              for FUZZ_CHECK_SECONDS (default 20)
+#   glibc-root a Debian root (SUITE=bullseye|bookworm|trixie, default
+#              bookworm) at ROOTS_DIR/SUITE whose own glibc is rebuilt
+#              with SDT probes, once (scripts/glibc-root.sh; root, 15-40
+#              minutes of 2 cores)
+#   check-glibc the end-to-end tests on that root's glibc: programs built
+#              and run inside it, traced from here (scripts/check-glibc.sh,
+#              docs/glibc-versions.md; root); not part of check
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   bench-vm   the kernel runtime against the bpf runtime, per hit and stop,
 #              in the check-vm guest (scripts/vm.sh, bench/runtimes.sh; root)
@@ -37,6 +44,8 @@ bindir = $(prefix)/bin
 libexecdir = $(prefix)/libexec/mallocwatch
 mandir = $(prefix)/share/man
 GLIBC_PREFIX ?= /var/cache/mallocwatch/glibc
+SUITE ?= bookworm
+ROOTS_DIR ?= /var/cache/mallocwatch/roots
 FUZZ_SECONDS ?= 600
 FUZZ_CHECK_SECONDS ?= 20
 FUZZ_CC ?= clang
@@ -70,7 +79,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench bench-vm install uninstall clean
+.PHONY: all deps glibc glibc-root demo check check-vm check-glibc fuzz fuzz-check bench bench-vm install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -253,6 +262,13 @@ check: deps glibc all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 check-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
 	$(Q)sh scripts/vm.sh sh tests/vm-check.sh
+
+glibc-root: deps
+	$(Q)MW_DEPS_ROOTS=1 sh scripts/install-deps.sh
+	$(Q)sh scripts/glibc-root.sh $(SUITE) $(ROOTS_DIR)/$(SUITE)
+
+check-glibc: glibc-root all
+	$(Q)sh scripts/check-glibc.sh $(ROOTS_DIR)/$(SUITE)
 
 build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS)
 	$(Q)mkdir -p build/fuzz

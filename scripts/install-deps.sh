@@ -25,7 +25,8 @@
 # its map (src/trace/pidset.c: -f's new processes, --cgroup's joiners).
 # strace: t-cache holds a run at its rename (fault injection) to kill it
 # while it makes an entry of root's cache.
-# With MW_DEPS_VM=1 (make check-vm): debootstrap and qemu-system-x86 too.
+# With MW_DEPS_VM=1 (make check-vm): debootstrap and qemu-system-x86 too;
+# with MW_DEPS_ROOTS=1 (make glibc-root): debootstrap.
 #
 # Needs root (apt-get).  Does nothing when every package is already there,
 # so it is cheap to call from "make demo" and "make check".  On a system
@@ -40,6 +41,8 @@ gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2 memca
 libmicrohttpd-dev libyaml-dev libcrypt-dev openssl prometheus curl libbpf-dev strace"
 # make check-vm (scripts/vm.sh) also needs debootstrap and qemu
 [ "${MW_DEPS_VM:-0}" != 1 ] || PKGS="$PKGS debootstrap qemu-system-x86"
+# make glibc-root (scripts/glibc-root.sh) needs debootstrap
+[ "${MW_DEPS_ROOTS:-0}" != 1 ] || PKGS="$PKGS debootstrap"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: not a Debian-like system; needs: $PKGS" >&2

@@ -4,6 +4,24 @@ cd "$(dirname "$0")/.." || exit 99
 MW=${MW:-$PWD/build/mallocwatch}
 OUT=$PWD/tests/out/$(basename "$0" .sh)
 GLIBC_PREFIX=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}
+# MW_ROOT=DIR (make check-glibc, scripts/check-glibc.sh): the tests that
+# use IN and on_glibc run their programs inside that Debian root
+# (scripts/glibc-root.sh), on its own probe-enabled glibc, compiled there
+# with its gcc (at DIR/examples and DIR/build/tests/fixtures: chroot's
+# working directory is the root's /, so ./examples/NAME names them).
+# IN is the words that start a program there ("chroot DIR"; empty
+# without MW_ROOT), LIBC the libc.so.6 its programs map (here: the
+# probe-enabled glibc's), and OUT gets the root's name, so that runs on
+# the host and on each root keep their outputs apart.
+MW_ROOT=${MW_ROOT:-}
+IN= LIBC=$GLIBC_PREFIX/lib/libc.so.6
+if [ -n "$MW_ROOT" ]; then
+	case $MW_ROOT in /*) ;; *) echo "MW_ROOT: an absolute path"; exit 99 ;; esac
+	case $MW_ROOT in *[!A-Za-z0-9/._-]*) echo "MW_ROOT: letters, digits, '/._-' only"; exit 99 ;; esac
+	IN="chroot $MW_ROOT"
+	LIBC=$MW_ROOT$(chroot "$MW_ROOT" readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null)
+	OUT=$OUT-$(basename "$MW_ROOT")
+fi
 rm -rf "$OUT" && mkdir -p "$OUT" || exit 99
 # MW_TEST_RUNTIME=kernel|bpf: the tests trace with that runtime (make
 # check-vm runs the end-to-end tests under each, in the guest); unset,
@@ -27,7 +45,19 @@ fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "$*"; exit 77; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root to trace (uprobes)"; }
 need_libc() {
+	if [ -n "$MW_ROOT" ]; then
+		[ -f "$MW_ROOT/.mallocwatch-stamp" ] && [ -f "$LIBC" ] ||
+			skip "no probe-enabled root at $MW_ROOT (make glibc-root)"
+		return
+	fi
 	[ -f "$GLIBC_PREFIX/lib/libc.so.6" ] || skip "no probe-enabled glibc at $GLIBC_PREFIX (make glibc)"
+}
+# on_glibc PROGRAM ARGS...: exec PROGRAM on the probe-enabled glibc, in
+# place of the shell (run it as "(on_glibc ...) &" to have its pid in
+# $!): through the cached glibc's loader, or with MW_ROOT inside that root
+on_glibc() {
+	[ -z "$MW_ROOT" ] || exec chroot "$MW_ROOT" "$@"
+	exec "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" "$@"
 }
 # need_kernel_runtime: skip unless SystemTap's kernel runtime can run here
 # (loadable modules and this kernel's build tree; make check-vm's guest)
@@ -130,8 +160,8 @@ hold_arenas() {
 	if [ "${4:-}" = system ]; then
 		./examples/hold-arenas "$2" "$_n" "${3:-0}" <"$OUT/$_n.in" >"$OUT/$_n.xml" 2>"$OUT/$_n.stderr" &
 	else
-		"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
-			./examples/hold-arenas "$2" "$_n" "${3:-0}" <"$OUT/$_n.in" >"$OUT/$_n.xml" 2>"$OUT/$_n.stderr" &
+		(on_glibc ./examples/hold-arenas "$2" "$_n" "${3:-0}") <"$OUT/$_n.in" >"$OUT/$_n.xml" \
+			2>"$OUT/$_n.stderr" &
 	fi
 	pid=$!
 	exec 3>"$OUT/$_n.in"
@@ -156,8 +186,7 @@ hold_fd() {
 			<"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
 	else
 		(exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
-		 exec "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
-			"${6:-./examples/hold-arenas}" "$3" "$1" "${4:-0}") <"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
+		 on_glibc "${6:-./examples/hold-arenas}" "$3" "$1" "${4:-0}") <"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
 	fi
 	pid=$!
 	PIDS="${PIDS:-} $pid"

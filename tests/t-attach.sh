@@ -10,17 +10,15 @@
 . tests/lib.sh
 need_root
 need_libc
-L=$GLIBC_PREFIX/lib
 mkfifo "$OUT/go"
 start_storm() {	# start arena-storm 4 40, held on the FIFO; sets pid
-	"$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu" \
-		./examples/arena-storm 4 40 - <"$OUT/go" >"$OUT/malloc_info.xml" &
+	(on_glibc ./examples/arena-storm 4 40 -) <"$OUT/go" >"$OUT/malloc_info.xml" &
 	pid=$!
 	exec 3>"$OUT/go"
 	i=0	# until the loader has mapped the probe-enabled libc
-	until grep -q "$L/libc.so.6" /proc/$pid/maps 2>/dev/null; do
+	until grep -q "$LIBC" /proc/$pid/maps 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -lt 600 ] || fail "arena-storm did not map $L/libc.so.6"
+		[ $i -lt 600 ] || fail "arena-storm did not map $LIBC"
 		sleep 0.1
 	done
 }

@@ -17,7 +17,7 @@ need_libc
 for n in 4 24; do
 	d=$OUT/$n
 	mkdir -p "$d"
-	"$MW" -q --json "$d/report.json" -o "$d/summary.txt" -c ./examples/arena-storm $n 30 \
+	"$MW" -q --json "$d/report.json" -o "$d/summary.txt" -c $IN ./examples/arena-storm $n 30 \
 		>"$d/malloc_info.xml"
 	rc=$?
 	# hits the tracer lost or skipped are counted, never a silent gap:

@@ -14,9 +14,9 @@
 need_root
 need_libc
 n=3000
-"$MW" -q --json "$OUT/thread.json" -o "$OUT/thread.txt" -c ./examples/heap-churn $n thread \
+"$MW" -q --json "$OUT/thread.json" -o "$OUT/thread.txt" -c $IN ./examples/heap-churn $n thread \
 	>"$OUT/thread.out" || fail "mallocwatch exited $? for heap-churn thread"
-"$MW" -q --json "$OUT/main.json" -o "$OUT/main.txt" -c ./examples/heap-churn $n main \
+"$MW" -q --json "$OUT/main.json" -o "$OUT/main.txt" -c $IN ./examples/heap-churn $n main \
 	>"$OUT/main.out" || fail "mallocwatch exited $? for heap-churn main"
 "$MW" -q --json "$OUT/thread2.json" -o "$OUT/thread2.txt" -c ./examples/heap-churn $n thread2 \
 	>"$OUT/thread2.out" || fail "mallocwatch exited $? for heap-churn thread2"

@@ -16,7 +16,7 @@
 . tests/lib.sh
 need_root
 need_libc
-K=./examples/allocator-knobs
+K="$IN ./examples/allocator-knobs"
 run() {	# NAME EXPECTED-STATUS ARGS...
 	name=$1 want=$2
 	shift 2
@@ -131,9 +131,9 @@ assert cs == sorted(cs) and all(c <= n for c in cs), cs
 assert sum(bars) == (cs[-1] if cs else 0), (bars, cs)
 PY
 
-run trim 0 ./examples/sbrk-trim 4
-run thresholds 0 ./examples/dyn-threshold
-readelf -n "$GLIBC_PREFIX/lib/libc.so.6" | sed -n 's/^ *Name: \(memory_.*\)/\1/p' | sort -u >"$OUT/in-libc"
+run trim 0 $IN ./examples/sbrk-trim 4
+run thresholds 0 $IN ./examples/dyn-threshold
+readelf -n "$LIBC" | sed -n 's/^ *Name: \(memory_.*\)/\1/p' | sort -u >"$OUT/in-libc"
 python3 - "$OUT"/*.json <<'PY' | sort >"$OUT/fired"
 import json, sys
 fired = set()

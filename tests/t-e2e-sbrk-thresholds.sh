@@ -6,7 +6,7 @@
 . tests/lib.sh
 need_root
 need_libc
-"$MW" -q --json "$OUT/trim.json" -o "$OUT/trim.txt" -c ./examples/sbrk-trim 8 \
+"$MW" -q --json "$OUT/trim.json" -o "$OUT/trim.txt" -c $IN ./examples/sbrk-trim 8 \
 	>"$OUT/trim.xml" || fail "mallocwatch exited $?"
 python3 tests/malloc_info_compare.py "$OUT/trim.xml" "$OUT/trim.json" "$OUT" || exit 99
 expect_same "$OUT/expected.txt" "$OUT/actual.txt"
@@ -18,7 +18,7 @@ assert s["grown"] > 8 * 2**20 and s["trimmed"] > 4 * 2**20 and s["trim_calls"] >
 assert s["peak"] == s["grown"], s  # all growth comes before the trims
 PY
 
-"$MW" -q --json "$OUT/thr.json" -o "$OUT/thr.txt" -c ./examples/dyn-threshold 1024 3072 200 \
+"$MW" -q --json "$OUT/thr.json" -o "$OUT/thr.txt" -c $IN ./examples/dyn-threshold 1024 3072 200 \
 	>"$OUT/thr.out" || fail "mallocwatch exited $?"
 sed -n 's/^expect //p' "$OUT/thr.out" >"$OUT/thr.expected"
 python3 - "$OUT/thr.json" >"$OUT/thr.actual" <<'PY' || exit 99

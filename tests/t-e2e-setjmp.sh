@@ -8,7 +8,7 @@
 need_root
 need_libc
 N=1000000
-"$MW" -q --json "$OUT/report.json" -o "$OUT/summary.txt" -c ./examples/setjmp-loop $N \
+"$MW" -q --json "$OUT/report.json" -o "$OUT/summary.txt" -c $IN ./examples/setjmp-loop $N \
 	>"$OUT/program.txt" || fail "mallocwatch exited $?"
 buf=$(sed -n 's/^jmp_buf \(0x[0-9a-f]*\) .*/\1/p' "$OUT/program.txt")
 [ -n "$buf" ] || exit 99
@@ -39,7 +39,7 @@ grep -q "^  values (longjmp): " "$OUT/summary.txt" || fail "no setjmp section in
 # process)
 for how in one tree; do
 	f=; [ $how = tree ] && f=-f
-	"$MW" -q $f -e setjmp --json "$OUT/neg-$how.json" -o /dev/null -c ./examples/setjmp-loop 7000 neg \
+	"$MW" -q $f -e setjmp --json "$OUT/neg-$how.json" -o /dev/null -c $IN ./examples/setjmp-loop 7000 neg \
 		>"$OUT/neg-$how.txt" || fail "setjmp-loop neg ($how): mallocwatch exited $?"
 	sed -n 's/^longjmp_value \(-\{0,1\}[0-9]*\) \([0-9]*\)$/\1 \2/p' "$OUT/neg-$how.txt" | sort -n \
 		>"$OUT/neg-$how.expected"
@@ -55,11 +55,11 @@ PY
 	expect_same "$OUT/neg-$how.expected" "$OUT/neg-$how.actual"
 done
 
-"$MW" -q -e '!setjmp' --json "$OUT/noset.json" -o /dev/null -c ./examples/setjmp-loop 10 >/dev/null ||
+"$MW" -q -e '!setjmp' --json "$OUT/noset.json" -o /dev/null -c $IN ./examples/setjmp-loop 10 >/dev/null ||
 	fail "mallocwatch -e '!setjmp' exited $?"
 grep -q '"setjmp"' "$OUT/noset.json" && fail "-e '!setjmp' still traced setjmp"
 grep -q '"memory_arena_new"' "$OUT/noset.json" || fail "-e '!setjmp' dropped the memory probes"
-"$MW" -q -e setjmp --json "$OUT/only.json" -o /dev/null -c ./examples/setjmp-loop 10 >/dev/null ||
+"$MW" -q -e setjmp --json "$OUT/only.json" -o /dev/null -c $IN ./examples/setjmp-loop 10 >/dev/null ||
 	fail "mallocwatch -e setjmp exited $?"
 grep -q '"memory_' "$OUT/only.json" && fail "-e setjmp traced memory probes"
 grep -q '"setjmp": 11' "$OUT/only.json" || fail "-e setjmp: $(grep -o '"by_probe": {[^}]*' "$OUT/only.json")"

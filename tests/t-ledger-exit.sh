@@ -13,7 +13,7 @@ need_root
 need_libc
 [ -x examples/frag-hold ] && [ -x examples/allocator-knobs ] || make -s -C examples || exit 99
 "$MW" -q -e arena --json "$OUT/frag.json" -o "$OUT/frag.txt" --html "$OUT/frag.html" \
-	--save-stream "$OUT/frag.mw" -c ./examples/frag-hold arenas 4 </dev/null >/dev/null ||
+	--save-stream "$OUT/frag.mw" -c $IN ./examples/frag-hold arenas 4 </dev/null >/dev/null ||
 	fail "-c frag-hold exited $?"
 python3 - "$OUT/frag.json" <<'PY' || fail "frag-hold: the exit ledger"
 import json, sys
@@ -40,7 +40,7 @@ grep -q '^<h2>Findings, from the allocator read at the end</h2>' "$OUT/frag.html
 cmp "$OUT/frag.html" "$OUT/replay.html" || fail "replay --html differs from the run's page"
 echo "ok: the findings in the HTML page, and its replay"
 
-"$MW" -q -e arena --json "$OUT/knobs.json" -o "$OUT/knobs.txt" -c ./examples/allocator-knobs contend \
+"$MW" -q -e arena --json "$OUT/knobs.json" -o "$OUT/knobs.txt" -c $IN ./examples/allocator-knobs contend \
 	>/dev/null 2>&1 || fail "-c allocator-knobs contend exited $?"
 python3 - "$OUT/knobs.json" <<'PY' || fail "contend: the waits finding"
 import json, sys
@@ -51,8 +51,7 @@ print("ok:", w[0]["finding"])
 PY
 # -p PID --duration 1: the ledger and findings of the end's snapshot
 rm -f "$OUT/hold.in"; mkfifo "$OUT/hold.in"
-"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
-	./examples/frag-hold arenas 4 <"$OUT/hold.in" >"$OUT/hold.out" 2>&1 &
+(on_glibc ./examples/frag-hold arenas 4) <"$OUT/hold.in" >"$OUT/hold.out" 2>&1 &
 pid=$!
 exec 3>"$OUT/hold.in"
 i=0
@@ -72,7 +71,7 @@ print("ok: -p: the end's ledger", L["rss"], ids)
 PY
 grep -q '^RSS ledger (pagemap, smaps): .*adds up)$' "$OUT/p.txt" || fail "-p: no ledger in the text report"
 # -f: each process of the tree has its ledger at its exit
-"$MW" -q -f -e arena --json "$OUT/tree.json" -o "$OUT/tree.txt" -c sh -c \
+"$MW" -q -f -e arena --json "$OUT/tree.json" -o "$OUT/tree.txt" -c $IN sh -c \
 	'./examples/frag-hold arenas 4 </dev/null; ./examples/frag-hold pages 64 </dev/null' >/dev/null ||
 	fail "-f exited $?"
 python3 - "$OUT/tree.json" <<'PY' || fail "-f: the ledgers at exit"
@@ -95,7 +94,7 @@ PY
 echo "ok: ledger and findings at exit and at the end"
 # a program that never allocates from main_arena has no main heap yet:
 # nothing is missing from its ledger (it said INCOMPLETE before)
-"$MW" -o "$OUT/true.txt" -c /bin/true 2>"$OUT/true.err" || fail "-c /bin/true exited $?"
+"$MW" -o "$OUT/true.txt" -c $IN /bin/true 2>"$OUT/true.err" || fail "-c /bin/true exited $?"
 grep -q '^RSS ledger' "$OUT/true.txt" || fail "no ledger for /bin/true: $(cat "$OUT/true.err")"
 grep -q 'INCOMPLETE' "$OUT/true.txt" && fail "/bin/true's ledger: $(grep INCOMPLETE "$OUT/true.txt")"
 echo "ok: a program without a main heap has a complete ledger"

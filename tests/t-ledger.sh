@@ -19,8 +19,7 @@ frag() {
 	if [ "${4:-}" = system ]; then
 		./examples/frag-hold "$2" "$3" <"$OUT/$1.in" >"$OUT/$1.out" 2>&1 &
 	else
-		"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
-			./examples/frag-hold "$2" "$3" <"$OUT/$1.in" >"$OUT/$1.out" 2>&1 &
+		(on_glibc ./examples/frag-hold "$2" "$3") <"$OUT/$1.in" >"$OUT/$1.out" 2>&1 &
 	fi
 	pid=$!
 	exec 3>"$OUT/$1.in"
@@ -52,8 +51,11 @@ for mode in "pinned 2000" "pages 64" "arenas 8"; do
 	exec 3>&-; wait $pid
 done
 sed -n '/^Findings/,$p' "$OUT/arenas.explain.txt" | head -n 12
-
-if [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
+# MW_ROOT: the root's python3 below, on the root's libc; Debian's own
+# libc and memcached are the host's
+if [ -n "$MW_ROOT" ]; then
+	:
+elif [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
 	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug ]; then
 	frag sys-pages pages 32 system
 	check sys-pages pages 32
@@ -62,11 +64,12 @@ else
 	echo "note: libc6-dbg is not installed; Debian's own libc not checked"
 fi
 
-# python3 with threads, each keeping and freeing buffers (Debian's libc)
-if command -v python3 >/dev/null && [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
-	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug ]; then
+# python3 with threads, each keeping and freeing buffers (Debian's libc,
+# or the root's)
+if [ -n "$MW_ROOT" ] || { command -v python3 >/dev/null && [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
+	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug ]; }; then
 	rm -f "$OUT/py.in"; mkfifo "$OUT/py.in"
-	python3 -c '
+	$IN python3 -c '
 import sys, threading
 ready, go = threading.Barrier(7), threading.Event()
 def work(i):
@@ -95,7 +98,7 @@ go.set()
 fi
 
 # memcached, 4 workers, after 3000 sets of 5 to 20 KB from a loopback client
-if command -v memcached >/dev/null; then
+if [ -z "$MW_ROOT" ] && command -v memcached >/dev/null; then
 	port=$((20000 + $$ % 20000))
 	memcached -u root -l 127.0.0.1 -p $port -U 0 -t 4 -m 128 >"$OUT/mc.log" 2>&1 &
 	mc=$!

@@ -19,7 +19,10 @@
 need_root
 [ "$(uname -m)" = x86_64 ] || skip "trim calls into the process on x86_64 only"
 FIX=build/tests/fixtures/busy-alloc
-[ -x $FIX ] || { echo "no $FIX (make check builds it)"; exit 99; }
+BUSY_DUMP=$OUT/busy.xml
+# MW_ROOT: the fixture and the file it writes are the root's
+[ -z "$MW_ROOT" ] || BUSY_DUMP=/tmp/mw-busy.xml
+[ -x "${MW_ROOT:-.}/$FIX" ] || { echo "no $FIX (make check builds it)"; exit 99; }
 dbg=/usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
 	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug
 pid= holder=
@@ -33,8 +36,7 @@ start() {
 	rm -f "$OUT/$name.in"
 	mkfifo "$OUT/$name.in"
 	if [ $libc = probes ]; then
-		"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path \
-			"$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" "$@" <"$OUT/$name.in" >"$OUT/$name.out" 2>&1 &
+		(on_glibc "$@") <"$OUT/$name.in" >"$OUT/$name.out" 2>&1 &
 	else
 		"$@" <"$OUT/$name.in" >"$OUT/$name.out" 2>&1 &
 	fi
@@ -56,8 +58,9 @@ jget() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['trim']
 
 for libc in probes system; do
 	if [ $libc = probes ]; then
-		[ -f "$GLIBC_PREFIX/lib/libc.so.6" ] || { echo "note: no probe-enabled glibc"; continue; }
+		[ -f "$LIBC" ] || { echo "note: no probe-enabled glibc"; continue; }
 	else
+		[ -z "$MW_ROOT" ] || continue	# the root's own libc is the probe-enabled one
 		[ -f "$dbg" ] || { echo "note: libc6-dbg is not installed"; continue; }
 	fi
 	start pages-$libc $libc ./examples/frag-hold pages 64
@@ -94,8 +97,8 @@ PY
 	finish
 done
 
-[ -f "$GLIBC_PREFIX/lib/libc.so.6" ] || exit 0
-start busy probes $FIX 8 "$OUT/busy.xml"
+[ -f "$LIBC" ] || exit 0
+start busy probes $FIX 8 "$BUSY_DUMP"
 made=0
 for r in 1 2 3 4 5; do
 	if "$MW" trim -p $pid -o "$OUT/busy.txt" 2>"$OUT/busy.err"; then

@@ -65,7 +65,10 @@ static const char usage[] =
 "\n"
 "Target:\n"
 "  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
-"                       first instruction; everything after CMD is its ARGS\n"
+"                       first instruction; everything after CMD is its ARGS.\n"
+"                       CMD chroot NEWROOT PROG: PROG is traced on the\n"
+"                       libc.so.6 inside NEWROOT (make glibc-root makes\n"
+"                       Debian roots whose own glibc has the probes)\n"
 "  -- CMD [ARGS...]     the same\n"
 "  -f, --follow-forks   trace every process the program (-c) or the\n"
 "                       process (-p PID) creates (fork, vfork, clone, and\n"
@@ -213,6 +216,7 @@ static const char usage[] =
 "  sudo mallocwatch snapshot -p 4242\n"
 "  sudo mallocwatch explain -p 4242\n"
 "  sudo mallocwatch -e '!setjmp' -c ./interpreter script.py\n"
+"  sudo mallocwatch -c chroot /var/cache/mallocwatch/roots/bullseye /usr/bin/python3\n"
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6\n";
 
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <link.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mapped.h"
@@ -406,9 +408,104 @@ static int cannot_exec(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* chroot(8) as the program (argv[0] named chroot): its NEWROOT operand,
+ * after coreutils' options (--userspec, --groups with "=" or the value
+ * in the next word; --skip-chdir; "--").  NULL when argv is no chroot
+ * command; with err set when it is one whose root cannot be told. */
+static const char *chroot_operand(const char *const *argv, char *err, size_t errlen)
+{
+	char q[PATH_MAX];
+
+	err[0] = '\0';
+	if (strcmp(base_name(argv[0]), "chroot") != 0)
+		return NULL;
+	for (argv++; *argv && (*argv)[0] == '-'; argv++) {
+		if (strcmp(*argv, "--") == 0) {
+			argv++;
+			break;
+		}
+		if (strcmp(*argv, "--userspec") == 0 || strcmp(*argv, "--groups") == 0) {
+			if (!*++argv)
+				break;
+		} else if (strncmp(*argv, "--userspec=", 11) != 0 &&
+			   strncmp(*argv, "--groups=", 9) != 0 && strcmp(*argv, "--skip-chdir") != 0) {
+			snprintf(err, errlen, "cannot follow chroot's option '%s': the root its "
+				 "program runs in is not known", mw_quote(*argv, q, sizeof(q)));
+			return NULL;
+		}
+	}
+	if (!*argv)
+		snprintf(err, errlen, "chroot without a root to run in");
+	return *argv;
+}
+
+/* The libc.so.6 a program in root (a directory of ours) loads: the first
+ * in the multiarch and then the plain library directories, each looked
+ * up inside root (openat2 RESOLVE_IN_ROOT: its links resolve as the
+ * program sees them), a regular file.  Its path here into out; 0, or -1
+ * with err. */
+static int libc_in_root(const char *root, char *out, size_t len, char *err, size_t errlen)
+{
+	static const char *const dirs[] = { "lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu",
+					    "lib64", "usr/lib64", "lib", "usr/lib" };
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char q[PATH_MAX], rel[64], link[64];
+	int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	struct stat sb;
+	ssize_t n = -1;
+
+	if (rootfd < 0) {
+		snprintf(err, errlen, "cannot open the root '%s': %s", mw_quote(root, q, sizeof(q)),
+			 strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && fd < 0; i++) {
+		snprintf(rel, sizeof(rel), "%s/libc.so.6", dirs[i]);
+		fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+		if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(rootfd);
+	if (fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, out, len - 1);
+		close(fd);
+	}
+	if (n <= 0 || (size_t)n >= len - 1) {
+		snprintf(err, errlen, "no libc.so.6 in the root '%s' (its lib/x86_64-linux-gnu, "
+			 "usr/lib/x86_64-linux-gnu, lib64, usr/lib64, lib, usr/lib)",
+			 mw_quote(root, q, sizeof(q)));
+		return -1;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* A chroot command: the libc its program will map, from the root it
+ * names (not with --libc, which says which).  1 when t->libc is set that
+ * way, 0 when argv is no chroot command, -1 with err. */
+static int chroot_libc(struct mw_target *t, const char *const *argv, const char *libc_opt,
+		       char *err, size_t errlen)
+{
+	const char *root;
+
+	if (libc_opt)
+		return 0;
+	if (!(root = chroot_operand(argv, err, errlen)))
+		return err[0] ? -1 : 0;
+	if (libc_in_root(root, t->libc, sizeof(t->libc), err, errlen) < 0)
+		return -1;
+	return 1;
+}
+
 int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path,
 		      struct mw_target *t, char *err, size_t errlen)
 {
+	int in_root;
+
 	memset(t, 0, sizeof(*t));
 	t->user_argv = argv;
 	if (find_program(argv[0], t->path, sizeof(t->path)) < 0) {
@@ -418,9 +515,19 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path
 	}
 	if (cannot_exec(t->path, err, errlen) < 0)
 		return -1;
-	if (mw_choose_libc(libc_opt, 0, t->libc, sizeof(t->libc), err, errlen) < 0)
+	if ((in_root = chroot_libc(t, argv, libc_opt, err, errlen)) < 0)
 		return -1;
-	choose_start(t, libc_opt, by_path);
+	if (in_root && by_path) {
+		/* the task finder matches the path the process maps, which
+		 * inside the root is the root's, not this one */
+		snprintf(err, errlen, "the kernel runtime finds the libc by the path a process "
+			 "maps it at, which inside a chroot is not '%s': use --runtime=bpf", t->libc);
+		return -1;
+	}
+	if (!in_root && mw_choose_libc(libc_opt, 0, t->libc, sizeof(t->libc), err, errlen) < 0)
+		return -1;
+	if (!in_root)	/* chroot runs on our libc, untraced; its program on the root's */
+		choose_start(t, libc_opt, by_path);
 	if (t->loader[0] || t->ns) {
 		int dyn = elf_dynamic(t->path);
 

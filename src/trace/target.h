@@ -2,6 +2,21 @@
  * how to start it so that libc is the probe-enabled one.
  *
  * The libc chosen, in order:
+ *   0. for a chroot(8) command (argv[0] named chroot; coreutils' options
+ *      --userspec, --groups, --skip-chdir), not with --libc: the libc.so.6
+ *      its program will map inside NEWROOT - the first regular file of
+ *      that name in the root's lib/x86_64-linux-gnu, usr/lib/x86_64-linux-gnu,
+ *      lib64, usr/lib64, lib, usr/lib, each looked up inside the root (its
+ *      links resolve there), named by its path here:
+ *
+ *	mallocwatch -c chroot /var/cache/mallocwatch/roots/bullseye ./prog
+ *	  -> traces .../roots/bullseye/usr/lib/x86_64-linux-gnu/libc-2.31.so
+ *
+ *      chroot itself runs as it is, on our libc, untraced; the program it
+ *      execs (the same process) is traced from its first instruction on the
+ *      root's libc (scripts/glibc-root.sh makes such roots).  Not with the
+ *      kernel runtime (by_path: it matches the path the process maps,
+ *      which is the root's inside it);
  *   1. --libc PATH;
  *   2. the system libc (the one mallocwatch itself runs on) when it has
  *      memory_* SDT notes, as on Fedora, RHEL and Ubuntu;
