@@ -2,8 +2,13 @@
 #
 # Knobs (set on the command line, e.g. `make V=1 DEVELOPER=1`):
 #   V=1             show the full commands
-#   prefix=DIR      install prefix (default /usr/local)
+#   prefix=DIR      install prefix (default /usr/local; the Debian package
+#                   uses /usr): the binary goes to prefix/bin, the shims and
+#                   the glibc scripts to prefix/libexec/mallocwatch (compiled
+#                   in, so give the same prefix to the build and install)
 #   DESTDIR=DIR     staging root for `make install`
+#   CFLAGS= CPPFLAGS= LDFLAGS=  the usual (dpkg-buildflags sets them for
+#                   the package); the shims get them too, not SANITIZE
 #   EXTRA_CFLAGS=   appended to CFLAGS
 #   DEVELOPER=1     add -Werror
 #   SANITIZE=LIST   build with -fsanitize=LIST, e.g. address,undefined
@@ -28,14 +33,23 @@
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   bench-vm   the kernel runtime against the bpf runtime, per hit and stop,
 #              in the check-vm guest (scripts/vm.sh, bench/runtimes.sh; root)
-#   install    install the binary, the shim and the man page
+#   deb        the Debian package, built from the tracked files in
+#              build/deb/ (dpkg-buildpackage -b -us -uc): build/deb/*.deb
+#   check-deb  install that package into a fresh bookworm root (debootstrap)
+#              and run it there: snapshot -p of python3, setup glibc, -c
+#              (tests/check-deb.sh; root, debootstrap; slow: the glibc
+#              build in the root); not part of check
+#   install    install the binary, the shims, the glibc scripts, the man
+#              pages and the bash completion
 #   uninstall  remove what install put there
 #   clean      remove build/
 
 prefix ?= /usr/local
 bindir = $(prefix)/bin
 libexecdir = $(prefix)/libexec/mallocwatch
-mandir = $(prefix)/share/man
+datadir = $(prefix)/share
+mandir = $(datadir)/man
+bashcompdir = $(datadir)/bash-completion/completions
 GLIBC_PREFIX ?= /var/cache/mallocwatch/glibc
 FUZZ_SECONDS ?= 600
 FUZZ_CHECK_SECONDS ?= 20
@@ -43,6 +57,12 @@ FUZZ_CC ?= clang
 
 CC ?= cc
 CFLAGS ?= -O2 -g
+# The shims are preloaded into stapbpf: the user's flags, never SANITIZE's.
+SHIM_CFLAGS := $(CPPFLAGS) $(CFLAGS)
+SHIM_LDFLAGS := $(LDFLAGS)
+# The one source of the version: VERSION (debian/changelog and
+# docs/NEWS.md must agree with it: tests/t-version.sh, make deb).
+VERSION := $(shell cat VERSION)
 WARNINGS = -Wall -Wextra -Wformat-security -Wmissing-prototypes \
 	-Wstrict-prototypes -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough
 ifeq ($(DEVELOPER),1)
@@ -56,7 +76,7 @@ endif
 # the include path, so a file includes another's header by its name alone.
 SRC_DIRS = $(wildcard src/*/)
 INCLUDES = $(patsubst %/,-I%,$(SRC_DIRS)) -Ibuild
-ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
+ALL_CFLAGS = -std=gnu11 $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
 # libmicrohttpd is dlopen'ed by serve alone (src/commands/mhd_load.h)
@@ -70,7 +90,8 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench bench-vm install uninstall clean
+.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench bench-vm deb check-deb \
+	install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -95,7 +116,11 @@ build:
 build/stpsrc.c: $(STP) scripts/embed.awk | build
 	$(QUIET_GEN)awk -f scripts/embed.awk $(STP) >$@
 
-build/%.o: %.c $(HDRS) | build
+# build/version.h: MW_VERSION from VERSION, remade when VERSION changes
+build/version.h: VERSION | build
+	$(QUIET_GEN)printf '#define MW_VERSION "%s"\n' "$(VERSION)" >$@
+
+build/%.o: %.c $(HDRS) build/version.h | build
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 build/stpsrc.o: build/stpsrc.c
@@ -110,11 +135,11 @@ build/libmw.a: $(LIB_OBJS)
 # LD_PRELOADed into stapbpf alone (never the traced program); see
 # src/trace/runtime.c and docs/platform.md.
 build/memlock-shim.so: shim/memlock-shim.c | build
-	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -shared -fPIC -o $@ $< $(SHIM_LDFLAGS) -ldl
 
 build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h | build
-	$(QUIET_CC)$(CC) -O2 -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC -o $@ \
-		shim/umulti-shim.c shim/inplace.c -ldl -pthread
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC \
+		-o $@ shim/umulti-shim.c shim/inplace.c $(SHIM_LDFLAGS) -ldl -pthread
 
 deps:
 	$(Q)sh scripts/install-deps.sh
@@ -241,7 +266,7 @@ check-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
 	$(Q)sh scripts/vm.sh sh tests/vm-check.sh
 
-build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS)
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS) build/version.h
 	$(Q)mkdir -p build/fuzz
 	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
 
@@ -256,15 +281,25 @@ bench-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
 	$(Q)sh scripts/vm.sh env MW_HOST_LOAD="$$(cut -d' ' -f1-3 /proc/loadavg)" sh bench/runtimes.sh
 
+# Every docs/*.1 (one page per command).  `mallocwatch setup glibc` runs
+# the installed build-glibc.sh, which runs install-deps.sh beside it: the
+# same two files `make glibc` runs from scripts/.
+MANPAGES = $(wildcard docs/*.1)
+
 install: all
-	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1 \
+		$(DESTDIR)$(bashcompdir)
 	install -m 755 build/mallocwatch $(DESTDIR)$(bindir)/mallocwatch
 	install -m 644 build/memlock-shim.so $(DESTDIR)$(libexecdir)/memlock-shim.so
 	install -m 644 build/umulti-shim.so $(DESTDIR)$(libexecdir)/umulti-shim.so
-	install -m 644 docs/mallocwatch.1 $(DESTDIR)$(mandir)/man1/mallocwatch.1
+	install -m 755 scripts/build-glibc.sh $(DESTDIR)$(libexecdir)/build-glibc.sh
+	install -m 755 scripts/install-deps.sh $(DESTDIR)$(libexecdir)/install-deps.sh
+	install -m 644 $(MANPAGES) $(DESTDIR)$(mandir)/man1/
+	install -m 644 completions/mallocwatch.bash $(DESTDIR)$(bashcompdir)/mallocwatch
 
 uninstall:
-	rm -f $(DESTDIR)$(bindir)/mallocwatch $(DESTDIR)$(mandir)/man1/mallocwatch.1
+	rm -f $(DESTDIR)$(bindir)/mallocwatch $(DESTDIR)$(bashcompdir)/mallocwatch
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(MANPAGES)))
 	rm -rf $(DESTDIR)$(libexecdir)
 
 clean:
