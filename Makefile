@@ -286,6 +286,24 @@ bench-vm: deps glibc
 # same two files `make glibc` runs from scripts/.
 MANPAGES = $(wildcard docs/*.1)
 
+# The package, from the files git tracks (and new ones it does not ignore)
+# as they are in the tree, copied to build/deb/mallocwatch-VERSION: what a
+# clean clone holds, built as dpkg-buildpackage builds it there.  The
+# .deb, .buildinfo and .changes land in build/deb/.
+deb:
+	$(Q)sh scripts/check-version.sh >/dev/null
+	$(Q)rm -rf build/deb && mkdir -p build/deb/mallocwatch-$(VERSION)
+	$(Q)git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+		tar --null -T - -cf - | tar -C build/deb/mallocwatch-$(VERSION) -xf -
+	$(Q)cd build/deb/mallocwatch-$(VERSION) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; echo "make deb: dpkg-buildpackage failed (build/deb/build.log)"; exit 1; }
+	$(Q)ls build/deb/*.deb
+
+# Slow (the glibc build inside a fresh root): not part of check.
+check-deb: deb
+	$(Q)sh tests/check-deb.sh build/deb/mallocwatch_$(VERSION)_amd64.deb
+
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1 \
 		$(DESTDIR)$(bashcompdir)
