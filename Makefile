@@ -90,7 +90,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench bench-vm deb check-deb \
+.PHONY: FORCE all deps glibc demo check check-vm fuzz fuzz-check bench bench-vm deb check-deb \
 	install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
@@ -120,10 +120,19 @@ build/stpsrc.c: $(STP) scripts/embed.awk | build
 build/version.h: VERSION | build
 	$(QUIET_GEN)printf '#define MW_VERSION "%s"\n' "$(VERSION)" >$@
 
-build/%.o: %.c $(HDRS) build/version.h | build
+# build/cflags: the compiler flags, rewritten when they change, so that
+# objects made with other flags are made again (git's GIT-CFLAGS): the
+# paths are compiled in, and `make install prefix=/usr` after `make` must
+# not install a binary that looks in /usr/local.
+build/cflags: FORCE | build
+	$(Q)printf '%s\n' '$(subst ','\'',$(ALL_CFLAGS) $(SHIM_CFLAGS) $(SHIM_LDFLAGS) $(LDFLAGS))' \
+		>$@.new && if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+FORCE:
+
+build/%.o: %.c $(HDRS) build/version.h build/cflags | build
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-build/stpsrc.o: build/stpsrc.c
+build/stpsrc.o: build/stpsrc.c build/cflags
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 build/mallocwatch: $(OBJS)
@@ -134,10 +143,10 @@ build/libmw.a: $(LIB_OBJS)
 
 # LD_PRELOADed into stapbpf alone (never the traced program); see
 # src/trace/runtime.c and docs/platform.md.
-build/memlock-shim.so: shim/memlock-shim.c | build
+build/memlock-shim.so: shim/memlock-shim.c build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -shared -fPIC -o $@ $< $(SHIM_LDFLAGS) -ldl
 
-build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h | build
+build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC \
 		-o $@ shim/umulti-shim.c shim/inplace.c $(SHIM_LDFLAGS) -ldl -pthread
 
