@@ -300,6 +300,8 @@ MANPAGES = $(wildcard docs/*.1)
 # clean clone holds, built as dpkg-buildpackage builds it there.  The
 # .deb, .buildinfo and .changes land in build/deb/.
 deb:
+	$(Q)command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
+		{ echo "make deb: needs dpkg-dev and debhelper (apt-get install dpkg-dev debhelper)"; exit 1; }
 	$(Q)sh scripts/check-version.sh >/dev/null
 	$(Q)rm -rf build/deb && mkdir -p build/deb/mallocwatch-$(VERSION)
 	$(Q)git ls-files -z --cached --others --exclude-standard | \

@@ -8,7 +8,8 @@
 #
 #   1. debootstrap --variant=minbase bookworm ROOT, then in ROOT
 #      apt-get install ./mallocwatch_*.deb python3 libc6-dbg (the
-#      package's Depends and Recommends from the archive);
+#      package's Depends and Recommends from the archive): its files are
+#      there, --version is VERSION, the bash completion works (mawk);
 #   2. mallocwatch snapshot -p of a python3 whose 3 threads allocate:
 #      exit 0 and "Arenas: 4 (glibc counts 4)";
 #   3. mallocwatch setup glibc (the probe-enabled glibc built in ROOT, about
@@ -91,6 +92,12 @@ if [ "${1:-}" = --inside ]; then
 		/usr/share/doc/mallocwatch/examples/arena-storm.c; do
 		[ -f "$ROOT$f" ] || die "the package did not install $f"
 	done
+
+	# the completion as bash-completion loads it, with the root's awk (mawk)
+	c=$(in_root bash -c '. /usr/share/bash-completion/completions/mallocwatch &&
+		COMP_WORDS=(mallocwatch snapshot --leave) COMP_CWORD=2 && _mallocwatch &&
+		echo "${COMPREPLY[*]}"') && [ "$c" = --leave-stopped ] ||
+		die "the installed completion offered '$c' for 'mallocwatch snapshot --leave<TAB>'"
 
 	step "mallocwatch snapshot -p of python3 (3 threads that allocate)"
 	rm -f "$ROOT/tmp/py-ready"
