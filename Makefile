@@ -2,8 +2,13 @@
 #
 # Knobs (set on the command line, e.g. `make V=1 DEVELOPER=1`):
 #   V=1             show the full commands
-#   prefix=DIR      install prefix (default /usr/local)
+#   prefix=DIR      install prefix (default /usr/local; the Debian package
+#                   uses /usr): the binary goes to prefix/bin, the shims and
+#                   the glibc scripts to prefix/libexec/mallocwatch (compiled
+#                   in, so give the same prefix to the build and install)
 #   DESTDIR=DIR     staging root for `make install`
+#   CFLAGS= CPPFLAGS= LDFLAGS=  the usual (dpkg-buildflags sets them for
+#                   the package); the shims get them too, not SANITIZE
 #   EXTRA_CFLAGS=   appended to CFLAGS
 #   DEVELOPER=1     add -Werror
 #   SANITIZE=LIST   build with -fsanitize=LIST, e.g. address,undefined
@@ -35,14 +40,23 @@
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   bench-vm   the kernel runtime against the bpf runtime, per hit and stop,
 #              in the check-vm guest (scripts/vm.sh, bench/runtimes.sh; root)
-#   install    install the binary, the shims and the man pages
+#   deb        the Debian package, built from the tracked files in
+#              build/deb/ (dpkg-buildpackage -b -us -uc): build/deb/*.deb
+#   check-deb  install that package into a fresh bookworm root (debootstrap)
+#              and run it there: snapshot -p of python3, setup glibc, -c
+#              (tests/check-deb.sh; root, debootstrap; slow: the glibc
+#              build in the root); not part of check
+#   install    install the binary, the shims, the glibc scripts, the man
+#              pages and the bash completion
 #   uninstall  remove what install put there
 #   clean      remove build/
 
 prefix ?= /usr/local
 bindir = $(prefix)/bin
 libexecdir = $(prefix)/libexec/mallocwatch
-mandir = $(prefix)/share/man
+datadir = $(prefix)/share
+mandir = $(datadir)/man
+bashcompdir = $(datadir)/bash-completion/completions
 GLIBC_PREFIX ?= /var/cache/mallocwatch/glibc
 SUITE ?= bookworm
 ROOTS_DIR ?= /var/cache/mallocwatch/roots
@@ -52,6 +66,12 @@ FUZZ_CC ?= clang
 
 CC ?= cc
 CFLAGS ?= -O2 -g
+# The shims are preloaded into stapbpf: the user's flags, never SANITIZE's.
+SHIM_CFLAGS := $(CPPFLAGS) $(CFLAGS)
+SHIM_LDFLAGS := $(LDFLAGS)
+# The one source of the version: VERSION (debian/changelog and
+# docs/NEWS.md must agree with it: tests/t-version.sh, make deb).
+VERSION := $(shell cat VERSION)
 WARNINGS = -Wall -Wextra -Wformat-security -Wmissing-prototypes \
 	-Wstrict-prototypes -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough
 ifeq ($(DEVELOPER),1)
@@ -65,7 +85,7 @@ endif
 # the include path, so a file includes another's header by its name alone.
 SRC_DIRS = $(wildcard src/*/)
 INCLUDES = $(patsubst %/,-I%,$(SRC_DIRS)) -Ibuild
-ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
+ALL_CFLAGS = -std=gnu11 $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) \
 	-DMW_LIBEXECDIR='"$(libexecdir)"' -DMW_GLIBC_PREFIX='"$(GLIBC_PREFIX)"' \
 	$(EXTRA_CFLAGS)
 # libmicrohttpd is dlopen'ed by serve alone (src/commands/mhd_load.h)
@@ -79,7 +99,8 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc glibc-root demo check check-vm check-glibc fuzz fuzz-check bench bench-vm install uninstall clean
+.PHONY: FORCE all deps glibc glibc-root demo check check-vm check-glibc fuzz fuzz-check bench \
+	bench-vm deb check-deb install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -104,10 +125,23 @@ build:
 build/stpsrc.c: $(STP) scripts/embed.awk | build
 	$(QUIET_GEN)awk -f scripts/embed.awk $(STP) >$@
 
-build/%.o: %.c $(HDRS) | build
+# build/version.h: MW_VERSION from VERSION, remade when VERSION changes
+build/version.h: VERSION | build
+	$(QUIET_GEN)printf '#define MW_VERSION "%s"\n' "$(VERSION)" >$@
+
+# build/cflags: the compiler flags, rewritten when they change, so that
+# objects made with other flags are made again (git's GIT-CFLAGS): the
+# paths are compiled in, and `make install prefix=/usr` after `make` must
+# not install a binary that looks in /usr/local.
+build/cflags: FORCE | build
+	$(Q)printf '%s\n' '$(subst ','\'',$(ALL_CFLAGS) $(SHIM_CFLAGS) $(SHIM_LDFLAGS) $(LDFLAGS))' \
+		>$@.new && if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+FORCE:
+
+build/%.o: %.c $(HDRS) build/version.h build/cflags | build
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-build/stpsrc.o: build/stpsrc.c
+build/stpsrc.o: build/stpsrc.c build/cflags
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 build/mallocwatch: $(OBJS)
@@ -118,12 +152,12 @@ build/libmw.a: $(LIB_OBJS)
 
 # LD_PRELOADed into stapbpf alone (never the traced program); see
 # src/trace/runtime.c and docs/platform.md.
-build/memlock-shim.so: shim/memlock-shim.c | build
-	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
+build/memlock-shim.so: shim/memlock-shim.c build/cflags | build
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -shared -fPIC -o $@ $< $(SHIM_LDFLAGS) -ldl
 
-build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h | build
-	$(QUIET_CC)$(CC) -O2 -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC -o $@ \
-		shim/umulti-shim.c shim/inplace.c -ldl -pthread
+build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h build/cflags | build
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC \
+		-o $@ shim/umulti-shim.c shim/inplace.c $(SHIM_LDFLAGS) -ldl -pthread
 
 deps:
 	$(Q)sh scripts/install-deps.sh
@@ -270,7 +304,7 @@ glibc-root: deps
 check-glibc: glibc-root all
 	$(Q)sh scripts/check-glibc.sh $(ROOTS_DIR)/$(SUITE)
 
-build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS)
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS) build/version.h
 	$(Q)mkdir -p build/fuzz
 	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
 
@@ -285,18 +319,45 @@ bench-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
 	$(Q)sh scripts/vm.sh env MW_HOST_LOAD="$$(cut -d' ' -f1-3 /proc/loadavg)" sh bench/runtimes.sh
 
-# mallocwatch(1) and one mallocwatch-COMMAND(1) per command
+# Every docs/*.1 (one page per command).  `mallocwatch setup glibc` runs
+# the installed build-glibc.sh, which runs install-deps.sh beside it: the
+# same two files `make glibc` runs from scripts/.
 MANPAGES = $(wildcard docs/*.1)
 
+# The package, from the files git tracks (and new ones it does not ignore)
+# as they are in the tree, copied to build/deb/mallocwatch-VERSION: what a
+# clean clone holds, built as dpkg-buildpackage builds it there.  The
+# .deb, .buildinfo and .changes land in build/deb/.
+deb:
+	$(Q)command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
+		{ echo "make deb: needs dpkg-dev and debhelper (apt-get install dpkg-dev debhelper)"; exit 1; }
+	$(Q)sh scripts/check-version.sh >/dev/null
+	$(Q)rm -rf build/deb && mkdir -p build/deb/mallocwatch-$(VERSION)
+	$(Q)git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+		tar --null -T - -cf - | tar -C build/deb/mallocwatch-$(VERSION) -xf -
+	$(Q)cd build/deb/mallocwatch-$(VERSION) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; echo "make deb: dpkg-buildpackage failed (build/deb/build.log)"; exit 1; }
+	$(Q)ls build/deb/*.deb
+
+# Slow (the glibc build inside a fresh root): not part of check.
+check-deb: deb
+	$(Q)sh tests/check-deb.sh build/deb/mallocwatch_$(VERSION)_amd64.deb
+
 install: all
-	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1 \
+		$(DESTDIR)$(bashcompdir)
 	install -m 755 build/mallocwatch $(DESTDIR)$(bindir)/mallocwatch
 	install -m 644 build/memlock-shim.so $(DESTDIR)$(libexecdir)/memlock-shim.so
 	install -m 644 build/umulti-shim.so $(DESTDIR)$(libexecdir)/umulti-shim.so
+	install -m 755 scripts/build-glibc.sh $(DESTDIR)$(libexecdir)/build-glibc.sh
+	install -m 755 scripts/install-deps.sh $(DESTDIR)$(libexecdir)/install-deps.sh
 	install -m 644 $(MANPAGES) $(DESTDIR)$(mandir)/man1/
+	install -m 644 completions/mallocwatch.bash $(DESTDIR)$(bashcompdir)/mallocwatch
 
 uninstall:
-	rm -f $(DESTDIR)$(bindir)/mallocwatch $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(MANPAGES)))
+	rm -f $(DESTDIR)$(bindir)/mallocwatch $(DESTDIR)$(bashcompdir)/mallocwatch
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(MANPAGES)))
 	rm -rf $(DESTDIR)$(libexecdir)
 
 clean:

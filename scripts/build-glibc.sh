@@ -64,9 +64,13 @@ if [ -f "$PREFIX/.mallocwatch-stamp" ] && [ -f "$PREFIX/lib/libc.so.6" ] &&
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-	say "the probe-enabled glibc is missing or stale under $PREFIX; run as root: make glibc"
+	say "the probe-enabled glibc is missing or stale under $PREFIX; run as root: mallocwatch setup glibc (make glibc in the source tree)"
 	exit 1
 fi
+# What the build needs (gcc, gawk, bison, ...), installed when missing by
+# the install-deps.sh beside this script (scripts/, or the package's
+# libexec directory for `mallocwatch setup glibc`).
+MW_DEPS=glibc sh "$(dirname "$0")/install-deps.sh" || exit 1
 
 
 # Source entries for the same suites as the binary ones.

@@ -27,6 +27,9 @@
 # while it makes an entry of root's cache.
 # With MW_DEPS_VM=1 (make check-vm): debootstrap and qemu-system-x86 too;
 # with MW_DEPS_ROOTS=1 (make glibc-root): debootstrap.
+# With MW_DEPS=glibc (scripts/build-glibc.sh runs it so, from `make glibc`
+# and from `mallocwatch setup glibc` of the installed package): only what
+# the probe-enabled glibc's build needs.
 #
 # Needs root (apt-get).  Does nothing when every package is already there,
 # so it is cheap to call from "make demo" and "make check".  On a system
@@ -39,6 +42,10 @@ PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libjansson
 clang libclang-rt-14-dev valgrind util-linux libc6-dbg \
 gawk bison dpkg-dev python3 file bc time chromium fonts-dejavu-core pbzip2 memcached gdb \
 libmicrohttpd-dev libyaml-dev libcrypt-dev openssl prometheus curl libbpf-dev strace"
+# scripts/build-glibc.sh: apt-get source (dpkg-dev), the compiler and
+# headers, glibc's build tools, <sys/sdt.h>
+[ "${MW_DEPS:-}" != glibc ] ||
+	PKGS="gcc make libc6-dev gawk bison python3 dpkg-dev systemtap-sdt-dev"
 # make check-vm (scripts/vm.sh) also needs debootstrap and qemu
 [ "${MW_DEPS_VM:-0}" != 1 ] || PKGS="$PKGS debootstrap qemu-system-x86"
 # make glibc-root (scripts/glibc-root.sh) needs debootstrap

@@ -49,6 +49,10 @@ int cmd_diff(int argc, char **argv);
  * of folded stacks (cmd_flame.c); the exit status. */
 int cmd_flame(int argc, char **argv);
 
+/* mallocwatch setup glibc: build and cache the probe-enabled glibc with
+ * the installed build-glibc.sh (cmd_setup.c); its exit status. */
+int cmd_setup(int argc, char **argv);
+
 /* The argument of -e (trace, script): the families it names (probetab.h,
  * mw_events_parse); a bad list, or one that leaves nothing, is a usage
  * error (exit 2). */

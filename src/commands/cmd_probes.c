@@ -175,6 +175,8 @@ static int pick_args(int argc, char **argv, const char *usage, int *json, int *f
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
+	if (json && *json == 2)	/* --table: our own table, no libc read */
+		return 0;
 	if (mw_choose_libc(libc_opt, pid, libc, len, err, sizeof(err)) < 0 ||
 	    mw_choose_libm(libm_opt, libc, libm, len, err, sizeof(err)) < 0) {
 		mw_error("%s", err);

@@ -57,6 +57,7 @@ static const char usage[] =
 "       mallocwatch check --metrics REPORT.json\n"
 "       mallocwatch diff [--format text|json|markdown] BASE.json NEW.json\n"
 "       mallocwatch flame [--probe NAME] [--width PX] [--bytes] [-o FILE] FOLDED\n"
+"       mallocwatch setup glibc\n"
 "       (each command's own options: mallocwatch COMMAND --help)\n"
 "\n"
 "Trace glibc's SDT probes in a program with SystemTap and print a summary:\n"

@@ -25,6 +25,7 @@ static const struct {
 	{ "check", cmd_check },
 	{ "diff", cmd_diff },
 	{ "flame", cmd_flame },
+	{ "setup", cmd_setup },
 };
 
 int main(int argc, char **argv)

@@ -27,7 +27,7 @@
 #include "target.h"
 #include "tracer.h"
 
-#define MW_VERSION "0.1"
+#include "version.h"	/* MW_VERSION, made from VERSION (Makefile) */
 
 struct mw_attach_set;
 

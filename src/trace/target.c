@@ -297,7 +297,7 @@ int mw_choose_libc(const char *libc_opt, pid_t pid, char *out, size_t len,
 	snprintf(out, len, "%s/lib/libc.so.6", prefix && *prefix ? prefix : MW_GLIBC_PREFIX);
 	if (access(out, R_OK) != 0) {
 		snprintf(err, errlen, "the system libc '%s' has no SDT probes and no "
-			 "probe-enabled glibc is at '%s'; run 'make glibc' as root or use --libc",
+			 "probe-enabled glibc is at '%s'; run 'mallocwatch setup glibc' as root or use --libc",
 			 sys, out);
 		return -1;
 	}
