@@ -42,6 +42,8 @@ while read -r d; do
 done <"$OUT/order" >"$OUT/rank"
 for f in src/*/*; do
 	sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | while read -r h; do
+		# made by the build into build/ (the Makefile's rule), no stage's
+		[ "$h" = version.h ] && grep -q '^build/version.h:' Makefile && continue
 		echo "$f $h"
 	done
 done >"$OUT/includes"
