@@ -59,7 +59,7 @@ _mallocwatch_options()
 				alias = ""
 				if (match(line, /^  -[a-zA-Z], --[a-z]/))
 					alias = substr(line, 3, 2)
-				while (match(line, /(^|[][ (|,\/])--?[a-zA-Z][a-zA-Z0-9-]*([= ][^ ;,)]+)?/)) {
+				while (match(line, /(^|[][ (|,\/])--?[a-zA-Z][a-zA-Z0-9-]*(\.[a-z][a-z-]*)*([= ][^ ;,)]+)?/)) {
 					tok = substr(line, RSTART, RLENGTH)
 					line = substr(line, RSTART + RLENGTH)
 					sub(/^[][ (|,\/]/, "", tok)

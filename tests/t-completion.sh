@@ -59,7 +59,7 @@ is "$OUT/o" glibc "setup <TAB>"
 # a new option without its line in --help fails)
 opts_of() {	# FILE [NTH table]: the long options of the NTH table in FILE
 	awk -v nth="${2:-1}" '/struct option/ { t++ } t == nth && /^[[:space:]]*\{ "/ {
-		match($0, /"[a-z-]+"/); print "--" substr($0, RSTART + 1, RLENGTH - 2) }
+		match($0, /"[a-z.-]+"/); print "--" substr($0, RSTART + 1, RLENGTH - 2) }
 		t == nth && /NULL, 0, NULL, 0/ { t++ }' "$1" | sort
 }
 for spec in "trace cmd_trace.c 1 --no-progress" "snapshot cmd_snapshot.c 1" \

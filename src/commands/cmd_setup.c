@@ -52,7 +52,7 @@ static const char setup_usage[] =
 "there is nothing to do.\n"
 "\n"
 "Options:\n"
-"  -h, --help           this text\n"
+"  --help               this text\n"
 "\n"
 "Exit status: 0 when the glibc is there (built now or before) or not\n"
 "needed; 1 when it could not be built (the build's last log lines are\n"
