@@ -158,7 +158,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
 	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
 	build/tests/fixtures/exec-after build/tests/fixtures/locked-arena \
-	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free
+	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free \
+	build/tests/fixtures/hold-mmapped
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -209,6 +210,10 @@ build/tests/fixtures/mallinfo-hold: tests/fixtures/mallinfo-hold.c
 build/tests/fixtures/locked-arena: tests/fixtures/locked-arena.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/hold-mmapped: tests/fixtures/hold-mmapped.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O0 -Wall -o $@ $<
 
 build/tests/fixtures/many-free: tests/fixtures/many-free.c
 	$(Q)mkdir -p $(@D)
