@@ -35,16 +35,6 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		hb(l->tolerance), l->ok ? "adds up" : "DOES NOT ADD UP");
 	if (l->incomplete)
 		fprintf(f, "  INCOMPLETE: %s\n", l->why);
-	/* VmHWM, read in the same stop as the ledger: the peak of the
-	 * address space the ledger counts (after the program's exec), not
-	 * the child's rusage, whose ru_maxrss also counts the forked
-	 * mallocwatch before the exec */
-	if (l->peak_rss)
-		fprintf(f, "  %-24s %12s  (VmHWM of /proc/PID/status, read with the ledger)\n",
-			"peak RSS", hb(l->peak_rss));
-	else
-		fprintf(f, "  %-24s %12s  (VmHWM of /proc/PID/status could not be read)\n",
-			"peak RSS", "unknown");
 	fprintf(f, "  %-24s %12s\n", "in use, resident", hb(t->in_use));
 	fprintf(f, "  %-24s %12s\n", "free, resident", hb(t->free_resident));
 	fprintf(f, "  %-24s %12s\n", "top chunks, resident", hb(t->top));
@@ -57,6 +47,15 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		l->nstacks, hb(l->nm_file), hb(l->nm_anon), hb(l->nm_kernel));
 	fprintf(f, "  not resident: free chunks %s, top chunks %s; malloc's pages in swap %s\n",
 		hb(t->free_returned), hb(t->top_returned), hb(t->swapped));
+	/* VmHWM, read in the same stop as the ledger: the peak of the
+	 * address space the ledger counts (after the program's exec), not
+	 * the child's rusage, whose ru_maxrss also counts the forked
+	 * mallocwatch before the exec */
+	if (l->peak_rss)
+		fprintf(f, "  peak RSS %s (the highest so far, not a part; VmHWM of "
+			"/proc/PID/status, read with the ledger)\n", hb(l->peak_rss));
+	else
+		fprintf(f, "  peak RSS unknown (VmHWM of /proc/PID/status could not be read)\n");
 }
 
 static void arenas_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l)
