@@ -159,7 +159,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
 	build/tests/fixtures/exec-after build/tests/fixtures/locked-arena \
 	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free \
-	build/tests/fixtures/hold-mmapped build/tests/fixtures/tune-det
+	build/tests/fixtures/hold-mmapped build/tests/fixtures/tune-det \
+	build/tests/fixtures/hold-shm
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -218,6 +219,10 @@ build/tests/fixtures/hold-mmapped: tests/fixtures/hold-mmapped.c
 build/tests/fixtures/tune-det: tests/fixtures/tune-det.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O0 -Wall -o $@ $<
+
+build/tests/fixtures/hold-shm: tests/fixtures/hold-shm.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -lrt
 
 build/tests/fixtures/many-free: tests/fixtures/many-free.c
 	$(Q)mkdir -p $(@D)
