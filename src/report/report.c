@@ -256,10 +256,11 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 	/* -p: what was there before may be trimmed while traced: a net below 0 */
 	int neg = s->trimmed > s->grown;
 
-	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " calls, trimmed %s in %"
-		PRIu64 " calls, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
-		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore,
-		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless, neg ? "-" : "",
+	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " call%s, trimmed %s in %"
+		PRIu64 " call%s, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
+		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore, s->nmore == 1 ? "" : "s",
+		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless, s->nless == 1 ? "" : "s",
+		neg ? "-" : "",
 		mw_human_bytes(neg ? s->trimmed - s->grown : s->grown - s->trimmed, n, sizeof(n)),
 		neg ? "-" : "", neg ? s->trimmed - s->grown : s->grown - s->trimmed,
 		mw_human_bytes((uint64_t)(s->peak > 0 ? s->peak : 0), p, sizeof(p)));
@@ -403,8 +404,8 @@ static void math_text(FILE *f, const struct mw_state *st)
 
 		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
 			continue;
-		fprintf(f, "  %s: %" PRIu64 " hits (%s)\n", mw_quote(p[i].name, q, sizeof(q)),
-			p[i].hits, info->doc);
+		fprintf(f, "  %s: %" PRIu64 " hit%s (%s)\n", mw_quote(p[i].name, q, sizeof(q)),
+			p[i].hits, p[i].hits == 1 ? "" : "s", info->doc);
 		for (size_t k = 0; k < ne; k++) {
 			if (strcmp(e[k].name, p[i].name) != 0)
 				continue;
