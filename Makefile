@@ -201,7 +201,9 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
 	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
 	build/tests/fixtures/exec-after build/tests/fixtures/locked-arena \
-	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free
+	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free \
+	build/tests/fixtures/hold-mmapped build/tests/fixtures/tune-det \
+	build/tests/fixtures/hold-shm
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -252,6 +254,18 @@ build/tests/fixtures/mallinfo-hold: tests/fixtures/mallinfo-hold.c
 build/tests/fixtures/locked-arena: tests/fixtures/locked-arena.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/hold-mmapped: tests/fixtures/hold-mmapped.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O0 -Wall -o $@ $<
+
+build/tests/fixtures/tune-det: tests/fixtures/tune-det.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O0 -Wall -o $@ $<
+
+build/tests/fixtures/hold-shm: tests/fixtures/hold-shm.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -lrt
 
 build/tests/fixtures/many-free: tests/fixtures/many-free.c
 	$(Q)mkdir -p $(@D)

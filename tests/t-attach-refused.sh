@@ -156,7 +156,7 @@ assert "arenas" in r["unknown"]["figures"] and r["thresholds"]["mmap"] is None, 
 	grep -q "^FAIL process $lpid .*arenas: unknown: no snapshot at attach" "$OUT/two.err" &&
 		grep -q "^PASS process $mpid .*arenas 2, limit <= 100" "$OUT/two.err" ||
 		fail "-p A,B: $(grep 'PASS\|FAIL' "$OUT/two.err")"
-	grep -q "processes in all: ? arenas, ? heaps (1 processes' allocator at attach unknown)" \
+	grep -q "processes in all: ? arenas, ? heaps (1 process's allocator at attach unknown)" \
 		"$OUT/two.txt" || fail "-p A,B totals: $(grep 'in all' "$OUT/two.txt")"
 	python3 -c '
 import json, sys

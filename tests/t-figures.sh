@@ -133,7 +133,7 @@ printf '# mallocwatch-stream 1\nP 10 memory_sbrk_less 2\nMW 1 ready\nS 0 135168 
 	>"$OUT/neg.mw"
 "$MW" replay -o "$OUT/neg.txt" --json "$OUT/neg.json" "$OUT/neg.mw" 2>"$OUT/neg.err" ||
 	fail "replay of neg.mw exited $?"
-grep -q 'trimmed 132.0 KiB in 1 calls, net -132.0 KiB (-135168 bytes)' "$OUT/neg.txt" ||
+grep -q 'trimmed 132.0 KiB in 1 call, net -132.0 KiB (-135168 bytes)' "$OUT/neg.txt" ||
 	fail "a net below 0: $(grep -A1 'Main arena sbrk' "$OUT/neg.txt")"
 grep -q '"net": -135168' "$OUT/neg.json" || fail "JSON net: $(grep '"net"' "$OUT/neg.json")"
 echo "ok: an sbrk net below 0 is said as one"

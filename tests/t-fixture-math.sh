@@ -28,11 +28,11 @@ for f in m["functions"]:
 assert m["sites"] == 5, m
 print(len(hits), "slow-math probes, hits and samples exact")
 PY
-grep -q '^  slowatan2: 1 hits' "$OUT/summary.txt" || fail "no slow-math section"
+grep -q '^  slowatan2: 1 hit ' "$OUT/summary.txt" || fail "no slow-math section"
 
 need_libc
 "$MW" -q --json "$OUT/real.json" -o "$OUT/real.txt" -c true || fail "mallocwatch exited $?"
-grep -q "libm.so.6' has no slow-path probes" "$OUT/real.txt" || fail "2.36 libm not reported as without probes"
+grep -q "^Nothing else to report: .*no slow-math probes in '[^']*libm.so.6' (glibc 2.19 to 2.33 have them)" "$OUT/real.txt" || fail "2.36 libm not reported as without probes"
 ok "$MW" script --runtime=kernel --libm $FIX/libmfix.so >"$OUT/kernel.stp"
 grep -q 'mark("slowatan2")' "$OUT/kernel.stp" || fail "script has no slow-math probes"
 stap_p3 "$OUT/kernel.stp"

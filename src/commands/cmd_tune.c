@@ -33,8 +33,10 @@ static const char tune_usage[] =
 "run adds nothing.  Each run is measured: its peak RSS (VmHWM), and, read\n"
 "from the process in its exit stop (ptrace, as -c does; no tracer), its\n"
 "RSS, malloc's memory in use and free but resident, its arenas; its wall\n"
-"and CPU time.  The table marks the settings no other beats on both peak\n"
-"RSS and wall time, and sets the baseline's findings (mallocwatch explain)\n"
+"and CPU time.  A setting is marked best (*) where its spread (min-max)\n"
+"of peak RSS or wall time lies wholly below another's and no other's lies\n"
+"wholly below its own (noise floors 64 KiB, 0.02 s); \"no difference\"\n"
+"otherwise.  The table sets the baseline's findings (mallocwatch explain)\n"
 "that name a tried setting beside what was measured with it.  Lock waits\n"
 "need the tracer: --waits runs each setting once more under it\n"
 "(mallocwatch -e arena -c, on the probe-enabled glibc where the system's\n"
@@ -42,8 +44,9 @@ static const char tune_usage[] =
 "the runs without it.\n"
 "\n"
 "  --try NAME=V1,V2,... a tunable (glibc.malloc.arena_max, ...) and its values\n"
-"  --repeat N           run each setting N times (default 1; medians shown);\n"
-"                       runs are interleaved: all settings, then again\n"
+"  --repeat N           run each setting N times (default 3; median and\n"
+"                       min-max shown); runs are interleaved: all\n"
+"                       settings, then again\n"
 "  -o FILE              the table to FILE (default: stdout)\n"
 "  --json FILE          every run and the medians as JSON ('-' = stdout)\n"
 "  --markdown FILE      the table as markdown ('-' = stdout)\n"
@@ -234,7 +237,7 @@ static int write_outputs(const struct tune_opts *o, struct mw_tune_row *rows, si
 
 int cmd_tune(int argc, char **argv)
 {
-	struct tune_opts o = { .repeat = 1, .timeout_ms = MW_SNAP_TIMEOUT_MS };
+	struct tune_opts o = { .repeat = 3, .timeout_ms = MW_SNAP_TIMEOUT_MS };
 	char err[PATH_MAX + 512];
 	struct mw_tune_row *rows;
 	size_t n, done = 0;

@@ -340,10 +340,12 @@ static void totals_text(FILE *f, json_t *t)
 	char a[32];
 	json_int_t net = ji(t, "sbrk_net");
 
-	fprintf(f, "\nmallocwatch: %" JSON_INTEGER_FORMAT " processes in all: ", ji(t, "processes"));
+	fprintf(f, "\nmallocwatch: %" JSON_INTEGER_FORMAT " process%s in all: ", ji(t, "processes"),
+		ji(t, "processes") == 1 ? "" : "es");
 	if (ji(t, "unknown_processes"))	/* their allocators at attach are unknown */
-		fprintf(f, "? arenas, ? heaps (%" JSON_INTEGER_FORMAT " processes' allocator at "
-			"attach unknown), ", ji(t, "unknown_processes"));
+		fprintf(f, "? arenas, ? heaps (%" JSON_INTEGER_FORMAT " process%s allocator at "
+			"attach unknown), ", ji(t, "unknown_processes"),
+			ji(t, "unknown_processes") == 1 ? "'s" : "es'");
 	else
 		fprintf(f, "%" JSON_INTEGER_FORMAT " arenas, %" JSON_INTEGER_FORMAT " heaps, ",
 			ji(t, "arenas"), ji(t, "heaps"));
@@ -584,8 +586,8 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 		fprintf(summary, "%s%s", shown++ || k->tree ? "\n" : "", texts[i]);
 	}
 	if (k->tree && shown < n)
-		fprintf(summary, "\nmallocwatch: %zu more processes summarized in the JSON report\n",
-			n - shown);
+		fprintf(summary, "\nmallocwatch: %zu more process%s summarized in the JSON report\n",
+			n - shown, n - shown == 1 ? "" : "es");
 	t = totals(reps, n);
 	totals_text(summary, t);
 	if (html)

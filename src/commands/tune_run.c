@@ -77,11 +77,16 @@ static void at_exit_stop(pid_t pid, long timeout_ms, struct mw_tune_sample *m,
 	struct mw_explained e;
 	struct mw_glibc g;
 
+	m->why[0] = '\0';
 	m->rss_exit = mw_process_rss(pid);
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
-	    mw_explain_read(pid, &g, timeout_ms, &e, err, sizeof(err)) < 0)
+	    mw_explain_read(pid, &g, timeout_ms, &e, err, sizeof(err)) < 0) {
+		snprintf(m->why, sizeof(m->why), "the allocator at exit: %.990s", err);
 		return;
+	}
 	m->arenas_exit = e.s->narenas;
+	if (!e.l)
+		snprintf(m->why, sizeof(m->why), "no RSS ledger at exit: %.990s", e.lerr);
 	if (e.l) {
 		m->rss_exit = e.l->total.rss;
 		m->in_use_exit = e.l->total.in_use;
@@ -121,7 +126,8 @@ int mw_tune_run(char *const *argv, const char *tunables, int show_output, long t
 
 	*m = (struct mw_tune_sample){ .peak_rss = MW_TUNE_UNKNOWN, .rss_exit = MW_TUNE_UNKNOWN,
 		.in_use_exit = MW_TUNE_UNKNOWN, .free_exit = MW_TUNE_UNKNOWN,
-		.arenas_exit = MW_TUNE_UNKNOWN, .waits = MW_TUNE_UNKNOWN };
+		.arenas_exit = MW_TUNE_UNKNOWN, .waits = MW_TUNE_UNKNOWN,
+		.why = "not held in its exit stop (ptrace)" };
 	if (findings) {
 		*findings = NULL;
 		*nfindings = 0;

@@ -252,6 +252,18 @@ static void arena_page(struct sweep *sw, const struct lg_range *r, uint64_t pg, 
 
 /* Every page of mapping m, from pagemap: to its region, its mmapped
  * chunk or not_malloc; its present pages set against its Rss. */
+/* The not_malloc figure of mappings of kind (LG_*). */
+static uint64_t *nm_of(struct mw_ledger *l, int kind)
+{
+	switch (kind) {
+	case LG_FILE: return &l->nm_file;
+	case LG_STACK: return &l->nm_stack;
+	case LG_KERNEL: return &l->nm_kernel;
+	case LG_SHM: return &l->nm_shm;
+	default: return &l->nm_anon;
+	}
+}
+
 static int paged(struct sweep *sw, int fd, const struct lg_vma *m, uint64_t *buf)
 {
 	struct mw_ledger *l = sw->l;
@@ -289,8 +301,7 @@ static int paged(struct sweep *sw, int fd, const struct lg_vma *m, uint64_t *buf
 			}
 			if (!present)
 				continue;
-			*(m->kind == LG_FILE ? &l->nm_file : m->kind == LG_STACK ? &l->nm_stack :
-			  m->kind == LG_KERNEL ? &l->nm_kernel : &l->nm_anon) += ps;
+			*nm_of(l, m->kind) += ps;
 		}
 	}
 	l->paged_disagree += present_bytes > m->rss ? present_bytes - m->rss :
@@ -336,7 +347,7 @@ static void totals(struct mw_ledger *l)
 	}
 	t->mmapped = mm;
 	t->swapped += sw;
-	t->not_malloc = l->nm_stack + l->nm_file + l->nm_anon + l->nm_kernel;
+	t->not_malloc = l->nm_stack + l->nm_file + l->nm_anon + l->nm_kernel + l->nm_shm;
 	t->rss += t->mmapped + t->not_malloc;
 	l->tolerance = (uint64_t)l->nvmas * l->page;
 	l->diff = (int64_t)(t->rss - l->rollup_rss);
@@ -379,8 +390,7 @@ static int count(struct sweep *sw, pid_t pid, struct lg_vma *v, size_t nv, char 
 			}
 			continue;
 		}
-		*(v[i].kind == LG_FILE ? &l->nm_file : v[i].kind == LG_STACK ? &l->nm_stack :
-		  v[i].kind == LG_KERNEL ? &l->nm_kernel : &l->nm_anon) += v[i].rss;
+		*nm_of(l, v[i].kind) += v[i].rss;
 	}
 	close(fd);
 	free(buf);

@@ -34,7 +34,8 @@
  *    against mp_.n_mmaps and mp_.mmapped_mem);
  *  - not malloc's: everything else, as stacks (the main stack and every
  *    mapping holding a thread's stack pointer, /proc/PID/task/TID/syscall),
- *    files (code, data, mapped files), other anonymous memory, and the
+ *    shared memory (shmem: shared anonymous mappings, SysV and POSIX shm,
+ *    memfds), files (code, data, mapped files), other anonymous memory, and the
  *    kernel's own ([vdso], [vvar]).
  * Mappings holding malloc's memory are counted page by page from pagemap;
  * the others take smaps' Rss.  The sum is set against smaps_rollup's Rss:
@@ -104,7 +105,7 @@ struct mw_ledger {
 	struct mw_ledger_arena *arenas;	/* as the snapshot's arenas */
 	size_t narenas;
 	/* not_malloc, by kind */
-	uint64_t nm_stack, nm_file, nm_anon, nm_kernel;
+	uint64_t nm_stack, nm_file, nm_anon, nm_kernel, nm_shm;	/* shm: shared memory */
 	size_t nstacks;			/* thread stacks found by stack pointer */
 	/* mmapped chunks found in the mappings */
 	uint64_t mmapped_found, mmapped_found_bytes;

@@ -11,7 +11,7 @@
 #include "procmem.h"
 
 /* what a mapping is, for not_malloc */
-enum { LG_ANON, LG_FILE, LG_STACK, LG_KERNEL };
+enum { LG_ANON, LG_FILE, LG_STACK, LG_KERNEL, LG_SHM };
 
 struct lg_vma {
 	uint64_t start, end;	/* [start, end) */

@@ -31,10 +31,28 @@
 #define IS_MMAPPED 2ULL
 #define SIZE_BITS 7ULL
 
+/* Shared memory (shmem, tmpfs pages), as smaps names it: a shared
+ * anonymous mapping ("/dev/zero (deleted)", MAP_SHARED|MAP_ANONYMOUS:
+ * PostgreSQL's shared_buffers), SysV shm ("/SYSV0052e2c1 (deleted)"),
+ * POSIX shm ("/dev/shm/NAME"), a memfd ("/memfd:NAME (deleted)"), a
+ * named shared anonymous mapping ("[anon_shmem:NAME]"). */
+static int is_shm(const struct lg_vma *m)
+{
+	if (strncmp(m->name, "/memfd:", 7) == 0 || strncmp(m->name, "/dev/shm/", 9) == 0 ||
+	    strncmp(m->name, "[anon_shmem:", 12) == 0)
+		return 1;
+	if (m->perms[3] != 's')
+		return 0;
+	return strcmp(m->name, "/dev/zero (deleted)") == 0 ||
+	       (strncmp(m->name, "/SYSV", 5) == 0 && strstr(m->name, " (deleted)"));
+}
+
 static int kind_of(const struct lg_vma *m)
 {
 	if (strcmp(m->name, "[stack]") == 0)
 		return LG_STACK;
+	if (is_shm(m))
+		return LG_SHM;
 	if (m->inode || m->name[0] == '/')
 		return LG_FILE;
 	if (m->name[0] == '[' && strcmp(m->name, "[heap]") != 0 &&

@@ -61,10 +61,12 @@ static void where(struct list *x)
 
 	snprintf(f->what, sizeof(f->what), "RSS %s: malloc's memory in use %s (%u%%), free but "
 		 "resident %s (%u%%: free chunks %s, top chunks %s), mmapped chunks %s, heap "
-		 "slack %s; not malloc's %s (%u%%: stacks %s, files %s, other anonymous %s)",
+		 "slack %s; not malloc's %s (%u%%: stacks %s, shared memory %s, files %s, other "
+		 "anonymous %s)",
 		 hb(t->rss), hb(t->in_use), pct(t->in_use, t->rss), hb(fr), pct(fr, t->rss),
 		 hb(t->free_resident), hb(t->top), hb(t->mmapped), hb(t->heap_slack),
-		 hb(t->not_malloc), pct(t->not_malloc, t->rss), hb(l->nm_stack), hb(l->nm_file),
+		 hb(t->not_malloc), pct(t->not_malloc, t->rss), hb(l->nm_stack), hb(l->nm_shm),
+		 hb(l->nm_file),
 		 hb(l->nm_anon + l->nm_kernel));
 	snprintf(f->evidence, sizeof(f->evidence), "malloc's pages counted one by one from "
 		 "pagemap, split by the arenas' (%zu) free chunks and tops; the sum %s smaps_rollup's "

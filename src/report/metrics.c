@@ -221,18 +221,66 @@ static int snapshot_metric(const json_t *r, enum mw_metric m, int64_t *v)
 	}
 }
 
+/* The figures read from the last snapshot's ledger (and mmapped_bytes
+ * from the snapshot itself): why one is missing, or NULL when it is
+ * there.  A replay of a stream has no snapshot; a snapshot whose ledger
+ * could not be made (the run's note says why) has none. */
+static const char *ledger_unknown(const json_t *r, enum mw_metric m)
+{
+	const json_t *s = last_snapshot(r), *l;
+
+	if (m != MW_M_mmapped_bytes && m != MW_M_rss_exit && m != MW_M_peak_rss &&
+	    m != MW_M_free_resident_bytes && m != MW_M_trim_now_bytes)
+		return NULL;
+	if (!s)
+		return "no snapshot at exit (-c) or at the end (-p) in this report";
+	if (m == MW_M_mmapped_bytes)
+		return json_is_integer(json_object_get(json_object_get(s, "totals"),
+						       "mmapped_bytes")) ? NULL :
+		       "the last snapshot has no mmapped_bytes";
+	l = json_object_get(s, "ledger");
+	if (!json_is_object(l))
+		return "the last snapshot has no RSS ledger (the run's notes say why)";
+	if (m == MW_M_peak_rss && !json_is_integer(json_object_get(l, "peak_rss")))
+		return "VmHWM of /proc/PID/status could not be read";
+	return NULL;
+}
+
+/* A figure of ledger_unknown()'s, known, into *v. */
+static int ledger_metric(const json_t *r, enum mw_metric m, int64_t *v)
+{
+	const json_t *s = last_snapshot(r), *l = json_object_get(s, "ledger");
+
+	switch (m) {
+	case MW_M_mmapped_bytes:
+		return get_int(json_object_get(s, "totals"), "mmapped_bytes", v);
+	case MW_M_rss_exit:
+		return get_int(l, "rss", v);
+	case MW_M_peak_rss:
+		return get_int(l, "peak_rss", v);
+	case MW_M_free_resident_bytes:
+		return get_int(l, "free_resident", v);
+	case MW_M_trim_now_bytes:
+		return get_int(json_object_get(s, "fragmentation"), "trim_now", v);
+	default:
+		return -1;
+	}
+}
+
 const char *mw_metric_unknown(const json_t *r, enum mw_metric m)
 {
 	const json_t *u = json_object_get(r, "unknown"), *x;
 	const char *why = json_string_value(json_object_get(u, "reason"));
 	size_t i;
 
-	if (!json_is_object(u) || m >= MW_M_COUNT)
+	if (m >= MW_M_COUNT)
 		return NULL;
+	if (!json_is_object(u))
+		return ledger_unknown(r, m);
 	json_array_foreach(json_object_get(u, "figures"), i, x)
 		if (json_is_string(x) && strcmp(json_string_value(x), metrics[m].name) == 0)
 			return why ? why : "unknown";
-	return NULL;
+	return ledger_unknown(r, m);
 }
 
 int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
@@ -244,6 +292,8 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 	*v = 0;
 	if (mw_metric_unknown(r, m))	/* a figure the report does not have */
 		return -1;
+	if (ledger_metric(r, m, v) == 0)
+		return 0;
 	if (snapshots_mode(r))
 		return snapshot_metric(r, m, v);
 	switch (m) {
@@ -286,7 +336,7 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 	case MW_M_free_bytes:
 	case MW_M_in_use_bytes:
 		return snapshot_total(r, m, v);
-	case MW_M_COUNT:
+	default:
 		break;
 	}
 	return -1;

@@ -26,6 +26,21 @@ const char *mw_report_attach_name(enum mw_attach how)
 	return "?";
 }
 
+/* The hits of the setjmp probes traced (their P records), or -1 when
+ * none of them was traced. */
+static int64_t setjmp_hits(const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+	int64_t hits = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i].known == MW_P_setjmp || p[i].known == MW_P_longjmp ||
+		    p[i].known == MW_P_longjmp_target)
+			hits = (hits < 0 ? 0 : hits) + (int64_t)p[i].hits;
+	return hits;
+}
+
 int mw_report_has_setjmp(const struct mw_state *st)
 {
 	size_t n;
@@ -143,7 +158,8 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	else if (ri->have_status)
 		fprintf(f, "  exit status %d\n", ri->exit_status);
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
-	fprintf(f, "  events: %" PRIu64 " probe hits, %" PRIu64 " lost", total, lost);
+	fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
+		total == 1 ? "" : "s", lost);
 	if (garbled)
 		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
 	if (!ended)
@@ -161,7 +177,8 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 				fputs(a == ri->last_argv ? ", " : " ", f);
 				mw_fputs_quoted(*a, f);	/* the process's: quoted */
 			}
-			fprintf(f, " (the %" PRIu64 " probe hits before it are not above)\n", before);
+			fprintf(f, " (the %" PRIu64 " probe hit%s before it %s not above)\n", before,
+				before == 1 ? "" : "s", before == 1 ? "is" : "are");
 		}
 	}
 	if (mw_state_full_tables(st)[0])
@@ -256,10 +273,11 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 	/* -p: what was there before may be trimmed while traced: a net below 0 */
 	int neg = s->trimmed > s->grown;
 
-	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " calls, trimmed %s in %"
-		PRIu64 " calls, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
-		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore,
-		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless, neg ? "-" : "",
+	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " call%s, trimmed %s in %"
+		PRIu64 " call%s, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
+		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore, s->nmore == 1 ? "" : "s",
+		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless, s->nless == 1 ? "" : "s",
+		neg ? "-" : "",
 		mw_human_bytes(neg ? s->trimmed - s->grown : s->grown - s->trimmed, n, sizeof(n)),
 		neg ? "-" : "", neg ? s->trimmed - s->grown : s->grown - s->trimmed,
 		mw_human_bytes((uint64_t)(s->peak > 0 ? s->peak : 0), p, sizeof(p)));
@@ -278,6 +296,8 @@ static void thresholds_text(FILE *f, const struct mw_state *st)
 
 	const char *how = n ? "" : mw_state_seeded(st) ? " as at attach" : " default";
 
+	if (!n && !mw_state_attach_refused(st))
+		return;		/* nothing changed them: quiet_text() */
 	if (mw_state_attach_refused(st))	/* mallopt or a tunable may have set them */
 		fprintf(f, "\nThresholds:\n  mmap threshold ?, trim threshold ? (not read at "
 			"attach)\n");
@@ -389,22 +409,18 @@ static void math_text(FILE *f, const struct mw_state *st)
 	const struct mw_event *e = mw_state_events(st, &ne);
 	char v[64], q[MW_NAME_Q];
 
-	if (!libm)
+	if (!libm || !sites)	/* none: quiet_text() */
 		return;
-	fprintf(f, sites ? "\nSlow math paths (" : "\nSlow math paths: '");
+	fprintf(f, "\nSlow math paths (");
 	mw_fputs_quoted(libm, f);
-	if (!sites) {
-		fprintf(f, "' has no slow-path probes (glibc 2.19 to 2.33 have them)\n");
-		return;
-	}
 	fprintf(f, ", %d probe sites):\n", sites);
 	for (size_t i = 0; i < np; i++) {
 		const struct mw_probe_info *info = mw_probe_info(p[i].known);
 
 		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
 			continue;
-		fprintf(f, "  %s: %" PRIu64 " hits (%s)\n", mw_quote(p[i].name, q, sizeof(q)),
-			p[i].hits, info->doc);
+		fprintf(f, "  %s: %" PRIu64 " hit%s (%s)\n", mw_quote(p[i].name, q, sizeof(q)),
+			p[i].hits, p[i].hits == 1 ? "" : "s", info->doc);
 		for (size_t k = 0; k < ne; k++) {
 			if (strcmp(e[k].name, p[i].name) != 0)
 				continue;
@@ -505,7 +521,7 @@ static void setjmp_text(FILE *f, const struct mw_state *st)
 	size_t nt;
 	const struct mw_thread *t = mw_state_threads(st, &nt);
 
-	if (!mw_report_has_setjmp(st))
+	if (setjmp_hits(st) <= 0)	/* not traced, or none: quiet_text() */
 		return;
 	fprintf(f, "\nsetjmp/longjmp:\n  %-8s %12s %12s %15s\n", "TID", "SETJMP", "LONGJMP",
 		"LONGJMP_TARGET");
@@ -604,19 +620,52 @@ static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw
 	free(v);
 }
 
+/* The sections with nothing to say, folded into one line:
+ *
+ *	Nothing else to report: no threshold change (mmap 128.0 KiB, trim
+ *	128.0 KiB, default); no setjmp/longjmp; no slow-math probes in
+ *	'/lib/x86_64-linux-gnu/libm.so.6' (glibc 2.19 to 2.33 have them)
+ *
+ * (one line in the output). */
+static void quiet_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	uint64_t mm, tr;
+	int sites, k = 0;
+	const char *libm = mw_state_libm(st, &sites);
+	char a[32], b[32];
+
+	mw_state_thresholds(st, &n, &mm, &tr);
+	if (!n && !mw_state_attach_refused(st))
+		fprintf(f, "%sno threshold change (mmap %s, trim %s, %s)", k++ ? "; " :
+			"\nNothing else to report: ", mw_human_bytes(mm, a, sizeof(a)),
+			mw_human_bytes(tr, b, sizeof(b)), mw_state_seeded(st) ? "as at attach" :
+			"default");
+	if (setjmp_hits(st) == 0)	/* traced, not hit */
+		fprintf(f, "%sno setjmp/longjmp", k++ ? "; " : "\nNothing else to report: ");
+	if (libm && !sites) {
+		fprintf(f, "%sno slow-math probes in '", k++ ? "; " : "\nNothing else to report: ");
+		mw_fputs_quoted(libm, f);
+		fprintf(f, "' (glibc 2.19 to 2.33 have them)");
+	}
+	if (k)
+		fputc('\n', f);
+}
+
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	header(f, st, ri);
 	arenas_text(f, st);
 	heaps_text(f, st);
 	sbrk_text(f, st);
-	thresholds_text(f, st);
+	thresholds_text(f, st);	/* when they changed */
 	threads_text(f, st);
 	setjmp_text(f, st);
 	settings_text(f, st);
 	retries_text(f, st);
 	math_text(f, st);
 	events_text(f, st);
+	quiet_text(f, st);
 	if (ri->snap_attach)
 		mw_snapshot_diff_text(f, ri->snap_attach, ri->snap_end);
 	else if (ri->snap_end)	/* -p, no attach snapshot: the end's own figures */

@@ -42,11 +42,21 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		"mmapped chunks", hb(t->mmapped), l->mmapped_found, hb(l->mmapped_found_bytes),
 		s->n_mmaps, hb(s->mmapped_mem));
 	fprintf(f, "  %-24s %12s\n", "heap slack", hb(t->heap_slack));
-	fprintf(f, "  %-24s %12s  (stacks %s: [stack] and %zu thread stacks; files %s, other "
-		"anonymous %s, kernel %s)\n", "not malloc's", hb(t->not_malloc), hb(l->nm_stack),
-		l->nstacks, hb(l->nm_file), hb(l->nm_anon), hb(l->nm_kernel));
+	fprintf(f, "  %-24s %12s  (stacks %s: [stack] and %zu thread stacks; shared memory %s; "
+		"files %s, other anonymous %s, kernel %s)\n", "not malloc's", hb(t->not_malloc),
+		hb(l->nm_stack), l->nstacks, hb(l->nm_shm), hb(l->nm_file), hb(l->nm_anon),
+		hb(l->nm_kernel));
 	fprintf(f, "  not resident: free chunks %s, top chunks %s; malloc's pages in swap %s\n",
 		hb(t->free_returned), hb(t->top_returned), hb(t->swapped));
+	/* VmHWM, read in the same stop as the ledger: the peak of the
+	 * address space the ledger counts (after the program's exec), not
+	 * the child's rusage, whose ru_maxrss also counts the forked
+	 * mallocwatch before the exec */
+	if (l->peak_rss)
+		fprintf(f, "  peak RSS %s (the highest so far, not a part; VmHWM of "
+			"/proc/PID/status, read with the ledger)\n", hb(l->peak_rss));
+	else
+		fprintf(f, "  peak RSS unknown (VmHWM of /proc/PID/status could not be read)\n");
 }
 
 static void arenas_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l)
@@ -138,9 +148,10 @@ json_t *mw_ledger_json(const struct mw_snapshot *s, const struct mw_ledger *l)
 		mw_json_set(&a, "address", addr_json(s->arenas[i].addr));
 		mw_json_append(&arenas, a);
 	}
-	mw_json_set(&o, "not_malloc_by_kind", json_pack("{s:I, s:I, s:I, s:I}",
+	mw_json_set(&o, "not_malloc_by_kind", json_pack("{s:I, s:I, s:I, s:I, s:I}",
 		"stacks", (json_int_t)l->nm_stack, "files", (json_int_t)l->nm_file,
-		"anonymous", (json_int_t)l->nm_anon, "kernel", (json_int_t)l->nm_kernel));
+		"anonymous", (json_int_t)l->nm_anon, "kernel", (json_int_t)l->nm_kernel,
+		"shared_memory", (json_int_t)l->nm_shm));
 	mw_json_set(&o, "mmapped_found", json_pack("{s:I, s:I}", "count",
 		(json_int_t)l->mmapped_found, "bytes", (json_int_t)l->mmapped_found_bytes));
 	mw_json_set(&o, "check", json_pack("{s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:b}",

@@ -65,8 +65,9 @@ static void heading(FILE *f, size_t n, const struct mw_top_info *info,
 	struct tm tm;
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&sec, &tm));
-	fprintf(f, "mallocwatch: %s: %zu of %zu processes map a glibc or may not be read: %zu "
-		"read, %zu inconsistent, %zu not; %.2f s\n", when, n, info->seen, t->read,
+	fprintf(f, "mallocwatch: %s: %zu of %zu process%s map a glibc or may not be read: %zu "
+		"read, %zu inconsistent, %zu not; %.2f s\n", when, n, info->seen,
+		info->seen == 1 ? "" : "es", t->read,
 		t->inconsistent, t->failed, info->seconds);
 	fprintf(f, "  %5s %-16s %6s %10s %10s %10s %10s %6s %s\n", "PID", "COMMAND", "ARENAS",
 		"SYSTEM", "IN USE", "FREE", "TRIMMABLE", "NSPID", "CGROUP/CONTAINER");

@@ -35,12 +35,15 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* The median of the known values of one figure (at offset off) over the
- * runs; MW_TUNE_UNKNOWN when none is known. */
-static uint64_t median_u64(const struct mw_tune_sample *r, size_t n, size_t off)
+ * runs (of an even count, the mean of the middle two), their least into
+ * *lo and most into *hi; all MW_TUNE_UNKNOWN when none is known. */
+static uint64_t median_u64(const struct mw_tune_sample *r, size_t n, size_t off, uint64_t *lo,
+			   uint64_t *hi)
 {
-	uint64_t *v = calloc(n ? n : 1, sizeof(*v)), m;
+	uint64_t *v = calloc(n ? n : 1, sizeof(*v)), m = MW_TUNE_UNKNOWN;
 	size_t k = 0;
 
+	*lo = *hi = MW_TUNE_UNKNOWN;
 	if (!v)
 		return MW_TUNE_UNKNOWN;
 	for (size_t i = 0; i < n; i++) {
@@ -50,48 +53,101 @@ static uint64_t median_u64(const struct mw_tune_sample *r, size_t n, size_t off)
 			v[k++] = x;
 	}
 	qsort(v, k, sizeof(*v), cmp_u64);
-	m = k ? v[k / 2] : MW_TUNE_UNKNOWN;
+	if (k) {
+		/* no overflow: v[k/2 - 1] <= v[k/2] */
+		m = k % 2 ? v[k / 2] : v[k / 2 - 1] + (v[k / 2] - v[k / 2 - 1]) / 2;
+		*lo = v[0];
+		*hi = v[k - 1];
+	}
 	free(v);
 	return m;
 }
 
-static double median_dbl(const struct mw_tune_sample *r, size_t n, size_t off)
+static double median_dbl(const struct mw_tune_sample *r, size_t n, size_t off, double *lo,
+			 double *hi)
 {
-	double *v = calloc(n ? n : 1, sizeof(*v)), m;
+	double *v = calloc(n ? n : 1, sizeof(*v)), m = 0;
 
+	*lo = *hi = 0;
 	if (!v)
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		v[i] = *(const double *)((const char *)&r[i] + off);
 	qsort(v, n, sizeof(*v), cmp_dbl);
-	m = n ? v[n / 2] : 0;
+	if (n) {
+		m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		*lo = v[0];
+		*hi = v[n - 1];
+	}
 	free(v);
 	return m;
 }
 
+/* Whether a's spread of peak RSS or wall time lies wholly below b's, by
+ * more than the noise floor: 1 peak RSS, 2 wall, 3 both, 0 neither. */
+static int beats(const struct mw_tune_row *a, const struct mw_tune_row *b)
+{
+	int r = 0;
+
+	if (a->hi.peak_rss != MW_TUNE_UNKNOWN && b->lo.peak_rss != MW_TUNE_UNKNOWN &&
+	    a->hi.peak_rss + MW_TUNE_FLOOR_RSS < b->lo.peak_rss)
+		r |= 1;
+	if (a->hi.wall_s + MW_TUNE_FLOOR_WALL < b->lo.wall_s)
+		r |= 2;
+	return r;
+}
+
+/* Every run read at its exit (peak RSS from VmHWM, not the rusage,
+ * whose ru_maxrss also counts the forked mallocwatch before the exec),
+ * and each run exited as the first did. */
+static int row_complete(const struct mw_tune_row *r)
+{
+	for (size_t j = 0; j < r->nruns; j++)
+		if (r->runs[j].why[0] || r->runs[j].peak_rss == MW_TUNE_UNKNOWN ||
+		    r->runs[j].status != r->runs[0].status)
+			return 0;
+	return r->nruns > 0;
+}
+
+static void row_finish(struct mw_tune_row *r)
+{
+	r->med.wall_s = median_dbl(r->runs, r->nruns, offsetof(struct mw_tune_sample, wall_s),
+				   &r->lo.wall_s, &r->hi.wall_s);
+	r->med.cpu_s = median_dbl(r->runs, r->nruns, offsetof(struct mw_tune_sample, cpu_s),
+				  &r->lo.cpu_s, &r->hi.cpu_s);
+#define MED(x) r->med.x = median_u64(r->runs, r->nruns, offsetof(struct mw_tune_sample, x), \
+				     &r->lo.x, &r->hi.x)
+	MED(peak_rss);
+	MED(rss_exit);
+	MED(in_use_exit);
+	MED(free_exit);
+	MED(arenas_exit);
+	MED(waits);
+#undef MED
+	r->med.status = r->nruns ? r->runs[r->nruns - 1].status : 0;
+	r->med.why[0] = '\0';
+	for (size_t j = 0, k = 0; j < r->nruns; j++)
+		if (r->runs[j].why[0] && !k++)
+			snprintf(r->med.why, sizeof(r->med.why), "run %zu: %.990s", j + 1,
+				 r->runs[j].why);
+}
+
 void mw_tune_finish(struct mw_tune_row *rows, size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		row_finish(&rows[i]);
 	for (size_t i = 0; i < n; i++) {
-		struct mw_tune_row *r = &rows[i];
+		int wins = 0, lost = 0;
 
-		r->med.wall_s = median_dbl(r->runs, r->nruns, offsetof(struct mw_tune_sample, wall_s));
-		r->med.cpu_s = median_dbl(r->runs, r->nruns, offsetof(struct mw_tune_sample, cpu_s));
-#define MED(x) r->med.x = median_u64(r->runs, r->nruns, offsetof(struct mw_tune_sample, x))
-		MED(peak_rss);
-		MED(rss_exit);
-		MED(in_use_exit);
-		MED(free_exit);
-		MED(arenas_exit);
-		MED(waits);
-#undef MED
-		r->med.status = r->nruns ? r->runs[r->nruns - 1].status : 0;
-	}
-	for (size_t i = 0; i < n; i++) {
-		rows[i].best = 1;
+		rows[i].best = 0;
+		if (!row_complete(&rows[i]))	/* never marked, and compared with none */
+			continue;
 		for (size_t j = 0; j < n; j++)
-			if (j != i && rows[j].med.peak_rss < rows[i].med.peak_rss &&
-			    rows[j].med.wall_s < rows[i].med.wall_s)
-				rows[i].best = 0;
+			if (j != i && row_complete(&rows[j])) {
+				wins |= beats(&rows[i], &rows[j]);
+				lost |= beats(&rows[j], &rows[i]);
+			}
+		rows[i].best = wins && !lost;
 	}
 }
 
@@ -168,6 +224,55 @@ static void estimates_text(FILE *f, const struct mw_tune_row *rows, size_t n, in
 	}
 }
 
+/* "MED (LO-HI)" of a byte figure; "-" unknown. */
+static const char *bspread(uint64_t med, uint64_t lo, uint64_t hi, char *buf, size_t len)
+{
+	if (med == MW_TUNE_UNKNOWN)
+		return "-";
+	if (lo == hi)
+		snprintf(buf, len, "%s", hb(med));
+	else
+		snprintf(buf, len, "%s (%s-%s)", hb(med), hb(lo), hb(hi));
+	return buf;
+}
+
+static const char *tspread(double med, double lo, double hi, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2fs (%.2f-%.2f)", med, lo, hi);
+	return buf;
+}
+
+static int any_best(const struct mw_tune_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].best)
+			return 1;
+	return 0;
+}
+
+/* Under the table: what the mark means, or that there is no difference;
+ * why a row's figures at exit are missing. */
+static void tune_notes(FILE *f, const struct mw_tune_row *rows, size_t n, int md)
+{
+	if (any_best(rows, n))
+		fprintf(f, "\n%s best: its spread (min-max over its runs) of peak RSS or of wall "
+			"time lies wholly below another setting's, and no setting's lies wholly "
+			"below its own (noise floors: %d KiB, %.2f s)\n", md ? "**best**:" : "  *",
+			MW_TUNE_FLOOR_RSS / 1024, MW_TUNE_FLOOR_WALL);
+	else
+		fprintf(f, "\n%sno difference: no setting's spread (min-max over its runs) of peak "
+			"RSS or wall time lies wholly below another's (noise floors: %d KiB, "
+			"%.2f s)\n", md ? "" : "  ", MW_TUNE_FLOOR_RSS / 1024, MW_TUNE_FLOOR_WALL);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].med.why[0]) {
+			fprintf(f, "%s%s: not compared, figures at exit missing ('-', or medians of "
+				"fewer runs; peak RSS then from the rusage): ", md ? "- " : "  ",
+				name(&rows[i]));
+			mw_fputs_quoted(rows[i].med.why, f);
+			fputc('\n', f);
+		}
+}
+
 void mw_tune_text(FILE *f, const struct mw_tune_row *rows, size_t n, char *const *cmd)
 {
 	size_t w = 10;
@@ -176,25 +281,28 @@ void mw_tune_text(FILE *f, const struct mw_tune_row *rows, size_t n, char *const
 	fputs("mallocwatch: tune", f);
 	for (size_t i = 0; cmd && cmd[i]; i++)
 		fprintf(f, " %s", mw_quote(cmd[i], q, sizeof(q)));
-	fprintf(f, ": %zu settings, %zu run%s each (medians)\n\n", n, n ? rows[0].nruns : 0,
-		n && rows[0].nruns == 1 ? "" : "s");
+	fprintf(f, ": %zu settings, %zu run%s each, interleaved (median, min-max)\n\n", n,
+		n ? rows[0].nruns : 0, n && rows[0].nruns == 1 ? "" : "s");
 	for (size_t i = 0; i < n; i++)
 		w = strlen(name(&rows[i])) > w ? strlen(name(&rows[i])) : w;
-	fprintf(f, "  %-*s %10s %10s %10s %10s %6s %8s %8s %7s %6s\n", (int)w, "SETTING",
+	fprintf(f, "  %-*s %-30s %-30s %10s %10s %6s %-22s %8s %7s %6s\n", (int)w, "SETTING",
 		"PEAK RSS", "RSS@EXIT", "IN USE", "FREE@EXIT", "ARENAS", "WALL", "CPU", "WAITS",
 		"EXIT");
 	for (size_t i = 0; i < n; i++) {
-		const struct mw_tune_sample *m = &rows[i].med;
-		char a[24], wt[24];
+		const struct mw_tune_row *r = &rows[i];
+		const struct mw_tune_sample *m = &r->med;
+		char a[24], wt[24], p[64], x[64], t[64];
 
-		fprintf(f, "%c %-*s %10s %10s %10s %10s %6s %7.2fs %7.2fs %7s %6d\n",
-			rows[i].best ? '*' : ' ', (int)w, name(&rows[i]), hb(m->peak_rss),
-			hb(m->rss_exit), hb(m->in_use_exit), hb(m->free_exit),
-			arenas(m, a, sizeof(a)), m->wall_s, m->cpu_s, waits(m, wt, sizeof(wt)),
-			m->status);
+		fprintf(f, "%c %-*s %-30s %-30s %10s %10s %6s %-22s %7.2fs %7s %6d\n",
+			r->best ? '*' : ' ', (int)w, name(r),
+			bspread(m->peak_rss, r->lo.peak_rss, r->hi.peak_rss, p, sizeof(p)),
+			bspread(m->rss_exit, r->lo.rss_exit, r->hi.rss_exit, x, sizeof(x)),
+			hb(m->in_use_exit), hb(m->free_exit), arenas(m, a, sizeof(a)),
+			tspread(m->wall_s, r->lo.wall_s, r->hi.wall_s, t, sizeof(t)), m->cpu_s,
+			waits(m, wt, sizeof(wt)), m->status);
 	}
-	fprintf(f, "\n  * no other setting has both a lower peak RSS and a shorter wall time\n"
-		"  (at exit: read in the program's exit stop; IN USE: in the arenas at exit, "
+	tune_notes(f, rows, n, 0);
+	fprintf(f, "  (at exit: read in the program's exit stop; IN USE: in the arenas at exit, "
 		"resident, mmapped chunks not included; FREE@EXIT: free chunks and tops, "
 		"resident; WAITS: arena lock waits, '-' without a tracer)\n");
 	estimates_text(f, rows, n, 0);
@@ -208,18 +316,21 @@ void mw_tune_markdown(FILE *f, const struct mw_tune_row *rows, size_t n, char *c
 	fprintf(f, "\n\n| | setting | peak RSS | RSS at exit | in use | free at exit | arenas | "
 		"wall (s) | CPU (s) | lock waits | exit |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
-		const struct mw_tune_sample *m = &rows[i].med;
-		char a[24], wt[24];
+		const struct mw_tune_row *r = &rows[i];
+		const struct mw_tune_sample *m = &r->med;
+		char a[24], wt[24], p[64], x[64], t[64];
 
-		fprintf(f, "| %s | `%s` | %s | %s | %s | %s | %s | %.2f | %.2f | %s | %d |\n",
-			rows[i].best ? "**best**" : "", name(&rows[i]), hb(m->peak_rss),
-			hb(m->rss_exit), hb(m->in_use_exit), hb(m->free_exit),
-			arenas(m, a, sizeof(a)), m->wall_s, m->cpu_s, waits(m, wt, sizeof(wt)),
-			m->status);
+		fprintf(f, "| %s | `%s` | %s | %s | %s | %s | %s | %s | %.2f | %s | %d |\n",
+			r->best ? "**best**" : "", name(r),
+			bspread(m->peak_rss, r->lo.peak_rss, r->hi.peak_rss, p, sizeof(p)),
+			bspread(m->rss_exit, r->lo.rss_exit, r->hi.rss_exit, x, sizeof(x)),
+			hb(m->in_use_exit), hb(m->free_exit), arenas(m, a, sizeof(a)),
+			tspread(m->wall_s, r->lo.wall_s, r->hi.wall_s, t, sizeof(t)), m->cpu_s,
+			waits(m, wt, sizeof(wt)), m->status);
 	}
-	fprintf(f, "\n**best**: no other setting has both a lower peak RSS and a shorter wall "
-		"time. Medians over %zu run%s each.\n", n ? rows[0].nruns : 0,
+	fprintf(f, "\nMedians (min-max) over %zu run%s each, interleaved.\n", n ? rows[0].nruns : 0,
 		n && rows[0].nruns == 1 ? "" : "s");
+	tune_notes(f, rows, n, 1);
 	estimates_text(f, rows, n, 1);
 }
 
@@ -254,6 +365,12 @@ int mw_tune_json(FILE *f, const struct mw_tune_row *rows, size_t n, char *const 
 		mw_json_set(&o, "tunables", rows[i].setting[0] ? json_string(rows[i].setting) :
 			    json_null());
 		mw_json_set(&o, "best", json_boolean(rows[i].best));
+		mw_json_set(&o, "spread", json_pack("{s:[o,o], s:[o,o], s:[f,f]}",
+			"peak_rss", unum(rows[i].lo.peak_rss), unum(rows[i].hi.peak_rss),
+			"rss_at_exit", unum(rows[i].lo.rss_exit), unum(rows[i].hi.rss_exit),
+			"wall_seconds", rows[i].lo.wall_s, rows[i].hi.wall_s));
+		mw_json_set(&o, "unknown_reason", rows[i].med.why[0] ?
+			    mw_json_str(rows[i].med.why) : json_null());
 		mw_json_set(&o, "runs", runs);
 		mw_json_append(&set, o);
 	}

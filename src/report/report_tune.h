@@ -15,6 +15,8 @@
 #include "findings.h"
 
 #define MW_TUNE_UNKNOWN UINT64_MAX	/* a figure not measured */
+#define MW_TUNE_FLOOR_RSS (64 * 1024)	/* peak RSS: page-fault noise (fault-around) */
+#define MW_TUNE_FLOOR_WALL 0.02		/* wall time, seconds: scheduling noise */
 
 /* One run of the program. */
 struct mw_tune_sample {
@@ -26,6 +28,7 @@ struct mw_tune_sample {
 	 * chunks and tops), arenas */
 	uint64_t rss_exit, in_use_exit, free_exit, arenas_exit;
 	uint64_t waits;		/* lock waits (MW_TUNE_UNKNOWN: no tracer) */
+	char why[1024];		/* why the figures at exit are unknown; "" known */
 };
 
 struct mw_tune_row {
@@ -33,13 +36,20 @@ struct mw_tune_row {
 				 * "" for the baseline */
 	struct mw_tune_sample *runs;	/* owned */
 	size_t nruns;
-	struct mw_tune_sample med;	/* medians over runs (per figure) */
-	int best;		/* no other row beats it on both peak RSS and wall */
+	struct mw_tune_sample med;	/* medians over runs (per figure; of an even
+					 * count, the mean of the middle two) */
+	struct mw_tune_sample lo, hi;	/* the spread: least and most over runs */
+	int best;		/* see mw_tune_finish() */
 	struct mw_finding *findings;	/* at the first run's exit (owned); NULL none */
 	size_t nfindings;
 };
 
-/* The medians of each row and the best marks; call before writing. */
+/* The medians and spreads of each row and the best marks; call before
+ * writing.  Row A beats row B on a figure (peak RSS, wall time) when
+ * A's spread lies wholly below B's, by more than the figure's noise
+ * floor (MW_TUNE_FLOOR_*).  A row is marked best when it beats some other
+ * row, none beats it, and its peak RSS is known in every run; when no row
+ * is, the table says "no difference". */
 void mw_tune_finish(struct mw_tune_row *rows, size_t n);
 
 /* The table ("SETTING  PEAK RSS  RSS@EXIT ..."), then the baseline's
