@@ -728,7 +728,7 @@ int cmd_replay(int argc, char **argv)
 	struct mw_stream_meta m = { .on_snapshot = replay_snapshot, .ctx = &rs };
 	struct outputs out;
 	char err[512];
-	int c, status;
+	int c, status, folded_bad = 0;
 	FILE *f;
 	struct mw_state *st;
 
@@ -756,6 +756,12 @@ int cmd_replay(int argc, char **argv)
 		mw_die(MW_EXIT_RUNTIME, "'%s': %s", argv[optind], err);
 	}
 	fclose(f);
+	if (o.folded && !m.stacks) {	/* the other reports are still written */
+		mw_error("--folded: '%s' has no stacks (it was not saved with --stacks)",
+			 argv[optind]);
+		o.folded = NULL;
+		folded_bad = 1;
+	}
 	if (mw_outputs_open(&o, &out, 0) < 0) {
 		mw_outputs_close(&o, &out);
 		status = MW_EXIT_RUNTIME;
@@ -771,12 +777,9 @@ int cmd_replay(int argc, char **argv)
 		.comm = m.comm[0] ? m.comm : NULL, .stopped = m.stopped,
 		.tracer_died = m.tracer_died };
 	status = mw_run_conclude(&out, st, &r, &ri);
-	if (o.folded && !m.stacks) {
-		mw_error("--folded: '%s' has no stacks (it was not saved with --stacks)",
-			 argv[optind]);
+	if (folded_bad)
 		status = MW_EXIT_RUNTIME;
-	} else if (o.folded && mw_run_write_folded(o.folded, m.stacks) < 0)
-		status = MW_EXIT_RUNTIME;
+	mw_run_write_folded(&out, m.stacks);
 	if (mw_outputs_close(&o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 cleanup:

@@ -664,8 +664,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	if (r.detaching)
 		*detaching = r.detaching;
 	status = report_all(o, out, k, &r, p->libc, libc_path, p->env.rt, report);
-	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
-		status = MW_EXIT_RUNTIME;
+	mw_run_write_folded(out, k->stacks);
 	return status;
 }
 

@@ -59,6 +59,8 @@ int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_sc
 		return -1;
 	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
 		return -1;
+	if (o->folded && !(out->folded = mw_output_create(o->folded, 0)))
+		return -1;
 	return 0;
 }
 
@@ -76,6 +78,8 @@ int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
 		ret |= mw_output_close(out->html, o->html, out->html_errno);
 	if (out->script)
 		ret |= mw_output_close(out->script, o->save_script, 0);
+	if (out->folded)
+		ret |= mw_output_close(out->folded, o->folded, out->folded_errno);
 	*out = (struct outputs){ 0 };
 	return ret;
 }
@@ -594,15 +598,10 @@ void mw_sink_start(struct sink *k, const struct trace_opts *o, const struct mw_e
 	}
 }
 
-int mw_run_write_folded(const char *path, struct mw_stacks *s)
+void mw_run_write_folded(struct outputs *out, struct mw_stacks *s)
 {
-	FILE *f = fopen(path, "we");
-
-	if (!f || mw_report_stacks_folded(f, s) < 0 || fclose(f) != 0) {
-		mw_error("cannot write '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	if (out->folded && mw_report_stacks_folded(out->folded, s) < 0 && !out->folded_errno)
+		out->folded_errno = errno ? errno : EIO;
 }
 
 /* After a traced run r that worked: the notes on how it ended (sites:
@@ -667,8 +666,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	if (k->save)
 		mw_run_save_footer(k->save, r, findings, ri.comm);
 	status = mw_run_conclude(out, k->st, r, &ri);
-	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
-		status = MW_EXIT_RUNTIME;
+	mw_run_write_folded(out, k->stacks);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;

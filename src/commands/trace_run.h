@@ -78,7 +78,9 @@ struct outputs {
 	FILE *stream;			/* --save-stream; NULL when not asked */
 	FILE *html;			/* --html; NULL when not asked */
 	FILE *script;			/* --save-script; NULL when not asked */
-	int summary_errno, json_errno, html_errno;	/* the first write error of each */
+	FILE *folded;			/* --folded; NULL when not asked */
+	int summary_errno, json_errno, html_errno, folded_errno;	/* the first write
+									 * error of each */
 };
 
 /* Open every output file o names, before anything runs, into *out (the
@@ -194,9 +196,11 @@ void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *fi
 			const char *comm);
 
 /* --folded FILE: the folded lines of the stacks s (report_stacks.h)
- * into path, made or truncated.  0, or -1 after a message. */
+ * into out->folded, made with the other outputs before anything ran
+ * (mw_outputs_open); nothing when it is NULL.  A write error is named
+ * when the file is closed (mw_outputs_close). */
 struct mw_stacks;
-int mw_run_write_folded(const char *path, struct mw_stacks *s);
+void mw_run_write_folded(struct outputs *out, struct mw_stacks *s);
 
 /* Is the allocator to be read every interval during a -c or -p run?
  * Only where the samples go somewhere: the --html timeline, --progress
