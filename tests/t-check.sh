@@ -78,16 +78,21 @@ echo "check: rules judged, statuses right"
 # marked), github (::error per failed rule, % escaped; a Markdown table
 # appended to $GITHUB_STEP_SUMMARY), markdown, json
 R="--baseline $S/storm24.json --check arenas<=4 --check heap_bytes_peak<=+10% --check tcache_double_free==0"
-expect 3 "$MW" check --format junit $R $S/storm24.json
+# junit in the shape Jenkins' junit-10.xsd requires (errors="N" on the
+# testsuite, issue 46), a metric the report lacks an <error>
+expect 3 "$MW" check --format junit $R --check 'system_bytes<=1G' $S/storm24.json
+python3 tests/junit_check.py "$OUT/out" || fail "junit: $(cat "$OUT/out")"
 python3 - "$OUT/out" <<'PY' || fail "junit"
 import sys, xml.etree.ElementTree as ET
-s = ET.parse(sys.argv[1]).getroot()
-assert s.tag == "testsuite" and s.get("tests") == "3" and s.get("failures") == "1", s.attrib
+s = ET.parse(sys.argv[1]).getroot().find("testsuite")
+assert (s.get("tests"), s.get("failures"), s.get("errors")) == ("4", "1", "1"), s.attrib
 cases = s.findall("testcase")
-assert [c.get("name") for c in cases] == ["arenas<=4", "heap_bytes_peak<=+10%", "tcache_double_free==0"]
-assert [c.find("failure") is not None for c in cases] == [True, False, False]
+assert [c.get("name") for c in cases] == ["arenas<=4", "heap_bytes_peak<=+10%", "tcache_double_free==0",
+                                          "system_bytes<=1G"]
+assert [c.find("failure") is not None for c in cases] == [True, False, False, False]
 assert "arenas 16, limit <= 4" in cases[0].find("failure").get("message")
-print("junit: 3 testcases, 1 failure")
+assert "not in the report" in cases[3].find("error").get("message")
+print("junit: 4 testcases, 1 failure, 1 error")
 PY
 : >"$OUT/summary.md"
 GITHUB_STEP_SUMMARY="$OUT/summary.md" expect 3 "$MW" check --format github $R $S/storm24.json
@@ -141,6 +146,21 @@ grep -qx 'process 101 (\./examples/arena-storm):' "$OUT/out" && grep -qx '  aren
 expect 0 "$MW" check --baseline "$OUT/procs-base.json" --check 'arenas<=+0' "$OUT/procs.json"
 grep -qx "PASS process 101 (./examples/arena-storm): arenas 16, limit <= 16 (baseline 16, rule 'arenas<=+0')" \
 	"$OUT/out" || fail "baseline of several: $(cat "$OUT/out")"
+# junit of several processes: valid, a testcase's classname and name
+# without its pid (the same from one run to the next), the pid in its
+# system-out
+expect 3 "$MW" check --format junit --check 'arenas<=4' "$OUT/procs.json"
+python3 tests/junit_check.py "$OUT/out" || fail "junit of several: $(cat "$OUT/out")"
+python3 - "$OUT/out" <<'PY' || fail "junit of several: $(cat "$OUT/out")"
+import sys, xml.etree.ElementTree as ET
+cases = ET.parse(sys.argv[1]).getroot().findall(".//testcase")
+assert len(cases) == 2, len(cases)
+for c, pid in zip(cases, ("100", "101")):
+    assert pid not in c.get("name") + c.get("classname"), c.attrib
+    assert c.get("name") == "arenas<=4", c.attrib
+    assert c.find("system-out").text.startswith("process %s (" % pid), c.find("system-out").text
+assert cases[1].get("classname").startswith("mallocwatch.process.arena-storm."), cases[1].attrib
+PY
 echo "several processes: --metrics each, baselines matched by command line"
 
 # diff: two recorded reports side by side, exactly as expected; exit 0

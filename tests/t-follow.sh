@@ -144,12 +144,13 @@ grep -q "^2 passed, 1 failed" "$OUT/check.err" || fail "no total: $(cat "$OUT/ch
 	'./examples/arena-storm 4 >/dev/null; ./examples/arena-storm 2 >/dev/null' 2>"$OUT/sel.err"
 rc=$?
 [ $rc = 3 ] || fail "comm= rules exited $rc, expected 3: $(cat "$OUT/sel.err")"
+python3 tests/junit_check.py "$OUT/check.xml" || fail "the junit of a tree: $(cat "$OUT/check.xml")"
 python3 - "$OUT/check.xml" <<'PY' || fail "the junit of a tree: $(cat "$OUT/check.xml")"
 import sys, xml.etree.ElementTree as ET
-s = ET.parse(sys.argv[1]).getroot()
+s = ET.parse(sys.argv[1]).getroot().find("testsuite")
 cases = s.findall("testcase")
-assert s.get("tests") == "3" and s.get("failures") == "1", s.attrib
-names = sorted(c.get("name").split(": ", 1)[1] for c in cases)
+assert s.get("tests") == "3" and s.get("failures") == "1" and s.get("errors") == "0", s.attrib
+names = sorted(c.get("name") for c in cases)
 assert names == ["comm=arena-storm:arenas<=3"] * 2 + ["comm=sh:arenas==1"], names
 failed = [c for c in cases if c.find("failure") is not None]
 assert len(failed) == 1 and "arenas 5" in failed[0].find("failure").get("message"), failed
@@ -160,10 +161,10 @@ PY
 "$MW" -f --check 'comm=arena-storm:arenas<=3' --check 'comm=sh:arenas==1' --format junit \
 	--format-output "$OUT/check2.xml" -o /dev/null -c sh -c \
 	'./examples/arena-storm 4 >/dev/null; ./examples/arena-storm 2 >/dev/null' 2>/dev/null
-python3 - "$OUT/check.xml" "$OUT/check2.xml" <<'PY' || fail "junit classnames differ between two runs of the same tree"
+python3 - "$OUT/check.xml" "$OUT/check2.xml" <<'PY' || fail "junit testcases differ between two runs of the same tree"
 import sys, xml.etree.ElementTree as ET
-a, b = ([(c.get("classname"), c.get("name").split(": ", 1)[1])
-         for c in ET.parse(f).getroot().findall("testcase")] for f in sys.argv[1:3])
+a, b = ([(c.get("classname"), c.get("name"))
+         for c in ET.parse(f).getroot().findall(".//testcase")] for f in sys.argv[1:3])
 assert sorted(a) == sorted(b), (a, b)
 assert all(c.startswith("mallocwatch.process.") and not c.split(".")[2].isdigit() for c, _ in a), a
 print("junit classnames, the same in two runs:", sorted(set(c for c, _ in a)))

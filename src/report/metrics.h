@@ -95,7 +95,8 @@ enum mw_format {
 	MW_FMT_TEXT,		/* "PASS arenas 5, limit <= 16 (rule 'arenas<=16')" per
 				 * rule, then "N passed, N failed" */
 	MW_FMT_JSON,		/* {"rules": [...], "passed": N, "failed": N} */
-	MW_FMT_JUNIT,		/* JUnit XML, one testcase per rule */
+	MW_FMT_JUNIT,		/* JUnit XML (junit-10.xsd's shape), one testcase
+				 * per rule */
 	MW_FMT_GITHUB,		/* "::error title=...::..." per failed rule; a Markdown
 				 * table appended to $GITHUB_STEP_SUMMARY when set */
 	MW_FMT_MARKDOWN,	/* a Markdown table */

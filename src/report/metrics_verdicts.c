@@ -151,35 +151,58 @@ static void text_results(FILE *out, const struct mw_rule *rules, const struct mw
 	fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
 }
 
-/* --format junit: a testsuite of one testcase per rule, the failed ones
- * with a failure whose message is the result line. */
+/* s as XML text: quoted first as messages quote strings (msg.h: control
+ * bytes and bytes that are not UTF-8 as \xNN, which XML 1.0 cannot carry
+ * even as character references), then its special characters as
+ * entities. */
+static void xml_text(FILE *out, const char *s)
+{
+	char q[1024];
+
+	mw_xml_escape(out, mw_quote(s, q, sizeof(q)));
+}
+
+/* --format junit, in the shape the common readers validate (the Jenkins
+ * xunit plugin's junit-10.xsd, GitLab's, pytest's own --junitxml output
+ * as the model): <testsuites> holding one <testsuite> with the required
+ * name, tests, failures and errors; a <testcase> per rule (and process),
+ * its classname and name the same from one run to the next (no pid, no
+ * address: a CI's test history follows them), a failed rule's <failure>,
+ * a rule whose metric is missing an <error> (it could not be judged), and
+ * the result line, with the process's pid, in its <system-out>. */
 static void junit_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
 			  size_t n, size_t failed, const struct who *w)
 {
+	size_t errors = 0;
 	char line[512];
 
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mallocwatch\""
-		" tests=\"%zu\" failures=\"%zu\">\n", n, failed);
+	for (size_t i = 0; i < n; i++)
+		errors += v[i].missing;
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mallocwatch\""
+		" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n  <testsuite name=\"mallocwatch\""
+		" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\">\n", n,
+		failed - errors, errors, n, failed - errors, errors);
 	for (size_t i = 0; i < n; i++) {
 		result_line(line, sizeof(line), &rules[i], &v[i]);
-		if (w)
-			fprintf(out, "  <testcase classname=\"%s\" name=\"", w[i].cls);
-		else
-			fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
+		fprintf(out, "    <testcase classname=\"%s\" name=\"",
+			w ? w[i].cls : "mallocwatch.check");
+		xml_text(out, rules[i].text);
+		fputs("\">\n", out);
+		if (!v[i].ok) {
+			fputs(v[i].missing ? "      <error type=\"missing\" message=\"" :
+			      "      <failure type=\"rule\" message=\"", out);
+			xml_text(out, line);
+			fputs("\"/>\n", out);
+		}
+		fputs("      <system-out>", out);
 		if (w) {
-			mw_xml_escape(out, w[i].label);
+			xml_text(out, w[i].label);
 			fputs(": ", out);
 		}
-		mw_xml_escape(out, rules[i].text);
-		if (v[i].ok) {
-			fputs("\"/>\n", out);
-			continue;
-		}
-		fputs("\">\n    <failure message=\"", out);
-		mw_xml_escape(out, line);
-		fputs("\"/>\n  </testcase>\n", out);
+		xml_text(out, line);
+		fputs("</system-out>\n    </testcase>\n", out);
 	}
-	fputs("</testsuite>\n", out);
+	fputs("  </testsuite>\n</testsuites>\n", out);
 }
 
 /* --format github: a notice or error workflow command per rule, and the
