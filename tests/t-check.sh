@@ -95,9 +95,10 @@ assert "not in the report" in cases[3].find("error").get("message")
 print("junit: 4 testcases, 1 failure, 1 error")
 PY
 : >"$OUT/summary.md"
-GITHUB_STEP_SUMMARY="$OUT/summary.md" expect 3 "$MW" check --format github $R $S/storm24.json
+GITHUB_STEP_SUMMARY="$OUT/summary.md" expect 3 "$MW" check --format github $R \
+	--check 'heap_bytes_peak<=-10%' $S/storm24.json
 grep -qx "::error title=mallocwatch::FAIL arenas 16, limit <= 4 (rule 'arenas<=4')" "$OUT/out" || fail "$(cat "$OUT/out")"
-grep -q "rule 'heap_bytes_peak<=+10%25')" "$OUT/out" || fail "% not escaped: $(cat "$OUT/out")"
+grep -q "^::error .*rule 'heap_bytes_peak<=-10%25')" "$OUT/out" || fail "% not escaped: $(cat "$OUT/out")"
 grep -q '^| \*\*FAIL\*\* | `arenas<=4` | 16 | <= 4 |' "$OUT/summary.md" || fail "step summary: $(cat "$OUT/summary.md")"
 expect 3 "$MW" check --format markdown $R $S/storm24.json
 grep -q '^### mallocwatch: 2 passed, 1 failed' "$OUT/out" || fail "$(cat "$OUT/out")"
@@ -161,7 +162,28 @@ for c, pid in zip(cases, ("100", "101")):
     assert c.find("system-out").text.startswith("process %s (" % pid), c.find("system-out").text
 assert cases[1].get("classname").startswith("mallocwatch.process.arena-storm."), cases[1].attrib
 PY
-echo "several processes: --metrics each, baselines matched by command line"
+# github of several: an ::error per failed rule, none for one that holds
+# (GitHub shows 10 error annotations a step: the tenth says how many more),
+# every result in the step summary
+python3 - $S/trim.json $S/storm24.json "$OUT" <<'PY' || exit 99
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ps = [dict(a, target=dict(a["target"], pid=200))]
+ps += [dict(b, target=dict(b["target"], pid=201 + i, argv=["./storm", str(i)])) for i in range(12)]
+json.dump(dict(a, processes=ps), open(sys.argv[3] + "/procs13.json", "w"))
+PY
+: >"$OUT/sum13.md"
+GITHUB_STEP_SUMMARY="$OUT/sum13.md" expect 3 "$MW" check --format github --check 'arenas<=4' "$OUT/procs13.json"
+grep -q "^::notice" "$OUT/out" && fail "github: a notice for a rule that holds: $(cat "$OUT/out")"
+[ "$(grep -c '^::error title=mallocwatch::FAIL process 2[0-9]* (\./storm): arenas 16' "$OUT/out")" = 9 ] ||
+	fail "github: not 9 errors: $(cat "$OUT/out")"
+grep -qx '::error title=mallocwatch::and 3 more rules failed: the step summary lists them' "$OUT/out" ||
+	fail "github: no count of the errors past 10: $(cat "$OUT/out")"
+grep -qx 'mallocwatch: 1 passed, 12 failed; every result is in the step summary' "$OUT/out" ||
+	fail "github: no counts: $(cat "$OUT/out")"
+[ "$(grep -c '^| \(pass\|\*\*FAIL\*\*\) | process ' "$OUT/sum13.md")" = 13 ] ||
+	fail "github: the step summary has not every result: $(cat "$OUT/sum13.md")"
+echo "several processes: --metrics each, baselines matched by command line, github's errors"
 
 # diff: two recorded reports side by side, exactly as expected; exit 0
 # even though they differ (diff reports, check judges)

@@ -38,9 +38,10 @@ static const char check_usage[] =
 "  --strict-env         such a baseline is an error (exit 2)\n"
 "  --format F           text (default), json, junit (one testcase per rule,\n"
 "                       and process, named without pids: valid against\n"
-"                       Jenkins' junit-10.xsd), github (::error annotations,\n"
-"                       and a Markdown table appended to $GITHUB_STEP_SUMMARY\n"
-"                       when set) or markdown\n"
+"                       Jenkins' junit-10.xsd), github (::error annotations\n"
+"                       for failed rules alone, at most 10; every result in a\n"
+"                       Markdown table appended to $GITHUB_STEP_SUMMARY when\n"
+"                       set) or markdown\n"
 "  --metrics            list the report's metrics and their values\n"
 "\n"
 "Metrics (docs/json.md, \"Metrics\"):\n";

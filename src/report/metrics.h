@@ -97,8 +97,10 @@ enum mw_format {
 	MW_FMT_JSON,		/* {"rules": [...], "passed": N, "failed": N} */
 	MW_FMT_JUNIT,		/* JUnit XML (junit-10.xsd's shape), one testcase
 				 * per rule */
-	MW_FMT_GITHUB,		/* "::error title=...::..." per failed rule; a Markdown
-				 * table appended to $GITHUB_STEP_SUMMARY when set */
+	MW_FMT_GITHUB,		/* "::error title=...::..." per failed rule (at most
+				 * 10), none for the others; a Markdown table of
+				 * them all appended to $GITHUB_STEP_SUMMARY when
+				 * set */
 	MW_FMT_MARKDOWN,	/* a Markdown table */
 };
 

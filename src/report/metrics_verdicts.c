@@ -86,6 +86,16 @@ struct who {
 	char cls[96];		/* junit: "mallocwatch.process.python3.1a2b3c4d" */
 };
 
+/* s in a Markdown table's cell: | (which would end the cell), <, > and
+ * ` escaped (a process's name is its own bytes; GitHub renders the step
+ * summary as Markdown, HTML included). */
+static void md_cell(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputs(*s == '|' ? "\\|" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" :
+		      *s == '`' ? "\\`" : (char[2]){ *s, 0 }, out);
+}
+
 static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
 		     size_t n, size_t failed, const struct who *w)
 {
@@ -94,8 +104,10 @@ static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_ver
 		n - failed, failed, w ? " process |" : "", w ? "---|" : "");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "| %s | ", v[i].ok ? "pass" : "**FAIL**");
-		if (w)
-			fprintf(out, "%s | ", w[i].label);
+		if (w) {
+			md_cell(out, w[i].label);
+			fputs(" | ", out);
+		}
 		fprintf(out, "`%s` | ", rules[i].text);
 		if (v[i].missing)
 			fprintf(out, "missing | | |\n");
@@ -205,34 +217,61 @@ static void junit_results(FILE *out, const struct mw_rule *rules, const struct m
 	fputs("  </testsuite>\n</testsuites>\n", out);
 }
 
-/* --format github: a notice or error workflow command per rule, and the
- * Markdown table appended to $GITHUB_STEP_SUMMARY when it is set. */
+/* GitHub shows at most this many error annotations of a step (and 50 of
+ * a job): more are dropped without a word (actions/toolkit,
+ * docs/problem-matchers.md, "Limitations"). */
+#define GITHUB_ERRORS 10
+
+/* A workflow command's message: %, CR and LF escaped. */
+static void github_escaped(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputs(*s == '%' ? "%25" : *s == '\r' ? "%0D" : *s == '\n' ? "%0A" :
+		      (char[2]){ *s, 0 }, out);
+}
+
+/* --format github: an ::error annotation per failed rule (at most
+ * GITHUB_ERRORS: past them the last says how many more), no annotation
+ * for a rule that holds (they would bury the errors); every result in the
+ * Markdown table appended to $GITHUB_STEP_SUMMARY when it is set; then a
+ * plain line with the counts and where the rest is. */
 static void github_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
 			   size_t n, size_t failed, const struct who *w)
 {
 	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	int table = 0;
+	size_t shown = 0;
 	char line[512];
 
-	for (size_t i = 0; i < n; i++) {
-		result_line(line, sizeof(line), &rules[i], &v[i]);
-		fprintf(out, "::%s title=mallocwatch::%s ", v[i].ok ? "notice" : "error",
-			v[i].ok ? "PASS" : "FAIL");
-		if (w)	/* a label is made of a pid and a quoted command name */
-			fprintf(out, "%s: ", w[i].label);
-		/* workflow commands: %, CR and LF are escaped in a message */
-		for (const char *p = line; *p; p++)
-			fputs(*p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A" :
-			      (char[2]){ *p, 0 }, out);
-		fputc('\n', out);
-	}
 	if (summary && *summary) {
 		FILE *s = mw_output_append(summary);
 
 		if (s) {
 			markdown(s, rules, v, n, failed, w);
-			fclose(s);
+			table = fclose(s) == 0;
 		}
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].ok)
+			continue;
+		if (++shown == GITHUB_ERRORS && failed > GITHUB_ERRORS) {
+			fprintf(out, "::error title=mallocwatch::and %zu more rules failed: %s\n",
+				failed - shown + 1, table ? "the step summary lists them" :
+				"--format text lists them");
+			break;
+		}
+		result_line(line, sizeof(line), &rules[i], &v[i]);
+		fputs("::error title=mallocwatch::FAIL ", out);
+		if (w) {
+			github_escaped(out, w[i].label);
+			fputs(": ", out);
+		}
+		github_escaped(out, line);
+		fputc('\n', out);
+	}
+	fprintf(out, "mallocwatch: %zu passed, %zu failed; %s\n", n - failed, failed,
+		table ? "every result is in the step summary" :
+		"GITHUB_STEP_SUMMARY is not set: --format text or markdown lists every result");
 }
 
 /* The verdicts, each of w's process when w is not NULL. */
