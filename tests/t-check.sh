@@ -199,9 +199,46 @@ print("a report against itself: no change")
 PY
 expect 0 "$MW" diff --format markdown $S/trim.json $S/storm24.json
 grep -qx '| `arenas` | 1 | 16 | +15 | +1500.0% | count |' "$OUT/out" || fail "markdown diff: $(head -4 "$OUT/out")"
-expect 0 "$MW" diff "$OUT/procs.json" $S/trim.json
-grep -q "procs.json' is a report of 2 processes: diff compares the first's alone, process 100 " \
-	"$OUT/err" || fail "diff of a report of several: no warning: $(cat "$OUT/err")"
+# reports of several processes (issue 46): every process diffed, matched
+# by command line and order as check --baseline matches them; a prefork
+# server whose two workers went from 1 arena to 16 shows it on each
+# worker, not "+0" on the first process; a process only in one is listed
+python3 - $S/trim.json $S/storm24.json "$OUT" <<'PY' || exit 99
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+def proc(r, pid, argv):
+    return dict(r, target=dict(r["target"], pid=pid, argv=argv))
+base = [proc(a, 10, ["./prefork"]), proc(a, 11, ["./prefork", "worker"]),
+        proc(a, 12, ["./prefork", "worker"]), proc(a, 13, ["./cron"])]
+new = [proc(a, 20, ["./prefork"]), proc(b, 21, ["./prefork", "worker"]),
+       proc(b, 22, ["./prefork", "worker"]), proc(a, 23, ["./logger"])]
+json.dump(dict(base[0], processes=base), open(sys.argv[3] + "/tree-base.json", "w"))
+json.dump(dict(new[0], processes=new), open(sys.argv[3] + "/tree-new.json", "w"))
+PY
+expect 0 "$MW" diff "$OUT/tree-base.json" "$OUT/tree-new.json"
+[ -s "$OUT/err" ] && fail "diff of trees: $(cat "$OUT/err")"
+cp "$OUT/out" "$OUT/tree-diff.txt"
+grep -qx "Processes, matched by command line and order (as check --baseline matches them): 3 in both (2 changed), 1 appeared, 1 vanished" \
+	"$OUT/tree-diff.txt" || fail "diff of trees: $(cat "$OUT/tree-diff.txt")"
+grep -qx "~ './prefork worker' (pid 11 -> 21): [0-9]* of [0-9]* metrics changed" "$OUT/tree-diff.txt" &&
+	grep -qx "~ './prefork worker' #1 (pid 12 -> 22): [0-9]* of [0-9]* metrics changed" "$OUT/tree-diff.txt" &&
+	[ "$(grep -c '^arenas  *1  *16  *+15 ' "$OUT/tree-diff.txt")" = 2 ] &&
+	grep -qx "= './prefork' (pid 10 -> 20): no change" "$OUT/tree-diff.txt" &&
+	grep -qx "+ './logger' (pid 23): only in $OUT/tree-new.json" "$OUT/tree-diff.txt" &&
+	grep -qx -- "- './cron' (pid 13): only in $OUT/tree-base.json" "$OUT/tree-diff.txt" ||
+	fail "diff of trees: $(cat "$OUT/tree-diff.txt")"
+expect 0 "$MW" diff --format json "$OUT/tree-base.json" "$OUT/tree-new.json"
+python3 - "$OUT/out" <<'PY' || fail "diff of trees, JSON: $(cat "$OUT/out")"
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"]
+assert [(e["base_pid"], e["new_pid"], e["order"]) for e in p["both"]] == [(10, 20, 0), (11, 21, 0), (12, 22, 1)], p["both"]
+m = {x["metric"]: x for x in p["both"][1]["metrics"]}
+assert (m["arenas"]["base"], m["arenas"]["new"]) == (1, 16), m["arenas"]
+assert [e["argv"] for e in p["appeared"]] == [["./logger"]] and [e["pid"] for e in p["vanished"]] == [13], p
+PY
+expect 0 "$MW" diff --format markdown "$OUT/tree-base.json" "$OUT/tree-new.json"
+grep -qx "| './prefork worker' #1 | \`arenas\` | 1 | 16 | +15 | +1500.0% | count |" "$OUT/out" ||
+	fail "diff of trees, markdown: $(cat "$OUT/out")"
 expect 2 "$MW" diff $S/storm24.json
 expect 2 "$MW" diff --format junit $S/trim.json $S/storm24.json
 echo "diff: exact"

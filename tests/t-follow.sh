@@ -176,6 +176,14 @@ PY
 TREE='./examples/arena-storm 2 >/dev/null; ./examples/arena-storm 3 >/dev/null'
 GLIBC_TUNABLES=glibc.malloc.arena_max=2 "$MW" -q -f --json "$OUT/base.json" -o /dev/null \
 	-c sh -c "$TREE" || fail "the baseline run failed"
+# diff of two trees: each process against the baseline's same one, the
+# arena-storms' arena counts changed (2 -> 3 and 2 -> 4)
+"$MW" -q -f --json "$OUT/new.json" -o /dev/null -c sh -c "$TREE" || fail "the new run failed"
+"$MW" diff "$OUT/base.json" "$OUT/new.json" >"$OUT/diff.txt" 2>"$OUT/diff.err" || fail "diff exited $?"
+grep -q "^Processes, matched by command line and order (as check --baseline matches them): 3 in both ([23] changed), 0 appeared, 0 vanished" \
+	"$OUT/diff.txt" && grep -q "^~ './examples/arena-storm 3' (pid [0-9]* -> [0-9]*): " "$OUT/diff.txt" &&
+	[ "$(grep -c '^arenas  *2  *[34]  *+[12] ' "$OUT/diff.txt")" = 2 ] ||
+	fail "diff of two trees: $(cat "$OUT/diff.txt" "$OUT/diff.err")"
 "$MW" -q -f --repeat 2 --baseline "$OUT/base.json" --check 'arenas<=+0' --format json \
 	--format-output "$OUT/rep.json" -o /dev/null -c sh -c "$TREE" 2>"$OUT/rep.err"
 rc=$?

@@ -215,29 +215,15 @@ static const char diff_usage[] =
 "Two reports side by side: every metric (see `mallocwatch check --help`,\n"
 "thresholds included) with its change and percent, then the arenas that\n"
 "appeared, vanished or changed their heaps or heap bytes (main_arena, then the\n"
-"others in the order they were made: addresses differ from run to run).  Of a\n"
-"report of several processes (-f, -p PID,PID,...), the first process's alone,\n"
-"with a warning.\n"
+"others in the order they were made: addresses differ from run to run).\n"
+"Reports of several processes (-f, -p PID,PID,..., --cgroup): every process,\n"
+"matched as check --baseline matches them (command line, and how many before\n"
+"it had the same), the changed ones with the metrics that changed, then the\n"
+"processes that appeared or vanished.\n"
 "Exit 0: diff reports, check judges.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch diff base.json new.json\n";
-
-/* A report of several processes (-f, -p PID,PID, --cgroup) is the first
- * process's at its top, which is all diff compares: say so. */
-static void first_only(const json_t *report, const char *path)
-{
-	const json_t *procs = json_object_get(report, "processes");
-	const char *name = mw_report_process_name(report);
-	char q[80], qp[PATH_MAX + 8];
-
-	if (json_array_size(procs) > 1)
-		mw_warn("'%s' is a report of %zu processes: diff compares the first's alone, "
-			"process %d (%s)", mw_quote(path, qp, sizeof(qp)), json_array_size(procs),
-			(int)json_integer_value(json_object_get(json_object_get(report, "target"),
-								"pid")),
-			name ? mw_quote(name, q, sizeof(q)) : "?");
-}
 
 int cmd_diff(int argc, char **argv)
 {
@@ -267,8 +253,6 @@ int cmd_diff(int argc, char **argv)
 		mw_usage_error("diff takes two report files");
 	a = load_report(argv[optind]);
 	b = load_report(argv[optind + 1]);
-	first_only(a, argv[optind]);
-	first_only(b, argv[optind + 1]);
 	root = mw_diff_new(a, b, argv[optind], argv[optind + 1]);
 	json_decref(a);
 	json_decref(b);

@@ -17,6 +17,7 @@
 
 #include "hash.h"
 #include "metrics.h"
+#include "metrics_int.h"
 #include "jsonout.h"
 #include "msg.h"
 #include "output.h"
@@ -89,7 +90,7 @@ struct who {
 /* s in a Markdown table's cell: | (which would end the cell), <, > and
  * ` escaped (a process's name is its own bytes; GitHub renders the step
  * summary as Markdown, HTML included). */
-static void md_cell(FILE *out, const char *s)
+void mw_md_cell(FILE *out, const char *s)
 {
 	for (; *s; s++)
 		fputs(*s == '|' ? "\\|" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" :
@@ -105,7 +106,7 @@ static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_ver
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "| %s | ", v[i].ok ? "pass" : "**FAIL**");
 		if (w) {
-			md_cell(out, w[i].label);
+			mw_md_cell(out, w[i].label);
 			fputs(" | ", out);
 		}
 		fprintf(out, "`%s` | ", rules[i].text);
