@@ -215,7 +215,10 @@ int64_t mw_sat_percent(int64_t a, int64_t pct);
  * object: {"base": a_name, "new": b_name,
  * "metrics": [{metric, base, new, change, percent}], "arenas":
  * {"appeared", "vanished", "changed"}}; names may be any bytes (escaped,
- * jsonout.h).  NULL when out of memory. */
+ * jsonout.h).  When either is a report of several processes, the top is
+ * the first processes' and "processes" has every process of b against
+ * a's of the same key (mw_report_process_key), and those of one alone
+ * (metrics_diff_procs.c).  NULL when out of memory. */
 json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const char *b_name);
 
 /* Write diff (from mw_diff_new) to f as text, JSON or a Markdown table
