@@ -196,7 +196,18 @@ assert len(res) == 3 and all(x["process"] for x in res), res
 # the shell, then each arena-storm against the baseline's same one
 got = [(x["ok"], x["value"], x["baseline"]) for x in res]
 assert got == [(True, 1, 1), (False, 3, 2), (False, 4, 2)], got
+# each result: every run's pid and value, and the run judged (the first
+# with the largest value), whose pid is the result's: where the values tie,
+# the first run's, not the last's
+for x in res:
+    runs = x["runs"]
+    assert [r["run"] for r in runs] == [1, 2] and len(set(r["pid"] for r in runs)) == 2, x
+    worst = max(r["value"] for r in runs)
+    assert x["run"] == 1 + [r["value"] for r in runs].index(worst), x
+    assert x["process"] == runs[x["run"] - 1]["pid"] and x["value"] == worst, x
 PY
+grep -Eq "^mallocwatch: process './examples/arena-storm 3': arenas per run: 1: [0-9]+ \(pid [0-9]+\), 2: [0-9]+ \(pid [0-9]+\); max [0-9]+, run [12]$" \
+	"$OUT/rep.err" || fail "--repeat -f: no per-run values: $(cat "$OUT/rep.err")"
 
 # 3. make -C a project whose recipe runs a threaded program
 mkdir -p "$OUT/proj"

@@ -195,7 +195,7 @@ int cmd_check(int argc, char **argv)
 	if (a.nrules && json_is_array(json_object_get(report, "processes"))) {
 		/* a run of several processes: each judged, named */
 		failed = mw_rules_report_procs(stdout, a.fmt, a.rules, a.nrules, &report, 1,
-					       MW_AGG_WORST, base, NULL);
+					       MW_AGG_WORST, base, NULL, NULL);
 	} else if (a.nrules) {
 		failed = mw_rules_report(stdout, a.fmt, a.rules, a.nrules, report, base);
 	}

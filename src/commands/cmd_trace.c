@@ -153,7 +153,9 @@ static const char usage[] =
 "                       on scheduling) and judge --check rules on every run's\n"
 "                       figure, aggregated by --aggregate; -o/--json keep the\n"
 "                       last run's report.  Without -f the runs share one\n"
-"                       tracer session (armed once), each reported on its own\n"
+"                       tracer session (armed once), each reported on its own;\n"
+"                       with -f each process's figure per run is listed, and\n"
+"                       its result names the run judged and that run's pid\n"
 "  --linger SECONDS     with -c: the tracer session stays armed SECONDS (at\n"
 "                       most 600) after the run and serves the next -c run of\n"
 "                       the same script, which then arms nothing and waits\n"
@@ -553,7 +555,7 @@ static int judge_each(const struct trace_opts *o, json_t *const *reports, size_t
 	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0)
 		return MW_EXIT_USAGE;
 	if (mw_rules_report_procs(o->format_file ? o->format_file : stderr, o->format, o->rules,
-				  o->nrules, reports, n, o->aggregate, o->baseline, &judged) &&
+				  o->nrules, reports, n, o->aggregate, o->baseline, &judged, stderr) &&
 	    status == MW_EXIT_OK)
 		status = MW_EXIT_CHECK;
 	if (!judged)

@@ -5,7 +5,10 @@
 #define MALLOCWATCH_METRICS_INT_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "metrics.h"
 
 /* Is r a report of several processes (it has "processes")?  1 or 0. */
 int mw_diff_is_multi(const json_t *r);
@@ -35,6 +38,30 @@ void mw_diff_text_one(FILE *f, const json_t *d, int changed_only);
  * row's metric. */
 const char *mw_diff_num(const json_t *row, const char *key, char *buf, size_t len, int sign);
 const char *mw_diff_unit(const json_t *row);
+
+/* Whose result a verdict is, in a run of several processes
+ * (metrics_procs.c builds them, metrics_verdicts.c writes them). */
+struct mw_who {
+	int pid;		/* the process judged: of the run whose value it was */
+	char label[192];	/* "process 4242 (python3)"; --repeat: ", run 2 of 3" */
+	char cls[96];		/* junit: "mallocwatch.process.python3.1a2b3c4d" */
+	/* --repeat: the runs that had the process (nruns; 0 when there was
+	 * one run), each one's number (1 the first), pid and value (has 0:
+	 * it lacks the metric); run: the number of the one judged */
+	size_t nruns;
+	int run;
+	int *run_no, *run_pid, *run_has;
+	int64_t *run_val;
+};
+
+/* Write verdicts v[0..n-1] of rules in format f, the i-th of w[i]'s
+ * process (w NULL: of the one report's); how many failed. */
+size_t mw_verdicts_write_who(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			     const struct mw_verdict *v, size_t n, const struct mw_who *w);
+
+/* w's values per run as "1: 5 (pid 100), 2: 6 (pid 200)" into buf ("" for
+ * one run). */
+const char *mw_who_runs(const struct mw_who *w, char *buf, size_t len);
 
 /* s in a Markdown table's cell: |, <, > and ` escaped. */
 void mw_md_cell(FILE *out, const char *s);

@@ -8,14 +8,12 @@
  * json, junit (XML), github (workflow commands, and a Markdown table
  * appended to $GITHUB_STEP_SUMMARY) and markdown say the same.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
 #include "metrics.h"
 #include "metrics_int.h"
 #include "jsonout.h"
@@ -79,14 +77,6 @@ static void result_line(char *buf, size_t len, const struct mw_rule *r,
 }
 
 
-/* A Markdown table of the results (also GitHub's step summary). */
-/* Whose result each is, in a run of several processes. */
-struct who {
-	int pid;
-	char label[96];		/* "process 4242 (python3)" */
-	char cls[96];		/* junit: "mallocwatch.process.python3.1a2b3c4d" */
-};
-
 /* s in a Markdown table's cell: | (which would end the cell), <, > and
  * ` escaped (a process's name is its own bytes; GitHub renders the step
  * summary as Markdown, HTML included). */
@@ -98,7 +88,7 @@ void mw_md_cell(FILE *out, const char *s)
 }
 
 static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-		     size_t n, size_t failed, const struct who *w)
+		     size_t n, size_t failed, const struct mw_who *w)
 {
 	fprintf(out, "### mallocwatch: %zu passed, %zu failed\n\n"
 		"| result |%s rule | value | limit | baseline |\n|---|%s---|---|---|---|\n",
@@ -121,18 +111,51 @@ static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_ver
 	}
 }
 
-static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict *v, size_t n,
-			    size_t failed, const struct who *w)
+const char *mw_who_runs(const struct mw_who *w, char *buf, size_t len)
+{
+	size_t m = 0;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < w->nruns && m < len; r++)
+		m += (size_t)(w->run_has[r] ?
+			snprintf(buf + m, len - m, "%s%d: %" PRId64 " (pid %d)", r ? ", " : "",
+				 w->run_no[r], w->run_val[r], w->run_pid[r]) :
+			snprintf(buf + m, len - m, "%s%d: missing (pid %d)", r ? ", " : "",
+				 w->run_no[r], w->run_pid[r]));
+	return buf;
+}
+
+/* --repeat: the runs of a process's result, {run, pid, value} each. */
+static json_t *json_runs(const struct mw_who *w)
 {
 	json_t *arr = json_array();
 
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o}",
+	for (size_t r = 0; r < w->nruns; r++)
+		mw_json_append(&arr, json_pack("{s:i, s:i, s:o}", "run", w->run_no[r], "pid",
+					       w->run_pid[r], "value", w->run_has[r] ?
+					       json_integer(w->run_val[r]) : json_null()));
+	return arr;
+}
+
+static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict *v, size_t n,
+			    size_t failed, const struct mw_who *w)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o}",
 			"rule", mw_json_str(rules[i].text), "metric", mw_metric_info(rules[i].metric)->name,
 			"ok", v[i].ok, "value", v[i].missing ? json_null() : json_integer(v[i].value),
 			"limit", v[i].missing ? json_null() : json_integer(v[i].limit),
 			"baseline", v[i].has_baseline ? json_integer(v[i].baseline) : json_null(),
-			"process", w ? json_integer(w[i].pid) : json_null()));
+			"process", w ? json_integer(w[i].pid) : json_null());
+
+		if (w && w[i].nruns) {	/* --repeat: which run was judged, and each */
+			mw_json_set(&o, "run", w[i].run ? json_integer(w[i].run) : json_null());
+			mw_json_set(&o, "runs", json_runs(&w[i]));
+		}
+		mw_json_append(&arr, o);
+	}
 	return json_pack("{s:o, s:I, s:I}", "rules", arr, "passed", (json_int_t)(n - failed),
 			 "failed", (json_int_t)failed);
 }
@@ -152,7 +175,7 @@ size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules,
 
 /* --format text: "PASS|FAIL LINE" per rule, then "N passed, N failed". */
 static void text_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			 size_t n, size_t failed, const struct who *w)
+			 size_t n, size_t failed, const struct mw_who *w)
 {
 	char line[512];
 
@@ -184,7 +207,7 @@ static void xml_text(FILE *out, const char *s)
  * a rule whose metric is missing an <error> (it could not be judged), and
  * the result line, with the process's pid, in its <system-out>. */
 static void junit_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			  size_t n, size_t failed, const struct who *w)
+			  size_t n, size_t failed, const struct mw_who *w)
 {
 	size_t errors = 0;
 	char line[512];
@@ -213,6 +236,12 @@ static void junit_results(FILE *out, const struct mw_rule *rules, const struct m
 			fputs(": ", out);
 		}
 		xml_text(out, line);
+		if (w && w[i].nruns) {	/* --repeat: each run's value */
+			char runs[900];
+
+			fputs("\nper run: ", out);
+			xml_text(out, mw_who_runs(&w[i], runs, sizeof(runs)));
+		}
 		fputs("</system-out>\n    </testcase>\n", out);
 	}
 	fputs("  </testsuite>\n</testsuites>\n", out);
@@ -237,7 +266,7 @@ static void github_escaped(FILE *out, const char *s)
  * Markdown table appended to $GITHUB_STEP_SUMMARY when it is set; then a
  * plain line with the counts and where the rest is. */
 static void github_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			   size_t n, size_t failed, const struct who *w)
+			   size_t n, size_t failed, const struct mw_who *w)
 {
 	const char *summary = getenv("GITHUB_STEP_SUMMARY");
 	int table = 0;
@@ -275,9 +304,8 @@ static void github_results(FILE *out, const struct mw_rule *rules, const struct 
 		"GITHUB_STEP_SUMMARY is not set: --format text or markdown lists every result");
 }
 
-/* The verdicts, each of w's process when w is not NULL. */
-static size_t write_all(FILE *out, enum mw_format f, const struct mw_rule *rules,
-			const struct mw_verdict *v, size_t n, const struct who *w)
+size_t mw_verdicts_write_who(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			const struct mw_verdict *v, size_t n, const struct mw_who *w)
 {
 	size_t failed = 0;
 	json_t *j;
@@ -312,141 +340,6 @@ static size_t write_all(FILE *out, enum mw_format f, const struct mw_rule *rules
 size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
 			 const struct mw_verdict *v, size_t n)
 {
-	return write_all(out, f, rules, v, n, NULL);
+	return mw_verdicts_write_who(out, f, rules, v, n, NULL);
 }
 
-const char *mw_report_process_name(const json_t *report)
-{
-	const json_t *t = json_object_get(report, "target");
-	const char *name = json_string_value(json_object_get(t, "comm"));
-
-	return name ? name : json_string_value(json_array_get(json_object_get(t, "argv"), 0));
-}
-
-size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule *rules,
-			       const struct mw_verdict *v, const int *pids,
-			       const char *const *names, const uint64_t *keys, size_t n)
-{
-	struct who *w = xcalloc(n + 1, sizeof(*w));
-	size_t failed;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *nm = names[i] ? names[i] : "?";
-		char q[80], safe[48];
-		size_t k = 0;
-
-		w[i].pid = pids[i];
-		snprintf(w[i].label, sizeof(w[i].label), "process %d (%s)", pids[i],
-			 names[i] ? mw_quote(names[i], q, sizeof(q)) : "?");
-		if (strrchr(nm, '/') && strrchr(nm, '/')[1])	/* a path: its last part */
-			nm = strrchr(nm, '/') + 1;
-		for (; *nm && k < sizeof(safe) - 1; nm++)	/* a classname's part */
-			safe[k++] = isalnum((unsigned char)*nm) || *nm == '-' || *nm == '_' ? *nm : '_';
-		safe[k] = '\0';
-		if (keys)
-			snprintf(w[i].cls, sizeof(w[i].cls), "mallocwatch.process.%s.%08" PRIx32,
-				 k ? safe : "_", (uint32_t)(keys[i] ^ (keys[i] >> 32)));
-		else
-			snprintf(w[i].cls, sizeof(w[i].cls), "mallocwatch.process.%d", pids[i]);
-	}
-	failed = write_all(out, f, rules, v, n, w);
-	free(w);
-	return failed;
-}
-
-/* Process i's command line in procs (a run's "processes"), its words
- * separated by 0x1f; its command name when it has none. */
-static void process_line(const json_t *procs, size_t i, char *buf, size_t len)
-{
-	json_t *t = json_object_get(json_array_get(procs, i), "target"), *a;
-	const char *comm = json_string_value(json_object_get(t, "comm"));
-	size_t j, m = 0;
-
-	buf[0] = '\0';
-	json_array_foreach(json_object_get(t, "argv"), j, a)
-		if (m < len - 1)
-			m += (size_t)snprintf(buf + m, len - m, "%s\x1f",
-					      json_string_value(a) ? json_string_value(a) : "");
-	if (!m)
-		snprintf(buf, len, "comm %s", comm ? comm : "?");
-}
-
-void mw_report_process_key(const json_t *procs, size_t i, char *buf, size_t len)
-{
-	char line[1024], other[1024];
-	size_t same = 0;
-
-	process_line(procs, i, line, sizeof(line));
-	for (size_t k = 0; k < i; k++) {
-		process_line(procs, k, other, sizeof(other));
-		same += strcmp(line, other) == 0;
-	}
-	snprintf(buf, len, "%s#%zu", line, same);
-}
-
-json_t *mw_report_process_by_key(const json_t *procs, const char *key)
-{
-	char k[1100];
-
-	for (size_t i = 0; i < json_array_size(procs); i++) {
-		mw_report_process_key(procs, i, k, sizeof(k));
-		if (strcmp(k, key) == 0)
-			return json_array_get(procs, i);
-	}
-	return NULL;
-}
-
-size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
-			     json_t *const *runs, size_t nruns, enum mw_aggregate a,
-			     const json_t *baseline, size_t *judged)
-{
-	const json_t *procs = nruns ? json_object_get(runs[nruns - 1], "processes") : NULL;
-	const json_t *bprocs = json_object_get(baseline, "processes");
-	size_t np = json_array_size(procs), k = 0, failed;
-	struct mw_rule *r = xcalloc(n * np + 1, sizeof(*r));
-	struct mw_verdict *v = xcalloc(n * np + 1, sizeof(*v));
-	int *pids = xcalloc(n * np + 1, sizeof(*pids));
-	uint64_t *keys = xcalloc(n * np + 1, sizeof(*keys));
-	const char **names = xcalloc(n * np + 1, sizeof(*names));
-	json_t **mine = xcalloc(nruns + 1, sizeof(*mine));
-
-	for (size_t p = 0; p < np; p++) {
-		json_t *proc = json_array_get(procs, p);
-		const json_t *base = baseline;
-		char key[1100];
-		size_t nr = 0;
-
-		mw_report_process_key(procs, p, key, sizeof(key));
-		for (size_t run = 0; run < nruns; run++) {	/* its value in each */
-			json_t *q = mw_report_process_by_key(json_object_get(runs[run], "processes"),
-							     key);
-
-			if (q)
-				mine[nr++] = q;
-		}
-		if (json_is_array(bprocs))	/* a baseline of several: the same process's */
-			base = mw_report_process_by_key(bprocs, key);
-		for (size_t i = 0; i < n; i++) {
-			if (!mw_rule_selects(&rules[i], proc))
-				continue;
-			r[k] = rules[i];
-			v[k] = nr == 1 ? mw_rule_check(&rules[i], proc, base) :
-			       mw_rule_judge_runs(&rules[i], mine, nr, a, base, NULL);
-			pids[k] = (int)json_integer_value(json_object_get(json_object_get(proc,
-								"target"), "pid"));
-			keys[k] = mw_fnv1a(MW_FNV1A_INIT, key, strlen(key));
-			names[k] = mw_report_process_name(proc);
-			k++;
-		}
-	}
-	failed = mw_verdicts_write_procs(out, f, r, v, pids, names, keys, k);
-	if (judged)
-		*judged = k;
-	free(r);
-	free(v);
-	free(pids);
-	free(keys);
-	free(names);
-	free(mine);
-	return failed;
-}
