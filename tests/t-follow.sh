@@ -294,12 +294,16 @@ ps = r["processes"]
 assert len(ps) == 3 and ps[0]["target"]["pid"] == int(sys.argv[3]), [p["target"] for p in ps]
 assert ps[1]["ppid"] == ps[2]["ppid"] == int(sys.argv[3]), [p["ppid"] for p in ps]
 assert ps[2]["target"]["argv"] == ["true"], ps[2]["target"]
+# each process's real end, as ptrace gave it: the held program 0, its
+# forked child 7, the vfork'd true 0 (issue 46: null for all)
+assert [p["target"]["exit_status"] for p in ps] == [0, 7, 0], [p["target"] for p in ps]
 json.dump(ps[0], open(sys.argv[2] + "/p-parent.json", "w"))
 json.dump(ps[1], open(sys.argv[2] + "/p-child.json", "w"))
 PY
 compare p-parent "$OUT/p/parent.xml" "$OUT/p-parent.json"
 compare p-child "$OUT/p/child.xml" "$OUT/p-child.json"
 grep -Eq "^ +$held +- +0 +5 " "$OUT/p.txt" || fail "the attached process's row: $(head -5 "$OUT/p.txt")"
+[ "$(grep -c "^  exit status 7$" "$OUT/p.txt")" = 1 ] || fail "-p -f: the child's exit status is not in its summary"
 
 # 6. without -f
 "$MW" -o /dev/null -c sh -c './examples/arena-storm 2 >/dev/null; true' 2>"$OUT/nof.err" ||

@@ -299,9 +299,9 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	}
 	oi.pid = k->set ? pr->pid : 0;	/* -c -f: the environment is ours */
 	ri_r.pid = pr->pid;
-	/* -c -f: each process's end; -p: none is ours to report as the
-	 * run's (the tree's table says how each ended) */
-	ri_r.have_status = k->tree && !k->set && pr->have_status;
+	/* -f: each process's end, as waitpid(2) gave it to the tracer (-p -f:
+	 * said, not passed on); -p: not ptraced, so not known */
+	ri_r.have_status = k->tree && pr->have_status;
 	ri_r.status = pr->status;
 	if (i)	/* said once, for the run */
 		ri_r.tracer_died = 0;
@@ -315,7 +315,10 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
 		.snap_exit = pr->at_exit, .ledger_exit = pr->ledger_exit,
 		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0,
-		.stacks = k->stacks, .stacks_pid = pr->pid };
+		.stacks = k->stacks, .stacks_pid = pr->pid, .status_not_ours = k->set != NULL,
+		.status_why = ri_r.have_status ? NULL : mw_run_status_why(k->set != NULL,
+				k->tree && !r->ptrace_msg[0],
+				r->stopped && mw_process_alive(pr->pid)) };
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	st = mw_run_conclude(out, pr->st, &ri_r, &ri);

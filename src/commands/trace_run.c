@@ -407,7 +407,7 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 			ri->exit_status = -1;
 			char q[256];
 
-			if (!ri->in_tree)
+			if (!ri->in_tree && !ri->status_not_ours)
 				mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q,
 					 sizeof(q)), ri->term_signal, strsignal(ri->term_signal));
 			status = 128 + ri->term_signal;
@@ -415,6 +415,10 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 			ri->exit_status = WEXITSTATUS(r->status);
 			status = ri->exit_status;
 		}
+		if (ri->status_not_ours)	/* -p -f: said, not passed on */
+			status = MW_EXIT_OK;
+	} else if (!ri->status_why && r->tracer_died) {
+		ri->status_why = "the tracer ended before the process did";
 	}
 	if (r->tracer_died || !ended) {
 		char q[600];
@@ -555,6 +559,16 @@ void mw_run_write_folded(struct outputs *out, struct mw_stacks *s)
 		out->folded_errno = errno ? errno : EIO;
 }
 
+const char *mw_run_status_why(int attached, int ptraced, int running)
+{
+	if (running)
+		return "tracing was stopped (^C, SIGTERM or --duration) while it ran";
+	if (attached && !ptraced)
+		return "-p without -f does not ptrace the process: its exit status went to its "
+		       "parent alone";
+	return NULL;
+}
+
 /* After a traced run r that worked: the notes on how it ended (sites:
  * the probe sites the tracer still detaches from), -p's snapshot at the
  * end, --save-stream's footer, then the reports.  Returns the exit
@@ -607,7 +621,9 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.ledger_end = k->pr->ledger_end,
 		.last_argv = !o->pid ? (const char *const *)k->pr->argv : NULL,
-		.env = &menv, .stacks = k->stacks };
+		.env = &menv, .stacks = k->stacks,
+		.status_why = r->have_status ? NULL : mw_run_status_why(o->pid != 0, 0,
+						r->stopped && mw_process_alive(r->pid)) };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
 	save_snapshot(k->save, "end", k->pr->at_end);

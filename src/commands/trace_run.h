@@ -195,6 +195,12 @@ void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
 			const char *comm);
 
+/* Why a process of a run has no exit status (report.h status_why):
+ * running, tracing was stopped while it ran; attached (-p) and not
+ * ptraced (-f ptraces every process of its tree), its status went to its
+ * parent alone; NULL when neither is known. */
+const char *mw_run_status_why(int attached, int ptraced, int running);
+
 /* --folded FILE: the folded lines of the stacks s (report_stacks.h)
  * into out->folded, made with the other outputs before anything ran
  * (mw_outputs_open); nothing when it is NULL.  A write error is named

@@ -142,6 +142,8 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "  killed by signal %d (%s)\n", ri->term_signal, strsignal(ri->term_signal));
 	else if (ri->have_status)
 		fprintf(f, "  exit status %d\n", ri->exit_status);
+	else if (ri->status_why)
+		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	fprintf(f, "  events: %" PRIu64 " probe hits, %" PRIu64 " lost", total, lost);
 	if (garbled)

@@ -40,6 +40,11 @@ struct mw_run_info {
 	int in_tree;			/* -f: a process the program created (its
 					 * end is in the tree's table: a signal
 					 * that killed it is not an error) */
+	int status_not_ours;		/* -p -f: the process's end is reported,
+					 * not passed on as mallocwatch's status
+					 * (nor a signal that killed it an error) */
+	const char *status_why;		/* no exit status: why it is not known
+					 * (mw_run_status_why); NULL: no reason */
 	/* -p: the allocator read from the process when the probes were armed
 	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
 	 * the process had exited) */
