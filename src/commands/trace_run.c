@@ -654,9 +654,10 @@ void mw_run_sweep(void)
 	}
 }
 
-void mw_run_note_runtime(const struct mw_run_prep *p)
+void mw_run_note_runtime(const struct mw_run_prep *p, int verbose)
 {
-	mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
+	if (verbose)
+		mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
 		p->env.did);
 }
 
@@ -674,7 +675,7 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 		return -1;
 	}
 	if (!o->linger_ms)	/* --linger: trace_repeat.c says it if this run arms */
-		mw_run_note_runtime(p);
+		mw_run_note_runtime(p, o->verbose);
 	p->libm = mw_run_open_libm(o, libc_path, p->libm_path, sizeof(p->libm_path), &bad_libm);
 	go = (struct mw_gen_opts){
 		.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,

@@ -154,11 +154,12 @@ struct mw_run_prep {
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
 		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p);
 
-/* The note of what the runtime prepared ("bpf runtime: ...; uprobes
- * attached as one uprobe_multi link"): mw_run_prepare says it, but with
+/* With verbose (-v), the note of what the runtime prepared ("bpf
+ * runtime: ...; uprobes attached as one uprobe_multi link": internal
+ * detail, not for every run's stderr): mw_run_prepare says it, but with
  * --linger, where a run that joins a session arms nothing and the caller
  * says it only for a run that starts its own tracer. */
-void mw_run_note_runtime(const struct mw_run_prep *p);
+void mw_run_note_runtime(const struct mw_run_prep *p, int verbose);
 
 /* The sweep after killed runs (leftovers.h), bounded by MW_SWEEP_RUN_MS,
  * and a note of what it removed.  Before a run starts a tracer: a run
