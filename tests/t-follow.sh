@@ -110,6 +110,21 @@ PY
 compare fork-parent "$OUT/parent.xml" "$OUT/fa-parent.json"
 compare fork-child "$OUT/child.xml" "$OUT/fa-child.json"
 grep -q "^mallocwatch: 3 processes in the tree (-f)" "$OUT/fa.txt" || fail "no tree in the summary"
+# the forked child was traced from its first instruction: its report says
+# what it inherited at fork, not attach's words, and sets that copy
+# beside its exit's; no "see the warnings" where there is no warning
+# (issue 46, items 7 and 13)
+awk '/^  exit status 7$/ { c = 1 } c && /^mallocwatch: / { c = 0 } c' "$OUT/fa.txt" >"$OUT/fa-child.txt"
+[ -s "$OUT/fa-child.txt" ] || fail "no summary of the forked child: $(cat "$OUT/fa.txt")"
+for want in "1 attached in its parent at fork" " arena (parent) " "as inherited at fork" \
+	"Allocator state, read from the process (at fork: the copy of its parent's allocator it started with):" \
+	" AT FORK      AT EXIT       CHANGE"; do
+	grep -qF "$want" "$OUT/fa-child.txt" || fail "the forked child's report has no '$want': $(cat "$OUT/fa-child.txt")"
+done
+grep -q "attached before tracing\|as at attach\|(before)\|at attach only" "$OUT/fa-child.txt" &&
+	fail "the forked child is described in attach wording: $(cat "$OUT/fa-child.txt")"
+grep -q "see the warnings" "$OUT/fa.txt" && ! grep -q "warning" "$OUT/fa.err" &&
+	fail "'see the warnings' with no warning: $(grep "see the warnings" "$OUT/fa.txt")"
 grep -Eq "^ +[0-9]+ +[0-9]+ +7 +5 " "$OUT/fa.txt" || fail "the child's row: $(cat "$OUT/fa.txt" | head -6)"
 
 # 2. a shell's children, and --check per process

@@ -318,7 +318,11 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.stacks = k->stacks, .stacks_pid = pr->pid, .status_not_ours = k->set != NULL,
 		.status_why = ri_r.have_status ? NULL : mw_run_status_why(k->set != NULL,
 				k->tree && !r->ptrace_msg[0],
-				r->stopped && mw_process_alive(pr->pid)) };
+				r->stopped && mw_process_alive(pr->pid)),
+		.end_why = pr->at_end || pr->at_exit ? NULL : mw_process_alive(pr->pid) ?
+			   "none at the end, see the warnings" : k->tree ?
+			   "none at its exit: it could not be read" :
+			   "none at the end: the process had exited" };
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	st = mw_run_conclude(out, pr->st, &ri_r, &ri);

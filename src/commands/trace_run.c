@@ -623,7 +623,10 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.last_argv = !o->pid ? (const char *const *)k->pr->argv : NULL,
 		.env = &menv, .stacks = k->stacks,
 		.status_why = r->have_status ? NULL : mw_run_status_why(o->pid != 0, 0,
-						r->stopped && mw_process_alive(r->pid)) };
+						r->stopped && mw_process_alive(r->pid)),
+		.end_why = k->pr->at_end || !o->pid ? NULL : mw_process_alive(o->pid) ?
+			   "none at the end, see the warnings" :
+			   "none at the end: the process had exited" };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
 	save_snapshot(k->save, "end", k->pr->at_end);

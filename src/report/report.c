@@ -180,7 +180,14 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	}
 }
 
-static void arenas_text(FILE *f, const struct mw_state *st)
+/* -f: was the process created traced, its model starting from the
+ * allocator it inherited at fork (its "attach" snapshot is that copy)? */
+static int forked(const struct mw_run_info *ri)
+{
+	return ri->in_tree && ri->snap_attach;
+}
+
+static void arenas_text(FILE *f, const struct mw_state *st, int fork)
 {
 	size_t n;
 	const struct mw_arena *a = mw_state_arenas(st, &n);
@@ -195,7 +202,7 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 		if (a[i].created_by_tid)
 			snprintf(creator, sizeof(creator), "%d", a[i].created_by_tid);
 		else if (a[i].at_attach && !a[i].is_main)
-			snprintf(creator, sizeof(creator), "(before)");
+			snprintf(creator, sizeof(creator), fork ? "(parent)" : "(before)");
 		mw_human_bytes(a[i].heap_bytes, hb, sizeof(hb));
 		fprintf(f, "  %-16s %-5s %-8s %5zu %-10s %7" PRIu64 " ", ad,
 			a[i].is_main ? "main" : "arena", creator, a[i].nheaps,
@@ -204,8 +211,9 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 			fprintf(f, " %d(%s)", a[i].att[j].tid, mw_report_attach_name(a[i].att[j].how));
 		if (a[i].natt > TOP_ATTACH)
 			fprintf(f, " and %zu more", a[i].natt - TOP_ATTACH);
-		if (a[i].threads_at_attach)
-			fprintf(f, " %" PRIu64 " attached before tracing", a[i].threads_at_attach);
+		if (a[i].threads_at_attach)	/* a forked child: its parent's count */
+			fprintf(f, " %" PRIu64 " attached %s", a[i].threads_at_attach,
+				fork ? "in its parent at fork" : "before tracing");
 		fprintf(f, "%s\n", a[i].natt || a[i].threads_at_attach ? "" : " -");
 	}
 }
@@ -249,14 +257,15 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", s->failed);
 }
 
-static void thresholds_text(FILE *f, const struct mw_state *st)
+static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
 {
 	size_t n;
 	uint64_t mm, tr;
 	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
 	char a[32], b[32], q[MW_NAME_Q];
 
-	const char *how = n ? "" : mw_state_seeded(st) ? " as at attach" : " default";
+	const char *how = n ? "" : !mw_state_seeded(st) ? " default" :
+			  fork ? " as inherited at fork" : " as at attach";
 
 	fprintf(f, "\nThresholds:\n  mmap threshold %s (%" PRIu64 " bytes)%s, trim threshold %s"
 		" (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)), mm, how,
@@ -583,18 +592,22 @@ static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	header(f, st, ri);
-	arenas_text(f, st);
+	arenas_text(f, st, forked(ri));
 	heaps_text(f, st);
 	sbrk_text(f, st);
-	thresholds_text(f, st);
+	thresholds_text(f, st, forked(ri));
 	threads_text(f, st);
 	setjmp_text(f, st);
 	settings_text(f, st);
 	retries_text(f, st);
 	math_text(f, st);
 	events_text(f, st);
-	if (ri->snap_attach)
-		mw_snapshot_diff_text(f, ri->snap_attach, ri->snap_end);
+	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */
+		mw_snapshot_diff_text_named(f, ri->snap_attach, ri->snap_end ? ri->snap_end :
+					    ri->snap_exit, forked(ri) ? "AT FORK" : "AT ATTACH",
+					    ri->snap_end ? "AT THE END" : "AT EXIT",
+					    forked(ri) ? "at fork: the copy of its parent's "
+					    "allocator it started with" : NULL, ri->end_why);
 	if (ri->snap_exit)
 		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
 	exit_ledger_text(f, st, ri);

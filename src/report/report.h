@@ -45,6 +45,9 @@ struct mw_run_info {
 					 * (nor a signal that killed it an error) */
 	const char *status_why;		/* no exit status: why it is not known
 					 * (mw_run_status_why); NULL: no reason */
+	const char *end_why;		/* snap_attach but no snap_end nor snap_exit:
+					 * why ("none at the end: the process had
+					 * exited"); NULL: "none at the end" */
 	/* -p: the allocator read from the process when the probes were armed
 	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
 	 * the process had exited) */
