@@ -20,12 +20,14 @@
 # 5. 1000 short-lived children: each traced and reaped, nothing lost.
 # 6. without -f: a note counts the processes not traced.
 # 7. -p PID -f: a running process's forked child and vfork+exec, exact.
+# 8. titles a tree's processes give themselves (setproctitle), quoted.
 . tests/lib.sh
 need_root
 need_libc
 FA=build/tests/fixtures/fork-arenas
 MI=$PWD/build/tests/fixtures/mi-at-exit.so
-[ -x $FA ] && [ -f "$MI" ] || skip "no $FA or $MI (make check builds them)"
+[ -x $FA ] && [ -f "$MI" ] && [ -x build/tests/fixtures/retitle ] ||
+	skip "no $FA, $MI or build/tests/fixtures/retitle (make check builds them)"
 
 # compare NAME XML JSON: the report in JSON against malloc_info in XML
 compare() {
@@ -272,7 +274,37 @@ assert r["totals"]["lost"] == 0, r["totals"]
 assert all(p["events"]["complete"] for p in ps)
 PY
 grep -q "and 951 more" "$OUT/k.txt" || fail "the tree table is not cut at 50 rows"
+grep -q "^  summaries below: the program and the 9 of the other 1000 processes that held the most at exit" \
+	"$OUT/k.txt" || fail "the summary does not say which processes it summarizes: $(head -60 "$OUT/k.txt" | tail -8)"
 echo "1000 children: each traced and reaped, 0 lost; mallocwatch's peak RSS $(cat "$OUT/k.rss") KiB"
+
+# 8. titles (issue 46): a prefork server's children retitle themselves
+#    over their arguments (setproctitle); each row and summary shows the
+#    title at exit beside the command line, another process's bytes
+#    quoted (an escape sequence and a bidirectional override in one)
+RT=build/tests/fixtures/retitle
+PAD=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+"$MW" -f --json "$OUT/rt.json" -o "$OUT/rt.txt" --html "$OUT/rt.html" -c $RT 3 $PAD 2>"$OUT/rt.err" ||
+	fail "-f retitle exited $?: $(cat "$OUT/rt.err")"
+python3 - "$OUT/rt.json" <<'PY' || fail "titles in the JSON"
+import json, sys
+ps = json.load(open(sys.argv[1]))["processes"]
+assert "title" not in ps[0]["target"], ps[0]["target"]
+got = [(p["target"].get("title"), p["target"].get("title_read")) for p in ps[1:]]
+assert got == [("retitle: worker 1", "exit"), ("retitle: worker 2", "exit"),
+               ("retitle: \x1b[2Jworker\u202e 3", "exit")], got
+PY
+for i in 1 2; do
+	grep -Eq "^ +[0-9]+ +[0-9]+ +0 .*  $RT 3 $PAD  \(title 'retitle: worker $i'\)$" "$OUT/rt.txt" ||
+		fail "no title in the tree's row $i: $(head -8 "$OUT/rt.txt")"
+	grep -qx "  title at exit: retitle: worker $i" "$OUT/rt.txt" || fail "no title in summary $i"
+done
+grep -qF "(title 'retitle: \x1b[2Jworker\xe2\x80\xae 3')" "$OUT/rt.txt" &&
+	grep -qxF '  title at exit: retitle: \x1b[2Jworker\xe2\x80\xae 3' "$OUT/rt.txt" ||
+	fail "the hostile title is not quoted: $(grep -a title "$OUT/rt.txt")"
+LC_ALL=C grep -q "$(printf '\033')" "$OUT/rt.txt" "$OUT/rt.html" && fail "an escape byte reached the summary or the page"
+grep -q "&mdash; retitle: worker 2</h1>" "$OUT/rt.html" || fail "no title in the page's headings"
+echo "titles: beside the command line in the tree, the summaries, the JSON and the page"
 
 # 7. -p PID -f: a running process (held on a FIFO) followed from when
 #    tracing starts: its forked child and its vfork+exec'd /bin/true

@@ -172,6 +172,7 @@ static void tree_exit_stop(void *ctx, pid_t pid)
 	mw_stacks_sync(k->stacks);	/* its last stacks, while its maps are there */
 	if (!pr || pr->at_exit)
 		return;
+	mw_process_read_title(pr, 0);	/* a title it gave itself */
 	if (snapshot_of(k, pid, &pr->at_exit, &pr->ledger_exit, err, sizeof(err)) < 0) {
 		if (mw_procs_count(k->procs) < 32)
 			mw_note("process %d: no snapshot at exit: %s", (int)pid, err);
@@ -289,6 +290,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	if (!pr->at_exit && mw_process_alive(pr->pid)) {	/* -p: at the end */
 		char err[PATH_MAX + 512];
 
+		mw_process_read_title(pr, 1);
 		if (k->set && i < k->set->n)
 			pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ?
 							 &k->set->g[i] : NULL, o->read_timeout_ms,
@@ -315,6 +317,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
 		.snap_exit = pr->at_exit, .ledger_exit = pr->ledger_exit,
 		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0,
+		.title = pr->title, .title_at_end = pr->title_at_end,
 		.stacks = k->stacks, .stacks_pid = pr->pid, .status_not_ours = k->set != NULL,
 		.status_why = ri_r.have_status ? NULL : mw_run_status_why(k->set != NULL,
 				k->tree && !r->ptrace_msg[0],
@@ -358,7 +361,7 @@ static void html_all(FILE *html, struct outputs *out, struct msink *k, json_t *c
 		ris[i].findings_text = mw_run_findings_text(sts[i], &ris[i]);
 	}
 	if (t) {
-		mw_tree_text(t, k->procs, reps, n, r->set_failed);
+		mw_tree_text(t, k->procs, reps, n, r->set_failed, 0);
 		fclose(t);
 	}
 	snprintf(title, sizeof(title), "%zu processes%s", n, k->tree ? " (-f)" : "");
@@ -402,15 +405,12 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	}
 	out->summary = summary;
 	if (k->tree)
-		mw_tree_text(summary, k->procs, reps, n, r->set_failed);
+		mw_tree_text(summary, k->procs, reps, n, r->set_failed, 1);
 	for (size_t i = 0; i < n; i++) {
 		if (k->tree && !mw_tree_summarized(k->procs, i, n))
 			continue;
 		fprintf(summary, "%s%s", shown++ || k->tree ? "\n" : "", texts[i]);
 	}
-	if (k->tree && shown < n)
-		fprintf(summary, "\nmallocwatch: %zu more processes summarized in the JSON report\n",
-			n - shown);
 	t = mw_tree_totals(reps, n);
 	mw_tree_totals_text(summary, t);
 	if (html)

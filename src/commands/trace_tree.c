@@ -75,6 +75,9 @@ static const char *command_of(const struct mw_process *pr, char *buf, size_t len
 	if (!n)
 		snprintf(line, sizeof(line), "%s", pr->comm[0] ? pr->comm : "?");
 	snprintf(buf, len, "%s", mw_quote(line, q, sizeof(q)));
+	if (pr->title)	/* the title it gave itself, beside it */
+		snprintf(buf + strlen(buf), len - strlen(buf), "  (title '%s')",
+			 mw_quote(pr->title, q, sizeof(q)));
 	return buf;
 }
 
@@ -98,11 +101,52 @@ static int depth_of(const struct mw_procs *procs, size_t i)
 #define TREE_ROWS 50		/* rows of the tree table, at most */
 #define TREE_SUMMARIES 10	/* processes summarized in full, at most */
 
+/* Which processes the summaries after the tree are of: "the program
+ * and the 9 of the other 24 processes that held the most at exit". */
+static void summaries_text(FILE *f, const struct mw_procs *procs, size_t n)
+{
+	size_t shown = 0;
+
+	for (size_t i = 1; i < n; i++)
+		shown += mw_tree_summarized(procs, i, n);
+	fprintf(f, "  summaries below: the program and the %zu of the other %zu processes that "
+		"held the most at exit (arenas and mmapped chunks); the JSON report has every "
+		"process's\n", shown, n - 1);
+}
+
+/* What a snapshot's allocator holds from the system: arenas and mmapped
+ * chunks. */
+static uint64_t held(const struct mw_snapshot *s)
+{
+	return s->system_bytes + s->mmapped_mem;
+}
+
+/* -f: is process i summarized in full?  All of a small tree; else the
+ * program and the TREE_SUMMARIES - 1 that held the most at exit (arenas
+ * and mmapped chunks). */
+int mw_tree_summarized(const struct mw_procs *procs, size_t i, size_t n)
+{
+	const struct mw_snapshot *s = mw_procs_process(procs, i)->at_exit;
+	size_t above = 0;
+
+	if (n <= TREE_SUMMARIES || i == 0)
+		return 1;
+	if (!s)
+		return 0;
+	for (size_t j = 1; j < n; j++) {
+		const struct mw_snapshot *o = mw_procs_process(procs, j)->at_exit;
+
+		if (o && (held(o) > held(s) || (held(o) == held(s) && j < i)))
+			above++;
+	}
+	return above < TREE_SUMMARIES - 1;
+}
+
 /* -f: the tree, a line per process: its pid, parent, how it ended, its
  * arenas, and its allocator at exit (system and in use bytes, mmapped
  * chunks included as in a snapshot's Total; free but retained). */
 void mw_tree_text(FILE *f, const struct mw_procs *procs, json_t *const *reps, size_t n,
-		  unsigned long set_failed)
+		  unsigned long set_failed, int summaries)
 {
 	fprintf(f, "mallocwatch: %zu process%s in the tree (-f)%s\n", n, n == 1 ? "" : "es",
 		set_failed ? "; some could not be traced (see above)" : "");
@@ -132,32 +176,6 @@ void mw_tree_text(FILE *f, const struct mw_procs *procs, json_t *const *reps, si
 			n - TREE_ROWS);
 	fprintf(f, "  (read at each process's exit; SYSTEM and IN USE: arenas and mmapped "
 		"chunks, FREE: free but retained by the arenas)\n");
-}
-
-/* What a snapshot's allocator holds from the system: arenas and mmapped
- * chunks. */
-static uint64_t held(const struct mw_snapshot *s)
-{
-	return s->system_bytes + s->mmapped_mem;
-}
-
-/* -f: is process i summarized in full?  All of a small tree; else the
- * program and the TREE_SUMMARIES - 1 that held the most at exit (arenas
- * and mmapped chunks). */
-int mw_tree_summarized(const struct mw_procs *procs, size_t i, size_t n)
-{
-	const struct mw_snapshot *s = mw_procs_process(procs, i)->at_exit;
-	size_t above = 0;
-
-	if (n <= TREE_SUMMARIES || i == 0)
-		return 1;
-	if (!s)
-		return 0;
-	for (size_t j = 1; j < n; j++) {
-		const struct mw_snapshot *o = mw_procs_process(procs, j)->at_exit;
-
-		if (o && (held(o) > held(s) || (held(o) == held(s) && j < i)))
-			above++;
-	}
-	return above < TREE_SUMMARIES - 1;
+	if (summaries && n > TREE_SUMMARIES)
+		summaries_text(f, procs, n);
 }

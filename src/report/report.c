@@ -130,10 +130,15 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fputs(")\n", f);
 		if (ri->where)
 			mw_where_text(f, ri->where);
-		fputs("  libc ", f);
 	} else {
-		fprintf(f, "%s(pid %d)\n  libc ", ri->argv ? " " : " process ", ri->pid);
+		fprintf(f, "%s(pid %d)\n", ri->argv ? " " : " process ", ri->pid);
 	}
+	if (ri->title) {	/* the title it gave itself: its bytes, quoted */
+		fprintf(f, "  title %s: ", ri->title_at_end ? "at the end" : "at exit");
+		mw_fputs_quoted(ri->title, f);
+		fputc('\n', f);
+	}
+	fputs("  libc ", f);
 	mw_fputs_quoted(ri->libc, f);
 	fputs(", ", f);
 	mw_fputs_quoted(ri->runtime, f);

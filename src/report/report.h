@@ -45,6 +45,11 @@ struct mw_run_info {
 					 * (nor a signal that killed it an error) */
 	const char *status_why;		/* no exit status: why it is not known
 					 * (mw_run_status_why); NULL: no reason */
+	const char *title;		/* several processes: the title the process
+					 * gave itself, its /proc/PID/cmdline at
+					 * its exit (title_at_end: at the end) when
+					 * it differs from argv; NULL none */
+	int title_at_end;
 	const char *end_why;		/* snap_attach but no snap_end nor snap_exit:
 					 * why ("none at the end: the process had
 					 * exited"); NULL: "none at the end" */
