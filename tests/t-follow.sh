@@ -21,6 +21,7 @@
 # 6. without -f: a note counts the processes not traced.
 # 7. -p PID -f: a running process's forked child and vfork+exec, exact.
 # 8. titles a tree's processes give themselves (setproctitle), quoted.
+# 9. -p PID -f: the processes under PID before tracing started named.
 . tests/lib.sh
 need_root
 need_libc
@@ -351,6 +352,30 @@ compare p-parent "$OUT/p/parent.xml" "$OUT/p-parent.json"
 compare p-child "$OUT/p/child.xml" "$OUT/p-child.json"
 grep -Eq "^ +$held +- +0 +5 " "$OUT/p.txt" || fail "the attached process's row: $(head -5 "$OUT/p.txt")"
 [ "$(grep -c "^  exit status 7$" "$OUT/p.txt")" = 1 ] || fail "-p -f: the child's exit status is not in its summary"
+
+# 9. -p PID -f on a process that had children before tracing started
+#    (a prefork server's workers): they are named, not followed, and the
+#    ways to trace them too offered (issue 46)
+mkfifo "$OUT/p/in9"
+("$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" /bin/sh -c \
+	'sleep 61 & sleep 62 & read x; kill $(jobs -p) 2>/dev/null; wait' <"$OUT/p/in9" >/dev/null 2>&1) &
+exec 4>"$OUT/p/in9"
+sh9=
+i=0
+until [ -n "$sh9" ] && [ "$(pgrep -c -P "$sh9" sleep)" = 2 ]; do
+	sh9=$(pgrep -f -n "^$L/ld-linux-x86-64.so.2 --library-path $L:/lib/x86_64-linux-gnu /bin/sh -c sleep 61")
+	i=$((i + 1)); [ $i -lt 200 ] || fail "the shell of section 9 did not start its children"; sleep 0.05
+done
+kids=$(pgrep -P "$sh9" sleep | sort -n | tr '\n' ',' | sed 's/,$//')
+"$MW" -p $sh9 -f --duration 1 -o "$OUT/p9.txt" 2>"$OUT/p9.err" 4>&- || fail "-p -f (9) exited $?: $(cat "$OUT/p9.err")"
+echo go >&4
+exec 4>&-
+wait
+grep -q "^mallocwatch: process $sh9 had 2 processes under it when tracing started, not traced (-f follows those created from now): [0-9]* 'sleep 6[12]', [0-9]* 'sleep 6[12]'; to trace them too: -p $sh9,$kids (their new processes not followed)" \
+	"$OUT/p9.err" || fail "-p -f does not name the processes there before it: $(cat "$OUT/p9.err")"
+grep -q "^  process $sh9 had 2 processes under it when tracing started" "$OUT/p9.txt" ||
+	fail "the summary does not name them: $(head -8 "$OUT/p9.txt")"
+echo "-p -f: the 2 processes there before tracing named, -p $sh9,$kids offered"
 
 # 6. without -f
 "$MW" -o /dev/null -c sh -c './examples/arena-storm 2 >/dev/null; true' 2>"$OUT/nof.err" ||

@@ -41,6 +41,9 @@ struct msink {
 	int math_sites;
 	struct mw_mapped libc;		/* --cgroup: the file traced */
 	int tree;			/* -f: the processes of -c's tree */
+	char *before;			/* -p -f: the processes under the process
+					 * as tracing started, not followed
+					 * (mw_tree_before); NULL none */
 	struct mw_stacks *stacks;	/* --stacks; NULL without */
 };
 
@@ -230,9 +233,14 @@ static void on_line(void *ctx, const char *line)
 
 	if (strcmp(line, MW_LINE_READY) == 0) {
 		attach_snapshots(k);
-		if (k->set && k->tree)
+		if (k->set && k->tree) {
+			size_t nb;
+
 			mw_note("tracing process %d and the processes it creates (-f); ^C or "
 				"SIGTERM stops and reports", (int)k->set->pid[0]);
+			if ((k->before = mw_tree_before(k->set->pid[0], k->procs, &nb)))
+				mw_note("%s", k->before);
+		}
 		else if (k->set)
 			mw_note("tracing %zu process%s; ^C or SIGTERM stops and reports",
 				k->set->n, k->set->n == 1 ? "" : "es");
@@ -406,6 +414,8 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	out->summary = summary;
 	if (k->tree)
 		mw_tree_text(summary, k->procs, reps, n, r->set_failed, 1);
+	if (k->before)	/* -p -f: what it does not cover */
+		fprintf(summary, "  %s\n", k->before);
 	for (size_t i = 0; i < n; i++) {
 		if (k->tree && !mw_tree_summarized(k->procs, i, n))
 			continue;
@@ -569,6 +579,7 @@ cleanup:
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);
 	free(pids);
+	free(k.before);
 	return status;
 }
 
