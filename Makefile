@@ -22,6 +22,11 @@
 #              runtime, and the two compared, in a Debian 12 guest with
 #              Debian's 6.1 kernel (scripts/vm.sh, tests/vm-check.sh;
 #              root, qemu, debootstrap); not part of check (docs/testing.md)
+#   check-ci-example  examples/ci/github-actions.yml's steps on a clean
+#              clone: its packages alone build mallocwatch in a bare Debian
+#              12 root, its check step fails a regression with an ::error
+#              and a step summary (scripts/ci-example.sh; root, debootstrap,
+#              a few minutes); not part of check
 #   fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 #              (default 600) with ASan and UBSan; `make check` runs each
 #              for FUZZ_CHECK_SECONDS (default 20)
@@ -70,7 +75,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps glibc demo check check-vm fuzz fuzz-check bench bench-vm install uninstall clean
+.PHONY: all deps glibc demo check check-vm check-ci-example fuzz fuzz-check bench bench-vm install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -244,6 +249,9 @@ check: deps glibc all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 check-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
 	$(Q)sh scripts/vm.sh sh tests/vm-check.sh
+
+check-ci-example: deps glibc
+	$(Q)sh scripts/ci-example.sh
 
 build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS)
 	$(Q)mkdir -p build/fuzz
