@@ -19,12 +19,14 @@
 #     the job's check of 4: exit 3, an ::error annotation naming arenas,
 #     the step summary's table in $GITHUB_STEP_SUMMARY, the report kept.
 #
-# Exit 0 when every step did what the job expects, 1 with the step that
-# did not; the work is left in $MW_CI_DIR (default build/ci-example).
+# MW_CI_YML: another workflow file of the same job (default
+# examples/ci/github-actions.yml).  Exit 0 when every step did what the
+# job expects, 1 with the step that did not; the work is left in
+# $MW_CI_DIR (default build/ci-example).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$PWD
-yml=examples/ci/github-actions.yml
+yml=${MW_CI_YML:-examples/ci/github-actions.yml}
 dir=${MW_CI_DIR:-$top/build/ci-example}
 root=$dir/root
 fail() { echo "ci-example: FAIL: $*"; exit 1; }
