@@ -364,7 +364,7 @@ sh9=
 i=0
 until [ -n "$sh9" ] && [ "$(pgrep -c -P "$sh9" sleep)" = 2 ]; do
 	sh9=$(pgrep -f -n "^$L/ld-linux-x86-64.so.2 --library-path $L:/lib/x86_64-linux-gnu /bin/sh -c sleep 61")
-	i=$((i + 1)); [ $i -lt 200 ] || fail "the shell of section 9 did not start its children"; sleep 0.05
+	i=$((i + 1)); [ $i -lt 1200 ] || fail "the shell of section 9 did not start its children"; sleep 0.05
 done
 kids=$(pgrep -P "$sh9" sleep | sort -n | tr '\n' ',' | sed 's/,$//')
 "$MW" -p $sh9 -f --duration 1 -o "$OUT/p9.txt" 2>"$OUT/p9.err" 4>&- || fail "-p -f (9) exited $?: $(cat "$OUT/p9.err")"
