@@ -27,6 +27,11 @@
 #              runtime, and the two compared, in a Debian 12 guest with
 #              Debian's 6.1 kernel (scripts/vm.sh, tests/vm-check.sh;
 #              root, qemu, debootstrap); not part of check (docs/testing.md)
+#   check-ci-example  examples/ci/github-actions.yml's steps on a clean
+#              clone: its packages alone build mallocwatch in a bare Debian
+#              12 root, its check step fails a regression with an ::error
+#              and a step summary (scripts/ci-example.sh; root, debootstrap,
+#              a few minutes); not part of check
 #   fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 #              (default 600) with ASan and UBSan; `make check` runs each
 #              for FUZZ_CHECK_SECONDS (default 20)
@@ -99,8 +104,8 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps glibc glibc-root demo check check-vm check-glibc fuzz fuzz-check bench \
-	bench-vm deb check-deb install uninstall clean
+.PHONY: FORCE all deps glibc glibc-root demo check check-vm check-glibc check-ci-example fuzz \
+	fuzz-check bench bench-vm deb check-deb install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -203,7 +208,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/exec-after build/tests/fixtures/locked-arena \
 	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free \
 	build/tests/fixtures/hold-mmapped build/tests/fixtures/tune-det \
-	build/tests/fixtures/hold-shm
+	build/tests/fixtures/hold-shm \
+	build/tests/fixtures/retitle
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -271,6 +277,10 @@ build/tests/fixtures/many-free: tests/fixtures/many-free.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
+build/tests/fixtures/retitle: tests/fixtures/retitle.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
 build/tests/fixtures/busy-alloc: tests/fixtures/busy-alloc.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -g -Wall -pthread -o $@ $<
@@ -317,6 +327,9 @@ glibc-root: deps
 
 check-glibc: glibc-root all
 	$(Q)sh scripts/check-glibc.sh $(ROOTS_DIR)/$(SUITE)
+
+check-ci-example: deps glibc
+	$(Q)sh scripts/ci-example.sh
 
 build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS) build/version.h
 	$(Q)mkdir -p build/fuzz

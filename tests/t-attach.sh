@@ -49,6 +49,11 @@ python3 tests/malloc_info_compare.py "$OUT/malloc_info.xml" "$OUT/report.json" "
 expect_same "$OUT/expected.txt" "$OUT/actual.txt"
 grep -q "\"pid\": $pid," "$OUT/report.json" || fail "report is not about pid $pid"
 grep -q '"exit_status": null' "$OUT/report.json" || fail "-p cannot know the exit status"
+# ... and says why (issue 46), in the JSON and the summary
+grep -q '"exit_status_unknown": "-p without -f does not ptrace the process: its exit status went to its parent alone"' \
+	"$OUT/report.json" || fail "-p: the unknown exit status is not explained: $(grep -A3 '"exit_status"' "$OUT/report.json")"
+grep -q "^  exit status unknown: -p without -f does not ptrace" "$OUT/summary.txt" ||
+	fail "-p: the summary does not say why the exit status is unknown: $(head -5 "$OUT/summary.txt")"
 cat "$OUT/actual.txt"
 
 # ^C ends an attach normally
@@ -62,6 +67,8 @@ rc=$?
 [ $rc = 0 ] || { cat "$OUT/int.err"; fail "-p then ^C exited $rc, expected 0"; }
 grep -q "incomplete\|ended early" "$OUT/int.err" && fail "^C called the report incomplete: $(cat "$OUT/int.err")"
 grep -q '"complete": true' "$OUT/int.json" || fail "^C: the JSON report is not complete"
+grep -q '"exit_status_unknown": "tracing was stopped (^C, SIGTERM or --duration) while it ran"' \
+	"$OUT/int.json" || fail "^C: the unknown exit status is not explained: $(head -20 "$OUT/int.json")"
 kill -0 $pid 2>/dev/null || fail "the traced program did not survive ^C of mallocwatch"
 echo go >&3
 exec 3>&-

@@ -78,21 +78,27 @@ echo "check: rules judged, statuses right"
 # marked), github (::error per failed rule, % escaped; a Markdown table
 # appended to $GITHUB_STEP_SUMMARY), markdown, json
 R="--baseline $S/storm24.json --check arenas<=4 --check heap_bytes_peak<=+10% --check tcache_double_free==0"
-expect 3 "$MW" check --format junit $R $S/storm24.json
+# junit in the shape Jenkins' junit-10.xsd requires (errors="N" on the
+# testsuite, issue 46), a metric the report lacks an <error>
+expect 3 "$MW" check --format junit $R --check 'system_bytes<=1G' $S/storm24.json
+python3 tests/junit_check.py "$OUT/out" || fail "junit: $(cat "$OUT/out")"
 python3 - "$OUT/out" <<'PY' || fail "junit"
 import sys, xml.etree.ElementTree as ET
-s = ET.parse(sys.argv[1]).getroot()
-assert s.tag == "testsuite" and s.get("tests") == "3" and s.get("failures") == "1", s.attrib
+s = ET.parse(sys.argv[1]).getroot().find("testsuite")
+assert (s.get("tests"), s.get("failures"), s.get("errors")) == ("4", "1", "1"), s.attrib
 cases = s.findall("testcase")
-assert [c.get("name") for c in cases] == ["arenas<=4", "heap_bytes_peak<=+10%", "tcache_double_free==0"]
-assert [c.find("failure") is not None for c in cases] == [True, False, False]
+assert [c.get("name") for c in cases] == ["arenas<=4", "heap_bytes_peak<=+10%", "tcache_double_free==0",
+                                          "system_bytes<=1G"]
+assert [c.find("failure") is not None for c in cases] == [True, False, False, False]
 assert "arenas 16, limit <= 4" in cases[0].find("failure").get("message")
-print("junit: 3 testcases, 1 failure")
+assert "not in the report" in cases[3].find("error").get("message")
+print("junit: 4 testcases, 1 failure, 1 error")
 PY
 : >"$OUT/summary.md"
-GITHUB_STEP_SUMMARY="$OUT/summary.md" expect 3 "$MW" check --format github $R $S/storm24.json
+GITHUB_STEP_SUMMARY="$OUT/summary.md" expect 3 "$MW" check --format github $R \
+	--check 'heap_bytes_peak<=-10%' $S/storm24.json
 grep -qx "::error title=mallocwatch::FAIL arenas 16, limit <= 4 (rule 'arenas<=4')" "$OUT/out" || fail "$(cat "$OUT/out")"
-grep -q "rule 'heap_bytes_peak<=+10%25')" "$OUT/out" || fail "% not escaped: $(cat "$OUT/out")"
+grep -q "^::error .*rule 'heap_bytes_peak<=-10%25')" "$OUT/out" || fail "% not escaped: $(cat "$OUT/out")"
 grep -q '^| \*\*FAIL\*\* | `arenas<=4` | 16 | <= 4 |' "$OUT/summary.md" || fail "step summary: $(cat "$OUT/summary.md")"
 expect 3 "$MW" check --format markdown $R $S/storm24.json
 grep -q '^### mallocwatch: 2 passed, 1 failed' "$OUT/out" || fail "$(cat "$OUT/out")"
@@ -141,7 +147,43 @@ grep -qx 'process 101 (\./examples/arena-storm):' "$OUT/out" && grep -qx '  aren
 expect 0 "$MW" check --baseline "$OUT/procs-base.json" --check 'arenas<=+0' "$OUT/procs.json"
 grep -qx "PASS process 101 (./examples/arena-storm): arenas 16, limit <= 16 (baseline 16, rule 'arenas<=+0')" \
 	"$OUT/out" || fail "baseline of several: $(cat "$OUT/out")"
-echo "several processes: --metrics each, baselines matched by command line"
+# junit of several processes: valid, a testcase's classname and name
+# without its pid (the same from one run to the next), the pid in its
+# system-out
+expect 3 "$MW" check --format junit --check 'arenas<=4' "$OUT/procs.json"
+python3 tests/junit_check.py "$OUT/out" || fail "junit of several: $(cat "$OUT/out")"
+python3 - "$OUT/out" <<'PY' || fail "junit of several: $(cat "$OUT/out")"
+import sys, xml.etree.ElementTree as ET
+cases = ET.parse(sys.argv[1]).getroot().findall(".//testcase")
+assert len(cases) == 2, len(cases)
+for c, pid in zip(cases, ("100", "101")):
+    assert pid not in c.get("name") + c.get("classname"), c.attrib
+    assert c.get("name") == "arenas<=4", c.attrib
+    assert c.find("system-out").text.startswith("process %s (" % pid), c.find("system-out").text
+assert cases[1].get("classname").startswith("mallocwatch.process.arena-storm."), cases[1].attrib
+PY
+# github of several: an ::error per failed rule, none for one that holds
+# (GitHub shows 10 error annotations a step: the tenth says how many more),
+# every result in the step summary
+python3 - $S/trim.json $S/storm24.json "$OUT" <<'PY' || exit 99
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ps = [dict(a, target=dict(a["target"], pid=200))]
+ps += [dict(b, target=dict(b["target"], pid=201 + i, argv=["./storm", str(i)])) for i in range(12)]
+json.dump(dict(a, processes=ps), open(sys.argv[3] + "/procs13.json", "w"))
+PY
+: >"$OUT/sum13.md"
+GITHUB_STEP_SUMMARY="$OUT/sum13.md" expect 3 "$MW" check --format github --check 'arenas<=4' "$OUT/procs13.json"
+grep -q "^::notice" "$OUT/out" && fail "github: a notice for a rule that holds: $(cat "$OUT/out")"
+[ "$(grep -c '^::error title=mallocwatch::FAIL process 2[0-9]* (\./storm): arenas 16' "$OUT/out")" = 9 ] ||
+	fail "github: not 9 errors: $(cat "$OUT/out")"
+grep -qx '::error title=mallocwatch::and 3 more rules failed: the step summary lists them' "$OUT/out" ||
+	fail "github: no count of the errors past 10: $(cat "$OUT/out")"
+grep -qx 'mallocwatch: 1 passed, 12 failed; every result is in the step summary' "$OUT/out" ||
+	fail "github: no counts: $(cat "$OUT/out")"
+[ "$(grep -c '^| \(pass\|\*\*FAIL\*\*\) | process ' "$OUT/sum13.md")" = 13 ] ||
+	fail "github: the step summary has not every result: $(cat "$OUT/sum13.md")"
+echo "several processes: --metrics each, baselines matched by command line, github's errors"
 
 # diff: two recorded reports side by side, exactly as expected; exit 0
 # even though they differ (diff reports, check judges)
@@ -157,9 +199,46 @@ print("a report against itself: no change")
 PY
 expect 0 "$MW" diff --format markdown $S/trim.json $S/storm24.json
 grep -qx '| `arenas` | 1 | 16 | +15 | +1500.0% | count |' "$OUT/out" || fail "markdown diff: $(head -4 "$OUT/out")"
-expect 0 "$MW" diff "$OUT/procs.json" $S/trim.json
-grep -q "procs.json' is a report of 2 processes: diff compares the first's alone, process 100 " \
-	"$OUT/err" || fail "diff of a report of several: no warning: $(cat "$OUT/err")"
+# reports of several processes (issue 46): every process diffed, matched
+# by command line and order as check --baseline matches them; a prefork
+# server whose two workers went from 1 arena to 16 shows it on each
+# worker, not "+0" on the first process; a process only in one is listed
+python3 - $S/trim.json $S/storm24.json "$OUT" <<'PY' || exit 99
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+def proc(r, pid, argv):
+    return dict(r, target=dict(r["target"], pid=pid, argv=argv))
+base = [proc(a, 10, ["./prefork"]), proc(a, 11, ["./prefork", "worker"]),
+        proc(a, 12, ["./prefork", "worker"]), proc(a, 13, ["./cron"])]
+new = [proc(a, 20, ["./prefork"]), proc(b, 21, ["./prefork", "worker"]),
+       proc(b, 22, ["./prefork", "worker"]), proc(a, 23, ["./logger"])]
+json.dump(dict(base[0], processes=base), open(sys.argv[3] + "/tree-base.json", "w"))
+json.dump(dict(new[0], processes=new), open(sys.argv[3] + "/tree-new.json", "w"))
+PY
+expect 0 "$MW" diff "$OUT/tree-base.json" "$OUT/tree-new.json"
+[ -s "$OUT/err" ] && fail "diff of trees: $(cat "$OUT/err")"
+cp "$OUT/out" "$OUT/tree-diff.txt"
+grep -qx "Processes, matched by command line and order (as check --baseline matches them): 3 in both (2 changed), 1 appeared, 1 vanished" \
+	"$OUT/tree-diff.txt" || fail "diff of trees: $(cat "$OUT/tree-diff.txt")"
+grep -qx "~ './prefork worker' (pid 11 -> 21): [0-9]* of [0-9]* metrics changed" "$OUT/tree-diff.txt" &&
+	grep -qx "~ './prefork worker' #1 (pid 12 -> 22): [0-9]* of [0-9]* metrics changed" "$OUT/tree-diff.txt" &&
+	[ "$(grep -c '^arenas  *1  *16  *+15 ' "$OUT/tree-diff.txt")" = 2 ] &&
+	grep -qx "= './prefork' (pid 10 -> 20): no change" "$OUT/tree-diff.txt" &&
+	grep -qx "+ './logger' (pid 23): only in $OUT/tree-new.json" "$OUT/tree-diff.txt" &&
+	grep -qx -- "- './cron' (pid 13): only in $OUT/tree-base.json" "$OUT/tree-diff.txt" ||
+	fail "diff of trees: $(cat "$OUT/tree-diff.txt")"
+expect 0 "$MW" diff --format json "$OUT/tree-base.json" "$OUT/tree-new.json"
+python3 - "$OUT/out" <<'PY' || fail "diff of trees, JSON: $(cat "$OUT/out")"
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"]
+assert [(e["base_pid"], e["new_pid"], e["order"]) for e in p["both"]] == [(10, 20, 0), (11, 21, 0), (12, 22, 1)], p["both"]
+m = {x["metric"]: x for x in p["both"][1]["metrics"]}
+assert (m["arenas"]["base"], m["arenas"]["new"]) == (1, 16), m["arenas"]
+assert [e["argv"] for e in p["appeared"]] == [["./logger"]] and [e["pid"] for e in p["vanished"]] == [13], p
+PY
+expect 0 "$MW" diff --format markdown "$OUT/tree-base.json" "$OUT/tree-new.json"
+grep -qx "| './prefork worker' #1 | \`arenas\` | 1 | 16 | +15 | +1500.0% | count |" "$OUT/out" ||
+	fail "diff of trees, markdown: $(cat "$OUT/out")"
 expect 2 "$MW" diff $S/storm24.json
 expect 2 "$MW" diff --format junit $S/trim.json $S/storm24.json
 echo "diff: exact"

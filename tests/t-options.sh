@@ -69,6 +69,12 @@ python3 -m json.tool "$OUT/stdout.json" >/dev/null || fail "--json - is not JSON
 grep -q 'runtime:' "$OUT/q.err" && fail "-q still printed notes"
 "$MW" -v -o /dev/null -c true 2>"$OUT/v.err" || fail "mallocwatch -v exited $?"
 grep -q '^mallocwatch: bpf runtime\|^mallocwatch: kernel runtime' "$OUT/v.err" || fail "no runtime note"
+# without -v, a plain run's stderr carries no internal detail (issue 46):
+# the runtime is in the summary's header
+"$MW" -o "$OUT/plain.txt" -c true 2>"$OUT/plain.err" || fail "mallocwatch -c true exited $?"
+grep -q 'runtime:\|kernel-config stub\|memlock shim\|uprobe_multi' "$OUT/plain.err" &&
+	fail "a plain run's stderr has the runtime's detail: $(cat "$OUT/plain.err")"
+grep -q "^  libc .*, \(bpf\|kernel\) runtime$" "$OUT/plain.txt" || fail "no runtime in the summary"
 
 # docs/probes.md is the probe table as mallocwatch prints it
 ok "$MW" probes --table >"$OUT/probes.md"

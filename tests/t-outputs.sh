@@ -1,5 +1,6 @@
 #!/bin/sh
-# Output files (-o, --json, --html, --save-stream, --save-script) are
+# Output files (-o, --json, --html, --save-stream, --save-script,
+# --folded) are
 # opened by root, often in a directory another user can write:
 #  1. a symbolic link planted by nobody in a sticky directory, pointing
 #     at root's 0600 file, is refused for each of them ("cannot write
@@ -80,8 +81,10 @@ done
 echo "ok: under sudo, outputs are opened as the invoking user"
 
 # 4. the outputs of a traced run: refused before the program runs
+# (--folded, written after the run, was once opened then with fopen(),
+# through the link)
 need_libc
-for opt in --save-stream --save-script -o --json --html; do
+for opt in --save-stream --save-script -o --json --html "--stacks --folded"; do
 	refused "it is a symbolic link" timeout 120 "$MW" -q $opt "$T/link" \
 		-c sh -c "touch '$OUT/ran'"
 	[ -e "$OUT/ran" ] && fail "$opt: the program ran before the output was refused"

@@ -41,9 +41,11 @@ static const char check_usage[] =
 "                       GLIBC_TUNABLES, MALLOC_*) is warned about\n"
 "  --strict-env         such a baseline is an error (exit 2)\n"
 "  --format F           text (default), json, junit (one testcase per rule,\n"
-"                       and process), github (::error annotations, and a\n"
-"                       Markdown table appended to $GITHUB_STEP_SUMMARY\n"
-"                       when set) or markdown\n"
+"                       and process, named without pids: valid against\n"
+"                       Jenkins' junit-10.xsd), github (::error annotations\n"
+"                       for failed rules alone, at most 10; every result in a\n"
+"                       Markdown table appended to $GITHUB_STEP_SUMMARY when\n"
+"                       set) or markdown\n"
 "  --metrics            list the report's metrics and their values\n"
 "\n"
 "Metrics (docs/json.md, \"Metrics\"):\n";
@@ -200,7 +202,7 @@ int cmd_check(int argc, char **argv)
 	if (a.nrules && json_is_array(json_object_get(report, "processes"))) {
 		/* a run of several processes: each judged, named */
 		failed = mw_rules_report_procs(stdout, a.fmt, a.rules, a.nrules, &report, 1,
-					       MW_AGG_WORST, base, NULL);
+					       MW_AGG_WORST, base, NULL, NULL);
 	} else if (a.nrules) {
 		failed = mw_rules_report(stdout, a.fmt, a.rules, a.nrules, report, base);
 	}
@@ -220,29 +222,15 @@ static const char diff_usage[] =
 "Two reports side by side: every metric (see `mallocwatch check --help`,\n"
 "thresholds included) with its change and percent, then the arenas that\n"
 "appeared, vanished or changed their heaps or heap bytes (main_arena, then the\n"
-"others in the order they were made: addresses differ from run to run).  Of a\n"
-"report of several processes (-f, -p PID,PID,...), the first process's alone,\n"
-"with a warning.\n"
+"others in the order they were made: addresses differ from run to run).\n"
+"Reports of several processes (-f, -p PID,PID,..., --cgroup): every process,\n"
+"matched as check --baseline matches them (command line, and how many before\n"
+"it had the same), the changed ones with the metrics that changed, then the\n"
+"processes that appeared or vanished.\n"
 "Exit 0: diff reports, check judges.\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch diff base.json new.json\n";
-
-/* A report of several processes (-f, -p PID,PID, --cgroup) is the first
- * process's at its top, which is all diff compares: say so. */
-static void first_only(const json_t *report, const char *path)
-{
-	const json_t *procs = json_object_get(report, "processes");
-	const char *name = mw_report_process_name(report);
-	char q[80], qp[PATH_MAX + 8];
-
-	if (json_array_size(procs) > 1)
-		mw_warn("'%s' is a report of %zu processes: diff compares the first's alone, "
-			"process %d (%s)", mw_quote(path, qp, sizeof(qp)), json_array_size(procs),
-			(int)json_integer_value(json_object_get(json_object_get(report, "target"),
-								"pid")),
-			name ? mw_quote(name, q, sizeof(q)) : "?");
-}
 
 int cmd_diff(int argc, char **argv)
 {
@@ -272,8 +260,6 @@ int cmd_diff(int argc, char **argv)
 		mw_usage_error("diff takes two report files");
 	a = load_report(argv[optind]);
 	b = load_report(argv[optind + 1]);
-	first_only(a, argv[optind]);
-	first_only(b, argv[optind + 1]);
 	root = mw_diff_new(a, b, argv[optind], argv[optind + 1]);
 	json_decref(a);
 	json_decref(b);

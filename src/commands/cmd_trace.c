@@ -74,9 +74,13 @@ static const char usage[] =
 "  -f, --follow-forks   trace every process the program (-c) or the\n"
 "                       process (-p PID) creates (fork, vfork, clone, and\n"
 "                       the programs they exec) in the same session: a\n"
-"                       report each (pid, parent, command line, exit\n"
-"                       status, exit snapshot), the tree first; the run\n"
-"                       ends when the last of them exits (or ^C).\n"
+"                       report each (pid, parent, command line, the title\n"
+"                       it gave itself at exit, exit status, exit\n"
+"                       snapshot), the tree first (-p: the processes\n"
+"                       already under PID, not followed, are named); the run\n"
+"                       ends when the last of them exits (or ^C).  Each\n"
+"                       stays under ptrace until it exits or tracing stops\n"
+"                       (gdb -p on one fails meanwhile): ^C lets go of all.\n"
 "                       Without -f, -c notes how many were not traced\n"
 "  -p PID               attach to a running process until it exits, or ^C\n"
 "                       (or SIGTERM) stops tracing and reports; the process\n"
@@ -169,7 +173,9 @@ static const char usage[] =
 "                       on scheduling) and judge --check rules on every run's\n"
 "                       figure, aggregated by --aggregate; -o/--json keep the\n"
 "                       last run's report.  Without -f the runs share one\n"
-"                       tracer session (armed once), each reported on its own\n"
+"                       tracer session (armed once), each reported on its own;\n"
+"                       with -f each process's figure per run is listed, and\n"
+"                       its result names the run judged and that run's pid\n"
 "  --linger SECONDS     with -c: the tracer session stays armed SECONDS (at\n"
 "                       most 600) after the run and serves the next -c run of\n"
 "                       the same script, which then arms nothing and waits\n"
@@ -570,7 +576,7 @@ static int judge_each(const struct trace_opts *o, json_t *const *reports, size_t
 	if (o->baseline && mw_check_env(o->baseline, reports[n - 1], o->strict_env) < 0)
 		return MW_EXIT_USAGE;
 	if (mw_rules_report_procs(o->format_file ? o->format_file : stderr, o->format, o->rules,
-				  o->nrules, reports, n, o->aggregate, o->baseline, &judged) &&
+				  o->nrules, reports, n, o->aggregate, o->baseline, &judged, stderr) &&
 	    status == MW_EXIT_OK)
 		status = MW_EXIT_CHECK;
 	if (!judged)
@@ -748,7 +754,7 @@ int cmd_replay(int argc, char **argv)
 	struct mw_stream_meta m = { .on_snapshot = replay_snapshot, .ctx = &rs };
 	struct outputs out;
 	char err[512];
-	int c, status;
+	int c, status, folded_bad = 0;
 	FILE *f;
 	struct mw_state *st;
 
@@ -776,6 +782,12 @@ int cmd_replay(int argc, char **argv)
 		mw_die(MW_EXIT_RUNTIME, "'%s': %s", argv[optind], err);
 	}
 	fclose(f);
+	if (o.folded && !m.stacks) {	/* the other reports are still written */
+		mw_error("--folded: '%s' has no stacks (it was not saved with --stacks)",
+			 argv[optind]);
+		o.folded = NULL;
+		folded_bad = 1;
+	}
 	if (mw_outputs_open(&o, &out, 0) < 0) {
 		mw_outputs_close(&o, &out);
 		status = MW_EXIT_RUNTIME;
@@ -789,14 +801,12 @@ int cmd_replay(int argc, char **argv)
 		.runtime = m.runtime, .findings_text = m.findings, .stacks = m.stacks,
 		.snap_attach = rs.attach, .snap_end = rs.end, .snap_exit = rs.exit,
 		.comm = m.comm[0] ? m.comm : NULL, .stopped = m.stopped,
-		.tracer_died = m.tracer_died };
+		.tracer_died = m.tracer_died,
+		.status_why = m.have_status ? NULL : mw_run_status_why(!m.argv, 0, m.stopped) };
 	status = mw_run_conclude(&out, st, &r, &ri);
-	if (o.folded && !m.stacks) {
-		mw_error("--folded: '%s' has no stacks (it was not saved with --stacks)",
-			 argv[optind]);
+	if (folded_bad)
 		status = MW_EXIT_RUNTIME;
-	} else if (o.folded && mw_run_write_folded(o.folded, m.stacks) < 0)
-		status = MW_EXIT_RUNTIME;
+	mw_run_write_folded(&out, m.stacks);
 	if (mw_outputs_close(&o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 cleanup:

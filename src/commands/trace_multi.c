@@ -22,6 +22,7 @@
 #include "stacks.h"
 #include "trace_multi.h"
 #include "trace_snaps.h"
+#include "trace_tree.h"
 #include "tracer.h"
 #include "units.h"
 #include "xalloc.h"
@@ -41,6 +42,9 @@ struct msink {
 	int math_sites;
 	struct mw_mapped libc;		/* --cgroup: the file traced */
 	int tree;			/* -f: the processes of -c's tree */
+	char *before;			/* -p -f: the processes under the process
+					 * as tracing started, not followed
+					 * (mw_tree_before); NULL none */
 	struct mw_stacks *stacks;	/* --stacks; NULL without */
 };
 
@@ -186,6 +190,7 @@ static void tree_exit_stop(void *ctx, pid_t pid)
 	mw_stacks_sync(k->stacks);	/* its last stacks, while its maps are there */
 	if (!pr || pr->at_exit)
 		return;
+	mw_process_read_title(pr, 0);	/* a title it gave itself */
 	if (snapshot_of(k, pid, &pr->at_exit, &pr->ledger_exit, err, sizeof(err)) < 0) {
 		if (mw_procs_count(k->procs) < 32)
 			mw_note("process %d: no snapshot at exit: %s", (int)pid, err);
@@ -249,9 +254,14 @@ static void on_line(void *ctx, const char *line)
 
 	if (strcmp(line, MW_LINE_READY) == 0) {
 		attach_snapshots(k);
-		if (k->set && k->tree)
+		if (k->set && k->tree) {
+			size_t nb;
+
 			mw_note("tracing process %d and the processes it creates (-f); ^C or "
 				"SIGTERM stops and reports", (int)k->set->pid[0]);
+			if ((k->before = mw_tree_before(k->set->pid[0], k->procs, &nb)))
+				mw_note("%s", k->before);
+		}
 		else if (k->set)
 			mw_note("tracing %zu process%s; ^C or SIGTERM stops and reports",
 				k->set->n, k->set->n == 1 ? "" : "es");
@@ -291,170 +301,6 @@ static void start_states(struct msink *k, const struct mw_elf *libc, const char 
 		prep_state(k, mw_procs_state(k->procs, i));
 }
 
-static json_int_t jlen(json_t *o, const char *key)
-{
-	return (json_int_t)json_array_size(json_object_get(o, key));
-}
-
-static json_int_t jnum(json_t *o, const char *a, const char *b)
-{
-	return json_integer_value(json_object_get(json_object_get(o, a), b));
-}
-
-/* The totals over every process's report; arenas and heaps null when a
- * process's are unknown (its "unknown", docs/json.md), with how many. */
-static json_t *totals(json_t *const *reps, size_t n)
-{
-	json_int_t arenas = 0, heaps = 0, threads = 0, events = 0, lost = 0, net = 0,
-		   retries = 0, unknown = 0;
-	json_t *t;
-
-	for (size_t i = 0; i < n; i++) {
-		unknown += json_is_object(json_object_get(reps[i], "unknown"));
-		arenas += jlen(reps[i], "arenas");
-		heaps += jlen(reps[i], "heaps");
-		threads += jlen(reps[i], "threads");
-		retries += jlen(reps[i], "retries");
-		events += jnum(reps[i], "events", "total");
-		lost += jnum(reps[i], "events", "lost");
-		net += jnum(reps[i], "sbrk", "net");
-	}
-	t = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "processes", (json_int_t)n,
-		      "arenas", arenas, "heaps", heaps, "threads", threads, "events", events,
-		      "lost", lost, "sbrk_net", net, "retries", retries);
-	if (t && unknown) {	/* not a sum of what is known */
-		json_object_set_new(t, "arenas", json_null());
-		json_object_set_new(t, "heaps", json_null());
-		json_object_set_new(t, "unknown_processes", json_integer(unknown));
-	}
-	return t;
-}
-
-static json_int_t ji(json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
-
-static void totals_text(FILE *f, json_t *t)
-{
-	char a[32];
-	json_int_t net = ji(t, "sbrk_net");
-
-	fprintf(f, "\nmallocwatch: %" JSON_INTEGER_FORMAT " process%s in all: ", ji(t, "processes"),
-		ji(t, "processes") == 1 ? "" : "es");
-	if (ji(t, "unknown_processes"))	/* their allocators at attach are unknown */
-		fprintf(f, "? arenas, ? heaps (%" JSON_INTEGER_FORMAT " process%s allocator at "
-			"attach unknown), ", ji(t, "unknown_processes"),
-			ji(t, "unknown_processes") == 1 ? "'s" : "es'");
-	else
-		fprintf(f, "%" JSON_INTEGER_FORMAT " arenas, %" JSON_INTEGER_FORMAT " heaps, ",
-			ji(t, "arenas"), ji(t, "heaps"));
-	fprintf(f, "%"
-		JSON_INTEGER_FORMAT " threads, sbrk net %s%s, %" JSON_INTEGER_FORMAT " retries; %"
-		JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " lost\n", ji(t, "threads"),
-		net < 0 ? "-" : "", mw_human_bytes((uint64_t)(net < 0 ? -net : net), a, sizeof(a)),
-		ji(t, "retries"), ji(t, "events"), ji(t, "lost"));
-}
-
-/* The command line of pr as one quoted string into buf. */
-static const char *command_of(const struct mw_process *pr, char *buf, size_t len)
-{
-	char line[512], q[600];
-	size_t n = 0;
-
-	line[0] = '\0';
-	for (char **a = pr->argv; a && *a && n < sizeof(line) - 1; a++)
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? " " : "", *a);
-	if (!n)
-		snprintf(line, sizeof(line), "%s", pr->comm[0] ? pr->comm : "?");
-	snprintf(buf, len, "%s", mw_quote(line, q, sizeof(q)));
-	return buf;
-}
-
-/* The depth of process i in the tree (its parents' chain), at most 16. */
-static int depth_of(const struct msink *k, size_t i)
-{
-	int d = 0;
-	const struct mw_process *pr = mw_procs_process(k->procs, i);
-
-	while (pr->parent && d < 16) {
-		const struct mw_process *up = mw_procs_by_pid(k->procs, pr->parent);
-
-		if (!up)
-			break;
-		pr = up;
-		d++;
-	}
-	return d;
-}
-
-#define TREE_ROWS 50		/* rows of the tree table, at most */
-#define TREE_SUMMARIES 10	/* processes summarized in full, at most */
-
-/* -f: the tree, a line per process: its pid, parent, how it ended, its
- * arenas, and its allocator at exit (system and in use bytes, mmapped
- * chunks included as in a snapshot's Total; free but retained). */
-static void tree_text(FILE *f, const struct msink *k, json_t *const *reps, size_t n,
-		      unsigned long set_failed)
-{
-	fprintf(f, "mallocwatch: %zu process%s in the tree (-f)%s\n", n, n == 1 ? "" : "es",
-		set_failed ? "; some could not be traced (see above)" : "");
-	fprintf(f, "  %7s %7s %6s %6s %9s %9s %9s  %s\n", "PID", "PARENT", "EXIT", "ARENAS",
-		"SYSTEM", "IN USE", "FREE", "COMMAND");
-	for (size_t i = 0; i < n && i < TREE_ROWS; i++) {
-		const struct mw_process *pr = mw_procs_process(k->procs, i);
-		const struct mw_snapshot *s = pr->at_exit;
-		char ex[16], sy[16], iu[16], fr[16], par[16], cmd[700];
-
-		if (!pr->have_status)
-			snprintf(ex, sizeof(ex), "-");
-		else if (WIFSIGNALED(pr->status))
-			snprintf(ex, sizeof(ex), "sig %d", WTERMSIG(pr->status));
-		else
-			snprintf(ex, sizeof(ex), "%d", WEXITSTATUS(pr->status));
-		snprintf(par, sizeof(par), pr->parent ? "%d" : "-", pr->parent);
-		fprintf(f, "  %7d %7s %6s %6" JSON_INTEGER_FORMAT " %9s %9s %9s  %*s%s\n", pr->pid,
-			par, ex, jlen(reps[i], "arenas"),
-			s ? mw_human_bytes(s->system_bytes + s->mmapped_mem, sy, sizeof(sy)) : "-",
-			s ? mw_human_bytes(s->in_use_bytes + s->mmapped_mem, iu, sizeof(iu)) : "-",
-			s ? mw_human_bytes(s->free_bytes, fr, sizeof(fr)) : "-", 2 * depth_of(k, i),
-			"", command_of(pr, cmd, sizeof(cmd)));
-	}
-	if (n > TREE_ROWS)
-		fprintf(f, "  ... and %zu more (the JSON report has every process)\n",
-			n - TREE_ROWS);
-	fprintf(f, "  (read at each process's exit; SYSTEM and IN USE: arenas and mmapped "
-		"chunks, FREE: free but retained by the arenas)\n");
-}
-
-/* What a snapshot's allocator holds from the system: arenas and mmapped
- * chunks. */
-static uint64_t held(const struct mw_snapshot *s)
-{
-	return s->system_bytes + s->mmapped_mem;
-}
-
-/* -f: is process i summarized in full?  All of a small tree; else the
- * program and the TREE_SUMMARIES - 1 that held the most at exit (arenas
- * and mmapped chunks). */
-static int summarized(const struct msink *k, size_t i, size_t n)
-{
-	const struct mw_snapshot *s = mw_procs_process(k->procs, i)->at_exit;
-	size_t above = 0;
-
-	if (n <= TREE_SUMMARIES || i == 0)
-		return 1;
-	if (!s)
-		return 0;
-	for (size_t j = 1; j < n; j++) {
-		const struct mw_snapshot *o = mw_procs_process(k->procs, j)->at_exit;
-
-		if (o && (held(o) > held(s) || (held(o) == held(s) && j < i)))
-			above++;
-	}
-	return above < TREE_SUMMARIES - 1;
-}
-
 /* Process i's report: its summary as one run of it prints it into *text,
  * its JSON into *rep.  The exit status of that report. */
 static int report_one(const struct trace_opts *o, struct outputs *out, struct msink *k,
@@ -473,6 +319,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	if (!pr->at_exit && mw_process_alive(pr->pid)) {	/* -p: at the end */
 		char err[PATH_MAX + 512];
 
+		mw_process_read_title(pr, 1);
 		if (k->set && i < k->set->n)
 			pr->at_end = mw_run_end_snapshot(pr->pid, k->set->have_g[i] ?
 							 &k->set->g[i] : NULL, o->read_timeout_ms,
@@ -483,9 +330,9 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	}
 	oi.pid = k->set ? pr->pid : 0;	/* -c -f: the environment is ours */
 	ri_r.pid = pr->pid;
-	/* -c -f: each process's end; -p: none is ours to report as the
-	 * run's (the tree's table says how each ended) */
-	ri_r.have_status = k->tree && !k->set && pr->have_status;
+	/* -f: each process's end, as waitpid(2) gave it to the tracer (-p -f:
+	 * said, not passed on); -p: not ptraced, so not known */
+	ri_r.have_status = k->tree && pr->have_status;
 	ri_r.status = pr->status;
 	if (i)	/* said once, for the run */
 		ri_r.tracer_died = 0;
@@ -499,7 +346,15 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
 		.snap_exit = pr->at_exit, .ledger_exit = pr->ledger_exit,
 		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0,
-		.stacks = k->stacks, .stacks_pid = pr->pid };
+		.title = pr->title, .title_at_end = pr->title_at_end,
+		.stacks = k->stacks, .stacks_pid = pr->pid, .status_not_ours = k->set != NULL,
+		.status_why = ri_r.have_status ? NULL : mw_run_status_why(k->set != NULL,
+				k->tree && !r->ptrace_msg[0],
+				r->stopped && mw_process_alive(pr->pid)),
+		.end_why = pr->at_end || pr->at_exit ? NULL : mw_process_alive(pr->pid) ?
+			   "none at the end, see the warnings" : k->tree ?
+			   "none at its exit: it could not be read" :
+			   "none at the end: the process had exited" };
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	st = mw_run_conclude(out, pr->st, &ri_r, &ri);
@@ -535,7 +390,7 @@ static void html_all(FILE *html, struct outputs *out, struct msink *k, json_t *c
 		ris[i].findings_text = mw_run_findings_text(sts[i], &ris[i]);
 	}
 	if (t) {
-		tree_text(t, k, reps, n, r->set_failed);
+		mw_tree_text(t, k->procs, reps, n, r->set_failed, 0);
 		fclose(t);
 	}
 	snprintf(title, sizeof(title), "%zu processes%s", n, k->tree ? " (-f)" : "");
@@ -579,17 +434,16 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	}
 	out->summary = summary;
 	if (k->tree)
-		tree_text(summary, k, reps, n, r->set_failed);
+		mw_tree_text(summary, k->procs, reps, n, r->set_failed, 1);
+	if (k->before)	/* -p -f: what it does not cover */
+		fprintf(summary, "  %s\n", k->before);
 	for (size_t i = 0; i < n; i++) {
-		if (k->tree && !summarized(k, i, n))
+		if (k->tree && !mw_tree_summarized(k->procs, i, n))
 			continue;
 		fprintf(summary, "%s%s", shown++ || k->tree ? "\n" : "", texts[i]);
 	}
-	if (k->tree && shown < n)
-		fprintf(summary, "\nmallocwatch: %zu more process%s summarized in the JSON report\n",
-			n - shown, n - shown == 1 ? "" : "es");
-	t = totals(reps, n);
-	totals_text(summary, t);
+	t = mw_tree_totals(reps, n);
+	mw_tree_totals_text(summary, t);
 	if (html)
 		html_all(html, out, k, reps, r, ris, n);
 	/* the first process's report at the top, as a single run writes it */
@@ -701,8 +555,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	if (r.detaching)
 		*detaching = r.detaching;
 	status = report_all(o, out, k, &r, p->libc, libc_path, p->env.rt, report);
-	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
-		status = MW_EXIT_RUNTIME;
+	mw_run_write_folded(out, k->stacks);
 	return status;
 }
 
@@ -747,6 +600,7 @@ cleanup:
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);
 	free(pids);
+	free(k.before);
 	return status;
 }
 

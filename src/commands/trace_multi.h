@@ -60,4 +60,13 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const struct mw_target *t,
 		      const char *libc_path, const char *dir, json_t **report, pid_t *detaching);
 
+/* -p PID -f, as tracing starts: the processes under root (its
+ * descendants, read from /proc) that procs does not have, which -f will
+ * not follow, named (at most 10) in a line of text with the ways to
+ * trace them too (-p ROOT,PID,..., --cgroup DIR of root's cgroup):
+ * trace_before.c.  A new string (free()), or NULL when there is none;
+ * *count how many there are. */
+struct mw_procs;
+char *mw_tree_before(pid_t root, const struct mw_procs *procs, size_t *count);
+
 #endif /* MALLOCWATCH_TRACE_MULTI_H */

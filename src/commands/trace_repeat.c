@@ -270,7 +270,7 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			key[0] = '\0';
 	}
 	if (o->linger_ms && !join) {	/* a tracer of its own: sweep first (cmd_trace.c) */
-		mw_run_note_runtime(&p);
+		mw_run_note_runtime(&p, o->verbose);
 		mw_run_sweep();
 	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,

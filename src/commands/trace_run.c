@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -60,6 +59,8 @@ int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_sc
 		return -1;
 	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
 		return -1;
+	if (o->folded && !(out->folded = mw_output_create(o->folded, 0)))
+		return -1;
 	return 0;
 }
 
@@ -77,6 +78,8 @@ int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
 		ret |= mw_output_close(out->html, o->html, out->html_errno);
 	if (out->script)
 		ret |= mw_output_close(out->script, o->save_script, 0);
+	if (out->folded)
+		ret |= mw_output_close(out->folded, o->folded, out->folded_errno);
 	*out = (struct outputs){ 0 };
 	return ret;
 }
@@ -418,7 +421,7 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 			ri->exit_status = -1;
 			char q[256];
 
-			if (!ri->in_tree)
+			if (!ri->in_tree && !ri->status_not_ours)
 				mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q,
 					 sizeof(q)), ri->term_signal, strsignal(ri->term_signal));
 			status = 128 + ri->term_signal;
@@ -426,6 +429,10 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 			ri->exit_status = WEXITSTATUS(r->status);
 			status = ri->exit_status;
 		}
+		if (ri->status_not_ours)	/* -p -f: said, not passed on */
+			status = MW_EXIT_OK;
+	} else if (!ri->status_why && r->tracer_died) {
+		ri->status_why = "the tracer ended before the process did";
 	}
 	if (r->tracer_died || !ended) {
 		char q[600];
@@ -477,54 +484,6 @@ int mw_run_conclude(struct outputs *out, struct mw_state *st,
 	if (write_reports(out, st, ri) < 0)
 		status = MW_EXIT_RUNTIME;
 	return status;
-}
-
-/* "K=V" of the variables in a NUL- or newline-separated block that arena
- * counts depend on, into malloc_vars / tunables. */
-static void env_vars(const char *block, size_t len, struct mw_environment *e)
-{
-	size_t n = 0;
-
-	for (const char *p = block; p < block + len; p += strlen(p) + 1) {
-		if (strncmp(p, "GLIBC_TUNABLES=", 15) == 0)
-			snprintf(e->tunables, sizeof(e->tunables), "%s", p + 15);
-		else if (strncmp(p, "MALLOC_", 7) == 0 && n < sizeof(e->malloc_vars) - 2)
-			n += (size_t)snprintf(e->malloc_vars + n, sizeof(e->malloc_vars) - n, "%s%s",
-					      n ? " " : "", p);
-	}
-}
-
-/* What decides arena counts in this run (struct mw_environment). */
-void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
-			const char *runtime, struct mw_environment *e)
-{
-	cpu_set_t set;
-
-	memset(e, 0, sizeof(*e));
-	e->glibc_minor = mw_elf_glibc_minor(libc);
-	e->nproc = sysconf(_SC_NPROCESSORS_ONLN);
-	e->cpus = sched_getaffinity(o->pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : e->nproc;
-	e->runtime = runtime;
-	e->version = MW_VERSION;
-	if (o->pid) {	/* the target's own environment */
-		char path[64], *buf = xmalloc(1 << 16);
-		int fd;
-		ssize_t len = 0;
-
-		snprintf(path, sizeof(path), "/proc/%d/environ", (int)o->pid);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-			len = read(fd, buf, (1 << 16) - 1);
-			close(fd);
-		}
-		if (len > 0) {
-			buf[len] = '\0';
-			env_vars(buf, (size_t)len, e);
-		}
-		free(buf);
-	} else {	/* -c: the program gets ours */
-		for (char **v = environ; *v; v++)
-			env_vars(*v, strlen(*v) + 1, e);
-	}
 }
 
 /* Record how the run ended at the end of a saved stream. */
@@ -608,15 +567,20 @@ void mw_sink_start(struct sink *k, const struct trace_opts *o, const struct mw_e
 	}
 }
 
-int mw_run_write_folded(const char *path, struct mw_stacks *s)
+void mw_run_write_folded(struct outputs *out, struct mw_stacks *s)
 {
-	FILE *f = fopen(path, "we");
+	if (out->folded && mw_report_stacks_folded(out->folded, s) < 0 && !out->folded_errno)
+		out->folded_errno = errno ? errno : EIO;
+}
 
-	if (!f || mw_report_stacks_folded(f, s) < 0 || fclose(f) != 0) {
-		mw_error("cannot write '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+const char *mw_run_status_why(int attached, int ptraced, int running)
+{
+	if (running)
+		return "tracing was stopped (^C, SIGTERM or --duration) while it ran";
+	if (attached && !ptraced)
+		return "-p without -f does not ptrace the process: its exit status went to its "
+		       "parent alone";
+	return NULL;
 }
 
 /* After a traced run r that worked: the notes on how it ended (sites:
@@ -671,7 +635,12 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.ledger_end = k->pr->ledger_end,
 		.last_argv = !o->pid ? (const char *const *)k->pr->argv : NULL,
-		.env = &menv, .stacks = k->stacks };
+		.env = &menv, .stacks = k->stacks,
+		.status_why = r->have_status ? NULL : mw_run_status_why(o->pid != 0, 0,
+						r->stopped && mw_process_alive(r->pid)),
+		.end_why = k->pr->at_end || !o->pid ? NULL : mw_process_alive(o->pid) ?
+			   "none at the end, see the warnings" :
+			   "none at the end: the process had exited" };
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
 	save_snapshot(k->save, "end", k->pr->at_end);
@@ -681,8 +650,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	if (k->save)
 		mw_run_save_footer(k->save, r, findings, ri.comm);
 	status = mw_run_conclude(out, k->st, r, &ri);
-	if (o->folded && mw_run_write_folded(o->folded, k->stacks) < 0)
-		status = MW_EXIT_RUNTIME;
+	mw_run_write_folded(out, k->stacks);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
@@ -703,9 +671,10 @@ void mw_run_sweep(void)
 	}
 }
 
-void mw_run_note_runtime(const struct mw_run_prep *p)
+void mw_run_note_runtime(const struct mw_run_prep *p, int verbose)
 {
-	mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
+	if (verbose)
+		mw_note("%s runtime%s%s", mw_runtime_name(p->env.rt), p->env.did[0] ? ": " : "",
 		p->env.did);
 }
 
@@ -723,7 +692,7 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 		return -1;
 	}
 	if (!o->linger_ms)	/* --linger: trace_repeat.c says it if this run arms */
-		mw_run_note_runtime(p);
+		mw_run_note_runtime(p, o->verbose);
 	p->libm = mw_run_open_libm(o, libc_path, p->libm_path, sizeof(p->libm_path), &bad_libm);
 	go = (struct mw_gen_opts){
 		.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,

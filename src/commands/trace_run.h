@@ -78,7 +78,9 @@ struct outputs {
 	FILE *stream;			/* --save-stream; NULL when not asked */
 	FILE *html;			/* --html; NULL when not asked */
 	FILE *script;			/* --save-script; NULL when not asked */
-	int summary_errno, json_errno, html_errno;	/* the first write error of each */
+	FILE *folded;			/* --folded; NULL when not asked */
+	int summary_errno, json_errno, html_errno, folded_errno;	/* the first write
+									 * error of each */
 };
 
 /* Open every output file o names, before anything runs, into *out (the
@@ -152,11 +154,12 @@ struct mw_run_prep {
 int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char *dir,
 		   const int *pids, size_t npids, FILE *save, struct mw_run_prep *p);
 
-/* The note of what the runtime prepared ("bpf runtime: ...; uprobes
- * attached as one uprobe_multi link"): mw_run_prepare says it, but with
+/* With verbose (-v), the note of what the runtime prepared ("bpf
+ * runtime: ...; uprobes attached as one uprobe_multi link": internal
+ * detail, not for every run's stderr): mw_run_prepare says it, but with
  * --linger, where a run that joins a session arms nothing and the caller
  * says it only for a run that starts its own tracer. */
-void mw_run_note_runtime(const struct mw_run_prep *p);
+void mw_run_note_runtime(const struct mw_run_prep *p, int verbose);
 
 /* The sweep after killed runs (leftovers.h), bounded by MW_SWEEP_RUN_MS,
  * and a note of what it removed.  Before a run starts a tracer: a run
@@ -193,10 +196,18 @@ void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
 			const char *comm);
 
+/* Why a process of a run has no exit status (report.h status_why):
+ * running, tracing was stopped while it ran; attached (-p) and not
+ * ptraced (-f ptraces every process of its tree), its status went to its
+ * parent alone; NULL when neither is known. */
+const char *mw_run_status_why(int attached, int ptraced, int running);
+
 /* --folded FILE: the folded lines of the stacks s (report_stacks.h)
- * into path, made or truncated.  0, or -1 after a message. */
+ * into out->folded, made with the other outputs before anything ran
+ * (mw_outputs_open); nothing when it is NULL.  A write error is named
+ * when the file is closed (mw_outputs_close). */
 struct mw_stacks;
-int mw_run_write_folded(const char *path, struct mw_stacks *s);
+void mw_run_write_folded(struct outputs *out, struct mw_stacks *s);
 
 /* Is the allocator to be read every interval during a -c or -p run?
  * Only where the samples go somewhere: the --html timeline, --progress

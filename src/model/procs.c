@@ -74,6 +74,7 @@ static void process_free(struct mw_process *pr)
 {
 	mw_state_free(pr->st);
 	free_argv(pr->argv);
+	free(pr->title);
 	mw_snapshot_free(pr->at_attach);
 	mw_snapshot_free(pr->at_end);
 	mw_snapshot_free(pr->at_exit);
@@ -142,6 +143,31 @@ void mw_process_observe(struct mw_process *pr)
 	pr->have_where = mw_proc_where(pr->pid, &pr->where, err, sizeof(err)) == 0;
 }
 
+void mw_process_read_title(struct mw_process *pr, int at_end)
+{
+	char path[64], buf[4096], line[4096];
+	ssize_t n;
+	size_t m = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pr->pid);
+	if ((n = mw_read_small(path, 0, buf, sizeof(buf))) <= 0)
+		return;
+	/* setproctitle() leaves the rest of the area NUL (or blank) */
+	while (n > 0 && (buf[n - 1] == '\0' || buf[n - 1] == ' '))
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		buf[i] = buf[i] ? buf[i] : ' ';
+	buf[n] = '\0';
+	line[0] = '\0';
+	for (char **a = pr->argv; a && *a && m < sizeof(line) - 1; a++)
+		m += (size_t)snprintf(line + m, sizeof(line) - m, "%s%s", m ? " " : "", *a);
+	if (!n || strcmp(buf, line) == 0)
+		return;
+	free(pr->title);
+	pr->title = strdup(buf);
+	pr->title_at_end = at_end;
+}
+
 struct mw_process *mw_procs_process(const struct mw_procs *p, size_t i)
 {
 	return p->pr[i];
@@ -171,6 +197,8 @@ int mw_procs_renew(struct mw_procs *p, struct mw_process *pr)
 	mw_state_free(pr->st);
 	pr->st = st;
 	drop_attach(pr);
+	free(pr->title);	/* the old image's */
+	pr->title = NULL;
 	return 0;
 }
 

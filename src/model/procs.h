@@ -59,6 +59,12 @@ struct mw_process {
 	char comm[64];			/* its command name then; "" unknown */
 	char **argv;			/* its command line then (owned, NULL-
 					 * terminated); NULL unknown */
+	char *title;			/* its /proc/PID/cmdline read later, at its
+					 * exit (or the end), words joined by
+					 * blanks, when it differs from argv: a
+					 * title it gave itself ("postgres:
+					 * checkpointer"; owned); NULL none */
+	int title_at_end;		/* title was read at the end, not at exit */
 	struct mw_mapped libc, libm;	/* the files it maps (mapped.h) */
 	int have_libc, have_libm;
 	struct mw_where where;		/* where it lives (procwhere.h) */
@@ -100,6 +106,12 @@ struct mw_process *mw_procs_process(const struct mw_procs *p, size_t i);
  * cannot be read stays unknown: the process may be gone).  For a process
  * that is being traced: call it when tracing starts. */
 void mw_process_observe(struct mw_process *pr);
+
+/* Read pr's /proc/PID/cmdline now into pr->title (at_end: the end of
+ * tracing, else its exit stop) when it differs from the command line
+ * observed (a title the process set over its arguments, as setproctitle()
+ * does); left as it was when it cannot be read. */
+void mw_process_read_title(struct mw_process *pr, int at_end);
 
 /* From now on records are prefixed (several processes) even while the
  * run has one: a run whose set of processes changes (-f, --cgroup). */

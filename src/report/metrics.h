@@ -88,6 +88,8 @@ struct mw_verdict {
 	int64_t limit;		/* what it was held to */
 	int has_baseline;
 	int64_t baseline;	/* the baseline's, when relative */
+	int run;		/* mw_rule_judge_runs: the report whose value was
+				 * judged, 1 the first (0: one report) */
 };
 
 /* Judge rule r on value, relative rules against baseline (as below). */
@@ -104,9 +106,12 @@ enum mw_format {
 	MW_FMT_TEXT,		/* "PASS arenas 5, limit <= 16 (rule 'arenas<=16')" per
 				 * rule, then "N passed, N failed" */
 	MW_FMT_JSON,		/* {"rules": [...], "passed": N, "failed": N} */
-	MW_FMT_JUNIT,		/* JUnit XML, one testcase per rule */
-	MW_FMT_GITHUB,		/* "::error title=...::..." per failed rule; a Markdown
-				 * table appended to $GITHUB_STEP_SUMMARY when set */
+	MW_FMT_JUNIT,		/* JUnit XML (junit-10.xsd's shape), one testcase
+				 * per rule */
+	MW_FMT_GITHUB,		/* "::error title=...::..." per failed rule (at most
+				 * 10), none for the others; a Markdown table of
+				 * them all appended to $GITHUB_STEP_SUMMARY when
+				 * set */
 	MW_FMT_MARKDOWN,	/* a Markdown table */
 };
 
@@ -127,18 +132,6 @@ size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rule
  * docs/json.md: its target's comm, else the last part of its argv[0],
  * against r->comm)?  1 or 0; every rule without a selector applies. */
 int mw_rule_selects(const struct mw_rule *r, const json_t *report);
-
-/* Write the verdicts v[0..n-1] of rules[0..n-1], the i-th of process
- * pids[i] named names[i] (its command; NULL unknown) whose key
- * (mw_report_process_key: its command line and order, the same from run
- * to run) hashes to keys[i] (NULL: none), as mw_rules_report_procs does;
- * how many failed.  junit's classname is mallocwatch.process.NAME.HASH
- * (NAME's letters, digits, '-' and '_'; HASH 8 hex digits of the key),
- * so that a CI's test history follows a process from one run to the
- * next; without keys, mallocwatch.process.PID. */
-size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule *rules,
-			       const struct mw_verdict *v, const int *pids,
-			       const char *const *names, const uint64_t *keys, size_t n);
 
 /* The name of the process of a process report (its target's comm, else
  * its argv[0]); NULL unknown.  Owned by report. */
@@ -161,11 +154,16 @@ enum mw_aggregate { MW_AGG_WORST, MW_AGG_MAX, MW_AGG_MEDIAN, MW_AGG_MIN };
 /* "worst", "max", "median", "min" -> *a; 0 or -1. */
 int mw_aggregate_parse(const char *s, enum mw_aggregate *a);
 
+/* How a aggregates rule r's values, by name: "worst" is "max" for <=
+ * and <, "min" for >= and >, "worst" for == and !=. */
+const char *mw_aggregate_name(const struct mw_rule *r, enum mw_aggregate a);
+
 /* Judge rule r on the values of metric r->metric in reports[0..n-1]
  * (missing in one: missing), aggregated by a; "worst" is the largest
  * for <= and <, the smallest for >= and >, and for == and != the first
  * value that breaks the rule.  Each run's value is printed to log as
- * "mallocwatch: arenas per run: 5 6 5 (max 6)". */
+ * "mallocwatch: arenas per run: 5 6 5 (max 6)"; the verdict's run is
+ * the first report with the value judged. */
 struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *reports, size_t n,
 				     enum mw_aggregate a, const json_t *baseline, FILE *log);
 
@@ -175,16 +173,22 @@ struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *rep
  * on its value in every run that had it (matched by mw_report_process_key;
  * aggregated by a as mw_rule_judge_runs does when more than one), and
  * write the results to out in format f as one document: a result per
- * process and rule, named by the process ("process 4242 (python3)"): text
- * a line each, json "rules" entries with "process", junit a testcase each
- * (classname mallocwatch.process.NAME.HASH, mw_verdicts_write_procs),
- * github and markdown likewise.  A
- * baseline of several processes gives each process the baseline of the
- * same key (none: a relative rule's result is missing).  Returns how many
- * failed; *judged (when not NULL) how many results there were. */
+ * process and rule, named by the process ("process 4242 (python3)", the
+ * pid of the run whose value was judged, ", run 2 of 3" with several):
+ * text a line each, json "rules" entries with "process" (and "run",
+ * "runs": each run's pid and value), junit a testcase each (classname
+ * mallocwatch.process.NAME.HASH: NAME the command name's letters, digits,
+ * '-' and '_', HASH 8 hex digits of the key, so that a CI's test history
+ * follows a process from one run to the next), github and markdown
+ * likewise.  With several runs each process's values are printed to log
+ * (NULL: not) as "mallocwatch: process 'CMD': arenas per run: 1: 5 (pid
+ * 100), 2: 6 (pid 200); max 6, run 2".  A baseline of several processes
+ * gives each process the baseline of the same key (none: a relative
+ * rule's result is missing).  Returns how many failed; *judged (when not
+ * NULL) how many results there were. */
 size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
 			     json_t *const *runs, size_t nruns, enum mw_aggregate a,
-			     const json_t *baseline, size_t *judged);
+			     const json_t *baseline, size_t *judged, FILE *log);
 
 /* Load a report written with --json.  NULL with a one-line reason in
  * err and *status MW_EXIT_RUNTIME (unreadable) or MW_EXIT_USAGE (not JSON,
@@ -221,7 +225,10 @@ int64_t mw_sat_percent(int64_t a, int64_t pct);
  * object: {"base": a_name, "new": b_name,
  * "metrics": [{metric, base, new, change, percent}], "arenas":
  * {"appeared", "vanished", "changed"}}; names may be any bytes (escaped,
- * jsonout.h).  NULL when out of memory. */
+ * jsonout.h).  When either is a report of several processes, the top is
+ * the first processes' and "processes" has every process of b against
+ * a's of the same key (mw_report_process_key), and those of one alone
+ * (metrics_diff_procs.c).  NULL when out of memory. */
 json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const char *b_name);
 
 /* Write diff (from mw_diff_new) to f as text, JSON or a Markdown table

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "metrics_int.h"
 #include "jsonout.h"
 #include "units.h"
 
@@ -90,7 +91,7 @@ static json_t *diff_metric(const json_t *a, const json_t *b, enum mw_metric m)
 		json_real(100.0 * ((double)vb - (double)va) / (double)va) : json_null());
 }
 
-json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const char *b_name)
+json_t *mw_diff_one(const json_t *a, const json_t *b)
 {
 	json_t *metrics = json_array(), *aa = arenas_by_place(a), *ba = arenas_by_place(b), *root;
 
@@ -106,8 +107,7 @@ json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const 
 		if (!json_is_null(o))
 			mw_json_append(&metrics, o);
 	}
-	root = json_pack("{s:o, s:o, s:o, s:{s:o, s:o, s:o}}", "base", mw_json_str(a_name),
-			 "new", mw_json_str(b_name), "metrics", metrics, "arenas",
+	root = json_pack("{s:o, s:{s:o, s:o, s:o}}", "metrics", metrics, "arenas",
 			 "appeared", only_in(ba, aa), "vanished", only_in(aa, ba),
 			 "changed", changed(aa, ba));
 	json_decref(aa);
@@ -115,9 +115,23 @@ json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const 
 	return root;
 }
 
+json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const char *b_name)
+{
+	json_t *root = mw_diff_one(a, b), *p;
+
+	if (!root || mw_json_set(&root, "base", mw_json_str(a_name)) < 0 ||
+	    mw_json_set(&root, "new", mw_json_str(b_name)) < 0)
+		return NULL;
+	if (!mw_diff_is_multi(a) && !mw_diff_is_multi(b))
+		return root;
+	if (!(p = mw_diff_procs(a, b)) || mw_json_set(&root, "processes", p) < 0)
+		return NULL;
+	return root;
+}
+
 /* An integer member ("%+" with sign), a real one as a percentage, or
  * "-" when it is null. */
-static const char *num(const json_t *o, const char *key, char *buf, size_t len, int sign)
+const char *mw_diff_num(const json_t *o, const char *key, char *buf, size_t len, int sign)
 {
 	const json_t *v = json_object_get(o, key);
 
@@ -132,7 +146,7 @@ static const char *num(const json_t *o, const char *key, char *buf, size_t len, 
 }
 
 /* The unit of the metric a row of "metrics" is of ("bytes", "count"). */
-static const char *unit_of(const json_t *row)
+const char *mw_diff_unit(const json_t *row)
 {
 	const char *name = json_string_value(json_object_get(row, "metric"));
 
@@ -159,46 +173,67 @@ static const char *human_pair(const json_t *row, char *buf, size_t len)
 	return buf;
 }
 
-static void diff_text(FILE *f, const json_t *metrics, const json_t *appeared,
-		      const json_t *vanished, const json_t *chg)
+/* The arenas of a list (at most 32) with sign before each: a line each,
+ * or with one_line all on one line (a process of several). */
+static void arena_names(FILE *f, const json_t *list, char sign, int one_line)
 {
 	size_t i;
 	json_t *x;
-	char a[32], b[32], c[32], d[32], h[48];
+
+	if (one_line && json_array_size(list))
+		fprintf(f, "  %c", sign);
+	json_array_foreach(list, i, x)
+		if (i < 32)
+			fprintf(f, one_line ? "%s %s" : "  %s %s\n", one_line ? (i ? "," : "") :
+				(char[2]){ sign, 0 }, json_string_value(x));
+	if (one_line && json_array_size(list))
+		fprintf(f, "%s\n", json_array_size(list) > 32 ? ", ..." : "");
+}
+
+void mw_diff_text_one(FILE *f, const json_t *d, int changed_only)
+{
+	const json_t *ar = json_object_get(d, "arenas"), *x;
+	const json_t *appeared = json_object_get(ar, "appeared"), *chg = json_object_get(ar, "changed");
+	const json_t *vanished = json_object_get(ar, "vanished");
+	size_t i;
+	char a[32], b[32], c[32], e[32], h[48];
 
 	fprintf(f, "%-20s %14s %14s %14s %9s  %s\n", "METRIC", "BASE", "NEW", "CHANGE", "PERCENT",
 		"UNIT");
-	json_array_foreach(metrics, i, x)
+	json_array_foreach(json_object_get(d, "metrics"), i, x) {
+		const json_t *ch = json_object_get(x, "change");
+
+		if (changed_only && json_is_integer(ch) && !json_integer_value(ch))
+			continue;
 		fprintf(f, "%-20s %14s %14s %14s %9s  %s\n",
 			json_string_value(json_object_get(x, "metric")),
-			num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
-			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1),
-			unit_of(x));
-	fprintf(f, "\nArenas (main_arena, then in the order they were made): %zu appeared, "
-		"%zu vanished, %zu changed\n", json_array_size(appeared),
+			mw_diff_num(x, "base", a, sizeof(a), 0), mw_diff_num(x, "new", b, sizeof(b), 0),
+			mw_diff_num(x, "change", c, sizeof(c), 1),
+			mw_diff_num(x, "percent", e, sizeof(e), 1), mw_diff_unit(x));
+	}
+	if (changed_only && !json_array_size(appeared) && !json_array_size(vanished) &&
+	    !json_array_size(chg))
+		return;
+	fprintf(f, "%sArenas (main_arena, then in the order they were made): %zu appeared, "
+		"%zu vanished, %zu changed\n", changed_only ? "" : "\n", json_array_size(appeared),
 		json_array_size(vanished), json_array_size(chg));
-	json_array_foreach(appeared, i, x)
-		if (i < 32)
-			fprintf(f, "  + %s\n", json_string_value(x));
-	json_array_foreach(vanished, i, x)
-		if (i < 32)
-			fprintf(f, "  - %s\n", json_string_value(x));
+	arena_names(f, appeared, '+', changed_only);
+	arena_names(f, vanished, '-', changed_only);
 	json_array_foreach(chg, i, x)
 		if (i < 32)
 			fprintf(f, "  ~ %s: heaps %s -> %s, heap bytes %s -> %s%s\n",
 				json_string_value(json_object_get(x, "arena")),
-				num(x, "base_heaps", a, sizeof(a), 0),
-				num(x, "new_heaps", b, sizeof(b), 0),
-				num(x, "base_heap_bytes", c, sizeof(c), 0),
-				num(x, "new_heap_bytes", d, sizeof(d), 0),
+				mw_diff_num(x, "base_heaps", a, sizeof(a), 0),
+				mw_diff_num(x, "new_heaps", b, sizeof(b), 0),
+				mw_diff_num(x, "base_heap_bytes", c, sizeof(c), 0),
+				mw_diff_num(x, "new_heap_bytes", e, sizeof(e), 0),
 				human_pair(x, h, sizeof(h)));
 }
 
 void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
 {
 	const json_t *metrics = json_object_get(diff, "metrics"), *ar = json_object_get(diff, "arenas");
-	const json_t *appeared = json_object_get(ar, "appeared"), *x;
-	const json_t *vanished = json_object_get(ar, "vanished"), *chg = json_object_get(ar, "changed");
+	const json_t *x;
 	char a[32], b[32], c[32], d[32];
 	size_t i;
 
@@ -207,7 +242,14 @@ void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
 		return;
 	}
 	if (fmt != MW_FMT_MARKDOWN) {
-		diff_text(f, metrics, appeared, vanished, chg);
+		if (json_object_get(diff, "processes"))
+			mw_diff_procs_text(f, diff);
+		else
+			mw_diff_text_one(f, diff, 0);
+		return;
+	}
+	if (json_object_get(diff, "processes")) {
+		mw_diff_procs_markdown(f, diff);
 		return;
 	}
 	fprintf(f, "| metric | base | new | change | percent | unit |\n"
@@ -215,9 +257,11 @@ void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
 	json_array_foreach(metrics, i, x)
 		fprintf(f, "| `%s` | %s | %s | %s | %s | %s |\n",
 			json_string_value(json_object_get(x, "metric")),
-			num(x, "base", a, sizeof(a), 0), num(x, "new", b, sizeof(b), 0),
-			num(x, "change", c, sizeof(c), 1), num(x, "percent", d, sizeof(d), 1),
-			unit_of(x));
-	fprintf(f, "\nArenas: %zu appeared, %zu vanished, %zu changed\n", json_array_size(appeared),
-		json_array_size(vanished), json_array_size(chg));
+			mw_diff_num(x, "base", a, sizeof(a), 0), mw_diff_num(x, "new", b, sizeof(b), 0),
+			mw_diff_num(x, "change", c, sizeof(c), 1),
+			mw_diff_num(x, "percent", d, sizeof(d), 1), mw_diff_unit(x));
+	fprintf(f, "\nArenas: %zu appeared, %zu vanished, %zu changed\n",
+		json_array_size(json_object_get(ar, "appeared")),
+		json_array_size(json_object_get(ar, "vanished")),
+		json_array_size(json_object_get(ar, "changed")));
 }

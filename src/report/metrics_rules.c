@@ -240,12 +240,49 @@ static int cmp_i64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+const char *mw_aggregate_name(const struct mw_rule *r, enum mw_aggregate a)
+{
+	if (a == MW_AGG_WORST && (r->op == MW_OP_LE || r->op == MW_OP_LT))
+		a = MW_AGG_MAX;
+	else if (a == MW_AGG_WORST && (r->op == MW_OP_GE || r->op == MW_OP_GT))
+		a = MW_AGG_MIN;
+	return a == MW_AGG_WORST ? "worst" : a == MW_AGG_MAX ? "max" : a == MW_AGG_MIN ? "min" :
+	       "median";
+}
+
+/* The value of vals[0..n) that aggregate how (mw_aggregate_name) picks
+ * for r; its index (the first run with it) in *at. */
+static int64_t pick_of(const struct mw_rule *r, const int64_t *vals, size_t n, const char *how,
+		       const json_t *baseline, size_t *at)
+{
+	int64_t *s, pick = vals[0];
+
+	*at = 0;
+	if (strcmp(how, "worst") == 0) {	/* == and !=: the first run that breaks it */
+		for (size_t i = 0; i < n; i++)
+			if (!mw_rule_judge(r, vals[i], baseline).ok) {
+				*at = i;
+				return vals[i];
+			}
+		return pick;
+	}
+	s = xcalloc(n, sizeof(*s));
+	memcpy(s, vals, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_i64);
+	pick = how[1] == 'a' ? s[n - 1] : how[1] == 'i' ? s[0] : s[(n - 1) / 2];
+	free(s);
+	while (*at < n && vals[*at] != pick)
+		++*at;
+	return pick;
+}
+
 struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *reports, size_t n,
 				     enum mw_aggregate a, const json_t *baseline, FILE *log)
 {
-	int64_t *vals = xcalloc(n, sizeof(*vals)), pick;
-	const char *name = mw_metric_info(r->metric)->name, *how;
+	int64_t *vals = xcalloc(n + 1, sizeof(*vals)), pick;
+	const char *name = mw_metric_info(r->metric)->name, *how = mw_aggregate_name(r, a);
 	struct mw_verdict v;
+	size_t at;
 
 	for (size_t i = 0; i < n; i++)
 		if (mw_metric_value(reports[i], r->metric, &vals[i]) < 0) {
@@ -257,32 +294,19 @@ struct mw_verdict mw_rule_judge_runs(const struct mw_rule *r, json_t *const *rep
 			free(vals);
 			return v;
 		}
-	if (a == MW_AGG_WORST && (r->op == MW_OP_LE || r->op == MW_OP_LT))
-		a = MW_AGG_MAX;
-	else if (a == MW_AGG_WORST && (r->op == MW_OP_GE || r->op == MW_OP_GT))
-		a = MW_AGG_MIN;
-	pick = vals[0];
-	how = a == MW_AGG_WORST ? "worst" : a == MW_AGG_MAX ? "max" :
-	      a == MW_AGG_MIN ? "min" : "median";
-	if (a == MW_AGG_WORST) {	/* == and !=: the first run that breaks it */
-		for (size_t i = 0; i < n; i++)
-			if (!mw_rule_judge(r, vals[i], baseline).ok) {
-				pick = vals[i];
-				break;
-			}
+	if (!n) {
+		free(vals);
+		return (struct mw_verdict){ .missing = 1 };
 	}
+	pick = pick_of(r, vals, n, how, baseline, &at);
 	if (log) {
 		fprintf(log, "mallocwatch: %s per run:", name);
 		for (size_t i = 0; i < n; i++)
 			fprintf(log, " %" PRId64, vals[i]);
-	}
-	if (a != MW_AGG_WORST) {
-		qsort(vals, n, sizeof(*vals), cmp_i64);
-		pick = a == MW_AGG_MAX ? vals[n - 1] : a == MW_AGG_MIN ? vals[0] : vals[(n - 1) / 2];
-	}
-	if (log)
 		fprintf(log, " (%s %" PRId64 ")\n", how, pick);
+	}
 	v = mw_rule_judge(r, pick, baseline);
+	v.run = (int)at + 1;
 	free(vals);
 	return v;
 }

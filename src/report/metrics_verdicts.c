@@ -8,15 +8,14 @@
  * json, junit (XML), github (workflow commands, and a Markdown table
  * appended to $GITHUB_STEP_SUMMARY) and markdown say the same.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
 #include "metrics.h"
+#include "metrics_int.h"
 #include "jsonout.h"
 #include "msg.h"
 #include "output.h"
@@ -81,24 +80,28 @@ static void result_line(char *buf, size_t len, const struct mw_rule *r,
 }
 
 
-/* A Markdown table of the results (also GitHub's step summary). */
-/* Whose result each is, in a run of several processes. */
-struct who {
-	int pid;
-	char label[96];		/* "process 4242 (python3)" */
-	char cls[96];		/* junit: "mallocwatch.process.python3.1a2b3c4d" */
-};
+/* s in a Markdown table's cell: | (which would end the cell), <, > and
+ * ` escaped (a process's name is its own bytes; GitHub renders the step
+ * summary as Markdown, HTML included). */
+void mw_md_cell(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputs(*s == '|' ? "\\|" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" :
+		      *s == '`' ? "\\`" : (char[2]){ *s, 0 }, out);
+}
 
 static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-		     size_t n, size_t failed, const struct who *w)
+		     size_t n, size_t failed, const struct mw_who *w)
 {
 	fprintf(out, "### mallocwatch: %zu passed, %zu failed\n\n"
 		"| result |%s rule | value | limit | baseline |\n|---|%s---|---|---|---|\n",
 		n - failed, failed, w ? " process |" : "", w ? "---|" : "");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "| %s | ", v[i].ok ? "pass" : "**FAIL**");
-		if (w)
-			fprintf(out, "%s | ", w[i].label);
+		if (w) {
+			mw_md_cell(out, w[i].label);
+			fputs(" | ", out);
+		}
 		fprintf(out, "`%s` | ", rules[i].text);
 		if (v[i].missing && v[i].why[0]) {
 			char q[sizeof(v[i].why) * 4 + 8];
@@ -119,19 +122,52 @@ static void markdown(FILE *out, const struct mw_rule *rules, const struct mw_ver
 	}
 }
 
-static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict *v, size_t n,
-			    size_t failed, const struct who *w)
+const char *mw_who_runs(const struct mw_who *w, char *buf, size_t len)
+{
+	size_t m = 0;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < w->nruns && m < len; r++)
+		m += (size_t)(w->run_has[r] ?
+			snprintf(buf + m, len - m, "%s%d: %" PRId64 " (pid %d)", r ? ", " : "",
+				 w->run_no[r], w->run_val[r], w->run_pid[r]) :
+			snprintf(buf + m, len - m, "%s%d: missing (pid %d)", r ? ", " : "",
+				 w->run_no[r], w->run_pid[r]));
+	return buf;
+}
+
+/* --repeat: the runs of a process's result, {run, pid, value} each. */
+static json_t *json_runs(const struct mw_who *w)
 {
 	json_t *arr = json_array();
 
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o, s:o}",
+	for (size_t r = 0; r < w->nruns; r++)
+		mw_json_append(&arr, json_pack("{s:i, s:i, s:o}", "run", w->run_no[r], "pid",
+					       w->run_pid[r], "value", w->run_has[r] ?
+					       json_integer(w->run_val[r]) : json_null()));
+	return arr;
+}
+
+static json_t *json_results(const struct mw_rule *rules, const struct mw_verdict *v, size_t n,
+			    size_t failed, const struct mw_who *w)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o, s:o}",
 			"rule", mw_json_str(rules[i].text), "metric", mw_metric_info(rules[i].metric)->name,
 			"ok", v[i].ok,
 			"unknown", v[i].why[0] ? mw_json_str(v[i].why) : json_null(), "value", v[i].missing ? json_null() : json_integer(v[i].value),
 			"limit", v[i].missing ? json_null() : json_integer(v[i].limit),
 			"baseline", v[i].has_baseline ? json_integer(v[i].baseline) : json_null(),
-			"process", w ? json_integer(w[i].pid) : json_null()));
+			"process", w ? json_integer(w[i].pid) : json_null());
+
+		if (w && w[i].nruns) {	/* --repeat: which run was judged, and each */
+			mw_json_set(&o, "run", w[i].run ? json_integer(w[i].run) : json_null());
+			mw_json_set(&o, "runs", json_runs(&w[i]));
+		}
+		mw_json_append(&arr, o);
+	}
 	return json_pack("{s:o, s:I, s:I}", "rules", arr, "passed", (json_int_t)(n - failed),
 			 "failed", (json_int_t)failed);
 }
@@ -151,7 +187,7 @@ size_t mw_rules_report(FILE *out, enum mw_format f, const struct mw_rule *rules,
 
 /* --format text: "PASS|FAIL LINE" per rule, then "N passed, N failed". */
 static void text_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			 size_t n, size_t failed, const struct who *w)
+			 size_t n, size_t failed, const struct mw_who *w)
 {
 	char line[512];
 
@@ -163,70 +199,125 @@ static void text_results(FILE *out, const struct mw_rule *rules, const struct mw
 	fprintf(out, "%zu passed, %zu failed\n", n - failed, failed);
 }
 
-/* --format junit: a testsuite of one testcase per rule, the failed ones
- * with a failure whose message is the result line. */
-static void junit_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			  size_t n, size_t failed, const struct who *w)
+/* s as XML text: quoted first as messages quote strings (msg.h: control
+ * bytes and bytes that are not UTF-8 as \xNN, which XML 1.0 cannot carry
+ * even as character references), then its special characters as
+ * entities. */
+static void xml_text(FILE *out, const char *s)
 {
-	char line[512];
+	char q[1024];
 
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mallocwatch\""
-		" tests=\"%zu\" failures=\"%zu\">\n", n, failed);
-	for (size_t i = 0; i < n; i++) {
-		result_line(line, sizeof(line), &rules[i], &v[i]);
-		if (w)
-			fprintf(out, "  <testcase classname=\"%s\" name=\"", w[i].cls);
-		else
-			fputs("  <testcase classname=\"mallocwatch.check\" name=\"", out);
-		if (w) {
-			mw_xml_escape(out, w[i].label);
-			fputs(": ", out);
-		}
-		mw_xml_escape(out, rules[i].text);
-		if (v[i].ok) {
-			fputs("\"/>\n", out);
-			continue;
-		}
-		fputs("\">\n    <failure message=\"", out);
-		mw_xml_escape(out, line);
-		fputs("\"/>\n  </testcase>\n", out);
-	}
-	fputs("</testsuite>\n", out);
+	mw_xml_escape(out, mw_quote(s, q, sizeof(q)));
 }
 
-/* --format github: a notice or error workflow command per rule, and the
- * Markdown table appended to $GITHUB_STEP_SUMMARY when it is set. */
-static void github_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
-			   size_t n, size_t failed, const struct who *w)
+/* --format junit, in the shape the common readers validate (the Jenkins
+ * xunit plugin's junit-10.xsd, GitLab's, pytest's own --junitxml output
+ * as the model): <testsuites> holding one <testsuite> with the required
+ * name, tests, failures and errors; a <testcase> per rule (and process),
+ * its classname and name the same from one run to the next (no pid, no
+ * address: a CI's test history follows them), a failed rule's <failure>,
+ * a rule whose metric is missing an <error> (it could not be judged), and
+ * the result line, with the process's pid, in its <system-out>. */
+static void junit_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
+			  size_t n, size_t failed, const struct mw_who *w)
 {
-	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	size_t errors = 0;
 	char line[512];
 
+	for (size_t i = 0; i < n; i++)
+		errors += v[i].missing;
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mallocwatch\""
+		" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n  <testsuite name=\"mallocwatch\""
+		" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\">\n", n,
+		failed - errors, errors, n, failed - errors, errors);
 	for (size_t i = 0; i < n; i++) {
 		result_line(line, sizeof(line), &rules[i], &v[i]);
-		fprintf(out, "::%s title=mallocwatch::%s ", v[i].ok ? "notice" : "error",
-			v[i].ok ? "PASS" : "FAIL");
-		if (w)	/* a label is made of a pid and a quoted command name */
-			fprintf(out, "%s: ", w[i].label);
-		/* workflow commands: %, CR and LF are escaped in a message */
-		for (const char *p = line; *p; p++)
-			fputs(*p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A" :
-			      (char[2]){ *p, 0 }, out);
-		fputc('\n', out);
+		fprintf(out, "    <testcase classname=\"%s\" name=\"",
+			w ? w[i].cls : "mallocwatch.check");
+		xml_text(out, rules[i].text);
+		fputs("\">\n", out);
+		if (!v[i].ok) {
+			fputs(v[i].missing ? "      <error type=\"missing\" message=\"" :
+			      "      <failure type=\"rule\" message=\"", out);
+			xml_text(out, line);
+			fputs("\"/>\n", out);
+		}
+		fputs("      <system-out>", out);
+		if (w) {
+			xml_text(out, w[i].label);
+			fputs(": ", out);
+		}
+		xml_text(out, line);
+		if (w && w[i].nruns) {	/* --repeat: each run's value */
+			char runs[900];
+
+			fputs("\nper run: ", out);
+			xml_text(out, mw_who_runs(&w[i], runs, sizeof(runs)));
+		}
+		fputs("</system-out>\n    </testcase>\n", out);
 	}
+	fputs("  </testsuite>\n</testsuites>\n", out);
+}
+
+/* GitHub shows at most this many error annotations of a step (and 50 of
+ * a job): more are dropped without a word (actions/toolkit,
+ * docs/problem-matchers.md, "Limitations"). */
+#define GITHUB_ERRORS 10
+
+/* A workflow command's message: %, CR and LF escaped. */
+static void github_escaped(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputs(*s == '%' ? "%25" : *s == '\r' ? "%0D" : *s == '\n' ? "%0A" :
+		      (char[2]){ *s, 0 }, out);
+}
+
+/* --format github: an ::error annotation per failed rule (at most
+ * GITHUB_ERRORS: past them the last says how many more), no annotation
+ * for a rule that holds (they would bury the errors); every result in the
+ * Markdown table appended to $GITHUB_STEP_SUMMARY when it is set; then a
+ * plain line with the counts and where the rest is. */
+static void github_results(FILE *out, const struct mw_rule *rules, const struct mw_verdict *v,
+			   size_t n, size_t failed, const struct mw_who *w)
+{
+	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	int table = 0;
+	size_t shown = 0;
+	char line[512];
+
 	if (summary && *summary) {
 		FILE *s = mw_output_append(summary);
 
 		if (s) {
 			markdown(s, rules, v, n, failed, w);
-			fclose(s);
+			table = fclose(s) == 0;
 		}
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].ok)
+			continue;
+		if (++shown == GITHUB_ERRORS && failed > GITHUB_ERRORS) {
+			fprintf(out, "::error title=mallocwatch::and %zu more rules failed: %s\n",
+				failed - shown + 1, table ? "the step summary lists them" :
+				"--format text lists them");
+			break;
+		}
+		result_line(line, sizeof(line), &rules[i], &v[i]);
+		fputs("::error title=mallocwatch::FAIL ", out);
+		if (w) {
+			github_escaped(out, w[i].label);
+			fputs(": ", out);
+		}
+		github_escaped(out, line);
+		fputc('\n', out);
+	}
+	fprintf(out, "mallocwatch: %zu passed, %zu failed; %s\n", n - failed, failed,
+		table ? "every result is in the step summary" :
+		"GITHUB_STEP_SUMMARY is not set: --format text or markdown lists every result");
 }
 
-/* The verdicts, each of w's process when w is not NULL. */
-static size_t write_all(FILE *out, enum mw_format f, const struct mw_rule *rules,
-			const struct mw_verdict *v, size_t n, const struct who *w)
+size_t mw_verdicts_write_who(FILE *out, enum mw_format f, const struct mw_rule *rules,
+			const struct mw_verdict *v, size_t n, const struct mw_who *w)
 {
 	size_t failed = 0;
 	json_t *j;
@@ -261,141 +352,6 @@ static size_t write_all(FILE *out, enum mw_format f, const struct mw_rule *rules
 size_t mw_verdicts_write(FILE *out, enum mw_format f, const struct mw_rule *rules,
 			 const struct mw_verdict *v, size_t n)
 {
-	return write_all(out, f, rules, v, n, NULL);
+	return mw_verdicts_write_who(out, f, rules, v, n, NULL);
 }
 
-const char *mw_report_process_name(const json_t *report)
-{
-	const json_t *t = json_object_get(report, "target");
-	const char *name = json_string_value(json_object_get(t, "comm"));
-
-	return name ? name : json_string_value(json_array_get(json_object_get(t, "argv"), 0));
-}
-
-size_t mw_verdicts_write_procs(FILE *out, enum mw_format f, const struct mw_rule *rules,
-			       const struct mw_verdict *v, const int *pids,
-			       const char *const *names, const uint64_t *keys, size_t n)
-{
-	struct who *w = xcalloc(n + 1, sizeof(*w));
-	size_t failed;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *nm = names[i] ? names[i] : "?";
-		char q[80], safe[48];
-		size_t k = 0;
-
-		w[i].pid = pids[i];
-		snprintf(w[i].label, sizeof(w[i].label), "process %d (%s)", pids[i],
-			 names[i] ? mw_quote(names[i], q, sizeof(q)) : "?");
-		if (strrchr(nm, '/') && strrchr(nm, '/')[1])	/* a path: its last part */
-			nm = strrchr(nm, '/') + 1;
-		for (; *nm && k < sizeof(safe) - 1; nm++)	/* a classname's part */
-			safe[k++] = isalnum((unsigned char)*nm) || *nm == '-' || *nm == '_' ? *nm : '_';
-		safe[k] = '\0';
-		if (keys)
-			snprintf(w[i].cls, sizeof(w[i].cls), "mallocwatch.process.%s.%08" PRIx32,
-				 k ? safe : "_", (uint32_t)(keys[i] ^ (keys[i] >> 32)));
-		else
-			snprintf(w[i].cls, sizeof(w[i].cls), "mallocwatch.process.%d", pids[i]);
-	}
-	failed = write_all(out, f, rules, v, n, w);
-	free(w);
-	return failed;
-}
-
-/* Process i's command line in procs (a run's "processes"), its words
- * separated by 0x1f; its command name when it has none. */
-static void process_line(const json_t *procs, size_t i, char *buf, size_t len)
-{
-	json_t *t = json_object_get(json_array_get(procs, i), "target"), *a;
-	const char *comm = json_string_value(json_object_get(t, "comm"));
-	size_t j, m = 0;
-
-	buf[0] = '\0';
-	json_array_foreach(json_object_get(t, "argv"), j, a)
-		if (m < len - 1)
-			m += (size_t)snprintf(buf + m, len - m, "%s\x1f",
-					      json_string_value(a) ? json_string_value(a) : "");
-	if (!m)
-		snprintf(buf, len, "comm %s", comm ? comm : "?");
-}
-
-void mw_report_process_key(const json_t *procs, size_t i, char *buf, size_t len)
-{
-	char line[1024], other[1024];
-	size_t same = 0;
-
-	process_line(procs, i, line, sizeof(line));
-	for (size_t k = 0; k < i; k++) {
-		process_line(procs, k, other, sizeof(other));
-		same += strcmp(line, other) == 0;
-	}
-	snprintf(buf, len, "%s#%zu", line, same);
-}
-
-json_t *mw_report_process_by_key(const json_t *procs, const char *key)
-{
-	char k[1100];
-
-	for (size_t i = 0; i < json_array_size(procs); i++) {
-		mw_report_process_key(procs, i, k, sizeof(k));
-		if (strcmp(k, key) == 0)
-			return json_array_get(procs, i);
-	}
-	return NULL;
-}
-
-size_t mw_rules_report_procs(FILE *out, enum mw_format f, const struct mw_rule *rules, size_t n,
-			     json_t *const *runs, size_t nruns, enum mw_aggregate a,
-			     const json_t *baseline, size_t *judged)
-{
-	const json_t *procs = nruns ? json_object_get(runs[nruns - 1], "processes") : NULL;
-	const json_t *bprocs = json_object_get(baseline, "processes");
-	size_t np = json_array_size(procs), k = 0, failed;
-	struct mw_rule *r = xcalloc(n * np + 1, sizeof(*r));
-	struct mw_verdict *v = xcalloc(n * np + 1, sizeof(*v));
-	int *pids = xcalloc(n * np + 1, sizeof(*pids));
-	uint64_t *keys = xcalloc(n * np + 1, sizeof(*keys));
-	const char **names = xcalloc(n * np + 1, sizeof(*names));
-	json_t **mine = xcalloc(nruns + 1, sizeof(*mine));
-
-	for (size_t p = 0; p < np; p++) {
-		json_t *proc = json_array_get(procs, p);
-		const json_t *base = baseline;
-		char key[1100];
-		size_t nr = 0;
-
-		mw_report_process_key(procs, p, key, sizeof(key));
-		for (size_t run = 0; run < nruns; run++) {	/* its value in each */
-			json_t *q = mw_report_process_by_key(json_object_get(runs[run], "processes"),
-							     key);
-
-			if (q)
-				mine[nr++] = q;
-		}
-		if (json_is_array(bprocs))	/* a baseline of several: the same process's */
-			base = mw_report_process_by_key(bprocs, key);
-		for (size_t i = 0; i < n; i++) {
-			if (!mw_rule_selects(&rules[i], proc))
-				continue;
-			r[k] = rules[i];
-			v[k] = nr == 1 ? mw_rule_check(&rules[i], proc, base) :
-			       mw_rule_judge_runs(&rules[i], mine, nr, a, base, NULL);
-			pids[k] = (int)json_integer_value(json_object_get(json_object_get(proc,
-								"target"), "pid"));
-			keys[k] = mw_fnv1a(MW_FNV1A_INIT, key, strlen(key));
-			names[k] = mw_report_process_name(proc);
-			k++;
-		}
-	}
-	failed = mw_verdicts_write_procs(out, f, r, v, pids, names, keys, k);
-	if (judged)
-		*judged = k;
-	free(r);
-	free(v);
-	free(pids);
-	free(keys);
-	free(names);
-	free(mine);
-	return failed;
-}

@@ -145,10 +145,15 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fputs(")\n", f);
 		if (ri->where)
 			mw_where_text(f, ri->where);
-		fputs("  libc ", f);
 	} else {
-		fprintf(f, "%s(pid %d)\n  libc ", ri->argv ? " " : " process ", ri->pid);
+		fprintf(f, "%s(pid %d)\n", ri->argv ? " " : " process ", ri->pid);
 	}
+	if (ri->title) {	/* the title it gave itself: its bytes, quoted */
+		fprintf(f, "  title %s: ", ri->title_at_end ? "at the end" : "at exit");
+		mw_fputs_quoted(ri->title, f);
+		fputc('\n', f);
+	}
+	fputs("  libc ", f);
 	mw_fputs_quoted(ri->libc, f);
 	fputs(", ", f);
 	mw_fputs_quoted(ri->runtime, f);
@@ -157,6 +162,8 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "  killed by signal %d (%s)\n", ri->term_signal, strsignal(ri->term_signal));
 	else if (ri->have_status)
 		fprintf(f, "  exit status %d\n", ri->exit_status);
+	else if (ri->status_why)
+		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
 		total == 1 ? "" : "s", lost);
@@ -201,7 +208,14 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	}
 }
 
-static void arenas_text(FILE *f, const struct mw_state *st)
+/* -f: was the process created traced, its model starting from the
+ * allocator it inherited at fork (its "attach" snapshot is that copy)? */
+static int forked(const struct mw_run_info *ri)
+{
+	return ri->in_tree && ri->snap_attach;
+}
+
+static void arenas_text(FILE *f, const struct mw_state *st, int fork)
 {
 	size_t n;
 	const struct mw_arena *a = mw_state_arenas(st, &n);
@@ -223,7 +237,7 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 		if (a[i].created_by_tid)
 			snprintf(creator, sizeof(creator), "%d", a[i].created_by_tid);
 		else if (a[i].at_attach && !a[i].is_main)
-			snprintf(creator, sizeof(creator), "(before)");
+			snprintf(creator, sizeof(creator), fork ? "(parent)" : "(before)");
 		if (known)
 			mw_human_bytes(a[i].heap_bytes, hb, sizeof(hb));
 		else
@@ -235,8 +249,9 @@ static void arenas_text(FILE *f, const struct mw_state *st)
 			fprintf(f, " %d(%s)", a[i].att[j].tid, mw_report_attach_name(a[i].att[j].how));
 		if (a[i].natt > TOP_ATTACH)
 			fprintf(f, " and %zu more", a[i].natt - TOP_ATTACH);
-		if (a[i].threads_at_attach)
-			fprintf(f, " %" PRIu64 " attached before tracing", a[i].threads_at_attach);
+		if (a[i].threads_at_attach)	/* a forked child: its parent's count */
+			fprintf(f, " %" PRIu64 " attached %s", a[i].threads_at_attach,
+				fork ? "in its parent at fork" : "before tracing");
 		fprintf(f, "%s\n", a[i].natt || a[i].threads_at_attach ? "" : " -");
 	}
 }
@@ -287,14 +302,15 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", s->failed);
 }
 
-static void thresholds_text(FILE *f, const struct mw_state *st)
+static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
 {
 	size_t n;
 	uint64_t mm, tr;
 	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
 	char a[32], b[32], q[MW_NAME_Q];
 
-	const char *how = n ? "" : mw_state_seeded(st) ? " as at attach" : " default";
+	const char *how = n ? "" : !mw_state_seeded(st) ? " default" :
+			  fork ? " as inherited at fork" : " as at attach";
 
 	if (!n && !mw_state_attach_refused(st))
 		return;		/* nothing changed them: quiet_text() */
@@ -627,7 +643,7 @@ static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw
  *	'/lib/x86_64-linux-gnu/libm.so.6' (glibc 2.19 to 2.33 have them)
  *
  * (one line in the output). */
-static void quiet_text(FILE *f, const struct mw_state *st)
+static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 {
 	size_t n;
 	uint64_t mm, tr;
@@ -639,8 +655,8 @@ static void quiet_text(FILE *f, const struct mw_state *st)
 	if (!n && !mw_state_attach_refused(st))
 		fprintf(f, "%sno threshold change (mmap %s, trim %s, %s)", k++ ? "; " :
 			"\nNothing else to report: ", mw_human_bytes(mm, a, sizeof(a)),
-			mw_human_bytes(tr, b, sizeof(b)), mw_state_seeded(st) ? "as at attach" :
-			"default");
+			mw_human_bytes(tr, b, sizeof(b)), !mw_state_seeded(st) ? "default" :
+			fork ? "as inherited at fork" : "as at attach");
 	if (setjmp_hits(st) == 0)	/* traced, not hit */
 		fprintf(f, "%sno setjmp/longjmp", k++ ? "; " : "\nNothing else to report: ");
 	if (libm && !sites) {
@@ -655,19 +671,23 @@ static void quiet_text(FILE *f, const struct mw_state *st)
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	header(f, st, ri);
-	arenas_text(f, st);
+	arenas_text(f, st, forked(ri));
 	heaps_text(f, st);
 	sbrk_text(f, st);
-	thresholds_text(f, st);	/* when they changed */
+	thresholds_text(f, st, forked(ri));	/* when they changed */
 	threads_text(f, st);
 	setjmp_text(f, st);
 	settings_text(f, st);
 	retries_text(f, st);
 	math_text(f, st);
 	events_text(f, st);
-	quiet_text(f, st);
-	if (ri->snap_attach)
-		mw_snapshot_diff_text(f, ri->snap_attach, ri->snap_end);
+	quiet_text(f, st, forked(ri));
+	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */
+		mw_snapshot_diff_text_named(f, ri->snap_attach, ri->snap_end ? ri->snap_end :
+					    ri->snap_exit, forked(ri) ? "AT FORK" : "AT ATTACH",
+					    ri->snap_end ? "AT THE END" : "AT EXIT",
+					    forked(ri) ? "at fork: the copy of its parent's "
+					    "allocator it started with" : NULL, ri->end_why);
 	else if (ri->snap_end)	/* -p, no attach snapshot: the end's own figures */
 		mw_snapshot_arenas_text(f, ri->snap_end, "Allocator at the end, read from the "
 					"process");

@@ -40,6 +40,19 @@ struct mw_run_info {
 	int in_tree;			/* -f: a process the program created (its
 					 * end is in the tree's table: a signal
 					 * that killed it is not an error) */
+	int status_not_ours;		/* -p -f: the process's end is reported,
+					 * not passed on as mallocwatch's status
+					 * (nor a signal that killed it an error) */
+	const char *status_why;		/* no exit status: why it is not known
+					 * (mw_run_status_why); NULL: no reason */
+	const char *title;		/* several processes: the title the process
+					 * gave itself, its /proc/PID/cmdline at
+					 * its exit (title_at_end: at the end) when
+					 * it differs from argv; NULL none */
+	int title_at_end;
+	const char *end_why;		/* snap_attach but no snap_end nor snap_exit:
+					 * why ("none at the end: the process had
+					 * exited"); NULL: "none at the end" */
 	/* -p: the allocator read from the process when the probes were armed
 	 * and when tracing ended (NULL: not taken, e.g. no debug symbols, or
 	 * the process had exited) */

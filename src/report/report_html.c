@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "idmap.h"
+#include "msg.h"
 #include "output.h"
 #include "probetab.h"
 #include "report.h"
@@ -623,6 +624,12 @@ int mw_report_html_procs(FILE *f, const struct mw_state *const *st,
 		snprintf(sfx, sizeof(sfx), "-%zu", i);
 		fprintf(f, "<h1 id=\"process-%d\">", ri[i].pid);
 		what(f, &ri[i]);
+		if (ri[i].title) {	/* the title it gave itself, quoted (msg.h) */
+			char q[512];
+
+			fputs(" &mdash; ", f);
+			mw_xml_escape(f, mw_quote(ri[i].title, q, sizeof(q)));
+		}
 		fprintf(f, "</h1>\n");
 		if (section(f, st[i], &ri[i], sfx) < 0)
 			ret = -1;

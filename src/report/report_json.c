@@ -59,8 +59,14 @@ static json_t *json_target(const struct mw_state *st, const struct mw_run_info *
 		"libc", mw_json_str(ri->libc));
 	/* -p: the command name (a saved stream keeps it; an older stream
 	 * has none, and the key is left out) */
+	if (t && !ri->have_status && ri->status_why)	/* why exit_status is null */
+		mw_json_set(&t, "exit_status_unknown", mw_json_str(ri->status_why));
 	if (t && ri->comm)
 		mw_json_set(&t, "comm", mw_json_str(ri->comm));
+	if (t && ri->title) {	/* the title it gave itself, and when it was read */
+		mw_json_set(&t, "title", mw_json_str(ri->title));
+		mw_json_set(&t, "title_read", json_string(ri->title_at_end ? "end" : "exit"));
+	}
 	if (t && ri->where)
 		mw_json_set(&t, "where", mw_where_json(ri->where));
 	return t;

@@ -470,14 +470,22 @@ static void row(FILE *f, const char *what, uint64_t a, const uint64_t *b, int by
 
 void mw_snapshot_diff_text(FILE *f, const struct mw_snapshot *a, const struct mw_snapshot *b)
 {
+	mw_snapshot_diff_text_named(f, a, b, "AT ATTACH", "AT THE END", NULL, NULL);
+}
+
+void mw_snapshot_diff_text_named(FILE *f, const struct mw_snapshot *a,
+				 const struct mw_snapshot *b, const char *a_name,
+				 const char *b_name, const char *a_what, const char *why_none)
+{
 	uint64_t an = a->narenas, bn = b ? b->narenas : 0, am = a->main_end - a->sbrk_base,
 		 bm = b ? b->main_end - b->sbrk_base : 0;
 	char x[16];
 
-	fprintf(f, "\nAllocator state, read from the process%s:\n", b ? "" :
-		" (at attach only: none at the end, see the warnings)");
+	fprintf(f, "\nAllocator state, read from the process%s%s%s%s%s:\n",
+		a_what || !b ? " (" : "", a_what ? a_what : "", a_what && !b ? "; " : "",
+		b ? "" : why_none ? why_none : "none at the end", a_what || !b ? ")" : "");
 	if (b)
-		fprintf(f, "  %-18s %12s %12s %12s\n", "", "AT ATTACH", "AT THE END", "CHANGE");
+		fprintf(f, "  %-18s %12s %12s %12s\n", "", a_name, b_name, "CHANGE");
 	row(f, "arenas", an, b ? &bn : NULL, 0);
 	row(f, "system bytes", a->system_bytes, b ? &b->system_bytes : NULL, 1);
 	row(f, "in use", a->in_use_bytes, b ? &b->in_use_bytes : NULL, 1);

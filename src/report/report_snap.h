@@ -19,6 +19,15 @@
  * vanished or changed.  Part of the summary of a -p run. */
 void mw_snapshot_diff_text(FILE *out, const struct mw_snapshot *a, const struct mw_snapshot *b);
 
+/* The same with the columns named: a_name ("AT ATTACH", "AT FORK"),
+ * b_name ("AT THE END", "AT EXIT"), and without b, why there is none
+ * (NULL: "none at the end"); a_what, when not NULL, says what a is after
+ * the title ("at fork: the copy of its parent's allocator it started
+ * with"). */
+void mw_snapshot_diff_text_named(FILE *out, const struct mw_snapshot *a,
+				 const struct mw_snapshot *b, const char *a_name,
+				 const char *b_name, const char *a_what, const char *why_none);
+
 /* The arenas table of a snapshot and its totals line, under title. */
 void mw_snapshot_arenas_text(FILE *out, const struct mw_snapshot *s, const char *title);
 
