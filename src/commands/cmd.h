@@ -59,4 +59,24 @@ unsigned mw_events_option(const char *arg);
  * is a usage error (exit 2). */
 long mw_seconds_option(const char *opt, const char *s);
 
+/* The stop bounds (snapshot.h, mw_snapshot_stop_bounds), options of
+ * every command that may stop a process: MW_STOP_LONG_OPTIONS in its
+ * getopt_long table, MW_STOP_HELP in its usage, and mw_stop_option(c,
+ * optarg) for c one of MW_OPT_MAX_STOP..MW_OPT_STOP_SHARE (a bad value is
+ * a usage error, exit 2). */
+enum { MW_OPT_MAX_STOP = 0x4d57, MW_OPT_MAX_STOPPED, MW_OPT_STOP_SHARE };
+#define MW_STOP_LONG_OPTIONS \
+	{ "max-stop", required_argument, NULL, MW_OPT_MAX_STOP }, \
+	{ "max-stopped", required_argument, NULL, MW_OPT_MAX_STOPPED }, \
+	{ "max-stopped-share", required_argument, NULL, MW_OPT_STOP_SHARE }
+#define MW_STOP_HELP \
+"  --max-stop MS        a process is held at most MS ms at a time (default 50)\n" \
+"  --max-stopped MS     a snapshot's stops together at most MS ms (default\n" \
+"                       100); this run's stops of one process at most MS ms\n" \
+"                       plus --max-stopped-share PCT % (default 1) of the time\n" \
+"                       since the first of them.  A stop that could not last\n" \
+"                       what a read takes is not made: the snapshot is refused,\n" \
+"                       with the bound that stopped it\n"
+void mw_stop_option(int c, const char *arg);
+
 #endif /* MALLOCWATCH_CMD_H */

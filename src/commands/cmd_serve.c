@@ -89,6 +89,7 @@ static const char serve_usage[] =
 "  --no-stop            never stop a process for a consistent read (see\n"
 "                       mallocwatch snapshot --help): one that cannot be read\n"
 "                       consistently while it runs counts as inconsistent\n"
+MW_STOP_HELP
 "  -q, --quiet          no notes or warnings\n"
 "  -v, --verbose        --probes: the tracer's messages, processes traced\n"
 "\n"
@@ -141,6 +142,7 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
+		MW_STOP_LONG_OPTIONS,
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -174,6 +176,9 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 			o->min_interval_ms = mw_seconds_option("--min-interval", optarg);
 			break;
 		case OPT_BUDGET: o->budget_ms = mw_seconds_option("--budget", optarg); break;
+		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
+			mw_stop_option(c, optarg);
+			break;
 		case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 		case OPT_PROBES: o->probes = 1; break;
 		case 'q': mw_quiet(1); break;

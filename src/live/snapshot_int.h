@@ -33,6 +33,9 @@ struct walk {
 	struct mw_ptstop *held;	/* then: the threads held */
 	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */
 	int have_figures;
+	uint64_t walk_ns;	/* the least CPU time of a running walk: what a
+				 * stopped one will take (0: not known) */
+	int execd;		/* the process exec'd while it was held */
 };
 
 /* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
@@ -76,6 +79,10 @@ struct mw_snap_unwinder;
  * locks). */
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
 		   uint64_t budget_end);
+/* The unwinder for w's process, made before it is stopped (reading the
+ * libc's ELF takes time no stop should hold); never NULL (one that could
+ * not be made settles nothing). */
+struct mw_snap_unwinder *mw_snap_unwinder_new(struct walk *w);
 void mw_snap_unwinder_free(struct mw_snap_unwinder *u);
 
 #endif /* MALLOCWATCH_SNAPSHOT_INT_H */

@@ -133,21 +133,26 @@ static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 	return 0;
 }
 
+struct mw_snap_unwinder *mw_snap_unwinder_new(struct walk *w)
+{
+	struct mw_snap_unwinder *u = xcalloc(1, sizeof(*u));
+
+	unwinder_open(w, u);	/* u->dwfl NULL when it cannot be made */
+	return u;
+}
+
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
 		   uint64_t budget_end)
 {
 	uint64_t until = budget_end < w->deadline ? budget_end : w->deadline;
-	struct mw_snap_unwinder *u = *up;
+	struct mw_snap_unwinder *u;
 	int r;
 
 	if (mw_ptstop_job_stopped(st) || mw_now_ns() >= until)
 		return 0;
-	if (!u) {
-		u = *up = xcalloc(1, sizeof(*u));
-		if (unwinder_open(w, u) < 0)
-			return 0;
-	}
-	if (!u->dwfl)
+	if (!*up)
+		*up = mw_snap_unwinder_new(w);
+	if (!(u = *up)->dwfl)
 		return 0;
 	r = mw_ptstop_settle(st, thread_busy, u, until);
 	if (r > 0)
