@@ -157,7 +157,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/busy-alloc build/tests/fixtures/serve-counts \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
 	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
-	build/tests/fixtures/exec-after
+	build/tests/fixtures/exec-after build/tests/fixtures/trim-hostile \
+	build/tests/fixtures/stopwatch
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -200,6 +201,14 @@ build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
 build/tests/fixtures/exec-after: tests/fixtures/exec-after.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/trim-hostile: tests/fixtures/trim-hostile.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/stopwatch: tests/fixtures/stopwatch.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 
 build/tests/fixtures/busy-alloc: tests/fixtures/busy-alloc.c
 	$(Q)mkdir -p $(@D)

@@ -42,7 +42,7 @@ static const char explain_usage[] =
 "  --read-timeout SECONDS  give up after this long (default 2)\n"
 "  --no-stop            never stop the process for a consistent read (see\n"
 "                       mallocwatch snapshot --help)\n"
-MW_STOP_HELP
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0; 1 when the process cannot be read (as snapshot), or its\n"

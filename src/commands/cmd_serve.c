@@ -89,7 +89,7 @@ static const char serve_usage[] =
 "  --no-stop            never stop a process for a consistent read (see\n"
 "                       mallocwatch snapshot --help): one that cannot be read\n"
 "                       consistently while it runs counts as inconsistent\n"
-MW_STOP_HELP
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "  -v, --verbose        --probes: the tracer's messages, processes traced\n"
 "\n"

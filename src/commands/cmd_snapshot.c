@@ -81,7 +81,7 @@ static const char snapshot_usage[] =
 "  --leave-stopped      with one -p PID: read it stopped, and leave it stopped\n"
 "                       (SIGSTOP) at that point, where no thread is inside\n"
 "                       malloc, for gdb or gcore; resume it with kill -CONT\n"
-MW_STOP_HELP
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0, 1 when a process named by -p or in the\n"

@@ -106,7 +106,7 @@ static const char usage[] =
 "  --no-stop            with -p: never stop the process for a consistent\n"
 "                       snapshot (see mallocwatch snapshot --help); a\n"
 "                       sample not read consistently is skipped and counted\n"
-MW_STOP_HELP
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  --progress           one line per interval on stderr: elapsed, arenas,\n"
 "                       heap bytes, the main heap (sbrk_base to the end of\n"
 "                       its top), lock waits and retries since\n"

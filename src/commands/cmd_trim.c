@@ -40,6 +40,9 @@
 #include "units.h"
 #include "xalloc.h"
 
+#define TRIM_MAX_STOP_MS 1000	/* trim's --max-stop and --max-stopped */
+#define TRIM_MAX_STOPPED_MS 2000
+
 static const char trim_usage[] =
 "Usage: mallocwatch trim -p PID [--dry-run] [-o FILE] [--json FILE] [--read-timeout SECONDS]\n"
 "                        [--call-timeout SECONDS] [--max-stop MS] [-q]\n"
@@ -77,7 +80,7 @@ static const char trim_usage[] =
 "  --json FILE          {\"trim\": {...}} as JSON ('-' = stdout); docs/json.md\n"
 "  --read-timeout SECONDS  give up reading after this long (default 2)\n"
 "  --call-timeout SECONDS  cut the call short after this long (default 5)\n"
-MW_STOP_HELP
+MW_STOP_HELP(MW_XSTR(TRIM_MAX_STOP_MS), MW_XSTR(TRIM_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0; 1 when the process cannot be read, its libc has no\n"
@@ -96,6 +99,7 @@ struct trim {
 	pid_t pid;
 	char comm[64];
 	int dry_run;
+	uint64_t image;		/* mw_ptstop_image before its libc was read */
 	uint64_t predicted, rss_before, rss_after, held_ns, call_ns, returned;
 };
 
@@ -247,6 +251,11 @@ static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms,
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (mw_snapshot_hold(&p, g, timeout_ms, &s, &st, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s; malloc_trim not called", err);
+	if (!t->image || mw_ptstop_image(t->pid) != t->image) {	/* not the one read */
+		mw_ptstop_resume(st);
+		mw_die(MW_EXIT_RUNTIME, "process %d exec'd before it was held (it is another "
+		       "program now); malloc_trim not called", (int)t->pid);
+	}
 	if (mw_ledger_read(&p, s, &l, err, sizeof(err)) < 0) {
 		mw_ptstop_resume(st);
 		mw_die(MW_EXIT_RUNTIME, "process %d: no RSS ledger: %s; malloc_trim not called",
@@ -301,6 +310,8 @@ int cmd_trim(int argc, char **argv)
 	FILE *fo, *fj = NULL;
 	int c, json_err = 0, bad;
 
+	/* the call holds the process up to --call-timeout: its read may too */
+	mw_snapshot_stop_bounds(TRIM_MAX_STOP_MS, TRIM_MAX_STOPPED_MS, -1);
 	while ((c = getopt_long(argc, argv, ":p:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -324,6 +335,7 @@ int cmd_trim(int argc, char **argv)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!t.pid)
 		mw_usage_error("trim needs -p PID");
+	t.image = mw_ptstop_image(t.pid);
 	if (mw_glibc_load(t.pid, &g, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (!g.malloc_trim)

@@ -32,6 +32,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,8 +54,6 @@ static int known(const struct mw_ptstop *st, pid_t tid)
 
 static void add(struct mw_ptstop *st, pid_t tid)
 {
-	if (!st->n)
-		st->t0 = mw_now_ns();
 	if (st->n == st->cap)
 		xgrow((void **)&st->t, st->n, &st->cap, sizeof(*st->t));
 	st->t[st->n++] = (struct mw_ptstop_thread){ .tid = tid };
@@ -79,7 +78,8 @@ void mw_ptstop_compact(struct mw_ptstop *st)
 static pid_t late[MAX_LATE];
 static size_t nlate;
 
-/* Let go of every late thread that has stopped; forget those gone. */
+/* Let go of every late thread that has stopped; forget those gone.
+ * Async-signal-safe (take_ends runs it). */
 static void let_late_go(void)
 {
 	for (size_t i = 0; i < nlate; i++) {
@@ -113,15 +113,29 @@ static long tracer_of(pid_t pid, pid_t tid, char *comm, size_t len)
 	return tracer;
 }
 
-/* PTRACE_SEIZE of tid failed: ours already (a thread made by one we let
- * run, not reported yet: 0), or the reason into err (-1). */
+/* Is thread tid of pid gone, or going (a zombie: it cannot be seized)? */
+static int thread_ending(pid_t pid, pid_t tid)
+{
+	char path[64], stat[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (mw_read_small(path, 0, stat, sizeof(stat)) <= 0 || !(p = strrchr(stat, ')')))
+		return 1;
+	return p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* PTRACE_SEIZE of tid failed: a thread that ends, one of ours already (a
+ * thread made by one we let run, not reported yet: only when we hold
+ * others), 0; or the reason into err (-1). */
 static int seize_failed(struct mw_ptstop *st, pid_t tid, char *err, size_t errlen)
 {
 	int e = errno;
 	char comm[64];
 	long tracer = tracer_of(st->pid, tid, comm, sizeof(comm));
 
-	if (tracer == (long)getpid()) {
+	if (e == ESRCH || thread_ending(st->pid, tid))
+		return 0;
+	if (tracer == (long)getpid() && st->n) {
 		add(st, tid);	/* its PTRACE_EVENT_STOP comes */
 		return 0;
 	}
@@ -133,10 +147,87 @@ static int seize_failed(struct mw_ptstop *st, pid_t tid, char *err, size_t errle
 	return -1;
 }
 
+/* A PTRACE_SEIZE waits while the process execs (the kernel's
+ * cred_guard_mutex), and the exec waits for the tracer to take the ends
+ * of the threads it killed: a tracer that holds some threads and seizes
+ * another would wait for ever, and the process with it.  So while a
+ * PTRACE_SEIZE runs, a timer sends this thread SIGALRM every 5 ms, whose
+ * handler takes those ends (waitpid WNOHANG, kept for mw_ptstop_poll);
+ * the PTRACE_SEIZE starts again after it (ERESTARTNOINTR), and gets
+ * through once the exec is done.  The late threads of earlier holds are
+ * seen to as well.  SIGALRM is blocked but then. */
+struct seize_guard {
+	timer_t timer;
+	int armed;
+	struct sigaction old_act;
+	sigset_t old_mask, alrm;
+};
+
+static struct mw_ptstop *reaping;	/* the hold whose ends are taken */
+
+static void take_ends(int sig)
+{
+	int save = errno, status;
+
+	(void)sig;
+	for (size_t i = 0; reaping && i < reaping->n; i++) {
+		struct mw_ptstop_thread *t = &reaping->t[i];
+
+		if (t->tid && !t->has_status && waitpid(t->tid, &status, WNOHANG | __WALL) > 0) {
+			t->status = status;
+			t->has_status = 1;
+		}
+	}
+	let_late_go();	/* an earlier hold's: they may be among the killed */
+	errno = save;
+}
+
+static void guard_on(struct seize_guard *g, struct mw_ptstop *st)
+{
+	struct sigaction sa = { .sa_handler = take_ends, .sa_flags = SA_RESTART };
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM };
+	struct itimerspec every = { { 0, 5000000 }, { 0, 5000000 } };
+
+	sigemptyset(&g->alrm);
+	sigaddset(&g->alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &g->alrm, &g->old_mask);
+	sigaction(SIGALRM, &sa, &g->old_act);
+	reaping = st;
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	g->armed = timer_create(CLOCK_MONOTONIC, &ev, &g->timer) == 0 &&
+		   timer_settime(g->timer, 0, &every, NULL) == 0;
+}
+
+static void guard_off(struct seize_guard *g)
+{
+	if (g->armed)
+		timer_delete(g->timer);
+	while (sigtimedwait(&g->alrm, NULL, &(struct timespec){ 0 }) == SIGALRM)
+		;	/* none left for the old action */
+	reaping = NULL;
+	sigaction(SIGALRM, &g->old_act, NULL);
+	pthread_sigmask(SIG_SETMASK, &g->old_mask, NULL);
+}
+
+/* PTRACE_SEIZE with SIGALRM let in (take_ends). */
+static long seize(const struct seize_guard *g, pid_t tid)
+{
+	long r;
+	int e;
+
+	pthread_sigmask(SIG_UNBLOCK, &g->alrm, NULL);
+	r = ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)MW_PTSTOP_OPTIONS);
+	e = errno;
+	pthread_sigmask(SIG_BLOCK, &g->alrm, NULL);
+	errno = e;
+	return r;
+}
+
 /* Attach to and interrupt every thread of st->pid not held yet: the
  * number attached, or -1 (reason in err). */
 static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
 {
+	struct seize_guard g;
 	char path[64];
 	struct dirent *d;
 	DIR *dir;
@@ -149,14 +240,13 @@ static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
 		snprintf(err, errlen, "process %d exited", (int)st->pid);
 		return MW_PTSTOP_GONE;
 	}
+	guard_on(&g, st);
 	while ((d = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(d->d_name);
 
 		if (tid <= 0 || known(st, tid))
 			continue;
-		if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)MW_PTSTOP_OPTIONS) < 0) {
-			if (errno == ESRCH)	/* exited meanwhile */
-				continue;
+		if (seize(&g, tid) < 0) {
 			if (seize_failed(st, tid, err, errlen) == 0)
 				continue;
 			ret = MW_PTSTOP_DENIED;
@@ -166,6 +256,7 @@ static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
 		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 		added++;
 	}
+	guard_off(&g);
 	closedir(dir);
 	return ret < 0 ? ret : added;
 }
@@ -187,6 +278,15 @@ static void exec_stop(struct mw_ptstop *st, size_t i)
 	}
 	st->t[i].sig = 0;
 	st->execd = 1;
+}
+
+/* Is a thread held (stopped, not let go yet)? */
+static int held_now(const struct mw_ptstop *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (st->t[i].tid && st->t[i].stopped)
+			return 1;
+	return 0;
 }
 
 int mw_ptstop_event(struct mw_ptstop *st, size_t i, int status)
@@ -226,6 +326,10 @@ int mw_ptstop_poll(struct mw_ptstop *st, int all)
 	uint64_t now = mw_now_ns();
 	int got = 0;
 
+	if (!st->t0)	/* the first stop comes after the poll before */
+		st->t0 = st->polled ? st->polled : now;
+	st->polled = now;
+
 	if (now >= st->all_at)
 		all = 1;
 	if (all)
@@ -234,6 +338,12 @@ int mw_ptstop_poll(struct mw_ptstop *st, int all)
 		pid_t tid = st->t[i].tid, w;
 		int status;
 
+		if (tid && st->t[i].has_status) {	/* taken by take_ends */
+			st->t[i].has_status = 0;
+			mw_ptstop_event(st, i, st->t[i].status);
+			got++;
+			continue;
+		}
 		if (!tid || st->t[i].in_call || (st->t[i].stopped && !all))
 			continue;
 		while ((w = waitpid(tid, &status, WNOHANG | __WALL)) < 0 && errno == EINTR)
@@ -249,6 +359,10 @@ int mw_ptstop_poll(struct mw_ptstop *st, int all)
 				add(st, st->pid);
 		}
 	}
+	if (!held_now(st) && !st->held_once)
+		st->t0 = 0;	/* not held yet */
+	else
+		st->held_once = 1;
 	return got;
 }
 
@@ -308,6 +422,7 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 	st->nice = getpriority(PRIO_PROCESS, 0);
 	if (errno || setpriority(PRIO_PROCESS, 0, -20) < 0)
 		st->nice = 99;	/* left as it is */
+	st->polled = mw_now_ns();	/* no thread is held before this */
 	/* until a listing finds no thread that is not held */
 	while ((r = seize_new(st, err, errlen)) > 0)
 		if ((r = wait_stopped(st, deadline)) < 0)
@@ -342,18 +457,19 @@ static uint64_t cpu_ns(const struct mw_ptstop *st, const struct mw_ptstop_thread
 	return strtoull(buf, NULL, 10);
 }
 
-/* Let the threads st->t[run[0..n)] go on for about slice_ns, each with
- * the signal it reported (it takes it as it would have), and stop them
- * again by deadline (at least 10 ms after the slice); how many of them
- * ran for half the slice or more, or -1 when one did not stop in time or
- * the process exec'd.  A signal reported meanwhile is kept for the next
+/* Let the threads st->t[run[0..n)] go on for about slice_ns (not past
+ * deadline), each with the signal it reported (it takes it as it would
+ * have), and stop them again by stop_by;
+ * how many of them ran for half the slice or more, or -1 when one did not
+ * stop in time (it is left running: mw_ptstop_all_held is 0) or the
+ * process exec'd.  A signal reported meanwhile is kept for the next
  * go or the detach, a job-control stop ends the settling
  * (st->job_stopped), a thread that exits is dropped, one made is held. */
 static long run_slice(struct mw_ptstop *st, const size_t *run, size_t n, uint64_t slice_ns,
-		      uint64_t deadline)
+		      uint64_t deadline, uint64_t stop_by)
 {
 	long ran = 0;
-	uint64_t soon;
+	uint64_t now = mw_now_ns();
 
 	for (size_t k = 0; k < n; k++) {
 		struct mw_ptstop_thread *t = &st->t[run[k]];
@@ -365,12 +481,13 @@ static long run_slice(struct mw_ptstop *st, const size_t *run, size_t n, uint64_
 			t->sig = 0;
 		}
 	}
+	if (now + slice_ns > deadline)
+		slice_ns = deadline > now ? deadline - now : 0;
 	nanosleep(&(struct timespec){ .tv_nsec = (long)slice_ns }, NULL);
 	for (size_t k = 0; k < n; k++)
 		if (st->t[run[k]].tid && !st->t[run[k]].stopped)
 			ptrace(PTRACE_INTERRUPT, st->t[run[k]].tid, 0, 0);
-	soon = mw_now_ns() + 10000000;
-	if (wait_stopped(st, deadline > soon ? deadline : soon) < 0)
+	if (wait_stopped(st, stop_by) < 0)
 		return -1;
 	for (size_t k = 0; k < n; k++) {
 		const struct mw_ptstop_thread *t = &st->t[run[k]];
@@ -405,7 +522,7 @@ static long busy_ones(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx, s
 }
 
 int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
-		     uint64_t deadline)
+		     uint64_t deadline, uint64_t stop_by)
 {
 	/* ns: a thread's stop falls at random in what it does, so a longer
 	 * slice does not make its being out of malloc likelier; but on a
@@ -431,7 +548,7 @@ int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
 			ret = rounds;
 			break;
 		}
-		if ((ran = run_slice(st, run, (size_t)n, slice, deadline)) < 0) {
+		if ((ran = run_slice(st, run, (size_t)n, slice, deadline, stop_by)) < 0) {
 			ret = -1;
 			break;
 		}
@@ -455,9 +572,28 @@ int mw_ptstop_job_stopped(const struct mw_ptstop *st)
 	return st->job_stopped;
 }
 
+int mw_ptstop_all_held(const struct mw_ptstop *st)
+{
+	return !running(st);
+}
+
 int mw_ptstop_execd(const struct mw_ptstop *st)
 {
 	return st->execd;
+}
+
+uint64_t mw_ptstop_image(pid_t pid)
+{
+	char path[64], buf[1024];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	if ((n = mw_read_small(path, 0, buf, sizeof(buf))) <= 0)
+		return 0;
+	for (ssize_t i = 0; i < n; i++)	/* FNV-1a */
+		h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
+	return h;
 }
 
 uint64_t mw_ptstop_held_ns(const struct mw_ptstop *st)
@@ -500,16 +636,21 @@ static void group_stop(struct mw_ptstop *st)
 
 /* Let go of every stopped thread: as it was, or after an exec the new
  * program as it starts (no signal of the old image's); a thread let go
- * is forgotten. */
+ * is forgotten.  One killed meanwhile (an exec, an exit) is no longer in
+ * its stop: it is kept, running, until its end is taken (the tracer must
+ * take it, or an exec would wait for ever). */
 static void detach_stopped(struct mw_ptstop *st)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		struct mw_ptstop_thread *t = &st->t[i];
 
-		if (t->tid && t->stopped) {
-			ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)(st->execd ? 0 : t->sig));
+		if (!t->tid || !t->stopped)
+			continue;
+		if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)(st->execd ? 0 : t->sig)) < 0 &&
+		    errno == ESRCH)
+			t->stopped = 0;
+		else
 			t->tid = 0;
-		}
 	}
 }
 
@@ -517,10 +658,11 @@ static void detach_stopped(struct mw_ptstop *st)
  * stop (group_stop).  The threads that have stopped are let go first, so
  * that the process runs on at once; one not stopped yet (after a
  * timeout) can be let go only once it has stopped: it is waited for up
- * to 1 s, then left to let_late_go. */
+ * to 1 s, then left to let_late_go.  How long the process was held: to
+ * the first detach, and then while a late one was, at most. */
 static uint64_t detach_all(struct mw_ptstop *st, int stop)
 {
-	uint64_t held, until;
+	uint64_t held, until, last;
 
 	if (!st)
 		return 0;
@@ -530,11 +672,16 @@ static uint64_t detach_all(struct mw_ptstop *st, int stop)
 	if (stop && st->n && !st->execd && !running(st))
 		group_stop(st);
 	detach_stopped(st);
-	held = st->t0 ? mw_now_ns() - st->t0 : 0;
-	until = mw_now_ns() + 1000000000;
-	for (unsigned spins = 0; running(st) && mw_now_ns() < until; spins++) {
+	last = mw_now_ns();
+	held = st->t0 ? last - st->t0 : 0;
+	until = last + 1000000000;
+	for (unsigned spins = 0; running(st) && last < until; spins++) {
 		mw_ptstop_poll(st, 0);
-		detach_stopped(st);
+		if (held_now(st)) {	/* held since the poll before, at most */
+			detach_stopped(st);
+			held += mw_now_ns() - last;
+		}
+		last = mw_now_ns();
 		mw_ptstop_pause(spins);
 	}
 	for (size_t i = 0; i < st->n; i++)

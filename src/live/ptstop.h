@@ -64,9 +64,22 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 /* The threads held. */
 size_t mw_ptstop_threads(const struct mw_ptstop *st);
 
+/* Is every thread held (none let go by mw_ptstop_settle that has not
+ * stopped again)?  1 or 0. */
+int mw_ptstop_all_held(const struct mw_ptstop *st);
+
 /* Did a thread exec (the process is another program now, held in its
  * exec stop, and let go from there untouched)?  1 or 0. */
 int mw_ptstop_execd(const struct mw_ptstop *st);
+
+/* The image pid runs now, as a number that an exec changes: a hash of
+ * its auxiliary vector (/proc/PID/auxv: the interpreter's base, the
+ * entry, AT_RANDOM's address on the new stack; random for every exec of
+ * a program that gains privileges, whose address space is randomized
+ * whatever the caller asked).  0 when it cannot be read.  Taken before a
+ * process is looked at and again once it is held, it tells whether an
+ * exec came between, where no exec stop could be seen. */
+uint64_t mw_ptstop_image(pid_t pid);
 
 /* How long the process has been held so far, in ns: from the first
  * thread's attach to now. */
@@ -87,15 +100,17 @@ typedef int (*mw_ptstop_busy_fn)(void *ctx, pid_t tid);
  * while the others stay held, until none is busy.  A thread held outside
  * the allocator cannot enter it meanwhile, so the busy ones only finish
  * what they do.  Returns the rounds it took (0: none was busy), or -1
- * when it cannot be done: past deadline (CLOCK_MONOTONIC ns), a process
- * in a job-control stop (not to be let run), or a thread busy() cannot
- * tell.  A signal a thread reported is given to it when it is let go
- * (or at the detach): none is lost or delayed beyond the hold.  No
- * single-stepping: the threads run as they would.  Also -1 when a thread
- * let go does not stop again by deadline (10 ms at least), or the
- * process exec'd (mw_ptstop_execd). */
+ * when it cannot be done: a busy one left at deadline (CLOCK_MONOTONIC
+ * ns; none is let go past it), a process in a job-control stop (not to
+ * be let run), or a thread busy() cannot tell.  A signal a thread
+ * reported is given to it when it is let go (or at the detach): none is
+ * lost or delayed beyond the hold.  No single-stepping: the threads run
+ * as they would.  Also -1 when a thread let go has not stopped again by
+ * stop_by (>= deadline; on a loaded machine it may not get a CPU at once:
+ * it is then left running, mw_ptstop_all_held 0, and let go once it
+ * stops), or the process exec'd (mw_ptstop_execd). */
 int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
-		     uint64_t deadline);
+		     uint64_t deadline, uint64_t stop_by);
 
 /* Detach from every thread, giving each the signal it reported, and free
  * st.  Returns how long the process was held, in nanoseconds: from the

@@ -20,6 +20,8 @@ struct mw_ptstop_thread {
 	int stopped;	/* its stop has been waited for */
 	int settled;	/* held where it is not busy (mw_ptstop_settle) */
 	int in_call;	/* making a call: its statuses are the call's own */
+	int has_status;	/* a waitpid status taken for it (ptstop.c, take_ends) */
+	int status;
 	uint64_t cpu_ns;	/* its CPU time when last let go */
 };
 
@@ -32,7 +34,9 @@ struct mw_ptstop {
 	int job_stopped;
 	int execd;	/* a thread exec'd: the process is another program,
 			 * in its exec stop (t[] holds pid alone) */
-	uint64_t t0;	/* CLOCK_MONOTONIC ns of the first attach */
+	uint64_t t0;	/* CLOCK_MONOTONIC ns: a thread first held since, at most */
+	uint64_t polled;	/* the last poll */
+	int held_once;	/* t0 is set for good */
 	uint64_t all_at;	/* when the held threads are polled next */
 	int nice;	/* our thread's nice value before the hold */
 };

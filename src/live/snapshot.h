@@ -24,10 +24,10 @@
  * thread held by ptrace, PTRACE_SEIZE and PTRACE_INTERRUPT, nothing the
  * process can see but the time) and walked still.  The threads held
  * inside libc's code are first let finish what they do while the others
- * stay held (mw_ptstop_settle; 100 ms at most over all stops), so no
- * thread is half-way through malloc or free; a lock still held then is
- * let go for 1, 2, 4 ... ms and stopped again, up to MW_SNAP_STOPS
- * times.  mw_snapshot_no_stop(1), a process traced by another (gdb,
+ * stay held (mw_ptstop_settle), so no thread is half-way through malloc
+ * or free; a lock still held then is let go for 1, 2, 4 ... ms and
+ * stopped again, up to MW_SNAP_STOPS times, every stop within the stop
+ * bounds (mw_snapshot_stop_bounds).  mw_snapshot_no_stop(1), a process traced by another (gdb,
  * strace, or -c's program, traced by us), one we may not ptrace, or one
  * in a job-control stop (letting it go does not make it run) is not
  * stopped.  No consistent walk: no snapshot (MW_SNAP_INCONSISTENT); a
@@ -75,8 +75,8 @@
 #define MW_SNAP_MIN_STEPS (1 << 20)	/* the step budget's floor */
 #define MW_SNAP_TIMEOUT_MS 2000		/* the default deadline */
 #define MW_SNAP_MAX_KEPT (1 << 21)	/* free chunks kept (mw_snapshot_take_chunks) */
-#define MW_SNAP_MAX_STOP_MS 50		/* one stop, by default (--max-stop) */
-#define MW_SNAP_MAX_STOPPED_MS 100	/* a snapshot's stops (--max-stopped) */
+#define MW_SNAP_MAX_STOP_MS 100	/* one stop, by default (--max-stop) */
+#define MW_SNAP_MAX_STOPPED_MS 200	/* a snapshot's stops (--max-stopped) */
 #define MW_SNAP_STOP_SHARE 1.0		/* a run's, beyond: % (--max-stopped-share) */
 
 /* What mw_snapshot_take and the others return. */

@@ -35,7 +35,8 @@ struct walk {
 	int have_figures;
 	uint64_t walk_ns;	/* the least CPU time of a running walk: what a
 				 * stopped one will take (0: not known) */
-	int execd;		/* the process exec'd while it was held */
+	int execd;		/* the process exec'd while it was read */
+	uint64_t image;		/* mw_ptstop_image at the start */
 };
 
 /* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
@@ -71,14 +72,15 @@ struct mw_ptstop;
 struct mw_snap_unwinder;
 
 /* Let the held threads (st) that are inside malloc's code finish what
- * they do (mw_ptstop_settle), unless the process is in a job-control
- * stop or past budget_end (CLOCK_MONOTONIC ns) or w's deadline; the
- * unwinder is made at the first call into *up (free it with
+ * they do (mw_ptstop_settle: none let go past budget_end or w's
+ * deadline, each stopped again by stop_by), unless the process is in a
+ * job-control stop or past that already; the unwinder is made at the
+ * first call into *up if it was not (mw_snap_unwinder_new; free it with
  * mw_snap_unwinder_free; NULL is fine).  1 when settled, 0 when not
  * (then only a process with more than one thread can be judged: by its
  * locks). */
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
-		   uint64_t budget_end);
+		   uint64_t budget_end, uint64_t stop_by);
 /* The unwinder for w's process, made before it is stopped (reading the
  * libc's ELF takes time no stop should hold); never NULL (one that could
  * not be made settles nothing). */

@@ -142,7 +142,7 @@ struct mw_snap_unwinder *mw_snap_unwinder_new(struct walk *w)
 }
 
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
-		   uint64_t budget_end)
+		   uint64_t budget_end, uint64_t stop_by)
 {
 	uint64_t until = budget_end < w->deadline ? budget_end : w->deadline;
 	struct mw_snap_unwinder *u;
@@ -154,7 +154,7 @@ int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder
 		*up = mw_snap_unwinder_new(w);
 	if (!(u = *up)->dwfl)
 		return 0;
-	r = mw_ptstop_settle(st, thread_busy, u, until);
+	r = mw_ptstop_settle(st, thread_busy, u, until, stop_by > until ? stop_by : until);
 	if (r > 0)
 		w->s->settle_rounds += r;
 	return r >= 0;

@@ -34,6 +34,7 @@ static uint64_t max_stopped = MW_SNAP_MAX_STOPPED_MS * 1000000ULL;
 static double stop_share = MW_SNAP_STOP_SHARE / 100.0;
 
 #define MIN_STOP_NS 2000000ULL	/* a stop shorter than this is not tried */
+#define SETTLE_GRACE_NS 5000000ULL	/* for threads let go to stop again, at least */
 
 void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share_pct)
 {
@@ -137,19 +138,32 @@ static int walk_by(struct walk *w, uint64_t end, uint64_t allow)
 	return 1;
 }
 
-/* Held: let the threads inside malloc finish until until, then walk,
- * all by end (allow ns after the stop began).  Whether a walk was cut
- * short. */
+/* Held: let the threads inside malloc finish until what the rest takes
+ * is left (the walk, and for the last ones let go to stop again, for
+ * letting go of the threads and for the delays of a loaded machine, 5 ms
+ * and a fifth of the stop), then walk, all by end (allow ns after the
+ * stop began).  Whether the stop ran out of its time (the walk was cut
+ * or not made). */
 static int settle_and_walk(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **u,
 			   uint64_t end, uint64_t allow)
 {
 	struct mw_snapshot *s = w->s;
-	uint64_t until = end > w->walk_ns ? end - w->walk_ns : 0;
-	int settled = mw_snap_settle(w, st, u, until), job = mw_ptstop_job_stopped(st), cut;
+	uint64_t reserve = w->walk_ns + SETTLE_GRACE_NS + allow / 5;
+	uint64_t until = end > reserve ? end - reserve : 0;
+	uint64_t stop_by = end > w->walk_ns ? end - w->walk_ns : 0;
+	int settled = mw_snap_settle(w, st, u, until, stop_by), cut;
+	int job = mw_ptstop_job_stopped(st);
 
 	if (mw_ptstop_execd(st)) {
 		w->execd = 1;
 		return 0;
+	}
+	if (!mw_ptstop_all_held(st)) {	/* one runs: no walk can be trusted */
+		s->consistent = 0;
+		snprintf(s->why, sizeof(s->why), "a thread let go to leave malloc did not stop again "
+			 "in the time the stop may last (%.1f ms: --max-stop, --max-stopped)",
+			 (double)allow / 1e6);
+		return 1;
 	}
 	cut = walk_by(w, end, allow);
 	/* one thread may not lock: then only a thread out of libc is safe;
@@ -200,9 +214,11 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, struct run_stop
 		snprintf(note, len, "; not stopped: %s", why);
 		return -1;
 	}
+	if (w->image && mw_ptstop_image(w->p->pid) != w->image)
+		w->execd = 1;	/* before it was held: no exec stop for that */
 	mw_proc_refresh(w->p, why, sizeof(why));	/* new heaps */
 	job = mw_ptstop_job_stopped(st);
-	cut = settle_and_walk(w, st, u, end, allow);
+	cut = w->execd ? 0 : settle_and_walk(w, st, u, end, allow);
 	s->stops++;
 	s->tries++;
 	if (s->consistent && w->hold && !w->execd) {
@@ -242,7 +258,7 @@ static void stopped_walks(struct walk *w, char *note, size_t len)
 			break;
 		}
 		allow = allowance(w, r, mw_now_ns(), why, sizeof(why));
-		if (allow < w->walk_ns + MIN_STOP_NS) {
+		if (allow < w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS) {
 			snprintf(note, len, "; not stopped%s: %s", k ? " again" : "", why);
 			break;
 		}
@@ -260,7 +276,7 @@ static int failed(struct walk *w, long timeout_ms, const char *note, char *err, 
 	pid_t pid = w->p->pid;
 
 	if (w->execd) {
-		snprintf(err, errlen, "process %d exec'd while it was held; no snapshot (it is "
+		snprintf(err, errlen, "process %d exec'd while it was read; no snapshot (it is "
 			 "another program now, let go as it starts)", (int)pid);
 	} else if (w->fatal == ESRCH || (w->fatal && !mw_process_alive(pid))) {
 		snprintf(err, errlen, "process %d exited while it was read", (int)pid);
@@ -331,6 +347,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	if (timeout_ms <= 0)
 		timeout_ms = MW_SNAP_TIMEOUT_MS;
 	w.deadline = t0 + (uint64_t)timeout_ms * 1000000;
+	w.image = mw_ptstop_image(p->pid);
 	w.max_steps = budget(&w);
 	s->pid = p->pid;
 	snprintf(s->libc, sizeof(s->libc), "%s", g->module);
