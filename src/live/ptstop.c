@@ -355,7 +355,7 @@ int mw_ptstop_poll(struct mw_ptstop *st, int all)
 			st->t[i].tid = 0;
 			st->t[i].stopped = 0;
 			got++;
-			if (!known(st, st->pid))	/* the exec's stop comes there */
+			if (tid != st->pid && !known(st, st->pid))	/* the exec's stop */
 				add(st, st->pid);
 		}
 	}

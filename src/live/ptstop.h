@@ -5,9 +5,10 @@
  * time cannot be read consistently while they run.  mw_ptstop_stop()
  * lists /proc/PID/task, attaches to each thread with PTRACE_SEIZE (no
  * SIGSTOP is sent: the process does not see it) and stops it with
- * PTRACE_INTERRUPT, waits for each stop (waitpid with __WALL), and lists
- * the threads again until no new one has appeared (a thread stopped
- * inside clone() has its child listed by then).  A thread may report a
+ * PTRACE_INTERRUPT, waits for each stop (waitpid with __WALL and
+ * WNOHANG, see ptstop.c), and lists the threads again until no new one
+ * has appeared (a thread stopped inside clone() has its child listed by
+ * then).  A thread may report a
  * signal instead (a signal-delivery-stop): that signal is kept and given
  * back to it at the detach, so no signal is lost; a process in a
  * job-control stop (SIGSTOP) stays stopped after it.  mw_ptstop_resume()
@@ -53,8 +54,8 @@ enum {
  * new *out.  MW_PTSTOP_OK; else nothing is left held (a thread that has
  * not stopped yet is let go as soon as it stops, at the latest at the
  * next mw_ptstop_stop or detach), *held_ns says how long the threads
- * that had stopped were held, and err has a one-line reason: MW_PTSTOP_GONE ("process 42 exited"),
- * MW_PTSTOP_DENIED ("process 42 is traced by process 7 (gdb)", "cannot
+ * that had stopped were held, and err has a one-line reason:
+ * MW_PTSTOP_GONE ("process 42 exited"), MW_PTSTOP_DENIED ("process 42 is traced by process 7 (gdb)", "cannot
  * ptrace process 42: Operation not permitted"), MW_PTSTOP_TIMEOUT
  * ("thread 43 of process 42 did not stop within 200 ms"), MW_PTSTOP_EXECD
  * ("process 42 exec'd while it was being stopped"). */
@@ -113,7 +114,8 @@ int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
 		     uint64_t deadline, uint64_t stop_by);
 
 /* Detach from every thread, giving each the signal it reported, and free
- * st.  Returns how long the process was held, in nanoseconds: from the
+ * st (and put back this thread's nice value: mw_ptstop_stop sets -20,
+ * when it may, so that the machine's load does not lengthen a hold).  Returns how long the process was held, in nanoseconds: from the
  * first thread's attach to the detach of the last one that had stopped
  * (one that had not is let go once it stops: waited for up to 1 s, then
  * at the next mw_ptstop_stop or detach). */
