@@ -13,6 +13,8 @@
 # Before: the exec waited for mallocwatch to take the ends of the threads
 # it killed, while mallocwatch waited for the exec'ing thread to stop:
 # both hung for good.
+# Then an exec that another tracer keeps waiting (see below): the
+# snapshot ends within --read-timeout, refusing.
 # The watcher is another process: on a loaded machine it may be so late
 # that the exec falls after the snapshot (which then says the process
 # exited, or reads the new program); a round is then tried again (10 at
@@ -78,3 +80,30 @@ for mode in snapshot leave-stopped; do
 		echo "note: $mode: the exec fell outside the stops in 10 rounds (a loaded machine); each ended safely"
 	fi
 done
+
+# An exec that never ends: another tracer (trim-hostile exec-held, as
+# nobody, traces two threads of its child, a thread of which waits inside
+# malloc for good) never takes the ends the exec waits for, and the exec
+# holds what a PTRACE_SEIZE waits for (the kernel's cred_guard_mutex).
+# The snapshot must end within --read-timeout, refusing, saying why.
+# Before: it waited for good (so did serve --all, every scrape after).
+setpriv --reuid=65534 --regid=65534 --clear-groups "$FIX" exec-held >"$OUT/held.out" 2>&1 &
+pid=$!
+i=0
+until grep -qs READY "$OUT/held.out"; do
+	i=$((i + 1)); [ $i -lt 600 ] || fail "exec-held never got ready: $(cat "$OUT/held.out")"
+	sleep 0.05
+done
+child=$(sed -n 's/^READY //p' "$OUT/held.out")
+t0=$(date +%s)
+timeout -k 1 40 "$MW" snapshot -p $child -o /dev/null --read-timeout 2 2>"$OUT/held.err"
+rc=$?
+t1=$(date +%s)
+[ $rc != 124 ] && [ $rc != 137 ] || fail "exec held by another tracer: mallocwatch hung (40 s)"
+[ $rc = 1 ] && grep -q "could not be attached in time (an exec of the process waits" "$OUT/held.err" ||
+	fail "exec held by another tracer: exit $rc: $(cat "$OUT/held.err")"
+[ $((t1 - t0)) -lt 20 ] || fail "exec held by another tracer: $((t1 - t0)) s"
+kill $pid
+wait $pid 2>/dev/null
+pid=
+echo "ok: an exec another tracer holds: refused in $((t1 - t0)) s: $(sed 's/^mallocwatch: //' "$OUT/held.err")"

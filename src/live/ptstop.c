@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +134,11 @@ static int seize_failed(struct mw_ptstop *st, pid_t tid, char *err, size_t errle
 	char comm[64];
 	long tracer = tracer_of(st->pid, tid, comm, sizeof(comm));
 
+	if (e == ETIMEDOUT) {
+		snprintf(err, errlen, "thread %d of process %d could not be attached in time (an exec "
+			 "of the process waits: for another tracer?)", (int)tid, (int)st->pid);
+		return -1;
+	}
 	if (e == ESRCH || thread_ending(st->pid, tid))
 		return 0;
 	if (tracer == (long)getpid() && st->n) {
@@ -155,7 +161,10 @@ static int seize_failed(struct mw_ptstop *st, pid_t tid, char *err, size_t errle
  * handler takes those ends (waitpid WNOHANG, kept for mw_ptstop_poll);
  * the PTRACE_SEIZE starts again after it (ERESTARTNOINTR), and gets
  * through once the exec is done.  The late threads of earlier holds are
- * seen to as well.  SIGALRM is blocked but then. */
+ * seen to as well.  An exec that never ends (another tracer, stuck,
+ * holds the threads it waits for) would keep the PTRACE_SEIZE waiting:
+ * past the stop's deadline the handler leaves it (siglongjmp; the system
+ * call is not restarted).  SIGALRM is blocked but during a PTRACE_SEIZE. */
 struct seize_guard {
 	timer_t timer;
 	int armed;
@@ -164,6 +173,9 @@ struct seize_guard {
 };
 
 static struct mw_ptstop *reaping;	/* the hold whose ends are taken */
+static uint64_t seize_until;		/* CLOCK_MONOTONIC ns */
+static sigjmp_buf seize_env;
+static volatile sig_atomic_t seizing;	/* seize_env is set */
 
 static void take_ends(int sig)
 {
@@ -180,9 +192,13 @@ static void take_ends(int sig)
 	}
 	let_late_go();	/* an earlier hold's: they may be among the killed */
 	errno = save;
+	if (seizing && mw_now_ns() >= seize_until) {
+		seizing = 0;
+		siglongjmp(seize_env, 1);
+	}
 }
 
-static void guard_on(struct seize_guard *g, struct mw_ptstop *st)
+static void guard_on(struct seize_guard *g, struct mw_ptstop *st, uint64_t deadline)
 {
 	struct sigaction sa = { .sa_handler = take_ends, .sa_flags = SA_RESTART };
 	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM };
@@ -193,6 +209,7 @@ static void guard_on(struct seize_guard *g, struct mw_ptstop *st)
 	pthread_sigmask(SIG_BLOCK, &g->alrm, &g->old_mask);
 	sigaction(SIGALRM, &sa, &g->old_act);
 	reaping = st;
+	seize_until = deadline;
 	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	g->armed = timer_create(CLOCK_MONOTONIC, &ev, &g->timer) == 0 &&
 		   timer_settime(g->timer, 0, &every, NULL) == 0;
@@ -209,23 +226,30 @@ static void guard_off(struct seize_guard *g)
 	pthread_sigmask(SIG_SETMASK, &g->old_mask, NULL);
 }
 
-/* PTRACE_SEIZE with SIGALRM let in (take_ends). */
+/* PTRACE_SEIZE with SIGALRM let in (take_ends); -1 with ETIMEDOUT when
+ * it was still waiting at the deadline. */
 static long seize(const struct seize_guard *g, pid_t tid)
 {
 	long r;
 	int e;
 
+	if (sigsetjmp(seize_env, 1)) {	/* the mask as it was: SIGALRM blocked */
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	seizing = 1;
 	pthread_sigmask(SIG_UNBLOCK, &g->alrm, NULL);
 	r = ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)MW_PTSTOP_OPTIONS);
 	e = errno;
 	pthread_sigmask(SIG_BLOCK, &g->alrm, NULL);
+	seizing = 0;
 	errno = e;
 	return r;
 }
 
-/* Attach to and interrupt every thread of st->pid not held yet: the
- * number attached, or -1 (reason in err). */
-static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
+/* Attach to and interrupt every thread of st->pid not held yet, each
+ * attached by deadline: the number attached, or -1 (reason in err). */
+static int seize_new(struct mw_ptstop *st, uint64_t deadline, char *err, size_t errlen)
 {
 	struct seize_guard g;
 	char path[64];
@@ -240,7 +264,7 @@ static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
 		snprintf(err, errlen, "process %d exited", (int)st->pid);
 		return MW_PTSTOP_GONE;
 	}
-	guard_on(&g, st);
+	guard_on(&g, st, deadline);
 	while ((d = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(d->d_name);
 
@@ -424,7 +448,7 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 		st->nice = 99;	/* left as it is */
 	st->polled = mw_now_ns();	/* no thread is held before this */
 	/* until a listing finds no thread that is not held */
-	while ((r = seize_new(st, err, errlen)) > 0)
+	while ((r = seize_new(st, deadline, err, errlen)) > 0)
 		if ((r = wait_stopped(st, deadline)) < 0)
 			break;
 	if (r == MW_PTSTOP_TIMEOUT && (t = running(st)))
