@@ -251,7 +251,7 @@ static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms,
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (mw_snapshot_hold(&p, g, timeout_ms, &s, &st, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s; malloc_trim not called", err);
-	if (!t->image || mw_ptstop_image(t->pid) != t->image) {	/* not the one read */
+	if (mw_ptstop_image(t->pid) != t->image) {	/* not the one read */
 		mw_ptstop_resume(st);
 		mw_die(MW_EXIT_RUNTIME, "process %d exec'd before it was held (it is another "
 		       "program now); malloc_trim not called", (int)t->pid);
@@ -335,9 +335,12 @@ int cmd_trim(int argc, char **argv)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!t.pid)
 		mw_usage_error("trim needs -p PID");
-	t.image = mw_ptstop_image(t.pid);
+	t.image = mw_ptstop_image(t.pid);	/* before its libc is read: an exec after */
 	if (mw_glibc_load(t.pid, &g, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if (!t.image && !t.dry_run)
+		mw_die(MW_EXIT_RUNTIME, "cannot read process %d's auxiliary vector (/proc/%d/auxv), "
+		       "which tells an exec; malloc_trim not called", (int)t.pid, (int)t.pid);
 	if (!g.malloc_trim)
 		mw_die(MW_EXIT_RUNTIME, "process %d: no symbol for malloc_trim in '%s'", (int)t.pid,
 		       g.module);

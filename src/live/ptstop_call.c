@@ -276,6 +276,8 @@ int mw_ptstop_call(struct mw_ptstop *st, struct mw_ptstop_call *c, char *err, si
 	c->started = 1;
 	rc = call_wait(&x);
 	st->t[x.ti].in_call = 0;
+	if (rc == MW_PTSTOP_EXECD)	/* the new program: no PTRACE_O_EXITKILL either */
+		ptrace(PTRACE_SETOPTIONS, st->pid, 0, (void *)(long)MW_PTSTOP_OPTIONS);
 	if (rc == MW_PTSTOP_EXECD || rc == MW_PTSTOP_GONE || !st->t[x.ti].tid)
 		return rc == 0 ? MW_PTSTOP_GONE : rc;	/* nothing to put back */
 	/* stopped, ours, the same image: as it was, and held (the SIGSEGV
