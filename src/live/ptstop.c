@@ -508,6 +508,10 @@ static long run_slice(struct mw_ptstop *st, const size_t *run, size_t n, uint64_
 	if (now + slice_ns > deadline)
 		slice_ns = deadline > now ? deadline - now : 0;
 	nanosleep(&(struct timespec){ .tv_nsec = (long)slice_ns }, NULL);
+	/* the stops they made of themselves (a signal) first: an interrupt
+	 * sent to a thread already stopped stays pending and stops it again
+	 * as soon as it is let go, round after round, and it would never run */
+	mw_ptstop_poll(st, 0);
 	for (size_t k = 0; k < n; k++)
 		if (st->t[run[k]].tid && !st->t[run[k]].stopped)
 			ptrace(PTRACE_INTERRUPT, st->t[run[k]].tid, 0, 0);
