@@ -209,7 +209,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free \
 	build/tests/fixtures/hold-mmapped build/tests/fixtures/tune-det \
 	build/tests/fixtures/hold-shm \
-	build/tests/fixtures/retitle
+	build/tests/fixtures/retitle \
+	build/tests/fixtures/trim-hostile build/tests/fixtures/stopwatch
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -278,6 +279,12 @@ build/tests/fixtures/many-free: tests/fixtures/many-free.c
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/retitle: tests/fixtures/retitle.c
+
+build/tests/fixtures/trim-hostile: tests/fixtures/trim-hostile.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/stopwatch: tests/fixtures/stopwatch.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 

@@ -21,7 +21,9 @@
 #   arrive (none lost at a detach); the process runs on afterwards.
 # --no-stop: never stopped; consistent or refused ("0 stops").
 # traced by strace: not stopped; a refusal names the tracer.
-# -p on Debian's libc (snapshots only): no arena "gone", no INCONSISTENT.
+# -p on Debian's libc (snapshots only): no arena "gone", no INCONSISTENT
+#   (or, on a loaded machine, its first snapshot refused within the stop
+#   bounds, and said so).
 # What is asserted holds under any CPU load (stress-ng beside it).
 . tests/lib.sh
 need_root
@@ -109,7 +111,10 @@ exact_rounds() {	# NAME
 	export MW_DUMP
 	for r in $(seq 20); do
 		f=$OUT/$1-still-$r
-		"$MW" snapshot -p $pid --leave-stopped --json $f.json -o $f.txt 2>$f.err
+		# what is tested is exactness: stops as long as a loaded
+		# machine needs (t-stop-bounds tests the bounds)
+		"$MW" snapshot -p $pid --leave-stopped --max-stop 500 --max-stopped 1000 \
+			--json $f.json -o $f.txt 2>$f.err
 		rc=$?
 		if refused $f.err $rc; then
 			wait_for all_running || fail "$1 round $r: refused, but left stopped"
@@ -246,8 +251,16 @@ for libc in probes system; do
 	nostop $libc
 	traced $libc
 	if [ $libc = system ]; then
-		"$MW" -p $pid --interval 0.2 --duration 3 -o $OUT/watch.txt 2>$OUT/watch.err ||
-			fail "-p: exit $?: $(cat $OUT/watch.err)"
+		"$MW" -p $pid --interval 0.2 --duration 3 -o $OUT/watch.txt 2>$OUT/watch.err
+		rc=$?
+		# a loaded machine may leave no first snapshot within the
+		# stop bounds: refused, saying so, and nothing reported
+		if [ $rc = 1 ] && refused $OUT/watch.err 1 && [ ! -s $OUT/watch.txt ]; then
+			echo "ok: -p on the busy process: refused at attach: $(cat $OUT/watch.err)"
+			signals_kept $libc
+			continue
+		fi
+		[ $rc = 0 ] || fail "-p: exit $rc: $(cat $OUT/watch.err)"
 		grep -q 'is gone\|INCONSISTENT' $OUT/watch.txt && fail "-p: $(cat $OUT/watch.txt)"
 		# the end's reading: made (9 arenas at both ends), or refused
 		# under load and said so (no consistent snapshot in its time)

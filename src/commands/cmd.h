@@ -63,4 +63,28 @@ unsigned mw_events_option(const char *arg);
  * is a usage error (exit 2). */
 long mw_seconds_option(const char *opt, const char *s);
 
+/* The stop bounds (snapshot.h, mw_snapshot_stop_bounds), options of
+ * every command that may stop a process: MW_STOP_LONG_OPTIONS in its
+ * getopt_long table, MW_STOP_HELP with its defaults (snapshot.h's, as
+ * strings) in its usage, and mw_stop_option(c,
+ * optarg) for c one of MW_OPT_MAX_STOP..MW_OPT_STOP_SHARE (a bad value is
+ * a usage error, exit 2). */
+enum { MW_OPT_MAX_STOP = 0x4d57, MW_OPT_MAX_STOPPED, MW_OPT_STOP_SHARE };
+#define MW_STOP_LONG_OPTIONS \
+	{ "max-stop", required_argument, NULL, MW_OPT_MAX_STOP }, \
+	{ "max-stopped", required_argument, NULL, MW_OPT_MAX_STOPPED }, \
+	{ "max-stopped-share", required_argument, NULL, MW_OPT_STOP_SHARE }
+#define MW_STR(x) #x
+#define MW_XSTR(x) MW_STR(x)	/* a macro's value as a string */
+#define MW_STOP_HELP(STOP, STOPPED) \
+"  --max-stop MS        a process is held at most MS ms at a time (default\n" \
+"                       " STOP ")\n" \
+"  --max-stopped MS     a snapshot's stops together at most MS ms (default\n" \
+"                       " STOPPED "); this run's stops of one process at most\n" \
+"                       MS ms plus --max-stopped-share PCT % (default 1) of\n" \
+"                       the time since the first of them.  A stop that could\n" \
+"                       not last what a read takes is not made: the snapshot\n" \
+"                       is refused, with the bound that stopped it\n"
+void mw_stop_option(int c, const char *arg);
+
 #endif /* MALLOCWATCH_CMD_H */

@@ -43,6 +43,7 @@ static const char explain_usage[] =
 "  --read-timeout SECONDS  give up after this long (default 2)\n"
 "  --no-stop            never stop the process for a consistent read (see\n"
 "                       mallocwatch snapshot --help)\n"
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0; 1 when the process cannot be read (as snapshot), or its\n"
@@ -62,6 +63,7 @@ int cmd_explain(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
+		MW_STOP_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -83,6 +85,9 @@ int cmd_explain(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'j': json = optarg; break;
 		case OPT_READ_TIMEOUT: timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
+		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
+			mw_stop_option(c, optarg);
+			break;
 		case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(explain_usage, stdout); exit(MW_EXIT_OK);

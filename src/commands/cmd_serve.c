@@ -115,6 +115,7 @@ static const char serve_usage[] =
 "                       (--all's default)\n"
 "  --stop               --all: stop such a process for its read, as -p and\n"
 "                       --cgroup do (ptrace, other users' processes too)\n"
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "  -v, --verbose        --probes: the tracer's messages, processes traced\n"
 "\n"
@@ -181,6 +182,7 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 		{ "stop", no_argument, NULL, OPT_STOP },
+		MW_STOP_LONG_OPTIONS,
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -222,6 +224,9 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 			o->min_interval_ms = mw_seconds_option("--min-interval", optarg);
 			break;
 		case OPT_BUDGET: o->budget_ms = mw_seconds_option("--budget", optarg); break;
+		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
+			mw_stop_option(c, optarg);
+			break;
 		case OPT_NO_STOP: o->no_stop = 1; mw_snapshot_no_stop(1); break;
 		case OPT_STOP: o->stop = 1; break;
 		case OPT_PROBES: o->probes = 1; break;

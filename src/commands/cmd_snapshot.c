@@ -52,8 +52,10 @@ static const char snapshot_usage[] =
 "\n"
 "A process is read while it runs, twice, and kept when both reads agree\n"
 "and no thread held an arena's lock; else every thread is stopped with\n"
-"ptrace for the one read (a millisecond or so; the report says how long)\n"
-"after the threads inside libc's code have finished what they were doing.\n"
+"ptrace for the read (the report says how long), after the threads inside\n"
+"libc's code have finished what they were doing: each stop at most\n"
+"--max-stop, a snapshot's at most --max-stopped in all (a stop cut there\n"
+"is not read: the snapshot is refused, saying which bound).\n"
 "A process traced by another (gdb, strace) is not stopped.  --all never\n"
 "stops a process (one whose allocator changed while it was read has its\n"
 "row refused, with the reason) unless --stop is given.  A snapshot that\n"
@@ -90,6 +92,7 @@ static const char snapshot_usage[] =
 "  --leave-stopped      with one -p PID: read it stopped, and leave it stopped\n"
 "                       (SIGSTOP) at that point, where no thread is inside\n"
 "                       malloc, for gdb or gcore; resume it with kill -CONT\n"
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0, 1 when a process named by -p or in the\n"
@@ -145,6 +148,7 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 		{ "stop", no_argument, NULL, OPT_STOP },
+		MW_STOP_LONG_OPTIONS,
 		{ "leave-stopped", no_argument, NULL, OPT_LEAVE_STOPPED },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "all", no_argument, NULL, OPT_ALL },
@@ -169,6 +173,9 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 		case OPT_ALL: o->all = 1; break;
 		case OPT_INTERVAL: o->interval_ms = mw_seconds_option("--interval", optarg); break;
 		case OPT_COUNT: o->count = count_option(optarg); break;
+		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
+			mw_stop_option(c, optarg);
+			break;
 		case OPT_NO_STOP: o->no_stop = 1; mw_snapshot_no_stop(1); break;
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; mw_snapshot_leave_stopped(1); break;
 		case OPT_STOP: o->stop = 1; break;

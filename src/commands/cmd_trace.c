@@ -84,7 +84,10 @@ static const char usage[] =
 "                       Without -f, -c notes how many were not traced\n"
 "  -p PID               attach to a running process until it exits, or ^C\n"
 "                       (or SIGTERM) stops tracing and reports; the process\n"
-"                       is never stopped or signalled.  Arenas made before\n"
+"                       is never signalled, and stopped (ptrace) only for a\n"
+"                       snapshot or sample that cannot be read consistently\n"
+"                       while it runs, within --max-stop and --max-stopped\n"
+"                       (--no-stop: never).  Arenas made before\n"
 "                       it are read from the process when the probes are\n"
 "                       armed, and again at the end (needs the libc's debug\n"
 "                       symbols); a libc without SDT probes is reported from\n"
@@ -116,6 +119,7 @@ static const char usage[] =
 "  --no-stop            with -p: never stop the process for a consistent\n"
 "                       snapshot (see mallocwatch snapshot --help); a\n"
 "                       sample not read consistently is skipped and counted\n"
+MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  --progress           one line per interval on stderr: elapsed, arenas,\n"
 "                       heap bytes, the main heap (sbrk_base to the end of\n"
 "                       its top), lock waits and retries since\n"
@@ -261,6 +265,7 @@ static const struct option longopts[] = {
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 	{ "no-stop", no_argument, NULL, OPT_NO_STOP },
+	MW_STOP_LONG_OPTIONS,
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -361,6 +366,9 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 	case OPT_INTERVAL: o->interval_ms = mw_seconds_option("--interval", optarg); break;
 	case OPT_READ_TIMEOUT:
 		o->read_timeout_ms = mw_seconds_option("--read-timeout", optarg);
+		break;
+	case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
+		mw_stop_option(c, optarg);
 		break;
 	case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 	case OPT_CHECK: {

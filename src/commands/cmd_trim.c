@@ -19,7 +19,9 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdnoreturn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,44 +38,68 @@
 #include "ptstop.h"
 #include "snapshot.h"
 #include "units.h"
+#include "xalloc.h"
+
+#define TRIM_MAX_STOP_MS 1000	/* trim's --max-stop and --max-stopped */
+#define TRIM_MAX_STOPPED_MS 2000
 
 static const char trim_usage[] =
-"Usage: mallocwatch trim -p PID [--dry-run] [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
+"Usage: mallocwatch trim -p PID [--dry-run] [-o FILE] [--json FILE] [--read-timeout SECONDS]\n"
+"                        [--call-timeout SECONDS] [--max-stop MS] [-q]\n"
 "\n"
 "Make process PID call malloc_trim(0), which gives back to the system the\n"
 "whole free pages inside its arenas' free chunks (and main_arena's top\n"
 "beyond the break), and say what it gave back against what was predicted.\n"
 "The call is made only at a safe point: every thread held with ptrace,\n"
 "those inside malloc's code let finish first, every arena lock free (as\n"
-"mallocwatch snapshot's stopped read); else it is refused, with the\n"
-"reason, and the process goes on untouched.  While it is held, the RSS\n"
-"ledger predicts what malloc_trim(0) would give back now (resident whole\n"
-"free pages, from /proc/PID/pagemap); then one thread makes the call, and\n"
-"the RSS before and after are set against the prediction.  The process\n"
-"is held for the reading and the call: milliseconds, and as long as\n"
-"malloc_trim takes on a large heap.  x86_64 only.\n"
+"mallocwatch snapshot's stopped read, within --max-stop and\n"
+"--max-stopped); else it is refused, with the reason, and the process\n"
+"goes on untouched.  While it is held, the RSS ledger predicts what\n"
+"malloc_trim(0) would give back now (resident whole free pages, from\n"
+"/proc/PID/pagemap); then one thread makes the call, and the RSS before\n"
+"and after are set against the prediction.  The process is held for the\n"
+"reading and the call: milliseconds, and as long as malloc_trim takes on\n"
+"a large heap, up to --call-timeout.  x86_64 only.\n"
+"\n"
+"The call is bounded and undone on every path.  Past --call-timeout the\n"
+"thread is interrupted, put back where it was held (registers and vector\n"
+"state), the arena locks the call had taken are let go, and the process\n"
+"is let go: it runs on from where it was, but what malloc_trim had half\n"
+"done stays so (exit 1, saying where it was cut).  A signal that would end\n"
+"mallocwatch (^C, SIGTERM, SIGHUP, ...) is held back during the call: the\n"
+"call gets 0.5 s more, then is cut short the same way, the process is let\n"
+"go, and mallocwatch ends by that signal.  Should the process exec during\n"
+"the call, nothing is written into the new program, which is let go from\n"
+"its start (exit 1).  Only SIGKILL cannot be held back: a mallocwatch\n"
+"killed during the call kills the process with it (PTRACE_O_EXITKILL),\n"
+"which could not return from the call without it.\n"
 "\n"
 "  -p PID               the process\n"
 "  --dry-run            only the prediction (read as explain does); no call\n"
 "  -o FILE              the text to FILE (default: stdout)\n"
 "  --json FILE          {\"trim\": {...}} as JSON ('-' = stdout); docs/json.md\n"
 "  --read-timeout SECONDS  give up reading after this long (default 2)\n"
+"  --call-timeout SECONDS  cut the call short after this long (default 5)\n"
+MW_STOP_HELP(MW_XSTR(TRIM_MAX_STOP_MS), MW_XSTR(TRIM_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0; 1 when the process cannot be read, its libc has no\n"
-"symbols, no safe point came (the reason is said), or the call failed;\n"
-"2 on a usage error.\n"
+"symbols, no safe point came (the reason is said), or the call failed,\n"
+"was cut short, or the process exec'd during it; 2 on a usage error; a\n"
+"signal's own status when one came during the call.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch trim -p $(pidof myserver) --dry-run\n"
 "  sudo mallocwatch trim -p 4242 --json trim.json\n";
 
-enum { OPT_READ_TIMEOUT = 256, OPT_DRY_RUN };
+enum { OPT_READ_TIMEOUT = 256, OPT_DRY_RUN, OPT_CALL_TIMEOUT };
+#define CALL_TIMEOUT_MS 5000
 
 struct trim {
 	pid_t pid;
 	char comm[64];
 	int dry_run;
+	uint64_t image;		/* mw_ptstop_image before its libc was read */
 	uint64_t predicted, rss_before, rss_after, held_ns, call_ns, returned;
 };
 
@@ -142,21 +168,94 @@ static void predict(struct trim *t, const struct mw_glibc *g, long timeout_ms)
 	mw_explained_free(&e);
 }
 
-/* Held at a safe point: the prediction, RSS, the call, let go. */
-static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms)
+/* The signals a mallocwatch killed during the call would leave the
+ * thread to return to address 0 with no one to catch it: every one that
+ * can be blocked but the faults (defer); those whose default ends
+ * mallocwatch wind the call down (wind): it is finished within
+ * MW_PTSTOP_GRACE_MS or cut short, put back, let go, and then the signal
+ * is taken (the exit status is its own). */
+static void call_signals(sigset_t *defer, sigset_t *wind)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT };
+	static const int keep_on[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGCHLD, SIGCONT, SIGURG,
+				       SIGWINCH };
+
+	sigfillset(defer);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(defer, faults[i]);
+	*wind = *defer;
+	for (size_t i = 0; i < sizeof(keep_on) / sizeof(keep_on[0]); i++)
+		sigdelset(wind, keep_on[i]);
+}
+
+/* The arenas' locks, each free now (the process is held at a safe
+ * point): a call cut short lets go of those it left taken. */
+static uint64_t *arena_locks(const struct mw_snapshot *s, const struct mw_glibc *g, size_t *n)
+{
+	uint64_t *v = xcalloc(s->narenas + 1, sizeof(*v));
+
+	*n = 0;
+	if (g->ms_mutex.off >= 0 && g->ms_mutex.size == 4)
+		for (size_t i = 0; i < s->narenas; i++)
+			v[(*n)++] = s->arenas[i].addr + (uint64_t)g->ms_mutex.off;
+	return v;
+}
+
+/* How a call that did not return ended, in one line; then the signal
+ * that came, if any, is taken (it ends mallocwatch), else exit 1. */
+static noreturn void call_failed(const struct trim *t, int r, const struct mw_ptstop_call *c,
+				 long call_ms, const char *err)
+{
+	char what[PATH_MAX + 600];
+
+	if (r == MW_PTSTOP_ABANDONED && c->signo)
+		snprintf(what, sizeof(what), "did not return within %d ms of SIG%s: cut short at "
+			 "0x%llx", MW_PTSTOP_GRACE_MS, sigabbrev_np(c->signo) ?
+			 sigabbrev_np(c->signo) : "?", (unsigned long long)c->at);
+	else if (r == MW_PTSTOP_ABANDONED)
+		snprintf(what, sizeof(what), "did not return within %g s (--call-timeout): cut "
+			 "short at 0x%llx", call_ms / 1000.0, (unsigned long long)c->at);
+	else
+		snprintf(what, sizeof(what), "%s", err);
+	if (r == MW_PTSTOP_EXECD)
+		mw_error("process %d: the process exec'd during the call; what malloc_trim(0) did "
+			 "is unknown, nothing was written into the new program, which was let go "
+			 "from its start", (int)t->pid);
+	else if (r == MW_PTSTOP_ABANDONED || (r == MW_PTSTOP_FAULT && c->started))
+		mw_error("process %d: malloc_trim(0)%s%s; the thread was put back where it was held "
+			 "(registers and vector state), %d arena lock%s the call had taken let go, "
+			 "and the process let go; what the call had half done stays so",
+			 (int)t->pid, r == MW_PTSTOP_FAULT ? ": " : " ", what, c->locks_freed,
+			 c->locks_freed == 1 ? "" : "s");
+	else
+		mw_error("process %d: malloc_trim(0): %s", (int)t->pid, what);
+	sigprocmask(SIG_UNBLOCK, c->wind_down, NULL);	/* a signal that came ends us */
+	exit(MW_EXIT_RUNTIME);
+}
+
+/* Held at a safe point: the prediction, RSS, the call (the signals
+ * deferred), let go. */
+static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms, long call_ms)
 {
 	char err[PATH_MAX + 512];
+	struct mw_ptstop_call c = { .fn = g->malloc_trim };
 	struct mw_ledger *l = NULL;
 	struct mw_snapshot *s;
 	struct mw_ptstop *st;
+	sigset_t defer, wind, old;
 	struct mw_proc p;
-	uint64_t t0, ret = 0;
+	uint64_t t0, *locks;
 	int r;
 
 	if (mw_proc_open(&p, t->pid, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (mw_snapshot_hold(&p, g, timeout_ms, &s, &st, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s; malloc_trim not called", err);
+	if (mw_ptstop_image(t->pid) != t->image) {	/* not the one read */
+		mw_ptstop_resume(st);
+		mw_die(MW_EXIT_RUNTIME, "process %d exec'd before it was held (it is another "
+		       "program now); malloc_trim not called", (int)t->pid);
+	}
 	if (mw_ledger_read(&p, s, &l, err, sizeof(err)) < 0) {
 		mw_ptstop_resume(st);
 		mw_die(MW_EXIT_RUNTIME, "process %d: no RSS ledger: %s; malloc_trim not called",
@@ -164,17 +263,31 @@ static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms)
 	}
 	t->predicted = l->frag.trim_now;
 	t->rss_before = mw_process_rss(t->pid);
+	call_signals(&defer, &wind);
+	sigprocmask(SIG_BLOCK, &defer, &old);
+	c.locks = locks = arena_locks(s, g, &c.nlocks);
+	c.wind_down = &wind;
 	t0 = mw_now_ns();
-	r = mw_ptstop_call(st, g->malloc_trim, 0, &ret, err, sizeof(err));
+	c.deadline = t0 + (uint64_t)call_ms * 1000000;
+	r = mw_ptstop_call(st, &c, err, sizeof(err));
 	t->call_ns = mw_now_ns() - t0;
-	t->rss_after = mw_process_rss(t->pid);	/* still held: nothing else moved */
-	t->held_ns = mw_ptstop_resume(st);
-	t->returned = ret & 0xffffffff;	/* an int */
+	if (r == 0)
+		t->rss_after = mw_process_rss(t->pid);	/* still held: nothing else moved */
+	t->held_ns = mw_ptstop_resume(st);	/* after an exec: the new program, as it starts */
+	t->returned = c.ret & 0xffffffff;	/* an int */
+	free(locks);
 	mw_ledger_free(l);
 	mw_snapshot_free(s);
 	mw_proc_close(&p);
 	if (r < 0)
-		mw_die(MW_EXIT_RUNTIME, "process %d: malloc_trim(0): %s", (int)t->pid, err);
+		call_failed(t, r, &c, call_ms, err);
+	if (c.signo) {
+		mw_error("process %d: malloc_trim(0) returned %llu after SIG%s came; the process "
+			 "was let go", (int)t->pid, (unsigned long long)t->returned,
+			 sigabbrev_np(c.signo) ? sigabbrev_np(c.signo) : "?");
+		sigprocmask(SIG_UNBLOCK, &wind, NULL);	/* it ends us */
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 int cmd_trim(int argc, char **argv)
@@ -184,17 +297,21 @@ int cmd_trim(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT },
+		MW_STOP_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *json = NULL;
-	long timeout_ms = MW_SNAP_TIMEOUT_MS;
+	long timeout_ms = MW_SNAP_TIMEOUT_MS, call_ms = CALL_TIMEOUT_MS;
 	char err[PATH_MAX + 512];
 	struct trim t = { 0 };
 	struct mw_glibc g;
 	FILE *fo, *fj = NULL;
 	int c, json_err = 0, bad;
 
+	/* the call holds the process up to --call-timeout: its read may too */
+	mw_snapshot_stop_bounds(TRIM_MAX_STOP_MS, TRIM_MAX_STOPPED_MS, -1);
 	while ((c = getopt_long(argc, argv, ":p:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -205,6 +322,10 @@ int cmd_trim(int argc, char **argv)
 		case 'j': json = optarg; break;
 		case OPT_READ_TIMEOUT: timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
 		case OPT_DRY_RUN: t.dry_run = 1; break;
+		case OPT_CALL_TIMEOUT: call_ms = mw_seconds_option("--call-timeout", optarg); break;
+		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
+			mw_stop_option(c, optarg);
+			break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(trim_usage, stdout); exit(MW_EXIT_OK);
 		default: mw_bad_option(c, argv);
@@ -214,8 +335,12 @@ int cmd_trim(int argc, char **argv)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!t.pid)
 		mw_usage_error("trim needs -p PID");
+	t.image = mw_ptstop_image(t.pid);	/* before its libc is read: an exec after */
 	if (mw_glibc_load(t.pid, &g, err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if (!t.image && !t.dry_run)
+		mw_die(MW_EXIT_RUNTIME, "cannot read process %d's auxiliary vector (/proc/%d/auxv), "
+		       "which tells an exec; malloc_trim not called", (int)t.pid, (int)t.pid);
 	if (!g.malloc_trim)
 		mw_die(MW_EXIT_RUNTIME, "process %d: no symbol for malloc_trim in '%s'", (int)t.pid,
 		       g.module);
@@ -228,7 +353,7 @@ int cmd_trim(int argc, char **argv)
 	if (t.dry_run)
 		predict(&t, &g, timeout_ms);
 	else
-		call_trim(&t, &g, timeout_ms);
+		call_trim(&t, &g, timeout_ms, call_ms);
 	if (!(fj == stdout && fo == stdout))
 		trim_text(fo, &t);
 	if (fj && trim_json(fj, &t) < 0)

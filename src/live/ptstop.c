@@ -10,7 +10,15 @@
  * PTRACE_EVENT_STOP (status >> 16) with SIGTRAP for our PTRACE_INTERRUPT,
  * with SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU for a job-control stop; a
  * plain stop with the signal it is about to take (kept for the detach);
- * or an exit (the thread is gone).
+ * a PTRACE_EVENT_CLONE stop of a thread we let run that made a thread
+ * (the new one is ours, held from its start); a PTRACE_EVENT_EXEC stop,
+ * reported under the process's pid, when any thread exec'd (ptrace(2),
+ * "execve(2) under ptrace": every other thread is gone, and the one left
+ * is the new program, let go from there untouched); or an exit (the
+ * thread is gone).  The statuses are taken with WNOHANG, the held threads
+ * polled too every few ms: an exec cannot finish until the tracer has
+ * taken the ends of the threads it killed, so a blocking wait for one
+ * thread could wait for ever.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,35 +28,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elf.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
-#include <sys/user.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "procmem.h"
 #include "ptstop.h"
+#include "ptstop_int.h"
 #include "xalloc.h"
 
-struct thread {
-	pid_t tid;
-	int sig;	/* the signal it reported, given back at the detach */
-	int stopped;	/* its stop has been waited for */
-	int settled;	/* held where it is not busy (mw_ptstop_settle) */
-	uint64_t cpu_ns;	/* its CPU time when last let go */
-};
-
-struct mw_ptstop {
-	pid_t pid;
-	struct thread *t;
-	size_t n, cap;
-	int job_stopped;
-	uint64_t t0;	/* CLOCK_MONOTONIC ns of the first attach */
-};
+#define POLL_ALL_NS 5000000ULL	/* the held threads are polled this often */
 
 static int known(const struct mw_ptstop *st, pid_t tid)
 {
@@ -58,27 +53,206 @@ static int known(const struct mw_ptstop *st, pid_t tid)
 	return 0;
 }
 
-/* Who traces thread tid of pid, for the message: "process 7 (gdb)", or
- * "" when no one (or it cannot be told). */
-static void tracer_of(pid_t pid, pid_t tid, char *buf, size_t len)
+static void add(struct mw_ptstop *st, pid_t tid)
 {
-	char path[64], status[4096], comm[64], *p;
+	if (st->n == st->cap)
+		xgrow((void **)&st->t, st->n, &st->cap, sizeof(*st->t));
+	st->t[st->n++] = (struct mw_ptstop_thread){ .tid = tid };
+}
+
+void mw_ptstop_compact(struct mw_ptstop *st)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < st->n; i++)
+		if (st->t[i].tid)
+			st->t[k++] = st->t[i];
+	st->n = k;
+}
+
+/* Threads seized that had not stopped when they were to be let go (a
+ * thread that takes long to reach its stop): each is let go as soon as
+ * it stops, at the next hold or detach of any process.  Without this a
+ * long-lived mallocwatch (serve) would hold such a thread in its stop
+ * for good. */
+#define MAX_LATE 1024
+static pid_t late[MAX_LATE];
+static size_t nlate;
+
+/* Let go of every late thread that has stopped; forget those gone.
+ * Async-signal-safe (take_ends runs it). */
+static void let_late_go(void)
+{
+	for (size_t i = 0; i < nlate; i++) {
+		int status, sig = 0;
+		pid_t w = waitpid(late[i], &status, WNOHANG | __WALL);
+
+		if (w == 0)
+			continue;	/* not stopped yet */
+		if (w > 0 && WIFSTOPPED(status)) {
+			if (!(status >> 16) && WSTOPSIG(status) != SIGTRAP)
+				sig = WSTOPSIG(status);	/* a signal it is to take */
+			ptrace(PTRACE_DETACH, late[i], 0, (void *)(long)sig);
+		}
+		late[i--] = late[--nlate];
+	}
+}
+
+/* The tracer of thread tid of pid (TracerPid in its status), 0 when none
+ * or unknown; its name into comm. */
+static long tracer_of(pid_t pid, pid_t tid, char *comm, size_t len)
+{
+	char path[64], status[4096], *p;
 	long tracer;
 
-	buf[0] = '\0';
+	comm[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 	if (mw_read_small(path, 0, status, sizeof(status)) < 0 ||
 	    !(p = strstr(status, "\nTracerPid:")) || (tracer = strtol(p + 11, NULL, 10)) <= 0)
-		return;
-	mw_process_comm((pid_t)tracer, comm, sizeof(comm));
-	snprintf(buf, len, "process %ld (%s)", tracer, comm[0] ? comm : "?");
+		return 0;
+	mw_process_comm((pid_t)tracer, comm, len);
+	return tracer;
 }
 
-/* Attach to and interrupt every thread of st->pid not held yet: the
- * number attached, or -1 (reason in err). */
-static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
+/* Is thread tid of pid gone, or going (a zombie: it cannot be seized)? */
+static int thread_ending(pid_t pid, pid_t tid)
 {
-	char path[64], who[128];
+	char path[64], stat[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (mw_read_small(path, 0, stat, sizeof(stat)) <= 0 || !(p = strrchr(stat, ')')))
+		return 1;
+	return p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* PTRACE_SEIZE of tid failed: a thread that ends, one of ours already (a
+ * thread made by one we let run, not reported yet: only when we hold
+ * others), 0; or the reason into err (-1). */
+static int seize_failed(struct mw_ptstop *st, pid_t tid, char *err, size_t errlen)
+{
+	int e = errno;
+	char comm[64];
+	long tracer = tracer_of(st->pid, tid, comm, sizeof(comm));
+
+	if (e == ETIMEDOUT) {
+		snprintf(err, errlen, "thread %d of process %d could not be attached in time (an exec "
+			 "of the process waits: for another tracer?)", (int)tid, (int)st->pid);
+		return -1;
+	}
+	if (e == ESRCH || thread_ending(st->pid, tid))
+		return 0;
+	if (tracer == (long)getpid() && st->n) {
+		add(st, tid);	/* its PTRACE_EVENT_STOP comes */
+		return 0;
+	}
+	if (tracer)
+		snprintf(err, errlen, "process %d is traced by process %ld (%s)", (int)st->pid,
+			 tracer, comm[0] ? comm : "?");
+	else
+		snprintf(err, errlen, "cannot ptrace process %d: %s", (int)st->pid, strerror(e));
+	return -1;
+}
+
+/* A PTRACE_SEIZE waits while the process execs (the kernel's
+ * cred_guard_mutex), and the exec waits for the tracer to take the ends
+ * of the threads it killed: a tracer that holds some threads and seizes
+ * another would wait for ever, and the process with it.  So while a
+ * PTRACE_SEIZE runs, a timer sends this thread SIGALRM every 5 ms, whose
+ * handler takes those ends (waitpid WNOHANG, kept for mw_ptstop_poll);
+ * the PTRACE_SEIZE starts again after it (ERESTARTNOINTR), and gets
+ * through once the exec is done.  The late threads of earlier holds are
+ * seen to as well.  An exec that never ends (another tracer, stuck,
+ * holds the threads it waits for) would keep the PTRACE_SEIZE waiting:
+ * past the stop's deadline the handler leaves it (siglongjmp; the system
+ * call is not restarted).  SIGALRM is blocked but during a PTRACE_SEIZE. */
+struct seize_guard {
+	timer_t timer;
+	int armed;
+	struct sigaction old_act;
+	sigset_t old_mask, alrm;
+};
+
+static struct mw_ptstop *reaping;	/* the hold whose ends are taken */
+static uint64_t seize_until;		/* CLOCK_MONOTONIC ns */
+static sigjmp_buf seize_env;
+static volatile sig_atomic_t seizing;	/* seize_env is set */
+
+static void take_ends(int sig)
+{
+	int save = errno, status;
+
+	(void)sig;
+	for (size_t i = 0; reaping && i < reaping->n; i++) {
+		struct mw_ptstop_thread *t = &reaping->t[i];
+
+		if (t->tid && !t->has_status && waitpid(t->tid, &status, WNOHANG | __WALL) > 0) {
+			t->status = status;
+			t->has_status = 1;
+		}
+	}
+	let_late_go();	/* an earlier hold's: they may be among the killed */
+	errno = save;
+	if (seizing && mw_now_ns() >= seize_until) {
+		seizing = 0;
+		siglongjmp(seize_env, 1);
+	}
+}
+
+static void guard_on(struct seize_guard *g, struct mw_ptstop *st, uint64_t deadline)
+{
+	struct sigaction sa = { .sa_handler = take_ends, .sa_flags = SA_RESTART };
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM };
+	struct itimerspec every = { { 0, 5000000 }, { 0, 5000000 } };
+
+	sigemptyset(&g->alrm);
+	sigaddset(&g->alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &g->alrm, &g->old_mask);
+	sigaction(SIGALRM, &sa, &g->old_act);
+	reaping = st;
+	seize_until = deadline;
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	g->armed = timer_create(CLOCK_MONOTONIC, &ev, &g->timer) == 0 &&
+		   timer_settime(g->timer, 0, &every, NULL) == 0;
+}
+
+static void guard_off(struct seize_guard *g)
+{
+	if (g->armed)
+		timer_delete(g->timer);
+	while (sigtimedwait(&g->alrm, NULL, &(struct timespec){ 0 }) == SIGALRM)
+		;	/* none left for the old action */
+	reaping = NULL;
+	sigaction(SIGALRM, &g->old_act, NULL);
+	pthread_sigmask(SIG_SETMASK, &g->old_mask, NULL);
+}
+
+/* PTRACE_SEIZE with SIGALRM let in (take_ends); -1 with ETIMEDOUT when
+ * it was still waiting at the deadline. */
+static long seize(const struct seize_guard *g, pid_t tid)
+{
+	long r;
+	int e;
+
+	if (sigsetjmp(seize_env, 1)) {	/* the mask as it was: SIGALRM blocked */
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	seizing = 1;
+	pthread_sigmask(SIG_UNBLOCK, &g->alrm, NULL);
+	r = ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)MW_PTSTOP_OPTIONS);
+	e = errno;
+	pthread_sigmask(SIG_BLOCK, &g->alrm, NULL);
+	seizing = 0;
+	errno = e;
+	return r;
+}
+
+/* Attach to and interrupt every thread of st->pid not held yet, each
+ * attached by deadline: the number attached, or -1 (reason in err). */
+static int seize_new(struct mw_ptstop *st, uint64_t deadline, char *err, size_t errlen)
+{
+	struct seize_guard g;
+	char path[64];
 	struct dirent *d;
 	DIR *dir;
 	int fd, added = 0, ret = 0;
@@ -90,117 +264,214 @@ static int seize_new(struct mw_ptstop *st, char *err, size_t errlen)
 		snprintf(err, errlen, "process %d exited", (int)st->pid);
 		return MW_PTSTOP_GONE;
 	}
+	guard_on(&g, st, deadline);
 	while ((d = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(d->d_name);
 
 		if (tid <= 0 || known(st, tid))
 			continue;
-		if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
-			if (errno == ESRCH)	/* exited meanwhile */
+		if (seize(&g, tid) < 0) {
+			if (seize_failed(st, tid, err, errlen) == 0)
 				continue;
-			tracer_of(st->pid, tid, who, sizeof(who));
-			if (who[0])
-				snprintf(err, errlen, "process %d is traced by %s", (int)st->pid, who);
-			else
-				snprintf(err, errlen, "cannot ptrace process %d: %s", (int)st->pid,
-					 strerror(errno));
 			ret = MW_PTSTOP_DENIED;
 			break;
 		}
-		if (!st->n)
-			st->t0 = mw_now_ns();
-		if (st->n == st->cap)
-			xgrow((void **)&st->t, st->n, &st->cap, sizeof(*st->t));
-		st->t[st->n++] = (struct thread){ .tid = tid };
+		add(st, tid);
 		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 		added++;
 	}
+	guard_off(&g);
 	closedir(dir);
 	return ret < 0 ? ret : added;
 }
 
-/* One waitpid status of thread t: 1 when it is stopped now, 0 when it
- * exited (to be dropped). */
-static int took_stop(struct mw_ptstop *st, struct thread *t, int status)
+/* The exec's stop, reported for st->t[i] (the pid): the process is
+ * another program now.  Every other thread is gone (their ends, if any
+ * are left, are taken); the one left keeps no signal of the old image's
+ * and is let go untouched at the detach. */
+static void exec_stop(struct mw_ptstop *st, size_t i)
 {
+	for (size_t k = 0; k < st->n; k++) {
+		int status;
+
+		if (k == i || !st->t[k].tid)
+			continue;
+		while (waitpid(st->t[k].tid, &status, WNOHANG | __WALL) > 0 && WIFSTOPPED(status))
+			;
+		st->t[k].tid = 0;
+	}
+	st->t[i].sig = 0;
+	st->execd = 1;
+}
+
+/* Is a thread held (stopped, not let go yet)? */
+static int held_now(const struct mw_ptstop *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (st->t[i].tid && st->t[i].stopped)
+			return 1;
+	return 0;
+}
+
+int mw_ptstop_event(struct mw_ptstop *st, size_t i, int status)
+{
+	unsigned long msg = 0;
 	int sig;
 
-	if (!WIFSTOPPED(status))
+	if (!WIFSTOPPED(status)) {
+		st->t[i].tid = 0;	/* gone */
+		st->t[i].stopped = 0;
 		return 0;
+	}
 	sig = WSTOPSIG(status);
-	if (status >> 16 == PTRACE_EVENT_STOP) {
+	st->t[i].stopped = 1;
+	switch (status >> 16) {
+	case PTRACE_EVENT_EXEC:
+		exec_stop(st, i);
+		break;
+	case PTRACE_EVENT_CLONE:	/* a new thread: ours, held from its start */
+		if (ptrace(PTRACE_GETEVENTMSG, st->t[i].tid, 0, &msg) == 0 && msg &&
+		    !known(st, (pid_t)msg))
+			add(st, (pid_t)msg);
+		break;
+	case PTRACE_EVENT_STOP:
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
 			st->job_stopped = 1;
-	} else if (!(status >> 16)) {
-		t->sig = sig;	/* a signal-delivery-stop: deliver it at the detach */
+		break;
+	case 0:	/* a signal-delivery-stop: the signal is given at the detach */
+		st->t[i].sig = sig;
+		break;
 	}
-	t->stopped = 1;
 	return 1;
 }
 
-/* Wait until every attached thread has stopped or exited, until
- * deadline (CLOCK_MONOTONIC ns).  0, or MW_PTSTOP_TIMEOUT. */
-static int wait_stops(struct mw_ptstop *st, uint64_t deadline, char *err, size_t errlen)
+int mw_ptstop_poll(struct mw_ptstop *st, int all)
+{
+	uint64_t now = mw_now_ns();
+	int got = 0;
+
+	if (!st->t0)	/* the first stop comes after the poll before */
+		st->t0 = st->polled ? st->polled : now;
+	st->polled = now;
+
+	if (now >= st->all_at)
+		all = 1;
+	if (all)
+		st->all_at = now + POLL_ALL_NS;
+	for (size_t i = 0; i < st->n && !st->execd; i++) {
+		pid_t tid = st->t[i].tid, w;
+		int status;
+
+		if (tid && st->t[i].has_status) {	/* taken by take_ends */
+			st->t[i].has_status = 0;
+			mw_ptstop_event(st, i, st->t[i].status);
+			got++;
+			continue;
+		}
+		if (!tid || st->t[i].in_call || (st->t[i].stopped && !all))
+			continue;
+		while ((w = waitpid(tid, &status, WNOHANG | __WALL)) < 0 && errno == EINTR)
+			;
+		if (w > 0) {
+			mw_ptstop_event(st, i, status);
+			got++;
+		} else if (w < 0) {	/* its tid went to the pid in an exec */
+			st->t[i].tid = 0;
+			st->t[i].stopped = 0;
+			got++;
+			if (tid != st->pid && !known(st, st->pid))	/* the exec's stop */
+				add(st, st->pid);
+		}
+	}
+	if (!held_now(st) && !st->held_once)
+		st->t0 = 0;	/* not held yet */
+	else
+		st->held_once = 1;
+	return got;
+}
+
+void mw_ptstop_pause(unsigned spins)
+{
+	long ns = 20000;
+
+	if (spins < 64) {
+		sched_yield();
+		return;
+	}
+	for (unsigned k = 64; k < spins && ns < 200000; k += 64)
+		ns *= 2;
+	nanosleep(&(struct timespec){ .tv_nsec = ns < 200000 ? ns : 200000 }, NULL);
+}
+
+/* The first thread not stopped, or NULL. */
+static const struct mw_ptstop_thread *running(const struct mw_ptstop *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (st->t[i].tid && !st->t[i].stopped)
+			return &st->t[i];
+	return NULL;
+}
+
+/* Wait until every thread has stopped or is gone, until deadline
+ * (CLOCK_MONOTONIC ns): 0, MW_PTSTOP_EXECD or MW_PTSTOP_TIMEOUT. */
+static int wait_stopped(struct mw_ptstop *st, uint64_t deadline)
 {
 	for (unsigned spins = 0;; spins++) {
-		size_t left = 0;
-
-		for (size_t i = 0; i < st->n; i++) {
-			struct thread *t = &st->t[i];
-			int status;
-			pid_t w;
-
-			if (t->stopped)
-				continue;
-			w = waitpid(t->tid, &status, WNOHANG | __WALL);
-			if (w == 0 || (w < 0 && errno == EINTR)) {
-				left++;
-			} else if (w < 0 || !took_stop(st, t, status)) {
-				st->t[i--] = st->t[--st->n];	/* gone */
-			}
-		}
-		if (!left)
+		mw_ptstop_poll(st, 0);
+		if (st->execd)
+			return MW_PTSTOP_EXECD;
+		if (!running(st))
 			return 0;
-		for (size_t i = 0; mw_now_ns() >= deadline && i < st->n; i++)
-			if (!st->t[i].stopped) {
-				snprintf(err, errlen, "thread %d of process %d did not stop in time",
-					 (int)st->t[i].tid, (int)st->pid);
-				return MW_PTSTOP_TIMEOUT;
-			}
-		if (spins < 64)
-			sched_yield();
-		else
-			nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
+		if (mw_now_ns() >= deadline)
+			return MW_PTSTOP_TIMEOUT;
+		mw_ptstop_pause(spins);
 	}
 }
 
-int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, char *err,
-		   size_t errlen)
+int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t *held_ns,
+		   char *err, size_t errlen)
 {
 	struct mw_ptstop *st = xcalloc(1, sizeof(*st));
 	uint64_t deadline = mw_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1) * 1000000;
+	const struct mw_ptstop_thread *t;
 	int r;
 
+	let_late_go();
+	*held_ns = 0;
 	st->pid = pid;
+	/* while it holds a process, this thread runs before the machine's
+	 * other work (nice -20, when it may): the load around does not
+	 * lengthen the stop.  Put back at the detach. */
+	errno = 0;
+	st->nice = getpriority(PRIO_PROCESS, 0);
+	if (errno || setpriority(PRIO_PROCESS, 0, -20) < 0)
+		st->nice = 99;	/* left as it is */
+	st->polled = mw_now_ns();	/* no thread is held before this */
 	/* until a listing finds no thread that is not held */
-	while ((r = seize_new(st, err, errlen)) > 0)
-		if ((r = wait_stops(st, deadline, err, errlen)) < 0)
+	while ((r = seize_new(st, deadline, err, errlen)) > 0)
+		if ((r = wait_stopped(st, deadline)) < 0)
 			break;
+	if (r == MW_PTSTOP_TIMEOUT && (t = running(st)))
+		snprintf(err, errlen, "thread %d of process %d did not stop within %ld ms",
+			 (int)t->tid, (int)pid, timeout_ms);
+	else if (r == MW_PTSTOP_EXECD)
+		snprintf(err, errlen, "process %d exec'd while it was being stopped", (int)pid);
 	if (r == 0 && !known(st, pid)) {
 		snprintf(err, errlen, "process %d exited", (int)pid);
 		r = MW_PTSTOP_GONE;
 	}
 	if (r < 0) {
-		mw_ptstop_resume(st);
+		*held_ns = mw_ptstop_resume(st);
 		return r;
 	}
+	mw_ptstop_compact(st);
 	*out = st;
 	return MW_PTSTOP_OK;
 }
 
 /* The CPU time thread t has had, in ns (/proc/PID/task/TID/schedstat's
  * first field, sched-stats.rst); 0 when it cannot be read. */
-static uint64_t cpu_ns(const struct mw_ptstop *st, const struct thread *t)
+static uint64_t cpu_ns(const struct mw_ptstop *st, const struct mw_ptstop_thread *t)
 {
 	char path[64], buf[96];
 
@@ -210,79 +481,94 @@ static uint64_t cpu_ns(const struct mw_ptstop *st, const struct thread *t)
 	return strtoull(buf, NULL, 10);
 }
 
-/* Let the threads st->t[run[0..n)] go on for about slice_ns, each with
- * the signal it reported (it takes it as it would have), and stop them
- * again; how many of them ran for half the slice or more.  A signal
- * reported meanwhile is kept for the next go or the
- * detach (took_stop), a job-control stop ends the settling
- * (st->job_stopped); a thread that exits is dropped. */
-static size_t run_slice(struct mw_ptstop *st, const size_t *run, size_t n, uint64_t slice_ns)
+/* Let the threads st->t[run[0..n)] go on for about slice_ns (not past
+ * deadline), each with the signal it reported (it takes it as it would
+ * have), and stop them again by stop_by;
+ * how many of them ran for half the slice or more, or -1 when one did not
+ * stop in time (it is left running: mw_ptstop_all_held is 0) or the
+ * process exec'd.  A signal reported meanwhile is kept for the next
+ * go or the detach, a job-control stop ends the settling
+ * (st->job_stopped), a thread that exits is dropped, one made is held. */
+static long run_slice(struct mw_ptstop *st, const size_t *run, size_t n, uint64_t slice_ns,
+		      uint64_t deadline, uint64_t stop_by)
 {
-	size_t ran = 0;
+	long ran = 0;
+	uint64_t now = mw_now_ns();
 
 	for (size_t k = 0; k < n; k++) {
-		struct thread *t = &st->t[run[k]];
+		struct mw_ptstop_thread *t = &st->t[run[k]];
 
 		t->cpu_ns = cpu_ns(st, t);
 		/* with the signal it reported, if any: it takes it now */
-		t->stopped = ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)t->sig) < 0;
-		if (!t->stopped)
+		if (ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)t->sig) == 0) {
+			t->stopped = 0;
 			t->sig = 0;
+		}
 	}
+	if (now + slice_ns > deadline)
+		slice_ns = deadline > now ? deadline - now : 0;
 	nanosleep(&(struct timespec){ .tv_nsec = (long)slice_ns }, NULL);
+	/* the stops they made of themselves (a signal) first: an interrupt
+	 * sent to a thread already stopped stays pending and stops it again
+	 * as soon as it is let go, round after round, and it would never run */
+	mw_ptstop_poll(st, 0);
 	for (size_t k = 0; k < n; k++)
-		if (!st->t[run[k]].stopped)
+		if (st->t[run[k]].tid && !st->t[run[k]].stopped)
 			ptrace(PTRACE_INTERRUPT, st->t[run[k]].tid, 0, 0);
+	if (wait_stopped(st, stop_by) < 0)
+		return -1;
 	for (size_t k = 0; k < n; k++) {
-		struct thread *t = &st->t[run[k]];
-		int status;
-		pid_t w;
+		const struct mw_ptstop_thread *t = &st->t[run[k]];
 
-		if (t->stopped)
-			continue;
-		while ((w = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
-			;
-		if (w < 0 || !took_stop(st, t, status))
-			t->tid = 0;	/* gone: dropped below */
-		else if (cpu_ns(st, t) >= t->cpu_ns + slice_ns / 2)
+		if (t->tid && cpu_ns(st, t) >= t->cpu_ns + slice_ns / 2)
 			ran++;
 	}
-	for (size_t i = 0; i < st->n; i++)
-		if (!st->t[i].tid)
-			st->t[i--] = st->t[--st->n];
 	return ran;
 }
 
+/* The threads busy() finds inside malloc, into run (their number), or
+ * -1 when one cannot be let go (busy() cannot tell, or the process is in
+ * a job-control stop). */
+static long busy_ones(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx, size_t *run)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n; i++) {
+		struct mw_ptstop_thread *t = &st->t[i];
+		int b;
+
+		if (!t->tid || t->settled)
+			continue;	/* held out of it since, unchanged */
+		if (!(b = busy(ctx, t->tid)))
+			t->settled = 1;
+		if (b < 0 || (b && st->job_stopped))
+			return -1;	/* it may not be let go */
+		if (b)
+			run[n++] = i;
+	}
+	return (long)n;
+}
+
 int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
-		     uint64_t deadline)
+		     uint64_t deadline, uint64_t stop_by)
 {
 	/* ns: a thread's stop falls at random in what it does, so a longer
 	 * slice does not make its being out of malloc likelier; but on a
 	 * busy machine a thread let go may not get a CPU at once: while
 	 * none of them ran, the slice doubles (up to 1 ms) */
 	uint64_t slice = 10000;
-	size_t *run = xcalloc(st->n ? st->n : 1, sizeof(*run));
+	size_t *run = NULL, cap = 0;
 	int rounds = 0, ret;
 
 	for (;;) {
-		size_t n = 0;
-		int stuck = 0;
+		long n, ran;
 
-		for (size_t i = 0; i < st->n && !stuck; i++) {
-			struct thread *t = &st->t[i];
-			int b;
-
-			if (t->settled)
-				continue;	/* held out of it since, unchanged */
-			if (!(b = busy(ctx, t->tid)))
-				t->settled = 1;
-
-			if (b < 0 || (b && st->job_stopped))
-				stuck = 1;	/* it may not be let go */
-			else if (b)
-				run[n++] = i;
+		mw_ptstop_compact(st);
+		if (cap < st->n + 1) {
+			free(run);
+			run = xcalloc(cap = st->n + 1, sizeof(*run));
 		}
-		if (stuck || (n && mw_now_ns() >= deadline)) {
+		if ((n = busy_ones(st, busy, ctx, run)) < 0 || (n && mw_now_ns() >= deadline)) {
 			ret = -1;
 			break;
 		}
@@ -290,7 +576,11 @@ int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
 			ret = rounds;
 			break;
 		}
-		if (run_slice(st, run, n, slice))
+		if ((ran = run_slice(st, run, (size_t)n, slice, deadline, stop_by)) < 0) {
+			ret = -1;
+			break;
+		}
+		if (ran)
 			slice = 10000;
 		else if (slice < 1000000)
 			slice *= 2;
@@ -308,6 +598,35 @@ size_t mw_ptstop_threads(const struct mw_ptstop *st)
 int mw_ptstop_job_stopped(const struct mw_ptstop *st)
 {
 	return st->job_stopped;
+}
+
+int mw_ptstop_all_held(const struct mw_ptstop *st)
+{
+	return !running(st);
+}
+
+int mw_ptstop_execd(const struct mw_ptstop *st)
+{
+	return st->execd;
+}
+
+uint64_t mw_ptstop_image(pid_t pid)
+{
+	char path[64], buf[1024];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	if ((n = mw_read_small(path, 0, buf, sizeof(buf))) <= 0)
+		return 0;
+	for (ssize_t i = 0; i < n; i++)	/* FNV-1a */
+		h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+uint64_t mw_ptstop_held_ns(const struct mw_ptstop *st)
+{
+	return st->t0 ? mw_now_ns() - st->t0 : 0;
 }
 
 /* Is thread tid in a job-control stop ("T" in /proc/TID/stat)? */
@@ -329,7 +648,7 @@ static int job_stopped(pid_t tid)
  * is queued to it again, to be taken after SIGCONT. */
 static void group_stop(struct mw_ptstop *st)
 {
-	struct thread *t = &st->t[0];
+	struct mw_ptstop_thread *t = &st->t[0];
 
 	for (size_t i = 0; i < st->n; i++)
 		if (st->t[i].sig &&
@@ -343,35 +662,61 @@ static void group_stop(struct mw_ptstop *st)
 	t->tid = 0;	/* detached */
 }
 
+/* Let go of every stopped thread: as it was, or after an exec the new
+ * program as it starts (no signal of the old image's); a thread let go
+ * is forgotten.  One killed meanwhile (an exec, an exit) is no longer in
+ * its stop: it is kept, running, until its end is taken (the tracer must
+ * take it, or an exec would wait for ever). */
+static void detach_stopped(struct mw_ptstop *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct mw_ptstop_thread *t = &st->t[i];
+
+		if (!t->tid || !t->stopped)
+			continue;
+		if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)(st->execd ? 0 : t->sig)) < 0 &&
+		    errno == ESRCH)
+			t->stopped = 0;
+		else
+			t->tid = 0;
+	}
+}
+
 /* Detach from every thread: as it was, or (stop) into a job-control
- * stop (group_stop). */
+ * stop (group_stop).  The threads that have stopped are let go first, so
+ * that the process runs on at once; one not stopped yet (after a
+ * timeout) can be let go only once it has stopped: it is waited for up
+ * to 1 s, then left to let_late_go.  How long the process was held: to
+ * the first detach, and then while a late one was, at most. */
 static uint64_t detach_all(struct mw_ptstop *st, int stop)
 {
-	uint64_t held;
-
-	if (stop && st->n)
-		group_stop(st);
+	uint64_t held, until, last;
 
 	if (!st)
 		return 0;
-	/* a thread not stopped yet (after a timeout) can be detached only
-	 * once stopped: wait for it a little; failing that, the kernel
-	 * detaches it when we exit */
-	for (size_t i = 0; i < st->n; i++) {
-		struct thread *t = &st->t[i];
-		int status;
-		pid_t w = 0;
-
-		if (!t->tid)
-			continue;
-		for (int k = 0; !t->stopped && !w && k < 1000; k++)
-			if ((w = waitpid(t->tid, &status, WNOHANG | __WALL)) > 0)
-				took_stop(st, t, status);
-			else if (!w)
-				nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
-		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->sig);
+	let_late_go();
+	mw_ptstop_poll(st, 1);	/* ends, an exec's stop, new threads */
+	mw_ptstop_compact(st);
+	if (stop && st->n && !st->execd && !running(st))
+		group_stop(st);
+	detach_stopped(st);
+	last = mw_now_ns();
+	held = st->t0 ? last - st->t0 : 0;
+	until = last + 1000000000;
+	for (unsigned spins = 0; running(st) && last < until; spins++) {
+		mw_ptstop_poll(st, 0);
+		if (held_now(st)) {	/* held since the poll before, at most */
+			detach_stopped(st);
+			held += mw_now_ns() - last;
+		}
+		last = mw_now_ns();
+		mw_ptstop_pause(spins);
 	}
-	held = st->n ? mw_now_ns() - st->t0 : 0;
+	for (size_t i = 0; i < st->n; i++)
+		if (st->t[i].tid && nlate < MAX_LATE)
+			late[nlate++] = st->t[i].tid;
+	if (st->nice != 99)
+		setpriority(PRIO_PROCESS, 0, st->nice);
 	free(st->t);
 	free(st);
 	return held;
@@ -386,101 +731,3 @@ uint64_t mw_ptstop_leave_stopped(struct mw_ptstop *st)
 {
 	return detach_all(st, SIGSTOP);
 }
-
-#ifdef __x86_64__
-/* Wait for thread t to end the call: its return to address 0 (a SIGSEGV
- * there).  Other signals are queued again for later (*nq of them in q);
- * a job-control stop is noted.  0 with the return value in *ret, or -1
- * (err): the thread exited, or faulted elsewhere. */
-static int call_wait(struct mw_ptstop *st, struct thread *t, uint64_t *ret, int *q, size_t *nq,
-		     char *err, size_t errlen)
-{
-	for (;;) {
-		struct user_regs_struct r;
-		int status, sig;
-		pid_t w;
-
-		while ((w = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
-			;
-		if (w < 0 || !WIFSTOPPED(status)) {
-			snprintf(err, errlen, "thread %d exited during the call", (int)t->tid);
-			return -1;
-		}
-		sig = WSTOPSIG(status);
-		if (status >> 16 == PTRACE_EVENT_STOP) {
-			if (sig != SIGTRAP)
-				st->job_stopped = 1;
-		} else if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 && !r.rip) {
-			*ret = r.rax;
-			return 0;
-		} else if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL) {
-			snprintf(err, errlen, "the call faulted in thread %d (signal %d)", (int)t->tid,
-				 sig);
-			return -1;
-		} else if (*nq < 16) {
-			q[(*nq)++] = sig;
-		}
-		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
-			snprintf(err, errlen, "cannot let thread %d go on: %s", (int)t->tid,
-				 strerror(errno));
-			return -1;
-		}
-	}
-}
-
-int mw_ptstop_call(struct mw_ptstop *st, uint64_t fn, uint64_t arg, uint64_t *ret, char *err,
-		   size_t errlen)
-{
-	struct user_regs_struct saved, r;
-	static unsigned char xsave[16384];	/* the xsave area: a few KiB */
-	struct iovec xs = { .iov_base = xsave, .iov_len = sizeof(xsave) };
-	struct thread *t = NULL;
-	int q[16], rc;
-	size_t nq = 0;
-
-	for (size_t i = 0; i < st->n && !t; i++)	/* one with no signal to take */
-		if (st->t[i].stopped && !st->t[i].sig)
-			t = &st->t[i];
-	if (!t || st->job_stopped) {
-		snprintf(err, errlen, "no thread of process %d can make the call%s", (int)st->pid,
-			 st->job_stopped ? " (it is in a job-control stop)" : "");
-		return -1;
-	}
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &saved) < 0 ||
-	    ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &xs) < 0) {
-		snprintf(err, errlen, "cannot read thread %d's registers: %s", (int)t->tid,
-			 strerror(errno));
-		return -1;
-	}
-	/* a frame below the red zone, 16-byte aligned at the call, whose
-	 * return address is 0: its return traps */
-	r = saved;
-	r.rsp = ((saved.rsp - 256) & ~15ULL) - 8;
-	r.rip = fn;
-	r.rdi = arg;
-	r.rax = 0;
-	r.orig_rax = (unsigned long long)-1;	/* no system call restarted */
-	if (ptrace(PTRACE_POKEDATA, t->tid, (void *)r.rsp, 0) < 0 ||
-	    ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
-		snprintf(err, errlen, "cannot start the call in thread %d: %s", (int)t->tid,
-			 strerror(errno));
-		ptrace(PTRACE_SETREGS, t->tid, 0, &saved);
-		return -1;
-	}
-	rc = call_wait(st, t, ret, q, &nq, err, errlen);
-	/* as it was, and held (the SIGSEGV stop is not given to it) */
-	ptrace(PTRACE_SETREGS, t->tid, 0, &saved);
-	ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &xs);
-	for (size_t k = 0; k < nq; k++)
-		syscall(SYS_tgkill, (int)st->pid, (int)t->tid, q[k]);
-	return rc;
-}
-#else
-int mw_ptstop_call(struct mw_ptstop *st, uint64_t fn, uint64_t arg, uint64_t *ret, char *err,
-		   size_t errlen)
-{
-	(void)fn; (void)arg; (void)ret;
-	snprintf(err, errlen, "calls into process %d are made on x86_64 only", (int)st->pid);
-	return -1;
-}
-#endif

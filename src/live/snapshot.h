@@ -27,10 +27,10 @@
  * thread held by ptrace, PTRACE_SEIZE and PTRACE_INTERRUPT, nothing the
  * process can see but the time) and walked still.  The threads held
  * inside libc's code are first let finish what they do while the others
- * stay held (mw_ptstop_settle; 100 ms at most over all stops), so no
- * thread is half-way through malloc or free; a lock still held then is
- * let go for 1, 2, 4 ... ms and stopped again, up to MW_SNAP_STOPS
- * times.  mw_snapshot_no_stop(1), a process traced by another (gdb,
+ * stay held (mw_ptstop_settle), so no thread is half-way through malloc
+ * or free; a lock still held then is let go for 1, 2, 4 ... ms and
+ * stopped again, up to MW_SNAP_STOPS times, every stop within the stop
+ * bounds (mw_snapshot_stop_bounds).  mw_snapshot_no_stop(1), a process traced by another (gdb,
  * strace, or -c's program, traced by us), one we may not ptrace, or one
  * in a job-control stop (letting it go does not make it run) is not
  * stopped.  No consistent walk: no snapshot (MW_SNAP_INCONSISTENT); a
@@ -82,6 +82,9 @@
 #define MW_SNAP_MIN_STEPS (1 << 20)	/* the step budget's floor */
 #define MW_SNAP_TIMEOUT_MS 2000		/* the default deadline */
 #define MW_SNAP_MAX_KEPT (1 << 21)	/* free chunks kept (mw_snapshot_take_chunks) */
+#define MW_SNAP_MAX_STOP_MS 100	/* one stop, by default (--max-stop) */
+#define MW_SNAP_MAX_STOPPED_MS 200	/* a snapshot's stops (--max-stopped) */
+#define MW_SNAP_STOP_SHARE 1.0		/* a run's, beyond: % (--max-stopped-share) */
 
 /* What mw_snapshot_take and the others return. */
 enum {
@@ -172,6 +175,19 @@ struct mw_snapshot {
  * program (the commands' --no-stop; -c, whose program we trace).  Off at
  * the start. */
 void mw_snapshot_no_stop(int on);
+
+/* The stop bounds for the rest of the program (the commands'
+ * --max-stop, --max-stopped, --max-stopped-share; a value <= 0, or < 0
+ * for the share, keeps the one set before): one stop holds a process at
+ * most max_stop_ms, a snapshot's stops together at most max_stopped_ms,
+ * and all of this run's stops of one process at most max_stopped_ms plus
+ * share_pct % of the time since the first of them.  A stop is cut (its
+ * walk inconsistent) where its time ends; one that could not last what a
+ * read takes is not made, and the snapshot is refused, saying which
+ * bound.  Defaults: MW_SNAP_MAX_STOP_MS, MW_SNAP_MAX_STOPPED_MS,
+ * MW_SNAP_STOP_SHARE.  (mw_snapshot_hold's process stays held after its
+ * stopped read, for the caller's call: that time is the caller's.) */
+void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share_pct);
 
 /* Read every later snapshot with the process stopped (no read while it
  * runs), and once one is consistent leave the process in a job-control

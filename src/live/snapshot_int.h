@@ -39,6 +39,10 @@ struct walk {
 	 * them (snapconsol.c): address | MW_SNAP_F_* flags | size / 16 << 48 */
 	uint64_t *fast;
 	size_t nfast, fast_cap;
+	uint64_t walk_ns;	/* the least CPU time of a running walk: what a
+				 * stopped one will take (0: not known) */
+	int execd;		/* the process exec'd while it was read */
+	uint64_t image;		/* mw_ptstop_image at the start */
 };
 
 /* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
@@ -91,16 +95,21 @@ struct mw_ptstop;
 struct mw_snap_unwinder;
 
 /* Let the held threads (st) that are inside malloc's code finish what
- * they do (mw_ptstop_settle), unless the process is in a job-control
- * stop or past budget_end (CLOCK_MONOTONIC ns) or w's deadline; the
- * unwinder is made at the first call into *up (free it with
+ * they do (mw_ptstop_settle: none let go past budget_end or w's
+ * deadline, each stopped again by stop_by), unless the process is in a
+ * job-control stop or past that already; the unwinder is made at the
+ * first call into *up if it was not (mw_snap_unwinder_new; free it with
  * mw_snap_unwinder_free; NULL is fine).  1 when settled, 0 when not
  * (then only a process with more than one thread can be judged: by its
  * locks), with why not into why: the job-control stop, the time spent,
  * the unwinder that could not be made, the thread whose stack could not
  * be unwound, or the one still inside malloc's code at the deadline. */
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
-		   uint64_t budget_end, char *why, size_t len);
+		   uint64_t budget_end, uint64_t stop_by, char *why, size_t len);
+/* The unwinder for w's process, made before it is stopped (reading the
+ * libc's ELF takes time no stop should hold); never NULL (one that could
+ * not be made settles nothing). */
+struct mw_snap_unwinder *mw_snap_unwinder_new(struct walk *w);
 void mw_snap_unwinder_free(struct mw_snap_unwinder *u);
 
 #endif /* MALLOCWATCH_SNAPSHOT_INT_H */

@@ -150,11 +150,19 @@ static int unwinder_open(struct walk *w, struct mw_snap_unwinder *u)
 	return 0;
 }
 
+struct mw_snap_unwinder *mw_snap_unwinder_new(struct walk *w)
+{
+	struct mw_snap_unwinder *u = xcalloc(1, sizeof(*u));
+
+	unwinder_open(w, u);	/* u->dwfl NULL when it cannot be made */
+	return u;
+}
+
 int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **up,
-		   uint64_t budget_end, char *why, size_t len)
+		   uint64_t budget_end, uint64_t stop_by, char *why, size_t len)
 {
 	uint64_t until = budget_end < w->deadline ? budget_end : w->deadline;
-	struct mw_snap_unwinder *u = *up;
+	struct mw_snap_unwinder *u;
 	int r, rounds_run;
 
 	if (mw_ptstop_job_stopped(st)) {
@@ -165,18 +173,16 @@ int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder
 	/* past until, the threads are still looked at once: none inside
 	 * malloc's code is settled as it is (an idle process on a loaded
 	 * machine); only one inside needs the time that is gone */
-	if (!u) {
-		u = *up = xcalloc(1, sizeof(*u));
-		(void)unwinder_open(w, u);
-	}
-	if (!u->dwfl) {
+	if (!*up)
+		*up = mw_snap_unwinder_new(w);
+	if (!(u = *up)->dwfl) {
 		snprintf(why, len, "the threads' stacks cannot be unwound (%s), so a thread "
 			 "inside malloc's code cannot be told", u->why);
 		return 0;
 	}
 	u->last = 0;
 	rounds_run = mw_now_ns() < until;	/* else: looked at, none let go */
-	r = mw_ptstop_settle(st, thread_busy, u, until);
+	r = mw_ptstop_settle(st, thread_busy, u, until, stop_by > until ? stop_by : until);
 	if (r > 0)
 		w->s->settle_rounds += r;
 	if (r < 0 && u->last < 0)
@@ -188,11 +194,11 @@ int mw_snap_settle(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder
 	else if (r < 0 && !rounds_run)
 		snprintf(why, len, "thread %d is inside malloc's code and the %s spent by the "
 			 "stops before", (int)u->last_tid, until == w->deadline ?
-			 "read timeout was" : "0.1 s allowed for leaving it were");
+			 "read timeout was" : "time the stop may last was (--max-stop, --max-stopped)");
 	else if (r < 0)
 		snprintf(why, len, "thread %d was still inside malloc's code when the %s ran out",
 			 (int)u->last_tid, until == w->deadline ? "read timeout" :
-			 "0.1 s allowed for leaving it");
+			 "time the stop may last (--max-stop, --max-stopped)");
 	return r >= 0;
 }
 

@@ -1,10 +1,22 @@
 /* snaptake.c - a snapshot taken (snapshot.h): read while the process
  * runs, up to MW_SNAP_TRIES times, then, when none was consistent, with
  * every thread held (ptstop.h) and those inside malloc let finish first
- * (snapstop.c); the walk itself is snapshot.c's.
+ * (snapstop.c), each stop within the stop bounds; the walk itself is
+ * snapshot.c's.
+ *
+ * A stop may last what the least of three bounds leaves: --max-stop
+ * (one stop), --max-stopped less what this snapshot's stops have had,
+ * and --max-stopped plus --max-stopped-share of the time since this
+ * run's first stop of the process, less what its stops in this run have
+ * had.  Within it: stopping every thread (bounded), letting those inside
+ * malloc finish until the time a read takes (the longest running walk)
+ * is left, and the walk, cut at the stop's end.  A stop that would be
+ * shorter than that read (and 2 ms) is not made, and the snapshot is
+ * refused with the bound that stopped it.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,37 +27,148 @@
 #include "snapshot_int.h"
 #include "xalloc.h"
 
-/* How long the threads may be let go, all stops together, to leave
- * libc's code (ptstop.h), at most. */
-#define SETTLE_NS (100ULL * 1000000)
+/* The stop bounds (mw_snapshot_stop_bounds), in ns, and the share of a
+ * run's time its stops of one process may take beyond max_stopped. */
+static uint64_t max_stop = MW_SNAP_MAX_STOP_MS * 1000000ULL;
+static uint64_t max_stopped = MW_SNAP_MAX_STOPPED_MS * 1000000ULL;
+static double stop_share = MW_SNAP_STOP_SHARE / 100.0;
 
-/* One stop: held, settled, walked, let go.  0, or -1 when no more stops
- * are to be tried (the reason into note, or w->fatal). */
-static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget_end,
-		    char *note, size_t len)
+#define MIN_STOP_NS 2000000ULL	/* a stop shorter than this is not tried */
+#define SETTLE_GRACE_NS 5000000ULL	/* for threads let go to stop again, at least */
+
+void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share_pct)
+{
+	if (max_stop_ms > 0)
+		max_stop = (uint64_t)max_stop_ms * 1000000;
+	if (max_stopped_ms > 0)
+		max_stopped = (uint64_t)max_stopped_ms * 1000000;
+	if (share_pct >= 0)
+		stop_share = share_pct / 100.0;
+}
+
+/* This run's stops of one process (a pid and its start time, so that a
+ * pid used again is another). */
+struct run_stops {
+	pid_t pid;
+	unsigned long long start;	/* /proc/PID/stat field 22 */
+	uint64_t first, used;		/* its first stop (CLOCK_MONOTONIC), all held */
+};
+
+#define MAX_RUNS 4096
+static struct run_stops runs[MAX_RUNS];
+static size_t nruns;
+
+static unsigned long long start_time(pid_t pid)
+{
+	char stat[1024];
+	const char *f = mw_proc_stat_fields(pid, stat, sizeof(stat));
+
+	for (int k = 3; f && k < 22; k++)	/* f is at field 3 */
+		if ((f = strchr(f, ' ')))
+			f++;
+	return f ? strtoull(f, NULL, 10) : 0;
+}
+
+/* The process's record, made when it is first stopped; the oldest is
+ * given up when there are MAX_RUNS. */
+static struct run_stops *run_of(pid_t pid)
+{
+	unsigned long long start = start_time(pid);
+	size_t old = 0;
+
+	for (size_t i = 0; i < nruns; i++) {
+		if (runs[i].pid == pid && runs[i].start == start)
+			return &runs[i];
+		if (runs[i].first < runs[old].first)
+			old = i;
+	}
+	if (nruns < MAX_RUNS)
+		old = nruns++;
+	runs[old] = (struct run_stops){ .pid = pid, .start = start, .first = mw_now_ns() };
+	return &runs[old];
+}
+
+/* How long the next stop may hold the process: the least of max_stop and
+ * what is left of the snapshot's and of the run's; what bounds it into
+ * why (for a refusal). */
+static uint64_t allowance(const struct walk *w, const struct run_stops *r, uint64_t now,
+			  char *why, size_t len)
+{
+	uint64_t run_cap = max_stopped + (uint64_t)(stop_share * (double)(now - r->first));
+	uint64_t snap_left = max_stopped > w->s->stopped_ns ? max_stopped - w->s->stopped_ns : 0;
+	uint64_t run_left = run_cap > r->used ? run_cap - r->used : 0;
+	uint64_t a = max_stop;
+
+	snprintf(why, len, "a read takes %.1f ms of CPU here, and one stop may last %.1f ms "
+		 "(--max-stop)", (double)w->walk_ns / 1e6, (double)max_stop / 1e6);
+	if (snap_left < a) {
+		a = snap_left;
+		snprintf(why, len, "this snapshot's stops have had %.1f ms of the %.1f ms they may "
+			 "have (--max-stopped)", (double)w->s->stopped_ns / 1e6,
+			 (double)max_stopped / 1e6);
+	}
+	if (run_left < a) {
+		a = run_left;
+		snprintf(why, len, "its stops in this run have had %.1f ms of the %.1f ms they may "
+			 "have by now (--max-stopped, plus %g%% of the %.1f s since its first, "
+			 "--max-stopped-share)", (double)r->used / 1e6, (double)run_cap / 1e6,
+			 stop_share * 100, (double)(now - r->first) / 1e9);
+	}
+	return a;
+}
+
+/* The stopped walk, ended by end (CLOCK_MONOTONIC ns) as well as the
+ * read's deadline: a walk cut by end is marked inconsistent (with the
+ * bound, allow ns) and 1 is returned, else 0. */
+static int walk_by(struct walk *w, uint64_t end, uint64_t allow)
+{
+	uint64_t deadline = w->deadline;
+
+	if (end < deadline)
+		w->deadline = end;
+	mw_snap_walk(w);
+	w->deadline = deadline;
+	if (w->stop != MW_SNAP_TIMEOUT || mw_now_ns() >= deadline)
+		return 0;
+	w->stop = 0;
+	w->stop_why[0] = '\0';
+	w->s->consistent = 0;
+	snprintf(w->s->why, sizeof(w->s->why), "the stopped read did not end within the %.1f ms "
+		 "the stop may last (--max-stop, --max-stopped)", (double)allow / 1e6);
+	return 1;
+}
+
+/* Held: let the threads inside malloc finish until what the rest takes
+ * is left (the walk, and for the last ones let go to stop again, for
+ * letting go of the threads and for the delays of a loaded machine, 5 ms
+ * and a fifth of the stop), then walk, all by end (allow ns after the
+ * stop began).  Whether the stop ran out of its time (the walk was cut
+ * or not made). */
+static int settle_and_walk(struct walk *w, struct mw_ptstop *st, struct mw_snap_unwinder **u,
+			   uint64_t end, uint64_t allow)
 {
 	struct mw_snapshot *s = w->s;
-	struct mw_ptstop *st;
-	char why[256], unsettled[300] = "";
-	uint64_t now = mw_now_ns();
-	int r, settled, job;
+	char unsettled[300] = "";
+	uint64_t reserve = w->walk_ns + SETTLE_GRACE_NS + allow / 5;
+	uint64_t until = end > reserve ? end - reserve : 0;
+	uint64_t stop_by = end > w->walk_ns ? end - w->walk_ns : 0;
+	int settled = mw_snap_settle(w, st, u, until, stop_by, unsettled, sizeof(unsettled)), cut;
+	int job = mw_ptstop_job_stopped(st);
 
-	r = mw_ptstop_stop(w->p->pid, (long)((w->deadline - now) / 1000000) + 1, &st, why,
-			   sizeof(why));
-	if (r == MW_PTSTOP_GONE) {
-		w->fatal = ESRCH;
-		return -1;
+	if (mw_ptstop_execd(st)) {
+		w->execd = 1;
+		return 0;
 	}
-	if (r < 0) {
-		snprintf(note, len, "; not stopped: %s", why);
-		return -1;
+	if (!mw_ptstop_all_held(st)) {	/* one runs: no walk can be trusted */
+		s->consistent = 0;
+		snprintf(s->why, sizeof(s->why), "a thread let go to leave malloc did not stop again "
+			 "in the time the stop may last (%.1f ms: --max-stop, --max-stopped)",
+			 (double)allow / 1e6);
+		return 1;
 	}
-	mw_proc_refresh(w->p, why, sizeof(why));	/* new heaps */
-	job = mw_ptstop_job_stopped(st);
-	settled = mw_snap_settle(w, st, u, budget_end, unsettled, sizeof(unsettled));
 	w->settled = settled && !job;	/* the locks' reasons (snapstop.c) */
 	w->unsettled = w->settled ? NULL : unsettled;
-	mw_snap_walk(w);
+	cut = walk_by(w, end, allow);
 	w->unsettled = NULL;	/* (unsettled is this stop's) */
 	/* one thread may not lock: then only a thread out of libc is safe;
 	 * a call into the process needs every thread out of it */
@@ -59,17 +182,56 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 		snprintf(s->why, sizeof(s->why), "it is in a job-control stop (SIGSTOP), where "
 			 "nothing can be called in it (kill -CONT %d first)", (int)w->p->pid);
 	}
-	if (s->consistent && w->hold) {
-		w->held = st;	/* the caller lets it go */
+	return cut;
+}
+
+/* One stop of at most allow ns: held, settled, walked, let go.  0, or
+ * -1 when no more stops are to be tried (the reason into note, or
+ * w->fatal, w->execd). */
+static int one_stop(struct walk *w, struct mw_snap_unwinder **u, struct run_stops *r,
+		    uint64_t allow, char *note, size_t len)
+{
+	struct mw_snapshot *s = w->s;
+	struct mw_ptstop *st;
+	char why[256];
+	uint64_t now = mw_now_ns(), end = now + allow, held = 0;
+	uint64_t by = (end < w->deadline ? end : w->deadline) - w->walk_ns;
+	int ret, cut, job;
+
+	ret = mw_ptstop_stop(w->p->pid, by > now + 1000000 ? (long)((by - now) / 1000000) : 1, &st,
+			     &held, why, sizeof(why));
+	if (held) {	/* some were held before it failed */
 		s->stops++;
-		s->tries++;
+		s->stopped_ns += held;
+		r->used += held;
+	}
+	if (ret == MW_PTSTOP_GONE || ret == MW_PTSTOP_EXECD) {
+		if (ret == MW_PTSTOP_GONE)
+			w->fatal = ESRCH;
+		else
+			w->execd = 1;
 		return -1;
 	}
-	s->stopped_ns += s->consistent && w->leave_stopped ? mw_ptstop_leave_stopped(st) :
-			 mw_ptstop_resume(st);
+	if (ret < 0) {
+		snprintf(note, len, "; not stopped: %s", why);
+		return -1;
+	}
+	if (w->image && mw_ptstop_image(w->p->pid) != w->image)
+		w->execd = 1;	/* before it was held: no exec stop for that */
+	mw_proc_refresh(w->p, why, sizeof(why));	/* new heaps */
+	job = mw_ptstop_job_stopped(st);
+	cut = w->execd ? 0 : settle_and_walk(w, st, u, end, allow);
 	s->stops++;
 	s->tries++;
-	if (s->consistent || w->fatal || w->stop)
+	if (s->consistent && w->hold && !w->execd) {
+		w->held = st;	/* the caller lets it go */
+		return -1;
+	}
+	held = s->consistent && w->leave_stopped && !w->execd ? mw_ptstop_leave_stopped(st) :
+	       mw_ptstop_resume(st);
+	s->stopped_ns += held;
+	r->used += held;
+	if (s->consistent || w->fatal || w->stop || w->execd || cut)
 		return -1;
 	if (job) {	/* SIGSTOPped: letting it go does not make it run */
 		if (!strstr(s->why, "job-control"))	/* else the reason says it */
@@ -80,20 +242,29 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, uint64_t budget
 }
 
 /* The walks gave no consistent snapshot: stop the process and walk it
- * still.  Why it was not stopped, if it was not, into note. */
+ * still, each stop within the bounds.  Why it was not stopped (again),
+ * if it was not, into note. */
 static void stopped_walks(struct walk *w, char *note, size_t len)
 {
-	uint64_t budget_end = mw_now_ns() + SETTLE_NS;
-	struct mw_snap_unwinder *u = NULL;
+	struct mw_snap_unwinder *u = mw_snap_unwinder_new(w);	/* made before any stop */
+	struct run_stops *r = run_of(w->p->pid);
+	char why[400];
 
 	for (int k = 0; k < MW_SNAP_STOPS; k++) {
+		uint64_t allow;
+
 		if (k)	/* let it run 1, 2, 4 ... ms */
 			nanosleep(&(struct timespec){ .tv_nsec = (1L << (k - 1)) * 1000000 }, NULL);
 		if (mw_now_ns() >= w->deadline) {
 			mw_snap_halt(w, MW_SNAP_TIMEOUT, "out of time");
 			break;
 		}
-		if (one_stop(w, &u, budget_end, note, len) < 0)
+		allow = allowance(w, r, mw_now_ns(), why, sizeof(why));
+		if (allow < w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS) {
+			snprintf(note, len, "; not stopped%s: %s", k ? " again" : "", why);
+			break;
+		}
+		if (one_stop(w, &u, r, allow, note, len) < 0)
 			break;
 	}
 	mw_snap_unwinder_free(u);
@@ -117,7 +288,10 @@ static int failed(struct walk *w, long timeout_ms, const char *note, char *err, 
 	struct mw_snapshot *s = w->s;
 	pid_t pid = w->p->pid;
 
-	if (w->fatal == ESRCH || (w->fatal && !mw_process_alive(pid))) {
+	if (w->execd) {
+		snprintf(err, errlen, "process %d exec'd while it was read; no snapshot (it is "
+			 "another program now, let go as it starts)", (int)pid);
+	} else if (w->fatal == ESRCH || (w->fatal && !mw_process_alive(pid))) {
 		snprintf(err, errlen, "process %d exited while it was read", (int)pid);
 	} else if (!w->stop && execed(w)) {	/* its reads failed (EFAULT) for that */
 		snprintf(err, errlen, "process %d replaced its program (exec) while it was read; "
@@ -140,9 +314,9 @@ static int failed(struct walk *w, long timeout_ms, const char *note, char *err, 
 		return MW_SNAP_INCONSISTENT;
 	} else {
 		snprintf(err, errlen, "process %d: no consistent snapshot (%d read%s, %d stop%s in "
-			 "%.1f ms)%s: %s", (int)pid, s->tries, s->tries == 1 ? "" : "s", s->stops,
-			 s->stops == 1 ? "" : "s",
-			 (double)s->stopped_ns / 1e6, note, s->why);
+			 "%.1f ms)%s%s%s", (int)pid, s->tries, s->tries == 1 ? "" : "s", s->stops,
+			 s->stops == 1 ? "" : "s", (double)s->stopped_ns / 1e6, note,
+			 s->why[0] ? ": " : "", s->why);
 		return MW_SNAP_INCONSISTENT;
 	}
 	return MW_SNAP_ERROR;
@@ -156,6 +330,15 @@ static uint64_t budget(struct walk *w)
 		if (w->p->maps[i].readable)
 			w->readable += w->p->maps[i].end - w->p->maps[i].start;
 	return w->readable / 16 > MW_SNAP_MIN_STEPS ? w->readable / 16 : MW_SNAP_MIN_STEPS;
+}
+
+/* This thread's CPU time, ns. */
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 /* mw_snapshot_no_stop's and mw_snapshot_leave_stopped's settings */
@@ -179,12 +362,13 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
 			  .headers_only = how == 1, .keep = how == 2, .hold = !!held };
 	uint64_t t0 = mw_now_ns();
-	char note[300] = "";
+	char note[512] = "";
 	int ret;
 
 	if (timeout_ms <= 0)
 		timeout_ms = MW_SNAP_TIMEOUT_MS;
 	w.deadline = t0 + (uint64_t)timeout_ms * 1000000;
+	w.image = mw_ptstop_image(p->pid);
 	w.max_steps = budget(&w);
 	s->pid = p->pid;
 	snprintf(s->libc, sizeof(s->libc), "%s", g->module);
@@ -197,7 +381,14 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	s->taken_ns = mw_realtime_ns();
 	w.leave_stopped = leave_stopped && !no_stop;
 	for (s->tries = 1; !w.leave_stopped && !w.hold; s->tries++) {
+		uint64_t cpu = cpu_now();
+
 		mw_snap_walk(&w);
+		cpu = cpu_now() - cpu;	/* what a stopped walk takes: not the
+					 * waits for a CPU, which a held
+					 * process leaves us */
+		if (!w.walk_ns || cpu < w.walk_ns)
+			w.walk_ns = cpu ? cpu : 1;
 		if (s->consistent && !w.headers_only)
 			mw_snap_confirm(&w);	/* the same figures twice? */
 		if (s->consistent || w.fatal || w.stop || s->tries >= MW_SNAP_TRIES)
@@ -212,11 +403,11 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 		s->tries = 0;
 		s->consistent = 0;
 	}
-	if (!s->consistent && !w.fatal && !w.stop && !no_stop)
+	if (!s->consistent && !w.fatal && !w.stop && !w.execd && !no_stop)
 		stopped_walks(&w, note, sizeof(note));
 	s->duration_ns = mw_now_ns() - t0;
 	mw_proc_copy_free(p);	/* the walks' copies (procmem.h): not kept between snapshots */
-	if (w.fatal || w.stop || !s->consistent) {
+	if (w.fatal || w.stop || w.execd || !s->consistent) {
 		ret = failed(&w, timeout_ms, note, err, errlen);
 		mw_snapshot_free(s);
 		return ret;
