@@ -279,6 +279,8 @@ build/tests/fixtures/many-free: tests/fixtures/many-free.c
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/retitle: tests/fixtures/retitle.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 
 build/tests/fixtures/trim-hostile: tests/fixtures/trim-hostile.c
 	$(Q)mkdir -p $(@D)
