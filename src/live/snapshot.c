@@ -72,6 +72,15 @@ int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 	return -1;
 }
 
+/* Before a list that looped is walked again to prove it: forget the
+ * copies (procmem.h), so that the second walk reads the process again -
+ * a running process may have moved the list between the two, and a walk
+ * of the same copy would find the same loop whatever the process did. */
+static void reread(struct walk *w)
+{
+	mw_proc_copy_drop(w->p);
+}
+
 /* One more arena, heap or chunk visited: within the step budget and the
  * deadline?  0 or -1 (halted). */
 static int step(struct walk *w)
@@ -238,7 +247,7 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 		size_t mark = w->s->nchunks, fmark = w->nfast;
 		int r = fastbin(w, a, i, &c, &at);
 
-		if (r == 1 && (w->s->nchunks = mark, w->nfast = fmark,
+		if (r == 1 && (reread(w), w->s->nchunks = mark, w->nfast = fmark,
 			       r = fastbin(w, a, i, &c, &at)) == 1)
 			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
 				    "chunk 0x%llx", (unsigned long long)a->addr, i,
@@ -318,7 +327,7 @@ static int bins(struct walk *w, struct mw_snap_arena *a)
 		size_t mark = w->s->nchunks;
 		int r = bin(w, a, head, &c, &at);
 
-		if (r == 1 && (w->s->nchunks = mark, r = bin(w, a, head, &c, &at)) == 1)
+		if (r == 1 && (reread(w), w->s->nchunks = mark, r = bin(w, a, head, &c, &at)) == 1)
 			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: bin %d list loops at chunk "
 				    "0x%llx", (unsigned long long)a->addr, i,
 				    (unsigned long long)at);
@@ -383,7 +392,7 @@ static int heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
 	uint64_t max = hp_pagesize ? hp_pagesize * 4 : HEAP_MAX_SIZE, h = a->top & ~(max - 1), at;
 	int r = heap_chain(w, a, h, &at);
 
-	if (r == 1 && (r = heap_chain(w, a, h, &at)) == 1)
+	if (r == 1 && (reread(w), r = heap_chain(w, a, h, &at)) == 1)
 		return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: heap_info chain loops at heap "
 			    "0x%llx", (unsigned long long)a->addr, (unsigned long long)at);
 	return r;
@@ -513,7 +522,7 @@ static void free_list(struct walk *w)
 
 	if (!w->g->free_list || w->g->ms_next_free.off < 0)
 		return;
-	if (free_list_walk(w, &at) == 1 && free_list_walk(w, &at) == 1)
+	if (free_list_walk(w, &at) == 1 && (reread(w), free_list_walk(w, &at)) == 1)
 		mw_snap_halt(w, MW_SNAP_CORRUPT, "the arenas' free list loops at arena 0x%llx",
 		     (unsigned long long)at);
 }
@@ -581,6 +590,7 @@ static int ring_next(struct walk *w, struct brent *b, uint64_t next, uint64_t *a
 		return -1;
 	if (!brent_loops(b, next))
 		return 0;
+	reread(w);
 	if (ring_loops(w, &at) == 1)
 		mw_snap_halt(w, MW_SNAP_CORRUPT, "the arena ring loops at arena 0x%llx, never back to "
 		     "main_arena 0x%llx", (unsigned long long)at,
