@@ -388,6 +388,7 @@ install: all
 	install -m 644 build/umulti-shim.so $(DESTDIR)$(libexecdir)/umulti-shim.so
 	install -m 755 scripts/build-glibc.sh $(DESTDIR)$(libexecdir)/build-glibc.sh
 	install -m 755 scripts/install-deps.sh $(DESTDIR)$(libexecdir)/install-deps.sh
+	install -m 644 scripts/safe-dirs.sh $(DESTDIR)$(libexecdir)/safe-dirs.sh
 	install -m 644 $(MANPAGES) $(DESTDIR)$(mandir)/man1/
 	install -m 644 completions/mallocwatch.bash $(DESTDIR)$(bashcompdir)/mallocwatch
 

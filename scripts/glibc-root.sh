@@ -53,27 +53,9 @@ command -v debootstrap >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin
 command -v debootstrap >/dev/null 2>&1 ||
 	{ say "debootstrap is not installed (apt-get install debootstrap)"; exit 1; }
 
-# A directory root may work in: root's and not writable by others (a
-# sticky one aside).  Every directory on the way up is checked.
-safe_dirs() {
-	d=$1
-	while :; do
-		[ -d "$d" ] && [ ! -L "$d" ] || { say "'$d' is not a directory"; return 1; }
-		set -- $(stat -c '%u %a' "$d")
-		[ "$1" = 0 ] || { say "'$d' belongs to uid $1, not root: refused"; return 1; }
-		m=$2
-		case $m in
-		????) sticky=$(( ${m%???} & 1 )); m=${m#?} ;;
-		*) sticky=0 ;;
-		esac
-		if [ $(( 0$m & 022 )) -ne 0 ] && [ "$sticky" != 1 ]; then
-			say "'$d' is writable by others (mode $2): refused"
-			return 1
-		fi
-		[ "$d" = / ] && return 0
-		d=$(dirname "$d")
-	done
-}
+# safe_dirs DIR: the directory and every one above it root's, and
+# written by no one else (scripts/safe-dirs.sh, beside this script)
+. "$(dirname "$0")/safe-dirs.sh"
 
 parent=$(dirname "$ROOT")
 mkdir -p "$parent"

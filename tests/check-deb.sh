@@ -87,7 +87,7 @@ if [ "${1:-}" = --inside ]; then
 	v=$(in_root mallocwatch --version) || die "mallocwatch --version failed"
 	[ "$v" = "mallocwatch $(cat "$SRC/VERSION")" ] || die "--version says '$v'"
 	for f in /usr/libexec/mallocwatch/memlock-shim.so /usr/libexec/mallocwatch/umulti-shim.so \
-		/usr/libexec/mallocwatch/build-glibc.sh /usr/share/man/man1/mallocwatch.1.gz \
+		/usr/libexec/mallocwatch/build-glibc.sh /usr/libexec/mallocwatch/safe-dirs.sh /usr/share/man/man1/mallocwatch.1.gz \
 		/usr/share/bash-completion/completions/mallocwatch \
 		/usr/share/doc/mallocwatch/examples/arena-storm.c; do
 		[ -f "$ROOT$f" ] || die "the package did not install $f"
