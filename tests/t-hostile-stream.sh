@@ -70,3 +70,20 @@ f = r["stacks"]["events"][0]["frames"]
 assert f[0]["build_id"] == sys.argv[2] and f[0]["module"] == "true", f
 PY
 echo "ok: a readable ELF file named by a stream is still read"
+
+# The input itself, named on the command line, is a file like those a
+# stream names: a FIFO another user planted is refused at once, never
+# waited on (replay, flame, diff and check each hung on it before).
+FD=$(mktemp -d /tmp/mw-hostile-in.XXXXXX)
+chmod 1777 "$FD"
+$NOBODY mkfifo "$FD/in.fifo" || fail "nobody cannot make a FIFO"
+for c in "replay $FD/in.fifo" "flame $FD/in.fifo" "diff $FD/in.fifo $FD/in.fifo" \
+	"check --check arenas<=1 $FD/in.fifo"; do
+	timeout 10 "$MW" $c >/dev/null 2>"$OUT/in.err"
+	rc=$?
+	[ $rc = 124 ] && { rm -rf "$FD"; fail "'mallocwatch $c' waited on a FIFO"; }
+	[ $rc = 1 ] && grep -q "'$FD/in.fifo': not a regular file" "$OUT/in.err" ||
+		{ rm -rf "$FD"; fail "'mallocwatch $c': exit $rc: $(cat "$OUT/in.err")"; }
+done
+rm -rf "$FD"
+echo "ok: a FIFO given as replay's, flame's, diff's or check's input is refused at once"

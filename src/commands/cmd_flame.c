@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "fsutil.h"
 #include "msg.h"
 #include "output.h"
 #include "report_flame.h"
@@ -50,12 +51,12 @@ enum { OPT_PROBE = 256, OPT_WIDTH, OPT_BYTES };
 /* All of path ('-': stdin), NUL-terminated, or NULL with the reason said. */
 static char *slurp(const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+	FILE *f = strcmp(path, "-") == 0 ? stdin : mw_fopen_input(path);
 	size_t n = 0, cap = 0;
 	char *buf = NULL;
 
 	if (!f) {
-		mw_error("cannot open '%s': %s", path, strerror(errno));
+		mw_error("cannot open '%s': %s", path, mw_input_strerror(errno));
 		return NULL;
 	}
 	for (;;) {

@@ -22,6 +22,7 @@
 #include "leftovers.h"
 #include "linger.h"
 #include "metrics.h"
+#include "fsutil.h"
 #include "msg.h"
 #include "output.h"
 #include "probetab.h"
@@ -779,8 +780,9 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		mw_usage_error("replay takes one stream file");
-	if (!(f = fopen(argv[optind], "re")))
-		mw_die(MW_EXIT_RUNTIME, "cannot open '%s': %s", argv[optind], strerror(errno));
+	if (!(f = mw_fopen_input(argv[optind])))	/* never a FIFO that would hold us */
+		mw_die(MW_EXIT_RUNTIME, "cannot open '%s': %s", argv[optind],
+		       mw_input_strerror(errno));
 	st = mw_state_new(0);
 	if (mw_stream_replay(f, st, &m, err, sizeof(err)) < 0) {
 		fclose(f);

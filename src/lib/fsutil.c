@@ -138,3 +138,25 @@ out:
 	errno = e;
 	return fd;
 }
+
+FILE *mw_fopen_input(const char *path)
+{
+	int fd = mw_open_regular(AT_FDCWD, path, 0, 0), fl, e;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if ((fl = fcntl(fd, F_GETFL)) >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	if (!(f = fdopen(fd, "r"))) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
+const char *mw_input_strerror(int e)
+{
+	return e == EINVAL ? "not a regular file" : strerror(e);
+}

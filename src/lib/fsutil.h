@@ -5,6 +5,8 @@
 #ifndef MALLOCWATCH_FSUTIL_H
 #define MALLOCWATCH_FSUTIL_H
 
+#include <stdio.h>
+
 /* Remove path and everything below it, depth first, never following a
  * link and never crossing into another mount (nftw(3) with FTW_PHYS and
  * FTW_MOUNT).  Errors are ignored: what could not go stays.  "" or NULL
@@ -46,5 +48,12 @@ int mw_lock_path(int fd, const char *path);
  * 0.  The descriptor, or -1 with errno (EINVAL: not a regular file;
  * EACCES: without the bits of need). */
 int mw_open_regular(int dirfd, const char *path, unsigned long long resolve, unsigned need);
+
+/* A file a command reads (a report, a stream, folded stacks), opened as
+ * mw_open_regular does (links followed; never a FIFO, a device or a
+ * socket, so no open waits), blocking again, as a FILE "r".  NULL with
+ * errno (EINVAL: not a regular file; mw_input_strerror says so). */
+FILE *mw_fopen_input(const char *path);
+const char *mw_input_strerror(int e);
 
 #endif /* MALLOCWATCH_FSUTIL_H */

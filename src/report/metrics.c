@@ -12,10 +12,12 @@
  * Rules on them are in metrics_rules.c, how their verdicts are written in
  * metrics_verdicts.c, `mallocwatch diff` in metrics_diff.c.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsutil.h"
 #include "metrics.h"
 #include "msg.h"
 
@@ -364,8 +366,17 @@ static json_t *report_checked(json_t *doc, const json_error_t *e, const char *pa
 json_t *mw_report_load(const char *path, char *err, size_t errlen, int *status)
 {
 	json_error_t e;
+	FILE *f = mw_fopen_input(path);	/* never a FIFO that would hold us */
+	json_t *doc;
 
-	return report_checked(json_load_file(path, 0, &e), &e, path, err, errlen, status);
+	if (!f) {
+		*status = MW_EXIT_RUNTIME;
+		snprintf(err, errlen, "cannot read '%s': %s", path, mw_input_strerror(errno));
+		return NULL;
+	}
+	doc = json_loadf(f, 0, &e);
+	fclose(f);
+	return report_checked(doc, &e, path, err, errlen, status);
 }
 
 json_t *mw_report_loadb(const char *buf, size_t len, const char *name, char *err, size_t errlen,
