@@ -228,6 +228,22 @@ for f in "$OUT/etc/web.fifo" /dev/zero; do
 	[ $rc = 1 ] && grep -q "is not a regular file of at most 1 MiB" "$OUT/special.err" ||
 		fail "--web.config.file $f: exit $rc: $(cat "$OUT/special.err")"
 done
+# whoever may change the file decides who reads serve: another user's file,
+# one others may write, and a link (to /etc/shadow: its first line must not
+# be printed) are refused
+printf 'basic_auth_users:\n' >"$OUT/etc/theirs.yml" && chown 65534 "$OUT/etc/theirs.yml" || exit 99
+printf 'basic_auth_users:\n' >"$OUT/etc/shared.yml" && chmod 0666 "$OUT/etc/shared.yml" || exit 99
+ln -sf /etc/shadow "$OUT/etc/shadow.yml" || exit 99
+for f in theirs shared shadow; do
+	timeout 10 "$MW" serve --listen 127.0.0.1:0 -p $$ --web.config.file "$OUT/etc/$f.yml" \
+		2>"$OUT/owner.err"
+	rc=$?
+	[ $rc = 1 ] && [ "$(wc -l <"$OUT/owner.err")" = 1 ] &&
+		grep -q "belongs to uid\|it is a symbolic link" "$OUT/owner.err" &&
+		! grep -q "root:" "$OUT/owner.err" ||
+		fail "--web.config.file $f: exit $rc: $(cat "$OUT/owner.err")"
+	echo "refused: $(cat "$OUT/owner.err")"
+done
 : >"$OUT/etc/empty.yml"
 start empty --listen 127.0.0.1:0 --web.config.file "$OUT/etc/empty.yml"
 [ "$(code "http://127.0.0.1:$port/metrics")" = 200 ] || fail "an empty file: not plain HTTP"

@@ -83,17 +83,26 @@ static int bad(struct wc_parse *p, const yaml_node_t *n, const char *fmt, ...)
  * without blocking or waiting on a FIFO), NUL-terminated, in *out. */
 static int read_regular(const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat sb;
 	char *buf = NULL;
 	size_t got = 0;
 
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		snprintf(err, errlen, "cannot open '%s': %s", path, errno == ELOOP ?
+			 "it is a symbolic link" : strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > FILE_MAX) {
 		snprintf(err, errlen, "'%s' is not a regular file of at most 1 MiB", path);
+		goto fail;
+	}
+	/* it decides who may read serve and with which key: whoever may
+	 * change it must be the one running serve (or root) */
+	if ((sb.st_uid != 0 && sb.st_uid != getuid()) || (sb.st_mode & S_IWOTH)) {
+		snprintf(err, errlen, "'%s' belongs to uid %u or is writable by others (mode %04o): "
+			 "a web configuration must be root's (or yours) alone", path,
+			 (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777));
 		goto fail;
 	}
 	buf = xmalloc((size_t)sb.st_size + 1);
