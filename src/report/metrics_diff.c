@@ -146,6 +146,17 @@ const char *mw_diff_num(const json_t *o, const char *key, char *buf, size_t len,
 }
 
 /* The unit of the metric a row of "metrics" is of ("bytes", "count"). */
+void mw_diff_md_cells(FILE *f, const json_t *row)
+{
+	char a[32], b[32], c[32], d[32];
+
+	fprintf(f, " `%s` | %s | %s | %s | %s | %s |\n",
+		json_string_value(json_object_get(row, "metric")),
+		mw_diff_num(row, "base", a, sizeof(a), 0), mw_diff_num(row, "new", b, sizeof(b), 0),
+		mw_diff_num(row, "change", c, sizeof(c), 1),
+		mw_diff_num(row, "percent", d, sizeof(d), 1), mw_diff_unit(row));
+}
+
 const char *mw_diff_unit(const json_t *row)
 {
 	const char *name = json_string_value(json_object_get(row, "metric"));
@@ -234,7 +245,6 @@ void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
 {
 	const json_t *metrics = json_object_get(diff, "metrics"), *ar = json_object_get(diff, "arenas");
 	const json_t *x;
-	char a[32], b[32], c[32], d[32];
 	size_t i;
 
 	if (fmt == MW_FMT_JSON) {
@@ -254,12 +264,10 @@ void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
 	}
 	fprintf(f, "| metric | base | new | change | percent | unit |\n"
 		"|---|---:|---:|---:|---:|---|\n");
-	json_array_foreach(metrics, i, x)
-		fprintf(f, "| `%s` | %s | %s | %s | %s | %s |\n",
-			json_string_value(json_object_get(x, "metric")),
-			mw_diff_num(x, "base", a, sizeof(a), 0), mw_diff_num(x, "new", b, sizeof(b), 0),
-			mw_diff_num(x, "change", c, sizeof(c), 1),
-			mw_diff_num(x, "percent", d, sizeof(d), 1), mw_diff_unit(x));
+	json_array_foreach(metrics, i, x) {
+		fputs("|", f);
+		mw_diff_md_cells(f, x);
+	}
 	fprintf(f, "\nArenas: %zu appeared, %zu vanished, %zu changed\n",
 		json_array_size(json_object_get(ar, "appeared")),
 		json_array_size(json_object_get(ar, "vanished")),

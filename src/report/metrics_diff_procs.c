@@ -265,7 +265,7 @@ void mw_diff_procs_text(FILE *f, const json_t *diff)
 void mw_diff_procs_markdown(FILE *f, const json_t *diff)
 {
 	const json_t *p = json_object_get(diff, "processes"), *e, *m;
-	char l[512], a[32], b[32], c[32], d[32];
+	char l[512];
 	size_t i, j;
 
 	fprintf(f, "| process | metric | base | new | change | percent | unit |\n"
@@ -278,12 +278,8 @@ void mw_diff_procs_markdown(FILE *f, const json_t *diff)
 				continue;
 			fputs("| ", f);
 			mw_md_cell(f, label(e, l, sizeof(l)));
-			fprintf(f, " | `%s` | %s | %s | %s | %s | %s |\n",
-				json_string_value(json_object_get(m, "metric")),
-				mw_diff_num(m, "base", a, sizeof(a), 0),
-				mw_diff_num(m, "new", b, sizeof(b), 0),
-				mw_diff_num(m, "change", c, sizeof(c), 1),
-				mw_diff_num(m, "percent", d, sizeof(d), 1), mw_diff_unit(m));
+			fputs(" |", f);
+			mw_diff_md_cells(f, m);
 		}
 	fprintf(f, "\nProcesses: %zu in both, %zu appeared, %zu vanished\n",
 		json_array_size(json_object_get(p, "both")),

@@ -38,6 +38,9 @@ void mw_diff_text_one(FILE *f, const json_t *d, int changed_only);
  * row's metric. */
 const char *mw_diff_num(const json_t *row, const char *key, char *buf, size_t len, int sign);
 const char *mw_diff_unit(const json_t *row);
+/* A diff row's cells after the first, as Markdown: " `metric` | base |
+ * new | change | percent | unit |" and the newline. */
+void mw_diff_md_cells(FILE *f, const json_t *row);
 
 /* Whose result a verdict is, in a run of several processes
  * (metrics_procs.c builds them, metrics_verdicts.c writes them). */
