@@ -11,7 +11,9 @@
 # chunks; trim_threshold raised).  Each is read with `snapshot -p PID,X`
 # (the snapshot alone, no RSS ledger; X an idle process), REPS times
 # (default 3), medians.  Prints one line each and "goal" lines (>= 10 M
-# free chunks a second, a snapshot of 2 M in about 0.2 s).  Run as root
+# free chunks a second, a snapshot of 2 M in about 0.2 s), and how long
+# `mallocwatch trim` holds each against gdb's call of malloc_trim(0)
+# (trimbench, below; goal: at most 1.5 times).  Run as root
 # after `make all` and the test fixtures (bench/run calls it).
 set -eu
 cd "$(dirname "$0")/.."
@@ -69,6 +71,32 @@ PY
 		"$name" "$chunks" "$arenas" "$(echo "$bytes / 1048576" | bc -l)" "$secs" "$walks" "$rate" \
 		"$rawsecs" "$(echo "$secs / $rawsecs" | bc -l)"
 	echo "goal walk $name $(printf %.1f "$rate") M free chunks/s (>= 10): $(echo "$rate >= 10" | bc)" >>$OUT/walk.goals
+	trimbench "$name"
+}
+
+# trimbench NAME: how long `mallocwatch trim` holds $pid (its held_ns:
+# the stopped read, the RSS ledger and the malloc_trim(0) call) against
+# gdb's `call malloc_trim(0)` on the same process (gdb's whole run, from
+# its start to its exit: it holds the process from the attach on),
+# interleaved REPS times, medians; the stop bounds raised (a 2 M-chunk
+# python3 is read in more than the default --max-stop 1000 ms under
+# load, and trim then refuses).  Goal: at most 1.5 times gdb's.
+trimbench() {
+	for i in $(seq "$REPS"); do
+		$MW trim -p $pid --json $OUT/$1.trim.json -o /dev/null --read-timeout 60 \
+			--max-stop 60000 --max-stopped 120000 >/dev/null 2>&1 || true
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trim"]["held_ns"] / 1e9)' \
+			$OUT/$1.trim.json >>$OUT/$1.held
+		t0=$(date +%s%N)
+		gdb -q -nx -p $pid -batch -ex 'call (int)malloc_trim(0)' >/dev/null 2>&1
+		echo "($(date +%s%N) - $t0) / 1000000000" | bc -l >>$OUT/$1.gdb
+	done
+	held=$(sort -n $OUT/$1.held | awk -v m=$(( (REPS + 1) / 2 )) 'NR == m')
+	gdbs=$(sort -n $OUT/$1.gdb | awk -v m=$(( (REPS + 1) / 2 )) 'NR == m')
+	rm -f $OUT/$1.held $OUT/$1.gdb
+	printf '  %-14s trim held it %.3f s; gdb call malloc_trim(0) %.3f s; x%.2f gdb\n' "$1" "$held" "$gdbs" \
+		"$(echo "$held / $gdbs" | bc -l)"
+	echo "goal trim $1 x$(printf %.2f "$(echo "$held / $gdbs" | bc -l)") gdb's call (<= 1.5): $(echo "$held <= 1.5 * $gdbs" | bc)" >>$OUT/walk.goals
 }
 
 : >$OUT/walk.goals
