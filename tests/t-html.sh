@@ -22,6 +22,11 @@
 #    the arena's system bytes in the JSON's exit snapshot, and some heap's
 #    peak (from the probes) is above 7 MiB; pbzip2's output decompresses
 #    to its input.  Its screenshot is kept too.
+#  - -f: one section per process, each with its lanes and, drawn from its
+#    probe events (no sample is taken), its arenas and heaps over time:
+#    the dots, heaps made and freed and the last step's counts are the
+#    JSON's (sh running arena-storm 3, arena-storm 2 and allocator-knobs
+#    lifecycle, which frees a heap).
 . tests/lib.sh
 need_root
 need_libc
@@ -119,8 +124,8 @@ fi
 # -f: one page of the tree, the tree's table first, then a section per
 # process with its own chart, lanes and hover script
 "$MW" -q -f --html "$OUT/tree.html" --json "$OUT/tree.json" -o /dev/null -c sh -c \
-	'./examples/arena-storm 3 >/dev/null; ./examples/arena-storm 2 >/dev/null' ||
-	fail "-f --html exited $?"
+	'./examples/arena-storm 3 >/dev/null; ./examples/arena-storm 2 >/dev/null;
+	 ./examples/allocator-knobs lifecycle >/dev/null' || fail "-f --html exited $?"
 browse "$OUT/tree.html" "$OUT/tree" || fail "the browser saw errors on the tree's page: $OUT/tree.log"
 python3 - "$OUT/tree.dom" "$OUT/tree.json" <<'PY' || fail "the tree's page"
 import json, re, sys
@@ -131,8 +136,47 @@ pids = [int(p) for p in parts[0::2]]
 assert pids == [p["target"]["pid"] for p in r["processes"]], (pids, r["processes"])
 for body, p in zip(parts[1::2], r["processes"]):
     assert body.count('<g class="lane"') == len(p["threads"]), (p["target"], len(p["threads"]))
-    assert body.count('<g class="series"') == len(p["arenas"]), (p["target"], len(p["arenas"]))
+    if '<svg id="area-' in body:	# else a line: no timed event (below)
+        assert body.count('<g class="series"') == len(p["arenas"]), (p["target"], len(p["arenas"]))
 print("tree page:", [(p, len(q["arenas"]), len(q["threads"])) for p, q in zip(pids, r["processes"])])
+PY
+# ... and each process's chart drawn from its probe events (issue 46 item
+# 6; the chart was empty, "-f takes none"): a dot per arena it made, at
+# those arenas' addresses; the heaps made and freed in the strip (data-n
+# per pixel column) add up to its heaps and those freed; at the last
+# step, the arenas known and the heaps live in each arena are the JSON's;
+# a process with no timed event says so in a line, with no empty chart
+python3 - "$OUT/tree.html" "$OUT/tree.json" <<'PY' || fail "the tree's charts from the events"
+import json, re, sys
+html, r = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+parts = re.split(r'<h1 id="process-\d+">', html)[1:]
+assert len(parts) == len(r["processes"]) == 4, (len(parts), len(r["processes"]))
+drawn = freed = 0
+for body, p in zip(parts, r["processes"]):
+    pid = p["target"]["pid"]
+    made = sorted(a["address"] for a in p["arenas"] if a["created_by_tid"] is not None)
+    dots = sorted(re.findall(r'<circle class="arena-new" data-arena="(0x[0-9a-f]+)"', body))
+    assert dots == made, (pid, dots, made)
+    if not made and not p["heaps"]:
+        assert '<svg id="area-' not in body and "Nothing to draw over time" in body, pid
+        continue
+    drawn += 1
+    hn = sum(int(n) for n in re.findall(r'<path class="heap-new" data-n="(\d+)"', body))
+    hf = sum(int(n) for n in re.findall(r'<path class="heap-free" data-n="(\d+)"', body))
+    assert hn == len(p["heaps"]), (pid, hn, len(p["heaps"]))
+    assert hf == sum(h["freed"] for h in p["heaps"]), (pid, hf, p["heaps"])
+    freed += hf
+    d = json.loads(re.search(r'<script type="application/json" id="mw-data-\d+">(.*?)</script>',
+                             body, re.S).group(1))["ev"]
+    assert d["arenas"][-1] == len(p["arenas"]), (pid, d["arenas"], len(p["arenas"]))
+    assert d["heaps"][-1] == sum(not h["freed"] for h in p["heaps"]), (pid, d["heaps"])
+    last = {s["name"].split()[-1]: s["v"][-1] for s in d["series"] if s["v"][-1]}
+    live = {a["address"]: a["heaps"] for a in p["arenas"] if a["heaps"]}
+    assert last == live, (pid, last, live)
+    assert all(len(s["v"]) == len(d["t"]) <= 921 for s in d["series"]), pid
+    assert "made (memory_arena_new)" in body and "not streamed" in body, pid
+    print("process %d: %d arenas made, %d heaps made, %d freed, %d steps" % (pid, len(made), hn, hf, len(d["t"])))
+assert drawn == 3 and freed >= 1, (drawn, freed)
 PY
 
 # the allocator is read every --interval only where the samples go (the

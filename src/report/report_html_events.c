@@ -235,10 +235,14 @@ static json_t *heap_band(const struct page *pg, const struct steps *sp, size_t a
 			 unsigned max)
 {
 	FILE *f = pg->f;
-	json_t *jv = json_array();
+	json_t *jv;
 	int any = 0;
 	char name[64];
 
+	for (size_t i = 0; i < sp->n && !any; i++)
+		any = sp->live[i * sp->k + a] != 0;
+	if (!any && a == pg->nar)	/* every heap's arena known */
+		return NULL;
 	if (a < pg->nar)
 		snprintf(name, sizeof(name), "%s0x%" PRIx64, pg->ar[a].is_main ? "main_arena " : "",
 			 pg->ar[a].addr);
@@ -249,11 +253,17 @@ static json_t *heap_band(const struct page *pg, const struct steps *sp, size_t a
 	else
 		fprintf(f, "<g class=\"unattributed\">");
 	fprintf(f, "<path fill=\"%s\" d=\"", html_colour(a < pg->nar ? (int)a : -1));
+	if (!any) {	/* no heap ever: an empty band */
+		fprintf(f, "\"><title>no heap in ");
+		mw_xml_escape(f, name);
+		fprintf(f, "</title></path></g>\n");
+		return NULL;
+	}
+	jv = json_array();
 	for (size_t i = 0; i < sp->n; i++) {
 		unsigned v = sp->live[i * sp->k + a];
 		double y = y_of(base[i] + v, max);
 
-		any |= v != 0;
 		json_array_append_new(jv, json_integer(v));
 		fprintf(f, "%s%.1f,%.1f L%.1f,%.1f", i ? " L" : "M", html_x_of(pg, sp->ns[i]), y,
 			html_x_of(pg, step_end(pg, sp, i)), y);
@@ -268,10 +278,6 @@ static json_t *heap_band(const struct page *pg, const struct steps *sp, size_t a
 	fprintf(f, "%s\"><title>heaps live in ", sp->n ? " Z" : "");
 	mw_xml_escape(f, name);
 	fprintf(f, "</title></path></g>\n");
-	if (!any) {
-		json_decref(jv);
-		return NULL;
-	}
 	return json_pack("{s:s, s:s, s:o}", "name", name, "colour",
 			 html_colour(a < pg->nar ? (int)a : -1), "v", jv);
 }
@@ -342,7 +348,6 @@ static void chart_data(const struct page *pg, const struct steps *sp, json_t *da
 		json_array_append_new(ja, json_integer(sp->arenas[i]));
 		json_array_append_new(jh, json_integer(total));
 	}
-	json_object_set_new(data, "t", json_array());	/* no samples */
 	json_object_set_new(data, "ev", json_pack("{s:o, s:o, s:o, s:o}", "t", jt, "arenas", ja,
 						  "heaps", jh, "series", js));
 	json_object_set_new(data, "x0", json_integer(LEFT));
@@ -350,23 +355,44 @@ static void chart_data(const struct page *pg, const struct steps *sp, json_t *da
 	json_object_set_new(data, "span", json_real((double)(pg->t1 - pg->t0) / 1e9));
 }
 
-/* What the chart is from and what it leaves out, beneath it. */
-static void chart_note(const struct page *pg, const struct steps *sp)
+/* The main heap's sbrk account, known at the end only. */
+static void sbrk_words(const struct page *pg)
 {
 	const struct mw_sbrk *s = mw_state_sbrk_get(pg->st);
 	char g[16], t[16];
 
+	fprintf(pg->f, "Not over time: a heap's growth (memory_heap_more/less) and the main "
+		"heap's sbrk (memory_sbrk_more/less) are counted by the script, not streamed; at "
+		"the end, sbrk grew %s in %" PRIu64 " call%s and trimmed %s in %" PRIu64
+		" (the summary below).", mw_human_bytes(s->grown, g, sizeof(g)), s->nmore,
+		s->nmore == 1 ? "" : "s", mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless);
+}
+
+/* What the chart is from, its bound and what it leaves out, beneath it. */
+static void chart_note(const struct page *pg, const struct steps *sp)
+{
 	fprintf(pg->f, "<p class=\"reading\">From the probes: %" PRIu64 " arena%s made "
 		"(memory_arena_new), %" PRIu64 " heap%s made and %" PRIu64 " freed "
 		"(memory_heap_new, memory_heap_free), in %zu step%s: each is the state after the "
-		"last change in its pixel column, at most %d. Not over time: a heap's growth "
-		"(memory_heap_more/less) and the main heap's sbrk (memory_sbrk_more/less) are "
-		"counted by the script, not streamed; at the end, sbrk grew %s in %" PRIu64
-		" call%s and trimmed %s in %" PRIu64 " (the summary below).</p>\n",
-		sp->amade, sp->amade == 1 ? "" : "s", sp->hnew_n, sp->hnew_n == 1 ? "" : "s",
-		sp->hfree_n, sp->n, sp->n == 1 ? "" : "s", PLOT + 1,
-		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore, s->nmore == 1 ? "" : "s",
-		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless);
+		"last change in its pixel column, at most %d. ", sp->amade,
+		sp->amade == 1 ? "" : "s", sp->hnew_n, sp->hnew_n == 1 ? "" : "s", sp->hfree_n,
+		sp->n, sp->n == 1 ? "" : "s", PLOT + 1);
+	sbrk_words(pg);
+	fprintf(pg->f, "</p>\n");
+}
+
+/* A process with no timed event: a line in place of the chart. */
+static void untimed_note(const struct page *pg)
+{
+	size_t nh;
+
+	mw_state_heaps(pg->st, &nh);
+	fprintf(pg->f, "<p class=\"reading\">Nothing to draw over time: no timed event (no "
+		"arena or heap made, no threshold, mallopt, retry or tcache event while traced, "
+		"or a stream saved before events had times); %zu arena%s, %zu heap%s. ",
+		pg->nar, pg->nar == 1 ? "" : "s", nh, nh == 1 ? "" : "s");
+	sbrk_words(pg);
+	fprintf(pg->f, "</p>\n");
 }
 
 static void legend(const struct page *pg)
@@ -387,42 +413,40 @@ static void legend(const struct page *pg)
 void html_events_section(struct page *pg, json_t *data)
 {
 	FILE *f = pg->f;
-	struct steps *sp = pg->timed ? steps_new(pg) : NULL;
-	unsigned max = sp ? sp->max : 1, *base = xcalloc(sp ? sp->n + 1 : 1, sizeof(*base));
-	json_t *js = json_array();
+	struct steps *sp;
+	unsigned max, *base;
+	json_t *js;
 
 	fprintf(f, "<h2>Arenas and heaps over time, from the probes: heaps live per arena "
 		"(stacked), the arenas known (line); no reading of the allocator was taken "
-		"during the run (a run of several processes takes none)</h2>\n");
+		"during the run (runs of several processes, -f, take none)</h2>\n");
+	json_object_set_new(data, "t", json_array());	/* no samples */
+	if (!pg->timed) {
+		untimed_note(pg);
+		return;
+	}
+	sp = steps_new(pg);
+	max = sp->max;
+	base = xcalloc(sp->n + 1, sizeof(*base));
+	js = json_array();
 	legend(pg);
 	fprintf(f, "<svg id=\"area%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
 		pg->sfx, W, AREA_H + 56, W, AREA_H + 56);
 	html_ticks(pg, 0, AREA_H);
-	if (sp) {
-		count_axis(pg, &max);
-		for (size_t a = 0; a < sp->k; a++) {
-			json_t *s = heap_band(pg, sp, a, base, max);
+	count_axis(pg, &max);
+	for (size_t a = 0; a < sp->k; a++) {
+		json_t *s = heap_band(pg, sp, a, base, max);
 
-			if (s)
-				json_array_append_new(js, s);
-		}
-		arena_line(pg, sp, max);
-		heap_strip(pg, sp, AREA_H + 30);
-	} else {
-		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\">no timed event: no arena or "
-			"heap made, no threshold changed while traced (or a stream saved before "
-			"events had times): nothing to draw over time</text>\n", LEFT + 4, AREA_H / 2);
+		if (s)
+			json_array_append_new(js, s);
 	}
+	arena_line(pg, sp, max);
+	heap_strip(pg, sp, AREA_H + 30);
 	html_mark_lines(pg);
 	fprintf(f, "<line id=\"cursor%s\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
 		"style=\"display:none\"/>\n</svg>\n", pg->sfx, LEFT, LEFT, AREA_H);
-	if (sp) {
-		chart_data(pg, sp, data, js);
-		chart_note(pg, sp);
-	} else {
-		json_decref(js);
-		json_object_set_new(data, "t", json_array());
-	}
+	chart_data(pg, sp, data, js);
+	chart_note(pg, sp);
 	free(base);
 	steps_free(sp);
 }
