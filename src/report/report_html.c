@@ -498,6 +498,19 @@ static void script_ids(FILE *f, const char *text, const char *sfx)
 	}
 }
 
+/* The hover script of a section: the samples' (with the mmapped chunks
+ * and the RSS when mem), or, without samples, the events chart's. */
+static void hover_script(FILE *f, size_t ns, int mem, const char *sfx)
+{
+	if (!ns) {
+		script_ids(f, html_js_events, sfx);
+		return;
+	}
+	script_ids(f, js, sfx);
+	script_ids(f, mem ? js_mem : "", sfx);
+	script_ids(f, js_end, sfx);
+}
+
 /* One process's part of a page: its title line, bytes chart, lanes,
  * waits, summary and findings, then its data and hover script.  0, or
  * -1 when its data could not be made (ENOMEM). */
@@ -565,13 +578,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	dump = json_dumps(data, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(9));
 	fprintf(f, "%s<script type=\"application/json\" id=\"mw-data%s\">%s</script>\n<script>",
 		*sfx ? "" : "<div id=\"tip\"></div>\n", sfx, dump ? dump : "{}");
-	if (ns) {
-		script_ids(f, js, sfx);
-		script_ids(f, mem ? js_mem : "", sfx);
-		script_ids(f, js_end, sfx);
-	} else {
-		script_ids(f, html_js_events, sfx);
-	}
+	hover_script(f, ns, mem, sfx);
 	fprintf(f, "</script>\n");
 	json_decref(data);
 	mw_stack_tips_free(tips);
