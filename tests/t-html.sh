@@ -178,6 +178,23 @@ for body, p in zip(parts, r["processes"]):
     print("process %d: %d arenas made, %d heaps made, %d freed, %d steps" % (pid, len(made), hn, hf, len(d["t"])))
 assert drawn == 3 and freed >= 1, (drawn, freed)
 PY
+# its hover read-out: a mousemove dispatched at 60% of arena-storm 3's
+# chart writes the arenas and heaps live of the step at that time
+sed 's|</body>|<script>(function(){var s=document.getElementById("area-1"),r=s.getBoundingClientRect();s.dispatchEvent(new MouseEvent("mousemove",{clientX:r.left+r.width*0.6,clientY:r.top+50}));var p=document.createElement("pre");p.id="hovered";p.textContent=document.getElementById("tip").textContent;document.body.appendChild(p);})();</script></body>|' \
+	"$OUT/tree.html" >"$OUT/hover.html"
+browse "$OUT/hover.html" "$OUT/hover" || fail "the browser saw errors on the hover page: $OUT/hover.log"
+python3 - "$OUT/hover.dom" <<'PY' || fail "the hover read-out of a -f chart"
+import html, json, re, sys
+dom = open(sys.argv[1]).read()
+tip = html.unescape(re.search(r'<pre id="hovered">(.*?)</pre>', dom, re.S).group(1))
+d = json.loads(html.unescape(re.search(r'id="mw-data-1">(.*?)</script>', dom, re.S).group(1)))
+ev, m = d["ev"], re.match(r"([0-9.]+) s\narenas known: (\d+)\nheaps live: (\d+)", tip)
+assert m, tip
+# the step at or before the pointer's time, which the tip shows to the ms
+bs = {max([-1] + [i for i, t in enumerate(ev["t"]) if t <= float(m.group(1)) + e]) for e in (-5e-4, 5e-4)}
+print("hover:", tip.replace("\n", "; "))
+assert (int(m.group(2)), int(m.group(3))) in [(ev["arenas"][b], ev["heaps"][b]) for b in bs if b >= 0], (tip, bs, ev)
+PY
 
 # the allocator is read every --interval only where the samples go (the
 # timeline, --progress, --save-stream): a plain run reads the program's
