@@ -26,7 +26,8 @@
 #    probe events (no sample is taken), its arenas and heaps over time:
 #    the dots, heaps made and freed and the last step's counts are the
 #    JSON's (sh running arena-storm 3, arena-storm 2 and allocator-knobs
-#    lifecycle, which frees a heap).
+#    lifecycle, which frees a heap), and its hover read-out (a mousemove
+#    dispatched in the browser) shows the step at the pointer's time.
 . tests/lib.sh
 need_root
 need_libc
