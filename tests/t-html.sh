@@ -27,7 +27,9 @@
 #    the dots, heaps made and freed and the last step's counts are the
 #    JSON's (sh running arena-storm 3, arena-storm 2 and allocator-knobs
 #    lifecycle, which frees a heap), and its hover read-out (a mousemove
-#    dispatched in the browser) shows the step at the pointer's time.
+#    dispatched in the browser) shows the step at the pointer's time; the
+#    lock waits of allocator-knobs contend 4, counted at the end, are said
+#    under the empty strip (4, not "no waits counted").
 . tests/lib.sh
 need_root
 need_libc
@@ -126,7 +128,8 @@ fi
 # process with its own chart, lanes and hover script
 "$MW" -q -f --html "$OUT/tree.html" --json "$OUT/tree.json" -o /dev/null -c sh -c \
 	'./examples/arena-storm 3 >/dev/null; ./examples/arena-storm 2 >/dev/null;
-	 ./examples/allocator-knobs lifecycle >/dev/null' || fail "-f --html exited $?"
+	 ./examples/allocator-knobs lifecycle >/dev/null; ./examples/allocator-knobs contend 4 >/dev/null' ||
+	fail "-f --html exited $?"
 browse "$OUT/tree.html" "$OUT/tree" || fail "the browser saw errors on the tree's page: $OUT/tree.log"
 python3 - "$OUT/tree.dom" "$OUT/tree.json" <<'PY' || fail "the tree's page"
 import json, re, sys
@@ -151,14 +154,16 @@ python3 - "$OUT/tree.html" "$OUT/tree.json" <<'PY' || fail "the tree's charts fr
 import json, re, sys
 html, r = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
 parts = re.split(r'<h1 id="process-\d+">', html)[1:]
-assert len(parts) == len(r["processes"]) == 4, (len(parts), len(r["processes"]))
+assert len(parts) == len(r["processes"]) == 5, (len(parts), len(r["processes"]))
 drawn = freed = 0
 for body, p in zip(parts, r["processes"]):
     pid = p["target"]["pid"]
     made = sorted(a["address"] for a in p["arenas"] if a["created_by_tid"] is not None)
     dots = sorted(re.findall(r'<circle class="arena-new" data-arena="(0x[0-9a-f]+)"', body))
     assert dots == made, (pid, dots, made)
-    if not made and not p["heaps"]:
+    waits = sum(a["waits"] for a in p["arenas"])
+    assert not waits or ">%d lock waits in all, counted at the end" % waits in body, (pid, waits)
+    if p is r["processes"][0]:	# sh: no arena or heap event
         assert '<svg id="area-' not in body and "Nothing to draw over time" in body, pid
         continue
     drawn += 1
@@ -177,7 +182,8 @@ for body, p in zip(parts, r["processes"]):
     assert all(len(s["v"]) == len(d["t"]) <= 921 for s in d["series"]), pid
     assert "made (memory_arena_new)" in body and "not streamed" in body, pid
     print("process %d: %d arenas made, %d heaps made, %d freed, %d steps" % (pid, len(made), hn, hf, len(d["t"])))
-assert drawn == 3 and freed >= 1, (drawn, freed)
+assert drawn == 4 and freed >= 1, (drawn, freed)
+assert sum(a["waits"] for a in r["processes"][4]["arenas"]) == 4, r["processes"][4]["arenas"]
 PY
 # its hover read-out: a mousemove dispatched at 60% of arena-storm 3's
 # chart writes the arenas and heaps live of the step at that time
