@@ -389,8 +389,9 @@ static void untimed_note(const struct page *pg)
 	mw_state_heaps(pg->st, &nh);
 	fprintf(pg->f, "<p class=\"reading\">Nothing to draw over time: no timed event (no "
 		"arena or heap made, no threshold, mallopt, retry or tcache event while traced, "
-		"or a stream saved before events had times); %zu arena%s, %zu heap%s. ",
-		pg->nar, pg->nar == 1 ? "" : "s", nh, nh == 1 ? "" : "s");
+		"or a stream saved before events had times); %zu arena%s, %zu heap%s%s. ",
+		pg->nar, pg->nar == 1 ? "" : "s", nh, nh == 1 ? "" : "s",
+		mw_state_attach_refused(pg->st) ? " seen while traced (those at attach unknown)" : "");
 	sbrk_words(pg);
 	fprintf(pg->f, "</p>\n");
 }
