@@ -13,7 +13,9 @@
  * dashed line), markers for threshold changes, mallopt calls, tunables,
  * retries and tcache checks; one lane per thread showing the arena it was
  * attached to and how (new, reuse, free list); lock waits per interval;
- * the text summary beneath.
+ * the text summary beneath.  A process without samples (-f and the other
+ * runs of several processes take none) gets its arenas and heaps over
+ * time from its probe events instead (report_html_events.c).
  */
 #include <errno.h>
 #include <inttypes.h>
