@@ -8,7 +8,12 @@
 #    merge once stamped it with the bias's time, and drew it untimed);
 #  - the empty lock-wait strip says "no waits";
 #  - the 16 arenas' colours differ: every pair by a CIE76 delta E of 30 or
-#    more (the palette before: two blues 10.5 apart).
+#    more (the palette before: two blues 10.5 apart);
+#  - a stream without samples (as -f's processes have) draws its arenas
+#    and heaps from the events, bounded by the chart's pixel columns:
+#    tests/mkstream-heaps.sh's 100,000 heaps made and freed give at most
+#    921 steps and markers, whose counts add up to the heaps made (100,005)
+#    and freed (100,000) exactly, the last step with 3 arenas and 5 heaps.
 # No root needed.
 . tests/lib.sh
 command -v python3 >/dev/null || skip "no python3"
@@ -42,4 +47,23 @@ d, a, b = min((sum((p - q) ** 2 for p, q in zip(lab(a), lab(b))) ** .5, a, b)
 print("16 arenas: the closest colours %s and %s, delta E %.1f" % (a, b, d))
 sys.exit(0 if d >= 30 else 1)
 PY
-echo "lanes: 8356 on main_arena; waits: 'no waits'; colours apart"
+
+sh tests/mkstream-heaps.sh 100000 >"$OUT/heaps.mw" || exit 99
+"$MW" replay -q -o /dev/null --html "$OUT/heaps.html" "$OUT/heaps.mw" 2>"$OUT/err" ||
+	fail "replay of heaps.mw exited $?: $(cat "$OUT/err")"
+python3 - "$OUT/heaps.html" <<'PY' || fail "the chart of 100000 heaps"
+import json, re, sys
+html = open(sys.argv[1]).read()
+d = json.loads(re.search(r'<script type="application/json" id="mw-data">(.*?)</script>', html,
+                         re.S).group(1))["ev"]
+made = [int(n) for n in re.findall(r'<path class="heap-new" data-n="(\d+)"', html)]
+freed = [int(n) for n in re.findall(r'<path class="heap-free" data-n="(\d+)"', html)]
+print("%d steps, %d and %d markers for %d heaps made, %d freed; page %d bytes"
+      % (len(d["t"]), len(made), len(freed), sum(made), sum(freed), len(html)))
+assert len(d["t"]) <= 921 and len(made) <= 921 and len(freed) <= 921, (len(d["t"]), len(made))
+assert (sum(made), sum(freed)) == (100005, 100000), (sum(made), sum(freed))
+assert (d["arenas"][-1], d["heaps"][-1], max(d["heaps"])) == (3, 5, 6), d["heaps"][-3:]
+assert html.count('<circle class="arena-new"') == 2
+PY
+rm -f "$OUT/heaps.mw"
+echo "lanes: 8356 on main_arena; waits: 'no waits'; colours apart; 100000 heaps in 921 steps"

@@ -7,7 +7,8 @@
 #    the lanes were indexed (which attachment comes next, ties included;
 #    since then only its colours, the empty waits strip's "no waits"
 #    (t-html-edges) and the empty bytes chart's note, which replaced its
-#    lone "1 B" axis label, changed);
+#    lone "1 B" axis label, changed; then, the stream having no samples,
+#    the chart of arenas and heaps from its events replaced that note);
 #  - 200000 threads attaching once each (tests/mkstream-threads.sh) are
 #    drawn in well under 10 s: linear, where a scan of every attachment
 #    per thread took about 30 s (bench/run times it against 20000).

@@ -22,6 +22,14 @@
 #    the arena's system bytes in the JSON's exit snapshot, and some heap's
 #    peak (from the probes) is above 7 MiB; pbzip2's output decompresses
 #    to its input.  Its screenshot is kept too.
+#  - -f: one section per process, each with its lanes and, drawn from its
+#    probe events (no sample is taken), its arenas and heaps over time:
+#    the dots, heaps made and freed and the last step's counts are the
+#    JSON's (sh running arena-storm 3, arena-storm 2 and allocator-knobs
+#    lifecycle, which frees a heap), and its hover read-out (a mousemove
+#    dispatched in the browser) shows the step at the pointer's time; the
+#    lock waits of allocator-knobs contend 4, counted at the end, are said
+#    under the empty strip (4, not "no waits counted").
 . tests/lib.sh
 need_root
 need_libc
@@ -119,7 +127,8 @@ fi
 # -f: one page of the tree, the tree's table first, then a section per
 # process with its own chart, lanes and hover script
 "$MW" -q -f --html "$OUT/tree.html" --json "$OUT/tree.json" -o /dev/null -c sh -c \
-	'./examples/arena-storm 3 >/dev/null; ./examples/arena-storm 2 >/dev/null' ||
+	'./examples/arena-storm 3 >/dev/null; ./examples/arena-storm 2 >/dev/null;
+	 ./examples/allocator-knobs lifecycle >/dev/null; ./examples/allocator-knobs contend 4 >/dev/null' ||
 	fail "-f --html exited $?"
 browse "$OUT/tree.html" "$OUT/tree" || fail "the browser saw errors on the tree's page: $OUT/tree.log"
 python3 - "$OUT/tree.dom" "$OUT/tree.json" <<'PY' || fail "the tree's page"
@@ -131,8 +140,67 @@ pids = [int(p) for p in parts[0::2]]
 assert pids == [p["target"]["pid"] for p in r["processes"]], (pids, r["processes"])
 for body, p in zip(parts[1::2], r["processes"]):
     assert body.count('<g class="lane"') == len(p["threads"]), (p["target"], len(p["threads"]))
-    assert body.count('<g class="series"') == len(p["arenas"]), (p["target"], len(p["arenas"]))
+    if '<svg id="area-' in body:	# else a line: no timed event (below)
+        assert body.count('<g class="series"') == len(p["arenas"]), (p["target"], len(p["arenas"]))
 print("tree page:", [(p, len(q["arenas"]), len(q["threads"])) for p, q in zip(pids, r["processes"])])
+PY
+# ... and each process's chart drawn from its probe events (issue 46 item
+# 6; the chart was empty, "-f takes none"): a dot per arena it made, at
+# those arenas' addresses; the heaps made and freed in the strip (data-n
+# per pixel column) add up to its heaps and those freed; at the last
+# step, the arenas known and the heaps live in each arena are the JSON's;
+# a process with no timed event says so in a line, with no empty chart
+python3 - "$OUT/tree.html" "$OUT/tree.json" <<'PY' || fail "the tree's charts from the events"
+import json, re, sys
+html, r = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+parts = re.split(r'<h1 id="process-\d+">', html)[1:]
+assert len(parts) == len(r["processes"]) == 5, (len(parts), len(r["processes"]))
+drawn = freed = 0
+for body, p in zip(parts, r["processes"]):
+    pid = p["target"]["pid"]
+    made = sorted(a["address"] for a in p["arenas"] if a["created_by_tid"] is not None)
+    dots = sorted(re.findall(r'<circle class="arena-new" data-arena="(0x[0-9a-f]+)"', body))
+    assert dots == made, (pid, dots, made)
+    waits = sum(a["waits"] for a in p["arenas"])
+    assert not waits or ">%d lock waits in all, counted at the end" % waits in body, (pid, waits)
+    if p is r["processes"][0]:	# sh: no arena or heap event
+        assert '<svg id="area-' not in body and "Nothing to draw over time" in body, pid
+        continue
+    drawn += 1
+    hn = sum(int(n) for n in re.findall(r'<path class="heap-new" data-n="(\d+)"', body))
+    hf = sum(int(n) for n in re.findall(r'<path class="heap-free" data-n="(\d+)"', body))
+    assert hn == len(p["heaps"]), (pid, hn, len(p["heaps"]))
+    assert hf == sum(h["freed"] for h in p["heaps"]), (pid, hf, p["heaps"])
+    freed += hf
+    d = json.loads(re.search(r'<script type="application/json" id="mw-data-\d+">(.*?)</script>',
+                             body, re.S).group(1))["ev"]
+    assert d["arenas"][-1] == len(p["arenas"]), (pid, d["arenas"], len(p["arenas"]))
+    assert d["heaps"][-1] == sum(not h["freed"] for h in p["heaps"]), (pid, d["heaps"])
+    last = {s["name"].split()[-1]: s["v"][-1] for s in d["series"] if s["v"][-1]}
+    live = {a["address"]: a["heaps"] for a in p["arenas"] if a["heaps"]}
+    assert last == live, (pid, last, live)
+    assert all(len(s["v"]) == len(d["t"]) <= 921 for s in d["series"]), pid
+    assert "made (memory_arena_new)" in body and "not streamed" in body, pid
+    print("process %d: %d arenas made, %d heaps made, %d freed, %d steps" % (pid, len(made), hn, hf, len(d["t"])))
+assert drawn == 4 and freed >= 1, (drawn, freed)
+assert sum(a["waits"] for a in r["processes"][4]["arenas"]) == 4, r["processes"][4]["arenas"]
+PY
+# its hover read-out: a mousemove dispatched at 60% of arena-storm 3's
+# chart writes the arenas and heaps live of the step at that time
+sed 's|</body>|<script>(function(){var s=document.getElementById("area-1"),r=s.getBoundingClientRect();s.dispatchEvent(new MouseEvent("mousemove",{clientX:r.left+r.width*0.6,clientY:r.top+50}));var p=document.createElement("pre");p.id="hovered";p.textContent=document.getElementById("tip").textContent;document.body.appendChild(p);})();</script></body>|' \
+	"$OUT/tree.html" >"$OUT/hover.html"
+browse "$OUT/hover.html" "$OUT/hover" || fail "the browser saw errors on the hover page: $OUT/hover.log"
+python3 - "$OUT/hover.dom" <<'PY' || fail "the hover read-out of a -f chart"
+import html, json, re, sys
+dom = open(sys.argv[1]).read()
+tip = html.unescape(re.search(r'<pre id="hovered">(.*?)</pre>', dom, re.S).group(1))
+d = json.loads(html.unescape(re.search(r'id="mw-data-1">(.*?)</script>', dom, re.S).group(1)))
+ev, m = d["ev"], re.match(r"([0-9.]+) s\narenas known: (\d+)\nheaps live: (\d+)", tip)
+assert m, tip
+# the step at or before the pointer's time, which the tip shows to the ms
+bs = {max([-1] + [i for i, t in enumerate(ev["t"]) if t <= float(m.group(1)) + e]) for e in (-5e-4, 5e-4)}
+print("hover:", tip.replace("\n", "; "))
+assert (int(m.group(2)), int(m.group(3))) in [(ev["arenas"][b], ev["heaps"][b]) for b in bs if b >= 0], (tip, bs, ev)
 PY
 
 # the allocator is read every --interval only where the samples go (the

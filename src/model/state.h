@@ -55,6 +55,10 @@ struct mw_heap {
 	int created_by_tid;
 	int freed;
 	int at_attach;		/* there when tracing started */
+	uint64_t new_ns, free_ns;	/* when memory_heap_new and _free fired
+					 * (T records; CLOCK_MONOTONIC ns), 0
+					 * untimed or not seen (the --html
+					 * page's heaps over time) */
 };
 
 struct mw_threshold_change {

@@ -268,7 +268,7 @@ static void heap_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
 	st->heap_guess[st->nheaps] = t ? t->arena : 0;
 	st->heap_rule[st->nheaps] = 0;
 	st->heaps[st->nheaps++] = (struct mw_heap){ .addr = addr, .size = size,
-		.peak = size, .created_by_tid = tid };
+		.peak = size, .created_by_tid = tid, .new_ns = st->now_ns };
 }
 
 static void arena_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
@@ -444,6 +444,7 @@ static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, i
 		if ((h = live_heap(st, a[0]))) {
 			h->size = n > 1 ? a[1] : h->size;
 			h->freed = 1;
+			h->free_ns = st->now_ns;
 		}
 		break;
 	case MW_P_memory_mallopt_free_dyn_thresholds:

@@ -13,7 +13,9 @@
  * dashed line), markers for threshold changes, mallopt calls, tunables,
  * retries and tcache checks; one lane per thread showing the arena it was
  * attached to and how (new, reuse, free list); lock waits per interval;
- * the text summary beneath.
+ * the text summary beneath.  A process without samples (-f and the other
+ * runs of several processes take none) gets its arenas and heaps over
+ * time from its probe events instead (report_html_events.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -156,7 +158,7 @@ static void sbrk_line(const struct page *pg, const struct mw_sample *s, size_t n
 /* A vertical line at each timeline marker, classed by its kind (retry,
  * mallopt, tcache, setting, threshold), its time, thread, probe and
  * arguments as its title. */
-static void mark_lines(const struct page *pg)
+void html_mark_lines(const struct page *pg)
 {
 	size_t nm;
 	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
@@ -328,18 +330,13 @@ static void area_chart(struct page *pg, json_t *data)
 	fprintf(f, "<svg id=\"area%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
 		pg->sfx, W, AREA_H + 30, W, AREA_H + 30);
 	html_ticks(pg, 0, AREA_H);
-	if (ns)
-		y_axis(pg, &max);
-	else	/* nothing to scale, and an empty chart is not one of 0 bytes */
-		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\">no reading of the "
-			"allocator was taken during the run (-f takes none): nothing to draw"
-			"</text>\n", LEFT + 4, AREA_H / 2);
+	y_axis(pg, &max);	/* ns > 0: bytes_section */
 	for (size_t a = 0; a < pg->nar; a++)
 		json_array_append_new(js, area_band(pg, a, s, ns, val, base, max));
 	if (mem)
 		mem_series(pg, s, ns, base, max);
 	sbrk_line(pg, s, ns, max);
-	mark_lines(pg);
+	html_mark_lines(pg);
 	fprintf(f, "<line id=\"cursor%s\" x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" "
 		"style=\"display:none\"/>\n</svg>\n", pg->sfx, LEFT, LEFT, AREA_H);
 	json_object_set_new(data, "t", jt);
@@ -396,6 +393,10 @@ static const char css[] =
 ".legend span{margin-right:10px;white-space:nowrap}"
 ".legend i{display:inline-block;width:12px;height:10px;margin-right:3px}"
 ".legend i.dash{border-top:2px dashed #000;height:0}.legend i.m{width:3px}"
+".arenas{fill:none;stroke:#000;stroke-width:1.5}.arena-new{stroke:#000;stroke-width:1}"
+".heap-new{fill:#1a7f37}.heap-free{fill:#c44}"
+".legend i.line{border-top:2px solid #000;height:0}"
+".legend i.dot{border-radius:50%;border:1px solid #000;width:8px;height:8px}"
 "pre{font:12px monospace;background:#f6f6f6;padding:8px;overflow:auto}";
 
 /* The hover read-out: nearest sample to the pointer, exact bytes; js_mem
@@ -448,6 +449,10 @@ static int bytes_section(struct page *pg, json_t *data)
 	const struct mw_sample_arena *sa = mw_state_sample_arenas(pg->st, &nsa);
 	int mem = have_mem(s, ns);
 
+	if (!ns) {	/* -f and other runs of several processes */
+		html_events_section(pg, data);
+		return 0;
+	}
 	if (mem)
 		fprintf(pg->f, "<h2>Bytes from the system: per arena (malloc_state.system_mem) "
 			"and in mmapped chunks (mp_.mmapped_mem), stacked, beside the process's "
@@ -493,6 +498,19 @@ static void script_ids(FILE *f, const char *text, const char *sfx)
 		fprintf(f, "%.*s%s'", (int)strlen(ids[i]) - 1, ids[i], sfx);
 		text += strlen(ids[i]);
 	}
+}
+
+/* The hover script of a section: the samples' (with the mmapped chunks
+ * and the RSS when mem), or, without samples, the events chart's. */
+static void hover_script(FILE *f, size_t ns, int mem, const char *sfx)
+{
+	if (!ns) {
+		script_ids(f, html_js_events, sfx);
+		return;
+	}
+	script_ids(f, js, sfx);
+	script_ids(f, mem ? js_mem : "", sfx);
+	script_ids(f, js_end, sfx);
 }
 
 /* One process's part of a page: its title line, bytes chart, lanes,
@@ -562,9 +580,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	dump = json_dumps(data, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(9));
 	fprintf(f, "%s<script type=\"application/json\" id=\"mw-data%s\">%s</script>\n<script>",
 		*sfx ? "" : "<div id=\"tip\"></div>\n", sfx, dump ? dump : "{}");
-	script_ids(f, js, sfx);
-	script_ids(f, mem ? js_mem : "", sfx);
-	script_ids(f, js_end, sfx);
+	hover_script(f, ns, mem, sfx);
 	fprintf(f, "</script>\n");
 	json_decref(data);
 	mw_stack_tips_free(tips);

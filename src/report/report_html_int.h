@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "report.h"
 #include "report_stacks.h"
 #include "state.h"
@@ -45,5 +47,12 @@ const char *html_how_name(enum mw_attach how);
 void html_ticks(const struct page *pg, int y0, int h);
 void html_lanes(struct page *pg);
 void html_waits_strip(struct page *pg);
+/* report_html.c: a vertical line at each timeline marker. */
+void html_mark_lines(const struct page *pg);
+/* report_html_events.c: the arenas and heaps over time from the probe
+ * events, for a page without samples (its data into data: "t" empty,
+ * "ev" the steps); html_js_events its hover script. */
+void html_events_section(struct page *pg, json_t *data);
+extern const char html_js_events[];
 
 #endif /* MALLOCWATCH_REPORT_HTML_INT_H */

@@ -310,7 +310,14 @@ void html_waits_strip(struct page *pg)
 		prev = s[i].waits;
 		prev_ns = s[i].ns;
 	}
-	if (!total)	/* an empty strip is not a broken one */
+	for (size_t a = 0; a < pg->nar && !ns; a++)	/* counted at the end (A records) */
+		total += pg->ar[a].waits;
+	if (!ns && total)
+		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\">%" PRIu64 " lock wait%s in all, "
+			"counted at the end: not over time (no sample of the allocator asked for "
+			"them; each thread's are on its lane)</text>\n", LEFT + 4, WAITS_H / 2 + 4,
+			total, total == 1 ? "" : "s");
+	else if (!total)	/* an empty strip is not a broken one */
 		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\">%s</text>\n", LEFT + 4,
 			WAITS_H / 2 + 4, counted ? "no waits: no thread waited for an arena's "
 			"lock" : "no waits counted: no sample of the allocator asked for them");
