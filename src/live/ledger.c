@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ledger.h"
 #include "ledger_int.h"
 #include "xalloc.h"
@@ -235,6 +236,7 @@ static void arena_page(struct sweep *sw, const struct lg_range *r, uint64_t pg, 
 	if (!present) {
 		a->l.free_returned += fr;
 		a->l.top_returned += tp;
+		a->l.in_use_gone += used;
 		return;
 	}
 	a->l.rss += ps;
@@ -295,6 +297,7 @@ static int paged(struct sweep *sw, int fd, const struct lg_vma *m, uint64_t *buf
 					arena_page(sw, &sw->r[sw->ri], a, present, swapped);
 				} else {
 					l->total.mmapped += present ? ps : 0;
+					l->total.mmapped_gone += present ? 0 : ps;
 					l->total.swapped += swapped ? ps : 0;
 				}
 				continue;
@@ -319,6 +322,7 @@ static void add_part(struct mw_ledger_part *t, const struct mw_ledger_part *a)
 	t->top_returned += a->top_returned;
 	t->heap_slack += a->heap_slack;
 	t->swapped += a->swapped;
+	t->in_use_gone += a->in_use_gone;
 }
 
 static void add_frag(struct mw_frag *t, const struct mw_frag *a)
@@ -338,7 +342,7 @@ static void add_frag(struct mw_frag *t, const struct mw_frag *a)
 static void totals(struct mw_ledger *l)
 {
 	struct mw_ledger_part *t = &l->total;
-	uint64_t mm = t->mmapped, sw = t->swapped;
+	uint64_t mm = t->mmapped, sw = t->swapped, mg = t->mmapped_gone;
 
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < l->narenas; i++) {
@@ -346,6 +350,7 @@ static void totals(struct mw_ledger *l)
 		add_frag(&l->frag, &l->arenas[i].f);
 	}
 	t->mmapped = mm;
+	t->mmapped_gone = mg;
 	t->swapped += sw;
 	t->not_malloc = l->nm_stack + l->nm_file + l->nm_anon + l->nm_kernel + l->nm_shm;
 	t->rss += t->mmapped + t->not_malloc;
@@ -391,6 +396,11 @@ static int count(struct sweep *sw, pid_t pid, struct lg_vma *v, size_t nv, char 
 			continue;
 		}
 		*nm_of(l, v[i].kind) += v[i].rss;
+		if (v[i].kind == LG_ANON && v[i].rss) {
+			l->nm_anon_maps++;
+			if (v[i].rss > l->nm_anon_largest)
+				l->nm_anon_largest = v[i].rss, l->nm_anon_largest_at = v[i].start;
+		}
 	}
 	close(fd);
 	free(buf);
@@ -404,6 +414,7 @@ int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_led
 	struct sweep sw = { .l = l };
 	struct lg_vma *v = NULL;
 	size_t nv = 0, cap = 0;
+	uint64_t t0 = mw_now_ns();
 	int ret = -1;
 
 	l->pid = p->pid;
@@ -445,6 +456,8 @@ int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_led
 	}
 	l->peak_rss = lg_peak_rss(p->pid);
 	totals(l);
+	l->readings = 1;
+	l->read_ns = mw_now_ns() - t0;
 	ret = 0;
 out:
 	free(v);
@@ -456,6 +469,19 @@ out:
 	else
 		*out = l;
 	return ret;
+}
+
+uint64_t mw_ledger_cost_ns(pid_t pid)
+{
+	uint64_t t0 = mw_now_ns(), rss, swap;
+	struct lg_vma *v = NULL;
+	size_t n = 0;
+	char err[256];
+
+	if (lg_read_smaps(pid, &v, &n, err, sizeof(err)) == 0)
+		lg_read_rollup(pid, &rss, &swap);
+	free(v);
+	return 3 * (mw_now_ns() - t0) + 2000000;
 }
 
 void mw_ledger_free(struct mw_ledger *l)
