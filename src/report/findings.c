@@ -354,9 +354,18 @@ static void thread_tops(struct list *x)
 	snprintf(knob, sizeof(knob), "glibc.malloc.trim_threshold=%" PRIu64,
 		 DEFAULT_TRIM_THRESHOLD);
 	measure_with(x, f, knob, 0);
-	snprintf(f->suggest, sizeof(f->suggest), "no trim returns them; a lower trim threshold "
-		 "(GLIBC_TUNABLES=%s) lets glibc give them back at the next free in each arena; "
-		 "measure it: %s", knob, f->measure);
+	if (s->no_dyn_threshold)	/* mallopt or the environment: a tunable
+					 * loses to a mallopt made later */
+		snprintf(f->suggest, sizeof(f->suggest), "no trim returns them; the threshold was "
+			 "set (mallopt(M_TRIM_THRESHOLD), glibc.malloc.trim_threshold or "
+			 "MALLOC_TRIM_THRESHOLD_): a lower value where it is set lets glibc give "
+			 "them back at the next free in each arena (a tunable does not undo a "
+			 "mallopt call); for the environment's, measure it: %s", f->measure);
+	else
+		snprintf(f->suggest, sizeof(f->suggest), "no trim returns them; a fixed trim "
+			 "threshold (GLIBC_TUNABLES=%s, which also stops glibc's adjustment) lets "
+			 "glibc give them back at the next free in each arena; measure it: %s", knob,
+			 f->measure);
 }
 
 /* Mmapped chunks: in use until the program frees them. */
@@ -369,9 +378,10 @@ static void mmapped(struct list *x)
 	if (l->total.mmapped < MIB)
 		return;
 	f = add(x, "mmapped", l->total.mmapped);
-	snprintf(f->what, sizeof(f->what), "%" PRIu64 " mmapped chunk%s hold %s resident (%u%% of "
+	snprintf(f->what, sizeof(f->what), "%" PRIu64 " mmapped chunk%s %s resident (%u%% of "
 		 "RSS; %s mapped): allocations of at least the mmap threshold (%s now), each "
-		 "mapped on its own and in use", l->mmapped_found, l->mmapped_found == 1 ? "" : "s",
+		 "mapped on its own and in use", l->mmapped_found,
+		 l->mmapped_found == 1 ? " holds" : "s hold",
 		 hb(l->total.mmapped), pct(l->total.mmapped, l->total.rss),
 		 hb(l->mmapped_found_bytes), hb(s->mmap_threshold));
 	snprintf(f->evidence, sizeof(f->evidence), "chunk headers (IS_MMAPPED) at the start of "

@@ -36,7 +36,7 @@ struct mw_finding {
 	uint64_t bytes;		/* what it is about (the rank) */
 	char what[512];		/* the finding, with its numbers */
 	char evidence[512];	/* which figures, measured or estimated how */
-	char suggest[768];	/* a setting or call and its effect; "" none */
+	char suggest[1024];	/* a setting or call and its effect; "" none */
 	char knob[96];		/* the GLIBC_TUNABLES setting the suggestion names
 				 * ("glibc.malloc.arena_max=2"); "" none */
 	char measure[512];	/* the command that measures what the setting
