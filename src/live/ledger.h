@@ -130,6 +130,9 @@ struct mw_ledger {
 	 * why it was not held ("" when it was, or added up) */
 	int readings;
 	uint64_t read_ns, held_ns;
+	uint64_t max_stop_ns;	/* the bound on one stop then (held_ns may pass
+				 * it when the ledger's read took longer than
+				 * foreseen: the report says so) */
 	char not_held[400];
 };
 

@@ -189,6 +189,9 @@ void mw_snapshot_no_stop(int on);
  * stopped read, for the caller's call: that time is the caller's.) */
 void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share_pct);
 
+/* The bound on one stop now (--max-stop), ns. */
+uint64_t mw_snapshot_max_stop_ns(void);
+
 /* Read every later snapshot with the process stopped (no read while it
  * runs), and once one is consistent leave the process in a job-control
  * stop (SIGSTOP) at that very point, for a debugger or a core dump

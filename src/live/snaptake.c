@@ -46,6 +46,11 @@ void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share
 		stop_share = share_pct / 100.0;
 }
 
+uint64_t mw_snapshot_max_stop_ns(void)
+{
+	return max_stop;
+}
+
 /* This run's stops of one process (a pid and its start time, so that a
  * pid used again is another). */
 struct run_stops {

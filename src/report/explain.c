@@ -94,8 +94,10 @@ static int reading(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		*l = NULL;
 	if (st) {
 		held = mw_ptstop_resume(st);
-		if (*l)
+		if (*l) {
 			(*l)->held_ns = held;
+			(*l)->max_stop_ns = mw_snapshot_max_stop_ns();
+		}
 	}
 	return r;
 }

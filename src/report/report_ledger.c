@@ -35,8 +35,10 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		hb(l->tolerance), l->ok ? "adds up" : "DOES NOT ADD UP");
 	if (l->held_ns)
 		fprintf(f, "  read with the process held: %.1f ms (its snapshot's stop and the "
-			"ledger's read%s)\n", (double)l->held_ns / 1e6,
-			l->readings > 1 ? ", after a reading while it ran did not add up" : "");
+			"ledger's read%s)%s\n", (double)l->held_ns / 1e6,
+			l->readings > 1 ? ", after a reading while it ran did not add up" : "",
+			l->max_stop_ns && l->held_ns > l->max_stop_ns ? "; more than one stop may "
+			"last (--max-stop): the ledger's read took longer than foreseen" : "");
 	if (!l->ok)
 		fprintf(f, "  the process changed while it was read (its pages, or its mappings, "
 			"between the reads of smaps, pagemap and smaps_rollup): %d reading%s, none "
