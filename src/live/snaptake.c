@@ -397,6 +397,9 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	s->minsize = (uint64_t)g->ch_fd_nextsize.off;	/* MINSIZE, as totals() */
 	s->taken_ns = mw_realtime_ns();
 	w.leave_stopped = leave_stopped && !no_stop;
+	if (w.leave_stopped && w.hold == MW_HOLD_READ)
+		w.hold = 0, w.reserve = 0;	/* left in its job-control stop: still
+						 * for any read */
 	for (s->tries = 1; !w.leave_stopped && !(w.hold && w.stopped_only); s->tries++) {
 		uint64_t cpu = cpu_now();
 
