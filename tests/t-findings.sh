@@ -145,6 +145,35 @@ w = json.load(open(sys.argv[2]))["snapshot"]
 assert not [x for x in w["findings"] if x["id"] == "other_anonymous"], w["findings"]
 assert w["ledger"]["in_use"] >= 20 * 2**20, w["ledger"]' "$OUT/py-pymalloc.json" "$OUT/py-malloc.json" ||
 		fail "python3: pymalloc's arenas"
+
+	# a command line from the process goes into the tune command only
+	# shell-quoted, and not at all with a byte that is not printable
+	for name in "held';touch $OUT/pwned;'\$(id)" "held$(printf '\033')[2J"; do
+		rm -f "$OUT/argv.in"; mkfifo "$OUT/argv.in"
+		bash -c 'exec -a "$1" ./build/tests/fixtures/held-kinds tops' - "$name" \
+			<"$OUT/argv.in" >"$OUT/argv.out" 2>&1 &
+		pid=$!
+		exec 3>"$OUT/argv.in"
+		i=0
+		until grep -q ready "$OUT/argv.out" 2>/dev/null; do
+			i=$((i + 1)); [ $i -lt 1200 ] || fail "held-kinds tops never got ready"; sleep 0.05
+		done
+		explain argv
+		release
+		python3 - "$OUT/argv.json" "$name" <<'PY' || fail "a hostile argv[0] in the tune command"
+import json, shlex, sys
+f = [x for x in json.load(open(sys.argv[1]))["snapshot"]["findings"] if x["id"] == "thread_tops"][0]
+w = shlex.split(f["measure_with"])
+if "\033" in sys.argv[2]:
+    assert w[-2:] == ["PROGRAM", "[ARGS]"] and "\033" not in f["suggestion"], f
+else:
+    assert w[-2:] == [sys.argv[2], "tops"], (w, f["measure_with"])
+print("ok:", f["measure_with"])
+PY
+		sh -c "echo $(python3 -c 'import json, sys
+print([x for x in json.load(open(sys.argv[1]))["snapshot"]["findings"] if x["id"] == "thread_tops"][0]["measure_with"])' "$OUT/argv.json")" >/dev/null
+		[ ! -e "$OUT/pwned" ] || fail "the tune command ran what argv[0] held"
+	done
 else
 	echo "note: Debian's python3 with libc6-dbg not here; pymalloc not checked"
 fi
