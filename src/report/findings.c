@@ -174,9 +174,9 @@ static void trim_now(struct list *x)
 		 "its first header, and main_arena's top past MINSIZE (%s of whole free pages are "
 		 "resident in all)", hb(l->frag.free_pages_resident));
 	snprintf(f->suggest, sizeof(f->suggest), "call malloc_trim(0) where the program is idle: "
-		 "RSS drops by %s if nothing changed meanwhile (mallocwatch trim -p %d calls it "
-		 "now and measures the drop; glibc.malloc.trim_threshold, now %s, trims only the "
-		 "tops)", hb(t), (int)x->s->pid, hb(x->s->trim_threshold));
+		 "RSS drops by %s if nothing changed meanwhile (mallocwatch trim -p PID calls it "
+		 "in the running process and measures the drop; glibc.malloc.trim_threshold, now "
+		 "%s, trims only the tops)", hb(t), hb(x->s->trim_threshold));
 }
 
 /* Arenas on glibc's free list: no thread attached, their free memory
