@@ -471,19 +471,6 @@ out:
 	return ret;
 }
 
-uint64_t mw_ledger_cost_ns(pid_t pid)
-{
-	uint64_t t0 = mw_now_ns(), rss, swap;
-	struct lg_vma *v = NULL;
-	size_t n = 0;
-	char err[256];
-
-	if (lg_read_smaps(pid, &v, &n, err, sizeof(err)) == 0)
-		lg_read_rollup(pid, &rss, &swap);
-	free(v);
-	return 3 * (mw_now_ns() - t0) + 2000000;
-}
-
 void mw_ledger_free(struct mw_ledger *l)
 {
 	if (!l)

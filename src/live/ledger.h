@@ -145,12 +145,6 @@ struct mw_ledger {
 int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_ledger **out,
 		   char *err, size_t errlen);
 
-/* About what a ledger's read of pid takes, ns, for holding the process
- * while it is read: three times one read of its smaps and smaps_rollup,
- * and 2 ms (pagemap and the mmapped chunks' headers are read faster
- * than the kernel writes smaps). */
-uint64_t mw_ledger_cost_ns(pid_t pid);
-
 /* Free l and what it holds; NULL allowed. */
 void mw_ledger_free(struct mw_ledger *l);
 

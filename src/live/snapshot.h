@@ -244,18 +244,17 @@ int mw_snapshot_hold(struct mw_proc *p, const struct mw_glibc *g, long timeout_m
 		     struct mw_snapshot **out, struct mw_ptstop **held, char *err, size_t errlen);
 
 /* mw_snapshot_take_chunks for a read that must see the process as it was
- * (the RSS ledger, ledger.h): when the consistent walk is a stopped one,
- * the process is left held there (*held, as mw_snapshot_hold; the
- * threads need not be out of malloc's code, no call is made), with
- * reserve_ns of each stop's time left for the caller's read: the walk
- * ends that much before the stop bounds do.  A stop that cannot hold
- * both is made for the walk alone (*held NULL), or, with stopped_only,
- * not made (the snapshot refused, saying so).  A consistent walk made
- * while it ran leaves *held NULL; with stopped_only there is none.
- * Returns as mw_snapshot_take. */
+ * (the RSS ledger, ledger.h): read only with the process stopped, and left
+ * held there (*held, as mw_snapshot_hold, though the threads need not be
+ * out of malloc's code: no call is made), with reserve_ns of the stop's
+ * time kept for the caller's read: the walk ends that much before the
+ * stop bounds do, and a stop that cannot hold both is not made (the
+ * snapshot refused, saying so).  With mw_snapshot_leave_stopped on, the
+ * process is left in its job-control stop instead (*held NULL).  Returns
+ * as mw_snapshot_take. */
 int mw_snapshot_keep(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
-		     uint64_t reserve_ns, int stopped_only, struct mw_snapshot **out,
-		     struct mw_ptstop **held, char *err, size_t errlen);
+		     uint64_t reserve_ns, struct mw_snapshot **out, struct mw_ptstop **held,
+		     char *err, size_t errlen);
 
 /* mw_proc_open + mw_snapshot_take + mw_proc_close, for one snapshot of
  * pid.  As mw_snapshot_take (MW_SNAP_ERROR also when pid cannot be

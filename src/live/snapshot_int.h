@@ -35,7 +35,6 @@ struct walk {
 				 * (mw_snapshot_hold: every thread out of malloc,
 				 * for a call), MW_HOLD_READ (mw_snapshot_keep:
 				 * for reading it still) */
-	int stopped_only;	/* no reads while it runs */
 	uint64_t reserve;	/* ns of each stop left to the caller's read */
 	struct mw_ptstop *held;	/* then: the threads held */
 	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */

@@ -266,11 +266,6 @@ static void stopped_walks(struct walk *w, char *note, size_t len)
 			break;
 		}
 		allow = allowance(w, r, mw_now_ns(), why, sizeof(why));
-		if (allow < w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS + w->reserve &&
-		    !w->stopped_only && w->hold == MW_HOLD_READ) {
-			w->hold = 0;	/* not both in one stop: the snapshot alone */
-			w->reserve = 0;
-		}
 		if (allow < w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS + w->reserve) {
 			snprintf(note, len, "; not stopped%s: %s%s", k ? " again" : "", why,
 				 w->reserve && allow >= w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS ?
@@ -376,7 +371,6 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
 			  .headers_only = how == 1, .keep = how == 2,
 			  .hold = !held ? 0 : opt ? opt->hold : MW_HOLD_CALL,
-			  .stopped_only = !opt || opt->stopped_only,
 			  .reserve = opt ? opt->reserve : 0 };
 	uint64_t t0 = mw_now_ns();
 	char note[512] = "";
@@ -400,7 +394,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	if (w.leave_stopped && w.hold == MW_HOLD_READ)
 		w.hold = 0, w.reserve = 0;	/* left in its job-control stop: still
 						 * for any read */
-	for (s->tries = 1; !w.leave_stopped && !(w.hold && w.stopped_only); s->tries++) {
+	for (s->tries = 1; !w.leave_stopped && !w.hold; s->tries++) {
 		uint64_t cpu = cpu_now();
 
 		mw_snap_walk(&w);
@@ -419,7 +413,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 		}
 		mw_proc_refresh(p, err, errlen);	/* it may have mapped new heaps */
 	}
-	if (w.leave_stopped || (w.hold && w.stopped_only)) {	/* read stopped only */
+	if (w.leave_stopped || w.hold) {	/* read stopped only */
 		s->tries = 0;
 		s->consistent = 0;
 	}
@@ -464,11 +458,10 @@ int mw_snapshot_hold(struct mw_proc *p, const struct mw_glibc *g, long timeout_m
 }
 
 int mw_snapshot_keep(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
-		     uint64_t reserve_ns, int stopped_only, struct mw_snapshot **out,
-		     struct mw_ptstop **held, char *err, size_t errlen)
+		     uint64_t reserve_ns, struct mw_snapshot **out, struct mw_ptstop **held,
+		     char *err, size_t errlen)
 {
-	struct walk opt = { .hold = MW_HOLD_READ, .stopped_only = stopped_only,
-			    .reserve = reserve_ns };
+	struct walk opt = { .hold = MW_HOLD_READ, .reserve = reserve_ns };
 
 	*held = NULL;
 	return take(p, g, 2, timeout_ms, out, held, &opt, err, errlen);

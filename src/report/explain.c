@@ -3,12 +3,14 @@
  * ledger and the findings; see explain.h.
  *
  * The ledger adds up only when the process did not move between the
- * snapshot and the ledger's reads of smaps, pagemap and smaps_rollup.  A
- * snapshot that had to stop the process keeps it held for the ledger's
- * read (mw_snapshot_keep, within the stop bounds); a ledger that does not
- * add up is read again with the process held, up to EXPLAIN_READINGS in
- * all within the read timeout, and one that still does not says why
- * (ledger.h: readings, held_ns, not_held).
+ * snapshot and the ledger's reads of smaps, pagemap and smaps_rollup.
+ * The first reading is made as a snapshot alone is (the process stopped
+ * only when it must be, for the walk); a ledger that does not add up is
+ * read again with the process held for the snapshot and the ledger both
+ * (mw_snapshot_keep: the stop keeps twice the first ledger's read time for
+ * it, within the stop bounds), up to EXPLAIN_READINGS in all within the
+ * read timeout; one that still does not says why (ledger.h: readings,
+ * held_ns, not_held).
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -73,29 +75,30 @@ static void take_over(struct mw_explained *e, struct mw_snapshot *s, struct mw_l
 	e->l = l;
 }
 
-/* One reading into s, l: a snapshot and its ledger, the ledger read with
- * the process held when the snapshot's walk was a stopped one (always
- * with held_only, reserve_ns of the stop left for the ledger).  The
+/* One reading into s, l: a snapshot and its ledger; with held, the
+ * snapshot read stopped only and the ledger in the same stop (reserve_ns
+ * of it kept for the ledger), the process let go after both.  The
  * snapshot's status; *l NULL with the reason in lerr when no ledger. */
-static int reading(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
-		   uint64_t reserve_ns, int held_only, struct mw_snapshot **s,
-		   struct mw_ledger **l, char *err, size_t errlen, char *lerr, size_t lerrlen)
+static int reading(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms, int held,
+		   uint64_t reserve_ns, struct mw_snapshot **s, struct mw_ledger **l, char *err,
+		   size_t errlen, char *lerr, size_t lerrlen)
 {
 	struct mw_ptstop *st = NULL;
-	uint64_t held;
 	int r;
 
 	*s = NULL;
 	*l = NULL;
-	r = mw_snapshot_keep(p, g, timeout_ms, reserve_ns, held_only, s, &st, err, errlen);
+	r = held ? mw_snapshot_keep(p, g, timeout_ms, reserve_ns, s, &st, err, errlen) :
+	    mw_snapshot_take_chunks(p, g, timeout_ms, s, err, errlen);
 	if (r != MW_SNAP_OK)
 		return r;
 	if (mw_ledger_read(p, *s, l, lerr, lerrlen) < 0)
 		*l = NULL;
 	if (st) {
-		held = mw_ptstop_resume(st);
+		uint64_t ns = mw_ptstop_resume(st);
+
 		if (*l) {
-			(*l)->held_ns = held;
+			(*l)->held_ns = ns;
 			(*l)->max_stop_ns = mw_snapshot_max_stop_ns();
 		}
 	}
@@ -117,7 +120,7 @@ static void read_again(struct mw_proc *p, const struct mw_glibc *g, uint64_t dea
 		long left = (long)((deadline - mw_now_ns()) / 1000000);
 
 		n++;
-		if (reading(p, g, left, reserve, 1, &s, &l, why, sizeof(why), lerr,
+		if (reading(p, g, left, 1, reserve, &s, &l, why, sizeof(why), lerr,
 			    sizeof(lerr)) != MW_SNAP_OK) {
 			/* not held (a bound, --no-stop, traced): once more as it runs */
 			if (reading(p, g, left, 0, 0, &s, &l, lerr, sizeof(lerr), lerr,
@@ -152,8 +155,8 @@ int mw_explain_read(pid_t pid, const struct mw_glibc *g, long timeout_ms,
 	deadline = mw_now_ns() + (uint64_t)timeout_ms * 1000000;
 	if (mw_proc_open(&p, pid, err, errlen) < 0)
 		return MW_SNAP_ERROR;
-	r = reading(&p, g, timeout_ms, mw_ledger_cost_ns(pid), 0, &e->s, &e->l, err, errlen,
-		    e->lerr, sizeof(e->lerr));
+	r = reading(&p, g, timeout_ms, 0, 0, &e->s, &e->l, err, errlen, e->lerr,
+		    sizeof(e->lerr));
 	if (r == MW_SNAP_OK && e->l) {
 		if (!e->l->ok)
 			read_again(&p, g, deadline, e);

@@ -36,7 +36,7 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 	if (l->held_ns)
 		fprintf(f, "  read with the process held: %.1f ms (its snapshot's stop and the "
 			"ledger's read%s)%s\n", (double)l->held_ns / 1e6,
-			l->readings > 1 ? ", after a reading while it ran did not add up" : "",
+			l->readings > 1 ? ", after a reading that did not add up" : "",
 			l->max_stop_ns && l->held_ns > l->max_stop_ns ? "; more than one stop may "
 			"last (--max-stop): the ledger's read took longer than foreseen" : "");
 	if (!l->ok)
