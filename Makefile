@@ -210,7 +210,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/hold-mmapped build/tests/fixtures/tune-det \
 	build/tests/fixtures/hold-shm \
 	build/tests/fixtures/retitle \
-	build/tests/fixtures/trim-hostile build/tests/fixtures/stopwatch
+	build/tests/fixtures/trim-hostile build/tests/fixtures/stopwatch \
+	build/tests/fixtures/held-kinds
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -289,6 +290,10 @@ build/tests/fixtures/trim-hostile: tests/fixtures/trim-hostile.c
 build/tests/fixtures/stopwatch: tests/fixtures/stopwatch.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/held-kinds: tests/fixtures/held-kinds.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -pthread -o $@ $<
 
 build/tests/fixtures/busy-alloc: tests/fixtures/busy-alloc.c
 	$(Q)mkdir -p $(@D)

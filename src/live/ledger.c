@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ledger.h"
 #include "ledger_int.h"
 #include "xalloc.h"
@@ -281,6 +282,7 @@ static void arena_page(struct sweep *sw, const struct lg_range *r, uint64_t pg, 
 	if (!present) {
 		a->l.free_returned += fr;
 		a->l.top_returned += tp;
+		a->l.in_use_gone += used;
 		return;
 	}
 	a->l.rss += ps;
@@ -341,6 +343,7 @@ static int paged(struct sweep *sw, int fd, const struct lg_vma *m, uint64_t *buf
 					arena_page(sw, &sw->r[sw->ri], a, present, swapped);
 				} else {
 					l->total.mmapped += present ? ps : 0;
+					l->total.mmapped_gone += present ? 0 : ps;
 					l->total.swapped += swapped ? ps : 0;
 				}
 				continue;
@@ -365,6 +368,7 @@ static void add_part(struct mw_ledger_part *t, const struct mw_ledger_part *a)
 	t->top_returned += a->top_returned;
 	t->heap_slack += a->heap_slack;
 	t->swapped += a->swapped;
+	t->in_use_gone += a->in_use_gone;
 }
 
 static void add_frag(struct mw_frag *t, const struct mw_frag *a)
@@ -384,7 +388,7 @@ static void add_frag(struct mw_frag *t, const struct mw_frag *a)
 static void totals(struct mw_ledger *l)
 {
 	struct mw_ledger_part *t = &l->total;
-	uint64_t mm = t->mmapped, sw = t->swapped;
+	uint64_t mm = t->mmapped, sw = t->swapped, mg = t->mmapped_gone;
 
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < l->narenas; i++) {
@@ -392,6 +396,7 @@ static void totals(struct mw_ledger *l)
 		add_frag(&l->frag, &l->arenas[i].f);
 	}
 	t->mmapped = mm;
+	t->mmapped_gone = mg;
 	t->swapped += sw;
 	t->not_malloc = l->nm_stack + l->nm_file + l->nm_anon + l->nm_kernel + l->nm_shm;
 	t->rss += t->mmapped + t->not_malloc;
@@ -437,6 +442,11 @@ static int count(struct sweep *sw, pid_t pid, struct lg_vma *v, size_t nv, char 
 			continue;
 		}
 		*nm_of(l, v[i].kind) += v[i].rss;
+		if (v[i].kind == LG_ANON && v[i].rss) {
+			l->nm_anon_maps++;
+			if (v[i].rss > l->nm_anon_largest)
+				l->nm_anon_largest = v[i].rss, l->nm_anon_largest_at = v[i].start;
+		}
 	}
 	close(fd);
 	free(buf);
@@ -450,6 +460,7 @@ int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_led
 	struct sweep sw = { .l = l };
 	struct lg_vma *v = NULL;
 	size_t nv = 0, cap = 0;
+	uint64_t t0 = mw_now_ns();
 	int ret = -1;
 
 	l->pid = p->pid;
@@ -491,6 +502,8 @@ int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_led
 	}
 	l->peak_rss = lg_peak_rss(p->pid);
 	totals(l);
+	l->readings = 1;
+	l->read_ns = mw_now_ns() - t0;
 	ret = 0;
 out:
 	free(v);

@@ -69,12 +69,14 @@
 
 /* One account, bytes.  rss = in_use + free_resident + top + mmapped +
  * heap_slack + not_malloc; free_returned and top_returned are free bytes
- * whose pages are not resident (given back, or never touched), swapped
- * malloc's pages in swap: neither is in rss.  For an arena, mmapped and
- * not_malloc are 0 (they are the process's). */
+ * whose pages are not resident (given back, or never touched),
+ * in_use_gone and mmapped_gone bytes in use (in the arenas' chunks, in
+ * mmapped chunks) on pages not resident (never written, or swapped),
+ * swapped malloc's pages in swap: none of them is in rss.  For an arena,
+ * mmapped, mmapped_gone and not_malloc are 0 (they are the process's). */
 struct mw_ledger_part {
 	uint64_t rss, in_use, free_resident, free_returned, top, top_returned, mmapped,
-		heap_slack, not_malloc, swapped;
+		heap_slack, not_malloc, swapped, in_use_gone, mmapped_gone;
 };
 
 /* Fragmentation of an arena's free chunks (bins and fastbins; the top
@@ -107,6 +109,9 @@ struct mw_ledger {
 	/* not_malloc, by kind */
 	uint64_t nm_stack, nm_file, nm_anon, nm_kernel, nm_shm;	/* shm: shared memory */
 	size_t nstacks;			/* thread stacks found by stack pointer */
+	size_t nm_anon_maps;		/* mappings with resident bytes in nm_anon */
+	uint64_t nm_anon_largest, nm_anon_largest_at;	/* the one with the most
+							 * (its Rss, its start) */
 	/* mmapped chunks found in the mappings */
 	uint64_t mmapped_found, mmapped_found_bytes;
 	uint64_t peak_rss;	/* the process's peak RSS (VmHWM, /proc/PID/status); 0 unknown */
@@ -120,6 +125,15 @@ struct mw_ledger {
 	int zero_page_known;	/* the zero page's frame was learnt */
 	int incomplete;		/* a part could not be counted: why */
 	char why[256];
+	/* how it was read (explain.h sets them): the readings made (the last
+	 * is this one), how long the process was held for it (0: it ran),
+	 * why it was not held ("" when it was, or added up) */
+	int readings;
+	uint64_t read_ns, held_ns;
+	uint64_t max_stop_ns;	/* the bound on one stop then (held_ns may pass
+				 * it when the ledger's read took longer than
+				 * foreseen: the report says so) */
+	char not_held[400];
 };
 
 /* The ledger of process p (its mappings read again) from s, a snapshot

@@ -189,6 +189,9 @@ void mw_snapshot_no_stop(int on);
  * stopped read, for the caller's call: that time is the caller's.) */
 void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share_pct);
 
+/* The bound on one stop now (--max-stop), ns. */
+uint64_t mw_snapshot_max_stop_ns(void);
+
 /* Read every later snapshot with the process stopped (no read while it
  * runs), and once one is consistent leave the process in a job-control
  * stop (SIGSTOP) at that very point, for a debugger or a core dump
@@ -239,6 +242,19 @@ struct mw_ptstop;
  * the status as mw_snapshot_take's. */
 int mw_snapshot_hold(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, struct mw_ptstop **held, char *err, size_t errlen);
+
+/* mw_snapshot_take_chunks for a read that must see the process as it was
+ * (the RSS ledger, ledger.h): read only with the process stopped, and left
+ * held there (*held, as mw_snapshot_hold, though the threads need not be
+ * out of malloc's code: no call is made), with reserve_ns of the stop's
+ * time kept for the caller's read: the walk ends that much before the
+ * stop bounds do, and a stop that cannot hold both is not made (the
+ * snapshot refused, saying so).  With mw_snapshot_leave_stopped on, the
+ * process is left in its job-control stop instead (*held NULL).  Returns
+ * as mw_snapshot_take. */
+int mw_snapshot_keep(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
+		     uint64_t reserve_ns, struct mw_snapshot **out, struct mw_ptstop **held,
+		     char *err, size_t errlen);
 
 /* mw_proc_open + mw_snapshot_take + mw_proc_close, for one snapshot of
  * pid.  As mw_snapshot_take (MW_SNAP_ERROR also when pid cannot be

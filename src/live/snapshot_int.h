@@ -31,7 +31,11 @@ struct walk {
 	const char *unsettled;	/* stopped, not settled: why (else NULL) */
 	char stop_why[200];	/* the corruption, for MW_SNAP_CORRUPT */
 	int leave_stopped;	/* mw_snapshot_leave_stopped */
-	int hold;		/* mw_snapshot_hold: keep it held once consistent */
+	int hold;		/* keep it held once consistent: MW_HOLD_CALL
+				 * (mw_snapshot_hold: every thread out of malloc,
+				 * for a call), MW_HOLD_READ (mw_snapshot_keep:
+				 * for reading it still) */
+	uint64_t reserve;	/* ns of each stop left to the caller's read */
 	struct mw_ptstop *held;	/* then: the threads held */
 	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */
 	int have_figures;
@@ -44,6 +48,8 @@ struct walk {
 	int execd;		/* the process exec'd while it was read */
 	uint64_t image;		/* mw_ptstop_image at the start */
 };
+
+enum { MW_HOLD_CALL = 1, MW_HOLD_READ = 2 };
 
 /* Give the snapshot up, without another try: kind MW_SNAP_TIMEOUT, or
  * MW_SNAP_CORRUPT with what is corrupt (the first reason is kept); -1. */

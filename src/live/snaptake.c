@@ -46,6 +46,11 @@ void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share
 		stop_share = share_pct / 100.0;
 }
 
+uint64_t mw_snapshot_max_stop_ns(void)
+{
+	return max_stop;
+}
+
 /* This run's stops of one process (a pid and its start time, so that a
  * pid used again is another). */
 struct run_stops {
@@ -172,12 +177,13 @@ static int settle_and_walk(struct walk *w, struct mw_ptstop *st, struct mw_snap_
 	w->unsettled = NULL;	/* (unsettled is this stop's) */
 	/* one thread may not lock: then only a thread out of libc is safe;
 	 * a call into the process needs every thread out of it */
-	if (!settled && !job && s->consistent && (mw_ptstop_threads(st) <= 1 || w->hold)) {
+	if (!settled && !job && s->consistent &&
+	    (mw_ptstop_threads(st) <= 1 || w->hold == MW_HOLD_CALL)) {
 		s->consistent = 0;
 		snprintf(s->why, sizeof(s->why), "not every thread is known to be out of "
 			 "malloc's code: %s", unsettled);
 	}
-	if (w->hold && job && s->consistent) {	/* not to be let run for a call */
+	if (w->hold == MW_HOLD_CALL && job && s->consistent) {	/* not to be let run for a call */
 		s->consistent = 0;
 		snprintf(s->why, sizeof(s->why), "it is in a job-control stop (SIGSTOP), where "
 			 "nothing can be called in it (kill -CONT %d first)", (int)w->p->pid);
@@ -194,7 +200,7 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, struct run_stop
 	struct mw_snapshot *s = w->s;
 	struct mw_ptstop *st;
 	char why[256];
-	uint64_t now = mw_now_ns(), end = now + allow, held = 0;
+	uint64_t now = mw_now_ns(), end = now + allow - w->reserve, held = 0;
 	uint64_t by = (end < w->deadline ? end : w->deadline) - w->walk_ns;
 	int ret, cut, job;
 
@@ -260,8 +266,10 @@ static void stopped_walks(struct walk *w, char *note, size_t len)
 			break;
 		}
 		allow = allowance(w, r, mw_now_ns(), why, sizeof(why));
-		if (allow < w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS) {
-			snprintf(note, len, "; not stopped%s: %s", k ? " again" : "", why);
+		if (allow < w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS + w->reserve) {
+			snprintf(note, len, "; not stopped%s: %s%s", k ? " again" : "", why,
+				 w->reserve && allow >= w->walk_ns + MIN_STOP_NS + SETTLE_GRACE_NS ?
+				 ", and the RSS ledger's read in the same stop takes more" : "");
 			break;
 		}
 		if (one_stop(w, &u, r, allow, note, len) < 0)
@@ -356,11 +364,14 @@ void mw_snapshot_leave_stopped(int on)
 
 /* how: 0 a full walk, 1 headers only, 2 a full walk keeping chunks */
 static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeout_ms,
-		struct mw_snapshot **out, struct mw_ptstop **held, char *err, size_t errlen)
+		struct mw_snapshot **out, struct mw_ptstop **held, const struct walk *opt,
+		char *err, size_t errlen)
 {
 	struct mw_snapshot *s = xcalloc(1, sizeof(*s));
 	struct walk w = { .p = p, .g = g, .s = s, .page = (uint64_t)sysconf(_SC_PAGESIZE),
-			  .headers_only = how == 1, .keep = how == 2, .hold = !!held };
+			  .headers_only = how == 1, .keep = how == 2,
+			  .hold = !held ? 0 : opt ? opt->hold : MW_HOLD_CALL,
+			  .reserve = opt ? opt->reserve : 0 };
 	uint64_t t0 = mw_now_ns();
 	char note[512] = "";
 	int ret;
@@ -380,6 +391,9 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	s->minsize = (uint64_t)g->ch_fd_nextsize.off;	/* MINSIZE, as totals() */
 	s->taken_ns = mw_realtime_ns();
 	w.leave_stopped = leave_stopped && !no_stop;
+	if (w.leave_stopped && w.hold == MW_HOLD_READ)
+		w.hold = 0, w.reserve = 0;	/* left in its job-control stop: still
+						 * for any read */
 	for (s->tries = 1; !w.leave_stopped && !w.hold; s->tries++) {
 		uint64_t cpu = cpu_now();
 
@@ -421,26 +435,36 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 int mw_snapshot_take(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 0, timeout_ms, out, NULL, err, errlen);
+	return take(p, g, 0, timeout_ms, out, NULL, NULL, err, errlen);
 }
 
 int mw_snapshot_take_chunks(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 			    struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 2, timeout_ms, out, NULL, err, errlen);
+	return take(p, g, 2, timeout_ms, out, NULL, NULL, err, errlen);
 }
 
 int mw_snapshot_sample(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		       struct mw_snapshot **out, char *err, size_t errlen)
 {
-	return take(p, g, 1, timeout_ms, out, NULL, err, errlen);
+	return take(p, g, 1, timeout_ms, out, NULL, NULL, err, errlen);
 }
 
 int mw_snapshot_hold(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 		     struct mw_snapshot **out, struct mw_ptstop **held, char *err, size_t errlen)
 {
 	*held = NULL;
-	return take(p, g, 2, timeout_ms, out, held, err, errlen);
+	return take(p, g, 2, timeout_ms, out, held, NULL, err, errlen);
+}
+
+int mw_snapshot_keep(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
+		     uint64_t reserve_ns, struct mw_snapshot **out, struct mw_ptstop **held,
+		     char *err, size_t errlen)
+{
+	struct walk opt = { .hold = MW_HOLD_READ, .reserve = reserve_ns };
+
+	*held = NULL;
+	return take(p, g, 2, timeout_ms, out, held, &opt, err, errlen);
 }
 
 int mw_snapshot_read(pid_t pid, struct mw_glibc *g, long timeout_ms, struct mw_snapshot **out,

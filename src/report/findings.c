@@ -13,6 +13,8 @@
 
 #define MIB (1024ULL * 1024)
 #define DEFAULT_MMAP_THRESHOLD ((uint64_t)128 * 1024)	/* malloc.c */
+#define DEFAULT_TRIM_THRESHOLD ((uint64_t)128 * 1024)	/* malloc.c */
+#define CMD_MAX 320	/* a command line longer than this is not spelt out */
 
 struct list {
 	struct mw_finding *v;
@@ -22,6 +24,7 @@ struct list {
 	uint64_t cpus;
 	const struct mw_finding_waits *w;
 	size_t nw;
+	const char *const *argv;	/* the process's command line; NULL unknown */
 };
 
 /* Bytes for people, from a ring of buffers (several in one printf). */
@@ -49,6 +52,77 @@ static struct mw_finding *add(struct list *x, const char *id, uint64_t bytes)
 	f->id = id;
 	f->bytes = bytes;
 	return f;
+}
+
+/* word shell-quoted onto buf (at *at, len): 0, or -1 when it has a byte
+ * that is not printable ASCII (a name from another process is not put
+ * into a command for a terminal) or does not fit. */
+static int sh_word(const char *word, char *buf, size_t len, size_t *at)
+{
+	static const char plain_set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					"0123456789_-./,:=+@%";
+	size_t need = strlen(word), n = *at;
+	int plain = *word != '\0';
+
+	for (const unsigned char *c = (const unsigned char *)word; *c; c++) {
+		if (*c < 0x20 || *c > 0x7e)
+			return -1;
+		if (!strchr(plain_set, *c)) {
+			plain = 0;
+			need += *c == '\'' ? 3 : 0;	/* ' becomes '\'' */
+		}
+	}
+	need += plain ? 0 : 2;
+	if (n + need + 1 > len)
+		return -1;
+	if (!plain)
+		buf[n++] = '\'';
+	for (const char *c = word; *c; c++) {
+		if (*c == '\'' && !plain) {
+			memcpy(buf + n, "'\\''", 4);
+			n += 4;
+		} else {
+			buf[n++] = *c;
+		}
+	}
+	if (!plain)
+		buf[n++] = '\'';
+	buf[n] = '\0';
+	*at = n;
+	return 0;
+}
+
+/* The program's words for a command line: its argv quoted, or
+ * "PROGRAM [ARGS]" when unknown or not to be shown. */
+static const char *program_words(const struct list *x, char *buf, size_t len)
+{
+	size_t at = 0, cap = len < CMD_MAX ? len : CMD_MAX;
+
+	buf[0] = '\0';
+	for (size_t i = 0; x->argv && x->argv[i]; i++) {
+		if (i && at + 2 < cap) {
+			buf[at++] = ' ';
+			buf[at] = '\0';
+		}
+		if (sh_word(x->argv[i], buf, cap, &at) < 0) {
+			at = 0;
+			break;
+		}
+	}
+	if (!at)
+		snprintf(buf, len, "PROGRAM [ARGS]");
+	return buf;
+}
+
+/* f's measure: the tune command that measures knob against the baseline
+ * (with --waits: the lock waits too). */
+static void measure_with(struct list *x, struct mw_finding *f, const char *knob, int waits)
+{
+	char words[CMD_MAX + 8];
+
+	snprintf(f->knob, sizeof(f->knob), "%s", knob);
+	snprintf(f->measure, sizeof(f->measure), "mallocwatch tune%s --try %s -c %s",
+		 waits ? " --waits" : "", knob, program_words(x, words, sizeof(words)));
 }
 
 /* Where the RSS is: always, first. */
@@ -100,35 +174,54 @@ static void trim_now(struct list *x)
 		 "its first header, and main_arena's top past MINSIZE (%s of whole free pages are "
 		 "resident in all)", hb(l->frag.free_pages_resident));
 	snprintf(f->suggest, sizeof(f->suggest), "call malloc_trim(0) where the program is idle: "
-		 "RSS would drop by about %s (glibc.malloc.trim_threshold, now %s, only trims the "
-		 "tops)", hb(t), hb(x->s->trim_threshold));
+		 "RSS drops by %s if nothing changed meanwhile (mallocwatch trim -p PID calls it "
+		 "in the running process and measures the drop; glibc.malloc.trim_threshold, now "
+		 "%s, trims only the tops)", hb(t), hb(x->s->trim_threshold));
 }
 
-/* Arenas on glibc's free list: no thread attached, memory kept. */
+/* Arenas on glibc's free list: no thread attached, their free memory
+ * kept (idle_arenas) and their memory in use (idle_in_use). */
 static void idle_arenas(struct list *x)
 {
-	uint64_t res = 0, fr = 0, n = 0;
+	uint64_t res = 0, fr = 0, used = 0, trim = 0, n = 0;
 	struct mw_finding *f;
 
 	for (size_t i = 0; i < x->l->narenas; i++) {
+		const struct mw_ledger_arena *a = &x->l->arenas[i];
+
 		if (!x->s->arenas[i].on_free_list)
 			continue;
 		n++;
-		res += x->l->arenas[i].l.rss;
-		fr += x->l->arenas[i].l.free_resident + x->l->arenas[i].l.top;
+		res += a->l.rss;
+		fr += a->l.free_resident + a->l.top;
+		used += a->l.in_use;
+		trim += a->f.trim_now;
 	}
-	if (!n || res < MIB)
-		return;
-	f = add(x, "idle_arenas", res);
-	snprintf(f->what, sizeof(f->what), "%" PRIu64 " arena%s with no thread attached (on "
-		 "glibc's free list) hold %s resident, %s of it free", n, n == 1 ? "" : "s",
-		 hb(res), hb(fr));
-	snprintf(f->evidence, sizeof(f->evidence), "attached_threads 0 and on free_list in the "
-		 "snapshot; resident bytes from pagemap");
-	snprintf(f->suggest, sizeof(f->suggest), "their free part (%s) is used again only by a "
-		 "thread that takes one of them from the free list, and given back to the system "
-		 "only by malloc_trim(0); fewer arenas (glibc.malloc.arena_max) leave fewer of "
-		 "them", hb(fr));
+	if (n && fr >= MIB) {
+		f = add(x, "idle_arenas", fr);
+		snprintf(f->what, sizeof(f->what), "%" PRIu64 " arena%s with no thread attached (on "
+			 "glibc's free list) keep %s free and resident (of %s resident in them)", n,
+			 n == 1 ? "" : "s", hb(fr), hb(res));
+		snprintf(f->evidence, sizeof(f->evidence), "attached_threads 0 and on free_list in "
+			 "the snapshot; free chunks and tops resident by pagemap");
+		snprintf(f->suggest, sizeof(f->suggest), "used again only by a thread that takes one "
+			 "of them from the free list; malloc_trim(0) gives back %s of it now (the rest "
+			 "shares pages with chunks in use, or is a thread arena's top, which it does not "
+			 "trim); fewer arenas (glibc.malloc.arena_max) leave fewer of them", hb(trim));
+	}
+	if (n && used >= MIB) {
+		f = add(x, "idle_in_use", used);
+		snprintf(f->what, sizeof(f->what), "%s in use in %" PRIu64 " arena%s with no thread "
+			 "attached: blocks allocated by threads that have exited (or moved to another "
+			 "arena) and not freed", hb(used), n, n == 1 ? "" : "s");
+		snprintf(f->evidence, sizeof(f->evidence), "attached_threads 0 and on free_list in "
+			 "the snapshot; in-use bytes of their heaps, resident by pagemap (tcache chunks "
+			 "of exited threads were freed into the arena at their exit)");
+		snprintf(f->suggest, sizeof(f->suggest), "only the program's free() gives them back: "
+			 "no trim or tunable does; a thread-per-request program that keeps no pointer "
+			 "to them leaks them (a leak shows as this growing from one reading to the "
+			 "next)");
+	}
 }
 
 static int by_in_use(const void *a, const void *b)
@@ -139,13 +232,16 @@ static int by_in_use(const void *a, const void *b)
 	return x->l.in_use < y->l.in_use ? -1 : x->l.in_use > y->l.in_use;
 }
 
-/* More arenas than CPUs: what arena_max = CPUs would leave apart. */
+/* More arenas than CPUs: what they keep free, and the command that
+ * measures arena_max = CPUs (no estimate: what shared arenas would keep
+ * instead is not in a snapshot). */
 static void arena_max(struct list *x)
 {
 	const struct mw_ledger *l = x->l;
 	uint64_t k = x->cpus ? x->cpus : 1, fr = 0, all = 0;
 	const struct mw_ledger_arena **v;
 	struct mw_finding *f;
+	char knob[64];
 
 	if (l->narenas <= k || l->narenas < 3)
 		return;
@@ -161,20 +257,19 @@ static void arena_max(struct list *x)
 	if (all < MIB)
 		return;
 	f = add(x, "arena_max", all);
-	snprintf(f->what, sizeof(f->what), "%zu arenas hold %s free and resident (%u%% of RSS); "
-		 "with glibc.malloc.arena_max=%" PRIu64 ", up to about %s of it would not be kept",
-		 l->narenas, hb(all), pct(all, l->total.rss), k, hb(fr));
-	snprintf(f->evidence, sizeof(f->evidence), "estimate, not measured: the free and "
-		 "resident bytes (free chunks and tops, pagemap) of the %zu arena%s with the least "
-		 "in use, which %" PRIu64 " arenas (one per CPU the process may run on) would not "
-		 "have (their in-use bytes would move to the others; how much free space the shared "
-		 "arenas would keep instead is not modelled)",
-		 l->narenas - (size_t)k, l->narenas - (size_t)k == 1 ? "" : "s", k);
-	snprintf(f->knob, sizeof(f->knob), "glibc.malloc.arena_max=%" PRIu64, k);
-	f->estimate = fr;
-	snprintf(f->suggest, sizeof(f->suggest), "GLIBC_TUNABLES=glibc.malloc.arena_max=%" PRIu64
-		 " costs lock waits on the shared arenas, which a snapshot cannot see: trace "
-		 "with mallocwatch -p to count them, or measure both with mallocwatch tune", k);
+	snprintf(f->what, sizeof(f->what), "%zu arenas for %" PRIu64 " CPU%s hold %s free and "
+		 "resident (%u%% of RSS); the %zu with the least in use hold %s of it", l->narenas,
+		 k, k == 1 ? "" : "s", hb(all), pct(all, l->total.rss), l->narenas - (size_t)k,
+		 hb(fr));
+	snprintf(f->evidence, sizeof(f->evidence), "measured: free chunks and tops resident by "
+		 "pagemap, arena by arena.  Not an estimate of what glibc.malloc.arena_max=%" PRIu64
+		 " saves: the arenas left would take the others' allocations and keep free space "
+		 "of their own, which one reading cannot tell (such estimates were 5 to 100 times "
+		 "what tune then measured)", k);
+	snprintf(knob, sizeof(knob), "glibc.malloc.arena_max=%" PRIu64, k);
+	measure_with(x, f, knob, 1);
+	snprintf(f->suggest, sizeof(f->suggest), "measure it: %s (RSS and free memory at exit, "
+		 "and the lock waits that sharing arenas costs, against the baseline)", f->measure);
 }
 
 /* The dynamic mmap threshold raised past its default. */
@@ -184,6 +279,7 @@ static void mmap_threshold(struct list *x)
 	const struct mw_frag *fr = &x->l->frag;
 	uint64_t big = 0, nbig = 0;
 	struct mw_finding *f;
+	char knob[64];
 
 	if (s->no_dyn_threshold || s->mmap_threshold <= DEFAULT_MMAP_THRESHOLD)
 		return;
@@ -191,27 +287,151 @@ static void mmap_threshold(struct list *x)
 		big += fr->bytes[b];
 		nbig += fr->count[b];
 	}
-	f = add(x, "mmap_threshold", big ? big : 1);
-	if (nbig)
-		snprintf(f->what, sizeof(f->what), "the mmap threshold rose to %s (from %s); "
-			 "buffers below it now come from the heaps and stay there when freed: %"
-			 PRIu64 " free chunk%s of 128 KiB or more hold %s", hb(s->mmap_threshold),
-			 hb(DEFAULT_MMAP_THRESHOLD), nbig, nbig == 1 ? "" : "s", hb(big));
-	else	/* "0 free chunks ... hold 0 B" read as a cost */
-		snprintf(f->what, sizeof(f->what), "the mmap threshold rose to %s (from %s); "
-			 "buffers below it now come from the heaps and stay there when freed: none "
-			 "of the free chunks is 128 KiB or more now, so it costs nothing yet",
-			 hb(s->mmap_threshold), hb(DEFAULT_MMAP_THRESHOLD));
+	if (big < MIB)	/* the threshold alone holds nothing */
+		return;
+	f = add(x, "mmap_threshold", big);
+	snprintf(f->what, sizeof(f->what), "the mmap threshold rose to %s (from %s) and the "
+		 "trim threshold with it (now %s): buffers below it come from the heaps; %" PRIu64
+		 " free chunk%s of 128 KiB or more hold %s", hb(s->mmap_threshold),
+		 hb(DEFAULT_MMAP_THRESHOLD), hb(s->trim_threshold), nbig, nbig == 1 ? "" : "s",
+		 hb(big));
 	snprintf(f->evidence, sizeof(f->evidence), "mp_.mmap_threshold %" PRIu64 " and dynamic "
-		 "(no mallopt or tunable fixed it: glibc raised it when an mmapped chunk that size "
-		 "was freed); trim threshold %s; the free chunk histogram", s->mmap_threshold,
-		 hb(s->trim_threshold));
-	snprintf(f->knob, sizeof(f->knob), "glibc.malloc.mmap_threshold=%" PRIu64,
+		 "(glibc raised it when an mmapped chunk that size was freed); the free chunk "
+		 "histogram.  A free chunk of 128 KiB or more may be a freed buffer or small "
+		 "chunks freed side by side and merged: a snapshot cannot tell, so what the "
+		 "threshold costs is not estimated (counting them all was 10 times what tune "
+		 "measured)", s->mmap_threshold);
+	snprintf(knob, sizeof(knob), "glibc.malloc.mmap_threshold=%" PRIu64,
 		 DEFAULT_MMAP_THRESHOLD);
-	f->estimate = big;
-	snprintf(f->suggest, sizeof(f->suggest), "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=%"
-		 PRIu64 " fixes it (and stops the adjustment): such buffers are then mmapped and "
-		 "unmapped on free, at the cost of a system call each", DEFAULT_MMAP_THRESHOLD);
+	measure_with(x, f, knob, 0);
+	snprintf(f->suggest, sizeof(f->suggest), "GLIBC_TUNABLES=%s fixes it (buffers of 128 KiB "
+		 "or more are then mmapped and unmapped on free, a system call each); measure it: "
+		 "%s", knob, f->measure);
+}
+
+/* Thread arenas' tops: malloc_trim(0) does not trim them (malloc.c
+ * mtrim: systrim for main_arena only); heap_trim does, at a free in that
+ * arena, once the top reaches the trim threshold. */
+static void thread_tops(struct list *x)
+{
+	const struct mw_snapshot *s = x->s;
+	uint64_t res = 0, kept = 0, most = 0, at = 0, n = 0;
+	struct mw_finding *f;
+	char knob[64];
+
+	for (size_t i = 0; i < x->l->narenas; i++) {
+		uint64_t t = x->l->arenas[i].l.top;
+
+		if (s->arenas[i].is_main || !t)
+			continue;
+		n++;
+		res += t;
+		if (s->arenas[i].top_size < s->trim_threshold)
+			kept += t;
+		if (t > most)
+			most = t, at = s->arenas[i].addr;
+	}
+	if (res < MIB)
+		return;
+	f = add(x, "thread_tops", res);
+	snprintf(f->what, sizeof(f->what), "the top chunks of %" PRIu64 " thread arena%s hold %s "
+		 "resident (%u%% of RSS; the most, %s, in arena 0x%" PRIx64 "); %s of it in tops "
+		 "below the trim threshold (%s%s)", n, n == 1 ? "" : "s", hb(res),
+		 pct(res, x->l->total.rss), hb(most), at, hb(kept), hb(s->trim_threshold),
+		 s->trim_threshold > DEFAULT_TRIM_THRESHOLD ? ", raised from 128 KiB" : "");
+	snprintf(f->evidence, sizeof(f->evidence), "measured: each thread arena's top chunk, "
+		 "resident by pagemap; mp_.trim_threshold %" PRIu64 "%s.  malloc_trim(0) trims only "
+		 "main_arena's top (malloc.c mtrim); a thread heap's top is given back by heap_trim "
+		 "at a free in that arena, and only when the top is at least the trim threshold",
+		 s->trim_threshold, s->no_dyn_threshold ? " (set by mallopt or a tunable)" :
+		 s->trim_threshold > DEFAULT_TRIM_THRESHOLD ? " (raised by glibc with the mmap "
+		 "threshold: twice it)" : "");
+	if (s->trim_threshold <= DEFAULT_TRIM_THRESHOLD) {
+		snprintf(f->suggest, sizeof(f->suggest), "no trim returns them now; the next free "
+			 "in each arena that reaches its top gives back all but the top pad");
+		return;
+	}
+	snprintf(knob, sizeof(knob), "glibc.malloc.trim_threshold=%" PRIu64,
+		 DEFAULT_TRIM_THRESHOLD);
+	measure_with(x, f, knob, 0);
+	if (s->no_dyn_threshold)	/* mallopt or the environment: a tunable
+					 * loses to a mallopt made later */
+		snprintf(f->suggest, sizeof(f->suggest), "no trim returns them; the threshold was "
+			 "set (mallopt(M_TRIM_THRESHOLD), glibc.malloc.trim_threshold or "
+			 "MALLOC_TRIM_THRESHOLD_): a lower value where it is set lets glibc give "
+			 "them back at the next free in each arena (a tunable does not undo a "
+			 "mallopt call); for the environment's, measure it: %s", f->measure);
+	else
+		snprintf(f->suggest, sizeof(f->suggest), "no trim returns them; a fixed trim "
+			 "threshold (GLIBC_TUNABLES=%s, which also stops glibc's adjustment) lets "
+			 "glibc give them back at the next free in each arena; measure it: %s", knob,
+			 f->measure);
+}
+
+/* Mmapped chunks: in use until the program frees them. */
+static void mmapped(struct list *x)
+{
+	const struct mw_ledger *l = x->l;
+	const struct mw_snapshot *s = x->s;
+	struct mw_finding *f;
+
+	if (l->total.mmapped < MIB)
+		return;
+	f = add(x, "mmapped", l->total.mmapped);
+	snprintf(f->what, sizeof(f->what), "%" PRIu64 " mmapped chunk%s %s resident (%u%% of "
+		 "RSS; %s mapped): allocations of at least the mmap threshold (%s now), each "
+		 "mapped on its own and in use", l->mmapped_found,
+		 l->mmapped_found == 1 ? " holds" : "s hold",
+		 hb(l->total.mmapped), pct(l->total.mmapped, l->total.rss),
+		 hb(l->mmapped_found_bytes), hb(s->mmap_threshold));
+	snprintf(f->evidence, sizeof(f->evidence), "chunk headers (IS_MMAPPED) at the start of "
+		 "anonymous mappings, resident pages by pagemap; glibc counts %" PRIu64 " chunks, "
+		 "%s (mp_.n_mmaps, mp_.mmapped_mem)", s->n_mmaps, hb(s->mmapped_mem));
+	snprintf(f->suggest, sizeof(f->suggest), "only the program's free() gives them back (each "
+		 "is unmapped at once); no malloc_trim and no tunable returns them: the mmap "
+		 "threshold decides only where new allocations go");
+}
+
+/* Anonymous memory that is none of malloc's: another allocator's. */
+static void other_anonymous(struct list *x)
+{
+	const struct mw_ledger *l = x->l;
+	struct mw_finding *f;
+
+	if (l->nm_anon < MIB)
+		return;
+	f = add(x, "other_anonymous", l->nm_anon);
+	snprintf(f->what, sizeof(f->what), "%s of anonymous memory is not malloc's (%u%% of "
+		 "RSS), in %zu mapping%s, the largest %s at 0x%" PRIx64 ": another allocator's "
+		 "(python's pymalloc arenas, a garbage-collected heap, a JIT's code) or the "
+		 "program's own mmap", hb(l->nm_anon), pct(l->nm_anon, l->total.rss),
+		 l->nm_anon_maps, l->nm_anon_maps == 1 ? "" : "s", hb(l->nm_anon_largest),
+		 l->nm_anon_largest_at);
+	snprintf(f->evidence, sizeof(f->evidence), "private anonymous mappings (smaps' Rss) "
+		 "holding no arena heap and no mmapped chunk header, not a thread's stack (no "
+		 "thread's stack pointer in them)");
+	snprintf(f->suggest, sizeof(f->suggest), "no malloc_trim and no glibc tunable returns "
+		 "it: only the code that mapped it (python: PYTHONMALLOC=malloc puts small objects "
+		 "in malloc's arenas instead of pymalloc's, where mallocwatch sees them)");
+}
+
+/* Bytes in use on pages that are not resident. */
+static void in_use_not_resident(struct list *x)
+{
+	const struct mw_ledger_part *t = &x->l->total;
+	uint64_t g = t->in_use_gone + t->mmapped_gone;
+	struct mw_finding *f;
+
+	if (g < MIB)
+		return;
+	f = add(x, "in_use_not_resident", g);
+	snprintf(f->what, sizeof(f->what), "%s in use is not resident (in the arenas %s, in "
+		 "mmapped chunks %s): allocated and never written, or swapped out (%s of malloc's "
+		 "pages in swap); it is in malloc's in-use bytes, not in RSS", hb(g),
+		 hb(t->in_use_gone), hb(t->mmapped_gone), hb(t->swapped));
+	snprintf(f->evidence, sizeof(f->evidence), "pagemap: pages of chunks in use not present");
+	snprintf(f->suggest, sizeof(f->suggest), "costs no RAM until written (or swapped in): "
+		 "RSS grows by up to %s if the program touches all of it", hb(g));
 }
 
 static void pinned(struct list *x)
@@ -268,14 +488,14 @@ static void mmapped_unfound(struct list *x)
 		 "the process may have changed since the snapshot");
 }
 
-/* Lock waits while traced: what sharing arenas cost, and what one more
- * arena held here on average. */
+/* Lock waits while traced: what sharing arenas cost. */
 static void waits(struct list *x)
 {
 	const struct mw_ledger *l = x->l;
 	uint64_t total = 0, most = 0, at = 0, fr = 0;
 	size_t shared = 0;
 	struct mw_finding *f;
+	char knob[64];
 
 	for (size_t i = 0; i < x->nw; i++) {
 		total += x->w[i].waits;
@@ -287,19 +507,19 @@ static void waits(struct list *x)
 		return;
 	for (size_t i = 0; i < l->narenas; i++)
 		fr += l->arenas[i].l.free_resident + l->arenas[i].l.top;
-	fr /= l->narenas;
-	f = add(x, "waits", fr * shared);
+	f = add(x, "waits", fr / l->narenas * shared);
 	snprintf(f->what, sizeof(f->what), "%" PRIu64 " arena lock waits while traced, on %zu "
 		 "arena%s; the most, %" PRIu64 ", on arena 0x%" PRIx64, total, shared,
 		 shared == 1 ? "" : "s", most, at);
 	snprintf(f->evidence, sizeof(f->evidence), "memory_arena_reuse_wait probe hits (a thread "
-		 "found the arena it was to share locked and waited); the arenas here hold on "
-		 "average %s free and resident (pagemap, at the reading)", hb(fr));
+		 "found the arena it was to share locked and waited); the %zu arenas hold %s free "
+		 "and resident (pagemap, at the reading)", l->narenas, hb(fr));
+	snprintf(knob, sizeof(knob), "glibc.malloc.arena_max=%zu", 2 * l->narenas);
+	measure_with(x, f, knob, 1);
 	snprintf(f->suggest, sizeof(f->suggest), "the waits are what sharing %zu arena%s between "
-		 "threads costs; more arenas (glibc.malloc.arena_max above %zu) would take them "
-		 "away at about %s of free and resident memory each (estimate: this reading's "
-		 "average per arena; mallocwatch tune measures both)", l->narenas,
-		 l->narenas == 1 ? "" : "s", l->narenas, hb(fr));
+		 "threads costs; more arenas would take them away at a cost in free memory that "
+		 "one reading cannot tell: measure both with %s", l->narenas,
+		 l->narenas == 1 ? "" : "s", f->measure);
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -312,24 +532,35 @@ static int by_bytes(const void *a, const void *b)
 	return x->bytes > y->bytes ? -1 : x->bytes < y->bytes;
 }
 
-void mw_findings_make(const struct mw_snapshot *s, const struct mw_ledger *l, uint64_t cpus,
-		      const struct mw_finding_waits *w, size_t nw, struct mw_finding **out,
-		      size_t *n)
+void mw_findings_make_cmd(const struct mw_snapshot *s, const struct mw_ledger *l, uint64_t cpus,
+			  const struct mw_finding_waits *w, size_t nw, const char *const *argv,
+			  struct mw_finding **out, size_t *n)
 {
-	struct list x = { .s = s, .l = l, .cpus = cpus, .w = w, .nw = nw };
+	struct list x = { .s = s, .l = l, .cpus = cpus, .w = w, .nw = nw, .argv = argv };
 
 	where(&x);
 	trim_now(&x);
 	idle_arenas(&x);
 	arena_max(&x);
 	mmap_threshold(&x);
+	thread_tops(&x);
+	mmapped(&x);
+	other_anonymous(&x);
 	pinned(&x);
 	returned(&x);
+	in_use_not_resident(&x);
 	mmapped_unfound(&x);
 	waits(&x);
 	qsort(x.v, x.n, sizeof(*x.v), by_bytes);
 	*out = x.v;
 	*n = x.n;
+}
+
+void mw_findings_make(const struct mw_snapshot *s, const struct mw_ledger *l, uint64_t cpus,
+		      const struct mw_finding_waits *w, size_t nw, struct mw_finding **out,
+		      size_t *n)
+{
+	mw_findings_make_cmd(s, l, cpus, w, nw, NULL, out, n);
 }
 
 void mw_findings_text(FILE *f, const struct mw_finding *v, size_t n)
@@ -347,13 +578,13 @@ json_t *mw_findings_json(const struct mw_finding *v, size_t n)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		mw_json_append(&a, json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "id", v[i].id,
+		mw_json_append(&a, json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:n, s:o}", "id", v[i].id,
 			"rank", (json_int_t)(i + 1),
 			"bytes", json_integer((json_int_t)v[i].bytes),
 			"finding", mw_json_str(v[i].what), "evidence", mw_json_str(v[i].evidence),
 			"suggestion", v[i].suggest[0] ? mw_json_str(v[i].suggest) : json_null(),
 			"tunable", v[i].knob[0] ? json_string(v[i].knob) : json_null(),
-			"estimate_bytes", v[i].knob[0] ? json_integer((json_int_t)v[i].estimate) :
-						      json_null()));
+			"estimate_bytes",
+			"measure_with", v[i].measure[0] ? json_string(v[i].measure) : json_null()));
 	return a;
 }

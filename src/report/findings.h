@@ -1,12 +1,18 @@
 /* findings.h - what a snapshot and its RSS ledger (ledger.h) say about
- * a process's memory, ranked, each with the figures it rests on and,
- * where a setting would change it, that setting and by how much.
+ * a process's memory, ranked, each with the figures it rests on and
+ * what (if anything) gives its memory back.
  *
  * A finding says only what the figures show: measured figures are named
- * as such ("resident by pagemap"); an estimate says what it is computed
- * from and that it is not measured (`mallocwatch tune` measures).  One
- * reading cannot tell a leak from memory in use, and a snapshot sees no
- * lock waits; the findings say so rather than guess.
+ * as such ("resident by pagemap").  What a call does now is exact
+ * (malloc_trim(0)'s own rule: trim_now); what a setting would change is
+ * not estimated from one reading (estimates were 5 to 100 times off what
+ * was then measured), the finding names the `mallocwatch tune` command
+ * that measures it.  Every kind of held memory has a finding from 1 MiB:
+ * free (trim_now, pinned, idle arenas, thread arenas' tops), in use
+ * (in idle arenas, mmapped chunks, not resident), and not malloc's (other
+ * anonymous memory).  One reading cannot tell a leak from memory in use,
+ * and a snapshot sees no lock waits; the findings say so rather than
+ * guess.
  *
  * Ranked by the bytes each is about, largest first; the summary of the
  * ledger (where the RSS is) always comes first.
@@ -23,18 +29,21 @@
 #include "snapshot.h"
 
 struct mw_finding {
-	const char *id;		/* "where", "trim_now", "idle_arenas", "arena_max",
-				 * "mmap_threshold", "pinned", "returned",
-				 * "mmapped_unfound", "waits" */
+	const char *id;		/* "where", "trim_now", "idle_arenas", "idle_in_use",
+				 * "arena_max", "mmap_threshold", "thread_tops",
+				 * "mmapped", "other_anonymous", "pinned", "returned",
+				 * "in_use_not_resident", "mmapped_unfound", "waits" */
 	uint64_t bytes;		/* what it is about (the rank) */
 	char what[512];		/* the finding, with its numbers */
 	char evidence[512];	/* which figures, measured or estimated how */
-	char suggest[512];	/* a setting or call and its effect; "" none */
+	char suggest[1024];	/* a setting or call and its effect; "" none */
 	char knob[96];		/* the GLIBC_TUNABLES setting the suggestion names
 				 * ("glibc.malloc.arena_max=2"); "" none */
-	uint64_t estimate;	/* with knob: the free and resident bytes it is
-				 * estimated to save (mallocwatch tune sets the
-				 * measured outcome beside it); 0 none */
+	char measure[512];	/* the command that measures what the setting
+				 * changes (mallocwatch tune ...); "" none.  No
+				 * finding estimates a setting's effect: a
+				 * snapshot cannot tell it within 2 times (what
+				 * tune then measured was 5 to 100 times less) */
 };
 
 /* The lock waits (memory_arena_reuse_wait hits) arena addr had while it
@@ -53,10 +62,19 @@ void mw_findings_make(const struct mw_snapshot *s, const struct mw_ledger *l, ui
 		      const struct mw_finding_waits *w, size_t nw, struct mw_finding **out,
 		      size_t *n);
 
+/* The same, with argv the process's command line (NULL-terminated; NULL
+ * unknown) for the `mallocwatch tune` commands the findings name: its
+ * words shell-quoted when they are all printable ASCII and fit, else
+ * "PROGRAM [ARGS]" stands for them. */
+void mw_findings_make_cmd(const struct mw_snapshot *s, const struct mw_ledger *l, uint64_t cpus,
+			  const struct mw_finding_waits *w, size_t nw, const char *const *argv,
+			  struct mw_finding **out, size_t *n);
+
 /* "Findings:" and each one, numbered, with its evidence and suggestion. */
 void mw_findings_text(FILE *f, const struct mw_finding *v, size_t n);
 
-/* [{"id", "rank", "bytes", "finding", "evidence", "suggestion"}] (a new
+/* [{"id", "rank", "bytes", "finding", "evidence", "suggestion", "tunable",
+ * "estimate_bytes" (always null: no estimate is given), "measure_with"}] (a new
  * reference; NULL when out of memory); docs/json.md. */
 json_t *mw_findings_json(const struct mw_finding *v, size_t n);
 

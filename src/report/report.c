@@ -573,8 +573,8 @@ void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
 	w = xcalloc(na ? na : 1, sizeof(*w));
 	for (size_t i = 0; i < na; i++)
 		w[i] = (struct mw_finding_waits){ .arena = ar[i].addr, .waits = ar[i].waits };
-	mw_findings_make(s, l, ri->env && ri->env->cpus > 0 ?
-			 (uint64_t)ri->env->cpus : 1, w, na, out, n);
+	mw_findings_make_cmd(s, l, ri->env && ri->env->cpus > 0 ? (uint64_t)ri->env->cpus : 1,
+			     w, na, ri->argv, out, n);
 	free(w);
 }
 

@@ -33,6 +33,17 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 	fprintf(f, "\nRSS ledger (pagemap, smaps): %s; smaps_rollup's Rss %s (difference %+"
 		PRId64 " bytes, tolerance %s: %s)\n", hb(t->rss), hb(l->rollup_rss), l->diff,
 		hb(l->tolerance), l->ok ? "adds up" : "DOES NOT ADD UP");
+	if (l->held_ns)
+		fprintf(f, "  read with the process held: %.1f ms (its snapshot's stop and the "
+			"ledger's read%s)%s\n", (double)l->held_ns / 1e6,
+			l->readings > 1 ? ", after a reading that did not add up" : "",
+			l->max_stop_ns && l->held_ns > l->max_stop_ns ? "; more than one stop may "
+			"last (--max-stop): the ledger's read took longer than foreseen" : "");
+	if (!l->ok)
+		fprintf(f, "  the process changed while it was read (its pages, or its mappings, "
+			"between the reads of smaps, pagemap and smaps_rollup): %d reading%s, none "
+			"added up%s%s\n", l->readings, l->readings == 1 ? "" : "s",
+			l->not_held[0] ? "; not read held: " : "", l->not_held);
 	if (l->incomplete)
 		fprintf(f, "  INCOMPLETE: %s\n", l->why);
 	fprintf(f, "  %-24s %12s\n", "in use, resident", hb(t->in_use));
@@ -46,8 +57,10 @@ static void process_text(FILE *f, const struct mw_snapshot *s, const struct mw_l
 		"files %s, other anonymous %s, kernel %s)\n", "not malloc's", hb(t->not_malloc),
 		hb(l->nm_stack), l->nstacks, hb(l->nm_shm), hb(l->nm_file), hb(l->nm_anon),
 		hb(l->nm_kernel));
-	fprintf(f, "  not resident: free chunks %s, top chunks %s; malloc's pages in swap %s\n",
-		hb(t->free_returned), hb(t->top_returned), hb(t->swapped));
+	fprintf(f, "  not resident: free chunks %s, top chunks %s; in use %s, in mmapped chunks "
+		"%s (never written, or in swap); malloc's pages in swap %s\n",
+		hb(t->free_returned), hb(t->top_returned), hb(t->in_use_gone), hb(t->mmapped_gone),
+		hb(t->swapped));
 	/* VmHWM, read in the same stop as the ledger: the peak of the
 	 * address space the ledger counts (after the program's exec), not
 	 * the child's rusage, whose ru_maxrss also counts the forked
@@ -121,7 +134,9 @@ void mw_ledger_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger
 
 static json_t *part_json(const struct mw_ledger_part *p)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"in_use_not_resident", (json_int_t)p->in_use_gone,
+		"mmapped_not_resident", (json_int_t)p->mmapped_gone,
 		"rss", (json_int_t)p->rss, "in_use", (json_int_t)p->in_use,
 		"free_resident", (json_int_t)p->free_resident,
 		"free_returned", (json_int_t)p->free_returned, "top", (json_int_t)p->top,
@@ -161,6 +176,9 @@ json_t *mw_ledger_json(const struct mw_snapshot *s, const struct mw_ledger *l)
 		"paged_disagreement", (json_int_t)l->paged_disagree,
 		"zero_page_known", l->zero_page_known));
 	mw_json_set(&o, "peak_rss", l->peak_rss ? json_integer((json_int_t)l->peak_rss) : json_null());
+	mw_json_set(&o, "read", json_pack("{s:i, s:f, s:f, s:o}", "readings", l->readings,
+		"ledger_ms", (double)l->read_ns / 1e6, "held_ms", (double)l->held_ns / 1e6,
+		"not_held", l->not_held[0] ? mw_json_str(l->not_held) : json_null()));
 	mw_json_set(&o, "incomplete", l->incomplete ? mw_json_str(l->why) : json_null());
 	mw_json_set(&o, "arenas", arenas);
 	return o;

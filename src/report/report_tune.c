@@ -187,7 +187,8 @@ static int64_t less(uint64_t base, uint64_t v)
 	return base == MW_TUNE_UNKNOWN || v == MW_TUNE_UNKNOWN ? 0 : (int64_t)(base - v);
 }
 
-/* The baseline's estimates beside the outcomes measured. */
+/* The settings the baseline's findings name, and what was measured with
+ * them (a finding gives no estimate: findings.h). */
 static void estimates_text(FILE *f, const struct mw_tune_row *rows, size_t n, int md)
 {
 	const struct mw_tune_row *b = n ? &rows[0] : NULL;
@@ -201,15 +202,10 @@ static void estimates_text(FILE *f, const struct mw_tune_row *rows, size_t n, in
 		if (!x->knob[0])
 			continue;
 		if (!any++)
-			fprintf(f, md ? "\n**Estimates from the baseline's findings, and what was "
-				"measured**\n\n" : "\nEstimates from the baseline's findings (at its "
-				"exit), and what was measured:\n");
-		if (x->estimate)
-			fprintf(f, "%s%s%s: estimated %s less free and resident at exit",
-				md ? "- `" : "  ", x->knob, md ? "`" : "", hb(x->estimate));
-		else	/* a cause found, nothing held by it at exit yet */
-			fprintf(f, "%s%s%s: estimated nothing less at exit (its cause holds "
-				"nothing yet)", md ? "- `" : "  ", x->knob, md ? "`" : "");
+			fprintf(f, md ? "\n**Settings the baseline's findings name, and what was "
+				"measured**\n\n" : "\nSettings the baseline's findings (at its exit) "
+				"name, and what was measured:\n");
+		fprintf(f, "%s%s%s (finding %s)", md ? "- `" : "  ", x->knob, md ? "`" : "", x->id);
 		if (!(r = row_of(rows, n, x->knob))) {
 			fprintf(f, "; not tried (--try %s)\n", x->knob);
 			continue;
@@ -381,8 +377,8 @@ int mw_tune_json(FILE *f, const struct mw_tune_row *rows, size_t n, char *const 
 		if (!x->knob[0])
 			continue;
 		r = row_of(rows, n, x->knob);
-		mw_json_append(&est, json_pack("{s:s, s:s, s:I, s:o, s:o}", "finding", x->id,
-			"tunable", x->knob, "estimate_bytes", (json_int_t)x->estimate,
+		mw_json_append(&est, json_pack("{s:s, s:s, s:n, s:o, s:o}", "finding", x->id,
+			"tunable", x->knob, "estimate_bytes",
 			"tried", json_boolean(r != NULL),
 			"measured_bytes", r && r->med.free_exit != MW_TUNE_UNKNOWN &&
 			rows[0].med.free_exit != MW_TUNE_UNKNOWN ?
