@@ -41,7 +41,17 @@ struct sweep {
 	struct ival *fv, *tv;	/* free intervals; trim ranges (sorted) */
 	size_t nf, fi, nt, ti;
 	uint64_t pages;		/* pagemap words read, at most MW_LEDGER_MAX_PAGES */
+	uint64_t by;		/* CLOCK_MONOTONIC ns to be done by; 0 no bound */
 };
+
+/* Past sw's time (mw_ledger_read_by)?  Then errno ETIME. */
+static int late(const struct sweep *sw)
+{
+	if (!sw->by || mw_now_ns() <= sw->by)
+		return 0;
+	errno = ETIME;
+	return 1;
+}
 
 int mw_frag_bucket(uint64_t size)
 {
@@ -327,7 +337,7 @@ static int paged(struct sweep *sw, int fd, const struct lg_vma *m, uint64_t *buf
 				   "(MW_LEDGER_MAX_PAGES)");
 			return 0;
 		}
-		if (lg_pagemap(fd, a, ps, buf, n) < 0)
+		if (late(sw) || lg_pagemap(fd, a, ps, buf, n) < 0)
 			return -1;
 		for (size_t k = 0; k < n; k++, a += ps) {
 			uint64_t w = buf[k];
@@ -435,8 +445,12 @@ static int count(struct sweep *sw, pid_t pid, struct lg_vma *v, size_t nv, char 
 		if (v[i].paged) {
 			l->npaged++;
 			if (paged(sw, fd, &v[i], buf) < 0) {
-				snprintf(err, errlen, "cannot read '%s': %s", path,
-					 errno ? strerror(errno) : "short read");
+				if (errno == ETIME)
+					snprintf(err, errlen, "its read did not end within the "
+						 "stop's time (--max-stop)");
+				else
+					snprintf(err, errlen, "cannot read '%s': %s", path,
+						 errno ? strerror(errno) : "short read");
 				ret = -1;
 			}
 			continue;
@@ -456,8 +470,14 @@ static int count(struct sweep *sw, pid_t pid, struct lg_vma *v, size_t nv, char 
 int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_ledger **out,
 		   char *err, size_t errlen)
 {
+	return mw_ledger_read_by(p, s, 0, out, err, errlen);
+}
+
+int mw_ledger_read_by(struct mw_proc *p, const struct mw_snapshot *s, uint64_t by,
+		      struct mw_ledger **out, char *err, size_t errlen)
+{
 	struct mw_ledger *l = xcalloc(1, sizeof(*l));
-	struct sweep sw = { .l = l };
+	struct sweep sw = { .l = l, .by = by };
 	struct lg_vma *v = NULL;
 	size_t nv = 0, cap = 0;
 	uint64_t t0 = mw_now_ns();
@@ -494,6 +514,10 @@ int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_led
 	trim_ranges(&sw, s);
 	sort_ivals(sw.tv, sw.nt);
 	mark_paged(&sw, v, nv);
+	if (late(&sw)) {
+		snprintf(err, errlen, "its read did not end within the stop's time (--max-stop)");
+		goto out;
+	}
 	if (count(&sw, p->pid, v, nv, err, errlen) < 0)
 		goto out;
 	if (lg_read_rollup(p->pid, &l->rollup_rss, &l->rollup_swap) < 0) {

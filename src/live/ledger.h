@@ -145,6 +145,13 @@ struct mw_ledger {
 int mw_ledger_read(struct mw_proc *p, const struct mw_snapshot *s, struct mw_ledger **out,
 		   char *err, size_t errlen);
 
+/* mw_ledger_read, done by `by` (CLOCK_MONOTONIC ns; 0 no bound): a read
+ * still going then is given up, -1 with "its read did not end within the
+ * stop's time (--max-stop)" in err (a process held for the read is let
+ * go within its stop bound). */
+int mw_ledger_read_by(struct mw_proc *p, const struct mw_snapshot *s, uint64_t by,
+		      struct mw_ledger **out, char *err, size_t errlen);
+
 /* Free l and what it holds; NULL allowed. */
 void mw_ledger_free(struct mw_ledger *l);
 

@@ -75,6 +75,14 @@ static void take_over(struct mw_explained *e, struct mw_snapshot *s, struct mw_l
 	e->l = l;
 }
 
+/* When the stop st must end: its start plus --max-stop. */
+static uint64_t stop_end(const struct mw_ptstop *st)
+{
+	uint64_t held = mw_ptstop_held_ns(st), max = mw_snapshot_max_stop_ns();
+
+	return mw_now_ns() + (max > held ? max - held : 0);
+}
+
 /* One reading into s, l: a snapshot and its ledger; with held, the
  * snapshot read stopped only and the ledger in the same stop (reserve_ns
  * of it kept for the ledger), the process let go after both.  The
@@ -92,7 +100,7 @@ static int reading(struct mw_proc *p, const struct mw_glibc *g, long timeout_ms,
 	    mw_snapshot_take_chunks(p, g, timeout_ms, s, err, errlen);
 	if (r != MW_SNAP_OK)
 		return r;
-	if (mw_ledger_read(p, *s, l, lerr, lerrlen) < 0)
+	if (mw_ledger_read_by(p, *s, st ? stop_end(st) : 0, l, lerr, lerrlen) < 0)
 		*l = NULL;
 	if (st) {
 		uint64_t ns = mw_ptstop_resume(st);
@@ -111,7 +119,7 @@ static void read_again(struct mw_proc *p, const struct mw_glibc *g, uint64_t dea
 		       struct mw_explained *e)
 {
 	int n = 1;
-	char why[400] = "", lerr[sizeof(e->lerr)];
+	char why[sizeof(e->lerr) + 32] = "", lerr[sizeof(e->lerr)];
 
 	while (!e->l->ok && n < EXPLAIN_READINGS && mw_now_ns() + 1000000 < deadline) {
 		struct mw_snapshot *s;
@@ -128,7 +136,8 @@ static void read_again(struct mw_proc *p, const struct mw_glibc *g, uint64_t dea
 				mw_snapshot_free(s);
 				continue;
 			}
-		} else if (!l) {
+		} else if (!l) {	/* the ledger's read ran out of the stop's time */
+			snprintf(why, sizeof(why), "the RSS ledger: %s", lerr);
 			mw_snapshot_free(s);
 			continue;
 		}
