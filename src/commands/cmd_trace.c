@@ -27,6 +27,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "procmem.h"
+#include "procsel.h"
 #include "report_snap.h"
 #include "runtime.h"
 #include "snapshot.h"
@@ -234,11 +235,11 @@ MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
        OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
-       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP, OPT_STACKS, OPT_FOLDED,
-       OPT_LINGER };
+       OPT_READ_TIMEOUT, OPT_FORMAT_OUTPUT, OPT_STACKS, OPT_FOLDED, OPT_LINGER };
 
 /* --linger was given (not MALLOCWATCH_LINGER alone); --format was */
 static int linger_opt, format_opt;
+static struct mw_procsel sel;	/* -p, --cgroup, -f, --no-stop */
 
 /* --linger's and MALLOCWATCH_LINGER's SECONDS (0 to MW_LINGER_MAX_S,
  * a fraction allowed) in ms; what names it (where) for the usage
@@ -255,6 +256,8 @@ static long linger_parse(const char *v, const char *where)
 }
 
 static const struct option longopts[] = {
+	MW_PROCSEL_LONG_OPTIONS,
+	{ "output", required_argument, NULL, 'o' },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "libc", required_argument, NULL, OPT_LIBC },
@@ -265,7 +268,6 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
-	{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 	MW_STOP_LONG_OPTIONS,
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
@@ -276,10 +278,8 @@ static const struct option longopts[] = {
 	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "html", required_argument, NULL, OPT_HTML },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
-	{ "follow-forks", no_argument, NULL, 'f' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "events", required_argument, NULL, 'e' },
@@ -327,24 +327,17 @@ static int split_command(int argc, char **argv, struct trace_opts *o)
 	return argc;
 }
 
-/* -p PID[,PID...] (repeatable) and --cgroup DIR (every process in it
- * and its child cgroups now: proclist.h) add to the processes traced. */
-static void add_pids(struct trace_opts *o, const char *arg, int cgroup)
+/* The processes traced: -p's, or --cgroup's now (procsel.h; its
+ * joiners are looked for while it runs). */
+static void take_pids(struct trace_opts *o)
 {
-	struct mw_pidlist l = { .pids = o->pids, .n = o->npids, .cap = o->npids };
-	char err[PATH_MAX + 256];
+	struct mw_pidlist l = { 0 };
 
-	if ((cgroup ? mw_pidlist_cgroup(&l, arg, err, sizeof(err)) :
-		      mw_pidlist_parse(&l, arg, err, sizeof(err))) < 0) {
-		if (cgroup)
-			mw_die(MW_EXIT_RUNTIME, "%s", err);
-		mw_usage_error("%s", err);
-	}
-	if (cgroup && l.n == o->npids)
-		mw_die(MW_EXIT_RUNTIME, "cgroup '%s' has no processes", arg);
+	mw_procsel_pids(&sel, &l);
 	o->pids = l.pids;
 	o->npids = l.n;
-	o->pid = o->pids[0];
+	o->pid = l.n ? l.pids[0] : 0;
+	o->cgroup = sel.cgroup;
 }
 
 /* One option c (getopt_long's answer for argv) of the trace command into
@@ -371,7 +364,6 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 	case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
 		mw_stop_option(c, optarg);
 		break;
-	case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 	case OPT_CHECK: {
 		char err[256];
 
@@ -412,17 +404,6 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 	case OPT_FORMAT_OUTPUT: o->format_output = optarg; break;
 	case 'q': mw_quiet(1); break;
 	case 'v': o->verbose = 1; break;
-	case 'p':
-		add_pids(o, optarg, 0);
-		break;
-	case OPT_CGROUP:
-		add_pids(o, optarg, 1);
-		if (o->cgroup)
-			mw_usage_error("--cgroup takes one directory (joiners are looked for "
-				       "in one)");
-		o->cgroup = optarg;
-		break;
-	case 'f': o->follow = 1; break;
 	case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 	case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);
 	default: mw_bad_option(c, argv);
@@ -431,33 +412,38 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 
 static void parse_args(int argc, char **argv, struct trace_opts *o)
 {
-	int c;
+	int c, procs;	/* procs: -p or --cgroup given */
 
 	argc = split_command(argc, argv, o);
 	if (getenv("MALLOCWATCH_LINGER") && *getenv("MALLOCWATCH_LINGER"))
 		o->linger_ms = linger_parse(getenv("MALLOCWATCH_LINGER"), "MALLOCWATCH_LINGER");
-	while ((c = getopt_long(argc, argv, "+:e:fo:p:qvhV", longopts, NULL)) != -1)
-		parse_option(c, argv, o);
+	while ((c = getopt_long(argc, argv, "+:" MW_PROCSEL_SHORT "e:o:qvhV", longopts, NULL)) != -1)
+		if (!mw_procsel_option(&sel, c, optarg))
+			parse_option(c, argv, o);
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
-	if (o->cleanup && (o->cmd || o->pid))
+	o->follow = sel.follow;
+	procs = mw_procsel_given(&sel);
+	mw_procsel_check(&sel, "trace", MW_SEL_PIDS | MW_SEL_CGROUP | MW_SEL_FOLLOW |
+			 MW_SEL_NO_STOP);
+	if (o->cleanup && (o->cmd || procs))
 		mw_usage_error("--cleanup takes no -c or -p");
-	if (!o->cmd && !o->pid && !o->cleanup)
+	if (!o->cmd && !procs && !o->cleanup)
 		mw_usage_error("no command given: use -c CMD or -p PID");
-	if (o->cmd && o->pid)
+	if (o->cmd && procs)
 		mw_usage_error("-c and -p cannot be used together");
 	if (o->follow && (o->save_stream || o->interval_ms))
 		mw_usage_error("--save-stream and --interval take one process; not yet with -f");
 	if (o->folded && !o->stacks)
 		mw_usage_error("--folded goes with --stacks (it writes the stacks taken)");
-	if (o->stacks && (o->cgroup || o->repeat > 1))
+	if (o->stacks && (sel.cgroup || o->repeat > 1))
 		mw_usage_error("--stacks takes -c, -c -f or -p PID,...; not yet with --cgroup "
 			       "or --repeat");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
-		o->progress = o->pid || isatty(STDERR_FILENO);
+		o->progress = procs || isatty(STDERR_FILENO);
 	if (mw_is_quiet())	/* its lines are notes: none printed, no sample taken for them */
 		o->progress = 0;
-	if (o->duration_ms && !o->pid)
+	if (o->duration_ms && !procs)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
@@ -485,6 +471,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		if (o->rules[i].relative && !o->baseline_path)
 			mw_usage_error("rule '%s' is relative (+N, +N%%) and needs --baseline",
 				       o->rules[i].text);
+	take_pids(o);	/* once the options are good: --cgroup's are read */
 	if (o->baseline_path) {	/* a bad baseline costs no run */
 		char err[PATH_MAX + 256];
 		int status;
