@@ -25,7 +25,8 @@
 #include "report_snap.h"
 
 static const char explain_usage[] =
-"Usage: mallocwatch explain -p PID [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
+"Usage: mallocwatch explain -p PID[,PID...] [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
+"       mallocwatch explain --cgroup DIR [-o FILE] [--json FILE] [--read-timeout SECONDS] [-q]\n"
 "\n"
 "Where process PID's resident memory is, and what glibc's malloc keeps:\n"
 "an RSS ledger - malloc's memory in use, free and resident, free and\n"
@@ -39,10 +40,17 @@ static const char explain_usage[] =
 "it.  Reads the process the way\n"
 "`snapshot` does, needing the libc's debug symbols.\n"
 "\n"
-"  -p PID               the process\n"
-"  -o FILE              the text to FILE (default: stdout)\n"
+"  -p, --pid PID[,PID...]  the process; several (-p may be repeated): one\n"
+"                       after the other, each explained or refused with its\n"
+"                       reason (one line), the others still explained\n"
+"  --cgroup DIR         every process in the cgroup directory DIR and its\n"
+"                       child cgroups, so (for every process on the host:\n"
+"                       mallocwatch snapshot --all)\n"
+"  -o, --output FILE    the text to FILE (default: stdout); several\n"
+"                       processes' texts parted by a blank line\n"
 "  --json FILE          the snapshot with \"ledger\", \"fragmentation\" and\n"
-"                       \"findings\" as JSON ('-' = stdout); docs/json.md\n"
+"                       \"findings\" as JSON ('-' = stdout); docs/json.md;\n"
+"                       of several processes, one document a line\n"
 "  --read-timeout SECONDS  give up after this long (default 2)\n"
 "  --no-stop            never stop the process for a consistent read (see\n"
 "                       mallocwatch snapshot --help)\n"
@@ -50,12 +58,14 @@ MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  -q, --quiet          no notes or warnings\n"
 "\n"
 "Exit status: 0; 1 when the process cannot be read (as snapshot), or its\n"
-"ledger cannot be made (its smaps or pagemap not readable); 2 on a usage\n"
-"error.\n"
+"ledger cannot be made (its smaps or pagemap not readable) - of several,\n"
+"when one of them could not be explained - or the cgroup has no process;\n"
+"2 on a usage error.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch explain -p $(pidof memcached)\n"
-"  sudo mallocwatch explain -p 4242 --json why.json -o /dev/null\n";
+"  sudo mallocwatch explain -p 4242 --json why.json -o /dev/null\n"
+"  sudo mallocwatch explain -p $(pidof -d, php-fpm8.2)\n";
 
 enum { OPT_READ_TIMEOUT = 256 };
 

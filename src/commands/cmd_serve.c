@@ -75,7 +75,7 @@ static const char serve_usage[] =
 "(mallocwatch_process_probes_traced 1); others have no counter series.\n"
 "\n"
 "Which processes (read again at each snapshot):\n"
-"  -p PID[,PID...]      these processes (-p may be repeated)\n"
+"  -p, --pid PID[,PID...]  these processes (-p may be repeated)\n"
 "  --cgroup DIR         every process in the cgroup directory DIR and its\n"
 "                       child cgroups\n"
 "  --all                every process on the host that maps a glibc\n"

@@ -67,8 +67,9 @@ static const char usage[] =
 "tcache double frees, setjmp/longjmp, and libm's slow math paths.\n"
 "\n"
 "Target:\n"
-"  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
-"                       first instruction; everything after CMD is its ARGS.\n"
+"  -c, --command CMD [ARGS...]  run CMD (never through a shell), traced\n"
+"                       from its first instruction; everything after CMD is\n"
+"                       its ARGS (also --command=CMD ARGS...).\n"
 "                       CMD chroot NEWROOT PROG: PROG is traced on the\n"
 "                       libc.so.6 inside NEWROOT (make glibc-root makes\n"
 "                       Debian roots whose own glibc has the probes)\n"
@@ -84,7 +85,7 @@ static const char usage[] =
 "                       stays under ptrace until it exits or tracing stops\n"
 "                       (gdb -p on one fails meanwhile): ^C lets go of all.\n"
 "                       Without -f, -c notes how many were not traced\n"
-"  -p PID               attach to a running process until it exits, or ^C\n"
+"  -p, --pid PID        attach to a running process until it exits, or ^C\n"
 "                       (or SIGTERM) stops tracing and reports; the process\n"
 "                       is never signalled, and stopped (ptrace) only for a\n"
 "                       snapshot or sample that cannot be read consistently\n"
@@ -97,12 +98,13 @@ static const char usage[] =
 "  -p PID,PID,...       several processes mapping the same libc file, one\n"
 "                       tracer session: a report each, then their totals\n"
 "                       (JSON: \"processes\", \"totals\"); ends when the last\n"
-"                       exits; --check judges each process\n"
+"                       exits; --check judges each process; -p may be\n"
+"                       repeated; a pid given twice is traced once\n"
 "  --cgroup DIR         the processes of a cgroup (v1 or v2 directory, and its\n"
-"                       child cgroups), as with -p PID,PID,...; processes\n"
-"                       that join it during the run (and map the same libc\n"
-"                       file) are traced from when they are seen (it is\n"
-"                       looked at every 0.2 s)\n"
+"                       child cgroups), as with -p PID,PID,... (not with\n"
+"                       -p); processes that join it during the run (and\n"
+"                       map the same libc file) are traced from when they\n"
+"                       are seen (it is looked at every 0.2 s)\n"
 "  --duration SECONDS   with -p: stop after this long, as ^C would\n"
 "  --interval SECONDS   read the allocator's state (arenas' bytes, heaps,\n"
 "                       the main heap's extent, thresholds) this often, for\n"
@@ -135,7 +137,7 @@ MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "                       libm.so.6 beside the libc)\n"
 "\n"
 "Output:\n"
-"  -o FILE              write the summary to FILE (default: stderr)\n"
+"  -o, --output FILE    write the summary to FILE (default: stderr)\n"
 "  --json FILE          write the report as JSON to FILE ('-' = stdout);\n"
 "                       keys in docs/json.md\n"
 "  --stacks             take the user call stack of each rare allocator event\n"
@@ -313,11 +315,20 @@ static enum mw_runtime parse_runtime(const char *s)
 	mw_usage_error("unknown runtime '%s' (auto, kernel or bpf)", s);
 }
 
-/* The command starts at the first "-c" or "--"; options are before it. */
+/* The command starts at the first "-c", "--command" or "--" (or is the
+ * value of "--command=CMD"); options are before it. */
 static int split_command(int argc, char **argv, struct trace_opts *o)
 {
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--") == 0) {
+		if (strncmp(argv[i], "--command=", 10) == 0) {
+			if (!argv[i][10])
+				mw_usage_error("--command needs a command");
+			argv[i] += 10;
+			o->cmd = argv + i;
+			return i;
+		}
+		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--") == 0 ||
+		    strcmp(argv[i], "--command") == 0) {
 			if (i + 1 >= argc)
 				mw_usage_error("%s needs a command", argv[i]);
 			o->cmd = argv + i + 1;
@@ -699,6 +710,10 @@ static const char replay_usage[] =
 "stream is data: a file it names is opened only when it is a regular file\n"
 "every user may read (never a FIFO or a device), and read only when it is an\n"
 "ELF file within the bounds --stacks sets (mallocwatch --help).\n"
+"\n"
+"  -o, --output FILE    the summary to FILE (default: stderr)\n"
+"  --json FILE, --html FILE, --folded FILE  as a run writes them\n"
+"  -q, --quiet          no notes or warnings\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";

@@ -45,8 +45,9 @@
 #define TRIM_MAX_STOPPED_MS 2000
 
 static const char trim_usage[] =
-"Usage: mallocwatch trim -p PID [--dry-run] [-o FILE] [--json FILE] [--read-timeout SECONDS]\n"
-"                        [--call-timeout SECONDS] [--max-stop MS] [-q]\n"
+"Usage: mallocwatch trim -p PID[,PID...] | --cgroup DIR [--dry-run | --no-stop] [-o FILE]\n"
+"                        [--json FILE] [--read-timeout SECONDS] [--call-timeout SECONDS]\n"
+"                        [--max-stop MS] [-q]\n"
 "\n"
 "Make process PID call malloc_trim(0), which gives back to the system the\n"
 "whole free pages inside its arenas' free chunks (and main_arena's top\n"
@@ -75,10 +76,18 @@ static const char trim_usage[] =
 "killed during the call kills the process with it (PTRACE_O_EXITKILL),\n"
 "which could not return from the call without it.\n"
 "\n"
-"  -p PID               the process\n"
+"  -p, --pid PID[,PID...]  the process; several (-p may be repeated): one\n"
+"                       after the other, each trimmed or refused with its\n"
+"                       reason (one line), the others still trimmed\n"
+"  --cgroup DIR         every process in the cgroup directory DIR and its\n"
+"                       child cgroups, so\n"
 "  --dry-run            only the prediction (read as explain does); no call\n"
-"  -o FILE              the text to FILE (default: stdout)\n"
-"  --json FILE          {\"trim\": {...}} as JSON ('-' = stdout); docs/json.md\n"
+"  --no-stop            never stop a process: malloc_trim(0) is not called\n"
+"                       (it is called in a held process alone); only the\n"
+"                       prediction, read as explain --no-stop reads\n"
+"  -o, --output FILE    the text to FILE (default: stdout)\n"
+"  --json FILE          {\"trim\": {...}} as JSON ('-' = stdout); docs/json.md;\n"
+"                       of several processes, one document a line\n"
 "  --read-timeout SECONDS  give up reading after this long (default 2)\n"
 "  --call-timeout SECONDS  cut the call short after this long (default 5)\n"
 MW_STOP_HELP(MW_XSTR(TRIM_MAX_STOP_MS), MW_XSTR(TRIM_MAX_STOPPED_MS))
@@ -86,12 +95,14 @@ MW_STOP_HELP(MW_XSTR(TRIM_MAX_STOP_MS), MW_XSTR(TRIM_MAX_STOPPED_MS))
 "\n"
 "Exit status: 0; 1 when the process cannot be read, its libc has no\n"
 "symbols, no safe point came (the reason is said), or the call failed,\n"
-"was cut short, or the process exec'd during it; 2 on a usage error; a\n"
-"signal's own status when one came during the call.\n"
+"was cut short, or the process exec'd during it - of several, when one of\n"
+"them was refused so - or the cgroup has no process; 2 on a usage error;\n"
+"a signal's own status when one came during the call.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch trim -p $(pidof myserver) --dry-run\n"
-"  sudo mallocwatch trim -p 4242 --json trim.json\n";
+"  sudo mallocwatch trim -p 4242 --json trim.json\n"
+"  sudo mallocwatch trim --cgroup /sys/fs/cgroup/system.slice/php8.2-fpm.service\n";
 
 enum { OPT_READ_TIMEOUT = 256, OPT_DRY_RUN, OPT_CALL_TIMEOUT };
 #define CALL_TIMEOUT_MS 5000
