@@ -2,7 +2,9 @@
  * resident memory is (in use, free but kept by glibc, given back, not
  * malloc's), how fragmented each arena is, and the findings, ranked,
  * each with its evidence and a quantified suggestion (ledger.h,
- * findings.h), read by explain.c. */
+ * findings.h), read by explain.c.  -p A,B,C and --cgroup DIR (procsel.h):
+ * each in turn, the text parted by a blank line, the JSON one document a
+ * line. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>

@@ -14,6 +14,11 @@
  * makes the call (ptstop.h, mw_ptstop_call), and the process goes on.
  * RSS is /proc/PID/statm's, before the call and after it, both while
  * the process is held (no other thread moved meanwhile).
+ *
+ * Several processes (-p A,B,C, --cgroup DIR: procsel.h) are trimmed one
+ * after the other, each held for its own call alone, each trimmed or
+ * refused in one line.  --no-stop stops none: the prediction alone, as
+ * --dry-run (malloc_trim can be called in a held process only).
  */
 #include <errno.h>
 #include <getopt.h>
