@@ -14,7 +14,8 @@
 #     directories, --events families (comma lists, '!' to leave one out),
 #     probe names (--probe: the NAME column of `mallocwatch probes`, else
 #     of `mallocwatch probes --table`), --runtime/--format/--aggregate
-#     words, and after -c CMD (or --) the program and its own arguments.
+#     words, and after -c CMD (--command CMD, or --) the program and its own
+#     arguments.
 # The help texts are read once per shell and binary (_mallocwatch_cache).
 
 declare -gA _mallocwatch_cache 2>/dev/null || true
@@ -230,11 +231,11 @@ _mallocwatch()
 	fi
 	opts=$(_mallocwatch_options "$bin" "$cmd")
 
-	# the words before this one: an option's value is skipped; -c CMD or
-	# -- ends the options, and what follows is the program's
+	# the words before this one: an option's value is skipped; -c CMD,
+	# --command CMD or -- ends the options, and what follows is the program's
 	for ((i = first; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
-		if [[ $w == -c || $w == -- ]] && [[ -z $cmd || $cmd == tune ]]; then
+		if [[ $w == -c || $w == --command || $w == -- ]] && [[ -z $cmd || $cmd == tune ]]; then
 			if ((i + 1 == COMP_CWORD)); then
 				COMPREPLY=($(compgen -c -- "$cur"))
 			elif declare -F _command_offset >/dev/null; then

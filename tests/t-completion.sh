@@ -49,7 +49,7 @@ comp "$OUT/o" "$MW" snapshot --
 has "$OUT/o" --leave-stopped --all --count --read-timeout --help
 hasnt "$OUT/o" --follow-forks --stacks
 comp "$OUT/o" "$MW" flame -
-is "$OUT/o" "$(printf '%s\n' --bytes --help --probe --width -o)" "flame -<TAB>"
+is "$OUT/o" "$(printf '%s\n' --bytes --help --output --probe --width -o)" "flame -<TAB>"
 comp "$OUT/o" "$MW" setup -
 is "$OUT/o" --help "setup -<TAB>"
 comp "$OUT/o" "$MW" setup ""

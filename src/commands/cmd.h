@@ -21,17 +21,17 @@ int cmd_replay(int argc, char **argv);
 /* mallocwatch snapshot -p PID [-o FILE] [--json FILE]: the allocator now. */
 int cmd_snapshot(int argc, char **argv);
 
-/* mallocwatch explain -p PID [-o FILE] [--json FILE]: where its RSS is,
- * and the findings. */
+/* mallocwatch explain -p PID[,PID...] | --cgroup DIR [-o FILE] [--json
+ * FILE]: where its RSS is, and the findings; several one after the other. */
 int cmd_explain(int argc, char **argv);
 
 /* mallocwatch tune [--repeat N] --try NAME=V1,V2... -c CMD: the program
  * under each setting of glibc's malloc tunables, measured. */
 int cmd_tune(int argc, char **argv);
 
-/* mallocwatch trim -p PID [--dry-run]: malloc_trim(0) called in the
- * process at a safe point, its RSS before and after against the ledger's
- * prediction. */
+/* mallocwatch trim -p PID[,PID...] | --cgroup DIR [--dry-run | --no-stop]:
+ * malloc_trim(0) called in each process at a safe point, its RSS before and
+ * after against the ledger's prediction. */
 int cmd_trim(int argc, char **argv);
 
 /* mallocwatch serve [--listen [ADDR:]PORT] [--textfile DIR] -p PID... |

@@ -37,7 +37,7 @@ static const char flame_usage[] =
 "  --width PX           the graph's width (default 1200)\n"
 "  --bytes              the weights are bytes (default with --probe\n"
 "                       memory_sbrk_more or memory_heap_new; else counts)\n"
-"  -o FILE              the SVG to FILE (default: stdout)\n"
+"  -o, --output FILE    the SVG to FILE (default: stdout)\n"
 "\n"
 "Exit status: 0; 1 when FOLDED cannot be read or has no line with a\n"
 "weight; 2 on a usage error.\n"
@@ -138,6 +138,7 @@ int cmd_flame(int argc, char **argv)
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "bytes", no_argument, NULL, OPT_BYTES },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

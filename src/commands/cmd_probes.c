@@ -35,6 +35,8 @@ static const char probes_usage[] =
 "specs, and whether each argument resolves.  --table prints mallocwatch's\n"
 "own table of known probes (src/probes/probes.def) as Markdown: docs/probes.md.\n"
 "\n"
+"  -p, --pid PID        the libc process PID has mapped\n"
+"\n"
 "EXAMPLES\n"
 "  mallocwatch probes\n"
 "  mallocwatch probes --libc /var/cache/mallocwatch/glibc/lib/libc.so.6 --json\n";
@@ -50,6 +52,8 @@ static const char script_usage[] =
 "under the kernel runtime, each rare probe's hit also prints its user\n"
 "stack (ubacktrace(), a Q record; a run builds the module with --ldd and\n"
 "-d PROGRAM for it).\n"
+"\n"
+"  -p, --pid PID        the libc process PID has mapped\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch script --runtime=kernel > mw.stp && stap -p3 mw.stp\n";
@@ -117,6 +121,7 @@ static int pick_args(int argc, char **argv, const char *usage, int *json, int *f
 		{ "events", required_argument, NULL, 'e' },
 		{ "follow-forks", no_argument, NULL, 'f' },
 		{ "stacks", no_argument, NULL, 's' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

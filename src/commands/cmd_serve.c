@@ -40,6 +40,7 @@
 #include "glibcinfo.h"
 #include "msg.h"
 #include "proclist.h"
+#include "procsel.h"
 #include "report_metrics.h"
 #include "serve_http.h"
 #include "serve_probes.h"
@@ -74,7 +75,7 @@ static const char serve_usage[] =
 "(mallocwatch_process_probes_traced 1); others have no counter series.\n"
 "\n"
 "Which processes (read again at each snapshot):\n"
-"  -p PID[,PID...]      these processes (-p may be repeated)\n"
+"  -p, --pid PID[,PID...]  these processes (-p may be repeated)\n"
 "  --cgroup DIR         every process in the cgroup directory DIR and its\n"
 "                       child cgroups\n"
 "  --all                every process on the host that maps a glibc\n"
@@ -144,8 +145,8 @@ MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  sudo mallocwatch serve --listen unix:/run/mallocwatch/metrics.sock --socket-mode 0660 --all\n";
 
 enum {
-	OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_LISTEN, OPT_ALLOW_REMOTE, OPT_TEXTFILE,
-	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_NO_STOP, OPT_PROBES, OPT_WEB_CONFIG,
+	OPT_READ_TIMEOUT = 256, OPT_LISTEN, OPT_ALLOW_REMOTE, OPT_TEXTFILE,
+	OPT_INTERVAL, OPT_MIN_INTERVAL, OPT_BUDGET, OPT_PROBES, OPT_WEB_CONFIG,
 	OPT_SOCKET_MODE, OPT_REQUEST_TIMEOUT, OPT_STOP,
 };
 
@@ -178,13 +179,11 @@ struct serve {
 static void parse(int argc, char **argv, struct serve_opts *o)
 {
 	static const struct option lo[] = {
+		MW_PROCSEL_LONG_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
-		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 		{ "stop", no_argument, NULL, OPT_STOP },
 		MW_STOP_LONG_OPTIONS,
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "all", no_argument, NULL, OPT_ALL },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
 		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
@@ -199,18 +198,14 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[256];
+	struct mw_procsel sel = { 0 };
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":p:qvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":" MW_PROCSEL_SHORT "qvh", lo, NULL)) != -1) {
+		if (mw_procsel_option(&sel, c, optarg))
+			continue;
 		switch (c) {
-		case 'p':
-			if (mw_pidlist_parse(&o->pids, optarg, err, sizeof(err)) < 0)
-				mw_usage_error("%s", err);
-			break;
 		case OPT_READ_TIMEOUT: o->timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
-		case OPT_CGROUP: o->cgroup = optarg; break;
-		case OPT_ALL: o->all = 1; break;
 		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_ALLOW_REMOTE: o->allow_remote = 1; break;
 		case OPT_WEB_CONFIG: o->web_config = optarg; break;
@@ -227,7 +222,6 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
 			mw_stop_option(c, optarg);
 			break;
-		case OPT_NO_STOP: o->no_stop = 1; mw_snapshot_no_stop(1); break;
 		case OPT_STOP: o->stop = 1; break;
 		case OPT_PROBES: o->probes = 1; break;
 		case 'q': mw_quiet(1); break;
@@ -238,8 +232,12 @@ static void parse(int argc, char **argv, struct serve_opts *o)
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
-	if ((o->pids.n > 0) + !!o->cgroup + o->all != 1)
-		mw_usage_error("serve needs one of -p PID, --cgroup DIR and --all");
+	mw_procsel_check(&sel, "serve", MW_SEL_PIDS | MW_SEL_CGROUP | MW_SEL_ALL |
+			 MW_SEL_NO_STOP | MW_SEL_NEEDED);
+	o->pids = sel.pids;	/* read again at each snapshot: --cgroup's and --all's too */
+	o->cgroup = sel.cgroup;
+	o->all = sel.all;
+	o->no_stop = sel.no_stop;
 	if (!o->listen && !o->textfile)
 		mw_usage_error("serve needs --listen [ADDR:]PORT, --textfile DIR or both");
 	if (!o->listen && (o->web_config || o->socket_mode || o->allow_remote))

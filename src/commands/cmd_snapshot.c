@@ -19,6 +19,7 @@
 #include "msg.h"
 #include "output.h"
 #include "procmem.h"
+#include "procsel.h"
 #include "proclist.h"
 #include "procwhere.h"
 #include "report.h"
@@ -64,7 +65,7 @@ static const char snapshot_usage[] =
 "--read-timeout.\n"
 "\n"
 "Which processes:\n"
-"  -p PID[,PID...]      these processes (-p may be repeated); with one, the\n"
+"  -p, --pid PID[,PID...]  these processes (-p may be repeated); with one, the\n"
 "                       report of one process (JSON {\"snapshot\": ...})\n"
 "  --cgroup DIR         every process in the cgroup directory DIR (v1 or v2,\n"
 "                       e.g. /sys/fs/cgroup/unified/system.slice) and in its\n"
@@ -78,7 +79,7 @@ static const char snapshot_usage[] =
 "  --count N            --all: N tables, then exit (--interval default 1)\n"
 "\n"
 "Output:\n"
-"  -o FILE              the summary to FILE (default: stdout)\n"
+"  -o, --output FILE    the summary to FILE (default: stdout)\n"
 "  --json FILE          as JSON ('-' = stdout); docs/json.md; with --interval,\n"
 "                       one document a line\n"
 "  --read-timeout SECONDS  give up on a process after this long (default 2);\n"
@@ -113,11 +114,11 @@ MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "  sudo mallocwatch snapshot --cgroup /sys/fs/cgroup/unified/system.slice/nginx.service\n"
 "  sudo mallocwatch snapshot --all --interval 5\n";
 
-enum { OPT_READ_TIMEOUT = 256, OPT_CGROUP, OPT_ALL, OPT_INTERVAL, OPT_COUNT, OPT_NO_STOP,
-       OPT_LEAVE_STOPPED, OPT_STOP };
+enum { OPT_READ_TIMEOUT = 256, OPT_INTERVAL, OPT_COUNT, OPT_LEAVE_STOPPED, OPT_STOP };
 
 struct snap_opts {
-	struct mw_pidlist pids;
+	struct mw_procsel sel;	/* -p, --cgroup, --all, --no-stop */
+	struct mw_pidlist pids;	/* -p's, or --cgroup's */
 	const char *cgroup, *out, *json;
 	int all, no_stop, leave_stopped, stop;
 	long timeout_ms, interval_ms, count;	/* count 0: until a signal */
@@ -143,40 +144,33 @@ static long count_option(const char *s)
 static void parse(int argc, char **argv, struct snap_opts *o)
 {
 	static const struct option lo[] = {
+		MW_PROCSEL_LONG_OPTIONS,
+		{ "output", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
-		{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 		{ "stop", no_argument, NULL, OPT_STOP },
 		MW_STOP_LONG_OPTIONS,
 		{ "leave-stopped", no_argument, NULL, OPT_LEAVE_STOPPED },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "all", no_argument, NULL, OPT_ALL },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":p:o:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":" MW_PROCSEL_SHORT "o:qh", lo, NULL)) != -1) {
+		if (mw_procsel_option(&o->sel, c, optarg))
+			continue;
 		switch (c) {
-		case 'p':
-			if (mw_pidlist_parse(&o->pids, optarg, err, sizeof(err)) < 0)
-				mw_usage_error("%s", err);
-			break;
 		case 'o': o->out = optarg; break;
 		case 'j': o->json = optarg; break;
 		case OPT_READ_TIMEOUT: o->timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
-		case OPT_CGROUP: o->cgroup = optarg; break;
-		case OPT_ALL: o->all = 1; break;
 		case OPT_INTERVAL: o->interval_ms = mw_seconds_option("--interval", optarg); break;
 		case OPT_COUNT: o->count = count_option(optarg); break;
 		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
 			mw_stop_option(c, optarg);
 			break;
-		case OPT_NO_STOP: o->no_stop = 1; mw_snapshot_no_stop(1); break;
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; mw_snapshot_leave_stopped(1); break;
 		case OPT_STOP: o->stop = 1; break;
 		case 'q': mw_quiet(1); break;
@@ -186,8 +180,13 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
-	if ((o->pids.n > 0) + !!o->cgroup + o->all != 1)
-		mw_usage_error("snapshot needs one of -p PID, --cgroup DIR and --all");
+	mw_procsel_check(&o->sel, "snapshot", MW_SEL_PIDS | MW_SEL_CGROUP | MW_SEL_ALL |
+			 MW_SEL_NO_STOP | MW_SEL_NEEDED);
+	o->cgroup = o->sel.cgroup;
+	o->all = o->sel.all;
+	o->no_stop = o->sel.no_stop;
+	o->pids = o->sel.pids;	/* the cgroup's are read once the options are good */
+	o->sel.pids = (struct mw_pidlist){ 0 };
 	if ((o->interval_ms || o->count) && !o->all)
 		mw_usage_error("--interval and --count go with --all");
 	if (o->count && !o->interval_ms)
@@ -298,16 +297,13 @@ static int snapshot_many(struct snap_opts *o)
 {
 	struct mw_top_info info = { .mode = o->cgroup ? "cgroup" : "processes",
 				    .cgroup = o->cgroup };
-	char err[PATH_MAX + 512];
 	struct mw_psnap *v;
 	size_t n, failed = 0;
 	int json_err = 0, status;
 	double start;
 
-	if (o->cgroup && mw_pidlist_cgroup(&o->pids, o->cgroup, err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if (!o->pids.n)
-		mw_die(MW_EXIT_RUNTIME, "no process in cgroup '%s'", o->cgroup);
+	if (o->cgroup)
+		mw_procsel_pids(&o->sel, &o->pids);
 	if (open_outputs(o) < 0)
 		return MW_EXIT_RUNTIME;
 	info.taken_ns = mw_realtime_ns();
@@ -429,5 +425,6 @@ int cmd_snapshot(int argc, char **argv)
 	else
 		status = snapshot_many(&o);
 	mw_pidlist_free(&o.pids);
+	mw_procsel_free(&o.sel);
 	return status;
 }

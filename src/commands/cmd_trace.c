@@ -27,6 +27,7 @@
 #include "output.h"
 #include "probetab.h"
 #include "procmem.h"
+#include "procsel.h"
 #include "report_snap.h"
 #include "runtime.h"
 #include "snapshot.h"
@@ -50,8 +51,8 @@ static const char usage[] =
 "       mallocwatch script [--runtime=auto|kernel|bpf] [--libc PATH] [--libm PATH]\n"
 "       mallocwatch replay [-o FILE] [--json FILE] [--html FILE] STREAM\n"
 "       mallocwatch snapshot -p PID[,PID...] | --cgroup DIR | --all [-o FILE] [--json FILE]\n"
-"       mallocwatch explain -p PID [-o FILE] [--json FILE]\n"
-"       mallocwatch trim -p PID [--dry-run] [-o FILE] [--json FILE]\n"
+"       mallocwatch explain -p PID[,PID...] | --cgroup DIR [-o FILE] [--json FILE]\n"
+"       mallocwatch trim -p PID[,PID...] | --cgroup DIR [--dry-run | --no-stop] [-o FILE]\n"
 "       mallocwatch tune [--repeat N] --try NAME=V1,V2,... [--waits] -c CMD [ARGS...]\n"
 "       mallocwatch serve --listen [ADDR:]PORT | --textfile DIR -p PID[,PID...] | --cgroup DIR | --all\n"
 "       mallocwatch check [--baseline BASE.json] --check RULE... REPORT.json\n"
@@ -66,8 +67,9 @@ static const char usage[] =
 "tcache double frees, setjmp/longjmp, and libm's slow math paths.\n"
 "\n"
 "Target:\n"
-"  -c CMD [ARGS...]     run CMD (never through a shell), traced from its\n"
-"                       first instruction; everything after CMD is its ARGS.\n"
+"  -c, --command CMD [ARGS...]  run CMD (never through a shell), traced\n"
+"                       from its first instruction; everything after CMD is\n"
+"                       its ARGS (also --command=CMD ARGS...).\n"
 "                       CMD chroot NEWROOT PROG: PROG is traced on the\n"
 "                       libc.so.6 inside NEWROOT (make glibc-root makes\n"
 "                       Debian roots whose own glibc has the probes)\n"
@@ -83,7 +85,7 @@ static const char usage[] =
 "                       stays under ptrace until it exits or tracing stops\n"
 "                       (gdb -p on one fails meanwhile): ^C lets go of all.\n"
 "                       Without -f, -c notes how many were not traced\n"
-"  -p PID               attach to a running process until it exits, or ^C\n"
+"  -p, --pid PID        attach to a running process until it exits, or ^C\n"
 "                       (or SIGTERM) stops tracing and reports; the process\n"
 "                       is never signalled, and stopped (ptrace) only for a\n"
 "                       snapshot or sample that cannot be read consistently\n"
@@ -96,12 +98,13 @@ static const char usage[] =
 "  -p PID,PID,...       several processes mapping the same libc file, one\n"
 "                       tracer session: a report each, then their totals\n"
 "                       (JSON: \"processes\", \"totals\"); ends when the last\n"
-"                       exits; --check judges each process\n"
+"                       exits; --check judges each process; -p may be\n"
+"                       repeated; a pid given twice is traced once\n"
 "  --cgroup DIR         the processes of a cgroup (v1 or v2 directory, and its\n"
-"                       child cgroups), as with -p PID,PID,...; processes\n"
-"                       that join it during the run (and map the same libc\n"
-"                       file) are traced from when they are seen (it is\n"
-"                       looked at every 0.2 s)\n"
+"                       child cgroups), as with -p PID,PID,... (not with\n"
+"                       -p); processes that join it during the run (and\n"
+"                       map the same libc file) are traced from when they\n"
+"                       are seen (it is looked at every 0.2 s)\n"
 "  --duration SECONDS   with -p: stop after this long, as ^C would\n"
 "  --interval SECONDS   read the allocator's state (arenas' bytes, heaps,\n"
 "                       the main heap's extent, thresholds) this often, for\n"
@@ -134,7 +137,7 @@ MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 "                       libm.so.6 beside the libc)\n"
 "\n"
 "Output:\n"
-"  -o FILE              write the summary to FILE (default: stderr)\n"
+"  -o, --output FILE    write the summary to FILE (default: stderr)\n"
 "  --json FILE          write the report as JSON to FILE ('-' = stdout);\n"
 "                       keys in docs/json.md\n"
 "  --stacks             take the user call stack of each rare allocator event\n"
@@ -234,11 +237,11 @@ MW_STOP_HELP(MW_XSTR(MW_SNAP_MAX_STOP_MS), MW_XSTR(MW_SNAP_MAX_STOPPED_MS))
 enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OPT_CLEANUP,
        OPT_DURATION, OPT_INTERVAL, OPT_CHECK, OPT_BASELINE, OPT_FORMAT, OPT_REPEAT,
        OPT_AGGREGATE, OPT_STRICT_ENV, OPT_HTML, OPT_PROGRESS, OPT_NO_PROGRESS,
-       OPT_READ_TIMEOUT, OPT_CGROUP, OPT_FORMAT_OUTPUT, OPT_NO_STOP, OPT_STACKS, OPT_FOLDED,
-       OPT_LINGER };
+       OPT_READ_TIMEOUT, OPT_FORMAT_OUTPUT, OPT_STACKS, OPT_FOLDED, OPT_LINGER };
 
 /* --linger was given (not MALLOCWATCH_LINGER alone); --format was */
 static int linger_opt, format_opt;
+static struct mw_procsel sel;	/* -p, --cgroup, -f, --no-stop */
 
 /* --linger's and MALLOCWATCH_LINGER's SECONDS (0 to MW_LINGER_MAX_S,
  * a fraction allowed) in ms; what names it (where) for the usage
@@ -255,6 +258,8 @@ static long linger_parse(const char *v, const char *where)
 }
 
 static const struct option longopts[] = {
+	MW_PROCSEL_LONG_OPTIONS,
+	{ "output", required_argument, NULL, 'o' },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "libc", required_argument, NULL, OPT_LIBC },
@@ -265,7 +270,6 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
-	{ "no-stop", no_argument, NULL, OPT_NO_STOP },
 	MW_STOP_LONG_OPTIONS,
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
@@ -276,10 +280,8 @@ static const struct option longopts[] = {
 	{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 	{ "strict-env", no_argument, NULL, OPT_STRICT_ENV },
 	{ "html", required_argument, NULL, OPT_HTML },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
-	{ "follow-forks", no_argument, NULL, 'f' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "events", required_argument, NULL, 'e' },
@@ -313,11 +315,20 @@ static enum mw_runtime parse_runtime(const char *s)
 	mw_usage_error("unknown runtime '%s' (auto, kernel or bpf)", s);
 }
 
-/* The command starts at the first "-c" or "--"; options are before it. */
+/* The command starts at the first "-c", "--command" or "--" (or is the
+ * value of "--command=CMD"); options are before it. */
 static int split_command(int argc, char **argv, struct trace_opts *o)
 {
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--") == 0) {
+		if (strncmp(argv[i], "--command=", 10) == 0) {
+			if (!argv[i][10])
+				mw_usage_error("--command needs a command");
+			argv[i] += 10;
+			o->cmd = argv + i;
+			return i;
+		}
+		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--") == 0 ||
+		    strcmp(argv[i], "--command") == 0) {
 			if (i + 1 >= argc)
 				mw_usage_error("%s needs a command", argv[i]);
 			o->cmd = argv + i + 1;
@@ -327,24 +338,17 @@ static int split_command(int argc, char **argv, struct trace_opts *o)
 	return argc;
 }
 
-/* -p PID[,PID...] (repeatable) and --cgroup DIR (every process in it
- * and its child cgroups now: proclist.h) add to the processes traced. */
-static void add_pids(struct trace_opts *o, const char *arg, int cgroup)
+/* The processes traced: -p's, or --cgroup's now (procsel.h; its
+ * joiners are looked for while it runs). */
+static void take_pids(struct trace_opts *o)
 {
-	struct mw_pidlist l = { .pids = o->pids, .n = o->npids, .cap = o->npids };
-	char err[PATH_MAX + 256];
+	struct mw_pidlist l = { 0 };
 
-	if ((cgroup ? mw_pidlist_cgroup(&l, arg, err, sizeof(err)) :
-		      mw_pidlist_parse(&l, arg, err, sizeof(err))) < 0) {
-		if (cgroup)
-			mw_die(MW_EXIT_RUNTIME, "%s", err);
-		mw_usage_error("%s", err);
-	}
-	if (cgroup && l.n == o->npids)
-		mw_die(MW_EXIT_RUNTIME, "cgroup '%s' has no processes", arg);
+	mw_procsel_pids(&sel, &l);
 	o->pids = l.pids;
 	o->npids = l.n;
-	o->pid = o->pids[0];
+	o->pid = l.n ? l.pids[0] : 0;
+	o->cgroup = sel.cgroup;
 }
 
 /* One option c (getopt_long's answer for argv) of the trace command into
@@ -371,7 +375,6 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 	case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
 		mw_stop_option(c, optarg);
 		break;
-	case OPT_NO_STOP: mw_snapshot_no_stop(1); break;
 	case OPT_CHECK: {
 		char err[256];
 
@@ -412,17 +415,6 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 	case OPT_FORMAT_OUTPUT: o->format_output = optarg; break;
 	case 'q': mw_quiet(1); break;
 	case 'v': o->verbose = 1; break;
-	case 'p':
-		add_pids(o, optarg, 0);
-		break;
-	case OPT_CGROUP:
-		add_pids(o, optarg, 1);
-		if (o->cgroup)
-			mw_usage_error("--cgroup takes one directory (joiners are looked for "
-				       "in one)");
-		o->cgroup = optarg;
-		break;
-	case 'f': o->follow = 1; break;
 	case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
 	case 'V': printf("mallocwatch %s\n", MW_VERSION); exit(MW_EXIT_OK);
 	default: mw_bad_option(c, argv);
@@ -431,33 +423,38 @@ static void parse_option(int c, char **argv, struct trace_opts *o)
 
 static void parse_args(int argc, char **argv, struct trace_opts *o)
 {
-	int c;
+	int c, procs;	/* procs: -p or --cgroup given */
 
 	argc = split_command(argc, argv, o);
 	if (getenv("MALLOCWATCH_LINGER") && *getenv("MALLOCWATCH_LINGER"))
 		o->linger_ms = linger_parse(getenv("MALLOCWATCH_LINGER"), "MALLOCWATCH_LINGER");
-	while ((c = getopt_long(argc, argv, "+:e:fo:p:qvhV", longopts, NULL)) != -1)
-		parse_option(c, argv, o);
+	while ((c = getopt_long(argc, argv, "+:" MW_PROCSEL_SHORT "e:o:qvhV", longopts, NULL)) != -1)
+		if (!mw_procsel_option(&sel, c, optarg))
+			parse_option(c, argv, o);
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
-	if (o->cleanup && (o->cmd || o->pid))
+	o->follow = sel.follow;
+	procs = mw_procsel_given(&sel);
+	mw_procsel_check(&sel, "trace", MW_SEL_PIDS | MW_SEL_CGROUP | MW_SEL_FOLLOW |
+			 MW_SEL_NO_STOP);
+	if (o->cleanup && (o->cmd || procs))
 		mw_usage_error("--cleanup takes no -c or -p");
-	if (!o->cmd && !o->pid && !o->cleanup)
+	if (!o->cmd && !procs && !o->cleanup)
 		mw_usage_error("no command given: use -c CMD or -p PID");
-	if (o->cmd && o->pid)
+	if (o->cmd && procs)
 		mw_usage_error("-c and -p cannot be used together");
 	if (o->follow && (o->save_stream || o->interval_ms))
 		mw_usage_error("--save-stream and --interval take one process; not yet with -f");
 	if (o->folded && !o->stacks)
 		mw_usage_error("--folded goes with --stacks (it writes the stacks taken)");
-	if (o->stacks && (o->cgroup || o->repeat > 1))
+	if (o->stacks && (sel.cgroup || o->repeat > 1))
 		mw_usage_error("--stacks takes -c, -c -f or -p PID,...; not yet with --cgroup "
 			       "or --repeat");
 	if (o->progress < 0)	/* quiet in CI logs; on for incidents */
-		o->progress = o->pid || isatty(STDERR_FILENO);
+		o->progress = procs || isatty(STDERR_FILENO);
 	if (mw_is_quiet())	/* its lines are notes: none printed, no sample taken for them */
 		o->progress = 0;
-	if (o->duration_ms && !o->pid)
+	if (o->duration_ms && !procs)
 		mw_usage_error("--duration goes with -p (a -c run ends when the program does)");
 	if (o->repeat > 1 && !o->cmd)
 		mw_usage_error("--repeat goes with -c (a process can be attached to once)");
@@ -485,6 +482,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		if (o->rules[i].relative && !o->baseline_path)
 			mw_usage_error("rule '%s' is relative (+N, +N%%) and needs --baseline",
 				       o->rules[i].text);
+	take_pids(o);	/* once the options are good: --cgroup's are read */
 	if (o->baseline_path) {	/* a bad baseline costs no run */
 		char err[PATH_MAX + 256];
 		int status;
@@ -712,6 +710,10 @@ static const char replay_usage[] =
 "stream is data: a file it names is opened only when it is a regular file\n"
 "every user may read (never a FIFO or a device), and read only when it is an\n"
 "ELF file within the bounds --stacks sets (mallocwatch --help).\n"
+"\n"
+"  -o, --output FILE    the summary to FILE (default: stderr)\n"
+"  --json FILE, --html FILE, --folded FILE  as a run writes them\n"
+"  -q, --quiet          no notes or warnings\n"
 "\n"
 "EXAMPLES\n"
 "  mallocwatch --save-stream run.mw -c ./app && mallocwatch replay --json r.json run.mw\n";

@@ -14,6 +14,11 @@
  * makes the call (ptstop.h, mw_ptstop_call), and the process goes on.
  * RSS is /proc/PID/statm's, before the call and after it, both while
  * the process is held (no other thread moved meanwhile).
+ *
+ * Several processes (-p A,B,C, --cgroup DIR: procsel.h) are trimmed one
+ * after the other, each held for its own call alone, each trimmed or
+ * refused in one line.  --no-stop stops none: the prediction alone, as
+ * --dry-run (malloc_trim can be called in a held process only).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,6 +40,7 @@
 #include "output.h"
 #include "proclist.h"
 #include "procmem.h"
+#include "procsel.h"
 #include "ptstop.h"
 #include "snapshot.h"
 #include "units.h"
@@ -44,8 +50,9 @@
 #define TRIM_MAX_STOPPED_MS 2000
 
 static const char trim_usage[] =
-"Usage: mallocwatch trim -p PID [--dry-run] [-o FILE] [--json FILE] [--read-timeout SECONDS]\n"
-"                        [--call-timeout SECONDS] [--max-stop MS] [-q]\n"
+"Usage: mallocwatch trim -p PID[,PID...] | --cgroup DIR [--dry-run | --no-stop] [-o FILE]\n"
+"                        [--json FILE] [--read-timeout SECONDS] [--call-timeout SECONDS]\n"
+"                        [--max-stop MS] [-q]\n"
 "\n"
 "Make process PID call malloc_trim(0), which gives back to the system the\n"
 "whole free pages inside its arenas' free chunks (and main_arena's top\n"
@@ -74,10 +81,18 @@ static const char trim_usage[] =
 "killed during the call kills the process with it (PTRACE_O_EXITKILL),\n"
 "which could not return from the call without it.\n"
 "\n"
-"  -p PID               the process\n"
+"  -p, --pid PID[,PID...]  the process; several (-p may be repeated): one\n"
+"                       after the other, each trimmed or refused with its\n"
+"                       reason (one line), the others still trimmed\n"
+"  --cgroup DIR         every process in the cgroup directory DIR and its\n"
+"                       child cgroups, so\n"
 "  --dry-run            only the prediction (read as explain does); no call\n"
-"  -o FILE              the text to FILE (default: stdout)\n"
-"  --json FILE          {\"trim\": {...}} as JSON ('-' = stdout); docs/json.md\n"
+"  --no-stop            never stop a process: malloc_trim(0) is not called\n"
+"                       (it is called in a held process alone); only the\n"
+"                       prediction, read as explain --no-stop reads\n"
+"  -o, --output FILE    the text to FILE (default: stdout)\n"
+"  --json FILE          {\"trim\": {...}} as JSON ('-' = stdout); docs/json.md;\n"
+"                       of several processes, one document a line\n"
 "  --read-timeout SECONDS  give up reading after this long (default 2)\n"
 "  --call-timeout SECONDS  cut the call short after this long (default 5)\n"
 MW_STOP_HELP(MW_XSTR(TRIM_MAX_STOP_MS), MW_XSTR(TRIM_MAX_STOPPED_MS))
@@ -85,20 +100,30 @@ MW_STOP_HELP(MW_XSTR(TRIM_MAX_STOP_MS), MW_XSTR(TRIM_MAX_STOPPED_MS))
 "\n"
 "Exit status: 0; 1 when the process cannot be read, its libc has no\n"
 "symbols, no safe point came (the reason is said), or the call failed,\n"
-"was cut short, or the process exec'd during it; 2 on a usage error; a\n"
-"signal's own status when one came during the call.\n"
+"was cut short, or the process exec'd during it - of several, when one of\n"
+"them was refused so - or the cgroup has no process; 2 on a usage error;\n"
+"a signal's own status when one came during the call.\n"
 "\n"
 "EXAMPLES\n"
 "  sudo mallocwatch trim -p $(pidof myserver) --dry-run\n"
-"  sudo mallocwatch trim -p 4242 --json trim.json\n";
+"  sudo mallocwatch trim -p 4242 --json trim.json\n"
+"  sudo mallocwatch trim --cgroup /sys/fs/cgroup/system.slice/php8.2-fpm.service\n";
 
 enum { OPT_READ_TIMEOUT = 256, OPT_DRY_RUN, OPT_CALL_TIMEOUT };
 #define CALL_TIMEOUT_MS 5000
 
+struct trim_opts {
+	struct mw_procsel sel;	/* -p, --cgroup, --no-stop */
+	const char *out, *json;
+	long timeout_ms, call_ms;
+	int dry_run;		/* --dry-run, or --no-stop */
+	FILE *fo, *fj;
+};
+
 struct trim {
 	pid_t pid;
 	char comm[64];
-	int dry_run;
+	int dry_run, no_stop;
 	uint64_t image;		/* mw_ptstop_image before its libc was read */
 	uint64_t predicted, rss_before, rss_after, held_ns, call_ns, returned;
 };
@@ -111,8 +136,9 @@ static void trim_text(FILE *f, const struct trim *t)
 		mw_quote(t->comm, q, sizeof(q)));
 	if (t->dry_run) {
 		fprintf(f, "malloc_trim(0) would give back %s of resident pages now (RSS %s); "
-			"nothing called (--dry-run)\n", mw_human_bytes(t->predicted, a, sizeof(a)),
-			mw_human_bytes(t->rss_before, b, sizeof(b)));
+			"nothing called (%s)\n", mw_human_bytes(t->predicted, a, sizeof(a)),
+			mw_human_bytes(t->rss_before, b, sizeof(b)),
+			t->no_stop ? "--no-stop" : "--dry-run");
 		return;
 	}
 	fprintf(f, "malloc_trim(0) returned %llu in %.1f ms; the process was held for %.1f ms\n",
@@ -130,7 +156,8 @@ static void trim_text(FILE *f, const struct trim *t)
 	fputc('\n', f);
 }
 
-static int trim_json(FILE *f, const struct trim *t)
+/* t as {"trim": {...}}, written with jansson's flags. */
+static int trim_json(FILE *f, const struct trim *t, size_t flags)
 {
 	json_t *o = json_pack("{s:{s:i, s:o, s:b, s:I, s:I, s:o, s:o, s:o, s:o}}", "trim",
 		"pid", (int)t->pid, "comm", mw_json_str(t->comm), "dry_run", t->dry_run,
@@ -146,26 +173,30 @@ static int trim_json(FILE *f, const struct trim *t)
 		errno = ENOMEM;
 		return -1;
 	}
-	r = mw_json_write(o, f, JSON_INDENT(2));
+	r = mw_json_write(o, f, flags);
 	json_decref(o);
 	return r < 0 ? -1 : 0;
 }
 
-/* --dry-run: the prediction, read as explain reads. */
-static void predict(struct trim *t, const struct mw_glibc *g, long timeout_ms)
+/* --dry-run: the prediction, read as explain reads; 0, or -1 (said). */
+static int predict(struct trim *t, const struct mw_glibc *g, long timeout_ms)
 {
 	struct mw_explained e;
 	char err[PATH_MAX + 512];
 
-	if (mw_explain_read(t->pid, g, timeout_ms, &e, err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
+	if (mw_explain_read(t->pid, g, timeout_ms, &e, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		return -1;
+	}
 	if (!e.l) {
+		mw_error("process %d: no RSS ledger: %s", (int)t->pid, e.lerr);
 		mw_explained_free(&e);
-		mw_die(MW_EXIT_RUNTIME, "process %d: no RSS ledger: %s", (int)t->pid, e.lerr);
+		return -1;
 	}
 	t->predicted = e.l->frag.trim_now;
 	t->rss_before = mw_process_rss(t->pid);
 	mw_explained_free(&e);
+	return 0;
 }
 
 /* The signals a mallocwatch killed during the call would leave the
@@ -202,8 +233,8 @@ static uint64_t *arena_locks(const struct mw_snapshot *s, const struct mw_glibc 
 }
 
 /* How a call that did not return ended, in one line; then the signal
- * that came, if any, is taken (it ends mallocwatch), else exit 1. */
-static noreturn void call_failed(const struct trim *t, int r, const struct mw_ptstop_call *c,
+ * that came, if any, is taken (it ends mallocwatch). */
+static void call_failed(const struct trim *t, int r, const struct mw_ptstop_call *c,
 				 long call_ms, const char *err)
 {
 	char what[PATH_MAX + 600];
@@ -230,12 +261,11 @@ static noreturn void call_failed(const struct trim *t, int r, const struct mw_pt
 	else
 		mw_error("process %d: malloc_trim(0): %s", (int)t->pid, what);
 	sigprocmask(SIG_UNBLOCK, c->wind_down, NULL);	/* a signal that came ends us */
-	exit(MW_EXIT_RUNTIME);
 }
 
 /* Held at a safe point: the prediction, RSS, the call (the signals
- * deferred), let go. */
-static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms, long call_ms)
+ * deferred), let go.  0, or -1 (said): not held, or the call failed. */
+static int call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms, long call_ms)
 {
 	char err[PATH_MAX + 512];
 	struct mw_ptstop_call c = { .fn = g->malloc_trim };
@@ -247,19 +277,25 @@ static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms,
 	uint64_t t0, *locks;
 	int r;
 
-	if (mw_proc_open(&p, t->pid, err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if (mw_snapshot_hold(&p, g, timeout_ms, &s, &st, err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s; malloc_trim not called", err);
+	if (mw_proc_open(&p, t->pid, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		return -1;
+	}
+	if (mw_snapshot_hold(&p, g, timeout_ms, &s, &st, err, sizeof(err)) < 0) {
+		mw_error("%s; malloc_trim not called", err);
+		mw_proc_close(&p);
+		return -1;
+	}
 	if (mw_ptstop_image(t->pid) != t->image) {	/* not the one read */
 		mw_ptstop_resume(st);
-		mw_die(MW_EXIT_RUNTIME, "process %d exec'd before it was held (it is another "
-		       "program now); malloc_trim not called", (int)t->pid);
+		mw_error("process %d exec'd before it was held (it is another program now); "
+			 "malloc_trim not called", (int)t->pid);
+		goto refused;
 	}
 	if (mw_ledger_read(&p, s, &l, err, sizeof(err)) < 0) {
 		mw_ptstop_resume(st);
-		mw_die(MW_EXIT_RUNTIME, "process %d: no RSS ledger: %s; malloc_trim not called",
-		       (int)t->pid, err);
+		mw_error("process %d: no RSS ledger: %s; malloc_trim not called", (int)t->pid, err);
+		goto refused;
 	}
 	t->predicted = l->frag.trim_now;
 	t->rss_before = mw_process_rss(t->pid);
@@ -281,18 +317,25 @@ static void call_trim(struct trim *t, const struct mw_glibc *g, long timeout_ms,
 	mw_proc_close(&p);
 	if (r < 0)
 		call_failed(t, r, &c, call_ms, err);
-	if (c.signo) {
+	else if (c.signo) {
 		mw_error("process %d: malloc_trim(0) returned %llu after SIG%s came; the process "
 			 "was let go", (int)t->pid, (unsigned long long)t->returned,
 			 sigabbrev_np(c.signo) ? sigabbrev_np(c.signo) : "?");
 		sigprocmask(SIG_UNBLOCK, &wind, NULL);	/* it ends us */
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r < 0 ? -1 : 0;
+refused:
+	mw_snapshot_free(s);
+	mw_proc_close(&p);
+	return -1;
 }
 
-int cmd_trim(int argc, char **argv)
+static void parse(int argc, char **argv, struct trim_opts *o)
 {
 	static const struct option lo[] = {
+		MW_PROCSEL_LONG_OPTIONS,
+		{ "output", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
@@ -302,27 +345,19 @@ int cmd_trim(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *json = NULL;
-	long timeout_ms = MW_SNAP_TIMEOUT_MS, call_ms = CALL_TIMEOUT_MS;
-	char err[PATH_MAX + 512];
-	struct trim t = { 0 };
-	struct mw_glibc g;
-	FILE *fo, *fj = NULL;
-	int c, json_err = 0, bad;
+	int c;
 
 	/* the call holds the process up to --call-timeout: its read may too */
 	mw_snapshot_stop_bounds(TRIM_MAX_STOP_MS, TRIM_MAX_STOPPED_MS, -1);
-	while ((c = getopt_long(argc, argv, ":p:o:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":" MW_PROCSEL_SHORT "o:qh", lo, NULL)) != -1) {
+		if (mw_procsel_option(&o->sel, c, optarg))
+			continue;
 		switch (c) {
-		case 'p':
-			if (mw_parse_pid(optarg, &t.pid) < 0)
-				mw_usage_error("-p needs a process id, not '%s'", optarg);
-			break;
-		case 'o': out = optarg; break;
-		case 'j': json = optarg; break;
-		case OPT_READ_TIMEOUT: timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
-		case OPT_DRY_RUN: t.dry_run = 1; break;
-		case OPT_CALL_TIMEOUT: call_ms = mw_seconds_option("--call-timeout", optarg); break;
+		case 'o': o->out = optarg; break;
+		case 'j': o->json = optarg; break;
+		case OPT_READ_TIMEOUT: o->timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
+		case OPT_DRY_RUN: o->dry_run = 1; break;
+		case OPT_CALL_TIMEOUT: o->call_ms = mw_seconds_option("--call-timeout", optarg); break;
 		case MW_OPT_MAX_STOP: case MW_OPT_MAX_STOPPED: case MW_OPT_STOP_SHARE:
 			mw_stop_option(c, optarg);
 			break;
@@ -333,33 +368,112 @@ int cmd_trim(int argc, char **argv)
 	}
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!t.pid)
-		mw_usage_error("trim needs -p PID");
-	t.image = mw_ptstop_image(t.pid);	/* before its libc is read: an exec after */
-	if (mw_glibc_load(t.pid, &g, err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if (!t.image && !t.dry_run)
-		mw_die(MW_EXIT_RUNTIME, "cannot read process %d's auxiliary vector (/proc/%d/auxv), "
-		       "which tells an exec; malloc_trim not called", (int)t.pid, (int)t.pid);
-	if (!g.malloc_trim)
-		mw_die(MW_EXIT_RUNTIME, "process %d: no symbol for malloc_trim in '%s'", (int)t.pid,
-		       g.module);
-	mw_process_comm(t.pid, t.comm, sizeof(t.comm));
-	if (!t.comm[0])
-		snprintf(t.comm, sizeof(t.comm), "?");
-	fo = out ? mw_output_create(out, 1) : stdout;	/* before the call: no half-done run */
-	if (!fo || (json && !(fj = mw_output_create(json, 1))))
-		return MW_EXIT_RUNTIME;
-	if (t.dry_run)
-		predict(&t, &g, timeout_ms);
-	else
-		call_trim(&t, &g, timeout_ms, call_ms);
-	if (!(fj == stdout && fo == stdout))
-		trim_text(fo, &t);
-	if (fj && trim_json(fj, &t) < 0)
-		json_err = errno;
-	bad = mw_output_close(fo, out ? out : "stdout", fj == fo ? json_err : 0) < 0;
-	if (fj && fj != fo && mw_output_close(fj, json, json_err) < 0)
+	mw_procsel_check(&o->sel, "trim", MW_SEL_PIDS | MW_SEL_CGROUP | MW_SEL_NO_STOP |
+			 MW_SEL_NEEDED);
+	/* malloc_trim(0) is called in a stopped process alone: what never
+	 * stops one can only say what the call would give back */
+	if (o->sel.no_stop)
+		o->dry_run = 1;
+}
+
+/* t (its pid set) made ready: the program it runs, its libc, its name.
+ * 0, or -1 (said). */
+static int prepare(const struct trim_opts *o, struct trim *t, struct mw_glibc *g)
+{
+	char err[PATH_MAX + 512];
+
+	t->dry_run = o->dry_run;
+	t->no_stop = o->sel.no_stop;
+	t->image = mw_ptstop_image(t->pid);	/* before its libc is read: an exec after */
+	if (mw_glibc_load(t->pid, g, err, sizeof(err)) < 0) {
+		mw_error("%s", err);
+		return -1;
+	}
+	if (!t->image && !t->dry_run) {
+		mw_error("cannot read process %d's auxiliary vector (/proc/%d/auxv), which tells "
+			 "an exec; malloc_trim not called", (int)t->pid, (int)t->pid);
+		return -1;
+	}
+	if (!g->malloc_trim) {
+		mw_error("process %d: no symbol for malloc_trim in '%s'", (int)t->pid, g->module);
+		return -1;
+	}
+	mw_process_comm(t->pid, t->comm, sizeof(t->comm));
+	if (!t->comm[0])
+		snprintf(t->comm, sizeof(t->comm), "?");
+	return 0;
+}
+
+/* The prediction alone, or the call: 0, or -1 (said). */
+static int trim_one(const struct trim_opts *o, struct trim *t, const struct mw_glibc *g)
+{
+	return t->dry_run ? predict(t, g, o->timeout_ms) :
+			    call_trim(t, g, o->timeout_ms, o->call_ms);
+}
+
+/* t's text and JSON (of several processes: one document a line). */
+static void write_one(const struct trim_opts *o, const struct trim *t, int several,
+		      int *json_err)
+{
+	if (!(o->fj == stdout && o->fo == stdout))
+		trim_text(o->fo, t);
+	if (o->fj && trim_json(o->fj, t, several ? JSON_COMPACT : JSON_INDENT(2)) < 0)
+		*json_err = errno;
+}
+
+static int open_outputs(struct trim_opts *o)
+{
+	o->fo = o->out ? mw_output_create(o->out, 1) : stdout;
+	return o->fo && (!o->json || (o->fj = mw_output_create(o->json, 1))) ? 0 : -1;
+}
+
+/* Several processes (-p A,B, --cgroup), one after the other, each
+ * trimmed or refused with its reason; -1 when one was refused. */
+static int trim_each(const struct trim_opts *o, const struct mw_pidlist *l, int *json_err)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		struct trim t = { .pid = l->pids[i] };
+		struct mw_glibc g;
+
+		if (prepare(o, &t, &g) < 0 || trim_one(o, &t, &g) < 0) {
+			failed = 1;
+			continue;
+		}
+		write_one(o, &t, 1, json_err);
+	}
+	return failed ? -1 : 0;
+}
+
+int cmd_trim(int argc, char **argv)
+{
+	struct trim_opts o = { .timeout_ms = MW_SNAP_TIMEOUT_MS, .call_ms = CALL_TIMEOUT_MS };
+	struct mw_pidlist l = { 0 };
+	int json_err = 0, failed = 0, bad;
+
+	parse(argc, argv, &o);
+	mw_procsel_pids(&o.sel, &l);
+	if (l.n == 1 && !o.sel.cgroup) {
+		struct trim t = { .pid = l.pids[0] };
+		struct mw_glibc g;
+
+		if (prepare(&o, &t, &g) < 0)
+			exit(MW_EXIT_RUNTIME);
+		if (open_outputs(&o) < 0)	/* before the call: no half-done run */
+			return MW_EXIT_RUNTIME;
+		if (trim_one(&o, &t, &g) < 0)
+			exit(MW_EXIT_RUNTIME);
+		write_one(&o, &t, 0, &json_err);
+	} else {
+		if (open_outputs(&o) < 0)
+			return MW_EXIT_RUNTIME;
+		failed = trim_each(&o, &l, &json_err) < 0;
+	}
+	bad = mw_output_close(o.fo, o.out ? o.out : "stdout", o.fj == o.fo ? json_err : 0) < 0;
+	if (o.fj && o.fj != o.fo && mw_output_close(o.fj, o.json, json_err) < 0)
 		bad = 1;
-	return bad ? MW_EXIT_RUNTIME : MW_EXIT_OK;
+	mw_pidlist_free(&l);
+	mw_procsel_free(&o.sel);
+	return bad || failed ? MW_EXIT_RUNTIME : MW_EXIT_OK;
 }

@@ -47,7 +47,7 @@ static const char tune_usage[] =
 "  --repeat N           run each setting N times (default 3; median and\n"
 "                       min-max shown); runs are interleaved: all\n"
 "                       settings, then again\n"
-"  -o FILE              the table to FILE (default: stdout)\n"
+"  -o, --output FILE    the table to FILE (default: stdout)\n"
 "  --json FILE          every run and the medians as JSON ('-' = stdout)\n"
 "  --markdown FILE      the table as markdown ('-' = stdout)\n"
 "  --waits              also count each setting's arena lock waits, in one\n"
@@ -56,6 +56,8 @@ static const char tune_usage[] =
 "                       /dev/null; stdin is always /dev/null)\n"
 "  --read-timeout SECONDS  give up reading the allocator at exit (default 2)\n"
 "  -q, --quiet          no progress notes\n"
+"  -c, --command CMD [ARGS...]  the program, and its arguments: the rest of\n"
+"                       the command line (also after --; --command=CMD)\n"
 "\n"
 "The program runs as mallocwatch does (root under sudo).\n"
 "Exit status: 0 once every run was made and the outputs written; 1 when\n"
@@ -143,6 +145,8 @@ static void parse(int argc, char **argv, struct tune_opts *o)
 		{ "show-output", no_argument, NULL, OPT_SHOW },
 		{ "read-timeout", required_argument, NULL, OPT_READ_TIMEOUT },
 		{ "waits", no_argument, NULL, OPT_WAITS },
+		{ "output", required_argument, NULL, 'o' },
+		{ "command", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -168,7 +172,11 @@ static void parse(int argc, char **argv, struct tune_opts *o)
 		case OPT_READ_TIMEOUT: o->timeout_ms = mw_seconds_option("--read-timeout", optarg); break;
 		case 'q': mw_quiet(1); break;
 		case 'h': fputs(tune_usage, stdout); exit(MW_EXIT_OK);
-		case 'c': o->cmd = &argv[optind - 1]; optind = argc; break;
+		case 'c':	/* -c CMD, --command CMD, --command=CMD: CMD starts it */
+			argv[optind - 1] = optarg;
+			o->cmd = &argv[optind - 1];
+			optind = argc;
+			break;
 		default: mw_bad_option(c, argv);
 		}
 	}
