@@ -126,7 +126,7 @@ all: build/mallocwatch build/memlock-shim.so build/umulti-shim.so
 build:
 	$(Q)mkdir -p build
 
-# Each stp/NAME.stp becomes const char mw_stp_NAME[] (see src/trace/stpsrc.h).
+# Each stp/NAME.stp becomes const char mw_stp_NAME[] (see src/script/stpsrc.h).
 build/stpsrc.c: $(STP) scripts/embed.awk | build
 	$(QUIET_GEN)awk -f scripts/embed.awk $(STP) >$@
 
@@ -156,12 +156,12 @@ build/libmw.a: $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
 # LD_PRELOADed into stapbpf alone (never the traced program); see
-# src/trace/runtime.c and docs/platform.md.
+# src/runtime/runtime.c and docs/platform.md.
 build/memlock-shim.so: shim/memlock-shim.c build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -shared -fPIC -o $@ $< $(SHIM_LDFLAGS) -ldl
 
-build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h build/cflags | build
-	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC \
+build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/runtime/uprobe_multi.h build/cflags | build
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/runtime -shared -fPIC \
 		-o $@ shim/umulti-shim.c shim/inplace.c $(SHIM_LDFLAGS) -ldl -pthread
 
 deps:

@@ -472,7 +472,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 				o->stacks ? "with --stacks" : "under the kernel runtime");
 		o->linger_ms = 0;
 	}
-	if (o->cmd)	/* its processes are ours to ptrace (ptree.h): never stopped */
+	if (o->cmd)	/* its processes are ours to ptrace (ptrace_tree.h): never stopped */
 		mw_snapshot_no_stop(1);
 	if (o->format_output && !o->nrules)
 		mw_usage_error("--format-output goes with --check (it takes the checks' results)");

@@ -1,4 +1,4 @@
-/* umulti.h - uprobe_multi links (BPF_LINK_CREATE, attach type
+/* uprobe_multi.h - uprobe_multi links (BPF_LINK_CREATE, attach type
  * BPF_TRACE_UPROBE_MULTI: Linux 6.6), which Debian 12's 6.1 headers do
  * not define: the attach type's number and the link's attributes as
  * include/uapi/linux/bpf.h of Linux 6.6 lays them out, and the two calls

@@ -7,7 +7,7 @@
  *	kernel-RELEASE/		the kernel-config stub for `stap -r` (runtime.h)
  *	modules/bpf_HASH.bo	compiled scripts: bpf objects and kernel
  *	modules/mallocwatch_kHASH.ko	modules (tracer_proc.h)
- *	runtime/HASH/		mended copies of SystemTap's runtime (krt_mend.h)
+ *	runtime/HASH/		mended copies of SystemTap's runtime (kmod_sources.h)
  *
  * Everything is made under a temporary name, MW_CACHE_NEW and six
  * characters (mkdtemp(3)/mkostemp(3)), beside its place, and renamed
@@ -26,7 +26,7 @@
  *
  * A mended runtime is kept per SystemTap: when a new copy is made (its
  * stap was upgraded), the copies made from the same runtime directory
- * before go (krt_mend.c).
+ * before go (kmod_sources.c).
  *
  * Without root, or with MW_NO_CACHE set, nothing is kept: each run makes
  * what it needs in its own work directory.

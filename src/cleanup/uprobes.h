@@ -51,6 +51,13 @@ int mw_stapbpf_live(pid_t pid);
  * uprobe_events cannot be read. */
 int mw_uprobes_of(pid_t tracer);
 
+/* After SIGINT the tracer detaches its uprobes, about 0.1 s each and
+ * serialized with every other tracer on the machine; it is killed only
+ * when MW_STOP_GRACE_MS pass without one of its uprobe definitions going
+ * (the watcher of tracer.h's mw_tracer_hand_off, and a lingering session
+ * as it ends: linger.h). */
+#define MW_STOP_GRACE_MS 20000
+
 /* Wait while the tracer (stap or stapbpf, not necessarily a child; pidfd
  * a pidfd for it, pidfd.h) is alive and removing its uprobes: each
  * definition of its that goes (counted once a second) gives it grace_ms

@@ -1,5 +1,5 @@
-/* libcns.c - the probe-enabled glibc at the system's paths, in a mount
- * namespace of the program's own; see libcns.h.  What a run on this
+/* glibc_ns.c - the probe-enabled glibc at the system's paths, in a mount
+ * namespace of the program's own; see glibc_ns.h.  What a run on this
  * machine mounts (grep of /proc/PID/mountinfo in the program):
  *
  *	54 66 254:0 /var/cache/mallocwatch/glibc/lib/libc.so.6 /usr/lib/x86_64-linux-gnu/libc.so.6 ro,nosuid,nodev,relatime - ext4 /dev/vda rw,...
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "libcns.h"
+#include "glibc_ns.h"
 #include "xalloc.h"
 
 #define LOADER "ld-linux-x86-64.so.2"

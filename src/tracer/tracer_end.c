@@ -1,5 +1,5 @@
 /* tracer_end.c - the program's end, for tracer.c's run loop (see
- * tracer.h): its tree's ptrace events (ptree.h), the flush that has the
+ * tracer.h): its tree's ptrace events (ptrace_tree.h), the flush that has the
  * tracer print its aggregates while it still holds its uprobes
  * (protocol.h), the next of several watched processes, and stopping the
  * tracer.
@@ -19,7 +19,7 @@
 #include "pidset.h"
 #include "proclist.h"
 #include "protocol.h"
-#include "ptree.h"
+#include "ptrace_tree.h"
 #include "ptyrelay.h"
 #include "tracer.h"
 #include "tracer_int.h"
@@ -278,7 +278,7 @@ void mw_tr_exec_check(struct run *rn)
 	}
 }
 
-/* One event of the program's tree (ptree.h).  The exit stop runs
+/* One event of the program's tree (ptrace_tree.h).  The exit stop runs
  * at_exit, and the flush when no other process is left; a new process
  * joins the tracer's set before it runs, and leaves it once reaped. */
 static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
@@ -293,7 +293,7 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 		mw_tr_set_add(rn, ev->pid);
 		break;
 	case MW_PT_EXEC:
-		/* a process that replaced the program it started (ptree.h) */
+		/* a process that replaced the program it started (ptrace_tree.h) */
 		drained = ev->execs > 1 && exec_start(rn, ev->pid);
 		if (o->on_exec)
 			o->on_exec(rn->ctx, ev->pid, ev->execs, drained);

@@ -1,6 +1,6 @@
 /* spawn.h - the helper processes a run starts and waits for (the
  * tracer, stap's compiles, cp and rm for the kernel runtime's mended
- * sources: krt_mend.h), apart from the program itself (tracer_proc.h).
+ * sources: kmod_sources.h), apart from the program itself (tracer_proc.h).
  *
  * Every child gets SIGINT, SIGTERM and SIGHUP at their default actions
  * and no descriptor of mallocwatch's but stdin/stdout/stderr.

@@ -36,7 +36,7 @@
 #include "sdtarg.h"
 #include "stacks.h"
 #include "stpsrc.h"
-#include "umulti.h"
+#include "uprobe_multi.h"
 #include "gen_int.h"
 
 /* the lock waits' map stays preallocated under umulti-shim.so (gen.h) */

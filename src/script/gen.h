@@ -29,7 +29,7 @@
 /* mw_wait[tid, arena]: nearly every hit is a new key (a thread waits for
  * an arena's lock at its first allocation), so umulti-shim.so leaves this
  * map preallocated, as it does hash maps of at most
- * MW_UMULTI_PREALLOC_MAX entries (umulti.h; gen.c holds this size to it):
+ * MW_UMULTI_PREALLOC_MAX entries (uprobe_multi.h; gen.c holds this size to it):
  * a new key costs some 250 ns less than from the BPF memory allocator,
  * and 8192 entries take 0.25 ms to fill at the start */
 #define MW_MAP_WAITS 8192

@@ -1,4 +1,4 @@
-/* krt_mend.c - the kernel runtime's mends (krt_mend.h).
+/* kmod_sources.c - the kernel runtime's mends (kmod_sources.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include "cache.h"
 #include "fsutil.h"
 #include "hash.h"
-#include "krt_mend.h"
+#include "kmod_sources.h"
 #include "runtime.h"
 #include "spawn.h"
 

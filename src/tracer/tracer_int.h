@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "pidset.h"
-#include "ptree.h"
+#include "ptrace_tree.h"
 #include "ptyrelay.h"
 #include "tracer.h"
 

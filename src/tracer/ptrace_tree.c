@@ -1,4 +1,4 @@
-/* ptree.c - a -c run's processes under ptrace; see ptree.h. */
+/* ptrace_tree.c - a -c run's processes under ptrace; see ptrace_tree.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 
 #include "procmem.h"
-#include "ptree.h"
+#include "ptrace_tree.h"
 
 struct tracee {
 	pid_t tid, tgid;

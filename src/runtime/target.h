@@ -25,7 +25,7 @@
  *      scripts/build-glibc.sh).
  * When the chosen libc is the cached probe-enabled glibc (3., not --libc),
  * the program is exec'd as it is, in a mount namespace of its own where
- * that glibc stands at the system's paths (libcns.h): it and everything it
+ * that glibc stands at the system's paths (glibc_ns.h): it and everything it
  * execs run on the probe-enabled libc, and no variable says so.  When that
  * namespace cannot be made (no CAP_SYS_ADMIN, files not root's, ...), and
  * for --libc, the program is started through the loader beside the libc:
@@ -52,7 +52,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "libcns.h"
+#include "glibc_ns.h"
 
 struct mw_target {
 	char path[PATH_MAX];	/* the program, found on PATH like execvp */

@@ -61,7 +61,7 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
 
 /* Compile script for the kernel runtime (stap -p4 -m NAME, in workdir;
  * env->kbuild when set) into a module whose path goes to ko (kolen
- * bytes), from SystemTap's runtime mended where it needs it (krt_mend.h;
+ * bytes), from SystemTap's runtime mended where it needs it (kmod_sources.h;
  * a warning when it cannot be), a probe allowed 50,000,000 statements
  * (MAXACTION: the dumps' and drains' loops over the maps).  NAME is MW_KMOD_PREFIX
  * and 16 hex digits of a hash of the script, the running kernel

@@ -1,8 +1,8 @@
-/* umulti.c - uprobe_multi links; see umulti.h. */
+/* uprobe_multi_link.c - uprobe_multi links; see uprobe_multi.h. */
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "umulti.h"
+#include "uprobe_multi.h"
 
 int mw_umulti_empty_prog(void)
 {

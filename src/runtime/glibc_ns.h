@@ -1,4 +1,4 @@
-/* libcns.h - run a program's whole process tree on the probe-enabled
+/* glibc_ns.h - run a program's whole process tree on the probe-enabled
  * glibc: a private mount namespace in which that glibc's files stand at
  * the system's paths.
  *

@@ -24,8 +24,8 @@
 #include "cache.h"
 #include "clock.h"
 #include "hash.h"
-#include "krt_mend.h"
-#include "libcns.h"
+#include "kmod_sources.h"
+#include "glibc_ns.h"
 #include "msg.h"
 #include "ptyrelay.h"
 #include "runtime.h"
@@ -237,7 +237,7 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 		 * thousand entries; the bound stays, above what they need */
 		argv[k++] = "-DMAXACTION=" MW_KMOD_MAXACTION;
 		argv[k++] = "-DMAXACTION_INTERRUPTIBLE=" MW_KMOD_MAXACTION;
-		/* the runtime's sources, mended where they need it (krt_mend.h) */
+		/* the runtime's sources, mended where they need it (kmod_sources.h) */
 		switch (mw_krt_runtime(workdir, env->kbuild, rt, sizeof(rt), msg, sizeof(msg))) {
 		case 1:
 			argv[k++] = "-R";
@@ -398,7 +398,7 @@ int mw_tracer_compile_kernel(const struct mw_runtime_env *env, const char *scrip
 		snprintf(err, errlen, "cannot read '%s': %s", script, strerror(errno));
 		return -1;
 	}
-	/* modules built before the runtime's mends (krt_mend.h) and the
+	/* modules built before the runtime's mends (kmod_sources.h) and the
 	 * statement bound are not used */
 	key = mw_fnv1a(key, "kmod 2", 7);
 	snprintf(name, sizeof(name), MW_KMOD_PREFIX "%016llx", (unsigned long long)key);

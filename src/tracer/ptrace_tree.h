@@ -1,4 +1,4 @@
-/* ptree.h - the processes of a -c run under ptrace: its program, and with
+/* ptrace_tree.h - the processes of a -c run under ptrace: its program, and with
  * -f every process created in its tree.
  *
  * The program is traced with PTRACE_SEIZE (no stop, no signal of ours;

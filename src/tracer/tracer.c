@@ -28,7 +28,7 @@
 #include "pidset.h"
 #include "proclist.h"
 #include "protocol.h"
-#include "ptree.h"
+#include "ptrace_tree.h"
 #include "ptyrelay.h"
 #include "signals.h"
 #include "tracer.h"
@@ -121,7 +121,7 @@ static void catch_chld(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* -p -f: the process and its threads under ptrace from now (ptree.h),
+/* -p -f: the process and its threads under ptrace from now (ptrace_tree.h),
  * its new processes followed. */
 static void attach_tree(struct run *rn)
 {
@@ -525,7 +525,7 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
 	return -1;
 }
 
-/* -c: trace the held program (ptree.h): its exit stop, the processes it
+/* -c: trace the held program (ptrace_tree.h): its exit stop, the processes it
  * creates (counted, or with -f followed). */
 static void seize(struct run *rn)
 {

@@ -1,4 +1,4 @@
-/* krt_mend.h - the kernel runtime's mends: a private copy of SystemTap's
+/* kmod_sources.h - the kernel runtime's mends: a private copy of SystemTap's
  * runtime sources for a module's compile (stap -R DIR), with two of its
  * bugs mended where the runtime stap uses has them.  Each mend is found
  * by the exact text it replaces and skipped when the runtime already has

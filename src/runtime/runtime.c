@@ -20,7 +20,7 @@
 #include "cache.h"
 #include "fsutil.h"
 #include "runtime.h"
-#include "umulti.h"
+#include "uprobe_multi.h"
 
 
 const char *mw_runtime_name(enum mw_runtime rt)

@@ -111,13 +111,13 @@ struct mw_tracer_opts {
 	 * the time (bench/sampler.sh: ~0.3 ms a sample with one arena, ~0.05
 	 * ms more per arena); 0: every sample_ms whatever it costs */
 	int sample_pct_max;
-	/* -c -f (ptree.h): follow every process the program's tree creates.
+	/* -c -f (ptrace_tree.h): follow every process the program's tree creates.
 	 * The script's set of processes changes (gen.h opts->dynamic): each
 	 * new process is added to it (pidset.h) before it runs, and removed
 	 * once it has been reaped.  on_new(ctx, parent, pid) is called first
 	 * (for the program itself with parent 0, when it is started), then
 	 * for each new process; on_exec(ctx, pid, execs, drained) after a
-	 * process exec'd, execs as ptree.h's event gives it (1: the program
+	 * process exec'd, execs as ptrace_tree.h's event gives it (1: the program
 	 * it started), drained 1 when the tracer empties the old program's
 	 * totals (exec_drain; their records then end with the exec line); at_exit(ctx, pid) at each one's exit stop;
 	 * on_exited(ctx, pid, status) when it is gone (status as waitpid(2)
@@ -235,12 +235,6 @@ struct mw_trace_result {
  * (PR_SET_PDEATHSIG). */
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		 struct mw_trace_result *r, char *err, size_t errlen);
-
-/* After SIGINT the tracer detaches its uprobes, about 0.1 s each and
- * serialized with every other tracer on the machine; it is killed only
- * when MW_STOP_GRACE_MS pass without one of its uprobe definitions going
- * (the run loop, and the watcher of mw_tracer_hand_off). */
-#define MW_STOP_GRACE_MS 20000
 
 /* After a run that left its tracer detaching (r->detaching): hand the
  * tracer and the run's work directory to a watcher process, which waits
