@@ -9,6 +9,9 @@
 #    include runs back up it.
 # 3. No two files under src/ share a name (the include path holds every
 #    folder, and build/ holds the objects side by side).
+# 4. model/ and report/ include nothing of the tracing stages (runtime/,
+#    script/, cleanup/, tracer/): they read the stream, live or saved,
+#    through protocol/ and stacks/ alone.
 . tests/lib.sh
 awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' docs/architecture.md >"$OUT/layout" ||
 	exit 99
@@ -56,4 +59,10 @@ awk 'NR == FNR { rank[$1] = $2; dir[$1] = $3; next }
 	  } }
 	END { exit bad }' "$OUT/rank" "$OUT/includes" ||
 	fail "an include runs back up the folders' order"
+awk 'NR == FNR { dir[$1] = $3; next }
+	{ split($1, p, "/") }
+	(p[2] == "model" || p[2] == "report") && dir[$2] ~ /^(runtime|script|cleanup|tracer)$/ {
+		print $1 " includes " $2 " of src/" dir[$2] "/, a tracing stage"; bad = 1 }
+	END { exit bad }' "$OUT/rank" "$OUT/includes" ||
+	fail "model/ or report/ includes a header of the tracer's stages"
 exit 0

@@ -15,12 +15,13 @@
  *      malloc_state right after the heap_info);
  *   3. the arena the creating thread was attached to when it made the heap.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
 #include "idmap.h"
 #include "probetab.h"
+#include "protocol.h"
 #include "snapshot.h"
 #include "state.h"
 #include "state_int.h"

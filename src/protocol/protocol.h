@@ -168,4 +168,29 @@
 					 * the allocator as tracing found it are
 					 * unknown (state.h mw_state_attach_unknown) */
 
+/* Sizes of the script's global arrays (BPF maps under stapbpf): the
+ * generator (gen.c) declares them, the stream parser (state_model.c)
+ * knows a table that came back this full was cut short.  An update past
+ * a full map fails silently in the script, so the parser reports it. */
+#define MW_MAP_HITS 65536	/* mw_n[probe, tid] */
+#define MW_MAP_HEAPS 16384	/* mw_h[heap] and friends */
+/* mw_wait[tid, arena]: nearly every hit is a new key (a thread waits for
+ * an arena's lock at its first allocation), so umulti-shim.so leaves this
+ * map preallocated, as it does hash maps of at most
+ * MW_UMULTI_PREALLOC_MAX entries (uprobe_multi.h; gen.c holds this size to it):
+ * a new key costs some 250 ns less than from the BPF memory allocator,
+ * and 8192 entries take 0.25 ms to fill at the start */
+#define MW_MAP_WAITS 8192
+#define MW_MAP_JUMPS 16384	/* mw_jbuf, mw_jret, mw_jval */
+/* mw_pids[pid] of a run whose processes change while it runs (gen.h,
+ * opts->dynamic): a size no other map of the script has, so that
+ * mallocwatch finds this map among the tracer's (pidset.h).  The kernel
+ * runtime's procfs file for that map: MW_PIDS_FILE. */
+#define MW_MAP_PIDS 4093
+/* The drain's and the exec probe's key maps, mw_k1..mw_k6 and
+ * mw_x1..mw_x6 (gen.h, mw_gen_drain_clear): a map's keys are copied and
+ * deleted this many at a time, which keeps those maps small enough to be
+ * preallocated at no cost worth counting (umulti-shim.c). */
+#define MW_DRAIN_CHUNK 1024
+
 #endif /* MALLOCWATCH_PROTOCOL_H */

@@ -73,14 +73,6 @@ struct mw_target {
 	char user[64];		/* SUDO_USER, for initgroups; "" if none */
 };
 
-/* Under sudo: real uid 0 with SUDO_UID and SUDO_GID set.  1 with *uid,
- * *gid and user (SUDO_USER, "" when unset; for initgroups) filled: the
- * invoking user, whom the program runs as and the output files are
- * written as; 0 when not under sudo (nothing filled); -1 with err when
- * either is set but the two are not both numeric ids. */
-int mw_sudo_user(uid_t *uid, gid_t *gid, char *user, size_t userlen, char *err,
-		 size_t errlen);
-
 /* The libc this process (mallocwatch) runs on, found with
  * dl_iterate_phdr.  Returns 0 and fills out, or -1. */
 int mw_system_libc(char *out, size_t len);

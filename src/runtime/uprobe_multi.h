@@ -15,7 +15,7 @@
 
 /* umulti-shim.so leaves stapbpf's hash maps of at most this many entries
  * preallocated, the larger ones made on demand (its MW_UMULTI_PREALLOC
- * moves the bound): gen.h's MW_MAP_WAITS, whose hits are nearly all new
+ * moves the bound): protocol.h's MW_MAP_WAITS, whose hits are nearly all new
  * keys, is held to it (gen.c), and MW_MAP_PIDS is below it */
 #define MW_UMULTI_PREALLOC_MAX 8192u
 

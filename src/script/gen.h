@@ -21,26 +21,6 @@
 #include "runtime.h"
 #include "sdtnote.h"
 
-/* Sizes of the script's global arrays (BPF maps under stapbpf).  An
- * update past a full map fails silently in the script, so the stream
- * parser (state_model.c) reports a table that came back this full. */
-#define MW_MAP_HITS 65536	/* mw_n[probe, tid] */
-#define MW_MAP_HEAPS 16384	/* mw_h[heap] and friends */
-/* mw_wait[tid, arena]: nearly every hit is a new key (a thread waits for
- * an arena's lock at its first allocation), so umulti-shim.so leaves this
- * map preallocated, as it does hash maps of at most
- * MW_UMULTI_PREALLOC_MAX entries (uprobe_multi.h; gen.c holds this size to it):
- * a new key costs some 250 ns less than from the BPF memory allocator,
- * and 8192 entries take 0.25 ms to fill at the start */
-#define MW_MAP_WAITS 8192
-#define MW_MAP_JUMPS 16384	/* mw_jbuf, mw_jret, mw_jval */
-/* mw_pids[pid] of a run whose processes change while it runs (opts->
- * dynamic): a size no other map of the script has, so that mallocwatch
- * finds this map among the tracer's (pidset.h). */
-#define MW_MAP_PIDS 4093
-/* (The kernel runtime's procfs file for that map: protocol.h,
- * MW_PIDS_FILE.) */
-
 struct mw_gen_opts {
 	enum mw_runtime runtime;	/* MW_RT_KERNEL or MW_RT_BPF */
 	const char *libc_path;		/* path put into process("...") */
@@ -141,9 +121,7 @@ int mw_gen_name_ok(const char *name);
  * has no delete of a whole map: each map's keys are copied, at most
  * MW_DRAIN_CHUNK at a time (foreach ... limit), into the maps
  * mw_k1..mw_k6 (declared by mw_gen_drain_globals) and deleted one by
- * one, until none is left.  MW_DRAIN_CHUNK entries keep those maps small
- * enough to be preallocated at no cost worth counting (umulti-shim.c). */
-#define MW_DRAIN_CHUNK 1024
+ * one, until none is left (MW_DRAIN_CHUNK: protocol.h). */
 void mw_gen_drain_globals(FILE *out, unsigned modes);
 void mw_gen_drain_clear(FILE *out, unsigned modes);
 

@@ -14,7 +14,6 @@
 #include <bpf/bpf.h>
 
 #include "clock.h"
-#include "gen.h"
 #include "pidset.h"
 #include "procmem.h"
 #include "protocol.h"
