@@ -1,7 +1,8 @@
 /* tracer.c - hold, trace, release, stop; see tracer.h.  The run's loop
  * over the tracer's output, the program's ptrace stops, the flush at
  * its exit and the samples; the processes themselves are started in
- * tracer_proc.c, the program's end (its tree's events, the flush,
+ * tracer_proc.c, the script compiled and the tracer started in
+ * tracer_start.c, the program's end (its tree's events, the flush,
  * stopping the tracer) is in tracer_end.c, a tracer left detaching is
  * watched from tracer_detach.c.
  */
@@ -21,7 +22,6 @@
 
 #include "clock.h"
 #include "leftovers.h"
-#include "gen.h"
 #include "linger.h"
 #include "pidfd.h"
 #include "msg.h"
@@ -624,45 +624,73 @@ static void end_run(struct run *rn, int errpipe)
 		close(errpipe);
 }
 
-/* The tracer: a joined session's; one that a session armed here starts
- * (--linger); else our own child.  0, or -1 with errno set. */
-static int start_tracer(struct run *rn, const char **argv)
+/* The tracer started: its module's name, the lines a joined session's
+ * tracer printed before this run, its record, the processes to watch. */
+static void tracer_started(struct run *rn, const char *bo)
 {
 	const struct mw_tracer_opts *o = rn->o;
-	const char *preload = o->env->shim[0] ? o->env->shim : NULL;
-	char why[PATH_MAX + 128], sites[PATH_MAX];
-	const char *slash = strrchr(o->script, '/');
 
-	/* the script's sites, for umulti-shim.so to arm while stapbpf loads
-	 * its programs (gen.h, sites_out) */
-	if (!o->env->umulti || !slash ||
-	    snprintf(sites, sizeof(sites), "%.*s/" MW_GEN_SITES_FILE, (int)(slash - o->script),
-		     o->script) >= (int)sizeof(sites) || faccessat(AT_FDCWD, sites, R_OK, AT_EACCESS) != 0)
-		sites[0] = '\0';
-	if (!rn->lg && o->linger_key && o->env->rt == MW_RT_BPF &&
-	    !(rn->lg = mw_linger_arm(o->linger_key, o->linger_id, o->script, o->linger_ms,
-				     o->workdir, rn->module, (char *const *)argv, preload,
-				     sites[0] ? sites : NULL, why, sizeof(why))))
-		mw_note("no lingering session: %s", why);
-	if (rn->lg) {
-		rn->tracer = rn->lg->tracer;
-		rn->out_fd = rn->lg->out_fd;
-		rn->err_fd = rn->lg->err_fd;
-		rn->lg->out_fd = rn->lg->err_fd = -1;	/* the run's to close */
-		/* joined: said always (the notes above were of a session of its
-		 * own, which this run did not arm) */
-		if (o->session)
-			mw_note("joined a tracer session (tracer pid %d, lingers %ld s after a "
-				"run) an earlier run armed: this run armed nothing",
-				(int)rn->tracer, o->linger_ms / 1000);
-		else if (o->verbose)
-			mw_note("armed a tracer session (tracer pid %d, lingers %ld s after a run)",
-				(int)rn->tracer, o->linger_ms / 1000);
-		return 0;
+	if (o->env->rt != MW_RT_BPF)
+		mw_kmod_loaded_name(bo, rn->tracer, rn->module, sizeof(rn->module));
+	rn->tracer_fd = mw_pidfd_open(rn->tracer);	/* our child, not reaped: it */
+	for (size_t i = 0; o->session && i < rn->lg->npre; i++)
+		stdout_line(rn, rn->lg->pre[i]);	/* the program joins, is released */
+	if (o->env->rt == MW_RT_BPF && !o->session)
+		mw_tracer_record(rn->tracer);	/* its definitions are ours to sweep */
+	for (size_t i = 0; i < o->nmore; i++)
+		mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, o->more_pids[i]);
+	if (o->cgroup) {
+		mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->attach_pid);
+		for (size_t i = 0; i < o->nmore; i++)
+			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->more_pids[i]);
 	}
-	rn->tracer = mw_tracer_spawn((char *const *)argv, o->workdir, preload,
-				     sites[0] ? sites : NULL, &rn->out_fd, &rn->err_fd);
-	return rn->tracer < 0 ? -1 : 0;
+}
+
+/* After the loop: the tracer left detaching, or reaped (name: its
+ * argv[0]) and how the run ended told.  0, or -1 with err. */
+static int after_loop(struct run *rn, int errpipe, const char *name, char *err,
+		      size_t errlen)
+{
+	const struct mw_tracer_opts *o = rn->o;
+	struct mw_trace_result *r = rn->r;
+
+	if (r->samples_unanswered && o->verbose)
+		mw_note("%llu samples without a lock-wait count (the tracer had not answered "
+			"the one before)", r->samples_unanswered);
+	if (rn->flushing)	/* the tracer ended while it flushed */
+		mw_tr_flush_end(rn);
+	if (rn->detach_bg) {	/* see mw_tr_program_exited() */
+		close(rn->out_fd);
+		close(rn->err_fd);
+		rn->tracer = 0;
+		if (rn->handback) {
+			r->lingered = !rn->lg->armed;
+			mw_linger_leave(rn->lg, 1);
+			rn->lg = NULL;
+		}
+		/* an exec that failed after the checks before it (a file
+		 * changed meanwhile, ENOEXEC, E2BIG): said, not reported on */
+		return o->target && exec_failed(rn, errpipe, err, errlen) < 0 ? -1 : 0;
+	}
+	reap_tracer(rn, name);
+	if (r->interrupted) {
+		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
+			 r->interrupted, strsignal(r->interrupted));
+		return -1;
+	}
+	if (!r->ready) {
+		snprintf(err, errlen, "%s failed before tracing started: %s", name,
+			 r->tracer_msg[0] ? r->tracer_msg : "no message");
+		return -1;
+	}
+	if (rn->pidfd >= 0 && !r->stopped) {	/* the tracer ended first */
+		r->tracer_died = 1;
+		if (o->target)
+			mw_tr_program_exited(rn);
+	}
+	if (o->target && exec_failed(rn, errpipe, err, errlen) < 0)
+		return -1;
+	return 0;
 }
 
 int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
@@ -673,39 +701,15 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
-	int errpipe = -1, ret = -1, cached = 0;
+	int errpipe = -1, ret = -1;
 
 	memset(r, 0, sizeof(*r));
 	bo[0] = '\0';
 	r->lingered = -1;
 	rn.errpipe = &errpipe;
 	r->runs = o->target != NULL;
-	mw_runtime_module(o->workdir, rn.module, sizeof(rn.module));
-	if (o->session) {	/* a session's tracer, armed: its module */
-		rn.lg = o->session;
-		snprintf(rn.module, sizeof(rn.module), "%s", rn.lg->module);
-	} else if (o->env->rt == MW_RT_BPF) {	/* a FIFO directory a killed stapbpf left */
-		mw_runtime_procfs_remove(rn.module);
-	}
-	if (o->session) {
-		;
-	} else if (o->env->rt == MW_RT_BPF ?
-	    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn.module, bo, sizeof(bo),
-				  o->target != NULL, &cached, err, errlen) < 0 :
-	    mw_tracer_compile_kernel(o->env, o->script, o->workdir, bo, sizeof(bo), &cached, err,
-				     errlen) < 0) {
-		r->interrupted = mw_signal_take();
+	if (mw_tr_compile(&rn, bo, sizeof(bo), err, errlen) < 0)
 		return -1;
-	}
-	if (o->verbose && !o->session)
-		mw_note("%s %s%s", o->env->rt == MW_RT_BPF ? "bpf object" : "kernel module", bo,
-			cached ? " (built before for this script and kernel)" : "");
-	/* Kernel runtime: a module loading while an earlier run's stapio
-	 * still unloads its own has locked up both CPUs of the test guest
-	 * (stap 4.8, Linux 6.1; docs/testing.md, "One emulated CPU"): wait for
-	 * the tracers left detaching first (well under a second each). */
-	if (o->env->rt == MW_RT_KERNEL && mw_wait_detaching() > 0 && o->verbose)
-		mw_note("waited for an earlier run's tracer to unload its module");
 	if (start_target(&rn, &errpipe, err, errlen) < 0)
 		return -1;
 	r->pid = rn.prog;
@@ -717,65 +721,15 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	}
 	mw_tracer_argv(o->env, rn.prog, pidbuf, bo, argv);
-	if (start_tracer(&rn, argv) < 0) {
+	if (mw_tr_start_tracer(&rn, argv) < 0) {
 		snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(errno));
 		goto cleanup;
 	}
-	if (o->env->rt != MW_RT_BPF)
-		mw_kmod_loaded_name(bo, rn.tracer, rn.module, sizeof(rn.module));
-	rn.tracer_fd = mw_pidfd_open(rn.tracer);	/* our child, not reaped: it */
-	for (size_t i = 0; o->session && i < rn.lg->npre; i++)
-		stdout_line(&rn, rn.lg->pre[i]);	/* the program joins, is released */
-	if (o->env->rt == MW_RT_BPF && !o->session)
-		mw_tracer_record(rn.tracer);	/* its definitions are ours to sweep */
-	for (size_t i = 0; i < o->nmore; i++)
-		mw_tr_pid_push(&rn.watch, &rn.nwatch, &rn.capwatch, o->more_pids[i]);
-	if (o->cgroup) {
-		mw_tr_pid_push(&rn.known, &rn.nknown, &rn.capknown, o->attach_pid);
-		for (size_t i = 0; i < o->nmore; i++)
-			mw_tr_pid_push(&rn.known, &rn.nknown, &rn.capknown, o->more_pids[i]);
-	}
+	tracer_started(&rn, bo);
 	if (o->arming)
 		o->arming(ctx);
 	loop(&rn);
-	if (r->samples_unanswered && o->verbose)
-		mw_note("%llu samples without a lock-wait count (the tracer had not answered "
-			"the one before)", r->samples_unanswered);
-	if (rn.flushing)	/* the tracer ended while it flushed */
-		mw_tr_flush_end(&rn);
-	if (rn.detach_bg) {	/* see mw_tr_program_exited() */
-		close(rn.out_fd);
-		close(rn.err_fd);
-		rn.tracer = 0;
-		if (rn.handback) {
-			r->lingered = !rn.lg->armed;
-			mw_linger_leave(rn.lg, 1);
-			rn.lg = NULL;
-		}
-		/* an exec that failed after the checks before it (a file
-		 * changed meanwhile, ENOEXEC, E2BIG): said, not reported on */
-		ret = o->target && exec_failed(&rn, errpipe, err, errlen) < 0 ? -1 : 0;
-		goto cleanup;
-	}
-	reap_tracer(&rn, argv[0]);
-	if (r->interrupted) {
-		snprintf(err, errlen, "interrupted by signal %d (%s) before tracing started",
-			 r->interrupted, strsignal(r->interrupted));
-		goto cleanup;
-	}
-	if (!r->ready) {
-		snprintf(err, errlen, "%s failed before tracing started: %s", argv[0],
-			 r->tracer_msg[0] ? r->tracer_msg : "no message");
-		goto cleanup;
-	}
-	if (rn.pidfd >= 0 && !r->stopped) {	/* the tracer ended first */
-		r->tracer_died = 1;
-		if (o->target)
-			mw_tr_program_exited(&rn);
-	}
-	if (o->target && exec_failed(&rn, errpipe, err, errlen) < 0)
-		goto cleanup;
-	ret = 0;
+	ret = after_loop(&rn, errpipe, argv[0], err, errlen);
 cleanup:
 	end_run(&rn, errpipe);
 	return ret;

@@ -81,6 +81,14 @@ struct run {
  * ran out (opts->exec_drain) */
 void mw_tr_exec_check(struct run *rn);
 
+/* tracer_start.c: the run's module name, and its script compiled (or a
+ * session's module taken): the object's path into bo.  0, or -1 with err
+ * (r->interrupted set when a signal stopped the compile).  Then the
+ * tracer: a joined session's; one that a session armed here starts
+ * (--linger); else our own child.  0, or -1 with errno set. */
+int mw_tr_compile(struct run *rn, char *bo, size_t bolen, char *err, size_t errlen);
+int mw_tr_start_tracer(struct run *rn, const char **argv);
+
 /* tracer_set.c: open the tracer's set once its maps exist (-f, --cgroup,
  * serve, --repeat, an untargeted session; warned when it cannot be); add
  * pid to it (counted in r->set_failed when it cannot be); put the run's
