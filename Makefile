@@ -42,6 +42,9 @@
 #   check-glibc the end-to-end tests on that root's glibc: programs built
 #              and run inside it, traced from here (scripts/check-glibc.sh,
 #              docs/glibc-versions.md; root); not part of check
+#   analyze    gcc -fanalyzer and cppcheck over src/, their reports known to
+#              be false listed with the reason (scripts/analyze.sh; some 6
+#              minutes); not part of check
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   bench-vm   the kernel runtime against the bpf runtime, per hit and stop,
 #              in the check-vm guest (scripts/vm.sh, bench/runtimes.sh; root)
@@ -105,7 +108,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: FORCE all deps glibc glibc-root demo check check-vm check-glibc check-ci-example fuzz \
-	fuzz-check bench bench-vm deb check-deb install uninstall clean
+	fuzz-check analyze bench bench-vm deb check-deb install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -166,6 +169,9 @@ build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/runti
 
 deps:
 	$(Q)sh scripts/install-deps.sh
+
+analyze: build/version.h
+	$(Q)sh scripts/analyze.sh
 
 glibc: deps
 	$(Q)sh scripts/build-glibc.sh $(GLIBC_PREFIX)

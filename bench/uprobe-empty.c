@@ -35,7 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "uprobe_multi.h"
+#include "uprobe_multi_link.h"
 
 static volatile sig_atomic_t stop;
 

@@ -105,7 +105,7 @@
 #include <unistd.h>
 
 #include "inplace.h"
-#include "uprobe_multi.h"	/* its definitions; its calls are not used (syscall() is ours) */
+#include "uprobe_multi.h"	/* the definitions alone: its calls are uprobe_multi_link.h's */
 
 #define UE_PATH "/sys/kernel/debug/tracing/uprobe_events"
 #define ID_FMT "/sys/kernel/debug/tracing/events/uprobes/stapprobe_%d_%u/id"

@@ -156,7 +156,7 @@ int mw_cache_evict(long long limit)
 		total += k[n++].size;
 	}
 	closedir(d);
-	if (total > limit) {
+	if (n && total > limit) {	/* n 0 (k NULL): nothing to evict, whatever the limit */
 		time_t fresh = time(NULL) - MW_CACHE_FRESH_S;
 
 		qsort(k, n, sizeof(*k), older);

@@ -20,7 +20,7 @@
 #include "cache.h"
 #include "fsutil.h"
 #include "runtime.h"
-#include "uprobe_multi.h"
+#include "uprobe_multi_link.h"
 
 
 const char *mw_runtime_name(enum mw_runtime rt)
@@ -162,7 +162,10 @@ static int kstub_cached(char *dir, size_t len, const char *release, char *err, s
 	return 0;
 }
 
-int mw_runtime_kstub(char *dir, size_t len, const char *workdir, char *err, size_t errlen)
+/* Make (or reuse) a kernel-config stub directory for `stap -r`, its path
+ * into dir (runtime.h; workdir: the run's private directory, used
+ * when not root).  Returns 0 or -1 with err. */
+static int mw_runtime_kstub(char *dir, size_t len, const char *workdir, char *err, size_t errlen)
 {
 	struct utsname u;
 
@@ -222,7 +225,12 @@ static int find_shim(const char *name, char *out, size_t len)
 	return exists(out) ? 0 : -1;
 }
 
-int mw_runtime_uprobe_multi(void)
+/* Can uprobes be attached as a uprobe_multi link (BPF_LINK_CREATE,
+ * BPF_TRACE_UPROBE_MULTI, Linux 6.6)?  Tried with a program that is
+ * loaded and a link that is refused (its path is "/", a directory):
+ * nothing is attached.  1 yes, 0 no, or when MALLOCWATCH_ATTACH is
+ * "tracefs". */
+static int mw_runtime_uprobe_multi(void)
 {
 	const char *env = getenv("MALLOCWATCH_ATTACH");
 	uint64_t off = 0;
@@ -243,7 +251,13 @@ int mw_runtime_uprobe_multi(void)
 	return ok;
 }
 
-int mw_runtime_procfs_secure(char *err, size_t errlen)
+/* Make sure stapbpf's directory MW_STAPBPF_TMP/systemtap-USER (USER:
+ * the effective user) is one no other user can change before stapbpf is
+ * started: every directory from / down is checked through O_NOFOLLOW
+ * descriptors (owned by the effective user or root, writable by no one
+ * else) and /run/mallocwatch, MW_STAPBPF_TMP and systemtap-USER are
+ * created 0700 when missing.  0, or -1 with a one-line reason in err. */
+static int mw_runtime_procfs_secure(char *err, size_t errlen)
 {
 	const char *chain[] = { "/run/mallocwatch", MW_STAPBPF_TMP, NULL };
 	char base[PATH_MAX], why[PATH_MAX + 64];

@@ -63,18 +63,6 @@ const char *mw_runtime_name(enum mw_runtime rt);
 int mw_runtime_prepare(enum mw_runtime want, int for_run, const char *workdir,
 		       struct mw_runtime_env *env, char *err, size_t errlen);
 
-/* Make (or reuse) a kernel-config stub directory for `stap -r`, its path
- * into dir_out; see above (workdir: the run's private directory, used
- * when not root).  Returns 0 or -1 with err. */
-int mw_runtime_kstub(char *dir_out, size_t len, const char *workdir, char *err, size_t errlen);
-
-/* Can uprobes be attached as a uprobe_multi link (BPF_LINK_CREATE,
- * BPF_TRACE_UPROBE_MULTI, Linux 6.6)?  Tried with a program that is
- * loaded and a link that is refused (its path is "/", a directory):
- * nothing is attached.  1 yes, 0 no, or when MALLOCWATCH_ATTACH is
- * "tracefs". */
-int mw_runtime_uprobe_multi(void);
-
 #define MW_MODULE_PREFIX "mallocwatch_"
 
 /* The kernel runtime's modules: MW_KMOD_PREFIX and 16 hex digits (a hash
@@ -124,14 +112,6 @@ int mw_runtime_procfs_path(enum mw_runtime rt, const char *module, const char *n
  * user, MW_STAPBPF_TMP/systemtap-USER, into buf.  0, or -1 (no user
  * name). */
 int mw_runtime_procfs_base(char *buf, size_t len);
-
-/* Make sure stapbpf's directory MW_STAPBPF_TMP/systemtap-USER (USER:
- * the effective user) is one no other user can change before stapbpf is
- * started: every directory from / down is checked through O_NOFOLLOW
- * descriptors (owned by the effective user or root, writable by no one
- * else) and /run/mallocwatch, MW_STAPBPF_TMP and systemtap-USER are
- * created 0700 when missing.  0, or -1 with a one-line reason in err. */
-int mw_runtime_procfs_secure(char *err, size_t errlen);
 
 /* Open that file to make the tracer run the probe: O_RDONLY|O_NONBLOCK,
  * close-on-exec, no links followed.  Under bpf every directory on the way

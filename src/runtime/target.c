@@ -33,7 +33,9 @@ static int find_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-int mw_system_libc(char *out, size_t len)
+/* The libc this process (mallocwatch) runs on, found with
+ * dl_iterate_phdr.  Returns 0 and fills out, or -1. */
+static int mw_system_libc(char *out, size_t len)
 {
 	char buf[PATH_MAX] = "";
 
@@ -245,6 +247,8 @@ static int real_file(const char *path, char *out, size_t len, char *err, size_t 
 	snprintf(out, len, "%s", abs);
 	return 0;
 }
+
+static int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen);
 
 int mw_choose_libc(const char *libc_opt, pid_t pid, char *out, size_t len,
 		   char *err, size_t errlen)
@@ -513,7 +517,15 @@ int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path
 	return 0;
 }
 
-int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen)
+/* The libc of a running process, as a path a tracer can probe: the
+ * file it maps (mapped.h, "libc.so*" or "libc-*").  When the name its
+ * /proc/PID/maps gives is that very file here, that name; else (a
+ * process in another mount namespace, a libc deleted or replaced on disk
+ * since) the mapped file mounted under MW_MAPPED_DIR (mallocwatch moves
+ * into a private mount namespace: call it while single-threaded, before
+ * starting a tracer), with the libm it maps beside it as libm.so.6, and
+ * a note saying so.  0 or -1 with err. */
+static int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen)
 {
 	struct mw_mapped m, mm;
 	char libm[PATH_MAX], q[PATH_MAX];

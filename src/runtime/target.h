@@ -73,10 +73,6 @@ struct mw_target {
 	char user[64];		/* SUDO_USER, for initgroups; "" if none */
 };
 
-/* The libc this process (mallocwatch) runs on, found with
- * dl_iterate_phdr.  Returns 0 and fills out, or -1. */
-int mw_system_libc(char *out, size_t len);
-
 /* Does the ELF file at path carry memory_* SDT notes? 1 yes, 0 no, -1
  * when it cannot be read. */
 int mw_libc_has_probes(const char *path);
@@ -104,16 +100,6 @@ int mw_choose_libm(const char *libm_opt, const char *libc, char *out, size_t len
  * SUDO_UID/SUDO_GID are set but not both numeric. */
 int mw_target_resolve(const char *const *argv, const char *libc_opt, int by_path,
 		      struct mw_target *t, char *err, size_t errlen);
-
-/* The libc of a running process, as a path a tracer can probe: the
- * file it maps (mapped.h, "libc.so*" or "libc-*").  When the name its
- * /proc/PID/maps gives is that very file here, that name; else (a
- * process in another mount namespace, a libc deleted or replaced on disk
- * since) the mapped file mounted under MW_MAPPED_DIR (mallocwatch moves
- * into a private mount namespace: call it while single-threaded, before
- * starting a tracer), with the libm it maps beside it as libm.so.6, and
- * a note saying so.  0 or -1 with err. */
-int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, size_t errlen);
 
 /* Free t->argv and t->ns. */
 void mw_target_free(struct mw_target *t);

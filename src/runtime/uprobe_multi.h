@@ -1,11 +1,12 @@
 /* uprobe_multi.h - uprobe_multi links (BPF_LINK_CREATE, attach type
  * BPF_TRACE_UPROBE_MULTI: Linux 6.6), which Debian 12's 6.1 headers do
  * not define: the attach type's number and the link's attributes as
- * include/uapi/linux/bpf.h of Linux 6.6 lays them out, and the two calls
- * mallocwatch's feature check and the benches make.  umulti-shim.so
- * (shim/umulti-shim.c) takes the definitions, mw_umulti_prog_attr and
- * mw_umulti_dispatch only: its calls go through the syscall() it
- * interposes. */
+ * include/uapi/linux/bpf.h of Linux 6.6 lays them out, the program a link
+ * takes and umulti-shim.so's dispatcher.  Definitions only, shared by
+ * mallocwatch (uprobe_multi_link.h: the two calls its feature check and
+ * the benches make), umulti-shim.so (shim/umulti-shim.c, whose calls go
+ * through the syscall() it interposes) and the script's map sizes
+ * (MW_UMULTI_PREALLOC_MAX): neither side calls the other. */
 #ifndef MALLOCWATCH_UMULTI_H
 #define MALLOCWATCH_UMULTI_H
 
@@ -67,19 +68,5 @@ static inline unsigned mw_umulti_dispatch(struct bpf_insn *insns, int map)
 	memcpy(insns, d, sizeof(d));
 	return MW_UMULTI_DISPATCH_LEN;
 }
-
-/* Load an empty program (r0 = 0; exit) of type BPF_PROG_TYPE_KPROBE for
- * a uprobe_multi link.  Its fd (close-on-exec, the caller's), or -1 with
- * errno (also where the kernel knows no such attach type and refuses it
- * at load). */
-int mw_umulti_empty_prog(void);
-
-/* Attach prog at the n offsets (bytes into path's file) of path, site i
- * with cookie cookies[i] (NULL: 0 each), in process pid only (0: every
- * process).  The link's fd (close-on-exec, the caller's; closing it
- * removes every site), or -1 with errno: EINVAL where the kernel has no
- * uprobe_multi links, EBADF where path is not a regular file. */
-int mw_umulti_link(int prog, const char *path, const uint64_t *offs, const uint64_t *cookies,
-		   unsigned n, unsigned pid);
 
 #endif /* MALLOCWATCH_UMULTI_H */

@@ -1,8 +1,8 @@
-/* uprobe_multi_link.c - uprobe_multi links; see uprobe_multi.h. */
+/* uprobe_multi_link.c - uprobe_multi links; see uprobe_multi_link.h. */
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "uprobe_multi.h"
+#include "uprobe_multi_link.h"
 
 int mw_umulti_empty_prog(void)
 {

@@ -61,7 +61,12 @@ static int path_byte_ok(unsigned char c)
 	       strchr("/._-+@,=:~ ", c);
 }
 
-int mw_gen_path_ok(const char *path, char *why, size_t len)
+/* Everything the script takes from outside - the libc and libm paths
+ * (with -p, whatever the target process maps) and the probe names in
+ * their notes - is checked before it goes in; nothing is escaped.
+ * A path must be absolute, under 1024 bytes, of letters, digits, space
+ * and "/._-+@,=:~".  Returns 1, or 0 with the reason in why. */
+static int mw_gen_path_ok(const char *path, char *why, size_t len)
 {
 	char q[256];
 
@@ -84,7 +89,10 @@ int mw_gen_path_ok(const char *path, char *why, size_t len)
 	return 1;
 }
 
-int mw_gen_name_ok(const char *name)
+/* A probe name must be a C identifier under 128 bytes (as <sys/sdt.h>
+ * makes them).  1 or 0.  A site with another name is warned about and
+ * not traced. */
+static int mw_gen_name_ok(const char *name)
 {
 	size_t n = 0;
 
@@ -625,12 +633,6 @@ static void globals_and_begin(struct gen *g)
 		fprintf(f, "\\n\")\n");
 	}
 	fprintf(f, "\tprintf(\"MW 1 ready\\n\")\n}\n");
-}
-
-
-int mw_gen_untargeted(const struct mw_gen_opts *opts)
-{
-	return opts->runtime == MW_RT_KERNEL && (opts->npids >= 2 || opts->dynamic);
 }
 
 int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,

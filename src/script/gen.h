@@ -71,7 +71,6 @@ struct mw_gen_opts {
  * bpf runtime; tracer.c names it to the shim). */
 #define MW_GEN_SITES_FILE "mallocwatch.sites"
 
-
 struct mw_gen_stats {
 	int probes;		/* probe handlers generated */
 	int sites;		/* SDT sites they cover */
@@ -101,18 +100,6 @@ int mw_gen_untargeted(const struct mw_gen_opts *opts);
  * or -1 with a reason in err when there is nothing to trace or out fails. */
 int mw_gen_script(const struct mw_elf *libc, const struct mw_gen_opts *opts,
 		  FILE *out, struct mw_gen_stats *stats, char *err, size_t errlen);
-
-/* Everything the script takes from outside - the libc and libm paths
- * (with -p, whatever the target process maps) and the probe names in
- * their notes - is checked before it goes in; nothing is escaped.
- * A path must be absolute, under 1024 bytes, of letters, digits, space
- * and "/._-+@,=:~".  Returns 1, or 0 with the reason in why. */
-int mw_gen_path_ok(const char *path, char *why, size_t len);
-
-/* A probe name must be a C identifier under 128 bytes (as <sys/sdt.h>
- * makes them).  1 or 0.  A site with another name is warned about and
- * not traced. */
-int mw_gen_name_ok(const char *name);
 
 /* gen_drain.c: the statements that empty every aggregate map of a
  * script of several processes whose probes are of the modes in modes

@@ -9,13 +9,20 @@
 #include "gen_int.h"
 #include "protocol.h"
 
+/* See gen.h.  Here, not in gen.c: gen.c calls this file's printers and
+ * end probes, and this file calls nothing of gen.c's back. */
+int mw_gen_untargeted(const struct mw_gen_opts *opts)
+{
+	return opts->runtime == MW_RT_KERNEL && (opts->npids >= 2 || opts->dynamic);
+}
+
 /* printf("TAG v1 v2 ...\n") of stap expressions.  stapbpf prints %d as
  * 32 bits, so under the bpf runtime each value past the first nplain
  * (ids and thread ids, which always fit) goes out as two halves, "HI:LO"
  * (docs/protocol.md); the kernel runtime prints plain %d.  The low half is
  * v - ((v >> 32) << 32): no helper call (each inlined call costs BPF
  * stack, 512 bytes in all) and no 64-bit immediate. */
-void mw_gen_emit_print_of(struct gen *g, const char *indent, const char *who,
+static void mw_gen_emit_print_of(struct gen *g, const char *indent, const char *who,
 			  const char *tag, int nplain, int n, const char *const *v)
 {
 	int bpf = g->o->runtime == MW_RT_BPF;

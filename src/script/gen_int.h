@@ -93,10 +93,8 @@ struct gen {
  * each line starting with indent; the first nplain values printed as
  * they are, the others under the bpf runtime as two 32-bit halves
  * "HI:LO" (docs/protocol.md).  who: NULL, or an expression of the
- * process whose record it is, printed first as "@%d " (MW_REC_PROCESS).
- * mw_gen_emit_print: who is pid() in a script of several processes. */
-void mw_gen_emit_print_of(struct gen *g, const char *indent, const char *who,
-			  const char *tag, int nplain, int n, const char *const *v);
+ * process whose record it is, printed first as "@%d " (MW_REC_PROCESS):
+ * pid() in a script of several processes. */
 void mw_gen_emit_print(struct gen *g, const char *indent, const char *tag,
 		       int nplain, int n, const char *const *v);
 

@@ -58,7 +58,9 @@ int mw_stacks_probe_stacked(int id)
 	return pi->mode == MW_MODE_STREAM && pi->family != MW_FAM_TUNABLE;
 }
 
-unsigned long mw_stacks_heap_period(void)
+/* memory_heap_more's sample period: MW_STACKS_HEAP_PERIOD in the
+ * environment, else MW_STACKS_HEAP_PERIOD_DEFAULT (stacks.h). */
+static unsigned long mw_stacks_heap_period(void)
 {
 	const char *v = getenv("MW_STACKS_HEAP_PERIOD");
 	char *end;
@@ -70,7 +72,9 @@ unsigned long mw_stacks_heap_period(void)
 	return *end || v[0] == '-' || p > 1000000 ? MW_STACKS_HEAP_PERIOD_DEFAULT : p;
 }
 
-int mw_stacks_probe_taken(int id)
+/* Is id a probe --stacks takes stacks of: a rare one, or memory_heap_more
+ * (sampled) when its period is not 0?  1 or 0. */
+static int mw_stacks_probe_taken(int id)
 {
 	return mw_stacks_probe_stacked(id) ||
 	       (id == MW_P_memory_heap_more && mw_stacks_heap_period() > 0);

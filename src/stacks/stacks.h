@@ -80,11 +80,6 @@ int mw_stacks_probe_stacked(int id);
  * environment (0 to 1000000; 0: heap_more not stacked) overrides the
  * default, MW_STACKS_HEAP_PERIOD_DEFAULT (bench/stacks.sh). */
 #define MW_STACKS_HEAP_PERIOD_DEFAULT 64
-unsigned long mw_stacks_heap_period(void);
-
-/* Is id a probe --stacks takes stacks of: a rare one, or memory_heap_more
- * (sampled) when its period is not 0?  1 or 0. */
-int mw_stacks_probe_taken(int id);
 
 /* Open the events on the rare probes of the libc file at libc_path (a
  * path valid in mallocwatch's mount namespace, to the inode the traced

@@ -253,9 +253,9 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_s
 	if (im && im->u && !p->lm_known && e->npcs > 0 && e->npcs < MW_MAX_FRAMES &&
 	    !mw_unwinder_covers(im->u, e->pcs[e->npcs - 1]) &&
 	    mw_now_ms() - p->read_ms > 20 && refresh(p) == 0) {
-		im = current(p);
-		e->npcs = im->u ? mw_unwind(im->u, tid, regs, stack, len, e->pcs,
-					    MW_MAX_FRAMES) : 0;
+		im = current(p);	/* the image refresh() made: not NULL */
+		e->npcs = im && im->u ? mw_unwind(im->u, tid, regs, stack, len, e->pcs,
+						  MW_MAX_FRAMES) : 0;
 	}
 	if (im && im->u && !mw_unwinder_covers(im->u, regs[MW_UR_IP])) {
 		/* the maps read are not those it ran in: an exec since */
@@ -264,7 +264,7 @@ void stk_proc_unwind(struct mw_stacks *s, struct stk_proc *p, const struct stk_s
 		if ((im = libc_image(s, p, site, regs[MW_UR_IP])) && im->u)
 			e->npcs = mw_unwind(im->u, tid, regs, stack, len, e->pcs, MW_MAX_FRAMES);
 		/* up to the libc's caller: past it the walk has no CFI */
-		for (int i = 0; i < e->npcs; i++)
+		for (int i = 0; im && i < e->npcs; i++)	/* npcs is 0 without im */
 			if (!mw_unwinder_covers(im->u, e->pcs[i])) {
 				e->npcs = i + 1;
 				break;
