@@ -1,4 +1,4 @@
-/* snapstop.c - the snapshot's verdicts (locks held, figures no
+/* snapshot_stop.c - the snapshot's verdicts (locks held, figures no
  * allocator can have, two reads that agree) and its last resort: a
  * process whose reads while it ran were not consistent is stopped
  * (ptstop.h) and read still; see snapshot.h.

@@ -1,7 +1,7 @@
-/* snaptake.c - a snapshot taken (snapshot.h): read while the process
+/* snapshot_take.c - a snapshot taken (snapshot.h): read while the process
  * runs, up to MW_SNAP_TRIES times, then, when none was consistent, with
  * every thread held (ptstop.h) and those inside malloc let finish first
- * (snapstop.c), each stop within the stop bounds; the walk itself is
+ * (snapshot_stop.c), each stop within the stop bounds; the walk itself is
  * snapshot.c's.
  *
  * A stop may last what the least of three bounds leaves: --max-stop
@@ -166,7 +166,7 @@ static int settle_and_walk(struct walk *w, struct mw_ptstop *st, struct mw_snap_
 			 (double)allow / 1e6);
 		return 1;
 	}
-	w->settled = settled && !job;	/* the locks' reasons (snapstop.c) */
+	w->settled = settled && !job;	/* the locks' reasons (snapshot_stop.c) */
 	w->unsettled = w->settled ? NULL : unsettled;
 	cut = walk_by(w, end, allow);
 	w->unsettled = NULL;	/* (unsettled is this stop's) */

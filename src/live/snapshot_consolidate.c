@@ -1,4 +1,4 @@
-/* snapconsol.c - what malloc_trim(0) gives back of an arena whose
+/* snapshot_consolidate.c - what malloc_trim(0) gives back of an arena whose
  * fastbins hold chunks (snapshot_int.h).
  *
  * malloc_trim(0) first runs malloc_consolidate (malloc.c, mtrim): every
