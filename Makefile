@@ -42,6 +42,9 @@
 #   check-glibc the end-to-end tests on that root's glibc: programs built
 #              and run inside it, traced from here (scripts/check-glibc.sh,
 #              docs/glibc-versions.md; root); not part of check
+#   analyze    gcc -fanalyzer and cppcheck over src/, their reports known to
+#              be false listed with the reason (scripts/analyze.sh; some 6
+#              minutes); not part of check
 #   bench      overhead and parser ratios against same-run baselines (bench/run)
 #   bench-vm   the kernel runtime against the bpf runtime, per hit and stop,
 #              in the check-vm guest (scripts/vm.sh, bench/runtimes.sh; root)
@@ -105,7 +108,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: FORCE all deps glibc glibc-root demo check check-vm check-glibc check-ci-example fuzz \
-	fuzz-check bench bench-vm deb check-deb install uninstall clean
+	fuzz-check analyze bench bench-vm deb check-deb install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
 HDRS = $(wildcard $(addsuffix *.h,$(SRC_DIRS)) $(addsuffix *.def,$(SRC_DIRS)))
@@ -126,7 +129,7 @@ all: build/mallocwatch build/memlock-shim.so build/umulti-shim.so
 build:
 	$(Q)mkdir -p build
 
-# Each stp/NAME.stp becomes const char mw_stp_NAME[] (see src/trace/stpsrc.h).
+# Each stp/NAME.stp becomes const char mw_stp_NAME[] (see src/script/stpsrc.h).
 build/stpsrc.c: $(STP) scripts/embed.awk | build
 	$(QUIET_GEN)awk -f scripts/embed.awk $(STP) >$@
 
@@ -156,16 +159,19 @@ build/libmw.a: $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
 # LD_PRELOADed into stapbpf alone (never the traced program); see
-# src/trace/runtime.c and docs/platform.md.
+# src/runtime/runtime.c and docs/platform.md.
 build/memlock-shim.so: shim/memlock-shim.c build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -shared -fPIC -o $@ $< $(SHIM_LDFLAGS) -ldl
 
-build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/trace/umulti.h build/cflags | build
-	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/trace -shared -fPIC \
+build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/runtime/uprobe_multi.h build/cflags | build
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/runtime -shared -fPIC \
 		-o $@ shim/umulti-shim.c shim/inplace.c $(SHIM_LDFLAGS) -ldl -pthread
 
 deps:
 	$(Q)sh scripts/install-deps.sh
+
+analyze: build/version.h
+	$(Q)sh scripts/analyze.sh
 
 glibc: deps
 	$(Q)sh scripts/build-glibc.sh $(GLIBC_PREFIX)

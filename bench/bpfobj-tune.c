@@ -1,5 +1,5 @@
 /* bench/bpfobj-tune.c - what mallocwatch does to every bpf object stap
- * compiles for it (src/trace/bpfobj.h), for the bench's own objects:
+ * compiles for it (src/runtime/bpfobj.h), for the bench's own objects:
  * stapbpf's internal map made an array.
  *
  * Usage: bpfobj-tune FILE.bo...   exit 0 when every object was changed,

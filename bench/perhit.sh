@@ -156,7 +156,7 @@ print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$1" "$LIBC" $probes
 fi
 # the empty program, on the file offsets of the probes' sites
 EMPTY=
-if cc -O2 -Isrc/trace -o "$W/uprobe-empty" bench/uprobe-empty.c src/trace/umulti.c -lbpf 2>/dev/null; then
+if cc -O2 -Isrc/runtime -o "$W/uprobe-empty" bench/uprobe-empty.c src/runtime/uprobe_multi_link.c -lbpf 2>/dev/null; then
 	EMPTY=empty
 	[ -z "$UMULTI" ] || EMPTY="empty emptym emptyd"
 	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \
@@ -174,8 +174,8 @@ if [ "${KEYED:-0}" = 1 ]; then
 	{ print }' "$W/ours.stp" >"$W/floor.stp"
 fi
 # each object as mallocwatch runs it: stapbpf's internal map an array
-# (src/trace/bpfobj.h), done by mallocwatch's own code
-cc -O2 -Isrc/trace -o "$W/bpfobj-tune" bench/bpfobj-tune.c src/trace/bpfobj.c -lelf
+# (src/runtime/bpfobj.h), done by mallocwatch's own code
+cc -O2 -Isrc/runtime -o "$W/bpfobj-tune" bench/bpfobj-tune.c src/runtime/bpfobj.c -lelf
 cp "$W/ours.stp" "$W/ourstf.stp"
 for s in $MODES; do
 	(cd "$W" && stap --runtime=bpf -g -w -r "$KSTUB" -p4 -m "mwbench_$s" "$s.stp" >/dev/null)

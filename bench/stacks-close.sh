@@ -2,7 +2,7 @@
 # bench/stacks-close.sh - what opening and closing --stacks' perf events
 # cost (issue 22).  Each uprobe perf event's close waits for the kernel to
 # remove its uprobe, so mallocwatch leaves the closes to a detached
-# process (src/trace/stacks.c, close_behind: a grandchild, session
+# process (src/stacks/stacks.c, close_behind: a grandchild, session
 # leader, that holds the events and exits: the closes happen in its exit).
 #
 #   closer   how long that process lives after `--stacks -c true` (the

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "umulti.h"
+#include "uprobe_multi_link.h"
 
 #define MAX_SITES 256
 #define TRACING "/sys/kernel/debug/tracing"
@@ -61,7 +61,7 @@ static long read_num(const char *path)
 	return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
-/* One uprobe_multi link (umulti.h) for the n sites, carrying an empty
+/* One uprobe_multi link (uprobe_multi_link.h) for the n sites, carrying an empty
  * program: its fd, or -1 with errno. */
 static int multi_link(const char *path, unsigned long *off, int n)
 {

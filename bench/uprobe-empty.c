@@ -35,7 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "umulti.h"
+#include "uprobe_multi_link.h"
 
 static volatile sig_atomic_t stop;
 
@@ -45,7 +45,7 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* umulti-shim.so's dispatcher (umulti.h) on a program array of n slots,
+/* umulti-shim.so's dispatcher (uprobe_multi.h) on a program array of n slots,
  * each holding prog: its fd, or -1 with errno */
 static int load_dispatch(int prog, unsigned n)
 {

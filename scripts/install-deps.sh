@@ -22,7 +22,7 @@
 # through crypt(3)), openssl (t-serve-webconfig makes a certificate with
 # it).  libbpf-dev:
 # the running bpf-runtime tracer's set of processes is changed through
-# its map (src/trace/pidset.c: -f's new processes, --cgroup's joiners).
+# its map (src/tracer/pidset.c: -f's new processes, --cgroup's joiners).
 # strace: t-cache holds a run at its rename (fault injection) to kill it
 # while it makes an entry of root's cache.
 # With MW_DEPS_VM=1 (make check-vm): debootstrap and qemu-system-x86 too;

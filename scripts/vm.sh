@@ -139,7 +139,7 @@ build_image() {
 	# Debian 12's systemtap 4.8 does not build a module for Debian 12's
 	# 6.1 kernels since 6.1.1xx (task_work_cancel_func: docs/tracing.md, "The
 	# kernel runtime"); mallocwatch builds its modules from a mended copy
-	# of the runtime (src/trace/krt_mend.h), so the guest's systemtap is
+	# of the runtime (src/runtime/kmod_sources.h), so the guest's systemtap is
 	# left as Debian ships it: every module check-vm builds tests the mend.
 	cp "$r/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 	cp "$r/boot/initrd.img-$kver" "$tmp/initrd.img"

@@ -47,7 +47,7 @@
  *     is set.  MW_UMULTI_LOG=FILE (the tests') gets a line saying whether
  *     they were used, and why not;
  *   - stapbpf's hash maps of more than MW_UMULTI_PREALLOC_MAX entries
- *     (umulti.h) are made with BPF_F_NO_PREALLOC: their elements come
+ *     (uprobe_multi.h) are made with BPF_F_NO_PREALLOC: their elements come
  *     from the kernel's BPF memory allocator as keys arrive, where filling
  *     the preallocated maps (one of 65536 entries and five of 16384,
  *     gen.h) took 4 ms of each run's start (kprobe-type programs may use
@@ -105,7 +105,7 @@
 #include <unistd.h>
 
 #include "inplace.h"
-#include "umulti.h"	/* its definitions; its calls are not used (syscall() is ours) */
+#include "uprobe_multi.h"	/* the definitions alone: its calls are uprobe_multi_link.h's */
 
 #define UE_PATH "/sys/kernel/debug/tracing/uprobe_events"
 #define ID_FMT "/sys/kernel/debug/tracing/events/uprobes/stapprobe_%d_%u/id"

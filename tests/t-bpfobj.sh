@@ -1,6 +1,6 @@
 #!/bin/sh
 # stapbpf's internal map made an array in stap's bpf object
-# (src/trace/bpfobj.h).
+# (src/runtime/bpfobj.h).
 # 1. The object mallocwatch's stapbpf runs, compiled afresh and taken
 #    from the cache, has map 0 of type 2 (BPF_MAP_TYPE_ARRAY); stap
 #    writes 1 (BPF_MAP_TYPE_HASH).
@@ -36,7 +36,7 @@ grep -q "built before" "$OUT/cached.err" || fail "the third run did not use the 
 expect_same "$OUT/expected.txt" "$OUT/cached.txt"
 
 # 2. the bench's tool: mallocwatch's own function
-cc -O2 -Isrc/trace -o "$OUT/tune" bench/bpfobj-tune.c src/trace/bpfobj.c -lelf || exit 99
+cc -O2 -Isrc/runtime -o "$OUT/tune" bench/bpfobj-tune.c src/runtime/bpfobj.c -lelf || exit 99
 KSTUB=/var/cache/mallocwatch/kernel-$(uname -r)	# made by the runs above
 [ -d "$KSTUB" ] || exit 99
 cat >"$OUT/count.stp" <<EOF

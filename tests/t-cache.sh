@@ -1,5 +1,5 @@
 #!/bin/sh
-# Root's cache (/var/cache/mallocwatch, src/trace/cache.h):
+# Root's cache (/var/cache/mallocwatch, src/runtime/cache.h):
 #  1. a run killed (SIGKILL) while it makes a cache entry leaves its
 #     temporary; the next run removes it and says so.  The run is held at
 #     its rename by strace's fault injection (a delay), so the kill lands

@@ -1,6 +1,6 @@
 #!/bin/sh
 # -c chroot NEWROOT PROG: PROG is traced on the libc inside NEWROOT
-# (src/trace/target.h), not on the one mallocwatch would choose here.  A
+# (src/runtime/target.h), not on the one mallocwatch would choose here.  A
 # small root is made of the probe-enabled glibc's libc, libm and loader
 # (copies: other inodes than the cached glibc's) and examples/arena-storm:
 #  - its arenas, heaps and heap bytes equal its own malloc_info() exactly,

@@ -19,7 +19,7 @@ FIX=build/tests/fixtures/exec-after
 # system libc, untraced, unless through the probe-enabled glibc's loader.
 # The kernel runtime deletes each map whole (no rounds of 1024 keys to
 # test); its 1100 jmp_bufs' records are what lost their tail to
-# SystemTap's relay, 4.6 to 5.0 (src/trace/krt_mend.h): the exec line
+# SystemTap's relay, 4.6 to 5.0 (src/runtime/kmod_sources.h): the exec line
 # with them, the same 907 records on every run, until mallocwatch mended
 # the runtime it builds its modules from.
 KL=

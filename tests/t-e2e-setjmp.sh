@@ -34,7 +34,7 @@ expect_same "$OUT/expected.txt" "$OUT/actual.txt"
 grep -q "^  values (longjmp): " "$OUT/summary.txt" || fail "no setjmp section in the summary"
 
 # negative values, INT_MIN among them: the value's 32 bits share a key
-# word with the probe and the thread (src/trace/gen_int.h, MW_JW_*) and
+# word with the probe and the thread (src/script/gen_int.h, MW_JW_*) and
 # come back sign-extended, alone and in a tree (-f: keys begin with the
 # process)
 for how in one tree; do

@@ -50,7 +50,7 @@ expect 7 "exit status 7" "$MW" -c sh -c 'echo hello; exit 7'
 [ "$(cat "$OUT/out")" = hello ] || fail "the program's stdout was changed: '$(cat "$OUT/out")'"
 expect 139 "'sh' killed by signal 11 (Segmentation fault)" "$MW" -c sh -c 'kill -SEGV $$'
 # a shell script through the probe-enabled glibc's loader (--libc) is refused, naming
-# the shell; in its mount namespace (src/trace/libcns.h) it runs like any program
+# the shell; in its mount namespace (src/runtime/glibc_ns.h) it runs like any program
 printf '#!/bin/sh\necho hi\n' >"$OUT/script.sh"
 chmod +x "$OUT/script.sh"
 expect 1 "is a script for the shell ./bin/sh.: under the probe-enabled glibc.s loader only the shell would be traced" "$MW" --libc "$GLIBC_PREFIX/lib/libc.so.6" -c "$OUT/script.sh"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # -f: -c's whole tree of processes under one tracer session, each new
 # process added to the tracer's set before its first instruction
-# (src/trace/ptree.c, pidset.c).  Each process's report must agree with
+# (src/tracer/ptrace_tree.c, pidset.c).  Each process's report must agree with
 # that process's own malloc_info() exactly:
 #
 # 0. real programs: sh -c 'python3 threads.py && sort --parallel=4 ...',

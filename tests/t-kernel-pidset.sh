@@ -1,6 +1,6 @@
 #!/bin/sh
 # The kernel runtime's changing set of processes: -f and --cgroup write
-# each pid that joins into the module's procfs file (src/trace/pidset.c,
+# each pid that joins into the module's procfs file (src/tracer/pidset.c,
 # "PID\n"; the script's procfs("pids").write adds it to mw_pids).
 #
 # -f -c tests/fixtures/fork-arenas 4: 4 threads released at a barrier

@@ -9,6 +9,11 @@
 #    include runs back up it.
 # 3. No two files under src/ share a name (the include path holds every
 #    folder, and build/ holds the objects side by side).
+# 4. model/ and report/ include nothing of the tracing stages (runtime/,
+#    script/, cleanup/, tracer/): they read the stream, live or saved,
+#    through protocol/ and stacks/ alone.
+# 5. No .c file under src/ is over 800 lines, and no function over 80
+#    (scripts/funclen.sh counts them).
 . tests/lib.sh
 awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' docs/architecture.md >"$OUT/layout" ||
 	exit 99
@@ -56,4 +61,13 @@ awk 'NR == FNR { rank[$1] = $2; dir[$1] = $3; next }
 	  } }
 	END { exit bad }' "$OUT/rank" "$OUT/includes" ||
 	fail "an include runs back up the folders' order"
+awk 'NR == FNR { dir[$1] = $3; next }
+	{ split($1, p, "/") }
+	(p[2] == "model" || p[2] == "report") && dir[$2] ~ /^(runtime|script|cleanup|tracer)$/ {
+		print $1 " includes " $2 " of src/" dir[$2] "/, a tracing stage"; bad = 1 }
+	END { exit bad }' "$OUT/rank" "$OUT/includes" ||
+	fail "model/ or report/ includes a header of the tracer's stages"
+big=$(wc -l src/*/*.c | awk '$2 != "total" && $1 > 800 { printf " %s (%d lines)", $2, $1 }')
+[ -z "$big" ] || fail ".c files over 800 lines:$big"
+long=$(sh scripts/funclen.sh 80) || fail "functions over 80 lines: $long"
 exit 0

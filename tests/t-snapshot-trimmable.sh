@@ -3,7 +3,7 @@
 # TRIMMABLE, JSON trimmable_bytes and serve's mallocwatch_process_trimmable
 # must be at least what malloc_trim(0) then gives back, also when the
 # free chunks sit in fastbins, which malloc_trim's malloc_consolidate
-# merges first (snapconsol.c).  tests/fixtures/many-free fast 500000:
+# merges first (snapshot_consolidate.c).  tests/fixtures/many-free fast 500000:
 # 500,000 freed 112-byte chunks side by side at the top of the main heap,
 # in a fastbin (about 53 MiB; without the model, TRIMMABLE said under
 # 1 MiB); then the fixture calls malloc_trim(0) itself and prints its RSS

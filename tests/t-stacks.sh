@@ -1,6 +1,6 @@
 #!/bin/sh
 # --stacks: user call stacks of the rare allocator events, from uprobe
-# perf events beside the tracer, unwound with libdwfl (src/trace/stacks.c,
+# perf events beside the tracer, unwound with libdwfl (src/stacks/stacks.c,
 # src/live/unwind.c, src/report/report_stacks.c).
 #
 # tests/fixtures/stack-chains 3 double: 3 threads, released at a barrier,

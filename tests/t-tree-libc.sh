@@ -1,6 +1,6 @@
 #!/bin/sh
 # Where the system libc has no probes, the whole tree of -c runs on the
-# probe-enabled glibc (src/trace/libcns.h: a mount namespace of the program's
+# probe-enabled glibc (src/runtime/glibc_ns.h: a mount namespace of the program's
 # own in which that glibc stands at the system's paths), execs included:
 #
 # 1. sh -c 'exec ./examples/arena-storm 7 10': the program the shell

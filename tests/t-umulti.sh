@@ -132,7 +132,7 @@ echo "tracer $sb: $links uprobe_multi link(s), $n sites (the script's: $want)"
 grep -q "stapprobe_${sb}_" $UE && fail "tracer $sb defined uprobes in tracefs: $(grep -c "stapprobe_${sb}_" $UE)"
 # its hash maps of more than 8192 entries made without preallocation (the
 # shim's BPF_F_NO_PREALLOC, bit 0 of map_flags), the smaller ones (the
-# lock waits', gen.h MW_MAP_WAITS) preallocated, its arrays as they were
+# lock waits', protocol.h MW_MAP_WAITS) preallocated, its arrays as they were
 for f in $(grep -l '^map_type:	1$' /proc/$sb/fdinfo/* 2>/dev/null); do
 	awk '/^max_entries:/ { n = $2 } /^map_flags:/ { f = $2 }
 	END { print n, (index("13579bdf", substr(f, length(f))) ? "noprealloc" : "prealloc") }' "$f"

@@ -1,4 +1,4 @@
-/* unit-krt-mend.c - the kernel runtime's mends (src/trace/krt_mend.c): on
+/* unit-krt-mend.c - the kernel runtime's mends (src/runtime/kmod_sources.c): on
  * texts made up for each case (upstream's fix there, the text a mend
  * replaces missing or twice, a kernel without task_work_cancel_func),
  * then on this machine's SystemTap runtime: its relay_v2.c mended in
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "krt_mend.h"
+#include "kmod_sources.h"
 #include "unit.h"
 
 static char *slurp(const char *path)

@@ -1,5 +1,5 @@
 /* unit-stacks.c - --stacks' records as tables, garbage included: the
- * script's Q records (kernel runtime, ubacktrace(); src/trace/
+ * script's Q records (kernel runtime, ubacktrace(); src/stacks/
  * stacks_save.c, mw_stacks_script_line) placed in this very process's
  * module map and symbolized (the functions below, by name), and the
  * saved stream's L, X and Z records (mw_stacks_save, mw_stacks_load_line)

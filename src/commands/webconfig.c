@@ -402,6 +402,7 @@ static int parse_text(struct wc_parse *p, const char *text_, size_t len)
 	r = each_pair(p, yaml_document_get_root_node(&doc), "the file", top_pair);
 out:
 	yaml_document_delete(&doc);
+	p->doc = NULL;	/* doc was this function's (cppcheck: autoVariables) */
 	yaml_parser_delete(&parser);
 	return r;
 }

@@ -440,7 +440,8 @@ ssize_t mw_read_small(const char *path, int flags, char *buf, size_t len)
 	return n;
 }
 
-ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len)
+/* /proc/PID/stat (proc(5)) into buf as mw_read_small does. */
+static ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 

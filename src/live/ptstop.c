@@ -60,7 +60,8 @@ static void add(struct mw_ptstop *st, pid_t tid)
 	st->t[st->n++] = (struct mw_ptstop_thread){ .tid = tid };
 }
 
-void mw_ptstop_compact(struct mw_ptstop *st)
+/* Drop the threads that are gone. */
+static void mw_ptstop_compact(struct mw_ptstop *st)
 {
 	size_t k = 0;
 
@@ -622,11 +623,6 @@ uint64_t mw_ptstop_image(pid_t pid)
 	for (ssize_t i = 0; i < n; i++)	/* FNV-1a */
 		h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
 	return h;
-}
-
-uint64_t mw_ptstop_held_ns(const struct mw_ptstop *st)
-{
-	return st->t0 ? mw_now_ns() - st->t0 : 0;
 }
 
 /* Is thread tid in a job-control stop ("T" in /proc/TID/stat)? */

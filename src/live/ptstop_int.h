@@ -56,7 +56,4 @@ int mw_ptstop_poll(struct mw_ptstop *st, int all);
  * up to 200 us. */
 void mw_ptstop_pause(unsigned spins);
 
-/* Drop the threads that are gone. */
-void mw_ptstop_compact(struct mw_ptstop *st);
-
 #endif /* MALLOCWATCH_PTSTOP_INT_H */

@@ -97,7 +97,11 @@ static int take(struct mw_psnap *ps, long timeout_ms)
 		      r == MW_SNAP_INCONSISTENT ? MW_PSNAP_INCONSISTENT : MW_PSNAP_UNREADABLE, 1);
 }
 
-int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
+/* Read process pid into *ps (which is overwritten): where it lives, its
+ * name, its libc (mw_glibc_load) and its allocator (mw_snapshot_read,
+ * within timeout_ms milliseconds).  0 when read, -1 when not (ps->fail
+ * and ps->err say why).  Release with mw_psnap_release. */
+static int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
 {
 	double start = now_s();
 	int r;

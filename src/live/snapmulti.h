@@ -57,12 +57,6 @@ struct mw_psnap_totals {
 	uint64_t mmapped_bytes;	/* mmapped chunks (mp_.mmapped_mem), not in the arenas' */
 };
 
-/* Read process pid into *ps (which is overwritten): where it lives, its
- * name, its libc (mw_glibc_load) and its allocator (mw_snapshot_read,
- * within timeout_ms milliseconds).  0 when read, -1 when not (ps->fail
- * and ps->err say why).  Release with mw_psnap_release. */
-int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms);
-
 #define MW_PSNAP_MAX_THREADS 16
 
 /* How mw_psnap_read_all reads. */

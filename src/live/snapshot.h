@@ -55,7 +55,7 @@
  *    of the process's memory, MW_PROC_COPY_MAX (1 GiB) over all the
  *    snapshots being taken at once (past it, reads go to the process one
  *    by one), freed when the snapshot is taken; 16 bytes a fastbin chunk
- *    for what malloc_consolidate would make of them (snapconsol.c).
+ *    for what malloc_consolidate would make of them (snapshot_consolidate.c).
  * glibc's per-thread tcache lists are not reachable from the arenas and
  * are not read.
  *

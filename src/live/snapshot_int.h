@@ -1,6 +1,6 @@
 /* snapshot_int.h - what the snapshot's three files share: snapshot.c
- * (the walk), snapstop.c (its verdicts, and the threads let out of
- * malloc) and snaptake.c (the reads, running and stopped).  Not a public
+ * (the walk), snapshot_stop.c (its verdicts, and the threads let out of
+ * malloc) and snapshot_take.c (the reads, running and stopped).  Not a public
  * interface: snapshot.h is. */
 #ifndef MALLOCWATCH_SNAPSHOT_INT_H
 #define MALLOCWATCH_SNAPSHOT_INT_H
@@ -40,7 +40,7 @@ struct walk {
 	uint64_t figures;	/* the last consistent walk's (mw_snap_confirm) */
 	int have_figures;
 	/* the arena's fastbin chunks, for what malloc_consolidate makes of
-	 * them (snapconsol.c): address | MW_SNAP_F_* flags | size / 16 << 48 */
+	 * them (snapshot_consolidate.c): address | MW_SNAP_F_* flags | size / 16 << 48 */
 	uint64_t *fast;
 	size_t nfast, fast_cap;
 	uint64_t walk_ns;	/* the least CPU time of a running walk: what a
@@ -59,7 +59,7 @@ int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 /* Mark the walk inconsistent (the first reason is kept); -1. */
 int mw_snap_badf(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The verdicts (snapstop.c).  mw_snap_held: is the 4-byte lock at addr
+/* The verdicts (snapshot_stop.c).  mw_snap_held: is the 4-byte lock at addr
  * held?  1, 0 (or unknown: addr 0), -1 unreadable (marked).
  * mw_snap_arena_lock: arena a's lock before (after 0) or after its walk,
  * a held one counted once per arena.  mw_snap_judge_locks: at the walk's
@@ -71,7 +71,7 @@ void mw_snap_arena_lock(struct walk *w, const struct mw_snap_arena *a, int after
 void mw_snap_judge_locks(struct walk *w);
 int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a);
 
-/* snapshot.c's reads for snapconsol.c: one word at addr (a failed read
+/* snapshot.c's reads for snapshot_consolidate.c: one word at addr (a failed read
  * marks the walk: -1); one more step (-1: halted); the whole pages
  * malloc_trim(0) could give back in free chunk p of size sz. */
 int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v);

@@ -66,6 +66,8 @@ static void refused(const char *why)
 		mw_warn("%s", why);
 }
 
+static int mw_dwfl_open_file(const char *path, char *why, size_t whylen);
+
 /* find_elf: the descriptor opened while the process ran, else the name;
  * either checked (mw_elf_vet) before libdwfl reads it. */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -107,7 +109,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwar
 	return fd;
 }
 
-int mw_dwfl_open_file(const char *path, char *why, size_t whylen)
+/* The module file path for libdwfl: opened as mw_open_regular does and
+ * checked as mw_elf_vet does.  The descriptor, or -1 with a one-line
+ * reason in why. */
+static int mw_dwfl_open_file(const char *path, char *why, size_t whylen)
 {
 	int fd = mw_open_regular(AT_FDCWD, path, 0, 0);
 

@@ -114,9 +114,4 @@ int mw_dwfl_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwa
 			   const char *file_name, const char *debuglink, GElf_Word crc,
 			   char **name, char *why, size_t whylen);
 
-/* The module file path for libdwfl: opened as mw_open_regular does and
- * checked as mw_elf_vet does.  The descriptor, or -1 with a one-line
- * reason in why. */
-int mw_dwfl_open_file(const char *path, char *why, size_t whylen);
-
 #endif /* MALLOCWATCH_UNWIND_H */

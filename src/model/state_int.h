@@ -1,5 +1,6 @@
 /* state_int.h - the allocator model's own structure, shared by its
- * parts: state_model.c (the model built from records), state_timeline.c (the
+ * parts: state_model.c (the model built from records), state_life.c (made,
+ * freed, started again at an exec), state_timeline.c (the
  * timeline of samples) and state_read.c (what the reports read).  Only
  * those include it; everyone else sees struct mw_state as opaque
  * (state.h).

@@ -52,7 +52,8 @@ const char *mw_family_name(enum mw_family fam)
 	return family_names[fam];
 }
 
-int mw_family_lookup(const char *name)
+/* The family called name, or -1. */
+static int mw_family_lookup(const char *name)
 {
 	for (int f = 0; f <= MW_FAM_UNKNOWN; f++)
 		if (strcmp(family_names[f], name) == 0)

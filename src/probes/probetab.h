@@ -69,9 +69,6 @@ int mw_probe_traced(const char *provider, const char *name, unsigned families);
 /* Lower-case family name ("arena", "heap", ...), for reports. */
 const char *mw_family_name(enum mw_family fam);
 
-/* The family called name, or -1. */
-int mw_family_lookup(const char *name);
-
 /* Parse an event selection, strace -e style: a comma-separated list of
  * family names, "memory" (every memory_* family) and "all", each
  * optionally prefixed with '!' to leave it out.  A list that

@@ -94,7 +94,8 @@ static int snapshots_mode(const json_t *doc)
 	       json_is_object(json_object_get(doc, "snapshots"));
 }
 
-int mw_is_report(const json_t *doc)
+/* Is doc a mallocwatch report (an object with "version" 1 and "events")? */
+static int mw_is_report(const json_t *doc)
 {
 	return json_is_object(doc) && json_integer_value(json_object_get(doc, "version")) == 1 &&
 	       (json_is_object(json_object_get(doc, "events")) || snapshots_mode(doc));

@@ -92,9 +92,6 @@ struct mw_verdict {
 				 * judged, 1 the first (0: one report) */
 };
 
-/* Judge rule r on value, relative rules against baseline (as below). */
-struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value, const json_t *baseline);
-
 /* Judge rule r on report, relative rules against baseline (NULL: a
  * relative rule is missing its baseline, which rule parsing lets the
  * caller reject earlier).  A missing metric fails the rule. */
@@ -143,10 +140,6 @@ const char *mw_report_process_name(const json_t *report);
  * line (else its command name) and how many before it in procs had the
  * same. */
 void mw_report_process_key(const json_t *procs, size_t i, char *buf, size_t len);
-
-/* The process of procs with key (mw_report_process_key); NULL when none
- * has it.  Owned by procs. */
-json_t *mw_report_process_by_key(const json_t *procs, const char *key);
 
 /* How repeated runs' values of a metric become one (--aggregate). */
 enum mw_aggregate { MW_AGG_WORST, MW_AGG_MAX, MW_AGG_MEDIAN, MW_AGG_MIN };
@@ -235,8 +228,5 @@ json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const 
  * (fmt MW_FMT_TEXT, MW_FMT_JSON, MW_FMT_MARKDOWN).  Errors are left on
  * f (ferror). */
 void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff);
-
-/* Is doc a mallocwatch report (an object with "version" 1 and "events")? */
-int mw_is_report(const json_t *doc);
 
 #endif /* MALLOCWATCH_METRICS_H */

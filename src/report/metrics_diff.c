@@ -1,5 +1,6 @@
 /* metrics_diff.c - `mallocwatch diff`: two reports' metrics and arenas
- * side by side; see metrics.h.  The text form:
+ * side by side, of one process (metrics_int.h; the document, with every
+ * process of two trees, is metrics_diff_write.c's).  The text form:
  *
  *	METRIC                         BASE            NEW         CHANGE   PERCENT
  *	arenas                            1             16            +15  +1500.0%
@@ -115,23 +116,9 @@ json_t *mw_diff_one(const json_t *a, const json_t *b)
 	return root;
 }
 
-json_t *mw_diff_new(const json_t *a, const json_t *b, const char *a_name, const char *b_name)
-{
-	json_t *root = mw_diff_one(a, b), *p;
-
-	if (!root || mw_json_set(&root, "base", mw_json_str(a_name)) < 0 ||
-	    mw_json_set(&root, "new", mw_json_str(b_name)) < 0)
-		return NULL;
-	if (!mw_diff_is_multi(a) && !mw_diff_is_multi(b))
-		return root;
-	if (!(p = mw_diff_procs(a, b)) || mw_json_set(&root, "processes", p) < 0)
-		return NULL;
-	return root;
-}
-
 /* An integer member ("%+" with sign), a real one as a percentage, or
  * "-" when it is null. */
-const char *mw_diff_num(const json_t *o, const char *key, char *buf, size_t len, int sign)
+static const char *mw_diff_num(const json_t *o, const char *key, char *buf, size_t len, int sign)
 {
 	const json_t *v = json_object_get(o, key);
 
@@ -146,6 +133,16 @@ const char *mw_diff_num(const json_t *o, const char *key, char *buf, size_t len,
 }
 
 /* The unit of the metric a row of "metrics" is of ("bytes", "count"). */
+static const char *mw_diff_unit(const json_t *row)
+{
+	const char *name = json_string_value(json_object_get(row, "metric"));
+
+	for (int m = 0; name && m < MW_M_COUNT; m++)
+		if (strcmp(mw_metric_info((enum mw_metric)m)->name, name) == 0)
+			return mw_metric_info((enum mw_metric)m)->unit;
+	return "";
+}
+
 void mw_diff_md_cells(FILE *f, const json_t *row)
 {
 	char a[32], b[32], c[32], d[32];
@@ -155,16 +152,6 @@ void mw_diff_md_cells(FILE *f, const json_t *row)
 		mw_diff_num(row, "base", a, sizeof(a), 0), mw_diff_num(row, "new", b, sizeof(b), 0),
 		mw_diff_num(row, "change", c, sizeof(c), 1),
 		mw_diff_num(row, "percent", d, sizeof(d), 1), mw_diff_unit(row));
-}
-
-const char *mw_diff_unit(const json_t *row)
-{
-	const char *name = json_string_value(json_object_get(row, "metric"));
-
-	for (int m = 0; name && m < MW_M_COUNT; m++)
-		if (strcmp(mw_metric_info((enum mw_metric)m)->name, name) == 0)
-			return mw_metric_info((enum mw_metric)m)->unit;
-	return "";
 }
 
 /* " (1.5 MiB -> 2.0 MiB)": a changed arena's heap bytes in binary units,
@@ -239,37 +226,4 @@ void mw_diff_text_one(FILE *f, const json_t *d, int changed_only)
 				mw_diff_num(x, "base_heap_bytes", c, sizeof(c), 0),
 				mw_diff_num(x, "new_heap_bytes", e, sizeof(e), 0),
 				human_pair(x, h, sizeof(h)));
-}
-
-void mw_diff_write(FILE *f, enum mw_format fmt, const json_t *diff)
-{
-	const json_t *metrics = json_object_get(diff, "metrics"), *ar = json_object_get(diff, "arenas");
-	const json_t *x;
-	size_t i;
-
-	if (fmt == MW_FMT_JSON) {
-		mw_json_write(diff, f, JSON_INDENT(2));
-		return;
-	}
-	if (fmt != MW_FMT_MARKDOWN) {
-		if (json_object_get(diff, "processes"))
-			mw_diff_procs_text(f, diff);
-		else
-			mw_diff_text_one(f, diff, 0);
-		return;
-	}
-	if (json_object_get(diff, "processes")) {
-		mw_diff_procs_markdown(f, diff);
-		return;
-	}
-	fprintf(f, "| metric | base | new | change | percent | unit |\n"
-		"|---|---:|---:|---:|---:|---|\n");
-	json_array_foreach(metrics, i, x) {
-		fputs("|", f);
-		mw_diff_md_cells(f, x);
-	}
-	fprintf(f, "\nArenas: %zu appeared, %zu vanished, %zu changed\n",
-		json_array_size(json_object_get(ar, "appeared")),
-		json_array_size(json_object_get(ar, "vanished")),
-		json_array_size(json_object_get(ar, "changed")));
 }

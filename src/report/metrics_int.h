@@ -33,11 +33,6 @@ void mw_diff_procs_markdown(FILE *f, const json_t *diff);
  * not 0) and its "arenas" as diff's text shows them. */
 void mw_diff_text_one(FILE *f, const json_t *d, int changed_only);
 
-/* A row's member key as diff's text shows it (an integer, "%+" with
- * sign; a real as a percentage; "-" null), into buf; and the unit of the
- * row's metric. */
-const char *mw_diff_num(const json_t *row, const char *key, char *buf, size_t len, int sign);
-const char *mw_diff_unit(const json_t *row);
 /* A diff row's cells after the first, as Markdown: " `metric` | base |
  * new | change | percent | unit |" and the newline. */
 void mw_diff_md_cells(FILE *f, const json_t *row);

@@ -64,7 +64,9 @@ void mw_report_process_key(const json_t *procs, size_t i, char *buf, size_t len)
 	snprintf(buf, len, "%s#%zu", line, same);
 }
 
-json_t *mw_report_process_by_key(const json_t *procs, const char *key)
+/* The process of procs with key (mw_report_process_key); NULL when none
+ * has it.  Owned by procs. */
+static json_t *mw_report_process_by_key(const json_t *procs, const char *key)
 {
 	char k[1100];
 

@@ -185,6 +185,9 @@ static void unknown_why(struct mw_verdict *v, const json_t *report, enum mw_metr
 		snprintf(v->why, sizeof(v->why), "%s%s", what, why);
 }
 
+static struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value,
+				       const json_t *baseline);
+
 struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
 				const json_t *baseline)
 {
@@ -198,7 +201,8 @@ struct mw_verdict mw_rule_check(const struct mw_rule *r, const json_t *report,
 	return mw_rule_judge(r, value, baseline);
 }
 
-struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value, const json_t *baseline)
+/* Judge rule r on value, relative rules against baseline (as mw_rule_check). */
+static struct mw_verdict mw_rule_judge(const struct mw_rule *r, int64_t value, const json_t *baseline)
 {
 	struct mw_verdict v = { .value = value };
 

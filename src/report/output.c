@@ -26,7 +26,7 @@
 
 #include "msg.h"
 #include "output.h"
-#include "target.h"
+#include "sudouser.h"
 #include "xalloc.h"
 
 /* A filesystem identity: fsuid, fsgid, supplementary groups. */

@@ -9,7 +9,7 @@
 
 /* Create path for writing, close-on-exec (a traced program must never
  * get it); "-" is stdout when dash_ok.  Opened O_NOFOLLOW, O_NONBLOCK
- * and mode 0666 less the umask; under sudo (mw_sudo_user, target.h) with
+ * and mode 0666 less the umask; under sudo (mw_sudo_user, sudouser.h) with
  * the invoking user's filesystem identity (uid, gid, SUDO_USER's groups),
  * so a file the user could not write is not written and a new one is
  * the user's.  Kept when it is a regular file with one link (then

@@ -600,13 +600,13 @@ static void head(FILE *f, const struct mw_run_info *ri, const char *title)
 		"style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>mallocwatch: ");
 	if (title)
 		mw_xml_escape(f, title);
-	else
+	else if (ri)
 		what(f, ri);
 	fprintf(f, "</title><style>%s%s</style></head><body>\n<h1>mallocwatch: ", css,
 		title ? "[id^=cursor]{stroke:#000;stroke-width:.5}" : "");
 	if (title)
 		mw_xml_escape(f, title);
-	else
+	else if (ri)
 		what(f, ri);
 	fprintf(f, "</h1>\n");
 }

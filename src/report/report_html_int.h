@@ -35,7 +35,7 @@ struct page {
 /* report_html_lanes.c.  html_tip: "\nLABEL STACK" escaped into a title,
  * when there is a stack.  html_x_of: the x of time ns on the axis (px);
  * html_secs: ns as seconds from the axis's start.  html_colour: arena
- * i's colour (#rrggbb).  html_how_name: how a thread attached, in words.
+ * i's colour (#rrggbb).
  * html_ticks: the time axis's ticks and labels over a strip of height h
  * from y0.  html_lanes: one lane per thread.  html_waits_strip: lock
  * waits per interval. */
@@ -43,7 +43,6 @@ void html_tip(FILE *f, const char *label, const char *stack);
 double html_x_of(const struct page *pg, uint64_t ns);
 double html_secs(const struct page *pg, uint64_t ns);
 const char *html_colour(int i);
-const char *html_how_name(enum mw_attach how);
 void html_ticks(const struct page *pg, int y0, int h);
 void html_lanes(struct page *pg);
 void html_waits_strip(struct page *pg);

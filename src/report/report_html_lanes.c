@@ -56,7 +56,8 @@ const char *html_colour(int i)
 	return i < 0 ? "#999999" : palette[(size_t)i % NPAL];
 }
 
-const char *html_how_name(enum mw_attach how)
+/* How a thread attached, in words. */
+static const char *html_how_name(enum mw_attach how)
 {
 	switch (how) {
 	case MW_ATTACH_NEW: return "new";

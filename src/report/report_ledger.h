@@ -43,8 +43,10 @@ void mw_ledger_json_add(json_t **snap, const struct mw_snapshot *s, const struct
 void mw_explain_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l,
 		     const struct mw_finding *v, size_t n, const char *comm);
 
-/* mw_snapshot_json_where's document with mw_ledger_json_add's keys when
- * l is not NULL.  0, or -1 with errno set (as mw_snapshot_json). */
+/* A snapshot as a JSON document, {"version": 1, "snapshot": {...}}
+ * (docs/json.md), with the key "where" when w is not NULL
+ * (mw_where_json) and mw_ledger_json_add's keys when l is not NULL.  0,
+ * or -1 with errno set (ENOMEM: it could not be built). */
 int mw_snapshot_json_ledger(FILE *f, const struct mw_snapshot *s, const char *comm,
 			    const struct mw_where *w, const struct mw_ledger *l,
 			    const struct mw_finding *v, size_t n);

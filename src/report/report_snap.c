@@ -421,27 +421,6 @@ bad:
 	return NULL;
 }
 
-int mw_snapshot_json(FILE *f, const struct mw_snapshot *s, const char *comm)
-{
-	return mw_snapshot_json_where(f, s, comm, NULL);
-}
-
-int mw_snapshot_json_where(FILE *f, const struct mw_snapshot *s, const char *comm,
-			   const struct mw_where *w)
-{
-	json_t *root = json_object(), *snap = mw_snapshot_json_value(s, comm);
-	int ret;
-
-	if (w)
-		mw_json_set(&snap, "where", mw_where_json(w));
-
-	mw_json_set(&root, "version", json_integer(1));
-	mw_json_set(&root, "snapshot", snap);
-	ret = mw_json_write(root, f, JSON_INDENT(2));
-	json_decref(root);
-	return ret;
-}
-
 static void fmt(char *buf, size_t len, uint64_t v, int bytes)
 {
 	if (bytes)

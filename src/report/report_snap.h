@@ -36,12 +36,10 @@ void mw_snapshot_arenas_text(FILE *out, const struct mw_snapshot *s, const char 
  * extent, thresholds and limits, mmapped chunks, totals.  0 or -1. */
 int mw_snapshot_text(FILE *out, const struct mw_snapshot *s, const char *comm);
 
-/* The same as JSON, {"version": 1, "snapshot": {...}} (docs/json.md);
- * and the inner object alone (new reference) for other reports.  0, or
- * -1 with errno set (ENOMEM: it could not be built); NULL when out of
- * memory.  Strings that are not UTF-8 (comm, paths) are escaped
- * (jsonout.h). */
-int mw_snapshot_json(FILE *out, const struct mw_snapshot *s, const char *comm);
+/* The same as JSON: the object under {"version": 1, "snapshot": {...}}
+ * (docs/json.md; the document is report_ledger.h's
+ * mw_snapshot_json_ledger), a new reference, NULL when out of memory.
+ * Strings that are not UTF-8 (comm, paths) are escaped (jsonout.h). */
 json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm);
 
 /* The snapshot an object of mw_snapshot_json_value's describes, made
@@ -54,15 +52,13 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm);
  * more than MW_SNAP_MAX_ARENAS arenas or MW_SNAP_MAX_HEAPS heaps). */
 struct mw_snapshot *mw_snapshot_from_json(const json_t *o, char *err, size_t errlen);
 
-/* mw_snapshot_text and mw_snapshot_json with where the process lives
- * (procwhere.h) when w is not NULL: a line under the text's first one
- * ("  pid 7 in its pid namespace 4026532201 (not ours), mount namespace
- * 4026532199 (not ours); cgroup /docker/3f2a... (memory), container
- * docker:3f2a1b9c0d4e") and the key "where" in the JSON's snapshot
- * object (mw_where_json).  With w NULL, the same bytes as without. */
+/* mw_snapshot_text with where the process lives (procwhere.h) when w is
+ * not NULL: a line under the text's first one ("  pid 7 in its pid
+ * namespace 4026532201 (not ours), mount namespace 4026532199 (not
+ * ours); cgroup /docker/3f2a... (memory), container docker:3f2a1b9c0d4e";
+ * the JSON's is the key "where" of the snapshot object: mw_where_json).
+ * With w NULL, the same bytes as without. */
 int mw_snapshot_text_where(FILE *out, const struct mw_snapshot *s, const char *comm,
-			   const struct mw_where *w);
-int mw_snapshot_json_where(FILE *out, const struct mw_snapshot *s, const char *comm,
 			   const struct mw_where *w);
 
 /* That line alone, to out; cgroup and container quoted (msg.h). */

@@ -125,7 +125,11 @@ int mw_top_table_text(FILE *f, const struct mw_psnap *v, size_t n, const struct 
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-json_t *mw_top_process_json(const struct mw_psnap *ps)
+/* One process as a JSON object (new reference, NULL when out of
+ * memory): read, the snapshot object (report_snap.h) with "where" and
+ * "error": null; not read, {"pid", "comm", "where" (null when gone),
+ * "error": {"kind", "message"}} (kinds: snapmulti.h). */
+static json_t *mw_top_process_json(const struct mw_psnap *ps)
 {
 	json_t *o, *where = ps->have_where ? mw_where_json(&ps->where) : json_null();
 

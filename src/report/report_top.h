@@ -40,12 +40,6 @@ int mw_top_reports_text(FILE *out, const struct mw_psnap *v, size_t n);
 int mw_top_table_text(FILE *out, const struct mw_psnap *v, size_t n,
 		      const struct mw_top_info *info);
 
-/* One process as a JSON object (new reference, NULL when out of
- * memory): read, the snapshot object (report_snap.h) with "where" and
- * "error": null; not read, {"pid", "comm", "where" (null when gone),
- * "error": {"kind", "message"}} (kinds: snapmulti.h). */
-json_t *mw_top_process_json(const struct mw_psnap *ps);
-
 /* {"version": 1, "schema_version": 2, "mode", "cgroup", "processes_seen", "taken_unix_ns",
  * "duration_ns", "processes": [...], "totals": {...}} to out with
  * json_dumpf flags (jsonout.h mw_json_write).  0, or -1 with errno set

@@ -1,0 +1,253 @@
+/* tracer.h - run the traced program and the SystemTap tracer together.
+ *
+ * -c mode: the program is forked and held on a pipe before its first
+ * instruction; the tracer (stap, or stapbpf for the bpf runtime) is
+ * started on its pid; when the tracer prints "MW 1 ready" (its begin probe
+ * runs after every uprobe is attached) the program is released.  When
+ * the program exits (its ptrace exit stop), the script's flush probe is
+ * run (opts->flush): the aggregates come at once, while the tracer still
+ * holds its uprobes; the tracer then gets SIGINT and is left to remove
+ * them (about 0.11 s each under stapbpf, serialized machine-wide; see
+ * docs/platform.md) while the report is written - mw_tracer_hand_off().
+ * Without the flush the tracer gets SIGINT, its end probe prints the
+ * aggregates once every uprobe is gone, and its output is read to the
+ * end.
+ *
+ * -p mode: the same without the fork; the run ends when the process exits
+ * or mallocwatch gets SIGINT/SIGTERM/SIGHUP, which stops the tracer the
+ * same way (its end probe runs: the report is complete) and is the
+ * normal end of an attach.  The process itself is never signalled.
+ *
+ * A signal before tracing started (while stap compiles, or before the
+ * ready line) gives the run up: stap's process group gets SIGTERM, the
+ * held program is killed before its first instruction, and -1 is
+ * returned with r->interrupted set.
+ *
+ * The tracer runs in its own process group, so a terminal's ^C reaches
+ * only the program (which then exits and ends the run normally).  Under
+ * sudo with a terminal on stdin the program runs on a pseudo-terminal of
+ * its own, relayed from the time it is released until it is reaped
+ * (ptyrelay.h).
+ */
+#ifndef MALLOCWATCH_TRACER_H
+#define MALLOCWATCH_TRACER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runtime.h"
+#include "signals.h"	/* mw_signals_catch(), which the run acts on */
+#include "target.h"
+
+struct mw_pidlist;
+struct mw_linger;
+
+/* The most processes a -f tree may have had in the tracer's set for an
+ * exec to be drained (opts->exec_drain): each drain scans every one's
+ * entries in the script's maps. */
+#define MW_EXEC_DRAIN_MAX 256
+
+struct mw_tracer_opts {
+	const struct mw_runtime_env *env;
+	const char *script;		/* the generated .stp file */
+	const char *workdir;		/* where the bpf object is compiled */
+	const struct mw_target *target;	/* -c: the program; NULL for -p */
+	pid_t attach_pid;		/* -p: the process */
+	const pid_t *more_pids;		/* -p PID,PID,...: the others (not
+					 * attach_pid); the run ends when every
+					 * one of them has exited too */
+	size_t nmore;
+	int verbose;			/* echo the tracer's stderr */
+	long duration_ms;		/* -p: stop after this long once tracing
+					 * (as ^C would); 0 = until it exits */
+	/* -c: called when the program exits, while its memory still exists
+	 * (a PTRACE_EVENT_EXIT stop: the program is traced with PTRACE_SEIZE
+	 * and PTRACE_O_TRACEEXIT only, every signal passed on unchanged,
+	 * group-stops kept).  NULL: the program is not ptraced. */
+	void (*at_exit)(void *ctx, pid_t pid);
+	/* Called once while the tracer loads its programs (after it is
+	 * started, before its ready line is awaited; a -c program still
+	 * held): work the run needs later, done then instead of in the
+	 * program's time or at its exit.  NULL: none. */
+	void (*arming)(void *ctx);
+	/* -c with at_exit: after at_exit, when the whole process is ending,
+	 * read the script's flush file (protocol.h) so the tracer prints
+	 * its aggregates and MW_LINE_END while it still holds its uprobes;
+	 * the program is held at its exit stop until they and every event
+	 * they count have come (missing() == 0), then the tracer is told to
+	 * stop and left to remove its uprobes on its own (r->detaching). */
+	int flush;
+	/* -c, and -f (the script has the exec probe, protocol.h
+	 * MW_EXEC_FILE): when a process replaces the program it started
+	 * (an exec after its first: the program's first is its start from
+	 * mallocwatch, a forked process's its own start), hold it at that
+	 * exec's stop, mark it in the set (-f: pidset.h), read the exec file,
+	 * and let it go on once its MW_LINE_EXEC has come (or FLUSH_WAIT_MS
+	 * passed, warned: its report then mixes its images).  One at a time;
+	 * others that exec meanwhile wait in their stops.  A forked process's
+	 * first exec is on_exec's alone: what the copy of its parent did
+	 * before it is little (the probes are on the allocator's rare paths)
+	 * and asking the tracer at every exec of a large tree would scan its
+	 * maps each time (bench: about 0.6 ms an exec, growing with them);
+	 * for the same reason none is asked once more than MW_EXEC_DRAIN_MAX
+	 * processes were in the set (noted once). */
+	int exec_drain;
+	/* events the aggregates count that have not arrived yet; NULL: do
+	 * not wait for any */
+	unsigned long long (*missing)(void *ctx);
+	/* Every sample_ms while tracing (from the ready line until the
+	 * program's exit or the stop), call sample(ctx, pid) - it reads the
+	 * allocator and gives its own lines to the line callback, and
+	 * returns 0, or -1 when there is no sample (skipped) - then, for a
+	 * sample, read the script's sample file (MW_SAMPLE_FILE), whose probe
+	 * prints the lock waits so far (a C record) through the tracer.
+	 * NULL: none. */
+	int (*sample)(void *ctx, pid_t pid);
+	long sample_ms;
+	/* > 0: a sample that took longer than this percent of sample_ms
+	 * (CPU time of sample() and the question to the script) moves the
+	 * next one further, so that sampling takes at most this share of
+	 * the time (bench/sampler.sh: ~0.3 ms a sample with one arena, ~0.05
+	 * ms more per arena); 0: every sample_ms whatever it costs */
+	int sample_pct_max;
+	/* -c -f (ptrace_tree.h): follow every process the program's tree creates.
+	 * The script's set of processes changes (gen.h opts->dynamic): each
+	 * new process is added to it (pidset.h) before it runs, and removed
+	 * once it has been reaped.  on_new(ctx, parent, pid) is called first
+	 * (for the program itself with parent 0, when it is started), then
+	 * for each new process; on_exec(ctx, pid, execs, drained) after a
+	 * process exec'd, execs as ptrace_tree.h's event gives it (1: the program
+	 * it started), drained 1 when the tracer empties the old program's
+	 * totals (exec_drain; their records then end with the exec line); at_exit(ctx, pid) at each one's exit stop;
+	 * on_exited(ctx, pid, status) when it is gone (status as waitpid(2)
+	 * gives it, -1 unknown).  The flush runs at the exit stop of the
+	 * last process; the run ends when every process has ended (one that
+	 * outlives the program included) or on a signal of ours. */
+	int follow;
+	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
+	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
+	void (*on_exited)(void *ctx, pid_t pid, int status);
+	/* -p --cgroup DIR: the processes that join the cgroup (or its
+	 * children) while the run goes on are added to the set (the script's
+	 * opts->dynamic) when join(ctx, pid) accepts them (returns 0: the
+	 * process maps the traced libc file); looked for every
+	 * MW_CGROUP_POLL_MS.  The run ends when every process traced has
+	 * exited, or on ^C, SIGTERM or --duration. */
+	const char *cgroup;
+	int (*join)(void *ctx, pid_t pid);
+	/* serve (serve_probes.h): processes that come and go, under a
+	 * session that lasts.  Every MW_SERVE_POLL_MS, list(ctx, l) appends
+	 * the processes to trace to l (returns 0, or -1: not this time);
+	 * each one not seen before is offered to join() as above and, when
+	 * accepted, added to the set; one that joined and is no longer
+	 * listed (it exited, or left the selection) is removed from the set,
+	 * then leave(ctx, pid) is called.  attach_pid is then mallocwatch's
+	 * own pid (the script's target(), in no process's way): the run ends
+	 * when stop_fd becomes readable (as ^C ends -p: the flush, the
+	 * tracer left detaching) or the tracer ends.  Every live_ms the
+	 * script's MW_LIVE_FILE is read (gen.h opts->live). */
+	int (*list)(void *ctx, struct mw_pidlist *l);
+	void (*leave)(void *ctx, pid_t pid);
+	int stop_fd;
+	long live_ms;
+	/* -c --repeat N (runs >= 2, with at_exit and a script whose set of
+	 * processes changes, gen.h opts->dynamic): the program is run up to
+	 * runs times under this one session, one after the other.  Run i's
+	 * program (i from 0) is started held, added to the set, then
+	 * on_run(ctx, i, pid) is called and it is released (run 0: when it
+	 * is started, before the tracer's ready line releases it); it leaves the
+	 * set once reaped, and run_done(ctx, i, status, untraced) says how
+	 * it ended (status as waitpid(2) gives it, -1 unknown; the
+	 * processes it created, not traced).  The next run starts only when
+	 * this one exited with status 0, the tracer is still there and no
+	 * signal of ours came.  The flush runs once, at the last run's exit
+	 * stop (or after the last run's end, when the series stopped
+	 * early): the aggregates of every run come then, each record
+	 * prefixed with its process.  r describes the last run (its pid and
+	 * status); r->runs counts the runs started. */
+	int runs;
+	/* -c --linger (linger.h), bpf runtime, a script with opts->linger:
+	 * with session, the run is served by that idle session (the hold is
+	 * the run's from then on): no compile, no tracer of its own; its
+	 * program joins the set before it is released.  Else, with
+	 * linger_key (and linger_id, mw_linger_key()), the run arms a
+	 * session that lingers linger_ms after it (when it cannot, the run
+	 * starts its tracer itself, as without).  Either way the program's
+	 * exit stop takes it out of the set and reads the drain probe
+	 * instead of the flush, and the tracer is left to the session
+	 * (r->detaching stays 0). */
+	struct mw_linger *session;
+	const char *linger_key, *linger_id;
+	long linger_ms;
+	void (*on_run)(void *ctx, int i, pid_t pid);
+	void (*run_done)(void *ctx, int i, int status, unsigned long untraced);
+};
+
+#define MW_CGROUP_POLL_MS 200
+#define MW_SERVE_POLL_MS 1000
+
+/* Called with each line of the tracer's stdout (no newline), and with
+ * the lines sample() makes. */
+typedef void (*mw_line_fn)(void *ctx, const char *line);
+
+struct mw_trace_result {
+	pid_t pid;			/* the traced process */
+	int have_status;		/* -c: status below is valid */
+	int status;			/* -c: waitpid() status of the program */
+	int tracer_status;		/* waitpid() status of stap/stapbpf */
+	int ready;			/* the tracer reported ready */
+	int tracer_died;		/* the tracer ended before the program */
+	int stopped;			/* -p: stopped by a signal to mallocwatch
+					 * (^C, SIGTERM): the normal end */
+	int interrupted;		/* a signal that arrived before tracing
+					 * started: the run was given up */
+	int exit_stopped;		/* -c: at_exit ran at the program's exit */
+	char ptrace_msg[160];		/* -c: why it could not be ptraced, or "" */
+	unsigned long long lost;	/* events the tracer itself said it lost */
+	unsigned long long samples_unanswered;	/* samples taken while the
+					 * tracer had not answered the last
+					 * lock-wait question: no C record */
+	long long exit_ms;		/* -c: mw_now_ms() at the exit stop */
+	int flushed;			/* -c: the flush answered: complete */
+	long long flush_ms;		/* its duration, exit stop to complete */
+	unsigned long untraced;		/* -c without -f: processes the
+					 * program created, not traced */
+	unsigned long set_failed;	/* -f, --cgroup: processes that could
+					 * not be added to the tracer's set */
+	int runs;			/* -c --repeat: runs started (opts->runs) */
+	int lingered;			/* --linger: the tracer was armed by a
+					 * session's (0) or joined one (1), and
+					 * left to it, drained; -1 neither */
+	pid_t detaching;		/* tracer left removing its uprobes after
+					 * the flush (not reaped; see
+					 * mw_tracer_hand_off), or 0 */
+	char tracer_msg[512];		/* its first error line, or its last line */
+};
+
+
+/* Run everything; see above.  Returns 0 when the program ran traced to
+ * the end (whatever its own exit status), -1 with a one-line reason in
+ * err when the tracer could not start, the program could not be run or
+ * a signal came first.  r is filled in either case.  Every child
+ * (stap, stapbpf, the program) gets no descriptor of mallocwatch's but
+ * stdin/stdout/stderr, and the tracer dies with mallocwatch
+ * (PR_SET_PDEATHSIG). */
+int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
+		 struct mw_trace_result *r, char *err, size_t errlen);
+
+/* After a run that left its tracer detaching (r->detaching): hand the
+ * tracer and the run's work directory to a watcher process, which waits
+ * for the tracer to end (killing it and removing its uprobe definitions
+ * if it makes no progress for 20 s), then removes the work directory
+ * and module's procfs directory, and exits.  The watcher has its own
+ * session and none of mallocwatch's descriptors; it renames the work
+ * directory to its own pid and marks it (MW_DETACHING_FILE) so sweeps
+ * leave it alone and `mallocwatch --cleanup` waits for it.  Returns 0,
+ * or -1 when it could not fork (the directory is then the caller's). */
+int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module);
+
+/* Reap tracers and watchers of earlier runs that have ended (--repeat). */
+void mw_tracer_reap(void);
+
+#endif /* MALLOCWATCH_TRACER_H */
