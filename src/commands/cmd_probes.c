@@ -108,6 +108,19 @@ static void list(const struct mw_elf *e, json_t *sites)
 	}
 }
 
+/* --runtime's argument into *rt (NULL: the command takes none) */
+static void runtime_arg(const char *arg, enum mw_runtime *rt)
+{
+	if (rt && strcmp(arg, "kernel") == 0)
+		*rt = MW_RT_KERNEL;
+	else if (rt && strcmp(arg, "bpf") == 0)
+		*rt = MW_RT_BPF;
+	else if (rt && strcmp(arg, "auto") == 0)
+		*rt = MW_RT_AUTO;
+	else
+		mw_usage_error("--runtime takes auto, kernel or bpf");
+}
+
 static int pick_args(int argc, char **argv, const char *usage, int *json, int *follow,
 		     int *stacks, enum mw_runtime *rt, unsigned *families, char *libc,
 		     unsigned len, char *libm)
@@ -156,16 +169,7 @@ static int pick_args(int argc, char **argv, const char *usage, int *json, int *f
 				mw_usage_error("-p needs a process id, not '%s'", optarg);
 			break;
 		case 'h': fputs(usage, stdout); exit(MW_EXIT_OK);
-		case 'r':
-			if (rt && strcmp(optarg, "kernel") == 0)
-				*rt = MW_RT_KERNEL;
-			else if (rt && strcmp(optarg, "bpf") == 0)
-				*rt = MW_RT_BPF;
-			else if (rt && strcmp(optarg, "auto") == 0)
-				*rt = MW_RT_AUTO;
-			else
-				mw_usage_error("--runtime takes auto, kernel or bpf");
-			break;
+		case 'r': runtime_arg(optarg, rt); break;
 		default:
 			mw_bad_option(c, argv);
 		bad:	/* an option of the other command that shares these */

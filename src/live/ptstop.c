@@ -625,6 +625,11 @@ uint64_t mw_ptstop_image(pid_t pid)
 	return h;
 }
 
+uint64_t mw_ptstop_held_ns(const struct mw_ptstop *st)
+{
+	return st->t0 ? mw_now_ns() - st->t0 : 0;
+}
+
 /* Is thread tid in a job-control stop ("T" in /proc/TID/stat)? */
 static int job_stopped(pid_t tid)
 {

@@ -82,6 +82,10 @@ int mw_ptstop_execd(const struct mw_ptstop *st);
  * exec came between, where no exec stop could be seen. */
 uint64_t mw_ptstop_image(pid_t pid);
 
+/* How long the process has been held so far, in ns: from the first
+ * thread's attach to now. */
+uint64_t mw_ptstop_held_ns(const struct mw_ptstop *st);
+
 /* Was the process in a job-control stop (SIGSTOP, SIGTSTP, ...) when it
  * was stopped?  Then it stays stopped after mw_ptstop_resume: letting
  * it go does not let it run.  1 or 0. */
