@@ -54,6 +54,7 @@ struct mw_state {
 	size_t n_tuples;	/* K records */
 	struct mw_state_omitted omitted;	/* past MW_STATE_KEEP */
 	size_t n_hits, n_heap_records, n_waits, n_jumps[4];	/* end-record counts */
+	uint64_t hits_unthreaded;	/* probe hits of G and S records (no thread) */
 	char full[160];
 	int seeded;
 	char *attach_refused;	/* why there is no attach snapshot; NULL */

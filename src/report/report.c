@@ -173,6 +173,7 @@ static void header(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
+	mw_report_cost_text(f, st, ri);
 	{
 		uint64_t before;
 		unsigned n = mw_state_execs(st, &before);
@@ -327,6 +328,34 @@ static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
 			mw_human_bytes(c[i].trim, b, sizeof(b)));
 }
 
+/* When the threads' PROBE HITS do not add up to the header's count, why:
+ *
+ *	  (their PROBE HITS add up to 57 of the 40579; the other 40522 are
+ *	  memory_heap_more/less and memory_sbrk_more/less hits, counted per
+ *	  heap and for main_arena, not per thread) */
+static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_thread *t,
+			  size_t n)
+{
+	uint64_t total, lost, garbled, sum = 0, heaps = mw_state_hits_unthreaded(st);
+	int ended;
+
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	for (size_t i = 0; i < n; i++)
+		sum += t[i].hits;
+	if (sum == total)
+		return;
+	fprintf(f, "  (%s PROBE HITS add up to %" PRIu64 " of the %" PRIu64,
+		n > TOP_ROWS ? "all the threads'" : "their", sum, total);
+	if (heaps)
+		fprintf(f, "; the other %" PRIu64 " %s memory_heap_more/less\n   and "
+			"memory_sbrk_more/less hits, counted per heap and for main_arena, not "
+			"per thread", heaps, heaps == 1 ? "is" : "are");
+	if (sum + heaps != total)	/* N records of a probe never declared */
+		fprintf(f, ";\n  %+" PRId64 " the report cannot place (hits of a thread for a "
+			"probe the stream never declared)", (int64_t)(total - sum - heaps));
+	fprintf(f, ")\n");
+}
+
 static void threads_text(FILE *f, const struct mw_state *st)
 {
 	size_t n;
@@ -355,6 +384,7 @@ static void threads_text(FILE *f, const struct mw_state *st)
 			t[i].waits, t[i].retries, t[i].hits);
 	}
 	more_line(f, shown, n, "threads");
+	hits_sum_text(f, st, t, n);
 }
 
 static void settings_text(FILE *f, const struct mw_state *st)
@@ -466,20 +496,28 @@ static int modelled(const struct mw_event *e)
 	}
 }
 
-/* tcache double frees, prominently; then probes without a section. */
+/* tcache double frees, prominently: among the answers. */
+static void double_free_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_event *e = mw_state_events(st, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].known == MW_P_memory_tcache_double_free)
+			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
+				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
+				(uint64_t)e[i].arg[0], e[i].arg[1]);
+}
+
+/* The probes without a section of their own. */
 static void events_text(FILE *f, const struct mw_state *st)
 {
 	size_t n, other = 0, shown = 0;
 	const struct mw_event *e = mw_state_events(st, &n);
 	char q[MW_NAME_Q];
 
-	for (size_t i = 0; i < n; i++) {
-		if (e[i].known == MW_P_memory_tcache_double_free)
-			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
-				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
-				(uint64_t)e[i].arg[0], e[i].arg[1]);
+	for (size_t i = 0; i < n; i++)
 		other += !modelled(&e[i]);
-	}
 	if (!other)
 		return;
 	fprintf(f, "\nOther events: %zu\n", other);
@@ -614,26 +652,54 @@ static void quoted_lines(FILE *f, const char *text)
 	}
 }
 
-/* The last reading's ledger and findings (at exit, or at the end of -p),
- * when there is one. */
-static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+/* The answer, first: a tcache double free, the allocator's totals and
+ * the RSS at the last reading (the exit's with -c, the end's with -p),
+ * and the findings:
+ *
+ *	Total: system 2.4 GiB = arenas 2.4 GiB + mmapped chunks 0 B (0 chunks)
+ *	       in use 2.4 GiB = arenas 2.4 GiB + mmapped chunks 0 B; free ...
+ *	RSS at exit 276.2 MiB, peak 276.2 MiB (the RSS ledger below adds up)
+ *
+ *	Findings (largest first):
+ *	 1. ... */
+static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
-	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_snapshot *s = ri->snap_exit ? ri->snap_exit : ri->snap_end;
 	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
 	struct mw_finding *v;
+	char a[32], b[32];
 	size_t n;
 
+	double_free_text(f, st);
+	if (s)
+		mw_snapshot_totals_text(f, s);
+	if (l) {
+		fprintf(f, "%sRSS %s %s", s ? "" : "\n", ri->ledger_exit ? "at exit" : "at the end",
+			mw_human_bytes(l->total.rss, a, sizeof(a)));
+		if (l->peak_rss)
+			fprintf(f, ", peak %s", mw_human_bytes(l->peak_rss, b, sizeof(b)));
+		fprintf(f, " (the RSS ledger below %s)\n", l->ok ? "adds up" : "DOES NOT ADD UP");
+	}
 	if (!l && ri->findings_text) {	/* a replay: the ledger was read from the
 					 * process's pages, its findings are saved */
 		quoted_lines(f, ri->findings_text);
 		return;
 	}
-	if (!s || !l)
+	if (!l || !(ri->ledger_exit ? ri->snap_exit : ri->snap_end))
 		return;
-	mw_ledger_text(f, s, l);
 	mw_run_findings(st, ri, &v, &n);
 	mw_findings_text(f, v, n);
 	free(v);
+}
+
+/* The last reading's ledger (its findings are in answer_text). */
+static void exit_ledger_text(FILE *f, const struct mw_run_info *ri)
+{
+	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
+
+	if (s && l)
+		mw_ledger_text(f, s, l);
 }
 
 /* The sections with nothing to say, folded into one line:
@@ -671,6 +737,7 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	header(f, st, ri);
+	answer_text(f, st, ri);
 	arenas_text(f, st, forked(ri));
 	heaps_text(f, st);
 	sbrk_text(f, st);
@@ -689,11 +756,12 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 					    forked(ri) ? "at fork: the copy of its parent's "
 					    "allocator it started with" : NULL, ri->end_why);
 	else if (ri->snap_end)	/* -p, no attach snapshot: the end's own figures */
-		mw_snapshot_arenas_text(f, ri->snap_end, "Allocator at the end, read from the "
-					"process");
-	if (ri->snap_exit)
-		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
-	exit_ledger_text(f, st, ri);
+		mw_snapshot_arenas_only_text(f, ri->snap_end, "Allocator at the end, read from "
+					     "the process");
+	if (ri->snap_exit)	/* its Total is in answer_text */
+		mw_snapshot_arenas_only_text(f, ri->snap_exit, "Allocator at exit, read from the "
+					     "process");
+	exit_ledger_text(f, ri);
 	if (ri->stacks)
 		mw_report_stacks_text(f, ri->stacks, ri->stacks_pid);
 	if (ri->stopped)

@@ -78,6 +78,10 @@ struct mw_run_info {
 	/* with stacks: the process whose stacks are this report's (a run of
 	 * several processes: each its own); 0 every process's */
 	pid_t stacks_pid;
+	/* how long the probes were traced: from the program's start (-c) or
+	 * the probes' arming (-p) to its exit or the stop, ns; 0 not known
+	 * (a stream saved before it was kept, a process of -f's tree) */
+	uint64_t traced_ns;
 };
 
 /* The findings (findings.h) of the last reading of ri (the exit's with
