@@ -350,9 +350,11 @@ static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_th
 		fprintf(f, "; the other %" PRIu64 " %s memory_heap_more/less\n   and "
 			"memory_sbrk_more/less hits, counted per heap and for main_arena, not "
 			"per thread", heaps, heaps == 1 ? "is" : "are");
-	if (sum + heaps != total)	/* N records of a probe never declared */
-		fprintf(f, ";\n  %+" PRId64 " the report cannot place (hits of a thread for a "
-			"probe the stream never declared)", (int64_t)(total - sum - heaps));
+	if (sum + heaps > total)	/* N records of a probe never declared */
+		fprintf(f, ";\n   %" PRIu64 " of the threads' hits are of probes the stream never "
+			"declared, not in the %" PRIu64, sum + heaps - total, total);
+	else if (sum + heaps < total)
+		fprintf(f, ";\n   %" PRIu64 " the report cannot place", total - sum - heaps);
 	fprintf(f, ")\n");
 }
 

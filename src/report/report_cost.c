@@ -70,7 +70,8 @@ void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
 	    c->hits * 100 < c->total * MW_COST_SHARE_PCT)
 		return;
 	if (c->traced_ns)
-		c->matters = (double)c->hits * 1e9 / (double)c->traced_ns >= MW_COST_RATE;
+		c->matters = c->hits >= MW_COST_MIN_HITS &&
+			     (double)c->hits * 1e9 / (double)c->traced_ns >= MW_COST_RATE;
 	else
 		c->matters = c->hits >= MW_COST_HITS;
 }

@@ -34,9 +34,11 @@ struct mw_jump *mw_report_jumps_of(const struct mw_state *st, enum mw_jump_kind 
 /* What tracing cost (report_cost.c): the hits of each probe family and
  * the busiest one's.  The summary says so (matters) when that family made
  * at least MW_COST_SHARE_PCT% of the hits and, over the time traced, at
- * least MW_COST_RATE a second (about 1% of one CPU at bench/perhit.sh's
- * 0.5-1 µs a hit), or, the time not known, MW_COST_HITS of them. */
+ * least MW_COST_MIN_HITS of them and MW_COST_RATE a second (about 1% of
+ * one CPU at bench/perhit.sh's 0.6-0.8 µs a hit), or, the time not
+ * known, MW_COST_HITS of them. */
 #define MW_COST_SHARE_PCT 50
+#define MW_COST_MIN_HITS 10000
 #define MW_COST_RATE 10000
 #define MW_COST_HITS 1000000
 
