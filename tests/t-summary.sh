@@ -13,7 +13,10 @@
 #  - sections with nothing to say fold into one line (no Thresholds
 #    section, "Nothing else to report: no threshold change");
 #  - finding 1's suggestion suggests something (was a note);
-#  - no cost line under -e '!setjmp', nor for sbrk-trim's few hits.
+#  - no cost line under -e '!setjmp', nor for sbrk-trim's few hits;
+#  - -f: two setjmp-loops under sh, each below the line's count without
+#    its time (a process of the tree but the first), their sum above it:
+#    the totals' line says it, with the sum of the JSON's processes.
 . tests/lib.sh
 need_root
 need_libc
@@ -83,3 +86,21 @@ grep -q 'tracing cost' "$OUT/noset.txt" && fail "-e '!setjmp': $(grep -A2 'traci
 "$MW" -q -o "$OUT/sbrk.txt" -c $IN ./examples/sbrk-trim 2 >/dev/null || fail "sbrk-trim: exited $?"
 grep -q 'tracing cost' "$OUT/sbrk.txt" && fail "sbrk-trim's few hits: $(grep -A2 'tracing cost' "$OUT/sbrk.txt")"
 echo "ok: no cost line under -e '!setjmp', nor for $(sed -n 's/^  events: //p' "$OUT/sbrk.txt")"
+
+"$MW" -q -f --json "$OUT/tree.json" -o "$OUT/tree.txt" -c sh -c \
+	"$IN ./examples/setjmp-loop 200000 >/dev/null; $IN ./examples/setjmp-loop 200000 >/dev/null" ||
+	fail "-f: mallocwatch exited $?"
+python3 - "$OUT/tree.json" "$OUT/tree.txt" <<'PY' || fail "-f: the tree's cost"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+ps, c = r["processes"], r["totals"]["cost"]
+assert len(ps) == 3, [p["target"]["argv"] for p in ps]
+hits = sum(p["events"]["cost"]["by_family"].get("setjmp", 0) for p in ps)
+assert c["family"] == "setjmp" and c["hits"] == hits >= 1200000 and c["shown"], c
+assert not any(p["events"]["cost"]["shown"] for p in ps), [p["events"]["cost"] for p in ps]
+lines = re.findall(r"^  tracing cost: setjmp made (\d+) of the (\d+) hits in all processes", text, re.M)
+assert lines == [(str(hits), str(r["totals"]["events"]))], lines
+assert text.index("processes in all: ") < text.index("tracing cost: setjmp")
+print("tree:", hits, "setjmp hits in all, said once, under the totals")
+PY

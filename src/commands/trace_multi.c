@@ -450,6 +450,10 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	}
 	t = mw_tree_totals(reps, n);
 	mw_tree_totals_text(summary, t);
+	if (n > 1)	/* one process's summary said it */
+		mw_report_cost_sum_text(summary, reps, n);
+	if (t)
+		mw_json_set(&t, "cost", mw_report_cost_sum(reps, n));
 	if (html)
 		html_all(html, out, k, reps, r, ris, n);
 	/* the first process's report at the top, as a single run writes it */

@@ -41,31 +41,21 @@ static int fam_row(int fam)
 	return -1;
 }
 
-void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
-		       struct mw_report_cost *c)
+/* The busiest family of c->by_family, its figures and whether it
+ * matters (c->total and c->traced_ns set). */
+static void decide(struct mw_report_cost *c)
 {
-	size_t n;
-	const struct mw_probe_count *p = mw_state_probes(st, &n);
-	uint64_t by[MW_FAM_UNKNOWN + 1] = { 0 };
 	int row;
 
-	memset(c, 0, sizeof(*c));
 	c->family = -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
-
-		by[info ? info->family : MW_FAM_UNKNOWN] += p[i].hits;
-		c->total += p[i].hits;
-	}
-	for (int f = 0; f <= MW_FAM_UNKNOWN; f++) {
-		c->by_family[f] = by[f];
-		if (by[f] && (c->family < 0 || by[f] > c->hits))
-			c->family = f, c->hits = by[f];
-	}
-	c->traced_ns = ri->traced_ns;
+	c->hits = 0;
+	for (int f = 0; f <= MW_FAM_UNKNOWN; f++)
+		if (c->by_family[f] && (c->family < 0 || c->by_family[f] > c->hits))
+			c->family = f, c->hits = c->by_family[f];
 	row = fam_row(c->family);
 	c->per_hit_us = row >= 0 ? families[row].us : 0;
 	c->loses = row >= 0 ? families[row].loses : NULL;
+	c->matters = 0;
 	if (c->family < 0 || c->family == MW_FAM_UNKNOWN ||
 	    c->hits * 100 < c->total * MW_COST_SHARE_PCT)
 		return;
@@ -76,58 +66,126 @@ void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
 		c->matters = c->hits >= MW_COST_HITS;
 }
 
-/* The lines under the summary's events line, when the cost matters. */
+void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
+		       struct mw_report_cost *c)
+{
+	size_t n;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+
+		c->by_family[info ? info->family : MW_FAM_UNKNOWN] += p[i].hits;
+		c->total += p[i].hits;
+	}
+	c->traced_ns = ri->traced_ns;
+	decide(c);
+}
+
+/* The lines of c, when it matters; in names where the hits were ("" one
+ * process, " in all processes"). */
+static void cost_lines(FILE *f, const struct mw_report_cost *c, const char *in)
+{
+	const char *name;
+
+	if (!c->matters)
+		return;
+	name = mw_family_name((enum mw_family)c->family);
+	/* the share rounded down: 100% only when it made them all */
+	fprintf(f, "  tracing cost: %s made %" PRIu64 " of the %" PRIu64 " hits%s (%u%%)", name,
+		c->hits, c->total, in, (unsigned)(c->hits * 100 / c->total));
+	if (c->traced_ns)
+		fprintf(f, ", %.0f a second over\n    the %.2f s traced", (double)c->hits * 1e9 /
+			(double)c->traced_ns, (double)c->traced_ns / 1e9);
+	else
+		fprintf(f, "\n    (the time traced is not known: the rate is not given)");
+	if (c->per_hit_us > 0)
+		fprintf(f, "; at about %.2f µs a hit (bench/perhit.sh, this family), about\n"
+			"    %.2f s of the threads' time", c->per_hit_us,
+			(double)c->hits * c->per_hit_us / 1e6);
+	fprintf(f, "; -e '!%s' leaves them out%s%s%s\n", name, c->loses ? " (and " : "",
+		c->loses ? c->loses : "", c->loses ? ")" : "");
+}
+
 void mw_report_cost_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	struct mw_report_cost c;
-	const char *name;
 
 	mw_report_cost_of(st, ri, &c);
-	if (!c.matters)
-		return;
-	name = mw_family_name((enum mw_family)c.family);
-	/* the share rounded down: 100% only when it made them all */
-	fprintf(f, "  tracing cost: %s made %" PRIu64 " of the %" PRIu64 " hits (%u%%)", name,
-		c.hits, c.total, (unsigned)(c.hits * 100 / c.total));
-	if (c.traced_ns)
-		fprintf(f, ", %.0f a second over\n    the %.2f s traced", (double)c.hits * 1e9 /
-			(double)c.traced_ns, (double)c.traced_ns / 1e9);
-	else
-		fprintf(f, "\n    (the time traced is not known: the rate is not given)");
-	if (c.per_hit_us > 0)
-		fprintf(f, "; at about %.2f µs a hit (bench/perhit.sh, this family), about\n"
-			"    %.2f s of the threads' time", c.per_hit_us,
-			(double)c.hits * c.per_hit_us / 1e6);
-	fprintf(f, "; -e '!%s' leaves them out%s%s%s\n", name, c.loses ? " (and " : "",
-		c.loses ? c.loses : "", c.loses ? ")" : "");
+	cost_lines(f, &c, "");
+}
+
+static json_t *cost_json(const struct mw_report_cost *c)
+{
+	json_t *by = json_object();
+	char leave[48];
+
+	for (int fam = 0; fam <= MW_FAM_UNKNOWN; fam++)
+		if (c->by_family[fam])
+			mw_json_set(&by, mw_family_name((enum mw_family)fam),
+				    json_integer((json_int_t)c->by_family[fam]));
+	if (c->family >= 0)
+		snprintf(leave, sizeof(leave), "!%s", mw_family_name((enum mw_family)c->family));
+	return json_pack("{s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:b}",
+		"by_family", by,
+		"family", c->family >= 0 ?
+		json_string(mw_family_name((enum mw_family)c->family)) : json_null(),
+		"leave_out", c->family >= 0 ? json_string(leave) : json_null(),
+		"hits", (json_int_t)c->hits,
+		"share", c->total ? json_real((double)c->hits / (double)c->total) : json_null(),
+		"traced_seconds", c->traced_ns ? json_real((double)c->traced_ns / 1e9) :
+		json_null(),
+		"per_second", c->traced_ns ?
+		json_real((double)c->hits * 1e9 / (double)c->traced_ns) : json_null(),
+		"per_hit_us", c->per_hit_us > 0 ? json_real(c->per_hit_us) : json_null(),
+		"seconds_estimate", c->per_hit_us > 0 ?
+		json_real((double)c->hits * c->per_hit_us / 1e6) : json_null(),
+		"shown", c->matters);
 }
 
 json_t *mw_report_cost_json(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	struct mw_report_cost c;
-	json_t *by = json_object(), *o;
-	char leave[48];
 
 	mw_report_cost_of(st, ri, &c);
-	for (int fam = 0; fam <= MW_FAM_UNKNOWN; fam++)
-		if (c.by_family[fam])
-			mw_json_set(&by, mw_family_name((enum mw_family)fam),
-				    json_integer((json_int_t)c.by_family[fam]));
-	if (c.family >= 0)
-		snprintf(leave, sizeof(leave), "!%s", mw_family_name((enum mw_family)c.family));
-	o = json_pack("{s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:b}",
-		"by_family", by,
-		"family", c.family >= 0 ? json_string(mw_family_name((enum mw_family)c.family)) :
-		json_null(),
-		"leave_out", c.family >= 0 ? json_string(leave) : json_null(),
-		"hits", (json_int_t)c.hits,
-		"share", c.total ? json_real((double)c.hits / (double)c.total) : json_null(),
-		"traced_seconds", c.traced_ns ? json_real((double)c.traced_ns / 1e9) : json_null(),
-		"per_second", c.traced_ns ? json_real((double)c.hits * 1e9 / (double)c.traced_ns) :
-		json_null(),
-		"per_hit_us", c.per_hit_us > 0 ? json_real(c.per_hit_us) : json_null(),
-		"seconds_estimate", c.per_hit_us > 0 ?
-		json_real((double)c.hits * c.per_hit_us / 1e6) : json_null(),
-		"shown", c.matters);
-	return o;
+	return cost_json(&c);
+}
+
+/* The sum of the reports' events.cost: by family, the first's time. */
+static void sum_of(json_t *const *reps, size_t n, struct mw_report_cost *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		json_t *cost = json_object_get(json_object_get(reps[i], "events"), "cost");
+		json_t *by = json_object_get(cost, "by_family");
+
+		for (int f = 0; f <= MW_FAM_UNKNOWN; f++) {
+			json_int_t v = json_integer_value(json_object_get(by,
+					mw_family_name((enum mw_family)f)));
+
+			c->by_family[f] += v > 0 ? (uint64_t)v : 0;
+			c->total += v > 0 ? (uint64_t)v : 0;
+		}
+		if (!i)
+			c->traced_ns = (uint64_t)(json_real_value(json_object_get(cost,
+					"traced_seconds")) * 1e9);
+	}
+	decide(c);
+}
+
+json_t *mw_report_cost_sum(json_t *const *reps, size_t n)
+{
+	struct mw_report_cost c;
+
+	sum_of(reps, n, &c);
+	return cost_json(&c);
+}
+
+void mw_report_cost_sum_text(FILE *f, json_t *const *reps, size_t n)
+{
+	struct mw_report_cost c;
+
+	sum_of(reps, n, &c);
+	cost_lines(f, &c, " in all processes");
 }
