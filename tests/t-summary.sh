@@ -47,8 +47,9 @@ assert c["hits"] == c["by_family"]["setjmp"] == n["setjmp"] + n["longjmp"] + n["
 assert c["hits"] >= 600000 and sum(c["by_family"].values()) == ev["total"], c
 assert c["traced_seconds"] > 0 and abs(c["per_second"] * c["traced_seconds"] - c["hits"]) < 1, c
 m = re.search(r"^  tracing cost: setjmp made (\d+) of the (\d+) hits \((\d+)%\), (\d+) a second over\n"
-              r"    the ([\d.]+) s traced; at about ([\d.]+) µs a hit \(bench/perhit\.sh, this family\), "
-              r"about\n    ([\d.]+) s of the threads' time; -e '!setjmp' leaves them out", text, re.M)
+              r"    the ([\d.]+) s traced; at about ([\d.]+) µs a hit \(bench/perhit\.sh, this family; "
+              r"more on\n    busy CPUs\), about ([\d.]+) s of the threads' time;\n"
+              r"    -e '!setjmp' leaves them out \(and the setjmp/longjmp counts\)$", text, re.M)
 assert m, "no cost line"
 hits, total = int(m.group(1)), int(m.group(2))
 assert (hits, total) == (c["hits"], ev["total"]), (m.groups(), c)
@@ -74,8 +75,8 @@ grep -A3 '^ 1\. RSS ' "$OUT/sj.txt" | grep -q '^    suggestion: to tell a leak f
 
 # the saved stream keeps the time traced: the replay says the same
 "$MW" replay -o "$OUT/replay.txt" "$OUT/sj.mw" || fail "replay exited $?"
-grep -A2 '^  tracing cost:' "$OUT/sj.txt" >"$OUT/cost.live"
-grep -A2 '^  tracing cost:' "$OUT/replay.txt" >"$OUT/cost.replay"
+grep -A3 '^  tracing cost:' "$OUT/sj.txt" >"$OUT/cost.live"
+grep -A3 '^  tracing cost:' "$OUT/replay.txt" >"$OUT/cost.replay"
 expect_same "$OUT/cost.live" "$OUT/cost.replay"
 echo "ok: the cost line, and its replay: $(head -n 1 "$OUT/cost.live")"
 
