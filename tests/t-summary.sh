@@ -48,7 +48,7 @@ assert c["hits"] >= 600000 and sum(c["by_family"].values()) == ev["total"], c
 assert c["traced_seconds"] > 0 and abs(c["per_second"] * c["traced_seconds"] - c["hits"]) < 1, c
 m = re.search(r"^  tracing cost: setjmp made (\d+) of the (\d+) hits \((\d+)%\), (\d+) a second over\n"
               r"    the ([\d.]+) s traced; at about ([\d.]+) µs a hit \(bench/perhit\.sh, this family; "
-              r"more on\n    busy CPUs\), about ([\d.]+) s of the threads' time;\n"
+              r"more on\n    busy CPUs\), about ([\d.]+) m?s of the threads' time;\n"
               r"    -e '!setjmp' leaves them out \(and the setjmp/longjmp counts\)$", text, re.M)
 assert m, "no cost line"
 hits, total = int(m.group(1)), int(m.group(2))

@@ -6,7 +6,7 @@
  *
  *	  tracing cost: setjmp made 600001 of the 600002 hits (99%), 308121 a second over
  *	    the 1.95 s traced; at about 0.60 µs a hit (bench/perhit.sh, this family; more on
- *	    busy CPUs), about 0.36 s of the threads' time;
+ *	    busy CPUs), about 360 ms of the threads' time;
  *	    -e '!setjmp' leaves them out (and the setjmp/longjmp counts)
  */
 #include <inttypes.h>
@@ -103,10 +103,13 @@ static void cost_lines(FILE *f, const struct mw_report_cost *c, const char *in)
 			(double)c->traced_ns, (double)c->traced_ns / 1e9);
 	else
 		fprintf(f, "\n    (the time traced is not known: the rate is not given)");
-	if (c->per_hit_us > 0)
+	if (c->per_hit_us > 0) {
+		double s = (double)c->hits * c->per_hit_us / 1e6;
+
 		fprintf(f, "; at about %.2f µs a hit (bench/perhit.sh, this family; more on\n"
-			"    busy CPUs), about %.2f s of the threads' time", c->per_hit_us,
-			(double)c->hits * c->per_hit_us / 1e6);
+			"    busy CPUs), about %.*f %s of the threads' time", c->per_hit_us,
+			s >= 1 ? 2 : s >= 0.01 ? 0 : 1, s >= 1 ? s : s * 1e3, s >= 1 ? "s" : "ms");
+	}
 	fprintf(f, ";\n    -e '!%s' leaves them out%s%s%s\n", name, c->loses ? " (and " : "",
 		c->loses ? c->loses : "", c->loses ? ")" : "");
 }
