@@ -10,8 +10,9 @@
 #    (the time traced is kept in it);
 #  - the threads' PROBE HITS and the "other" hits they name add up to the
 #    header's count;
-#  - sections with nothing to say fold into one line (no Thresholds
-#    section, "Nothing else to report: no threshold change");
+#  - sections with nothing to say fold into one line (no Heaps nor
+#    Thresholds section, "Nothing else to report: no heaps of other
+#    arenas (heap_info); no threshold change ...");
 #  - finding 1's suggestion suggests something (was a note);
 #  - no cost line under -e '!setjmp', nor for sbrk-trim's few hits;
 #  - -f: two setjmp-loops under sh, each below the line's count without
@@ -68,7 +69,8 @@ if other:
 print("cost:", hits, "of", total, "hits;", threads, "in the threads' rows,", other, "other")
 PY
 grep -q '^Thresholds:' "$OUT/sj.txt" && fail "a Thresholds section with no change in it"
-grep -q '^Nothing else to report: no threshold change (mmap 128.0 KiB, trim 128.0 KiB, default)' \
+grep -q '^Heaps (heap_info)' "$OUT/sj.txt" && fail "a Heaps section with no heap in it"
+grep -q '^Nothing else to report: no heaps of other arenas (heap_info); no threshold change (mmap 128.0 KiB, trim 128.0 KiB, default)' \
 	"$OUT/sj.txt" || fail "the sections with nothing to say are not folded: $(grep -n '^Nothing' "$OUT/sj.txt")"
 grep -A3 '^ 1\. RSS ' "$OUT/sj.txt" | grep -q '^    suggestion: to tell a leak from memory in use .*mallocwatch snapshot -p PID' ||
 	fail "finding 1's suggestion: $(grep -A3 '^ 1\. RSS ' "$OUT/sj.txt" | grep suggestion)"

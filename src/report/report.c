@@ -41,6 +41,39 @@ static int64_t setjmp_hits(const struct mw_state *st)
 	return hits;
 }
 
+/* Did the stream declare a probe of family fam (traced, hit or not)? */
+static int family_traced(const struct mw_state *st, enum mw_family fam)
+{
+	size_t n;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+
+		if (info && info->family == fam)
+			return 1;
+	}
+	return 0;
+}
+
+/* Nothing to say of the heaps: none seen, all known (quiet_text()). */
+static int heaps_quiet(const struct mw_state *st)
+{
+	size_t n;
+
+	mw_state_heaps(st, &n);
+	return !n && !mw_state_attach_refused(st);
+}
+
+/* Nothing to say of sbrk: no call seen (quiet_text()). */
+static int sbrk_quiet(const struct mw_state *st)
+{
+	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+
+	return !s->grown && !s->trimmed && !s->nmore && !s->nless && !s->failed &&
+	       !s->failed_less && !s->first_brk;
+}
+
 int mw_report_has_setjmp(const struct mw_state *st)
 {
 	size_t n;
@@ -127,88 +160,6 @@ static void addr_str(uint64_t a, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static void header(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
-{
-	uint64_t total, lost, garbled;
-	int ended;
-
-	/* the command, the libc path and the runtime come from a stream or
-	 * the target: quoted (msg.h) */
-	fprintf(f, "mallocwatch:");
-	for (const char *const *a = ri->argv; a && *a; a++) {
-		fputc(' ', f);
-		mw_fputs_quoted(*a, f);
-	}
-	if (!ri->argv && ri->comm) {	/* -p, live: the process names itself */
-		fprintf(f, " process %d (", ri->pid);
-		mw_fputs_quoted(ri->comm, f);
-		fputs(")\n", f);
-		if (ri->where)
-			mw_where_text(f, ri->where);
-	} else {
-		fprintf(f, "%s(pid %d)\n", ri->argv ? " " : " process ", ri->pid);
-	}
-	if (ri->title) {	/* the title it gave itself: its bytes, quoted */
-		fprintf(f, "  title %s: ", ri->title_at_end ? "at the end" : "at exit");
-		mw_fputs_quoted(ri->title, f);
-		fputc('\n', f);
-	}
-	fputs("  libc ", f);
-	mw_fputs_quoted(ri->libc, f);
-	fputs(", ", f);
-	mw_fputs_quoted(ri->runtime, f);
-	fputs(" runtime\n", f);
-	if (ri->have_status && ri->term_signal)
-		fprintf(f, "  killed by signal %d (%s)\n", ri->term_signal, strsignal(ri->term_signal));
-	else if (ri->have_status)
-		fprintf(f, "  exit status %d\n", ri->exit_status);
-	else if (ri->status_why)
-		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
-	mw_state_totals(st, &total, &lost, &garbled, &ended);
-	fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
-		total == 1 ? "" : "s", lost);
-	if (garbled)
-		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
-	if (!ended)
-		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
-			"waits and sbrk below are incomplete");
-	fprintf(f, "\n");
-	mw_report_cost_text(f, st, ri);
-	{
-		uint64_t before;
-		unsigned n = mw_state_execs(st, &before);
-
-		if (n) {
-			fprintf(f, "  the program replaced its image (exec) %u time%s: this report is "
-				"of the last", n, n == 1 ? "" : "s");
-			for (const char *const *a = ri->last_argv; a && *a; a++) {
-				fputs(a == ri->last_argv ? ", " : " ", f);
-				mw_fputs_quoted(*a, f);	/* the process's: quoted */
-			}
-			fprintf(f, " (the %" PRIu64 " probe hit%s before it %s not above)\n", before,
-				before == 1 ? "" : "s", before == 1 ? "is" : "are");
-		}
-	}
-	if (mw_state_full_tables(st)[0])
-		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
-			mw_state_full_tables(st));
-	if (mw_state_attach_refused(st)) {	/* before any figure it touches */
-		fputs("  the allocator at attach is UNKNOWN (", f);
-		mw_fputs_quoted(mw_state_attach_refused(st), f);
-		fputs("): the arenas, heaps and heap bytes at the end and the thresholds are "
-		      "not known (shown as ?); events count what changed while traced\n", f);
-	}
-	{
-		const struct mw_state_omitted *o = mw_state_omitted_get(st);
-
-		if (o->events || o->settings || o->retries || o->thresholds || o->marks)
-			fprintf(f, "  counted but not listed (lists stop at %d): %" PRIu64
-				" events, %" PRIu64 " settings, %" PRIu64 " retries, %" PRIu64
-				" threshold changes, %" PRIu64 " timeline markers\n", MW_STATE_KEEP,
-				o->events, o->settings, o->retries, o->thresholds, o->marks);
-	}
-}
-
 /* -f: was the process created traced, its model starting from the
  * allocator it inherited at fork (its "attach" snapshot is that copy)? */
 static int forked(const struct mw_run_info *ri)
@@ -263,6 +214,8 @@ static void heaps_text(FILE *f, const struct mw_state *st)
 	const struct mw_heap *h = mw_state_heaps(st, &n);
 	char ad[32], ar[32], sz[32], pk[32];
 
+	if (heaps_quiet(st))	/* quiet_text() */
+		return;
 	if (mw_state_attach_refused(st))	/* those made before tracing are unknown */
 		fprintf(f, "\nHeaps (heap_info): ? (%zu seen while traced)\n", n);
 	else
@@ -289,6 +242,8 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 	/* -p: what was there before may be trimmed while traced: a net below 0 */
 	int neg = s->trimmed > s->grown;
 
+	if (sbrk_quiet(st))	/* quiet_text() */
+		return;
 	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " call%s, trimmed %s in %"
 		PRIu64 " call%s, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
 		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore, s->nmore == 1 ? "" : "s",
@@ -706,8 +661,9 @@ static void exit_ledger_text(FILE *f, const struct mw_run_info *ri)
 
 /* The sections with nothing to say, folded into one line:
  *
- *	Nothing else to report: no threshold change (mmap 128.0 KiB, trim
- *	128.0 KiB, default); no setjmp/longjmp; no slow-math probes in
+ *	Nothing else to report: no heaps of other arenas (heap_info); no
+ *	sbrk call; no threshold change (mmap 128.0 KiB, trim 128.0 KiB,
+ *	default); no setjmp/longjmp; no slow-math probes in
  *	'/lib/x86_64-linux-gnu/libm.so.6' (glibc 2.19 to 2.33 have them)
  *
  * (one line in the output). */
@@ -719,6 +675,13 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 	const char *libm = mw_state_libm(st, &sites);
 	char a[32], b[32];
 
+	if (heaps_quiet(st))
+		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
+			family_traced(st, MW_FAM_HEAP) ? "no heaps of other arenas (heap_info)" :
+			"no heap probes traced");
+	if (sbrk_quiet(st))
+		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
+			family_traced(st, MW_FAM_SBRK) ? "no sbrk call" : "no sbrk probes traced");
 	mw_state_thresholds(st, &n, &mm, &tr);
 	if (!n && !mw_state_attach_refused(st))
 		fprintf(f, "%sno threshold change (mmap %s, trim %s, %s)", k++ ? "; " :
@@ -738,7 +701,7 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
-	header(f, st, ri);
+	mw_report_head_text(f, st, ri);
 	answer_text(f, st, ri);
 	arenas_text(f, st, forked(ri));
 	heaps_text(f, st);

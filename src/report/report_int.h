@@ -31,7 +31,12 @@ int mw_report_has_setjmp(const struct mw_state *st);
 struct mw_jump *mw_report_jumps_of(const struct mw_state *st, enum mw_jump_kind kind,
 				   const char *probe, size_t *n);
 
-/* What tracing cost (report_cost.c): the hits of each probe family and
+/* The summary's head (report_head.c): the command, the libc and runtime,
+ * the exit, the probe hits and lost events, and what tracing cost when
+ * it matters, each on its lines. */
+void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri);
+
+/* What tracing cost (report_head.c): the hits of each probe family and
  * the busiest one's.  The summary says so (matters) when that family made
  * at least MW_COST_SHARE_PCT% of the hits and, over the time traced, at
  * least MW_COST_MIN_HITS of them and MW_COST_RATE a second (about 1% of

@@ -1,5 +1,7 @@
-/* report_cost.c - what tracing cost the program, for the summary's head
- * and the JSON's "events": which probe family made most of the hits,
+/* report_head.c - the summary's head: the run (its command, libc and
+ * runtime, its end, its probe hits and what went wrong), and what tracing
+ * cost the program, for that head and the JSON's "events": which probe
+ * family made most of the hits,
  * how many a second, about how much of the threads' time they took, and
  * which -e leaves them out (report_int.h).  When that family made most
  * of the hits and they came often (MW_COST_* below), the summary says:
@@ -10,9 +12,11 @@
  *	    -e '!setjmp' leaves them out (and the setjmp/longjmp counts)
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "jsonout.h"
+#include "msg.h"
 #include "probetab.h"
 #include "report.h"
 #include "report_int.h"
@@ -194,4 +198,86 @@ void mw_report_cost_sum_text(FILE *f, json_t *const *reps, size_t n)
 
 	sum_of(reps, n, &c);
 	cost_lines(f, &c, " in all processes");
+}
+
+void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	uint64_t total, lost, garbled;
+	int ended;
+
+	/* the command, the libc path and the runtime come from a stream or
+	 * the target: quoted (msg.h) */
+	fprintf(f, "mallocwatch:");
+	for (const char *const *a = ri->argv; a && *a; a++) {
+		fputc(' ', f);
+		mw_fputs_quoted(*a, f);
+	}
+	if (!ri->argv && ri->comm) {	/* -p, live: the process names itself */
+		fprintf(f, " process %d (", ri->pid);
+		mw_fputs_quoted(ri->comm, f);
+		fputs(")\n", f);
+		if (ri->where)
+			mw_where_text(f, ri->where);
+	} else {
+		fprintf(f, "%s(pid %d)\n", ri->argv ? " " : " process ", ri->pid);
+	}
+	if (ri->title) {	/* the title it gave itself: its bytes, quoted */
+		fprintf(f, "  title %s: ", ri->title_at_end ? "at the end" : "at exit");
+		mw_fputs_quoted(ri->title, f);
+		fputc('\n', f);
+	}
+	fputs("  libc ", f);
+	mw_fputs_quoted(ri->libc, f);
+	fputs(", ", f);
+	mw_fputs_quoted(ri->runtime, f);
+	fputs(" runtime\n", f);
+	if (ri->have_status && ri->term_signal)
+		fprintf(f, "  killed by signal %d (%s)\n", ri->term_signal, strsignal(ri->term_signal));
+	else if (ri->have_status)
+		fprintf(f, "  exit status %d\n", ri->exit_status);
+	else if (ri->status_why)
+		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
+		total == 1 ? "" : "s", lost);
+	if (garbled)
+		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
+	if (!ended)
+		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
+			"waits and sbrk below are incomplete");
+	fprintf(f, "\n");
+	mw_report_cost_text(f, st, ri);
+	{
+		uint64_t before;
+		unsigned n = mw_state_execs(st, &before);
+
+		if (n) {
+			fprintf(f, "  the program replaced its image (exec) %u time%s: this report is "
+				"of the last", n, n == 1 ? "" : "s");
+			for (const char *const *a = ri->last_argv; a && *a; a++) {
+				fputs(a == ri->last_argv ? ", " : " ", f);
+				mw_fputs_quoted(*a, f);	/* the process's: quoted */
+			}
+			fprintf(f, " (the %" PRIu64 " probe hit%s before it %s not above)\n", before,
+				before == 1 ? "" : "s", before == 1 ? "is" : "are");
+		}
+	}
+	if (mw_state_full_tables(st)[0])
+		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
+			mw_state_full_tables(st));
+	if (mw_state_attach_refused(st)) {	/* before any figure it touches */
+		fputs("  the allocator at attach is UNKNOWN (", f);
+		mw_fputs_quoted(mw_state_attach_refused(st), f);
+		fputs("): the arenas, heaps and heap bytes at the end and the thresholds are "
+		      "not known (shown as ?); events count what changed while traced\n", f);
+	}
+	{
+		const struct mw_state_omitted *o = mw_state_omitted_get(st);
+
+		if (o->events || o->settings || o->retries || o->thresholds || o->marks)
+			fprintf(f, "  counted but not listed (lists stop at %d): %" PRIu64
+				" events, %" PRIu64 " settings, %" PRIu64 " retries, %" PRIu64
+				" threshold changes, %" PRIu64 " timeline markers\n", MW_STATE_KEEP,
+				o->events, o->settings, o->retries, o->thresholds, o->marks);
+	}
 }
