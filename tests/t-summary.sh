@@ -63,9 +63,11 @@ assert threads == sum(t["hits"] for t in r["threads"]), (threads, r["threads"])
 other = ev["total"] - threads
 if other:
     m = re.search(r"^  \(their PROBE HITS add up to (\d+) of the (\d+); the other (\d+) (is|are) "
-                  r"memory_heap_more/less\n   and memory_sbrk_more/less hits", text, re.M)
+                  r"(.*?),\s+counted per heap and for main_arena, not per thread\)$", text, re.M | re.S)
     assert m and [int(x) for x in m.group(1, 2, 3)] == [threads, ev["total"], other], m and m.groups()
     assert other == ev["unthreaded"], (other, ev["unthreaded"])
+    named = dict((p, int(c)) for p, c in re.findall(r"(memory_\w+)'s (\d+)", m.group(5)))
+    assert sum(named.values()) == other and all(n[p] == c for p, c in named.items()), (named, n)
 print("cost:", hits, "of", total, "hits;", threads, "in the threads' rows,", other, "other")
 PY
 grep -q '^Thresholds:' "$OUT/sj.txt" && fail "a Thresholds section with no change in it"

@@ -143,6 +143,8 @@ struct mw_probe_count {
 	int streamed;		/* mode is stream: received should equal hits */
 	uint64_t hits_before;	/* what the script counted in the program's
 				 * images before the last (mw_state_exec) */
+	uint64_t unthreaded;	/* of hits, those counted with no thread (G
+				 * and nine-field S records) */
 };
 
 /* setjmp/longjmp aggregates (J records): kind 1 = per jmp_buf, 2 = per

@@ -283,11 +283,33 @@ static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
 			mw_human_bytes(c[i].trim, b, sizeof(b)));
 }
 
+/* "; the other 40522 are memory_heap_more's 40495, memory_heap_less's 26
+ * and memory_sbrk_more's 1, counted per heap and for main_arena, not per
+ * thread": the probes whose hits no thread's count holds. */
+static void unthreaded_text(FILE *f, const struct mw_state *st, uint64_t heaps)
+{
+	size_t n, k = 0, left = 0;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+	char q[MW_NAME_Q];
+
+	for (size_t i = 0; i < n; i++)
+		left += p[i].unthreaded > 0;
+	fprintf(f, "; the other %" PRIu64 " %s", heaps, heaps == 1 ? "is" : "are");
+	for (size_t i = 0; i < n; i++) {
+		if (!p[i].unthreaded)
+			continue;
+		fprintf(f, "%s%s%s's %" PRIu64, !k ? "" : k + 1 == left ? " and" : ",",
+			k == 1 ? "\n   " : " ", mw_quote(p[i].name, q, sizeof(q)), p[i].unthreaded);
+		k++;
+	}
+	fprintf(f, ",%scounted per heap and for main_arena, not per thread",
+		k == 1 ? "\n   " : " ");
+}
+
 /* When the threads' PROBE HITS do not add up to the header's count, why:
  *
- *	  (their PROBE HITS add up to 57 of the 40579; the other 40522 are
- *	  memory_heap_more/less and memory_sbrk_more/less hits, counted per
- *	  heap and for main_arena, not per thread) */
+ *	  (their PROBE HITS add up to 57 of the 40579; the other 40522 are memory_heap_more's 40495,
+ *	   memory_heap_less's 26 and memory_sbrk_more's 1, counted per heap and for main_arena, not per thread) */
 static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_thread *t,
 			  size_t n)
 {
@@ -302,9 +324,7 @@ static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_th
 	fprintf(f, "  (%s PROBE HITS add up to %" PRIu64 " of the %" PRIu64,
 		n > TOP_ROWS ? "all the threads'" : "their", sum, total);
 	if (heaps)
-		fprintf(f, "; the other %" PRIu64 " %s memory_heap_more/less\n   and "
-			"memory_sbrk_more/less hits, counted per heap and for main_arena, not "
-			"per thread", heaps, heaps == 1 ? "is" : "are");
+		unthreaded_text(f, st, heaps);
 	if (sum + heaps > total)	/* N records of a probe never declared */
 		fprintf(f, ";\n   %" PRIu64 " of the threads' hits are of probes the stream never "
 			"declared, not in the %" PRIu64, sum + heaps - total, total);
