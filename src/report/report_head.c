@@ -200,6 +200,24 @@ void mw_report_cost_sum_text(FILE *f, json_t *const *reps, size_t n)
 	cost_lines(f, &c, " in all processes");
 }
 
+/* The images the program replaced (exec), when it did. */
+static void execs_line(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	uint64_t before;
+	unsigned n = mw_state_execs(st, &before);
+
+	if (!n)
+		return;
+	fprintf(f, "  the program replaced its image (exec) %u time%s: this report is of the last",
+		n, n == 1 ? "" : "s");
+	for (const char *const *a = ri->last_argv; a && *a; a++) {
+		fputs(a == ri->last_argv ? ", " : " ", f);
+		mw_fputs_quoted(*a, f);	/* the process's: quoted */
+	}
+	fprintf(f, " (the %" PRIu64 " probe hit%s before it %s not above)\n", before,
+		before == 1 ? "" : "s", before == 1 ? "is" : "are");
+}
+
 void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
 	uint64_t total, lost, garbled;
@@ -247,21 +265,7 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
 	mw_report_cost_text(f, st, ri);
-	{
-		uint64_t before;
-		unsigned n = mw_state_execs(st, &before);
-
-		if (n) {
-			fprintf(f, "  the program replaced its image (exec) %u time%s: this report is "
-				"of the last", n, n == 1 ? "" : "s");
-			for (const char *const *a = ri->last_argv; a && *a; a++) {
-				fputs(a == ri->last_argv ? ", " : " ", f);
-				mw_fputs_quoted(*a, f);	/* the process's: quoted */
-			}
-			fprintf(f, " (the %" PRIu64 " probe hit%s before it %s not above)\n", before,
-				before == 1 ? "" : "s", before == 1 ? "is" : "are");
-		}
-	}
+	execs_line(f, st, ri);
 	if (mw_state_full_tables(st)[0])
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
 			mw_state_full_tables(st));
