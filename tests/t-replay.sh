@@ -3,11 +3,8 @@
 # three real runs (arena-storm 24 threads, sbrk-trim, dyn-threshold) and
 # hand-made edge cases (garbled lines, lost events, a tracer that died, a
 # program killed by a signal, an unknown memory_* probe, a tcache double
-# free, cost-setjmp: setjmp's hits most of a run's with its time traced,
-# the tracing cost line and the threads' hits that do not add up to the
-# header's count, and why).  Each NAME.mw must give exactly NAME.txt
-# (summary), NAME.json, NAME.err (stderr) and NAME.rc (exit status).  No
-# root needed.
+# free).  Each NAME.mw must give exactly NAME.txt (summary), NAME.json,
+# NAME.err (stderr) and NAME.rc (exit status).  No root needed.
 . tests/lib.sh
 n=0
 for mw in tests/streams/*.mw; do

@@ -143,8 +143,6 @@ struct mw_probe_count {
 	int streamed;		/* mode is stream: received should equal hits */
 	uint64_t hits_before;	/* what the script counted in the program's
 				 * images before the last (mw_state_exec) */
-	uint64_t unthreaded;	/* of hits, those counted with no thread (G
-				 * and nine-field S records) */
 };
 
 /* setjmp/longjmp aggregates (J records): kind 1 = per jmp_buf, 2 = per
@@ -366,6 +364,8 @@ uint64_t mw_state_missing(const struct mw_state *st);
  * memory_heap_more/less per heap, memory_sbrk_more/less for main_arena),
  * which no mw_thread's hits include. */
 uint64_t mw_state_hits_unthreaded(const struct mw_state *st);
+/* Those of one probe (MW_P_*; 0 for any other value). */
+uint64_t mw_state_probe_unthreaded(const struct mw_state *st, int known);
 
 /* Total probe hits; lost = streamed hits never received + tracer-reported
  * + garbled lines; ended = the end-of-run aggregates arrived. */

@@ -90,7 +90,7 @@ void mw_state_exec(struct mw_state *st)
 	 * and libm's facts; the rest is the image's */
 	for (size_t i = 0; i < old.nprobes; i++) {
 		old.probes[i].hits_before += old.probes[i].hits;
-		old.probes[i].hits = old.probes[i].received = old.probes[i].unthreaded = 0;
+		old.probes[i].hits = old.probes[i].received = 0;
 	}
 	*st = *fresh;
 	free(fresh);
@@ -353,8 +353,8 @@ static void probe_hits(struct mw_state *st, int known_id, uint64_t count)
 
 	if (p) {
 		p->hits += count;
-		p->unthreaded += count;
 		st->hits_unthreaded += count;
+		st->unthreaded[known_id] += count;
 	}
 }
 

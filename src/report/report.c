@@ -293,13 +293,15 @@ static void unthreaded_text(FILE *f, const struct mw_state *st, uint64_t heaps)
 	char q[MW_NAME_Q];
 
 	for (size_t i = 0; i < n; i++)
-		left += p[i].unthreaded > 0;
+		left += mw_state_probe_unthreaded(st, p[i].known) > 0;
 	fprintf(f, "; the other %" PRIu64 " %s", heaps, heaps == 1 ? "is" : "are");
 	for (size_t i = 0; i < n; i++) {
-		if (!p[i].unthreaded)
+		uint64_t u = mw_state_probe_unthreaded(st, p[i].known);
+
+		if (!u)
 			continue;
 		fprintf(f, "%s%s%s's %" PRIu64, !k ? "" : k + 1 == left ? " and" : ",",
-			k == 1 ? "\n   " : " ", mw_quote(p[i].name, q, sizeof(q)), p[i].unthreaded);
+			k == 1 ? "\n   " : " ", mw_quote(p[i].name, q, sizeof(q)), u);
 		k++;
 	}
 	fprintf(f, ",%scounted per heap and for main_arena, not per thread",
