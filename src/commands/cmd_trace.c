@@ -715,7 +715,7 @@ int cmd_replay(int argc, char **argv)
 		.runtime = m.runtime, .findings_text = m.findings, .stacks = m.stacks,
 		.snap_attach = rs.attach, .snap_end = rs.end, .snap_exit = rs.exit,
 		.comm = m.comm[0] ? m.comm : NULL, .stopped = m.stopped,
-		.tracer_died = m.tracer_died,
+		.tracer_died = m.tracer_died, .traced_ns = m.traced_ns,
 		.status_why = m.have_status ? NULL : mw_run_status_why(!m.argv, 0, m.stopped) };
 	status = mw_run_conclude(&out, st, &r, &ri);
 	if (folded_bad)

@@ -46,6 +46,7 @@ struct msink {
 					 * as tracing started, not followed
 					 * (mw_tree_before); NULL none */
 	struct mw_stacks *stacks;	/* --stacks; NULL without */
+	uint64_t traced_ns;		/* the run's time traced (mw_run_traced_ns) */
 };
 
 /* A model made for this run's libc and libm. */
@@ -355,6 +356,10 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 			   "none at the end, see the warnings" : k->tree ?
 			   "none at its exit: it could not be read" :
 			   "none at the end: the process had exited" };
+	/* -f: the program's (a process of its tree was traced for part of
+	 * it only); -p: each process armed at the start, traced to the stop */
+	if (k->tree ? i == 0 : k->set && i < k->set->n)
+		ri.traced_ns = k->traced_ns;
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	st = mw_run_conclude(out, pr->st, &ri_r, &ri);
@@ -418,6 +423,7 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	struct mw_environment *envs = xcalloc(n + 1, sizeof(*envs));
 	int status = MW_EXIT_OK;
 
+	k->traced_ns = mw_run_traced_ns(n ? mw_state_origin(mw_procs_state(k->procs, 0)) : 0, r);
 	out->json = out->html = NULL;	/* one JSON of them all, below */
 	for (size_t i = 0; i < n; i++) {
 		int st = report_one(o, out, k, i, r, libc, libc_path, rt, &texts[i], &reps[i],
@@ -444,6 +450,10 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 	}
 	t = mw_tree_totals(reps, n);
 	mw_tree_totals_text(summary, t);
+	if (n > 1)	/* one process's summary said it */
+		mw_report_cost_sum_text(summary, reps, n);
+	if (t)
+		mw_json_set(&t, "cost", mw_report_cost_sum(reps, n));
 	if (html)
 		html_all(html, out, k, reps, r, ris, n);
 	/* the first process's report at the top, as a single run writes it */

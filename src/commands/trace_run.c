@@ -486,13 +486,23 @@ int mw_run_conclude(struct outputs *out, struct mw_state *st,
 	return status;
 }
 
+uint64_t mw_run_traced_ns(uint64_t origin, const struct mw_trace_result *r)
+{
+	uint64_t end = r->exit_ms > 0 ? (uint64_t)r->exit_ms * 1000000 : mw_now_ns();
+
+	if (!origin || end <= origin || (!r->exit_ms && r->have_status))
+		return 0;	/* never started, or its exit's time not kept */
+	return end - origin;
+}
+
 /* Record how the run ended at the end of a saved stream. */
 void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
-			const char *comm)
+			const char *comm, uint64_t traced_ns)
 {
 	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,
 		.wait_status = r->status, .tracer_died = r->tracer_died,
-		.stopped = r->stopped, .tracer_lost = r->lost, .findings = (char *)findings };
+		.stopped = r->stopped, .tracer_lost = r->lost, .findings = (char *)findings,
+		.traced_ns = traced_ns };
 
 	snprintf(m.comm, sizeof(m.comm), "%s", comm ? comm : "");
 
@@ -598,6 +608,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	struct mw_run_info ri;
 	char *findings;
 	int status;
+	uint64_t traced = mw_run_traced_ns(mw_state_origin(k->st), r);
 
 	if (r->detaching) {
 		if (o->verbose)
@@ -641,6 +652,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.end_why = k->pr->at_end || !o->pid ? NULL : mw_process_alive(o->pid) ?
 			   "none at the end, see the warnings" :
 			   "none at the end: the process had exited" };
+	ri.traced_ns = traced;
 	/* once, for the page and the saved stream (a replay's page is the same) */
 	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
 	save_snapshot(k->save, "end", k->pr->at_end);
@@ -648,7 +660,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	if (k->save && k->stacks)
 		mw_stacks_save(k->stacks, k->save);	/* before the footer */
 	if (k->save)
-		mw_run_save_footer(k->save, r, findings, ri.comm);
+		mw_run_save_footer(k->save, r, findings, ri.comm, ri.traced_ns);
 	status = mw_run_conclude(out, k->st, r, &ri);
 	mw_run_write_folded(out, k->stacks);
 	if (report && !(*report = mw_report_json_value(k->st, &ri))) {

@@ -193,8 +193,12 @@ struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, ch
 				size_t len, int *bad);
 void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e);
+/* How long the probes were traced (mw_run_info's traced_ns): from origin
+ * (the O record) to the program's exit stop (-c) or now (-p: the stop);
+ * 0 when not known. */
+uint64_t mw_run_traced_ns(uint64_t origin, const struct mw_trace_result *r);
 void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
-			const char *comm);
+			const char *comm, uint64_t traced_ns);
 
 /* Why a process of a run has no exit status (report.h status_why):
  * running, tracing was stopped while it ran; attached (-p) and not

@@ -58,6 +58,12 @@ static json_int_t ji(json_t *o, const char *key)
 	return json_integer_value(json_object_get(o, key));
 }
 
+/* "" for one of key, "s" for any other count: "1 thread", "2 threads" */
+static const char *s1(json_t *t, const char *key)
+{
+	return ji(t, key) == 1 ? "" : "s";
+}
+
 void mw_tree_totals_text(FILE *f, json_t *t)
 {
 	char a[32];
@@ -70,13 +76,14 @@ void mw_tree_totals_text(FILE *f, json_t *t)
 			"attach unknown), ", ji(t, "unknown_processes"),
 			ji(t, "unknown_processes") == 1 ? "'s" : "es'");
 	else
-		fprintf(f, "%" JSON_INTEGER_FORMAT " arenas, %" JSON_INTEGER_FORMAT " heaps, ",
-			ji(t, "arenas"), ji(t, "heaps"));
-	fprintf(f, "%" JSON_INTEGER_FORMAT " threads, sbrk net %s%s, %" JSON_INTEGER_FORMAT
-		" retries; %" JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " lost\n",
-		ji(t, "threads"), net < 0 ? "-" : "",
+		fprintf(f, "%" JSON_INTEGER_FORMAT " arena%s, %" JSON_INTEGER_FORMAT " heap%s, ",
+			ji(t, "arenas"), s1(t, "arenas"), ji(t, "heaps"), s1(t, "heaps"));
+	fprintf(f, "%" JSON_INTEGER_FORMAT " thread%s, sbrk net %s%s, %" JSON_INTEGER_FORMAT
+		" retr%s; %" JSON_INTEGER_FORMAT " event%s, %" JSON_INTEGER_FORMAT " lost\n",
+		ji(t, "threads"), s1(t, "threads"), net < 0 ? "-" : "",
 		mw_human_bytes((uint64_t)(net < 0 ? -net : net), a, sizeof(a)), ji(t, "retries"),
-		ji(t, "events"), ji(t, "lost"));
+		ji(t, "retries") == 1 ? "y" : "ies", ji(t, "events"), s1(t, "events"),
+		ji(t, "lost"));
 }
 
 /* The command line of pr as one quoted string into buf. */

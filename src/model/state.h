@@ -364,6 +364,13 @@ const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n);
  * live they may still be on their way; at the end they are lost. */
 uint64_t mw_state_missing(const struct mw_state *st);
 
+/* The probe hits counted with no thread (G and nine-field S records:
+ * memory_heap_more/less per heap, memory_sbrk_more/less for main_arena),
+ * which no mw_thread's hits include. */
+uint64_t mw_state_hits_unthreaded(const struct mw_state *st);
+/* Those of one probe (MW_P_*; 0 for any other value). */
+uint64_t mw_state_probe_unthreaded(const struct mw_state *st, int known);
+
 /* Total probe hits; lost = streamed hits never received + tracer-reported
  * + garbled lines; ended = the end-of-run aggregates arrived. */
 void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,

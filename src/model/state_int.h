@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "idmap.h"
+#include "probetab.h"
 #include "state.h"
 
 struct mw_state {
@@ -55,6 +56,8 @@ struct mw_state {
 	size_t n_tuples;	/* K records */
 	struct mw_state_omitted omitted;	/* past MW_STATE_KEEP */
 	size_t n_hits, n_heap_records, n_waits, n_jumps[4];	/* end-record counts */
+	uint64_t hits_unthreaded;	/* probe hits of G and S records (no thread) */
+	uint64_t unthreaded[MW_P_COUNT];	/* the same by probe (MW_P_*) */
 	char full[160];
 	int seeded;
 	char *attach_refused;	/* why there is no attach snapshot; NULL */

@@ -234,8 +234,11 @@ static void probe_hits(struct mw_state *st, int known_id, uint64_t count)
 {
 	struct mw_probe_count *p = probe_known(st, known_id);
 
-	if (p)
+	if (p) {
 		p->hits += count;
+		st->hits_unthreaded += count;
+		st->unthreaded[known_id] += count;
+	}
 }
 
 /* The last mallopt() of thread tid not yet paired with its do_set_*. */

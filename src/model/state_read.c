@@ -101,6 +101,16 @@ void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
 	*ended = st->ended;
 }
 
+uint64_t mw_state_hits_unthreaded(const struct mw_state *st)
+{
+	return st->hits_unthreaded;
+}
+
+uint64_t mw_state_probe_unthreaded(const struct mw_state *st, int known)
+{
+	return known >= 0 && known < MW_P_COUNT ? st->unthreaded[known] : 0;
+}
+
 const struct mw_state_omitted *mw_state_omitted_get(const struct mw_state *st)
 {
 	return &st->omitted;

@@ -351,6 +351,8 @@ void mw_stream_write_footer(FILE *f, const struct mw_stream_meta *m)
 		m->tracer_died, m->tracer_lost);
 	if (m->stopped)
 		fprintf(f, "# " MW_META_STOPPED " 1\n");
+	if (m->traced_ns)
+		fprintf(f, "# " MW_META_TRACED_NS " %" PRIu64 "\n", m->traced_ns);
 	if (m->comm[0]) {
 		fputs("# " MW_META_COMM " ", f);
 		put_escaped(f, m->comm);
@@ -442,6 +444,8 @@ static void meta_line(const char *line, struct mw_state *st, struct mw_stream_me
 		m->tracer_died = atoi(val);
 	} else if (strcmp(key, MW_META_STOPPED) == 0) {
 		m->stopped = atoi(val);
+	} else if (strcmp(key, MW_META_TRACED_NS) == 0) {
+		m->traced_ns = strtoull(val, NULL, 10);
 	} else if (strcmp(key, MW_META_TRACER_LOST) == 0) {
 		m->tracer_lost = strtoull(val, NULL, 10);
 	} else if (strcmp(key, MW_META_SNAPSHOT) == 0 && m->on_snapshot) {

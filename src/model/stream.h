@@ -38,6 +38,10 @@ int mw_stream_line(struct mw_state *st, const char *line);
  * there are more than max. */
 int mw_stream_numbers(const char *p, int64_t *v, int max);
 
+/* The time traced, ns ("# traced_ns N", in the footer; with protocol.h's
+ * MW_META_* keys, kept here while src/trace moves). */
+#define MW_META_TRACED_NS "traced_ns"
+
 /* What a saved stream says besides its records: "# KEY VALUE" lines
  * (protocol.h names the keys).  Strings are bounded copies. */
 struct mw_stream_meta {
@@ -57,6 +61,8 @@ struct mw_stream_meta {
 	char tracer_msg[512];
 	struct mw_stacks *stacks;	/* --stacks' records (stacks.h); NULL
 					 * none; owned */
+	uint64_t traced_ns;		/* how long the probes were traced
+					 * (mw_run_info); 0 not known */
 	char *findings;			/* the findings' text, lines ending in '\n'
 					 * (the run read them from the process);
 					 * NULL none; owned */

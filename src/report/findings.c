@@ -148,9 +148,12 @@ static void where(struct list *x)
 		 l->narenas, l->ok ? "matches" : "does NOT match", hb(l->rollup_rss), l->diff,
 		 hb(l->tolerance), l->incomplete ? "; incomplete: " : "",
 		 l->incomplete ? l->why : "");
-	snprintf(f->suggest, sizeof(f->suggest), "in use includes chunks held in threads' "
-		 "tcaches; one reading cannot tell a leak from memory in use: a leak shows as in "
-		 "use growing from one snapshot to the next");
+	/* a suggestion that suggests: one reading cannot tell a leak from
+	 * memory in use, two can */
+	snprintf(f->suggest, sizeof(f->suggest), "to tell a leak from memory in use (which "
+		 "includes the chunks held in threads' tcaches), read the process again later "
+		 "(mallocwatch snapshot -p PID): in use that keeps growing from one reading to "
+		 "the next is a leak");
 }
 
 static void trim_now(struct list *x)

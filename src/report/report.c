@@ -41,6 +41,39 @@ static int64_t setjmp_hits(const struct mw_state *st)
 	return hits;
 }
 
+/* Did the stream declare a probe of family fam (traced, hit or not)? */
+static int family_traced(const struct mw_state *st, enum mw_family fam)
+{
+	size_t n;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+
+		if (info && info->family == fam)
+			return 1;
+	}
+	return 0;
+}
+
+/* Nothing to say of the heaps: none seen, all known (quiet_text()). */
+static int heaps_quiet(const struct mw_state *st)
+{
+	size_t n;
+
+	mw_state_heaps(st, &n);
+	return !n && !mw_state_attach_refused(st);
+}
+
+/* Nothing to say of sbrk: no call seen (quiet_text()). */
+static int sbrk_quiet(const struct mw_state *st)
+{
+	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+
+	return !s->grown && !s->trimmed && !s->nmore && !s->nless && !s->failed &&
+	       !s->failed_less && !s->first_brk;
+}
+
 int mw_report_has_setjmp(const struct mw_state *st)
 {
 	size_t n;
@@ -127,87 +160,6 @@ static void addr_str(uint64_t a, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static void header(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
-{
-	uint64_t total, lost, garbled;
-	int ended;
-
-	/* the command, the libc path and the runtime come from a stream or
-	 * the target: quoted (msg.h) */
-	fprintf(f, "mallocwatch:");
-	for (const char *const *a = ri->argv; a && *a; a++) {
-		fputc(' ', f);
-		mw_fputs_quoted(*a, f);
-	}
-	if (!ri->argv && ri->comm) {	/* -p, live: the process names itself */
-		fprintf(f, " process %d (", ri->pid);
-		mw_fputs_quoted(ri->comm, f);
-		fputs(")\n", f);
-		if (ri->where)
-			mw_where_text(f, ri->where);
-	} else {
-		fprintf(f, "%s(pid %d)\n", ri->argv ? " " : " process ", ri->pid);
-	}
-	if (ri->title) {	/* the title it gave itself: its bytes, quoted */
-		fprintf(f, "  title %s: ", ri->title_at_end ? "at the end" : "at exit");
-		mw_fputs_quoted(ri->title, f);
-		fputc('\n', f);
-	}
-	fputs("  libc ", f);
-	mw_fputs_quoted(ri->libc, f);
-	fputs(", ", f);
-	mw_fputs_quoted(ri->runtime, f);
-	fputs(" runtime\n", f);
-	if (ri->have_status && ri->term_signal)
-		fprintf(f, "  killed by signal %d (%s)\n", ri->term_signal, strsignal(ri->term_signal));
-	else if (ri->have_status)
-		fprintf(f, "  exit status %d\n", ri->exit_status);
-	else if (ri->status_why)
-		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
-	mw_state_totals(st, &total, &lost, &garbled, &ended);
-	fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
-		total == 1 ? "" : "s", lost);
-	if (garbled)
-		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
-	if (!ended)
-		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
-			"waits and sbrk below are incomplete");
-	fprintf(f, "\n");
-	{
-		uint64_t before;
-		unsigned n = mw_state_execs(st, &before);
-
-		if (n) {
-			fprintf(f, "  the program replaced its image (exec) %u time%s: this report is "
-				"of the last", n, n == 1 ? "" : "s");
-			for (const char *const *a = ri->last_argv; a && *a; a++) {
-				fputs(a == ri->last_argv ? ", " : " ", f);
-				mw_fputs_quoted(*a, f);	/* the process's: quoted */
-			}
-			fprintf(f, " (the %" PRIu64 " probe hit%s before it %s not above)\n", before,
-				before == 1 ? "" : "s", before == 1 ? "is" : "are");
-		}
-	}
-	if (mw_state_full_tables(st)[0])
-		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
-			mw_state_full_tables(st));
-	if (mw_state_attach_refused(st)) {	/* before any figure it touches */
-		fputs("  the allocator at attach is UNKNOWN (", f);
-		mw_fputs_quoted(mw_state_attach_refused(st), f);
-		fputs("): the arenas, heaps and heap bytes at the end and the thresholds are "
-		      "not known (shown as ?); events count what changed while traced\n", f);
-	}
-	{
-		const struct mw_state_omitted *o = mw_state_omitted_get(st);
-
-		if (o->events || o->settings || o->retries || o->thresholds || o->marks)
-			fprintf(f, "  counted but not listed (lists stop at %d): %" PRIu64
-				" events, %" PRIu64 " settings, %" PRIu64 " retries, %" PRIu64
-				" threshold changes, %" PRIu64 " timeline markers\n", MW_STATE_KEEP,
-				o->events, o->settings, o->retries, o->thresholds, o->marks);
-	}
-}
-
 /* -f: was the process created traced, its model starting from the
  * allocator it inherited at fork (its "attach" snapshot is that copy)? */
 static int forked(const struct mw_run_info *ri)
@@ -262,6 +214,8 @@ static void heaps_text(FILE *f, const struct mw_state *st)
 	const struct mw_heap *h = mw_state_heaps(st, &n);
 	char ad[32], ar[32], sz[32], pk[32];
 
+	if (heaps_quiet(st))	/* quiet_text() */
+		return;
 	if (mw_state_attach_refused(st))	/* those made before tracing are unknown */
 		fprintf(f, "\nHeaps (heap_info): ? (%zu seen while traced)\n", n);
 	else
@@ -288,6 +242,8 @@ static void sbrk_text(FILE *f, const struct mw_state *st)
 	/* -p: what was there before may be trimmed while traced: a net below 0 */
 	int neg = s->trimmed > s->grown;
 
+	if (sbrk_quiet(st))	/* quiet_text() */
+		return;
 	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " call%s, trimmed %s in %"
 		PRIu64 " call%s, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
 		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore, s->nmore == 1 ? "" : "s",
@@ -327,6 +283,58 @@ static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
 			mw_human_bytes(c[i].trim, b, sizeof(b)));
 }
 
+/* "; the other 40522 are memory_heap_more's 40495, memory_heap_less's 26
+ * and memory_sbrk_more's 1, counted per heap and for main_arena, not per
+ * thread": the probes whose hits no thread's count holds. */
+static void unthreaded_text(FILE *f, const struct mw_state *st, uint64_t heaps)
+{
+	size_t n, k = 0, left = 0;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+	char q[MW_NAME_Q];
+
+	for (size_t i = 0; i < n; i++)
+		left += mw_state_probe_unthreaded(st, p[i].known) > 0;
+	fprintf(f, "; the other %" PRIu64 " %s", heaps, heaps == 1 ? "is" : "are");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = mw_state_probe_unthreaded(st, p[i].known);
+
+		if (!u)
+			continue;
+		fprintf(f, "%s%s%s's %" PRIu64, !k ? "" : k + 1 == left ? " and" : ",",
+			k == 1 ? "\n   " : " ", mw_quote(p[i].name, q, sizeof(q)), u);
+		k++;
+	}
+	fprintf(f, ",%scounted per heap and for main_arena, not per thread",
+		k == 1 ? "\n   " : " ");
+}
+
+/* When the threads' PROBE HITS do not add up to the header's count, why:
+ *
+ *	  (their PROBE HITS add up to 57 of the 40579; the other 40522 are memory_heap_more's 40495,
+ *	   memory_heap_less's 26 and memory_sbrk_more's 1, counted per heap and for main_arena, not per thread) */
+static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_thread *t,
+			  size_t n)
+{
+	uint64_t total, lost, garbled, sum = 0, heaps = mw_state_hits_unthreaded(st);
+	int ended;
+
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	for (size_t i = 0; i < n; i++)
+		sum += t[i].hits;
+	if (sum == total)
+		return;
+	fprintf(f, "  (%s PROBE HITS add up to %" PRIu64 " of the %" PRIu64,
+		n > TOP_ROWS ? "all the threads'" : "their", sum, total);
+	if (heaps)
+		unthreaded_text(f, st, heaps);
+	if (sum + heaps > total)	/* N records of a probe never declared */
+		fprintf(f, ";\n   %" PRIu64 " of the threads' hits are of probes the stream never "
+			"declared, not in the %" PRIu64, sum + heaps - total, total);
+	else if (sum + heaps < total)
+		fprintf(f, ";\n   %" PRIu64 " the report cannot place", total - sum - heaps);
+	fprintf(f, ")\n");
+}
+
 static void threads_text(FILE *f, const struct mw_state *st)
 {
 	size_t n;
@@ -355,6 +363,7 @@ static void threads_text(FILE *f, const struct mw_state *st)
 			t[i].waits, t[i].retries, t[i].hits);
 	}
 	more_line(f, shown, n, "threads");
+	hits_sum_text(f, st, t, n);
 }
 
 static void settings_text(FILE *f, const struct mw_state *st)
@@ -466,20 +475,28 @@ static int modelled(const struct mw_event *e)
 	}
 }
 
-/* tcache double frees, prominently; then probes without a section. */
+/* tcache double frees, prominently: among the answers. */
+static void double_free_text(FILE *f, const struct mw_state *st)
+{
+	size_t n;
+	const struct mw_event *e = mw_state_events(st, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].known == MW_P_memory_tcache_double_free)
+			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
+				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
+				(uint64_t)e[i].arg[0], e[i].arg[1]);
+}
+
+/* The probes without a section of their own. */
 static void events_text(FILE *f, const struct mw_state *st)
 {
 	size_t n, other = 0, shown = 0;
 	const struct mw_event *e = mw_state_events(st, &n);
 	char q[MW_NAME_Q];
 
-	for (size_t i = 0; i < n; i++) {
-		if (e[i].known == MW_P_memory_tcache_double_free)
-			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
-				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
-				(uint64_t)e[i].arg[0], e[i].arg[1]);
+	for (size_t i = 0; i < n; i++)
 		other += !modelled(&e[i]);
-	}
 	if (!other)
 		return;
 	fprintf(f, "\nOther events: %zu\n", other);
@@ -614,32 +631,61 @@ static void quoted_lines(FILE *f, const char *text)
 	}
 }
 
-/* The last reading's ledger and findings (at exit, or at the end of -p),
- * when there is one. */
-static void exit_ledger_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+/* The answer, first: a tcache double free, the allocator's totals and
+ * the RSS at the last reading (the exit's with -c, the end's with -p),
+ * and the findings:
+ *
+ *	Total: system 2.4 GiB = arenas 2.4 GiB + mmapped chunks 0 B (0 chunks)
+ *	       in use 2.4 GiB = arenas 2.4 GiB + mmapped chunks 0 B; free ...
+ *	RSS at exit 276.2 MiB, peak 276.2 MiB (the RSS ledger below adds up)
+ *
+ *	Findings (largest first):
+ *	 1. ... */
+static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
-	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_snapshot *s = ri->snap_exit ? ri->snap_exit : ri->snap_end;
 	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
 	struct mw_finding *v;
+	char a[32], b[32];
 	size_t n;
 
+	double_free_text(f, st);
+	if (s)
+		mw_snapshot_totals_text(f, s);
+	if (l) {
+		fprintf(f, "%sRSS %s %s", s ? "" : "\n", ri->ledger_exit ? "at exit" : "at the end",
+			mw_human_bytes(l->total.rss, a, sizeof(a)));
+		if (l->peak_rss)
+			fprintf(f, ", peak %s", mw_human_bytes(l->peak_rss, b, sizeof(b)));
+		fprintf(f, " (the RSS ledger below %s)\n", l->ok ? "adds up" : "DOES NOT ADD UP");
+	}
 	if (!l && ri->findings_text) {	/* a replay: the ledger was read from the
 					 * process's pages, its findings are saved */
 		quoted_lines(f, ri->findings_text);
 		return;
 	}
-	if (!s || !l)
+	if (!l || !(ri->ledger_exit ? ri->snap_exit : ri->snap_end))
 		return;
-	mw_ledger_text(f, s, l);
 	mw_run_findings(st, ri, &v, &n);
 	mw_findings_text(f, v, n);
 	free(v);
 }
 
+/* The last reading's ledger (its findings are in answer_text). */
+static void exit_ledger_text(FILE *f, const struct mw_run_info *ri)
+{
+	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
+
+	if (s && l)
+		mw_ledger_text(f, s, l);
+}
+
 /* The sections with nothing to say, folded into one line:
  *
- *	Nothing else to report: no threshold change (mmap 128.0 KiB, trim
- *	128.0 KiB, default); no setjmp/longjmp; no slow-math probes in
+ *	Nothing else to report: no heaps of other arenas (heap_info); no
+ *	sbrk call; no threshold change (mmap 128.0 KiB, trim 128.0 KiB,
+ *	default); no setjmp/longjmp; no slow-math probes in
  *	'/lib/x86_64-linux-gnu/libm.so.6' (glibc 2.19 to 2.33 have them)
  *
  * (one line in the output). */
@@ -651,6 +697,13 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 	const char *libm = mw_state_libm(st, &sites);
 	char a[32], b[32];
 
+	if (heaps_quiet(st))
+		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
+			family_traced(st, MW_FAM_HEAP) ? "no heaps of other arenas (heap_info)" :
+			"no heap probes traced");
+	if (sbrk_quiet(st))
+		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
+			family_traced(st, MW_FAM_SBRK) ? "no sbrk call" : "no sbrk probes traced");
 	mw_state_thresholds(st, &n, &mm, &tr);
 	if (!n && !mw_state_attach_refused(st))
 		fprintf(f, "%sno threshold change (mmap %s, trim %s, %s)", k++ ? "; " :
@@ -670,7 +723,8 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
-	header(f, st, ri);
+	mw_report_head_text(f, st, ri);
+	answer_text(f, st, ri);
 	arenas_text(f, st, forked(ri));
 	heaps_text(f, st);
 	sbrk_text(f, st);
@@ -689,11 +743,12 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 					    forked(ri) ? "at fork: the copy of its parent's "
 					    "allocator it started with" : NULL, ri->end_why);
 	else if (ri->snap_end)	/* -p, no attach snapshot: the end's own figures */
-		mw_snapshot_arenas_text(f, ri->snap_end, "Allocator at the end, read from the "
-					"process");
-	if (ri->snap_exit)
-		mw_snapshot_arenas_text(f, ri->snap_exit, "Allocator at exit, read from the process");
-	exit_ledger_text(f, st, ri);
+		mw_snapshot_arenas_only_text(f, ri->snap_end, "Allocator at the end, read from "
+					     "the process");
+	if (ri->snap_exit)	/* its Total is in answer_text */
+		mw_snapshot_arenas_only_text(f, ri->snap_exit, "Allocator at exit, read from the "
+					     "process");
+	exit_ledger_text(f, ri);
 	if (ri->stacks)
 		mw_report_stacks_text(f, ri->stacks, ri->stacks_pid);
 	if (ri->stopped)

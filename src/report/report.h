@@ -78,6 +78,10 @@ struct mw_run_info {
 	/* with stacks: the process whose stacks are this report's (a run of
 	 * several processes: each its own); 0 every process's */
 	pid_t stacks_pid;
+	/* how long the probes were traced: from the program's start (-c) or
+	 * the probes' arming (-p) to its exit or the stop, ns; 0 not known
+	 * (a stream saved before it was kept, a process of -f's tree) */
+	uint64_t traced_ns;
 };
 
 /* The findings (findings.h) of the last reading of ri (the exit's with
@@ -102,6 +106,14 @@ struct mw_environment {
 	const char *runtime;		/* "kernel" or "bpf" */
 	const char *version;		/* mallocwatch's */
 };
+
+/* What tracing cost over several processes' reports (mw_report_json_value's:
+ * -f's tree, -p PID,PID,...): their events.cost summed by family, the time
+ * traced the first's (docs/json.md "totals"); new reference, NULL when out
+ * of memory.  And its "tracing cost" lines, when it matters (as the
+ * summary of one process says it). */
+json_t *mw_report_cost_sum(json_t *const *reps, size_t n);
+void mw_report_cost_sum_text(FILE *f, json_t *const *reps, size_t n);
 
 /* Write the summary.  Returns 0, or -1 if writing failed. */
 int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);

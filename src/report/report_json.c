@@ -90,6 +90,10 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
 		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
 		"by_probe", by, "full_tables", mw_json_str(mw_state_full_tables(st)));
+	/* the hits no thread's count holds (the threads' "hits" add up to
+	 * total less these), and what tracing cost */
+	mw_json_set(&ev, "unthreaded", jint((int64_t)mw_state_hits_unthreaded(st)));
+	mw_json_set(&ev, "cost", mw_report_cost_json(st, ri));
 	{
 		uint64_t before;
 		unsigned n = mw_state_execs(st, &before);

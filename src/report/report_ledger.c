@@ -119,7 +119,8 @@ static void histogram_text(FILE *f, const struct mw_frag *g)
 			fprintf(f, "  %10s and up  ", hb(bucket_min(b)));
 		else
 			fprintf(f, "  %10s .. %-8s", hb(bucket_min(b)), hb(bucket_min(b + 1)));
-		fprintf(f, " %9" PRIu64 " chunks %12s\n", g->count[b], hb(g->bytes[b]));
+		fprintf(f, " %9" PRIu64 " chunk%s %12s\n", g->count[b], g->count[b] == 1 ? " " : "s",
+			hb(g->bytes[b]));
 	}
 	if (!any)	/* not a heading left without its table */
 		fprintf(f, "  none\n");

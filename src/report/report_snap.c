@@ -43,7 +43,7 @@ static void arena_row(FILE *f, const struct mw_snap_arena *a)
  *	Total: system 141.3 MiB = arenas 264.0 KiB + mmapped chunks 141.0 MiB (6)
  *	       in use 141.1 MiB = arenas 85.0 KiB + mmapped chunks 141.0 MiB; free (retained) ...
  */
-static void totals_line(FILE *f, const struct mw_snapshot *s)
+void mw_snapshot_totals_text(FILE *f, const struct mw_snapshot *s)
 {
 	char a[16], b[16], c[16], d[16], m[16], sa[16], ua[16];
 
@@ -71,12 +71,17 @@ static void arenas_table(FILE *f, const struct mw_snapshot *s)
 			s->narenas - SNAP_ARENA_ROWS);
 }
 
-void mw_snapshot_arenas_text(FILE *f, const struct mw_snapshot *s, const char *title)
+void mw_snapshot_arenas_only_text(FILE *f, const struct mw_snapshot *s, const char *title)
 {
 	fprintf(f, "\n%s: %zu arena%s%s\n", title, s->narenas, s->narenas == 1 ? "" : "s",
 		s->consistent ? "" : " (INCONSISTENT)");
 	arenas_table(f, s);
-	totals_line(f, s);
+}
+
+void mw_snapshot_arenas_text(FILE *f, const struct mw_snapshot *s, const char *title)
+{
+	mw_snapshot_arenas_only_text(f, s, title);
+	mw_snapshot_totals_text(f, s);
 }
 
 /* " (ours)", " (not ours)", "" unknown */
@@ -202,7 +207,7 @@ int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *com
 		" chunks (mp_.n_mmaps_max)\n",
 		s->n_mmaps, mw_human_bytes(s->mmapped_mem, a, sizeof(a)), s->max_n_mmaps,
 		mw_human_bytes(s->max_mmapped_mem, b, sizeof(b)), s->n_mmaps_max);
-	totals_line(f, s);
+	mw_snapshot_totals_text(f, s);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 

@@ -28,8 +28,12 @@ void mw_snapshot_diff_text_named(FILE *out, const struct mw_snapshot *a,
 				 const struct mw_snapshot *b, const char *a_name,
 				 const char *b_name, const char *a_what, const char *why_none);
 
-/* The arenas table of a snapshot and its totals line, under title. */
+/* The arenas table of a snapshot and its totals line, under title; the
+ * table alone; the totals line alone ("\nTotal: system ... = arenas ...
+ * + mmapped chunks ...", and its "in use" line under it). */
 void mw_snapshot_arenas_text(FILE *out, const struct mw_snapshot *s, const char *title);
+void mw_snapshot_arenas_only_text(FILE *out, const struct mw_snapshot *s, const char *title);
+void mw_snapshot_totals_text(FILE *out, const struct mw_snapshot *s);
 
 /* A snapshot (snapshot.h) of process comm as text: arenas (system, in use,
  * free, trimmable, top, heaps, attached threads), heaps, the main heap's
