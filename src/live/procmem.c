@@ -199,6 +199,7 @@ struct block {
 	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
 	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
 	int marked;		/* a bit is set */
+	uint64_t hash;		/* of the words marked (mark_hash) */
 };
 
 struct mw_proc_copy {
@@ -208,7 +209,7 @@ struct mw_proc_copy {
 	unsigned char *slabs[NSLABS];	/* as nbuf needs them */
 	uint64_t *bits[NSLABS];		/* their blocks' marks */
 	int marking, lost;		/* mw_proc_mark; a read not marked */
-	uint64_t key, hash;		/* the marks' hash (mark_hash) */
+	uint64_t key;			/* the marks' hash key (mark_hash) */
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
 	uint32_t last;		/* the block found last, + 1 */
 	uint64_t copied, nblocks;	/* mw_proc_copied */
@@ -373,7 +374,7 @@ static void mark(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t 
 		b->bits[i / 64] |= bit;
 		b->marked = 1;
 		memcpy(&v, b->buf + i * 8, 8);
-		c->hash ^= mark_hash(c->key, b->base + i * 8, v);
+		b->hash ^= mark_hash(c->key, b->base + i * 8, v);
 	}
 }
 
@@ -444,6 +445,7 @@ void mw_proc_copy_drop(struct mw_proc *p)
 		if (c->blocks[i].marked) {
 			memset(c->blocks[i].bits, 0, MARK_WORDS * 8);
 			c->blocks[i].marked = 0;
+			c->blocks[i].hash = 0;
 			c->lost |= c->marking;	/* its marks are gone */
 		}
 	c->used = 0;
@@ -477,10 +479,10 @@ void mw_proc_copy_free(struct mw_proc *p)
 
 /* The marks taken (procmem.h): each marked block's base and bits. */
 struct mw_proc_marks {
-	uint64_t key, hash;
+	uint64_t key;
 	size_t n;
-	struct marked {
-		uint64_t base;
+	struct marked {	/* in the order they were copied: the walk's */
+		uint64_t base, hash;
 		uint64_t bits[MARK_WORDS];
 	} *v;
 };
@@ -511,7 +513,6 @@ struct mw_proc_marks *mw_proc_marks_take(struct mw_proc *p)
 		m = xcalloc(1, sizeof(*m));
 		m->v = xcalloc(n ? n : 1, sizeof(*m->v));
 		m->key = c->key;
-		m->hash = c->hash;
 	}
 	for (size_t i = 0; i < c->used; i++) {
 		struct block *b = &c->blocks[i];
@@ -520,25 +521,26 @@ struct mw_proc_marks *mw_proc_marks_take(struct mw_proc *p)
 			continue;
 		if (m) {
 			m->v[m->n].base = b->base;
+			m->v[m->n].hash = b->hash;
 			memcpy(m->v[m->n++].bits, b->bits, MARK_WORDS * 8);
 		}
 		memset(b->bits, 0, MARK_WORDS * 8);
 		b->marked = 0;
+		b->hash = 0;
 	}
-	c->hash = 0;
 	c->lost = 0;
 	c->marking = 0;
 	return m;
 }
 
 /* The marked words of block e read again from the process into buf
- * (MW_PROC_BLOCK bytes), into *h: 1, 0 when they cannot be read
- * (unmapped), -1 when the process is gone or refuses (errno). */
+ * (MW_PROC_BLOCK bytes): 1 the same, 0 not (or they cannot be read:
+ * unmapped), -1 when the process is gone or refuses (errno). */
 static int marks_read(struct mw_proc *p, uint64_t key, const struct marked *e,
-		      unsigned char *buf, uint64_t *h)
+		      unsigned char *buf)
 {
 	size_t first = MARK_WORDS, last = 0;
-	uint64_t lo, hi;
+	uint64_t lo, hi, h = 0;
 	ssize_t n;
 
 	for (size_t k = 0; k < MARK_WORDS; k++)
@@ -559,21 +561,22 @@ static int marks_read(struct mw_proc *p, uint64_t key, const struct marked *e,
 			uint64_t i = k * 64 + (uint64_t)__builtin_ctzll(bits), v;
 
 			memcpy(&v, buf + i * 8, 8);
-			*h ^= mark_hash(key, e->base + i * 8, v);
+			h ^= mark_hash(key, e->base + i * 8, v);
 		}
-	return 1;
+	return h == e->hash;
 }
 
 int mw_proc_marks_same(struct mw_proc *p, const struct mw_proc_marks *m)
 {
 	unsigned char *buf = xmalloc(MW_PROC_BLOCK);
-	uint64_t h = 0;
 	int r = 1;
 
+	/* block by block, in the walk's order: a running process changes
+	 * its lists' heads first, and the first block that differs ends it */
 	for (size_t i = 0; i < m->n && r == 1; i++)
-		r = marks_read(p, m->key, &m->v[i], buf, &h);
+		r = marks_read(p, m->key, &m->v[i], buf);
 	free(buf);
-	return r == 1 ? h == m->hash : r;
+	return r;
 }
 
 void mw_proc_marks_free(struct mw_proc_marks *m)

@@ -92,9 +92,10 @@ void mw_proc_copy_free(struct mw_proc *p);
  * mw_proc_marks_same reads the marked words again from the process (the
  * span of each block's marks, one read a block, into a buffer of its
  * own: no copy is made or dropped) and compares them with the marked
- * values by a keyed 64-bit hash of every word and its address (a random
- * key per process): 1 the same, 0 not (or unmapped now), -1 when the
- * process is gone or refuses (errno). */
+ * values, block by block in the order they were copied, by a keyed 64-bit
+ * hash of every word and its address (a random key per process), ending
+ * at the first block that differs: 1 the same, 0 not (or unmapped now),
+ * -1 when the process is gone or refuses (errno). */
 struct mw_proc_marks;
 void mw_proc_mark(struct mw_proc *p, int on);
 struct mw_proc_marks *mw_proc_marks_take(struct mw_proc *p);
