@@ -10,8 +10,13 @@
 # each in its own arena, freeing every other object of 500,000: 2 M free
 # chunks; trim_threshold raised).  Each is read with `snapshot -p PID,X`
 # (the snapshot alone, no RSS ledger; X an idle process), REPS times
-# (default 3), medians.  Prints one line each and "goal" lines (>= 10 M
-# free chunks a second, a snapshot of 2 M in about 0.2 s), and how long
+# (default 3), medians.  A snapshot reads a process at least twice: the
+# first walks the lists, the later ones re-read the words that walk read
+# (src/live/snaprec.c; before 2026-11-28 each was a whole walk).  The
+# rate is the free chunks over the whole snapshot's time (before
+# 2026-11-28 this bench multiplied by the reads).  Prints one line each
+# and "goal" lines (>= 10 M free chunks a second, a snapshot of 2 M in
+# about 0.2 s), and how long
 # `mallocwatch trim` holds each against gdb's call of malloc_trim(0)
 # (trimbench, below; goal: at most 1.5 times).  Run as root
 # after `make all` and the test fixtures (bench/run calls it).
@@ -66,8 +71,8 @@ PY
 	raw=$(for i in $(seq "$REPS"); do $OUT/rawread $pid "$@"; done | sort -n |
 	      awk -v m=$(( (REPS + 1) / 2 )) 'NR == m')
 	rawsecs=${raw% *} bytes=${raw#* }
-	rate=$(echo "$chunks * $walks / $secs / 1000000" | bc -l)
-	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d walks: %.1f M free chunks/s); raw process_vm_readv of the heaps %.3f s; snapshot x%.2f the raw read\n' \
+	rate=$(echo "$chunks / $secs / 1000000" | bc -l)
+	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d reads: %.1f M free chunks/s); raw process_vm_readv of the heaps %.3f s; snapshot x%.2f the raw read\n' \
 		"$name" "$chunks" "$arenas" "$(echo "$bytes / 1048576" | bc -l)" "$secs" "$walks" "$rate" \
 		"$rawsecs" "$(echo "$secs / $rawsecs" | bc -l)"
 	echo "goal walk $name $(printf %.1f "$rate") M free chunks/s (>= 10): $(echo "$rate >= 10" | bc)" >>$OUT/walk.goals

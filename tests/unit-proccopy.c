@@ -53,7 +53,7 @@ int main(void)
 	CHECK(mw_proc_read(&p, base + 200, buf, 1) == 0 && buf[0] == (unsigned char)(r[200] ^ 0xff));
 	mw_proc_copy_drop(&p);
 	CHECK(mw_proc_read(&p, base + 200, buf, 1) == 0 && buf[0] == r[200]);
-	/* across a block's end: read from the process, right */
+	/* across a block's end: from the copies of both, right */
 	CHECK(mw_proc_read(&p, base + MW_PROC_BLOCK - 8, buf, 16) == 0 &&
 	      !memcmp(buf, r + MW_PROC_BLOCK - 8, 16));
 	/* the last readable bytes, and past them (PROT_NONE): EFAULT */

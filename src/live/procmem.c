@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -190,10 +191,15 @@ _Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twic
 #define NSLABS (1 + (MAX_BLOCKS - FIRST_BLOCKS + PER_SLAB - 1) / PER_SLAB)
 #define HUGE (2U << 20)
 
+#define MARK_WORDS (MW_PROC_BLOCK / 8 / 64)	/* a block's marks: a bit a word */
+
 struct block {
 	uint64_t base;		/* MW_PROC_BLOCK-aligned */
 	uint64_t lo, hi;	/* [lo, hi) copied, at buf + (lo - base) */
 	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
+	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
+	int marked;		/* a bit is set */
+	uint64_t hash;		/* of the words marked (mark_hash) */
 };
 
 struct mw_proc_copy {
@@ -201,6 +207,9 @@ struct mw_proc_copy {
 						 * [used, nbuf) buffers to reuse */
 	size_t used, nbuf;
 	unsigned char *slabs[NSLABS];	/* as nbuf needs them */
+	uint64_t *bits[NSLABS];		/* their blocks' marks */
+	int marking, lost;		/* mw_proc_mark; a read not marked */
+	uint64_t key;			/* the marks' hash key (mark_hash) */
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
 	uint32_t last;		/* the block found last, + 1 */
 	uint64_t copied, nblocks;	/* mw_proc_copied */
@@ -285,8 +294,15 @@ static int more_buffer(struct mw_proc_copy *c)
 			atomic_fetch_sub(&held_all, slab_size(k));
 			return -1;
 		}
+		if (!(c->bits[k] = calloc(slab_size(k) / MW_PROC_BLOCK, MARK_WORDS * 8))) {
+			munmap(c->slabs[k], slab_size(k));
+			c->slabs[k] = NULL;
+			atomic_fetch_sub(&held_all, slab_size(k));
+			return -1;
+		}
 	}
 	c->blocks[c->nbuf].buf = c->slabs[k] + off;
+	c->blocks[c->nbuf].bits = c->bits[k] + off / MW_PROC_BLOCK * MARK_WORDS;
 	c->nbuf++;
 	return 0;
 }
@@ -329,21 +345,64 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 	return 0;
 }
 
+/* Word at addr, of value v, in the marks' hash: a keyed mix of both,
+ * the words combined by XOR (each is marked once, in any order). */
+static uint64_t mark_hash(uint64_t key, uint64_t addr, uint64_t v)
+{
+	uint64_t h = (addr ^ key) * 0x9E3779B97F4A7C15ULL;
+
+	h = (h ^ (h >> 31) ^ v) * 0xBF58476D1CE4E5B9ULL;
+	h = (h ^ (h >> 29)) * 0x94D049BB133111EBULL;
+	return h ^ (h >> 32);
+}
+
+/* Mark the words of [addr, addr+len), served from block b (mw_proc_mark):
+ * each 8-byte word it touches, with its value in the copy, once. */
+static void mark(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len)
+{
+	uint64_t w0 = (addr - b->base) / 8, w1 = (addr + len - 1 - b->base) / 8;
+
+	if (w0 * 8 < b->lo - b->base || (w1 + 1) * 8 > b->hi - b->base) {
+		c->lost = 1;	/* a word only partly copied (not at a page's end) */
+		return;
+	}
+	for (uint64_t i = w0; i <= w1; i++) {
+		uint64_t bit = 1ULL << (i % 64), v;
+
+		if (b->bits[i / 64] & bit)
+			continue;
+		b->bits[i / 64] |= bit;
+		b->marked = 1;
+		memcpy(&v, b->buf + i * 8, 8);
+		b->hash ^= mark_hash(c->key, b->base + i * 8, v);
+	}
+}
+
 /* A read from the copies: 0 served, 1 not copied (read the process), -1
- * when the process is gone or refuses (errno). */
+ * when the process is gone or refuses (errno).  A read across a block's
+ * end is served from the two blocks. */
 static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 {
 	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
 	struct block *b;
 	int r;
 
-	if (!len || addr + len < addr || addr + len - base > MW_PROC_BLOCK)
-		return 1;	/* across a block's end */
+	if (!len || len > MW_PROC_BLOCK || addr + len < addr)
+		return 1;
+	if (addr + len - base > MW_PROC_BLOCK) {
+		size_t first = (size_t)(base + MW_PROC_BLOCK - addr);
+
+		if ((r = copy_read(p, addr, buf, first)) != 0)
+			return r;
+		return copy_read(p, addr + first, (unsigned char *)buf + first, len - first);
+	}
 	if (!(b = find(p->copy, base)) && (r = fill(p, base, addr, &b)) != 0)
 		return r;
 	if (addr < b->lo || addr + len > b->hi)
 		return 1;
 	memcpy(buf, b->buf + (addr - base), len);
+	if (p->copy->marking)
+		mark(p->copy, b, addr, len);
 	return 0;
 }
 
@@ -356,6 +415,7 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 
 		if (r <= 0)
 			return r;	/* served, or the process is gone */
+		p->copy->lost |= p->copy->marking;	/* a read not marked */
 	}
 	if (!mw_proc_mapped(p, addr, len)) {
 		errno = EFAULT;
@@ -381,6 +441,13 @@ void mw_proc_copy_drop(struct mw_proc *p)
 
 	if (!c || !c->used)
 		return;
+	for (size_t i = 0; i < c->used; i++)
+		if (c->blocks[i].marked) {
+			memset(c->blocks[i].bits, 0, MARK_WORDS * 8);
+			c->blocks[i].marked = 0;
+			c->blocks[i].hash = 0;
+			c->lost |= c->marking;	/* its marks are gone */
+		}
 	c->used = 0;
 	c->last = 0;
 	memset(c->table, 0, sizeof(c->table));
@@ -403,10 +470,120 @@ void mw_proc_copy_free(struct mw_proc *p)
 		if (c->slabs[k]) {
 			munmap(c->slabs[k], slab_size(k));
 			atomic_fetch_sub(&held_all, slab_size(k));
+			free(c->bits[k]);
 		}
 	free(c);
 	p->copy = NULL;
 	p->copying = 0;
+}
+
+/* The marks taken (procmem.h): each marked block's base and bits. */
+struct mw_proc_marks {
+	uint64_t key;
+	size_t n;
+	struct marked {	/* in the order they were copied: the walk's */
+		uint64_t base, hash;
+		uint64_t bits[MARK_WORDS];
+	} *v;
+};
+
+void mw_proc_mark(struct mw_proc *p, int on)
+{
+	struct mw_proc_copy *c = p->copy;
+
+	if (!c)
+		return;
+	if (on && !c->key)
+		while (getrandom(&c->key, sizeof(c->key), 0) != sizeof(c->key) || !c->key)
+			;
+	c->marking = on;
+}
+
+struct mw_proc_marks *mw_proc_marks_take(struct mw_proc *p)
+{
+	struct mw_proc_copy *c = p->copy;
+	struct mw_proc_marks *m = NULL;
+	size_t n = 0;
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < c->used; i++)
+		n += (size_t)c->blocks[i].marked;
+	if (!c->lost) {
+		m = xcalloc(1, sizeof(*m));
+		m->v = xcalloc(n ? n : 1, sizeof(*m->v));
+		m->key = c->key;
+	}
+	for (size_t i = 0; i < c->used; i++) {
+		struct block *b = &c->blocks[i];
+
+		if (!b->marked)
+			continue;
+		if (m) {
+			m->v[m->n].base = b->base;
+			m->v[m->n].hash = b->hash;
+			memcpy(m->v[m->n++].bits, b->bits, MARK_WORDS * 8);
+		}
+		memset(b->bits, 0, MARK_WORDS * 8);
+		b->marked = 0;
+		b->hash = 0;
+	}
+	c->lost = 0;
+	c->marking = 0;
+	return m;
+}
+
+/* The marked words of block e read again from the process into buf
+ * (MW_PROC_BLOCK bytes): 1 the same, 0 not (or they cannot be read:
+ * unmapped), -1 when the process is gone or refuses (errno). */
+static int marks_read(struct mw_proc *p, uint64_t key, const struct marked *e,
+		      unsigned char *buf)
+{
+	size_t first = MARK_WORDS, last = 0;
+	uint64_t lo, hi, h = 0;
+	ssize_t n;
+
+	for (size_t k = 0; k < MARK_WORDS; k++)
+		if (e->bits[k]) {
+			first = first < k ? first : k;
+			last = k;
+		}
+	if (first == MARK_WORDS)
+		return 1;
+	lo = (first * 64 + (uint64_t)__builtin_ctzll(e->bits[first])) * 8;
+	hi = (last * 64 + 64 - (uint64_t)__builtin_clzll(e->bits[last])) * 8;
+	if (!mw_proc_mapped(p, e->base + lo, hi - lo))
+		return 0;
+	if ((n = raw(p, e->base + lo, buf + lo, (size_t)(hi - lo))) != (ssize_t)(hi - lo))
+		return n < 0 && (errno == ESRCH || errno == EPERM || errno == EACCES) ? -1 : 0;
+	for (size_t k = first; k <= last; k++)
+		for (uint64_t bits = e->bits[k]; bits; bits &= bits - 1) {
+			uint64_t i = k * 64 + (uint64_t)__builtin_ctzll(bits), v;
+
+			memcpy(&v, buf + i * 8, 8);
+			h ^= mark_hash(key, e->base + i * 8, v);
+		}
+	return h == e->hash;
+}
+
+int mw_proc_marks_same(struct mw_proc *p, const struct mw_proc_marks *m)
+{
+	unsigned char *buf = xmalloc(MW_PROC_BLOCK);
+	int r = 1;
+
+	/* block by block, in the walk's order: a running process changes
+	 * its lists' heads first, and the first block that differs ends it */
+	for (size_t i = 0; i < m->n && r == 1; i++)
+		r = marks_read(p, m->key, &m->v[i], buf);
+	free(buf);
+	return r;
+}
+
+void mw_proc_marks_free(struct mw_proc_marks *m)
+{
+	if (m)
+		free(m->v);
+	free(m);
 }
 
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v)

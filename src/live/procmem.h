@@ -16,8 +16,8 @@
  * from a copy of its MW_PROC_BLOCK-aligned block, read whole at its first
  * use (one process_vm_readv, clipped to that mapping), up to
  * MW_PROC_COPY_MAX bytes per process; a read outside what could be
- * copied (past the cap, across a block's end, a block read short) goes to
- * the process as before.  The copy is as old as its block's read:
+ * copied (past the cap, a block read short) goes to the process as
+ * before; one across a block's end is served from the two.  The copy is as old as its block's read:
  * mw_proc_copy_drop forgets it (the buffers are kept for the next);
  * mw_proc_copy_free gives the buffers back (a snapshot does at its end).
  * A read served from a copy needs no mapping check: the block was
@@ -81,6 +81,26 @@ uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
 
 /* Free the copies' memory (copying is then off). */
 void mw_proc_copy_free(struct mw_proc *p);
+
+/* Marks: what a walk read from the copies, to tell later whether the
+ * process still holds the same (snapshot.c: a walk of lists is then not
+ * made again).  While marking (mw_proc_mark(p, 1), copies on), every
+ * 8-byte word a read served from a copy touches is marked once, with its
+ * value there; mw_proc_marks_take ends the marking and takes the marks
+ * (NULL when a read went to the process instead, or a copy was dropped
+ * meanwhile: the marks would not hold every word read).
+ * mw_proc_marks_same reads the marked words again from the process (the
+ * span of each block's marks, one read a block, into a buffer of its
+ * own: no copy is made or dropped) and compares them with the marked
+ * values, block by block in the order they were copied, by a keyed 64-bit
+ * hash of every word and its address (a random key per process), ending
+ * at the first block that differs: 1 the same, 0 not (or unmapped now),
+ * -1 when the process is gone or refuses (errno). */
+struct mw_proc_marks;
+void mw_proc_mark(struct mw_proc *p, int on);
+struct mw_proc_marks *mw_proc_marks_take(struct mw_proc *p);
+int mw_proc_marks_same(struct mw_proc *p, const struct mw_proc_marks *m);
+void mw_proc_marks_free(struct mw_proc_marks *m);
 
 /* Read one 8-byte word (native byte order).  0 or -1 as above. */
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v);

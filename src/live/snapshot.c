@@ -79,6 +79,7 @@ int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 static void reread(struct walk *w)
 {
 	mw_proc_copy_drop(w->p);
+	w->rec_lost = 1;	/* the words of two copies: record neither */
 }
 
 /* One more arena, heap or chunk visited: within the step budget and the
@@ -411,6 +412,26 @@ static int header(struct walk *w, uint64_t addr, struct header *h)
 	       field(w, addr, g->ms_system_mem, &h->system_mem) < 0 ? -1 : 0;
 }
 
+/* Arena a's lists, after its header and lock were read (and read again
+ * after, from the process): as an earlier walk of this snapshot found
+ * them when the process still holds every word it read (snaprec.c), else
+ * walked in a copy of its memory taken now (procmem.h).  0 or -1. */
+static int lists(struct walk *w, struct mw_snap_arena *a)
+{
+	int r = mw_snap_rec_use(w, a);
+
+	if (r <= 0)
+		return r;
+	mw_proc_copy_drop(w->p);
+	mw_proc_copy(w->p, 1);
+	mw_snap_rec_begin(w, a);
+	w->nfast = 0;
+	r = fastbins(w, a) < 0 || bins(w, a) < 0 || mw_snap_consolidate(w, a) < 0 ? -1 : 0;
+	mw_snap_rec_end(w, a, r);
+	mw_proc_copy(w->p, 0);
+	return r;
+}
+
 static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, uint64_t *next)
 {
 	const struct mw_glibc *g = w->g;
@@ -439,15 +460,7 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	a->rest_bytes = a->top_size;
 	a->free_bytes = a->top_size;
 	a->chunk0 = w->s->nchunks;
-	/* its lists from a copy of its memory taken now, after the header
-	 * and the lock were read (procmem.h); the header and lock again
-	 * below, from the process */
-	mw_proc_copy_drop(w->p);
-	mw_proc_copy(w->p, 1);
-	w->nfast = 0;
-	r = w->headers_only ? 0 : fastbins(w, a) < 0 || bins(w, a) < 0 ||
-				  mw_snap_consolidate(w, a) < 0 ? -1 : 0;
-	mw_proc_copy(w->p, 0);
+	r = w->headers_only ? 0 : lists(w, a);
 	if (r < 0)
 		return -1;
 	a->nchunks = w->s->nchunks - a->chunk0;
@@ -612,6 +625,7 @@ void mw_snap_walk(struct walk *w)
 	s->chunks_dropped = 0;
 	s->chunks_kept = w->keep;
 	w->nheaps = 0;
+	w->verified = 0;
 	w->arenas_locked = 0;
 	w->arena_locked = 0;
 	w->list_locked = mw_snap_held(w, w->g->list_lock) == 1;

@@ -47,6 +47,12 @@ struct walk {
 				 * stopped one will take (0: not known) */
 	int execd;		/* the process exec'd while it was read */
 	uint64_t image;		/* mw_ptstop_image at the start */
+	/* the arenas' lists as an earlier walk found them, with the words it
+	 * read (snaprec.c) */
+	struct mw_snap_rec *recs;
+	size_t nrecs, recs_cap;
+	int rec_lost;		/* a list walked twice in one walk (reread) */
+	int verified;		/* lists taken from records in this walk */
 };
 
 enum { MW_HOLD_CALL = 1, MW_HOLD_READ = 2 };
@@ -87,6 +93,21 @@ int mw_snap_fast_note(struct walk *w, const struct mw_snap_arena *a, uint64_t p,
  * chunks and top beside them, into a->trimmable and a->fast_into_top;
  * the notes dropped.  0; -1 (marked). */
 int mw_snap_consolidate(struct walk *w, struct mw_snap_arena *a);
+
+/* The records of an arena's lists (snaprec.c).  mw_snap_rec_use: when
+ * this snapshot walked arena a's lists before (top and mappings as now)
+ * and the process still holds every word that walk read
+ * (mw_proc_marks_same), their figures and kept chunks go into a as that
+ * walk found them: 0; 1 when they are to be walked; -1 (marked: the
+ * process is gone, or out of time).  mw_snap_rec_begin, before the
+ * lists are walked from a fresh copy: marks on.  mw_snap_rec_end, after
+ * (r: the walk's result): the marks and what the lists added to a
+ * recorded, when r is 0 and the marks hold every word read.
+ * mw_snap_recs_free: all of them. */
+int mw_snap_rec_use(struct walk *w, struct mw_snap_arena *a);
+void mw_snap_rec_begin(struct walk *w, const struct mw_snap_arena *a);
+void mw_snap_rec_end(struct walk *w, const struct mw_snap_arena *a, int r);
+void mw_snap_recs_free(struct walk *w);
 
 /* One walk of everything into w->s, consistent or marked with why. */
 void mw_snap_walk(struct walk *w);

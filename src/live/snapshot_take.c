@@ -362,6 +362,25 @@ void mw_snapshot_leave_stopped(int on)
 	leave_stopped = on;
 }
 
+/* A snapshot read stopped only (hold, --leave-stopped) is walked once
+ * first while the process runs, within half the time left: not for its
+ * figures, but for its lists' records (snaprec.c), so that the stopped
+ * walk, when the lists are as they were, only reads their words again
+ * and holds the process that much less.  What that walk found wrong is
+ * the stopped walk's to find again. */
+static void prewalk(struct walk *w)
+{
+	uint64_t deadline = w->deadline, now = mw_now_ns();
+
+	if (now >= deadline || w->headers_only)
+		return;
+	w->deadline = now + (deadline - now) / 2;
+	mw_snap_walk(w);
+	w->deadline = deadline;
+	w->stop = 0;
+	w->stop_why[0] = '\0';
+}
+
 /* how: 0 a full walk, 1 headers only, 2 a full walk keeping chunks */
 static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeout_ms,
 		struct mw_snapshot **out, struct mw_ptstop **held, const struct walk *opt,
@@ -400,8 +419,10 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 		mw_snap_walk(&w);
 		cpu = cpu_now() - cpu;	/* what a stopped walk takes: not the
 					 * waits for a CPU, which a held
-					 * process leaves us */
-		if (!w.walk_ns || cpu < w.walk_ns)
+					 * process leaves us; a walk that
+					 * took lists from records
+					 * (snaprec.c) tells less */
+		if (!w.verified && (!w.walk_ns || cpu < w.walk_ns))
 			w.walk_ns = cpu ? cpu : 1;
 		if (s->consistent && !w.headers_only)
 			mw_snap_confirm(&w);	/* the same figures twice? */
@@ -414,6 +435,8 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 		mw_proc_refresh(p, err, errlen);	/* it may have mapped new heaps */
 	}
 	if (w.leave_stopped || w.hold) {	/* read stopped only */
+		if (!no_stop)
+			prewalk(&w);
 		s->tries = 0;
 		s->consistent = 0;
 	}
@@ -421,6 +444,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 		stopped_walks(&w, note, sizeof(note));
 	s->duration_ns = mw_now_ns() - t0;
 	mw_proc_copy_free(p);	/* the walks' copies (procmem.h): not kept between snapshots */
+	mw_snap_recs_free(&w);
 	if (w.fatal || w.stop || w.execd || !s->consistent) {
 		ret = failed(&w, timeout_ms, note, err, errlen);
 		mw_snapshot_free(s);
