@@ -12,7 +12,7 @@
 # (the snapshot alone, no RSS ledger; X an idle process), REPS times
 # (default 3), medians.  A snapshot reads a process at least twice: the
 # first walks the lists, the later ones re-read the words that walk read
-# (src/live/snaprec.c; before 2026-11-28 each was a whole walk).  The
+# (src/live/snapshot_record.c; before 2026-11-28 each was a whole walk).  The
 # rate is the free chunks over the whole snapshot's time (before
 # 2026-11-28 this bench multiplied by the reads).  Prints one line each
 # and "goal" lines (>= 10 M free chunks a second, a snapshot of 2 M in

@@ -414,7 +414,7 @@ static int header(struct walk *w, uint64_t addr, struct header *h)
 
 /* Arena a's lists, after its header and lock were read (and read again
  * after, from the process): as an earlier walk of this snapshot found
- * them when the process still holds every word it read (snaprec.c), else
+ * them when the process still holds every word it read (snapshot_record.c), else
  * walked in a copy of its memory taken now (procmem.h).  0 or -1. */
 static int lists(struct walk *w, struct mw_snap_arena *a)
 {

@@ -48,7 +48,7 @@ struct walk {
 	int execd;		/* the process exec'd while it was read */
 	uint64_t image;		/* mw_ptstop_image at the start */
 	/* the arenas' lists as an earlier walk found them, with the words it
-	 * read (snaprec.c) */
+	 * read (snapshot_record.c) */
 	struct mw_snap_rec *recs;
 	size_t nrecs, recs_cap;
 	int rec_lost;		/* a list walked twice in one walk (reread) */
@@ -94,7 +94,7 @@ int mw_snap_fast_note(struct walk *w, const struct mw_snap_arena *a, uint64_t p,
  * the notes dropped.  0; -1 (marked). */
 int mw_snap_consolidate(struct walk *w, struct mw_snap_arena *a);
 
-/* The records of an arena's lists (snaprec.c).  mw_snap_rec_use: when
+/* The records of an arena's lists (snapshot_record.c).  mw_snap_rec_use: when
  * this snapshot walked arena a's lists before (top and mappings as now)
  * and the process still holds every word that walk read
  * (mw_proc_marks_same), their figures and kept chunks go into a as that

@@ -364,7 +364,7 @@ void mw_snapshot_leave_stopped(int on)
 
 /* A snapshot read stopped only (hold, --leave-stopped) is walked once
  * first while the process runs, within half the time left: not for its
- * figures, but for its lists' records (snaprec.c), so that the stopped
+ * figures, but for its lists' records (snapshot_record.c), so that the stopped
  * walk, when the lists are as they were, only reads their words again
  * and holds the process that much less.  What that walk found wrong is
  * the stopped walk's to find again. */
@@ -421,7 +421,7 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 					 * waits for a CPU, which a held
 					 * process leaves us; a walk that
 					 * took lists from records
-					 * (snaprec.c) tells less */
+					 * (snapshot_record.c) tells less */
 		if (!w.verified && (!w.walk_ns || cpu < w.walk_ns))
 			w.walk_ns = cpu ? cpu : 1;
 		if (s->consistent && !w.headers_only)

@@ -1,4 +1,4 @@
-/* snaprec.c - an arena's lists walked once per snapshot (snapshot_int.h).
+/* snapshot_record.c - an arena's lists walked once per snapshot (snapshot_int.h).
  *
  * A snapshot of a running process walks it twice and keeps the figures
  * when both walks agree (mw_snap_confirm); a stopped walk follows the
