@@ -10,7 +10,7 @@
 # ROOT/build/tests/fixtures, so that the names the tests give them
 # (./examples/NAME, build/tests/fixtures/NAME) name them from chroot's
 # working directory, the root's /.  Each test then runs with MW_ROOT=ROOT
-# (tests/lib.sh): its programs run inside the root (chroot), traced,
+# (tests/lib/lib.sh): its programs run inside the root (chroot), traced,
 # snapshotted and trimmed from here by build/mallocwatch.  /proc is
 # mounted inside the root while they run (glibc counts the CPUs through
 # it) and unmounted after.
