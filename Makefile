@@ -348,9 +348,19 @@ check-glibc: glibc-root all
 check-ci-example: deps glibc
 	$(Q)sh scripts/ci-example.sh
 
-build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS) build/version.h
+# every module compiled once for the four harnesses (it was once for each)
+FUZZ_OBJS = $(addprefix build/fuzz/obj/,$(notdir $(LIB_SRCS:.c=.o)))
+$(filter-out build/fuzz/obj/stpsrc.o,$(FUZZ_OBJS)): build/fuzz/obj/%.o: %.c $(HDRS) build/version.h
+	$(Q)mkdir -p build/fuzz/obj
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+build/fuzz/obj/stpsrc.o: build/stpsrc.c
+	$(Q)mkdir -p build/fuzz/obj
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJS) $(HDRS) build/version.h
 	$(Q)mkdir -p build/fuzz
-	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
+	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_OBJS) $(LIBS)
 
 fuzz: $(FUZZERS)
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run fuzz

@@ -46,7 +46,7 @@ wait $p5 || fail "run 5: mallocwatch exited $?"
 end=$(date +%s.%N)
 python3 - "$OUT" <<'PY' || fail "per-run reports (see above)"
 import re, sys
-sys.path.insert(0, "tests")
+sys.path.insert(0, "tests/lib")
 from malloc_info_compare import totals
 out = sys.argv[1]
 for k in (1, 2, 3, 4, 5):

@@ -26,7 +26,7 @@ echo 0 >"$OUT/ctr"
 [ "$(cat "$OUT/ctr")" = 3 ] || fail "the program ran $(cat "$OUT/ctr") times, not 3"
 python3 - "$OUT/mi.xml" "$OUT/err" "$OUT/last.json" <<'PY' || fail "per-run reports (see above)"
 import json, re, sys
-sys.path.insert(0, "tests")
+sys.path.insert(0, "tests/lib")
 from malloc_info_compare import documents, totals
 xml, err = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 docs = documents(xml)

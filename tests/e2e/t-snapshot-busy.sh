@@ -81,10 +81,11 @@ all_stopped() {
 		grep -q '^State:.*T (stopped)' $t/status || return 1
 	done
 }
-# refused FILE.err RC: exit 1 and one line saying why
+# refused FILE.err RC: exit 1 and one line saying why: no consistent
+# snapshot, or (a loaded machine) not read within --read-timeout
 refused() {
 	[ "$2" = 1 ] && [ "$(wc -l <"$1")" = 1 ] &&
-		grep -q "^mallocwatch: process $pid: no consistent snapshot" "$1"
+		grep -q "^mallocwatch: process $pid\(: no consistent snapshot\|'s allocator was not read within [0-9.]* s (--read-timeout); no snapshot\$\)" "$1"
 }
 
 # all_running: no thread of $pid in a job-control stop

@@ -11,7 +11,7 @@
 # the machine: t-snapshot-all runs it).  --stop goes with --all only.  A process listed and gone
 # before its read keeps its row: "exited before it was read" (short-lived
 # processes started all through a few tables).
-# needs: root
+# needs: root serial
 . tests/lib/lib.sh
 need_root
 command -v strace >/dev/null || skip "needs strace (scripts/install-deps.sh installs it)"

@@ -22,7 +22,7 @@ MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 	{ _rc=$?; cat "$OUT/err"; fail "mallocwatch exited $_rc"; }
 python3 - "$OUT/mi.xml" "$OUT/err" <<'PY' || fail "per-run reports (see above)"
 import re, sys
-sys.path.insert(0, "tests")
+sys.path.insert(0, "tests/lib")
 from malloc_info_compare import documents, totals
 xml, err = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 docs = documents(xml)
