@@ -7,7 +7,7 @@
 # real ELF32 object from `as --32`.  Each lists its specs as readable, the
 # kernel-runtime script uses $argN for them, and the bpf runtime (x86_64
 # register reads only) refuses with a clear message.
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 note() {	# FILE ARGS: a .note.stapsdt source with one memory_arena_new site
 	cat >"$1" <<EON

@@ -12,7 +12,7 @@
 #    the baseline, never of the new value (a 10.5% rise fails <=+10%);
 #  - a memory_heap_free record with no H record of its own (the tables
 #    were not full: the count of end records does not underflow).
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 
 H1=139637976727552	# 0x7f0000000000: heaps are 64 MiB aligned

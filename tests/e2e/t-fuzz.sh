@@ -4,7 +4,7 @@
 # which include a regression input for every parser defect found so far.
 # A crash, a sanitizer report (ASan, UBSan: fatal) or a leak fails the
 # test; the input is kept under tests/out/t-fuzz/.
-# needs: slow
+# needs: slow cpu
 . tests/lib/lib.sh
 secs=${FUZZ_SECONDS:-20}
 n=0

@@ -9,7 +9,7 @@
 #    dispatched, $argN only in the kernel script, and the stream mode
 #    of probes.def (heap_more aggregated, arena_new streamed), and the
 #    bpf handlers' pid and tid from one mw_pidtgid() call each.
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 FIX=$PWD/build/tests/fixtures/libfix.so
 [ -f "$FIX" ] || exit 99

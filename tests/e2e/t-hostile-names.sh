@@ -13,7 +13,7 @@
 # file, names quoted; the newline is patched into the string table after
 # linking), and a saved stream whose stacks run through them: its replay
 # symbolizes them from the program as a live run does.
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 export LC_ALL=C
 command -v gcc >/dev/null && command -v objcopy >/dev/null || skip "no gcc/objcopy"

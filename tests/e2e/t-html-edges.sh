@@ -10,7 +10,7 @@
 #  - the 16 arenas' colours differ: every pair by a CIE76 delta E of 30 or
 #    more (the palette before: two blues 10.5 apart).
 # No root needed.
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 command -v python3 >/dev/null || skip "no python3"
 "$MW" replay -o "$OUT/storm.txt" --html "$OUT/storm.html" tests/golden/html/storm20.mw 2>"$OUT/err" ||

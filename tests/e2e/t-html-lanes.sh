@@ -12,7 +12,7 @@
 #    drawn in well under 10 s: linear, where a scan of every attachment
 #    per thread took about 30 s (bench/run times it against 20000).
 # No root needed.
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 "$MW" replay -q -o /dev/null --html "$OUT/lanes.html" tests/golden/html/lanes.mw ||
 	fail "replay of lanes.mw exited $?"

@@ -4,7 +4,7 @@
 # libc, with a kernel-config stub as stap's build tree, and so must the
 # script of -f (a changing set of processes).  Also the bpf script must
 # compile (-p4).
-# needs: glibc
+# needs: glibc cpu
 . tests/lib/lib.sh
 need_libc
 LIBC=$GLIBC_PREFIX/lib/libc.so.6

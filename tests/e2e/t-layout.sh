@@ -9,7 +9,7 @@
 #    include runs back up it.
 # 3. No two files under src/ share a name (the include path holds every
 #    folder, and build/ holds the objects side by side).
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' docs/architecture.md >"$OUT/layout" ||
 	exit 99

@@ -5,7 +5,7 @@
 # program killed by a signal, an unknown memory_* probe, a tcache double
 # free).  Each NAME.mw must give exactly NAME.txt (summary), NAME.json,
 # NAME.err (stderr) and NAME.rc (exit status).  No root needed.
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 n=0
 for mw in tests/streams/*.mw; do

@@ -3,7 +3,7 @@
 # one line, and no file made - not a 0-byte --json or -o file that a
 # later step would take for a report.  A file that was there before is
 # left as it was.
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 true & gone=$!
 wait $gone

@@ -12,6 +12,11 @@
 need_root
 need_libc
 command -v strace >/dev/null || skip "needs strace (scripts/install-deps.sh installs it)"
+# work directories in a TMPDIR of the test's own: another run on the
+# machine, just started or just ended, has none there for the sweep to try
+TMPDIR=$OUT/tmp
+export TMPDIR
+mkdir -p "$TMPDIR" || exit 99
 "$MW" --cleanup >/dev/null 2>&1
 pids=
 trap 'kill $pids 2>/dev/null' EXIT

@@ -2,7 +2,7 @@
 # One version: VERSION, what --version prints, the JSON report's
 # environment.mallocwatch, debian/changelog's and docs/NEWS.md's newest
 # entries (scripts/check-version.sh, which make deb runs too).
-# needs: -
+# needs: cpu
 . tests/lib/lib.sh
 v=$(cat VERSION) || exit 99
 sh scripts/check-version.sh || fail "VERSION, debian/changelog and docs/NEWS.md disagree"
