@@ -31,15 +31,15 @@ for rt in kernel bpf; do
 	echo "vm-check: the $rt runtime"
 	start=$(date +%s)
 	# shellcheck disable=SC2086
-	MW_TEST_RUNTIME=$rt sh tests/run $TESTS || rc=1
+	MW_TEST_RUNTIME=$rt sh tests/run -j 1 $TESTS || rc=1
 	echo "vm-check: the $rt runtime took $(( $(date +%s) - start )) s"
 	mkdir -p "tests/out/vm-$rt"
 	for t in $TESTS; do
 		cp "tests/out/t-$t.log" "tests/out/vm-$rt/" 2>/dev/null
 	done
 done
-sh tests/run runtimes kernel-kill kernel-pidset kernel-repeat kernel-stacks kernel-serve || rc=1
-MW_TEST_RUNTIME=kernel sh tests/run attach-multi || rc=1
+sh tests/run -j 1 runtimes kernel-kill kernel-pidset kernel-repeat kernel-stacks kernel-serve || rc=1
+MW_TEST_RUNTIME=kernel sh tests/run -j 1 attach-multi || rc=1
 cp tests/out/t-attach-multi.log tests/out/vm-kernel/ 2>/dev/null
 if [ "${MW_IN_VM:-0}" = 1 ]; then
 	keep=$(mktemp -d)
