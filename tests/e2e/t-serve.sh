@@ -16,7 +16,7 @@
 #  - --textfile written atomically, promtool-clean, removed at exit;
 #  - loopback only unless --allow-remote; SIGTERM exits 0; every fd of
 #    the server close-on-exec; 404 and 405.
-# needs: root
+# needs: root serial
 . tests/lib/lib.sh
 need_root
 command -v prometheus >/dev/null && command -v promtool >/dev/null ||

@@ -82,10 +82,11 @@ all_stopped() {
 	done
 }
 # refused FILE.err RC: exit 1 and one line saying why: no consistent
-# snapshot, or (a loaded machine) not read within --read-timeout
+# snapshot, or (a loaded machine) not read within --read-timeout, or a
+# thread that did not stop in time
 refused() {
 	[ "$2" = 1 ] && [ "$(wc -l <"$1")" = 1 ] &&
-		grep -q "^mallocwatch: process $pid\(: no consistent snapshot\|'s allocator was not read within [0-9.]* s (--read-timeout); no snapshot\$\)" "$1"
+		grep -q "^mallocwatch: process $pid[:'].*no \(consistent \)\{0,1\}snapshot" "$1"
 }
 
 # all_running: no thread of $pid in a job-control stop

@@ -14,7 +14,7 @@
 # while it is watched: the samples are skipped and counted, the run ends
 # on time.  Under Debian's own libc (layouts from libc6-dbg); the same
 # under the probe-enabled glibc, traced, when it is there.
-# needs: root
+# needs: root serial
 . tests/lib/lib.sh
 need_root
 FIX=build/tests/fixtures/corrupt-arena
