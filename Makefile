@@ -328,7 +328,7 @@ build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
 TEST_JOBS = $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 
 check: deps glibc
-	$(Q)$(MAKE) -j$(TEST_JOBS) check-build
+	$(Q)$(MAKE) --no-print-directory -j$(TEST_JOBS) check-build
 	$(Q)FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run -j $(TEST_JOBS)
 
 check-build: all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)

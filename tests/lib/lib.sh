@@ -1,4 +1,5 @@
-# tests/lib/lib.sh - helpers for the test scripts (tests/e2e/t-*.sh, tests/vm/t-*.sh); source it first.
+# tests/lib/lib.sh - helpers for the test scripts (tests/e2e/t-*.sh,
+# tests/vm/t-*.sh); source it first.
 set -u
 cd "$(dirname "$0")/../.." || exit 99
 MW=${MW:-$PWD/build/mallocwatch}
