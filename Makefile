@@ -14,6 +14,8 @@
 #   SANITIZE=LIST   build with -fsanitize=LIST, e.g. address,undefined
 #   GLIBC_PREFIX=   where the probe-enabled glibc is cached
 #                   (default /var/cache/mallocwatch/glibc)
+#   TEST_JOBS=N     `make check` builds with -jN and runs N tests at a
+#                   time (tests/run -j N; default: the online CPUs)
 #
 # Targets:
 #   all        build build/mallocwatch, build/memlock-shim.so and
@@ -22,10 +24,10 @@
 #   glibc      build the probe-enabled glibc once, if the system's has no probes (root)
 #   demo       deps + glibc + all, then trace examples/arena-storm and
 #              compare with its own malloc_info() (scripts/demo.sh)
-#   check      deps + glibc + all, then every test (tests/run)
+#   check      deps + glibc + all, then every test (tests/run -j TEST_JOBS)
 #   check-vm   the end-to-end tests under the kernel runtime and the bpf
 #              runtime, and the two compared, in a Debian 12 guest with
-#              Debian's 6.1 kernel (scripts/vm.sh, tests/vm-check.sh;
+#              Debian's 6.1 kernel (scripts/vm.sh, tests/vm/vm-check.sh;
 #              root, qemu, debootstrap); not part of check (docs/testing.md)
 #   check-ci-example  examples/ci/github-actions.yml's steps on a clean
 #              clone: its packages alone build mallocwatch in a bare Debian
@@ -52,7 +54,7 @@
 #              build/deb/ (dpkg-buildpackage -b -us -uc): build/deb/*.deb
 #   check-deb  install that package into a fresh bookworm root (debootstrap)
 #              and run it there: snapshot -p of python3, setup glibc, -c
-#              (tests/check-deb.sh; root, debootstrap; slow: the glibc
+#              (tests/vm/check-deb.sh; root, debootstrap; slow: the glibc
 #              build in the root); not part of check
 #   install    install the binary, the shims, the glibc scripts, the man
 #              pages and the bash completion
@@ -78,7 +80,7 @@ CFLAGS ?= -O2 -g
 SHIM_CFLAGS := $(CPPFLAGS) $(CFLAGS)
 SHIM_LDFLAGS := $(LDFLAGS)
 # The one source of the version: VERSION (debian/changelog and
-# docs/NEWS.md must agree with it: tests/t-version.sh, make deb).
+# docs/NEWS.md must agree with it: tests/e2e/t-version.sh, make deb).
 VERSION := $(shell cat VERSION)
 WARNINGS = -Wall -Wextra -Wformat-security -Wmissing-prototypes \
 	-Wstrict-prototypes -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough
@@ -107,7 +109,7 @@ QUIET_LINK = @echo '   LINK' $@;
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps glibc glibc-root demo check check-vm check-glibc check-ci-example fuzz \
+.PHONY: FORCE all deps glibc glibc-root demo check check-build check-vm check-glibc check-ci-example fuzz \
 	fuzz-check analyze bench bench-vm deb check-deb install uninstall clean
 
 SRCS = $(wildcard $(addsuffix *.c,$(SRC_DIRS)))
@@ -180,12 +182,12 @@ demo: deps glibc all
 	$(Q)$(MAKE) -s -C examples
 	$(Q)sh scripts/demo.sh
 
-UNIT_TESTS = $(patsubst tests/%.c,build/tests/%,$(wildcard tests/unit-*.c))
+UNIT_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/unit-*.c))
 
 # libFuzzer harnesses, each linked with every module but main.c, built
 # with clang's libFuzzer, ASan and UBSan (UB is fatal).  Seeds are
 # committed in tests/fuzz/corpus-NAME; what a run finds goes to
-# build/fuzz/found-NAME.  tests/t-fuzz.sh runs them.
+# build/fuzz/found-NAME.  tests/e2e/t-fuzz.sh runs them.
 FUZZERS = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-std=gnu11 -D_GNU_SOURCE $(INCLUDES) -DMW_LIBEXECDIR='"$(libexecdir)"' \
@@ -193,13 +195,13 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=al
 LIB_SRCS = $(filter-out src/commands/main.c,$(SRCS)) build/stpsrc.c
 
 
-build/tests/unit-%: tests/unit-%.c tests/unit.h build/libmw.a
+build/tests/unit-%: tests/unit/unit-%.c tests/unit/unit.h build/libmw.a
 	$(Q)mkdir -p build/tests
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@ $< build/libmw.a $(LIBS)
 
 # the shim's rewrite, #included by its tests (it is not in libmw.a)
 build/tests/unit-inplace build/tests/unit-inplace-paths build/tests/unit-inplace-fuzz: \
-	shim/inplace.c shim/inplace.h tests/inplace-harness.h
+	shim/inplace.c shim/inplace.h tests/unit/inplace-harness.h
 
 # ELF fixtures for the tests (tests/fixtures/*)
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
@@ -333,13 +335,19 @@ build/tests/fixtures/badnotes.o: tests/fixtures/badnotes.S
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -c -o $@ $<
 
-check: deps glibc all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
+# check builds with TEST_JOBS jobs and runs that many tests at a time
+TEST_JOBS = $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+
+check: deps glibc
+	$(Q)$(MAKE) --no-print-directory -j$(TEST_JOBS) check-build
+	$(Q)FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run -j $(TEST_JOBS)
+
+check-build: all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 	$(Q)$(MAKE) -s -C examples
-	$(Q)FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run
 
 check-vm: deps glibc
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
-	$(Q)sh scripts/vm.sh sh tests/vm-check.sh
+	$(Q)sh scripts/vm.sh sh tests/vm/vm-check.sh
 
 glibc-root: deps
 	$(Q)MW_DEPS_ROOTS=1 sh scripts/install-deps.sh
@@ -351,9 +359,19 @@ check-glibc: glibc-root all
 check-ci-example: deps glibc
 	$(Q)sh scripts/ci-example.sh
 
-build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRCS) $(HDRS) build/version.h
+# every module compiled once for the four harnesses (it was once for each)
+FUZZ_OBJS = $(addprefix build/fuzz/obj/,$(notdir $(LIB_SRCS:.c=.o)))
+$(filter-out build/fuzz/obj/stpsrc.o,$(FUZZ_OBJS)): build/fuzz/obj/%.o: %.c $(HDRS) build/version.h
+	$(Q)mkdir -p build/fuzz/obj
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+build/fuzz/obj/stpsrc.o: build/stpsrc.c
+	$(Q)mkdir -p build/fuzz/obj
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJS) $(HDRS) build/version.h
 	$(Q)mkdir -p build/fuzz
-	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
+	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_OBJS) $(LIBS)
 
 fuzz: $(FUZZERS)
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run fuzz
@@ -389,7 +407,7 @@ deb:
 
 # Slow (the glibc build inside a fresh root): not part of check.
 check-deb: deb
-	$(Q)sh tests/check-deb.sh build/deb/mallocwatch_$(VERSION)_amd64.deb
+	$(Q)sh tests/vm/check-deb.sh build/deb/mallocwatch_$(VERSION)_amd64.deb
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir) $(DESTDIR)$(mandir)/man1 \

@@ -28,7 +28,7 @@
  *              wait for its lock, exactly once (see do_contend).  Prints
  *                  contend memory_arena_reuse_wait N
  *
- * Run it with GLIBC_TUNABLES to fire the tunable probes (tests/t-e2e-knobs.sh).
+ * Run it with GLIBC_TUNABLES to fire the tunable probes (tests/e2e/t-e2e-knobs.sh).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

@@ -10,7 +10,7 @@
 # ROOT/build/tests/fixtures, so that the names the tests give them
 # (./examples/NAME, build/tests/fixtures/NAME) name them from chroot's
 # working directory, the root's /.  Each test then runs with MW_ROOT=ROOT
-# (tests/lib.sh): its programs run inside the root (chroot), traced,
+# (tests/lib/lib.sh): its programs run inside the root (chroot), traced,
 # snapshotted and trimmed from here by build/mallocwatch.  /proc is
 # mounted inside the root while they run (glibc counts the CPUs through
 # it) and unmounted after.
@@ -20,7 +20,8 @@
 # and explain -p (t-ledger), trim, snapshot, attach, and the slow-math
 # probes of a real libm (t-glibc-slowmath: glibc 2.31's; skipped where
 # the libm has none).
-# Logs: tests/out/NAME-SUITE.log.  Exits as tests/run does.
+# Logs: tests/out/NAME-SUITE.log.  Exits as tests/run does; one test at a
+# time (tests/run -j 1): the tests have not been run side by side in a root.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:?usage: check-glibc.sh ROOT [TEST...]}
@@ -60,5 +61,5 @@ if ! mountpoint -q "$ROOT/proc"; then
 	mounted=1
 fi
 rc=0
-MW_ROOT=$ROOT sh tests/run $TESTS || rc=$?
+MW_ROOT=$ROOT sh tests/run -j 1 $TESTS || rc=$?
 exit $rc

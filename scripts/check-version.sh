@@ -3,7 +3,7 @@
 # newest entry and docs/NEWS.md's newest entry must name the same one.
 #
 # Usage: scripts/check-version.sh   (from the source tree; make deb and
-# tests/t-version.sh run it).  Prints the version; exits 1 with one line
+# tests/e2e/t-version.sh run it).  Prints the version; exits 1 with one line
 # per disagreement otherwise.
 set -u
 cd "$(dirname "$0")/.." || exit 1

@@ -8,7 +8,7 @@ d=build/demo
 mkdir -p $d
 echo "== sudo ./build/mallocwatch --json $d/report.json -c ./examples/arena-storm 8 100"
 ./build/mallocwatch --json $d/report.json -c ./examples/arena-storm 8 100 >$d/malloc_info.xml
-python3 tests/malloc_info_compare.py $d/malloc_info.xml $d/report.json $d
+python3 tests/lib/malloc_info_compare.py $d/malloc_info.xml $d/report.json $d
 echo
 echo "== per arena: glibc's malloc_info() (left) and mallocwatch (right)"
 paste -d '|' $d/expected.txt $d/actual.txt | awk -F'|' '{ printf "  %-42s %s\n", $1, $2 }'

@@ -46,7 +46,7 @@ tar -C "$tree" --exclude=./build --exclude=./tests/out --exclude=./.git -cf - . 
 cd "$scratch" || exit 2
 
 # what the tests run: the program, the unit tests, the fixtures, examples
-units=$(ls tests/unit-*.c 2>/dev/null | sed 's|^tests/\(.*\)\.c$|build/tests/\1|')
+units=$(ls tests/unit/unit-*.c 2>/dev/null | sed 's|^tests/unit/\(.*\)\.c$|build/tests/\1|')
 fixtures=$(sed -n '/^FIXTURES = /,/[^\\]$/p' Makefile | tr -d '\\' | sed 's/^FIXTURES = //')
 build() { make -s -j2 all $units $fixtures >"$scratch/build.log" 2>&1; }
 build && make -s -C examples >>"$scratch/build.log" 2>&1 ||

@@ -3,7 +3,7 @@
  *
  * The real terminal's modes while relaying: raw input, as sudo's
  * sudo_term_raw() sets them, with output processing (opost, onlcr) kept;
- * stty's differences from the defaults, on the terminal tests/ptydrive.py
+ * stty's differences from the defaults, on the terminal tests/lib/ptydrive.py
  * makes, while `mallocwatch -c ttyprog line` waits for a line:
  *
  *	$ stty -F /dev/pts/2

@@ -1,0 +1,187 @@
+#!/bin/sh
+# End to end: a program that replaces its image (a wrapper: env(1), a
+# launcher script) is reported as its last image.  exec-after leaves
+# something in each of the tracer's aggregates (6 MiB of sbrk, a thread's
+# arena and heap, a mallopt, a setjmp) and execs sbrk-trim, which prints
+# its own malloc_info() at its end: the report must be exact against that
+# (sbrk net against main_arena's system bytes, the arenas and their heaps),
+# hold none of the wrapper's events, and say how many images it left out.
+# Twice: one exec, and two (the wrapper execs itself first).  Then under
+# -f, --repeat, and past the tree size where execs are not drained.
+# needs: root glibc
+. tests/lib/lib.sh
+need_root
+need_libc
+FIX=build/tests/fixtures/exec-after
+[ -x $FIX ] || exit 99
+# KL: what an exec goes through to run on the probe-enabled glibc.  Under
+# the bpf runtime nothing: the program's tree runs on it (docs/install.md).  Under
+# the kernel runtime (make check-vm) what a program execs runs on the
+# system libc, untraced, unless through the probe-enabled glibc's loader.
+# The kernel runtime deletes each map whole (no rounds of 1024 keys to
+# test); its 1100 jmp_bufs' records are what lost their tail to
+# SystemTap's relay, 4.6 to 5.0 (src/runtime/kmod_sources.h): the exec line
+# with them, the same 907 records on every run, until mallocwatch mended
+# the runtime it builds its modules from.
+KL=
+if [ "${MW_TEST_RUNTIME:-}" = kernel ]; then
+	KL="$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2 --library-path $GLIBC_PREFIX/lib"
+fi
+
+# sbrk-trim alone: its hits, probe by probe, are what a report of it
+# after an exec must hold (glibc's own start sets a jmp_buf in each image)
+"$MW" -q --json "$OUT/alone.json" -o "$OUT/alone.txt" -c ./examples/sbrk-trim 8 \
+	>"$OUT/alone.xml" || fail "alone: mallocwatch exited $?"
+run() {	# NAME EXECS CMD...: the run, compared, its execs checked
+	name=$1 execs=$2
+	shift 2
+	"$MW" -q --json "$OUT/$name.json" -o "$OUT/$name.txt" -c "$@" >"$OUT/$name.xml" ||
+		fail "$name: mallocwatch exited $?"
+	mkdir -p "$OUT/$name"
+	python3 tests/lib/malloc_info_compare.py "$OUT/$name.xml" "$OUT/$name.json" "$OUT/$name" ||
+		exit 99
+	expect_same "$OUT/$name/expected.txt" "$OUT/$name/actual.txt"
+	python3 - "$OUT/$name.json" "$execs" "$OUT/alone.json" $KL ./examples/sbrk-trim 8 <<'PY' || fail "$name: $(grep -i 'image' "$OUT/$name.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = int(sys.argv[2])
+ex = r["events"].get("execs")
+print("execs:", ex)
+assert ex and ex["images_replaced"] == want, ex
+assert ex["last_argv"] == sys.argv[4:], (ex, sys.argv[4:])
+# before the last image: the wrapper's sbrk_more (6 MiB in 16 KiB blocks
+# is more than one), its mallopt, arena_new and heap_new, each image's
+assert ex["hits_before"] >= 5 * want, ex
+by = r["events"]["by_probe"]
+alone = json.load(open(sys.argv[3]))["events"]["by_probe"]
+assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
+                     if by.get(p) != alone.get(p)}
+for s in r["settings"]:
+    assert s.get("value") != 12288 * 4096, s
+assert len(r["arenas"]) == 1 and not r["heaps"], (r["arenas"], r["heaps"])
+# the break moved inside sbrk-trim's own heap: its net is its malloc_info's
+# (compared above), and nothing of the 6 MiB the wrapper kept
+assert r["sbrk"]["grown"] < 24 * 2**20, r["sbrk"]
+PY
+	grep -q "replaced its image (exec) $execs time" "$OUT/$name.txt" ||
+		fail "$name: the text report does not say the image was replaced $execs times"
+}
+# shellcheck disable=SC2086
+run one 1 $FIX $KL ./examples/sbrk-trim 8
+# images replaced at once, one after the other (a shim that execs its
+# program, as pyenv's and rbenv's do): stapbpf was still answering the
+# exec file's last reader when the next ask came, and hung up on it
+# (mw_tr_exec_check); each drained in its turn, none waited for 3 s
+for i in 1 2 3; do
+	"$MW" -o "$OUT/chain.txt" -c sh -c 'exec sh -c "exec sh -c \"exec sh -c \\\"exec sh -c true\\\"\""' \
+		>/dev/null 2>"$OUT/chain.err" || fail "the exec chain: exit $?: $(cat "$OUT/chain.err")"
+	grep -q 'did not answer\|could not' "$OUT/chain.err" && fail "the exec chain, run $i: $(cat "$OUT/chain.err")"
+	grep -q "replaced its image (exec) 4 times" "$OUT/chain.txt" ||
+		fail "the exec chain, run $i: $(grep -i image "$OUT/chain.txt")"
+done
+echo "ok: four images replaced at once, each drained, three times"
+# a saved stream replays to the same image (the exec line is in it)
+"$MW" -q --save-stream "$OUT/one.stream" -o /dev/null --json "$OUT/saved.json" \
+	-c $FIX $KL ./examples/sbrk-trim 8 >/dev/null || fail "saving: mallocwatch exited $?"
+"$MW" replay --json "$OUT/replayed.json" -o /dev/null "$OUT/one.stream" ||
+	fail "replay exited $?"
+python3 - "$OUT/saved.json" "$OUT/replayed.json" <<'PY' || fail "the replay differs"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("sbrk", "arenas", "heaps", "settings"):
+    assert a[k] == b[k], (k, a[k], b[k])
+ea, eb = a["events"]["execs"], b["events"]["execs"]
+assert (ea["images_replaced"], ea["hits_before"]) == (eb["images_replaced"], eb["hits_before"])
+assert ea["images_replaced"] == 1, ea
+PY
+# shellcheck disable=SC2086
+run two 2 $FIX $KL $FIX $KL ./examples/sbrk-trim 8
+
+# the exec fails (exit 127): no exec line, and the flush prints the
+# wrapper's aggregates whole, its 1100 jmp_bufs and the end line (under
+# SystemTap's relay 4.6 to 5.0, unmended, 907 of them and no end)
+"$MW" -q --json "$OUT/noexec.json" -o "$OUT/noexec.txt" -c $FIX /nonexistent \
+	>/dev/null 2>"$OUT/noexec.err"
+[ $? = 127 ] || fail "no exec: mallocwatch did not exit with the program's 127: $(cat "$OUT/noexec.err")"
+python3 - "$OUT/noexec.json" <<'PY' || fail "no exec: $(grep -i 'warning\|missing\|lost' "$OUT/noexec.err" "$OUT/noexec.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ev = r["events"]
+print("complete:", ev["complete"], "lost:", ev["lost"], "garbled:", ev["garbled"],
+      "jmp_bufs:", len(r["setjmp"]["jmp_bufs"]))
+assert ev["complete"] and not ev["lost"] and not ev["garbled"], ev
+# exec-after's 1100 and the start's own, each once
+assert len(r["setjmp"]["jmp_bufs"]) >= 1100, len(r["setjmp"]["jmp_bufs"])
+assert not ev.get("execs"), ev.get("execs")
+PY
+
+# -f: the program replaces its image (exec-after, then sh), and so does
+# the process sh creates (sh's copy, then exec-after, then sbrk-trim):
+# each report is of its process's last image
+# shellcheck disable=SC2086
+"$MW" -q -f --json "$OUT/tree.json" -o "$OUT/tree.txt" -c $FIX $KL /bin/sh -c \
+	"$KL $FIX $KL ./examples/sbrk-trim 8 >'$OUT/child.xml'" || fail "tree: mallocwatch exited $?"
+python3 - "$OUT/tree.json" "$OUT/alone.json" "$OUT/child.json" <<'PY' || fail "tree: $(grep -i 'image\|^mallocwatch' "$OUT/tree.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ps = r["processes"]
+assert len(ps) == 2, [p["target"] for p in ps]
+root, child = sorted(ps, key=lambda p: p["ppid"] or 0)
+for p, want in ((root, 1), (child, 1)):
+    ex = p["events"].get("execs")
+    print(p["target"].get("pid"), "execs:", ex)
+    # the child's first exec started its program (from sh's copy)
+    assert ex and ex["images_replaced"] == want and ex["hits_before"] >= 5, ex
+    assert len(p["arenas"]) == 1 and not p["heaps"], (p["arenas"], p["heaps"])
+    for s in p["settings"]:
+        assert s.get("value") != 12288 * 4096, s
+# sh kept nothing like exec-after's 6 MiB
+assert root["sbrk"]["grown"] < 2**20, root["sbrk"]
+alone = json.load(open(sys.argv[2]))["events"]["by_probe"]
+by = child["events"]["by_probe"]
+assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
+                     if by.get(p) != alone.get(p)}
+json.dump(child, open(sys.argv[3], "w"))
+PY
+mkdir -p "$OUT/child"
+python3 tests/lib/malloc_info_compare.py "$OUT/child.xml" "$OUT/child.json" "$OUT/child" || exit 99
+expect_same "$OUT/child/expected.txt" "$OUT/child/actual.txt"
+
+# past MW_EXEC_DRAIN_MAX (256) processes, an exec is not drained (each
+# drain would scan every process's entries): said once, and the run goes on
+# (the old program's streamed hits, counted in the tracer's totals, are
+# not taken for lost)
+"$MW" -f -o /dev/null -c /bin/sh -c \
+	"for i in \$(seq 260); do /bin/true; done; exec $KL $FIX $KL ./examples/sbrk-trim 8" \
+	>/dev/null 2>"$OUT/big.err" || fail "big tree: mallocwatch exited $?: $(cat "$OUT/big.err")"
+grep -q "replaced its program (exec) after 26[0-9] processes" "$OUT/big.err" ||
+	fail "big tree: no note of the exec not drained: $(cat "$OUT/big.err")"
+if grep -qi "lost\|warning" "$OUT/big.err"; then
+	fail "big tree: $(grep -i 'lost\|warning' "$OUT/big.err")"
+fi
+
+# --repeat: every run of the wrapper is judged on its last image (the
+# wrapper's thread arena and 6 MiB kept would fail both rules)
+"$MW" -q --repeat 2 --aggregate max --check 'arenas<=1' --check 'sbrk_net<=4M' \
+	--json "$OUT/repeat.json" -o "$OUT/repeat.txt" -c $FIX $KL ./examples/sbrk-trim 8 \
+	>/dev/null || fail "--repeat: mallocwatch exited $?: $(cat "$OUT/repeat.txt")"
+grep -q "replaced its image (exec) 1 time" "$OUT/repeat.txt" ||
+	fail "--repeat: the last run's report does not say its image was replaced"
+
+# --linger: a run that joins another's session drains its program's exec
+# through that session's tracer, which is not its child (the first run
+# arms it; the second must join, else it tests nothing)
+if [ "${MW_TEST_RUNTIME:-}" != kernel ]; then
+	"$MW" -q --linger 3 -o /dev/null -c /bin/true || fail "linger: the first run exited $?"
+	# shellcheck disable=SC2086
+	"$MW" -v --linger 3 --json "$OUT/joined.json" -o "$OUT/joined.txt" -c $FIX ./examples/sbrk-trim 8 \
+		>"$OUT/joined.xml" 2>"$OUT/joined.err" || fail "linger: the joined run exited $?"
+	grep -q "joined a tracer session" "$OUT/joined.err" ||
+		fail "linger: the second run did not join the first's session: $(cat "$OUT/joined.err")"
+	grep -q "replaced its image (exec) 1 time" "$OUT/joined.txt" ||
+		fail "linger: the joined run's report does not say its image was replaced"
+	mkdir -p "$OUT/joined"
+	python3 tests/lib/malloc_info_compare.py "$OUT/joined.xml" "$OUT/joined.json" "$OUT/joined" ||
+		exit 99
+	expect_same "$OUT/joined/expected.txt" "$OUT/joined/actual.txt"
+fi

@@ -1,0 +1,201 @@
+# tests/lib/lib.sh - helpers for the test scripts (tests/e2e/t-*.sh,
+# tests/vm/t-*.sh); source it first.
+set -u
+cd "$(dirname "$0")/../.." || exit 99
+MW=${MW:-$PWD/build/mallocwatch}
+OUT=$PWD/tests/out/$(basename "$0" .sh)
+GLIBC_PREFIX=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}
+# MW_ROOT=DIR (make check-glibc, scripts/check-glibc.sh): the tests that
+# use IN and on_glibc run their programs inside that Debian root
+# (scripts/glibc-root.sh), on its own probe-enabled glibc, compiled there
+# with its gcc (at DIR/examples and DIR/build/tests/fixtures: chroot's
+# working directory is the root's /, so ./examples/NAME names them).
+# IN is the words that start a program there ("chroot DIR"; empty
+# without MW_ROOT), LIBC the libc.so.6 its programs map (here: the
+# probe-enabled glibc's), and OUT gets the root's name, so that runs on
+# the host and on each root keep their outputs apart.
+MW_ROOT=${MW_ROOT:-}
+IN= LIBC=$GLIBC_PREFIX/lib/libc.so.6
+if [ -n "$MW_ROOT" ]; then
+	case $MW_ROOT in /*) ;; *) echo "MW_ROOT: an absolute path"; exit 99 ;; esac
+	case $MW_ROOT in *[!A-Za-z0-9/._-]*) echo "MW_ROOT: letters, digits, '/._-' only"; exit 99 ;; esac
+	IN="chroot $MW_ROOT"
+	LIBC=$MW_ROOT$(chroot "$MW_ROOT" readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null)
+	OUT=$OUT-$(basename "$MW_ROOT")
+fi
+rm -rf "$OUT" && mkdir -p "$OUT" || exit 99
+# MW_TEST_RUNTIME=kernel|bpf: the tests trace with that runtime (make
+# check-vm runs the end-to-end tests under each, in the guest); unset,
+# mallocwatch picks (auto).  $MW is then a wrapper that adds --runtime
+# to every trace command (not to snapshot, script, check, diff, probes, replay,
+# serve, which take no runtime or choose it themselves).
+if [ -n "${MW_TEST_RUNTIME:-}" ]; then
+	case $MW_TEST_RUNTIME in kernel|bpf) ;; *) echo "MW_TEST_RUNTIME: kernel or bpf"; exit 99 ;; esac
+	cat >"$OUT/mallocwatch" <<EOF || exit 99
+#!/bin/sh
+case "\${1:-}" in
+snapshot|script|check|diff|probes|serve|replay) exec '$MW' "\$@" ;;
+esac
+exec '$MW' --runtime=$MW_TEST_RUNTIME "\$@"
+EOF
+	chmod 755 "$OUT/mallocwatch" || exit 99
+	MW=$OUT/mallocwatch
+fi
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "$*"; exit 77; }
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root to trace (uprobes)"; }
+need_libc() {
+	if [ -n "$MW_ROOT" ]; then
+		[ -f "$MW_ROOT/.mallocwatch-stamp" ] && [ -f "$LIBC" ] ||
+			skip "no probe-enabled root at $MW_ROOT (make glibc-root)"
+		return
+	fi
+	[ -f "$GLIBC_PREFIX/lib/libc.so.6" ] || skip "no probe-enabled glibc at $GLIBC_PREFIX (make glibc)"
+}
+# on_glibc PROGRAM ARGS...: exec PROGRAM on the probe-enabled glibc, in
+# place of the shell (run it as "(on_glibc ...) &" to have its pid in
+# $!): through the cached glibc's loader, or with MW_ROOT inside that root
+on_glibc() {
+	[ -z "$MW_ROOT" ] || exec chroot "$MW_ROOT" "$@"
+	exec "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" "$@"
+}
+# need_kernel_runtime: skip unless SystemTap's kernel runtime can run here
+# (loadable modules and this kernel's build tree; make check-vm's guest)
+need_kernel_runtime() {
+	[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] ||
+		skip "the kernel runtime cannot run here (no loadable modules or no kernel build tree)"
+}
+# chain_stacks LABEL SUMMARY FOLDED: the --stacks report (summary and
+# --folded lines) of tests/fixtures/stack-chains 3 double, what glibc
+# guarantees there (t-stacks): 3 arenas created under chain_c <- chain_b
+# <- chain_a, the top sbrk stack grow_c <- grow_b <- grow_a <- main, the
+# tcache double free under twice_c <- twice_b <- twice_a, and 3.5 MiB or
+# more of folded sbrk bytes under grow_c (left in $bytes); fails with
+# LABEL otherwise
+chain_stacks() {
+	_n=$(grep -c 'created by thread [0-9]* at: chain_c <- chain_b <- chain_a' "$2")
+	[ "$_n" = 3 ] || fail "$1: $_n arenas named chain_c <- chain_b <- chain_a, not 3"
+	_line=$(grep -A1 'memory_sbrk_more:' "$2" | tail -1)
+	case "$_line" in
+	*"grow_c <- grow_b <- grow_a <- main"*) ;;
+	*) fail "$1: the top sbrk stack is not grow_c <- grow_b <- grow_a <- main: $_line" ;;
+	esac
+	grep -q 'tcache double free of 0x[0-9a-f]* by thread [0-9]* at: twice_c <- twice_b <- twice_a <- main' \
+		"$2" || fail "$1: no double free under twice_c <- twice_b <- twice_a"
+	bytes=$(grep ';main;grow_a;grow_b;grow_c;' "$3" | awk '{s += $NF} END {print s + 0}')
+	[ "$bytes" -ge 3670016 ] || fail "$1: --folded has $bytes bytes under grow_c, not 3.5 MiB or more"
+}
+# serve_port ERRFILE PID [TRIES] [LABEL]: wait for `mallocwatch serve`
+# (PID, its stderr in ERRFILE) to say where it serves on 127.0.0.1; sets
+# port.  Fails when PID exits first or after TRIES looks 0.05 s apart
+# (default 100); LABEL (default "serve") names it in the failure.
+serve_port() {
+	_i=0
+	until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$1") &&
+		[ -n "$port" ]; do
+		_i=$((_i + 1)); [ $_i -lt "${3:-100}" ] || fail "${4:-serve}: no 'serving' line: $(cat "$1")"
+		kill -0 "$2" 2>/dev/null || fail "${4:-serve} exited: $(cat "$1")"
+		sleep 0.05
+	done
+}
+# run CMD..., which must exit 0
+ok() { "$@" || fail "'$*' exited $?"; }
+# expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ
+expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
+# need_gdb_call: skip unless gdb can call a function in a process here
+# and give it back intact.  gdb 13 on some CPUs and kernels (seen: Xeon
+# with AMX, kernel 6.18) runs the call, then fails to restore the
+# process's registers ("Couldn't write extended state status: Bad
+# address") and leaves it broken (a sleep then said "cannot read
+# realtime clock").
+need_gdb_call() {
+	sleep 30 &
+	_s=$!
+	_g=$(gdb -q -batch -nx -p $_s -ex 'call (int) getpid()' 2>&1)
+	kill $_s 2>/dev/null
+	wait $_s 2>/dev/null
+	echo "$_g" | grep -q "^\$1 = $_s\$" && ! echo "$_g" | grep -q "extended state" ||
+		skip "gdb cannot call a function in a process here: $(echo "$_g" | grep -m1 -i 'couldn.t\|error' || echo "$_g" | tail -n 1)"
+}
+# tracer_sites PID [NAME]: the uprobe sites the stapbpf PID holds, one
+# "PATH OFFSET" line each: its uprobe_multi links (their fdinfo; how
+# umulti-shim.so attaches, Linux 6.6 and later) and its tracefs
+# definitions stapprobe_NAME_N (NAME: its pid in its own pid namespace,
+# default PID; how stapbpf attaches by itself, MALLOCWATCH_ATTACH=tracefs)
+tracer_sites() {
+	for _f in /proc/"$1"/fdinfo/*; do
+		awk '/^link_type:/ { m = $2 == "uprobe_multi" }
+		     m && /^path:/ { p = $2 }
+		     m && p != "" && /^[0-9]+\t/ { print p, $2 }' "$_f" 2>/dev/null
+	done
+	sed -n "s/^p:uprobes\/stapprobe_${2:-$1}_[0-9]* \(.*\):\(0x[0-9a-f]*\)\$/\1 \2/p" \
+		/sys/kernel/debug/tracing/uprobe_events 2>/dev/null
+}
+# stap_p3 SCRIPT: translate SCRIPT for the kernel runtime (stap -g -p3, guru
+# mode as mallocwatch compiles it: kernel.stp has embedded C) with a
+# kernel-config stub as the build tree (this kernel has no headers for
+# pass 4); fails the test on an error.  Skips when stap or
+# /proc/config.gz is missing.
+stap_p3() {
+	command -v stap >/dev/null || skip "stap not installed"
+	K=$OUT/kbuild
+	if [ ! -f "$K/include/config/kernel.release" ]; then
+		mkdir -p "$K/include/config"
+		zcat /proc/config.gz >"$K/.config" 2>/dev/null || skip "no /proc/config.gz"
+		: >"$K/Module.symvers"
+		uname -r >"$K/include/config/kernel.release"
+	fi
+	(cd "$(dirname "$1")" && stap -g -w -r "$K" -p3 "$(basename "$1")" >"$1.c" 2>"$1.err") ||
+		{ cat "$1.err"; fail "stap -p3 failed on $1"; }
+}
+# hold_arenas NAME N [EXTRA] [system]: start examples/hold-arenas N with its
+# stdin on the FIFO $OUT/NAME.in (held open on fd 3) and its malloc_info in
+# $OUT/NAME.xml; returns once that is printed (the state is built and
+# held).  Under the probe-enabled glibc, or Debian's own libc with
+# "system".  Sets pid.  Close fd 3 (release_hold) to let it exit.
+hold_arenas() {
+	_n=$1
+	rm -f "$OUT/$_n.in"
+	mkfifo "$OUT/$_n.in"
+	if [ "${4:-}" = system ]; then
+		./examples/hold-arenas "$2" "$_n" "${3:-0}" <"$OUT/$_n.in" >"$OUT/$_n.xml" 2>"$OUT/$_n.stderr" &
+	else
+		(on_glibc ./examples/hold-arenas "$2" "$_n" "${3:-0}") <"$OUT/$_n.in" >"$OUT/$_n.xml" \
+			2>"$OUT/$_n.stderr" &
+	fi
+	pid=$!
+	exec 3>"$OUT/$_n.in"
+	_i=0
+	until grep -q '</malloc>' "$OUT/$_n.xml" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 1200 ] || fail "$_n: hold-arenas never printed malloc_info"
+		sleep 0.05
+	done
+}
+release_hold() { exec 3>&-; wait $pid; }
+# hold_fd NAME FD N [EXTRA [system [BINARY]]]: examples/hold-arenas (or
+# BINARY, a copy of it) with N threads and its stdin on the FIFO
+# $OUT/NAME.in held open on fd FD (3 to 9), its malloc_info in
+# $OUT/NAME.xml, under the probe-enabled glibc or, with "system",
+# Debian's own; the other fds 3 to 9 are closed in it, so that closing FD
+# here lets it exit.  Appends its pid to PIDS; sets pid once it printed.
+hold_fd() {
+	rm -f "$OUT/$1.in"; mkfifo "$OUT/$1.in"
+	if [ "${5:-}" = system ]; then
+		(exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; exec "${6:-./examples/hold-arenas}" "$3" "$1" "${4:-0}") \
+			<"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
+	else
+		(exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		 on_glibc "${6:-./examples/hold-arenas}" "$3" "$1" "${4:-0}") <"$OUT/$1.in" >"$OUT/$1.xml" 2>/dev/null &
+	fi
+	pid=$!
+	PIDS="${PIDS:-} $pid"
+	eval "exec $2>\"\$OUT/\$1.in\""
+	_i=0
+	until grep -q '</malloc>' "$OUT/$1.xml" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 1200 ] || fail "$1: hold-arenas never printed malloc_info"
+		sleep 0.05
+	done
+}
