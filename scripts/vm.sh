@@ -44,8 +44,8 @@
 #
 # KVM is tried first when /dev/kvm is there; a guest that does not start
 # under KVM within MW_VM_KVM_WAIT seconds (30) is stopped and TCG used
-# instead, and that verdict is cached per host kernel and qemu
-# (vm/kvm-VERDICT).  MW_VM_ACCEL=tcg|kvm forces one.  MW_VM_TIMEOUT
+# instead, and that verdict is cached per suite, host kernel and qemu
+# (vm/SUITE/kvm-VERDICT).  MW_VM_ACCEL=tcg|kvm forces one.  MW_VM_TIMEOUT
 # (seconds, default 7200) bounds a run; MW_VM_MEM (MiB, 4096) and
 # MW_VM_CPUS (the host's count under KVM, 1 under TCG: see boot) size
 # the guest; MW_VM_TCG_THREAD=multi runs TCG's vCPUs on threads of their
@@ -85,8 +85,8 @@ LOCKUP=${MW_VM_LOCKUP:-100}
 # run the end-to-end tests, plus the kernel, its headers and what the
 # guest's init uses.
 PKGS="linux-image-amd64 linux-headers-amd64 initramfs-tools kmod udev \
-gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev \
-libmicrohttpd-dev systemtap systemtap-sdt-dev python3 file bc time \
+gcc make pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libjansson-dev \
+libmicrohttpd-dev libyaml-dev libcrypt-dev systemtap systemtap-sdt-dev python3 file bc time \
 xz-utils util-linux procps libc6-dbg libbpf-dev"
 
 say() { echo "vm: $*" >&2; }
