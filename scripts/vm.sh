@@ -189,18 +189,22 @@ ensure_image() {
 ensure_glibc() {
 	stamp=$GLIBC_ROOT/.mallocwatch-stamp
 	list=$GLIBC_ROOT/var/lib/dpkg/info/libc6:amd64.list
-	[ -f "$stamp" ] && [ -f "$list" ] ||
+	if [ ! -f "$stamp" ] || [ ! -f "$list" ]; then
 		die "no probe-enabled $SUITE root at $GLIBC_ROOT (make glibc-root SUITE=$SUITE)"
+	fi
 	! cmp -s "$stamp" "$GLIBC_SRC/stamp" || return 0
 	rm -rf "$GLIBC_SRC"
 	mkdir -p "$GLIBC_SRC/lib"
 	grep -E '^(/usr)?/lib(64)?/(x86_64-linux-gnu/)?[A-Za-z0-9_.+-]+\.so(\.[0-9]+)*$' "$list" |
 		while read -r f; do
-			[ -f "$GLIBC_ROOT$f" ] && [ ! -L "$GLIBC_ROOT$f" ] || continue
+			if [ ! -f "$GLIBC_ROOT$f" ] || [ -L "$GLIBC_ROOT$f" ]; then
+				continue
+			fi
 			cp "$GLIBC_ROOT$f" "$GLIBC_SRC/lib/" || exit 1
 		done || die "cannot copy $GLIBC_ROOT's libraries"
-	[ -f "$GLIBC_SRC/lib/libc.so.6" ] && [ -f "$GLIBC_SRC/lib/ld-linux-x86-64.so.2" ] ||
+	if [ ! -f "$GLIBC_SRC/lib/libc.so.6" ] || [ ! -f "$GLIBC_SRC/lib/ld-linux-x86-64.so.2" ]; then
 		die "$GLIBC_ROOT's libc6 has no libc.so.6 or ld-linux-x86-64.so.2"
+	fi
 	cp "$stamp" "$GLIBC_SRC/stamp"
 	say "the guest's glibc: $(cat "$stamp")"
 }
@@ -270,6 +274,9 @@ boot() {
 	# probe, which no real CPU would cause
 	*) acc="-accel tcg,thread=${MW_VM_TCG_THREAD:-single} -cpu max"; CPUS=${MW_VM_CPUS:-1} ;;
 	esac
+	vbuild=
+	[ "$SUITE" = bookworm ] ||
+		vbuild="-virtfs local,path=$CACHE/build,mount_tag=build,security_model=passthrough,id=build"
 	rm -f "$run/ctl/started" "$run/ctl/rc"
 	: >"$run/ctl/out"
 	: >"$run/ctl/err"
@@ -284,7 +291,7 @@ boot() {
 		-virtfs "local,path=$GLIBC_SRC,mount_tag=glibc,security_model=passthrough,readonly=on,id=glibc" \
 		-virtfs "local,path=$run/ctl,mount_tag=ctl,security_model=passthrough,id=ctl" \
 		-virtfs "local,path=$CACHE/modules,mount_tag=modules,security_model=passthrough,id=modules" \
-		$( [ "$SUITE" = bookworm ] || echo "-virtfs local,path=$CACHE/build,mount_tag=build,security_model=passthrough,id=build" ) \
+		$vbuild \
 		</dev/null >"$run/qemu-$1.out" 2>&1 &
 	qpid=$!
 	tail -q -c +1 -f --pid=$qpid "$run/ctl/out" &
