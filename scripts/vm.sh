@@ -122,9 +122,11 @@ echo o >/proc/sysrq-trigger
 sleep 60
 '
 
-# The image's recipe; its hash names the image.
+# The image's recipe; its hash names the image.  build_image's comment
+# lines are not part of it: a comment changed builds no new image.
 recipe_key() {
-	printf '%s\n%s\n%s\n%s\n' "$SUITE" "$PKGS" "$GUEST_INIT" "$(sed -n '/^build_image()/,/^}/p' "$0")" |
+	printf '%s\n%s\n%s\n%s\n' "$SUITE" "$PKGS" "$GUEST_INIT" \
+		"$(sed -n '/^build_image()/,/^}/p' "$0" | grep -v '^[[:space:]]*#')" |
 		sha256sum | cut -c1-16
 }
 
@@ -159,8 +161,10 @@ build_image() {
 	# does not build a module for Debian 12's 6.1 kernels since 6.1.1xx
 	# (task_work_cancel_func: docs/tracing.md, "The kernel runtime");
 	# mallocwatch builds its modules from a mended copy of the runtime
-	# (src/trace/krt_mend.h), so every module the guest builds tests the
-	# mend; Debian 13's 5.1 needs it on 6.12 too (not the relay's).
+	# (src/trace/krt_mend.h), so every module the bookworm guest builds
+	# tests the mend.  Debian 13's 5.1-5 has upstream's fixes of both
+	# (the relay's in 5.1, task_work_cancel_func's patched in by Debian):
+	# the trixie guest's modules are built from stap's own runtime.
 	cp "$r/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 	cp "$r/boot/initrd.img-$kver" "$tmp/initrd.img"
 	echo "$kver" >"$tmp/kernel"
