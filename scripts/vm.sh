@@ -163,8 +163,9 @@ build_image() {
 	# mallocwatch builds its modules from a mended copy of the runtime
 	# (src/trace/krt_mend.h), so every module the bookworm guest builds
 	# tests the mend.  Debian 13's 5.1-5 has upstream's fixes of both
-	# (the relay's in 5.1, task_work_cancel_func's patched in by Debian):
-	# the trixie guest's modules are built from stap's own runtime.
+	# (the relay's in 5.1, task_work_cancel_func's patched in by Debian)
+	# but not 6.12's uprobes API, which mallocwatch mends too: every
+	# module the trixie guest builds tests that mend.
 	cp "$r/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 	cp "$r/boot/initrd.img-$kver" "$tmp/initrd.img"
 	echo "$kver" >"$tmp/kernel"
