@@ -27,7 +27,9 @@
 #   check      deps + glibc + all, then every test (tests/run -j TEST_JOBS)
 #   check-vm   the end-to-end tests under the kernel runtime and the bpf
 #              runtime, and the two compared, in a Debian 12 guest with
-#              Debian's 6.1 kernel (scripts/vm.sh, tests/vm/vm-check.sh;
+#              Debian's 6.1 kernel, or with MW_VM_SUITE=trixie a Debian 13
+#              guest with its 6.12 kernel and systemtap 5.1 (and the trixie
+#              root's glibc: glibc-root) (scripts/vm.sh, tests/vm/vm-check.sh;
 #              root, qemu, debootstrap); not part of check (docs/testing.md)
 #   check-ci-example  examples/ci/github-actions.yml's steps on a clean
 #              clone: its packages alone build mallocwatch in a bare Debian
@@ -70,6 +72,7 @@ bashcompdir = $(datadir)/bash-completion/completions
 GLIBC_PREFIX ?= /var/cache/mallocwatch/glibc
 SUITE ?= bookworm
 ROOTS_DIR ?= /var/cache/mallocwatch/roots
+MW_VM_SUITE ?= bookworm
 FUZZ_SECONDS ?= 600
 FUZZ_CHECK_SECONDS ?= 20
 FUZZ_CC ?= clang
@@ -345,9 +348,10 @@ check: deps glibc
 check-build: all $(UNIT_TESTS) $(FIXTURES) $(FUZZERS)
 	$(Q)$(MAKE) -s -C examples
 
-check-vm: deps glibc
+check-vm: deps $(if $(filter bookworm,$(MW_VM_SUITE)),glibc)
 	$(Q)MW_DEPS_VM=1 sh scripts/install-deps.sh
-	$(Q)sh scripts/vm.sh sh tests/vm/vm-check.sh
+	$(Q)[ "$(MW_VM_SUITE)" = bookworm ] || sh scripts/glibc-root.sh $(MW_VM_SUITE) $(ROOTS_DIR)/$(MW_VM_SUITE)
+	$(Q)MW_VM_SUITE=$(MW_VM_SUITE) MW_ROOTS_DIR=$(ROOTS_DIR) sh scripts/vm.sh sh tests/vm/vm-check.sh
 
 glibc-root: deps
 	$(Q)MW_DEPS_ROOTS=1 sh scripts/install-deps.sh

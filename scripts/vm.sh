@@ -1,17 +1,19 @@
 #!/bin/sh
-# vm.sh - run a command as root in the project tree inside a Debian 12
-# guest with Debian's 6.1 kernel, whose modules load: the way to run
+# vm.sh - run a command as root in the project tree inside a Debian
+# guest with Debian's kernel, whose modules load: the way to run
 # SystemTap's kernel-module runtime on a host that cannot.
 #
-# Usage: scripts/vm.sh CMD [ARG...]
-#        scripts/vm.sh --build      (only build the guest image, if needed)
+# Usage: [MW_VM_SUITE=SUITE] scripts/vm.sh CMD [ARG...]
+#        [MW_VM_SUITE=SUITE] scripts/vm.sh --build  (only build the image, if needed)
 #
-# The guest image is built once, as root, with debootstrap from Debian's
-# own packages (the suite and mirror this host uses: bookworm) and cached
-# under /var/cache/mallocwatch/vm (MW_VM_CACHE): Debian's kernel
-# (linux-image-amd64) with its modules and the matching linux-headers,
-# systemtap, gcc, elfutils and the rest of what the project builds and
-# tests with.  It is rebuilt when its recipe (the package list, this
+# MW_VM_SUITE picks the guest: bookworm (the default: Debian 12, kernel
+# 6.1, systemtap 4.8) or trixie (Debian 13, kernel 6.12, systemtap 5.1).
+# Each suite's image is built once, as root, with debootstrap from
+# Debian's own packages (MW_VM_MIRROR) and cached under
+# /var/cache/mallocwatch/vm/SUITE (MW_VM_CACHE is the vm directory):
+# Debian's kernel (linux-image-amd64) with its modules and the matching
+# linux-headers, systemtap, gcc, elfutils and the rest of what the project
+# builds and tests with.  It is rebuilt when its recipe (the package list, this
 # script's image steps, the guest's init) changes: image/key holds the
 # recipe's hash.  About 4 minutes, with a progress line.
 #
@@ -19,11 +21,19 @@
 # from the image's /boot, the image as a virtio disk in snapshot mode, so
 # the run never changes it), with four 9p shares: the project tree at the
 # same path as here, read-write (CMD's build and test output land in it as
-# they would on the host), the probe-enabled glibc
-# (/var/cache/mallocwatch/glibc, MW_GLIBC_PREFIX) read-only at its path,
-# the guest's cache of kernel modules mallocwatch built (vm/modules, at
-# /var/cache/mallocwatch/modules: a module compiles in minutes under
-# TCG, and is built once per script and kernel), and a control directory
+# they would on the host), a probe-enabled glibc of the guest's release
+# read-only at /var/cache/mallocwatch/glibc (MW_GLIBC_PREFIX), where the
+# tests look for it: bookworm's guest shares the host's (make glibc, 2.36);
+# trixie's gets the libraries of the trixie root (make glibc-root
+# SUITE=trixie, 2.41 with probes, under MW_ROOTS_DIR), copied into
+# vm/trixie/glibc/lib, because what the guest compiles against its own
+# 2.41 headers does not run on 2.36 (examples/allocator-knobs needs
+# GLIBC_2.38's __isoc23_sscanf),
+# the guest's cache of kernel modules mallocwatch built (vm/SUITE/modules,
+# at /var/cache/mallocwatch/modules: a module compiles in minutes under
+# TCG, and is built once per script and kernel; one cache per suite, so
+# that a module built for one suite's kernel and systemtap is never
+# offered to the other's), and a control directory
 # of the run.  The guest's init (/sbin/mw-init, no systemd) loads the 9p
 # modules, mounts the shares, runs CMD as root in the project tree with
 # its stdout and stderr into files of the control directory, which this
@@ -34,8 +44,8 @@
 #
 # KVM is tried first when /dev/kvm is there; a guest that does not start
 # under KVM within MW_VM_KVM_WAIT seconds (30) is stopped and TCG used
-# instead, and that verdict is cached per host kernel and qemu
-# (vm/kvm-VERDICT).  MW_VM_ACCEL=tcg|kvm forces one.  MW_VM_TIMEOUT
+# instead, and that verdict is cached per suite, host kernel and qemu
+# (vm/SUITE/kvm-VERDICT).  MW_VM_ACCEL=tcg|kvm forces one.  MW_VM_TIMEOUT
 # (seconds, default 7200) bounds a run; MW_VM_MEM (MiB, 4096) and
 # MW_VM_CPUS (the host's count under KVM, 1 under TCG: see boot) size
 # the guest; MW_VM_TCG_THREAD=multi runs TCG's vCPUs on threads of their
@@ -46,10 +56,19 @@
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${MW_VM_CACHE:-/var/cache/mallocwatch/vm}
+SUITE=${MW_VM_SUITE:-bookworm}
+case $SUITE in
+bookworm | trixie) ;;
+*) echo "mallocwatch: vm: MW_VM_SUITE: bookworm or trixie, not '$SUITE'" >&2; exit 2 ;;
+esac
+CACHE=${MW_VM_CACHE:-/var/cache/mallocwatch/vm}/$SUITE
+# GLIBC: where the guest's probe-enabled glibc is (the tests' path);
+# GLIBC_SRC: the host's directory shared there
 GLIBC=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}
+GLIBC_SRC=$GLIBC
+[ "$SUITE" = bookworm ] || GLIBC_SRC=$CACHE/glibc
+GLIBC_ROOT=${MW_ROOTS_DIR:-/var/cache/mallocwatch/roots}/$SUITE
 MIRROR=${MW_VM_MIRROR:-http://deb.debian.org/debian}
-SUITE=bookworm
 TIMEOUT=${MW_VM_TIMEOUT:-7200}
 MEM=${MW_VM_MEM:-4096}
 HOSTCPUS=$(nproc 2>/dev/null || echo 2)
@@ -66,8 +85,8 @@ LOCKUP=${MW_VM_LOCKUP:-100}
 # run the end-to-end tests, plus the kernel, its headers and what the
 # guest's init uses.
 PKGS="linux-image-amd64 linux-headers-amd64 initramfs-tools kmod udev \
-gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libjansson-dev \
-libmicrohttpd-dev systemtap systemtap-sdt-dev python3 file bc time \
+gcc make pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libjansson-dev \
+libmicrohttpd-dev libyaml-dev libcrypt-dev systemtap systemtap-sdt-dev python3 file bc time \
 xz-utils util-linux procps libc6-dbg libbpf-dev"
 
 say() { echo "vm: $*" >&2; }
@@ -103,9 +122,11 @@ echo o >/proc/sysrq-trigger
 sleep 60
 '
 
-# The image's recipe; its hash names the image.
+# The image's recipe; its hash names the image.  build_image's comment
+# lines are not part of it: a comment changed builds no new image.
 recipe_key() {
-	printf '%s\n%s\n%s\n%s\n' "$SUITE" "$PKGS" "$GUEST_INIT" "$(sed -n '/^build_image()/,/^}/p' "$0")" |
+	printf '%s\n%s\n%s\n%s\n' "$SUITE" "$PKGS" "$GUEST_INIT" \
+		"$(sed -n '/^build_image()/,/^}/p' "$0" | grep -v '^[[:space:]]*#')" |
 		sha256sum | cut -c1-16
 }
 
@@ -136,11 +157,15 @@ build_image() {
 	[ -f "$r/boot/vmlinuz-$kver" ] && [ -f "$r/boot/initrd.img-$kver" ] ||
 		die "the guest has no kernel or initrd for '$kver' (log $log)"
 	[ -d "$r/usr/src/linux-headers-$kver" ] || die "the guest has no headers for '$kver' (log $log)"
-	# Debian 12's systemtap 4.8 does not build a module for Debian 12's
-	# 6.1 kernels since 6.1.1xx (task_work_cancel_func: docs/tracing.md, "The
-	# kernel runtime"); mallocwatch builds its modules from a mended copy
-	# of the runtime (src/runtime/kmod_sources.h), so the guest's systemtap is
-	# left as Debian ships it: every module check-vm builds tests the mend.
+	# The guest's systemtap is left as Debian ships it.  Debian 12's 4.8
+	# does not build a module for Debian 12's 6.1 kernels since 6.1.1xx
+	# (task_work_cancel_func: docs/tracing.md, "The kernel runtime");
+	# mallocwatch builds its modules from a mended copy of the runtime
+	# (src/runtime/kmod_sources.h), so every module the bookworm guest builds
+	# tests the mend.  Debian 13's 5.1-5 has upstream's fixes of both
+	# (the relay's in 5.1, task_work_cancel_func's patched in by Debian)
+	# but not 6.12's uprobes API, which mallocwatch mends too: every
+	# module the trixie guest builds tests that mend.
 	cp "$r/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 	cp "$r/boot/initrd.img-$kver" "$tmp/initrd.img"
 	echo "$kver" >"$tmp/kernel"
@@ -163,11 +188,53 @@ ensure_image() {
 	fi
 }
 
+# ensure_glibc: GLIBC_SRC/lib holds the shared libraries of the probe-
+# enabled root GLIBC_ROOT's libc6 (their targets, as the package lists
+# them), copied again when the root's stamp changes
+ensure_glibc() {
+	stamp=$GLIBC_ROOT/.mallocwatch-stamp
+	list=$GLIBC_ROOT/var/lib/dpkg/info/libc6:amd64.list
+	if [ ! -f "$stamp" ] || [ ! -f "$list" ]; then
+		die "no probe-enabled $SUITE root at $GLIBC_ROOT (make glibc-root SUITE=$SUITE)"
+	fi
+	! cmp -s "$stamp" "$GLIBC_SRC/stamp" || return 0
+	rm -rf "$GLIBC_SRC"
+	mkdir -p "$GLIBC_SRC/lib"
+	grep -E '^(/usr)?/lib(64)?/(x86_64-linux-gnu/)?[A-Za-z0-9_.+-]+\.so(\.[0-9]+)*$' "$list" |
+		while read -r f; do
+			if [ ! -f "$GLIBC_ROOT$f" ] || [ -L "$GLIBC_ROOT$f" ]; then
+				continue
+			fi
+			cp "$GLIBC_ROOT$f" "$GLIBC_SRC/lib/" || exit 1
+		done || die "cannot copy $GLIBC_ROOT's libraries"
+	if [ ! -f "$GLIBC_SRC/lib/libc.so.6" ] || [ ! -f "$GLIBC_SRC/lib/ld-linux-x86-64.so.2" ]; then
+		die "$GLIBC_ROOT's libc6 has no libc.so.6 or ld-linux-x86-64.so.2"
+	fi
+	cp "$stamp" "$GLIBC_SRC/stamp"
+	say "the guest's glibc: $(cat "$stamp")"
+}
+
 # Quote each argument for sh.
 quote() {
 	for a in "$@"; do
 		printf "'%s' " "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")"
 	done
+}
+
+# own_build: the lines of run.sh that give a guest of another release
+# than the host's its own build: vm/SUITE/build (kept across runs) over
+# the tree's build/, and the examples built afresh in a tmpfs over
+# examples/ (what trixie's gcc links against 2.41 must not be run by the
+# host, nor the host's build by the guest)
+own_build() {
+	[ "$SUITE" != bookworm ] || return 0
+	cat <<EOF
+mkdir -p '$ROOT/build' /tmp/mw-examples
+mount -t 9p -o \$o build '$ROOT/build' || exit 1
+cp -a '$ROOT/examples/.' /tmp/mw-examples/ || exit 1
+mount -t tmpfs tmpfs '$ROOT/examples' || exit 1
+cp -a /tmp/mw-examples/. '$ROOT/examples/' && make -s -C '$ROOT/examples' clean >/dev/null || exit 1
+EOF
 }
 
 write_run() {
@@ -179,6 +246,7 @@ mount -t 9p -o \$o proj '$ROOT' || exit 1
 mount -t 9p -o ro,\$o glibc '$GLIBC' || exit 1
 mkdir -p /var/cache/mallocwatch/modules
 mount -t 9p -o \$o modules /var/cache/mallocwatch/modules || exit 1
+$(own_build)
 cd '$ROOT' || exit 1
 export LANG=C MW_IN_VM=1
 # the loopback interface up (the guest's init starts no network; serve's
@@ -211,6 +279,9 @@ boot() {
 	# probe, which no real CPU would cause
 	*) acc="-accel tcg,thread=${MW_VM_TCG_THREAD:-single} -cpu max"; CPUS=${MW_VM_CPUS:-1} ;;
 	esac
+	vbuild=
+	[ "$SUITE" = bookworm ] ||
+		vbuild="-virtfs local,path=$CACHE/build,mount_tag=build,security_model=passthrough,id=build"
 	rm -f "$run/ctl/started" "$run/ctl/rc"
 	: >"$run/ctl/out"
 	: >"$run/ctl/err"
@@ -222,9 +293,10 @@ boot() {
 		-drive "file=$CACHE/image/disk.img,format=raw,if=virtio,snapshot=on" \
 		-serial "file:$run/console-$1.log" \
 		-virtfs "local,path=$ROOT,mount_tag=proj,security_model=passthrough,id=proj" \
-		-virtfs "local,path=$GLIBC,mount_tag=glibc,security_model=passthrough,readonly=on,id=glibc" \
+		-virtfs "local,path=$GLIBC_SRC,mount_tag=glibc,security_model=passthrough,readonly=on,id=glibc" \
 		-virtfs "local,path=$run/ctl,mount_tag=ctl,security_model=passthrough,id=ctl" \
 		-virtfs "local,path=$CACHE/modules,mount_tag=modules,security_model=passthrough,id=modules" \
+		$vbuild \
 		</dev/null >"$run/qemu-$1.out" 2>&1 &
 	qpid=$!
 	tail -q -c +1 -f --pid=$qpid "$run/ctl/out" &
@@ -274,12 +346,17 @@ command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)"
 ensure_image
 [ "$1" != --build ] || exit 0
-[ -f "$GLIBC/lib/libc.so.6" ] || die "no probe-enabled glibc at $GLIBC (make glibc)"
+if [ "$SUITE" = bookworm ]; then
+	[ -f "$GLIBC/lib/libc.so.6" ] || die "no probe-enabled glibc at $GLIBC (make glibc)"
+else
+	ensure_glibc
+fi
 
 # the guest's kernel-module cache (mallocwatch's MW_CACHE_DIR/modules):
 # kept here across runs, root's alone as mallocwatch wants it
 mkdir -p "$CACHE/modules"
 chmod 700 "$CACHE/modules"
+[ "$SUITE" = bookworm ] || mkdir -p "$CACHE/build"
 run=$(mktemp -d "$CACHE/run.XXXXXX")
 mkdir "$run/ctl"
 trap 'stop_qemu 2>/dev/null; [ "${MW_VM_KEEP:-0}" = 1 ] || rm -rf "$run"' EXIT

@@ -31,6 +31,34 @@
 #define TW_TYPE_NEW "typeof(&" TW_FUNC ")"
 #define TW_SYM_OLD "kallsyms_lookup_name(\"task_work_cancel\")"
 #define TW_SYM_NEW "kallsyms_lookup_name(\"" TW_FUNC "\")"
+/* Linux 6.12's uprobes: what the kernel declares and upstream's 5.2
+ * runtime calls, the texts of uprobes-inode.c replaced (each exactly
+ * once; then, where they are, the texts 6.12's compile flags refuse), and
+ * the name transport.c looks up (it must resolve when the module loads). */
+#define UP_FUNC "uprobe_unregister_nosync"
+static const char *const up_needed[][2] = {
+	{ "typedef typeof(&uprobe_unregister) uprobe_unregister_fn;",
+	  "typedef typeof(&" UP_FUNC ") uprobe_unregister_fn;" },
+	{ "struct uprobe_consumer kconsumer;",
+	  "struct uprobe_consumer kconsumer; struct uprobe *mw_uprobe; /* mallocwatch: 6.12 */" },
+	{ "ret = uprobe_register (inst->inode, c->offset, &inst->kconsumer);",
+	  "{ inst->mw_uprobe = uprobe_register (inst->inode, c->offset, 0, &inst->kconsumer); "
+	  "ret = IS_ERR(inst->mw_uprobe) ? (int) PTR_ERR(inst->mw_uprobe) : 0; "
+	  "if (ret) inst->mw_uprobe = NULL; }" },
+	{ "(void) uprobe_unregister (inst->inode, c->offset, &inst->kconsumer);",
+	  "if (inst->mw_uprobe) { " UP_FUNC " (inst->mw_uprobe, &inst->kconsumer); "
+	  "uprobe_unregister_sync (); } inst->mw_uprobe = NULL;" },
+};
+static const char *const up_optional[][2] = {
+	{ "#define uprobe_register(a,b,c) \\\nibt_wrapper(int, (* (uprobe_register_fn)"
+	  "kallsyms_uprobe_register)((a), (b), (c)))",
+	  "#define uprobe_register(a,b,c,d) \\\nibt_wrapper(struct uprobe *, (* (uprobe_register_fn)"
+	  "kallsyms_uprobe_register)((a), (b), (c), (d)))" },
+	{ "  else\n    ; // already unlocked\n", "  /* else: already unlocked (-Wempty-body) */\n" },
+};
+#define UP_SYM_OLD "kallsyms_lookup_name (\"uprobe_unregister\");"
+#define UP_SYM_NEW "kallsyms_lookup_name (\"" UP_FUNC "\");"
+#define MENDS 4
 
 /* text with from, which must be in it exactly once, replaced by to, into
  * *out (malloc'd); 1, or -1 (*out NULL). */
@@ -75,6 +103,51 @@ int mw_krt_mend_task_work(const char *stp_task_work, int kernel_has_func, char *
 	r = replace_once(half, TW_SYM_OLD, TW_SYM_NEW, mended);
 	free(half);
 	return r;
+}
+
+/* text with each pair of the table's from replaced by its to: once each
+ * (needed), or where it is (not needed); into *text, replaced (malloc'd).
+ * 1, or -1 (*text unchanged) when a needed one is not there once. */
+static int replace_all(char **text, const char *const (*tab)[2], size_t n, int needed)
+{
+	char *next;
+
+	for (size_t i = 0; i < n; i++) {
+		if (replace_once(*text, tab[i][0], tab[i][1], &next) < 0) {
+			if (needed)
+				return -1;
+			continue;
+		}
+		free(*text);
+		*text = next;
+	}
+	return 1;
+}
+
+int mw_krt_mend_uprobes(const char *uprobes_inode, int kernel_has_func, char **mended)
+{
+	char *m;
+
+	*mended = NULL;
+	if (!kernel_has_func || strstr(uprobes_inode, UP_FUNC))
+		return 0;
+	if (!(m = strdup(uprobes_inode)))
+		return -1;
+	if (replace_all(&m, up_needed, sizeof(up_needed) / sizeof(up_needed[0]), 1) < 0) {
+		free(m);
+		return -1;
+	}
+	replace_all(&m, up_optional, sizeof(up_optional) / sizeof(up_optional[0]), 0);
+	*mended = m;
+	return 1;
+}
+
+int mw_krt_mend_uprobes_sym(const char *transport, int kernel_has_func, char **mended)
+{
+	*mended = NULL;
+	if (!kernel_has_func || strstr(transport, UP_FUNC))
+		return 0;
+	return replace_once(transport, UP_SYM_OLD, UP_SYM_NEW, mended);
 }
 
 /* The whole of the file dir/name (at most 1 MiB), NUL-terminated and
@@ -138,12 +211,12 @@ static int put(const char *dir, const char *name, const char *text)
 }
 
 /* Does the kernel built in kbuild ("": the running one's build tree)
- * declare task_work_cancel_func()?  Its headers say: include/linux/
- * task_work.h in the build tree, or in the tree its Makefile includes
- * (Debian splits the headers in two: the build tree's Makefile reads
- * the -common tree's).  Without them, the running kernel's
+ * declare func() (task_work_cancel_func, uprobe_unregister_nosync)?  Its
+ * headers say: include/linux/HEADER in the build tree, or in the tree its
+ * Makefile includes (Debian splits the headers in two: the build tree's
+ * Makefile reads the -common tree's).  Without them, the running kernel's
  * /proc/kallsyms, for the running kernel alone. */
-static int kernel_has_tw_func(const char *kbuild)
+static int kernel_declares(const char *kbuild, const char *header, const char *func)
 {
 	char kb[PATH_MAX], common[PATH_MAX] = "";
 	const char *tries[3];
@@ -174,8 +247,8 @@ static int kernel_has_tw_func(const char *kbuild)
 	tries[1] = common[0] ? common : NULL;
 	tries[2] = NULL;
 	for (int i = 0; tries[i]; i++)
-		if ((text = slurp(tries[i], "include/linux/task_work.h"))) {
-			has = strstr(text, TW_FUNC) != NULL;
+		if ((text = slurp(tries[i], header))) {
+			has = strstr(text, func) != NULL;
 			free(text);
 			return has;
 		}
@@ -189,7 +262,8 @@ static int kernel_has_tw_func(const char *kbuild)
 	while (f && !has && (n = getline(&line, &cap, f)) > 0) {
 		char *name = strrchr(line, ' ');
 
-		has = name && strcmp(name + 1, TW_FUNC "\n") == 0;
+		has = name && strncmp(name + 1, func, strlen(func)) == 0 &&
+		      strcmp(name + 1 + strlen(func), "\n") == 0;
 	}
 	free(line);
 	if (f)
@@ -220,7 +294,7 @@ static int make_copy(const char *sys, const char *dest, const struct mend *m, ch
 		snprintf(err, errlen, "cannot copy SystemTap's runtime: %s", msg);
 		return -1;
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < MENDS; i++)
 		if (m[i].r == 1 && put(dest, m[i].file, m[i].text) < 0) {
 			snprintf(err, errlen, "cannot write the mended %s in '%s': %s", m[i].file,
 				 dest, strerror(errno));
@@ -294,7 +368,7 @@ static int keep_copy(const char *sys, const struct mend *m, char *dir, size_t le
 		h = mw_fnv1a_stat(h, p);
 	}
 	h = mw_fnv1a_stat(h, "/usr/bin/stap");
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < MENDS; i++)
 		h = m[i].r == 1 ? mw_fnv1a(h, m[i].text, strlen(m[i].text) + 1) : mw_fnv1a(h, "-", 2);
 	if ((size_t)snprintf(dir, len, "%s/%016llx-%016llx", base, (unsigned long long)src,
 			     (unsigned long long)h) >= len)
@@ -313,34 +387,64 @@ static int keep_copy(const char *sys, const struct mend *m, char *dir, size_t le
 	return ok ? 0 : -1;
 }
 
+/* Each mend of m (MENDS) worked out from the runtime in sys for the
+ * kernel built in kbuild; -1 when the runtime cannot be read. */
+static int find_mends(const char *sys, const char *kbuild, struct mend *m)
+{
+	char *relay = slurp(sys, "transport/relay_v2.c");
+	char *flush = relay ? slurp(sys, "print_flush.c") : NULL;
+	char *text;
+
+	if (!flush) {
+		free(relay);
+		return -1;
+	}
+	m[0].r = mw_krt_mend_relay(relay, flush, &m[0].text);
+	free(relay);
+	free(flush);
+	/* a runtime without it has no task_work_cancel to mend */
+	if ((text = slurp(sys, "stp_task_work.c")))
+		m[1].r = mw_krt_mend_task_work(text, kernel_declares(kbuild,
+				"include/linux/task_work.h", TW_FUNC), &m[1].text);
+	free(text);
+	/* nor inode uprobes without it (and transport.c with it) */
+	if ((text = slurp(sys, "linux/uprobes-inode.c"))) {
+		int has = kernel_declares(kbuild, "include/linux/uprobes.h", UP_FUNC);
+		char *tr = slurp(sys, "transport/transport.c");
+
+		m[2].r = mw_krt_mend_uprobes(text, has, &m[2].text);
+		m[3].r = tr ? mw_krt_mend_uprobes_sym(tr, has, &m[3].text) : has ? -1 : 0;
+		free(tr);
+	}
+	free(text);
+	return 0;
+}
+
 int mw_krt_runtime(const char *workdir, const char *kbuild, char *dir, size_t len, char *err,
 		   size_t errlen)
 {
 	const char *env = getenv("SYSTEMTAP_RUNTIME");
 	const char *sys = env && *env ? env : MW_STAP_RUNTIME;
-	char *relay = slurp(sys, "transport/relay_v2.c");
-	char *flush = relay ? slurp(sys, "print_flush.c") : NULL;
-	char *tw = NULL;
-	struct mend m[2] = {
+	struct mend m[MENDS] = {
 		{ "transport/relay_v2.c", "its output may lose a message at a relay sub-buffer's "
 		  "end (SystemTap 4.6 to 5.0, PR31117)", 0, NULL },
 		{ "stp_task_work.c", "it may not build for this kernel's task_work_cancel_func() "
 		  "(SystemTap before 5.2)", 0, NULL },
+		{ "linux/uprobes-inode.c", "it does not build for this kernel's uprobes "
+		  "(uprobe_unregister_nosync, Linux 6.12; SystemTap before 5.2)", 0, NULL },
+		{ "transport/transport.c", "its module does not load on this kernel "
+		  "(no uprobe_unregister, Linux 6.12; SystemTap before 5.2)", 0, NULL },
 	};
 	int any = 0, r = -1;
 
 	dir[0] = '\0';
 	err[0] = '\0';
-	if (!flush) {
+	if (find_mends(sys, kbuild, m) < 0) {
 		snprintf(err, errlen, "cannot read SystemTap's runtime in '%s': %s", sys,
 			 strerror(errno));
 		goto out;
 	}
-	m[0].r = mw_krt_mend_relay(relay, flush, &m[0].text);
-	/* a runtime without it has no task_work_cancel to mend */
-	if ((tw = slurp(sys, "stp_task_work.c")))
-		m[1].r = mw_krt_mend_task_work(tw, kernel_has_tw_func(kbuild), &m[1].text);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < MENDS; i++) {
 		any |= m[i].r == 1;
 		if (m[i].r < 0 && !err[0])
 			snprintf(err, errlen, "SystemTap's runtime in '%s' has neither upstream's "
@@ -369,10 +473,7 @@ fail:
 	dir[0] = '\0';
 	r = -1;
 out:
-	free(relay);
-	free(flush);
-	free(tw);
-	free(m[0].text);
-	free(m[1].text);
+	for (int i = 0; i < MENDS; i++)
+		free(m[i].text);
 	return r;
 }

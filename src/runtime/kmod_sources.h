@@ -1,5 +1,5 @@
 /* kmod_sources.h - the kernel runtime's mends: a private copy of SystemTap's
- * runtime sources for a module's compile (stap -R DIR), with two of its
+ * runtime sources for a module's compile (stap -R DIR), with three of its
  * bugs mended where the runtime stap uses has them.  Each mend is found
  * by the exact text it replaces and skipped when the runtime already has
  * upstream's fix; a runtime that has neither is used as it is, with a
@@ -38,6 +38,21 @@
  *    task_work_cancel_func's, when the kernel the module is built for
  *    declares it (its headers' include/linux/task_work.h; the running
  *    kernel's /proc/kallsyms when the headers are not found).
+ *
+ * 3. Linux 6.12's uprobes (SystemTap before 5.2, Debian 13's 5.1-5
+ *    included).  uprobe_register() takes a ref_ctr_offset and returns the
+ *    struct uprobe; uprobe_unregister(inode, offset, consumer) is gone,
+ *    replaced by uprobe_unregister_nosync(uprobe, consumer) and
+ *    uprobe_unregister_sync().  linux/uprobes-inode.c no longer compiles
+ *    ("'uprobe_unregister' undeclared", seen in make check-vm's trixie
+ *    guest), and transport/transport.c looks up uprobe_unregister, which
+ *    the module then cannot resolve.  The mend, when the kernel's
+ *    include/linux/uprobes.h declares uprobe_unregister_nosync: each
+ *    instance keeps the struct uprobe its registration returned and
+ *    unregisters it with the two new calls; transport.c looks up
+ *    uprobe_unregister_nosync; and an "else ;" that 6.12's flags refuse
+ *    (-Werror=empty-body) becomes a comment.  Upstream's 5.2 names
+ *    uprobe_unregister_nosync, which is how its fix is found.
  */
 #ifndef MALLOCWATCH_KRT_MEND_H
 #define MALLOCWATCH_KRT_MEND_H
@@ -73,6 +88,21 @@ int mw_krt_mend_relay(const char *relay_v2, const char *print_flush, char **mend
  *      naming task_work_cancel_func instead;
  *  -1  one of the two is not there exactly once, or no memory. */
 int mw_krt_mend_task_work(const char *stp_task_work, int kernel_has_func, char **mended);
+
+/* Linux 6.12's uprobes mend of linux/uprobes-inode.c, from its text, for
+ * a kernel that declares uprobe_unregister_nosync() (kernel_has_func 1)
+ * or not (0):
+ *   0  nothing to do: an older kernel, or the runtime already names
+ *      uprobe_unregister_nosync (upstream's fix);
+ *   1  *mended (malloc'd, the caller's) is uprobes-inode.c mended;
+ *  -1  one of the four texts it replaces is not there exactly once, or
+ *      no memory. */
+int mw_krt_mend_uprobes(const char *uprobes_inode, int kernel_has_func, char **mended);
+
+/* The same mend's part in transport/transport.c: the kallsyms lookup of
+ * "uprobe_unregister" made one of "uprobe_unregister_nosync".  0, 1 or
+ * -1 as above. */
+int mw_krt_mend_uprobes_sym(const char *transport, int kernel_has_func, char **mended);
 
 /* The runtime sources a module's compile should use.  The runtime stap
  * uses (SYSTEMTAP_RUNTIME in the environment, as stap reads it, else

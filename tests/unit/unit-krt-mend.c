@@ -92,6 +92,76 @@ static void texts(void)
 	      "task_work, no kallsyms line: -1");
 }
 
+/* Linux 6.12's uprobes: the four texts of uprobes-inode.c each replaced,
+ * the optional ones where they are, transport.c's lookup renamed; an old
+ * kernel, upstream's fix, a text missing or twice. */
+static void uprobes_texts(void)
+{
+	const char *reg = "ret = uprobe_register (inst->inode, c->offset, &inst->kconsumer);\n";
+	const char *unreg = "(void) uprobe_unregister (inst->inode, c->offset, &inst->kconsumer);\n";
+	char up[1024], twice[2048], *m = (char *)1;
+
+	snprintf(up, sizeof(up), "typedef typeof(&uprobe_unregister) uprobe_unregister_fn;\n"
+		 "struct x { struct uprobe_consumer kconsumer; };\n%s%s"
+		 "  if (!f)\n    g();\n  else\n    ; // already unlocked\n", reg, unreg);
+	CHECK(mw_krt_mend_uprobes(up, 1, &m) == 1 && m, "uprobes: mended");
+	if (m && m != (char *)1) {
+		CHECK(count(m, "typeof(&uprobe_unregister_nosync)") == 1 &&
+		      count(m, "struct uprobe *mw_uprobe;") == 1 &&
+		      count(m, "uprobe_register (inst->inode, c->offset, 0, &inst->kconsumer)") == 1 &&
+		      count(m, "uprobe_unregister_nosync (inst->mw_uprobe, &inst->kconsumer); "
+			    "uprobe_unregister_sync ();") == 1 &&
+		      count(m, "uprobe_unregister (") == 0 && count(m, "; // already") == 0,
+		      "uprobes text: %s", m);
+		free(m);
+	}
+	CHECK(mw_krt_mend_uprobes(up, 0, &m) == 0 && !m, "uprobes, old kernel: nothing");
+	CHECK(mw_krt_mend_uprobes("uprobe_unregister_nosync(u, c);", 1, &m) == 0 && !m,
+	      "uprobes, upstream's fix: nothing");
+	CHECK(mw_krt_mend_uprobes(strstr(up, "struct x"), 1, &m) == -1 && !m,
+	      "uprobes, no typedef: -1");
+	snprintf(twice, sizeof(twice), "%s%s", up, reg);
+	CHECK(mw_krt_mend_uprobes(twice, 1, &m) == -1 && !m, "uprobes, a text twice: -1");
+
+	const char *tr = "p = (void*) kallsyms_lookup_name (\"uprobe_unregister\");\n";
+
+	CHECK(mw_krt_mend_uprobes_sym(tr, 1, &m) == 1 && m &&
+	      strcmp(m, "p = (void*) kallsyms_lookup_name (\"uprobe_unregister_nosync\");\n") == 0,
+	      "transport.c: the lookup renamed");
+	free(m);
+	CHECK(mw_krt_mend_uprobes_sym(tr, 0, &m) == 0 && !m, "transport.c, old kernel: nothing");
+	CHECK(mw_krt_mend_uprobes_sym("no lookup", 1, &m) == -1 && !m, "transport.c, no lookup: -1");
+}
+
+/* The runtime's copy for a kernel whose headers (a made-up build tree,
+ * kbuild) declare uprobe_unregister_nosync: stap's own uprobes-inode.c
+ * and transport.c mended, as Linux 6.12 needs (the compile itself:
+ * make check-vm MW_VM_SUITE=trixie). */
+static void uprobes_kernel(const char *sys, const char *work)
+{
+	char kb[600], cmd[2400], dir[512], err[512], p[700], *text;
+
+	snprintf(kb, sizeof(kb), "%s/kb612", work);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/include/linux' && printf 'extern void "
+		 "uprobe_unregister_nosync(struct uprobe *u, struct uprobe_consumer *uc);\\n' "
+		 ">'%s/include/linux/uprobes.h' && printf 'x\\n' >'%s/include/linux/task_work.h'",
+		 kb, kb, kb);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	CHECK(mw_krt_runtime(work, kb, dir, sizeof(dir), err, sizeof(err)) == 1,
+	      "a copy for 6.12's uprobes: %s", err);
+	snprintf(p, sizeof(p), "%s/linux/uprobes-inode.c", dir);
+	text = slurp(p);
+	CHECK(text && count(text, "uprobe_unregister_nosync (inst->mw_uprobe") == 1 &&
+	      count(text, "typeof(&uprobe_unregister)") == 0, "the copy's uprobes-inode.c is mended");
+	free(text);
+	snprintf(p, sizeof(p), "%s/transport/transport.c", dir);
+	text = slurp(p);
+	CHECK(text && count(text, "kallsyms_lookup_name (\"uprobe_unregister_nosync\")") == 1,
+	      "the copy's transport.c looks up uprobe_unregister_nosync");
+	free(text);
+	(void)sys;
+}
+
 /* A runtime upgraded in place (its directory's time changed): a new
  * copy, the one made from it before gone, as is one named as an older
  * mallocwatch named them (one hash); another runtime's copy (keep)
@@ -209,13 +279,17 @@ static void installed(const char *sys)
 			CHECK(copied && (strstr(copied, "\"task_work_cancel_func\"") != NULL) == tw_func,
 			      "the copy's stp_task_work.c mended as the kernel needs (%d)", tw_func);
 		free(copied);
-		/* every other file the same as stap's own */
+		/* every other file the same as stap's own (uprobes-inode.c
+		 * and transport.c mended when this kernel is 6.12 or later) */
 		snprintf(cmd, sizeof(cmd), "diff -r -q '%s' '%s' | grep -v '^Files .*/relay_v2.c ' "
-			 "| grep -v '^Files .*/stp_task_work.c ' | grep -q .", sys, dir);
+			 "| grep -v '^Files .*/stp_task_work.c ' | grep -v '^Files .*/uprobes-inode.c ' "
+			 "| grep -v '^Files .*/transport.c ' | grep -q .", sys, dir);
 		CHECK(system(cmd) != 0, "only the mended files differ (%s)", cmd);
 		snprintf(got_pf, sizeof(got_pf), "%s/print_flush.c", dir);
 		CHECK(access(got_pf, R_OK) == 0, "the copy is whole");
 	}
+
+	uprobes_kernel(sys, work);
 
 	/* a runtime with upstream's fix: stap's own, nothing copied */
 	char fixed[600];
@@ -280,6 +354,7 @@ int main(void)
 	const char *sys = MW_STAP_RUNTIME;
 
 	texts();
+	uprobes_texts();
 	if (access(sys, R_OK) == 0)
 		installed(sys);
 	else
