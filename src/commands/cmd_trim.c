@@ -204,7 +204,8 @@ static int predict(struct trim *t, const struct mw_glibc *g, long timeout_ms)
  * can be blocked but the faults (defer); those whose default ends
  * mallocwatch wind the call down (wind): it is finished within
  * MW_PTSTOP_GRACE_MS or cut short, put back, let go, and then the signal
- * is taken (the exit status is its own). */
+ * is taken (the exit status is its own); not one this mallocwatch
+ * ignores (SIGHUP under nohup), which would not end it. */
 static void call_signals(sigset_t *defer, sigset_t *wind)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT };
@@ -217,6 +218,13 @@ static void call_signals(sigset_t *defer, sigset_t *wind)
 	*wind = *defer;
 	for (size_t i = 0; i < sizeof(keep_on) / sizeof(keep_on[0]); i++)
 		sigdelset(wind, keep_on[i]);
+	for (int sig = 1; sig < NSIG; sig++) {	/* ignored (nohup's SIGHUP): ends nothing */
+		struct sigaction sa;
+
+		if (sigismember(wind, sig) == 1 && sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			sigdelset(wind, sig);
+	}
 }
 
 /* The arenas' locks, each free now (the process is held at a safe

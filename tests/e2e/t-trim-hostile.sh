@@ -139,7 +139,7 @@ echo "ok: spin: cut short at 1 s, the process intact"
 for sn in INT:2 TERM:15 HUP:1; do
 	sig=${sn%:*}
 	start sig$sig slow 3000
-	env --default-signal=INT "$MW" trim -p $pid -o "$OUT/sig$sig.txt" 2>"$OUT/sig$sig.err" &
+	env --default-signal=INT,TERM,HUP "$MW" trim -p $pid -o "$OUT/sig$sig.txt" 2>"$OUT/sig$sig.err" &
 	mw=$!
 	i=0
 	until grep -q CALLED "$OUT/sig$sig.out"; do
@@ -158,7 +158,7 @@ done
 # a call shorter than the grace: it returns first (when the signal came
 # in time: under load it may come after the call, and mallocwatch exit 0)
 start grace slow 400
-env --default-signal=INT "$MW" trim -p $pid -o "$OUT/grace.txt" 2>"$OUT/grace.err" &
+env --default-signal=INT,TERM,HUP "$MW" trim -p $pid -o "$OUT/grace.txt" 2>"$OUT/grace.err" &
 mw=$!
 i=0
 until grep -q CALLED "$OUT/grace.out"; do
