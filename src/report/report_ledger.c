@@ -154,7 +154,12 @@ static json_t *addr_json(uint64_t a)
 	return json_string(buf);
 }
 
-json_t *mw_ledger_json(const struct mw_snapshot *s, const struct mw_ledger *l)
+/* {"rss", "in_use", "free_resident", "free_returned", "top",
+ * "top_returned", "mmapped", "heap_slack", "not_malloc", "swapped",
+ * "not_malloc_by_kind", "mmapped_found", "check", "incomplete",
+ * "arenas": [{"address", the same parts}]}: a new reference, NULL when
+ * out of memory. */
+static json_t *ledger_json(const struct mw_snapshot *s, const struct mw_ledger *l)
 {
 	json_t *o = part_json(&l->total), *arenas = json_array();
 
@@ -202,7 +207,11 @@ static json_t *frag_one(const struct mw_frag *g)
 		"trim_now", (json_int_t)g->trim_now, "histogram", h);
 }
 
-json_t *mw_frag_json(const struct mw_snapshot *s, const struct mw_ledger *l)
+/* {"free_chunks", "largest_free", "pinned", "free_pages_resident",
+ * "trim_now", "histogram": [{"min", "max", "count", "bytes"}] (non-empty
+ * buckets; max null for the last), "arenas": [{"address", the same}]}:
+ * a new reference, NULL when out of memory. */
+static json_t *frag_json(const struct mw_snapshot *s, const struct mw_ledger *l)
 {
 	json_t *o = frag_one(&l->frag), *arenas = json_array();
 
@@ -219,8 +228,8 @@ json_t *mw_frag_json(const struct mw_snapshot *s, const struct mw_ledger *l)
 void mw_ledger_json_add(json_t **snap, const struct mw_snapshot *s, const struct mw_ledger *l,
 			const struct mw_finding *v, size_t n)
 {
-	mw_json_set(snap, "ledger", mw_ledger_json(s, l));
-	mw_json_set(snap, "fragmentation", mw_frag_json(s, l));
+	mw_json_set(snap, "ledger", ledger_json(s, l));
+	mw_json_set(snap, "fragmentation", frag_json(s, l));
 	mw_json_set(snap, "findings", mw_findings_json(v, n));
 }
 

@@ -20,19 +20,6 @@
  * and the free chunk sizes over all arenas. */
 void mw_ledger_text(FILE *f, const struct mw_snapshot *s, const struct mw_ledger *l);
 
-/* {"rss", "in_use", "free_resident", "free_returned", "top",
- * "top_returned", "mmapped", "heap_slack", "not_malloc", "swapped",
- * "not_malloc_by_kind", "mmapped_found", "check", "incomplete",
- * "arenas": [{"address", the same parts}]}: a new reference, NULL when
- * out of memory. */
-json_t *mw_ledger_json(const struct mw_snapshot *s, const struct mw_ledger *l);
-
-/* {"free_chunks", "largest_free", "pinned", "free_pages_resident",
- * "trim_now", "histogram": [{"min", "max", "count", "bytes"}] (non-empty
- * buckets; max null for the last), "arenas": [{"address", the same}]}:
- * a new reference, NULL when out of memory. */
-json_t *mw_frag_json(const struct mw_snapshot *s, const struct mw_ledger *l);
-
 /* Add "ledger", "fragmentation" and "findings" to a snapshot's JSON
  * object *snap (mw_snapshot_json_value); *snap NULL when out of memory. */
 void mw_ledger_json_add(json_t **snap, const struct mw_snapshot *s, const struct mw_ledger *l,
