@@ -52,6 +52,11 @@ start() {
 }
 
 # measure NAME: REPS snapshots of $pid, and the raw read of its heaps
+# median: the middle line of stdin's REPS lines, sorted by their first number
+median() {
+	sort -n | awk -v m=$(( (REPS + 1) / 2 )) 'NR == m'
+}
+
 measure() {
 	for i in $(seq "$REPS"); do
 		$MW snapshot -p $pid,$idle --json $OUT/$1.json -o /dev/null --read-timeout 60
@@ -65,11 +70,10 @@ r += ["%s-%x" % (h["address"], int(h["address"], 16) + h["size"]) for a in p["ar
 print(p["duration_ns"] / 1e9, p["tries"], chunks, len(p["arenas"]), " ".join(r))
 PY
 	done | sort -n >$OUT/$1.runs
-	set -- "$1" $(awk -v m=$(( (REPS + 1) / 2 )) 'NR == m' $OUT/$1.runs)
+	set -- "$1" $(median <$OUT/$1.runs)
 	name=$1 secs=$2 walks=$3 chunks=$4 arenas=$5
 	shift 5
-	raw=$(for i in $(seq "$REPS"); do $OUT/rawread $pid "$@"; done | sort -n |
-	      awk -v m=$(( (REPS + 1) / 2 )) 'NR == m')
+	raw=$(for i in $(seq "$REPS"); do $OUT/rawread $pid "$@"; done | median)
 	rawsecs=${raw% *} bytes=${raw#* }
 	rate=$(echo "$chunks / $secs / 1000000" | bc -l)
 	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d reads: %.1f M free chunks/s); raw process_vm_readv of the heaps %.3f s; snapshot x%.2f the raw read\n' \
@@ -96,8 +100,8 @@ trimbench() {
 		gdb -q -nx -p $pid -batch -ex 'call (int)malloc_trim(0)' >/dev/null 2>&1
 		echo "($(date +%s%N) - $t0) / 1000000000" | bc -l >>$OUT/$1.gdb
 	done
-	held=$(sort -n $OUT/$1.held | awk -v m=$(( (REPS + 1) / 2 )) 'NR == m')
-	gdbs=$(sort -n $OUT/$1.gdb | awk -v m=$(( (REPS + 1) / 2 )) 'NR == m')
+	held=$(median <$OUT/$1.held)
+	gdbs=$(median <$OUT/$1.gdb)
 	rm -f $OUT/$1.held $OUT/$1.gdb
 	printf '  %-14s trim held it %.3f s; gdb call malloc_trim(0) %.3f s; x%.2f gdb\n' "$1" "$held" "$gdbs" \
 		"$(echo "$held / $gdbs" | bc -l)"
