@@ -13,6 +13,11 @@
 #include "snapshot_int.h"
 #include "xalloc.h"
 
+/* snapshot_read.c's checked reads, by their short names here. */
+#define bad(w, fmt, v) mw_snap_badf((w), (fmt), (unsigned long long)(v))
+#define word mw_snap_word
+#define step mw_snap_step
+
 /* glibc's chunk flag bits (malloc.c: PREV_INUSE, IS_MMAPPED,
  * NON_MAIN_ARENA), masked off by chunksize(). */
 #define SIZE_BITS 7ULL
@@ -49,29 +54,6 @@ static int brent_loops(struct brent *b, uint64_t x)
 	return 0;
 }
 
-/* Mark the snapshot inconsistent (the first reason is kept); -1. */
-static int bad(struct walk *w, const char *fmt, uint64_t v)
-{
-	if (w->s->consistent) {
-		w->s->consistent = 0;
-		snprintf(w->s->why, sizeof(w->s->why), fmt, (unsigned long long)v);
-	}
-	return -1;
-}
-
-int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->stop)
-		return -1;
-	w->stop = kind;
-	va_start(ap, fmt);
-	vsnprintf(w->stop_why, sizeof(w->stop_why), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Before a list that looped is walked again to prove it: forget the
  * copies (procmem.h), so that the second walk reads the process again -
  * a running process may have moved the list between the two, and a walk
@@ -82,46 +64,10 @@ static void reread(struct walk *w)
 	w->rec_lost = 1;	/* the words of two copies: record neither */
 }
 
-/* One more arena, heap or chunk visited: within the step budget and the
- * deadline?  0 or -1 (halted). */
-static int step(struct walk *w)
-{
-	if (w->stop)
-		return -1;
-	if (++w->steps > w->max_steps)
-		return mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %llu arenas, heaps and free chunks in "
-			    "%llu readable bytes", (unsigned long long)w->max_steps,
-			    (unsigned long long)w->readable);
-	if (!(w->steps % 32) && mw_now_ns() >= w->deadline)
-		return mw_snap_halt(w, MW_SNAP_TIMEOUT, "out of time");
-	return 0;
-}
-
 /* Is x inside arena a's malloc_state (a bin's head, say)? */
 static int in_arena(const struct walk *w, const struct mw_snap_arena *a, uint64_t x)
 {
 	return x >= a->addr && x - a->addr < (uint64_t)w->g->mstate_size;
-}
-
-/* One word at addr; a failed read marks the walk (and, when the process
- * is gone or refuses, the whole snapshot). */
-static int word(struct walk *w, uint64_t addr, uint64_t *v)
-{
-	if (mw_proc_word(w->p, addr, v) == 0)
-		return 0;
-	if (errno == ESRCH || errno == EPERM || errno == EACCES)
-		w->fatal = errno;
-	return bad(w, "cannot read 0x%llx (not mapped, or unmapped meanwhile)", addr);
-}
-
-int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v)
-{
-	return word(w, addr, v);
-}
-
-int mw_snap_step(struct walk *w)
-{
-	return step(w);
 }
 
 /* A member of the structure at base, of at most 8 bytes. */
@@ -262,21 +208,6 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 	return 0;
 }
 
-/* Whole pages malloc_trim() could release inside free chunk p of size sz
- * (malloc.c, mtrim): past the chunk's header, page-aligned. */
-uint64_t mw_snap_chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz)
-{
-	uint64_t psm1 = w->page - 1, hdr = (uint64_t)w->g->chunk_struct_size, aligned;
-
-	if (sz <= psm1 + hdr)
-		return 0;
-	aligned = (p + hdr + psm1) & ~psm1;
-	if (p + sz <= aligned)
-		return 0;
-	sz -= aligned - p;
-	return sz > psm1 ? sz & ~psm1 : 0;
-}
-
 /* Bin i of arena a, headed by the fake chunk head, into c: 0; -1 (marked
  * or halted); 1 when the list loops without coming back to head, through
  * *at. */
@@ -410,6 +341,15 @@ static int header(struct walk *w, uint64_t addr, struct header *h)
 
 	return field(w, addr, g->ms_top, &h->top) < 0 || field(w, addr, g->ms_next, &h->next) < 0 ||
 	       field(w, addr, g->ms_system_mem, &h->system_mem) < 0 ? -1 : 0;
+}
+
+/* The arena at addr in s, or NULL. */
+static const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->narenas; i++)
+		if (s->arenas[i].addr == addr)
+			return &s->arenas[i];
+	return NULL;
 }
 
 /* Arena a's lists, after its header and lock were read (and read again
@@ -653,7 +593,7 @@ void mw_snap_walk(struct walk *w)
 			break;
 	} while (ring_next(w, &b, next, &a) == 0);
 	if (!a && s->consistent && !w->stop)
-		bad(w, "the arena ring is broken (a null next)", 0);
+		mw_snap_badf(w, "the arena ring is broken (a null next)");
 	if (!w->fatal && !w->stop)
 		free_list(w);
 	if (!w->fatal && !w->stop)
@@ -668,13 +608,6 @@ void mw_snap_walk(struct walk *w)
 	w->nfast = w->fast_cap = 0;
 }
 
-const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr)
-{
-	for (size_t i = 0; i < s->narenas; i++)
-		if (s->arenas[i].addr == addr)
-			return &s->arenas[i];
-	return NULL;
-}
 
 void mw_snapshot_free(struct mw_snapshot *s)
 {

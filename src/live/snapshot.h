@@ -262,8 +262,6 @@ int mw_snapshot_keep(struct mw_proc *p, const struct mw_glibc *g, long timeout_m
 int mw_snapshot_read(pid_t pid, struct mw_glibc *g, long timeout_ms, struct mw_snapshot **out,
 		     char *err, size_t errlen);
 
-/* The arena at addr in s, or NULL. */
-const struct mw_snap_arena *mw_snapshot_arena(const struct mw_snapshot *s, uint64_t addr);
 
 /* Free s and what it holds; NULL allowed. */
 void mw_snapshot_free(struct mw_snapshot *s);

@@ -77,7 +77,7 @@ void mw_snap_arena_lock(struct walk *w, const struct mw_snap_arena *a, int after
 void mw_snap_judge_locks(struct walk *w);
 int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a);
 
-/* snapshot.c's reads for snapshot_consolidate.c: one word at addr (a failed read
+/* snapshot_read.c's reads for the walk and its helpers: one word at addr (a failed read
  * marks the walk: -1); one more step (-1: halted); the whole pages
  * malloc_trim(0) could give back in free chunk p of size sz. */
 int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v);

@@ -288,19 +288,6 @@ int mw_snap_implausible(struct walk *w, const struct mw_snap_arena *a)
 	return 0;
 }
 
-int mw_snap_badf(struct walk *w, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->s->consistent) {
-		w->s->consistent = 0;
-		va_start(ap, fmt);
-		vsnprintf(w->s->why, sizeof(w->s->why), fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* FNV-1a over n words. */
 static uint64_t fnv(uint64_t h, const uint64_t *v, size_t n)
 {
