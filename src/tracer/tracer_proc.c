@@ -210,6 +210,26 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
  * a loop that would not end. */
 #define MW_KMOD_MAXACTION "50000000"
 
+/* Why stap's compile failed (its output msg), with what to do, when the
+ * cause is known, into err. */
+void mw_tracer_compile_why(int kernel, const char *msg, char *err, size_t errlen)
+{
+	if (kernel && strstr(msg, "task_work_cancel"))
+		snprintf(err, errlen, "stap cannot build a module for this kernel: its "
+			 "runtime predates the kernel's task_work_cancel_func() (systemtap "
+			 "before 5.2 on Linux 6.1.1xx and later; see docs/tracing.md, 'The kernel "
+			 "runtime'); use --runtime=bpf");
+	else if (kernel && (strstr(msg, "uprobe_unregister") || strstr(msg, "uprobe_register")))
+		snprintf(err, errlen, "stap cannot build a module for this kernel: its runtime "
+			 "does not match the kernel's uprobes API (Linux 6.12 changed it; see "
+			 "docs/tracing.md, 'The kernel runtime'): %s; use --runtime=bpf", msg);
+	else if (kernel)
+		snprintf(err, errlen, "stap could not build the script's kernel module: %s "
+			 "(--runtime=bpf traces without one)", msg);
+	else
+		snprintf(err, errlen, "stap could not compile the script: %s", msg);
+}
+
 /* stap -p4 -m name script in workdir: workdir/name.bo or .ko. */
 static int compile(const struct mw_runtime_env *env, const char *script, const char *workdir,
 		   const char *name, char *err, size_t errlen)
@@ -268,13 +288,7 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 			 mw_signal_pending(), strsignal(mw_signal_pending()));
 		return -1;
 	case -1:
-		if (strstr(msg, "task_work_cancel"))
-			snprintf(err, errlen, "stap cannot build a module for this kernel: its "
-				 "runtime predates the kernel's task_work_cancel_func() (systemtap "
-				 "before 5.2 on Linux 6.1.1xx and later; see docs/tracing.md, 'The kernel "
-				 "runtime'); use --runtime=bpf");
-		else
-			snprintf(err, errlen, "stap could not compile the script: %s", msg);
+		mw_tracer_compile_why(env->rt != MW_RT_BPF, msg, err, errlen);
 		return -1;
 	}
 	return 0;

@@ -99,6 +99,13 @@ int mw_tracer_compile_bpf(const struct mw_runtime_env *env, const char *script,
 			  const char *workdir, const char *rn_module, char *bo, size_t bolen,
 			  int cache, int *cached, char *err, size_t errlen);
 
+/* Why stap's compile failed, from its first error line msg, into err: a
+ * kernel module's build (kernel 1) that fails on the kernel's
+ * task_work_cancel_func() or uprobes API (Linux 6.12's) names that and
+ * says to use --runtime=bpf; any other module build failure says that
+ * --runtime=bpf needs no module; the bpf runtime's says stap's line. */
+void mw_tracer_compile_why(int kernel, const char *msg, char *err, size_t errlen);
+
 /* Why the tracer name ended with waitpid() status st, into msg (len
  * bytes): the signal that killed it or its non-zero exit status; msg is
  * left alone when it exited with 0. */

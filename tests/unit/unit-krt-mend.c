@@ -8,7 +8,8 @@
  * the mended runtime builds a module that delivers every record is
  * tests/e2e/t-e2e-exec.sh's under the kernel runtime (make check-vm), and
  * that it builds for a kernel with task_work_cancel_func is every
- * kernel-runtime test's there. */
+ * kernel-runtime test's there.  Last, what a module build that fails
+ * anyway says (mw_tracer_compile_why): the cause and --runtime=bpf. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "kmod_sources.h"
+#include "tracer_proc.h"
 #include "unit.h"
 
 static char *slurp(const char *path)
@@ -349,12 +351,33 @@ static void installed(const char *sys)
 	free(flush);
 }
 
+/* A module build's failure names its cause and --runtime=bpf; the bpf
+ * runtime's says stap's line alone. */
+static void compile_why(void)
+{
+	char err[600];
+
+	mw_tracer_compile_why(1, "linux/uprobes-inode.c:97:9: error: implicit declaration of "
+			      "function 'uprobe_unregister'", err, sizeof(err));
+	CHECK(strstr(err, "uprobes API (Linux 6.12") && strstr(err, "use --runtime=bpf") &&
+	      strstr(err, "'uprobe_unregister'"));
+	mw_tracer_compile_why(1, "stp_task_work.c: error: 'task_work_cancel' undeclared", err,
+			      sizeof(err));
+	CHECK(strstr(err, "task_work_cancel_func()") && strstr(err, "use --runtime=bpf"));
+	mw_tracer_compile_why(1, "semantic error: no match", err, sizeof(err));
+	CHECK(strstr(err, "kernel module: semantic error: no match") &&
+	      strstr(err, "--runtime=bpf traces without one"));
+	mw_tracer_compile_why(0, "semantic error: no match", err, sizeof(err));
+	CHECK(!strcmp(err, "stap could not compile the script: semantic error: no match"));
+}
+
 int main(void)
 {
 	const char *sys = MW_STAP_RUNTIME;
 
 	texts();
 	uprobes_texts();
+	compile_why();
 	if (access(sys, R_OK) == 0)
 		installed(sys);
 	else
