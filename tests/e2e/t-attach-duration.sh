@@ -18,13 +18,7 @@ run_until_end() {
 	shift
 	"$MW" -v -p $pid -o "$OUT/$_name.txt" "$@" 2>"$OUT/$_name.err" &
 	mwpid=$!
-	_i=0
-	until grep -q "tracing process $pid" "$OUT/$_name.err" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 2400 ] || fail "$_name: no tracing in 120 s: $(cat "$OUT/$_name.err")"
-		kill -0 $mwpid 2>/dev/null || fail "$_name: exited early: $(cat "$OUT/$_name.err")"
-		sleep 0.05
-	done
+	wait_for "$OUT/$_name.err" "tracing process $pid" 120 $mwpid
 	t0=$(now)
 	[ "${STOP:-}" = int ] && kill -INT $mwpid
 	wait $mwpid || fail "$_name: exit $?: $(cat "$OUT/$_name.err")"

@@ -16,12 +16,7 @@ start_storm() {	# start arena-storm 4 40, held on the FIFO; sets pid
 	(on_glibc ./examples/arena-storm 4 40 -) <"$OUT/go" >"$OUT/malloc_info.xml" &
 	pid=$!
 	exec 3>"$OUT/go"
-	i=0	# until the loader has mapped the probe-enabled libc
-	until grep -q "$LIBC" /proc/$pid/maps 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || fail "arena-storm did not map $LIBC"
-		sleep 0.1
-	done
+	wait_for /proc/$pid/maps "$LIBC" 60
 }
 # within 120 s; 1800 under the kernel runtime, whose first run of a
 # script compiles its module (about 10 minutes in make check-vm's

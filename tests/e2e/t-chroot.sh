@@ -40,10 +40,7 @@ rm -f "$OUT/hold.in"; mkfifo "$OUT/hold.in"
 chroot "$R" /bin/hold-arenas 4 held 0 <"$OUT/hold.in" >"$OUT/held.xml" 2>"$OUT/held.err" &
 pid=$!
 exec 3>"$OUT/hold.in"
-i=0
-until grep -q '</malloc>' "$OUT/held.xml" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "hold-arenas in the root never printed"; sleep 0.05
-done
+wait_for "$OUT/held.xml" '</malloc>' 30
 "$MW" snapshot -p $pid --json "$OUT/snap.json" -o "$OUT/snap.txt" 2>"$OUT/snap.err"
 rc=$?
 exec 3>&-; wait $pid

@@ -61,12 +61,7 @@ ctr_start() {
 	grep -q "^NSpid:.*[[:space:]]1$" /proc/$pid/status || fail "$_n: pid $pid is not pid 1 of its namespace"
 }
 wait_xml() {	# NAME: until malloc_info is printed
-	_i=0
-	until grep -q '</malloc>' "$OUT/$1.xml" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 1200 ] || fail "$1: no malloc_info printed: $(cat "$OUT/$1.stderr")"
-		sleep 0.05
-	done
+	wait_for "$OUT/$1.xml" '</malloc>' 60
 }
 # snap_same NAME: snapshot -p $pid equals $OUT/NAME.xml
 snap_same() {
@@ -96,13 +91,7 @@ wait $ctr || fail "the contained hold-arenas failed"
 ctr_start attach "$R" /bin/arena-storm 4 40 -
 "$MW" -p $pid --json "$OUT/attach.json" -o "$OUT/attach.txt" 2>"$OUT/attach.err" 3>&- &
 mwpid=$!
-_i=0
-until grep -q "tracing process $pid" "$OUT/attach.err" 2>/dev/null; do
-	_i=$((_i + 1))
-	[ $_i -lt 1200 ] || fail "-p did not start tracing in 120 s: $(cat "$OUT/attach.err")"
-	kill -0 $mwpid 2>/dev/null || fail "-p exited early: $(cat "$OUT/attach.err")"
-	sleep 0.1
-done
+wait_for "$OUT/attach.err" "tracing process $pid" 120 $mwpid
 grep -q "process $pid's libc is its own" "$OUT/attach.err" ||
 	fail "-p did not say it traces the process's own libc: $(cat "$OUT/attach.err")"
 echo go >&3
@@ -196,10 +185,7 @@ sys.stdin.read(1)' "$OUT/asdata/libc.so.6" <"$OUT/asdata.in" >"$OUT/asdata.out" 
 py=$!
 ctrpids="$ctrpids $py"
 exec 3>"$OUT/asdata.in"
-_i=0
-until grep -q ready "$OUT/asdata.out" 2>/dev/null; do
-	_i=$((_i + 1)); [ $_i -lt 600 ] || fail "python3 did not map the copy"; sleep 0.05
-done
+wait_for "$OUT/asdata.out" ready 30
 grep -q "$OUT/asdata/libc.so.6" /proc/$py/maps || fail "precondition: the copy is not mapped"
 "$MW" snapshot -p $py -o "$OUT/asdata.txt" 2>"$OUT/asdata.err" || fail "snapshot of python3: $(cat "$OUT/asdata.err")"
 grep -q "INCONSISTENT" "$OUT/asdata.txt" && fail "python3 read through the libc it maps as data: $(head -4 "$OUT/asdata.txt")"
@@ -229,10 +215,7 @@ PY
 	grep -q "INCONSISTENT" "$OUT/stopped.txt" && fail "--leave-stopped: $(head -4 "$OUT/stopped.txt")"
 	grep -q "^mallocwatch: process $pid is left stopped (SIGSTOP), as read: .kill -CONT $pid. lets it go on" \
 		"$OUT/stopped.err" || fail "--leave-stopped does not say the process stays stopped: $(cat "$OUT/stopped.err")"
-	_i=0
-	until grep -q '^State:.*T (stopped)' /proc/$pid/status; do
-		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "the contained process was not left stopped"; sleep 0.02
-	done
+	wait_for /proc/$pid/status '^State:.*T (stopped)' 2
 	kill -CONT $pid
 	exec 3>&-
 	wait $ctr || fail "the contained frag-hold failed after trim and stop"

@@ -33,10 +33,7 @@ held() {
 	(on_glibc ./$FIX "$1") <"$OUT/$1.in" >"$OUT/$1.out" 2>&1 &
 	pid=$!
 	exec 3>"$OUT/$1.in"
-	i=0
-	until grep -q "^ready $1" "$OUT/$1.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 1200 ] || fail "$1: held-kinds never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/$1.out" "^ready $1" 60
 }
 release() { exec 3>&-; wait $pid; pid=; }
 # explain NAME [OPTIONS]: explain -p $pid into $OUT/NAME.{json,txt}
@@ -132,10 +129,7 @@ sys.stdin.read(1)
 ' <"$OUT/py.in" >"$OUT/py-$pm.out" &
 		pid=$!
 		exec 3>"$OUT/py.in"
-		i=0
-		until grep -q ready "$OUT/py-$pm.out" 2>/dev/null; do
-			i=$((i + 1)); [ $i -lt 1200 ] || fail "python3 never got ready"; sleep 0.05
-		done
+		wait_for "$OUT/py-$pm.out" ready 60
 		explain py-$pm
 		release
 	done
@@ -155,10 +149,7 @@ assert w["ledger"]["in_use"] >= 20 * 2**20, w["ledger"]' "$OUT/py-pymalloc.json"
 			<"$OUT/argv.in" >"$OUT/argv.out" 2>&1 &
 		pid=$!
 		exec 3>"$OUT/argv.in"
-		i=0
-		until grep -q ready "$OUT/argv.out" 2>/dev/null; do
-			i=$((i + 1)); [ $i -lt 1200 ] || fail "held-kinds tops never got ready"; sleep 0.05
-		done
+		wait_for "$OUT/argv.out" ready 60
 		explain argv
 		release
 		python3 - "$OUT/argv.json" "$name" <<'PY' || fail "a hostile argv[0] in the tune command"
@@ -217,10 +208,7 @@ rm -f "$OUT/busy.in"; mkfifo "$OUT/busy.in"
 (on_glibc ./build/tests/fixtures/busy-alloc 8 "$OUT/busy.xml") <"$OUT/busy.in" >"$OUT/busy.out" 2>&1 &
 pid=$!
 exec 3>"$OUT/busy.in"
-i=0
-until grep -q READY "$OUT/busy.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "busy-alloc never got ready"; sleep 0.05
-done
+wait_for "$OUT/busy.out" READY 30
 if "$MW" explain -p $pid --max-stop 500 --max-stopped 1500 --read-timeout 10 -o "$OUT/busy.txt" \
 	2>"$OUT/busy.err"; then
 	grep -q 'adds up)$' "$OUT/busy.txt" ||

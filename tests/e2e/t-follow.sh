@@ -319,19 +319,10 @@ mkfifo "$OUT/p/in"
 	<"$OUT/p/in" >/dev/null &
 held=$!
 exec 4>"$OUT/p/in"
-i=0
-until grep -q "$L/libc.so.6" /proc/$held/maps 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "the held program did not map $L/libc.so.6"; sleep 0.05
-done
+wait_for /proc/$held/maps "$L/libc.so.6" 30
 "$MW" -p $held -f --json "$OUT/p.json" -o "$OUT/p.txt" 2>"$OUT/p.err" 4>&- &
 mw=$!
-i=0
-until grep -q "tracing process $held and the processes it creates (-f)" "$OUT/p.err"; do
-	i=$((i + 1))
-	[ $i -lt 1200 ] || fail "-p -f did not start tracing: $(cat "$OUT/p.err")"
-	kill -0 $mw 2>/dev/null || fail "-p -f exited early: $(cat "$OUT/p.err")"
-	sleep 0.1
-done
+wait_for "$OUT/p.err" "tracing process $held and the processes it creates (-f)" 120 $mw
 echo go >&4
 exec 4>&-
 wait $mw || fail "-p -f exited $?: $(cat "$OUT/p.err")"

@@ -55,10 +55,7 @@ rm -f "$OUT/hold.in"; mkfifo "$OUT/hold.in"
 (on_glibc ./examples/frag-hold arenas 4) <"$OUT/hold.in" >"$OUT/hold.out" 2>&1 &
 pid=$!
 exec 3>"$OUT/hold.in"
-i=0
-until grep -q '^ready' "$OUT/hold.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "frag-hold never got ready"; sleep 0.05
-done
+wait_for "$OUT/hold.out" '^ready' 30
 "$MW" -q -e arena -p $pid --duration 1 --json "$OUT/p.json" -o "$OUT/p.txt" || fail "-p exited $?"
 exec 3>&-; wait $pid
 python3 - "$OUT/p.json" <<'PY' || fail "-p: the end's ledger"

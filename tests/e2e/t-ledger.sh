@@ -24,10 +24,7 @@ frag() {
 	fi
 	pid=$!
 	exec 3>"$OUT/$1.in"
-	i=0
-	until grep -q '^ready' "$OUT/$1.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "$1: frag-hold never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/$1.out" '^ready' 30
 }
 # check NAME MODE N: snapshot and explain of $pid, checked
 check() {
@@ -87,10 +84,7 @@ go.set()
 ' <"$OUT/py.in" >"$OUT/py.out" &
 	pid=$!
 	exec 3>"$OUT/py.in"
-	i=0
-	until grep -q ready "$OUT/py.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "python3 never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/py.out" ready 30
 	"$MW" explain -p $pid --json "$OUT/py.json" -o "$OUT/py.txt" || fail "explain of python3 exited $?"
 	python3 tests/lib/ledger_check.py "$OUT/py.json" "$(awk '/^Rss:/ {print $2}' /proc/$pid/smaps_rollup)" \
 		"$(wc -l </proc/$pid/maps)" || fail "python3: ledger"

@@ -61,11 +61,7 @@ while True:
     c.close()
 ' "$1/$key" >"$2" 2>&1 &
 	listeners="$listeners $!"
-	_i=0
-	until grep -q listening "$2"; do
-		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "the planted listener did not start: $(cat "$2")"
-		sleep 0.1
-	done
+	wait_for "$2" listening 10
 }
 # 1. a root 0700 directory with nobody's socket, given to root
 chmod 777 "$MALLOCWATCH_LINGER_DIR"

@@ -22,10 +22,7 @@ trap 'for p in $pids; do kill $p 2>/dev/null; done' EXIT
 $FIX >"$OUT/locked.out" &
 pid=$!
 pids="$pids $pid"
-i=0
-until grep -q READY "$OUT/locked.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "locked-arena never got ready"; sleep 0.05
-done
+wait_for "$OUT/locked.out" READY 30
 "$MW" snapshot -p $pid >"$OUT/locked.txt" 2>"$OUT/locked.err"
 rc=$?
 [ $rc = 1 ] || fail "a locked arena: exit $rc: $(cat "$OUT/locked.err")"
@@ -43,10 +40,7 @@ $MI <"$OUT/idle.in" >"$OUT/idle.out" &
 ipid=$!
 pids="$pids $ipid"
 exec 4>"$OUT/idle.in"
-i=0
-until grep -q READY "$OUT/idle.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "mallinfo-hold never got ready"; sleep 0.05
-done
+wait_for "$OUT/idle.out" READY 30
 for r in 1 2 3 4 5 6 7 8; do
 	"$MW" snapshot --leave-stopped -p $ipid -o /dev/null 2>"$OUT/idle.err" ||
 		fail "idle, round $r: refused: $(cat "$OUT/idle.err")"
@@ -64,10 +58,7 @@ pids="$pids $spid"
 gdb -q -nx -p $spid -batch -ex 'shell sleep 30' >/dev/null 2>&1 &
 gpid=$!
 pids="$gpid $pids"
-i=0
-until grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$spid/status; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "gdb did not attach"; sleep 0.05
-done
+wait_for /proc/$spid/status '^TracerPid:[[:space:]]*[1-9]' 30
 for cmd in "trim -p $spid" "snapshot --leave-stopped -p $spid"; do
 	"$MW" $cmd >"$OUT/gdb.txt" 2>"$OUT/gdb.err"
 	rc=$?

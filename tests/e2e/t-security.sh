@@ -43,10 +43,7 @@ mkdir -p "$D"
 cp "$GLIBC_PREFIX/lib/libc.so.6" "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" "$D/"
 "$D/ld-linux-x86-64.so.2" --library-path "$D:/lib/x86_64-linux-gnu" /bin/sleep 60 &
 pid=$!
-i=0
-until grep -q 'INJECTED.*libc.so.6' /proc/$pid/maps 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "the program did not map its libc"; sleep 0.1
-done
+wait_for /proc/$pid/maps 'INJECTED.*libc.so.6' 60
 "$MW" -p $pid -o "$OUT/p.txt" 2>"$OUT/p.err"
 rc=$?
 kill $pid; wait $pid 2>/dev/null
@@ -82,10 +79,7 @@ printf '#include <sys/prctl.h>\n#include <stdlib.h>\n#include <unistd.h>\nint ma
 cc -o "$OUT/evilname" "$OUT/evilname.c" || exit 99
 "$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu" "$OUT/evilname" &
 ev=$!
-i=0
-until grep -q RED /proc/$ev/comm 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "the program never renamed itself"; sleep 0.05
-done
+wait_for /proc/$ev/comm RED 30
 "$MW" snapshot -p $ev >"$OUT/evilname.txt" 2>&1
 rc=$?
 kill $ev

@@ -54,12 +54,7 @@ attack() {
 		$NOBODY $PY "$OUT/slow_clients.py" "$2" 127.0.0.1 $port "$3" "$4" >"$OUT/$1.out" 2>&1 &
 	fi
 	H=$!
-	_i=0
-	until grep -q '^open ' "$OUT/$1.out"; do
-		_i=$((_i + 1)); [ $_i -lt 200 ] || fail "$1: the clients did not open: $(cat "$OUT/$1.out")"
-		kill -0 $H 2>/dev/null || fail "$1: slow_clients.py: $(cat "$OUT/$1.out")"
-		sleep 0.05
-	done
+	wait_for "$OUT/$1.out" '^open ' 10 $H
 	echo "$1: $(head -1 "$OUT/$1.out") connections"
 }
 done_attack() {

@@ -114,11 +114,7 @@ until [ -f "$D/mallocwatch.prom" ]; do
 done
 /usr/bin/python3 tests/lib/hold_thread.py $S 30 >"$OUT/hold.out" 2>&1 &
 HOLD=$!
-i=0
-until grep -q held "$OUT/hold.out"; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "hold_thread.py: $(cat "$OUT/hold.out")"
-	sleep 0.05
-done
+wait_for "$OUT/hold.out" held 5
 stopped s3 2 1
 wait $HOLD || fail "hold_thread.py let the thread go: $(cat "$OUT/hold.out")"
 grep -q 'Terminated: the loop did not end within 2 s; serve ends now' "$OUT/s3.err" ||

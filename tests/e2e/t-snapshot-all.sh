@@ -32,15 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-# wait_for FILE PATTERN: until FILE has a line matching PATTERN (60 s)
-wait_for() {
-	i=0
-	until grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 1200 ] || fail "waited 60 s for '$2' in $1"
-		sleep 0.05
-	done
-}
-
 # python3 workers: threads that allocate, then block (nothing changes)
 for w in 1 2 3; do
 	$PY -c '
@@ -104,9 +95,9 @@ EVIL="$OUT/$(printf 'e\033[31mvil')"
 cp /bin/sleep "$EVIL" && "$EVIL" 600 &
 EV=$!; PIDS="$PIDS $EV"
 
-for w in 1 2 3; do wait_for "$OUT/py$w.out" ready; done
+for w in 1 2 3; do wait_for "$OUT/py$w.out" ready 60; done
 until [ "$(readlink /proc/$EV/exe)" = "$EVIL" ]; do sleep 0.05; done
-for h in HP1 HP2 HS; do wait_for "$OUT/$h.xml" '</malloc>'; done
+for h in HP1 HP2 HS; do wait_for "$OUT/$h.xml" '</malloc>' 60; done
 until grep -q "$OUT/nodwarf/libc.so.6" /proc/$ND/maps 2>/dev/null; do sleep 0.05; done
 i=0
 until $PY -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$PORT" 2>/dev/null; do
@@ -140,7 +131,7 @@ print("done", flush=True)
 PY
 $PY "$OUT/load.py" "$PORT" 3000 >"$OUT/load.out" 2>&1 &
 LOAD=$!
-wait_for "$OUT/load.out" started
+wait_for "$OUT/load.out" started 60
 # --stop: stopped if need be, and read; without it (the default) read
 # while it runs, or refused with the reason
 "$MW" snapshot --all --stop --json "$OUT/busy.json" -o "$OUT/busy.txt" 2>"$OUT/busy.err" ||
@@ -274,7 +265,7 @@ for sig in INT TERM; do
 	rm -f "$OUT/sig-$sig.txt"
 	"$MW" snapshot --all --interval 0.1 -o "$OUT/sig-$sig.txt" &
 	mw=$!
-	wait_for "$OUT/sig-$sig.txt" '^Total over'	# it is in its loop
+	wait_for "$OUT/sig-$sig.txt" '^Total over' 60	# it is in its loop
 	kill -$sig $mw
 	i=0
 	while running $mw && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done

@@ -51,12 +51,7 @@ hostile() {
 # wait_for FILE REGEX: until a line of FILE matches (60 s at most: a
 # tracer may take long to start on a busy machine)
 wait_for() {
-	_i=0
-	until grep -q "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 1200 ] || { echo "no '$2' in $1"; return 1; }
-		sleep 0.05
-	done
+	wait_for "$1" "$2" 60
 }
 ready() { read -r _ main _ a b <<-EOF
 	$(grep '^READY' "$OUT/$1.ready")

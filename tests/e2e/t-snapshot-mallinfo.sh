@@ -34,10 +34,7 @@ hold() {
 	fi
 	pid=$!
 	exec 3>"$OUT/$1.in"
-	i=0
-	until grep -q READY "$OUT/$1.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "$1: mallinfo-hold never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/$1.out" READY 30
 }
 
 compare() {	# NAME

@@ -27,10 +27,7 @@ $NOBODY $FIX 4 "$OUT/dump" <"$OUT/busy.in" >"$OUT/busy.out" 2>&1 &
 pid=$!
 sleep 1000 >"$OUT/busy.in" &
 holder=$!
-i=0
-until grep -q READY "$OUT/busy.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "busy-alloc never got ready"; sleep 0.05
-done
+wait_for "$OUT/busy.out" READY 30
 [ "$(stat -c %u /proc/$pid)" = 65534 ] || fail "busy-alloc is not nobody's"
 
 # seizes FILE: the ptrace calls that stop a process, in strace's FILE

@@ -39,10 +39,7 @@ start() {
 	pid=$!
 	sleep 1000 >"$OUT/$name.in" &
 	holder=$!
-	_i=0
-	until grep -q '^ready' "$OUT/$name.out" 2>/dev/null; do
-		_i=$((_i + 1)); [ $_i -lt 1200 ] || fail "$name never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/$name.out" '^ready' 60
 }
 stop() {
 	kill $holder; wait $holder 2>/dev/null; holder=
@@ -51,10 +48,7 @@ stop() {
 # trimmed NAME: let the fixture call malloc_trim(0); its figures in $OUT/NAME.trim
 trimmed() {
 	echo x >"$OUT/$1.in"
-	_i=0
-	until grep -q '^trimmed' "$OUT/$1.out"; do
-		_i=$((_i + 1)); [ $_i -lt 600 ] || fail "$1: malloc_trim(0) never returned"; sleep 0.05
-	done
+	wait_for "$OUT/$1.out" '^trimmed' 30
 	grep '^trimmed' "$OUT/$1.out" >"$OUT/$1.trim"
 }
 

@@ -172,10 +172,7 @@ go.set()
 ' <"$OUT/py.in" >"$OUT/py.out" &
 	pid=$!
 	exec 3>"$OUT/py.in"
-	i=0
-	until grep -q ready "$OUT/py.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "python3 never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/py.out" ready 30
 	"$MW" snapshot -p $pid --json "$OUT/py.json" -o "$OUT/py.txt" || fail "snapshot of python3 exited $?"
 	release_hold
 	python3 - "$OUT/py.json" <<'PY' || fail "python3 snapshot"

@@ -111,21 +111,12 @@ done
 exec 4>"$d/in1" 5>"$d/in2"
 set -- $pids
 for p in "$1" "$2"; do
-	i=0
-	until grep -q "$L/libc.so.6" /proc/$p/maps 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "$p did not map the libc"; sleep 0.05
-	done
+	wait_for /proc/$p/maps "$L/libc.so.6" 30
 done
 $MW --stacks -p "$1,$2" --folded "$d/folded" --json "$d/report.json" -o "$d/summary" \
 	2>"$d/stderr" 4>&- 5>&- &
 mw=$!
-i=0
-until grep -q "tracing 2 processes" "$d/stderr" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 1200 ] || fail "-p A,B: mallocwatch did not start tracing: $(cat "$d/stderr")"
-	kill -0 $mw 2>/dev/null || fail "-p A,B: mallocwatch exited early: $(cat "$d/stderr")"
-	sleep 0.1
-done
+wait_for "$d/stderr" "tracing 2 processes" 120 $mw
 echo go >&4; echo go >&5
 exec 4>&- 5>&-
 wait $mw || fail "-p A,B: exit $?: $(cat "$d/stderr")"

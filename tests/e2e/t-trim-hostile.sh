@@ -141,11 +141,7 @@ for sn in INT:2 TERM:15 HUP:1; do
 	start sig$sig slow 3000
 	env --default-signal=INT,TERM,HUP "$MW" trim -p $pid -o "$OUT/sig$sig.txt" 2>"$OUT/sig$sig.err" &
 	mw=$!
-	i=0
-	until grep -q CALLED "$OUT/sig$sig.out"; do
-		i=$((i + 1)); [ $i -lt 600 ] || { kill -9 $mw; fail "sig$sig: the call never began: $(cat "$OUT/sig$sig.err")"; }
-		sleep 0.05
-	done
+	wait_for "$OUT/sig$sig.out" CALLED 30
 	kill -$sig $mw
 	wait $mw
 	rc=$?
@@ -160,11 +156,7 @@ done
 start grace slow 400
 env --default-signal=INT,TERM,HUP "$MW" trim -p $pid -o "$OUT/grace.txt" 2>"$OUT/grace.err" &
 mw=$!
-i=0
-until grep -q CALLED "$OUT/grace.out"; do
-	i=$((i + 1)); [ $i -lt 600 ] || { kill -9 $mw; fail "grace: the call never began"; }
-	sleep 0.05
-done
+wait_for "$OUT/grace.out" CALLED 30
 kill -INT $mw 2>/dev/null
 wait $mw
 rc=$?

@@ -43,6 +43,23 @@ EOF
 fi
 
 fail() { echo "FAIL: $*"; exit 1; }
+# wait_for FILE PATTERN SECONDS [PID]: until a line of FILE matches the
+# grep pattern PATTERN (FILE may not exist yet), looking every 0.05 s.
+# Fails, quoting FILE's last lines, after SECONDS worth of looks (a loaded
+# machine makes them take longer, never shorter) or, with PID, as soon as
+# process PID is gone without FILE matching.
+wait_for() {
+	_wf_n=$(($3 * 20))
+	until grep -q -e "$2" "$1" 2>/dev/null; do
+		if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
+			grep -q -e "$2" "$1" 2>/dev/null && return 0
+			fail "process $4 ended before '$2' in $1: $(tail -5 "$1" 2>/dev/null)"
+		fi
+		_wf_n=$((_wf_n - 1))
+		[ $_wf_n -gt 0 ] || fail "waited $3 s for '$2' in $1: $(tail -5 "$1" 2>/dev/null)"
+		sleep 0.05
+	done
+}
 skip() { echo "$*"; exit 77; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root to trace (uprobes)"; }
 need_libc() {
