@@ -79,13 +79,23 @@ true & dead=$!
 wait $dead
 echo "p:uprobes/stapprobe_${dead}_0 /bin/true:0x1000" >>$UE || fail "cannot define a uprobe"
 trap 'echo "-:uprobes/stapprobe_${dead}_0" >>$UE 2>/dev/null' EXIT	# ours to remove
-# The kill must land while the definitions are there: on a loaded machine
-# stapbpf may have let them go first, so up to 5 tries (each a whole run,
-# swept by --cleanup before the next).
+# The kill must land while the definitions are there. stapbpf defines a
+# uprobe, then opens its perf event (which lets the definition go): its
+# perf_event_open calls are each held 1 s here (strace -D keeps stapbpf's
+# own pid, parent and name), so even a loaded machine sees the window; up
+# to 5 tries all the same (each a whole run, swept by --cleanup before the
+# next).
+mkdir -p "$OUT/slowbin"
+cat >"$OUT/slowbin/stapbpf" <<EOF
+#!/bin/sh
+exec strace -D -qq -o /dev/null -e trace=perf_event_open \\
+	-e inject=perf_event_open:delay_enter=1000000 $(command -v stapbpf) "\$@"
+EOF
+chmod 755 "$OUT/slowbin/stapbpf"
 n=0 try=0
 while [ "$n" -eq 0 ] && [ $try -lt 5 ]; do
 	try=$((try + 1))
-	"$MW" -q -o /dev/null -c sleep 10 2>/dev/null &
+	PATH="$OUT/slowbin:$PATH" "$MW" -q -o /dev/null -c sleep 10 2>/dev/null &
 	mw=$!
 	i=0	# killed while it defines its uprobes (once attached, it has let
 		# the definitions go: only the perf events hold them then)
