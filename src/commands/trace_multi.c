@@ -222,6 +222,31 @@ static void tree_exited(void *ctx, pid_t pid, int status)
 	}
 }
 
+/* -f: pid was let go on request (tracer.h on_released). */
+static void tree_released(void *ctx, pid_t pid)
+{
+	struct mw_process *pr = mw_procs_by_pid(((struct msink *)ctx)->procs, pid);
+
+	if (pr)
+		pr->released_ns = mw_now_ns();
+}
+
+/* -f: why process pr has no exit status nor exit snapshot when it was
+ * released (into buf: "released 2.5 s into the run by request ..."); else
+ * NULL. */
+static const char *released_why(const struct msink *k, const struct mw_process *pr, char *buf,
+				size_t len)
+{
+	uint64_t origin = mw_state_origin(mw_procs_state(k->procs, 0));
+
+	if (!pr->released_ns)
+		return NULL;
+	snprintf(buf, len, "released %.1f s into the run by request (mallocwatch release): "
+		 "its later forks and execs not followed, no exit snapshot nor ledger at exit",
+		 origin && pr->released_ns > origin ? (double)(pr->released_ns - origin) / 1e9 : 0.0);
+	return buf;
+}
+
 /* When the probes are armed: each process's allocator as it is, the
  * start of its model. */
 static void attach_snapshots(struct msink *k)
@@ -316,8 +341,10 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	struct mw_run_info ri;
 	size_t len;
 	int st;
+	char relbuf[200];
+	const char *rel = released_why(k, pr, relbuf, sizeof(relbuf));
 
-	if (!pr->at_exit && mw_process_alive(pr->pid)) {	/* -p: at the end */
+	if (!pr->at_exit && !rel && mw_process_alive(pr->pid)) {	/* -p: at the end */
 		char err[PATH_MAX + 512];
 
 		mw_process_read_title(pr, 1);
@@ -349,10 +376,10 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0,
 		.title = pr->title, .title_at_end = pr->title_at_end,
 		.stacks = k->stacks, .stacks_pid = pr->pid, .status_not_ours = k->set != NULL,
-		.status_why = ri_r.have_status ? NULL : mw_run_status_why(k->set != NULL,
+		.status_why = ri_r.have_status ? NULL : rel ? rel : mw_run_status_why(k->set != NULL,
 				k->tree && !r->ptrace_msg[0],
 				r->stopped && mw_process_alive(pr->pid)),
-		.end_why = pr->at_end || pr->at_exit ? NULL : mw_process_alive(pr->pid) ?
+		.end_why = pr->at_end || pr->at_exit ? NULL : rel ? rel : mw_process_alive(pr->pid) ?
 			   "none at the end, see the warnings" : k->tree ?
 			   "none at its exit: it could not be read" :
 			   "none at the end: the process had exited" };
@@ -367,6 +394,8 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	out->summary = NULL;
 	*rep = mw_report_json_value(pr->st, &ri);
+	if (*rep && rel)	/* docs/json.md: why it has no exit figures */
+		mw_json_set(rep, "released", json_pack("{s:s}", "why", rel));
 	if (*rep && json_object_set_new(*rep, "ppid", json_integer(k->tree ? pr->parent :
 								    pr->ppid)) < 0) {
 		json_decref(*rep);
@@ -552,6 +581,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	topts->on_new = tree_new;
 	topts->on_exec = tree_exec;
 	topts->on_exited = tree_exited;
+	topts->on_released = tree_released;
 	if (mw_trace_run(topts, on_line, k, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		return r.interrupted ? 128 + r.interrupted : MW_EXIT_RUNTIME;
