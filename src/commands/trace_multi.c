@@ -232,18 +232,19 @@ static void tree_released(void *ctx, pid_t pid)
 }
 
 /* -f: why process pr has no exit status nor exit snapshot when it was
- * released (into buf: "released 2.5 s into the run by request ..."); else
- * NULL. */
+ * released (into buf: "released 2.5 s into the run by request ...", and
+ * when, in seconds since tracing started, into *after_s); else NULL. */
 static const char *released_why(const struct msink *k, const struct mw_process *pr, char *buf,
-				size_t len)
+				size_t len, double *after_s)
 {
 	uint64_t origin = mw_state_origin(mw_procs_state(k->procs, 0));
 
 	if (!pr->released_ns)
 		return NULL;
+	*after_s = origin && pr->released_ns > origin ? (double)(pr->released_ns - origin) / 1e9 : 0;
 	snprintf(buf, len, "released %.1f s into the run by request (mallocwatch release): "
 		 "its later forks and execs not followed, no exit snapshot nor ledger at exit",
-		 origin && pr->released_ns > origin ? (double)(pr->released_ns - origin) / 1e9 : 0.0);
+		 *after_s);
 	return buf;
 }
 
@@ -342,7 +343,8 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	size_t len;
 	int st;
 	char relbuf[200];
-	const char *rel = released_why(k, pr, relbuf, sizeof(relbuf));
+	double rel_s = 0;
+	const char *rel = released_why(k, pr, relbuf, sizeof(relbuf), &rel_s);
 
 	if (!pr->at_exit && !rel && mw_process_alive(pr->pid)) {	/* -p: at the end */
 		char err[PATH_MAX + 512];
@@ -395,7 +397,9 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	out->summary = NULL;
 	*rep = mw_report_json_value(pr->st, &ri);
 	if (*rep && rel)	/* docs/json.md: why it has no exit figures */
-		mw_json_set(rep, "released", json_pack("{s:s}", "why", rel));
+		mw_json_set(rep, "released", json_pack("{s:f, s:s}", "after_s",
+						       (double)(long long)(rel_s * 1000) / 1000, "why",
+						       rel));
 	if (*rep && json_object_set_new(*rep, "ppid", json_integer(k->tree ? pr->parent :
 								    pr->ppid)) < 0) {
 		json_decref(*rep);

@@ -142,6 +142,7 @@ assert g not in ps, "the grandchild forked after the release is in the report"
 assert set(ps) == {r["target"]["pid"], a, b}, sorted(ps)
 pa = ps[a]
 assert pa["released"]["why"].startswith("released "), pa.get("released")
+assert 0 <= pa["released"]["after_s"] < 120, pa["released"]
 assert pa["target"]["exit_status"] is None, pa["target"]
 assert "released" in pa["target"]["exit_status_unknown"], pa["target"]
 assert not (pa.get("snapshots") or {}).get("exit"), pa.get("snapshots")
