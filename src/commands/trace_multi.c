@@ -328,6 +328,26 @@ static void start_states(struct msink *k, const struct mw_elf *libc, const char 
 		prep_state(k, mw_procs_state(k->procs, i));
 }
 
+/* Process pr's JSON report (ri its run info): its model's, with its ppid
+ * (-f: its parent in the tree) and, when it was released (rel, rel_s as
+ * released_why gives them), when and why; NULL out of memory. */
+static json_t *process_json(const struct msink *k, const struct mw_process *pr,
+			    const struct mw_run_info *ri, const char *rel, double rel_s)
+{
+	json_t *rep = mw_report_json_value(pr->st, ri);
+
+	if (rep && rel)	/* docs/json.md: why it has no exit figures */
+		mw_json_set(&rep, "released", json_pack("{s:f, s:s}", "after_s",
+							(double)(long long)(rel_s * 1000) / 1000,
+							"why", rel));
+	if (rep && json_object_set_new(rep, "ppid", json_integer(k->tree ? pr->parent :
+								  pr->ppid)) < 0) {
+		json_decref(rep);
+		return NULL;
+	}
+	return rep;
+}
+
 /* Process i's report: its summary as one run of it prints it into *text,
  * its JSON into *rep.  The exit status of that report. */
 static int report_one(const struct trace_opts *o, struct outputs *out, struct msink *k,
@@ -395,16 +415,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	if (fclose(out->summary) != 0)
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	out->summary = NULL;
-	*rep = mw_report_json_value(pr->st, &ri);
-	if (*rep && rel)	/* docs/json.md: why it has no exit figures */
-		mw_json_set(rep, "released", json_pack("{s:f, s:s}", "after_s",
-						       (double)(long long)(rel_s * 1000) / 1000, "why",
-						       rel));
-	if (*rep && json_object_set_new(*rep, "ppid", json_integer(k->tree ? pr->parent :
-								    pr->ppid)) < 0) {
-		json_decref(*rep);
-		*rep = NULL;
-	}
+	*rep = process_json(k, pr, &ri, rel, rel_s);
 	/* for the page of them all: what the run info points into stays
 	 * with the caller (the environment) or the process */
 	*envo = env;
