@@ -96,10 +96,15 @@ enum mw_release_answer mw_release_ask(pid_t run, pid_t pid, char *why, size_t le
 	char req[64], line[512], q[600];
 
 	snprintf(req, sizeof(req), "release %d\n", (int)pid);
-	for (;;) {
+	for (int again = 0;; again = 1) {
 		int fd = connect_run(run, &res, why, len);
 		ssize_t n;
 
+		if (fd < 0 && again) {	/* it answered "again", then ended */
+			snprintf(why, len, "the run ended while process %d was held at its exit "
+				 "or exec stop", (int)pid);
+			return MW_RELEASE_REFUSED;
+		}
 		if (fd < 0)
 			return res;
 		if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
