@@ -97,12 +97,14 @@ enum mw_release_answer mw_release_ask(pid_t run, pid_t pid, char *why, size_t le
 
 	snprintf(req, sizeof(req), "release %d\n", (int)pid);
 	for (int again = 0;; again = 1) {
-		int fd = connect_run(run, &res, why, len);
+		char said[600];
+		int fd;
 		ssize_t n;
 
-		if (fd < 0 && again) {	/* it answered "again", then ended */
-			snprintf(why, len, "the run ended while process %d was held at its exit "
-				 "or exec stop", (int)pid);
+		snprintf(said, sizeof(said), "%s", again ? why : "");
+		if ((fd = connect_run(run, &res, why, len)) < 0 && again) {
+			/* it answered "again", then ended */
+			snprintf(why, len, "the run ended after it said: %s", said);
 			return MW_RELEASE_REFUSED;
 		}
 		if (fd < 0)
