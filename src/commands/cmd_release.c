@@ -66,14 +66,14 @@ static const char *comm_of(pid_t pid, char *q, size_t len)
 	return mw_quote(buf, q, len);
 }
 
-/* The run said it let go of pid: wait (at most 5 s) until pid's tracer is
- * no longer run (its threads are detached at their next stop, at once).
- * 0, or -1. */
+/* The run said it let go of pid: wait (at most 10 s) until pid's tracer
+ * is no longer run (its threads are detached at their next stop, at
+ * once).  0, or -1. */
 static int let_go(pid_t pid, pid_t run)
 {
 	long tgid, tracer, uid;
 
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 1000; i++) {
 		if (status_of(pid, &tgid, &tracer, &uid) < 0 || tracer != run)
 			return 0;
 		usleep(10000);

@@ -14,8 +14,10 @@
 #include "msg.h"
 #include "release.h"
 
-/* The run's request line may take this long to come, ms. */
-#define REQUEST_WAIT_MS 200
+/* The request line may take this long to come after the connection, ms
+ * (the run waits for nothing else meanwhile; only root or its user gets
+ * this far). */
+#define REQUEST_WAIT_MS 1000
 
 /* Run's address in the abstract namespace: a NUL, then the name (no NUL
  * after it: the length counts). */

@@ -52,7 +52,7 @@ enum mw_release_answer mw_release_ask(pid_t run, pid_t pid, char *why, size_t le
 int mw_release_listen(void);
 
 /* The run's side: the request on connection c (accepted), when it comes
- * from root or this process's real user and within 200 ms: 1 with *pid
+ * from root or this process's real user and within 1 s: 1 with *pid
  * set, 0 when there is none to answer (c then gets nothing). */
 int mw_release_request(int c, pid_t *pid);
 
