@@ -9,7 +9,8 @@
 #    (setpriv) of a root run's process; nobody talking to the run's
 #    socket directly (the run checks SO_PEERCRED, answers nothing); a
 #    request that is not one; the run's own program; a pid that is not
-#    traced, or traced by another tracer (python3's PTRACE_SEIZE).
+#    traced, or traced by another tracer (python3's PTRACE_SEIZE) or by
+#    a run without -f.
 # 3. A stopped (SIGSTOP) when released stays stopped, untraced.
 # 4. released: exit 0, TracerPid 0, gdb -p A -batch attaches and
 #    detaches while the run goes on.
@@ -107,6 +108,19 @@ wait $holder $sl 2>/dev/null
 grep -q "^mallocwatch: process $sl is traced by process $holder (python3), not by a mallocwatch -f run$" \
 	"$OUT/other.err" || { finish; fail "another tracer's: $(cat "$OUT/other.err")"; }
 
+# a run without -f, whose program it holds for its exit stop alone
+"$MW" -q -o /dev/null -c sleep 60 2>/dev/null &
+nof=$!
+for i in $(seq 300); do
+	sl=$(pgrep -x sleep -P $nof) && [ "$(tracer_of "$sl")" = $nof ] && break
+	sleep 0.1
+done
+"$MW" release "$sl" 2>"$OUT/nof.err" && { kill $sl; finish; fail "a run without -f released"; }
+kill $sl
+wait $nof
+grep -q "^mallocwatch: process $sl is traced by process $nof (mallocwatch), not by a mallocwatch -f run$" \
+	"$OUT/nof.err" || { finish; fail "without -f: $(cat "$OUT/nof.err")"; }
+
 # 3. stopped when released: stays stopped
 kill -STOP "$A"
 for i in $(seq 100); do
@@ -169,4 +183,4 @@ for who in parent b; do
 	expect_same "$OUT/$who/expected.txt" "$OUT/$who/actual.txt"
 	echo "$who exact: $(tr '\n' ' ' <"$OUT/$who/actual.txt")"
 done
-echo "released $A (stopped, left stopped), gdb attached after; G $G not followed; refusals: nobody, its socket, bad requests, the program, untraced, another tracer's"
+echo "released $A (stopped, left stopped), gdb attached after; G $G not followed; refusals: nobody, its socket, bad requests, the program, untraced, another tracer's, a run without -f"
