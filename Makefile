@@ -222,7 +222,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/hold-shm \
 	build/tests/fixtures/retitle \
 	build/tests/fixtures/trim-hostile build/tests/fixtures/stopwatch \
-	build/tests/fixtures/held-kinds
+	build/tests/fixtures/held-kinds build/tests/fixtures/release-tree
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -259,6 +259,10 @@ build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
 	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $<
 
 build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/release-tree: tests/fixtures/release-tree.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 

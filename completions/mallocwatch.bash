@@ -10,7 +10,7 @@
 #     they follow the binary being completed; whether an option takes a
 #     value, and what kind, comes from the word after it there (FILE, DIR,
 #     PID, LIST, NAME, a|b|c);
-#   - values: pids (-p PID[,PID...], after a comma too), files and
+#   - values: pids (-p PID[,PID...], after a comma too; release PID), files and
 #     directories, --events families (comma lists, '!' to leave one out),
 #     probe names (--probe: the NAME column of `mallocwatch probes`, else
 #     of `mallocwatch probes --table`), --runtime/--format/--aggregate
@@ -280,6 +280,8 @@ _mallocwatch()
 	case $cmd in
 	setup)
 		COMPREPLY=($(compgen -W glibc -- "$cur")) ;;
+	release)
+		COMPREPLY=($(compgen -W "$(_mallocwatch_pids)" -- "$cur")) ;;
 	replay|check|diff|flame)
 		_mallocwatch_files -f "$cur" ;;
 	esac

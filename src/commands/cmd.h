@@ -53,6 +53,10 @@ int cmd_flame(int argc, char **argv);
  * the installed build-glibc.sh (cmd_setup.c); its exit status. */
 int cmd_setup(int argc, char **argv);
 
+/* mallocwatch release PID: the -f run tracing PID lets go of it
+ * (cmd_release.c, release.h); the exit status. */
+int cmd_release(int argc, char **argv);
+
 /* The argument of -e (trace, script): the families it names (probetab.h,
  * mw_events_parse); a bad list, or one that leaves nothing, is a usage
  * error (exit 2). */

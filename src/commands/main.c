@@ -26,6 +26,7 @@ static const struct {
 	{ "diff", cmd_diff },
 	{ "flame", cmd_flame },
 	{ "setup", cmd_setup },
+	{ "release", cmd_release },
 };
 
 int main(int argc, char **argv)

@@ -222,6 +222,32 @@ static void tree_exited(void *ctx, pid_t pid, int status)
 	}
 }
 
+/* -f: pid was let go on request (tracer.h on_released). */
+static void tree_released(void *ctx, pid_t pid)
+{
+	struct mw_process *pr = mw_procs_by_pid(((struct msink *)ctx)->procs, pid);
+
+	if (pr)
+		pr->released_ns = mw_now_ns();
+}
+
+/* -f: why process pr has no exit status nor exit snapshot when it was
+ * released (into buf: "released 2.5 s into the run by request ...", and
+ * when, in seconds since tracing started, into *after_s); else NULL. */
+static const char *released_why(const struct msink *k, const struct mw_process *pr, char *buf,
+				size_t len, double *after_s)
+{
+	uint64_t origin = mw_state_origin(mw_procs_state(k->procs, 0));
+
+	if (!pr->released_ns)
+		return NULL;
+	*after_s = origin && pr->released_ns > origin ? (double)(pr->released_ns - origin) / 1e9 : 0;
+	snprintf(buf, len, "released %.1f s into the run by request (mallocwatch release): "
+		 "its later forks and execs not followed, no exit snapshot nor ledger at exit",
+		 *after_s);
+	return buf;
+}
+
 /* When the probes are armed: each process's allocator as it is, the
  * start of its model. */
 static void attach_snapshots(struct msink *k)
@@ -302,6 +328,26 @@ static void start_states(struct msink *k, const struct mw_elf *libc, const char 
 		prep_state(k, mw_procs_state(k->procs, i));
 }
 
+/* Process pr's JSON report (ri its run info): its model's, with its ppid
+ * (-f: its parent in the tree) and, when it was released (rel, rel_s as
+ * released_why gives them), when and why; NULL out of memory. */
+static json_t *process_json(const struct msink *k, const struct mw_process *pr,
+			    const struct mw_run_info *ri, const char *rel, double rel_s)
+{
+	json_t *rep = mw_report_json_value(pr->st, ri);
+
+	if (rep && rel)	/* docs/json.md: why it has no exit figures */
+		mw_json_set(&rep, "released", json_pack("{s:f, s:s}", "after_s",
+							(double)(long long)(rel_s * 1000) / 1000,
+							"why", rel));
+	if (rep && json_object_set_new(rep, "ppid", json_integer(k->tree ? pr->parent :
+								  pr->ppid)) < 0) {
+		json_decref(rep);
+		return NULL;
+	}
+	return rep;
+}
+
 /* Process i's report: its summary as one run of it prints it into *text,
  * its JSON into *rep.  The exit status of that report. */
 static int report_one(const struct trace_opts *o, struct outputs *out, struct msink *k,
@@ -316,8 +362,11 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	struct mw_run_info ri;
 	size_t len;
 	int st;
+	char relbuf[200];
+	double rel_s = 0;
+	const char *rel = released_why(k, pr, relbuf, sizeof(relbuf), &rel_s);
 
-	if (!pr->at_exit && mw_process_alive(pr->pid)) {	/* -p: at the end */
+	if (!pr->at_exit && !rel && mw_process_alive(pr->pid)) {	/* -p: at the end */
 		char err[PATH_MAX + 512];
 
 		mw_process_read_title(pr, 1);
@@ -349,10 +398,10 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0,
 		.title = pr->title, .title_at_end = pr->title_at_end,
 		.stacks = k->stacks, .stacks_pid = pr->pid, .status_not_ours = k->set != NULL,
-		.status_why = ri_r.have_status ? NULL : mw_run_status_why(k->set != NULL,
+		.status_why = ri_r.have_status ? NULL : rel ? rel : mw_run_status_why(k->set != NULL,
 				k->tree && !r->ptrace_msg[0],
 				r->stopped && mw_process_alive(pr->pid)),
-		.end_why = pr->at_end || pr->at_exit ? NULL : mw_process_alive(pr->pid) ?
+		.end_why = pr->at_end || pr->at_exit ? NULL : rel ? rel : mw_process_alive(pr->pid) ?
 			   "none at the end, see the warnings" : k->tree ?
 			   "none at its exit: it could not be read" :
 			   "none at the end: the process had exited" };
@@ -366,12 +415,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	if (fclose(out->summary) != 0)
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	out->summary = NULL;
-	*rep = mw_report_json_value(pr->st, &ri);
-	if (*rep && json_object_set_new(*rep, "ppid", json_integer(k->tree ? pr->parent :
-								    pr->ppid)) < 0) {
-		json_decref(*rep);
-		*rep = NULL;
-	}
+	*rep = process_json(k, pr, &ri, rel, rel_s);
 	/* for the page of them all: what the run info points into stays
 	 * with the caller (the environment) or the process */
 	*envo = env;
@@ -552,6 +596,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	topts->on_new = tree_new;
 	topts->on_exec = tree_exec;
 	topts->on_exited = tree_exited;
+	topts->on_released = tree_released;
 	if (mw_trace_run(topts, on_line, k, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		return r.interrupted ? 128 + r.interrupted : MW_EXIT_RUNTIME;

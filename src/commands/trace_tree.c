@@ -180,7 +180,9 @@ void mw_tree_text(FILE *f, const struct mw_procs *procs, json_t *const *reps, si
 		const struct mw_snapshot *s = pr->at_exit;
 		char ex[16], sy[16], iu[16], fr[16], par[16], cmd[700];
 
-		if (!pr->have_status)
+		if (pr->released_ns)	/* let go on request: its end is not ours */
+			snprintf(ex, sizeof(ex), "rel");
+		else if (!pr->have_status)
 			snprintf(ex, sizeof(ex), "-");
 		else if (WIFSIGNALED(pr->status))
 			snprintf(ex, sizeof(ex), "sig %d", WTERMSIG(pr->status));
@@ -199,6 +201,12 @@ void mw_tree_text(FILE *f, const struct mw_procs *procs, json_t *const *reps, si
 			n - TREE_ROWS);
 	fprintf(f, "  (read at each process's exit; SYSTEM and IN USE: arenas and mmapped "
 		"chunks, FREE: free but retained by the arenas)\n");
+	for (size_t i = 0; i < n; i++)
+		if (mw_procs_process(procs, i)->released_ns) {
+			fprintf(f, "  (EXIT rel: released by request, mallocwatch release; no exit "
+				"snapshot, its later forks and execs not followed)\n");
+			break;
+		}
 	if (summaries && n > TREE_SUMMARIES)
 		summaries_text(f, procs, n);
 }

@@ -80,6 +80,9 @@ struct mw_process {
 	 * end as waitpid(2) gave it (have_status) */
 	int parent;
 	int have_status, status;
+	/* -f: mw_now_ns() when it was let go on request (`mallocwatch
+	 * release`): traced no more from then, no exit stop; 0: not */
+	uint64_t released_ns;
 	/* serve: the aggregates of the newest complete live reading (have_live
 	 * once there was one), the one being read, and the counters last
 	 * given out (mw_procs_counters keeps them from going down) */

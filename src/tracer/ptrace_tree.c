@@ -16,6 +16,8 @@ struct tracee {
 	unsigned char started;	/* its first stop was seen */
 	unsigned char detach;	/* not followed: let go at its first stop */
 	unsigned char held;	/* at its exit stop, for the caller */
+	unsigned char letgo;	/* released (mw_ptree_let_go): detached at its
+				 * next stop, never an event */
 	unsigned short execs;	/* programs it ran (MW_PT_EXEC), at most 65535 */
 };
 
@@ -183,6 +185,26 @@ static int created(struct mw_ptree *t, struct tracee *tr, int event,
 	return 1;
 }
 
+/* A stop of the i-th tracee, released (mw_ptree_let_go): it is let go
+ * from there, a signal it was being given passed on (a signal-delivery
+ * stop; an event stop or a group-stop has none: after the detach a
+ * group-stop goes on untraced, ptrace(2)).  A task it created at this
+ * stop (fork, vfork, clone) is traced by us already: let go at its own
+ * first stop. */
+static void letgo_stop(struct mw_ptree *t, size_t i, int st)
+{
+	int sig = WSTOPSIG(st), event = st >> 16;
+	unsigned long msg = 0;
+	pid_t tid = t->v[i].tid;
+
+	if ((event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+	     event == PTRACE_EVENT_CLONE) && ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 && msg &&
+	    add(t, (pid_t)msg, (pid_t)msg, 0, 1, 0) == 0)
+		t->v[t->n - 1].letgo = 1;
+	ptrace(PTRACE_DETACH, tid, 0, event ? 0 : (void *)(long)sig);
+	drop(t, i);
+}
+
 /* One stop of the i-th tracee (waitpid status st).  1 with *ev set when
  * the caller has something to do. */
 static int stopped(struct mw_ptree *t, size_t i, int st, struct mw_ptree_event *ev)
@@ -192,6 +214,10 @@ static int stopped(struct mw_ptree *t, size_t i, int st, struct mw_ptree_event *
 	unsigned long msg = 0;
 	pid_t tid = tr->tid;
 
+	if (tr->letgo) {
+		letgo_stop(t, i, st);
+		return 0;
+	}
 	if (!tr->started) {	/* a new tracee, before its first instruction */
 		tr->started = 1;
 		if (event == PTRACE_EVENT_STOP) {
@@ -276,6 +302,10 @@ int mw_ptree_next(struct mw_ptree *t, struct mw_ptree_event *ev)
 			continue;	/* the same index again: it may be another now */
 		}
 		/* ended (or ECHILD: gone without a word, a thread of an exec) */
+		if (tr->letgo) {	/* released: no event of it any more */
+			drop(t, i);
+			continue;
+		}
 		drop(t, i);
 		if (tid == tgid) {
 			if (t->live)
@@ -307,6 +337,45 @@ void mw_ptree_release(struct mw_ptree *t, pid_t pid)
 		tr->held = 0;
 		ptrace(PTRACE_CONT, pid, 0, 0);
 	}
+}
+
+int mw_ptree_let_go(struct mw_ptree *t, pid_t pid, int *busy, char *why, size_t len)
+{
+	struct tracee *lead = find(t, pid);
+
+	*busy = 0;
+	if (!lead || lead->tgid != pid || lead->letgo || lead->detach) {
+		snprintf(why, len, "process %d is not a process this run traces", (int)pid);
+		return -1;
+	}
+	if (lead->held) {	/* the caller reads it there, then lets it go on */
+		*busy = 1;
+		snprintf(why, len, "process %d is held at its exit or exec stop, being read",
+			 (int)pid);
+		return -1;
+	}
+	for (size_t i = 0; i < t->n;) {
+		struct tracee *tr = &t->v[i];
+
+		if (tr->tgid != pid) {
+			i++;
+			continue;
+		}
+		if (tr->tid == t->pending) {	/* stopped, the caller done with it */
+			ptrace(PTRACE_DETACH, tr->tid, 0, 0);
+			t->pending = 0;
+			drop(t, i);
+			continue;
+		}
+		/* running (or stopped, not yet waited for): stops at once,
+		 * seen by mw_ptree_next */
+		tr->letgo = 1;
+		ptrace(PTRACE_INTERRUPT, tr->tid, 0, 0);
+		i++;
+	}
+	if (t->live)
+		t->live--;
+	return 0;
 }
 
 size_t mw_ptree_live(const struct mw_ptree *t)

@@ -79,6 +79,17 @@ void mw_ptree_release(struct mw_ptree *t, pid_t pid);
  * -1 when that was not pid's. */
 int mw_ptree_hold(struct mw_ptree *t, pid_t pid);
 
+/* Let go of process pid (mallocwatch release, -f): every thread of it
+ * stopped (PTRACE_INTERRUPT) and detached, a signal pending in its stop
+ * passed on with PTRACE_DETACH (a group-stop stays stopped, as it would
+ * untraced); a thread or process it creates in the meantime is let go
+ * too, so nothing it does from now on is followed.  The processes it
+ * created before stay traced.  It no longer counts in mw_ptree_live and
+ * gets no MW_PT_EXITED.  0, or -1 with why set: pid is not a process
+ * traced here (a thread, another's, ended), or it is held at its exit or
+ * exec stop for the caller (*busy set: it may be asked again). */
+int mw_ptree_let_go(struct mw_ptree *t, pid_t pid, int *busy, char *why, size_t len);
+
 /* Processes traced that have not ended (MW_PT_EXITED not yet given). */
 size_t mw_ptree_live(const struct mw_ptree *t);
 

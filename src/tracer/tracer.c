@@ -474,7 +474,7 @@ static void loop(struct run *rn)
 		/* the program's ptrace stops wake poll through chld_pipe */
 		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
 				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
-		struct pollfd p[8] = {
+		struct pollfd p[9] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
 			/* -f: the program's end is not the run's */
@@ -484,15 +484,18 @@ static void loop(struct run *rn)
 			{ .fd = rn->o->list ? rn->o->stop_fd : -1, .events = POLLIN },
 			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
 			{ .fd = rn->exec_fd, .events = POLLIN },
+			{ .fd = rn->rel_fd, .events = POLLIN },	/* mallocwatch release */
 		};
-		int n = poll(p, 8, tmo);
+		int n = poll(p, 9, tmo);
 
 		stop_if_asked(rn, &kill_at, n > 0 && (p[5].revents & (POLLIN | POLLHUP)));
 		read_ready(rn, p, n);
 		if (n > 0 && (p[6].revents & POLLIN))
 			chld_drain();	/* before the reap: a later stop writes again */
-		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over)
+		if (rn->pt && rn->pidfd >= 0 && !rn->tree_over) {
 			mw_tr_reap_program(rn, 0);	/* ptrace stops; the exits */
+			mw_tr_release_serve(rn);
+		}
 		mw_tr_cgroup_look(rn);
 		if (rn->exec_pid)
 			mw_tr_exec_check(rn);
@@ -611,6 +614,8 @@ static void end_run(struct run *rn, int errpipe)
 	}
 	if (rn->pidfd >= 0)
 		close(rn->pidfd);
+	if (rn->rel_fd >= 0)	/* no release asked of a run that ended */
+		close(rn->rel_fd);
 	if (rn->tracer_fd >= 0)
 		close(rn->tracer_fd);
 	mw_pty_close(rn->pty);	/* after its last output, before the report */
@@ -698,7 +703,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 {
 	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
 			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1,
-			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1 };
+			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1, .rel_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
 	int errpipe = -1, ret = -1;

@@ -128,6 +128,9 @@ struct mw_tracer_opts {
 	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
 	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
 	void (*on_exited)(void *ctx, pid_t pid, int status);
+	/* -f: pid was let go on request (release.h): no longer traced, out
+	 * of the set; none of its later forks, execs or its exit is told */
+	void (*on_released)(void *ctx, pid_t pid);
 	/* -p --cgroup DIR: the processes that join the cgroup (or its
 	 * children) while the run goes on are added to the set (the script's
 	 * opts->dynamic) when join(ctx, pid) accepts them (returns 0: the

@@ -75,6 +75,8 @@ struct run {
 	char exec_line[32];
 	pid_t exec_wait[16];
 	size_t nexec_wait;
+	int rel_fd;		/* -f: release.h's listening socket; -1 */
+	int rel_tried;		/* it was made (or could not be) */
 };
 
 /* tracer_end.c: the held exec's end, once MW_LINE_EXEC came or waiting
@@ -99,6 +101,10 @@ void mw_tr_open_set(struct run *rn);
 void mw_tr_set_add(struct run *rn, pid_t pid);
 void mw_tr_set_start(struct run *rn);
 void mw_tr_cgroup_look(struct run *rn);
+
+/* tracer_set.c, -f: listen for `mallocwatch release` (release.h) once
+ * the tree is traced, and serve the requests waiting (rn->rel_fd). */
+void mw_tr_release_serve(struct run *rn);
 
 /* Append pid to the growing array *v (*n of *cap). */
 void mw_tr_pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid);

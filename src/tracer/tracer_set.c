@@ -1,16 +1,20 @@
 /* tracer_set.c - the set of processes a tracer session takes hits of,
  * while it runs (tracer_int.h): -f's new processes are added by tracer.c
  * at their fork stop and --repeat's runs at their start; here
- * --cgroup's joiners and serve's processes come and go.
+ * --cgroup's joiners and serve's processes come and go, and -f's
+ * processes leave it when `mallocwatch release` asks (release.h).
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "msg.h"
 #include "proclist.h"
+#include "release.h"
 #include "tracer_int.h"
 #include "xalloc.h"
 
@@ -130,4 +134,67 @@ void mw_tr_cgroup_look(struct run *rn)
 		}
 	}
 	mw_pidlist_free(&l);
+}
+
+/* -f: why process pid cannot be let go now, or NULL.  *again: it can be
+ * in a moment. */
+static const char *release_refused(struct run *rn, pid_t pid, int *again, char *why,
+				   size_t len)
+{
+	*again = 0;
+	if (pid == rn->prog) {
+		snprintf(why, len, "process %d is the run's %s: its end is the run's (^C or "
+			 "SIGTERM lets go of every process)", (int)pid,
+			 rn->o->target ? "program" : "process (-p)");
+		return why;
+	}
+	if (!rn->r->ready || rn->stopping || rn->flushing || rn->tree_over) {
+		*again = !rn->r->ready;
+		snprintf(why, len, "the run is %s", rn->r->ready ? "ending" : "starting");
+		return why;
+	}
+	return NULL;
+}
+
+/* A request of `mallocwatch release` (release.h) on connection c: the
+ * process let go (ptrace_tree.h), out of the tracer's set, the caller
+ * told (opts->on_released), and the answer. */
+static void release_one(struct run *rn, int c)
+{
+	char why[256];
+	int again;
+	pid_t pid;
+
+	if (!mw_release_request(c, &pid))
+		return;
+	if (release_refused(rn, pid, &again, why, sizeof(why)) ||
+	    mw_ptree_let_go(rn->pt, pid, &again, why, sizeof(why)) < 0) {
+		mw_release_answer(c, again ? "again" : "no", why);
+		return;
+	}
+	if (rn->pids)
+		mw_pidset_del(rn->pids, pid);
+	if (rn->o->on_released)
+		rn->o->on_released(rn->ctx, pid);
+	mw_note("process %d released by request (mallocwatch release): its later forks and "
+		"execs are not followed, and it has no exit snapshot", (int)pid);
+	if (!mw_ptree_live(rn->pt))	/* the last one: the run ends */
+		rn->tree_over = 1;
+	mw_release_answer(c, "ok", NULL);
+}
+
+void mw_tr_release_serve(struct run *rn)
+{
+	int c;
+
+	if (rn->rel_fd < 0 && !rn->rel_tried && rn->o->follow && rn->pt) {
+		rn->rel_tried = 1;
+		if ((rn->rel_fd = mw_release_listen()) < 0)
+			mw_warn("`mallocwatch release` cannot reach this run: %s", strerror(errno));
+	}
+	while (rn->rel_fd >= 0 && (c = accept4(rn->rel_fd, NULL, NULL,
+					       SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		release_one(rn, c);
+		close(c);
+	}
 }

@@ -55,6 +55,11 @@ comp "$OUT/o" "$MW" setup -
 is "$OUT/o" --help "setup -<TAB>"
 comp "$OUT/o" "$MW" setup ""
 is "$OUT/o" glibc "setup <TAB>"
+# release PID: the pids ($$, this shell's, among them)
+comp "$OUT/o" "$MW" release "$$"
+grep -qx "$$" "$OUT/o" || fail "release $$<TAB> does not offer $$"
+comp "$OUT/o" "$MW" release -
+has "$OUT/o" --help
 # every long option of a command's getopt table is offered, but those
 # its --help names only in prose or by their short form (named here, so
 # a new option without its line in --help fails)
@@ -66,6 +71,7 @@ opts_of() {	# FILE [NTH table]: the long options of the NTH table in FILE
 for spec in "trace cmd_trace.c 1 --no-progress" "snapshot cmd_snapshot.c 1" \
 	"explain cmd_explain.c 1" "trim cmd_trim.c 1" "tune cmd_tune.c 1" "serve cmd_serve.c 1" \
 	"check cmd_check.c 1" "diff cmd_check.c 2 --json" "flame cmd_flame.c 1" "setup cmd_setup.c 1" \
+	"release cmd_release.c 1" \
 	"probes cmd_probes.c 1 --runtime --events --follow-forks --stacks"; do
 	set -- $spec
 	c=$1 f=src/commands/$2 n=$3; shift 3

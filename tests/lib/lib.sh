@@ -27,14 +27,14 @@ rm -rf "$OUT" && mkdir -p "$OUT" || exit 99
 # MW_TEST_RUNTIME=kernel|bpf: the tests trace with that runtime (make
 # check-vm runs the end-to-end tests under each, in the guest); unset,
 # mallocwatch picks (auto).  $MW is then a wrapper that adds --runtime
-# to every trace command (not to snapshot, script, check, diff, probes, replay,
+# to every trace command (not to snapshot, script, check, diff, probes, replay, release,
 # serve, which take no runtime or choose it themselves).
 if [ -n "${MW_TEST_RUNTIME:-}" ]; then
 	case $MW_TEST_RUNTIME in kernel|bpf) ;; *) echo "MW_TEST_RUNTIME: kernel or bpf"; exit 99 ;; esac
 	cat >"$OUT/mallocwatch" <<EOF || exit 99
 #!/bin/sh
 case "\${1:-}" in
-snapshot|script|check|diff|probes|serve|replay) exec '$MW' "\$@" ;;
+snapshot|script|check|diff|probes|serve|replay|release) exec '$MW' "\$@" ;;
 esac
 exec '$MW' --runtime=$MW_TEST_RUNTIME "\$@"
 EOF
