@@ -10,7 +10,6 @@
 
 #include <jansson.h>
 
-#include "cmd.h"
 #include "leftovers.h"
 #include "linger.h"
 #include "metrics.h"
