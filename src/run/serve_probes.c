@@ -185,9 +185,9 @@ static pid_t session(struct mw_serve_probes *sp, const char *dir)
 	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .workdir = dir, .attach_pid = getpid(), .verbose = sp->verbose,
-			 .flush = 1, .list = list_cb, .join = join_cb, .leave = leave_cb,
-			 .stop_fd = sp->stop_r, .live_ms = LIVE_MS }, on_line, sp, &r, err,
-			 sizeof(err)) < 0)
+			 .flush = 1, .stop_fd = sp->stop_r, .live_ms = LIVE_MS },
+			 &(struct mw_consumer){ .ctx = sp, .line = on_line, .list = list_cb,
+			 .join = join_cb, .leave = leave_cb }, &r, err, sizeof(err)) < 0)
 		mw_warn("--probes: no probe counters: %s", err);
 	else if (!r.stopped)
 		mw_warn("--probes: the tracer ended (%s); no probe counters from now",

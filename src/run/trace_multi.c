@@ -524,12 +524,13 @@ static void stacks_end(struct msink *k)
 	free(pids);
 }
 
-/* Trace with topts (its env, script and callbacks filled in here from p
- * and k), then say how the processes were followed and write the
+/* Trace with topts (its env and script filled in here from p) and the
+ * consumer c (its ctx and k's callbacks filled in here), then say how the processes were followed and write the
  * reports.  The exit status; *detaching as mw_run_trace_multi says. */
 static int trace_and_report(const struct trace_opts *o, struct outputs *out, struct msink *k,
 			    const struct mw_run_prep *p, struct mw_tracer_opts *topts,
-			    const char *libc_path, json_t **report, pid_t *detaching)
+			    struct mw_consumer *c, const char *libc_path, json_t **report,
+			    pid_t *detaching)
 {
 	char err[PATH_MAX + 512];
 	struct mw_trace_result r;
@@ -548,11 +549,13 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	topts->verbose = o->verbose;
 	topts->flush = 1;	/* the totals while the uprobes are still there,
 				 * the tracer then left to remove them */
-	topts->missing = missing;
-	topts->on_new = tree_new;
-	topts->on_exec = tree_exec;
-	topts->on_exited = tree_exited;
-	if (mw_trace_run(topts, on_line, k, &r, err, sizeof(err)) < 0) {
+	c->ctx = k;
+	c->line = on_line;
+	c->missing = missing;
+	c->on_new = tree_new;
+	c->on_exec = tree_exec;
+	c->on_exited = tree_exited;
+	if (mw_trace_run(topts, c, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		return r.interrupted ? 128 + r.interrupted : MW_EXIT_RUNTIME;
 	}
@@ -601,8 +604,9 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
 				  .attach_pid = set->pid[0], .more_pids = set->pid + 1,
 				  .nmore = set->n - 1, .duration_ms = o->duration_ms,
-				  .cgroup = o->cgroup, .join = join, .follow = o->follow,
-				  .exec_drain = o->follow,
+				  .cgroup = o->cgroup, .follow = o->follow,
+				  .exec_drain = o->follow },
+				  &(struct mw_consumer){ .join = join,
 				  .at_exit = o->follow ? tree_exit_stop : NULL },
 				  libc_path, report, detaching);
 cleanup:
@@ -639,7 +643,8 @@ int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const str
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
-				  .target = t, .follow = 1, .exec_drain = 1, .at_exit = tree_exit_stop,
+				  .target = t, .follow = 1, .exec_drain = 1 },
+				  &(struct mw_consumer){ .at_exit = tree_exit_stop,
 				  .arming = tree_arming },
 				  libc_path, report, detaching);
 cleanup:

@@ -279,13 +279,13 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			 .session = join, .linger_key = key[0] && !join ? key : NULL,
 			 .linger_id = id, .linger_ms = o->linger_ms,
 			 .workdir = dir, .target = t, .verbose = o->verbose,
-			 .at_exit = r_exit, .arming = r_arming, .flush = 1, .exec_drain = 1,
-			 .missing = r_missing,
-			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL,
+			 .flush = 1, .exec_drain = 1,
 			 .sample_ms = o->interval_ms ? o->interval_ms : 100,
-			 .sample_pct_max = o->interval_ms ? 0 : 1, .runs = (int)s.n,
-			 .on_run = r_run, .run_done = r_done }, r_line, &s, &r, err,
-			 sizeof(err)) < 0) {
+			 .sample_pct_max = o->interval_ms ? 0 : 1, .runs = (int)s.n },
+			 &(struct mw_consumer){ .ctx = &s, .line = r_line, .at_exit = r_exit,
+			 .arming = r_arming, .missing = r_missing,
+			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL,
+			 .on_run = r_run, .run_done = r_done }, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		if (r.interrupted)
 			status = 128 + r.interrupted;

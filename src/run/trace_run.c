@@ -45,45 +45,6 @@
 #include "tracer.h"
 #include "xalloc.h"
 
-/* Every output file, before anything runs (trace_run.h). */
-int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_script)
-{
-	*out = (struct outputs){ .summary = stderr };
-	if (o->out && !(out->summary = mw_output_create(o->out, 0)))
-		return -1;
-	if (o->json && !(out->json = mw_output_create(o->json, 1)))
-		return -1;
-	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
-		return -1;
-	if (o->html && !(out->html = mw_output_create(o->html, 0)))
-		return -1;
-	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
-		return -1;
-	if (o->folded && !(out->folded = mw_output_create(o->folded, 0)))
-		return -1;
-	return 0;
-}
-
-int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
-{
-	int ret = 0;
-
-	if (out->summary && out->summary != stderr)
-		ret |= mw_output_close(out->summary, o->out, out->summary_errno);
-	if (out->json)
-		ret |= mw_output_close(out->json, o->json, out->json_errno);
-	if (out->stream)
-		ret |= mw_output_close(out->stream, o->save_stream, 0);
-	if (out->html)
-		ret |= mw_output_close(out->html, o->html, out->html_errno);
-	if (out->script)
-		ret |= mw_output_close(out->script, o->save_script, 0);
-	if (out->folded)
-		ret |= mw_output_close(out->folded, o->folded, out->folded_errno);
-	*out = (struct outputs){ 0 };
-	return ret;
-}
-
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
 
 
@@ -344,6 +305,16 @@ void mw_sink_line(void *ctx, const char *line)
 unsigned long long mw_sink_missing(void *ctx)
 {
 	return mw_state_missing(((struct sink *)ctx)->st);
+}
+
+const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c, int program,
+					   int samples)
+{
+	*c = (struct mw_consumer){ .ctx = k, .line = mw_sink_line, .missing = mw_sink_missing,
+				   .sample = samples ? mw_sink_sample : NULL,
+				   .at_exit = program ? mw_sink_exit_snapshot : NULL,
+				   .arming = program ? mw_sink_arming : NULL };
+	return c;
 }
 
 /* Write the script into the work directory, and to save (--save-script,
@@ -737,6 +708,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g,
 			  .progress = o->progress > 0, .read_timeout_ms = o->read_timeout_ms };
 	struct mw_trace_result r;
+	struct mw_consumer c;
 	int status = MW_EXIT_RUNTIME;
 
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
@@ -766,16 +738,13 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 			 r.interrupted, strsignal(r.interrupted));
 	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 				.workdir = dir, .target = t, .attach_pid = o->pid,
-				.verbose = o->verbose, .duration_ms = o->duration_ms,
-				.at_exit = t ? mw_sink_exit_snapshot : NULL, .flush = 1,
+				.verbose = o->verbose, .duration_ms = o->duration_ms, .flush = 1,
 				.exec_drain = t != NULL,
-				.arming = t ? mw_sink_arming : NULL,
-				.missing = mw_sink_missing,
-				.sample = mw_run_samples_wanted(o) ? mw_sink_sample : NULL,
 				.sample_ms = o->interval_ms ?
 				o->interval_ms : o->pid ? 1000 : 100,
-				.sample_pct_max = o->interval_ms ? 0 : 1 }, mw_sink_line, &k, &r, err,
-				sizeof(err)) == 0) {
+				.sample_pct_max = o->interval_ms ? 0 : 1 },
+				mw_sink_consumer(&k, &c, t != NULL, mw_run_samples_wanted(o)), &r,
+				err, sizeof(err)) == 0) {
 		mw_stacks_stop(k.stacks);
 		if (k.stacks && r.pid > 0)
 			mw_stacks_only(k.stacks, r.pid);

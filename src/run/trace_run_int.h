@@ -71,6 +71,12 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid);
 void mw_sink_arming(void *ctx);
 unsigned long long mw_sink_missing(void *ctx);
 
+/* Those callbacks as the run's consumer (tracer.h), in *c (returned),
+ * ctx k: line and missing always; at_exit and arming for a program
+ * started (-c: program 1); sample when samples are wanted. */
+const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c, int program,
+					   int samples);
+
 /* After the run r of k worked: its notes (sites: the probe sites its
  * tracer still detaches from, under env's runtime), --save-stream's
  * footer, the reports into out.  The exit status; the report as a new

@@ -1,7 +1,7 @@
 /* trace_runs.c - the trace command's runs (trace_runs.h): each in a work
  * directory of its own (one -c run, -c --repeat's session, -c -f's tree,
- * -p's processes), -c's runs one after another, and --check's verdicts on
- * their reports.  Split out of cmd_trace.c, which parses the options and
+ * -p's processes), -c's runs one after another, --check's verdicts on
+ * their reports, and the files a run writes (struct outputs).  Split out of cmd_trace.c, which parses the options and
  * chooses among them.
  */
 #include <limits.h>
@@ -154,4 +154,43 @@ int mw_trace_program(const struct trace_opts *o, const struct mw_target *t)
 		json_decref(reports[i]);
 	free(reports);
 	return status;
+}
+
+/* Every output file, before anything runs (trace_run.h). */
+int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_script)
+{
+	*out = (struct outputs){ .summary = stderr };
+	if (o->out && !(out->summary = mw_output_create(o->out, 0)))
+		return -1;
+	if (o->json && !(out->json = mw_output_create(o->json, 1)))
+		return -1;
+	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
+		return -1;
+	if (o->html && !(out->html = mw_output_create(o->html, 0)))
+		return -1;
+	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
+		return -1;
+	if (o->folded && !(out->folded = mw_output_create(o->folded, 0)))
+		return -1;
+	return 0;
+}
+
+int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
+{
+	int ret = 0;
+
+	if (out->summary && out->summary != stderr)
+		ret |= mw_output_close(out->summary, o->out, out->summary_errno);
+	if (out->json)
+		ret |= mw_output_close(out->json, o->json, out->json_errno);
+	if (out->stream)
+		ret |= mw_output_close(out->stream, o->save_stream, 0);
+	if (out->html)
+		ret |= mw_output_close(out->html, o->html, out->html_errno);
+	if (out->script)
+		ret |= mw_output_close(out->script, o->save_script, 0);
+	if (out->folded)
+		ret |= mw_output_close(out->folded, o->folded, out->folded_errno);
+	*out = (struct outputs){ 0 };
+	return ret;
 }

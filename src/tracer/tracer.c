@@ -150,7 +150,7 @@ static void stdout_line(struct run *rn, char *line)
 			attach_tree(rn);
 		/* the line first: its reader takes the program's start time
 		 * (MW_REC_ORIGIN), which must come before its first event */
-		rn->fn(rn->ctx, line);
+		rn->c->line(rn->c->ctx, line);
 		release(rn);
 		if (rn->o->duration_ms > 0)
 			rn->stop_at = mw_now_ms() + rn->o->duration_ms;
@@ -162,7 +162,7 @@ static void stdout_line(struct run *rn, char *line)
 		if (sscanf(line + sizeof(MW_LINE_SKIPPED), "%llu", &n) == 1)
 			rn->r->lost += n;	/* counted as lost, as stapbpf's */
 		else
-			rn->fn(rn->ctx, line);	/* garbled: the model counts it */
+			rn->c->line(rn->c->ctx, line);	/* garbled: the model counts it */
 		return;
 	}
 	if (rn->exec_pid && strcmp(line, rn->exec_line) == 0)
@@ -171,7 +171,7 @@ static void stdout_line(struct run *rn, char *line)
 		rn->end_seen = 1;
 		rn->end_at = mw_now_ms();
 	}
-	rn->fn(rn->ctx, line);
+	rn->c->line(rn->c->ctx, line);
 }
 
 /* Read what is there on fd, call per complete line; -1 at EOF. */
@@ -239,7 +239,7 @@ static unsigned long long thread_cpu_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
 
-/* Take a sample when it is time (opts->sample); return the poll
+/* Take a sample when it is time (the consumer's sample); return the poll
  * timeout until the next, at most max_ms. */
 static int sample_due(struct run *rn, int max_ms)
 {
@@ -249,7 +249,7 @@ static int sample_due(struct run *rn, int max_ms)
 
 	if (o->live_ms > 0)
 		return live_due(rn, max_ms);
-	if (!o->sample || o->sample_ms <= 0 || !rn->r->ready || rn->stopping || rn->flushing ||
+	if (!rn->c->sample || o->sample_ms <= 0 || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->exec_pid || rn->pidfd < 0 || rn->r->have_status || rn->r->exit_stopped)
 		return max_ms;
 	if (!rn->next_sample)
@@ -260,7 +260,7 @@ static int sample_due(struct run *rn, int max_ms)
 		/* the lock waits, for a sample taken: not asked again while
 		 * the last question is open (that interval then has no wait
 		 * count) */
-		if (o->sample(rn->ctx, rn->prog) < 0) {
+		if (rn->c->sample(rn->c->ctx, rn->prog) < 0) {
 			;	/* skipped: no sample for a wait count */
 		} else if (rn->sample_fd >= 0) {
 			rn->r->samples_unanswered++;
@@ -441,8 +441,8 @@ static int next_run(struct run *rn)
 	rn->run_i++;
 	rn->r->runs++;
 	mw_tr_set_add(rn, rn->prog);
-	if (rn->o->on_run)
-		rn->o->on_run(rn->ctx, rn->run_i, rn->prog);
+	if (rn->c->on_run)
+		rn->c->on_run(rn->c->ctx, rn->run_i, rn->prog);
 	release(rn);
 	return 1;
 }
@@ -473,7 +473,7 @@ static void loop(struct run *rn)
 	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
 		/* the program's ptrace stops wake poll through chld_pipe */
 		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
-				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
+				     rn->o->cgroup || rn->c->list ? MW_CGROUP_POLL_MS : 500);
 		struct pollfd p[8] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
@@ -481,7 +481,7 @@ static void loop(struct run *rn)
 			{ .fd = rn->pt && rn->r->have_status ? -1 : rn->pidfd, .events = POLLIN },
 			{ .fd = rn->sample_fd, .events = POLLIN },
 			{ .fd = rn->flush_fd, .events = POLLIN },
-			{ .fd = rn->o->list ? rn->o->stop_fd : -1, .events = POLLIN },
+			{ .fd = rn->c->list ? rn->o->stop_fd : -1, .events = POLLIN },
 			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
 			{ .fd = rn->exec_fd, .events = POLLIN },
 		};
@@ -535,8 +535,8 @@ static void seize(struct run *rn)
 			 rn->o->follow ? ", its processes not followed" : "");
 		return;
 	}
-	if (rn->o->on_new)
-		rn->o->on_new(rn->ctx, 0, rn->prog);
+	if (rn->c->on_new)
+		rn->c->on_new(rn->c->ctx, 0, rn->prog);
 	catch_chld();
 }
 
@@ -557,7 +557,7 @@ static int start_target(struct run *rn, int *errpipe, char *err, size_t errlen)
 			mw_pty_close(rn->pty);
 			return -1;
 		}
-		if (o->at_exit)
+		if (rn->c->at_exit)
 			seize(rn);
 	} else {
 		rn->prog = o->attach_pid;
@@ -693,10 +693,10 @@ static int after_loop(struct run *rn, int errpipe, const char *name, char *err,
 	return 0;
 }
 
-int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
+int mw_trace_run(const struct mw_tracer_opts *o, const struct mw_consumer *c,
 		 struct mw_trace_result *r, char *err, size_t errlen)
 {
-	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
+	struct run rn = { .o = o, .r = r, .c = c, .hold_w = -1, .out_fd = -1,
 			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1,
 			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1 };
 	char bo[4200], pidbuf[32];
@@ -713,8 +713,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	if (start_target(&rn, &errpipe, err, errlen) < 0)
 		return -1;
 	r->pid = rn.prog;
-	if (o->target && o->on_run)	/* --repeat: the first run */
-		o->on_run(ctx, 0, rn.prog);
+	if (o->target && c->on_run)	/* --repeat: the first run */
+		c->on_run(c->ctx, 0, rn.prog);
 	rn.pidfd = (int)syscall(SYS_pidfd_open, rn.prog, 0);
 	if (rn.pidfd < 0) {
 		snprintf(err, errlen, "cannot watch process %d: %s", (int)rn.prog, strerror(errno));
@@ -726,8 +726,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	}
 	tracer_started(&rn, bo);
-	if (o->arming)
-		o->arming(ctx);
+	if (c->arming)
+		c->arming(c->ctx);
 	loop(&rn);
 	ret = after_loop(&rn, errpipe, argv[0], err, errlen);
 cleanup:

@@ -21,8 +21,7 @@ struct linebuf {
 struct run {
 	const struct mw_tracer_opts *o;
 	struct mw_trace_result *r;
-	mw_line_fn fn;
-	void *ctx;
+	const struct mw_consumer *c;	/* what is done with the events */
 	pid_t prog, tracer;
 	int tracer_fd;		/* pidfd of the tracer; -1 once reaped */
 	int hold_w;		/* write end of the hold pipe; -1 once released */

@@ -19,7 +19,7 @@ void mw_tr_open_set(struct run *rn)
 {
 	char err[256];
 
-	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2 && !rn->lg &&
+	if (!rn->o->follow && !rn->o->cgroup && !rn->c->list && rn->o->runs < 2 && !rn->lg &&
 	    !rn->o->env->untargeted)
 		return;
 	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
@@ -27,7 +27,7 @@ void mw_tr_open_set(struct run *rn)
 		rn->pids_failed = 1;
 		mw_warn("%s; %s will not be traced", err, rn->o->env->untargeted ?
 			"no process" : rn->o->follow ? "processes that the program creates" :
-			rn->o->list ? "processes that appear" : rn->o->cgroup ?
+			rn->c->list ? "processes that appear" : rn->o->cgroup ?
 			"processes that join the cgroup" : "--repeat runs after the first");
 	}
 }
@@ -37,7 +37,7 @@ void mw_tr_open_set(struct run *rn)
  * program is released and before the readings at attach. */
 void mw_tr_set_start(struct run *rn)
 {
-	if (rn->o->list)	/* serve: each one as it is listed */
+	if (rn->c->list)	/* serve: each one as it is listed */
 		return;
 	mw_tr_set_add(rn, rn->prog);
 	for (size_t i = 0; i < rn->o->nmore; i++)
@@ -89,7 +89,7 @@ static void serve_gone(struct run *rn, const struct mw_pidlist *l)
 		}
 		if (rn->pids)
 			mw_pidset_del(rn->pids, pid);
-		rn->o->leave(rn->ctx, pid);
+		rn->c->leave(rn->c->ctx, pid);
 		pid_drop(rn->watch, &rn->nwatch, i);
 	}
 	for (size_t i = 0; i < rn->nknown;)
@@ -108,13 +108,13 @@ void mw_tr_cgroup_look(struct run *rn)
 	char err[PATH_MAX + 128];
 	int listed;
 
-	if ((!rn->o->cgroup && !rn->o->list) || !rn->r->ready || rn->stopping || rn->flushing ||
+	if ((!rn->o->cgroup && !rn->c->list) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    mw_now_ms() < rn->next_cgroup)
 		return;
-	rn->next_cgroup = mw_now_ms() + (rn->o->list ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
-	listed = rn->o->list ? rn->o->list(rn->ctx, &l) :
+	rn->next_cgroup = mw_now_ms() + (rn->c->list ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
+	listed = rn->c->list ? rn->c->list(rn->c->ctx, &l) :
 		 mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err));
-	if (listed == 0 && rn->o->list)
+	if (listed == 0 && rn->c->list)
 		serve_gone(rn, &l);
 	if (listed == 0) {
 		for (size_t i = 0; i < l.n; i++) {
@@ -123,7 +123,7 @@ void mw_tr_cgroup_look(struct run *rn)
 			if (pid_in(rn->known, rn->nknown, pid))
 				continue;
 			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, pid);
-			if (rn->pids && rn->o->join(rn->ctx, pid) == 0) {
+			if (rn->pids && rn->c->join(rn->c->ctx, pid) == 0) {
 				mw_tr_set_add(rn, pid);
 				mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, pid);
 			}
