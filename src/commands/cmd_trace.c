@@ -346,10 +346,7 @@ static void take_pids(struct trace_opts *o)
 	struct mw_pidlist l = { 0 };
 
 	mw_procsel_pids(&sel, &l);
-	o->pids = l.pids;
-	o->npids = l.n;
-	o->pid = l.n ? l.pids[0] : 0;
-	o->cgroup = sel.cgroup;
+	mw_procsel_set(&sel, &l, &o->procs);
 }
 
 /* One option c (getopt_long's answer for argv) of the trace command into
@@ -434,7 +431,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 			parse_option(c, argv, o);
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
-	o->follow = sel.follow;
+	o->procs.follow = sel.follow;	/* the rest once the options are good */
 	procs = mw_procsel_given(&sel);
 	mw_procsel_check(&sel, "trace", MW_SEL_PIDS | MW_SEL_CGROUP | MW_SEL_FOLLOW |
 			 MW_SEL_NO_STOP);
@@ -444,7 +441,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && procs)
 		mw_usage_error("-c and -p cannot be used together");
-	if (o->follow && (o->save_stream || o->interval_ms))
+	if (o->procs.follow && (o->save_stream || o->interval_ms))
 		mw_usage_error("--save-stream and --interval take one process; not yet with -f");
 	if (o->folded && !o->stacks)
 		mw_usage_error("--folded goes with --stacks (it writes the stacks taken)");
@@ -462,11 +459,11 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	/* --linger: -c runs of one process under the bpf runtime alone; the
 	 * option says when it is not used, MALLOCWATCH_LINGER (set once for
 	 * a CI job's every run) does not */
-	if (o->linger_ms && (!o->cmd || o->follow || o->stacks ||
+	if (o->linger_ms && (!o->cmd || o->procs.follow || o->stacks ||
 			     mw_runtime_pick(o->runtime) != MW_RT_BPF)) {
 		if (linger_opt)
 			mw_note("--linger is not used %s: this run arms a tracer session of its "
-				"own", !o->cmd ? "without -c" : o->follow ? "with -f" :
+				"own", !o->cmd ? "without -c" : o->procs.follow ? "with -f" :
 				o->stacks ? "with --stacks" : "under the kernel runtime");
 		o->linger_ms = 0;
 	}
@@ -499,7 +496,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 static int attach_many(struct trace_opts *o)
 {
 	char err[PATH_MAX + 512], libc[PATH_MAX], q[PATH_MAX];
-	struct mw_attach_set set = { .n = o->npids, .pid = o->pids };
+	struct mw_attach_set set = { .n = o->procs.npid, .pid = o->procs.pid };
 	struct mw_mapped first, m;
 	json_t *report = NULL;
 	int status;
@@ -523,7 +520,7 @@ static int attach_many(struct trace_opts *o)
 			mw_warn("process %d: %s; no snapshots of it at attach and at the end",
 				(int)set.pid[i], err);
 	}
-	if (mw_choose_libc(o->libc, o->pid, libc, sizeof(libc), err, sizeof(err)) < 0)
+	if (mw_choose_libc(o->libc, set.pid[0], libc, sizeof(libc), err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
 	if (mw_libc_has_probes(libc) != 1)
 		mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace; 'mallocwatch snapshot -p "
@@ -548,15 +545,16 @@ static int attach_many(struct trace_opts *o)
 static int attach(const struct trace_opts *o)
 {
 	char err[PATH_MAX + 512], libc[PATH_MAX];
+	pid_t pid = mw_procset_first(&o->procs);
 	json_t *report = NULL;
 	struct mw_glibc g;
 	int have_g, probes, status;
 
-	if (kill(o->pid, 0) < 0 && errno == ESRCH)
-		mw_die(MW_EXIT_RUNTIME, "no process %d", (int)o->pid);
-	if (mw_choose_libc(o->libc, o->pid, libc, sizeof(libc), err, sizeof(err)) < 0)
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		mw_die(MW_EXIT_RUNTIME, "no process %d", (int)pid);
+	if (mw_choose_libc(o->libc, pid, libc, sizeof(libc), err, sizeof(err)) < 0)
 		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	have_g = mw_glibc_load(o->pid, &g, err, sizeof(err)) == 0;
+	have_g = mw_glibc_load(pid, &g, err, sizeof(err)) == 0;
 	probes = mw_libc_has_probes(libc);
 	if (probes != 1) {
 		/* the page draws a traced run: refused before any file is made */
@@ -772,9 +770,10 @@ int cmd_trace(int argc, char **argv)
 	/* made before anything runs, kept until the checks are written */
 	if (o.format_output && !(o.format_file = mw_output_create(o.format_output, 1)))
 		return MW_EXIT_RUNTIME;
-	if (o.npids > 1 || o.cgroup || (o.pid && o.follow))
+	if (o.procs.kind == MW_PROCS_CGROUP ||
+	    (o.procs.kind == MW_PROCS_PIDS && (o.procs.npid > 1 || o.procs.follow)))
 		status = attach_many(&o);
-	else if (o.pid)
+	else if (o.procs.kind == MW_PROCS_PIDS)
 		status = attach(&o);
 	else
 		status = run_command(&o);

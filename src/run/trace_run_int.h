@@ -19,7 +19,7 @@
 #include "trace_run.h"
 
 /* Where one run's tracer lines go: the state, and the --save-stream
- * file.  Zero it, set save, attach_pid, g, progress and
+ * file.  Zero it, set save, attach_pid (-p's process), g, progress and
  * read_timeout_ms, then mw_sink_start(). */
 struct sink {
 	struct mw_procs *procs;	/* the run's process (procs.h), one here */

@@ -85,7 +85,7 @@ int mw_trace_in_workdir(const struct trace_opts *o, const struct mw_target *t,
 		status = mw_run_trace_multi(o, &out, o->set, libc_path, dir, report, &detaching);
 	else if (runs)	/* -c --repeat: one session */
 		status = mw_run_trace_repeat(o, &out, t, libc_path, dir, report, runs, &detaching);
-	else if (o->follow)	/* -c's tree */
+	else if (o->procs.follow)	/* -c's tree */
 		status = mw_run_trace_tree(o, &out, t, libc_path, dir, report, &detaching);
 	else
 		status = mw_run_trace(o, &out, t, libc_path, dir, g, report, &detaching);
@@ -130,7 +130,7 @@ int mw_trace_program(const struct trace_opts *o, const struct mw_target *t)
 	json_t **reports = xcalloc(n, sizeof(*reports));
 	int status = MW_EXIT_OK;
 
-	if ((n > 1 || o->linger_ms) && !o->follow) {	/* one tracer session for the runs */
+	if ((n > 1 || o->linger_ms) && !o->procs.follow) {	/* one tracer session for the runs */
 		done = n;
 		status = mw_trace_in_workdir(o, t, t->libc, NULL, o->nrules ? reports : NULL, &done);
 		for (size_t i = n = 0; i < done; i++)	/* the runs that gave one */
@@ -148,7 +148,7 @@ int mw_trace_program(const struct trace_opts *o, const struct mw_target *t)
 			break;	/* the program's failure ends the series */
 	}
 	/* -f: each process of the tree on its own, named */
-	status = o->follow ? mw_trace_judge_each(o, reports, done, status) :
+	status = o->procs.follow ? mw_trace_judge_each(o, reports, done, status) :
 			     mw_trace_judge(o, reports, done, status);
 	for (size_t i = 0; i < done; i++)
 		json_decref(reports[i]);

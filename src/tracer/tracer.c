@@ -146,7 +146,7 @@ static void stdout_line(struct run *rn, char *line)
 			mw_tr_set_add(rn, rn->prog);
 		if (rn->o->env->untargeted)	/* no target: the set is empty */
 			mw_tr_set_start(rn);
-		if (rn->o->follow && !rn->o->target)
+		if (rn->o->procs->follow && !mw_procset_starts(rn->o->procs))
 			attach_tree(rn);
 		/* the line first: its reader takes the program's start time
 		 * (MW_REC_ORIGIN), which must come before its first event */
@@ -319,14 +319,14 @@ static void stop_if_asked(struct run *rn, long long *kill_at, int stop_fd_ready)
 		 * following of what it left running */
 		int gone = rn->pt && rn->r->have_status;
 
-		if (rn->o->target && rn->pidfd >= 0 && rn->r->ready && !gone) {
+		if (mw_procset_starts(rn->o->procs) && rn->pidfd >= 0 && rn->r->ready && !gone) {
 			mw_pidfd_signal(rn->pidfd, sig);	/* -c: the program decides */
 		} else if (!rn->stopping) {
 			/* -p (or -c still held): stop tracing; the end
 			 * probe still prints the totals */
 			rn->stopping = 1;
-			rn->r->stopped = !rn->o->target || gone;
-			if (rn->o->target)
+			rn->r->stopped = !mw_procset_starts(rn->o->procs) || gone;
+			if (mw_procset_starts(rn->o->procs))
 				mw_tr_stop_tracer(rn);
 			else
 				mw_tr_stop_attach(rn);
@@ -389,14 +389,14 @@ static int next_run_due(const struct run *rn)
 {
 	const struct mw_trace_result *r = rn->r;
 
-	return rn->o->runs > 1 && rn->run_i + 1 < rn->o->runs && r->have_status &&
+	return rn->o->procs->runs > 1 && rn->run_i + 1 < rn->o->procs->runs && r->have_status &&
 	       WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 && !mw_signal_pending() &&
 	       !rn->stopping && !rn->flushing && !r->flushed && rn->tracer > 0 &&
 	       rn->out_fd >= 0 && rn->pids;
 }
 
 /* --repeat: start the next run's program, held, under this session: its
- * pid joins the set before it is released (opts->runs).  1 when it runs;
+ * pid joins the set before it is released (procs->runs).  1 when it runs;
  * 0 when it could not be started (warned; the run before stays the
  * last). */
 static int next_run(struct run *rn)
@@ -453,7 +453,7 @@ static int next_run(struct run *rn)
  * under way); 0 when the run is over (mw_tr_program_exited()). */
 static int more_runs(struct run *rn)
 {
-	if (rn->o->runs < 2 || !rn->tree_over)
+	if (rn->o->procs->runs < 2 || !rn->tree_over)
 		return 0;
 	if (next_run_due(rn) && next_run(rn))
 		return 1;
@@ -473,7 +473,7 @@ static void loop(struct run *rn)
 	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
 		/* the program's ptrace stops wake poll through chld_pipe */
 		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
-				     rn->o->cgroup || rn->c->list ? MW_CGROUP_POLL_MS : 500);
+				     mw_procset_polled(rn->o->procs) ? MW_CGROUP_POLL_MS : 500);
 		struct pollfd p[8] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
@@ -481,7 +481,8 @@ static void loop(struct run *rn)
 			{ .fd = rn->pt && rn->r->have_status ? -1 : rn->pidfd, .events = POLLIN },
 			{ .fd = rn->sample_fd, .events = POLLIN },
 			{ .fd = rn->flush_fd, .events = POLLIN },
-			{ .fd = rn->c->list ? rn->o->stop_fd : -1, .events = POLLIN },
+			{ .fd = rn->o->procs->kind == MW_PROCS_LISTED ? rn->o->stop_fd : -1,
+			  .events = POLLIN },
 			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
 			{ .fd = rn->exec_fd, .events = POLLIN },
 		};
@@ -521,7 +522,7 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
 
 	if (read(errpipe, &e, sizeof(e)) != sizeof(e))
 		return 0;
-	snprintf(err, errlen, "cannot run '%s': %s", rn->o->target->path, strerror(e));
+	snprintf(err, errlen, "cannot run '%s': %s", rn->o->procs->cmd->path, strerror(e));
 	return -1;
 }
 
@@ -529,10 +530,10 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
  * creates (counted, or with -f followed). */
 static void seize(struct run *rn)
 {
-	if (!(rn->pt = mw_ptree_seize(rn->prog, rn->o->follow))) {
+	if (!(rn->pt = mw_ptree_seize(rn->prog, rn->o->procs->follow))) {
 		snprintf(rn->r->ptrace_msg, sizeof(rn->r->ptrace_msg), "cannot ptrace the "
 			 "program (%s): no snapshot at its exit%s", strerror(errno),
-			 rn->o->follow ? ", its processes not followed" : "");
+			 rn->o->procs->follow ? ", its processes not followed" : "");
 		return;
 	}
 	if (rn->c->on_new)
@@ -548,10 +549,10 @@ static int start_target(struct run *rn, int *errpipe, char *err, size_t errlen)
 {
 	const struct mw_tracer_opts *o = rn->o;
 
-	if (o->target) {
-		if (mw_pty_open(&rn->pty, o->target->uid, err, errlen) < 0)
+	if (mw_procset_starts(o->procs)) {
+		if (mw_pty_open(&rn->pty, o->procs->cmd->uid, err, errlen) < 0)
 			return -1;
-		rn->prog = mw_program_start(o->target, rn->pty, &rn->hold_w, errpipe);
+		rn->prog = mw_program_start(o->procs->cmd, rn->pty, &rn->hold_w, errpipe);
 		if (rn->prog < 0) {
 			snprintf(err, errlen, "cannot fork: %s", strerror(errno));
 			mw_pty_close(rn->pty);
@@ -560,7 +561,7 @@ static int start_target(struct run *rn, int *errpipe, char *err, size_t errlen)
 		if (rn->c->at_exit)
 			seize(rn);
 	} else {
-		rn->prog = o->attach_pid;
+		rn->prog = mw_procset_first(o->procs);
 	}
 	return 0;
 }
@@ -604,7 +605,7 @@ static void end_run(struct run *rn, int errpipe)
 	if (rn->hold_w >= 0) {	/* never released: the program must not run */
 		close(rn->hold_w);
 		rn->hold_w = -1;
-		if (rn->o->target && !rn->r->have_status) {
+		if (mw_procset_starts(rn->o->procs) && !rn->r->have_status) {
 			mw_tr_signal_child(rn->pidfd, rn->prog, SIGKILL);	/* not reaped */
 			mw_tr_reap_program(rn, 1);
 		}
@@ -637,13 +638,11 @@ static void tracer_started(struct run *rn, const char *bo)
 		stdout_line(rn, rn->lg->pre[i]);	/* the program joins, is released */
 	if (o->env->rt == MW_RT_BPF && !o->session)
 		mw_tracer_record(rn->tracer);	/* its definitions are ours to sweep */
-	for (size_t i = 0; i < o->nmore; i++)
-		mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, o->more_pids[i]);
-	if (o->cgroup) {
-		mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->attach_pid);
-		for (size_t i = 0; i < o->nmore; i++)
-			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->more_pids[i]);
-	}
+	for (size_t i = 1; i < o->procs->npid; i++)	/* -p's others */
+		mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, o->procs->pid[i]);
+	if (o->procs->kind == MW_PROCS_CGROUP)
+		for (size_t i = 0; i < o->procs->npid; i++)
+			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->procs->pid[i]);
 }
 
 /* After the loop: the tracer left detaching, or reaped (name: its
@@ -670,7 +669,7 @@ static int after_loop(struct run *rn, int errpipe, const char *name, char *err,
 		}
 		/* an exec that failed after the checks before it (a file
 		 * changed meanwhile, ENOEXEC, E2BIG): said, not reported on */
-		return o->target && exec_failed(rn, errpipe, err, errlen) < 0 ? -1 : 0;
+		return mw_procset_starts(o->procs) && exec_failed(rn, errpipe, err, errlen) < 0 ? -1 : 0;
 	}
 	reap_tracer(rn, name);
 	if (r->interrupted) {
@@ -685,10 +684,10 @@ static int after_loop(struct run *rn, int errpipe, const char *name, char *err,
 	}
 	if (rn->pidfd >= 0 && !r->stopped) {	/* the tracer ended first */
 		r->tracer_died = 1;
-		if (o->target)
+		if (mw_procset_starts(o->procs))
 			mw_tr_program_exited(rn);
 	}
-	if (o->target && exec_failed(rn, errpipe, err, errlen) < 0)
+	if (mw_procset_starts(o->procs) && exec_failed(rn, errpipe, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -707,13 +706,13 @@ int mw_trace_run(const struct mw_tracer_opts *o, const struct mw_consumer *c,
 	bo[0] = '\0';
 	r->lingered = -1;
 	rn.errpipe = &errpipe;
-	r->runs = o->target != NULL;
+	r->runs = mw_procset_starts(o->procs);
 	if (mw_tr_compile(&rn, bo, sizeof(bo), err, errlen) < 0)
 		return -1;
 	if (start_target(&rn, &errpipe, err, errlen) < 0)
 		return -1;
 	r->pid = rn.prog;
-	if (o->target && c->on_run)	/* --repeat: the first run */
+	if (mw_procset_starts(o->procs) && c->on_run)	/* --repeat: the first run */
 		c->on_run(c->ctx, 0, rn.prog);
 	rn.pidfd = (int)syscall(SYS_pidfd_open, rn.prog, 0);
 	if (rn.pidfd < 0) {

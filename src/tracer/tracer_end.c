@@ -77,7 +77,7 @@ static int flush_start(struct run *rn, pid_t pid)
 	 * while the tracer is there to answer */
 	if (!rn->o->flush || !rn->r->ready || rn->stopping || rn->out_fd < 0 || rn->tracer <= 0)
 		return 0;
-	if (rn->o->runs > 1 && rn->run_i + 1 < rn->o->runs)
+	if (rn->o->procs->runs > 1 && rn->run_i + 1 < rn->o->procs->runs)
 		return 0;	/* --repeat: runs to come, under this session */
 	while ((n = mw_threads_of(pid)) > 1 && mw_now_ms() < until)
 		usleep(1000);
@@ -118,10 +118,10 @@ void mw_tr_flush_end(struct run *rn)
 	if (rn->pt && rn->flush_pid) {	/* the last process, held at its exit stop */
 		mw_ptree_release(rn->pt, rn->flush_pid);
 		rn->flush_pid = 0;
-		if (!rn->o->target)	/* -p -f: its end, which comes at once */
+		if (!mw_procset_starts(rn->o->procs))	/* -p -f: its end, which comes at once */
 			mw_tr_reap_program(rn, 1);
 	}
-	if (rn->o->target)
+	if (mw_procset_starts(rn->o->procs))
 		return;
 	if (rn->tracer <= 0)
 		return;
@@ -209,7 +209,7 @@ static int exec_start(struct run *rn, pid_t pid)
 {
 	static int warned;
 
-	if (!rn->o->exec_drain || !rn->r->ready || rn->stopping || rn->flushing ||
+	if (!mw_procset_ptraced(rn->o->procs) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->out_fd < 0 || rn->tracer <= 0)
 		return 0;
 	if (rn->pids && rn->set_added > MW_EXEC_DRAIN_MAX) {
@@ -411,27 +411,28 @@ static int next_process(struct run *rn)
 
 void mw_tr_program_exited(struct run *rn)
 {
-	if (rn->o->target && !rn->r->have_status)
+	if (mw_procset_starts(rn->o->procs) && !rn->r->have_status)
 		mw_tr_reap_program(rn, 1);
-	if (!rn->o->target && next_process(rn))
+	if (!mw_procset_starts(rn->o->procs) && next_process(rn))
 		return;
 	close(rn->pidfd);
 	rn->pidfd = -1;
-	if (rn->lg && rn->o->target && rn->r->flushed && rn->tracer > 0 && rn->out_fd >= 0) {
+	if (rn->lg && mw_procset_starts(rn->o->procs) && rn->r->flushed && rn->tracer > 0 &&
+	    rn->out_fd >= 0) {
 		rn->handback = 1;	/* drained: the session serves the next run */
 		rn->detach_bg = 1;
 		return;
 	}
 	if (rn->tracer > 0 && !rn->flushing) {	/* 0 once reaped: the pid may be
 						 * another's now */
-		if (!rn->o->target && !rn->stopping) {
+		if (!mw_procset_starts(rn->o->procs) && !rn->stopping) {
 			rn->stopping = 1;
 			mw_tr_stop_attach(rn);
 		} else {
 			mw_tr_stop_tracer(rn);
 		}
 	}
-	if (rn->o->target && rn->r->flushed && rn->tracer > 0) {
+	if (mw_procset_starts(rn->o->procs) && rn->r->flushed && rn->tracer > 0) {
 		/* everything is in: the removal of the uprobes (slow, see
 		 * platform.md) goes on without us; nothing is traced any more
 		 * (the process is gone, the flush turned the handlers off) */

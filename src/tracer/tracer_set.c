@@ -17,17 +17,18 @@
 /* -f, --cgroup: the tracer's set of processes, once its maps exist. */
 void mw_tr_open_set(struct run *rn)
 {
+	const struct mw_procset *ps = rn->o->procs;
 	char err[256];
 
-	if (!rn->o->follow && !rn->o->cgroup && !rn->c->list && rn->o->runs < 2 && !rn->lg &&
-	    !rn->o->env->untargeted)
+	if (!mw_procset_changes(ps) && !rn->lg && !rn->o->env->untargeted)
 		return;
 	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
 					sizeof(err)))) {
 		rn->pids_failed = 1;
 		mw_warn("%s; %s will not be traced", err, rn->o->env->untargeted ?
-			"no process" : rn->o->follow ? "processes that the program creates" :
-			rn->c->list ? "processes that appear" : rn->o->cgroup ?
+			"no process" : ps->follow ? "processes that the program creates" :
+			ps->kind == MW_PROCS_LISTED ? "processes that appear" :
+			ps->kind == MW_PROCS_CGROUP ?
 			"processes that join the cgroup" : "--repeat runs after the first");
 	}
 }
@@ -37,11 +38,13 @@ void mw_tr_open_set(struct run *rn)
  * program is released and before the readings at attach. */
 void mw_tr_set_start(struct run *rn)
 {
-	if (rn->c->list)	/* serve: each one as it is listed */
+	const struct mw_procset *ps = rn->o->procs;
+
+	if (ps->kind == MW_PROCS_LISTED)	/* serve: each one as it is listed */
 		return;
 	mw_tr_set_add(rn, rn->prog);
-	for (size_t i = 0; i < rn->o->nmore; i++)
-		mw_tr_set_add(rn, rn->o->more_pids[i]);
+	for (size_t i = 1; i < ps->npid; i++)	/* -p's others */
+		mw_tr_set_add(rn, ps->pid[i]);
 }
 
 /* Take pid's hits from now (pidset.h); counted when it cannot be. */
@@ -99,22 +102,24 @@ static void serve_gone(struct run *rn, const struct mw_pidlist *l)
 			pid_drop(rn->known, &rn->nknown, i);
 }
 
-/* --cgroup (serve: list()): the processes in it now that were not there
- * before; each that join() accepts is traced from now, and watched for
- * its end. */
+/* --cgroup (serve: the consumer's list()): the processes in it now that
+ * were not there before; each that join() accepts is traced from now,
+ * and watched for its end. */
 void mw_tr_cgroup_look(struct run *rn)
 {
+	const struct mw_procset *ps = rn->o->procs;
+	int serve = ps->kind == MW_PROCS_LISTED;
 	struct mw_pidlist l = { 0 };
 	char err[PATH_MAX + 128];
 	int listed;
 
-	if ((!rn->o->cgroup && !rn->c->list) || !rn->r->ready || rn->stopping || rn->flushing ||
+	if (!mw_procset_polled(ps) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    mw_now_ms() < rn->next_cgroup)
 		return;
-	rn->next_cgroup = mw_now_ms() + (rn->c->list ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
-	listed = rn->c->list ? rn->c->list(rn->c->ctx, &l) :
-		 mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err));
-	if (listed == 0 && rn->c->list)
+	rn->next_cgroup = mw_now_ms() + (serve ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
+	listed = serve ? rn->c->list(rn->c->ctx, &l) :
+		 mw_pidlist_cgroup(&l, ps->cgroup, err, sizeof(err));
+	if (listed == 0 && serve)
 		serve_gone(rn, &l);
 	if (listed == 0) {
 		for (size_t i = 0; i < l.n; i++) {
