@@ -16,7 +16,7 @@
 # gcc -fanalyzer's false reports: FILE FUNCTION KIND, then why, indented
 known_gcc() {
 	cat <<'EOF'
-src/commands/trace_repeat.c mw_run_trace_repeat -Wanalyzer-malloc-leak
+src/run/trace_repeat.c mw_run_trace_repeat -Wanalyzer-malloc-leak
   the FILE is kept in the xcalloc'ed sinks (s.k[i].save); rsink_free closes it
 src/live/mapped.c mw_mapped_find -Wanalyzer-use-of-uninitialized-value
   off and exec are set whenever parse_line returns 1, the only case they are read

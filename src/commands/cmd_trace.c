@@ -2,9 +2,10 @@
  *
  * Coordinates the pipeline: target (which libc) -> sdtnote (its probes)
  * -> gen (the script) -> runtime + tracer (stap) -> stream -> state ->
- * report.  Here: the options, the work directory around each run, -p's
- * choice between tracing and snapshots, --repeat, --check, --cleanup and
- * `mallocwatch replay`; one run itself is in trace_run.c, the
+ * report.  Here: the options, checked, made into the run's process set
+ * (procsel.h, procset.h), --cleanup and `mallocwatch replay`; the runs
+ * are src/run/'s: which run the processes get in trace_procs.c, the work
+ * directory around each in trace_runs.c, one run in trace_run.c, the
  * snapshots-only mode of -p in trace_snaps.c.
  */
 #include <errno.h>
@@ -348,10 +349,7 @@ static void take_pids(struct trace_opts *o)
 	struct mw_pidlist l = { 0 };
 
 	mw_procsel_pids(&sel, &l);
-	o->pids = l.pids;
-	o->npids = l.n;
-	o->pid = l.n ? l.pids[0] : 0;
-	o->cgroup = sel.cgroup;
+	mw_procsel_set(&sel, &l, &o->procs);
 }
 
 /* One option c (getopt_long's answer for argv) of the trace command into
@@ -436,7 +434,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 			parse_option(c, argv, o);
 	if (optind < argc)
 		mw_usage_error("unexpected argument '%s' (use -c CMD or -- CMD)", argv[optind]);
-	o->follow = sel.follow;
+	o->procs.follow = sel.follow;	/* the rest once the options are good */
 	procs = mw_procsel_given(&sel);
 	mw_procsel_check(&sel, "trace", MW_SEL_PIDS | MW_SEL_CGROUP | MW_SEL_FOLLOW |
 			 MW_SEL_NO_STOP);
@@ -446,7 +444,7 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		mw_usage_error("no command given: use -c CMD or -p PID");
 	if (o->cmd && procs)
 		mw_usage_error("-c and -p cannot be used together");
-	if (o->follow && (o->save_stream || o->interval_ms))
+	if (o->procs.follow && (o->save_stream || o->interval_ms))
 		mw_usage_error("--save-stream and --interval take one process; not yet with -f");
 	if (o->folded && !o->stacks)
 		mw_usage_error("--folded goes with --stacks (it writes the stacks taken)");
@@ -464,11 +462,11 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 	/* --linger: -c runs of one process under the bpf runtime alone; the
 	 * option says when it is not used, MALLOCWATCH_LINGER (set once for
 	 * a CI job's every run) does not */
-	if (o->linger_ms && (!o->cmd || o->follow || o->stacks ||
+	if (o->linger_ms && (!o->cmd || o->procs.follow || o->stacks ||
 			     mw_runtime_pick(o->runtime) != MW_RT_BPF)) {
 		if (linger_opt)
 			mw_note("--linger is not used %s: this run arms a tracer session of its "
-				"own", !o->cmd ? "without -c" : o->follow ? "with -f" :
+				"own", !o->cmd ? "without -c" : o->procs.follow ? "with -f" :
 				o->stacks ? "with --stacks" : "under the kernel runtime");
 		o->linger_ms = 0;
 	}
@@ -493,92 +491,6 @@ static void parse_args(int argc, char **argv, struct trace_opts *o)
 		if (!(o->baseline = mw_report_load(o->baseline_path, err, sizeof(err), &status)))
 			mw_die(status, "%s", err);
 	}
-}
-
-/* -p PID,PID,...: every process must map the same libc file (one script
- * probes it); their layouts for snapshots, when their libc has debug
- * symbols.  Then one run of them all (trace_multi.h). */
-static int attach_many(struct trace_opts *o)
-{
-	char err[PATH_MAX + 512], libc[PATH_MAX], q[PATH_MAX];
-	struct mw_attach_set set = { .n = o->npids, .pid = o->pids };
-	struct mw_mapped first, m;
-	json_t *report = NULL;
-	int status;
-
-	set.g = xcalloc(set.n, sizeof(*set.g));
-	set.have_g = xcalloc(set.n, sizeof(*set.have_g));
-	for (size_t i = 0; i < set.n; i++) {
-		int r = mw_mapped_find(set.pid[i], MW_LIB_LIBC, i ? &m : &first, err, sizeof(err));
-
-		if (r == 0)
-			mw_die(MW_EXIT_RUNTIME, "process %d maps no libc", (int)set.pid[i]);
-		if (r < 0)
-			mw_die(MW_EXIT_RUNTIME, "%s", err);
-		if (i && (m.ino != first.ino || m.dev_major != first.dev_major ||
-			  m.dev_minor != first.dev_minor))
-			mw_die(MW_EXIT_RUNTIME, "processes %d and %d map different libc files ('%s' "
-			       "and another): one run probes one libc; trace them in separate runs",
-			       (int)set.pid[0], (int)set.pid[i], mw_quote(first.name, q, sizeof(q)));
-		set.have_g[i] = mw_glibc_load(set.pid[i], &set.g[i], err, sizeof(err)) == 0;
-		if (!set.have_g[i])
-			mw_warn("process %d: %s; no snapshots of it at attach and at the end",
-				(int)set.pid[i], err);
-	}
-	if (mw_choose_libc(o->libc, o->pid, libc, sizeof(libc), err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if (mw_libc_has_probes(libc) != 1)
-		mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace; 'mallocwatch snapshot -p "
-		       "PID,PID,...' reads the processes' allocators without them",
-		       mw_quote(libc, q, sizeof(q)));
-	if (o->save_stream || o->interval_ms)
-		mw_die(MW_EXIT_USAGE, "--save-stream and --interval take one process (-p PID); "
-		       "not yet several");
-	o->set = &set;
-	status = mw_trace_in_workdir(o, NULL, libc, NULL, o->nrules ? &report : NULL, NULL);
-	if (report)
-		status = mw_trace_judge_each(o, &report, 1, status);
-	json_decref(report);
-	o->set = NULL;
-	free(set.g);
-	free(set.have_g);
-	return status;
-}
-
-/* -p PID: trace from a snapshot; or, when its libc has no SDT probes,
- * report from snapshots alone.  Either report is judged by --check. */
-static int attach(const struct trace_opts *o)
-{
-	char err[PATH_MAX + 512], libc[PATH_MAX];
-	json_t *report = NULL;
-	struct mw_glibc g;
-	int have_g, probes, status;
-
-	if (kill(o->pid, 0) < 0 && errno == ESRCH)
-		mw_die(MW_EXIT_RUNTIME, "no process %d", (int)o->pid);
-	if (mw_choose_libc(o->libc, o->pid, libc, sizeof(libc), err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	have_g = mw_glibc_load(o->pid, &g, err, sizeof(err)) == 0;
-	probes = mw_libc_has_probes(libc);
-	if (probes != 1) {
-		/* the page draws a traced run: refused before any file is made */
-		if (o->html)
-			mw_die(MW_EXIT_USAGE, "'%s' has no SDT probes: -p reports from snapshots "
-			       "alone, which --html does not draw; leave --html out", libc);
-		if (!have_g)
-			mw_die(MW_EXIT_RUNTIME, "'%s' has no SDT probes to trace, and snapshots "
-			       "cannot be taken either: %s", libc, err);
-		status = mw_snapshots_only(o, libc, &g, o->nrules ? &report : NULL);
-	} else {
-		if (!have_g)
-			mw_warn("%s; no snapshots at attach and at the end: arenas made before "
-				"tracing are not shown", err);
-		status = mw_trace_in_workdir(o, NULL, libc, have_g ? &g : NULL,
-					     o->nrules ? &report : NULL, NULL);
-	}
-	status = mw_trace_judge(o, &report, report ? 1 : 0, status);
-	json_decref(report);
-	return status;
 }
 
 static int cleanup_only(void)
@@ -732,36 +644,6 @@ cleanup:
 	return status;
 }
 
-/* -c: the program, how it is started (target.h), said in a note; then
- * its runs. */
-static int run_command(const struct trace_opts *o)
-{
-	struct mw_target t;
-	char err[PATH_MAX + 256];
-	int status;
-
-	if (mw_target_resolve((const char *const *)o->cmd, o->libc,
-			      mw_runtime_pick(o->runtime) == MW_RT_KERNEL, &t, err, sizeof(err)) < 0)
-		mw_die(MW_EXIT_RUNTIME, "%s", err);
-	if (t.ns || t.loader[0]) {
-		char q[256];
-
-		if (t.ns)
-			mw_note("running '%s' and what it starts under the probe-enabled glibc "
-				"(%s, mounted over the system's in a mount namespace of their own)",
-				mw_quote(o->cmd[0], q, sizeof(q)), t.libc);
-		else
-			mw_note("running '%s'%s%s%s under the probe-enabled glibc (%s)%s%s",
-				mw_quote(o->cmd[0], q, sizeof(q)), t.interp[0] ? " (a script: "
-				"its interpreter " : "", t.interp, t.interp[0] ? ")" : "", t.loader,
-				t.ns_why[0] ? "; programs it starts run on the system libc, "
-				"untraced: " : "", t.ns_why);
-	}
-	status = mw_trace_program(o, &t);
-	mw_target_free(&t);
-	return status;
-}
-
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { .runtime = MW_RT_AUTO, .progress = -1 };
@@ -774,12 +656,7 @@ int cmd_trace(int argc, char **argv)
 	/* made before anything runs, kept until the checks are written */
 	if (o.format_output && !(o.format_file = mw_output_create(o.format_output, 1)))
 		return MW_EXIT_RUNTIME;
-	if (o.npids > 1 || o.cgroup || (o.pid && o.follow))
-		status = attach_many(&o);
-	else if (o.pid)
-		status = attach(&o);
-	else
-		status = run_command(&o);
+	status = mw_trace_procs(&o);
 	if (o.format_file && mw_output_close(o.format_file, o.format_output, 0) < 0 &&
 	    status == MW_EXIT_OK)
 		status = MW_EXIT_RUNTIME;

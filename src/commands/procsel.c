@@ -90,6 +90,15 @@ void mw_procsel_pids(const struct mw_procsel *sel, struct mw_pidlist *l)
 		mw_die(MW_EXIT_RUNTIME, "no process in cgroup '%s'", sel->cgroup);
 }
 
+void mw_procsel_set(const struct mw_procsel *sel, const struct mw_pidlist *l,
+		    struct mw_procset *s)
+{
+	*s = (struct mw_procset){ .kind = sel->cgroup ? MW_PROCS_CGROUP : sel->all ?
+				  MW_PROCS_LISTED : mw_procsel_given(sel) ? MW_PROCS_PIDS :
+				  MW_PROCS_COMMAND, .pid = l->pids, .npid = l->n,
+				  .cgroup = sel->cgroup, .follow = sel->follow };
+}
+
 void mw_procsel_free(struct mw_procsel *sel)
 {
 	mw_pidlist_free(&sel->pids);

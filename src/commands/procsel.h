@@ -21,6 +21,7 @@
 #define MALLOCWATCH_PROCSEL_H
 
 #include "proclist.h"
+#include "procset.h"
 
 /* What a command takes (mw_procsel_check's can). */
 enum {
@@ -69,6 +70,15 @@ int mw_procsel_given(const struct mw_procsel *sel);
  * mw_pidlist_all).  A cgroup that cannot be read, or has no process,
  * ends mallocwatch with one line, exit 1. */
 void mw_procsel_pids(const struct mw_procsel *sel, struct mw_pidlist *l);
+
+/* The selection as a run's process set (procset.h) in *s: --cgroup's
+ * (MW_PROCS_CGROUP), --all's (MW_PROCS_LISTED: read again by whoever
+ * runs it), -p's (MW_PROCS_PIDS), or with none of them a program to be
+ * started (MW_PROCS_COMMAND, its cmd the run's to fill); l's pids
+ * (mw_procsel_pids) are the processes at the start, and must outlive s;
+ * follow is -f's. */
+void mw_procsel_set(const struct mw_procsel *sel, const struct mw_pidlist *l,
+		    struct mw_procset *s);
 
 /* Release sel's memory. */
 void mw_procsel_free(struct mw_procsel *sel);

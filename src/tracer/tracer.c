@@ -146,11 +146,11 @@ static void stdout_line(struct run *rn, char *line)
 			mw_tr_set_add(rn, rn->prog);
 		if (rn->o->env->untargeted)	/* no target: the set is empty */
 			mw_tr_set_start(rn);
-		if (rn->o->follow && !rn->o->target)
+		if (rn->o->procs->follow && !mw_procset_starts(rn->o->procs))
 			attach_tree(rn);
 		/* the line first: its reader takes the program's start time
 		 * (MW_REC_ORIGIN), which must come before its first event */
-		rn->fn(rn->ctx, line);
+		rn->c->line(rn->c->ctx, line);
 		release(rn);
 		if (rn->o->duration_ms > 0)
 			rn->stop_at = mw_now_ms() + rn->o->duration_ms;
@@ -162,7 +162,7 @@ static void stdout_line(struct run *rn, char *line)
 		if (sscanf(line + sizeof(MW_LINE_SKIPPED), "%llu", &n) == 1)
 			rn->r->lost += n;	/* counted as lost, as stapbpf's */
 		else
-			rn->fn(rn->ctx, line);	/* garbled: the model counts it */
+			rn->c->line(rn->c->ctx, line);	/* garbled: the model counts it */
 		return;
 	}
 	if (rn->exec_pid && strcmp(line, rn->exec_line) == 0)
@@ -171,7 +171,7 @@ static void stdout_line(struct run *rn, char *line)
 		rn->end_seen = 1;
 		rn->end_at = mw_now_ms();
 	}
-	rn->fn(rn->ctx, line);
+	rn->c->line(rn->c->ctx, line);
 }
 
 /* Read what is there on fd, call per complete line; -1 at EOF. */
@@ -239,7 +239,7 @@ static unsigned long long thread_cpu_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
 
-/* Take a sample when it is time (opts->sample); return the poll
+/* Take a sample when it is time (the consumer's sample); return the poll
  * timeout until the next, at most max_ms. */
 static int sample_due(struct run *rn, int max_ms)
 {
@@ -249,7 +249,7 @@ static int sample_due(struct run *rn, int max_ms)
 
 	if (o->live_ms > 0)
 		return live_due(rn, max_ms);
-	if (!o->sample || o->sample_ms <= 0 || !rn->r->ready || rn->stopping || rn->flushing ||
+	if (!rn->c->sample || o->sample_ms <= 0 || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->exec_pid || rn->pidfd < 0 || rn->r->have_status || rn->r->exit_stopped)
 		return max_ms;
 	if (!rn->next_sample)
@@ -260,7 +260,7 @@ static int sample_due(struct run *rn, int max_ms)
 		/* the lock waits, for a sample taken: not asked again while
 		 * the last question is open (that interval then has no wait
 		 * count) */
-		if (o->sample(rn->ctx, rn->prog) < 0) {
+		if (rn->c->sample(rn->c->ctx, rn->prog) < 0) {
 			;	/* skipped: no sample for a wait count */
 		} else if (rn->sample_fd >= 0) {
 			rn->r->samples_unanswered++;
@@ -319,14 +319,14 @@ static void stop_if_asked(struct run *rn, long long *kill_at, int stop_fd_ready)
 		 * following of what it left running */
 		int gone = rn->pt && rn->r->have_status;
 
-		if (rn->o->target && rn->pidfd >= 0 && rn->r->ready && !gone) {
+		if (mw_procset_starts(rn->o->procs) && rn->pidfd >= 0 && rn->r->ready && !gone) {
 			mw_pidfd_signal(rn->pidfd, sig);	/* -c: the program decides */
 		} else if (!rn->stopping) {
 			/* -p (or -c still held): stop tracing; the end
 			 * probe still prints the totals */
 			rn->stopping = 1;
-			rn->r->stopped = !rn->o->target || gone;
-			if (rn->o->target)
+			rn->r->stopped = !mw_procset_starts(rn->o->procs) || gone;
+			if (mw_procset_starts(rn->o->procs))
 				mw_tr_stop_tracer(rn);
 			else
 				mw_tr_stop_attach(rn);
@@ -389,14 +389,14 @@ static int next_run_due(const struct run *rn)
 {
 	const struct mw_trace_result *r = rn->r;
 
-	return rn->o->runs > 1 && rn->run_i + 1 < rn->o->runs && r->have_status &&
+	return rn->o->procs->runs > 1 && rn->run_i + 1 < rn->o->procs->runs && r->have_status &&
 	       WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 && !mw_signal_pending() &&
 	       !rn->stopping && !rn->flushing && !r->flushed && rn->tracer > 0 &&
 	       rn->out_fd >= 0 && rn->pids;
 }
 
 /* --repeat: start the next run's program, held, under this session: its
- * pid joins the set before it is released (opts->runs).  1 when it runs;
+ * pid joins the set before it is released (procs->runs).  1 when it runs;
  * 0 when it could not be started (warned; the run before stays the
  * last). */
 static int next_run(struct run *rn)
@@ -441,8 +441,8 @@ static int next_run(struct run *rn)
 	rn->run_i++;
 	rn->r->runs++;
 	mw_tr_set_add(rn, rn->prog);
-	if (rn->o->on_run)
-		rn->o->on_run(rn->ctx, rn->run_i, rn->prog);
+	if (rn->c->on_run)
+		rn->c->on_run(rn->c->ctx, rn->run_i, rn->prog);
 	release(rn);
 	return 1;
 }
@@ -453,7 +453,7 @@ static int next_run(struct run *rn)
  * under way); 0 when the run is over (mw_tr_program_exited()). */
 static int more_runs(struct run *rn)
 {
-	if (rn->o->runs < 2 || !rn->tree_over)
+	if (rn->o->procs->runs < 2 || !rn->tree_over)
 		return 0;
 	if (next_run_due(rn) && next_run(rn))
 		return 1;
@@ -473,7 +473,7 @@ static void loop(struct run *rn)
 	while (rn->out_fd >= 0 || rn->err_fd >= 0) {
 		/* the program's ptrace stops wake poll through chld_pipe */
 		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
-				     rn->o->cgroup || rn->o->list ? MW_CGROUP_POLL_MS : 500);
+				     mw_procset_polled(rn->o->procs) ? MW_CGROUP_POLL_MS : 500);
 		struct pollfd p[9] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
@@ -481,7 +481,8 @@ static void loop(struct run *rn)
 			{ .fd = rn->pt && rn->r->have_status ? -1 : rn->pidfd, .events = POLLIN },
 			{ .fd = rn->sample_fd, .events = POLLIN },
 			{ .fd = rn->flush_fd, .events = POLLIN },
-			{ .fd = rn->o->list ? rn->o->stop_fd : -1, .events = POLLIN },
+			{ .fd = rn->o->procs->kind == MW_PROCS_LISTED ? rn->o->stop_fd : -1,
+			  .events = POLLIN },
 			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
 			{ .fd = rn->exec_fd, .events = POLLIN },
 			{ .fd = rn->rel_fd, .events = POLLIN },	/* mallocwatch release */
@@ -524,7 +525,7 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
 
 	if (read(errpipe, &e, sizeof(e)) != sizeof(e))
 		return 0;
-	snprintf(err, errlen, "cannot run '%s': %s", rn->o->target->path, strerror(e));
+	snprintf(err, errlen, "cannot run '%s': %s", rn->o->procs->cmd->path, strerror(e));
 	return -1;
 }
 
@@ -532,14 +533,14 @@ static int exec_failed(struct run *rn, int errpipe, char *err, size_t errlen)
  * creates (counted, or with -f followed). */
 static void seize(struct run *rn)
 {
-	if (!(rn->pt = mw_ptree_seize(rn->prog, rn->o->follow))) {
+	if (!(rn->pt = mw_ptree_seize(rn->prog, rn->o->procs->follow))) {
 		snprintf(rn->r->ptrace_msg, sizeof(rn->r->ptrace_msg), "cannot ptrace the "
 			 "program (%s): no snapshot at its exit%s", strerror(errno),
-			 rn->o->follow ? ", its processes not followed" : "");
+			 rn->o->procs->follow ? ", its processes not followed" : "");
 		return;
 	}
-	if (rn->o->on_new)
-		rn->o->on_new(rn->ctx, 0, rn->prog);
+	if (rn->c->on_new)
+		rn->c->on_new(rn->c->ctx, 0, rn->prog);
 	catch_chld();
 }
 
@@ -551,19 +552,19 @@ static int start_target(struct run *rn, int *errpipe, char *err, size_t errlen)
 {
 	const struct mw_tracer_opts *o = rn->o;
 
-	if (o->target) {
-		if (mw_pty_open(&rn->pty, o->target->uid, err, errlen) < 0)
+	if (mw_procset_starts(o->procs)) {
+		if (mw_pty_open(&rn->pty, o->procs->cmd->uid, err, errlen) < 0)
 			return -1;
-		rn->prog = mw_program_start(o->target, rn->pty, &rn->hold_w, errpipe);
+		rn->prog = mw_program_start(o->procs->cmd, rn->pty, &rn->hold_w, errpipe);
 		if (rn->prog < 0) {
 			snprintf(err, errlen, "cannot fork: %s", strerror(errno));
 			mw_pty_close(rn->pty);
 			return -1;
 		}
-		if (o->at_exit)
+		if (rn->c->at_exit)
 			seize(rn);
 	} else {
-		rn->prog = o->attach_pid;
+		rn->prog = mw_procset_first(o->procs);
 	}
 	return 0;
 }
@@ -607,7 +608,7 @@ static void end_run(struct run *rn, int errpipe)
 	if (rn->hold_w >= 0) {	/* never released: the program must not run */
 		close(rn->hold_w);
 		rn->hold_w = -1;
-		if (rn->o->target && !rn->r->have_status) {
+		if (mw_procset_starts(rn->o->procs) && !rn->r->have_status) {
 			mw_tr_signal_child(rn->pidfd, rn->prog, SIGKILL);	/* not reaped */
 			mw_tr_reap_program(rn, 1);
 		}
@@ -642,13 +643,11 @@ static void tracer_started(struct run *rn, const char *bo)
 		stdout_line(rn, rn->lg->pre[i]);	/* the program joins, is released */
 	if (o->env->rt == MW_RT_BPF && !o->session)
 		mw_tracer_record(rn->tracer);	/* its definitions are ours to sweep */
-	for (size_t i = 0; i < o->nmore; i++)
-		mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, o->more_pids[i]);
-	if (o->cgroup) {
-		mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->attach_pid);
-		for (size_t i = 0; i < o->nmore; i++)
-			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->more_pids[i]);
-	}
+	for (size_t i = 1; i < o->procs->npid; i++)	/* -p's others */
+		mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, o->procs->pid[i]);
+	if (o->procs->kind == MW_PROCS_CGROUP)
+		for (size_t i = 0; i < o->procs->npid; i++)
+			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, o->procs->pid[i]);
 }
 
 /* After the loop: the tracer left detaching, or reaped (name: its
@@ -675,7 +674,7 @@ static int after_loop(struct run *rn, int errpipe, const char *name, char *err,
 		}
 		/* an exec that failed after the checks before it (a file
 		 * changed meanwhile, ENOEXEC, E2BIG): said, not reported on */
-		return o->target && exec_failed(rn, errpipe, err, errlen) < 0 ? -1 : 0;
+		return mw_procset_starts(o->procs) && exec_failed(rn, errpipe, err, errlen) < 0 ? -1 : 0;
 	}
 	reap_tracer(rn, name);
 	if (r->interrupted) {
@@ -690,18 +689,18 @@ static int after_loop(struct run *rn, int errpipe, const char *name, char *err,
 	}
 	if (rn->pidfd >= 0 && !r->stopped) {	/* the tracer ended first */
 		r->tracer_died = 1;
-		if (o->target)
+		if (mw_procset_starts(o->procs))
 			mw_tr_program_exited(rn);
 	}
-	if (o->target && exec_failed(rn, errpipe, err, errlen) < 0)
+	if (mw_procset_starts(o->procs) && exec_failed(rn, errpipe, err, errlen) < 0)
 		return -1;
 	return 0;
 }
 
-int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
+int mw_trace_run(const struct mw_tracer_opts *o, const struct mw_consumer *c,
 		 struct mw_trace_result *r, char *err, size_t errlen)
 {
-	struct run rn = { .o = o, .r = r, .fn = fn, .ctx = ctx, .hold_w = -1, .out_fd = -1,
+	struct run rn = { .o = o, .r = r, .c = c, .hold_w = -1, .out_fd = -1,
 			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1,
 			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1, .rel_fd = -1 };
 	char bo[4200], pidbuf[32];
@@ -712,14 +711,14 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 	bo[0] = '\0';
 	r->lingered = -1;
 	rn.errpipe = &errpipe;
-	r->runs = o->target != NULL;
+	r->runs = mw_procset_starts(o->procs);
 	if (mw_tr_compile(&rn, bo, sizeof(bo), err, errlen) < 0)
 		return -1;
 	if (start_target(&rn, &errpipe, err, errlen) < 0)
 		return -1;
 	r->pid = rn.prog;
-	if (o->target && o->on_run)	/* --repeat: the first run */
-		o->on_run(ctx, 0, rn.prog);
+	if (mw_procset_starts(o->procs) && c->on_run)	/* --repeat: the first run */
+		c->on_run(c->ctx, 0, rn.prog);
 	rn.pidfd = (int)syscall(SYS_pidfd_open, rn.prog, 0);
 	if (rn.pidfd < 0) {
 		snprintf(err, errlen, "cannot watch process %d: %s", (int)rn.prog, strerror(errno));
@@ -731,8 +730,8 @@ int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
 		goto cleanup;
 	}
 	tracer_started(&rn, bo);
-	if (o->arming)
-		o->arming(ctx);
+	if (c->arming)
+		c->arming(c->ctx);
 	loop(&rn);
 	ret = after_loop(&rn, errpipe, argv[0], err, errlen);
 cleanup:

@@ -1,7 +1,7 @@
 /* tracer.h - run the traced program and the SystemTap tracer together.
  *
- * -c mode: the program is forked and held on a pipe before its first
- * instruction; the tracer (stap, or stapbpf for the bpf runtime) is
+ * -c (procset.h MW_PROCS_COMMAND): the program is forked and held on a
+ * pipe before its first instruction; the tracer (stap, or stapbpf for the bpf runtime) is
  * started on its pid; when the tracer prints "MW 1 ready" (its begin probe
  * runs after every uprobe is attached) the program is released.  When
  * the program exits (its ptrace exit stop), the script's flush probe is
@@ -13,9 +13,10 @@
  * aggregates once every uprobe is gone, and its output is read to the
  * end.
  *
- * -p mode: the same without the fork; the run ends when the process exits
- * or mallocwatch gets SIGINT/SIGTERM/SIGHUP, which stops the tracer the
- * same way (its end probe runs: the report is complete) and is the
+ * -p (MW_PROCS_PIDS, MW_PROCS_CGROUP): the same without the fork; the
+ * run ends when the process exits or mallocwatch gets SIGINT/SIGTERM/
+ * SIGHUP, which stops the tracer the same way (its end probe runs: the
+ * report is complete) and is the
  * normal end of an attach.  The process itself is never signalled.
  *
  * A signal before tracing started (while stap compiles, or before the
@@ -38,72 +39,87 @@
 
 #include "runtime.h"
 #include "signals.h"	/* mw_signals_catch(), which the run acts on */
+#include "procset.h"
 #include "target.h"
 
 struct mw_pidlist;
 struct mw_linger;
 
 /* The most processes a -f tree may have had in the tracer's set for an
- * exec to be drained (opts->exec_drain): each drain scans every one's
- * entries in the script's maps. */
+ * exec to be drained (procset.h mw_procset_ptraced): each drain scans
+ * every one's entries in the script's maps. */
 #define MW_EXEC_DRAIN_MAX 256
 
 struct mw_tracer_opts {
 	const struct mw_runtime_env *env;
 	const char *script;		/* the generated .stp file */
 	const char *workdir;		/* where the bpf object is compiled */
-	const struct mw_target *target;	/* -c: the program; NULL for -p */
-	pid_t attach_pid;		/* -p: the process */
-	const pid_t *more_pids;		/* -p PID,PID,...: the others (not
-					 * attach_pid); the run ends when every
-					 * one of them has exited too */
-	size_t nmore;
+	/* The processes traced (procset.h), and what the loop does for each
+	 * kind:
+	 * - MW_PROCS_COMMAND: the program started held (above).  With
+	 *   runs >= 2 (--repeat, a script whose set of processes changes,
+	 *   gen.h opts->dynamic), the program is run up to runs times under
+	 *   this one session, one after the other: run i's program (i from
+	 *   0) is started held, added to the set, the consumer's on_run is
+	 *   called and it is released (run 0: when it is started, before the
+	 *   tracer's ready line releases it); it leaves the set once reaped,
+	 *   and the consumer's run_done says how it ended.  The next run
+	 *   starts only when this one exited with status 0, the tracer is
+	 *   still there and no signal of ours came.  The flush runs once, at
+	 *   the last run's exit stop (or after the last run's end, when the
+	 *   series stopped early): the aggregates of every run come then,
+	 *   each record prefixed with its process.  r describes the last run
+	 *   (its pid and status); r->runs counts the runs started.
+	 * - MW_PROCS_PIDS: the processes, watched one after the other; the
+	 *   run ends when every one has exited (or as duration_ms says).
+	 * - follow (-f, ptrace_tree.h): every process the tree creates is
+	 *   followed; the script's set of processes changes (gen.h
+	 *   opts->dynamic): each new process is added to it (pidset.h)
+	 *   before it runs, and removed once it has been reaped; the consumer
+	 *   hears of each (on_new, on_exec, at_exit, on_exited).  The flush
+	 *   runs at the exit stop of the last process; the run ends when
+	 *   every process has ended (one that outlives the program included)
+	 *   or on a signal of ours.
+	 * - The processes under ptrace (-c, -f: mw_procset_ptraced): when one
+	 *   replaces the program it started (an exec after its first: the
+	 *   program's first is its start from mallocwatch, a forked
+	 *   process's its own start), hold it at that exec's stop, mark it in
+	 *   the set (-f: pidset.h), read the script's exec file (protocol.h
+	 *   MW_EXEC_FILE), and let it go on once its MW_LINE_EXEC has come
+	 *   (or FLUSH_WAIT_MS passed, warned: its report then mixes its
+	 *   images).  One at a time; others that exec meanwhile wait in their
+	 *   stops.  A forked process's first exec is on_exec's alone: what
+	 *   the copy of its parent did before it is little (the probes are on
+	 *   the allocator's rare paths) and asking the tracer at every exec
+	 *   of a large tree would scan its maps each time (bench: about 0.6
+	 *   ms an exec, growing with them); for the same reason none is asked
+	 *   once more than MW_EXEC_DRAIN_MAX processes were in the set (noted
+	 *   once).
+	 * - MW_PROCS_CGROUP: the processes that join the cgroup (or its
+	 *   children) while the run goes on are added to the set (the
+	 *   script's opts->dynamic) when the consumer's join accepts them;
+	 *   looked for every MW_CGROUP_POLL_MS.  The run ends when every
+	 *   process traced has exited, or on ^C, SIGTERM or --duration.
+	 * - MW_PROCS_LISTED (serve, serve_probes.h): processes that come and
+	 *   go, as the consumer's list gives them every MW_SERVE_POLL_MS,
+	 *   under a session that lasts.  The set's pid is mallocwatch's own
+	 *   (the script's target(), in no process's way): the run ends when
+	 *   stop_fd becomes readable (as ^C ends -p: the flush, the tracer
+	 *   left detaching) or the tracer ends.  Every live_ms the script's
+	 *   MW_LIVE_FILE is read (gen.h opts->live). */
+	const struct mw_procset *procs;
 	int verbose;			/* echo the tracer's stderr */
 	long duration_ms;		/* -p: stop after this long once tracing
 					 * (as ^C would); 0 = until it exits */
-	/* -c: called when the program exits, while its memory still exists
-	 * (a PTRACE_EVENT_EXIT stop: the program is traced with PTRACE_SEIZE
-	 * and PTRACE_O_TRACEEXIT only, every signal passed on unchanged,
-	 * group-stops kept).  NULL: the program is not ptraced. */
-	void (*at_exit)(void *ctx, pid_t pid);
-	/* Called once while the tracer loads its programs (after it is
-	 * started, before its ready line is awaited; a -c program still
-	 * held): work the run needs later, done then instead of in the
-	 * program's time or at its exit.  NULL: none. */
-	void (*arming)(void *ctx);
-	/* -c with at_exit: after at_exit, when the whole process is ending,
-	 * read the script's flush file (protocol.h) so the tracer prints
-	 * its aggregates and MW_LINE_END while it still holds its uprobes;
-	 * the program is held at its exit stop until they and every event
-	 * they count have come (missing() == 0), then the tracer is told to
-	 * stop and left to remove its uprobes on its own (r->detaching). */
+	/* -c with the consumer's at_exit: after at_exit, when the whole
+	 * process is ending, read the script's flush file (protocol.h) so
+	 * the tracer prints its aggregates and MW_LINE_END while it still
+	 * holds its uprobes; the program is held at its exit stop until they
+	 * and every event they count have come (the consumer's missing() ==
+	 * 0), then the tracer is told to stop and left to remove its uprobes
+	 * on its own (r->detaching). */
 	int flush;
-	/* -c, and -f (the script has the exec probe, protocol.h
-	 * MW_EXEC_FILE): when a process replaces the program it started
-	 * (an exec after its first: the program's first is its start from
-	 * mallocwatch, a forked process's its own start), hold it at that
-	 * exec's stop, mark it in the set (-f: pidset.h), read the exec file,
-	 * and let it go on once its MW_LINE_EXEC has come (or FLUSH_WAIT_MS
-	 * passed, warned: its report then mixes its images).  One at a time;
-	 * others that exec meanwhile wait in their stops.  A forked process's
-	 * first exec is on_exec's alone: what the copy of its parent did
-	 * before it is little (the probes are on the allocator's rare paths)
-	 * and asking the tracer at every exec of a large tree would scan its
-	 * maps each time (bench: about 0.6 ms an exec, growing with them);
-	 * for the same reason none is asked once more than MW_EXEC_DRAIN_MAX
-	 * processes were in the set (noted once). */
-	int exec_drain;
-	/* events the aggregates count that have not arrived yet; NULL: do
-	 * not wait for any */
-	unsigned long long (*missing)(void *ctx);
-	/* Every sample_ms while tracing (from the ready line until the
-	 * program's exit or the stop), call sample(ctx, pid) - it reads the
-	 * allocator and gives its own lines to the line callback, and
-	 * returns 0, or -1 when there is no sample (skipped) - then, for a
-	 * sample, read the script's sample file (MW_SAMPLE_FILE), whose probe
-	 * prints the lock waits so far (a C record) through the tracer.
-	 * NULL: none. */
-	int (*sample)(void *ctx, pid_t pid);
+	/* the consumer's sample (struct mw_consumer): every sample_ms */
 	long sample_ms;
 	/* > 0: a sample that took longer than this percent of sample_ms
 	 * (CPU time of sample() and the question to the script) moves the
@@ -111,65 +127,8 @@ struct mw_tracer_opts {
 	 * the time (bench/sampler.sh: ~0.3 ms a sample with one arena, ~0.05
 	 * ms more per arena); 0: every sample_ms whatever it costs */
 	int sample_pct_max;
-	/* -c -f (ptrace_tree.h): follow every process the program's tree creates.
-	 * The script's set of processes changes (gen.h opts->dynamic): each
-	 * new process is added to it (pidset.h) before it runs, and removed
-	 * once it has been reaped.  on_new(ctx, parent, pid) is called first
-	 * (for the program itself with parent 0, when it is started), then
-	 * for each new process; on_exec(ctx, pid, execs, drained) after a
-	 * process exec'd, execs as ptrace_tree.h's event gives it (1: the program
-	 * it started), drained 1 when the tracer empties the old program's
-	 * totals (exec_drain; their records then end with the exec line); at_exit(ctx, pid) at each one's exit stop;
-	 * on_exited(ctx, pid, status) when it is gone (status as waitpid(2)
-	 * gives it, -1 unknown).  The flush runs at the exit stop of the
-	 * last process; the run ends when every process has ended (one that
-	 * outlives the program included) or on a signal of ours. */
-	int follow;
-	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
-	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
-	void (*on_exited)(void *ctx, pid_t pid, int status);
-	/* -f: pid was let go on request (release.h): no longer traced, out
-	 * of the set; none of its later forks, execs or its exit is told */
-	void (*on_released)(void *ctx, pid_t pid);
-	/* -p --cgroup DIR: the processes that join the cgroup (or its
-	 * children) while the run goes on are added to the set (the script's
-	 * opts->dynamic) when join(ctx, pid) accepts them (returns 0: the
-	 * process maps the traced libc file); looked for every
-	 * MW_CGROUP_POLL_MS.  The run ends when every process traced has
-	 * exited, or on ^C, SIGTERM or --duration. */
-	const char *cgroup;
-	int (*join)(void *ctx, pid_t pid);
-	/* serve (serve_probes.h): processes that come and go, under a
-	 * session that lasts.  Every MW_SERVE_POLL_MS, list(ctx, l) appends
-	 * the processes to trace to l (returns 0, or -1: not this time);
-	 * each one not seen before is offered to join() as above and, when
-	 * accepted, added to the set; one that joined and is no longer
-	 * listed (it exited, or left the selection) is removed from the set,
-	 * then leave(ctx, pid) is called.  attach_pid is then mallocwatch's
-	 * own pid (the script's target(), in no process's way): the run ends
-	 * when stop_fd becomes readable (as ^C ends -p: the flush, the
-	 * tracer left detaching) or the tracer ends.  Every live_ms the
-	 * script's MW_LIVE_FILE is read (gen.h opts->live). */
-	int (*list)(void *ctx, struct mw_pidlist *l);
-	void (*leave)(void *ctx, pid_t pid);
-	int stop_fd;
-	long live_ms;
-	/* -c --repeat N (runs >= 2, with at_exit and a script whose set of
-	 * processes changes, gen.h opts->dynamic): the program is run up to
-	 * runs times under this one session, one after the other.  Run i's
-	 * program (i from 0) is started held, added to the set, then
-	 * on_run(ctx, i, pid) is called and it is released (run 0: when it
-	 * is started, before the tracer's ready line releases it); it leaves the
-	 * set once reaped, and run_done(ctx, i, status, untraced) says how
-	 * it ended (status as waitpid(2) gives it, -1 unknown; the
-	 * processes it created, not traced).  The next run starts only when
-	 * this one exited with status 0, the tracer is still there and no
-	 * signal of ours came.  The flush runs once, at the last run's exit
-	 * stop (or after the last run's end, when the series stopped
-	 * early): the aggregates of every run come then, each record
-	 * prefixed with its process.  r describes the last run (its pid and
-	 * status); r->runs counts the runs started. */
-	int runs;
+	int stop_fd;			/* MW_PROCS_LISTED: the run's end */
+	long live_ms;			/* MW_PROCS_LISTED: the live file's period */
 	/* -c --linger (linger.h), bpf runtime, a script with opts->linger:
 	 * with session, the run is served by that idle session (the hold is
 	 * the run's from then on): no compile, no tracer of its own; its
@@ -183,16 +142,73 @@ struct mw_tracer_opts {
 	struct mw_linger *session;
 	const char *linger_key, *linger_id;
 	long linger_ms;
-	void (*on_run)(void *ctx, int i, pid_t pid);
-	void (*run_done)(void *ctx, int i, int status, unsigned long untraced);
 };
 
 #define MW_CGROUP_POLL_MS 200
 #define MW_SERVE_POLL_MS 1000
 
-/* Called with each line of the tracer's stdout (no newline), and with
- * the lines sample() makes. */
-typedef void (*mw_line_fn)(void *ctx, const char *line);
+/* What is done with a run's events, as perf's struct perf_tool is one
+ * table of the callbacks a session calls: the run's consumer (the trace
+ * command's sinks, serve's session).  Each is called with ctx; each but
+ * line may be NULL (nothing done then, or as each says).
+ *
+ * line: each line of the tracer's stdout (no newline), and the lines
+ *   sample makes.
+ * arming: once while the tracer loads its programs (after it is
+ *   started, before its ready line is awaited; a -c program still held):
+ *   work the run needs later, done then instead of in the program's time
+ *   or at its exit.
+ * missing: events the aggregates count that have not arrived yet (the
+ *   flush waits for them); NULL: do not wait for any.
+ * sample: every opts->sample_ms while tracing (from the ready line until
+ *   the program's exit or the stop) - it reads the allocator and gives
+ *   its own lines to line, and returns 0, or -1 when there is no sample
+ *   (skipped) - then, for a sample, the script's sample file
+ *   (MW_SAMPLE_FILE) is read, whose probe prints the lock waits so far (a
+ *   C record) through the tracer.  NULL: no samples.
+ * at_exit: -c (and -f's every process): called when a process exits,
+ *   while its memory still exists (a PTRACE_EVENT_EXIT stop: the program
+ *   is traced with PTRACE_SEIZE and PTRACE_O_TRACEEXIT only, every
+ *   signal passed on unchanged, group-stops kept).  NULL: the program is
+ *   not ptraced.
+ * on_new, on_exec, on_exited: -f (procset.h follow): on_new(ctx, parent,
+ *   pid) first for the program itself (parent 0, when it is started),
+ *   then for each new process; on_exec(ctx, pid, execs, drained) after a
+ *   process exec'd, execs as ptrace_tree.h's event gives it (1: the
+ *   program it started), drained 1 when the tracer emptied the old
+ *   program's totals (mw_procset_ptraced; their records then end with the
+ *   exec line); on_exited(ctx, pid, status) when it is gone (status as
+ *   waitpid(2) gives it, -1 unknown); on_released(ctx, pid) when pid was
+ *   let go on request (release.h): no longer traced, out of the set, none
+ *   of its later forks, execs or its exit told.
+ * join: --cgroup and serve: a process that appeared is added to the set
+ *   when join returns 0 (it maps the traced libc file).
+ * list: serve: every MW_SERVE_POLL_MS, append the processes to trace to
+ *   l (returns 0, or -1: not this time); each one not seen before is
+ *   offered to join and, when accepted, added to the set; one that joined
+ *   and is no longer listed (it exited, or left the selection) is removed
+ *   from the set, then leave(ctx, pid) is called.
+ * on_run, run_done: --repeat (procset.h runs): on_run(ctx, i, pid) when run
+ *   i's program is started and in the set, before it is released;
+ *   run_done(ctx, i, status, untraced) when it ended (status as waitpid(2)
+ *   gives it, -1 unknown; the processes it created, not traced). */
+struct mw_consumer {
+	void *ctx;
+	void (*line)(void *ctx, const char *line);
+	void (*arming)(void *ctx);
+	unsigned long long (*missing)(void *ctx);
+	int (*sample)(void *ctx, pid_t pid);
+	void (*at_exit)(void *ctx, pid_t pid);
+	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
+	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
+	void (*on_exited)(void *ctx, pid_t pid, int status);
+	void (*on_released)(void *ctx, pid_t pid);
+	int (*join)(void *ctx, pid_t pid);
+	int (*list)(void *ctx, struct mw_pidlist *l);
+	void (*leave)(void *ctx, pid_t pid);
+	void (*on_run)(void *ctx, int i, pid_t pid);
+	void (*run_done)(void *ctx, int i, int status, unsigned long untraced);
+};
 
 struct mw_trace_result {
 	pid_t pid;			/* the traced process */
@@ -218,7 +234,7 @@ struct mw_trace_result {
 					 * program created, not traced */
 	unsigned long set_failed;	/* -f, --cgroup: processes that could
 					 * not be added to the tracer's set */
-	int runs;			/* -c --repeat: runs started (opts->runs) */
+	int runs;			/* -c --repeat: runs started (procs->runs) */
 	int lingered;			/* --linger: the tracer was armed by a
 					 * session's (0) or joined one (1), and
 					 * left to it, drained; -1 neither */
@@ -229,14 +245,14 @@ struct mw_trace_result {
 };
 
 
-/* Run everything; see above.  Returns 0 when the program ran traced to
+/* Run everything, the events to c; see above.  Returns 0 when the program ran traced to
  * the end (whatever its own exit status), -1 with a one-line reason in
  * err when the tracer could not start, the program could not be run or
  * a signal came first.  r is filled in either case.  Every child
  * (stap, stapbpf, the program) gets no descriptor of mallocwatch's but
  * stdin/stdout/stderr, and the tracer dies with mallocwatch
  * (PR_SET_PDEATHSIG). */
-int mw_trace_run(const struct mw_tracer_opts *o, mw_line_fn fn, void *ctx,
+int mw_trace_run(const struct mw_tracer_opts *o, const struct mw_consumer *c,
 		 struct mw_trace_result *r, char *err, size_t errlen);
 
 /* After a run that left its tracer detaching (r->detaching): hand the

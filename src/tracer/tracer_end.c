@@ -77,7 +77,7 @@ static int flush_start(struct run *rn, pid_t pid)
 	 * while the tracer is there to answer */
 	if (!rn->o->flush || !rn->r->ready || rn->stopping || rn->out_fd < 0 || rn->tracer <= 0)
 		return 0;
-	if (rn->o->runs > 1 && rn->run_i + 1 < rn->o->runs)
+	if (rn->o->procs->runs > 1 && rn->run_i + 1 < rn->o->procs->runs)
 		return 0;	/* --repeat: runs to come, under this session */
 	while ((n = mw_threads_of(pid)) > 1 && mw_now_ms() < until)
 		usleep(1000);
@@ -118,10 +118,10 @@ void mw_tr_flush_end(struct run *rn)
 	if (rn->pt && rn->flush_pid) {	/* the last process, held at its exit stop */
 		mw_ptree_release(rn->pt, rn->flush_pid);
 		rn->flush_pid = 0;
-		if (!rn->o->target)	/* -p -f: its end, which comes at once */
+		if (!mw_procset_starts(rn->o->procs))	/* -p -f: its end, which comes at once */
 			mw_tr_reap_program(rn, 1);
 	}
-	if (rn->o->target)
+	if (mw_procset_starts(rn->o->procs))
 		return;
 	if (rn->tracer <= 0)
 		return;
@@ -139,7 +139,7 @@ void mw_tr_flush_end(struct run *rn)
 void mw_tr_flush_check(struct run *rn)
 {
 	long long now = mw_now_ms();
-	int done = rn->end_seen && (!rn->o->missing || rn->o->missing(rn->ctx) == 0);
+	int done = rn->end_seen && (!rn->c->missing || rn->c->missing(rn->c->ctx) == 0);
 
 	if (rn->end_seen && !done && now >= rn->end_at + FLUSH_DRAIN_MS)
 		done = 1;	/* lost for good: the report counts them */
@@ -209,7 +209,7 @@ static int exec_start(struct run *rn, pid_t pid)
 {
 	static int warned;
 
-	if (!rn->o->exec_drain || !rn->r->ready || rn->stopping || rn->flushing ||
+	if (!mw_procset_ptraced(rn->o->procs) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->out_fd < 0 || rn->tracer <= 0)
 		return 0;
 	if (rn->pids && rn->set_added > MW_EXEC_DRAIN_MAX) {
@@ -283,28 +283,27 @@ void mw_tr_exec_check(struct run *rn)
  * joins the tracer's set before it runs, and leaves it once reaped. */
 static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 {
-	const struct mw_tracer_opts *o = rn->o;
 	int drained;
 
 	switch (ev->kind) {
 	case MW_PT_NEW:
-		if (o->on_new)
-			o->on_new(rn->ctx, ev->parent, ev->pid);
+		if (rn->c->on_new)
+			rn->c->on_new(rn->c->ctx, ev->parent, ev->pid);
 		mw_tr_set_add(rn, ev->pid);
 		break;
 	case MW_PT_EXEC:
 		/* a process that replaced the program it started (ptrace_tree.h) */
 		drained = ev->execs > 1 && exec_start(rn, ev->pid);
-		if (o->on_exec)
-			o->on_exec(rn->ctx, ev->pid, ev->execs, drained);
+		if (rn->c->on_exec)
+			rn->c->on_exec(rn->c->ctx, ev->pid, ev->execs, drained);
 		break;
 	case MW_PT_EXIT_STOP:
 		if (ev->pid == rn->prog && !rn->r->exit_stopped) {
 			rn->r->exit_stopped = 1;
 			rn->r->exit_ms = mw_now_ms();
 		}
-		if (o->at_exit)
-			o->at_exit(rn->ctx, ev->pid);
+		if (rn->c->at_exit)
+			rn->c->at_exit(rn->c->ctx, ev->pid);
 		if (mw_ptree_live(rn->pt) == 1 && !rn->flushing && flush_start(rn, ev->pid)) {
 			rn->flush_pid = ev->pid;	/* held until the flush is done */
 			break;
@@ -314,8 +313,8 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 	case MW_PT_EXITED:
 		if (rn->pids)
 			mw_pidset_del(rn->pids, ev->pid);
-		if (o->on_exited)
-			o->on_exited(rn->ctx, ev->pid, ev->status);
+		if (rn->c->on_exited)
+			rn->c->on_exited(rn->c->ctx, ev->pid, ev->status);
 		if (ev->pid == rn->prog && ev->status != -1) {
 			rn->r->status = ev->status;
 			rn->r->have_status = 1;
@@ -328,8 +327,8 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 				"it exits" : "they exit");
 		if (!mw_ptree_live(rn->pt)) {
 			rn->tree_over = 1;
-			if (o->run_done)
-				o->run_done(rn->ctx, rn->run_i, rn->r->have_status ?
+			if (rn->c->run_done)
+				rn->c->run_done(rn->c->ctx, rn->run_i, rn->r->have_status ?
 					    rn->r->status : -1, mw_ptree_untraced(rn->pt));
 		}
 		break;
@@ -412,27 +411,28 @@ static int next_process(struct run *rn)
 
 void mw_tr_program_exited(struct run *rn)
 {
-	if (rn->o->target && !rn->r->have_status)
+	if (mw_procset_starts(rn->o->procs) && !rn->r->have_status)
 		mw_tr_reap_program(rn, 1);
-	if (!rn->o->target && next_process(rn))
+	if (!mw_procset_starts(rn->o->procs) && next_process(rn))
 		return;
 	close(rn->pidfd);
 	rn->pidfd = -1;
-	if (rn->lg && rn->o->target && rn->r->flushed && rn->tracer > 0 && rn->out_fd >= 0) {
+	if (rn->lg && mw_procset_starts(rn->o->procs) && rn->r->flushed && rn->tracer > 0 &&
+	    rn->out_fd >= 0) {
 		rn->handback = 1;	/* drained: the session serves the next run */
 		rn->detach_bg = 1;
 		return;
 	}
 	if (rn->tracer > 0 && !rn->flushing) {	/* 0 once reaped: the pid may be
 						 * another's now */
-		if (!rn->o->target && !rn->stopping) {
+		if (!mw_procset_starts(rn->o->procs) && !rn->stopping) {
 			rn->stopping = 1;
 			mw_tr_stop_attach(rn);
 		} else {
 			mw_tr_stop_tracer(rn);
 		}
 	}
-	if (rn->o->target && rn->r->flushed && rn->tracer > 0) {
+	if (mw_procset_starts(rn->o->procs) && rn->r->flushed && rn->tracer > 0) {
 		/* everything is in: the removal of the uprobes (slow, see
 		 * platform.md) goes on without us; nothing is traced any more
 		 * (the process is gone, the flush turned the handlers off) */

@@ -21,15 +21,14 @@ struct linebuf {
 struct run {
 	const struct mw_tracer_opts *o;
 	struct mw_trace_result *r;
-	mw_line_fn fn;
-	void *ctx;
+	const struct mw_consumer *c;	/* what is done with the events */
 	pid_t prog, tracer;
 	int tracer_fd;		/* pidfd of the tracer; -1 once reaped */
 	int hold_w;		/* write end of the hold pipe; -1 once released */
 	struct mw_pty *pty;	/* -c under sudo on a terminal: the program's own */
 	int out_fd, err_fd;	/* tracer stdout/stderr; -1 at EOF */
 	int pidfd;		/* the traced process; -1 once it exited */
-	pid_t *watch;		/* -p PID,PID,...: more_pids, then the cgroup's
+	pid_t *watch;		/* -p PID,PID,...: the others, then the cgroup's
 				 * joiners: the processes watched in turn */
 	size_t nwatch, capwatch, next_more;	/* next_more: the next to watch */
 	pid_t *known;		/* --cgroup: pids seen in it (traced or not) */
@@ -52,7 +51,7 @@ struct run {
 	long long flush_start, flush_until, end_at;
 	int detach_bg;		/* tracer left to detach; loop ends */
 	long long next_sample;	/* mw_now_ms() of the next sample; 0 none yet */
-	int samples_taken;	/* samples asked of opts->sample so far */
+	int samples_taken;	/* samples asked of the consumer's sample so far */
 	int sample_fd;		/* the sample FIFO, asked and not yet answered; -1 */
 	int *errpipe;		/* -c: the program's exec error comes on it */
 	int run_i;		/* -c --repeat: the run under way, from 0 */
@@ -61,7 +60,7 @@ struct run {
 	struct linebuf out, errb;
 	struct mw_linger *lg;	/* --linger: the session armed or joined */
 	int handback;		/* drained: the tracer goes back to it */
-	/* the images (opts->exec_drain): the exec file asked (-1), the
+	/* the images (mw_procset_ptraced): the exec file asked (-1), the
 	 * process held at its exec stop until exec_line came (exec_seen) or
 	 * exec_until, those held waiting for their turn */
 	unsigned long set_added;	/* processes put in the set so far */
@@ -80,7 +79,7 @@ struct run {
 };
 
 /* tracer_end.c: the held exec's end, once MW_LINE_EXEC came or waiting
- * ran out (opts->exec_drain) */
+ * ran out (mw_procset_ptraced) */
 void mw_tr_exec_check(struct run *rn);
 
 /* tracer_start.c: the run's module name, and its script compiled (or a

@@ -21,17 +21,18 @@
 /* -f, --cgroup: the tracer's set of processes, once its maps exist. */
 void mw_tr_open_set(struct run *rn)
 {
+	const struct mw_procset *ps = rn->o->procs;
 	char err[256];
 
-	if (!rn->o->follow && !rn->o->cgroup && !rn->o->list && rn->o->runs < 2 && !rn->lg &&
-	    !rn->o->env->untargeted)
+	if (!mw_procset_changes(ps) && !rn->lg && !rn->o->env->untargeted)
 		return;
 	if (!(rn->pids = mw_pidset_open(rn->o->env->rt, rn->tracer, rn->module, err,
 					sizeof(err)))) {
 		rn->pids_failed = 1;
 		mw_warn("%s; %s will not be traced", err, rn->o->env->untargeted ?
-			"no process" : rn->o->follow ? "processes that the program creates" :
-			rn->o->list ? "processes that appear" : rn->o->cgroup ?
+			"no process" : ps->follow ? "processes that the program creates" :
+			ps->kind == MW_PROCS_LISTED ? "processes that appear" :
+			ps->kind == MW_PROCS_CGROUP ?
 			"processes that join the cgroup" : "--repeat runs after the first");
 	}
 }
@@ -41,11 +42,13 @@ void mw_tr_open_set(struct run *rn)
  * program is released and before the readings at attach. */
 void mw_tr_set_start(struct run *rn)
 {
-	if (rn->o->list)	/* serve: each one as it is listed */
+	const struct mw_procset *ps = rn->o->procs;
+
+	if (ps->kind == MW_PROCS_LISTED)	/* serve: each one as it is listed */
 		return;
 	mw_tr_set_add(rn, rn->prog);
-	for (size_t i = 0; i < rn->o->nmore; i++)
-		mw_tr_set_add(rn, rn->o->more_pids[i]);
+	for (size_t i = 1; i < ps->npid; i++)	/* -p's others */
+		mw_tr_set_add(rn, ps->pid[i]);
 }
 
 /* Take pid's hits from now (pidset.h); counted when it cannot be. */
@@ -93,7 +96,7 @@ static void serve_gone(struct run *rn, const struct mw_pidlist *l)
 		}
 		if (rn->pids)
 			mw_pidset_del(rn->pids, pid);
-		rn->o->leave(rn->ctx, pid);
+		rn->c->leave(rn->c->ctx, pid);
 		pid_drop(rn->watch, &rn->nwatch, i);
 	}
 	for (size_t i = 0; i < rn->nknown;)
@@ -103,22 +106,24 @@ static void serve_gone(struct run *rn, const struct mw_pidlist *l)
 			pid_drop(rn->known, &rn->nknown, i);
 }
 
-/* --cgroup (serve: list()): the processes in it now that were not there
- * before; each that join() accepts is traced from now, and watched for
- * its end. */
+/* --cgroup (serve: the consumer's list()): the processes in it now that
+ * were not there before; each that join() accepts is traced from now,
+ * and watched for its end. */
 void mw_tr_cgroup_look(struct run *rn)
 {
+	const struct mw_procset *ps = rn->o->procs;
+	int serve = ps->kind == MW_PROCS_LISTED;
 	struct mw_pidlist l = { 0 };
 	char err[PATH_MAX + 128];
 	int listed;
 
-	if ((!rn->o->cgroup && !rn->o->list) || !rn->r->ready || rn->stopping || rn->flushing ||
+	if (!mw_procset_polled(ps) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    mw_now_ms() < rn->next_cgroup)
 		return;
-	rn->next_cgroup = mw_now_ms() + (rn->o->list ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
-	listed = rn->o->list ? rn->o->list(rn->ctx, &l) :
-		 mw_pidlist_cgroup(&l, rn->o->cgroup, err, sizeof(err));
-	if (listed == 0 && rn->o->list)
+	rn->next_cgroup = mw_now_ms() + (serve ? MW_SERVE_POLL_MS : MW_CGROUP_POLL_MS);
+	listed = serve ? rn->c->list(rn->c->ctx, &l) :
+		 mw_pidlist_cgroup(&l, ps->cgroup, err, sizeof(err));
+	if (listed == 0 && serve)
 		serve_gone(rn, &l);
 	if (listed == 0) {
 		for (size_t i = 0; i < l.n; i++) {
@@ -127,7 +132,7 @@ void mw_tr_cgroup_look(struct run *rn)
 			if (pid_in(rn->known, rn->nknown, pid))
 				continue;
 			mw_tr_pid_push(&rn->known, &rn->nknown, &rn->capknown, pid);
-			if (rn->pids && rn->o->join(rn->ctx, pid) == 0) {
+			if (rn->pids && rn->c->join(rn->c->ctx, pid) == 0) {
 				mw_tr_set_add(rn, pid);
 				mw_tr_pid_push(&rn->watch, &rn->nwatch, &rn->capwatch, pid);
 			}
@@ -145,7 +150,7 @@ static const char *release_refused(struct run *rn, pid_t pid, int *again, char *
 	if (pid == rn->prog) {
 		snprintf(why, len, "process %d is the run's %s: its end is the run's (^C or "
 			 "SIGTERM lets go of every process)", (int)pid,
-			 rn->o->target ? "program" : "process (-p)");
+			 mw_procset_starts(rn->o->procs) ? "program" : "process (-p)");
 		return why;
 	}
 	if (!rn->r->ready || rn->stopping || rn->flushing || rn->tree_over) {
@@ -158,7 +163,7 @@ static const char *release_refused(struct run *rn, pid_t pid, int *again, char *
 
 /* A request of `mallocwatch release` (release.h) on connection c: the
  * process let go (ptrace_tree.h), out of the tracer's set, the caller
- * told (opts->on_released), and the answer. */
+ * told (its consumer's on_released), and the answer. */
 static void release_one(struct run *rn, int c)
 {
 	char why[256];
@@ -174,8 +179,8 @@ static void release_one(struct run *rn, int c)
 	}
 	if (rn->pids)
 		mw_pidset_del(rn->pids, pid);
-	if (rn->o->on_released)
-		rn->o->on_released(rn->ctx, pid);
+	if (rn->c->on_released)
+		rn->c->on_released(rn->c->ctx, pid);
 	mw_note("process %d released by request (mallocwatch release): its later forks and "
 		"execs are not followed, and it has no exit snapshot", (int)pid);
 	if (!mw_ptree_live(rn->pt))	/* the last one: the run ends */
@@ -187,7 +192,7 @@ void mw_tr_release_serve(struct run *rn)
 {
 	int c;
 
-	if (rn->rel_fd < 0 && !rn->rel_tried && rn->o->follow && rn->pt) {
+	if (rn->rel_fd < 0 && !rn->rel_tried && rn->o->procs->follow && rn->pt) {
 		rn->rel_tried = 1;
 		if ((rn->rel_fd = mw_release_listen()) < 0)
 			mw_warn("`mallocwatch release` cannot reach this run: %s", strerror(errno));

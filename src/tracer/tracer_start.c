@@ -36,7 +36,7 @@ int mw_tr_compile(struct run *rn, char *bo, size_t bolen, char *err, size_t errl
 			mw_runtime_procfs_remove(rn->module);
 		if (o->env->rt == MW_RT_BPF ?
 		    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn->module, bo, bolen,
-					  o->target != NULL, &cached, err, errlen) < 0 :
+					  mw_procset_starts(o->procs), &cached, err, errlen) < 0 :
 		    mw_tracer_compile_kernel(o->env, o->script, o->workdir, bo, bolen, &cached,
 					     err, errlen) < 0) {
 			rn->r->interrupted = mw_signal_take();

@@ -33,20 +33,21 @@ static void env_vars(const char *block, size_t len, struct mw_environment *e)
 void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e)
 {
+	pid_t pid = mw_procset_first(&o->procs);	/* -p's process; 0: -c */
 	cpu_set_t set;
 
 	memset(e, 0, sizeof(*e));
 	e->glibc_minor = mw_elf_glibc_minor(libc);
 	e->nproc = sysconf(_SC_NPROCESSORS_ONLN);
-	e->cpus = sched_getaffinity(o->pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : e->nproc;
+	e->cpus = sched_getaffinity(pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : e->nproc;
 	e->runtime = runtime;
 	e->version = MW_VERSION;
-	if (o->pid) {	/* the target's own environment */
+	if (pid) {	/* the target's own environment */
 		char path[64], *buf = xmalloc(1 << 16);
 		int fd;
 		ssize_t len = 0;
 
-		snprintf(path, sizeof(path), "/proc/%d/environ", (int)o->pid);
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
 			len = read(fd, buf, (1 << 16) - 1);
 			close(fd);

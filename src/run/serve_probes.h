@@ -5,7 +5,7 @@
  * A thread of its own waits until a served process maps a libc with SDT
  * probes (the first found, looking every MW_SERVE_POLL_MS), then runs
  * the tracer on that libc file with the machinery of `-p --cgroup`
- * (tracer.h: opts->list, a set of pids that changes, pidset.h): every
+ * (tracer.h: the consumer's list, a set of pids that changes, pidset.h): every
  * served process that maps that very file (device and inode) joins the
  * set and gets a model; one that exits or is no longer selected leaves
  * it and its model is dropped.  Processes on another libc (Debian's own

@@ -33,15 +33,12 @@ struct mw_attach_set;
 
 struct trace_opts {
 	char **cmd;			/* -c / -- */
-	pid_t pid;			/* -p: the (first) process */
-	pid_t *pids;			/* -p PID,PID,...: all of them (owned) */
-	size_t npids;			/* 0 or 1: one process */
+	/* the processes (procset.h, procsel.h mw_procsel_set): -c's program
+	 * (its cmd, which stays NULL here: the run's), -p's, --cgroup's (its
+	 * joiners are traced too), serve --probes' (MW_PROCS_LISTED: a
+	 * changing set whose aggregates are read live, gen.h); -f's follow */
+	struct mw_procset procs;
 	const struct mw_attach_set *set;	/* -p PID,PID,...: set by attach */
-	const char *cgroup;		/* --cgroup DIR (the first): its joiners
-					 * are traced too */
-	int follow;			/* -f: -c's tree of processes */
-	int serve;			/* serve --probes: a changing set whose
-					 * aggregates are read live (gen.h) */
 	const char *libc, *libm;
 	const char *out, *json, *save_script, *save_stream;
 	enum mw_runtime runtime;

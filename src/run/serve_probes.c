@@ -173,7 +173,9 @@ static void on_line(void *ctx, const char *line)
  * The pid of the tracer left removing its uprobes, or 0. */
 static pid_t session(struct mw_serve_probes *sp, const char *dir)
 {
-	struct trace_opts o = { .runtime = MW_RT_AUTO, .serve = 1, .verbose = sp->verbose };
+	pid_t self = getpid();	/* the script's target(), in no process's way */
+	struct trace_opts o = { .runtime = MW_RT_AUTO, .verbose = sp->verbose,
+				.procs = { .kind = MW_PROCS_LISTED, .pid = &self, .npid = 1 } };
 	struct mw_run_prep p;
 	struct mw_trace_result r;
 	char err[PATH_MAX + 512];
@@ -184,10 +186,10 @@ static pid_t session(struct mw_serve_probes *sp, const char *dir)
 		goto cleanup;
 	}
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
-			 .workdir = dir, .attach_pid = getpid(), .verbose = sp->verbose,
-			 .flush = 1, .list = list_cb, .join = join_cb, .leave = leave_cb,
-			 .stop_fd = sp->stop_r, .live_ms = LIVE_MS }, on_line, sp, &r, err,
-			 sizeof(err)) < 0)
+			 .workdir = dir, .procs = &o.procs, .verbose = sp->verbose,
+			 .flush = 1, .stop_fd = sp->stop_r, .live_ms = LIVE_MS },
+			 &(struct mw_consumer){ .ctx = sp, .line = on_line, .list = list_cb,
+			 .join = join_cb, .leave = leave_cb }, &r, err, sizeof(err)) < 0)
 		mw_warn("--probes: no probe counters: %s", err);
 	else if (!r.stopped)
 		mw_warn("--probes: the tracer ended (%s); no probe counters from now",

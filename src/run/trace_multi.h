@@ -30,7 +30,7 @@
  * g[i] when have_g[i] (for its snapshots), n >= 2. */
 struct mw_attach_set {
 	size_t n;
-	pid_t *pid;
+	const pid_t *pid;
 	struct mw_glibc *g;
 	int *have_g;
 };
@@ -48,7 +48,7 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 
 /* -c -f: the program t and every process its tree creates, under one
  * tracer session whose set of processes grows as they are created
- * (tracer.h, opts->follow).  Each process gets a model of its own and a
+ * (tracer.h, procset.h follow).  Each process gets a model of its own and a
  * snapshot at its exit stop (its libc's debug symbols permitting).  The
  * summary lists the tree (pid, parent, exit, arenas, the allocator at
  * exit, command line) then each process's summary (every one of a tree

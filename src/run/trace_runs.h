@@ -1,5 +1,6 @@
 /* trace_runs.h - the trace command's runs and --check's verdicts on
- * them (trace_runs.c), for cmd_trace.c.
+ * them (trace_runs.c), and which run its processes get (trace_procs.c),
+ * for cmd_trace.c.
  */
 #ifndef MALLOCWATCH_TRACE_RUNS_H
 #define MALLOCWATCH_TRACE_RUNS_H
@@ -33,5 +34,12 @@ int mw_trace_in_workdir(const struct trace_opts *o, const struct mw_target *t,
 
 /* -c: run the program once, or --repeat times, and judge --check. */
 int mw_trace_program(const struct trace_opts *o, const struct mw_target *t);
+
+/* The trace command's run of o's processes (procset.h, trace_procs.c):
+ * -c's program (its runs, as mw_trace_program makes them), -p's one
+ * process, or several in one run; --check's verdicts judged.  The exit
+ * status; a process that is not there, or processes on different libc
+ * files, end mallocwatch with one line. */
+int mw_trace_procs(struct trace_opts *o);
 
 #endif /* MALLOCWATCH_TRACE_RUNS_H */

@@ -1,7 +1,7 @@
 /* trace_runs.c - the trace command's runs (trace_runs.h): each in a work
  * directory of its own (one -c run, -c --repeat's session, -c -f's tree,
- * -p's processes), -c's runs one after another, and --check's verdicts on
- * their reports.  Split out of cmd_trace.c, which parses the options and
+ * -p's processes), -c's runs one after another, --check's verdicts on
+ * their reports, and the files a run writes (struct outputs).  Split out of cmd_trace.c, which parses the options and
  * chooses among them.
  */
 #include <limits.h>
@@ -10,7 +10,6 @@
 
 #include <jansson.h>
 
-#include "cmd.h"
 #include "leftovers.h"
 #include "linger.h"
 #include "metrics.h"
@@ -86,7 +85,7 @@ int mw_trace_in_workdir(const struct trace_opts *o, const struct mw_target *t,
 		status = mw_run_trace_multi(o, &out, o->set, libc_path, dir, report, &detaching);
 	else if (runs)	/* -c --repeat: one session */
 		status = mw_run_trace_repeat(o, &out, t, libc_path, dir, report, runs, &detaching);
-	else if (o->follow)	/* -c's tree */
+	else if (o->procs.follow)	/* -c's tree */
 		status = mw_run_trace_tree(o, &out, t, libc_path, dir, report, &detaching);
 	else
 		status = mw_run_trace(o, &out, t, libc_path, dir, g, report, &detaching);
@@ -131,7 +130,7 @@ int mw_trace_program(const struct trace_opts *o, const struct mw_target *t)
 	json_t **reports = xcalloc(n, sizeof(*reports));
 	int status = MW_EXIT_OK;
 
-	if ((n > 1 || o->linger_ms) && !o->follow) {	/* one tracer session for the runs */
+	if ((n > 1 || o->linger_ms) && !o->procs.follow) {	/* one tracer session for the runs */
 		done = n;
 		status = mw_trace_in_workdir(o, t, t->libc, NULL, o->nrules ? reports : NULL, &done);
 		for (size_t i = n = 0; i < done; i++)	/* the runs that gave one */
@@ -149,10 +148,49 @@ int mw_trace_program(const struct trace_opts *o, const struct mw_target *t)
 			break;	/* the program's failure ends the series */
 	}
 	/* -f: each process of the tree on its own, named */
-	status = o->follow ? mw_trace_judge_each(o, reports, done, status) :
+	status = o->procs.follow ? mw_trace_judge_each(o, reports, done, status) :
 			     mw_trace_judge(o, reports, done, status);
 	for (size_t i = 0; i < done; i++)
 		json_decref(reports[i]);
 	free(reports);
 	return status;
+}
+
+/* Every output file, before anything runs (trace_run.h). */
+int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_script)
+{
+	*out = (struct outputs){ .summary = stderr };
+	if (o->out && !(out->summary = mw_output_create(o->out, 0)))
+		return -1;
+	if (o->json && !(out->json = mw_output_create(o->json, 1)))
+		return -1;
+	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
+		return -1;
+	if (o->html && !(out->html = mw_output_create(o->html, 0)))
+		return -1;
+	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
+		return -1;
+	if (o->folded && !(out->folded = mw_output_create(o->folded, 0)))
+		return -1;
+	return 0;
+}
+
+int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
+{
+	int ret = 0;
+
+	if (out->summary && out->summary != stderr)
+		ret |= mw_output_close(out->summary, o->out, out->summary_errno);
+	if (out->json)
+		ret |= mw_output_close(out->json, o->json, out->json_errno);
+	if (out->stream)
+		ret |= mw_output_close(out->stream, o->save_stream, 0);
+	if (out->html)
+		ret |= mw_output_close(out->html, o->html, out->html_errno);
+	if (out->script)
+		ret |= mw_output_close(out->script, o->save_script, 0);
+	if (out->folded)
+		ret |= mw_output_close(out->folded, o->folded, out->folded_errno);
+	*out = (struct outputs){ 0 };
+	return ret;
 }

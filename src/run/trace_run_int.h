@@ -19,7 +19,7 @@
 #include "trace_run.h"
 
 /* Where one run's tracer lines go: the state, and the --save-stream
- * file.  Zero it, set save, attach_pid, g, progress and
+ * file.  Zero it, set save, attach_pid (-p's process), g, progress and
  * read_timeout_ms, then mw_sink_start(). */
 struct sink {
 	struct mw_procs *procs;	/* the run's process (procs.h), one here */
@@ -70,6 +70,12 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid);
  * failure says nothing: those loads report it. */
 void mw_sink_arming(void *ctx);
 unsigned long long mw_sink_missing(void *ctx);
+
+/* Those callbacks as the run's consumer (tracer.h), in *c (returned),
+ * ctx k: line and missing always; at_exit and arming for a program
+ * started (-c: program 1); sample when samples are wanted. */
+const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c, int program,
+					   int samples);
 
 /* After the run r of k worked: its notes (sites: the probe sites its
  * tracer still detaches from, under env's runtime), --save-stream's

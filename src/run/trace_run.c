@@ -45,45 +45,6 @@
 #include "tracer.h"
 #include "xalloc.h"
 
-/* Every output file, before anything runs (trace_run.h). */
-int mw_outputs_open(const struct trace_opts *o, struct outputs *out, int with_script)
-{
-	*out = (struct outputs){ .summary = stderr };
-	if (o->out && !(out->summary = mw_output_create(o->out, 0)))
-		return -1;
-	if (o->json && !(out->json = mw_output_create(o->json, 1)))
-		return -1;
-	if (o->save_stream && !(out->stream = mw_output_create(o->save_stream, 0)))
-		return -1;
-	if (o->html && !(out->html = mw_output_create(o->html, 0)))
-		return -1;
-	if (with_script && o->save_script && !(out->script = mw_output_create(o->save_script, 0)))
-		return -1;
-	if (o->folded && !(out->folded = mw_output_create(o->folded, 0)))
-		return -1;
-	return 0;
-}
-
-int mw_outputs_close(const struct trace_opts *o, struct outputs *out)
-{
-	int ret = 0;
-
-	if (out->summary && out->summary != stderr)
-		ret |= mw_output_close(out->summary, o->out, out->summary_errno);
-	if (out->json)
-		ret |= mw_output_close(out->json, o->json, out->json_errno);
-	if (out->stream)
-		ret |= mw_output_close(out->stream, o->save_stream, 0);
-	if (out->html)
-		ret |= mw_output_close(out->html, o->html, out->html_errno);
-	if (out->script)
-		ret |= mw_output_close(out->script, o->save_script, 0);
-	if (out->folded)
-		ret |= mw_output_close(out->folded, o->folded, out->folded_errno);
-	*out = (struct outputs){ 0 };
-	return ret;
-}
-
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
 
 
@@ -346,6 +307,16 @@ unsigned long long mw_sink_missing(void *ctx)
 	return mw_state_missing(((struct sink *)ctx)->st);
 }
 
+const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c, int program,
+					   int samples)
+{
+	*c = (struct mw_consumer){ .ctx = k, .line = mw_sink_line, .missing = mw_sink_missing,
+				   .sample = samples ? mw_sink_sample : NULL,
+				   .at_exit = program ? mw_sink_exit_snapshot : NULL,
+				   .arming = program ? mw_sink_arming : NULL };
+	return c;
+}
+
 /* Write the script into the work directory, and to save (--save-script,
  * already open; closed by mw_outputs_close) unless NULL. */
 int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
@@ -603,6 +574,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		      const char *libc_path, const struct mw_runtime_env *env, int sites,
 		      json_t **report)
 {
+	pid_t attached = mw_procset_first(&o->procs);	/* -p's process; 0: -c */
 	enum mw_runtime rt = env->rt;
 	struct mw_environment menv;
 	struct mw_run_info ri;
@@ -613,7 +585,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	if (r->detaching) {
 		if (o->verbose)
 			mw_note("report complete %lld ms after the %s", r->flush_ms,
-				o->pid ? "end of tracing" : "program's exit");
+				attached ? "end of tracing" : "program's exit");
 		/* (not counted from uprobe_events: reading it waits
 		 * behind every removal under way on the machine; a
 		 * detail for -v: the report is complete) */
@@ -621,7 +593,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 			mw_note("the tracer (pid %d) goes on removing the uprobes of %d "
 				"probe sites in the background%s; %s", (int)r->detaching, sites,
 				rt != MW_RT_BPF ? "" : env->umulti ?
-				" (one uprobe_multi link: all at once)" : " (about 0.11 s each)", o->pid ?
+				" (one uprobe_multi link: all at once)" : " (about 0.11 s each)", attached ?
 				"its handlers are off: nothing more is traced" :
 				"the program has exited and nothing is traced");
 	}
@@ -633,23 +605,23 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	if (k->skipped)
 		mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
 			"first: %s", k->skipped, k->samples, k->skip_why);
-	if (o->pid && (k->pr->at_end = mw_run_end_snapshot(o->pid, k->g, o->read_timeout_ms,
+	if (attached && (k->pr->at_end = mw_run_end_snapshot(attached, k->g, o->read_timeout_ms,
 							     &k->pr->ledger_end)))
 		emit_sample(k, k->pr->at_end);	/* the timeline's last */
 	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
 	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
-		.comm = o->pid && k->pr->comm[0] ? k->pr->comm : NULL,
-		.where = o->pid && k->pr->have_where ? &k->pr->where : NULL,
+		.comm = attached && k->pr->comm[0] ? k->pr->comm : NULL,
+		.where = attached && k->pr->have_where ? &k->pr->where : NULL,
 		.libc = libc_path,
 		.runtime = mw_runtime_name(rt), .stopped = r->stopped,
 		.snap_attach = k->pr->at_attach, .snap_end = k->pr->at_end,
 		.snap_exit = k->pr->at_exit, .ledger_exit = k->pr->ledger_exit,
 		.ledger_end = k->pr->ledger_end,
-		.last_argv = !o->pid ? (const char *const *)k->pr->argv : NULL,
+		.last_argv = !attached ? (const char *const *)k->pr->argv : NULL,
 		.env = &menv, .stacks = k->stacks,
-		.status_why = r->have_status ? NULL : mw_run_status_why(o->pid != 0, 0,
+		.status_why = r->have_status ? NULL : mw_run_status_why(attached != 0, 0,
 						r->stopped && mw_process_alive(r->pid)),
-		.end_why = k->pr->at_end || !o->pid ? NULL : mw_process_alive(o->pid) ?
+		.end_why = k->pr->at_end || !attached ? NULL : mw_process_alive(attached) ?
 			   "none at the end, see the warnings" :
 			   "none at the end: the process had exited" };
 	ri.traced_ns = traced;
@@ -709,8 +681,8 @@ int mw_run_prepare(const struct trace_opts *o, const char *libc_path, const char
 	go = (struct mw_gen_opts){
 		.runtime = p->env.rt, .libc_path = libc_path, .families = o->families,
 		.libm = p->libm, .libm_path = p->libm_path, .pids = pids, .npids = npids,
-		.dynamic = o->follow || o->cgroup || o->serve || o->repeat > 1 || o->linger_ms,
-		.linger = o->linger_ms > 0, .live = o->serve,
+		.dynamic = mw_procset_changes(&o->procs) || o->repeat > 1 || o->linger_ms,
+		.linger = o->linger_ms > 0, .live = o->procs.kind == MW_PROCS_LISTED,
 		.stacks = o->stacks && p->env.rt == MW_RT_KERNEL };
 	p->env.untargeted = mw_gen_untargeted(&go);
 	if (bad_libm || mw_run_write_script(p->libc, &go, dir, p->script, sizeof(p->script), save,
@@ -732,12 +704,17 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 		 const struct mw_target *t, const char *libc_path, const char *dir,
 		 struct mw_glibc *g, json_t **report, pid_t *detaching)
 {
+	pid_t attached = mw_procset_first(&o->procs);	/* -p's process; 0: -c */
 	char err[PATH_MAX + 512];
 	struct mw_run_prep p;
-	struct sink k = { .save = out->stream, .attach_pid = o->pid, .g = g,
+	struct sink k = { .save = out->stream, .attach_pid = attached, .g = g,
 			  .progress = o->progress > 0, .read_timeout_ms = o->read_timeout_ms };
 	struct mw_trace_result r;
+	struct mw_consumer c;
+	struct mw_procset ps = o->procs;	/* -c's program, or -p's process */
 	int status = MW_EXIT_RUNTIME;
+
+	ps.cmd = t;
 
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
@@ -752,30 +729,26 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 			snprintf(p.env.unwind, sizeof(p.env.unwind), "%s",
 				 t->interp[0] ? t->interp : t->path);
 		else if (!t)
-			snprintf(p.env.unwind, sizeof(p.env.unwind), "/proc/%d/exe", (int)o->pid);
+			snprintf(p.env.unwind, sizeof(p.env.unwind), "/proc/%d/exe", (int)attached);
 		k.stacks = mw_stacks_new_script(libc_path);
 	} else if (o->stacks && !(k.stacks = mw_stacks_start(libc_path, err, sizeof(err)))) {
 		mw_error("--stacks: %s", err);
 		goto cleanup;
 	}
-	if (k.stacks && o->pid)
-		mw_stacks_watch(k.stacks, o->pid);
+	if (k.stacks && attached)
+		mw_stacks_watch(k.stacks, attached);
 	if (mw_signal_pending()) {
 		r = (struct mw_trace_result){ .interrupted = mw_signal_take() };
 		snprintf(err, sizeof(err), "interrupted by signal %d (%s) before tracing started",
 			 r.interrupted, strsignal(r.interrupted));
 	} else if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
-				.workdir = dir, .target = t, .attach_pid = o->pid,
-				.verbose = o->verbose, .duration_ms = o->duration_ms,
-				.at_exit = t ? mw_sink_exit_snapshot : NULL, .flush = 1,
-				.exec_drain = t != NULL,
-				.arming = t ? mw_sink_arming : NULL,
-				.missing = mw_sink_missing,
-				.sample = mw_run_samples_wanted(o) ? mw_sink_sample : NULL,
+				.workdir = dir, .procs = &ps,
+				.verbose = o->verbose, .duration_ms = o->duration_ms, .flush = 1,
 				.sample_ms = o->interval_ms ?
-				o->interval_ms : o->pid ? 1000 : 100,
-				.sample_pct_max = o->interval_ms ? 0 : 1 }, mw_sink_line, &k, &r, err,
-				sizeof(err)) == 0) {
+				o->interval_ms : attached ? 1000 : 100,
+				.sample_pct_max = o->interval_ms ? 0 : 1 },
+				mw_sink_consumer(&k, &c, t != NULL, mw_run_samples_wanted(o)), &r,
+				err, sizeof(err)) == 0) {
 		mw_stacks_stop(k.stacks);
 		if (k.stacks && r.pid > 0)
 			mw_stacks_only(k.stacks, r.pid);

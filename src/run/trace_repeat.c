@@ -6,7 +6,7 @@
  * serialized machine-wide (docs/platform.md).  So the session is armed
  * once: the script's set of processes changes (gen.h opts->dynamic),
  * each run's program joins it before it runs and leaves it when reaped
- * (tracer.h opts->runs), and every record comes prefixed with its
+ * (tracer.h, procset.h runs), and every record comes prefixed with its
  * process:
  *
  *	@4242 T 3 4242 1200 0:94371840 0:3
@@ -278,14 +278,14 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	if (mw_trace_run(&(struct mw_tracer_opts){ .env = &p.env, .script = p.script,
 			 .session = join, .linger_key = key[0] && !join ? key : NULL,
 			 .linger_id = id, .linger_ms = o->linger_ms,
-			 .workdir = dir, .target = t, .verbose = o->verbose,
-			 .at_exit = r_exit, .arming = r_arming, .flush = 1, .exec_drain = 1,
-			 .missing = r_missing,
-			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL,
+			 .workdir = dir, .procs = &(struct mw_procset){ .kind = MW_PROCS_COMMAND,
+			 .cmd = t, .runs = (int)s.n }, .verbose = o->verbose, .flush = 1,
 			 .sample_ms = o->interval_ms ? o->interval_ms : 100,
-			 .sample_pct_max = o->interval_ms ? 0 : 1, .runs = (int)s.n,
-			 .on_run = r_run, .run_done = r_done }, r_line, &s, &r, err,
-			 sizeof(err)) < 0) {
+			 .sample_pct_max = o->interval_ms ? 0 : 1 },
+			 &(struct mw_consumer){ .ctx = &s, .line = r_line, .at_exit = r_exit,
+			 .arming = r_arming, .missing = r_missing,
+			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL,
+			 .on_run = r_run, .run_done = r_done }, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		if (r.interrupted)
 			status = 128 + r.interrupted;

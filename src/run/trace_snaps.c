@@ -92,17 +92,18 @@ static void snapshots_report(const struct trace_opts *o, struct outputs *out, co
 			     const struct mw_snapshot *first, const struct mw_snapshot *last,
 			     const struct sample *samples, size_t n, json_t **report)
 {
+	pid_t pid = mw_procset_first(&o->procs);	/* -p's process */
 	char comm[64], q[4 * PATH_MAX + 8];
 	json_t *root = NULL;
 
-	mw_process_comm(o->pid, comm, sizeof(comm));
+	mw_process_comm(pid, comm, sizeof(comm));
 	mw_snapshot_text(out->summary, last ? last : first, comm[0] ? comm : "?");
 	fprintf(out->summary, "  (snapshots only: %s has no SDT probes)\n",
 		mw_quote(libc, q, sizeof(q)));
 	mw_snapshot_diff_text(out->summary, first, last);
 	samples_text(out->summary, samples, n);
 	if (out->json || report)
-		root = samples_json(o->pid, libc, first, last, samples, n);
+		root = samples_json(pid, libc, first, last, samples, n);
 	if (out->json && mw_json_write(root, out->json, JSON_INDENT(2)) < 0)
 		out->json_errno = errno;
 	if (report)
@@ -130,7 +131,7 @@ static void progress_line(const struct mw_snapshot *x, uint64_t t0)
 		mw_human_bytes(x->free_bytes, fr, sizeof(fr)));
 }
 
-/* Snapshots of o->pid (layouts g) every interval ms into samples (*n of
+/* Snapshots of -p's process (layouts g) every interval ms into samples (*n of
  * *cap, seconds from t0), the newest kept in *last (the one before it
  * freed), each a --progress line when asked, until the process exits, a signal comes or --duration has
  * passed.  The process is never stopped or signalled.  Snapshots not read
@@ -139,6 +140,7 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 			     uint64_t t0, struct sample **samples, size_t *n, size_t *cap,
 			     struct mw_snapshot **last)
 {
+	pid_t pid = mw_procset_first(&o->procs);	/* -p's process */
 	struct mw_snapshot *x;
 	char err[512];
 	unsigned long skipped = 0;
@@ -146,7 +148,7 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 	long long stop_at;
 	int pidfd;
 
-	pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	stop_at = o->duration_ms ? mw_now_ms() + o->duration_ms : 0;
 	for (;;) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
@@ -156,11 +158,11 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 		if (stop_at && stop_at - mw_now_ms() < wait)	/* --duration ends on time */
 			wait = stop_at > mw_now_ms() ? (long)(stop_at - mw_now_ms()) : 0;
 		r = poll(&p, pidfd >= 0 ? 1 : 0, (int)wait);
-		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)) || !mw_process_alive(o->pid))
+		if (mw_signal_take() || (r > 0 && (p.revents & POLLIN)) || !mw_process_alive(pid))
 			break;
 		if (stop_at && mw_now_ms() >= stop_at)
 			break;	/* the end snapshot follows */
-		if (mw_snapshot_read(o->pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
+		if (mw_snapshot_read(pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
 			add_sample(samples, n, cap, x, t0);
 			if (o->progress > 0)
 				progress_line(x, t0);
@@ -182,6 +184,7 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_glibc *g,
 		      json_t **report)
 {
+	pid_t pid = mw_procset_first(&o->procs);	/* -p's process */
 	struct mw_snapshot *first = NULL, *last = NULL, *x;
 	struct sample *samples = NULL;
 	size_t n = 0, cap = 0;
@@ -197,20 +200,20 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 	}
 	/* everything is measured from the first: a busy process may need a
 	 * few tries (snapshot.h) */
-	if ((r = mw_attach_snapshot(o->pid, g, o->read_timeout_ms, &first, err, sizeof(err))) < 0) {
+	if ((r = mw_attach_snapshot(pid, g, o->read_timeout_ms, &first, err, sizeof(err))) < 0) {
 		mw_error("no snapshot at attach: %s", err);
 		mw_outputs_close(o, &out);
 		return MW_EXIT_RUNTIME;
 	}
 	mw_note("'%s' has no SDT probes: reporting process %d from snapshots alone (at attach, "
 		"every %.1f s, at the end); events (who created which arena, lock waits, retries) "
-		"need a libc built with --enable-systemtap", libc, (int)o->pid, interval / 1000.0);
+		"need a libc built with --enable-systemtap", libc, (int)pid, interval / 1000.0);
 	t0 = first->taken_ns;
 	add_sample(&samples, &n, &cap, first, t0);
 	if (o->progress > 0)
 		progress_line(first, t0);
 	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last);
-	if ((x = mw_run_end_snapshot(o->pid, g, o->read_timeout_ms, NULL))) {
+	if ((x = mw_run_end_snapshot(pid, g, o->read_timeout_ms, NULL))) {
 		add_sample(&samples, &n, &cap, x, t0);
 		mw_snapshot_free(last);
 		last = x;

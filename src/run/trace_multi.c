@@ -168,7 +168,7 @@ static void tree_new(void *ctx, pid_t parent, pid_t pid)
  * totals (drained), the model starts again at their end, the exec line
  * (procs.c); else now (a created process's first program: what the
  * tracer counted of its parent's copy stays in its totals, tracer.h
- * exec_drain), but not at the program's own start. */
+ * mw_procset_ptraced), but not at the program's own start. */
 static void tree_exec(void *ctx, pid_t pid, unsigned execs, int drained)
 {
 	struct msink *k = ctx;
@@ -356,6 +356,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		      struct mw_run_info *rio, struct mw_environment *envo)
 {
 	struct trace_opts oi = *o;
+	pid_t one;
 	struct mw_trace_result ri_r = *r;
 	struct mw_environment env;
 	struct mw_process *pr = mw_procs_process(k->procs, i);
@@ -378,7 +379,9 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 				     sizeof(err)) < 0)
 			mw_warn("process %d: no snapshot at the end: %s", pr->pid, err);
 	}
-	oi.pid = k->set ? pr->pid : 0;	/* -c -f: the environment is ours */
+	one = pr->pid;	/* -c -f: the environment is ours */
+	oi.procs = k->set ? (struct mw_procset){ .kind = MW_PROCS_PIDS, .pid = &one, .npid = 1 } :
+		   (struct mw_procset){ .kind = MW_PROCS_COMMAND };
 	ri_r.pid = pr->pid;
 	/* -f: each process's end, as waitpid(2) gave it to the tracer (-p -f:
 	 * said, not passed on); -p: not ptraced, so not known */
@@ -568,12 +571,13 @@ static void stacks_end(struct msink *k)
 	free(pids);
 }
 
-/* Trace with topts (its env, script and callbacks filled in here from p
- * and k), then say how the processes were followed and write the
- * reports.  The exit status; *detaching as mw_run_trace_multi says. */
+/* Trace with topts (its env and script filled in here from p) and the
+ * consumer c (its ctx and k's callbacks filled in here), then say how
+ * the processes were followed and write the reports.  The exit status; *detaching as mw_run_trace_multi says. */
 static int trace_and_report(const struct trace_opts *o, struct outputs *out, struct msink *k,
 			    const struct mw_run_prep *p, struct mw_tracer_opts *topts,
-			    const char *libc_path, json_t **report, pid_t *detaching)
+			    struct mw_consumer *c, const char *libc_path, json_t **report,
+			    pid_t *detaching)
 {
 	char err[PATH_MAX + 512];
 	struct mw_trace_result r;
@@ -592,12 +596,14 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	topts->verbose = o->verbose;
 	topts->flush = 1;	/* the totals while the uprobes are still there,
 				 * the tracer then left to remove them */
-	topts->missing = missing;
-	topts->on_new = tree_new;
-	topts->on_exec = tree_exec;
-	topts->on_exited = tree_exited;
-	topts->on_released = tree_released;
-	if (mw_trace_run(topts, on_line, k, &r, err, sizeof(err)) < 0) {
+	c->ctx = k;
+	c->line = on_line;
+	c->missing = missing;
+	c->on_new = tree_new;
+	c->on_exec = tree_exec;
+	c->on_exited = tree_exited;
+	c->on_released = tree_released;
+	if (mw_trace_run(topts, c, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		return r.interrupted ? 128 + r.interrupted : MW_EXIT_RUNTIME;
 	}
@@ -621,6 +627,7 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	char err[PATH_MAX + 512];
 	struct mw_run_prep p = { 0 };
 	struct msink k = { .set = set, .read_timeout_ms = o->read_timeout_ms };
+	struct mw_procset ps;
 	int *pids = xcalloc(set->n, sizeof(*pids));
 	int status = MW_EXIT_RUNTIME;
 
@@ -633,22 +640,23 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	if (mw_run_prepare(o, libc_path, dir, pids, set->n, out->script, &p) < 0)
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
-	k.tree = o->follow;	/* -p PID -f */
-	if (o->follow)
+	k.tree = o->procs.follow;	/* -p PID -f */
+	if (o->procs.follow)
 		mw_procs_set_multi(k.procs);
-	if (o->cgroup) {
+	if (o->procs.cgroup) {
 		if (mw_mapped_find(set->pid[0], MW_LIB_LIBC, &k.libc, err, sizeof(err)) != 1) {
 			mw_error("process %d: %s", (int)set->pid[0], err);
 			goto cleanup;
 		}
 		mw_procs_set_multi(k.procs);	/* even of one process, for now */
 	}
+	ps = o->procs;	/* -p's, --cgroup's, with -f's follow */
+	ps.pid = set->pid;
+	ps.npid = set->n;
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
-				  .attach_pid = set->pid[0], .more_pids = set->pid + 1,
-				  .nmore = set->n - 1, .duration_ms = o->duration_ms,
-				  .cgroup = o->cgroup, .join = join, .follow = o->follow,
-				  .exec_drain = o->follow,
-				  .at_exit = o->follow ? tree_exit_stop : NULL },
+				  .procs = &ps, .duration_ms = o->duration_ms },
+				  &(struct mw_consumer){ .join = join,
+				  .at_exit = o->procs.follow ? tree_exit_stop : NULL },
 				  libc_path, report, detaching);
 cleanup:
 	mw_stacks_free(k.stacks);
@@ -684,7 +692,9 @@ int mw_run_trace_tree(const struct trace_opts *o, struct outputs *out, const str
 		goto cleanup;
 	start_states(&k, p.libc, p.libm_path, p.libm != NULL, &p.gst);
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
-				  .target = t, .follow = 1, .exec_drain = 1, .at_exit = tree_exit_stop,
+				  .procs = &(struct mw_procset){ .kind = MW_PROCS_COMMAND, .cmd = t,
+				  .follow = 1 } },
+				  &(struct mw_consumer){ .at_exit = tree_exit_stop,
 				  .arming = tree_arming },
 				  libc_path, report, detaching);
 cleanup:
