@@ -198,8 +198,8 @@ static json_t *json_of(const struct mw_view *v, enum mw_view_unit u, const struc
 			mw_json_set(&o, p[i].name, json_integer((json_int_t)p[i].hits));
 		return o;
 	case MW_VU_ATTACH:
-		o = json_array();
-		for (size_t j = 0; j < a->natt; j++)
+		o = json_array();	/* a: NULL for a figure (none is ATTACH) */
+		for (size_t j = 0; a && j < a->natt; j++)
 			mw_json_append(&o, json_pack("{s:i, s:s}", "tid", a->att[j].tid,
 				"how", mw_report_attach_name(a->att[j].how)));
 		return o;
