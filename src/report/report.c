@@ -2,6 +2,7 @@
  * JSON report (report_json.c) shares with it (report_int.h); see report.h. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,14 +154,6 @@ static uint64_t top_cutoff(const uint64_t *v, size_t n)
 	return cut;
 }
 
-static void addr_str(uint64_t a, char *buf, size_t len)
-{
-	if (a)
-		snprintf(buf, len, "0x%" PRIx64, a);
-	else
-		snprintf(buf, len, "?");
-}
-
 /* -f: was the process created traced, its model starting from the
  * allocator it inherited at fork (its "attach" snapshot is that copy)? */
 static int forked(const struct mw_run_info *ri)
@@ -176,14 +169,12 @@ static void arenas_text(FILE *f, const struct mw_state *st, const struct mw_view
 		fprintf(f, "\nArenas: ? (%" PRId64 " seen while traced)\n", n);
 	else
 		fprintf(f, "\nArenas: %" PRId64 "\n", n);
-	mw_view_arenas_text(f, v, fork, TOP_ATTACH);
+	mw_view_table_text(f, v, MW_VT_arenas, NULL, SIZE_MAX, fork, TOP_ATTACH);
 }
 
-static void heaps_text(FILE *f, const struct mw_state *st)
+static void heaps_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_heap *h = mw_state_heaps(st, &n);
-	char ad[32], ar[32], sz[32], pk[32];
+	size_t n = (size_t)mw_view_get(v, MW_VF_heaps)->v;
 
 	if (heaps_quiet(st))	/* quiet_text() */
 		return;
@@ -193,16 +184,7 @@ static void heaps_text(FILE *f, const struct mw_state *st)
 		fprintf(f, "\nHeaps (heap_info): %zu\n", n);
 	if (!n)
 		return;
-	fprintf(f, "  %-16s %-16s %-12s %-12s %6s %6s  %s\n", "ADDRESS", "ARENA", "SIZE",
-		"PEAK", "GREW", "SHRANK", "STATE");
-	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
-		addr_str(h[i].addr, ad, sizeof(ad));
-		addr_str(h[i].arena, ar, sizeof(ar));
-		fprintf(f, "  %-16s %-16s %-12s %-12s %6" PRIu64 " %6" PRIu64 "  %s\n", ad, ar,
-			mw_human_bytes(h[i].size, sz, sizeof(sz)),
-			mw_human_bytes(h[i].peak, pk, sizeof(pk)), h[i].grew, h[i].shrank,
-			h[i].freed ? "freed" : "live");
-	}
+	mw_view_table_text(f, v, MW_VT_heaps, NULL, TOP_ROWS, 0, 0);
 	more_line(f, TOP_ROWS, n, "heaps");
 }
 
@@ -312,33 +294,28 @@ static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_th
 	fprintf(f, ")\n");
 }
 
-static void threads_text(FILE *f, const struct mw_state *st)
+static void threads_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
 	size_t n;
 	const struct mw_thread *t = mw_state_threads(st, &n);
 	uint64_t *hits = xmalloc((n + 1) * sizeof(*hits)), cut;
-	size_t shown = 0;
-	char ad[32];
+	unsigned char *show = xmalloc(n + 1);
+	size_t shown;
 
 	for (size_t i = 0; i < n; i++)
 		hits[i] = t[i].hits;
 	cut = top_cutoff(hits, n);
+	for (size_t i = 0; i < n; i++)	/* the busiest TOP_ROWS */
+		show[i] = t[i].hits >= cut;
 	free(hits);
 	if (!n) {
 		fprintf(f, "\nThreads: 0 (no thread hit a probe while traced)\n");
+		free(show);
 		return;
 	}
-	fprintf(f, "\nThreads: %zu%s\n  %-8s %-16s %8s %8s %10s\n", n,
-		n > TOP_ROWS ? " (the busiest shown)" : "", "TID", "ARENA", "WAITS", "RETRIES",
-		"PROBE HITS");
-	for (size_t i = 0; i < n && shown < TOP_ROWS; i++) {
-		if (t[i].hits < cut)
-			continue;
-		shown++;
-		addr_str(t[i].arena, ad, sizeof(ad));
-		fprintf(f, "  %-8d %-16s %8" PRIu64 " %8" PRIu64 " %10" PRIu64 "\n", t[i].tid, ad,
-			t[i].waits, t[i].retries, t[i].hits);
-	}
+	fprintf(f, "\nThreads: %zu%s\n", n, n > TOP_ROWS ? " (the busiest shown)" : "");
+	shown = mw_view_table_text(f, v, MW_VT_threads, show, TOP_ROWS, 0, 0);
+	free(show);
 	more_line(f, shown, n, "threads");
 	hits_sum_text(f, st, t, n);
 }
@@ -705,10 +682,10 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	mw_report_head_text(f, st, ri, v);
 	answer_text(f, st, ri);
 	arenas_text(f, st, v, forked(ri));
-	heaps_text(f, st);
+	heaps_text(f, st, v);
 	sbrk_text(f, st, v);
 	thresholds_text(f, st, forked(ri));	/* when they changed */
-	threads_text(f, st);
+	threads_text(f, st, v);
 	setjmp_text(f, st);
 	settings_text(f, st);
 	retries_text(f, st);

@@ -111,22 +111,6 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 	return ev;
 }
 
-static json_t *json_heaps(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_heap *h = mw_state_heaps(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b, s:b}",
-			"address", jaddr(h[i].addr), "arena", jaddr(h[i].arena),
-			"size", jint((int64_t)h[i].size), "peak_size", jint((int64_t)h[i].peak),
-			"grew", jint((int64_t)h[i].grew), "shrank", jint((int64_t)h[i].shrank),
-			"created_by_tid", h[i].created_by_tid, "freed", h[i].freed,
-			"at_attach", h[i].at_attach));
-	return arr;
-}
-
 /* "thresholds": mmap and trim (view.def; null when the allocator at
  * attach is unknown: mallopt or GLIBC_TUNABLES may have set them), and
  * every change. */
@@ -144,19 +128,6 @@ static json_t *json_thresholds(const struct mw_state *st, const struct mw_view *
 	mw_view_json_section(v, "thresholds", &o);
 	mw_json_set(&o, "changes", changes);
 	return o;
-}
-
-static json_t *json_threads(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_thread *t = mw_state_threads(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o, s:o}", "tid", t[i].tid,
-			"arena", jaddr(t[i].arena), "waits", jint((int64_t)t[i].waits),
-			"retries", jint((int64_t)t[i].retries), "hits", jint((int64_t)t[i].hits)));
-	return arr;
 }
 
 static json_t *json_events_log(const struct mw_state *st)
@@ -386,13 +357,13 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	if (mw_state_attach_refused(st))
 		mw_json_set(&root, "unknown", json_unknown(st));
 	mw_json_set(&root, "events", json_events(st, ri, v));
-	mw_json_set(&root, "arenas", mw_view_arenas_json(v));
-	mw_json_set(&root, "heaps", json_heaps(st));
+	mw_json_set(&root, "arenas", mw_view_table_json(v, MW_VT_arenas));
+	mw_json_set(&root, "heaps", mw_view_table_json(v, MW_VT_heaps));
 	sbrk = json_object();
 	mw_view_json_section(v, "sbrk", &sbrk);
 	mw_json_set(&root, "sbrk", sbrk);
 	mw_json_set(&root, "thresholds", json_thresholds(st, v));
-	mw_json_set(&root, "threads", json_threads(st));
+	mw_json_set(&root, "threads", mw_view_table_json(v, MW_VT_threads));
 	mw_json_set(&root, "events_log", json_events_log(st));
 	mw_json_set(&root, "settings", json_settings(st));
 	mw_json_set(&root, "retries", json_retries(st));

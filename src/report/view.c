@@ -29,9 +29,9 @@ static const struct mw_view_fig_info figs[] = {
 };
 
 static const struct mw_view_col_info cols[] = {
-#define MW_VIEW_COL(id, k, u, w, tp, hd, lb) \
-	{ .name = #id, .key = k, .unit = MW_VU_##u, .width = w, .tpos = tp, .head = hd, \
-	  .label = lb },
+#define MW_VIEW_COL(tab, id, k, u, w, tp, hd, lb) \
+	{ .table = MW_VT_##tab, .name = #id, .key = k, .unit = MW_VU_##u, .width = w, \
+	  .tpos = tp, .head = hd, .label = lb },
 #define MW_VIEW_FIG(...)
 #include "view.def"
 #undef MW_VIEW_FIG
@@ -42,7 +42,8 @@ struct mw_view {
 	const struct mw_state *st;
 	struct mw_view_val fig[MW_VF_COUNT];
 	const struct mw_arena *ar;
-	struct mw_view_val (*cell)[MW_VC_COUNT];	/* a row an arena */
+	/* each table's rows, MW_VC_COUNT cells a row (its own columns used) */
+	struct mw_view_val *cell[MW_VT_COUNT];
 	struct mw_report_cost cost;
 };
 
@@ -54,6 +55,19 @@ const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f)
 const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c)
 {
 	return (unsigned)c < MW_VC_COUNT ? &cols[c] : NULL;
+}
+
+static const char *const table_names[] = { "arenas", "heaps", "threads" };
+static const enum mw_view_fig table_rows[] = { MW_VF_arenas, MW_VF_heaps, MW_VF_threads };
+
+const char *mw_view_table_name(enum mw_view_table t)
+{
+	return table_names[t];
+}
+
+enum mw_view_fig mw_view_table_rows(enum mw_view_table t)
+{
+	return table_rows[t];
 }
 
 #define SET(f, val) (v->fig[MW_VF_##f] = (struct mw_view_val){ .v = (int64_t)(val), .known = 1 })
@@ -98,31 +112,71 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 				v->fig[f].known = 0;
 }
 
-#define CELL(c, val, k) (row[MW_VC_##c] = (struct mw_view_val){ .v = (int64_t)(val), .known = (k) })
+#define CELL(t, c, val, k) (row[MW_VC_##t##_##c] = \
+	(struct mw_view_val){ .v = (int64_t)(val), .known = (k) })
+
+/* Table t's rows, n of them, MW_VC_COUNT cells each. */
+static struct mw_view_val *rows_of(struct mw_view *v, enum mw_view_table t, size_t *n)
+{
+	*n = (size_t)v->fig[table_rows[t]].v;
+	return v->cell[t] = xcalloc((*n + 1) * MW_VC_COUNT, sizeof(*v->cell[t]));
+}
 
 /* The arenas' rows. */
 static void arena_rows(struct mw_view *v)
 {
-	size_t n = (size_t)v->fig[MW_VF_arenas].v;
+	size_t n;
+	struct mw_view_val *cells = rows_of(v, MW_VT_arenas, &n);
 	int unknown = mw_state_attach_refused(v->st) != NULL;
 
-	v->cell = xcalloc(n + 1, sizeof(*v->cell));
 	for (size_t i = 0; i < n; i++) {
 		const struct mw_arena *a = &v->ar[i];
-		struct mw_view_val *row = v->cell[i];
+		struct mw_view_val *row = cells + i * MW_VC_COUNT;
 		/* no attach snapshot: an arena not made while traced may have
 		 * had heaps before (main: bytes before), which events never saw */
 		int known = !unknown || (!a->is_main && a->created_by_tid);
 
-		CELL(address, a->addr, a->addr != 0);
-		CELL(main, a->is_main, 1);
-		CELL(created_by_tid, a->created_by_tid, a->created_by_tid != 0);
-		CELL(threads, a->natt, 1);
-		CELL(heaps, a->nheaps, known || a->is_main);
-		CELL(heap_bytes, a->heap_bytes, known);
-		CELL(waits, a->waits, 1);
-		CELL(at_attach, a->at_attach, 1);
-		CELL(threads_at_attach, a->threads_at_attach, 1);
+		CELL(arenas, address, a->addr, a->addr != 0);
+		CELL(arenas, main, a->is_main, 1);
+		CELL(arenas, created_by_tid, a->created_by_tid, a->created_by_tid != 0);
+		CELL(arenas, threads, a->natt, 1);
+		CELL(arenas, heaps, a->nheaps, known || a->is_main);
+		CELL(arenas, heap_bytes, a->heap_bytes, known);
+		CELL(arenas, waits, a->waits, 1);
+		CELL(arenas, at_attach, a->at_attach, 1);
+		CELL(arenas, threads_at_attach, a->threads_at_attach, 1);
+	}
+}
+
+/* The heaps' and the threads' rows. */
+static void heap_thread_rows(struct mw_view *v)
+{
+	size_t n;
+	struct mw_view_val *cells = rows_of(v, MW_VT_heaps, &n), *row;
+	const struct mw_heap *h = mw_state_heaps(v->st, &n);
+	const struct mw_thread *t;
+
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(heaps, address, h[i].addr, h[i].addr != 0);
+		CELL(heaps, arena, h[i].arena, h[i].arena != 0);
+		CELL(heaps, size, h[i].size, 1);
+		CELL(heaps, peak_size, h[i].peak, 1);
+		CELL(heaps, grew, h[i].grew, 1);
+		CELL(heaps, shrank, h[i].shrank, 1);
+		CELL(heaps, created_by_tid, h[i].created_by_tid, 1);
+		CELL(heaps, freed, h[i].freed, 1);
+		CELL(heaps, at_attach, h[i].at_attach, 1);
+	}
+	cells = rows_of(v, MW_VT_threads, &n);
+	t = mw_state_threads(v->st, &n);
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(threads, tid, t[i].tid, 1);
+		CELL(threads, arena, t[i].arena, t[i].arena != 0);
+		CELL(threads, waits, t[i].waits, 1);
+		CELL(threads, retries, t[i].retries, 1);
+		CELL(threads, hits, t[i].hits, 1);
 	}
 }
 
@@ -133,6 +187,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 	v->st = st;
 	figures(v, ri);
 	arena_rows(v);
+	heap_thread_rows(v);
 	mw_report_cost_of(st, ri, &v->cost);
 	return v;
 }
@@ -141,7 +196,8 @@ void mw_view_free(struct mw_view *v)
 {
 	if (!v)
 		return;
-	free(v->cell);
+	for (int t = 0; t < MW_VT_COUNT; t++)
+		free(v->cell[t]);
 	free(v);
 }
 
@@ -152,7 +208,7 @@ const struct mw_view_val *mw_view_get(const struct mw_view *v, enum mw_view_fig 
 
 const struct mw_view_val *mw_view_cell(const struct mw_view *v, size_t i, enum mw_view_col c)
 {
-	return &v->cell[i][c];
+	return &v->cell[cols[c].table][i * MW_VC_COUNT + c];
 }
 
 const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i)
@@ -214,42 +270,48 @@ void mw_view_json_section(const struct mw_view *v, const char *section, json_t *
 			mw_json_set(obj, figs[f].key, json_of(v, figs[f].unit, &v->fig[f], NULL));
 }
 
-json_t *mw_view_arenas_json(const struct mw_view *v)
+json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t)
 {
 	json_t *arr = json_array();
 
-	for (int64_t i = 0; i < v->fig[MW_VF_arenas].v; i++) {
+	for (int64_t i = 0; i < v->fig[table_rows[t]].v; i++) {
 		json_t *o = json_object();
 
 		for (int c = 0; c < MW_VC_COUNT; c++)
-			mw_json_set(&o, cols[c].key, json_of(v, cols[c].unit, &v->cell[i][c],
-							     &v->ar[i]));
+			if (cols[c].table == t)
+				mw_json_set(&o, cols[c].key, json_of(v, cols[c].unit,
+					mw_view_cell(v, (size_t)i, (enum mw_view_col)c),
+					t == MW_VT_arenas ? &v->ar[i] : NULL));
 		mw_json_append(&arr, o);
 	}
 	return arr;
 }
 
-/* Arena a's threads as the text's last column: " 101(new) 102(reuse)",
- * " and 3 more", " 4 attached before tracing"; " -" when none. */
+/* Arena a's threads as the text's last column: "101(new) 102(reuse)",
+ * " and 3 more", " 4 attached before tracing"; "-" when none. */
 static void attach_text(FILE *f, const struct mw_arena *a, int fork, size_t max)
 {
 	for (size_t j = 0; j < a->natt && j < max; j++)
-		fprintf(f, " %d(%s)", a->att[j].tid, mw_report_attach_name(a->att[j].how));
+		fprintf(f, "%s%d(%s)", j ? " " : "", a->att[j].tid,
+			mw_report_attach_name(a->att[j].how));
 	if (a->natt > max)
 		fprintf(f, " and %zu more", a->natt - max);
 	if (a->threads_at_attach)	/* a forked child: its parent's count */
-		fprintf(f, " %" PRIu64 " attached %s", a->threads_at_attach,
+		fprintf(f, "%s%" PRIu64 " attached %s", a->natt ? " " : "", a->threads_at_attach,
 			fork ? "in its parent at fork" : "before tracing");
-	fprintf(f, "%s", a->natt || a->threads_at_attach ? "" : " -");
+	fprintf(f, "%s", a->natt || a->threads_at_attach ? "" : "-");
 }
 
-/* Cell x of column c (arena a) as the text shows it, into buf. */
+/* Cell x of column c (of arena a, for an arena row) as the text shows
+ * it, into buf. */
 static const char *cell_text(const struct mw_view_val *x, enum mw_view_col c,
 			     const struct mw_arena *a, int fork, char *buf, size_t len)
 {
-	if (c == MW_VC_main)
+	if (c == MW_VC_arenas_main)
 		return x->v ? "main" : "arena";
-	if (c == MW_VC_created_by_tid && !x->known)	/* none: made before */
+	if (c == MW_VC_heaps_freed)
+		return x->v ? "freed" : "live";
+	if (c == MW_VC_arenas_created_by_tid && !x->known)	/* none: made before */
 		return a->at_attach && !a->is_main ? fork ? "(parent)" : "(before)" : "-";
 	if (!x->known)
 		return "?";
@@ -262,32 +324,42 @@ static const char *cell_text(const struct mw_view_val *x, enum mw_view_col c,
 	return buf;
 }
 
-/* Row i (-1: the headings), each column in its text place. */
-static void arena_line(FILE *f, const struct mw_view *v, int64_t i, int fork, size_t max)
+/* Row i of table t (-1: the headings), each column in its text place. */
+static void row_line(FILE *f, const struct mw_view *v, enum mw_view_table t, int64_t i,
+		     int fork, size_t max)
 {
+	const struct mw_arena *a = t == MW_VT_arenas && i >= 0 ? &v->ar[i] : NULL;
 	char buf[32];
 
 	for (int p = 1; p <= MW_VC_COUNT; p++)
 		for (int c = 0; c < MW_VC_COUNT; c++) {
-			if (cols[c].tpos != p)
+			if (cols[c].table != t || cols[c].tpos != p)
 				continue;
-			fputs(p == 1 ? "  " : " ", f);
-			if (cols[c].unit == MW_VU_ATTACH && i < 0)
-				fprintf(f, " %s", cols[c].head);
+			fputs(p == 1 ? "  " : cols[c].width ? " " : "  ", f);
+			if (i < 0)
+				fprintf(f, "%*s", cols[c].width, cols[c].head);
 			else if (cols[c].unit == MW_VU_ATTACH)
-				attach_text(f, &v->ar[i], fork, max);
+				attach_text(f, a, fork, max);
 			else
-				fprintf(f, "%*s", cols[c].width, i < 0 ? cols[c].head :
-					cell_text(&v->cell[i][c], (enum mw_view_col)c, &v->ar[i],
-						  fork, buf, sizeof(buf)));
+				fprintf(f, "%*s", cols[c].width, cell_text(mw_view_cell(v,
+					(size_t)i, (enum mw_view_col)c), (enum mw_view_col)c, a,
+					fork, buf, sizeof(buf)));
 		}
 	fputc('\n', f);
 }
 
-void mw_view_arenas_text(FILE *f, const struct mw_view *v, int fork, size_t max_threads)
+size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t,
+			  const unsigned char *show, size_t max, int fork, size_t max_threads)
 {
-	for (int64_t i = -1; i < v->fig[MW_VF_arenas].v; i++)
-		arena_line(f, v, i, fork, max_threads);
+	size_t shown = 0;
+
+	row_line(f, v, t, -1, fork, max_threads);
+	for (int64_t i = 0; i < v->fig[table_rows[t]].v && shown < max; i++)
+		if (!show || show[i]) {
+			row_line(f, v, t, i, fork, max_threads);
+			shown++;
+		}
+	return shown;
 }
 
 void mw_view_totals(struct mw_view *const *v, size_t n, struct mw_view_totals *t)

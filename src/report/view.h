@@ -41,8 +41,10 @@ enum mw_view_fig {
 	MW_VF_COUNT
 };
 
+enum mw_view_table { MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_COUNT };
+
 enum mw_view_col {
-#define MW_VIEW_COL(id, key, unit, width, tpos, head, label) MW_VC_##id,
+#define MW_VIEW_COL(table, id, key, unit, width, tpos, head, label) MW_VC_##table##_##id,
 #define MW_VIEW_FIG(...)
 #include "view.def"
 #undef MW_VIEW_FIG
@@ -61,6 +63,7 @@ struct mw_view_fig_info {
 };
 
 struct mw_view_col_info {
+	enum mw_view_table table;
 	const char *name, *key;
 	enum mw_view_unit unit;
 	int width;		/* printf width in the text table; 0 the rest */
@@ -71,6 +74,10 @@ struct mw_view_col_info {
 
 const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f);
 const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c);
+/* A table's name: its JSON key ("arenas"), and the figure counting its
+ * rows (MW_VF_arenas). */
+const char *mw_view_table_name(enum mw_view_table t);
+enum mw_view_fig mw_view_table_rows(enum mw_view_table t);
 
 /* One figure's value: known 0 when it is not known (JSON null, text
  * "?"); s for STR figures (owned by the model). */
@@ -88,20 +95,24 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 void mw_view_free(struct mw_view *v);
 
 const struct mw_view_val *mw_view_get(const struct mw_view *v, enum mw_view_fig f);
-/* Arena i's cell of column c (i < mw_view_get(v, MW_VF_arenas)->v), and
- * the model's arena behind the row (its threads attached). */
+/* Row i's cell of column c (i < mw_view_get(v, mw_view_table_rows(its
+ * table))->v), and the model's arena behind arena row i (its threads
+ * attached). */
 const struct mw_view_val *mw_view_cell(const struct mw_view *v, size_t i, enum mw_view_col c);
 const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i);
 
 /* The figures of section, in view.def's order, set into *obj
  * (jsonout.h's mw_json_set: a failure leaves *obj NULL). */
 void mw_view_json_section(const struct mw_view *v, const char *section, json_t **obj);
-/* The "arenas" array: every column of every row. */
-json_t *mw_view_arenas_json(const struct mw_view *v);
-/* The text's arenas table: its heading line and rows ("  ADDRESS ...");
- * fork: the process was created traced (-f), its arenas from before made
- * in its parent; at most max_threads threads a row. */
-void mw_view_arenas_text(FILE *f, const struct mw_view *v, int fork, size_t max_threads);
+/* Table t as the JSON's array: every column of every row. */
+json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
+/* Table t as the text's: its heading line and the rows i that show is
+ * NULL or show[i] for, at most max of them ("  ADDRESS ..."); fork: the
+ * process was created traced (-f), its arenas from before made in its
+ * parent; at most max_threads threads an arena row.  Returns how many
+ * rows it wrote. */
+size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t,
+			  const unsigned char *show, size_t max, int fork, size_t max_threads);
 
 /* What tracing cost (report_head.c): the hits of each probe family and
  * the busiest one's.  The summary says so (matters) when that family made

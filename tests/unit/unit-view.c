@@ -4,9 +4,9 @@
  * its value in the JSON report (at its section and key; a ROWS figure the
  * length of its array), its words in the text summary and in the HTML
  * page whenever the text says it (a MW_VF_QUIET figure only when it is
- * not 0), and each arena column's key in every row of the JSON's
- * "arenas" and its heading in the text and HTML; a renderer that skips a
- * figure fails here.  Each figure the text shows must be shown by one
+ * not 0), and each column of the arenas, heaps and threads tables in
+ * every row of the JSON's array and its heading in the text and HTML; a
+ * renderer that skips a figure fails here.  Each figure the text shows must be shown by one
  * of the streams at least (else the check above never ran for it).
  * Then the totals of the streams' views (mw_view_totals) against the sums
  * of their JSON reports, as the totals of a run of several processes
@@ -146,35 +146,39 @@ static void check_figures(const struct run *r, const char *name, int *shown)
 	}
 }
 
-static void check_arenas(const struct run *r, const char *name)
+/* Each column of each table (the arenas, heaps, threads) in every row
+ * of the JSON's array, and its heading in the text and the page when
+ * the text has the table (any row). */
+static void check_tables(const struct run *r, const char *name)
 {
-	json_t *arr = json_object_get(r->json, "arenas");
-
 	for (int c = 0; c < MW_VC_COUNT; c++) {
 		const struct mw_view_col_info *ci = mw_view_col_info((enum mw_view_col)c);
+		const char *tab = mw_view_table_name(ci->table);
+		json_t *arr = json_object_get(r->json, tab);
 		char *h;
 
+		CHECK(json_is_array(arr), "%s: JSON %s", name, tab);
 		for (size_t i = 0; i < json_array_size(arr); i++) {
 			const struct mw_view_val *x = mw_view_cell(r->v, i, (enum mw_view_col)c);
 			json_t *j = json_object_get(json_array_get(arr, i), ci->key);
 
 			if (ci->unit == MW_VU_ATTACH)
 				CHECK(json_is_array(j) && (int64_t)json_array_size(j) == x->v,
-				      "%s: arena %zu: JSON %s", name, i, ci->key);
+				      "%s: %s %zu: JSON %s", name, tab, i, ci->key);
 			else if (ci->unit == MW_VU_ADDR || ci->unit == MW_VU_TID)
 				CHECK(x->known ? !json_is_null(j) : json_is_null(j),
-				      "%s: arena %zu: JSON %s", name, i, ci->key);
+				      "%s: %s %zu: JSON %s", name, tab, i, ci->key);
 			else
-				CHECK(json_is(j, ci->unit, x), "%s: arena %zu: JSON %s", name, i,
+				CHECK(json_is(j, ci->unit, x), "%s: %s %zu: JSON %s", name, tab, i,
 				      ci->key);
 		}
-		if (!ci->tpos)
+		if (!ci->tpos || !json_array_size(arr))
 			continue;
-		CHECK(strstr(r->text, ci->head) != NULL, "%s: column %s: the text has no '%s'",
-		      name, ci->name, ci->head);
+		CHECK(strstr(r->text, ci->head) != NULL, "%s: %s column %s: the text has no '%s'",
+		      name, tab, ci->name, ci->head);
 		h = escaped(ci->head);
-		CHECK(strstr(r->html, h) != NULL, "%s: column %s: the HTML has no '%s'", name,
-		      ci->name, h);
+		CHECK(strstr(r->html, h) != NULL, "%s: %s column %s: the HTML has no '%s'", name,
+		      tab, ci->name, h);
 		free(h);
 	}
 }
@@ -233,7 +237,7 @@ int main(void)
 		}
 		render(&r[i]);
 		check_figures(&r[i], streams[i], shown);
-		check_arenas(&r[i], streams[i]);
+		check_tables(&r[i], streams[i]);
 	}
 	for (int f = 0; f < MW_VF_COUNT; f++)
 		if (mw_view_fig_info((enum mw_view_fig)f)->text && !shown[f])
