@@ -291,6 +291,8 @@ json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t)
  * " and 3 more", " 4 attached before tracing"; "-" when none. */
 static void attach_text(FILE *f, const struct mw_arena *a, int fork, size_t max)
 {
+	if (!a)		/* not an arena row: no ATTACH column has another table */
+		return;
 	for (size_t j = 0; j < a->natt && j < max; j++)
 		fprintf(f, "%s%d(%s)", j ? " " : "", a->att[j].tid,
 			mw_report_attach_name(a->att[j].how));
@@ -311,7 +313,7 @@ static const char *cell_text(const struct mw_view_val *x, enum mw_view_col c,
 		return x->v ? "main" : "arena";
 	if (c == MW_VC_heaps_freed)
 		return x->v ? "freed" : "live";
-	if (c == MW_VC_arenas_created_by_tid && !x->known)	/* none: made before */
+	if (c == MW_VC_arenas_created_by_tid && !x->known && a)	/* none: made before */
 		return a->at_attach && !a->is_main ? fork ? "(parent)" : "(before)" : "-";
 	if (!x->known)
 		return "?";
