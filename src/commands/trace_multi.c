@@ -23,9 +23,9 @@
 #include "stacks.h"
 #include "trace_multi.h"
 #include "trace_tree.h"
-#include "view.h"
 #include "tracer.h"
 #include "units.h"
+#include "view.h"
 #include "xalloc.h"
 
 struct msink {

@@ -4,8 +4,8 @@
  * text's arenas table of tests/streams/storm24.mw:
  *
  *	  ADDRESS          KIND  CREATOR  HEAPS HEAP BYTES   WAITS  THREADS (how attached)
- *	  0x7f4c31a1cc80   main  -            0 0 B              0  100(initial)
- *	  0x7f4c2c000020   arena 101          1 132.0 KiB        0  101(new)
+ *	  0x7fefd9c42c60   main  -            0 19.8 MiB         3  10960(initial) 10969(reuse) ...
+ *	  0x7fefc4000030   arena 10980        1 5.6 MiB          0  10980(new)
  */
 #include <inttypes.h>
 #include <stdlib.h>
