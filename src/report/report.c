@@ -2,6 +2,7 @@
  * JSON report (report_json.c) shares with it (report_int.h); see report.h. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "report_stacks.h"
 #include "report_int.h"
 #include "report_ledger.h"
+#include "view.h"
 #include "xalloc.h"
 
 /* ---- shared with report_json.c (report_int.h) ---- */
@@ -152,14 +154,6 @@ static uint64_t top_cutoff(const uint64_t *v, size_t n)
 	return cut;
 }
 
-static void addr_str(uint64_t a, char *buf, size_t len)
-{
-	if (a)
-		snprintf(buf, len, "0x%" PRIx64, a);
-	else
-		snprintf(buf, len, "?");
-}
-
 /* -f: was the process created traced, its model starting from the
  * allocator it inherited at fork (its "attach" snapshot is that copy)? */
 static int forked(const struct mw_run_info *ri)
@@ -167,52 +161,20 @@ static int forked(const struct mw_run_info *ri)
 	return ri->in_tree && ri->snap_attach;
 }
 
-static void arenas_text(FILE *f, const struct mw_state *st, int fork)
+static void arenas_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
 {
-	size_t n;
-	const struct mw_arena *a = mw_state_arenas(st, &n);
-	char ad[32], hb[32], nh[24];
-	int unknown = mw_state_attach_refused(st) != NULL;
+	int64_t n = mw_view_get(v, MW_VF_arenas)->v;
 
-	if (unknown)	/* the arenas there before tracing are not all known */
-		fprintf(f, "\nArenas: ? (%zu seen while traced)\n", n);
+	if (mw_state_attach_refused(st))	/* the arenas there before tracing are not all known */
+		fprintf(f, "\nArenas: ? (%" PRId64 " seen while traced)\n", n);
 	else
-		fprintf(f, "\nArenas: %zu\n", n);
-	fprintf(f, "  %-16s %-5s %-8s %5s %-10s %7s  %s\n", "ADDRESS", "KIND",
-		"CREATOR", "HEAPS", "HEAP BYTES", "WAITS", "THREADS (how attached)");
-	for (size_t i = 0; i < n; i++) {
-		char creator[16] = "-";
-		/* made while traced: all its heaps were seen */
-		int known = !unknown || (!a[i].is_main && a[i].created_by_tid);
-
-		addr_str(a[i].addr, ad, sizeof(ad));
-		if (a[i].created_by_tid)
-			snprintf(creator, sizeof(creator), "%d", a[i].created_by_tid);
-		else if (a[i].at_attach && !a[i].is_main)
-			snprintf(creator, sizeof(creator), fork ? "(parent)" : "(before)");
-		if (known)
-			mw_human_bytes(a[i].heap_bytes, hb, sizeof(hb));
-		else
-			snprintf(hb, sizeof(hb), "?");
-		snprintf(nh, sizeof(nh), known || a[i].is_main ? "%zu" : "?", a[i].nheaps);
-		fprintf(f, "  %-16s %-5s %-8s %5s %-10s %7" PRIu64 " ", ad,
-			a[i].is_main ? "main" : "arena", creator, nh, hb, a[i].waits);
-		for (size_t j = 0; j < a[i].natt && j < TOP_ATTACH; j++)
-			fprintf(f, " %d(%s)", a[i].att[j].tid, mw_report_attach_name(a[i].att[j].how));
-		if (a[i].natt > TOP_ATTACH)
-			fprintf(f, " and %zu more", a[i].natt - TOP_ATTACH);
-		if (a[i].threads_at_attach)	/* a forked child: its parent's count */
-			fprintf(f, " %" PRIu64 " attached %s", a[i].threads_at_attach,
-				fork ? "in its parent at fork" : "before tracing");
-		fprintf(f, "%s\n", a[i].natt || a[i].threads_at_attach ? "" : " -");
-	}
+		fprintf(f, "\nArenas: %" PRId64 "\n", n);
+	mw_view_table_text(f, v, MW_VT_arenas, NULL, SIZE_MAX, fork, TOP_ATTACH);
 }
 
-static void heaps_text(FILE *f, const struct mw_state *st)
+static void heaps_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_heap *h = mw_state_heaps(st, &n);
-	char ad[32], ar[32], sz[32], pk[32];
+	size_t n = (size_t)mw_view_get(v, MW_VF_heaps)->v;
 
 	if (heaps_quiet(st))	/* quiet_text() */
 		return;
@@ -222,40 +184,37 @@ static void heaps_text(FILE *f, const struct mw_state *st)
 		fprintf(f, "\nHeaps (heap_info): %zu\n", n);
 	if (!n)
 		return;
-	fprintf(f, "  %-16s %-16s %-12s %-12s %6s %6s  %s\n", "ADDRESS", "ARENA", "SIZE",
-		"PEAK", "GREW", "SHRANK", "STATE");
-	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
-		addr_str(h[i].addr, ad, sizeof(ad));
-		addr_str(h[i].arena, ar, sizeof(ar));
-		fprintf(f, "  %-16s %-16s %-12s %-12s %6" PRIu64 " %6" PRIu64 "  %s\n", ad, ar,
-			mw_human_bytes(h[i].size, sz, sizeof(sz)),
-			mw_human_bytes(h[i].peak, pk, sizeof(pk)), h[i].grew, h[i].shrank,
-			h[i].freed ? "freed" : "live");
-	}
+	mw_view_table_text(f, v, MW_VT_heaps, NULL, TOP_ROWS, 0, 0);
 	more_line(f, TOP_ROWS, n, "heaps");
 }
 
-static void sbrk_text(FILE *f, const struct mw_state *st)
+/* "Main arena sbrk:": its figures (view.def) as a sentence. */
+static void sbrk_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
 	const struct mw_sbrk *s = mw_state_sbrk_get(st);
 	char g[32], t[32], n[32], p[32];
+	int64_t net = mw_view_get(v, MW_VF_sbrk_net)->v, peak = mw_view_get(v, MW_VF_sbrk_peak)->v;
+	uint64_t grown = (uint64_t)mw_view_get(v, MW_VF_sbrk_grown)->v;
+	uint64_t trimmed = (uint64_t)mw_view_get(v, MW_VF_sbrk_trimmed)->v;
+	uint64_t nmore = (uint64_t)mw_view_get(v, MW_VF_sbrk_grow_calls)->v;
+	uint64_t nless = (uint64_t)mw_view_get(v, MW_VF_sbrk_trim_calls)->v;
+	uint64_t failed = (uint64_t)mw_view_get(v, MW_VF_sbrk_failed)->v;
 	/* -p: what was there before may be trimmed while traced: a net below 0 */
-	int neg = s->trimmed > s->grown;
+	int neg = net < 0;
+	uint64_t mag = neg ? (uint64_t)-net : (uint64_t)net;
 
 	if (sbrk_quiet(st))	/* quiet_text() */
 		return;
 	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " call%s, trimmed %s in %"
 		PRIu64 " call%s, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
-		mw_human_bytes(s->grown, g, sizeof(g)), s->nmore, s->nmore == 1 ? "" : "s",
-		mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless, s->nless == 1 ? "" : "s",
-		neg ? "-" : "",
-		mw_human_bytes(neg ? s->trimmed - s->grown : s->grown - s->trimmed, n, sizeof(n)),
-		neg ? "-" : "", neg ? s->trimmed - s->grown : s->grown - s->trimmed,
-		mw_human_bytes((uint64_t)(s->peak > 0 ? s->peak : 0), p, sizeof(p)));
+		mw_human_bytes(grown, g, sizeof(g)), nmore, nmore == 1 ? "" : "s",
+		mw_human_bytes(trimmed, t, sizeof(t)), nless, nless == 1 ? "" : "s",
+		neg ? "-" : "", mw_human_bytes(mag, n, sizeof(n)), neg ? "-" : "", mag,
+		mw_human_bytes((uint64_t)(peak > 0 ? peak : 0), p, sizeof(p)));
 	if (s->first_brk)
 		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n", s->first_brk, s->last_brk);
-	if (s->failed)
-		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", s->failed);
+	if (failed)
+		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", failed);
 }
 
 static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
@@ -335,33 +294,28 @@ static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_th
 	fprintf(f, ")\n");
 }
 
-static void threads_text(FILE *f, const struct mw_state *st)
+static void threads_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
 	size_t n;
 	const struct mw_thread *t = mw_state_threads(st, &n);
 	uint64_t *hits = xmalloc((n + 1) * sizeof(*hits)), cut;
-	size_t shown = 0;
-	char ad[32];
+	unsigned char *show = xmalloc(n + 1);
+	size_t shown;
 
 	for (size_t i = 0; i < n; i++)
 		hits[i] = t[i].hits;
 	cut = top_cutoff(hits, n);
+	for (size_t i = 0; i < n; i++)	/* the busiest TOP_ROWS */
+		show[i] = t[i].hits >= cut;
 	free(hits);
 	if (!n) {
 		fprintf(f, "\nThreads: 0 (no thread hit a probe while traced)\n");
+		free(show);
 		return;
 	}
-	fprintf(f, "\nThreads: %zu%s\n  %-8s %-16s %8s %8s %10s\n", n,
-		n > TOP_ROWS ? " (the busiest shown)" : "", "TID", "ARENA", "WAITS", "RETRIES",
-		"PROBE HITS");
-	for (size_t i = 0; i < n && shown < TOP_ROWS; i++) {
-		if (t[i].hits < cut)
-			continue;
-		shown++;
-		addr_str(t[i].arena, ad, sizeof(ad));
-		fprintf(f, "  %-8d %-16s %8" PRIu64 " %8" PRIu64 " %10" PRIu64 "\n", t[i].tid, ad,
-			t[i].waits, t[i].retries, t[i].hits);
-	}
+	fprintf(f, "\nThreads: %zu%s\n", n, n > TOP_ROWS ? " (the busiest shown)" : "");
+	shown = mw_view_table_text(f, v, MW_VT_threads, show, TOP_ROWS, 0, 0);
+	free(show);
 	more_line(f, shown, n, "threads");
 	hits_sum_text(f, st, t, n);
 }
@@ -723,13 +677,15 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
-	mw_report_head_text(f, st, ri);
+	struct mw_view *v = mw_view_make(st, ri);
+
+	mw_report_head_text(f, st, ri, v);
 	answer_text(f, st, ri);
-	arenas_text(f, st, forked(ri));
-	heaps_text(f, st);
-	sbrk_text(f, st);
+	arenas_text(f, st, v, forked(ri));
+	heaps_text(f, st, v);
+	sbrk_text(f, st, v);
 	thresholds_text(f, st, forked(ri));	/* when they changed */
-	threads_text(f, st);
+	threads_text(f, st, v);
 	setjmp_text(f, st);
 	settings_text(f, st);
 	retries_text(f, st);
@@ -756,5 +712,6 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	if (ri->tracer_died)
 		fprintf(f, "\nThe tracer ended before the program did: events after that "
 			"point are missing.\n");
+	mw_view_free(v);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

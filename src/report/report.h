@@ -107,14 +107,6 @@ struct mw_environment {
 	const char *version;		/* mallocwatch's */
 };
 
-/* What tracing cost over several processes' reports (mw_report_json_value's:
- * -f's tree, -p PID,PID,...): their events.cost summed by family, the time
- * traced the first's (docs/json.md "totals"); new reference, NULL when out
- * of memory.  And its "tracing cost" lines, when it matters (as the
- * summary of one process says it). */
-json_t *mw_report_cost_sum(json_t *const *reps, size_t n);
-void mw_report_cost_sum_text(FILE *f, json_t *const *reps, size_t n);
-
 /* Write the summary.  Returns 0, or -1 if writing failed. */
 int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
 

@@ -50,7 +50,7 @@ static int fam_row(int fam)
 
 /* The busiest family of c->by_family, its figures and whether it
  * matters (c->total and c->traced_ns set). */
-static void decide(struct mw_report_cost *c)
+void mw_report_cost_decide(struct mw_report_cost *c)
 {
 	int row;
 
@@ -87,12 +87,12 @@ void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
 		c->total += p[i].hits;
 	}
 	c->traced_ns = ri->traced_ns;
-	decide(c);
+	mw_report_cost_decide(c);
 }
 
 /* The lines of c, when it matters; in names where the hits were ("" one
  * process, " in all processes"). */
-static void cost_lines(FILE *f, const struct mw_report_cost *c, const char *in)
+void mw_report_cost_lines(FILE *f, const struct mw_report_cost *c, const char *in)
 {
 	const char *name;
 
@@ -118,15 +118,7 @@ static void cost_lines(FILE *f, const struct mw_report_cost *c, const char *in)
 		c->loses ? c->loses : "", c->loses ? ")" : "");
 }
 
-void mw_report_cost_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
-{
-	struct mw_report_cost c;
-
-	mw_report_cost_of(st, ri, &c);
-	cost_lines(f, &c, "");
-}
-
-static json_t *cost_json(const struct mw_report_cost *c)
+json_t *mw_report_cost_json_of(const struct mw_report_cost *c)
 {
 	json_t *by = json_object();
 	char leave[48];
@@ -154,52 +146,6 @@ static json_t *cost_json(const struct mw_report_cost *c)
 		"shown", c->matters);
 }
 
-json_t *mw_report_cost_json(const struct mw_state *st, const struct mw_run_info *ri)
-{
-	struct mw_report_cost c;
-
-	mw_report_cost_of(st, ri, &c);
-	return cost_json(&c);
-}
-
-/* The sum of the reports' events.cost: by family, the first's time. */
-static void sum_of(json_t *const *reps, size_t n, struct mw_report_cost *c)
-{
-	memset(c, 0, sizeof(*c));
-	for (size_t i = 0; i < n; i++) {
-		json_t *cost = json_object_get(json_object_get(reps[i], "events"), "cost");
-		json_t *by = json_object_get(cost, "by_family");
-
-		for (int f = 0; f <= MW_FAM_UNKNOWN; f++) {
-			json_int_t v = json_integer_value(json_object_get(by,
-					mw_family_name((enum mw_family)f)));
-
-			c->by_family[f] += v > 0 ? (uint64_t)v : 0;
-			c->total += v > 0 ? (uint64_t)v : 0;
-		}
-		if (!i)
-			c->traced_ns = (uint64_t)(json_real_value(json_object_get(cost,
-					"traced_seconds")) * 1e9);
-	}
-	decide(c);
-}
-
-json_t *mw_report_cost_sum(json_t *const *reps, size_t n)
-{
-	struct mw_report_cost c;
-
-	sum_of(reps, n, &c);
-	return cost_json(&c);
-}
-
-void mw_report_cost_sum_text(FILE *f, json_t *const *reps, size_t n)
-{
-	struct mw_report_cost c;
-
-	sum_of(reps, n, &c);
-	cost_lines(f, &c, " in all processes");
-}
-
 /* The images the program replaced (exec), when it did. */
 static void execs_line(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
 {
@@ -218,9 +164,12 @@ static void execs_line(FILE *f, const struct mw_state *st, const struct mw_run_i
 		before == 1 ? "" : "s", before == 1 ? "is" : "are");
 }
 
-void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
+			 const struct mw_view *v)
 {
-	uint64_t total, lost, garbled;
+	uint64_t total = (uint64_t)mw_view_get(v, MW_VF_events)->v;
+	uint64_t lost = (uint64_t)mw_view_get(v, MW_VF_lost)->v;
+	uint64_t garbled = (uint64_t)mw_view_get(v, MW_VF_garbled)->v, ignored;
 	int ended;
 
 	/* the command, the libc path and the runtime come from a stream or
@@ -255,7 +204,7 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 		fprintf(f, "  exit status %d\n", ri->exit_status);
 	else if (ri->status_why)
 		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
-	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	mw_state_totals(st, &ignored, &ignored, &ignored, &ended);
 	fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
 		total == 1 ? "" : "s", lost);
 	if (garbled)
@@ -264,7 +213,7 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
-	mw_report_cost_text(f, st, ri);
+	mw_report_cost_lines(f, mw_view_cost(v), "");
 	execs_line(f, st, ri);
 	if (mw_state_full_tables(st)[0])
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",

@@ -34,6 +34,7 @@
 #include "report_ledger.h"
 #include "report_stacks.h"
 #include "report_html_int.h"
+#include "view.h"
 #include "xalloc.h"
 
 /* The time axis: from the program's start (O record; else the first
@@ -529,6 +530,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		.findings_text = ri->findings_text, .stacks = ri->stacks,
 		.stacks_pid = ri->stacks_pid };
 	json_t *data = json_object();
+	struct mw_view *v = mw_view_make(st, ri);	/* the page's counts */
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns, nt;
 	FILE *tf;
@@ -538,7 +540,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	pg.tips = tips;
 	time_axis(&pg);
 	mw_state_samples(st, &ns);
-	mw_state_threads(st, &nt);
+	nt = (size_t)mw_view_get(v, MW_VF_threads)->v;
 	fprintf(f, "<p>pid %d, ", ri->pid);
 	if (pg.timed)
 		fprintf(f, "%.3f s, ", html_secs(&pg, pg.t1));
@@ -546,9 +548,11 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		fprintf(f, "no timed event, ");
 	fprintf(f, "%s runtime, ", ri->runtime ? ri->runtime : "?");
 	if (mw_state_attach_refused(st))	/* those there before tracing: unknown */
-		fprintf(f, "? arenas (%zu seen while traced), ", pg.nar);
+		fprintf(f, "? arenas (%" PRId64 " seen while traced), ",
+			mw_view_get(v, MW_VF_arenas)->v);
 	else
-		fprintf(f, "%zu arena%s, ", pg.nar, pg.nar == 1 ? "" : "s");
+		fprintf(f, "%" PRId64 " arena%s, ", mw_view_get(v, MW_VF_arenas)->v,
+			mw_view_get(v, MW_VF_arenas)->v == 1 ? "" : "s");
 	fprintf(f, "%zu thread%s, %zu sample%s of the allocator; libc ", nt, nt == 1 ? "" : "s",
 		ns, ns == 1 ? "" : "s");
 	mw_xml_escape(f, ri->libc);
@@ -584,6 +588,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "</script>\n");
 	json_decref(data);
 	mw_stack_tips_free(tips);
+	mw_view_free(v);
 	if (!dump) {	/* the page's data could not be made: the page is not whole */
 		errno = ENOMEM;
 		return -1;

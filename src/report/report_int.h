@@ -1,6 +1,6 @@
-/* report_int.h - the few helpers the text summary (report.c) and the JSON
- * report (report_json.c) share.  Only those two include it; everyone else
- * goes through report.h.  All are defined in report.c.
+/* report_int.h - the few helpers the text summary (report.c), the JSON
+ * report (report_json.c) and the view (view.c) share.  Only report/
+ * includes it; everyone else goes through report.h and view.h.  All are defined in report.c.
  */
 #ifndef MALLOCWATCH_REPORT_INT_H
 #define MALLOCWATCH_REPORT_INT_H
@@ -13,6 +13,7 @@
 #include "probetab.h"
 #include "report.h"
 #include "state.h"
+#include "view.h"
 
 /* How a thread came to use an arena, as both reports name it: "new",
  * "reuse", "free_list" or "initial" ("?" for a value out of the enum).
@@ -34,35 +35,19 @@ struct mw_jump *mw_report_jumps_of(const struct mw_state *st, enum mw_jump_kind 
 /* The summary's head (report_head.c): the command, the libc and runtime,
  * the exit, the probe hits and lost events, and what tracing cost when
  * it matters, each on its lines. */
-void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri);
+void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
+			 const struct mw_view *v);
 
-/* What tracing cost (report_head.c): the hits of each probe family and
- * the busiest one's.  The summary says so (matters) when that family made
- * at least MW_COST_SHARE_PCT% of the hits and, over the time traced, at
- * least MW_COST_MIN_HITS of them and MW_COST_RATE a second (about 1% of
- * one CPU at bench/perhit.sh's 0.6-0.8 µs a hit), or, the time not
- * known, MW_COST_HITS of them. */
-#define MW_COST_SHARE_PCT 50
-#define MW_COST_MIN_HITS 10000
-#define MW_COST_RATE 10000
-#define MW_COST_HITS 1000000
-
-struct mw_report_cost {
-	uint64_t total;			/* probe hits */
-	uint64_t by_family[MW_FAM_UNKNOWN + 1];
-	int family;			/* the busiest (enum mw_family), -1 none */
-	uint64_t hits;			/* its hits */
-	uint64_t traced_ns;		/* mw_run_info's; 0 not known */
-	double per_hit_us;		/* bench/perhit.sh's figure; 0 none */
-	const char *loses;		/* what -e '!FAMILY' leaves out; NULL */
-	int matters;
-};
-
+/* What tracing cost (report_head.c; struct mw_report_cost in view.h). */
 void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
 		       struct mw_report_cost *c);
-/* Its lines under the summary's events line, when it matters. */
-void mw_report_cost_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri);
-/* "cost" of the JSON's "events" (docs/json.md); new reference. */
-json_t *mw_report_cost_json(const struct mw_state *st, const struct mw_run_info *ri);
+/* c's busiest family and whether it matters (c->total, by_family and
+ * traced_ns set); its "cost" object of the JSON's "events" (docs/json.md;
+ * new reference); its lines under the summary's events line, when it
+ * matters, in naming where the hits were ("" one process, " in all
+ * processes"). */
+void mw_report_cost_decide(struct mw_report_cost *c);
+json_t *mw_report_cost_json_of(const struct mw_report_cost *c);
+void mw_report_cost_lines(FILE *f, const struct mw_report_cost *c, const char *in);
 
 #endif /* MALLOCWATCH_REPORT_INT_H */

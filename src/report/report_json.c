@@ -28,6 +28,7 @@
 #include "report_int.h"
 #include "report_stacks.h"
 #include "report_ledger.h"
+#include "view.h"
 
 /* An address as "0x..." (JSON numbers lose precision past 2^53), or
  * null when unknown. */
@@ -72,28 +73,17 @@ static json_t *json_target(const struct mw_state *st, const struct mw_run_info *
 	return t;
 }
 
-static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri)
+static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri,
+			   const struct mw_view *v)
 {
-	uint64_t total, lost, garbled;
-	int ended;
-	size_t np;
-	const struct mw_probe_count *p = mw_state_probes(st, &np);
-	json_t *by = json_object();
-
 	const struct mw_state_omitted *o = mw_state_omitted_get(st);
-	json_t *ev;
+	json_t *ev = json_object();
 
-	mw_state_totals(st, &total, &lost, &garbled, &ended);
-	for (size_t i = 0; i < np; i++)
-		mw_json_set(&by, p[i].name, jint((int64_t)p[i].hits));
-	ev = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o}", "total", jint((int64_t)total),
-		"lost", jint((int64_t)lost), "garbled", jint((int64_t)garbled),
-		"complete", ended && !ri->tracer_died && !mw_state_full_tables(st)[0],
-		"by_probe", by, "full_tables", mw_json_str(mw_state_full_tables(st)));
-	/* the hits no thread's count holds (the threads' "hits" add up to
-	 * total less these), and what tracing cost */
-	mw_json_set(&ev, "unthreaded", jint((int64_t)mw_state_hits_unthreaded(st)));
-	mw_json_set(&ev, "cost", mw_report_cost_json(st, ri));
+	/* total, lost, ..., unthreaded (view.def): the hits no thread's count
+	 * holds (the threads' "hits" add up to total less these); what
+	 * tracing cost */
+	mw_view_json_section(v, "events", &ev);
+	mw_json_set(&ev, "cost", mw_report_cost_json_of(mw_view_cost(v)));
 	{
 		uint64_t before;
 		unsigned n = mw_state_execs(st, &before);
@@ -121,91 +111,23 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 	return ev;
 }
 
-static json_t *json_arenas(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_arena *a = mw_state_arenas(st, &n);
-	json_t *arr = json_array();
-	int unknown = mw_state_attach_refused(st) != NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		json_t *threads = json_array();
-		/* no attach snapshot: an arena not made while traced may have
-		 * had heaps before (main: bytes before), which events never saw */
-		int known = !unknown || (!a[i].is_main && a[i].created_by_tid);
-
-		for (size_t j = 0; j < a[i].natt; j++)
-			mw_json_append(&threads, json_pack("{s:i, s:s}", "tid",
-				a[i].att[j].tid, "how", mw_report_attach_name(a[i].att[j].how)));
-		mw_json_append(&arr, json_pack("{s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
-			"address", jaddr(a[i].addr), "main", a[i].is_main,
-			"created_by_tid", a[i].created_by_tid ? jint(a[i].created_by_tid) :
-			json_null(), "threads", threads,
-			"heaps", known || a[i].is_main ? jint((int64_t)a[i].nheaps) : json_null(),
-			"heap_bytes", known ? jint((int64_t)a[i].heap_bytes) : json_null(),
-			"waits", jint((int64_t)a[i].waits), "at_attach", a[i].at_attach,
-			"threads_at_attach", jint((int64_t)a[i].threads_at_attach)));
-	}
-	return arr;
-}
-
-static json_t *json_heaps(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_heap *h = mw_state_heaps(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b, s:b}",
-			"address", jaddr(h[i].addr), "arena", jaddr(h[i].arena),
-			"size", jint((int64_t)h[i].size), "peak_size", jint((int64_t)h[i].peak),
-			"grew", jint((int64_t)h[i].grew), "shrank", jint((int64_t)h[i].shrank),
-			"created_by_tid", h[i].created_by_tid, "freed", h[i].freed,
-			"at_attach", h[i].at_attach));
-	return arr;
-}
-
-static json_t *json_sbrk(const struct mw_state *st)
-{
-	const struct mw_sbrk *s = mw_state_sbrk_get(st);
-
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "grown", jint((int64_t)s->grown),
-		"trimmed", jint((int64_t)s->trimmed),
-		"net", jint((int64_t)(s->grown - s->trimmed)), "peak", jint(s->peak),
-		"grow_calls", jint((int64_t)s->nmore), "trim_calls", jint((int64_t)s->nless),
-		"failed", jint((int64_t)s->failed));
-}
-
-static json_t *json_thresholds(const struct mw_state *st)
+/* "thresholds": mmap and trim (view.def; null when the allocator at
+ * attach is unknown: mallopt or GLIBC_TUNABLES may have set them), and
+ * every change. */
+static json_t *json_thresholds(const struct mw_state *st, const struct mw_view *v)
 {
 	size_t n;
 	uint64_t mm, tr;
 	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
-	json_t *changes = json_array();
+	json_t *changes = json_array(), *o = json_object();
 
 	for (size_t i = 0; i < n; i++)
 		mw_json_append(&changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
 			"source", c[i].source, "mmap", jint((int64_t)c[i].mmap),
 			"trim", jint((int64_t)c[i].trim)));
-	/* no attach snapshot: the thresholds the process had are unknown
-	 * (not glibc's defaults: mallopt or GLIBC_TUNABLES may have set them) */
-	if (mw_state_attach_refused(st))
-		return json_pack("{s:n, s:n, s:o}", "mmap", "trim", "changes", changes);
-	return json_pack("{s:o, s:o, s:o}", "mmap", jint((int64_t)mm), "trim", jint((int64_t)tr),
-			 "changes", changes);
-}
-
-static json_t *json_threads(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_thread *t = mw_state_threads(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o, s:o}", "tid", t[i].tid,
-			"arena", jaddr(t[i].arena), "waits", jint((int64_t)t[i].waits),
-			"retries", jint((int64_t)t[i].retries), "hits", jint((int64_t)t[i].hits)));
-	return arr;
+	mw_view_json_section(v, "thresholds", &o);
+	mw_json_set(&o, "changes", changes);
+	return o;
 }
 
 static json_t *json_events_log(const struct mw_state *st)
@@ -411,9 +333,10 @@ static json_t *json_unknown(const struct mw_state *st)
 
 json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
 {
-	json_t *root = json_object();
+	json_t *root = json_object(), *sbrk;
 	int sites;
 	const char *libm = mw_state_libm(st, &sites);
+	struct mw_view *v = mw_view_make(st, ri);
 
 	mw_json_set(&root, "version", json_integer(1));
 	mw_json_set(&root, "schema_version", json_integer(1));
@@ -433,12 +356,14 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
 	if (mw_state_attach_refused(st))
 		mw_json_set(&root, "unknown", json_unknown(st));
-	mw_json_set(&root, "events", json_events(st, ri));
-	mw_json_set(&root, "arenas", json_arenas(st));
-	mw_json_set(&root, "heaps", json_heaps(st));
-	mw_json_set(&root, "sbrk", json_sbrk(st));
-	mw_json_set(&root, "thresholds", json_thresholds(st));
-	mw_json_set(&root, "threads", json_threads(st));
+	mw_json_set(&root, "events", json_events(st, ri, v));
+	mw_json_set(&root, "arenas", mw_view_table_json(v, MW_VT_arenas));
+	mw_json_set(&root, "heaps", mw_view_table_json(v, MW_VT_heaps));
+	sbrk = json_object();
+	mw_view_json_section(v, "sbrk", &sbrk);
+	mw_json_set(&root, "sbrk", sbrk);
+	mw_json_set(&root, "thresholds", json_thresholds(st, v));
+	mw_json_set(&root, "threads", mw_view_table_json(v, MW_VT_threads));
 	mw_json_set(&root, "events_log", json_events_log(st));
 	mw_json_set(&root, "settings", json_settings(st));
 	mw_json_set(&root, "retries", json_retries(st));
@@ -451,6 +376,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	if (ri->stacks)
 		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks, ri->stacks_pid));
+	mw_view_free(v);
 	return root;
 }
 

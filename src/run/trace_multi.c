@@ -25,6 +25,7 @@
 #include "trace_tree.h"
 #include "tracer.h"
 #include "units.h"
+#include "view.h"
 #include "xalloc.h"
 
 struct msink {
@@ -454,6 +455,26 @@ static void html_all(FILE *html, struct outputs *out, struct msink *k, json_t *c
 	free(sts);
 }
 
+/* The totals of the n processes, from their models (view.h): their line
+ * (n > 1: and what tracing cost, which one process's summary said) to
+ * f; the "totals" object returned (NULL out of memory). */
+static json_t *totals(struct msink *k, const struct mw_run_info *ris, size_t n, FILE *f)
+{
+	struct mw_view **v = xcalloc(n + 1, sizeof(*v));
+	struct mw_view_totals t;
+	json_t *j;
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = mw_view_make(mw_procs_state(k->procs, i), &ris[i]);
+	mw_view_totals(v, n, &t);
+	mw_view_totals_text(f, &t, n > 1);
+	j = mw_view_totals_json(&t);
+	for (size_t i = 0; i < n; i++)
+		mw_view_free(v[i]);
+	free(v);
+	return j;
+}
+
 /* Each process's summary (as one -p run prints it; -f: the tree first,
  * then the summaries of the processes summarized()) to out->summary, its
  * report into reps[i]; the JSON of them all to out->json.  The exit
@@ -495,12 +516,7 @@ static int report_all(const struct trace_opts *o, struct outputs *out, struct ms
 			continue;
 		fprintf(summary, "%s%s", shown++ || k->tree ? "\n" : "", texts[i]);
 	}
-	t = mw_tree_totals(reps, n);
-	mw_tree_totals_text(summary, t);
-	if (n > 1)	/* one process's summary said it */
-		mw_report_cost_sum_text(summary, reps, n);
-	if (t)
-		mw_json_set(&t, "cost", mw_report_cost_sum(reps, n));
+	t = totals(k, ris, n, summary);
 	if (html)
 		html_all(html, out, k, reps, r, ris, n);
 	/* the first process's report at the top, as a single run writes it */

@@ -23,10 +23,4 @@ void mw_tree_text(FILE *f, const struct mw_procs *procs, json_t *const *reps, si
  * the program and the 9 that held the most at exit. */
 int mw_tree_summarized(const struct mw_procs *procs, size_t i, size_t n);
 
-/* The totals over every process's report (a new object: processes,
- * arenas, heaps, threads, events, lost, sbrk_net, retries; NULL out of
- * memory), and their line of text. */
-json_t *mw_tree_totals(json_t *const *reps, size_t n);
-void mw_tree_totals_text(FILE *f, json_t *t);
-
 #endif /* MALLOCWATCH_TRACE_TREE_H */

@@ -1,0 +1,159 @@
+/* view.h - one view of a run: its figures computed once from the model
+ * (state.h) and the run info (report.h), each with one name, unit and
+ * label (view.def), which the text summary (report.c), the JSON report
+ * (report_json.c), the HTML page (report_html.c, whose summary is the
+ * text's) and the totals of a run of several processes render.  A figure
+ * is added once, in view.def and mw_view_make: the JSON writes every
+ * figure of a section in the table's order, the text's arenas table
+ * every column with a place in it, the totals every MW_VF_TOTAL figure.
+ * E.g. of tests/streams/storm24.mw: events 2236, arenas 16, the first
+ * arena row { address 0x7fefd9c42c60, main 1, created_by_tid unknown,
+ * threads 5, heaps 0, heap_bytes 20799488, waits 3, ... }.
+ */
+#ifndef MALLOCWATCH_VIEW_H
+#define MALLOCWATCH_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "probetab.h"
+#include "state.h"
+
+struct mw_run_info;	/* report.h */
+
+enum mw_view_unit {
+	MW_VU_COUNT, MW_VU_BYTES, MW_VU_SBYTES, MW_VU_BOOL, MW_VU_STR, MW_VU_ROWS,
+	MW_VU_PROBES, MW_VU_ADDR, MW_VU_TID, MW_VU_ATTACH
+};
+
+#define MW_VF_ATTACH 1u		/* unknown when the allocator at attach is */
+#define MW_VF_QUIET 2u		/* the text says it only when not 0 */
+#define MW_VF_TOTAL 4u		/* summed in a run of several processes */
+
+enum mw_view_fig {
+#define MW_VIEW_FIG(id, section, key, unit, flags, text, label) MW_VF_##id,
+#define MW_VIEW_COL(...)
+#include "view.def"
+#undef MW_VIEW_FIG
+#undef MW_VIEW_COL
+	MW_VF_COUNT
+};
+
+enum mw_view_table { MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_COUNT };
+
+enum mw_view_col {
+#define MW_VIEW_COL(table, id, key, unit, width, tpos, head, label) MW_VC_##table##_##id,
+#define MW_VIEW_FIG(...)
+#include "view.def"
+#undef MW_VIEW_FIG
+#undef MW_VIEW_COL
+	MW_VC_COUNT
+};
+
+struct mw_view_fig_info {
+	const char *name;	/* the id: "events", "sbrk_net" */
+	const char *section;	/* JSON object it is in; "" the root */
+	const char *key;	/* its key there */
+	enum mw_view_unit unit;
+	unsigned flags;		/* MW_VF_* */
+	const char *text;	/* the words the text summary prints; NULL none */
+	const char *label;	/* what it is */
+};
+
+struct mw_view_col_info {
+	enum mw_view_table table;
+	const char *name, *key;
+	enum mw_view_unit unit;
+	int width;		/* printf width in the text table; 0 the rest */
+	int tpos;		/* place in the text table, 1...; 0 not there */
+	const char *head;	/* its heading there; NULL */
+	const char *label;
+};
+
+const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f);
+const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c);
+/* A table's name: its JSON key ("arenas"), and the figure counting its
+ * rows (MW_VF_arenas). */
+const char *mw_view_table_name(enum mw_view_table t);
+enum mw_view_fig mw_view_table_rows(enum mw_view_table t);
+
+/* One figure's value: known 0 when it is not known (JSON null, text
+ * "?"); s for STR figures (owned by the model). */
+struct mw_view_val {
+	int64_t v;
+	int known;
+	const char *s;
+};
+
+struct mw_view;
+
+/* The view of st (finished: mw_state_finish) and ri; st must outlive it
+ * (the view points into it).  Never NULL (xalloc.h). */
+struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info *ri);
+void mw_view_free(struct mw_view *v);
+
+const struct mw_view_val *mw_view_get(const struct mw_view *v, enum mw_view_fig f);
+/* Row i's cell of column c (i < mw_view_get(v, mw_view_table_rows(its
+ * table))->v), and the model's arena behind arena row i (its threads
+ * attached). */
+const struct mw_view_val *mw_view_cell(const struct mw_view *v, size_t i, enum mw_view_col c);
+const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i);
+
+/* The figures of section, in view.def's order, set into *obj
+ * (jsonout.h's mw_json_set: a failure leaves *obj NULL). */
+void mw_view_json_section(const struct mw_view *v, const char *section, json_t **obj);
+/* Table t as the JSON's array: every column of every row. */
+json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
+/* Table t as the text's: its heading line and the rows i that show is
+ * NULL or show[i] for, at most max of them ("  ADDRESS ..."); fork: the
+ * process was created traced (-f), its arenas from before made in its
+ * parent; at most max_threads threads an arena row.  Returns how many
+ * rows it wrote. */
+size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t,
+			  const unsigned char *show, size_t max, int fork, size_t max_threads);
+
+/* What tracing cost (report_head.c): the hits of each probe family and
+ * the busiest one's.  The summary says so (matters) when that family made
+ * at least MW_COST_SHARE_PCT% of the hits and, over the time traced, at
+ * least MW_COST_MIN_HITS of them and MW_COST_RATE a second (about 1% of
+ * one CPU at bench/perhit.sh's 0.6-0.8 µs a hit), or, the time not
+ * known, MW_COST_HITS of them. */
+#define MW_COST_SHARE_PCT 50
+#define MW_COST_MIN_HITS 10000
+#define MW_COST_RATE 10000
+#define MW_COST_HITS 1000000
+
+struct mw_report_cost {
+	uint64_t total;			/* probe hits */
+	uint64_t by_family[MW_FAM_UNKNOWN + 1];
+	int family;			/* the busiest (enum mw_family), -1 none */
+	uint64_t hits;			/* its hits */
+	uint64_t traced_ns;		/* mw_run_info's; 0 not known */
+	double per_hit_us;		/* bench/perhit.sh's figure; 0 none */
+	const char *loses;		/* what -e '!FAMILY' leaves out; NULL */
+	int matters;
+};
+
+const struct mw_report_cost *mw_view_cost(const struct mw_view *v);
+
+/* The totals of several processes' views (-f's tree, -p PID,PID,...,
+ * --cgroup): n, the MW_VF_TOTAL figures summed (arenas and heaps unknown
+ * when a process's are, with how many), and what tracing cost: the
+ * hits by family summed, the time traced the first's. */
+struct mw_view_totals {
+	size_t processes, unknown;
+	struct mw_view_val fig[MW_VF_COUNT];
+	struct mw_report_cost cost;
+};
+
+void mw_view_totals(struct mw_view *const *v, size_t n, struct mw_view_totals *t);
+/* docs/json.md's "totals" (cost included); new reference, NULL out of
+ * memory. */
+json_t *mw_view_totals_json(const struct mw_view_totals *t);
+/* Its line of text, and with cost the cost's lines when it matters. */
+void mw_view_totals_text(FILE *f, const struct mw_view_totals *t, int cost);
+
+#endif /* MALLOCWATCH_VIEW_H */
