@@ -395,10 +395,15 @@ static int module_running(const char *module)
 	return found;
 }
 
-/* stapbpf's procfs FIFO directories (runtime.h) of dead runs: named
- * mallocwatch_PID_XXXXXX for the run; stapbpf removes them unless
- * it was killed.  Not one whose tracer is still detaching after its run
- * (mallocwatch gone, the tracer not): that is no leftover. */
+/* stapbpf's procfs FIFO directories (runtime.h) of dead runs, named
+ * mallocwatch_PID_XXXXXX for the run (whatever pid namespace the PID is
+ * from).  A run makes and locks its own before it starts the tracer,
+ * and the lock lasts as long as the run, its watcher, its --linger
+ * session or its tracer (mw_runtime_procfs_hold): a directory someone
+ * holds is in use, however little of its holders this process can see.
+ * One nobody holds is taken (locked) and removed, unless a stapbpf we
+ * can see runs its module: a run of an older mallocwatch, which took no
+ * lock (stapbpf made the directory). */
 static int sweep_fifo_dirs(void)
 {
 	char base[PATH_MAX];
@@ -411,15 +416,15 @@ static int sweep_fifo_dirs(void)
 	while ((de = readdir(d))) {
 		const char *end;
 		pid_t pid = pid_after(de->d_name, MW_MODULE_PREFIX, &end);
+		int fd;
 
-		/* mallocwatch_PID_XXXXXX (older runs: mallocwatch_PID); the
-		 * directory lives exactly as long as a stapbpf running its
-		 * module (which makes and removes it), whatever pid namespace
-		 * the PID in its name is from */
-		if (!pid || (*end && *end != '_') || module_running(de->d_name))
+		if (!pid || (*end && *end != '_') || (fd = mw_runtime_procfs_take(de->d_name)) < 0)
 			continue;
-		mw_runtime_procfs_remove(de->d_name);
-		n++;
+		if (!module_running(de->d_name)) {
+			mw_runtime_procfs_remove(de->d_name);	/* under our lock */
+			n++;
+		}
+		close(fd);
 	}
 	closedir(d);
 	return n;

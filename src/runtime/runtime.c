@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -481,6 +482,85 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
 	}
 	if (fd < 0)
 		snprintf(err, errlen, "'%s/%s/%s': %s", path, module, name, strerror(errno));
+	return fd;
+}
+
+/* The FIFO directory this process made and holds for its tracer (one at
+ * a time: a later run's hold lets go of the one before, whose tracer
+ * holds it on its own). */
+static int procfs_lock = -1;
+
+/* Is the directory open on fd still base's entry module (not removed
+ * and replaced under us)? */
+static int same_entry(int base, const char *module, int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && a.st_nlink > 0 &&
+	       fstatat(base, module, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+int mw_runtime_procfs_hold(const char *module, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int base, fd = -1;
+
+	if (mw_runtime_procfs_base(path, sizeof(path)) < 0 || (base = own_dir_at(AT_FDCWD, path)) < 0) {
+		snprintf(err, errlen, "cannot hold stapbpf's FIFO directory in '%s': %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	mw_runtime_procfs_remove(module);	/* a killed stapbpf's (its pid reused) */
+	/* a sweep may lock it between its making and our lock, and remove
+	 * it: made again */
+	for (int i = 0; i < 50 && fd < 0; i++) {
+		if (i)
+			usleep(10000);
+		if (mkdirat(base, module, 0700) < 0 && errno != EEXIST)
+			break;
+		fd = own_dir_at(base, module);
+		if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) < 0 || !same_entry(base, module, fd))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(base);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot make and lock '%s/%s': %s", path, module,
+			 strerror(errno));
+		return -1;
+	}
+	if (procfs_lock >= 0)
+		close(procfs_lock);
+	procfs_lock = fd;
+	return 0;
+}
+
+int mw_runtime_procfs_lock_fd(void)
+{
+	return procfs_lock;
+}
+
+void mw_runtime_procfs_lock_move(int at)
+{
+	if (procfs_lock >= 0 && procfs_lock != at)
+		procfs_lock = fcntl(procfs_lock, F_DUPFD_CLOEXEC, at);
+}
+
+int mw_runtime_procfs_take(const char *module)
+{
+	char path[PATH_MAX];
+	int base, fd;
+
+	if (mw_runtime_procfs_base(path, sizeof(path)) < 0 || (base = own_dir_at(AT_FDCWD, path)) < 0)
+		return -1;
+	fd = own_dir_at(base, module);
+	if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) < 0 || !same_entry(base, module, fd))) {
+		close(fd);
+		fd = -1;
+	}
+	close(base);
 	return fd;
 }
 

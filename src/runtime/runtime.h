@@ -122,6 +122,32 @@ int mw_runtime_procfs_base(char *buf, size_t len);
 int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *name,
 			   char *err, size_t errlen);
 
+/* stapbpf's FIFO directory for module, made (0700) and locked (flock(2)
+ * LOCK_EX) by the run before it starts the tracer: the lock says the
+ * directory is in use, to every sweep whatever it can see of this
+ * process (a sweeper in a pid namespace of its own sees no tracer of
+ * ours in its /proc).  The descriptor is close-on-exec but for stapbpf
+ * (mw_tracer_spawn() hands it on), so the lock lasts as long as the run,
+ * its watcher or its --linger session, or the tracer lives; stapbpf
+ * makes its FIFOs in it and removes it when it ends.  One hold per
+ * process: a later one lets go of the earlier (whose tracer, if any,
+ * keeps holding it).  A stale directory of the same name (a killed
+ * stapbpf's) is removed first.  0, or -1 with a one-line reason in err. */
+int mw_runtime_procfs_hold(const char *module, char *err, size_t errlen);
+
+/* The held FIFO directory's descriptor, or -1. */
+int mw_runtime_procfs_lock_fd(void);
+
+/* Move the held descriptor to the lowest free number from at on (a
+ * --linger session keeps it among its few descriptors). */
+void mw_runtime_procfs_lock_move(int at);
+
+/* For the sweep: the FIFO directory module, locked, when no one holds
+ * it and it is the effective user's own (0700, not a link): its
+ * descriptor (the caller removes the directory, then closes it), else
+ * -1 (in use, not ours, gone). */
+int mw_runtime_procfs_take(const char *module);
+
 /* Remove the procfs FIFO directory stapbpf left for module (it removes it
  * itself unless killed), when it is the effective user's own. */
 void mw_runtime_procfs_remove(const char *module);

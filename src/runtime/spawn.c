@@ -75,6 +75,9 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 		}
 		dup2(pe[1], 2);
 		mw_cloexec_from_3();
+		/* stapbpf holds its FIFO directory's lock too (runtime.h) */
+		if (strcmp(argv[0], "stapbpf") == 0 && mw_runtime_procfs_lock_fd() >= 0)
+			fcntl(mw_runtime_procfs_lock_fd(), F_SETFD, 0);
 		if (cwd && chdir(cwd) < 0)
 			_exit(126);
 		if (preload)
