@@ -668,5 +668,6 @@ struct mw_linger *mw_linger_arm(const char *key, const char *id, const char *scr
 		   sizeof(struct timeval));
 	l->armed = 1;
 	armed_here = 1;
+	mw_runtime_procfs_release();	/* the session's tracer holds its module's lock */
 	return l;
 }

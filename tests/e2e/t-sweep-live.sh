@@ -8,15 +8,18 @@
 # in a pid namespace of its own (a container's mallocwatch, or
 # `unshare --pid --mount-proc`) sees empty of the host's tracers.
 # Before the FIFO directory was locked, such a sweep removed a live run's
-# FIFO directory ("cannot flush the tracer").
+# FIFO directory ("cannot flush the tracer"), and its uprobe definitions
+# (it judged the host's pid namespace dead: it saw no process in it).
 #  1. run A, held in its program, and a linger session (armed by run L):
 #     a sweep from a pid namespace of its own, a --cleanup and run B on
-#     the host between; A's and the session's FIFO directories stay, A
-#     ends complete (flushed), and a run joining the session is served;
+#     the host between; A's and the session's FIFO directories and A's
+#     uprobe definitions (tracefs) stay, A ends complete (flushed), and a
+#     run joining the session is served;
 #  2. what nobody planted in the TMPDIR, named as a dead run's work
 #     directory would be, is left alone (not root's);
-#  3. once A is gone, a FIFO directory left unlocked (its tracer killed)
-#     is swept: the sweep still works.
+#  3. a FIFO directory whose lock no one holds (its tracer killed) is
+#     swept, from anywhere; one without a lock file (an older
+#     mallocwatch's) only by a sweep that sees every process.
 # needs: root glibc serial
 . tests/lib/lib.sh
 need_root
@@ -48,7 +51,9 @@ fifo_dir_of() {
 }
 
 # 1. run A, held until released; a linger session beside it
-"$MW" -o "$OUT/a.txt" -c sh -c "touch $OUT/started
+# A attaches through tracefs (uprobe definitions named for its stapbpf's
+# pid, as on kernels before uprobe_multi links): those must stay too
+MALLOCWATCH_ATTACH=tracefs "$MW" -o "$OUT/a.txt" -c sh -c "touch $OUT/started
 	i=0; while [ ! -e $OUT/release ] && [ \$i -lt 900 ]; do sleep 0.1; i=\$((i+1)); done" \
 	2>"$OUT/a.err" &
 a=$!
@@ -66,7 +71,12 @@ adir=$(fifo_dir_of $a)
 ldir=$(ls -d "$FIFOS"/mallocwatch_*_* 2>/dev/null | grep -v "^$adir\$" | while read -r d; do
 	[ -p "$d/drain" ] && echo "$d"; done | head -n 1)
 [ -n "$ldir" ] || fail "no FIFO directory of the linger session (tracer $tracer, session $sess)"
-echo "run A: $adir; the session: $ldir"
+atr=$(pgrep -P $a -x stapbpf)
+[ -n "$atr" ] || fail "no stapbpf of run A's"
+defs() { grep -c "^p:uprobes/stapprobe_${atr}_" /sys/kernel/debug/tracing/uprobe_events; }
+adefs=$(defs)
+[ "$adefs" -gt 0 ] || fail "run A's tracer $atr has no uprobe definitions"
+echo "run A: $adir, tracer $atr with $adefs uprobe definitions; the session: $ldir"
 
 # 2. planted by nobody: a directory named as a dead run's would be
 $NOBODY mkdir -m 0700 "$T/mallocwatch.1.NOBODY" || fail "nobody could not plant"
@@ -78,9 +88,12 @@ unshare --pid --fork --mount-proc "$MW" --cleanup 2>"$OUT/ns.err" ||
 cat "$OUT/ns.err"
 [ -d "$adir" ] || fail "a sweep from a pid namespace removed live run A's FIFO directory"
 [ -d "$ldir" ] || fail "a sweep from a pid namespace removed the live session's FIFO directory"
+[ "$(defs)" = "$adefs" ] ||
+	fail "a sweep from a pid namespace removed $((adefs - $(defs))) of live run A's uprobe definitions"
 "$MW" --cleanup 2>"$OUT/host.err" || fail "--cleanup exited $?: $(cat "$OUT/host.err")"
 "$MW" -q -o /dev/null -c true 2>"$OUT/b.err" || fail "run B exited $?: $(cat "$OUT/b.err")"
 [ -d "$adir" ] && [ -d "$ldir" ] || fail "a host sweep removed a live FIFO directory"
+[ "$(defs)" = "$adefs" ] || fail "a host sweep removed live run A's uprobe definitions"
 [ -d "$T/mallocwatch.1.NOBODY" ] || fail "nobody's directory was removed"
 echo "ok: the sweeps left the live FIFO directories and nobody's directory alone"
 
@@ -98,8 +111,8 @@ grep -q "joined a tracer session (tracer pid $tracer," "$OUT/l2.err" ||
 grep -q "cannot flush" "$OUT/l2.err" && fail "run L2 could not drain the session's tracer"
 echo "ok: run A ended complete, run L2 was served by the session"
 
-# 3. the sweep still sweeps: a FIFO directory nobody holds (as a killed
-# tracer leaves it) goes at the next sweep
+# 3. the sweep still sweeps: a FIFO directory and lock file nobody holds
+# (as a killed tracer leaves them) go at the next sweep
 kill "$sess" 2>/dev/null
 i=0
 while [ -e "/proc/$tracer" ]; do
@@ -107,6 +120,15 @@ while [ -e "/proc/$tracer" ]; do
 done
 mkdir -m 0700 "$FIFOS/mallocwatch_999999999_TESTXX" || exit 99
 mkfifo "$FIFOS/mallocwatch_999999999_TESTXX/flush" || exit 99
+: >"$FIFOS/mallocwatch_999999999_TESTXX.lock"
 unshare --pid --fork --mount-proc "$MW" --cleanup 2>"$OUT/ns2.err"
-[ -d "$FIFOS/mallocwatch_999999999_TESTXX" ] && fail "an unheld FIFO directory was kept"
-echo "ok: an unheld FIFO directory is swept"
+[ -e "$FIFOS/mallocwatch_999999999_TESTXX" ] && fail "an unheld FIFO directory was kept: $(cat "$OUT/ns2.err")"
+[ -e "$FIFOS/mallocwatch_999999999_TESTXX.lock" ] && fail "an unheld lock file was kept"
+# one without a lock file (an older mallocwatch's): only a sweep that
+# sees every process judges it
+mkdir -m 0700 "$FIFOS/mallocwatch_999999998_TESTXX" || exit 99
+unshare --pid --fork --mount-proc "$MW" --cleanup 2>"$OUT/ns3.err"
+[ -d "$FIFOS/mallocwatch_999999998_TESTXX" ] || fail "a sweep from a pid namespace judged an unlocked FIFO directory"
+"$MW" --cleanup 2>"$OUT/host3.err"
+[ -e "$FIFOS/mallocwatch_999999998_TESTXX" ] && fail "the host's sweep kept a dead unlocked FIFO directory"
+echo "ok: unheld FIFO directories are swept (without a lock file, only by the host)"
