@@ -79,9 +79,11 @@ true & dead=$!
 wait $dead
 echo "p:uprobes/stapprobe_${dead}_0 /bin/true:0x1000" >>$UE || fail "cannot define a uprobe"
 trap 'echo "-:uprobes/stapprobe_${dead}_0" >>$UE 2>/dev/null' EXIT	# ours to remove
-# The kill must land while the definitions are there: on a loaded machine
-# stapbpf may have let them go first, so up to 5 tries (each a whole run,
-# swept by --cleanup before the next).
+# The kill must land while the definitions are there: stapbpf is held
+# (SIGSTOP) as soon as it is seen and let run in 5 ms steps until it has
+# defined one, so it cannot let them go between our look and the kill
+# (before, on a loaded machine, it had let them go in 5 tries of 5); up to
+# 5 tries still (each a whole run, swept by --cleanup before the next).
 n=0 try=0
 while [ "$n" -eq 0 ] && [ $try -lt 5 ]; do
 	try=$((try + 1))
@@ -90,9 +92,15 @@ while [ "$n" -eq 0 ] && [ $try -lt 5 ]; do
 	i=0	# killed while it defines its uprobes (once attached, it has let
 		# the definitions go: only the perf events hold them then)
 	sb=
-	until [ -n "$sb" ] && grep -q "stapprobe_${sb}_" $UE; do
-		i=$((i + 1)); [ $i -lt 3000 ] || fail "stapbpf never defined a uprobe"; sleep 0.005
+	until [ -n "$sb" ]; do
+		i=$((i + 1)); [ $i -lt 3000 ] || fail "no stapbpf started"; sleep 0.005
 		sb=$(our_tracers | xargs -r -n1 sh -c 'grep -qx stapbpf /proc/$0/comm 2>/dev/null && echo $0')
+	done
+	kill -STOP $sb
+	i=0
+	until grep -q "stapprobe_${sb}_" $UE; do
+		i=$((i + 1)); [ $i -lt 3000 ] || { kill -KILL $sb $mw; fail "stapbpf never defined a uprobe"; }
+		kill -CONT $sb; sleep 0.005; kill -STOP $sb
 	done
 	kill -KILL $sb $mw
 	wait $mw 2>/dev/null
@@ -109,8 +117,12 @@ start=$(date +%s%N)
 "$MW" -o /dev/null -c true 2>"$OUT/next.err" || fail "the next run failed: $(cat "$OUT/next.err")"
 echo "the next run took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 grep -q "stapprobe_${sb}_" $UE && fail "$(grep -c "stapprobe_${sb}_" $UE) of the killed tracer's $n uprobe definitions are still there"
-grep -q "cleaned up after an earlier run that was killed: .* $n uprobe definitions" \
-	"$OUT/next.err" || fail "the next run did not say what it cleaned: $(cat "$OUT/next.err")"
+# the next run says it removed them, unless another run's sweep (another
+# make check's) took them, or some, first
+said=$(sed -n 's/.*cleaned up after an earlier run that was killed: .* \([0-9]*\) uprobe definitions*.*/\1/p' "$OUT/next.err")
+[ "${said:-0}" -le "$n" ] && { [ "${said:-0}" = "$n" ] || ! grep -q "stapprobe_${sb}_" $UE; } ||
+	fail "the next run did not say what it cleaned: $(cat "$OUT/next.err")"
+[ "${said:-0}" = "$n" ] || echo "note: $((n - ${said:-0})) of the $n taken by another run's sweep first"
 grep -q "stapprobe_${dead}_" $UE || fail "a definition of a tracer mallocwatch did not start was removed"
 "$MW" --cleanup 2>/dev/null	# waits for the run's tracer to remove its uprobes
 grep -q "stapprobe_${dead}_" $UE || fail "--cleanup removed a definition of a tracer mallocwatch did not start"
