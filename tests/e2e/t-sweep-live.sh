@@ -68,9 +68,11 @@ until [ -e "$OUT/started" ]; do
 	sleep 0.1
 done
 adir=$(fifo_dir_of $a)
-ldir=$(ls -d "$FIFOS"/mallocwatch_*_* 2>/dev/null | grep -v "^$adir\$" | while read -r d; do
-	[ -p "$d/drain" ] && echo "$d"; done | head -n 1)
-[ -n "$ldir" ] || fail "no FIFO directory of the linger session (tracer $tracer, session $sess)"
+# the session's module is named after the work directory its tracer
+# works in (mallocwatch.PID.XXXXXX: mallocwatch_PID_XXXXXX)
+wd=$(basename "$(readlink /proc/$tracer/cwd)")
+ldir=$FIFOS/mallocwatch_$(echo "$wd" | sed -n 's/^mallocwatch\.\([0-9]*\)\.\([A-Za-z0-9]*\)$/\1_\2/p')
+[ -p "$ldir/drain" ] || fail "no FIFO directory of the linger session (tracer $tracer in $wd)"
 atr=$(pgrep -P $a -x stapbpf)
 [ -n "$atr" ] || fail "no stapbpf of run A's"
 defs() { grep -c "^p:uprobes/stapprobe_${atr}_" /sys/kernel/debug/tracing/uprobe_events; }
