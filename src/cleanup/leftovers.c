@@ -395,10 +395,15 @@ static int module_running(const char *module)
 	return found;
 }
 
-/* stapbpf's procfs FIFO directories (runtime.h) of dead runs: named
- * mallocwatch_PID_XXXXXX for the run; stapbpf removes them unless
- * it was killed.  Not one whose tracer is still detaching after its run
- * (mallocwatch gone, the tracer not): that is no leftover. */
+/* stapbpf's procfs FIFO directories (runtime.h) of dead runs, named
+ * mallocwatch_PID_XXXXXX for the run (whatever pid namespace the PID is
+ * from), and their modules' lock files (MODULE.lock).  A module is in
+ * use while its lock is held: by its tracer, or by its run about to start
+ * it (mw_runtime_procfs_hold), however little of them this process can
+ * see.  One whose lock no one holds is taken and its directory and lock
+ * file removed; a directory without a lock file (a run of an older
+ * mallocwatch) only when we see every process (mw_pidns_initial) and
+ * no stapbpf runs its module. */
 static int sweep_fifo_dirs(void)
 {
 	char base[PATH_MAX];
@@ -409,17 +414,23 @@ static int sweep_fifo_dirs(void)
 	if (mw_runtime_procfs_base(base, sizeof(base)) < 0 || !(d = opendir(base)))
 		return 0;
 	while ((de = readdir(d))) {
+		char module[NAME_MAX + 1];
+		size_t len = strlen(de->d_name), sl = strlen(MW_PROCFS_LOCK_SUFFIX);
+		int lock = len > sl && strcmp(de->d_name + len - sl, MW_PROCFS_LOCK_SUFFIX) == 0, fd, r, dir;
 		const char *end;
-		pid_t pid = pid_after(de->d_name, MW_MODULE_PREFIX, &end);
+		pid_t pid;
 
-		/* mallocwatch_PID_XXXXXX (older runs: mallocwatch_PID); the
-		 * directory lives exactly as long as a stapbpf running its
-		 * module (which makes and removes it), whatever pid namespace
-		 * the PID in its name is from */
-		if (!pid || (*end && *end != '_') || module_running(de->d_name))
+		snprintf(module, sizeof(module), "%.*s", (int)(lock ? len - sl : len), de->d_name);
+		pid = pid_after(module, MW_MODULE_PREFIX, &end);
+		if (!pid || (*end && *end != '_') || (r = mw_runtime_procfs_take(module, &fd)) < 0)
 			continue;
-		mw_runtime_procfs_remove(de->d_name);
-		n++;
+		dir = faccessat(dirfd(d), module, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+		if (r == 1 || (dir && !lock && mw_pidns_initial() && !module_running(module))) {
+			n += dir;
+			mw_runtime_procfs_remove(module);	/* under its lock */
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 	closedir(d);
 	return n;

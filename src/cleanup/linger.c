@@ -25,6 +25,7 @@
 #include "linger.h"
 #include "pidfd.h"
 #include "protocol.h"
+#include "runtime.h"
 #include "spawn.h"
 #include "unwind.h"
 #include "uprobes.h"
@@ -553,8 +554,9 @@ static void __attribute__((noreturn)) sess_main(struct sess *ss, char *const arg
 	ss->ctl = fcntl(ss->ctl, F_DUPFD_CLOEXEC, 1001);
 	ss->dirfd = fcntl(ss->dirfd, F_DUPFD_CLOEXEC, 1002);
 	fcntl(mw_workdir_lock_fd(), F_DUPFD_CLOEXEC, 1003);
+	mw_runtime_procfs_lock_move(1004);	/* the FIFO directory's, for the tracer */
 	syscall(SYS_close_range, 3U, 999U, 0U);
-	syscall(SYS_close_range, 1004U, ~0U, 0U);
+	syscall(SYS_close_range, 1005U, ~0U, 0U);
 	ss->tracer = mw_tracer_spawn(argv, ss->workdir, preload, ss->sites, &ss->out_fd,
 				     &ss->err_fd);
 	if (ss->tracer < 0 || (ss->tfd = mw_pidfd_open(ss->tracer)) < 0) {
@@ -666,5 +668,6 @@ struct mw_linger *mw_linger_arm(const char *key, const char *id, const char *scr
 		   sizeof(struct timeval));
 	l->armed = 1;
 	armed_here = 1;
+	mw_runtime_procfs_release();	/* the session's tracer holds its module's lock */
 	return l;
 }

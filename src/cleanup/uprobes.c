@@ -129,7 +129,7 @@ static int record_dir(int create)
 
 void mw_tracer_record(pid_t tracer)
 {
-	char name[64], line[64];
+	char name[64], line[128];
 	int dir = record_dir(1), fd;
 
 	if (dir < 0)
@@ -138,7 +138,9 @@ void mw_tracer_record(pid_t tracer)
 	unlinkat(dir, name, 0);	/* an older process's, of the same pid */
 	fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0) {
-		int n = snprintf(line, sizeof(line), "%llu\n", start_time(tracer));
+		const char *module = mw_runtime_procfs_module();
+		int n = snprintf(line, sizeof(line), "%llu\n%s%s", start_time(tracer),
+				 module ? module : "", module ? "\n" : "");
 
 		if (write(fd, line, (size_t)n) != n)
 			unlinkat(dir, name, 0);
@@ -155,32 +157,52 @@ void mw_tracer_unrecord(pid_t tracer)
 	unlink(path);
 }
 
-/* The start time root's record gives tracer pid (a tracer mallocwatch
- * started), or 0 when there is no record. */
-static unsigned long long recorded_start(pid_t pid)
+/* The record MW_RECORD_DIR/name: the tracer's start time into *t and
+ * the module whose lock it held into module (runtime.h; "" in a record
+ * of an older mallocwatch, which took no lock).  0, or -1 when there is
+ * no such record. */
+static int read_record(const char *name, unsigned long long *t, char *module, size_t len)
 {
-	char path[128], buf[64];
-	unsigned long long t;
+	char path[128], buf[160], mod[64] = "";
 
-	record_path(pid, path, sizeof(path));
+	snprintf(path, sizeof(path), MW_RECORD_DIR "/%s", name);
 	if (mw_read_small(path, O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf)) < 0 ||
-	    sscanf(buf, "%llu", &t) != 1)
-		return 0;
-	return t;
+	    sscanf(buf, "%llu %63s", t, mod) < 1)
+		return -1;
+	snprintf(module, len, "%s", strncmp(mod, MW_MODULE_PREFIX, strlen(MW_MODULE_PREFIX)) == 0 ?
+		 mod : "");
+	return 0;
 }
 
-/* Is pid a tracer mallocwatch started that has ended?  A live process
- * with that pid and the recorded start time is the tracer itself. */
+/* The start time root's record gives tracer pid (a tracer mallocwatch
+ * started), or 0 when there is no record; its module into module. */
+static unsigned long long recorded_start(pid_t pid, char *module, size_t len)
+{
+	char name[64];
+	unsigned long long t;
+
+	record_name(pid, name, sizeof(name));
+	return read_record(name, &t, module, len) == 0 ? t : 0;
+}
+
+/* Is pid a tracer mallocwatch started that has ended?  One that held its
+ * module's lock has ended when no one holds it; of an older mallocwatch,
+ * a live process with that pid and the recorded start time is the
+ * tracer itself. */
 static int recorded_dead(pid_t pid)
 {
-	unsigned long long t = recorded_start(pid);
+	char module[64];
+	unsigned long long t = recorded_start(pid, module, sizeof(module));
 
+	if (t && module[0])
+		return !mw_runtime_procfs_held(module);
 	return t && (!mw_process_alive(pid) || start_time(pid) != t);
 }
 
 int mw_tracer_recorded_alive(pid_t pid)
 {
-	unsigned long long t = recorded_start(pid);
+	char module[64];
+	unsigned long long t = recorded_start(pid, module, sizeof(module));
 
 	return t && mw_process_alive(pid) && start_time(pid) == t;
 }
@@ -250,24 +272,38 @@ static void liveness_read(struct liveness *lv)
 	lv->ours[strlen(lv->ours) - 1] = '\0';
 }
 
-/* Is the record name ("NS.PID") of a tracer that has ended: in our pid
- * namespace, the process with that pid is gone or another (its start
- * time); in another, that namespace has no process left at all (it was
- * killed with its last process, the tracer and its watcher with it). */
+int mw_pidns_initial(void)
+{
+	struct stat sb;
+
+	return stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino == 0xEFFFFFFCULL;
+}
+
+/* Is the record name ("NS.PID") of a tracer that has ended (1), one
+ * that may run (0), or no record of ours (-1)?  A tracer that held its
+ * module's lock has ended when no one holds it, whatever namespace it
+ * ran in.  Of an older mallocwatch: in our pid namespace, the process
+ * with that pid is gone or another (its start time); in another, seen
+ * from the initial one, that namespace has no process left at all (it
+ * was killed with its last process, the tracer and its watcher with
+ * it). */
 static int record_dead(const char *name, const struct liveness *lv, pid_t *pid)
 {
 	const char *dot = strrchr(name, '.');
-	unsigned long long ns;
+	unsigned long long ns, t;
+	char module[64];
 
 	*pid = dot ? (pid_t)atoi(dot + 1) : 0;
-	if (*pid <= 0)
-		return 0;
+	if (*pid <= 0 || read_record(name, &t, module, sizeof(module)) < 0)
+		return -1;
+	if (module[0])
+		return !mw_runtime_procfs_held(module);
 	if (!lv->complete)
 		return 0;	/* not all seen: a live one may be among the rest */
 	if (strncmp(name, lv->ours, strlen(lv->ours)) == 0)
 		return recorded_dead(*pid);
-	if (sscanf(name, "%llu.", &ns) != 1)
-		return 0;
+	if (sscanf(name, "%llu.", &ns) != 1 || !mw_pidns_initial())
+		return 0;	/* its processes may be where we cannot see */
 	for (int i = 0; i < lv->nns; i++)
 		if (lv->ns[i] == ns)
 			return 0;	/* its pids are not ours to judge */
@@ -275,27 +311,32 @@ static int record_dead(const char *name, const struct liveness *lv, pid_t *pid)
 }
 
 /* May the definitions named for pid go: a record of a tracer of ours
- * that has ended, and no live stapbpf anywhere we can see calls itself
+ * that has ended, no record of that pid (another pid namespace's) that
+ * may still run, and no live stapbpf anywhere we can see calls itself
  * pid? */
 static int ours_and_dead(pid_t pid, const struct liveness *lv)
 {
-	int dir = record_dir(0), dead = 0;
+	int dir = record_dir(0), dead = 0, alive = 0;
 	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
 	struct dirent *de;
 
 	for (int i = 0; i < lv->nstapbpf; i++)
 		if (lv->stapbpf[i] == pid)
 			pid = 0;
-	while (pid && d && !dead && (de = readdir(d))) {
+	while (pid && d && !alive && (de = readdir(d))) {
 		pid_t p;
+		int r = record_dead(de->d_name, lv, &p);
 
-		dead = record_dead(de->d_name, lv, &p) && p == pid;
+		if (p == pid && r >= 0) {
+			dead |= r == 1;
+			alive |= r == 0;
+		}
 	}
 	if (d)
 		closedir(d);
 	else if (dir >= 0)
 		close(dir);
-	return dead;
+	return dead && !alive;
 }
 
 /* One pass: remove the definitions of dead tracers of ours; how many
@@ -359,7 +400,7 @@ static void prune_records(void)
 	while (d && (de = readdir(d))) {
 		pid_t pid;
 
-		if (record_dead(de->d_name, &lv, &pid) && mw_uprobes_of(pid) == 0)
+		if (record_dead(de->d_name, &lv, &pid) == 1 && mw_uprobes_of(pid) == 0)
 			unlinkat(dir, de->d_name, 0);
 	}
 	if (d)
@@ -430,7 +471,7 @@ static int any_dead_record(void)
 	while (!dead && (de = readdir(d))) {
 		pid_t pid;
 
-		dead = de->d_name[0] != '.' && record_dead(de->d_name, &lv, &pid);
+		dead = de->d_name[0] != '.' && record_dead(de->d_name, &lv, &pid) == 1;
 	}
 	closedir(d);
 	return dead;

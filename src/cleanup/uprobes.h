@@ -6,9 +6,12 @@
  * NSpid), and removes them when it exits; one killed with SIGKILL, or
  * whose perf events the kernel still holds, leaves them.  They are
  * removed only when PID is a tracer mallocwatch started (a record of
- * root's in MW_RECORD_DIR, holding its start time), that tracer has
- * ended, and no live stapbpf we can see calls itself PID.  Another
- * tool's definitions are never touched.  The rest of the sweep, and the
+ * root's in MW_RECORD_DIR, holding its start time and its module), that
+ * tracer has ended (its module's lock is free: runtime.h; for a record
+ * of an older mallocwatch, without a module, by the processes seen), no
+ * record of that PID in another pid namespace may still run, and no live
+ * stapbpf we can see calls itself PID.  Another tool's definitions are
+ * never touched.  The rest of the sweep, and the
  * work directories, are leftovers.h's.
  */
 #ifndef MALLOCWATCH_UPROBES_H
@@ -18,7 +21,9 @@
 
 /* Root's record of the tracers mallocwatch started (tmpfs: a reboot,
  * which ends every tracer, clears it): MW_RECORD_DIR/NS.PID (NS: the inode of
- * the pid namespace PID is in) holds the tracer's start time (proc(5) stat field 22).  Made 0700; not used when
+ * the pid namespace PID is in) holds the tracer's start time (proc(5) stat field 22)
+ * and, on a second line, the module whose lock it holds (runtime.h's
+ * mw_runtime_procfs_module()).  Made 0700; not used when
  * it is not the effective user's alone. */
 #define MW_RUN_DIR "/run/mallocwatch"
 #define MW_RECORD_DIR MW_RUN_DIR "/tracers"
@@ -46,6 +51,12 @@ int mw_tracer_recorded_alive(pid_t pid);
  * process "stapbpf"; only root's can hold uprobes) that is still running,
  * not dead and not a zombie; else 0. */
 int mw_stapbpf_live(pid_t pid);
+
+/* 1 when this process is in the initial pid namespace (its inode is
+ * fixed: PROC_PID_INIT_INO) and so sees every process in /proc: only
+ * then may what a run of an older mallocwatch left (no lock, runtime.h)
+ * be judged by the processes seen; else 0. */
+int mw_pidns_initial(void);
 
 /* How many uprobe definitions stapbpf process tracer has; -1 when
  * uprobe_events cannot be read. */

@@ -447,6 +447,14 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 	st->nice = getpriority(PRIO_PROCESS, 0);
 	if (errno || setpriority(PRIO_PROCESS, 0, -20) < 0)
 		st->nice = 99;	/* left as it is */
+	/* and, when it may, as a real-time thread: a nice value counts only
+	 * within its autogroup (sched(7); on by default), so under load from
+	 * other sessions a thread at nice -20 waited up to 40 ms for a CPU
+	 * with threads held, and the stop passed its bound (t-stop-bounds).
+	 * It sleeps while it waits for the threads, which run meanwhile. */
+	st->rt = sched_getscheduler(0) == SCHED_OTHER &&
+		 sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
+				    &(struct sched_param){ .sched_priority = 1 }) == 0;
 	st->polled = mw_now_ns();	/* no thread is held before this */
 	/* until a listing finds no thread that is not held */
 	while ((r = seize_new(st, deadline, err, errlen)) > 0)
@@ -716,6 +724,8 @@ static uint64_t detach_all(struct mw_ptstop *st, int stop)
 	for (size_t i = 0; i < st->n; i++)
 		if (st->t[i].tid && nlate < MAX_LATE)
 			late[nlate++] = st->t[i].tid;
+	if (st->rt)
+		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ .sched_priority = 0 });
 	if (st->nice != 99)
 		setpriority(PRIO_PROCESS, 0, st->nice);
 	free(st->t);

@@ -39,6 +39,7 @@ struct mw_ptstop {
 	int held_once;	/* t0 is set for good */
 	uint64_t all_at;	/* when the held threads are polled next */
 	int nice;	/* our thread's nice value before the hold */
+	int rt;		/* our thread made SCHED_FIFO for the hold */
 };
 
 /* Take one waitpid(2) status of st->t[i]: a stop (a signal kept for the

@@ -35,6 +35,7 @@ static double stop_share = MW_SNAP_STOP_SHARE / 100.0;
 
 #define MIN_STOP_NS 2000000ULL	/* a stop shorter than this is not tried */
 #define SETTLE_GRACE_NS 5000000ULL	/* for threads let go to stop again, at least */
+#define RELEASE_NS 1000000ULL	/* for letting every thread go, within the stop */
 
 void mw_snapshot_stop_bounds(long max_stop_ms, long max_stopped_ms, double share_pct)
 {
@@ -200,7 +201,7 @@ static int one_stop(struct walk *w, struct mw_snap_unwinder **u, struct run_stop
 	struct mw_snapshot *s = w->s;
 	struct mw_ptstop *st;
 	char why[256];
-	uint64_t now = mw_now_ns(), end = now + allow - w->reserve, held = 0;
+	uint64_t now = mw_now_ns(), end = now + allow - w->reserve - RELEASE_NS, held = 0;
 	uint64_t by = (end < w->deadline ? end : w->deadline) - w->walk_ns;
 	int ret, cut, job;
 

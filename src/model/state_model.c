@@ -154,6 +154,26 @@ static void heap_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
 		.peak = size, .created_by_tid = tid, .new_ns = st->now_ns };
 }
 
+/* A memory_heap_new hit.  Its heap may be live in the model already,
+ * made by the G record the end (or its free) printed: stapbpf streams
+ * hits through its perf buffer, read by a thread of its own, while its
+ * interpreter prints the aggregates straight out, so under load a hit
+ * may come after them (docs/protocol.md, "Order").  Only one heap can be
+ * live at an address: that one is this one, whose maker and time the
+ * hit tells; not a second heap. */
+static void heap_new_hit(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
+{
+	struct mw_heap *h = live_heap(st, addr);
+
+	if (!h || h->created_by_tid || h->at_attach || h->new_ns) {
+		heap_new(st, tid, addr, size);
+		return;
+	}
+	h->created_by_tid = tid;
+	h->new_ns = st->now_ns;
+	st->heap_guess[h - st->heaps] = tid ? thread(st, tid)->arena : 0;
+}
+
 static void arena_new(struct mw_state *st, int tid, uint64_t addr, uint64_t size)
 {
 	struct mw_arena *a = arena(st, addr, 1);
@@ -324,7 +344,7 @@ static void apply(struct mw_state *st, int pid_id, int tid, const uint64_t *a, i
 		attach(st, tid, a[0], MW_ATTACH_FREE_LIST);
 		break;
 	case MW_P_memory_heap_new:
-		heap_new(st, tid, a[0], n > 1 ? a[1] : 0);
+		heap_new_hit(st, tid, a[0], n > 1 ? a[1] : 0);
 		break;
 	case MW_P_memory_heap_free:
 		if ((h = live_heap(st, a[0]))) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -484,9 +485,127 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
 	return fd;
 }
 
+/* The lock this process holds for its tracer's module (one at a time: a
+ * later hold lets go of the one before), and that module's name. */
+static int procfs_lock = -1;
+static char procfs_module[64];
+
+/* Is the file open on fd still base's entry name (not removed and
+ * replaced under us)? */
+static int same_entry(int base, const char *name, int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && a.st_nlink > 0 &&
+	       fstatat(base, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/* "MODULE.lock" into buf, or -1 when module is not a module's name. */
+static int lock_name(const char *module, char *buf, size_t len)
+{
+	if (strncmp(module, MW_MODULE_PREFIX, strlen(MW_MODULE_PREFIX)) != 0 ||
+	    strlen(module) >= sizeof(procfs_module) || strchr(module, '/'))
+		return -1;
+	snprintf(buf, len, "%s" MW_PROCFS_LOCK_SUFFIX, module);
+	return 0;
+}
+
+int mw_runtime_procfs_hold(const char *module, char *err, size_t errlen)
+{
+	char path[PATH_MAX], name[96];
+	int base, fd = -1;
+
+	if (lock_name(module, name, sizeof(name)) < 0 || mw_runtime_procfs_base(path, sizeof(path)) < 0 ||
+	    (base = own_dir_at(AT_FDCWD, path)) < 0) {
+		snprintf(err, errlen, "cannot lock stapbpf's FIFO directory for '%s' in '%s': %s",
+			 module, path, strerror(errno));
+		return -1;
+	}
+	mw_runtime_procfs_remove(module);	/* a killed stapbpf's (its pid reused) */
+	/* a sweep may take the lock between its making and ours, and remove
+	 * it: made again */
+	for (int i = 0; i < 50 && fd < 0; i++) {
+		if (i)
+			usleep(10000);
+		fd = openat(base, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) < 0 || !same_entry(base, name, fd))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(base);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot lock '%s/%s': %s", path, name, strerror(errno));
+		return -1;
+	}
+	mw_runtime_procfs_release();
+	procfs_lock = fd;
+	snprintf(procfs_module, sizeof(procfs_module), "%s", module);
+	return 0;
+}
+
+int mw_runtime_procfs_lock_fd(void)
+{
+	return procfs_lock;
+}
+
+const char *mw_runtime_procfs_module(void)
+{
+	return procfs_module[0] ? procfs_module : NULL;
+}
+
+void mw_runtime_procfs_lock_move(int at)
+{
+	if (procfs_lock >= 0 && procfs_lock != at)
+		procfs_lock = fcntl(procfs_lock, F_DUPFD_CLOEXEC, at);
+}
+
+void mw_runtime_procfs_release(void)
+{
+	if (procfs_lock >= 0)
+		close(procfs_lock);
+	procfs_lock = -1;
+}
+
+int mw_runtime_procfs_take(const char *module, int *fdp)
+{
+	char path[PATH_MAX], name[96];
+	struct stat sb;
+	int base, fd, r = -1;
+
+	*fdp = -1;
+	if (lock_name(module, name, sizeof(name)) < 0 || mw_runtime_procfs_base(path, sizeof(path)) < 0 ||
+	    (base = own_dir_at(AT_FDCWD, path)) < 0)
+		return -1;
+	/* O_NONBLOCK: nothing but a regular file is opened (the place is
+	 * root's alone) */
+	fd = openat(base, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		r = errno == ENOENT ? 0 : -1;
+	} else if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+		   flock(fd, LOCK_EX | LOCK_NB) == 0 && same_entry(base, name, fd)) {
+		*fdp = fd;
+		r = 1;
+	}
+	if (r != 1 && fd >= 0)
+		close(fd);
+	close(base);
+	return r;
+}
+
+int mw_runtime_procfs_held(const char *module)
+{
+	int fd, r = mw_runtime_procfs_take(module, &fd);
+
+	if (fd >= 0)
+		close(fd);
+	return r < 0;
+}
+
 void mw_runtime_procfs_remove(const char *module)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], name[96];
 	int base, dir;
 
 	if (mw_runtime_procfs_base(path, sizeof(path)) < 0 || (base = own_dir_at(AT_FDCWD, path)) < 0)
@@ -504,5 +623,7 @@ void mw_runtime_procfs_remove(const char *module)
 			close(dir);
 		unlinkat(base, module, AT_REMOVEDIR);
 	}
+	if (lock_name(module, name, sizeof(name)) == 0)
+		unlinkat(base, name, 0);	/* its lock's file */
 	close(base);
 }

@@ -122,8 +122,54 @@ int mw_runtime_procfs_base(char *buf, size_t len);
 int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *name,
 			   char *err, size_t errlen);
 
+/* Whether a tracer's module is in use (its FIFO directory, its uprobe
+ * definitions: uprobes.h) is told by a lock, never by a look at /proc
+ * (a sweeper in a pid namespace of its own sees none of the host's
+ * processes, a container's none of another's): MODULE MW_PROCFS_LOCK_SUFFIX
+ * in the FIFO directories' directory (mw_runtime_procfs_base), a regular
+ * file of the effective user's, locked (flock(2) LOCK_EX) by the run
+ * before it starts the tracer.  Its descriptor is close-on-exec but for
+ * stapbpf, which mw_tracer_spawn() hands it to and then lets go of
+ * (mw_runtime_procfs_release): the lock lasts until the tracer has
+ * exited, whoever waits for it (the run, its watcher, a --linger
+ * session).  A sweep takes a lock no one holds and removes what it stood
+ * for, then the file. */
+#define MW_PROCFS_LOCK_SUFFIX ".lock"
+
+/* Make and lock module's lock file (one hold per process: a later one
+ * lets go of the earlier); a FIFO directory a killed stapbpf left under
+ * that name is removed first.  0, or -1 with a one-line reason in err. */
+int mw_runtime_procfs_hold(const char *module, char *err, size_t errlen);
+
+/* The held lock's descriptor, or -1. */
+int mw_runtime_procfs_lock_fd(void);
+
+/* The module of this process's latest hold (held still, or handed to its
+ * tracer), or NULL. */
+const char *mw_runtime_procfs_module(void);
+
+/* Move the held descriptor to the lowest free number from at on (a
+ * --linger session keeps it among its few descriptors). */
+void mw_runtime_procfs_lock_move(int at);
+
+/* Let go of the held descriptor (the tracer holds the lock now). */
+void mw_runtime_procfs_release(void);
+
+/* For the sweep: take module's lock.  1 with the locked descriptor in
+ * *fd (the caller removes what the lock stood for, the lock's file with
+ * mw_runtime_procfs_remove, then closes *fd); 0 when there is no lock
+ * file (a run of an older mallocwatch, or one swept); -1 when it is held
+ * (or not ours). */
+int mw_runtime_procfs_take(const char *module, int *fd);
+
+/* 1 when module's lock is held by someone (its tracer, or its run about
+ * to start it), else 0. */
+int mw_runtime_procfs_held(const char *module);
+
 /* Remove the procfs FIFO directory stapbpf left for module (it removes it
- * itself unless killed), when it is the effective user's own. */
+ * itself unless killed), when it is the effective user's own, and the
+ * module's lock file: only once its tracer has ended, or under the lock
+ * (mw_runtime_procfs_take). */
 void mw_runtime_procfs_remove(const char *module);
 
 #endif /* MALLOCWATCH_RUNTIME_H */

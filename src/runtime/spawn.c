@@ -29,6 +29,15 @@ void mw_cloexec_from_3(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* In a spawned child: name set to value, or unset when value is NULL. */
+static void child_env(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+}
+
 /* fork+exec argv with stdout/stderr on new pipes (spawn.h). */
 pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 		       const char *sites, int *out_fd, int *err_fd)
@@ -75,16 +84,13 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 		}
 		dup2(pe[1], 2);
 		mw_cloexec_from_3();
+		/* stapbpf holds its module's lock (runtime.h) */
+		if (strcmp(argv[0], "stapbpf") == 0 && mw_runtime_procfs_lock_fd() >= 0)
+			fcntl(mw_runtime_procfs_lock_fd(), F_SETFD, 0);
 		if (cwd && chdir(cwd) < 0)
 			_exit(126);
-		if (preload)
-			setenv("LD_PRELOAD", preload, 1);
-		else
-			unsetenv("LD_PRELOAD");
-		if (sites)
-			setenv("MW_UMULTI_SITES", sites, 1);
-		else
-			unsetenv("MW_UMULTI_SITES");
+		child_env("LD_PRELOAD", preload);
+		child_env("MW_UMULTI_SITES", sites);
 		/* stapbpf's /var/tmp: root's own (runtime.h) */
 		if (strcmp(argv[0], "stapbpf") == 0 && mw_runtime_vartmp_enter() < 0) {
 			fprintf(stderr, "ERROR: cannot give stapbpf a private /var/tmp ('%s'): "
@@ -97,6 +103,8 @@ pid_t mw_tracer_spawn(char *const argv[], const char *cwd, const char *preload,
 	}
 	close(po[1]);
 	close(pe[1]);
+	if (pid > 0 && strcmp(argv[0], "stapbpf") == 0)
+		mw_runtime_procfs_release();	/* the tracer's now */
 	if (pid < 0) {
 		close(po[0]);
 		close(pe[0]);

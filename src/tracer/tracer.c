@@ -586,6 +586,8 @@ static void reap_tracer(struct run *rn, const char *name)
 		if (n)
 			mw_note("removed %d uprobe definitions the dead tracer left", n);
 		mw_runtime_procfs_remove(rn->module);
+	} else if (o->env->rt == MW_RT_BPF && !rn->lg) {
+		mw_runtime_procfs_remove(rn->module);	/* its lock's file (runtime.h) */
 	}
 	if (o->env->rt == MW_RT_KERNEL && WIFSIGNALED(r->tracer_status) &&
 	    mw_sweep_kmods(MW_SWEEP_WAIT_MS) > 0)	/* it could not unload it */

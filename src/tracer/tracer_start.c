@@ -32,8 +32,10 @@ int mw_tr_compile(struct run *rn, char *bo, size_t bolen, char *err, size_t errl
 		rn->lg = o->session;
 		snprintf(rn->module, sizeof(rn->module), "%s", rn->lg->module);
 	} else {
-		if (o->env->rt == MW_RT_BPF)	/* a FIFO directory a killed stapbpf left */
-			mw_runtime_procfs_remove(rn->module);
+		/* its FIFO directory, held against sweeps (runtime.h) */
+		if (o->env->rt == MW_RT_BPF &&
+		    mw_runtime_procfs_hold(rn->module, err, errlen) < 0)
+			return -1;
 		if (o->env->rt == MW_RT_BPF ?
 		    mw_tracer_compile_bpf(o->env, o->script, o->workdir, rn->module, bo, bolen,
 					  mw_procset_starts(o->procs), &cached, err, errlen) < 0 :

@@ -9,6 +9,11 @@
 #  3. the compiled scripts are bounded (MALLOCWATCH_CACHE_MB): the least
 #     recently used go first, until the rest fit, and a bad bound is
 #     refused with a warning.
+# The cache is the machine's: another run (another make check's) may
+# sweep a dead run's temporary before ours does, which is right; so what
+# is removed and what stays is checked, and ours need not be the sweep
+# that says it (the last session's load run failed "the killed run left
+# no temporary" this way).
 # needs: root glibc serial
 . tests/lib/lib.sh
 need_root
@@ -19,8 +24,15 @@ K=$C/kernel-$(uname -r)
 "$MW" --cleanup >/dev/null 2>&1
 "$MW" -q -c true >/dev/null 2>&1 || fail "a plain run failed"
 [ -d "$C/modules" ] || fail "no $C/modules after a run"
-ls -d "$C"/new.* "$C"/modules/new.* "$C"/runtime/new.* 2>/dev/null | grep -q . &&
-	fail "temporaries before the test: $(ls -d "$C"/new.* "$C"/modules/new.* 2>/dev/null)"
+# none left that no one holds (one held is another run's, making it now;
+# looked at twice, a second apart: its maker locks it just after making it)
+unheld_tmp() {
+	for t in "$C"/new.* "$C"/modules/new.* "$C"/runtime/new.*; do
+		[ -e "$t" ] && flock -n "$t" true 2>/dev/null && [ -e "$t" ] && echo "$t"
+	done
+}
+[ -z "$(unheld_tmp)" ] || { sleep 1; [ -z "$(unheld_tmp)" ]; } ||
+	fail "temporaries no one holds before the test: $(unheld_tmp)"
 holder=
 trap '[ -z "$holder" ] || pkill -P $holder sleep; rm -f "$C/modules/new.heldxx" "$C/modules/keepme" "$C/modules/new.toolong7" "$C"/modules/bpf_t-cache-*.bo' EXIT
 
@@ -42,6 +54,10 @@ if [ -d "$K" ]; then
 		sleep 0.1
 		mwpid=$(pgrep -P $st -x mallocwatch)
 	done
+	# its temporary: the one it holds open (its lock), not another
+	# run's (other runs on the machine make theirs in the same place)
+	left=$(ls -l /proc/$mwpid/fd 2>/dev/null | sed -n "s|.* -> \($C/new\.[^/]*\)\$|\1|p" | head -n 1)
+	[ -n "$left" ] || fail "the held run $mwpid holds no temporary in $C open"
 	kill -KILL "$mwpid"
 	kill -KILL $st	# strace would sit out its delay
 	wait $st 2>/dev/null
@@ -51,18 +67,27 @@ if [ -d "$K" ]; then
 		[ $i -lt 100 ] || fail "the killed run $mwpid is still there"
 		sleep 0.1
 	done
-	left=$(ls -d "$C"/new.* 2>/dev/null)
-	[ -n "$left" ] || fail "the killed run left no temporary (the test missed its moment)"
 	[ -d "$K" ] && fail "the stub was renamed into place before the kill"
+	# from the kill on, the temporary is a dead run's: any run's sweep on
+	# the machine may take it (another make check's, say); the next run
+	# says it removed it unless another took it first
+	there=0
+	[ -e "$left" ] && there=1
 	"$MW" -c true >/dev/null 2>"$OUT/1b.err" || fail "the next run failed: $(cat "$OUT/1b.err")"
-	grep -q 'cleaned up after an earlier run that was killed: .* 1 unfinished cache entry removed' \
-		"$OUT/1b.err" || fail "the next run did not say it removed the temporary: $(cat "$OUT/1b.err")"
-	[ -e "$left" ] && fail "$left is still there"
+	[ -e "$left" ] && fail "$left is still there after the next run"
+	if grep -q 'cleaned up after an earlier run that was killed: .* unfinished cache entr' "$OUT/1b.err"; then
+		echo "ok: a run killed while making $K left $left; the next run removed it and made the stub"
+	elif [ $there = 0 ]; then
+		fail "the next run did not say it removed the temporary: $(cat "$OUT/1b.err")"
+	else	# there, and gone without our run's word: another's took it
+		echo "ok: a run killed while making $K left $left; another run's sweep removed it"
+	fi
 	[ -f "$K/include/config/kernel.release" ] || fail "the stub was not made again"
-	echo "ok: a run killed while making $K left $left; the next run removed it and made the stub"
 fi
 
 # 2. planted: three temporaries nobody holds, one held, two other names
+# removed FILE: the count of "N unfinished cache entr(y|ies) removed" in FILE
+removed() { sed -n 's/.* \([0-9]*\) unfinished cache entr.*/\1/p' "$1" | head -n 1; }
 mkdir "$C/new.aaaaaa" && echo x >"$C/new.aaaaaa/f"
 echo x >"$C/modules/new.bbbbbb"
 mkdir -p "$C/runtime" && mkdir "$C/runtime/new.cccccc"
@@ -78,8 +103,11 @@ until [ -e "$C/modules/new.heldxx" ] && ! flock -n -x "$C/modules/new.heldxx" tr
 	sleep 0.1
 done
 "$MW" --cleanup >/dev/null 2>"$OUT/2.err" || fail "--cleanup exited $?: $(cat "$OUT/2.err")"
-grep -q ' 3 unfinished cache entries removed' "$OUT/2.err" ||
-	fail "--cleanup did not say 3: $(cat "$OUT/2.err")"
+# 3, or fewer when another run's sweep (another make check's) took some
+# first: what is gone and what stays is checked below either way
+n=$(removed "$OUT/2.err")
+[ -n "$n" ] && [ "$n" -le 3 ] && [ "$n" -ge 1 ] || fail "--cleanup did not say 3: $(cat "$OUT/2.err")"
+[ "$n" = 3 ] || echo "note: $((3 - n)) of the 3 taken by another run's sweep first"
 for p in "$C/new.aaaaaa" "$C/modules/new.bbbbbb" "$C/runtime/new.cccccc"; do
 	[ -e "$p" ] && fail "$p (nobody's) is still there"
 done
@@ -90,7 +118,8 @@ pkill -P $holder sleep
 wait $holder 2>/dev/null
 holder=
 "$MW" --cleanup >/dev/null 2>"$OUT/2b.err"
-grep -q ' 1 unfinished cache entry removed' "$OUT/2b.err" ||
+n=$(removed "$OUT/2b.err")
+[ "$n" = 1 ] || { [ "$n" = 0 ] && echo "note: taken by another run's sweep first"; } ||
 	fail "--cleanup after the holder ended: $(cat "$OUT/2b.err")"
 [ -e "$C/modules/new.heldxx" ] && fail "new.heldxx is still there after its holder ended"
 rm -f "$C/modules/keepme" "$C/modules/new.toolong7"

@@ -82,9 +82,9 @@ trap 'echo "-:uprobes/stapprobe_${dead}_0" >>$UE 2>/dev/null' EXIT	# ours to rem
 # The kill must land while the definitions are there. stapbpf defines a
 # uprobe, then opens its perf event (which lets the definition go): its
 # perf_event_open calls are each held 1 s here (strace -D keeps stapbpf's
-# own pid, parent and name), so even a loaded machine sees the window; up
-# to 5 tries all the same (each a whole run, swept by --cleanup before the
-# next).
+# own pid, parent and name), so even a loaded machine sees the window (at
+# load 10, unheld, it had let them go in 5 tries of 5); up to 5 tries all
+# the same (each a whole run, swept by --cleanup before the next).
 mkdir -p "$OUT/slowbin"
 cat >"$OUT/slowbin/stapbpf" <<EOF
 #!/bin/sh
@@ -119,8 +119,12 @@ start=$(date +%s%N)
 "$MW" -o /dev/null -c true 2>"$OUT/next.err" || fail "the next run failed: $(cat "$OUT/next.err")"
 echo "the next run took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 grep -q "stapprobe_${sb}_" $UE && fail "$(grep -c "stapprobe_${sb}_" $UE) of the killed tracer's $n uprobe definitions are still there"
-grep -q "cleaned up after an earlier run that was killed: .* $n uprobe definitions\?" \
-	"$OUT/next.err" || fail "the next run did not say what it cleaned: $(cat "$OUT/next.err")"
+# the next run says it removed them, unless another run's sweep (another
+# make check's) took them, or some, first
+said=$(sed -n 's/.*cleaned up after an earlier run that was killed: .* \([0-9]*\) uprobe definitions*.*/\1/p' "$OUT/next.err")
+[ "${said:-0}" -le "$n" ] && { [ "${said:-0}" = "$n" ] || ! grep -q "stapprobe_${sb}_" $UE; } ||
+	fail "the next run did not say what it cleaned: $(cat "$OUT/next.err")"
+[ "${said:-0}" = "$n" ] || echo "note: $((n - ${said:-0})) of the $n taken by another run's sweep first"
 grep -q "stapprobe_${dead}_" $UE || fail "a definition of a tracer mallocwatch did not start was removed"
 "$MW" --cleanup 2>/dev/null	# waits for the run's tracer to remove its uprobes
 grep -q "stapprobe_${dead}_" $UE || fail "--cleanup removed a definition of a tracer mallocwatch did not start"
@@ -201,7 +205,7 @@ sleep 0.2
 pgrep -f "$OUT/bin/stap" >/dev/null && fail "the compiling stap survived"
 # (stap's child: a sleep with this PATH; other sleeps on the machine are not)
 for p in $(pgrep -x sleep); do
-	tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "PATH=$OUT/bin:$PATH" &&
+	{ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "PATH=$OUT/bin:$PATH" &&
 		fail "stap's child survived"
 done
 [ -z "$(ls "$T")" ] || fail "^C left in TMPDIR: $(ls "$T")"
@@ -236,17 +240,30 @@ for p in $ours; do
 	[ -e /proc/$p ] && [ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" != Z ] &&
 		fail "after five runs: tracer $p still runs"
 done
+# quiet WHAT: fail with WHAT unless another tracer came meanwhile (one
+# running now that is not of the five, or the record of one: another
+# test's, another make check's), whose definitions, process and perf
+# events the machine-wide looks below would see
+quiet() {
+	_other=$(for p in $(pgrep -x stapbpf); do
+		case " $ours " in *" $p "*) ;; *) [ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" = Z ] || echo $p;; esac
+	done; for r in $(ls /run/mallocwatch/tracers 2>/dev/null); do
+		case " $ours " in *" ${r#*.} "*) ;; *) echo "record $r";; esac
+	done)
+	[ -n "$_other" ] || fail "$1"
+	echo "note: another tracer came meanwhile ($(echo $_other)): not failed on: $1"
+}
 if [ -z "$foreign" ]; then
-	grep -q stapprobe_ $UE && fail "after five runs: uprobe definitions left: $(grep -c stapprobe_ $UE)"
+	grep -q stapprobe_ $UE && quiet "after five runs: uprobe definitions left: $(grep -c stapprobe_ $UE)"
 	# (a zombie holds nothing; init reaps the exited tracers in its own time)
 	live=$(ps -eo stat=,pid=,comm= | awk '$3 == "stapbpf" && $1 !~ /^Z/')
-	[ -z "$live" ] || fail "after five runs: stapbpf processes left: $live"
+	[ -z "$live" ] || quiet "after five runs: stapbpf processes left: $live"
 	held=$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]')
-	[ "$held" = 0 ] || fail "after five runs: $held perf event descriptors held"
+	[ "$held" = 0 ] || quiet "after five runs: $held perf event descriptors held"
 else
 	echo "note: other tracers on this host ($(echo $foreign)): the five runs' own ($ours) checked alone"
 fi
 [ -z "$(ls "$T")" ] || fail "after five runs: left in TMPDIR: $(ls "$T")"
 [ -n "$foreign" ] || ! ls -d /run/mallocwatch/vartmp/systemtap-root/mallocwatch_* 2>/dev/null ||
-	fail "after five runs: FIFO directories left"
+	quiet "after five runs: FIFO directories left: $(ls /run/mallocwatch/vartmp/systemtap-root)"
 echo "ok: five back-to-back runs, exact; then nothing left ($(cat "$OUT/cleanup.err"))"
