@@ -15,19 +15,6 @@
 #include "view.h"
 #include "xalloc.h"
 
-/* ---- shared with report_json.c (report_int.h) ---- */
-
-const char *mw_report_attach_name(enum mw_attach how)
-{
-	switch (how) {
-	case MW_ATTACH_NEW: return "new";
-	case MW_ATTACH_REUSE: return "reuse";
-	case MW_ATTACH_FREE_LIST: return "free_list";
-	case MW_ATTACH_IMPLICIT: return "initial";
-	}
-	return "?";
-}
-
 /* The hits of the setjmp probes traced (their P records), or -1 when
  * none of them was traced. */
 static int64_t setjmp_hits(const struct mw_state *st)

@@ -156,31 +156,6 @@ static void sbrk_line(const struct page *pg, const struct mw_sample *s, size_t n
 	fprintf(pg->f, "</title></path>\n");
 }
 
-/* A vertical line at each timeline marker, classed by its kind (retry,
- * mallopt, tcache, setting, threshold), its time, thread, probe and
- * arguments as its title. */
-void html_mark_lines(const struct page *pg)
-{
-	size_t nm;
-	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
-
-	for (size_t i = 0; i < nm; i++) {
-		const char *kind = strstr(m[i].name, "retry") ? "retry" :
-				   strstr(m[i].name, "mallopt") && !strstr(m[i].name, "dyn") ?
-				   "mallopt" : strstr(m[i].name, "tcache") ? "tcache" :
-				   strstr(m[i].name, "tunable") || strstr(m[i].name, "do_set") ?
-				   "setting" : "threshold";
-		double x = html_x_of(pg, m[i].ns);
-
-		fprintf(pg->f, "<line class=\"mark %s\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\">"
-			"<title>%.3f s  tid %d  ", kind, x, x, AREA_H, html_secs(pg, m[i].ns), m[i].tid);
-		mw_xml_escape(pg->f, m[i].name);
-		fprintf(pg->f, " %" PRId64 " %" PRId64, m[i].arg[0], m[i].arg[1]);
-		html_tip(pg->f, "at: ", mw_stack_tip_event(pg->tips, m[i].name, m[i].tid, m[i].ns));
-		fprintf(pg->f, "</title></line>\n");
-	}
-}
-
 /* Whether any sample has the mmapped chunks and the RSS (Y records
  * with MW_NF_SAMPLE_MEM fields): streams saved before them draw as they
  * did. */

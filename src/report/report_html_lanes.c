@@ -1,4 +1,5 @@
-/* report_html_lanes.c - the page's drawing primitives, one lane per
+/* report_html_lanes.c - the page's drawing primitives (the timeline
+ * markers' lines among them), one lane per
  * thread (the arenas it was attached to, from when, and how; where it
  * was found gone), and the lock-wait strip; see report_html.c.
  */
@@ -326,3 +327,27 @@ void html_waits_strip(struct page *pg)
 		WAITS_H, LEFT + PLOT, WAITS_H);
 }
 
+/* A vertical line at each timeline marker, classed by its kind (retry,
+ * mallopt, tcache, setting, threshold), its time, thread, probe and
+ * arguments as its title. */
+void html_mark_lines(const struct page *pg)
+{
+	size_t nm;
+	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
+
+	for (size_t i = 0; i < nm; i++) {
+		const char *kind = strstr(m[i].name, "retry") ? "retry" :
+				   strstr(m[i].name, "mallopt") && !strstr(m[i].name, "dyn") ?
+				   "mallopt" : strstr(m[i].name, "tcache") ? "tcache" :
+				   strstr(m[i].name, "tunable") || strstr(m[i].name, "do_set") ?
+				   "setting" : "threshold";
+		double x = html_x_of(pg, m[i].ns);
+
+		fprintf(pg->f, "<line class=\"mark %s\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\">"
+			"<title>%.3f s  tid %d  ", kind, x, x, AREA_H, html_secs(pg, m[i].ns), m[i].tid);
+		mw_xml_escape(pg->f, m[i].name);
+		fprintf(pg->f, " %" PRId64 " %" PRId64, m[i].arg[0], m[i].arg[1]);
+		html_tip(pg->f, "at: ", mw_stack_tip_event(pg->tips, m[i].name, m[i].tid, m[i].ns));
+		fprintf(pg->f, "</title></line>\n");
+	}
+}

@@ -18,7 +18,6 @@
 /* How a thread came to use an arena, as both reports name it: "new",
  * "reuse", "free_list" or "initial" ("?" for a value out of the enum).
  * A static string. */
-const char *mw_report_attach_name(enum mw_attach how);
 
 /* 1 when the stream has any probe of the setjmp family (setjmp, longjmp,
  * longjmp_target), hit or not; else 0.  The reports print their setjmp
@@ -37,17 +36,5 @@ struct mw_jump *mw_report_jumps_of(const struct mw_state *st, enum mw_jump_kind 
  * it matters, each on its lines. */
 void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
 			 const struct mw_view *v);
-
-/* What tracing cost (report_head.c; struct mw_report_cost in view.h). */
-void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
-		       struct mw_report_cost *c);
-/* c's busiest family and whether it matters (c->total, by_family and
- * traced_ns set); its "cost" object of the JSON's "events" (docs/json.md;
- * new reference); its lines under the summary's events line, when it
- * matters, in naming where the hits were ("" one process, " in all
- * processes"). */
-void mw_report_cost_decide(struct mw_report_cost *c);
-json_t *mw_report_cost_json_of(const struct mw_report_cost *c);
-void mw_report_cost_lines(FILE *f, const struct mw_report_cost *c, const char *in);
 
 #endif /* MALLOCWATCH_REPORT_INT_H */

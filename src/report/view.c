@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "jsonout.h"
-#include "report.h"
-#include "report_int.h"
+#include "report_cost.h"
+#include "run_info.h"
 #include "units.h"
 #include "view.h"
 #include "xalloc.h"
@@ -46,6 +46,18 @@ struct mw_view {
 	struct mw_view_val *cell[MW_VT_COUNT];
 	struct mw_report_cost cost;
 };
+
+/* How a thread came to an arena, as the JSON names it. */
+static const char *mw_report_attach_name(enum mw_attach how)
+{
+	switch (how) {
+	case MW_ATTACH_NEW: return "new";
+	case MW_ATTACH_REUSE: return "reuse";
+	case MW_ATTACH_FREE_LIST: return "free_list";
+	case MW_ATTACH_IMPLICIT: return "initial";
+	}
+	return "?";
+}
 
 const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f)
 {

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "probetab.h"
+#include "report_cost.h"
 #include "state.h"
 
 struct mw_run_info;	/* report.h */
@@ -114,28 +115,6 @@ json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
  * rows it wrote. */
 size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t,
 			  const unsigned char *show, size_t max, int fork, size_t max_threads);
-
-/* What tracing cost (report_head.c): the hits of each probe family and
- * the busiest one's.  The summary says so (matters) when that family made
- * at least MW_COST_SHARE_PCT% of the hits and, over the time traced, at
- * least MW_COST_MIN_HITS of them and MW_COST_RATE a second (about 1% of
- * one CPU at bench/perhit.sh's 0.6-0.8 µs a hit), or, the time not
- * known, MW_COST_HITS of them. */
-#define MW_COST_SHARE_PCT 50
-#define MW_COST_MIN_HITS 10000
-#define MW_COST_RATE 10000
-#define MW_COST_HITS 1000000
-
-struct mw_report_cost {
-	uint64_t total;			/* probe hits */
-	uint64_t by_family[MW_FAM_UNKNOWN + 1];
-	int family;			/* the busiest (enum mw_family), -1 none */
-	uint64_t hits;			/* its hits */
-	uint64_t traced_ns;		/* mw_run_info's; 0 not known */
-	double per_hit_us;		/* bench/perhit.sh's figure; 0 none */
-	const char *loses;		/* what -e '!FAMILY' leaves out; NULL */
-	int matters;
-};
 
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v);
 
