@@ -67,7 +67,9 @@ if [ -d "$K" ]; then
 		[ $i -lt 100 ] || fail "the killed run $mwpid is still there"
 		sleep 0.1
 	done
-	[ -d "$K" ] && fail "the stub was renamed into place before the kill"
+	# (held 60 s in its rename, it cannot have made the stub: one there now
+	# is another run's on the machine, made meanwhile)
+	[ -d "$K" ] && echo "note: $K made meanwhile by another run"
 	# from the kill on, the temporary is a dead run's: any run's sweep on
 	# the machine may take it (another make check's, say); the next run
 	# says it removed it unless another took it first
@@ -77,9 +79,9 @@ if [ -d "$K" ]; then
 	[ -e "$left" ] && fail "$left is still there after the next run"
 	if grep -q 'cleaned up after an earlier run that was killed: .* unfinished cache entr' "$OUT/1b.err"; then
 		echo "ok: a run killed while making $K left $left; the next run removed it and made the stub"
-	elif [ $there = 0 ]; then
+	elif [ $there = 1 ]; then
 		fail "the next run did not say it removed the temporary: $(cat "$OUT/1b.err")"
-	else	# there, and gone without our run's word: another's took it
+	else	# gone before the next run: another run's sweep took it
 		echo "ok: a run killed while making $K left $left; another run's sweep removed it"
 	fi
 	[ -f "$K/include/config/kernel.release" ] || fail "the stub was not made again"

@@ -93,10 +93,10 @@ all_running() {
 	done
 	return 0
 }
-# wait_for COND: until COND holds, 2 s at most (a thread let go by
+# until_holds COND: until COND holds, 2 s at most (a thread let go by
 # ptrace reaches its job-control stop in the kernel a moment later,
 # running no code of its own meanwhile)
-wait_for() {
+until_holds() {
 	i=0
 	until $1; do i=$((i + 1)); [ $i -lt 200 ] || return 1; sleep 0.01; done
 }
@@ -117,12 +117,12 @@ exact_rounds() {	# NAME
 			--json $f.json -o $f.txt 2>$f.err
 		rc=$?
 		if refused $f.err $rc; then
-			wait_for all_running || fail "$1 round $r: refused, but left stopped"
+			until_holds all_running || fail "$1 round $r: refused, but left stopped"
 			n_refused=$((n_refused + 1))
 			continue
 		fi
 		[ $rc = 0 ] || fail "$1 round $r: exit $rc: $(cat $f.err)"
-		wait_for all_stopped || fail "$1 round $r: --leave-stopped, but the process runs"
+		until_holds all_stopped || fail "$1 round $r: --leave-stopped, but the process runs"
 		gdb -p $pid -batch -nx -x "$OUT/locks.py" >$f.gdb 2>&1
 		kill -CONT $pid
 		g=$(grep -E '^(LOCKED|CLEAN)' $f.gdb) || { cat $f.gdb; exit 99; }
@@ -145,10 +145,10 @@ sigstop_rounds() {	# NAME
 	for r in 1 2 3 4 5; do
 		f=$OUT/$1-sigstop-$r
 		kill -STOP $pid
-		wait_for all_stopped || fail "not stopped"
+		until_holds all_stopped || fail "not stopped"
 		"$MW" snapshot -p $pid --json $f.json -o $f.txt 2>$f.err
 		rc=$?
-		wait_for all_stopped || fail "$1 sigstop $r: the process runs after mallocwatch (it was SIGSTOPped)"
+		until_holds all_stopped || fail "$1 sigstop $r: the process runs after mallocwatch (it was SIGSTOPped)"
 		gdb -p $pid -batch -nx -x "$OUT/locks.py" >$f.gdb 2>&1
 		kill -CONT $pid
 		g=$(grep -E '^(LOCKED|CLEAN)' $f.gdb) || { cat $f.gdb; exit 99; }

@@ -46,12 +46,7 @@ hostile() {
 		$NOBODY $FIX $2 >"$OUT/$1.ready" 2>"$OUT/$1.fixerr" &
 		pid=$!
 	fi
-	wait_for "$OUT/$1.ready" '^\(READY\|WAITING\)' || { cat "$OUT/$1.fixerr"; exit 99; }
-}
-# wait_for FILE REGEX: until a line of FILE matches (60 s at most: a
-# tracer may take long to start on a busy machine)
-wait_for() {
-	wait_for "$1" "$2" 60
+	wait_for "$OUT/$1.ready" '^\(READY\|WAITING\)' 60 || { cat "$OUT/$1.fixerr"; exit 99; }
 }
 ready() { read -r _ main _ a b <<-EOF
 	$(grep '^READY' "$OUT/$1.ready")
@@ -133,14 +128,14 @@ watch() {
 	timeout -k 5 90 "$MW" -p $pid --interval 0.1 --duration 3 -o "$OUT/$1.txt" 2>"$OUT/$1.err" &
 	mw=$!
 	if [ "${3:-}" = probes ]; then
-		wait_for "$OUT/$1.err" "tracing process $pid" || fail "$1: $(cat "$OUT/$1.err")"
+		wait_for "$OUT/$1.err" "tracing process $pid" 60 || fail "$1: $(cat "$OUT/$1.err")"
 	else
-		wait_for "$OUT/$1.err" "reporting process $pid from snapshots alone" ||
+		wait_for "$OUT/$1.err" "reporting process $pid from snapshots alone" 60 ||
 			fail "$1: $(cat "$OUT/$1.err")"
 	fi
 	start=$(date +%s.%N)
 	printf x >&3
-	wait_for "$OUT/$1.ready" '^READY' || exit 99
+	wait_for "$OUT/$1.ready" '^READY' 60 || exit 99
 	ready $1
 	wait $mw
 	rc=$?
