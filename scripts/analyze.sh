@@ -28,6 +28,8 @@ src/model/procs.c keep_run_line -Wanalyzer-malloc-leak
   the copy is kept in p->run_lines, freed with the set
 src/model/procs.c mw_procs_line -Wanalyzer-use-of-uninitialized-value
   st is read (!st) only when pid > 0, and then mw_procs_find set it
+src/live/procmem.c more_buffer -Wanalyzer-malloc-leak
+  the slab and its mark bits are kept in c->slabs[k] and c->bits[k], freed with the copy
 src/report/report_flame.c add_node -Wanalyzer-malloc-leak
   strndup's result is kept in t->n[], freed with the tree
 EOF
