@@ -319,7 +319,7 @@ const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c
 
 /* Write the script into the work directory, and to save (--save-script,
  * already open; closed by mw_outputs_close) unless NULL. */
-int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
+static int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
 			const char *dir, char *script, size_t len, FILE *save,
 			struct mw_gen_stats *st)
 {
@@ -418,7 +418,7 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 /* The libm whose slow-math probes to trace (into path): --libm, else the
  * one beside the libc; NULL when there is none or the math family is not
  * selected.  *bad is set for an unusable --libm. */
-struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc,
+static struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc,
 				char *path, size_t len, int *bad)
 {
 	char err[PATH_MAX + 256];
@@ -467,7 +467,7 @@ uint64_t mw_run_traced_ns(uint64_t origin, const struct mw_trace_result *r)
 }
 
 /* Record how the run ended at the end of a saved stream. */
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
+static void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
 			const char *comm, uint64_t traced_ns)
 {
 	struct mw_stream_meta m = { .pid = r->pid, .have_status = r->have_status,

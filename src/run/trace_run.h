@@ -170,32 +170,15 @@ void mw_run_prep_free(struct mw_run_prep *p);
 
 /* Pieces of a run that a run of several processes (trace_multi.c)
  * shares:
- * - write the script (gen.h, options g) into dir/mallocwatch.stp, its
- *   path into script, and to save (--save-script) unless NULL: 0, or -1
- *   after an error message;
- * - the libm whose slow-math probes to trace (into path): --libm, else
- *   the one beside the libc; NULL when there is none or the math family
- *   is not selected; *bad set for an unusable --libm;
  * - what decides arena counts (the environment of o->pid and the libc);
- * - --save-stream's footer from the run's result r, the findings' text
- *   (NULL: none; a replay's HTML page shows it) and -p's process name
- *   (NULL: none). */
-struct mw_gen_opts;
-struct mw_gen_stats;
+ * - how long the probes were traced (below). */
 struct mw_elf;
-int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_opts *g,
-			const char *dir, char *script, size_t len, FILE *save,
-			struct mw_gen_stats *st);
-struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *libc, char *path,
-				size_t len, int *bad);
 void mw_run_environment(const struct trace_opts *o, const struct mw_elf *libc,
 			const char *runtime, struct mw_environment *e);
 /* How long the probes were traced (mw_run_info's traced_ns): from origin
  * (the O record) to the program's exit stop (-c) or now (-p: the stop);
  * 0 when not known. */
 uint64_t mw_run_traced_ns(uint64_t origin, const struct mw_trace_result *r);
-void mw_run_save_footer(FILE *f, const struct mw_trace_result *r, const char *findings,
-			const char *comm, uint64_t traced_ns);
 
 /* Why a process of a run has no exit status (report.h status_why):
  * running, tracing was stopped while it ran; attached (-p) and not
