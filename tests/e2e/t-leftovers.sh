@@ -63,7 +63,7 @@ wait $mw 2>/dev/null
 "$MW" --cleanup 2>"$OUT/cleanup.err" || fail "--cleanup exited $?"
 check_clean "SIGKILL while stapbpf attaches"
 echo "ok: SIGKILL while stapbpf attaches: $(cat "$OUT/cleanup.err")"
-pkill -f 'ld-linux-x86-64.so.2 .*sleep 10' 2>/dev/null	# the programs ran on untraced
+pkill -f 'ld-linux-x86-64.so.2 .*sleep 10$' 2>/dev/null	# the programs ran on untraced
 
 # A stapbpf killed with SIGKILL together with its mallocwatch cannot
 # remove its uprobe definitions ("p:uprobes/stapprobe_PID_N ...").  The
@@ -110,7 +110,7 @@ while [ "$n" -eq 0 ] && [ $try -lt 5 ]; do
 	while [ -e /proc/$sb ]; do
 		i=$((i + 1)); [ $i -lt 3000 ] || fail "stapbpf $sb never ended"; sleep 0.01
 	done
-	pkill -f 'ld-linux-x86-64.so.2 .*sleep 10' 2>/dev/null	# ran on untraced
+	pkill -f 'ld-linux-x86-64.so.2 .*sleep 10$' 2>/dev/null	# ran on untraced
 	n=$(grep -c "stapprobe_${sb}_" $UE)
 	[ "$n" -gt 0 ] || { echo "try $try: stapbpf $sb was past its definitions when killed"; "$MW" --cleanup 2>/dev/null; }
 done

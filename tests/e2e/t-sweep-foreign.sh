@@ -143,5 +143,5 @@ cat "$OUT/cleanup3.err"
 left=$(grep -c "stapprobe_${N}_" $UE)
 [ "$left" = 0 ] || fail "$left uprobe definitions of the killed namespace's tracer left"
 ls /run/mallocwatch/tracers 2>/dev/null | grep -q "\\.${N}\$" && fail "the dead tracer's record was kept"
-pkill -f 'ld-linux-x86-64.so.2 .*sleep 3' 2>/dev/null
+pkill -f 'ld-linux-x86-64.so.2 .*sleep 3$' 2>/dev/null
 echo "ok: what a killed namespace's tracer left is swept"

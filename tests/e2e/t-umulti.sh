@@ -155,7 +155,7 @@ ended() {
 	done
 }
 # a process on the probe-enabled libc that outlives the runs below
-"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib" /bin/sleep 300 &
+"$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib" /bin/sleep 3600 &
 sleeper=$!
 mw=
 # a failure while the held run below waits: let it end (its program waits
