@@ -26,10 +26,17 @@ for i in $(seq 300); do
 done
 n=$(ls -d /proc/[0-9]* | wc -l)
 [ "$n" -gt 300 ] || fail "only $n processes"
-strace -o "$OUT/trace" -e trace=openat,newfstatat,statx,readlink,pidfd_open \
-	"$MW" -q -o /dev/null -c true 2>"$OUT/err" || fail "the run failed: $(cat "$OUT/err")"
-touched=$(grep -o '/proc/[0-9]*/\|pidfd_open([0-9]*' "$OUT/trace" | grep -o '[0-9][0-9]*' | sort -u | wc -l)
-echo "processes: $n; touched by the run: $touched"
+# (another run on the machine, another make check's, may leave what a
+# killed run leaves, machine-wide: swept just before, up to 3 tries)
+try=0 touched=$n
+while [ "$touched" -ge 30 ] && [ $try -lt 3 ]; do
+	try=$((try + 1))
+	"$MW" --cleanup >/dev/null 2>&1
+	strace -o "$OUT/trace" -e trace=openat,newfstatat,statx,readlink,pidfd_open \
+		"$MW" -q -o /dev/null -c true 2>"$OUT/err" || fail "the run failed: $(cat "$OUT/err")"
+	touched=$(grep -o '/proc/[0-9]*/\|pidfd_open([0-9]*' "$OUT/trace" | grep -o '[0-9][0-9]*' | sort -u | wc -l)
+	echo "processes: $n; touched by the run: $touched (try $try)"
+done
 [ "$touched" -lt 30 ] || fail "the run looked at $touched of $n processes"
 # with a dead run's work directory there, the sweep looks at all
 [ -e /proc/999999 ] && skip "pid 999999 is alive here"
