@@ -104,12 +104,22 @@ until [ -e "$C/modules/new.heldxx" ] && ! flock -n -x "$C/modules/new.heldxx" tr
 	[ $i -lt 100 ] || fail "flock(1) did not take its lock"
 	sleep 0.1
 done
+# other runs' temporaries there now (another make check's): a dead one
+# among them may be this sweep's to count too
+others=0
+for t in "$C"/new.* "$C"/modules/new.* "$C"/runtime/new.*; do
+	case $t in "$C/new.aaaaaa" | "$C/modules/new.bbbbbb" | "$C/runtime/new.cccccc" | \
+		"$C/modules/new.heldxx" | "$C/modules/new.toolong7") continue ;; esac
+	[ -e "$t" ] && others=$((others + 1))
+done
 "$MW" --cleanup >/dev/null 2>"$OUT/2.err" || fail "--cleanup exited $?: $(cat "$OUT/2.err")"
-# 3, or fewer when another run's sweep (another make check's) took some
-# first: what is gone and what stays is checked below either way
+# 3; fewer (down to 0) when another run's sweep (another make check's)
+# took some first, more only by other runs' dead temporaries that were
+# there: what is gone and what stays is checked below either way
 n=$(removed "$OUT/2.err")
-[ -n "$n" ] && [ "$n" -le 3 ] && [ "$n" -ge 1 ] || fail "--cleanup did not say 3: $(cat "$OUT/2.err")"
-[ "$n" = 3 ] || echo "note: $((3 - n)) of the 3 taken by another run's sweep first"
+[ -n "$n" ] && [ "$n" -le $((3 + others)) ] ||
+	fail "--cleanup did not say 3 (or fewer, or up to $others more for other runs'): $(cat "$OUT/2.err")"
+[ "$n" -ge 3 ] || echo "note: $((3 - n)) of the 3 taken by another run's sweep first"
 for p in "$C/new.aaaaaa" "$C/modules/new.bbbbbb" "$C/runtime/new.cccccc"; do
 	[ -e "$p" ] && fail "$p (nobody's) is still there"
 done
