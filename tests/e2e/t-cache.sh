@@ -48,18 +48,26 @@ if [ -d "$K" ]; then
 	nr=$(printf '#include <sys/syscall.h>\nSYS_rename\n' | cpp -P - | tail -n 1)
 	i=0
 	# another run on the machine (another make check's) may make the stub
-	# first: then ours has none to make, ends unheld, and part 1 cannot be
+	# first: then ours, holding no temporary of its own, has none to make
+	# (it ends unheld, or goes on with its run), and part 1 cannot be
 	# tried this time (said, not failed)
+	other=
 	until [ -n "${mwpid:-}" ] && [ "$(cut -d' ' -f1 /proc/$mwpid/syscall 2>/dev/null)" = "$nr" ] &&
 		ls -d "$C"/new.* >/dev/null 2>&1; do
-		kill -0 $st 2>/dev/null || break
+		if ! kill -0 $st 2>/dev/null || { [ -d "$K" ] && [ -n "${mwpid:-}" ] &&
+			! ls -l /proc/$mwpid/fd 2>/dev/null | grep -q " -> $C/new\."; }; then
+			other=1
+			break
+		fi
 		i=$((i + 1))
 		[ $i -lt 300 ] || fail "no run held in rename with a temporary in $C in 30 s: $(cat "$OUT/1.err")"
 		sleep 0.1
 		mwpid=$(pgrep -P $st -x mallocwatch)
 	done
-	if ! kill -0 $st 2>/dev/null; then
-		wait $st || fail "the run exited $?: $(cat "$OUT/1.err")"
+	if [ -n "$other" ]; then
+		[ -n "${mwpid:-}" ] && kill -KILL "$mwpid" 2>/dev/null
+		kill -KILL $st 2>/dev/null
+		wait $st 2>/dev/null
 		[ -d "$K" ] || fail "the run ended unheld and made no stub: $(cat "$OUT/1.err")"
 		echo "note: $K made first by another run: part 1 not tried this time"
 	else
