@@ -151,6 +151,7 @@ static void stdout_line(struct run *rn, char *line)
 		/* the line first: its reader takes the program's start time
 		 * (MW_REC_ORIGIN), which must come before its first event */
 		rn->c->line(rn->c->ctx, line);
+		mw_tr_flush_wait(rn);	/* before the program can end */
 		release(rn);
 		if (rn->o->duration_ms > 0)
 			rn->stop_at = mw_now_ms() + rn->o->duration_ms;

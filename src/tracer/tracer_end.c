@@ -5,6 +5,7 @@
  * tracer.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "protocol.h"
 #include "ptrace_tree.h"
 #include "ptyrelay.h"
+#include "runtime.h"
 #include "tracer.h"
 #include "tracer_int.h"
 #include "tracer_proc.h"
@@ -39,6 +41,27 @@ void mw_tr_signal_child(int pidfd, pid_t pid, int sig)
 {
 	if (mw_pidfd_signal(pidfd, sig) < 0 && errno == EBADF && pid > 0)
 		kill(pid, sig);
+}
+
+/* stapbpf prints the ready line (its begin probe) before its procfs
+ * thread has made the FIFOs: the flush file of a --linger session's
+ * tracer was not there yet at the ready line in 15 of 40 runs beside
+ * other runs.  A program released then can end before it is (a run of
+ * /bin/true beside another make check or under stress-ng: "cannot flush
+ * the tracer", and a --linger run then stops the session's tracer).
+ * Wait for it, while the tracer lives, FLUSH_WAIT_MS at most. */
+void mw_tr_flush_wait(struct run *rn)
+{
+	char path[PATH_MAX];
+	long long until = mw_now_ms() + FLUSH_WAIT_MS;
+
+	if (rn->o->env->rt != MW_RT_BPF || !rn->o->flush ||
+	    mw_runtime_procfs_path(MW_RT_BPF, rn->module, rn->lg ? MW_DRAIN_FILE : MW_FLUSH_FILE,
+				   path, sizeof(path)) < 0)
+		return;
+	while (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && mw_now_ms() < until &&
+	       !(rn->tracer_fd >= 0 && mw_pidfd_exited(rn->tracer_fd)))
+		usleep(1000);
 }
 
 /* Read the script's flush file (protocol.h): the tracer prints its

@@ -117,6 +117,9 @@ void mw_tr_pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid);
 void mw_tr_signal_child(int pidfd, pid_t pid, int sig);
 
 /* tracer_end.c: the program's end.
+ * mw_tr_flush_wait: at the ready line, wait (bounded) until the flush
+ *   (or drain) file the flush will read is there: stapbpf makes its FIFOs
+ *   after its begin probe has run.
  * mw_tr_flush_ask: read the script's flush (or, --linger, drain) file so
  *   the tracer prints its aggregates and MW_LINE_END now; 1 when asked, 0
  *   when it cannot be (warned).
@@ -133,6 +136,7 @@ void mw_tr_signal_child(int pidfd, pid_t pid, int sig);
  * mw_tr_program_exited: the watched process is gone: watch the next of
  *   -p's list, or end the run (flush, hand back to a --linger session, or
  *   stop the tracer). */
+void mw_tr_flush_wait(struct run *rn);
 int mw_tr_flush_ask(struct run *rn);
 void mw_tr_stop_attach(struct run *rn);
 void mw_tr_flush_check(struct run *rn);

@@ -47,42 +47,60 @@ if [ -d "$K" ]; then
 	# /proc/PID/syscall names the call it is in
 	nr=$(printf '#include <sys/syscall.h>\nSYS_rename\n' | cpp -P - | tail -n 1)
 	i=0
+	# another run on the machine (another make check's) may make the stub
+	# first: then ours, holding no temporary of its own, has none to make
+	# (it ends unheld, or goes on with its run), and part 1 cannot be
+	# tried this time (said, not failed)
+	other=
 	until [ -n "${mwpid:-}" ] && [ "$(cut -d' ' -f1 /proc/$mwpid/syscall 2>/dev/null)" = "$nr" ] &&
 		ls -d "$C"/new.* >/dev/null 2>&1; do
+		if ! kill -0 $st 2>/dev/null || { [ -d "$K" ] && [ -n "${mwpid:-}" ] &&
+			! ls -l /proc/$mwpid/fd 2>/dev/null | grep -q " -> $C/new\."; }; then
+			other=1
+			break
+		fi
 		i=$((i + 1))
 		[ $i -lt 300 ] || fail "no run held in rename with a temporary in $C in 30 s: $(cat "$OUT/1.err")"
 		sleep 0.1
 		mwpid=$(pgrep -P $st -x mallocwatch)
 	done
-	# its temporary: the one it holds open (its lock), not another
-	# run's (other runs on the machine make theirs in the same place)
-	left=$(ls -l /proc/$mwpid/fd 2>/dev/null | sed -n "s|.* -> \($C/new\.[^/]*\)\$|\1|p" | head -n 1)
-	[ -n "$left" ] || fail "the held run $mwpid holds no temporary in $C open"
-	kill -KILL "$mwpid"
-	kill -KILL $st	# strace would sit out its delay
-	wait $st 2>/dev/null
-	i=0
-	while kill -0 "$mwpid" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "the killed run $mwpid is still there"
-		sleep 0.1
-	done
-	# (held 60 s in its rename, it cannot have made the stub: one there now
-	# is another run's on the machine, made meanwhile)
-	[ -d "$K" ] && echo "note: $K made meanwhile by another run"
-	# from the kill on, the temporary is a dead run's: any run's sweep on
-	# the machine may take it (another make check's, say); the next run
-	# says it removed it unless another took it first
-	there=0
-	[ -e "$left" ] && there=1
-	"$MW" -c true >/dev/null 2>"$OUT/1b.err" || fail "the next run failed: $(cat "$OUT/1b.err")"
-	[ -e "$left" ] && fail "$left is still there after the next run"
-	if grep -q 'cleaned up after an earlier run that was killed: .* unfinished cache entr' "$OUT/1b.err"; then
-		echo "ok: a run killed while making $K left $left; the next run removed it and made the stub"
-	elif [ $there = 1 ]; then
-		fail "the next run did not say it removed the temporary: $(cat "$OUT/1b.err")"
-	else	# gone before the next run: another run's sweep took it
-		echo "ok: a run killed while making $K left $left; another run's sweep removed it"
+	if [ -n "$other" ]; then
+		[ -n "${mwpid:-}" ] && kill -KILL "$mwpid" 2>/dev/null
+		kill -KILL $st 2>/dev/null
+		wait $st 2>/dev/null
+		[ -d "$K" ] || fail "the run ended unheld and made no stub: $(cat "$OUT/1.err")"
+		echo "note: $K made first by another run: part 1 not tried this time"
+	else
+		# its temporary: the one it holds open (its lock), not another
+		# run's (other runs on the machine make theirs in the same place)
+		left=$(ls -l /proc/$mwpid/fd 2>/dev/null | sed -n "s|.* -> \($C/new\.[^/]*\)\$|\1|p" | head -n 1)
+		[ -n "$left" ] || fail "the held run $mwpid holds no temporary in $C open"
+		kill -KILL "$mwpid"
+		kill -KILL $st	# strace would sit out its delay
+		wait $st 2>/dev/null
+		i=0
+		while kill -0 "$mwpid" 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || fail "the killed run $mwpid is still there"
+			sleep 0.1
+		done
+		# (held 60 s in its rename, it cannot have made the stub: one there now
+		# is another run's on the machine, made meanwhile)
+		[ -d "$K" ] && echo "note: $K made meanwhile by another run"
+		# from the kill on, the temporary is a dead run's: any run's sweep on
+		# the machine may take it (another make check's, say); the next run
+		# says it removed it unless another took it first
+		there=0
+		[ -e "$left" ] && there=1
+		"$MW" -c true >/dev/null 2>"$OUT/1b.err" || fail "the next run failed: $(cat "$OUT/1b.err")"
+		[ -e "$left" ] && fail "$left is still there after the next run"
+		if grep -q 'cleaned up after an earlier run that was killed: .* unfinished cache entr' "$OUT/1b.err"; then
+			echo "ok: a run killed while making $K left $left; the next run removed it and made the stub"
+		elif [ $there = 1 ]; then
+			fail "the next run did not say it removed the temporary: $(cat "$OUT/1b.err")"
+		else	# gone before the next run: another run's sweep took it
+			echo "ok: a run killed while making $K left $left; another run's sweep removed it"
+		fi
 	fi
 	[ -f "$K/include/config/kernel.release" ] || fail "the stub was not made again"
 fi
@@ -104,12 +122,22 @@ until [ -e "$C/modules/new.heldxx" ] && ! flock -n -x "$C/modules/new.heldxx" tr
 	[ $i -lt 100 ] || fail "flock(1) did not take its lock"
 	sleep 0.1
 done
+# other runs' temporaries there now (another make check's): a dead one
+# among them may be this sweep's to count too
+others=0
+for t in "$C"/new.* "$C"/modules/new.* "$C"/runtime/new.*; do
+	case $t in "$C/new.aaaaaa" | "$C/modules/new.bbbbbb" | "$C/runtime/new.cccccc" | \
+		"$C/modules/new.heldxx" | "$C/modules/new.toolong7") continue ;; esac
+	[ -e "$t" ] && others=$((others + 1))
+done
 "$MW" --cleanup >/dev/null 2>"$OUT/2.err" || fail "--cleanup exited $?: $(cat "$OUT/2.err")"
-# 3, or fewer when another run's sweep (another make check's) took some
-# first: what is gone and what stays is checked below either way
+# 3; fewer (down to 0) when another run's sweep (another make check's)
+# took some first, more only by other runs' dead temporaries that were
+# there: what is gone and what stays is checked below either way
 n=$(removed "$OUT/2.err")
-[ -n "$n" ] && [ "$n" -le 3 ] && [ "$n" -ge 1 ] || fail "--cleanup did not say 3: $(cat "$OUT/2.err")"
-[ "$n" = 3 ] || echo "note: $((3 - n)) of the 3 taken by another run's sweep first"
+[ -n "$n" ] && [ "$n" -le $((3 + others)) ] ||
+	fail "--cleanup did not say 3 (or fewer, or up to $others more for other runs'): $(cat "$OUT/2.err")"
+[ "$n" -ge 3 ] || echo "note: $((3 - n)) of the 3 taken by another run's sweep first"
 for p in "$C/new.aaaaaa" "$C/modules/new.bbbbbb" "$C/runtime/new.cccccc"; do
 	[ -e "$p" ] && fail "$p (nobody's) is still there"
 done
