@@ -111,8 +111,9 @@ FIX=build/tests/fixtures/exec-after
 in_ns 'umask 0
 	"$2" --json "$1/u0.json" -o "$1/u0.txt" -c '$FIX' ./examples/sbrk-trim 8 >"$1/u0.xml" 2>"$1/u0.err"
 	echo $? >"$1/u0.rc"
-	"$2" -q -o /dev/null -c sh -c "sleep 1; stat -c %a /run/mallocwatch/vartmp/systemtap-root/mallocwatch_*" \
-		>"$1/u0.mode" 2>/dev/null
+	"$2" -q -o /dev/null -c sh -c "for i in \$(seq 600); do
+		for f in /run/mallocwatch/vartmp/systemtap-root/mallocwatch_*/flush; do :; done
+		[ -p \"\$f\" ] && break; sleep 0.1; done; stat -c %a \"\${f%/flush}\"" >"$1/u0.mode" 2>/dev/null
 	chmod 0755 /run/mallocwatch/vartmp/systemtap-root
 	"$2" -o /dev/null -c /bin/true 2>"$1/u0open.err"; echo $? >"$1/u0open.rc"' || fail "namespace"
 [ "$(cat "$OUT/u0.mode")" = 777 ] || exit 99	# the tracer's directory not as 5.1 makes it
