@@ -106,10 +106,10 @@ echo "ok: a 0777 directory or a link as stapbpf's own directory refused"
 # the report of a program that execs is of its last image, exact against
 # its malloc_info().  In a systemtap-root others may enter (0755) such a
 # directory is refused, with why.
-FIX=build/tests/fixtures/exec-after
+FIX=build/tests/fixtures/exec-after; export FIX
 [ -x $FIX ] || exit 99
 in_ns 'umask 0
-	"$2" --json "$1/u0.json" -o "$1/u0.txt" -c '$FIX' ./examples/sbrk-trim 8 >"$1/u0.xml" 2>"$1/u0.err"
+	"$2" --json "$1/u0.json" -o "$1/u0.txt" -c "$FIX" ./examples/sbrk-trim 8 >"$1/u0.xml" 2>"$1/u0.err"
 	echo $? >"$1/u0.rc"
 	"$2" -q -o /dev/null -c sh -c "for i in \$(seq 600); do
 		for f in /run/mallocwatch/vartmp/systemtap-root/mallocwatch_*/flush; do :; done
