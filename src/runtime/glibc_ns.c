@@ -80,8 +80,9 @@ static int so_name(const char *name)
 	return name[0] != '.' && s && (s[3] == '\0' || s[3] == '.');
 }
 
-/* Does the file fd contain the string s (its NUL included)? */
-static int file_names(int fd, const char *s)
+/* Does the file fd contain the string s (its NUL included; len: s's
+ * bytes, NUL included, when s begins with one; else 0)? */
+static int file_names(int fd, const char *s, size_t len)
 {
 	struct stat sb;
 	void *p;
@@ -92,7 +93,7 @@ static int file_names(int fd, const char *s)
 	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return 0;
-	found = memmem(p, (size_t)sb.st_size, s, strlen(s) + 1) != NULL;
+	found = memmem(p, (size_t)sb.st_size, s, len ? len : strlen(s) + 1) != NULL;
 	munmap(p, (size_t)sb.st_size);
 	return found;
 }
@@ -174,10 +175,14 @@ static int add_libraries(struct mw_libcns *ns, int dirfd, const char *libdir,
 }
 
 /* The probe-enabled loader reads PREFIX/etc/ld.so.cache: the system's
- * is mounted there.  0, or -1 with err. */
+ * is mounted there.  A loader built for the system's own paths (a
+ * distribution's glibc rebuilt with probes, as `make glibc-root` makes:
+ * the trixie guest's) reads the system's /etc/ld.so.cache itself: nothing
+ * to mount.  0, or -1 with err. */
 static int add_ldcache(struct mw_libcns *ns, const char *prefix, char *err, size_t errlen)
 {
 	char etc[PATH_MAX + 8], cache[PATH_MAX + 24];
+	static const char sys_whole[] = "\0" SYS_LDCACHE;	/* the string alone */
 	int etcfd, fd, got, cfd;
 	struct stat sb;
 
@@ -186,11 +191,12 @@ static int add_ldcache(struct mw_libcns *ns, const char *prefix, char *err, size
 	for (size_t i = 0; i < ns->n; i++) {
 		const char *b = strrchr(ns->b[i].src, '/');
 
-		if (b && strcmp(b + 1, LOADER) == 0 && !file_names(ns->b[i].fd, cache)) {
-			snprintf(err, errlen, "the loader '%s' does not read '%s'", ns->b[i].src,
-				 cache);
-			return -1;
-		}
+		if (!b || strcmp(b + 1, LOADER) != 0 || file_names(ns->b[i].fd, cache, 0))
+			continue;
+		if (file_names(ns->b[i].fd, sys_whole, sizeof(sys_whole)))
+			return 0;
+		snprintf(err, errlen, "the loader '%s' does not read '%s'", ns->b[i].src, cache);
+		return -1;
 	}
 	if ((etcfd = mw_dir_open_safe(etc, 0, 0, err, errlen)) < 0)
 		return -1;

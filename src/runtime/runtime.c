@@ -429,17 +429,35 @@ int mw_runtime_procfs_path(enum mw_runtime rt, const char *module, const char *n
 	return n < len ? 0 : -1;
 }
 
-/* openat(at, name) of a directory that only the effective user can change */
-static int own_dir_at(int at, const char *name)
+/* openat(at, name) of a directory of the effective user's that only it
+ * can change: writable by no one else, unless in (at) is a directory no
+ * one else can enter (closed), where its mode does not matter */
+static int own_dir_at(int at, const char *name, int in_closed)
 {
 	struct stat sb;
 	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (fd >= 0 && (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 022))) {
+	if (fd >= 0 && (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() ||
+			((sb.st_mode & 022) && !in_closed))) {
 		close(fd);
 		errno = EPERM;
 		return -1;
 	}
+	return fd;
+}
+
+/* stapbpf's directory of FIFO directories (systemtap-USER), open: the
+ * user's own, writable by no one else.  *closed: no one else can enter
+ * it (0700, as mw_runtime_procfs_secure makes it), so a module's
+ * directory in it may have any mode.  systemtap 5.1's stapbpf makes that
+ * one 0777 (create_dir(): umask(0), mkdir 0777, since its PR30321); 4.8's
+ * made it by its umask. */
+static int fifo_base_open(const char *path, int *closed)
+{
+	struct stat sb;
+	int fd = own_dir_at(AT_FDCWD, path, 0);
+
+	*closed = fd >= 0 && fstat(fd, &sb) == 0 && !(sb.st_mode & 077);
 	return fd;
 }
 
@@ -448,7 +466,7 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
 {
 	char path[PATH_MAX];
 	struct stat sb;
-	int base, dir, fd;
+	int base, dir, fd, closed;
 
 	if (mw_runtime_procfs_path(rt, module, name, path, sizeof(path)) < 0) {
 		snprintf(err, errlen, "no name for user %d", (int)geteuid());
@@ -462,15 +480,17 @@ int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *n
 	}
 	*strrchr(path, '/') = '\0';
 	*strrchr(path, '/') = '\0';	/* path: MW_STAPBPF_TMP/systemtap-USER */
-	if ((base = own_dir_at(AT_FDCWD, path)) < 0) {
+	if ((base = fifo_base_open(path, &closed)) < 0) {
 		snprintf(err, errlen, "'%s': %s (not the user's own directory?)", path,
 			 strerror(errno));
 		return -1;
 	}
-	dir = own_dir_at(base, module);
+	dir = own_dir_at(base, module, closed);
 	close(base);
 	if (dir < 0) {
-		snprintf(err, errlen, "'%s/%s': %s", path, module, strerror(errno));
+		snprintf(err, errlen, "'%s/%s': %s%s", path, module, strerror(errno),
+			 errno == EPERM ? " (writable by others, in a directory others can "
+			 "enter)" : "");
 		return -1;
 	}
 	fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
@@ -517,7 +537,7 @@ int mw_runtime_procfs_hold(const char *module, char *err, size_t errlen)
 	int base, fd = -1;
 
 	if (lock_name(module, name, sizeof(name)) < 0 || mw_runtime_procfs_base(path, sizeof(path)) < 0 ||
-	    (base = own_dir_at(AT_FDCWD, path)) < 0) {
+	    (base = own_dir_at(AT_FDCWD, path, 0)) < 0) {
 		snprintf(err, errlen, "cannot lock stapbpf's FIFO directory for '%s' in '%s': %s",
 			 module, path, strerror(errno));
 		return -1;
@@ -576,7 +596,7 @@ int mw_runtime_procfs_take(const char *module, int *fdp)
 
 	*fdp = -1;
 	if (lock_name(module, name, sizeof(name)) < 0 || mw_runtime_procfs_base(path, sizeof(path)) < 0 ||
-	    (base = own_dir_at(AT_FDCWD, path)) < 0)
+	    (base = own_dir_at(AT_FDCWD, path, 0)) < 0)
 		return -1;
 	/* O_NONBLOCK: nothing but a regular file is opened (the place is
 	 * root's alone) */
@@ -606,11 +626,12 @@ int mw_runtime_procfs_held(const char *module)
 void mw_runtime_procfs_remove(const char *module)
 {
 	char path[PATH_MAX], name[96];
-	int base, dir;
+	int base, dir, closed;
 
-	if (mw_runtime_procfs_base(path, sizeof(path)) < 0 || (base = own_dir_at(AT_FDCWD, path)) < 0)
+	if (mw_runtime_procfs_base(path, sizeof(path)) < 0 ||
+	    (base = fifo_base_open(path, &closed)) < 0)
 		return;
-	if ((dir = own_dir_at(base, module)) >= 0) {
+	if ((dir = own_dir_at(base, module, closed)) >= 0) {
 		DIR *d = fdopendir(dir);
 		struct dirent *de;
 

@@ -116,7 +116,9 @@ int mw_runtime_procfs_base(char *buf, size_t len);
 /* Open that file to make the tracer run the probe: O_RDONLY|O_NONBLOCK,
  * close-on-exec, no links followed.  Under bpf every directory on the way
  * below MW_STAPBPF_TMP must be the effective user's own and not group or
- * other writable, and the file a FIFO of that user.  Returns the fd (the
+ * other writable (the module's may be, in a systemtap-USER no one else
+ * can enter: stap 5.1's stapbpf makes it 0777), and the file a FIFO of
+ * that user.  Returns the fd (the
  * caller closes it once the probe's output has come), or -1 with a
  * reason in err. */
 int mw_runtime_procfs_open(enum mw_runtime rt, const char *module, const char *name,

@@ -210,6 +210,23 @@ void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
  * a loop that would not end. */
 #define MW_KMOD_MAXACTION "50000000"
 
+/* See tracer_proc.h.  The flush's and the exec drain's loops go over
+ * every entry of the script's maps, several times under -f
+ * (gen_drain.c), past stap's 1000 (MAXACTION) and 10000
+ * (MAXACTION_INTERRUPTIBLE) at some thousand entries: the bound above.
+ * No overload check (STP_NO_OVERLOAD): it ends the session when the
+ * handlers took more than half of a CPU's TSC cycles in a second, and
+ * the TSC runs on while a virtual CPU waits for its host (the trixie
+ * guest's t-e2e-setjmp: 510,536,910 cycles of 1,000,000,000); the
+ * handlers' cost is the traced threads', and the report's "tracing
+ * cost" line says it (docs/tracing.md, "The kernel runtime"). */
+const char *const mw_kmod_defines[] = {
+	"-DMAXACTION=" MW_KMOD_MAXACTION,
+	"-DMAXACTION_INTERRUPTIBLE=" MW_KMOD_MAXACTION,
+	"-DSTP_NO_OVERLOAD",
+	NULL,
+};
+
 /* Why stap's compile failed (its output msg), with what to do, when the
  * cause is known, into err. */
 void mw_tracer_compile_why(int kernel, const char *msg, char *err, size_t errlen)
@@ -250,13 +267,8 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 				argv[k++] = env->unwind;
 			}
 		}
-		/* the statements a probe may run: the flush's and the exec
-		 * drain's loops go over every entry of the script's maps,
-		 * several times under -f (gen_drain.c), past stap's 1000
-		 * (MAXACTION) and 10000 (MAXACTION_INTERRUPTIBLE) at some
-		 * thousand entries; the bound stays, above what they need */
-		argv[k++] = "-DMAXACTION=" MW_KMOD_MAXACTION;
-		argv[k++] = "-DMAXACTION_INTERRUPTIBLE=" MW_KMOD_MAXACTION;
+		for (int d = 0; mw_kmod_defines[d]; d++)	/* above */
+			argv[k++] = mw_kmod_defines[d];
 		/* the runtime's sources, mended where they need it (kmod_sources.h) */
 		switch (mw_krt_runtime(workdir, env->kbuild, rt, sizeof(rt), msg, sizeof(msg))) {
 		case 1:
@@ -295,7 +307,8 @@ static int compile(const struct mw_runtime_env *env, const char *script, const c
 }
 
 /* What a module is built from: the script, the running kernel, the build
- * tree given to stap, stap itself (its file's size and time) and, with
+ * tree given to stap, stap itself (its file's size and time), a kernel
+ * module's -D flags (mw_kmod_defines) and, with
  * ubacktrace(), the program whose unwind data it carries (its path, size
  * and time). */
 static int module_key(const struct mw_runtime_env *env, const char *script, uint64_t *key)
@@ -323,6 +336,9 @@ static int module_key(const struct mw_runtime_env *env, const char *script, uint
 		h = mw_fnv1a_stat(h, env->unwind);
 	}
 	h = mw_fnv1a_stat(h, "/usr/bin/stap");
+	if (env->rt != MW_RT_BPF)	/* built with other flags: another module */
+		for (int d = 0; mw_kmod_defines[d]; d++)
+			h = mw_fnv1a(h, mw_kmod_defines[d], strlen(mw_kmod_defines[d]) + 1);
 	*key = h;
 	return 0;
 }

@@ -59,13 +59,18 @@ void mw_procfs_settle(int *fd, int ms);
 void mw_tracer_argv(const struct mw_runtime_env *env, pid_t pid, char *pidbuf,
 		    const char *object, const char **argv);
 
+/* The -D flags of every kernel module's build, NULL-terminated: a probe
+ * allowed 50,000,000 statements (MAXACTION: the dumps' and drains' loops
+ * over the maps) and no overload check (STP_NO_OVERLOAD; tracer_proc.c
+ * says why).  Part of the module's cache key. */
+extern const char *const mw_kmod_defines[];
+
 /* Compile script for the kernel runtime (stap -p4 -m NAME, in workdir;
  * env->kbuild when set) into a module whose path goes to ko (kolen
  * bytes), from SystemTap's runtime mended where it needs it (kmod_sources.h;
- * a warning when it cannot be), a probe allowed 50,000,000 statements
- * (MAXACTION: the dumps' and drains' loops over the maps).  NAME is MW_KMOD_PREFIX
+ * a warning when it cannot be), built with mw_kmod_defines.  NAME is MW_KMOD_PREFIX
  * and 16 hex digits of a hash of the script, the running kernel
- * (release, version, machine), env->kbuild, stap's file and the mend's
+ * (release, version, machine), env->kbuild, stap's file, those flags and the mend's
  * version: as root the module is kept in MW_CACHE_DIR/modules
  * (root's alone, 0700; cache.h: its bound, the least recently used going
  * first) and reused by every run of the same script on the same kernel

@@ -98,3 +98,31 @@ grep -q "^mallocwatch: '/run/mallocwatch/vartmp/systemtap-root' is writable by o
 grep -q "^mallocwatch: cannot open '/run/mallocwatch/vartmp/systemtap-root'" "$OUT/rlink.err" ||
 	fail "link: $(cat "$OUT/rlink.err")"
 echo "ok: a 0777 directory or a link as stapbpf's own directory refused"
+
+# 5. systemtap 5.1's stapbpf makes the module's own directory 0777
+# (create_dir(): umask(0), then mkdir 0777; 4.8's by its umask, so umask 0
+# makes 4.8's do the same).  In systemtap-root, root's 0700, no one else
+# can enter it: the run's FIFOs answer, the exec drain's among them, and
+# the report of a program that execs is of its last image, exact against
+# its malloc_info().  In a systemtap-root others may enter (0755) such a
+# directory is refused, with why.
+FIX=build/tests/fixtures/exec-after; export FIX
+[ -x $FIX ] || exit 99
+in_ns 'umask 0
+	"$2" --json "$1/u0.json" -o "$1/u0.txt" -c "$FIX" ./examples/sbrk-trim 8 >"$1/u0.xml" 2>"$1/u0.err"
+	echo $? >"$1/u0.rc"
+	"$2" -q -o /dev/null -c sh -c "for i in \$(seq 600); do
+		for f in /run/mallocwatch/vartmp/systemtap-root/mallocwatch_*/flush; do :; done
+		[ -p \"\$f\" ] && break; sleep 0.1; done; stat -c %a \"\${f%/flush}\"" >"$1/u0.mode" 2>/dev/null
+	chmod 0755 /run/mallocwatch/vartmp/systemtap-root
+	"$2" -o /dev/null -c /bin/true 2>"$1/u0open.err"; echo $? >"$1/u0open.rc"' || fail "namespace"
+[ "$(cat "$OUT/u0.mode")" = 777 ] || exit 99	# the tracer's directory not as 5.1 makes it
+grep -i 'warning\|not permitted' "$OUT/u0.err" && fail "umask 0: the run warned"
+[ "$(cat "$OUT/u0.rc")" = 0 ] || fail "umask 0: exit $(cat "$OUT/u0.rc"): $(cat "$OUT/u0.err")"
+mkdir -p "$OUT/u0"
+python3 tests/lib/malloc_info_compare.py "$OUT/u0.xml" "$OUT/u0.json" "$OUT/u0" || exit 99
+expect_same "$OUT/u0/expected.txt" "$OUT/u0/actual.txt"
+grep -q "replaced its image (exec) 1 time" "$OUT/u0.txt" || fail "umask 0: $(grep -i image "$OUT/u0.txt")"
+grep -q "^mallocwatch: warning: cannot flush the tracer (.*Operation not permitted (writable by others, in a directory others can enter))" \
+	"$OUT/u0open.err" || fail "0777 in a 0755 systemtap-root: $(cat "$OUT/u0open.err")"
+echo "ok: a 0777 module directory (stap 5.1's) used in root's 0700 systemtap-root, refused in a 0755 one"

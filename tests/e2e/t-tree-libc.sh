@@ -18,6 +18,9 @@
 #    system's file, and a process started there maps it.
 # 3. --libc, and a glibc whose files others could change: the program is
 #    started through the loader as before, with a note saying why.
+# 4. a glibc whose loader reads the system's /etc/ld.so.cache (one built
+#    for the system's paths, as make glibc-root's, which the trixie guest
+#    traces with): the namespace is made all the same, no cache mounted.
 # needs: root glibc serial
 . tests/lib/lib.sh
 need_root
@@ -179,3 +182,28 @@ MW_GLIBC_PREFIX=$P "$MW" -o /dev/null -c sh -c 'readlink /proc/$$/exe' >"$OUT/fb
 grep -q "programs it starts run on the system libc, untraced: .*$P/lib" "$OUT/fb.err" ||
 	{ cat "$OUT/fb.err"; fail "fallback: no note saying why"; }
 echo "ok: --libc and a refused glibc run through the loader: $(grep untraced "$OUT/fb.err")"
+
+# 4. the copy's loader made to read the system's /etc/ld.so.cache (its
+# PREFIX/etc/ld.so.cache string cut to that): no loader start, no note,
+# and what the shell runs maps the copy's libc at the system's path
+S=$OUT/sysld
+mkdir -p "$S/lib"
+cp "$GLIBC_PREFIX/lib/libc.so.6" "$GLIBC_PREFIX/lib/libm.so.6" "$S/lib/" || exit 99
+python3 - "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" "$S/lib/ld-linux-x86-64.so.2" "$GLIBC_PREFIX" <<'PY' || exit 99
+import os, sys
+src, dst, prefix = sys.argv[1:4]
+data = open(src, "rb").read()
+old = (prefix + "/etc/ld.so.cache").encode() + b"\0"
+new = b"/etc/ld.so.cache"
+assert data.count(old) == 1, "no single %r" % old
+open(dst, "wb").write(data.replace(old, new + b"\0" * (len(old) - len(new))))
+os.chmod(dst, 0o755)
+PY
+MW_GLIBC_PREFIX=$S "$MW" -o /dev/null -c sh -c 'readlink /proc/$$/exe; stat -L -c %d:%i '"$SYS" \
+	>"$OUT/sysld.out" 2>"$OUT/sysld.err" || { _rc=$?; cat "$OUT/sysld.err"; fail "system cache: mallocwatch exited $_rc"; }
+grep -q "mounted over the system's in a mount namespace" "$OUT/sysld.err" ||
+	{ cat "$OUT/sysld.err"; fail "system cache: no namespace"; }
+[ "$(sed -n 2p "$OUT/sysld.out")" = "$(stat -L -c %d:%i "$S/lib/libc.so.6")" ] ||
+	fail "system cache: the shell maps $(sed -n 2p "$OUT/sysld.out") at the system's path, not the copy's libc"
+case $(sed -n 1p "$OUT/sysld.out") in *ld-linux*) fail "system cache: started through the loader" ;; esac
+echo "ok: a loader that reads the system's ld.so.cache: the namespace, the copy's libc at the system's path"

@@ -9,7 +9,8 @@
  * tests/e2e/t-e2e-exec.sh's under the kernel runtime (make check-vm), and
  * that it builds for a kernel with task_work_cancel_func is every
  * kernel-runtime test's there.  Last, what a module build that fails
- * anyway says (mw_tracer_compile_why): the cause and --runtime=bpf. */
+ * anyway says (mw_tracer_compile_why): the cause and --runtime=bpf; and
+ * the -D flags every module is built with (mw_kmod_defines). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,20 @@ static void compile_why(void)
 	CHECK(!strcmp(err, "stap could not compile the script: semantic error: no match"));
 }
 
+/* Every module is built without stap's overload check and with the
+ * statement bound (mw_kmod_defines; docs/tracing.md, "The kernel
+ * runtime"). */
+static void kmod_defines(void)
+{
+	int overload = 0, maxaction = 0;
+
+	for (int d = 0; mw_kmod_defines[d]; d++) {
+		overload += !strcmp(mw_kmod_defines[d], "-DSTP_NO_OVERLOAD");
+		maxaction += !strcmp(mw_kmod_defines[d], "-DMAXACTION=50000000");
+	}
+	CHECK(overload == 1 && maxaction == 1);
+}
+
 int main(void)
 {
 	const char *sys = MW_STAP_RUNTIME;
@@ -378,6 +393,7 @@ int main(void)
 	texts();
 	uprobes_texts();
 	compile_why();
+	kmod_defines();
 	if (access(sys, R_OK) == 0)
 		installed(sys);
 	else
