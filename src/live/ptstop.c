@@ -709,6 +709,13 @@ static uint64_t detach_all(struct mw_ptstop *st, int stop)
 	if (stop && st->n && !st->execd && !running(st))
 		group_stop(st);
 	detach_stopped(st);
+	/* none held now: the real-time priority and nice -20 go before the
+	 * wait for threads that never stopped (a hostile target's, up to 1 s,
+	 * with every thread polled: it kept us real-time that long) */
+	if (st->rt)
+		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ .sched_priority = 0 });
+	if (st->nice != 99)
+		setpriority(PRIO_PROCESS, 0, st->nice);
 	last = mw_now_ns();
 	held = st->t0 ? last - st->t0 : 0;
 	until = last + 1000000000;
@@ -724,10 +731,6 @@ static uint64_t detach_all(struct mw_ptstop *st, int stop)
 	for (size_t i = 0; i < st->n; i++)
 		if (st->t[i].tid && nlate < MAX_LATE)
 			late[nlate++] = st->t[i].tid;
-	if (st->rt)
-		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ .sched_priority = 0 });
-	if (st->nice != 99)
-		setpriority(PRIO_PROCESS, 0, st->nice);
 	free(st->t);
 	free(st);
 	return held;

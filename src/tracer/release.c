@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -68,6 +69,8 @@ static int connect_run(pid_t run, enum mw_release_answer *res, char *why, size_t
 	struct sockaddr_un a;
 	socklen_t alen = addr_of(run, &a), cl = sizeof(struct ucred);
 	struct ucred cr = { 0 };
+	struct stat sb;
+	char proc[32];
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	*res = MW_RELEASE_FAILED;
@@ -82,9 +85,16 @@ static int connect_run(pid_t run, enum mw_release_answer *res, char *why, size_t
 		close(fd);
 		return -1;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.pid != run) {
+	/* the pid alone is not enough: SO_PEERCRED gives the pid of the
+	 * process that called listen(), which another user's process may
+	 * have done before that pid was the run's (passing the socket on and
+	 * exiting): the listener's user must be the run's */
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)run);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.pid != run ||
+	    stat(proc, &sb) < 0 || cr.uid != sb.st_uid) {
 		snprintf(why, len, "the socket @" MW_RELEASE_NAME " is not that run's (its "
-			 "listener is process %d): not asked", (int)run, (int)cr.pid);
+			 "listener is process %d, user %d): not asked", (int)run, (int)cr.pid,
+			 (int)cr.uid);
 		close(fd);
 		return -1;
 	}
