@@ -68,12 +68,13 @@ hold() {
 # same A B: the two reports, the read's times aside
 same() {
 	for f in "$1" "$2"; do
-		# smaps_rollup's Rss, and so the ledger's difference against it,
-		# moves by a page or so between two readings (within the
-		# ledger's tolerance): not compared
+		# the resident set (smaps_rollup's Rss, the file pages not
+		# malloc's, and so the ledger's difference) moves by a page or so
+		# between two readings (within the ledger's tolerance): not compared
 		sed -e 's/read in [0-9.]* ms/read in T ms/' -e 's/held for [0-9.]* ms/held for T ms/' \
 			-e 's/difference [-+][0-9]* bytes/difference D bytes/' -e '/"difference"/d' \
 			-e "s/smaps_rollup's Rss [0-9.]* [KMGT]*i*B/smaps_rollup's Rss R/" -e '/"smaps_rollup_rss"/d' \
+			-e "/not malloc's\|^RSS ledger/d" -e '/"rss"\|"not_malloc"\|"files"/d' \
 			-e '/"taken_unix_ns"\|"duration_ns"\|"held_ns"\|"call_ns"\|"ledger_ms"\|"held_ms"/d' "$f" >"$f.n"
 	done
 	diff -u "$1.n" "$2.n" || fail "$3"
