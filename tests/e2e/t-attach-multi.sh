@@ -42,26 +42,13 @@ storm() {
 	_p=$!
 	pids="$pids $_p"
 	eval "exec $3>\"\$OUT/\$1.in\""
-	_i=0
-	until grep -q "$L/libc.so.6" /proc/$_p/maps 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || fail "$1 did not map $L/libc.so.6"
-		sleep 0.05
-	done
+	wait_for /proc/$_p/maps "$L/libc.so.6" 30 $_p
 }
 # within 120 s; 1800 under the kernel runtime, whose first run of a script
 # compiles its module (about 10 minutes in make check-vm's emulated guest)
-WAIT=1200
-[ "${MW_TEST_RUNTIME:-}" != kernel ] || WAIT=18000
-wait_tracing() {	# ERRFILE MWPID N
-	_i=0
-	until grep -q "tracing $3 processes" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt $WAIT ] || fail "mallocwatch did not start tracing in $((WAIT / 10)) s: $(cat "$1")"
-		kill -0 $2 2>/dev/null || fail "mallocwatch exited early: $(cat "$1")"
-		sleep 0.1
-	done
-}
+WAIT=120
+[ "${MW_TEST_RUNTIME:-}" != kernel ] || WAIT=1800
+wait_tracing() { wait_for "$1" "tracing $3 processes" $WAIT $2; }	# ERRFILE MWPID N
 
 storm a 2 4
 storm b 4 5

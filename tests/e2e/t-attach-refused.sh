@@ -89,10 +89,7 @@ locked() {
 			$FIX >"$OUT/$1.out" &
 	fi
 	pid=$!
-	i=0
-	until grep -q READY "$OUT/$1.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "$1: locked-arena never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/$1.out" READY 30 $pid
 }
 
 # Debian's libc (no probes: snapshots only): nothing to report from, exit 1
@@ -144,10 +141,7 @@ assert "arenas" in r["unknown"]["figures"] and r["thresholds"]["mmap"] is None, 
 		build/tests/fixtures/mallinfo-hold <"$OUT/mi.in" >"$OUT/mi.out" &
 	mpid=$!
 	exec 4>"$OUT/mi.in"
-	i=0
-	until grep -q READY "$OUT/mi.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "mallinfo-hold never got ready"; sleep 0.05
-	done
+	wait_for "$OUT/mi.out" READY 30 $mpid
 	"$MW" -p $lpid,$mpid --duration 1 --check 'arenas<=100' -o "$OUT/two.txt" \
 		--json "$OUT/two.json" >"$OUT/two.out" 2>"$OUT/two.err"
 	rc=$?

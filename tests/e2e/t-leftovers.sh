@@ -85,13 +85,8 @@ trap 'echo "-:uprobes/stapprobe_${dead}_0" >>$UE 2>/dev/null' EXIT	# ours to rem
 # own pid, parent and name), so even a loaded machine sees the window (at
 # load 10, unheld, it had let them go in 5 tries of 5); up to 5 tries all
 # the same (each a whole run, swept by --cleanup before the next).
-mkdir -p "$OUT/slowbin"
-cat >"$OUT/slowbin/stapbpf" <<EOF
-#!/bin/sh
-exec strace -D -qq -o /dev/null -e trace=perf_event_open \\
-	-e inject=perf_event_open:delay_enter=1000000 $(command -v stapbpf) "\$@"
-EOF
-chmod 755 "$OUT/slowbin/stapbpf"
+wrap_tool "$OUT/slowbin" stapbpf strace -D -qq -o /dev/null -e trace=perf_event_open \
+	-e inject=perf_event_open:delay_enter=1000000
 n=0 try=0
 while [ "$n" -eq 0 ] && [ $try -lt 5 ]; do
 	try=$((try + 1))

@@ -32,9 +32,8 @@ int mkfifo(const char *path, mode_t mode)
 }
 C
 cc -shared -fPIC -o "$OUT/slow.so" "$OUT/slow.c" -ldl || exit 99
-mkdir -p "$OUT/bin" || exit 99
-printf '#!/bin/sh\nLD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }%s" exec %s "$@"\n' "$OUT/slow.so" "$STAPBPF" \
-	>"$OUT/bin/stapbpf" && chmod +x "$OUT/bin/stapbpf" || exit 99
+# after mallocwatch's own shims (its memlock shim is one)
+wrap_tool "$OUT/bin" stapbpf env "\"LD_PRELOAD=\${LD_PRELOAD:+\$LD_PRELOAD }$OUT/slow.so\""
 sess=
 trap '[ -z "$sess" ] || kill "$sess" 2>/dev/null' EXIT
 

@@ -45,82 +45,13 @@ UE=/sys/kernel/debug/tracing/uprobe_events
 
 # armed PID SITES: how many of SITES ("PATH OFFSET" lines) hold an int3
 # (0xcc) in process PID's memory; the file's mapping from /proc/PID/maps
-armed() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-pid, sites = sys.argv[1], [l.split() for l in open(sys.argv[2]) if l.strip()]
-maps = [l.split() for l in open("/proc/%s/maps" % pid)]
-n = 0
-with open("/proc/%s/mem" % pid, "rb") as mem:
-    for path, off in sites:
-        off = int(off, 16)
-        for m in maps:
-            if len(m) >= 6 and m[5] == path and "x" in m[1]:
-                lo, hi = (int(x, 16) for x in m[0].split("-"))
-                start = int(m[2], 16)
-                if start <= off < start + hi - lo:
-                    mem.seek(lo + off - start)
-                    n += mem.read(1) == b"\xcc"
-                    break
-        else:
-            sys.exit("no executable mapping of %s in %s holds %#x" % (path, pid, off))
-print(n)
-PY
-}
+armed() { python3 tests/lib/int3_sites.py armed "$1" "$2"; }
 # unheld PID SITES: how many of SITES hold an int3 in process PID's
 # memory although no tracer on the machine holds them: no process's
 # uprobe_multi link (its fdinfo) and no tracefs definition names them;
 # then, on stderr, the holders of uprobe perf events (--stacks: their
 # sites cannot be told), which may hold them
-unheld() {
-	python3 - "$1" "$2" "$UE" <<'PY'
-import os, re, sys
-pid, sites, ue = sys.argv[1], [l.split() for l in open(sys.argv[2]) if l.strip()], sys.argv[3]
-held, perf = set(), []
-for p in os.listdir("/proc"):
-    if not p.isdigit() or p == pid:
-        continue
-    try:
-        fds = os.listdir("/proc/%s/fdinfo" % p)
-    except OSError:
-        continue
-    for fd in fds:
-        try:
-            info = open("/proc/%s/fdinfo/%s" % (p, fd)).read()
-        except OSError:
-            continue
-        if "link_type:\tuprobe_multi" in info:
-            path = re.search(r"^path:\s*(\S+)", info, re.M)
-            for off in re.findall(r"^\d+\t(0x[0-9a-f]+)", info, re.M):
-                held.add((path.group(1) if path else "", int(off, 16)))
-        else:
-            try:
-                if "perf_event" in os.readlink("/proc/%s/fd/%s" % (p, fd)):
-                    perf.append(p)
-            except OSError:
-                pass
-for l in open(ue):
-    m = re.match(r"^p:\S+ (\S+):(0x[0-9a-f]+)", l)
-    if m:
-        held.add((m.group(1), int(m.group(2), 16)))
-maps = [l.split() for l in open("/proc/%s/maps" % pid)]
-n = 0
-with open("/proc/%s/mem" % pid, "rb") as mem:
-    for path, off in sites:
-        off = int(off, 16)
-        for m in maps:
-            if len(m) >= 6 and m[5] == path and "x" in m[1]:
-                lo, hi = (int(x, 16) for x in m[0].split("-"))
-                start = int(m[2], 16)
-                if start <= off < start + hi - lo:
-                    mem.seek(lo + off - start)
-                    n += mem.read(1) == b"\xcc" and (path, off) not in held
-                    break
-if perf:
-    sys.stderr.write("uprobe perf events (or other perf events) held by %s\n" % " ".join(sorted(set(perf))))
-print(n)
-PY
-}
+unheld() { python3 tests/lib/int3_sites.py unheld "$1" "$2" "$UE"; }
 # none_unheld WHEN: wait (60 s at most: a tracer of another run, its
 # --stacks perf events, may take that long to go) until no site of
 # $OUT/sites holds an int3 that no other tracer holds

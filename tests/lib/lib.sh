@@ -60,6 +60,17 @@ wait_for() {
 		sleep 0.05
 	done
 }
+# wrap_tool DIR TOOL PREFIX...: make DIR/TOOL a script that runs the real
+# TOOL (found in PATH now) under PREFIX (a command and its arguments, or
+# env VAR=value), so a run with DIR first in PATH gets the wrapped one
+wrap_tool() {
+	_wt_real=$(command -v "$2") || skip "no $2"
+	mkdir -p "$1" || exit 99
+	_wt_dir=$1 _wt_tool=$2
+	shift 2
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$*" "$_wt_real" >"$_wt_dir/$_wt_tool" &&
+		chmod 755 "$_wt_dir/$_wt_tool" || exit 99
+}
 skip() { echo "$*"; exit 77; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root to trace (uprobes)"; }
 need_libc() {
