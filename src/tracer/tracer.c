@@ -476,6 +476,8 @@ static void loop(struct run *rn)
 		/* the program's ptrace stops wake poll through chld_pipe */
 		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
 				     mw_procset_polled(rn->o->procs) ? MW_CGROUP_POLL_MS : 500);
+		/* served while the tree is traced (mw_tr_release_serve) */
+		struct mw_release_srv *rel = rn->pt && rn->pidfd >= 0 && !rn->tree_over ? rn->rel : NULL;
 		struct pollfd p[9] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
@@ -487,9 +489,9 @@ static void loop(struct run *rn)
 			  .events = POLLIN },
 			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
 			{ .fd = rn->exec_fd, .events = POLLIN },
-			{ .fd = mw_release_fd(rn->rel), .events = POLLIN },	/* mallocwatch release */
+			{ .fd = mw_release_fd(rel), .events = POLLIN },	/* mallocwatch release */
 		};
-		int n = poll(p, 9, mw_release_waiting(rn->rel) && tmo > MW_RELEASE_LOOK_MS ?
+		int n = poll(p, 9, mw_release_waiting(rel) && tmo > MW_RELEASE_LOOK_MS ?
 				  MW_RELEASE_LOOK_MS : tmo);
 
 		stop_if_asked(rn, &kill_at, n > 0 && (p[5].revents & (POLLIN | POLLHUP)));
