@@ -143,14 +143,15 @@ unsquat
 [ $st = 0 ] || fail "the run exited $st: $(cat "$OUT/r.err")"
 [ -e "$BASE/$NS.$mwpid" ] && fail "the run's release directory is left after its end: $(ls -la "$BASE/$NS.$mwpid")"
 
-# a -f run of sleep, its socket waited for: its pid in $run
+# a -f run of sleep, its socket and its program (sleep, exec'd) waited
+# for: their pids in $run and $prog
 start_run() {	# OUT-NAME ARGS...
 	_n=$1
 	shift
 	"$MW" -f -q "$@" -c sleep 60 2>"$OUT/$_n.err" &
 	run=$!
 	for i in $(seq 600); do
-		[ -S "$BASE/$NS.$run/socket" ] && return 0
+		prog=$(pgrep -x -P $run sleep) && [ -S "$BASE/$NS.$run/socket" ] && return 0
 		kill -0 $run 2>/dev/null || fail "$_n: the run ended early: $(cat "$OUT/$_n.err")"
 		sleep 0.05
 	done
@@ -163,17 +164,16 @@ for sig in INT TERM HUP; do
 	[ -e "$BASE/$NS.$run" ] && fail "left after SIG$sig: $(ls -la "$BASE/$NS.$run")"
 done
 start_run error -o /dev/full
-pkill -x -P $run sleep
+kill $prog
 wait $run
 st=$?
 [ $st != 0 ] && grep -q "^mallocwatch: cannot write '/dev/full'" "$OUT/error.err" ||
 	fail "a report to /dev/full: exit $st: $(cat "$OUT/error.err")"
 [ -e "$BASE/$NS.$run" ] && fail "left after an error exit: $(ls -la "$BASE/$NS.$run")"
 start_run kill -o /dev/null
-prog=$(pgrep -x -P $run sleep)
 kill -KILL $run
 wait $run 2>/dev/null
-[ -z "$prog" ] || kill $prog 2>/dev/null
+kill $prog 2>/dev/null
 [ -d "$BASE/$NS.$run" ] || fail "a run killed with SIGKILL left no directory (the sweep has nothing to show)"
 "$MW" -o /dev/null -c true 2>"$OUT/sweep.err" || fail "the run after: $(cat "$OUT/sweep.err")"
 [ -e "$BASE/$NS.$run" ] && fail "the next run's sweep left the killed run's socket: $(cat "$OUT/sweep.err")"
