@@ -76,12 +76,13 @@ finish() { touch "$D/go"; wait $mwpid; }
 	{ finish; unsquat; fail "the run's pid $mwpid is not among the squatted $first..$((first + 2999)) (harness)"; }
 for i in $(seq 600); do
 	[ -s "$D/a.pid" ] && [ -s "$D/b.pid" ] && [ -S "$BASE/$NS.$mwpid/socket" ] && break
+	grep -q "cannot reach this run" "$OUT/r.err" && break	# the name was taken
 	kill -0 $mwpid 2>/dev/null || { unsquat; fail "the run ended early: $(cat "$OUT/r.err")"; }
 	sleep 0.1
 done
 A=$(cat "$D/a.pid")
 SOCK=$BASE/$NS.$mwpid/socket
-[ -S "$SOCK" ] || { finish; unsquat; fail "no socket $SOCK: $(cat "$OUT/r.err")"; }
+[ -S "$SOCK" ] || { finish; unsquat; fail "no socket $SOCK: $(grep -v '^mallocwatch: running' "$OUT/r.err")"; }
 
 # 2. nobody plants at the run's own socket, or moves its directory
 cat >"$OUT/plant.py" <<'PY'
