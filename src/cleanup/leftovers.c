@@ -20,6 +20,7 @@
 #include "leftovers.h"
 #include "pidfd.h"
 #include "procmem.h"
+#include "relsock.h"
 #include "runtime.h"
 #include "uprobes.h"
 
@@ -512,10 +513,10 @@ int mw_sweep_kmods(long budget_ms)
 void mw_sweep_text(const struct mw_sweep *s, char *buf, size_t len)
 {
 	snprintf(buf, len, "%d tracer%s stopped, %d uprobe definition%s, %d work director%s, "
-		 "%d kernel module%s and %d unfinished cache entr%s removed", s->tracers,
-		 s->tracers == 1 ? "" : "s", s->uprobes, s->uprobes == 1 ? "" : "s", s->dirs,
-		 s->dirs == 1 ? "y" : "ies", s->modules, s->modules == 1 ? "" : "s", s->cache,
-		 s->cache == 1 ? "y" : "ies");
+		 "%d kernel module%s, %d release socket%s and %d unfinished cache entr%s removed",
+		 s->tracers, s->tracers == 1 ? "" : "s", s->uprobes, s->uprobes == 1 ? "" : "s",
+		 s->dirs, s->dirs == 1 ? "y" : "ies", s->modules, s->modules == 1 ? "" : "s",
+		 s->sockets, s->sockets == 1 ? "" : "s", s->cache, s->cache == 1 ? "y" : "ies");
 }
 
 void mw_sweep(struct mw_sweep *out, long budget_ms)
@@ -534,6 +535,7 @@ void mw_sweep(struct mw_sweep *out, long budget_ms)
 	s.dirs = sweep_dirs(full ? mw_now_ms() + budget_ms : start + budget_ms) + sweep_fifo_dirs();
 	s.modules = mw_sweep_kmods(full ? budget_ms : MW_SWEEP_RUN_MS);
 	s.cache = mw_cache_sweep();
+	s.sockets = mw_relsock_sweep();
 	if (out)
 		*out = s;
 }

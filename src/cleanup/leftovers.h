@@ -29,7 +29,9 @@
  *     (uprobes.h: the records and the definitions);
  *   - work directories of dead runs owned by the caller are removed;
  *   - as root, what a killed run was making in root's cache (cache.h:
- *     temporaries nobody holds the lock on) is removed.
+ *     temporaries nobody holds the lock on) is removed;
+ *   - the release sockets of dead -f runs (relsock.h: directories whose
+ *     lock no one holds) of the effective user are removed.
  * A run holds a lock (flock(2) LOCK_EX) on its work directory for its
  * whole life, its watcher after it; a run is dead when no process holds
  * that lock (the pid in the name may be of another pid namespace) and
@@ -73,6 +75,7 @@ struct mw_sweep {
 	int dirs;		/* work directories removed */
 	int modules;		/* kernel modules of dead runs removed */
 	int cache;		/* temporaries in root's cache removed (cache.h) */
+	int sockets;		/* -f runs' release sockets removed (relsock.h) */
 };
 
 /* Wait for tracers still removing their uprobes after their runs (work
@@ -107,9 +110,9 @@ void mw_workdir_remove(const char *dir);
 int mw_sweep_kmods(long budget_ms);
 
 /* What s removed, as one clause for a note: "2 tracers stopped, 0
- * uprobe definitions, 1 work directory, 0 kernel modules and 0
- * unfinished cache entries removed" (every count, in the singular where
- * it is 1), into buf (len bytes). */
+ * uprobe definitions, 1 work directory, 0 kernel modules, 0 release
+ * sockets and 0 unfinished cache entries removed" (every count, in the
+ * singular where it is 1), into buf (len bytes). */
 void mw_sweep_text(const struct mw_sweep *s, char *buf, size_t len);
 
 /* The whole sweep described above, into *out (may be NULL), waiting

@@ -649,7 +649,7 @@ void mw_run_sweep(void)
 	char what[256];
 
 	mw_sweep(&sw, MW_SWEEP_RUN_MS);
-	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules || sw.cache) {
+	if (sw.tracers || sw.uprobes || sw.dirs || sw.modules || sw.cache || sw.sockets) {
 		mw_sweep_text(&sw, what, sizeof(what));
 		mw_note("cleaned up after an earlier run that was killed: %s", what);
 	}

@@ -26,6 +26,7 @@
 #include "pidfd.h"
 #include "msg.h"
 #include "pidset.h"
+#include "release.h"
 #include "proclist.h"
 #include "protocol.h"
 #include "ptrace_tree.h"
@@ -475,6 +476,8 @@ static void loop(struct run *rn)
 		/* the program's ptrace stops wake poll through chld_pipe */
 		int tmo = sample_due(rn, rn->flushing || rn->exec_pid ? 5 :
 				     mw_procset_polled(rn->o->procs) ? MW_CGROUP_POLL_MS : 500);
+		/* served while the tree is traced (mw_tr_release_serve) */
+		struct mw_release_srv *rel = rn->pt && rn->pidfd >= 0 && !rn->tree_over ? rn->rel : NULL;
 		struct pollfd p[9] = {
 			{ .fd = rn->out_fd, .events = POLLIN },
 			{ .fd = rn->err_fd, .events = POLLIN },
@@ -486,9 +489,10 @@ static void loop(struct run *rn)
 			  .events = POLLIN },
 			{ .fd = rn->pt ? chld_pipe[0] : -1, .events = POLLIN },
 			{ .fd = rn->exec_fd, .events = POLLIN },
-			{ .fd = rn->rel_fd, .events = POLLIN },	/* mallocwatch release */
+			{ .fd = mw_release_fd(rel), .events = POLLIN },	/* mallocwatch release */
 		};
-		int n = poll(p, 9, tmo);
+		int n = poll(p, 9, mw_release_waiting(rel) && tmo > MW_RELEASE_LOOK_MS ?
+				  MW_RELEASE_LOOK_MS : tmo);
 
 		stop_if_asked(rn, &kill_at, n > 0 && (p[5].revents & (POLLIN | POLLHUP)));
 		read_ready(rn, p, n);
@@ -618,8 +622,8 @@ static void end_run(struct run *rn, int errpipe)
 	}
 	if (rn->pidfd >= 0)
 		close(rn->pidfd);
-	if (rn->rel_fd >= 0)	/* no release asked of a run that ended */
-		close(rn->rel_fd);
+	mw_release_close(rn->rel);	/* no release asked of a run that ended */
+	rn->rel = NULL;
 	if (rn->tracer_fd >= 0)
 		close(rn->tracer_fd);
 	mw_pty_close(rn->pty);	/* after its last output, before the report */
@@ -705,7 +709,7 @@ int mw_trace_run(const struct mw_tracer_opts *o, const struct mw_consumer *c,
 {
 	struct run rn = { .o = o, .r = r, .c = c, .hold_w = -1, .out_fd = -1,
 			  .err_fd = -1, .pidfd = -1, .uprobes_left = INT_MAX, .flush_fd = -1,
-			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1, .rel_fd = -1 };
+			  .sample_fd = -1, .tracer_fd = -1, .exec_fd = -1 };
 	char bo[4200], pidbuf[32];
 	const char *argv[16];
 	int errpipe = -1, ret = -1;

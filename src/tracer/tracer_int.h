@@ -74,7 +74,7 @@ struct run {
 	char exec_line[32];
 	pid_t exec_wait[16];
 	size_t nexec_wait;
-	int rel_fd;		/* -f: release.h's listening socket; -1 */
+	struct mw_release_srv *rel;	/* -f: release.h's socket; NULL */
 	int rel_tried;		/* it was made (or could not be) */
 };
 
@@ -102,7 +102,8 @@ void mw_tr_set_start(struct run *rn);
 void mw_tr_cgroup_look(struct run *rn);
 
 /* tracer_set.c, -f: listen for `mallocwatch release` (release.h) once
- * the tree is traced, and serve the requests waiting (rn->rel_fd). */
+ * the tree is traced, and serve the requests waiting (rn->rel), at most
+ * MW_RELEASE_ACCEPTS new connections a call (one a wake-up of the loop). */
 void mw_tr_release_serve(struct run *rn);
 
 /* Append pid to the growing array *v (*n of *cap). */

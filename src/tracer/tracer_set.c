@@ -164,14 +164,12 @@ static const char *release_refused(struct run *rn, pid_t pid, int *again, char *
 /* A request of `mallocwatch release` (release.h) on connection c: the
  * process let go (ptrace_tree.h), out of the tracer's set, the caller
  * told (its consumer's on_released), and the answer. */
-static void release_one(struct run *rn, int c)
+static void release_one(void *ctx, int c, pid_t pid)
 {
+	struct run *rn = ctx;
 	char why[256];
 	int again;
-	pid_t pid;
 
-	if (!mw_release_request(c, &pid))
-		return;
 	if (release_refused(rn, pid, &again, why, sizeof(why)) ||
 	    mw_ptree_let_go(rn->pt, pid, &again, why, sizeof(why)) < 0) {
 		mw_release_answer(c, again ? "again" : "no", why);
@@ -190,16 +188,12 @@ static void release_one(struct run *rn, int c)
 
 void mw_tr_release_serve(struct run *rn)
 {
-	int c;
+	char why[512];
 
-	if (rn->rel_fd < 0 && !rn->rel_tried && rn->o->procs->follow && rn->pt) {
-		rn->rel_tried = 1;
-		if ((rn->rel_fd = mw_release_listen()) < 0)
-			mw_warn("`mallocwatch release` cannot reach this run: %s", strerror(errno));
+	if (!rn->rel && !rn->rel_tried && rn->o->procs->follow && rn->pt) {
+		rn->rel_tried = 1;	/* said once */
+		if (!(rn->rel = mw_release_listen(why, sizeof(why))))
+			mw_warn("`mallocwatch release` cannot reach this run: %s", why);
 	}
-	while (rn->rel_fd >= 0 && (c = accept4(rn->rel_fd, NULL, NULL,
-					       SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		release_one(rn, c);
-		close(c);
-	}
+	mw_release_step(rn->rel, release_one, rn);
 }

@@ -6,9 +6,10 @@
 # A forks a grandchild G only after it is released):
 # 1. before: gdb -p A fails (A is under the run's ptrace).
 # 2. refused, nothing changed (A still traced): a release as nobody
-#    (setpriv) of a root run's process; nobody talking to the run's
-#    socket directly (the run checks SO_PEERCRED, answers nothing); a
-#    request that is not one; the run's own program; a pid that is not
+#    (setpriv) of a root run's process; nobody cannot even connect to
+#    the run's socket (root's 0700 /run/mallocwatch/release; the run
+#    would check SO_PEERCRED and answer nothing); a request that is not
+#    one; the run's own program; a pid that is not
 #    traced, or traced by another tracer (python3's PTRACE_SEIZE) or by
 #    a run without -f.
 # 3. A stopped (SIGSTOP) when released stays stopped, untraced.
@@ -58,11 +59,16 @@ $NOBODY "$MW" release "$A" >"$OUT/nobody.out" 2>"$OUT/nobody.err" && { finish; f
 grep -q "^mallocwatch: process $A is traced by process $RUN (mallocwatch) of uid 0: only root or that user may release it$" \
 	"$OUT/nobody.err" || { finish; fail "nobody's refusal: $(cat "$OUT/nobody.err")"; }
 still "a release as nobody"
-# asked directly, past the command's check: the run answers nobody nothing
+# asked directly, past the command's check: nobody cannot reach the socket
+SOCK=/run/mallocwatch/release/$(stat -L -c %i "/proc/$RUN/ns/pid").$RUN/socket
+[ -S "$SOCK" ] || { finish; fail "no socket $SOCK"; }
 cat >"$OUT/ask.py" <<'PY'
-import socket, sys
+import os, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect("\0mallocwatch-release-" + sys.argv[1])
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    sys.exit("cannot connect: " + os.strerror(e.errno))
 s.settimeout(5)
 try:
     s.sendall(sys.argv[2].encode() + b"\n")
@@ -71,11 +77,12 @@ except (ConnectionResetError, BrokenPipeError):	# closed, the request unread
     got = b""
 print(got.decode(errors="replace").strip() or "(nothing)")
 PY
-$NOBODY /usr/bin/python3 "$OUT/ask.py" "$RUN" "release $A" >"$OUT/hostile.out" 2>&1
-[ "$(cat "$OUT/hostile.out")" = "(nothing)" ] || { finish; fail "nobody on the socket: $(cat "$OUT/hostile.out")"; }
+$NOBODY /usr/bin/python3 "$OUT/ask.py" "$SOCK" "release $A" >"$OUT/hostile.out" 2>&1
+[ "$(cat "$OUT/hostile.out")" = "cannot connect: Permission denied" ] ||
+	{ finish; fail "nobody on the socket: $(cat "$OUT/hostile.out")"; }
 still "a request of nobody's on the run's socket"
 for req in "release" "release x$A" "release ${A}0000000000" "stop $A" "release $A extra"; do
-	/usr/bin/python3 "$OUT/ask.py" "$RUN" "$req" >"$OUT/bad.out" 2>&1
+	/usr/bin/python3 "$OUT/ask.py" "$SOCK" "$req" >"$OUT/bad.out" 2>&1
 	case $(cat "$OUT/bad.out") in
 	"no "*) ;;
 	*) finish; fail "request '$req': $(cat "$OUT/bad.out")" ;;
@@ -183,4 +190,5 @@ for who in parent b; do
 	expect_same "$OUT/$who/expected.txt" "$OUT/$who/actual.txt"
 	echo "$who exact: $(tr '\n' ' ' <"$OUT/$who/actual.txt")"
 done
+[ -e "$(dirname "$SOCK")" ] && fail "the run left its release socket: $(ls -la "$(dirname "$SOCK")")"
 echo "released $A (stopped, left stopped), gdb attached after; G $G not followed; refusals: nobody, its socket, bad requests, the program, untraced, another tracer's, a run without -f"

@@ -70,7 +70,7 @@ wait $mwpid 2>/dev/null
 sleep 1
 [ "$(ours)" = "$mod" ] || fail "module $mod is not left loaded: '$(ours)' (a test that cannot fail)"
 "$MWBIN" --runtime=kernel -c true >/dev/null 2>"$OUT/4.err" || fail "the next run exited $?: $(cat "$OUT/4.err")"
-grep -q ' 1 kernel module and ' "$OUT/4.err" || fail "the next run did not say it removed $mod: $(cat "$OUT/4.err")"
+grep -q ' 1 kernel module, ' "$OUT/4.err" || fail "the next run did not say it removed $mod: $(cat "$OUT/4.err")"
 ! ours | grep -qx "$mod" || fail "module $mod left loaded after the sweep"
 i=0	# the last run's own module: its stapio removes it in the background
 while [ -n "$(ours)" ]; do
