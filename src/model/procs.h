@@ -80,6 +80,7 @@ struct mw_process {
 	 * end as waitpid(2) gave it (have_status) */
 	int parent;
 	int have_status, status;
+	unsigned execs;			/* -f: its execs (ptrace_tree.h's count) */
 	/* -f: mw_now_ns() when it was let go on request (`mallocwatch
 	 * release`): traced no more from then, no exit stop; 0: not */
 	uint64_t released_ns;

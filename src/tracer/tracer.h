@@ -181,6 +181,13 @@ struct mw_tracer_opts {
  *   waitpid(2) gives it, -1 unknown); on_released(ctx, pid) when pid was
  *   let go on request (release.h): no longer traced, out of the set, none
  *   of its later forks, execs or its exit told.
+ * on_mixed: -c, -f (mw_procset_ptraced): process pid replaced its image
+ *   (an exec after the program's start) and the tracer's totals of the
+ *   old one were not emptied for the new one: why ("the tracer did not
+ *   answer in 3000 ms").  Its figures from the tracer mix the two
+ *   programs from now (state.h mw_state_images_mixed); called after
+ *   on_exec, or later (an answer that did not come in time; one that
+ *   comes after that is not passed on).
  * join: --cgroup and serve: a process that appeared is added to the set
  *   when join returns 0 (it maps the traced libc file).
  * list: serve: every MW_SERVE_POLL_MS, append the processes to trace to
@@ -201,6 +208,7 @@ struct mw_consumer {
 	void (*at_exit)(void *ctx, pid_t pid);
 	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
 	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
+	void (*on_mixed)(void *ctx, pid_t pid, const char *why);
 	void (*on_exited)(void *ctx, pid_t pid, int status);
 	void (*on_released)(void *ctx, pid_t pid);
 	int (*join)(void *ctx, pid_t pid);
