@@ -41,10 +41,10 @@ static void mixed_line(FILE *f, const struct mw_state *st)
 	fputs("  its figures from the tracer are REFUSED", f);
 	if (ns && origin && ns >= origin)
 		fprintf(f, " (found at %.3f s)", (double)(ns - origin) / 1e9);
-	fputs(": the process replaced its image (exec) and ", f);
+	fputs(": ", f);
 	mw_fputs_quoted(why, f);
-	fputs(", so they would mix two programs' allocators or be another's: its arenas, "
-	      "heaps, sbrk, threads, thresholds and events are not shown (unknown)\n", f);
+	fputs("; its arenas, heaps, sbrk, threads, thresholds and events would not be its "
+	      "program's alone: not shown (unknown)\n", f);
 }
 
 void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,

@@ -534,11 +534,11 @@ static void intro(const struct page *pg, const struct mw_run_info *ri, const str
 static void refused_html(FILE *f, const struct mw_state *st)
 {
 	fprintf(f, "<p class=\"unknown\"><strong>Its figures from the tracer are REFUSED"
-		"</strong>: the process replaced its image (exec) and ");
+		"</strong>: ");
 	mw_xml_escape(f, mw_state_images_refused(st, NULL));
-	fprintf(f, "; they would mix two programs' allocators or be another's. Its arenas, "
-		"heaps, sbrk, threads, thresholds and events are unknown: no chart of them. "
-		"The snapshot at exit, of its last program, is below.</p>\n");
+	fprintf(f, ". Its arenas, heaps, sbrk, threads, thresholds and events would not be its "
+		"program's alone: unknown, no chart of them. The snapshot at exit, of its last "
+		"program, is below.</p>\n");
 }
 
 static int section(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,

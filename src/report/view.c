@@ -447,7 +447,7 @@ void mw_view_totals_text(FILE *f, const struct mw_view_totals *t, int cost)
 		t->processes == 1 ? "" : "es");
 	if (t->mixed) {	/* a process's figures mix its images: no sum */
 		fprintf(f, "? arenas, ? heaps, ? threads, sbrk net ?, ? retries; ? events (%zu "
-			"process%s figures REFUSED: they mix programs it exec'd), %" PRId64
+			"process%s figures from the tracer REFUSED), %" PRId64
 			" lost\n", t->mixed, t->mixed == 1 ? "'s" : "es'", t->fig[MW_VF_lost].v);
 		if (cost)
 			mw_report_cost_lines(f, &t->cost, " in all processes");

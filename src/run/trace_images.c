@@ -52,16 +52,16 @@ int mw_images_untraced(pid_t pid, const char *libc_path, char *why, size_t whyle
 	if (r < 0)
 		return 0;	/* gone: its exit snapshot says so */
 	if (r == 0) {
-		snprintf(why, whylen, "the program it exec'd maps no libc (a static program): "
-			 "none of it was traced");
+		snprintf(why, whylen, "it replaced its image (exec) with a program that maps no "
+			 "libc (a static program): none of that program was traced");
 		return 1;
 	}
 	if (m.ino == (uint64_t)sb.st_ino && m.dev_major == major(sb.st_dev) &&
 	    m.dev_minor == minor(sb.st_dev))
 		return 0;
 	/* the process's name for it: quoted where it is printed */
-	snprintf(why, whylen, "the program it exec'd maps another libc, '%s', than the one "
-		 "traced: none of it was traced", m.name);
+	snprintf(why, whylen, "it replaced its image (exec) with a program that maps another "
+		 "libc, '%s', than the one traced: none of that program was traced", m.name);
 	return 1;
 }
 

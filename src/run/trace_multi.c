@@ -140,12 +140,32 @@ static void seed_from_copy(struct msink *k, struct mw_process *pr)
 	mw_state_seed(pr->st, pr->at_attach);
 }
 
+/* -f: the pid of old, which exited, is pr's now.  The tracer keeps its
+ * totals per pid, and old's stay there (it left the tracer's set, its
+ * entries did not): the two processes' are one, and both are refused. */
+static void pid_reused(struct mw_process *old, struct mw_process *pr)
+{
+	static int warned;
+	char why[256];
+
+	snprintf(why, sizeof(why), "its pid %d was reused by a later process of the tree while "
+		 "traced, and the tracer keeps its totals per pid: those of the two processes "
+		 "are one", old->pid);
+	if (!warned++)
+		mw_warn("process %d: %s: both processes' figures from the tracer are refused in "
+			"the report", old->pid, why);
+	mw_images_refuse(old->st, NULL, why);
+	snprintf(why, sizeof(why), "its pid %d was an earlier process's of the tree, and the "
+		 "tracer keeps its totals per pid: those of the two processes are one", pr->pid);
+	mw_images_refuse(pr->st, NULL, why);
+}
+
 /* -f: the program (parent 0) was started, or a process of its tree was
  * created: a model of its own, what it is. */
 static void tree_new(void *ctx, pid_t parent, pid_t pid)
 {
 	struct msink *k = ctx;
-	struct mw_process *pr;
+	struct mw_process *pr, *old;
 
 	if (!parent) {	/* the program: the run's first process */
 		pr = mw_procs_process(k->procs, 0);
@@ -153,11 +173,14 @@ static void tree_new(void *ctx, pid_t parent, pid_t pid)
 		mw_state_set_pid(pr->st, pid);
 		return;
 	}
-	if (!(pr = mw_procs_add(k->procs, pid))) {
+	old = mw_procs_by_pid(k->procs, pid);	/* exited: its pid is reused */
+	if (!(pr = old ? mw_procs_add_reused(k->procs, pid) : mw_procs_add(k->procs, pid))) {
 		mw_warn("process %d: no model (%s); its records are counted as garbled", (int)pid,
 			strerror(ENOMEM));
 		return;
 	}
+	if (old)
+		pid_reused(old, pr);
 	prep_state(k, pr->st);
 	mw_process_observe(pr);	/* the parent's program, until it execs */
 	pr->parent = parent;

@@ -196,13 +196,15 @@ static int exec_open(struct run *rn, char *err, size_t errlen)
  * marks them refused (tracer.h on_mixed); warned once a run. */
 static void exec_mixed(struct run *rn, pid_t pid, const char *why)
 {
+	char full[PATH_MAX + 320];
+
+	snprintf(full, sizeof(full), "it replaced its image (exec) and the tracer's totals of "
+		 "the old one were not emptied for the new one (%s)", why);
 	if (!rn->exec_mixed++)
-		mw_warn("process %d replaced its image (exec) and the tracer's totals of the old "
-			"one were not emptied (%s): its figures from the tracer are refused in "
-			"the report (so are those of any other process this happens to)",
-			(int)pid, why);
+		mw_warn("process %d: %s: its figures from the tracer are refused in the report (so "
+			"are those of any other process this happens to)", (int)pid, full);
 	if (rn->c->on_mixed)
-		rn->c->on_mixed(rn->c->ctx, pid, why);
+		rn->c->on_mixed(rn->c->ctx, pid, full);
 }
 
 /* Ask the exec probe for pid's old image, pid held at its exec stop:
