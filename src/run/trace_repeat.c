@@ -271,8 +271,7 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	if (mw_signal_pending()) {
 		int sig = mw_signal_take();
 
-		mw_error("interrupted by signal %d (%s) before tracing started", sig,
-			 strsignal(sig));
+		mw_error("interrupted by signal %d (%s) before tracing started", sig, strsignal(sig));
 		status = 128 + sig;
 		goto cleanup;
 	}
@@ -297,10 +296,10 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			 .sample_ms = o->interval_ms ? o->interval_ms : 100,
 			 .sample_pct_max = o->interval_ms ? 0 : 1 },
 			 &(struct mw_consumer){ .ctx = &s, .line = r_line, .at_exit = r_exit,
-			 .on_exec = r_exec, .on_mixed = r_mixed,
-			 .arming = r_arming, .missing = r_missing,
-			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL,
-			 .on_run = r_run, .run_done = r_done }, &r, err, sizeof(err)) < 0) {
+			 .on_exec = r_exec, .on_mixed = r_mixed, .arming = r_arming,
+			 .missing = r_missing,
+			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL, .on_run = r_run,
+			 .run_done = r_done }, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		if (r.interrupted)
 			status = 128 + r.interrupted;
