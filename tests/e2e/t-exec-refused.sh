@@ -13,7 +13,7 @@
 #    shim given to stapbpf by a wrapper first in PATH, as t-linger-fifos
 #    does): the run waits 3 s, then lets the process go.  The saved
 #    stream replays to the same refusal.
-# 2. the exec wait list (16) full: under -f, 20 processes each exec a
+# 2. the exec wait list (16) full: under -f, 32 processes each exec a
 #    second program while the first exec waits for that answer.
 # 3. the program exec'd is static: nothing of it is traced.
 # needs: root glibc
@@ -129,19 +129,20 @@ PY
 	[ $? = 3 ] || fail "check on the replay: $(cat "$OUT/out")"
 	echo "ok: the tracer did not answer: refused, rules failed (exit 3), the exit snapshot exact"
 
-	# 2. -f: 20 processes exec at once while the first waits: 16 wait,
-	# the others find the list full
-	# (each waits at a gate, a FIFO whose lines come once all are there,
-	# so that they exec within ms of each other on any load)
+	# 2. -f: 32 processes exec at once while the first waits: 16 wait,
+	# the others find the list full (each waits at a gate, a FIFO whose
+	# lines come once all are there, so that they exec within ms of each
+	# other on any load; counted without a process a look)
 	mkfifo "$OUT/gate" || exit 99
 	: >"$OUT/ready"
 	# shellcheck disable=SC2016
 	PATH="$OUT/bin:$PATH" "$MW" -f --json "$OUT/full.json" -o "$OUT/full.txt" --check 'arenas<=1' \
-		-c /bin/sh -c 'cd "$1" && exec 3<>gate && for i in $(seq 20); do
+		-c /bin/sh -c 'cd "$1" && exec 3<>gate && for i in $(seq 32); do
 			sh -c "echo >>ready; read x <gate; exec /bin/true" &
 		done
-		until [ "$(grep -c "" ready)" -ge 20 ]; do sleep 0.05; done
-		printf "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n" >&3
+		cnt() { n=0; while read -r l; do n=$((n + 1)); done <ready; }
+		until cnt; [ $n -ge 32 ]; do sleep 0.1; done
+		for i in $(seq 32); do echo; done >&3
 		wait' sh "$OUT" >/dev/null 2>"$OUT/full.err"
 	rc=$?
 	[ $rc = 3 ] || fail "full: exit $rc, expected 3: $(grep -v '^PASS' "$OUT/full.err")"
@@ -158,7 +159,7 @@ for p in r["processes"]:
         assert p["events"]["execs"]["images_replaced"] == 1, p["events"]
         n += 1
 print({k: len(v) for k, v in why.items()}, "drained:", n)
-assert n + sum(map(len, why.values())) == 20, (n, why)
+assert n + sum(map(len, why.values())) == 32, (n, why)
 assert len(why.get("the tracer did not answer in 3000 ms)", [])) >= 1, why
 assert len(why.get("16 other processes that exec'd waited for the tracer, as many as can)", [])) >= 1, why
 t = r["totals"]
