@@ -86,15 +86,15 @@ struct mw_tracer_opts {
 	 *   process's its own start), hold it at that exec's stop, mark it in
 	 *   the set (-f: pidset.h), read the script's exec file (protocol.h
 	 *   MW_EXEC_FILE), and let it go on once its MW_LINE_EXEC has come
-	 *   (or FLUSH_WAIT_MS passed, warned: its report then mixes its
-	 *   images).  One at a time; others that exec meanwhile wait in their
+	 *   (or FLUSH_WAIT_MS passed: its figures
+	 *   from the tracer are then refused, on_mixed).  One at a time; others that exec meanwhile wait in their
 	 *   stops.  A forked process's first exec is on_exec's alone: what
 	 *   the copy of its parent did before it is little (the probes are on
 	 *   the allocator's rare paths) and asking the tracer at every exec
 	 *   of a large tree would scan its maps each time (bench: about 0.6
 	 *   ms an exec, growing with them); for the same reason none is asked
-	 *   once more than MW_EXEC_DRAIN_MAX processes were in the set (noted
-	 *   once).
+	 *   once more than MW_EXEC_DRAIN_MAX processes were in the set (then
+	 *   refused too, on_mixed).
 	 * - MW_PROCS_CGROUP: the processes that join the cgroup (or its
 	 *   children) while the run goes on are added to the set (the
 	 *   script's opts->dynamic) when the consumer's join accepts them;
