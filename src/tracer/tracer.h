@@ -88,8 +88,9 @@ struct mw_tracer_opts {
 	 *   MW_EXEC_FILE), and let it go on once its MW_LINE_EXEC has come
 	 *   (or FLUSH_WAIT_MS passed: its figures from the tracer are then
 	 *   refused, on_mixed).  One at a time; others that exec meanwhile
-	 *   wait in their stops (16 at most; more are refused).  A forked process's first exec is on_exec's alone: what
-	 *   the copy of its parent did before it is little (the probes are on
+	 *   wait in their stops (16 at most; more are refused).  A forked
+	 *   process's first exec is on_exec's alone: what the copy of its
+	 *   parent did before it is little (the probes are on
 	 *   the allocator's rare paths) and asking the tracer at every exec
 	 *   of a large tree would scan its maps each time (bench: about 0.6
 	 *   ms an exec, growing with them); for the same reason none is asked
