@@ -213,6 +213,17 @@ struct mw_process *mw_procs_add(struct mw_procs *p, int pid)
 	return pr;
 }
 
+struct mw_process *mw_procs_add_reused(struct mw_procs *p, int pid)
+{
+	struct mw_process *pr;
+
+	if (!p->multi || pid <= 0 || !(pr = push(p, pid)))
+		return NULL;
+	for (size_t i = 0; i < p->nrun; i++)
+		mw_stream_line(pr->st, p->run_lines[i]);
+	return pr;
+}
+
 int mw_procs_remove(struct mw_procs *p, int pid)
 {
 	for (size_t i = 0; i < p->n; i++) {

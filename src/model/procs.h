@@ -80,6 +80,7 @@ struct mw_process {
 	 * end as waitpid(2) gave it (have_status) */
 	int parent;
 	int have_status, status;
+	unsigned execs;			/* -f: its execs (ptrace_tree.h's count) */
 	/* -f: mw_now_ns() when it was let go on request (`mallocwatch
 	 * release`): traced no more from then, no exit stop; 0: not */
 	uint64_t released_ns;
@@ -127,6 +128,11 @@ void mw_procs_set_multi(struct mw_procs *p);
  * when the records are not prefixed, pid is already in the run, or
  * memory ran out. */
 struct mw_process *mw_procs_add(struct mw_procs *p, int pid);
+/* The same for a pid already in the run, reused by a new process (the
+ * old one exited): a second process object, which mw_procs_by_pid finds
+ * from now on (the newest first).  NULL when the records are not
+ * prefixed or memory ran out. */
+struct mw_process *mw_procs_add_reused(struct mw_procs *p, int pid);
 
 /* pr (of p) runs a new program (execve): a new, empty model that has seen
  * the run's lines so far (and counts the old one's streamed hits received:

@@ -305,6 +305,20 @@ void mw_state_exec(struct mw_state *st);
  * count old's streamed hits, so st counts them received (by probe id, for
  * the probes st declares), and none is taken for lost. */
 void mw_state_keep_received(struct mw_state *st, const struct mw_state *old);
+/* The process replaced its image (exec) at ns (CLOCK_MONOTONIC; 0
+ * unknown) and the tracer's totals of the old one could not be emptied
+ * for the new one (why, copied: "the tracer did not answer in 3000 ms"),
+ * or the new one was not traced at all (it maps no traced libc): every
+ * figure counted from the tracer (metrics.def's traced figures: arenas,
+ * heaps, threads, sbrk, waits, retries, thresholds, the events) mixes
+ * two programs, or is another program's, and is refused: the reports
+ * show it as unknown with why, every --check rule on it fails.  The
+ * snapshot at exit, of the last image, stays.  The first reason stands;
+ * a later drained exec (mw_state_exec) starts anew, known again. */
+void mw_state_images_mixed(struct mw_state *st, const char *why, uint64_t ns);
+/* Why the figures are refused (mw_state_images_mixed), *ns when (ns may
+ * be NULL); NULL when they are not. */
+const char *mw_state_images_refused(const struct mw_state *st, uint64_t *ns);
 /* How many times the process replaced its image while traced; in
  * *hits_before, the probe hits of the images before the last. */
 unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before);

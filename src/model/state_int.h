@@ -61,6 +61,8 @@ struct mw_state {
 	char full[160];
 	int seeded;
 	char *attach_refused;	/* why there is no attach snapshot; NULL */
+	char *mixed;		/* why the figures mix images; NULL */
+	uint64_t mixed_ns;	/* when that was found (CLOCK_MONOTONIC) */
 	/* the timeline */
 	uint64_t now_ns;	/* the time of the event being applied, or 0 */
 	uint64_t origin;

@@ -44,6 +44,7 @@ static void free_contents(struct mw_state *st)
 	free(st->retries);
 	free(st->libm);
 	free(st->attach_refused);
+	free(st->mixed);
 	free(st->marks);
 	free(st->samples);
 	free(st->sarenas);

@@ -128,3 +128,18 @@ const char *mw_state_attach_refused(const struct mw_state *st)
 {
 	return st->attach_refused;
 }
+
+void mw_state_images_mixed(struct mw_state *st, const char *why, uint64_t ns)
+{
+	if (st->mixed)	/* the first reason stands: from then on they mix */
+		return;
+	st->mixed = xstrdup(why && why[0] ? why : "the figures mix the process's images");
+	st->mixed_ns = ns;
+}
+
+const char *mw_state_images_refused(const struct mw_state *st, uint64_t *ns)
+{
+	if (ns)
+		*ns = st->mixed_ns;
+	return st->mixed;
+}

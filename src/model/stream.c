@@ -389,6 +389,13 @@ void mw_stream_write_attach_refused(FILE *f, const char *why)
 	fputc('\n', f);
 }
 
+void mw_stream_write_images_mixed(FILE *f, uint64_t ns, const char *why)
+{
+	fprintf(f, "# " MW_META_IMAGES_MIXED " %" PRIu64 " ", ns);
+	put_escaped(f, why);
+	fputc('\n', f);
+}
+
 /* One more line of the findings' text into m, up to MW_META_FINDINGS_MAX. */
 static void add_finding_line(struct mw_stream_meta *m, const char *val)
 {
@@ -460,6 +467,13 @@ static void meta_line(const char *line, struct mw_state *st, struct mw_stream_me
 		char *u = unescape(val);
 
 		mw_state_attach_unknown(st, u);
+		free(u);
+	} else if (strcmp(key, MW_META_IMAGES_MIXED) == 0) {
+		char *end, *u;
+		uint64_t ns = strtoull(val, &end, 10);
+
+		u = unescape(end + (*end == ' '));
+		mw_state_images_mixed(st, u, ns);
 		free(u);
 	} else if (strcmp(key, MW_META_COMM) == 0) {
 		char *u = unescape(val);

@@ -83,6 +83,9 @@ void mw_stream_write_snapshot(FILE *f, const char *which, const char *json);
 /* One MW_META_ATTACH_REFUSED line: no snapshot at attach, and why (a
  * replay marks the same figures unknown, state.h). */
 void mw_stream_write_attach_refused(FILE *f, const char *why);
+/* The same for the figures that mix the process's images from ns
+ * (MW_META_IMAGES_MIXED; state.h mw_state_images_mixed). */
+void mw_stream_write_images_mixed(FILE *f, uint64_t ns, const char *why);
 
 /* Write the header (magic line and what is known before the run) and
  * the footer (how it ended).  Arguments and the tracer's message are

@@ -167,6 +167,10 @@
 					 * why (C-escaped): the figures that need
 					 * the allocator as tracing found it are
 					 * unknown (state.h mw_state_attach_unknown) */
+#define MW_META_IMAGES_MIXED "images_mixed"	/* NS WHY (C-escaped): the process
+					 * exec'd at NS and the figures of the
+					 * tracer mix its images from there
+					 * (state.h mw_state_images_mixed) */
 
 /* Sizes of the script's global arrays (BPF maps under stapbpf): the
  * generator (gen.c) declares them, the stream parser (state_model.c)

@@ -270,6 +270,11 @@ static int ledger_metric(const json_t *r, enum mw_metric m, int64_t *v)
 	}
 }
 
+int mw_metric_traced(enum mw_metric m)
+{
+	return m <= MW_M_trim_threshold;	/* metrics.def's order */
+}
+
 const char *mw_metric_unknown(const json_t *r, enum mw_metric m)
 {
 	const json_t *u = json_object_get(r, "unknown"), *x;

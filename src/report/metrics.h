@@ -41,6 +41,12 @@ struct mw_metric_info {
 /* The table entry of m (0 <= m < MW_M_COUNT). */
 const struct mw_metric_info *mw_metric_info(enum mw_metric m);
 
+/* Is m counted from the tracer (arenas to trim_threshold in
+ * metrics.def): unknown when the process's figures mix its images
+ * (state.h mw_state_images_mixed)?  The end and exit snapshots' figures
+ * and events_lost are not. */
+int mw_metric_traced(enum mw_metric m);
+
 /* The metric called name, or -1. */
 int mw_metric_lookup(const char *name);
 

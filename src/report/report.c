@@ -528,6 +528,8 @@ void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
 	if (!s || !l)
 		return;
 	ar = mw_state_arenas(st, &na);
+	if (mw_state_images_refused(st, NULL))	/* waits that mix its images: none */
+		na = 0;
 	w = xcalloc(na ? na : 1, sizeof(*w));
 	for (size_t i = 0; i < na; i++)
 		w[i] = (struct mw_finding_waits){ .arena = ar[i].addr, .waits = ar[i].waits };
@@ -590,7 +592,8 @@ static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_
 	char a[32], b[32];
 	size_t n;
 
-	double_free_text(f, st);
+	if (!mw_state_images_refused(st, NULL))	/* else they mix its images */
+		double_free_text(f, st);
 	if (s)
 		mw_snapshot_totals_text(f, s);
 	if (l) {
@@ -662,23 +665,30 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 		fputc('\n', f);
 }
 
-int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+/* The figures counted from the tracer. */
+static void traced_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
 {
-	struct mw_view *v = mw_view_make(st, ri);
-
-	mw_report_head_text(f, st, ri, v);
-	answer_text(f, st, ri);
-	arenas_text(f, st, v, forked(ri));
+	arenas_text(f, st, v, fork);
 	heaps_text(f, st, v);
 	sbrk_text(f, st, v);
-	thresholds_text(f, st, forked(ri));	/* when they changed */
+	thresholds_text(f, st, fork);	/* when they changed */
 	threads_text(f, st, v);
 	setjmp_text(f, st);
 	settings_text(f, st);
 	retries_text(f, st);
 	math_text(f, st);
 	events_text(f, st);
-	quiet_text(f, st, forked(ri));
+	quiet_text(f, st, fork);
+}
+
+int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+{
+	struct mw_view *v = mw_view_make(st, ri);
+
+	mw_report_head_text(f, st, ri, v);
+	answer_text(f, st, ri);
+	if (!mw_state_images_refused(st, NULL))	/* else they mix its images */
+		traced_text(f, st, v, forked(ri));
 	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */
 		mw_snapshot_diff_text_named(f, ri->snap_attach, ri->snap_end ? ri->snap_end :
 					    ri->snap_exit, forked(ri) ? "AT FORK" : "AT ATTACH",

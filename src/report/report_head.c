@@ -30,6 +30,23 @@ static void execs_line(FILE *f, const struct mw_state *st, const struct mw_run_i
 		before == 1 ? "" : "s", before == 1 ? "is" : "are");
 }
 
+/* The figures from the tracer refused: they mix the process's images. */
+static void mixed_line(FILE *f, const struct mw_state *st)
+{
+	uint64_t ns, origin = mw_state_origin(st);
+	const char *why = mw_state_images_refused(st, &ns);
+
+	if (!why)
+		return;
+	fputs("  its figures from the tracer are REFUSED", f);
+	if (ns && origin && ns >= origin)
+		fprintf(f, " (found at %.3f s)", (double)(ns - origin) / 1e9);
+	fputs(": ", f);
+	mw_fputs_quoted(why, f);
+	fputs("; its arenas, heaps, sbrk, threads, thresholds and events would not be its "
+	      "program's alone: not shown (unknown)\n", f);
+}
+
 void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
 			 const struct mw_view *v)
 {
@@ -71,8 +88,11 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 	else if (ri->status_why)
 		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
 	mw_state_totals(st, &ignored, &ignored, &ignored, &ended);
-	fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
-		total == 1 ? "" : "s", lost);
+	if (mw_view_get(v, MW_VF_events)->known)
+		fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
+			total == 1 ? "" : "s", lost);
+	else	/* refused (mixed_line) */
+		fprintf(f, "  events: ? probe hits, %" PRIu64 " lost", lost);
 	if (garbled)
 		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
 	if (!ended)
@@ -84,6 +104,7 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 	if (mw_state_full_tables(st)[0])
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
 			mw_state_full_tables(st));
+	mixed_line(f, st);
 	if (mw_state_attach_refused(st)) {	/* before any figure it touches */
 		fputs("  the allocator at attach is UNKNOWN (", f);
 		mw_fputs_quoted(mw_state_attach_refused(st), f);

@@ -492,6 +492,55 @@ static void hover_script(FILE *f, size_t ns, int mem, const char *sfx)
 /* One process's part of a page: its title line, bytes chart, lanes,
  * waits, summary and findings, then its data and hover script.  0, or
  * -1 when its data could not be made (ENOMEM). */
+/* The section's first lines: the process, its time, counts and libc,
+ * and what of it is unknown. */
+static void intro(const struct page *pg, const struct mw_run_info *ri, const struct mw_view *v,
+		  size_t ns)
+{
+	FILE *f = pg->f;
+	const struct mw_state *st = pg->st;
+	size_t nt = (size_t)mw_view_get(v, MW_VF_threads)->v;
+
+	fprintf(f, "<p>pid %d, ", ri->pid);
+	if (pg->timed)
+		fprintf(f, "%.3f s, ", html_secs(pg, pg->t1));
+	else	/* t1 is only the axis's 1 s */
+		fprintf(f, "no timed event, ");
+	fprintf(f, "%s runtime, ", ri->runtime ? ri->runtime : "?");
+	if (mw_state_images_refused(st, NULL))	/* they mix its images */
+		fprintf(f, "? arenas, ");
+	else if (mw_state_attach_refused(st))	/* those there before tracing: unknown */
+		fprintf(f, "? arenas (%" PRId64 " seen while traced), ",
+			mw_view_get(v, MW_VF_arenas)->v);
+	else
+		fprintf(f, "%" PRId64 " arena%s, ", mw_view_get(v, MW_VF_arenas)->v,
+			mw_view_get(v, MW_VF_arenas)->v == 1 ? "" : "s");
+	if (mw_state_images_refused(st, NULL))
+		fprintf(f, "? threads, ");
+	else
+		fprintf(f, "%zu thread%s, ", nt, nt == 1 ? "" : "s");
+	fprintf(f, "%zu sample%s of the allocator; libc ", ns, ns == 1 ? "" : "s");
+	mw_xml_escape(f, ri->libc);
+	fprintf(f, "</p>\n");
+	if (mw_state_attach_refused(st)) {
+		fprintf(f, "<p class=\"unknown\"><strong>The allocator at attach is UNKNOWN</strong> (");
+		mw_xml_escape(f, mw_state_attach_refused(st));
+		fprintf(f, "): the arenas, heaps and heap bytes at the end and the thresholds are "
+			"not known; the charts show what changed while traced.</p>\n");
+	}
+}
+
+/* The figures from the tracer refused (state.h mw_state_images_mixed). */
+static void refused_html(FILE *f, const struct mw_state *st)
+{
+	fprintf(f, "<p class=\"unknown\"><strong>Its figures from the tracer are REFUSED"
+		"</strong>: ");
+	mw_xml_escape(f, mw_state_images_refused(st, NULL));
+	fprintf(f, ". Its arenas, heaps, sbrk, threads, thresholds and events would not be its "
+		"program's alone: unknown, no chart of them. The snapshot at exit, of its last "
+		"program, is below.</p>\n");
+}
+
 static int section(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
 		   const char *sfx)
 {
@@ -507,7 +556,7 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	json_t *data = json_object();
 	struct mw_view *v = mw_view_make(st, ri);	/* the page's counts */
 	char *dump, *text = NULL;
-	size_t textlen = 0, ns, nt;
+	size_t textlen = 0, ns;
 	FILE *tf;
 	int mem;
 
@@ -515,35 +564,18 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	pg.tips = tips;
 	time_axis(&pg);
 	mw_state_samples(st, &ns);
-	nt = (size_t)mw_view_get(v, MW_VF_threads)->v;
-	fprintf(f, "<p>pid %d, ", ri->pid);
-	if (pg.timed)
-		fprintf(f, "%.3f s, ", html_secs(&pg, pg.t1));
-	else	/* t1 is only the axis's 1 s */
-		fprintf(f, "no timed event, ");
-	fprintf(f, "%s runtime, ", ri->runtime ? ri->runtime : "?");
-	if (mw_state_attach_refused(st))	/* those there before tracing: unknown */
-		fprintf(f, "? arenas (%" PRId64 " seen while traced), ",
-			mw_view_get(v, MW_VF_arenas)->v);
-	else
-		fprintf(f, "%" PRId64 " arena%s, ", mw_view_get(v, MW_VF_arenas)->v,
-			mw_view_get(v, MW_VF_arenas)->v == 1 ? "" : "s");
-	fprintf(f, "%zu thread%s, %zu sample%s of the allocator; libc ", nt, nt == 1 ? "" : "s",
-		ns, ns == 1 ? "" : "s");
-	mw_xml_escape(f, ri->libc);
-	fprintf(f, "</p>\n");
-	if (mw_state_attach_refused(st)) {
-		fprintf(f, "<p class=\"unknown\"><strong>The allocator at attach is UNKNOWN</strong> (");
-		mw_xml_escape(f, mw_state_attach_refused(st));
-		fprintf(f, "): the arenas, heaps and heap bytes at the end and the thresholds are "
-			"not known; the charts show what changed while traced.</p>\n");
+	intro(&pg, ri, v, ns);
+	if (mw_state_images_refused(st, NULL)) {	/* no chart of mixed figures */
+		refused_html(f, st);
+		mem = 0;
+	} else {
+		mem = bytes_section(&pg, data);
+		fprintf(f, "<h2>Threads: the arena each was attached to (o new, &#9679; reuse, "
+			"grey: from the free list)</h2>\n");
+		html_lanes(&pg);
+		fprintf(f, "<h2>Arena lock waits per interval (memory_arena_reuse_wait)</h2>\n");
+		html_waits_strip(&pg);
 	}
-	mem = bytes_section(&pg, data);
-	fprintf(f, "<h2>Threads: the arena each was attached to (o new, &#9679; reuse, "
-		"grey: from the free list)</h2>\n");
-	html_lanes(&pg);
-	fprintf(f, "<h2>Arena lock waits per interval (memory_arena_reuse_wait)</h2>\n");
-	html_waits_strip(&pg);
 	if (ri->stacks)
 		mw_flame_html(f, ri->stacks, ri->stacks_pid, W);
 	/* the summary, as the text report (stream-side facts only) */

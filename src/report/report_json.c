@@ -315,20 +315,47 @@ static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_inf
 }
 
 /* "unknown": {"reason": ..., "figures": [metric names]}: the figures
- * the report does not have (metrics.def's attach column, when the
- * allocator at attach is unknown); NULL when it has them all. */
+ * the report does not have: metrics.def's attach column when the
+ * allocator at attach is unknown; every traced figure (with "at_s", the
+ * time since the run's start, null unknown) when they mix the process's
+ * images (state.h mw_state_images_mixed), both reasons when both.  NULL
+ * when it has them all. */
 static json_t *json_unknown(const struct mw_state *st)
 {
-	const char *why = mw_state_attach_refused(st);
-	json_t *figures;
+	uint64_t ns, origin = mw_state_origin(st);
+	const char *why = mw_state_attach_refused(st), *mixed = mw_state_images_refused(st, &ns);
+	json_t *figures, *o;
+	char *both = NULL;
 
-	if (!why)
+	if (!why && !mixed)
 		return NULL;
 	figures = json_array();
 	for (int m = 0; m < MW_M_COUNT; m++)
-		if (mw_metric_info((enum mw_metric)m)->attach)
+		if ((mixed && mw_metric_traced((enum mw_metric)m)) ||
+		    (why && mw_metric_info((enum mw_metric)m)->attach))
 			mw_json_append(&figures, json_string(mw_metric_info((enum mw_metric)m)->name));
-	return json_pack("{s:o, s:o}", "reason", mw_json_str(why), "figures", figures);
+	if (why && mixed && asprintf(&both, "%s; %s", mixed, why) < 0)
+		both = NULL;
+	o = json_pack("{s:o, s:o}", "reason", mw_json_str(both ? both : mixed ? mixed : why),
+		      "figures", figures);
+	free(both);
+	if (mixed)
+		mw_json_set(&o, "at_s", ns && origin && ns >= origin ?
+			    json_real((double)(ns - origin) / 1e9) : json_null());
+	return o;
+}
+
+/* Sections a refused process's report leaves null (they mix its images). */
+static void null_refused(const struct mw_state *st, json_t **root)
+{
+	static const char *const keys[] = { "arenas", "heaps", "sbrk", "thresholds", "threads",
+		"events_log", "settings", "retries", "tcache_double_free", "setjmp", "math" };
+
+	if (!mw_state_images_refused(st, NULL))
+		return;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_object_get(*root, keys[i]))
+			mw_json_set(root, keys[i], json_null());
 }
 
 json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
@@ -354,7 +381,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 			"mallocwatch", e->version));
 	}
 	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
-	if (mw_state_attach_refused(st))
+	if (mw_state_attach_refused(st) || mw_state_images_refused(st, NULL))
 		mw_json_set(&root, "unknown", json_unknown(st));
 	mw_json_set(&root, "events", json_events(st, ri, v));
 	mw_json_set(&root, "arenas", mw_view_table_json(v, MW_VT_arenas));
@@ -376,6 +403,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	if (ri->stacks)
 		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks, ri->stacks_pid));
+	null_refused(st, &root);
 	mw_view_free(v);
 	return root;
 }

@@ -122,6 +122,17 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 		for (int f = 0; f < MW_VF_COUNT; f++)
 			if (figs[f].flags & MW_VF_ATTACH && figs[f].unit != MW_VU_ROWS)
 				v->fig[f].known = 0;
+	if (mw_state_images_refused(st, NULL))	/* they mix two programs */
+		for (int f = 0; f < MW_VF_COUNT; f++)
+			if (mw_view_fig_refused((enum mw_view_fig)f))
+				v->fig[f].known = 0;
+}
+
+int mw_view_fig_refused(enum mw_view_fig f)
+{
+	/* what went wrong in the stream is the run's, and right */
+	return f != MW_VF_lost && f != MW_VF_garbled && f != MW_VF_complete &&
+	       f != MW_VF_full_tables;
 }
 
 #define CELL(t, c, val, k) (row[MW_VC_##t##_##c] = \
@@ -384,6 +395,7 @@ void mw_view_totals(struct mw_view *const *v, size_t n, struct mw_view_totals *t
 		t->fig[f].known = 1;
 	for (size_t i = 0; i < n; i++) {
 		t->unknown += mw_state_attach_refused(v[i]->st) != NULL;
+		t->mixed += mw_state_images_refused(v[i]->st, NULL) != NULL;
 		for (int f = 0; f < MW_VF_COUNT; f++)
 			t->fig[f].v += v[i]->fig[f].v;
 		for (int fam = 0; fam <= MW_FAM_UNKNOWN; fam++) {
@@ -398,6 +410,10 @@ void mw_view_totals(struct mw_view *const *v, size_t n, struct mw_view_totals *t
 		for (int f = 0; f < MW_VF_COUNT; f++)
 			if (figs[f].flags & MW_VF_ATTACH)
 				t->fig[f].known = 0;
+	if (t->mixed)	/* nor with a process's refused */
+		for (int f = 0; f < MW_VF_COUNT; f++)
+			if (mw_view_fig_refused((enum mw_view_fig)f))
+				t->fig[f].known = 0;
 }
 
 json_t *mw_view_totals_json(const struct mw_view_totals *t)
@@ -410,6 +426,8 @@ json_t *mw_view_totals_json(const struct mw_view_totals *t)
 				    json_integer((json_int_t)t->fig[f].v) : json_null());
 	if (t->unknown)
 		mw_json_set(&o, "unknown_processes", json_integer((json_int_t)t->unknown));
+	if (t->mixed)
+		mw_json_set(&o, "refused_processes", json_integer((json_int_t)t->mixed));
 	mw_json_set(&o, "cost", mw_report_cost_json_of(&t->cost));
 	return o;
 }
@@ -427,6 +445,14 @@ void mw_view_totals_text(FILE *f, const struct mw_view_totals *t, int cost)
 
 	fprintf(f, "\nmallocwatch: %zu process%s in all: ", t->processes,
 		t->processes == 1 ? "" : "es");
+	if (t->mixed) {	/* a process's figures mix its images: no sum */
+		fprintf(f, "? arenas, ? heaps, ? threads, sbrk net ?, ? retries; ? events (%zu "
+			"process%s figures from the tracer REFUSED), %" PRId64
+			" lost\n", t->mixed, t->mixed == 1 ? "'s" : "es'", t->fig[MW_VF_lost].v);
+		if (cost)
+			mw_report_cost_lines(f, &t->cost, " in all processes");
+		return;
+	}
 	if (t->unknown)	/* their allocators at attach are unknown */
 		fprintf(f, "? arenas, ? heaps (%zu process%s allocator at attach unknown), ",
 			t->unknown, t->unknown == 1 ? "'s" : "es'");

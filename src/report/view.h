@@ -75,6 +75,10 @@ struct mw_view_col_info {
 };
 
 const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f);
+/* Is f refused when the process's images mix (state.h
+ * mw_state_images_mixed): every figure but what went wrong in the
+ * stream (lost, garbled, complete, full tables). */
+int mw_view_fig_refused(enum mw_view_fig f);
 const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c);
 /* A table's name: its JSON key ("arenas"), and the figure counting its
  * rows (MW_VF_arenas). */
@@ -120,10 +124,13 @@ const struct mw_report_cost *mw_view_cost(const struct mw_view *v);
 
 /* The totals of several processes' views (-f's tree, -p PID,PID,...,
  * --cgroup): n, the MW_VF_TOTAL figures summed (arenas and heaps unknown
- * when a process's are, with how many), and what tracing cost: the
+ * when a process's are, with how many; every figure a process's refused
+ * figures would be in unknown when one's are), and what tracing cost: the
  * hits by family summed, the time traced the first's. */
 struct mw_view_totals {
 	size_t processes, unknown;
+	size_t mixed;		/* processes whose figures are refused
+				 * (state.h mw_state_images_mixed) */
 	struct mw_view_val fig[MW_VF_COUNT];
 	struct mw_report_cost cost;
 };

@@ -21,6 +21,7 @@
 #include "snapattach.h"
 #include "snapshot.h"
 #include "stacks.h"
+#include "trace_images.h"
 #include "trace_multi.h"
 #include "trace_tree.h"
 #include "tracer.h"
@@ -139,12 +140,32 @@ static void seed_from_copy(struct msink *k, struct mw_process *pr)
 	mw_state_seed(pr->st, pr->at_attach);
 }
 
+/* -f: the pid of old, which exited, is pr's now.  The tracer keeps its
+ * totals per pid, and old's stay there (it left the tracer's set, its
+ * entries did not): the two processes' are one, and both are refused. */
+static void pid_reused(struct mw_process *old, struct mw_process *pr)
+{
+	static int warned;
+	char why[256];
+
+	snprintf(why, sizeof(why), "its pid %d was reused by a later process of the tree while "
+		 "traced, and the tracer keeps its totals per pid: those of the two processes "
+		 "are one", old->pid);
+	if (!warned++)
+		mw_warn("process %d: %s: both processes' figures from the tracer are refused in "
+			"the report", old->pid, why);
+	mw_images_refuse(old->st, NULL, why);
+	snprintf(why, sizeof(why), "its pid %d was an earlier process's of the tree, and the "
+		 "tracer keeps its totals per pid: those of the two processes are one", pr->pid);
+	mw_images_refuse(pr->st, NULL, why);
+}
+
 /* -f: the program (parent 0) was started, or a process of its tree was
  * created: a model of its own, what it is. */
 static void tree_new(void *ctx, pid_t parent, pid_t pid)
 {
 	struct msink *k = ctx;
-	struct mw_process *pr;
+	struct mw_process *pr, *old;
 
 	if (!parent) {	/* the program: the run's first process */
 		pr = mw_procs_process(k->procs, 0);
@@ -152,11 +173,14 @@ static void tree_new(void *ctx, pid_t parent, pid_t pid)
 		mw_state_set_pid(pr->st, pid);
 		return;
 	}
-	if (!(pr = mw_procs_add(k->procs, pid))) {
+	old = mw_procs_by_pid(k->procs, pid);	/* exited: its pid is reused */
+	if (!(pr = old ? mw_procs_add_reused(k->procs, pid) : mw_procs_add(k->procs, pid))) {
 		mw_warn("process %d: no model (%s); its records are counted as garbled", (int)pid,
 			strerror(ENOMEM));
 		return;
 	}
+	if (old)
+		pid_reused(old, pr);
 	prep_state(k, pr->st);
 	mw_process_observe(pr);	/* the parent's program, until it execs */
 	pr->parent = parent;
@@ -177,9 +201,36 @@ static void tree_exec(void *ctx, pid_t pid, unsigned execs, int drained)
 
 	if (!pr)
 		return;
+	pr->execs = execs;
 	if (!drained && (pr->parent || execs > 1) && mw_procs_renew(k->procs, pr) == 0)
 		prep_state(k, pr->st);
 	mw_process_observe(pr);
+}
+
+/* -f: pid exec'd and the tracer's totals of its old image stay in its
+ * new one's (tracer.h on_mixed, after tree_exec renewed its model). */
+static void tree_mixed(void *ctx, pid_t pid, const char *why)
+{
+	struct msink *k = ctx;
+	struct mw_process *pr = mw_procs_by_pid(k->procs, pid);
+
+	if (pr)
+		mw_images_refuse(pr->st, NULL, why);
+}
+
+/* -f: pr, at its exit stop, exec'd a program that was not traced. */
+static void untraced_image(const struct msink *k, struct mw_process *pr)
+{
+	static int warned;
+	char why[PATH_MAX + 192];
+
+	if ((pr->parent ? pr->execs < 1 : pr->execs < 2) ||
+	    mw_images_untraced(pr->pid, k->libc_path, why, sizeof(why)) != 1)
+		return;
+	if (!warned++)
+		mw_warn("process %d: %s; its figures from the tracer are refused in the report",
+			pr->pid, why);
+	mw_images_refuse(pr->st, NULL, why);
 }
 
 /* -f: pid is at its exit stop: its allocator, while it is there. */
@@ -192,6 +243,7 @@ static void tree_exit_stop(void *ctx, pid_t pid)
 	mw_stacks_sync(k->stacks);	/* its last stacks, while its maps are there */
 	if (!pr || pr->at_exit)
 		return;
+	untraced_image(k, pr);
 	mw_process_read_title(pr, 0);	/* a title it gave itself */
 	if (snapshot_of(k, pid, &pr->at_exit, &pr->ledger_exit, err, sizeof(err)) < 0) {
 		if (mw_procs_count(k->procs) < 32)
@@ -617,6 +669,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	c->missing = missing;
 	c->on_new = tree_new;
 	c->on_exec = tree_exec;
+	c->on_mixed = tree_mixed;
 	c->on_exited = tree_exited;
 	c->on_released = tree_released;
 	if (mw_trace_run(topts, c, &r, err, sizeof(err)) < 0) {

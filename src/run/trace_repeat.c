@@ -124,6 +124,20 @@ static void r_exit(void *ctx, pid_t pid)
 	mw_sink_exit_snapshot(&s->k[s->cur], pid);
 }
 
+static void r_exec(void *ctx, pid_t pid, unsigned execs, int drained)
+{
+	struct rsink *s = ctx;
+
+	mw_sink_exec(&s->k[s->cur], pid, execs, drained);
+}
+
+static void r_mixed(void *ctx, pid_t pid, const char *why)
+{
+	struct rsink *s = ctx;
+
+	mw_sink_mixed(&s->k[s->cur], pid, why);
+}
+
 static void r_arming(void *ctx)
 {
 	struct rsink *s = ctx;
@@ -257,8 +271,7 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 	if (mw_signal_pending()) {
 		int sig = mw_signal_take();
 
-		mw_error("interrupted by signal %d (%s) before tracing started", sig,
-			 strsignal(sig));
+		mw_error("interrupted by signal %d (%s) before tracing started", sig, strsignal(sig));
 		status = 128 + sig;
 		goto cleanup;
 	}
@@ -283,9 +296,10 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			 .sample_ms = o->interval_ms ? o->interval_ms : 100,
 			 .sample_pct_max = o->interval_ms ? 0 : 1 },
 			 &(struct mw_consumer){ .ctx = &s, .line = r_line, .at_exit = r_exit,
-			 .arming = r_arming, .missing = r_missing,
-			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL,
-			 .on_run = r_run, .run_done = r_done }, &r, err, sizeof(err)) < 0) {
+			 .on_exec = r_exec, .on_mixed = r_mixed, .arming = r_arming,
+			 .missing = r_missing,
+			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL, .on_run = r_run,
+			 .run_done = r_done }, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);
 		if (r.interrupted)
 			status = 128 + r.interrupted;

@@ -199,6 +199,7 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid)
 	struct mw_explained e;
 
 	mw_stacks_sync(k->stacks);	/* its last stacks, while its maps are there */
+	mw_sink_exit_images(k, pid);	/* the program it exec'd, traced or not */
 	if (mw_glibc_load(pid, &k->sg, err, sizeof(err)) == 0)	/* after the last exec */
 		k->have_sg = 1;
 	/* the program as it ends, while it is there to be read */
@@ -313,6 +314,8 @@ const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c
 	*c = (struct mw_consumer){ .ctx = k, .line = mw_sink_line, .missing = mw_sink_missing,
 				   .sample = samples ? mw_sink_sample : NULL,
 				   .at_exit = program ? mw_sink_exit_snapshot : NULL,
+				   .on_exec = program ? mw_sink_exec : NULL,
+				   .on_mixed = program ? mw_sink_mixed : NULL,
 				   .arming = program ? mw_sink_arming : NULL };
 	return c;
 }

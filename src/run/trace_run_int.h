@@ -47,6 +47,7 @@ struct sink {
 	uint64_t main_sym;	/* main_arena's link-time address; 0 unknown */
 	int bias_sent;		/* a B record from a snapshot went out */
 	struct mw_stacks *stacks;	/* --stacks; NULL without */
+	unsigned execs;		/* -c: the program's execs, its start's included */
 };
 
 /* The model of a run of o (one process; the pid comes when the program
@@ -70,6 +71,14 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid);
  * failure says nothing: those loads report it. */
 void mw_sink_arming(void *ctx);
 unsigned long long mw_sink_missing(void *ctx);
+
+/* trace_images.c (trace_images.h): the program replaced its image
+ * (exec).  The sink's tracer callbacks (tracer.h on_exec, on_mixed: its
+ * figures from the tracer refused, in the saved stream too), and at its
+ * exit stop: refused when it exec'd a program that was not traced. */
+void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained);
+void mw_sink_mixed(void *ctx, pid_t pid, const char *why);
+void mw_sink_exit_images(struct sink *k, pid_t pid);
 
 /* Those callbacks as the run's consumer (tracer.h), in *c (returned),
  * ctx k: line and missing always; at_exit and arming for a program

@@ -111,7 +111,7 @@ void mw_tree_text(FILE *f, const struct mw_procs *procs, json_t *const *reps, si
 	for (size_t i = 0; i < n && i < TREE_ROWS; i++) {
 		const struct mw_process *pr = mw_procs_process(procs, i);
 		const struct mw_snapshot *s = pr->at_exit;
-		char ex[16], sy[16], iu[16], fr[16], par[16], cmd[700];
+		char ex[16], sy[16], iu[16], fr[16], par[16], ar[24], cmd[700];
 
 		if (pr->released_ns)	/* let go on request: its end is not ours */
 			snprintf(ex, sizeof(ex), "rel");
@@ -122,8 +122,11 @@ void mw_tree_text(FILE *f, const struct mw_procs *procs, json_t *const *reps, si
 		else
 			snprintf(ex, sizeof(ex), "%d", WEXITSTATUS(pr->status));
 		snprintf(par, sizeof(par), pr->parent ? "%d" : "-", pr->parent);
-		fprintf(f, "  %7d %7s %6s %6" JSON_INTEGER_FORMAT " %9s %9s %9s  %*s%s\n", pr->pid,
-			par, ex, jlen(reps[i], "arenas"),
+		if (json_is_array(json_object_get(reps[i], "arenas")))
+			snprintf(ar, sizeof(ar), "%" JSON_INTEGER_FORMAT, jlen(reps[i], "arenas"));
+		else	/* refused: they mix its images (null) */
+			snprintf(ar, sizeof(ar), "?");
+		fprintf(f, "  %7d %7s %6s %6s %9s %9s %9s  %*s%s\n", pr->pid, par, ex, ar,
 			s ? mw_human_bytes(s->system_bytes + s->mmapped_mem, sy, sizeof(sy)) : "-",
 			s ? mw_human_bytes(s->in_use_bytes + s->mmapped_mem, iu, sizeof(iu)) : "-",
 			s ? mw_human_bytes(s->free_bytes, fr, sizeof(fr)) : "-", 2 * depth_of(procs, i),

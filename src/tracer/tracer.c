@@ -169,6 +169,10 @@ static void stdout_line(struct run *rn, char *line)
 	}
 	if (rn->exec_pid && strcmp(line, rn->exec_line) == 0)
 		rn->exec_seen = 1;
+	else if (rn->exec_late[0] && strcmp(line, rn->exec_late) == 0) {
+		rn->exec_late[0] = '\0';	/* too late: that image stays refused */
+		return;
+	}
 	if (!rn->end_seen && strcmp(line, MW_LINE_END) == 0) {
 		rn->end_seen = 1;
 		rn->end_at = mw_now_ms();

@@ -86,15 +86,16 @@ struct mw_tracer_opts {
 	 *   process's its own start), hold it at that exec's stop, mark it in
 	 *   the set (-f: pidset.h), read the script's exec file (protocol.h
 	 *   MW_EXEC_FILE), and let it go on once its MW_LINE_EXEC has come
-	 *   (or FLUSH_WAIT_MS passed, warned: its report then mixes its
-	 *   images).  One at a time; others that exec meanwhile wait in their
-	 *   stops.  A forked process's first exec is on_exec's alone: what
-	 *   the copy of its parent did before it is little (the probes are on
+	 *   (or FLUSH_WAIT_MS passed: its figures from the tracer are then
+	 *   refused, on_mixed).  One at a time; others that exec meanwhile
+	 *   wait in their stops (16 at most; more are refused).  A forked
+	 *   process's first exec is on_exec's alone: what the copy of its
+	 *   parent did before it is little (the probes are on
 	 *   the allocator's rare paths) and asking the tracer at every exec
 	 *   of a large tree would scan its maps each time (bench: about 0.6
 	 *   ms an exec, growing with them); for the same reason none is asked
-	 *   once more than MW_EXEC_DRAIN_MAX processes were in the set (noted
-	 *   once).
+	 *   once more than MW_EXEC_DRAIN_MAX processes were in the set (then
+	 *   refused too, on_mixed).
 	 * - MW_PROCS_CGROUP: the processes that join the cgroup (or its
 	 *   children) while the run goes on are added to the set (the
 	 *   script's opts->dynamic) when the consumer's join accepts them;
@@ -181,6 +182,13 @@ struct mw_tracer_opts {
  *   waitpid(2) gives it, -1 unknown); on_released(ctx, pid) when pid was
  *   let go on request (release.h): no longer traced, out of the set, none
  *   of its later forks, execs or its exit told.
+ * on_mixed: -c, -f (mw_procset_ptraced): process pid replaced its image
+ *   (an exec after the program's start) and the tracer's totals of the
+ *   old one were not emptied for the new one: why ("the tracer did not
+ *   answer in 3000 ms").  Its figures from the tracer mix the two
+ *   programs from now (state.h mw_state_images_mixed); called after
+ *   on_exec, or later (an answer that did not come in time; one that
+ *   comes after that is not passed on).
  * join: --cgroup and serve: a process that appeared is added to the set
  *   when join returns 0 (it maps the traced libc file).
  * list: serve: every MW_SERVE_POLL_MS, append the processes to trace to
@@ -201,6 +209,7 @@ struct mw_consumer {
 	void (*at_exit)(void *ctx, pid_t pid);
 	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
 	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
+	void (*on_mixed)(void *ctx, pid_t pid, const char *why);
 	void (*on_exited)(void *ctx, pid_t pid, int status);
 	void (*on_released)(void *ctx, pid_t pid);
 	int (*join)(void *ctx, pid_t pid);

@@ -192,14 +192,34 @@ static int exec_open(struct run *rn, char *err, size_t errlen)
 	return 0;
 }
 
-/* Ask the exec probe for pid's old image, pid held at its exec stop:
- * 0, or -1 (warned once: its report mixes its images). */
-static int exec_ask(struct run *rn, pid_t pid)
+/* pid's figures from the tracer mix its images (why): the consumer
+ * marks them refused (tracer.h on_mixed); warned once a run. */
+static void exec_mixed(struct run *rn, pid_t pid, const char *why)
 {
-	static int warned;
-	char err[PATH_MAX + 128];
+	char full[PATH_MAX + 320];
 
-	if (rn->pids && mw_pidset_mark(rn->pids, pid) < 0)
+	snprintf(full, sizeof(full), "it replaced its image (exec) and the tracer's totals of "
+		 "the old one were not emptied for the new one (%s)", why);
+	if (!rn->exec_mixed++)
+		mw_warn("process %d: %s: its figures from the tracer are refused in the report (so "
+			"are those of any other process this happens to)", (int)pid, full);
+	if (rn->c->on_mixed)
+		rn->c->on_mixed(rn->c->ctx, pid, full);
+}
+
+/* Ask the exec probe for pid's old image, pid held at its exec stop:
+ * 0, or -1 with why set. */
+static int exec_ask(struct run *rn, pid_t pid, char *why, size_t whylen)
+{
+	char err[PATH_MAX + 128], line[sizeof(rn->exec_line)];
+
+	if (rn->pids)
+		snprintf(line, sizeof(line), "%c%d %s", MW_REC_PROCESS, (int)pid, MW_LINE_EXEC);
+	else
+		snprintf(line, sizeof(line), "%s", MW_LINE_EXEC);
+	if (strcmp(line, rn->exec_late) == 0)	/* its answer would be taken for that one's */
+		snprintf(err, sizeof(err), "the tracer had not answered its earlier exec");
+	else if (rn->pids && mw_pidset_mark(rn->pids, pid) < 0)
 		snprintf(err, sizeof(err), "marking it in the tracer's set: %s", strerror(errno));
 	else if (rn->pids_failed)	/* a set the script needs (tracer_set.c) */
 		snprintf(err, sizeof(err), "the tracer's set could not be opened");
@@ -207,17 +227,10 @@ static int exec_ask(struct run *rn, pid_t pid)
 		rn->exec_pid = pid;
 		rn->exec_seen = 0;
 		rn->exec_until = mw_now_ms() + FLUSH_WAIT_MS;
-		if (rn->pids)
-			snprintf(rn->exec_line, sizeof(rn->exec_line), "%c%d %s", MW_REC_PROCESS,
-				 (int)pid, MW_LINE_EXEC);
-		else
-			snprintf(rn->exec_line, sizeof(rn->exec_line), "%s", MW_LINE_EXEC);
+		memcpy(rn->exec_line, line, sizeof(line));
 		return 0;
 	}
-	if (!warned++)
-		mw_warn("process %d replaced its image (exec), and the tracer's totals could not "
-			"be emptied for the new one (%s): its report keeps those of the old one",
-			(int)pid, err);
+	snprintf(why, whylen, "the tracer could not be asked: %s", err);
 	return -1;
 }
 
@@ -225,41 +238,52 @@ static int exec_ask(struct run *rn, pid_t pid)
  * of the old image can fire, and have the script print and empty the old
  * image's aggregates (protocol.h, MW_EXEC_FILE), now or once the one
  * under way is done; mw_tr_exec_check lets it go on.  1 when it will be,
- * 0 when it will not: a tree of more than MW_EXEC_DRAIN_MAX processes
- * (the probe scans every entry of every process seen, a few ms at that
- * size; noted once), too many waiting, the tracer not asked (warned). */
-static int exec_start(struct run *rn, pid_t pid)
+ * 0 when it will not, why set: a tree of more than MW_EXEC_DRAIN_MAX
+ * processes (the probe scans every entry of every process seen, a few ms
+ * at that size), too many waiting, the tracer not asked. */
+static int exec_start(struct run *rn, pid_t pid, char *why, size_t whylen)
 {
-	static int warned;
+	size_t max = sizeof(rn->exec_wait) / sizeof(rn->exec_wait[0]);
 
 	if (!mw_procset_ptraced(rn->o->procs) || !rn->r->ready || rn->stopping || rn->flushing ||
-	    rn->out_fd < 0 || rn->tracer <= 0)
+	    rn->out_fd < 0 || rn->tracer <= 0) {
+		snprintf(why, whylen, "the tracer could not be asked: %s",
+			 rn->out_fd < 0 || rn->tracer <= 0 ? "it had ended" : "tracing was ending");
 		return 0;
+	}
 	if (rn->pids && rn->set_added > MW_EXEC_DRAIN_MAX) {
-		if (!warned++)
-			mw_note("process %d replaced its program (exec) after %lu processes: from "
-				"now on such a process's report starts at its new program with "
-				"the tracer's totals of the old one in it (emptying them scans the "
-				"maps of every process so far)", (int)pid, rn->set_added);
+		snprintf(why, whylen, "its tree had %lu processes, more than %d, past which "
+			 "emptying them would scan the totals of every process so far",
+			 rn->set_added, MW_EXEC_DRAIN_MAX);
 		return 0;
 	}
-	if (rn->exec_pid && rn->nexec_wait == sizeof(rn->exec_wait) / sizeof(rn->exec_wait[0])) {
-		if (!rn->exec_full_warned++)	/* a tree of many execs: once */
-			mw_warn("process %d replaced its image (exec) while %zu others waited for "
-				"the tracer: its report keeps the tracer's totals of the old one (and "
-				"so may others' that come while as many wait)", (int)pid,
-				rn->nexec_wait);
+	if (rn->exec_pid && rn->nexec_wait == max) {
+		snprintf(why, whylen, "%zu other processes that exec'd waited for the tracer, "
+			 "as many as can", rn->nexec_wait);
 		return 0;
 	}
-	if (mw_ptree_hold(rn->pt, pid) < 0)	/* cannot be: the event was pid's */
+	if (mw_ptree_hold(rn->pt, pid) < 0) {	/* cannot be: the event was pid's */
+		snprintf(why, whylen, "it could not be held at its exec");
 		return 0;
+	}
 	if (rn->exec_pid) {
 		rn->exec_wait[rn->nexec_wait++] = pid;
-	} else if (exec_ask(rn, pid) < 0) {
+	} else if (exec_ask(rn, pid, why, whylen) < 0) {
 		mw_ptree_release(rn->pt, pid);
 		return 0;
 	}
 	return 1;
+}
+
+/* The held one's answer did not come in time: its figures are refused,
+ * and an answer that comes later is not taken (tracer.c). */
+static void exec_late(struct run *rn)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "the tracer did not answer in %d ms", FLUSH_WAIT_MS);
+	memcpy(rn->exec_late, rn->exec_line, sizeof(rn->exec_late));
+	exec_mixed(rn, rn->exec_pid, why);
 }
 
 void mw_tr_exec_check(struct run *rn)
@@ -287,8 +311,7 @@ void mw_tr_exec_check(struct run *rn)
 	if (!rn->exec_seen && mw_now_ms() < rn->exec_until && rn->out_fd >= 0)
 		return;
 	if (!rn->exec_seen)
-		mw_warn("the tracer did not answer at process %d's exec in %d ms: its report mixes "
-			"its images", (int)rn->exec_pid, FLUSH_WAIT_MS);
+		exec_late(rn);
 	mw_procfs_settle(&rn->exec_fd, PROCFS_SETTLE_MS);
 	mw_ptree_release(rn->pt, rn->exec_pid);
 	rn->exec_pid = 0;
@@ -296,8 +319,11 @@ void mw_tr_exec_check(struct run *rn)
 		pid_t next = rn->exec_wait[0];
 
 		memmove(rn->exec_wait, rn->exec_wait + 1, --rn->nexec_wait * sizeof(pid_t));
-		if (rn->out_fd < 0 || rn->stopping || exec_ask(rn, next) < 0)
+		snprintf(err, sizeof(err), "the tracer could not be asked: tracing was ending");
+		if (rn->out_fd < 0 || rn->stopping || exec_ask(rn, next, err, sizeof(err)) < 0) {
 			mw_ptree_release(rn->pt, next);
+			exec_mixed(rn, next, err);
+		}
 	}
 }
 
@@ -306,6 +332,7 @@ void mw_tr_exec_check(struct run *rn)
  * joins the tracer's set before it runs, and leaves it once reaped. */
 static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 {
+	char why[PATH_MAX + 192];
 	int drained;
 
 	switch (ev->kind) {
@@ -316,9 +343,12 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 		break;
 	case MW_PT_EXEC:
 		/* a process that replaced the program it started (ptrace_tree.h) */
-		drained = ev->execs > 1 && exec_start(rn, ev->pid);
+		why[0] = '\0';
+		drained = ev->execs > 1 && exec_start(rn, ev->pid, why, sizeof(why));
 		if (rn->c->on_exec)
 			rn->c->on_exec(rn->c->ctx, ev->pid, ev->execs, drained);
+		if (!drained && why[0])
+			exec_mixed(rn, ev->pid, why);
 		break;
 	case MW_PT_EXIT_STOP:
 		if (ev->pid == rn->prog && !rn->r->exit_stopped) {

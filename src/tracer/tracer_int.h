@@ -70,8 +70,11 @@ struct run {
 	long long exec_until;
 	int exec_got;		/* bytes of exec_fd's answer so far */
 	long long exec_reask;	/* asked again then (ms), when not 0 */
-	int exec_full_warned;	/* the warning that too many waited, given */
 	char exec_line[32];
+	char exec_late[32];	/* the exec line of one that was not answered in
+				 * time: dropped when it comes late (its image's
+				 * figures stay refused) */
+	unsigned long exec_mixed;	/* processes whose images mixed (warned once) */
 	pid_t exec_wait[16];
 	size_t nexec_wait;
 	struct mw_release_srv *rel;	/* -f: release.h's socket; NULL */

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "msg.h"
 #include "proclist.h"
+#include "protocol.h"
 #include "release.h"
 #include "tracer_int.h"
 #include "xalloc.h"
@@ -58,7 +59,10 @@ void mw_tr_set_add(struct run *rn, pid_t pid)
 		rn->set_added++;
 		return;
 	}
-	if (!rn->r->set_failed++ && rn->pids)
+	if (!rn->r->set_failed++ && rn->pids && errno == E2BIG)	/* a full BPF hash map */
+		mw_warn("cannot add process %d to the tracer's set: it is full (%d processes "
+			"at once)", (int)pid, MW_MAP_PIDS);
+	else if (rn->r->set_failed == 1 && rn->pids)
 		mw_warn("cannot add process %d to the tracer's set: %s", (int)pid,
 			strerror(errno));
 }

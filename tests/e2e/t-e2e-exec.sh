@@ -7,7 +7,8 @@
 # (sbrk net against main_arena's system bytes, the arenas and their heaps),
 # hold none of the wrapper's events, and say how many images it left out.
 # Twice: one exec, and two (the wrapper execs itself first).  Then under
-# -f, --repeat, and past the tree size where execs are not drained.
+# -f, --repeat, and past the tree size where execs are not drained (then
+# refused: t-exec-refused has the other ways they are).
 # needs: root glibc
 . tests/lib/lib.sh
 need_root
@@ -148,17 +149,31 @@ python3 tests/lib/malloc_info_compare.py "$OUT/child.xml" "$OUT/child.json" "$OU
 expect_same "$OUT/child/expected.txt" "$OUT/child/actual.txt"
 
 # past MW_EXEC_DRAIN_MAX (256) processes, an exec is not drained (each
-# drain would scan every process's entries): said once, and the run goes on
-# (the old program's streamed hits, counted in the tracer's totals, are
-# not taken for lost)
-"$MW" -f -o /dev/null -c /bin/sh -c \
+# drain would scan every process's entries): the old program's totals
+# stay in the process's, so its figures from the tracer are refused, with
+# why, and a rule on them fails (exit 3); its exit snapshot stays (the
+# old program's streamed hits, counted in the tracer's totals, are not
+# taken for lost)
+"$MW" -f -o "$OUT/big.txt" --json "$OUT/big.json" --check 'arenas<=1' -c /bin/sh -c \
 	"for i in \$(seq 260); do /bin/true; done; exec $KL $FIX $KL ./examples/sbrk-trim 8" \
-	>/dev/null 2>"$OUT/big.err" || fail "big tree: mallocwatch exited $?: $(cat "$OUT/big.err")"
-grep -q "replaced its program (exec) after 26[0-9] processes" "$OUT/big.err" ||
-	fail "big tree: no note of the exec not drained: $(cat "$OUT/big.err")"
-if grep -qi "lost\|warning" "$OUT/big.err"; then
-	fail "big tree: $(grep -i 'lost\|warning' "$OUT/big.err")"
+	>/dev/null 2>"$OUT/big.err"
+rc=$?
+[ $rc = 3 ] || fail "big tree: exit $rc, expected 3: $(grep -v '^PASS' "$OUT/big.err")"
+grep -q "^FAIL process [0-9]* ([^)]*): arenas: unknown: it replaced its image (exec) and the tracer's totals of the old one were not emptied for the new one (its tree had 26[0-9] processes, more than 256" \
+	"$OUT/big.err" || fail "big tree: $(grep -v '^PASS' "$OUT/big.err")"
+if grep -qi "lost" "$OUT/big.err"; then
+	fail "big tree: $(grep -i 'lost' "$OUT/big.err")"
 fi
+python3 - "$OUT/big.json" <<'PY' || fail "big tree: JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+root = [p for p in r["processes"] if not p["ppid"] or p is r["processes"][0]][0]
+u = root["unknown"]
+assert "more than 256" in u["reason"] and root["arenas"] is None, u
+assert root["snapshots"]["exit"]["totals"]["system_bytes"] > 0, root["snapshots"]
+assert not root["events"]["lost"], root["events"]
+print("big tree:", u["reason"])
+PY
 
 # --repeat: every run of the wrapper is judged on its last image (the
 # wrapper's thread arena and 6 MiB kept would fail both rules)

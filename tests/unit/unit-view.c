@@ -10,7 +10,8 @@
  * of the streams at least (else the check above never ran for it).
  * Then the totals of the streams' views (mw_view_totals) against the sums
  * of their JSON reports, as the totals of a run of several processes
- * were read back before. */
+ * were read back before.  And a process whose figures from the tracer are
+ * refused (images mixed): unknown everywhere, the totals too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,6 +225,68 @@ static void check_totals(struct run *r, size_t n)
 	free(v);
 }
 
+/* A process whose figures from the tracer are refused (state.h
+ * mw_state_images_mixed), from a saved stream's images_mixed line:
+ * every figure but what went wrong in the stream unknown, in the view,
+ * the JSON (nulls, "unknown"), the text and the HTML, and in the totals
+ * with another process; a drained exec after it starts anew. */
+static void check_refused(struct run *known)
+{
+	struct run r;
+	struct mw_view *v[2];
+	struct mw_view_totals t;
+	json_t *u, *tj;
+	FILE *f = tmpfile();
+	char err[256];
+	uint64_t ns;
+
+	memset(&r, 0, sizeof(r));
+	fputs("# mallocwatch-stream 1\nP 7 memory_heap_more 2\nMW 1 ready\nO 1000000000\n"
+	      "N 7 100 3\n# images_mixed 1500000000 it replaced its image \\x41\nMW 1 end\n", f);
+	rewind(f);
+	r.st = mw_state_new(9);
+	CHECK(mw_stream_replay(f, r.st, &r.m, err, sizeof(err)) == 0, "%s", err);
+	fclose(f);
+	mw_state_finish(r.st);
+	CHECK(mw_state_images_refused(r.st, &ns) && ns == 1500000000 &&
+	      strcmp(mw_state_images_refused(r.st, NULL), "it replaced its image A") == 0,
+	      "the reason: %s", mw_state_images_refused(r.st, NULL));
+	r.ri = (struct mw_run_info){ .pid = 9, .libc = "libc.so.6", .runtime = "bpf" };
+	render(&r);
+	for (int i = 0; i < MW_VF_COUNT; i++)
+		CHECK(mw_view_get(r.v, (enum mw_view_fig)i)->known ==
+		      !mw_view_fig_refused((enum mw_view_fig)i), "figure %s",
+		      mw_view_fig_info((enum mw_view_fig)i)->name);
+	u = json_object_get(r.json, "unknown");
+	CHECK(strcmp(json_string_value(json_object_get(u, "reason")), "it replaced its image A") == 0 &&
+	      json_array_size(json_object_get(u, "figures")) == 13 &&
+	      json_real_value(json_object_get(u, "at_s")) == 0.5, "unknown");
+	CHECK(json_is_null(json_object_get(r.json, "arenas")) &&
+	      json_is_null(json_object_get(r.json, "sbrk")) &&
+	      json_is_null(json_object_get(json_object_get(r.json, "events"), "total")), "nulls");
+	CHECK(strstr(r.text, "are REFUSED (found at 0.500 s): it replaced its image A;") &&
+	      !strstr(r.text, "Arenas: ") && !strstr(r.text, "Threads: "), "text: %s", r.text);
+	CHECK(strstr(r.html, "REFUSED</strong>: it replaced its image A.") &&
+	      !strstr(r.html, "Arena lock waits"), "html");
+	v[0] = known->v;
+	v[1] = r.v;
+	mw_view_totals(v, 2, &t);
+	tj = mw_view_totals_json(&t);
+	CHECK(json_is_null(json_object_get(tj, "arenas")) &&
+	      json_is_null(json_object_get(tj, "events")) &&
+	      json_is_integer(json_object_get(tj, "lost")) &&
+	      json_integer_value(json_object_get(tj, "refused_processes")) == 1, "totals");
+	json_decref(tj);
+	mw_state_exec(r.st);	/* drained: its next image is known */
+	CHECK(!mw_state_images_refused(r.st, NULL), "after an exec");
+	mw_view_free(r.v);
+	json_decref(r.json);
+	free(r.text);
+	free(r.html);
+	mw_stream_meta_free(&r.m);
+	mw_state_free(r.st);
+}
+
 int main(void)
 {
 	struct run r[NSTREAMS];
@@ -244,6 +307,7 @@ int main(void)
 			CHECK(0, "figure %s is not shown by any of the streams",
 			      mw_view_fig_info((enum mw_view_fig)f)->name);
 	check_totals(r, NSTREAMS);
+	check_refused(&r[0]);
 	for (size_t i = 0; i < NSTREAMS; i++) {
 		mw_view_free(r[i].v);
 		json_decref(r[i].json);

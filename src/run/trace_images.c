@@ -1,0 +1,96 @@
+/* trace_images.c - a traced process that replaced its image (exec), for
+ * one run's sink (trace_run_int.h) and -f's (trace_multi.c): its figures
+ * from the tracer are right, or refused with why (state.h
+ * mw_state_images_mixed).  Refused when the tracer's totals of the old
+ * image were not emptied for the new one (tracer.h on_mixed: "the tracer
+ * did not answer in 3000 ms"), and when the program it runs at its exit
+ * was not traced at all: it maps no libc, or another libc file than the
+ * one traced, as /proc/PID/maps says at its exit stop:
+ *
+ *	7f2c4a200000-7f2c4a228000 r--p 00000000 fe:01 1311038  /lib/x86_64-linux-gnu/libc.so.6
+ *
+ * (the traced file is the device and inode of the run's libc path, as
+ * mw_glibc_preload keys it: the probe-enabled glibc a mount namespace
+ * shows at the system's path is the same file).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "clock.h"
+#include "mapped.h"
+#include "msg.h"
+#include "state.h"
+#include "stream.h"
+#include "trace_images.h"
+#include "trace_run_int.h"
+
+void mw_images_refuse(struct mw_state *st, FILE *save, const char *why)
+{
+	uint64_t ns = mw_now_ns();
+
+	if (mw_state_images_refused(st, NULL))
+		return;	/* the first reason stands */
+	mw_state_images_mixed(st, why, ns);
+	if (save)
+		mw_stream_write_images_mixed(save, ns, why);
+}
+
+int mw_images_untraced(pid_t pid, const char *libc_path, char *why, size_t whylen)
+{
+	struct mw_mapped m;
+	struct stat sb;
+	char err[PATH_MAX + 128];
+	int r;
+
+	if (!libc_path || stat(libc_path, &sb) < 0)
+		return 0;	/* nothing to tell it by: as traced */
+	r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, sizeof(err));
+	if (r < 0)
+		return 0;	/* gone: its exit snapshot says so */
+	if (r == 0) {
+		snprintf(why, whylen, "it replaced its image (exec) with a program that maps no "
+			 "libc (a static program): none of that program was traced");
+		return 1;
+	}
+	if (m.ino == (uint64_t)sb.st_ino && m.dev_major == major(sb.st_dev) &&
+	    m.dev_minor == minor(sb.st_dev))
+		return 0;
+	/* the process's name for it: quoted where it is printed */
+	snprintf(why, whylen, "it replaced its image (exec) with a program that maps another "
+		 "libc, '%s', than the one traced: none of that program was traced", m.name);
+	return 1;
+}
+
+void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained)
+{
+	struct sink *k = ctx;
+
+	(void)pid;
+	(void)drained;
+	if (execs > k->execs)
+		k->execs = execs;
+}
+
+void mw_sink_mixed(void *ctx, pid_t pid, const char *why)
+{
+	struct sink *k = ctx;
+
+	(void)pid;
+	mw_images_refuse(k->st, k->save, why);
+}
+
+void mw_sink_exit_images(struct sink *k, pid_t pid)
+{
+	char why[PATH_MAX + 192];
+
+	/* its first exec started the program: only a later one replaced it */
+	if (k->execs > 1 && mw_images_untraced(pid, k->libc_path, why, sizeof(why)) == 1) {
+		mw_warn("process %d: %s; its figures from the tracer are refused in the report",
+			(int)pid, why);
+		mw_images_refuse(k->st, k->save, why);
+	}
+}
