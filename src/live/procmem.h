@@ -17,8 +17,15 @@
  * use (one process_vm_readv, clipped to that mapping), up to
  * MW_PROC_COPY_MAX bytes per process; a read outside what could be
  * copied (past the cap, a block read short) goes to the process as
- * before; one across a block's end is served from the two.  The copy is as old as its block's read:
- * mw_proc_copy_drop forgets it (the buffers are kept for the next);
+ * before; one across a block's end is served from the two.  The blocks
+ * share a pool of buffers of 36 MiB at first: when it is full, a new
+ * block takes the buffer of the block copied longest ago, which is copied
+ * again if the walk comes back to it (its marks, below, stay, and a copy
+ * that no longer holds them loses them); a walk that comes back too often
+ * (more than twice the blocks it copied) grows the pool up to the cap.
+ * Fresh memory costs the kernel's zeroing at its first touch; a pool used
+ * again costs none.  A copy is as old as its block's read:
+ * mw_proc_copy_drop forgets them (the buffers are kept for the next);
  * mw_proc_copy_free gives the buffers back (a snapshot does at its end).
  * A read served from a copy needs no mapping check: the block was
  * clipped to a readable mapping when it was read, and reading the
@@ -73,6 +80,10 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
  * or mw_proc_close. */
 void mw_proc_copy(struct mw_proc *p, int on);
 
+/* The pool's size before it grows, in blocks (36 MiB of them unless
+ * told; at least the buffers it has): for tests.  Turns copying on. */
+void mw_proc_copy_pool(struct mw_proc *p, size_t blocks);
+
 /* Forget every copied block: the next read copies afresh. */
 void mw_proc_copy_drop(struct mw_proc *p);
 
@@ -90,11 +101,11 @@ void mw_proc_copy_free(struct mw_proc *p);
  * (NULL when a read went to the process instead, or a copy was dropped
  * meanwhile: the marks would not hold every word read).
  * mw_proc_marks_same reads the marked words again from the process (the
- * span of each block's marks, one read a block, into a buffer of its
- * own: no copy is made or dropped) and compares them with the marked
+ * span of each block's marks, 16 blocks a process_vm_readv, into a buffer
+ * of its own: no copy is made or dropped) and compares them with the marked
  * values, block by block in the order they were copied, by a keyed 64-bit
  * hash of every word and its address (a random key per process), ending
- * at the first block that differs: 1 the same, 0 not (or unmapped now),
+ * at the first 16 blocks that differ: 1 the same, 0 not (or unmapped now),
  * -1 when the process is gone or refuses (errno). */
 struct mw_proc_marks;
 void mw_proc_mark(struct mw_proc *p, int on);
