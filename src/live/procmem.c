@@ -160,32 +160,18 @@ _Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twic
 struct block {
 	uint64_t base;		/* MW_PROC_BLOCK-aligned */
 	uint64_t lo, hi;	/* [lo, hi) copied, at buf + (lo - base) */
-	unsigned char *buf;	/* MW_PROC_BLOCK bytes of the pool; NULL
-				 * when its buffer went to another block */
-	uint32_t in;		/* its buffer's index in the pool */
+	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
+	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
 	int marked;		/* a bit is set */
 	uint64_t hash;		/* of the words marked (mark_hash) */
 };
 
-/* The pool of buffers: POOL_BLOCKS at first (fresh memory costs the
- * kernel's zeroing of it, in this VM up to 40% of a snapshot, however
- * often its bytes are reused), then, when a block is refilled again and
- * again (a walk all over a heap bigger than the pool), as many as the
- * blocks need, up to MAX_BLOCKS. */
-#define POOL_BLOCKS (FIRST_BLOCKS + PER_SLAB)
-#define BITS_PER 512	/* blocks' marks in one allocation */
-
 struct mw_proc_copy {
-	struct block blocks[MAX_BLOCKS];	/* [0, used) copied since the
-						 * last drop, in that order */
-	size_t used;
-	unsigned char *pool[MAX_BLOCKS];	/* [0, nbuf): the buffers */
-	uint32_t owner[MAX_BLOCKS];	/* the block in each, + 1; 0 none */
-	size_t nbuf, limit, hand;	/* limit: nbuf at most; hand: the
-					 * buffer to take next when full */
-	uint64_t refills;		/* blocks copied again since the drop */
+	struct block blocks[MAX_BLOCKS];	/* [0, used) hold copies now;
+						 * [used, nbuf) buffers to reuse */
+	size_t used, nbuf;
 	unsigned char *slabs[NSLABS];	/* as nbuf needs them */
-	uint64_t *bits[MAX_BLOCKS / BITS_PER];	/* the blocks' marks */
+	uint64_t *bits[NSLABS];		/* their blocks' marks */
 	int marking, lost;		/* mw_proc_mark; a read not marked */
 	uint64_t key;			/* the marks' hash key (mark_hash) */
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
@@ -218,15 +204,7 @@ static struct block *find(struct mw_proc_copy *c, uint64_t base)
 	}
 }
 
-/* Block b's marks: MARK_WORDS words, a bit a word. */
-static uint64_t *bits_of(struct mw_proc_copy *c, const struct block *b)
-{
-	size_t i = (size_t)(b - c->blocks);
-
-	return c->bits[i / BITS_PER] + i % BITS_PER * MARK_WORDS;
-}
-
-/* Slab k's size, and where buffer i is: its slab, its offset there. */
+/* Slab k's size, and where block i is: its slab, its offset there. */
 static size_t slab_size(size_t k)
 {
 	return k ? SLAB : FIRST_SLAB;
@@ -264,7 +242,8 @@ static unsigned char *new_slab(size_t k)
 	return s;
 }
 
-/* One more buffer for c, within the budget: 0, or -1. */
+/* One more buffer for c, within the budget: 0, or -1 (read the process
+ * instead). */
 static int more_buffer(struct mw_proc_copy *c)
 {
 	size_t off, k;
@@ -279,64 +258,16 @@ static int more_buffer(struct mw_proc_copy *c)
 			atomic_fetch_sub(&held_all, slab_size(k));
 			return -1;
 		}
-	}
-	c->pool[c->nbuf++] = c->slabs[k] + off;
-	return 0;
-}
-
-/* A buffer for block b: a new one while the pool may grow, else the one
- * at the hand, whose block loses it (its marks stay).  0, or -1 (none:
- * read the process). */
-static int buffer_for(struct mw_proc_copy *c, struct block *b)
-{
-	uint32_t i;
-
-	/* a walk refilling more than twice the blocks it copied goes all
-	 * over a heap bigger than the pool: let the pool hold it */
-	if (c->nbuf == c->limit && c->refills > 2 * (uint64_t)c->used)
-		c->limit = MAX_BLOCKS;
-	if (c->nbuf < c->limit && more_buffer(c) == 0) {
-		i = (uint32_t)(c->nbuf - 1);
-	} else {
-		if (!c->nbuf)
+		if (!(c->bits[k] = calloc(slab_size(k) / MW_PROC_BLOCK, MARK_WORDS * 8))) {
+			munmap(c->slabs[k], slab_size(k));
+			c->slabs[k] = NULL;
+			atomic_fetch_sub(&held_all, slab_size(k));
 			return -1;
-		i = (uint32_t)(c->hand++ % c->nbuf);
-		if (c->owner[i])
-			c->blocks[c->owner[i] - 1].buf = NULL;
+		}
 	}
-	c->owner[i] = (uint32_t)(b - c->blocks) + 1;
-	b->buf = c->pool[i];
-	b->in = i;
-	return 0;
-}
-
-/* Do block b's marked words hold, in its buffer, what they held when
- * they were marked?  1 or 0. */
-static int same_as_marked(struct mw_proc_copy *c, const struct block *b);
-
-/* Copy [lo, hi) of block b into its buffer (buffer_for): 0, 1 when it
- * cannot be (no buffer), -1 when the process is gone or refuses
- * (errno).  A block copied again whose marked words no longer hold what
- * they held loses the marks (they would vouch for words the walk did not
- * read). */
-static int copy_block(struct mw_proc *p, struct block *b, uint64_t lo, uint64_t hi)
-{
-	struct mw_proc_copy *c = p->copy;
-	ssize_t n;
-
-	if (buffer_for(c, b) < 0)
-		return 1;
-	if ((n = raw(p, lo, b->buf + (lo - b->base), (size_t)(hi - lo))) < 0) {
-		if (errno == ESRCH || errno == EPERM || errno == EACCES)
-			return -1;
-		n = 0;	/* unmapped meanwhile: nothing copied, read the process */
-	}
-	b->lo = lo;
-	b->hi = lo + (uint64_t)n;
-	c->copied += (uint64_t)n;
-	c->nblocks++;
-	if (b->marked && !same_as_marked(c, b))
-		c->lost = 1;
+	c->blocks[c->nbuf].buf = c->slabs[k] + off;
+	c->blocks[c->nbuf].bits = c->bits[k] + off / MW_PROC_BLOCK * MARK_WORDS;
+	c->nbuf++;
 	return 0;
 }
 
@@ -347,21 +278,28 @@ static int copy_block(struct mw_proc *p, struct block *b, uint64_t lo, uint64_t 
 static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **out)
 {
 	struct mw_proc_copy *c = p->copy;
-	ssize_t i = map_index(p, addr);
+	ssize_t i = map_index(p, addr), n;
 	const struct mw_map *m;
 	struct block *b;
-	size_t bk = c->used / BITS_PER;
-	int r;
+	uint64_t lo, hi;
 
-	if (i < 0 || !(m = &p->maps[i])->readable || c->used == MAX_BLOCKS)
+	if (i < 0 || !(m = &p->maps[i])->readable)
 		return 1;
-	if (!c->bits[bk] && !(c->bits[bk] = calloc(BITS_PER, MARK_WORDS * 8)))
+	if (c->used == c->nbuf && more_buffer(c) < 0)
 		return 1;
 	b = &c->blocks[c->used];
-	*b = (struct block){ .base = base };
-	if ((r = copy_block(p, b, base > m->start ? base : m->start,
-			    base + MW_PROC_BLOCK < m->end ? base + MW_PROC_BLOCK : m->end)) != 0)
-		return r;
+	lo = base > m->start ? base : m->start;
+	hi = base + MW_PROC_BLOCK < m->end ? base + MW_PROC_BLOCK : m->end;
+	if ((n = raw(p, lo, b->buf + (lo - base), (size_t)(hi - lo))) < 0) {
+		if (errno == ESRCH || errno == EPERM || errno == EACCES)
+			return -1;
+		n = 0;	/* unmapped meanwhile: nothing copied, read the process */
+	}
+	b->base = base;
+	b->lo = lo;
+	b->hi = lo + (uint64_t)n;
+	c->copied += (uint64_t)n;
+	c->nblocks++;
 	for (uint32_t k = slot(base);; k = (k + 1) % TABLE)
 		if (!c->table[k]) {
 			c->table[k] = (uint32_t)++c->used;
@@ -387,7 +325,6 @@ static uint64_t mark_hash(uint64_t key, uint64_t addr, uint64_t v)
 static void mark(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len)
 {
 	uint64_t w0 = (addr - b->base) / 8, w1 = (addr + len - 1 - b->base) / 8;
-	uint64_t *bits = bits_of(c, b);
 
 	if (w0 * 8 < b->lo - b->base || (w1 + 1) * 8 > b->hi - b->base) {
 		c->lost = 1;	/* a word only partly copied (not at a page's end) */
@@ -396,30 +333,13 @@ static void mark(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t 
 	for (uint64_t i = w0; i <= w1; i++) {
 		uint64_t bit = 1ULL << (i % 64), v;
 
-		if (bits[i / 64] & bit)
+		if (b->bits[i / 64] & bit)
 			continue;
-		bits[i / 64] |= bit;
+		b->bits[i / 64] |= bit;
 		b->marked = 1;
 		memcpy(&v, b->buf + i * 8, 8);
 		b->hash ^= mark_hash(c->key, b->base + i * 8, v);
 	}
-}
-
-static int same_as_marked(struct mw_proc_copy *c, const struct block *b)
-{
-	const uint64_t *bits = bits_of(c, b);
-	uint64_t h = 0;
-
-	for (size_t k = 0; k < MARK_WORDS; k++)
-		for (uint64_t m = bits[k]; m; m &= m - 1) {
-			uint64_t i = k * 64 + (uint64_t)__builtin_ctzll(m), v;
-
-			if (b->base + i * 8 < b->lo || b->base + i * 8 + 8 > b->hi)
-				return 0;	/* not copied again */
-			memcpy(&v, b->buf + i * 8, 8);
-			h ^= mark_hash(c->key, b->base + i * 8, v);
-		}
-	return h == b->hash;
 }
 
 /* A read from the copies: 0 served, 1 not copied (read the process), -1
@@ -442,11 +362,6 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	}
 	if (!(b = find(p->copy, base)) && (r = fill(p, base, addr, &b)) != 0)
 		return r;
-	if (!b->buf) {	/* its buffer went to another block: copied again */
-		p->copy->refills++;
-		if ((r = copy_block(p, b, b->lo, b->hi)) != 0)
-			return r;
-	}
 	if (addr < b->lo || addr + len > b->hi)
 		return 1;
 	if (len == 8)	/* a word, or a chunk's size and fd: no call to memcpy */
@@ -484,16 +399,9 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 
 void mw_proc_copy(struct mw_proc *p, int on)
 {
-	if (on && !p->copy && (p->copy = calloc(1, sizeof(*p->copy))))	/* none: read the process */
-		p->copy->limit = POOL_BLOCKS;
+	if (on && !p->copy)
+		p->copy = calloc(1, sizeof(*p->copy));	/* none: read the process */
 	p->copying = on && p->copy;
-}
-
-void mw_proc_copy_pool(struct mw_proc *p, size_t blocks)
-{
-	mw_proc_copy(p, 1);
-	if (p->copy && blocks && blocks <= MAX_BLOCKS && blocks >= p->copy->nbuf)
-		p->copy->limit = blocks;
 }
 
 void mw_proc_copy_drop(struct mw_proc *p)
@@ -504,16 +412,13 @@ void mw_proc_copy_drop(struct mw_proc *p)
 		return;
 	for (size_t i = 0; i < c->used; i++)
 		if (c->blocks[i].marked) {
-			memset(bits_of(c, &c->blocks[i]), 0, MARK_WORDS * 8);
+			memset(c->blocks[i].bits, 0, MARK_WORDS * 8);
 			c->blocks[i].marked = 0;
 			c->blocks[i].hash = 0;
 			c->lost |= c->marking;	/* its marks are gone */
 		}
 	c->used = 0;
 	c->last = 0;
-	c->hand = 0;
-	c->refills = 0;
-	memset(c->owner, 0, c->nbuf * sizeof(*c->owner));
 	memset(c->table, 0, sizeof(c->table));
 }
 
@@ -534,9 +439,8 @@ void mw_proc_copy_free(struct mw_proc *p)
 		if (c->slabs[k]) {
 			munmap(c->slabs[k], slab_size(k));
 			atomic_fetch_sub(&held_all, slab_size(k));
+			free(c->bits[k]);
 		}
-	for (size_t k = 0; k < MAX_BLOCKS / BITS_PER; k++)
-		free(c->bits[k]);
 	free(c);
 	p->copy = NULL;
 	p->copying = 0;
@@ -581,16 +485,15 @@ struct mw_proc_marks *mw_proc_marks_take(struct mw_proc *p)
 	}
 	for (size_t i = 0; i < c->used; i++) {
 		struct block *b = &c->blocks[i];
-		uint64_t *bits = bits_of(c, b);
 
 		if (!b->marked)
 			continue;
 		if (m) {
 			m->v[m->n].base = b->base;
 			m->v[m->n].hash = b->hash;
-			memcpy(m->v[m->n++].bits, bits, MARK_WORDS * 8);
+			memcpy(m->v[m->n++].bits, b->bits, MARK_WORDS * 8);
 		}
-		memset(bits, 0, MARK_WORDS * 8);
+		memset(b->bits, 0, MARK_WORDS * 8);
 		b->marked = 0;
 		b->hash = 0;
 	}

@@ -17,15 +17,8 @@
  * use (one process_vm_readv, clipped to that mapping), up to
  * MW_PROC_COPY_MAX bytes per process; a read outside what could be
  * copied (past the cap, a block read short) goes to the process as
- * before; one across a block's end is served from the two.  The blocks
- * share a pool of buffers of 36 MiB at first: when it is full, a new
- * block takes the buffer of the block copied longest ago, which is copied
- * again if the walk comes back to it (its marks, below, stay, and a copy
- * that no longer holds them loses them); a walk that comes back too often
- * (more than twice the blocks it copied) grows the pool up to the cap.
- * Fresh memory costs the kernel's zeroing at its first touch; a pool used
- * again costs none.  A copy is as old as its block's read:
- * mw_proc_copy_drop forgets them (the buffers are kept for the next);
+ * before; one across a block's end is served from the two.  The copy is as old as its block's read:
+ * mw_proc_copy_drop forgets it (the buffers are kept for the next);
  * mw_proc_copy_free gives the buffers back (a snapshot does at its end).
  * A read served from a copy needs no mapping check: the block was
  * clipped to a readable mapping when it was read, and reading the
@@ -79,10 +72,6 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
  * above.  What was copied stays until mw_proc_copy_drop, mw_proc_refresh
  * or mw_proc_close. */
 void mw_proc_copy(struct mw_proc *p, int on);
-
-/* The pool's size before it grows, in blocks (36 MiB of them unless
- * told; at least the buffers it has): for tests.  Turns copying on. */
-void mw_proc_copy_pool(struct mw_proc *p, size_t blocks);
 
 /* Forget every copied block: the next read copies afresh. */
 void mw_proc_copy_drop(struct mw_proc *p);
