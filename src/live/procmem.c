@@ -177,6 +177,7 @@ struct mw_proc_copy {
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
 	uint32_t last;		/* the block found last, + 1 */
 	uint64_t copied, nblocks;	/* mw_proc_copied */
+	unsigned char *vbuf;	/* mw_proc_marks_same's, MARKS_BATCH blocks; NULL */
 };
 
 /* Buffer bytes held by every process's copies together: bounded by
@@ -397,19 +398,25 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	return -1;
 }
 
+/* A copy given back, kept for this thread's next process with its first
+ * slab (procmem.h: mw_proc_copy_spare_free): `snapshot --all` reads
+ * hundreds of idle processes a few blocks each, and fresh buffers cost a
+ * page fault and the kernel's zeroing a page. */
+static _Thread_local struct mw_proc_copy *spare;
+
 void mw_proc_copy(struct mw_proc *p, int on)
 {
-	if (on && !p->copy)
-		p->copy = calloc(1, sizeof(*p->copy));	/* none: read the process */
+	if (on && !p->copy) {
+		p->copy = spare ? spare : calloc(1, sizeof(*p->copy));	/* none: read the process */
+		spare = NULL;
+	}
 	p->copying = on && p->copy;
 }
 
-void mw_proc_copy_drop(struct mw_proc *p)
+/* Forget c's blocks: their marks and the table (the slots in use only,
+ * while they are few: the table is 128 KiB). */
+static void forget(struct mw_proc_copy *c)
 {
-	struct mw_proc_copy *c = p->copy;
-
-	if (!c || !c->used)
-		return;
 	for (size_t i = 0; i < c->used; i++)
 		if (c->blocks[i].marked) {
 			memset(c->blocks[i].bits, 0, MARK_WORDS * 8);
@@ -417,9 +424,24 @@ void mw_proc_copy_drop(struct mw_proc *p)
 			c->blocks[i].hash = 0;
 			c->lost |= c->marking;	/* its marks are gone */
 		}
+	if (c->used > TABLE / 16) {
+		memset(c->table, 0, sizeof(c->table));
+	} else {
+		for (size_t i = 0; i < c->used; i++)
+			for (uint32_t k = slot(c->blocks[i].base);; k = (k + 1) % TABLE)
+				if (c->table[k] == i + 1) {
+					c->table[k] = 0;
+					break;
+				}
+	}
 	c->used = 0;
 	c->last = 0;
-	memset(c->table, 0, sizeof(c->table));
+}
+
+void mw_proc_copy_drop(struct mw_proc *p)
+{
+	if (p->copy && p->copy->used)
+		forget(p->copy);
 }
 
 uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks)
@@ -429,21 +451,52 @@ uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks)
 	return p->copy ? p->copy->copied : 0;
 }
 
-void mw_proc_copy_free(struct mw_proc *p)
+/* Give back c's slabs from slab `from` on, and c itself when from is 0. */
+static void release(struct mw_proc_copy *c, size_t from)
 {
-	struct mw_proc_copy *c = p->copy;
-
-	if (!c)
-		return;
-	for (size_t k = 0; k < NSLABS; k++)
+	for (size_t k = from; k < NSLABS; k++)
 		if (c->slabs[k]) {
 			munmap(c->slabs[k], slab_size(k));
 			atomic_fetch_sub(&held_all, slab_size(k));
 			free(c->bits[k]);
+			c->slabs[k] = NULL;
+			c->bits[k] = NULL;
 		}
+	if (from)
+		return;
+	free(c->vbuf);
 	free(c);
+}
+
+void mw_proc_copy_free(struct mw_proc *p)
+{
+	struct mw_proc_copy *c = p->copy;
+
 	p->copy = NULL;
 	p->copying = 0;
+	if (!c)
+		return;
+	if (spare) {
+		release(c, 0);
+		return;
+	}
+	/* kept for the next process: its first slab, emptied, a new key */
+	c->marking = 0;
+	forget(c);
+	release(c, 1);
+	if (c->nbuf > FIRST_BLOCKS)
+		c->nbuf = FIRST_BLOCKS;
+	c->lost = 0;
+	c->key = 0;
+	c->copied = c->nblocks = 0;
+	spare = c;
+}
+
+void mw_proc_copy_spare_free(void)
+{
+	if (spare)
+		release(spare, 0);
+	spare = NULL;
 }
 
 /* The marks taken (procmem.h): each marked block's base and bits. */
@@ -591,8 +644,14 @@ static int marks_batch(struct mw_proc *p, const struct mw_proc_marks *m, size_t 
 
 int mw_proc_marks_same(struct mw_proc *p, const struct mw_proc_marks *m)
 {
-	unsigned char *buf = xmalloc(MARKS_BATCH * MW_PROC_BLOCK);
+	struct mw_proc_copy *c = p->copy;
+	unsigned char *buf;
 	int r = 1, unmapped = 0;
+
+	/* the copy's, kept with it: 1 MiB fresh each time costs its pages */
+	if (c && !c->vbuf)
+		c->vbuf = xmalloc(MARKS_BATCH * MW_PROC_BLOCK);
+	buf = c ? c->vbuf : xmalloc(MARKS_BATCH * MW_PROC_BLOCK);
 
 	/* in the walk's order, MARKS_BATCH blocks at a time: a running
 	 * process changes its lists' heads first, and the first batch that
@@ -613,7 +672,8 @@ int mw_proc_marks_same(struct mw_proc *p, const struct mw_proc_marks *m)
 			r = marks_batch(p, m, i, n, buf);
 		i += n;
 	}
-	free(buf);
+	if (!c)
+		free(buf);
 	return r == 1 && unmapped ? 0 : r;
 }
 

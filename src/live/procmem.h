@@ -79,8 +79,13 @@ void mw_proc_copy_drop(struct mw_proc *p);
 /* Bytes read into copies since mw_proc_open, and blocks copied. */
 uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
 
-/* Free the copies' memory (copying is then off). */
+/* Free the copies' memory (copying is then off).  The calling thread
+ * keeps one copy's first slab (4 MiB, its pages faulted in already) for
+ * its next mw_proc_copy: a thread that reads many processes pays the
+ * kernel's page faults once; mw_proc_copy_spare_free gives it back (a
+ * thread that read processes calls it before it ends). */
 void mw_proc_copy_free(struct mw_proc *p);
+void mw_proc_copy_spare_free(void);
 
 /* Marks: what a walk read from the copies, to tell later whether the
  * process still holds the same (snapshot.c: a walk of lists is then not
