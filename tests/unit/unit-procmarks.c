@@ -4,7 +4,8 @@
  * block's end is served from the two blocks and marked; a change in the
  * 18th of 20 blocks marked is found (16 are read at a time); marks that do
  * not hold every word read (a copy dropped meanwhile) are not taken;
- * marked memory unmapped since is not the same. */
+ * marked memory unmapped since is not the same; a copy given back and
+ * taken again by the same thread starts empty. */
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -85,6 +86,22 @@ int main(void)
 	r[24] ^= 1;
 	CHECK(mw_proc_marks_same(&p, mk) == 0);
 	mw_proc_marks_free(mk);
+	/* a copy given back holding a mark, taken again by this thread (its
+	 * first slab kept): nothing of it is left, neither its copy of a
+	 * word changed since nor its mark */
+	mw_proc_mark(&p, 1);
+	CHECK(mw_proc_word(&p, base + 32, &v) == 0);
 	mw_proc_close(&p);
+	CHECK(mw_proc_open(&p, getpid(), err, sizeof(err)) == 0, "%s", err);
+	mw_proc_copy(&p, 1);
+	CHECK(mw_proc_copied(&p, &blocks) == 0 && blocks == 0);
+	mw_proc_mark(&p, 1);
+	CHECK(mw_proc_word(&p, base + 24, &v) == 0 && v == *(uint64_t *)(r + 24), "an old copy");
+	CHECK((mk = mw_proc_marks_take(&p)) != NULL);
+	r[32] ^= 1;
+	CHECK(mk && mw_proc_marks_same(&p, mk) == 1, "an old mark");
+	mw_proc_marks_free(mk);
+	mw_proc_close(&p);
+	mw_proc_copy_spare_free();
 	return failed ? 1 : 0;
 }
