@@ -56,4 +56,4 @@ printf '  snapshot --all: %ss for %s glibc processes (%s read; %s started here, 
 	"$all_t" "$1" "$2" "$N" "$3" "$(ratio "$all_t" "$ps_t")" "$ps_t" \
 	"$(ratio "$all_t" "$maps_t")" "$maps_t" "$(echo "$all_t * 1000 / $1" | bc -l)"
 printf '  of one run'"'"'s %ss reading them (several at once), the allocator walks took %ss summed over the processes (those read at once overlap); the rest is finding each process'"'"'s libc and its symbols and DWARF (mw_glibc_load; kept per libc file)\n' "$5" "$4"
-echo "goal snapshot --all ${all_t}s over $1 processes (200 in <= 0.5 s): $(echo "$all_t * 200 / $1 <= 0.5" | bc)"
+echo "goal snapshot --all ${all_t}s over $1 processes (200 in <= 0.5 s): $(echo "$all_t * 200 / $1 <= 0.5" | bc -l)"

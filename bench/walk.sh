@@ -2,8 +2,9 @@
 # bench/walk.sh - how fast a snapshot walks a heap of many free chunks
 # (issue 44, item 3), against a same-run baseline: the raw
 # process_vm_readv of the same bytes (the main heap and every heap_info
-# heap, 1 MiB a call, into a fresh buffer: bench/rawread.c; the walk
-# copies in 64 KiB blocks as it goes).  Processes:
+# heap, 1 MiB a call, into a fresh buffer: bench/rawread.c; also into
+# one 1 MiB buffer used again, the copy alone; the walk copies in 64 KiB
+# blocks as it goes, into a pool of 36 MiB).  Processes:
 # tests/fixtures/many-free chunks 2000000 3 (2 M free chunks of 80 and
 # 320 bytes in 4 arenas) on Debian's libc (libc6-dbg) and on the
 # probe-enabled glibc, and python3 with PYTHONMALLOC=malloc (4 threads,
@@ -59,26 +60,32 @@ median() {
 
 measure() {
 	for i in $(seq "$REPS"); do
-		$MW snapshot -p $pid,$idle --json $OUT/$1.json -o /dev/null --read-timeout 60
-		python3 - $OUT/$1.json $pid <<'PY'
+		/usr/bin/time -f '%U %S' -o $OUT/$1.cpu \
+			$MW snapshot -p $pid,$idle --json $OUT/$1.json -o /dev/null --read-timeout 60
+		python3 - $OUT/$1.json $pid $OUT/$1.cpu <<'PY'
 import json, sys
 p = [p for p in json.load(open(sys.argv[1]))["processes"] if p["pid"] == int(sys.argv[2])][0]
 assert p["error"] is None, p["error"]
 chunks = sum(a["malloc_info"]["fast_count"] + a["malloc_info"]["rest_count"] - 1 for a in p["arenas"])
+cpu = sum(float(x) for x in open(sys.argv[3]).read().split()[-2:])
 r = ["%s-%s" % (p["main_heap"]["sbrk_base"], p["main_heap"]["end"])]
 r += ["%s-%x" % (h["address"], int(h["address"], 16) + h["size"]) for a in p["arenas"] for h in a["heaps"]]
-print(p["duration_ns"] / 1e9, p["tries"], chunks, len(p["arenas"]), " ".join(r))
+print(p["duration_ns"] / 1e9, p["tries"], chunks, len(p["arenas"]), cpu, " ".join(r))
 PY
 	done | sort -n >$OUT/$1.runs
 	set -- "$1" $(median <$OUT/$1.runs)
 	name=$1 secs=$2 walks=$3 chunks=$4 arenas=$5
-	shift 5
+	cpu=$(awk '{ print $5 }' $OUT/$1.runs | sort -n | median)
+	shift 6
 	raw=$(for i in $(seq "$REPS"); do $OUT/rawread $pid "$@"; done | median)
 	rawsecs=${raw% *} bytes=${raw#* }
+	reused=$(for i in $(seq "$REPS"); do $OUT/rawread -r $pid "$@"; done | median)
+	reused=${reused% *}
 	rate=$(echo "$chunks / $secs / 1000000" | bc -l)
-	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d reads: %.1f M free chunks/s); raw process_vm_readv of the heaps %.3f s; snapshot x%.2f the raw read\n' \
+	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d reads: %.1f M free chunks/s; CPU %.2f s, the whole command); raw process_vm_readv of the heaps %.3f s (%.1f M free chunks/s), into a buffer used again %.3f s; snapshot x%.2f the raw read\n' \
 		"$name" "$chunks" "$arenas" "$(echo "$bytes / 1048576" | bc -l)" "$secs" "$walks" "$rate" \
-		"$rawsecs" "$(echo "$secs / $rawsecs" | bc -l)"
+		"$cpu" "$rawsecs" "$(echo "$chunks / $rawsecs / 1000000" | bc -l)" "$reused" \
+		"$(echo "$secs / $rawsecs" | bc -l)"
 	echo "goal walk $name $(printf %.1f "$rate") M free chunks/s (>= 10): $(echo "$rate >= 10" | bc)" >>$OUT/walk.goals
 	trimbench "$name"
 }

@@ -79,8 +79,13 @@ void mw_proc_copy_drop(struct mw_proc *p);
 /* Bytes read into copies since mw_proc_open, and blocks copied. */
 uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
 
-/* Free the copies' memory (copying is then off). */
+/* Free the copies' memory (copying is then off).  The calling thread
+ * keeps one copy's first slab (4 MiB, its pages faulted in already) for
+ * its next mw_proc_copy: a thread that reads many processes pays the
+ * kernel's page faults once; mw_proc_copy_spare_free gives it back (a
+ * thread that read processes calls it before it ends). */
 void mw_proc_copy_free(struct mw_proc *p);
+void mw_proc_copy_spare_free(void);
 
 /* Marks: what a walk read from the copies, to tell later whether the
  * process still holds the same (snapshot.c: a walk of lists is then not
@@ -90,11 +95,11 @@ void mw_proc_copy_free(struct mw_proc *p);
  * (NULL when a read went to the process instead, or a copy was dropped
  * meanwhile: the marks would not hold every word read).
  * mw_proc_marks_same reads the marked words again from the process (the
- * span of each block's marks, one read a block, into a buffer of its
- * own: no copy is made or dropped) and compares them with the marked
+ * span of each block's marks, 16 blocks a process_vm_readv, into a buffer
+ * of its own: no copy is made or dropped) and compares them with the marked
  * values, block by block in the order they were copied, by a keyed 64-bit
  * hash of every word and its address (a random key per process), ending
- * at the first block that differs: 1 the same, 0 not (or unmapped now),
+ * at the first 16 blocks that differ: 1 the same, 0 not (or unmapped now),
  * -1 when the process is gone or refuses (errno). */
 struct mw_proc_marks;
 void mw_proc_mark(struct mw_proc *p, int on);

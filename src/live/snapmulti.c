@@ -185,6 +185,7 @@ static void *worker(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	take_all(arg);
+	mw_proc_copy_spare_free();	/* the buffers this thread kept */
 	return NULL;
 }
 

@@ -1,0 +1,122 @@
+/* procstat.c - a process's /proc entries read whole: what it is (stat),
+ * its command name (comm), its resident set (statm); see procmem.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procmem.h"
+
+int mw_proc_kind(pid_t pid)
+{
+	char path[64], buf[1024], *rp;
+	unsigned long flags = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return MW_PROC_EXITED;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command's ")": state (field 3), then ppid, pgrp,
+	 * session, tty_nr, tpgid, flags (field 9) */
+	rp = strrchr(buf, ')');
+	if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+		return MW_PROC_EXITED;
+	if (sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000))
+		return MW_PROC_KTHREAD;	/* PF_KTHREAD (include/linux/sched.h) */
+	return MW_PROC_USER;
+}
+
+void mw_proc_no_memory(pid_t pid, char *err, size_t errlen)
+{
+	int k = mw_proc_kind(pid);
+
+	if (k == MW_PROC_EXITED)
+		snprintf(err, errlen, "process %d has exited", (int)pid);
+	else if (k == MW_PROC_KTHREAD)
+		snprintf(err, errlen, "process %d is a kernel thread: it has no memory of its own",
+			 (int)pid);
+	else
+		snprintf(err, errlen, "process %d has no memory mappings", (int)pid);
+}
+
+ssize_t mw_read_small(const char *path, int flags, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* /proc/PID/stat (proc(5)) into buf as mw_read_small does. */
+static ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return mw_read_small(path, 0, buf, len);
+}
+
+const char *mw_proc_stat_fields(pid_t pid, char *buf, size_t len)
+{
+	char *s;
+
+	if (mw_proc_stat(pid, buf, len) < 0)
+		return NULL;
+	s = strrchr(buf, ')');	/* after "PID (comm)" */
+	return s && s[1] == ' ' ? s + 2 : NULL;
+}
+
+/* The state letter in /proc/PID/stat ('R', 'S', 'Z', ...), 0 when gone. */
+static char state_of(pid_t pid)
+{
+	char buf[512];
+	const char *f = mw_proc_stat_fields(pid, buf, sizeof(buf));
+
+	return f ? f[0] : 0;
+}
+
+int mw_process_alive(pid_t pid)
+{
+	char st;
+
+	if (pid <= 0)
+		return 0;
+	st = state_of(pid);
+	return st ? st != 'Z' && st != 'X' : kill(pid, 0) == 0 || errno == EPERM;
+}
+
+void mw_process_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	mw_read_small(path, 0, buf, len);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+uint64_t mw_process_rss(pid_t pid)
+{
+	char path[64], buf[256];
+	unsigned long long size, resident;
+	long page = sysconf(_SC_PAGESIZE);
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || page <= 0 ||
+	    sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return (uint64_t)resident * (uint64_t)page;
+}
