@@ -533,7 +533,7 @@ void mw_sweep(struct mw_sweep *out, long budget_ms)
 	left = full ? budget_ms : budget_ms - (long)(mw_now_ms() - start);
 	s.uprobes = mw_sweep_uprobes(left > 0 ? left : 0);
 	s.dirs = sweep_dirs(full ? mw_now_ms() + budget_ms : start + budget_ms) + sweep_fifo_dirs();
-	s.modules = mw_sweep_kmods(full ? budget_ms : MW_SWEEP_RUN_MS);
+	s.modules = mw_sweep_kmods(full ? budget_ms : MW_SWEEP_KMOD_MS);
 	s.cache = mw_cache_sweep();
 	s.sockets = mw_relsock_sweep();
 	if (out)

@@ -44,7 +44,11 @@
  *
  * A run's sweep is bounded: it waits for nothing longer than
  * MW_SWEEP_RUN_MS in all (an orphaned tracer still detaching finishes
- * on its own; what it or the kernel still holds is swept next time).
+ * on its own; what it or the kernel still holds is swept next time),
+ * and MW_SWEEP_KMOD_MS more for a kernel module a killed run left
+ * loaded (only when the run and its stapio were both killed): removing
+ * it runs its end probes, 1.3 s in make check-vm's emulated trixie
+ * guest, and a removal cut short leaves it loaded, its uprobes armed.
  * `mallocwatch --cleanup` waits as long as there is progress, and kills
  * a tracer that makes none for MW_SWEEP_WAIT_MS.
  *
@@ -63,6 +67,7 @@
 
 #define MW_SWEEP_WAIT_MS 30000
 #define MW_SWEEP_RUN_MS 1000
+#define MW_SWEEP_KMOD_MS 10000
 
 /* In a work directory whose tracer is removing its uprobes after the run
  * (tracer.h, mw_tracer_hand_off): the tracer's pid. */
