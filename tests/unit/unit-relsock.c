@@ -2,7 +2,8 @@
  * root's (src/cleanup/relsock.c): its $XDG_RUNTIME_DIR taken only when it
  * is the user's alone (0700, not a link on the way), the run's directory
  * made and locked, a link planted at its name replaced (its target left
- * alone), a live run's directory left by the sweep, a dead one's swept.
+ * alone), a live run's directory left by the sweep, a dead one's swept,
+ * a run's directory made again when a sweep took it as it was made.
  * As root, acting as uid 65534 (seteuid) where the user would. */
 #include <fcntl.h>
 #include <signal.h>
