@@ -9,7 +9,9 @@
 # 1. While it waits, nobody makes the socket's name a link to a socket of
 #    root's in a 0700 directory nobody cannot reach: root's command must
 #    not connect to it (it connected through the link, then refused to
-#    talk: the listener was not the run), and it exits 1.
+#    talk: the listener was not the run), and it exits 1.  Nor to a
+#    hard link of root's socket there (the kernel lets nobody make one
+#    only where fs.protected_hardlinks is 0: root makes it here).
 # 2. An XDG_RUNTIME_DIR with an escape in it, and one that is a link to
 #    nobody's own directory: refused in one line, the escape shown as
 #    \x1b, the link not followed.
@@ -103,6 +105,20 @@ grep -q "^connected" "$OUT/target.out" &&
 	{ kill $target; fail "root's release connected through nobody's link to root's socket: $(cat "$OUT/target.out"); it said: $(cat "$OUT/rel.err")"; }
 [ $st = 1 ] || { kill $target; fail "root's release exited $st: $(cat "$OUT/rel.out" "$OUT/rel.err")"; }
 echo "root's release, nobody's socket made a link to root's meanwhile: not followed ($(cat "$OUT/rel.err"))"
+
+# 1b. a hard link to root's socket at the name (made by root here: what
+# nobody could make where fs.protected_hardlinks is 0): not connected to
+fakerun "$X" listen
+ln -f "$OUT/root/sock" "$X/mallocwatch-release/$(stat -L -c %i /proc/self/ns/pid).$fake/socket" ||
+	exit 99
+"$MW" release "$traced" >"$OUT/rel.out" 2>"$OUT/rel.err"
+st=$?
+endfake
+grep -q "^connected" "$OUT/target.out" &&
+	{ kill $target; fail "root's release connected to root's socket hard-linked in nobody's directory: $(cat "$OUT/rel.err")"; }
+[ $st = 1 ] && grep -q "is not its user's (uid 65534): not asked" "$OUT/rel.err" ||
+	{ kill $target; fail "a hard link: exit $st: $(cat "$OUT/rel.err")"; }
+echo "root's socket hard-linked at nobody's run's name: $(cat "$OUT/rel.err")"
 
 # 2. hostile XDG_RUNTIME_DIR values: refused in one line of root's
 # release_with XDG: root's release of nobody's traced process, nobody's
