@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fsutil.h"
 #include "relsock.h"
 
@@ -141,11 +142,22 @@ static int take(int base, const char *name, int *fd)
 	return 1;
 }
 
+/* How long a run's name may stay locked by someone else before it is
+ * said to be held: a sweep (of another run of this user, as it starts)
+ * locks the directory of a run that has made it and not locked it yet,
+ * for as long as it takes to remove it, ms. */
+#define MAKE_WAIT_MS 1000
+
 int mw_relsock_make(int base, const char *name, char *why, size_t len)
 {
-	for (int tries = 0; tries < 8; tries++) {
+	long long until = mw_now_ms() + MAKE_WAIT_MS;
+	int held = 0;
+
+	for (int tries = 0; tries < 64 || mw_now_ms() < until; tries++) {
 		int fd, r;
 
+		if (held && mw_now_ms() >= until)
+			break;
 		if (mkdirat(base, name, 0700) < 0 && errno != EEXIST)
 			break;
 		if ((r = take(base, name, &fd)) < 0 && (errno == ENOTDIR || errno == ELOOP)) {
@@ -153,11 +165,14 @@ int mw_relsock_make(int base, const char *name, char *why, size_t len)
 			unlinkat(base, name, 0);
 			continue;
 		}
+		if (r < 0 && errno == ENOENT)
+			continue;	/* a sweep removed it before our lock: again */
 		if (r < 0)
 			break;
-		if (r == 0) {
-			snprintf(why, len, "its directory '%s' is held by another process", name);
-			return -1;
+		if (r == 0) {	/* a sweep's lock for a moment, or a live run's */
+			held = 1;
+			usleep(1000);
+			continue;
 		}
 		if (!still(base, name, fd)) {	/* a sweep took it first */
 			close(fd);
@@ -167,7 +182,10 @@ int mw_relsock_make(int base, const char *name, char *why, size_t len)
 		unlinkat(fd, MW_RELSOCK_SOCKET, 0);
 		return fd;
 	}
-	snprintf(why, len, "cannot make its directory '%s': %s", name, strerror(errno));
+	if (held)
+		snprintf(why, len, "its directory '%s' is held by another process", name);
+	else
+		snprintf(why, len, "cannot make its directory '%s': %s", name, strerror(errno));
 	return -1;
 }
 

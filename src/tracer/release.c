@@ -37,6 +37,14 @@ static void addr_in(int dir, struct sockaddr_un *a)
 	snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d/" MW_RELSOCK_SOCKET, dir);
 }
 
+/* The address of the socket file open (O_PATH) on sfd itself. */
+static void addr_of(int sfd, struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d", sfd);
+}
+
 /* A line from fd (its newline dropped) into buf, until the time until
  * (mw_now_ms()): its length, 0 at EOF or time out without one, -1 on an
  * error. */
@@ -148,26 +156,38 @@ static int run_dir(pid_t run, long *euid, enum mw_release_answer *res, char *why
 	return dir;
 }
 
-/* Connect fd to the socket in dir, waiting while the run's queue is full
- * until the time until (mw_now_ms()).  0, or -1 with errno set. */
-static int connect_in(int fd, int dir, long long until)
+/* Connect fd to the socket in dir, the run's (its user uid bound it),
+ * waiting while the run's queue is full until the time until
+ * (mw_now_ms()).  The socket is opened once (O_PATH, not through a link)
+ * and connected to as that file, /proc/self/fd/N: its name, in a
+ * directory of the run's user, may be made a link to another socket
+ * meanwhile (root's, elsewhere) while we wait; a socket of another user
+ * there (a hard link, where the kernel allows them) is not connected to.
+ * 0, -1 with errno set, or -2 for a socket of another user's. */
+static int connect_in(int fd, int dir, uid_t uid, long long until)
 {
 	struct sockaddr_un a;
 	struct stat sb;
+	int sfd = openat(dir, MW_RELSOCK_SOCKET, O_PATH | O_NOFOLLOW | O_CLOEXEC), r, e;
 
-	if (fstatat(dir, MW_RELSOCK_SOCKET, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+	if (sfd < 0)
 		return -1;
-	if (!S_ISSOCK(sb.st_mode)) {
+	if (fstat(sfd, &sb) < 0 || !S_ISSOCK(sb.st_mode) || sb.st_uid != uid) {
+		r = fstat(sfd, &sb) == 0 && S_ISSOCK(sb.st_mode) ? -2 : -1;
+		close(sfd);
 		errno = ENOTSOCK;
-		return -1;
+		return r;
 	}
-	addr_in(dir, &a);
-	while (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+	addr_of(sfd, &a);
+	while ((r = connect(fd, (struct sockaddr *)&a, sizeof(a))) < 0) {
 		if ((errno != EAGAIN && errno != EINTR) || mw_now_ms() >= until)
-			return -1;
+			break;
 		usleep(20000);	/* its queue is full: a moment */
 	}
-	return 0;
+	e = errno;
+	close(sfd);
+	errno = e;
+	return r;
 }
 
 /* A connection to run's socket, its listener checked: the fd, or -1 with
@@ -178,7 +198,7 @@ static int connect_run(pid_t run, long long until, enum mw_release_answer *res, 
 	socklen_t cl = sizeof(struct ucred);
 	struct ucred cr = { 0 };
 	long euid;
-	int dir = run_dir(run, &euid, res, why, len), fd;
+	int dir = run_dir(run, &euid, res, why, len), fd, r;
 
 	if (dir < 0)
 		return -1;
@@ -188,10 +208,14 @@ static int connect_run(pid_t run, long long until, enum mw_release_answer *res, 
 		close(dir);
 		return -1;
 	}
-	if (connect_in(fd, dir, until) < 0) {
+	if ((r = connect_in(fd, dir, (uid_t)euid, until)) < 0) {
 		if (errno == ECONNREFUSED || errno == ENOENT)
 			*res = MW_RELEASE_NO_RUN;
-		snprintf(why, len, "cannot reach run %d: %s", (int)run, strerror(errno));
+		if (r == -2)
+			snprintf(why, len, "the release socket of run %d is not its user's (uid %ld): "
+				 "not asked", (int)run, euid);
+		else
+			snprintf(why, len, "cannot reach run %d: %s", (int)run, strerror(errno));
 		close(dir);
 		close(fd);
 		return -1;

@@ -2,13 +2,17 @@
  * root's (src/cleanup/relsock.c): its $XDG_RUNTIME_DIR taken only when it
  * is the user's alone (0700, not a link on the way), the run's directory
  * made and locked, a link planted at its name replaced (its target left
- * alone), a live run's directory left by the sweep, a dead one's swept.
+ * alone), a live run's directory left by the sweep, a dead one's swept,
+ * a run's directory made again when a sweep took it as it was made.
  * As root, acting as uid 65534 (seteuid) where the user would. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relsock.h"
@@ -83,6 +87,50 @@ static void as_user(const char *top, const char *xdg)
 	(void)top;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A run's directory made while another run of the user sweeps (every
+ * traced run sweeps as it starts): the sweep may take the new directory,
+ * unlocked yet, between its mkdir and its lock (it found no lock: a dead
+ * run's), or hold its lock for a moment; the run makes it again.  Each of
+ * 2000 makes beside a sweep in a loop must work (the user's XDG dir). */
+static void beside_sweep(const char *xdg)
+{
+	char why[512];
+	int base = mw_relsock_base(USER, xdg, 1, why, sizeof(why)), failures = 0, st;
+	pid_t sweeper;
+
+	CHECK(base >= 0, "base: %s", why);
+	if (base < 0)
+		return;
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	if ((sweeper = fork()) == 0) {
+		for (double end = now_s() + 30; now_s() < end;)
+			mw_relsock_sweep();
+		_exit(0);
+	}
+	for (int i = 0; i < 2000 && sweeper > 0; i++) {
+		int run = mw_relsock_make(base, "5.6", why, sizeof(why));
+
+		if (run < 0 && !failures++)
+			printf("make %d beside a sweep: %s\n", i, why);
+		if (run >= 0)
+			mw_relsock_remove(base, "5.6", run);
+	}
+	if (sweeper > 0) {
+		kill(sweeper, SIGKILL);
+		waitpid(sweeper, &st, 0);
+	}
+	CHECK(sweeper > 0 && failures == 0, "%d of 2000 makes failed beside a sweep", failures);
+	close(base);
+}
+
 int main(void)
 {
 	char top[] = "/tmp/unit-relsock.XXXXXX", xdg[64];
@@ -100,6 +148,7 @@ int main(void)
 	if (seteuid(USER) < 0)
 		return 99;
 	as_user(top, xdg);
+	beside_sweep(xdg);
 	if (seteuid(0) < 0)
 		return 99;
 	snprintf(xdg, sizeof(xdg), "rm -rf '%s'", top);
