@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "jsonout.h"
+#include "procs.h"
 #include "report_cost.h"
 #include "run_info.h"
 #include "units.h"
@@ -23,9 +24,11 @@ static const struct mw_view_fig_info figs[] = {
 	{ .name = #id, .section = sec, .key = k, .unit = MW_VU_##u, .flags = fl, .text = tx, \
 	  .label = lb },
 #define MW_VIEW_COL(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 };
 
 static const struct mw_view_col_info cols[] = {
@@ -33,9 +36,22 @@ static const struct mw_view_col_info cols[] = {
 	{ .table = MW_VT_##tab, .name = #id, .key = k, .unit = MW_VU_##u, .width = w, \
 	  .tpos = tp, .head = hd, .label = lb },
 #define MW_VIEW_FIG(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
+};
+
+static const struct mw_view_ctr_info ctrs[] = {
+#define MW_VIEW_CTR(id, fam, u, lb, hl) \
+	{ .name = #id, .family = fam, .unit = u, .label = lb, .help = hl },
+#define MW_VIEW_FIG(...)
+#define MW_VIEW_COL(...)
+#include "view.def"
+#undef MW_VIEW_FIG
+#undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 };
 
 struct mw_view {
@@ -67,6 +83,11 @@ const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f)
 const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c)
 {
 	return (unsigned)c < MW_VC_COUNT ? &cols[c] : NULL;
+}
+
+const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k)
+{
+	return (unsigned)k < MW_VK_COUNT ? &ctrs[k] : NULL;
 }
 
 static const char *const table_names[] = { "arenas", "heaps", "threads" };
@@ -231,6 +252,47 @@ const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i)
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v)
 {
 	return &v->cost;
+}
+
+/* serve keeps the highest given out of each (procs.h) */
+_Static_assert(MW_VK_COUNT <= MW_PROCS_SHOWN, "MW_PROCS_SHOWN is too small for the counters");
+
+void mw_view_counters(const struct mw_state *st, const struct mw_counters *live, uint64_t *c)
+{
+	static const struct mw_counters none;
+	const struct mw_counters *l = live ? live : &none;
+	const struct mw_probe_count *pc;
+	size_t n;
+
+	memset(c, 0, MW_VK_COUNT * sizeof(*c));
+	c[MW_VK_lock_waits] = l->lock_waits;
+	c[MW_VK_heap_grows] = l->heap_grows;
+	c[MW_VK_heap_shrinks] = l->heap_shrinks;
+	c[MW_VK_sbrk_more] = l->sbrk_more;
+	c[MW_VK_sbrk_less] = l->sbrk_less;
+	c[MW_VK_sbrk_grown] = l->sbrk_grown;
+	c[MW_VK_sbrk_trimmed] = l->sbrk_trimmed;
+	pc = mw_state_probes(st, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = pc[i].received;
+
+		switch (pc[i].known) {
+		case MW_P_memory_arena_new: c[MW_VK_arenas_created] += r; break;
+		case MW_P_memory_arena_reuse: c[MW_VK_arenas_reused] += r; break;
+		case MW_P_memory_arena_reuse_free_list: c[MW_VK_arenas_reused_free_list] += r; break;
+		case MW_P_memory_arena_retry: case MW_P_memory_malloc_retry:
+		case MW_P_memory_realloc_retry: case MW_P_memory_memalign_retry:
+		case MW_P_memory_calloc_retry:
+			c[MW_VK_retries] += r;
+			break;
+		case MW_P_memory_heap_new: c[MW_VK_heaps_created] += r; break;
+		case MW_P_memory_heap_free: c[MW_VK_heaps_freed] += r; break;
+		/* the freed heaps' counts (their G record at memory_heap_free) */
+		case MW_P_memory_heap_more: c[MW_VK_heap_grows] += pc[i].hits; break;
+		case MW_P_memory_heap_less: c[MW_VK_heap_shrinks] += pc[i].hits; break;
+		default: break;
+		}
+	}
 }
 
 /* An address as "0x..." (JSON numbers lose precision past 2^53), or

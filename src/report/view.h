@@ -6,6 +6,10 @@
  * is added once, in view.def and mw_view_make: the JSON writes every
  * figure of a section in the table's order, the text's arenas table
  * every column with a place in it, the totals every MW_VF_TOTAL figure.
+ * The counters serve --probes shows of a process (view.def's
+ * MW_VIEW_CTR: its model's and its live readings' figures, computed in
+ * mw_view_counters) are the view's too; report_metrics.c writes each
+ * one as its entry names it.
  * E.g. of tests/streams/storm24.mw: events 2236, arenas 16, the first
  * arena row { address 0x7fefd9c42c60, main 1, created_by_tid unknown,
  * threads 5, heaps 0, heap_bytes 20799488, waits 3, ... }.
@@ -24,6 +28,7 @@
 #include "state.h"
 
 struct mw_run_info;	/* report.h */
+struct mw_counters;	/* procs.h */
 
 enum mw_view_unit {
 	MW_VU_COUNT, MW_VU_BYTES, MW_VU_SBYTES, MW_VU_BOOL, MW_VU_STR, MW_VU_ROWS,
@@ -37,9 +42,11 @@ enum mw_view_unit {
 enum mw_view_fig {
 #define MW_VIEW_FIG(id, section, key, unit, flags, text, label) MW_VF_##id,
 #define MW_VIEW_COL(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 	MW_VF_COUNT
 };
 
@@ -48,10 +55,33 @@ enum mw_view_table { MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_COUNT };
 enum mw_view_col {
 #define MW_VIEW_COL(table, id, key, unit, width, tpos, head, label) MW_VC_##table##_##id,
 #define MW_VIEW_FIG(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 	MW_VC_COUNT
+};
+
+/* The counters of a process serve --probes traces (view.def's
+ * MW_VIEW_CTR). */
+enum mw_view_ctr {
+#define MW_VIEW_CTR(id, family, unit, label, help) MW_VK_##id,
+#define MW_VIEW_FIG(...)
+#define MW_VIEW_COL(...)
+#include "view.def"
+#undef MW_VIEW_FIG
+#undef MW_VIEW_COL
+#undef MW_VIEW_CTR
+	MW_VK_COUNT
+};
+
+struct mw_view_ctr_info {
+	const char *name;	/* the id: "lock_waits" */
+	const char *family;	/* its Prometheus family, without unit and _total */
+	const char *unit;	/* "bytes" or "" */
+	const char *label;	/* "how=\"limit\""; "" none */
+	const char *help;	/* the family's # HELP; NULL: not its first */
 };
 
 struct mw_view_fig_info {
@@ -80,6 +110,8 @@ const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c);
  * rows (MW_VF_arenas). */
 const char *mw_view_table_name(enum mw_view_table t);
 enum mw_view_fig mw_view_table_rows(enum mw_view_table t);
+
+const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k);
 
 /* One figure's value: known 0 when it is not known (JSON null, text
  * "?"); s for STR figures (owned by the model). */
@@ -115,6 +147,14 @@ json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
  * rows it wrote. */
 size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t,
 			  const unsigned char *show, size_t max, int fork, size_t max_threads);
+
+/* serve --probes: the counters of a process whose model is st (not
+ * finished: it is still traced), live the aggregates of its newest
+ * complete live reading (procs.h; NULL: none yet), into c[MW_VK_COUNT]:
+ * the probes' hits its model received (memory_heap_more and _less: the
+ * freed heaps' hits, their live ones in live), the lock waits and the
+ * sbrk figures live's. */
+void mw_view_counters(const struct mw_state *st, const struct mw_counters *live, uint64_t *c);
 
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v);
 

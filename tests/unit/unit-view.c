@@ -10,11 +10,15 @@
  * of the streams at least (else the check above never ran for it).
  * Then the totals of the streams' views (mw_view_totals) against the sums
  * of their JSON reports, as the totals of a run of several processes
- * were read back before. */
+ * were read back before.  Then serve's counters (mw_view_counters) of a
+ * stream whose every counter has its own value, against the values
+ * counted by hand, and their Prometheus lines (report_metrics.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
+#include "procs.h"
+#include "report_metrics.h"
 #include "report.h"
 #include "stream.h"
 #include "view.h"
@@ -224,6 +228,91 @@ static void check_totals(struct run *r, size_t n)
 	free(v);
 }
 
+/* serve --probes' counters: a stream where each has its own count (hits
+ * counted by the script, N, beside the lines received, E, so that the one
+ * mistaken for the other shows), the live reading's aggregates beside it
+ * (its fields the view does not take 9xx, so that one taken shows). */
+static const char counters_stream[] =
+	"# mallocwatch-stream 1\n"
+	"P 1 memory_arena_new 2\nP 2 memory_arena_reuse 2\nP 3 memory_arena_reuse_free_list 1\n"
+	"P 4 memory_malloc_retry 1\nP 5 memory_calloc_retry 1\nP 6 memory_heap_new 2\n"
+	"P 7 memory_heap_free 2\nP 8 memory_heap_more 2\nP 9 memory_heap_less 2\nMW 1 ready\n"
+	"E 1 101 4096 1024\nN 1 101 50\n"
+	"E 2 102 4096 0\nE 2 103 4096 0\n"
+	"E 3 104 4096\nE 3 105 4096\nE 3 106 4096\n"
+	"E 4 101 64\nE 4 101 64\nE 4 101 64\nE 4 101 64\nE 5 101 64\n"
+	"E 6 101 8192 4096\nE 6 101 16384 4096\nE 6 101 24576 4096\n"
+	"E 6 101 32768 4096\nE 6 101 40960 4096\nE 6 101 49152 4096\n"
+	"E 7 101 8192 4096\nE 7 101 16384 4096\nE 7 101 24576 4096\nE 7 101 32768 4096\n"
+	"G 8192 4096 4096 8192 3 1\nG 16384 4096 4096 8192 5 6\n";
+
+/* By hand: the E lines of each (arena_new 1, not N's 50; the retries 4 +
+ * 1), the G records' grew 3 + 5 and shrank 1 + 6 plus the live 100 and
+ * 200, the rest the live reading's. */
+static const struct { enum mw_view_ctr k; uint64_t model, live; } counted[] = {
+	{ MW_VK_arenas_created, 1, 1 }, { MW_VK_arenas_reused, 2, 2 },
+	{ MW_VK_arenas_reused_free_list, 3, 3 }, { MW_VK_lock_waits, 0, 11 },
+	{ MW_VK_retries, 5, 5 }, { MW_VK_heaps_created, 6, 6 }, { MW_VK_heaps_freed, 4, 4 },
+	{ MW_VK_heap_grows, 8, 108 }, { MW_VK_heap_shrinks, 7, 207 },
+	{ MW_VK_sbrk_more, 0, 12 }, { MW_VK_sbrk_less, 0, 13 },
+	{ MW_VK_sbrk_grown, 0, 20480 }, { MW_VK_sbrk_trimmed, 0, 8192 },
+};
+
+/* c's Prometheus lines: each counter's, with its value. */
+static void check_counter_lines(const uint64_t *c)
+{
+	struct mw_psnap ps = { .pid = 7, .comm = "x", .have_where = 1 };
+	int traced = 1;
+	struct mw_metrics_probes pb = { .tracing = 1, .traced = &traced, .c = c };
+	struct mw_metrics_info info = { .openmetrics = 1, .probes = &pb };
+	char *buf = NULL, line[512];
+	size_t len;
+	FILE *m = open_memstream(&buf, &len);
+
+	CHECK(mw_metrics_write(m, &ps, 1, &info) == 0, "mw_metrics_write");
+	fclose(m);
+	for (int k = 0; k < MW_VK_COUNT; k++) {
+		const struct mw_view_ctr_info *ci = mw_view_ctr_info((enum mw_view_ctr)k);
+
+		snprintf(line, sizeof(line),
+			 "\n%s%s%s_total{pid=\"7\",command=\"x\",cgroup=\"\",container=\"\"%s%s} %llu\n",
+			 ci->family, *ci->unit ? "_" : "", ci->unit, *ci->label ? "," : "",
+			 ci->label, (unsigned long long)c[k]);
+		CHECK(strstr(buf, line) != NULL, "counter %s: no '%s' in the metrics", ci->name,
+		      line + 1);
+	}
+	free(buf);
+}
+
+static void check_counters(void)
+{
+	struct mw_state *st = mw_state_new(0);
+	struct mw_stream_meta m;
+	struct mw_counters live = { 901, 902, 903, 11, 905, 906, 907, 100, 200, 12, 13, 20480, 8192 };
+	uint64_t c[MW_VK_COUNT], cl[MW_VK_COUNT];
+	char err[512] = "";
+	FILE *f = fmemopen((void *)counters_stream, sizeof(counters_stream) - 1, "r");
+
+	memset(&m, 0, sizeof(m));
+	CHECK(f && mw_stream_replay(f, st, &m, err, sizeof(err)) == 0, "counters stream: %s", err);
+	if (f)
+		fclose(f);
+	CHECK(sizeof(counted) / sizeof(counted[0]) == MW_VK_COUNT, "a counter not counted by hand");
+	mw_view_counters(st, NULL, c);
+	mw_view_counters(st, &live, cl);
+	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+		const char *name = mw_view_ctr_info(counted[i].k)->name;
+
+		CHECK(c[counted[i].k] == counted[i].model, "counter %s: %llu, not %llu", name,
+		      (unsigned long long)c[counted[i].k], (unsigned long long)counted[i].model);
+		CHECK(cl[counted[i].k] == counted[i].live, "counter %s with the live reading: %llu, not %llu",
+		      name, (unsigned long long)cl[counted[i].k], (unsigned long long)counted[i].live);
+	}
+	check_counter_lines(cl);
+	mw_stream_meta_free(&m);
+	mw_state_free(st);
+}
+
 int main(void)
 {
 	struct run r[NSTREAMS];
@@ -244,6 +333,7 @@ int main(void)
 			CHECK(0, "figure %s is not shown by any of the streams",
 			      mw_view_fig_info((enum mw_view_fig)f)->name);
 	check_totals(r, NSTREAMS);
+	check_counters();
 	for (size_t i = 0; i < NSTREAMS; i++) {
 		mw_view_free(r[i].v);
 		json_decref(r[i].json);
