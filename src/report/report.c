@@ -46,21 +46,23 @@ static int family_traced(const struct mw_state *st, enum mw_family fam)
 }
 
 /* Nothing to say of the heaps: none seen, all known (quiet_text()). */
-static int heaps_quiet(const struct mw_state *st)
+static int heaps_quiet(const struct mw_view *v)
 {
-	size_t n;
-
-	mw_state_heaps(st, &n);
-	return !n && !mw_state_attach_refused(st);
+	return !mw_view_get(v, MW_VF_heaps)->v && !mw_view_get(v, MW_VF_attach_unknown)->v;
 }
 
 /* Nothing to say of sbrk: no call seen (quiet_text()). */
-static int sbrk_quiet(const struct mw_state *st)
+static int sbrk_quiet(const struct mw_view *v)
 {
-	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+	static const enum mw_view_fig f[] = {
+		MW_VF_sbrk_grown, MW_VF_sbrk_trimmed, MW_VF_sbrk_grow_calls, MW_VF_sbrk_trim_calls,
+		MW_VF_sbrk_failed, MW_VF_sbrk_failed_less, MW_VF_sbrk_first_brk,
+	};
 
-	return !s->grown && !s->trimmed && !s->nmore && !s->nless && !s->failed &&
-	       !s->failed_less && !s->first_brk;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (mw_view_get(v, f[i])->v)
+			return 0;
+	return 1;
 }
 
 int mw_report_has_setjmp(const struct mw_state *st)
@@ -148,24 +150,24 @@ static int forked(const struct mw_run_info *ri)
 	return ri->in_tree && ri->snap_attach;
 }
 
-static void arenas_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
+static void arenas_text(FILE *f, const struct mw_view *v, int fork)
 {
 	int64_t n = mw_view_get(v, MW_VF_arenas)->v;
 
-	if (mw_state_attach_refused(st))	/* the arenas there before tracing are not all known */
+	if (mw_view_get(v, MW_VF_attach_unknown)->v)	/* the arenas there before tracing are not all known */
 		fprintf(f, "\nArenas: ? (%" PRId64 " seen while traced)\n", n);
 	else
 		fprintf(f, "\nArenas: %" PRId64 "\n", n);
 	mw_view_table_text(f, v, MW_VT_arenas, NULL, SIZE_MAX, fork, TOP_ATTACH);
 }
 
-static void heaps_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
+static void heaps_text(FILE *f, const struct mw_view *v)
 {
 	size_t n = (size_t)mw_view_get(v, MW_VF_heaps)->v;
 
-	if (heaps_quiet(st))	/* quiet_text() */
+	if (heaps_quiet(v))	/* quiet_text() */
 		return;
-	if (mw_state_attach_refused(st))	/* those made before tracing are unknown */
+	if (mw_view_get(v, MW_VF_attach_unknown)->v)	/* those made before tracing are unknown */
 		fprintf(f, "\nHeaps (heap_info): ? (%zu seen while traced)\n", n);
 	else
 		fprintf(f, "\nHeaps (heap_info): %zu\n", n);
@@ -176,9 +178,8 @@ static void heaps_text(FILE *f, const struct mw_state *st, const struct mw_view 
 }
 
 /* "Main arena sbrk:": its figures (view.def) as a sentence. */
-static void sbrk_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
+static void sbrk_text(FILE *f, const struct mw_view *v)
 {
-	const struct mw_sbrk *s = mw_state_sbrk_get(st);
 	char g[32], t[32], n[32], p[32];
 	int64_t net = mw_view_get(v, MW_VF_sbrk_net)->v, peak = mw_view_get(v, MW_VF_sbrk_peak)->v;
 	uint64_t grown = (uint64_t)mw_view_get(v, MW_VF_sbrk_grown)->v;
@@ -190,7 +191,7 @@ static void sbrk_text(FILE *f, const struct mw_state *st, const struct mw_view *
 	int neg = net < 0;
 	uint64_t mag = neg ? (uint64_t)-net : (uint64_t)net;
 
-	if (sbrk_quiet(st))	/* quiet_text() */
+	if (sbrk_quiet(v))	/* quiet_text() */
 		return;
 	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " call%s, trimmed %s in %"
 		PRIu64 " call%s, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
@@ -198,8 +199,10 @@ static void sbrk_text(FILE *f, const struct mw_state *st, const struct mw_view *
 		mw_human_bytes(trimmed, t, sizeof(t)), nless, nless == 1 ? "" : "s",
 		neg ? "-" : "", mw_human_bytes(mag, n, sizeof(n)), neg ? "-" : "", mag,
 		mw_human_bytes((uint64_t)(peak > 0 ? peak : 0), p, sizeof(p)));
-	if (s->first_brk)
-		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n", s->first_brk, s->last_brk);
+	if (mw_view_get(v, MW_VF_sbrk_first_brk)->v)
+		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n",
+			(uint64_t)mw_view_get(v, MW_VF_sbrk_first_brk)->v,
+			(uint64_t)mw_view_get(v, MW_VF_sbrk_last_brk)->v);
 	if (failed)
 		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", failed);
 }
@@ -630,7 +633,7 @@ static void exit_ledger_text(FILE *f, const struct mw_run_info *ri)
  *	'/lib/x86_64-linux-gnu/libm.so.6' (glibc 2.19 to 2.33 have them)
  *
  * (one line in the output). */
-static void quiet_text(FILE *f, const struct mw_state *st, int fork)
+static void quiet_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
 {
 	size_t n;
 	uint64_t mm, tr;
@@ -638,11 +641,11 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 	const char *libm = mw_state_libm(st, &sites);
 	char a[32], b[32];
 
-	if (heaps_quiet(st))
+	if (heaps_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
 			family_traced(st, MW_FAM_HEAP) ? "no heaps of other arenas (heap_info)" :
 			"no heap probes traced");
-	if (sbrk_quiet(st))
+	if (sbrk_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
 			family_traced(st, MW_FAM_SBRK) ? "no sbrk call" : "no sbrk probes traced");
 	mw_state_thresholds(st, &n, &mm, &tr);
@@ -666,11 +669,11 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 {
 	struct mw_view *v = mw_view_make(st, ri);
 
-	mw_report_head_text(f, st, ri, v);
+	mw_report_head_text(f, ri, v);
 	answer_text(f, st, ri);
-	arenas_text(f, st, v, forked(ri));
-	heaps_text(f, st, v);
-	sbrk_text(f, st, v);
+	arenas_text(f, v, forked(ri));
+	heaps_text(f, v);
+	sbrk_text(f, v);
 	thresholds_text(f, st, forked(ri));	/* when they changed */
 	threads_text(f, st, v);
 	setjmp_text(f, st);
@@ -678,7 +681,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	retries_text(f, st);
 	math_text(f, st);
 	events_text(f, st);
-	quiet_text(f, st, forked(ri));
+	quiet_text(f, st, v, forked(ri));
 	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */
 		mw_snapshot_diff_text_named(f, ri->snap_attach, ri->snap_end ? ri->snap_end :
 					    ri->snap_exit, forked(ri) ? "AT FORK" : "AT ATTACH",

@@ -73,10 +73,8 @@ static json_t *json_target(const struct mw_state *st, const struct mw_run_info *
 	return t;
 }
 
-static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri,
-			   const struct mw_view *v)
+static json_t *json_events(const struct mw_run_info *ri, const struct mw_view *v)
 {
-	const struct mw_state_omitted *o = mw_state_omitted_get(st);
 	json_t *ev = json_object();
 
 	/* total, lost, ..., unthreaded (view.def): the hits no thread's count
@@ -84,30 +82,25 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 	 * tracing cost */
 	mw_view_json_section(v, "events", &ev);
 	mw_json_set(&ev, "cost", mw_report_cost_json_of(mw_view_cost(v)));
-	{
-		uint64_t before;
-		unsigned n = mw_state_execs(st, &before);
+	if (!mw_view_section_zero(v, "events.execs")) {	/* the report is of the last image */
+		json_t *ex = json_object();
 
-		if (n) {	/* the report is of the last image (mw_state_exec) */
-			json_t *ex = json_pack("{s:o, s:o}", "images_replaced", jint((int64_t)n),
-					       "hits_before", jint((int64_t)before));
+		mw_view_json_section(v, "events.execs", &ex);
+		if (ex && ri->last_argv) {
+			json_t *a = json_array();
 
-			if (ex && ri->last_argv) {
-				json_t *a = json_array();
-
-				for (const char *const *s = ri->last_argv; *s; s++)
-					mw_json_append(&a, mw_json_str(*s));
-				mw_json_set(&ex, "last_argv", a);
-			}
-			mw_json_set(&ev, "execs", ex);
+			for (const char *const *s = ri->last_argv; *s; s++)
+				mw_json_append(&a, mw_json_str(*s));
+			mw_json_set(&ex, "last_argv", a);
 		}
+		mw_json_set(&ev, "execs", ex);
 	}
-	if (o->events || o->settings || o->retries || o->thresholds || o->marks)
-		mw_json_set(&ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
-			"events_log", jint((int64_t)o->events), "settings",
-			jint((int64_t)o->settings), "retries", jint((int64_t)o->retries),
-			"threshold_changes", jint((int64_t)o->thresholds),
-			"timeline_markers", jint((int64_t)o->marks)));
+	if (!mw_view_section_zero(v, "events.omitted")) {
+		json_t *om = json_object();
+
+		mw_view_json_section(v, "events.omitted", &om);
+		mw_json_set(&ev, "omitted", om);
+	}
 	return ev;
 }
 
@@ -316,19 +309,17 @@ static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_inf
 
 /* "unknown": {"reason": ..., "figures": [metric names]}: the figures
  * the report does not have (metrics.def's attach column, when the
- * allocator at attach is unknown); NULL when it has them all. */
-static json_t *json_unknown(const struct mw_state *st)
+ * allocator at attach is unknown). */
+static json_t *json_unknown(const struct mw_view *v)
 {
-	const char *why = mw_state_attach_refused(st);
-	json_t *figures;
+	json_t *o = json_object(), *figures = json_array();
 
-	if (!why)
-		return NULL;
-	figures = json_array();
+	mw_view_json_section(v, "unknown", &o);
 	for (int m = 0; m < MW_M_COUNT; m++)
 		if (mw_metric_info((enum mw_metric)m)->attach)
 			mw_json_append(&figures, json_string(mw_metric_info((enum mw_metric)m)->name));
-	return json_pack("{s:o, s:o}", "reason", mw_json_str(why), "figures", figures);
+	mw_json_set(&o, "figures", figures);
+	return o;
 }
 
 json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
@@ -354,9 +345,9 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 			"mallocwatch", e->version));
 	}
 	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
-	if (mw_state_attach_refused(st))
-		mw_json_set(&root, "unknown", json_unknown(st));
-	mw_json_set(&root, "events", json_events(st, ri, v));
+	if (!mw_view_section_zero(v, "unknown"))
+		mw_json_set(&root, "unknown", json_unknown(v));
+	mw_json_set(&root, "events", json_events(ri, v));
 	mw_json_set(&root, "arenas", mw_view_table_json(v, MW_VT_arenas));
 	mw_json_set(&root, "heaps", mw_view_table_json(v, MW_VT_heaps));
 	sbrk = json_object();

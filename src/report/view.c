@@ -105,6 +105,25 @@ enum mw_view_fig mw_view_table_rows(enum mw_view_table t)
 
 #define SET(f, val) (v->fig[MW_VF_##f] = (struct mw_view_val){ .v = (int64_t)(val), .known = 1 })
 
+/* The run's own figures: the images it replaced (exec), what was
+ * counted but not kept, why the allocator at attach is unknown. */
+static void run_figures(struct mw_view *v)
+{
+	const struct mw_state *st = v->st;
+	const struct mw_state_omitted *o = mw_state_omitted_get(st);
+	uint64_t before;
+
+	SET(execs, mw_state_execs(st, &before));
+	SET(hits_before, before);
+	SET(omitted_events, o->events);
+	SET(omitted_settings, o->settings);
+	SET(omitted_retries, o->retries);
+	SET(omitted_thresholds, o->thresholds);
+	SET(omitted_marks, o->marks);
+	SET(attach_unknown, mw_state_attach_refused(st) != NULL);
+	v->fig[MW_VF_attach_unknown].s = mw_state_attach_refused(st);
+}
+
 /* The counts, events and sbrk figures. */
 static void figures(struct mw_view *v, const struct mw_run_info *ri)
 {
@@ -129,6 +148,7 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(full_tables, mw_state_full_tables(st)[0] != '\0');
 	v->fig[MW_VF_full_tables].s = mw_state_full_tables(st);
 	SET(unthreaded, mw_state_hits_unthreaded(st));
+	SET(ended, ended);
 	SET(sbrk_grown, s->grown);
 	SET(sbrk_trimmed, s->trimmed);
 	SET(sbrk_net, s->grown - s->trimmed);
@@ -136,6 +156,9 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(sbrk_grow_calls, s->nmore);
 	SET(sbrk_trim_calls, s->nless);
 	SET(sbrk_failed, s->failed);
+	SET(sbrk_failed_less, s->failed_less);
+	SET(sbrk_first_brk, s->first_brk);
+	SET(sbrk_last_brk, s->last_brk);
 	mw_state_thresholds(st, &n, &mm, &tr);
 	SET(mmap_threshold, mm);
 	SET(trim_threshold, tr);
@@ -219,6 +242,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 
 	v->st = st;
 	figures(v, ri);
+	run_figures(v);
 	arena_rows(v);
 	heap_thread_rows(v);
 	mw_report_cost_of(st, ri, &v->cost);
@@ -340,8 +364,17 @@ static json_t *json_of(const struct mw_view *v, enum mw_view_unit u, const struc
 void mw_view_json_section(const struct mw_view *v, const char *section, json_t **obj)
 {
 	for (int f = 0; f < MW_VF_COUNT; f++)
-		if (strcmp(figs[f].section, section) == 0 && figs[f].unit != MW_VU_ROWS)
+		if (strcmp(figs[f].section, section) == 0 && figs[f].unit != MW_VU_ROWS &&
+		    !(figs[f].flags & MW_VF_NOJSON))
 			mw_json_set(obj, figs[f].key, json_of(v, figs[f].unit, &v->fig[f], NULL));
+}
+
+int mw_view_section_zero(const struct mw_view *v, const char *section)
+{
+	for (int f = 0; f < MW_VF_COUNT; f++)
+		if (strcmp(figs[f].section, section) == 0 && v->fig[f].v)
+			return 0;
+	return 1;
 }
 
 json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t)

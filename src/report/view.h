@@ -38,6 +38,7 @@ enum mw_view_unit {
 #define MW_VF_ATTACH 1u		/* unknown when the allocator at attach is */
 #define MW_VF_QUIET 2u		/* the text says it only when not 0 */
 #define MW_VF_TOTAL 4u		/* summed in a run of several processes */
+#define MW_VF_NOJSON 8u		/* not in the JSON report */
 
 enum mw_view_fig {
 #define MW_VIEW_FIG(id, section, key, unit, flags, text, label) MW_VF_##id,
@@ -138,6 +139,8 @@ const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i);
 /* The figures of section, in view.def's order, set into *obj
  * (jsonout.h's mw_json_set: a failure leaves *obj NULL). */
 void mw_view_json_section(const struct mw_view *v, const char *section, json_t **obj);
+/* Are all the figures of section 0 (its JSON object left out)? */
+int mw_view_section_zero(const struct mw_view *v, const char *section);
 /* Table t as the JSON's array: every column of every row. */
 json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
 /* Table t as the text's: its heading line and the rows i that show is

@@ -26,7 +26,7 @@
 
 static const char *const streams[] = {
 	"storm24", "trim", "thresholds", "edge-garbled", "edge-lost", "cost-setjmp",
-	"edge-died", "edge-signal", "synthetic",
+	"edge-died", "edge-signal", "synthetic", "run",
 };
 #define NSTREAMS (sizeof(streams) / sizeof(streams[0]))
 
@@ -59,13 +59,40 @@ static FILE *synthetic(void)
 	return f;
 }
 
+/* A stream of the run's own figures, each with its own value: two images
+ * replaced (exec) after 7 and 5 hits, the allocator at attach unknown, the
+ * lists past MW_STATE_KEEP (mallopt K + 2, retries K + 3, threshold
+ * changes K + 4, the last two timed), a nine-field sbrk account; into a
+ * temporary file.  check_run_figures has its figures counted by hand. */
+static FILE *run_stream(void)
+{
+	FILE *f = tmpfile();
+
+	if (!f)
+		return NULL;
+	fputs("# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_malloc_retry 1\n"
+	      "P 3 memory_mallopt_free_dyn_thresholds 2\nMW 1 ready\n"
+	      "N 1 101 7\nMW 1 exec\nN 2 101 5\nMW 1 exec\n"
+	      "# attach_refused busy: the test's\n", f);
+	for (int i = 0; i < MW_STATE_KEEP + 2; i++)
+		fprintf(f, "E 1 101 1 %d\n", 1000 + i);
+	for (int i = 0; i < MW_STATE_KEEP + 3; i++)
+		fprintf(f, "T 2 102 %d 64\n", 1000 + i);
+	for (int i = 0; i < MW_STATE_KEEP + 4; i++)
+		fprintf(f, "T 3 103 %d %d 262144\n", 100000 + i, 131072 + i);
+	fputs("S 135168 4096 5 6 139264 4194304 4333568 7 8\nMW 1 end\n", f);
+	rewind(f);
+	return f;
+}
+
 static int load(struct run *r, const char *name)
 {
 	char path[256], err[512];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "tests/streams/%s.mw", name);
-	if (!(f = strcmp(name, "synthetic") ? fopen(path, "r") : synthetic()))
+	if (!(f = !strcmp(name, "synthetic") ? synthetic() : !strcmp(name, "run") ? run_stream() :
+		  fopen(path, "r")))
 		return -1;
 	r->st = mw_state_new(0);
 	if (mw_stream_replay(f, r->st, &r->m, err, sizeof(err)) < 0) {
@@ -127,17 +154,36 @@ static int json_is(json_t *j, enum mw_view_unit u, const struct mw_view_val *x)
 	return json_is_integer(j) && json_integer_value(j) == x->v;
 }
 
+/* The object of section ("events.execs": execs in events) in root;
+ * NULL when it is not there. */
+static json_t *section_of(json_t *root, const char *section)
+{
+	char buf[64], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", section);
+	for (char *k = strtok_r(buf, ".", &save); k && root; k = strtok_r(NULL, ".", &save))
+		root = json_object_get(root, k);
+	return root;
+}
+
 static void check_figures(const struct run *r, const char *name, int *shown)
 {
 	for (int f = 0; f < MW_VF_COUNT; f++) {
 		const struct mw_view_fig_info *fi = mw_view_fig_info((enum mw_view_fig)f);
 		const struct mw_view_val *x = mw_view_get(r->v, (enum mw_view_fig)f);
-		json_t *sec = fi->section[0] ? json_object_get(r->json, fi->section) : r->json;
+		json_t *sec = section_of(r->json, fi->section);
 		char *h;
 
-		CHECK(json_is(json_object_get(sec, fi->key), fi->unit, x),
-		      "%s: figure %s: JSON %s.%s is not %lld", name, fi->name, fi->section,
-		      fi->key, (long long)x->v);
+		if (fi->flags & MW_VF_NOJSON)	/* the text's alone: check_run_figures */
+			CHECK(!json_object_get(sec, fi->key), "%s: figure %s: in the JSON", name,
+			      fi->name);
+		else if (!sec)	/* a section left out: all its figures 0 */
+			CHECK(!x->v, "%s: figure %s: %lld, but no JSON %s", name, fi->name,
+			      (long long)x->v, fi->section);
+		else
+			CHECK(json_is(json_object_get(sec, fi->key), fi->unit, x),
+			      "%s: figure %s: JSON %s.%s is not %lld", name, fi->name,
+			      fi->section, fi->key, (long long)x->v);
 		if (!fi->text || (fi->flags & MW_VF_QUIET && !x->v))
 			continue;
 		shown[f]++;
@@ -226,6 +272,65 @@ static void check_totals(struct run *r, size_t n)
 	CHECK(json_is_object(json_object_get(j, "cost")), "cost");
 	json_decref(j);
 	free(v);
+}
+
+/* With a process whose allocator at attach is unknown (the run stream,
+ * the last), the totals' arenas and heaps are unknown, and say so. */
+static void check_unknown_totals(struct run *r, size_t n)
+{
+	struct mw_view **v = calloc(n, sizeof(*v));
+	struct mw_view_totals t;
+	json_t *j;
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = r[i].v;
+	mw_view_totals(v, n, &t);
+	j = mw_view_totals_json(&t);
+	CHECK(json_is_null(json_object_get(j, "arenas")) && json_is_null(json_object_get(j, "heaps")),
+	      "unknown totals: arenas, heaps");
+	CHECK(json_integer_value(json_object_get(j, "unknown_processes")) == 1, "unknown_processes");
+	CHECK(json_integer_value(json_object_get(j, "threads")) == jsum(r, n, "threads", NULL),
+	      "unknown totals: threads");
+	json_decref(j);
+	free(v);
+}
+
+/* The run stream's figures (run_stream), counted by hand: the images
+ * replaced and the hits before them (7 + 5), what the lists did not keep
+ * (the events log: all 3K + 9 but K; mallopt 2, retries 3, threshold
+ * changes 4; the timeline markers: the 2K + 7 timed but K), why the
+ * allocator at attach is unknown, the sbrk account's break and failed
+ * trims, and the tracer's end. */
+static void check_run_figures(const struct run *r)
+{
+	static const struct { enum mw_view_fig f; int64_t v; } counted[] = {
+		{ MW_VF_execs, 2 }, { MW_VF_hits_before, 12 },
+		{ MW_VF_omitted_events, 2 * MW_STATE_KEEP + 9 }, { MW_VF_omitted_settings, 2 },
+		{ MW_VF_omitted_retries, 3 }, { MW_VF_omitted_thresholds, 4 },
+		{ MW_VF_omitted_marks, MW_STATE_KEEP + 7 }, { MW_VF_attach_unknown, 1 },
+		{ MW_VF_sbrk_grow_calls, 5 }, { MW_VF_sbrk_trim_calls, 6 },
+		{ MW_VF_sbrk_failed, 7 }, { MW_VF_sbrk_failed_less, 8 },
+		{ MW_VF_sbrk_first_brk, 4194304 }, { MW_VF_sbrk_last_brk, 4333568 },
+		{ MW_VF_ended, 1 },
+	};
+	char line[256];
+
+	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++)
+		CHECK(mw_view_get(r->v, counted[i].f)->v == counted[i].v, "run: figure %s: %lld, not %lld",
+		      mw_view_fig_info(counted[i].f)->name, (long long)mw_view_get(r->v, counted[i].f)->v,
+		      (long long)counted[i].v);
+	CHECK(mw_view_get(r->v, MW_VF_attach_unknown)->s &&
+	      !strcmp(mw_view_get(r->v, MW_VF_attach_unknown)->s, "busy: the test's"),
+	      "run: attach_unknown's reason");
+	/* the sentences the text makes of them */
+	snprintf(line, sizeof(line), "counted but not listed (lists stop at %d): %d events, "
+		 "2 settings, 3 retries, 4 threshold changes, %d timeline markers\n",
+		 MW_STATE_KEEP, 2 * MW_STATE_KEEP + 9, MW_STATE_KEEP + 7);
+	CHECK(strstr(r->text, line) != NULL, "run: the text has no '%s'", line);
+	CHECK(strstr(r->text, "exec) 2 times: ") && strstr(r->text, "(the 12 probe hits before"),
+	      "run: the text's execs");
+	CHECK(strstr(r->text, "  break 0x400000 -> 0x422000\n") != NULL, "run: the text's break");
+	CHECK(strstr(r->text, "MISSING") == NULL, "run: the text says the end is missing");
 }
 
 /* serve --probes' counters: a stream where each has its own count (hits
@@ -332,7 +437,9 @@ int main(void)
 		if (mw_view_fig_info((enum mw_view_fig)f)->text && !shown[f])
 			CHECK(0, "figure %s is not shown by any of the streams",
 			      mw_view_fig_info((enum mw_view_fig)f)->name);
-	check_totals(r, NSTREAMS);
+	check_run_figures(&r[NSTREAMS - 1]);
+	check_totals(r, NSTREAMS - 1);	/* the run stream's arenas are unknown: */
+	check_unknown_totals(r, NSTREAMS);
 	check_counters();
 	for (size_t i = 0; i < NSTREAMS; i++) {
 		mw_view_free(r[i].v);
