@@ -207,19 +207,19 @@ static void sbrk_text(FILE *f, const struct mw_view *v)
 		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", failed);
 }
 
-static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
+static void thresholds_text(FILE *f, const struct mw_state *st, const struct mw_view *v,
+			    int fork)
 {
-	size_t n;
-	uint64_t mm, tr;
-	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
+	size_t n = (size_t)mw_view_get(v, MW_VF_threshold_changes)->v;
+	uint64_t mm = (uint64_t)mw_view_get(v, MW_VF_mmap_threshold)->v;
+	uint64_t tr = (uint64_t)mw_view_get(v, MW_VF_trim_threshold)->v;
 	char a[32], b[32], q[MW_NAME_Q];
-
 	const char *how = n ? "" : !mw_state_seeded(st) ? " default" :
 			  fork ? " as inherited at fork" : " as at attach";
 
-	if (!n && !mw_state_attach_refused(st))
+	if (!n && !mw_view_get(v, MW_VF_attach_unknown)->v)
 		return;		/* nothing changed them: quiet_text() */
-	if (mw_state_attach_refused(st))	/* mallopt or a tunable may have set them */
+	if (mw_view_get(v, MW_VF_attach_unknown)->v)	/* mallopt or a tunable may have set them */
 		fprintf(f, "\nThresholds:\n  mmap threshold ?, trim threshold ? (not read at "
 			"attach)\n");
 	else
@@ -227,9 +227,13 @@ static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
 			"threshold %s (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)),
 			mm, how, mw_human_bytes(tr, b, sizeof(b)), tr, how);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  change %zu: thread %d, %s: mmap %s, trim %s\n", i + 1, c[i].tid,
-			mw_quote(c[i].source, q, sizeof(q)), mw_human_bytes(c[i].mmap, a, sizeof(a)),
-			mw_human_bytes(c[i].trim, b, sizeof(b)));
+		fprintf(f, "  change %zu: thread %" PRId64 ", %s: mmap %s, trim %s\n", i + 1,
+			mw_view_cell(v, i, MW_VC_changes_tid)->v,
+			mw_quote(mw_view_cell(v, i, MW_VC_changes_source)->s, q, sizeof(q)),
+			mw_human_bytes((uint64_t)mw_view_cell(v, i, MW_VC_changes_mmap)->v, a,
+				       sizeof(a)),
+			mw_human_bytes((uint64_t)mw_view_cell(v, i, MW_VC_changes_trim)->v, b,
+				       sizeof(b)));
 }
 
 /* "; the other 40522 are memory_heap_more's 40495, memory_heap_less's 26
@@ -336,21 +340,24 @@ static void settings_text(FILE *f, const struct mw_state *st)
 	more_line(f, TOP_ROWS, n, "settings");
 }
 
-static void retries_text(FILE *f, const struct mw_state *st)
+static void retries_text(FILE *f, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_retry *r = mw_state_retries(st, &n);
+	size_t n = (size_t)mw_view_get(v, MW_VF_retries)->v;
 	char b[32], q[MW_NAME_Q];
 
 	if (!n)
 		return;
 	fprintf(f, "\nRetried allocations: %zu\n", n);
 	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
-		fprintf(f, "  thread %d %s: %s (%" PRIu64 " bytes)", r[i].tid,
-			mw_quote(r[i].probe, q, sizeof(q)),
-			mw_human_bytes(r[i].bytes, b, sizeof(b)), r[i].bytes);
-		if (r[i].arena)
-			fprintf(f, " failed in arena 0x%" PRIx64, r[i].arena);
+		uint64_t bytes = (uint64_t)mw_view_cell(v, i, MW_VC_retries_bytes)->v;
+		const struct mw_view_val *arena = mw_view_cell(v, i, MW_VC_retries_arena);
+
+		fprintf(f, "  thread %" PRId64 " %s: %s (%" PRIu64 " bytes)",
+			mw_view_cell(v, i, MW_VC_retries_tid)->v,
+			mw_quote(mw_view_cell(v, i, MW_VC_retries_probe)->s, q, sizeof(q)),
+			mw_human_bytes(bytes, b, sizeof(b)), bytes);
+		if (arena->known)
+			fprintf(f, " failed in arena 0x%" PRIx64, (uint64_t)arena->v);
 		fprintf(f, "\n");
 	}
 	more_line(f, TOP_ROWS, n, "retries");
@@ -674,11 +681,11 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	arenas_text(f, v, forked(ri));
 	heaps_text(f, v);
 	sbrk_text(f, v);
-	thresholds_text(f, st, forked(ri));	/* when they changed */
+	thresholds_text(f, st, v, forked(ri));	/* when they changed */
 	threads_text(f, st, v);
 	setjmp_text(f, st);
 	settings_text(f, st);
-	retries_text(f, st);
+	retries_text(f, v);
 	math_text(f, st);
 	events_text(f, st);
 	quiet_text(f, st, v, forked(ri));

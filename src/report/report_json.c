@@ -107,19 +107,12 @@ static json_t *json_events(const struct mw_run_info *ri, const struct mw_view *v
 /* "thresholds": mmap and trim (view.def; null when the allocator at
  * attach is unknown: mallopt or GLIBC_TUNABLES may have set them), and
  * every change. */
-static json_t *json_thresholds(const struct mw_state *st, const struct mw_view *v)
+static json_t *json_thresholds(const struct mw_view *v)
 {
-	size_t n;
-	uint64_t mm, tr;
-	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
-	json_t *changes = json_array(), *o = json_object();
+	json_t *o = json_object();
 
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
-			"source", c[i].source, "mmap", jint((int64_t)c[i].mmap),
-			"trim", jint((int64_t)c[i].trim)));
 	mw_view_json_section(v, "thresholds", &o);
-	mw_json_set(&o, "changes", changes);
+	mw_json_set(&o, "changes", mw_view_table_json(v, MW_VT_changes));
 	return o;
 }
 
@@ -159,19 +152,6 @@ static json_t *json_settings(const struct mw_state *st)
 				    jint(s[i].previous) : json_null());
 		mw_json_append(&arr, o);
 	}
-	return arr;
-}
-
-static json_t *json_retries(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_retry *r = mw_state_retries(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o}", "tid", r[i].tid,
-			"probe", mw_json_str(r[i].probe), "bytes", jint((int64_t)r[i].bytes),
-			"arena", jaddr(r[i].arena)));
 	return arr;
 }
 
@@ -353,11 +333,11 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	sbrk = json_object();
 	mw_view_json_section(v, "sbrk", &sbrk);
 	mw_json_set(&root, "sbrk", sbrk);
-	mw_json_set(&root, "thresholds", json_thresholds(st, v));
+	mw_json_set(&root, "thresholds", json_thresholds(v));
 	mw_json_set(&root, "threads", mw_view_table_json(v, MW_VT_threads));
 	mw_json_set(&root, "events_log", json_events_log(st));
 	mw_json_set(&root, "settings", json_settings(st));
-	mw_json_set(&root, "retries", json_retries(st));
+	mw_json_set(&root, "retries", mw_view_table_json(v, MW_VT_retries));
 	mw_json_set(&root, "tcache_double_free", json_double_frees(st));
 	if (mw_report_has_setjmp(st))
 		mw_json_set(&root, "setjmp", json_setjmp(st));

@@ -90,8 +90,12 @@ const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k)
 	return (unsigned)k < MW_VK_COUNT ? &ctrs[k] : NULL;
 }
 
-static const char *const table_names[] = { "arenas", "heaps", "threads" };
-static const enum mw_view_fig table_rows[] = { MW_VF_arenas, MW_VF_heaps, MW_VF_threads };
+static const char *const table_names[] = {
+	"arenas", "heaps", "threads", "thresholds.changes", "retries"
+};
+static const enum mw_view_fig table_rows[] = {
+	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_threshold_changes, MW_VF_retries
+};
 
 const char *mw_view_table_name(enum mw_view_table t)
 {
@@ -160,6 +164,7 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(sbrk_first_brk, s->first_brk);
 	SET(sbrk_last_brk, s->last_brk);
 	mw_state_thresholds(st, &n, &mm, &tr);
+	SET(threshold_changes, n);
 	SET(mmap_threshold, mm);
 	SET(trim_threshold, tr);
 	if (mw_state_attach_refused(st))	/* those there before tracing */
@@ -236,6 +241,35 @@ static void heap_thread_rows(struct mw_view *v)
 	}
 }
 
+/* The lists' rows: the threshold changes, the retried allocations. */
+static void list_rows(struct mw_view *v)
+{
+	size_t n;
+	struct mw_view_val *cells = rows_of(v, MW_VT_changes, &n), *row;
+	const struct mw_threshold_change *c = mw_state_thresholds(v->st, &n, &(uint64_t){ 0 },
+								  &(uint64_t){ 0 });
+	const struct mw_retry *r;
+
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(changes, tid, c[i].tid, 1);
+		CELL(changes, source, 0, 1);
+		row[MW_VC_changes_source].s = c[i].source;
+		CELL(changes, mmap, c[i].mmap, 1);
+		CELL(changes, trim, c[i].trim, 1);
+	}
+	cells = rows_of(v, MW_VT_retries, &n);
+	r = mw_state_retries(v->st, &n);
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(retries, tid, r[i].tid, 1);
+		CELL(retries, probe, 0, 1);
+		row[MW_VC_retries_probe].s = r[i].probe;
+		CELL(retries, bytes, r[i].bytes, 1);
+		CELL(retries, arena, r[i].arena, r[i].arena != 0);
+	}
+}
+
 struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	struct mw_view *v = xcalloc(1, sizeof(*v));
@@ -245,6 +279,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 	run_figures(v);
 	arena_rows(v);
 	heap_thread_rows(v);
+	list_rows(v);
 	mw_report_cost_of(st, ri, &v->cost);
 	return v;
 }

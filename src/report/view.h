@@ -51,7 +51,9 @@ enum mw_view_fig {
 	MW_VF_COUNT
 };
 
-enum mw_view_table { MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_COUNT };
+enum mw_view_table {
+	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_changes, MW_VT_retries, MW_VT_COUNT
+};
 
 enum mw_view_col {
 #define MW_VIEW_COL(table, id, key, unit, width, tpos, head, label) MW_VC_##table##_##id,
@@ -107,8 +109,9 @@ struct mw_view_col_info {
 
 const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f);
 const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c);
-/* A table's name: its JSON key ("arenas"), and the figure counting its
- * rows (MW_VF_arenas). */
+/* A table's name: where the JSON has it ("arenas"; "thresholds.changes":
+ * changes in the object thresholds), and the figure counting its rows
+ * (MW_VF_arenas). */
 const char *mw_view_table_name(enum mw_view_table t);
 enum mw_view_fig mw_view_table_rows(enum mw_view_table t);
 

@@ -61,9 +61,9 @@ static FILE *synthetic(void)
 
 /* A stream of the run's own figures, each with its own value: two images
  * replaced (exec) after 7 and 5 hits, the allocator at attach unknown, the
- * lists past MW_STATE_KEEP (mallopt K + 2, retries K + 3, threshold
- * changes K + 4, the last two timed), a nine-field sbrk account; into a
- * temporary file.  check_run_figures has its figures counted by hand. */
+ * lists past MW_STATE_KEEP (mallopt K + 2, retries 1 + K + 2, threshold
+ * changes K + 4, all but the mallopt calls and the first retry timed), a
+ * nine-field sbrk account; into a temporary file.  check_run_figures has its figures counted by hand. */
 static FILE *run_stream(void)
 {
 	FILE *f = tmpfile();
@@ -71,12 +71,12 @@ static FILE *run_stream(void)
 	if (!f)
 		return NULL;
 	fputs("# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_malloc_retry 1\n"
-	      "P 3 memory_mallopt_free_dyn_thresholds 2\nMW 1 ready\n"
+	      "P 3 memory_mallopt_free_dyn_thresholds 2\nP 4 memory_arena_retry 2\nMW 1 ready\n"
 	      "N 1 101 7\nMW 1 exec\nN 2 101 5\nMW 1 exec\n"
-	      "# attach_refused busy: the test's\n", f);
+	      "# attach_refused busy: the test's\nE 4 104 128 139830511960064\n", f);
 	for (int i = 0; i < MW_STATE_KEEP + 2; i++)
 		fprintf(f, "E 1 101 1 %d\n", 1000 + i);
-	for (int i = 0; i < MW_STATE_KEEP + 3; i++)
+	for (int i = 0; i < MW_STATE_KEEP + 2; i++)
 		fprintf(f, "T 2 102 %d 64\n", 1000 + i);
 	for (int i = 0; i < MW_STATE_KEEP + 4; i++)
 		fprintf(f, "T 3 103 %d %d 262144\n", 100000 + i, 131072 + i);
@@ -204,7 +204,7 @@ static void check_tables(const struct run *r, const char *name)
 	for (int c = 0; c < MW_VC_COUNT; c++) {
 		const struct mw_view_col_info *ci = mw_view_col_info((enum mw_view_col)c);
 		const char *tab = mw_view_table_name(ci->table);
-		json_t *arr = json_object_get(r->json, tab);
+		json_t *arr = section_of(r->json, tab);
 		char *h;
 
 		CHECK(json_is_array(arr), "%s: JSON %s", name, tab);
@@ -295,10 +295,45 @@ static void check_unknown_totals(struct run *r, size_t n)
 	free(v);
 }
 
+static int cell_is(const struct run *r, size_t i, enum mw_view_col c, int64_t v, const char *s)
+{
+	const struct mw_view_val *x = mw_view_cell(r->v, i, c);
+
+	return s ? x->s && !strcmp(x->s, s) : x->known && x->v == v;
+}
+
+/* The run stream's lists, by hand: the first and the last threshold
+ * change kept (tid 103, dynamic, mmap 131072 + i, trim 256 KiB), the
+ * retries (memory_arena_retry's with its arena first, then malloc's with
+ * none), and the lines the text makes of them. */
+static void check_run_rows(const struct run *r)
+{
+	size_t last = MW_STATE_KEEP - 1;
+
+	CHECK(cell_is(r, 0, MW_VC_changes_tid, 103, NULL) &&
+	      cell_is(r, 0, MW_VC_changes_source, 0, "dynamic") &&
+	      cell_is(r, 0, MW_VC_changes_mmap, 131072, NULL) &&
+	      cell_is(r, 0, MW_VC_changes_trim, 262144, NULL) &&
+	      cell_is(r, last, MW_VC_changes_mmap, 131072 + (int64_t)last, NULL), "run: changes");
+	CHECK(cell_is(r, 0, MW_VC_retries_tid, 104, NULL) &&
+	      cell_is(r, 0, MW_VC_retries_probe, 0, "memory_arena_retry") &&
+	      cell_is(r, 0, MW_VC_retries_bytes, 128, NULL) &&
+	      cell_is(r, 0, MW_VC_retries_arena, 139830511960064, NULL) &&
+	      cell_is(r, 1, MW_VC_retries_tid, 102, NULL) &&
+	      cell_is(r, 1, MW_VC_retries_probe, 0, "memory_malloc_retry") &&
+	      cell_is(r, 1, MW_VC_retries_bytes, 64, NULL) &&
+	      !mw_view_cell(r->v, 1, MW_VC_retries_arena)->known, "run: retries");
+	CHECK(strstr(r->text, "  change 1: thread 103, dynamic: mmap 128.0 KiB, trim 256.0 KiB\n"),
+	      "run: the text's first change");
+	CHECK(strstr(r->text, "  thread 104 memory_arena_retry: 128 B (128 bytes) failed in arena "
+		      "0x7f2cd3fe8000\n  thread 102 memory_malloc_retry: 64 B (64 bytes)\n"),
+	      "run: the text's retries");
+}
+
 /* The run stream's figures (run_stream), counted by hand: the images
  * replaced and the hits before them (7 + 5), what the lists did not keep
  * (the events log: all 3K + 9 but K; mallopt 2, retries 3, threshold
- * changes 4; the timeline markers: the 2K + 7 timed but K), why the
+ * changes 4; the timeline markers: the 2K + 6 timed but K), why the
  * allocator at attach is unknown, the sbrk account's break and failed
  * trims, and the tracer's end. */
 static void check_run_figures(const struct run *r)
@@ -307,7 +342,8 @@ static void check_run_figures(const struct run *r)
 		{ MW_VF_execs, 2 }, { MW_VF_hits_before, 12 },
 		{ MW_VF_omitted_events, 2 * MW_STATE_KEEP + 9 }, { MW_VF_omitted_settings, 2 },
 		{ MW_VF_omitted_retries, 3 }, { MW_VF_omitted_thresholds, 4 },
-		{ MW_VF_omitted_marks, MW_STATE_KEEP + 7 }, { MW_VF_attach_unknown, 1 },
+		{ MW_VF_omitted_marks, MW_STATE_KEEP + 6 }, { MW_VF_attach_unknown, 1 },
+		{ MW_VF_threshold_changes, MW_STATE_KEEP }, { MW_VF_retries, MW_STATE_KEEP },
 		{ MW_VF_sbrk_grow_calls, 5 }, { MW_VF_sbrk_trim_calls, 6 },
 		{ MW_VF_sbrk_failed, 7 }, { MW_VF_sbrk_failed_less, 8 },
 		{ MW_VF_sbrk_first_brk, 4194304 }, { MW_VF_sbrk_last_brk, 4333568 },
@@ -325,12 +361,13 @@ static void check_run_figures(const struct run *r)
 	/* the sentences the text makes of them */
 	snprintf(line, sizeof(line), "counted but not listed (lists stop at %d): %d events, "
 		 "2 settings, 3 retries, 4 threshold changes, %d timeline markers\n",
-		 MW_STATE_KEEP, 2 * MW_STATE_KEEP + 9, MW_STATE_KEEP + 7);
+		 MW_STATE_KEEP, 2 * MW_STATE_KEEP + 9, MW_STATE_KEEP + 6);
 	CHECK(strstr(r->text, line) != NULL, "run: the text has no '%s'", line);
 	CHECK(strstr(r->text, "exec) 2 times: ") && strstr(r->text, "(the 12 probe hits before"),
 	      "run: the text's execs");
 	CHECK(strstr(r->text, "  break 0x400000 -> 0x422000\n") != NULL, "run: the text's break");
 	CHECK(strstr(r->text, "MISSING") == NULL, "run: the text says the end is missing");
+	check_run_rows(r);
 }
 
 /* serve --probes' counters: a stream where each has its own count (hits
