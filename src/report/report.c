@@ -314,28 +314,30 @@ static void threads_text(FILE *f, const struct mw_state *st, const struct mw_vie
 	hits_sum_text(f, st, t, n);
 }
 
-static void settings_text(FILE *f, const struct mw_state *st)
+static void settings_text(FILE *f, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_setting *s = mw_state_settings(st, &n);
+	size_t n = (size_t)mw_view_get(v, MW_VF_settings)->v;
 	char q[MW_NAME_Q];
 
 	if (!n)
 		return;
 	fprintf(f, "\nmallopt and tunables: %zu\n", n);
 	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
-		if (s[i].from_mallopt)
-			fprintf(f, "  thread %d mallopt(%s (%d), %" PRId64 ")", s[i].tid,
-				mw_quote(s[i].name, q, sizeof(q)), s[i].param, s[i].value);
+		const struct mw_view_val *param = mw_view_cell(v, i, MW_VC_settings_param);
+		const struct mw_view_val *prev = mw_view_cell(v, i, MW_VC_settings_previous);
+		int64_t tid = mw_view_cell(v, i, MW_VC_settings_tid)->v;
+		int64_t value = mw_view_cell(v, i, MW_VC_settings_value)->v;
+
+		mw_quote(mw_view_cell(v, i, MW_VC_settings_name)->s, q, sizeof(q));
+		if (param->known)	/* mallopt's */
+			fprintf(f, "  thread %" PRId64 " mallopt(%s (%" PRId64 "), %" PRId64 ")", tid,
+				q, param->v, value);
 		else
-			fprintf(f, "  thread %d tunable %s=%" PRId64, s[i].tid,
-				mw_quote(s[i].name, q, sizeof(q)), s[i].value);
-		if (s[i].has_previous && s[i].previous_unavailable)
-			fprintf(f, ", previous unavailable (its symbol did not resolve)\n");
-		else if (s[i].has_previous)
-			fprintf(f, ", previous %" PRId64 "\n", s[i].previous);
+			fprintf(f, "  thread %" PRId64 " tunable %s=%" PRId64, tid, q, value);
+		if (prev->known)
+			fprintf(f, ", previous %" PRId64 "\n", prev->v);
 		else
-			fprintf(f, ", no do_set probe (ignored or not traced)\n");
+			fprintf(f, ", %s\n", prev->s);
 	}
 	more_line(f, TOP_ROWS, n, "settings");
 }
@@ -684,7 +686,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	thresholds_text(f, st, v, forked(ri));	/* when they changed */
 	threads_text(f, st, v);
 	setjmp_text(f, st);
-	settings_text(f, st);
+	settings_text(f, v);
 	retries_text(f, v);
 	math_text(f, st);
 	events_text(f, st);

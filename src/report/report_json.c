@@ -134,27 +134,6 @@ static json_t *json_events_log(const struct mw_state *st)
 	return arr;
 }
 
-static json_t *json_settings(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_setting *s = mw_state_settings(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:i, s:s, s:o}", "tid", s[i].tid,
-				      "source", s[i].from_mallopt ? "mallopt" : "tunable",
-				      "name", mw_json_str(s[i].name));
-
-		if (s[i].from_mallopt)
-			mw_json_set(&o, "param", jint(s[i].param));
-		mw_json_set(&o, "value", jint(s[i].value));
-		mw_json_set(&o, "previous", s[i].has_previous && !s[i].previous_unavailable ?
-				    jint(s[i].previous) : json_null());
-		mw_json_append(&arr, o);
-	}
-	return arr;
-}
-
 static json_t *json_double_frees(const struct mw_state *st)
 {
 	size_t n;
@@ -336,7 +315,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	mw_json_set(&root, "thresholds", json_thresholds(v));
 	mw_json_set(&root, "threads", mw_view_table_json(v, MW_VT_threads));
 	mw_json_set(&root, "events_log", json_events_log(st));
-	mw_json_set(&root, "settings", json_settings(st));
+	mw_json_set(&root, "settings", mw_view_table_json(v, MW_VT_settings));
 	mw_json_set(&root, "retries", mw_view_table_json(v, MW_VT_retries));
 	mw_json_set(&root, "tcache_double_free", json_double_frees(st));
 	if (mw_report_has_setjmp(st))

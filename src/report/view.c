@@ -91,10 +91,11 @@ const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k)
 }
 
 static const char *const table_names[] = {
-	"arenas", "heaps", "threads", "thresholds.changes", "retries"
+	"arenas", "heaps", "threads", "settings", "thresholds.changes", "retries"
 };
 static const enum mw_view_fig table_rows[] = {
-	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_threshold_changes, MW_VF_retries
+	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_settings, MW_VF_threshold_changes,
+	MW_VF_retries
 };
 
 const char *mw_view_table_name(enum mw_view_table t)
@@ -241,6 +242,30 @@ static void heap_thread_rows(struct mw_view *v)
 	}
 }
 
+/* The settings' rows: mallopt calls and tunables. */
+static void setting_rows(struct mw_view *v)
+{
+	size_t n;
+	struct mw_view_val *cells = rows_of(v, MW_VT_settings, &n), *row;
+	const struct mw_setting *s = mw_state_settings(v->st, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(settings, tid, s[i].tid, 1);
+		CELL(settings, source, 0, 1);
+		row[MW_VC_settings_source].s = s[i].from_mallopt ? "mallopt" : "tunable";
+		CELL(settings, name, 0, 1);
+		row[MW_VC_settings_name].s = s[i].name;
+		CELL(settings, param, s[i].param, s[i].from_mallopt);
+		CELL(settings, value, s[i].value, 1);
+		CELL(settings, previous, s[i].previous,
+		     s[i].has_previous && !s[i].previous_unavailable);
+		row[MW_VC_settings_previous].s = !s[i].has_previous ?
+			"no do_set probe (ignored or not traced)" : s[i].previous_unavailable ?
+			"previous unavailable (its symbol did not resolve)" : NULL;
+	}
+}
+
 /* The lists' rows: the threshold changes, the retried allocations. */
 static void list_rows(struct mw_view *v)
 {
@@ -279,6 +304,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 	run_figures(v);
 	arena_rows(v);
 	heap_thread_rows(v);
+	setting_rows(v);
 	list_rows(v);
 	mw_report_cost_of(st, ri, &v->cost);
 	return v;
@@ -419,11 +445,13 @@ json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t)
 	for (int64_t i = 0; i < v->fig[table_rows[t]].v; i++) {
 		json_t *o = json_object();
 
-		for (int c = 0; c < MW_VC_COUNT; c++)
-			if (cols[c].table == t)
-				mw_json_set(&o, cols[c].key, json_of(v, cols[c].unit,
-					mw_view_cell(v, (size_t)i, (enum mw_view_col)c),
+		for (int c = 0; c < MW_VC_COUNT; c++) {
+			const struct mw_view_val *x = mw_view_cell(v, (size_t)i, (enum mw_view_col)c);
+
+			if (cols[c].table == t && (cols[c].unit != MW_VU_OPT || x->known))
+				mw_json_set(&o, cols[c].key, json_of(v, cols[c].unit, x,
 					t == MW_VT_arenas ? &v->ar[i] : NULL));
+		}
 		mw_json_append(&arr, o);
 	}
 	return arr;

@@ -32,7 +32,7 @@ struct mw_counters;	/* procs.h */
 
 enum mw_view_unit {
 	MW_VU_COUNT, MW_VU_BYTES, MW_VU_SBYTES, MW_VU_BOOL, MW_VU_STR, MW_VU_ROWS,
-	MW_VU_PROBES, MW_VU_ADDR, MW_VU_TID, MW_VU_ATTACH
+	MW_VU_PROBES, MW_VU_ADDR, MW_VU_TID, MW_VU_ATTACH, MW_VU_OPT
 };
 
 #define MW_VF_ATTACH 1u		/* unknown when the allocator at attach is */
@@ -52,7 +52,8 @@ enum mw_view_fig {
 };
 
 enum mw_view_table {
-	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_changes, MW_VT_retries, MW_VT_COUNT
+	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_settings, MW_VT_changes, MW_VT_retries,
+	MW_VT_COUNT
 };
 
 enum mw_view_col {
@@ -118,7 +119,8 @@ enum mw_view_fig mw_view_table_rows(enum mw_view_table t);
 const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k);
 
 /* One figure's value: known 0 when it is not known (JSON null, text
- * "?"); s for STR figures (owned by the model). */
+ * "?"); s for STR figures (owned by the model), and for a cell not known
+ * that says why (settings' previous). */
 struct mw_view_val {
 	int64_t v;
 	int known;

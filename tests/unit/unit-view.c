@@ -26,8 +26,15 @@
 
 static const char *const streams[] = {
 	"storm24", "trim", "thresholds", "edge-garbled", "edge-lost", "cost-setjmp",
-	"edge-died", "edge-signal", "synthetic", "run",
+	"edge-died", "edge-signal", "synthetic", "settings", "run",
 };
+
+/* mallopt and tunables: a tunable, a mallopt call with its do_set probe's
+ * previous value, two without (one of a parameter glibc has no name for). */
+static const char settings_stream[] =
+	"# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_mallopt_mxfast 2\n"
+	"P 3 memory_tunable_tcache_count 2\nP 4 memory_mallopt_arena_max 2\nMW 1 ready\n"
+	"E 3 100 7 0\nE 1 101 1 64\nE 2 101 64 128\nE 1 102 -8 2\nE 1 103 99 5\nMW 1 end\n";
 #define NSTREAMS (sizeof(streams) / sizeof(streams[0]))
 
 struct run {
@@ -91,8 +98,12 @@ static int load(struct run *r, const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "tests/streams/%s.mw", name);
-	if (!(f = !strcmp(name, "synthetic") ? synthetic() : !strcmp(name, "run") ? run_stream() :
-		  fopen(path, "r")))
+	if (!strcmp(name, "settings"))
+		f = fmemopen((void *)settings_stream, sizeof(settings_stream) - 1, "r");
+	else
+		f = !strcmp(name, "synthetic") ? synthetic() : !strcmp(name, "run") ? run_stream() :
+		    fopen(path, "r");
+	if (!f)
 		return -1;
 	r->st = mw_state_new(0);
 	if (mw_stream_replay(f, r->st, &r->m, err, sizeof(err)) < 0) {
@@ -212,7 +223,10 @@ static void check_tables(const struct run *r, const char *name)
 			const struct mw_view_val *x = mw_view_cell(r->v, i, (enum mw_view_col)c);
 			json_t *j = json_object_get(json_array_get(arr, i), ci->key);
 
-			if (ci->unit == MW_VU_ATTACH)
+			if (ci->unit == MW_VU_OPT)
+				CHECK(x->known ? json_is_integer(j) && json_integer_value(j) == x->v :
+					  j == NULL, "%s: %s %zu: JSON %s", name, tab, i, ci->key);
+			else if (ci->unit == MW_VU_ATTACH)
 				CHECK(json_is_array(j) && (int64_t)json_array_size(j) == x->v,
 				      "%s: %s %zu: JSON %s", name, tab, i, ci->key);
 			else if (ci->unit == MW_VU_ADDR || ci->unit == MW_VU_TID)
@@ -328,6 +342,30 @@ static void check_run_rows(const struct run *r)
 	CHECK(strstr(r->text, "  thread 104 memory_arena_retry: 128 B (128 bytes) failed in arena "
 		      "0x7f2cd3fe8000\n  thread 102 memory_malloc_retry: 64 B (64 bytes)\n"),
 	      "run: the text's retries");
+}
+
+/* The settings stream's rows (settings_stream), by hand, and the text's
+ * lines. */
+static void check_settings_rows(const struct run *r)
+{
+	CHECK(mw_view_get(r->v, MW_VF_settings)->v == 4, "settings: 4 rows");
+	CHECK(cell_is(r, 0, MW_VC_settings_tid, 100, NULL) &&
+	      cell_is(r, 0, MW_VC_settings_source, 0, "tunable") &&
+	      cell_is(r, 0, MW_VC_settings_name, 0, "glibc.malloc.tcache_count") &&
+	      !mw_view_cell(r->v, 0, MW_VC_settings_param)->known &&
+	      cell_is(r, 0, MW_VC_settings_value, 7, NULL) &&
+	      cell_is(r, 0, MW_VC_settings_previous, 0, NULL), "settings: the tunable");
+	CHECK(cell_is(r, 1, MW_VC_settings_source, 0, "mallopt") &&
+	      cell_is(r, 1, MW_VC_settings_param, 1, NULL) &&
+	      cell_is(r, 1, MW_VC_settings_value, 64, NULL) &&
+	      cell_is(r, 1, MW_VC_settings_previous, 128, NULL), "settings: M_MXFAST");
+	CHECK(cell_is(r, 2, MW_VC_settings_param, -8, NULL) &&
+	      !mw_view_cell(r->v, 2, MW_VC_settings_previous)->known &&
+	      cell_is(r, 3, MW_VC_settings_name, 0, "?"), "settings: no do_set probe");
+	CHECK(strstr(r->text, "  thread 100 tunable glibc.malloc.tcache_count=7, previous 0\n"
+		      "  thread 101 mallopt(M_MXFAST (1), 64), previous 128\n"
+		      "  thread 102 mallopt(M_ARENA_MAX (-8), 2), no do_set probe (ignored or not "
+		      "traced)\n"), "settings: the text's lines");
 }
 
 /* The run stream's figures (run_stream), counted by hand: the images
@@ -474,6 +512,7 @@ int main(void)
 		if (mw_view_fig_info((enum mw_view_fig)f)->text && !shown[f])
 			CHECK(0, "figure %s is not shown by any of the streams",
 			      mw_view_fig_info((enum mw_view_fig)f)->name);
+	check_settings_rows(&r[NSTREAMS - 2]);
 	check_run_figures(&r[NSTREAMS - 1]);
 	check_totals(r, NSTREAMS - 1);	/* the run stream's arenas are unknown: */
 	check_unknown_totals(r, NSTREAMS);
