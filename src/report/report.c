@@ -429,16 +429,14 @@ static int modelled(const struct mw_event *e)
 }
 
 /* tcache double frees, prominently: among the answers. */
-static void double_free_text(FILE *f, const struct mw_state *st)
+static void double_free_text(FILE *f, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_event *e = mw_state_events(st, &n);
-
-	for (size_t i = 0; i < n; i++)
-		if (e[i].known == MW_P_memory_tcache_double_free)
-			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
-				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
-				(uint64_t)e[i].arg[0], e[i].arg[1]);
+	for (int64_t i = 0; i < mw_view_get(v, MW_VF_double_frees)->v; i++)
+		fprintf(f, "\n*** tcache double free detected: thread %" PRId64 " freed chunk 0x%"
+			PRIx64 " (tcache bin %" PRId64 ") twice ***\n",
+			mw_view_cell(v, (size_t)i, MW_VC_frees_tid)->v,
+			(uint64_t)mw_view_cell(v, (size_t)i, MW_VC_frees_entry)->v,
+			mw_view_cell(v, (size_t)i, MW_VC_frees_tc_idx)->v);
 }
 
 /* The probes without a section of their own. */
@@ -500,24 +498,15 @@ static void jump_line(FILE *f, const struct mw_state *st, enum mw_jump_kind kind
 	free(j);
 }
 
-static void setjmp_text(FILE *f, const struct mw_state *st)
+static void setjmp_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
 	static const char *const names[] = { "setjmp", "longjmp", "longjmp_target" };
 	static const char *const addr_what[] = { "return addresses", "targets", "targets" };
-	size_t nt;
-	const struct mw_thread *t = mw_state_threads(st, &nt);
 
 	if (setjmp_hits(st) <= 0)	/* not traced, or none: quiet_text() */
 		return;
-	fprintf(f, "\nsetjmp/longjmp:\n  %-8s %12s %12s %15s\n", "TID", "SETJMP", "LONGJMP",
-		"LONGJMP_TARGET");
-	for (size_t i = 0; i < nt; i++) {
-		const uint64_t *c = t[i].jumps;
-
-		if (c[0] || c[1] || c[2])
-			fprintf(f, "  %-8d %12" PRIu64 " %12" PRIu64 " %15" PRIu64 "\n",
-				t[i].tid, c[0], c[1], c[2]);
-	}
+	fprintf(f, "\nsetjmp/longjmp:\n");
+	mw_view_table_text(f, v, MW_VT_jumps, NULL, SIZE_MAX, 0, 0);
 	for (int k = 0; k < 3; k++) {
 		jump_line(f, st, MW_JUMP_BUF, names[k], "jmp_bufs", names[k]);
 		jump_line(f, st, MW_JUMP_ADDR, names[k], addr_what[k], names[k]);
@@ -594,7 +583,8 @@ static void quoted_lines(FILE *f, const char *text)
  *
  *	Findings (largest first):
  *	 1. ... */
-static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
+			const struct mw_view *view)
 {
 	const struct mw_snapshot *s = ri->snap_exit ? ri->snap_exit : ri->snap_end;
 	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
@@ -602,7 +592,7 @@ static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_
 	char a[32], b[32];
 	size_t n;
 
-	double_free_text(f, st);
+	double_free_text(f, view);
 	if (s)
 		mw_snapshot_totals_text(f, s);
 	if (l) {
@@ -679,13 +669,13 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	struct mw_view *v = mw_view_make(st, ri);
 
 	mw_report_head_text(f, ri, v);
-	answer_text(f, st, ri);
+	answer_text(f, st, ri, v);
 	arenas_text(f, v, forked(ri));
 	heaps_text(f, v);
 	sbrk_text(f, v);
 	thresholds_text(f, st, v, forked(ri));	/* when they changed */
 	threads_text(f, st, v);
-	setjmp_text(f, st);
+	setjmp_text(f, st, v);
 	settings_text(f, v);
 	retries_text(f, v);
 	math_text(f, st);

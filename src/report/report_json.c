@@ -134,19 +134,6 @@ static json_t *json_events_log(const struct mw_state *st)
 	return arr;
 }
 
-static json_t *json_double_frees(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_event *e = mw_state_events(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		if (e[i].known == MW_P_memory_tcache_double_free)
-			mw_json_append(&arr, json_pack("{s:i, s:o, s:o}", "tid", e[i].tid,
-				"entry", jaddr((uint64_t)e[i].arg[0]), "tc_idx", jint(e[i].arg[1])));
-	return arr;
-}
-
 static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
 {
 	size_t n;
@@ -162,21 +149,9 @@ static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
 	return arr;
 }
 
-static json_t *json_setjmp(const struct mw_state *st)
+static json_t *json_setjmp(const struct mw_state *st, const struct mw_view *v)
 {
-	size_t nt;
-	const struct mw_thread *t = mw_state_threads(st, &nt);
-	json_t *threads = json_array();
-
-	for (size_t i = 0; i < nt; i++) {
-		const uint64_t *c = t[i].jumps;
-
-		if (c[0] || c[1] || c[2])
-			mw_json_append(&threads, json_pack("{s:i, s:o, s:o, s:o}", "tid",
-				t[i].tid, "setjmp", jint((int64_t)c[0]), "longjmp",
-				jint((int64_t)c[1]), "longjmp_target", jint((int64_t)c[2])));
-	}
-	return json_pack("{s:o, s:o, s:o, s:o}", "threads", threads,
+	return json_pack("{s:o, s:o, s:o, s:o}", "threads", mw_view_table_json(v, MW_VT_jumps),
 			 "jmp_bufs", json_jumps(st, MW_JUMP_BUF),
 			 "code_addresses", json_jumps(st, MW_JUMP_ADDR),
 			 "longjmp_values", json_jumps(st, MW_JUMP_VALUE));
@@ -317,9 +292,9 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	mw_json_set(&root, "events_log", json_events_log(st));
 	mw_json_set(&root, "settings", mw_view_table_json(v, MW_VT_settings));
 	mw_json_set(&root, "retries", mw_view_table_json(v, MW_VT_retries));
-	mw_json_set(&root, "tcache_double_free", json_double_frees(st));
+	mw_json_set(&root, "tcache_double_free", mw_view_table_json(v, MW_VT_frees));
 	if (mw_report_has_setjmp(st))
-		mw_json_set(&root, "setjmp", json_setjmp(st));
+		mw_json_set(&root, "setjmp", json_setjmp(st, v));
 	if (libm)
 		mw_json_set(&root, "math", json_math(st, libm, sites));
 	if (ri->snap_attach || ri->snap_end || ri->snap_exit)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "jsonout.h"
+#include "probetab.h"
 #include "procs.h"
 #include "report_cost.h"
 #include "run_info.h"
@@ -91,11 +92,12 @@ const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k)
 }
 
 static const char *const table_names[] = {
-	"arenas", "heaps", "threads", "settings", "thresholds.changes", "retries"
+	"arenas", "heaps", "threads", "tcache_double_free", "setjmp.threads", "settings",
+	"thresholds.changes", "retries"
 };
 static const enum mw_view_fig table_rows[] = {
-	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_settings, MW_VF_threshold_changes,
-	MW_VF_retries
+	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_double_frees, MW_VF_jump_threads,
+	MW_VF_settings, MW_VF_threshold_changes, MW_VF_retries
 };
 
 const char *mw_view_table_name(enum mw_view_table t)
@@ -129,6 +131,24 @@ static void run_figures(struct mw_view *v)
 	v->fig[MW_VF_attach_unknown].s = mw_state_attach_refused(st);
 }
 
+/* The tcache double frees among the events kept, and the threads that
+ * hit a setjmp probe. */
+static void event_counts(struct mw_view *v)
+{
+	size_t n, k = 0;
+	const struct mw_event *e = mw_state_events(v->st, &n);
+	const struct mw_thread *t;
+
+	for (size_t i = 0; i < n; i++)
+		k += e[i].known == MW_P_memory_tcache_double_free;
+	SET(double_frees, k);
+	t = mw_state_threads(v->st, &n);
+	k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += t[i].jumps[0] || t[i].jumps[1] || t[i].jumps[2];
+	SET(jump_threads, k);
+}
+
 /* The counts, events and sbrk figures. */
 static void figures(struct mw_view *v, const struct mw_run_info *ri)
 {
@@ -144,6 +164,7 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(threads, (mw_state_threads(st, &n), n));
 	SET(retries, (mw_state_retries(st, &n), n));
 	SET(settings, (mw_state_settings(st, &n), n));
+	event_counts(v);
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	SET(events, total);
 	SET(lost, lost);
@@ -242,6 +263,39 @@ static void heap_thread_rows(struct mw_view *v)
 	}
 }
 
+/* The double frees' rows, and the rows of the threads that hit a setjmp
+ * probe (their hits of each). */
+static void event_rows(struct mw_view *v)
+{
+	size_t n, k = 0;
+	struct mw_view_val *cells = rows_of(v, MW_VT_frees, &n), *row;
+	const struct mw_event *e = mw_state_events(v->st, &n);
+	const struct mw_thread *t;
+
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].known != MW_P_memory_tcache_double_free)
+			continue;
+		row = cells + k++ * MW_VC_COUNT;
+		CELL(frees, tid, e[i].tid, 1);
+		CELL(frees, entry, e[i].arg[0], e[i].arg[0] != 0);
+		CELL(frees, tc_idx, e[i].arg[1], 1);
+	}
+	cells = rows_of(v, MW_VT_jumps, &n);
+	t = mw_state_threads(v->st, &n);
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *c = t[i].jumps;
+
+		if (!c[0] && !c[1] && !c[2])
+			continue;
+		row = cells + k++ * MW_VC_COUNT;
+		CELL(jumps, tid, t[i].tid, 1);
+		CELL(jumps, setjmp, c[0], 1);
+		CELL(jumps, longjmp, c[1], 1);
+		CELL(jumps, longjmp_target, c[2], 1);
+	}
+}
+
 /* The settings' rows: mallopt calls and tunables. */
 static void setting_rows(struct mw_view *v)
 {
@@ -304,6 +358,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 	run_figures(v);
 	arena_rows(v);
 	heap_thread_rows(v);
+	event_rows(v);
 	setting_rows(v);
 	list_rows(v);
 	mw_report_cost_of(st, ri, &v->cost);

@@ -52,8 +52,8 @@ enum mw_view_fig {
 };
 
 enum mw_view_table {
-	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_settings, MW_VT_changes, MW_VT_retries,
-	MW_VT_COUNT
+	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_frees, MW_VT_jumps, MW_VT_settings,
+	MW_VT_changes, MW_VT_retries, MW_VT_COUNT
 };
 
 enum mw_view_col {

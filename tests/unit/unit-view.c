@@ -6,7 +6,8 @@
  * page whenever the text says it (a MW_VF_QUIET figure only when it is
  * not 0), and each column of the arenas, heaps and threads tables in
  * every row of the JSON's array and its heading in the text and HTML; a
- * renderer that skips a figure fails here.  Each figure the text shows must be shown by one
+ * renderer that skips a figure fails here (a table of a section the
+ * JSON leaves out, setjmp's, has no rows).  Each figure the text shows must be shown by one
  * of the streams at least (else the check above never ran for it).
  * Then the totals of the streams' views (mw_view_totals) against the sums
  * of their JSON reports, as the totals of a run of several processes
@@ -30,11 +31,17 @@ static const char *const streams[] = {
 };
 
 /* mallopt and tunables: a tunable, a mallopt call with its do_set probe's
- * previous value, two without (one of a parameter glibc has no name for). */
+ * previous value, two without (one of a parameter glibc has no name for);
+ * a tcache double free; setjmp, longjmp and longjmp_target hits of two
+ * threads (K records: their tuples' counts). */
 static const char settings_stream[] =
 	"# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_mallopt_mxfast 2\n"
-	"P 3 memory_tunable_tcache_count 2\nP 4 memory_mallopt_arena_max 2\nMW 1 ready\n"
-	"E 3 100 7 0\nE 1 101 1 64\nE 2 101 64 128\nE 1 102 -8 2\nE 1 103 99 5\nMW 1 end\n";
+	"P 3 memory_tunable_tcache_count 2\nP 4 memory_mallopt_arena_max 2\n"
+	"P 5 memory_tcache_double_free 2\nP 6 setjmp 3\nP 7 longjmp 3\nP 8 longjmp_target 3\n"
+	"MW 1 ready\n"
+	"E 3 100 7 0\nE 1 101 1 64\nE 2 101 64 128\nE 1 102 -8 2\nE 1 103 99 5\n"
+	"E 5 104 139830511960064 3\n"
+	"K 6 105 4096 0 8192 2\nK 7 105 4096 1 8192 3\nK 8 106 4096 1 8192 4\nMW 1 end\n";
 #define NSTREAMS (sizeof(streams) / sizeof(streams[0]))
 
 struct run {
@@ -218,7 +225,13 @@ static void check_tables(const struct run *r, const char *name)
 		json_t *arr = section_of(r->json, tab);
 		char *h;
 
-		CHECK(json_is_array(arr), "%s: JSON %s", name, tab);
+		if (!arr && strchr(tab, '.'))	/* its section left out: no rows */
+			CHECK(!mw_view_get(r->v, mw_view_table_rows(ci->table))->v, "%s: JSON %s",
+			      name, tab);
+		else
+			CHECK(json_is_array(arr) && (int64_t)json_array_size(arr) ==
+			      mw_view_get(r->v, mw_view_table_rows(ci->table))->v, "%s: JSON %s",
+			      name, tab);
 		for (size_t i = 0; i < json_array_size(arr); i++) {
 			const struct mw_view_val *x = mw_view_cell(r->v, i, (enum mw_view_col)c);
 			json_t *j = json_object_get(json_array_get(arr, i), ci->key);
@@ -366,6 +379,22 @@ static void check_settings_rows(const struct run *r)
 		      "  thread 101 mallopt(M_MXFAST (1), 64), previous 128\n"
 		      "  thread 102 mallopt(M_ARENA_MAX (-8), 2), no do_set probe (ignored or not "
 		      "traced)\n"), "settings: the text's lines");
+	CHECK(mw_view_get(r->v, MW_VF_double_frees)->v == 1 &&
+	      cell_is(r, 0, MW_VC_frees_tid, 104, NULL) &&
+	      cell_is(r, 0, MW_VC_frees_entry, 139830511960064, NULL) &&
+	      cell_is(r, 0, MW_VC_frees_tc_idx, 3, NULL), "settings: the double free");
+	CHECK(strstr(r->text, "*** tcache double free detected: thread 104 freed chunk "
+		      "0x7f2cd3fe8000 (tcache bin 3) twice ***\n"), "settings: the double free's text");
+	CHECK(mw_view_get(r->v, MW_VF_jump_threads)->v == 2 &&
+	      cell_is(r, 0, MW_VC_jumps_tid, 105, NULL) &&
+	      cell_is(r, 0, MW_VC_jumps_setjmp, 2, NULL) &&
+	      cell_is(r, 0, MW_VC_jumps_longjmp, 3, NULL) &&
+	      cell_is(r, 0, MW_VC_jumps_longjmp_target, 0, NULL) &&
+	      cell_is(r, 1, MW_VC_jumps_tid, 106, NULL) &&
+	      cell_is(r, 1, MW_VC_jumps_longjmp_target, 4, NULL), "settings: the setjmp threads");
+	CHECK(strstr(r->text, "  105                 2            3               0\n"
+		      "  106                 0            0               4\n"),
+	      "settings: the setjmp threads' text");
 }
 
 /* The run stream's figures (run_stream), counted by hand: the images
