@@ -1,6 +1,7 @@
-/* view.c - one view of a run (view.h): the figures of view.def computed
- * from the model once, and what every report renders of them the same
- * way: a JSON section, the arenas (JSON and the text's table).  E.g. the
+/* view.c - one view of a run (view.h): the figures and tables of
+ * view.def computed from the model once, and what every report renders
+ * of them the same way: a JSON section, a table (JSON and the text's),
+ * the totals of several; and serve's counters of a process.  E.g. the
  * text's arenas table of tests/streams/storm24.mw:
  *
  *	  ADDRESS          KIND  CREATOR  HEAPS HEAP BYTES   WAITS  THREADS (how attached)

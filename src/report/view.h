@@ -1,11 +1,14 @@
 /* view.h - one view of a run: its figures computed once from the model
  * (state.h) and the run info (report.h), each with one name, unit and
- * label (view.def), which the text summary (report.c), the JSON report
- * (report_json.c), the HTML page (report_html.c, whose summary is the
- * text's) and the totals of a run of several processes render.  A figure
- * is added once, in view.def and mw_view_make: the JSON writes every
- * figure of a section in the table's order, the text's arenas table
- * every column with a place in it, the totals every MW_VF_TOTAL figure.
+ * label (view.def), which the text summary (report.c, report_head.c), the
+ * JSON report (report_json.c), the HTML page (report_html.c, whose
+ * summary is the text's) and the totals of a run of several processes
+ * render.  A figure is added once, in view.def and mw_view_make: the JSON
+ * writes every figure of a section in the table's order and every column
+ * of a table (the arenas, heaps, threads, double frees, setjmp threads,
+ * settings, threshold changes, retries), the text's tables every column
+ * with a place in it, its sentences the figures they name, the totals
+ * every MW_VF_TOTAL figure.
  * The counters serve --probes shows of a process (view.def's
  * MW_VIEW_CTR: its model's and its live readings' figures, computed in
  * mw_view_counters) are the view's too; report_metrics.c writes each
