@@ -378,34 +378,35 @@ static void math_arg(char *buf, size_t len, enum mw_unit u, int64_t v)
 	}
 }
 
-static void math_text(FILE *f, const struct mw_state *st)
+static void math_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
 	int sites;
 	const char *libm = mw_state_libm(st, &sites);
-	size_t np, ne;
-	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	size_t ne;
 	const struct mw_event *e = mw_state_events(st, &ne);
-	char v[64], q[MW_NAME_Q];
+	char val[64], q[MW_NAME_Q];
 
 	if (!libm || !sites)	/* none: quiet_text() */
 		return;
 	fprintf(f, "\nSlow math paths (");
 	mw_fputs_quoted(libm, f);
 	fprintf(f, ", %d probe sites):\n", sites);
-	for (size_t i = 0; i < np; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+	for (int64_t i = 0; i < mw_view_get(v, MW_VF_math_functions)->v; i++) {
+		const struct mw_view_val *p = mw_view_cell(v, (size_t)i, MW_VC_math_probe);
+		int64_t hits = mw_view_cell(v, (size_t)i, MW_VC_math_hits)->v;
+		const struct mw_probe_info *info = mw_probe_info((int)p->v);
 
-		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
+		if (!info)	/* every row's is a slow-math probe of the table */
 			continue;
-		fprintf(f, "  %s: %" PRIu64 " hit%s (%s)\n", mw_quote(p[i].name, q, sizeof(q)),
-			p[i].hits, p[i].hits == 1 ? "" : "s", info->doc);
+		fprintf(f, "  %s: %" PRId64 " hit%s (%s)\n", mw_quote(p->s, q, sizeof(q)), hits,
+			hits == 1 ? "" : "s", info->doc);
 		for (size_t k = 0; k < ne; k++) {
-			if (strcmp(e[k].name, p[i].name) != 0)
+			if (strcmp(e[k].name, p->s) != 0)
 				continue;
 			fprintf(f, "    thread %d:", e[k].tid);
 			for (int j = 0; j < e[k].nargs; j++) {
-				math_arg(v, sizeof(v), mw_probe_arg_unit(info, j), e[k].arg[j]);
-				fprintf(f, " %s=%s", j < 3 ? info->arg_name[j] : "result", v);
+				math_arg(val, sizeof(val), mw_probe_arg_unit(info, j), e[k].arg[j]);
+				fprintf(f, " %s=%s", j < 3 ? info->arg_name[j] : "result", val);
 			}
 			fprintf(f, "\n");
 		}
@@ -678,7 +679,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	setjmp_text(f, st, v);
 	settings_text(f, v);
 	retries_text(f, v);
-	math_text(f, st);
+	math_text(f, st, v);
 	events_text(f, st);
 	quiet_text(f, st, v, forked(ri));
 	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */

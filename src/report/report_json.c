@@ -173,25 +173,24 @@ static json_t *math_json_arg(enum mw_unit u, int64_t v)
 	return json_real(d);
 }
 
-static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
+/* "math": the libm, its probe sites, and each slow-math probe hit (the
+ * view's) with its samples. */
+static json_t *json_math(const struct mw_state *st, const struct mw_view *v, const char *libm,
+			 int sites)
 {
-	size_t np, ne;
-	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	size_t ne;
 	const struct mw_event *e = mw_state_events(st, &ne);
-	json_t *funcs = json_array();
+	json_t *funcs = mw_view_table_json(v, MW_VT_math);
 
-	for (size_t i = 0; i < np; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
-		json_t *samples = json_array();
+	for (size_t i = 0; i < json_array_size(funcs); i++) {
+		const struct mw_view_val *p = mw_view_cell(v, i, MW_VC_math_probe);
+		const struct mw_probe_info *info = mw_probe_info((int)p->v);
+		json_t *samples = json_array(), *row = json_array_get(funcs, i);
 
-		if (!info || info->family != MW_FAM_MATH || !p[i].hits) {
-			json_decref(samples);
-			continue;
-		}
-		for (size_t k = 0; k < ne; k++) {
+		for (size_t k = 0; info && k < ne; k++) {
 			json_t *o;
 
-			if (strcmp(e[k].name, p[i].name) != 0)
+			if (strcmp(e[k].name, p->s) != 0)
 				continue;
 			o = json_pack("{s:i}", "tid", e[k].tid);
 			for (int j = 0; j < e[k].nargs; j++)
@@ -199,8 +198,11 @@ static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
 					math_json_arg(mw_probe_arg_unit(info, j), e[k].arg[j]));
 			mw_json_append(&samples, o);
 		}
-		mw_json_append(&funcs, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(p[i].name),
-			"hits", jint((int64_t)p[i].hits), "samples", samples));
+		/* row is the array's: on failure the array goes, not row alone */
+		if (json_object_set_new(row, "samples", samples) < 0) {
+			json_decref(funcs);
+			funcs = NULL;
+		}
 	}
 	return json_pack("{s:o, s:i, s:o}", "libm", mw_json_str(libm), "sites", sites,
 			 "functions", funcs);
@@ -296,7 +298,7 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	if (mw_report_has_setjmp(st))
 		mw_json_set(&root, "setjmp", json_setjmp(st, v));
 	if (libm)
-		mw_json_set(&root, "math", json_math(st, libm, sites));
+		mw_json_set(&root, "math", json_math(st, v, libm, sites));
 	if (ri->snap_attach || ri->snap_end || ri->snap_exit)
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	if (ri->stacks)

@@ -93,12 +93,12 @@ const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k)
 }
 
 static const char *const table_names[] = {
-	"arenas", "heaps", "threads", "tcache_double_free", "setjmp.threads", "settings",
-	"thresholds.changes", "retries"
+	"arenas", "heaps", "threads", "tcache_double_free", "setjmp.threads", "math.functions",
+	"settings", "thresholds.changes", "retries"
 };
 static const enum mw_view_fig table_rows[] = {
 	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_double_frees, MW_VF_jump_threads,
-	MW_VF_settings, MW_VF_threshold_changes, MW_VF_retries
+	MW_VF_math_functions, MW_VF_settings, MW_VF_threshold_changes, MW_VF_retries
 };
 
 const char *mw_view_table_name(enum mw_view_table t)
@@ -112,6 +112,8 @@ enum mw_view_fig mw_view_table_rows(enum mw_view_table t)
 }
 
 #define SET(f, val) (v->fig[MW_VF_##f] = (struct mw_view_val){ .v = (int64_t)(val), .known = 1 })
+#define CELL(t, c, val, k) (row[MW_VC_##t##_##c] = \
+	(struct mw_view_val){ .v = (int64_t)(val), .known = (k) })
 
 /* The run's own figures: the images it replaced (exec), what was
  * counted but not kept, why the allocator at attach is unknown. */
@@ -132,6 +134,29 @@ static void run_figures(struct mw_view *v)
 	v->fig[MW_VF_attach_unknown].s = mw_state_attach_refused(st);
 }
 
+/* The slow-math probes hit, into cells (NULL: only counted); how many. */
+static size_t math_rows(struct mw_view *v, struct mw_view_val *cells)
+{
+	size_t n, k = 0;
+	const struct mw_probe_count *p = mw_state_probes(v->st, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+		struct mw_view_val *row;
+
+		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
+			continue;
+		row = cells ? cells + k * MW_VC_COUNT : NULL;
+		k++;
+		if (!row)
+			continue;
+		CELL(math, probe, p[i].known, 1);
+		row[MW_VC_math_probe].s = p[i].name;
+		CELL(math, hits, p[i].hits, 1);
+	}
+	return k;
+}
+
 /* The tcache double frees among the events kept, and the threads that
  * hit a setjmp probe. */
 static void event_counts(struct mw_view *v)
@@ -148,6 +173,7 @@ static void event_counts(struct mw_view *v)
 	for (size_t i = 0; i < n; i++)
 		k += t[i].jumps[0] || t[i].jumps[1] || t[i].jumps[2];
 	SET(jump_threads, k);
+	SET(math_functions, math_rows(v, NULL));
 }
 
 /* The counts, events and sbrk figures. */
@@ -195,9 +221,6 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 			if (figs[f].flags & MW_VF_ATTACH && figs[f].unit != MW_VU_ROWS)
 				v->fig[f].known = 0;
 }
-
-#define CELL(t, c, val, k) (row[MW_VC_##t##_##c] = \
-	(struct mw_view_val){ .v = (int64_t)(val), .known = (k) })
 
 /* Table t's rows, n of them, MW_VC_COUNT cells each. */
 static struct mw_view_val *rows_of(struct mw_view *v, enum mw_view_table t, size_t *n)
@@ -360,6 +383,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 	arena_rows(v);
 	heap_thread_rows(v);
 	event_rows(v);
+	math_rows(v, rows_of(v, MW_VT_math, &(size_t){ 0 }));
 	setting_rows(v);
 	list_rows(v);
 	mw_report_cost_of(st, ri, &v->cost);

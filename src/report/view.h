@@ -6,7 +6,7 @@
  * render.  A figure is added once, in view.def and mw_view_make: the JSON
  * writes every figure of a section in the table's order and every column
  * of a table (the arenas, heaps, threads, double frees, setjmp threads,
- * settings, threshold changes, retries), the text's tables every column
+ * slow-math probes, settings, threshold changes, retries), the text's tables every column
  * with a place in it, its sentences the figures they name, the totals
  * every MW_VF_TOTAL figure.
  * The counters serve --probes shows of a process (view.def's
@@ -55,8 +55,8 @@ enum mw_view_fig {
 };
 
 enum mw_view_table {
-	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_frees, MW_VT_jumps, MW_VT_settings,
-	MW_VT_changes, MW_VT_retries, MW_VT_COUNT
+	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_frees, MW_VT_jumps, MW_VT_math,
+	MW_VT_settings, MW_VT_changes, MW_VT_retries, MW_VT_COUNT
 };
 
 enum mw_view_col {

@@ -33,12 +33,16 @@ static const char *const streams[] = {
 /* mallopt and tunables: a tunable, a mallopt call with its do_set probe's
  * previous value, two without (one of a parameter glibc has no name for);
  * a tcache double free; setjmp, longjmp and longjmp_target hits of two
- * threads (K records: their tuples' counts). */
+ * threads (K records: their tuples' counts); two slow-math probes hit 4 + 1
+ * and 1 times (a sample each), a third declared, not hit. */
 static const char settings_stream[] =
 	"# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_mallopt_mxfast 2\n"
 	"P 3 memory_tunable_tcache_count 2\nP 4 memory_mallopt_arena_max 2\n"
 	"P 5 memory_tcache_double_free 2\nP 6 setjmp 3\nP 7 longjmp 3\nP 8 longjmp_target 3\n"
-	"MW 1 ready\n"
+	"# libm 3 /lib/x86_64-linux-gnu/libm.so.6\nP 9 slowexp_p6 2\nP 10 slowpow_p10 3\n"
+	"P 11 slowlog 3\nMW 1 ready\n"
+	"E 9 101 4609434218613702656 4616731951734179137\nN 9 101 4\nN 9 102 1\n"
+	"E 10 101 4611686018427387904 4602678819172646912 4609047870845172685\nN 10 101 1\n"
 	"E 3 100 7 0\nE 1 101 1 64\nE 2 101 64 128\nE 1 102 -8 2\nE 1 103 99 5\n"
 	"E 5 104 139830511960064 3\n"
 	"K 6 105 4096 0 8192 2\nK 7 105 4096 1 8192 3\nK 8 106 4096 1 8192 4\nMW 1 end\n";
@@ -395,6 +399,14 @@ static void check_settings_rows(const struct run *r)
 	CHECK(strstr(r->text, "  105                 2            3               0\n"
 		      "  106                 0            0               4\n"),
 	      "settings: the setjmp threads' text");
+	CHECK(mw_view_get(r->v, MW_VF_math_functions)->v == 2 &&
+	      cell_is(r, 0, MW_VC_math_probe, 0, "slowexp_p6") &&
+	      cell_is(r, 0, MW_VC_math_hits, 5, NULL) &&
+	      cell_is(r, 1, MW_VC_math_probe, 0, "slowpow_p10") &&
+	      cell_is(r, 1, MW_VC_math_hits, 1, NULL), "settings: the slow-math probes");
+	CHECK(strstr(r->text, "  slowexp_p6: 5 hits (exp(x) needed multi-precision, precision 6)\n"
+		      "    thread 101: x=1.5 result=4.4816890703380645\n"
+		      "  slowpow_p10: 1 hit (") != NULL, "settings: the slow-math text");
 }
 
 /* The run stream's figures (run_stream), counted by hand: the images
