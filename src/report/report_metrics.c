@@ -84,17 +84,12 @@ static const struct row process_rows[] = {
 	  "Wall time spent reading the process, its libc's layouts included." },
 };
 
-static uint64_t sub0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 static uint64_t arena_value(const struct mw_snap_arena *a, enum pick p)
 {
 	switch (p) {
 	case A_SYSTEM: return a->system_mem;
 	case A_MAX_SYSTEM: return a->max_system_mem;
-	case A_IN_USE: return sub0(a->system_mem, a->free_bytes);
+	case A_IN_USE: return mw_view_arena_in_use(a);
 	case A_FREE: return a->free_bytes;
 	case A_TRIMMABLE: return a->trimmable;
 	case A_TOP: return a->top_size;
@@ -117,7 +112,7 @@ static uint64_t process_value(const struct mw_snapshot *s, enum pick p)
 	case P_TRIMMABLE: return s->trimmable;
 	case P_MMAPPED_CHUNKS: return s->n_mmaps;
 	case P_MMAPPED: return s->mmapped_mem;
-	case P_SBRK_HEAP: return s->sbrk_base ? sub0(s->main_end, s->sbrk_base) : 0;
+	case P_SBRK_HEAP: return s->sbrk_base ? mw_view_main_heap(s) : 0;	/* 0: base unknown */
 	case P_MMAP_THRESHOLD: return s->mmap_threshold;
 	case P_TRIM_THRESHOLD: return s->trim_threshold;
 	case P_TOP_PAD: return s->top_pad;

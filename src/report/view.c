@@ -17,6 +17,7 @@
 #include "procs.h"
 #include "report_cost.h"
 #include "run_info.h"
+#include "snapshot.h"
 #include "units.h"
 #include "view.h"
 #include "xalloc.h"
@@ -458,6 +459,16 @@ void mw_view_counters(const struct mw_state *st, const struct mw_counters *live,
 		default: break;
 		}
 	}
+}
+
+uint64_t mw_view_arena_in_use(const struct mw_snap_arena *a)
+{
+	return a->system_mem > a->free_bytes ? a->system_mem - a->free_bytes : 0;
+}
+
+uint64_t mw_view_main_heap(const struct mw_snapshot *s)
+{
+	return s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0;
 }
 
 /* An address as "0x..." (JSON numbers lose precision past 2^53), or

@@ -32,6 +32,8 @@
 
 struct mw_run_info;	/* report.h */
 struct mw_counters;	/* procs.h */
+struct mw_snapshot;	/* snapshot.h */
+struct mw_snap_arena;
 
 enum mw_view_unit {
 	MW_VU_COUNT, MW_VU_BYTES, MW_VU_SBYTES, MW_VU_BOOL, MW_VU_STR, MW_VU_ROWS,
@@ -168,6 +170,14 @@ size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t
 void mw_view_counters(const struct mw_state *st, const struct mw_counters *live, uint64_t *c);
 
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v);
+
+/* A snapshot's figures that its report (report_snap.c: text and JSON)
+ * and serve's metrics (report_metrics.c) share: an arena's bytes in use,
+ * system bytes less free bytes (0 when free is more), and the main
+ * heap's extent, sbrk_base to the end of main_arena's top (0 when that
+ * is below it). */
+uint64_t mw_view_arena_in_use(const struct mw_snap_arena *a);
+uint64_t mw_view_main_heap(const struct mw_snapshot *s);
 
 /* The totals of several processes' views (-f's tree, -p PID,PID,...,
  * --cgroup): n, the MW_VF_TOTAL figures summed (arenas and heaps unknown

@@ -21,6 +21,7 @@
 #include "procs.h"
 #include "report_metrics.h"
 #include "report.h"
+#include "snapshot.h"
 #include "stream.h"
 #include "view.h"
 #include "unit.h"
@@ -534,6 +535,20 @@ static void check_counters(void)
 	mw_state_free(st);
 }
 
+/* A snapshot's shared figures (mw_view_arena_in_use, mw_view_main_heap),
+ * by hand, each side of the clamp. */
+static void check_snap_figures(void)
+{
+	struct mw_snap_arena a = { .system_mem = 135168, .free_bytes = 4096 };
+	struct mw_snap_arena b = { .system_mem = 4096, .free_bytes = 8192 };
+	struct mw_snapshot s = { .sbrk_base = 0x400000, .main_end = 0x421000 };
+	struct mw_snapshot t = { .sbrk_base = 0x421000, .main_end = 0x400000 };
+
+	CHECK(mw_view_arena_in_use(&a) == 131072 && mw_view_arena_in_use(&b) == 0,
+	      "an arena's bytes in use");
+	CHECK(mw_view_main_heap(&s) == 0x21000 && mw_view_main_heap(&t) == 0, "the main heap");
+}
+
 int main(void)
 {
 	struct run r[NSTREAMS];
@@ -558,6 +573,7 @@ int main(void)
 	check_totals(r, NSTREAMS - 1);	/* the run stream's arenas are unknown: */
 	check_unknown_totals(r, NSTREAMS);
 	check_counters();
+	check_snap_figures();
 	for (size_t i = 0; i < NSTREAMS; i++) {
 		mw_view_free(r[i].v);
 		json_decref(r[i].json);
