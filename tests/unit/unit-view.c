@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "output.h"
 #include "procs.h"
 #include "report_metrics.h"
@@ -262,6 +263,30 @@ static void check_tables(const struct run *r, const char *name)
 		CHECK(strstr(r->html, h) != NULL, "%s: %s column %s: the HTML has no '%s'", name,
 		      tab, ci->name, h);
 		free(h);
+	}
+}
+
+/* The check metrics that are view figures (mw_metric_view_fig), read
+ * back from the JSON report: the figure's value, or none when the report
+ * lists it as unknown. */
+static void check_metrics(const struct run *r, const char *name)
+{
+	for (int m = 0; m < MW_M_COUNT; m++) {
+		int f = mw_metric_view_fig((enum mw_metric)m);
+		int64_t got = 0;
+		int ret;
+
+		if (f < 0)
+			continue;
+		ret = mw_metric_value(r->json, (enum mw_metric)m, &got);
+		if (mw_metric_unknown(r->json, (enum mw_metric)m))
+			CHECK(ret < 0, "%s: metric %s: unknown, yet %lld", name,
+			      mw_metric_info((enum mw_metric)m)->name, (long long)got);
+		else
+			CHECK(ret == 0 && got == mw_view_get(r->v, (enum mw_view_fig)f)->v,
+			      "%s: metric %s: %lld, not the view's %lld", name,
+			      mw_metric_info((enum mw_metric)m)->name, (long long)got,
+			      (long long)mw_view_get(r->v, (enum mw_view_fig)f)->v);
 	}
 }
 
@@ -563,6 +588,7 @@ int main(void)
 		render(&r[i]);
 		check_figures(&r[i], streams[i], shown);
 		check_tables(&r[i], streams[i]);
+		check_metrics(&r[i], streams[i]);
 	}
 	for (int f = 0; f < MW_VF_COUNT; f++)
 		if (mw_view_fig_info((enum mw_view_fig)f)->text && !shown[f])
