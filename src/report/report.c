@@ -154,7 +154,8 @@ static void arenas_text(FILE *f, const struct mw_view *v, int fork)
 {
 	int64_t n = mw_view_get(v, MW_VF_arenas)->v;
 
-	if (mw_view_get(v, MW_VF_attach_unknown)->v)	/* the arenas there before tracing are not all known */
+	/* the arenas there before tracing are not all known */
+	if (mw_view_get(v, MW_VF_attach_unknown)->v)
 		fprintf(f, "\nArenas: ? (%" PRId64 " seen while traced)\n", n);
 	else
 		fprintf(f, "\nArenas: %" PRId64 "\n", n);

@@ -83,7 +83,8 @@ static FILE *synthetic(void)
  * replaced (exec) after 7 and 5 hits, the allocator at attach unknown, the
  * lists past MW_STATE_KEEP (mallopt K + 2, retries 1 + K + 2, threshold
  * changes K + 4, all but the mallopt calls and the first retry timed), a
- * nine-field sbrk account; into a temporary file.  check_run_figures has its figures counted by hand. */
+ * nine-field sbrk account; into a temporary file.  check_run_figures has
+ * its figures counted by hand. */
 static FILE *run_stream(void)
 {
 	FILE *f = tmpfile();
