@@ -46,6 +46,7 @@
 #include "serve_probes.h"
 #include "snapmulti.h"
 #include "snapshot.h"
+#include "view.h"
 #include "xalloc.h"
 
 static const char serve_usage[] =
@@ -439,15 +440,15 @@ static char *render(const struct serve *s, int openmetrics, size_t *len)
 	};
 	struct mw_metrics_probes pb = { 0 };
 	int *traced = NULL;
-	struct mw_counters *c = NULL;
+	uint64_t *c = NULL;
 	char *buf = NULL;
 	FILE *m = NULL;
 
 	if (s->probes) {	/* the counters now, after the reading */
 		traced = xcalloc(s->n ? s->n : 1, sizeof(*traced));
-		c = xcalloc(s->n ? s->n : 1, sizeof(*c));
+		c = xcalloc(s->n ? s->n * MW_VK_COUNT : 1, sizeof(*c));
 		for (size_t i = 0; i < s->n; i++)
-			traced[i] = mw_serve_probes_of(s->probes, s->v[i].pid, &c[i]);
+			traced[i] = mw_serve_probes_of(s->probes, s->v[i].pid, c + i * MW_VK_COUNT);
 		pb = (struct mw_metrics_probes){ .tracing = mw_serve_probes_tracing(s->probes),
 						 .traced = traced, .c = c };
 		info.probes = &pb;

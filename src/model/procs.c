@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "procmem.h"
-#include "probetab.h"
 #include "procs.h"
 #include "protocol.h"
 #include "snapshot.h"
@@ -375,57 +374,13 @@ static int live_record(struct mw_process *pr, const char *rec)
 	return 0;
 }
 
-/* a = max(a, b) */
-static void keep_max(uint64_t *a, uint64_t b)
+void mw_process_keep_max(struct mw_process *pr, uint64_t *v, size_t n)
 {
-	if (b > *a)
-		*a = b;
-}
-
-int mw_procs_counters(struct mw_process *pr, struct mw_counters *c)
-{
-	const struct mw_probe_count *pc;
-	struct mw_counters now = pr->have_live ? pr->live : (struct mw_counters){ 0 };
-	uint64_t *const out[] = {
-		&now.arenas_created, &now.arenas_reused, &now.arenas_reused_free_list,
-		&now.lock_waits, &now.retries, &now.heaps_created, &now.heaps_freed,
-		&now.heap_grows, &now.heap_shrinks, &now.sbrk_more, &now.sbrk_less,
-		&now.sbrk_grown, &now.sbrk_trimmed,
-	};
-	uint64_t *const shown[] = {
-		&pr->shown.arenas_created, &pr->shown.arenas_reused,
-		&pr->shown.arenas_reused_free_list, &pr->shown.lock_waits, &pr->shown.retries,
-		&pr->shown.heaps_created, &pr->shown.heaps_freed, &pr->shown.heap_grows,
-		&pr->shown.heap_shrinks, &pr->shown.sbrk_more, &pr->shown.sbrk_less,
-		&pr->shown.sbrk_grown, &pr->shown.sbrk_trimmed,
-	};
-	size_t n;
-
-	pc = mw_state_probes(pr->st, &n);
-	for (size_t i = 0; i < n; i++) {
-		switch (pc[i].known) {
-		case MW_P_memory_arena_new: now.arenas_created += pc[i].received; break;
-		case MW_P_memory_arena_reuse: now.arenas_reused += pc[i].received; break;
-		case MW_P_memory_arena_reuse_free_list:
-			now.arenas_reused_free_list += pc[i].received;
-			break;
-		case MW_P_memory_arena_retry: case MW_P_memory_malloc_retry:
-		case MW_P_memory_realloc_retry: case MW_P_memory_memalign_retry:
-		case MW_P_memory_calloc_retry:
-			now.retries += pc[i].received;
-			break;
-		case MW_P_memory_heap_new: now.heaps_created += pc[i].received; break;
-		case MW_P_memory_heap_free: now.heaps_freed += pc[i].received; break;
-		/* the freed heaps' counts (their G record at memory_heap_free) */
-		case MW_P_memory_heap_more: now.heap_grows += pc[i].hits; break;
-		case MW_P_memory_heap_less: now.heap_shrinks += pc[i].hits; break;
-		default: break;
-		}
+	for (size_t i = 0; i < n && i < MW_PROCS_SHOWN; i++) {
+		if (v[i] > pr->shown[i])
+			pr->shown[i] = v[i];
+		v[i] = pr->shown[i];
 	}
-	for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++)
-		keep_max(shown[i], *out[i]);
-	*c = pr->shown;
-	return pr->have_live;
 }
 
 int mw_procs_line(struct mw_procs *p, const char *line)

@@ -34,10 +34,12 @@
 struct mw_snapshot;
 
 /* What the probes counted in one process since it was traced, for
- * `mallocwatch serve --probes`: the streamed events the model received
- * (state.h, mw_state_probes) and the script's aggregates as the newest
- * live reading gave them (protocol.h, MW_LINE_LIVE).  Counts of probe
- * hits but the sbrk bytes. */
+ * `mallocwatch serve --probes`, as its live readings give them: the
+ * script's aggregates (protocol.h, MW_LINE_LIVE).  The counters serve
+ * shows are the view's (view.h, mw_view_counters): these and the streamed
+ * events the model received.  A live reading fills the lock waits, the
+ * heaps' resizes and the sbrk figures; the rest are the view's, from the
+ * model.  Counts of probe hits but the sbrk bytes. */
 struct mw_counters {
 	uint64_t arenas_created;	/* memory_arena_new */
 	uint64_t arenas_reused;		/* memory_arena_reuse (the limit reached) */
@@ -51,6 +53,10 @@ struct mw_counters {
 					 * included) */
 	uint64_t sbrk_grown, sbrk_trimmed;	/* bytes they moved the break by */
 };
+
+/* The most counters of a process serve gives out (view.h's MW_VK_COUNT
+ * at most). */
+#define MW_PROCS_SHOWN 16
 
 /* One traced process: what mallocwatch knows of it besides its model. */
 struct mw_process {
@@ -86,8 +92,9 @@ struct mw_process {
 	uint64_t released_ns;
 	/* serve: the aggregates of the newest complete live reading (have_live
 	 * once there was one), the one being read, and the counters last
-	 * given out (mw_procs_counters keeps them from going down) */
-	struct mw_counters live, pending, shown;
+	 * given out (mw_process_keep_max keeps them from going down) */
+	struct mw_counters live, pending;
+	uint64_t shown[MW_PROCS_SHOWN];
 	int have_live;
 };
 
@@ -145,13 +152,12 @@ int mw_procs_renew(struct mw_procs *p, struct mw_process *pr);
  * garbled.  0, or -1 when it is not in the run. */
 int mw_procs_remove(struct mw_procs *p, int pid);
 
-/* serve: the counters of process pr (above) into *c: the streamed
- * events its model received and the aggregates of the newest live
- * reading, each no lower than the last given out (a heap's count moves
- * from the live reading to the model when it is freed, and the two may
- * arrive in either order).  1 when a live reading has come since pr
- * joined, else 0 (*c then has the streamed counts only). */
-int mw_procs_counters(struct mw_process *pr, struct mw_counters *c);
+/* serve: counters v[0..n-1] of process pr (n at most MW_PROCS_SHOWN;
+ * view.h's mw_view_counters) each raised to the highest given out for pr
+ * before, and kept as the highest: they never go down (a heap's count
+ * moves from the live reading to the model when it is freed, and the two
+ * may arrive in either order). */
+void mw_process_keep_max(struct mw_process *pr, uint64_t *v, size_t n);
 
 /* How many processes; the i-th one's pid and model (i < count). */
 size_t mw_procs_count(const struct mw_procs *p);

@@ -20,6 +20,7 @@
 #include "fsutil.h"
 #include "metrics.h"
 #include "msg.h"
+#include "view.h"
 
 static const struct mw_metric_info metrics[MW_M_COUNT] = {
 #define MW_METRIC(n, u, a, d) [MW_M_##n] = { .name = #n, .unit = u, .doc = d, .attach = a },
@@ -165,6 +166,40 @@ static int length_of(const json_t *x, int64_t *v)
 	return json_is_array(x) ? (*v = (int64_t)json_array_size(x), 0) : -1;
 }
 
+/* The metrics that are figures of the view. */
+static const struct {
+	enum mw_metric m;
+	enum mw_view_fig f;
+} of_view[] = {
+	{ MW_M_arenas, MW_VF_arenas }, { MW_M_threads, MW_VF_threads },
+	{ MW_M_sbrk_net, MW_VF_sbrk_net }, { MW_M_sbrk_peak, MW_VF_sbrk_peak },
+	{ MW_M_retries, MW_VF_retries }, { MW_M_tcache_double_free, MW_VF_double_frees },
+	{ MW_M_mmap_threshold, MW_VF_mmap_threshold },
+	{ MW_M_trim_threshold, MW_VF_trim_threshold }, { MW_M_events_lost, MW_VF_lost },
+};
+
+int mw_metric_view_fig(enum mw_metric m)
+{
+	for (size_t i = 0; i < sizeof(of_view) / sizeof(of_view[0]); i++)
+		if (of_view[i].m == m)
+			return (int)of_view[i].f;
+	return -1;
+}
+
+/* View figure f of report r, where view.def says the JSON has it. */
+static int view_metric(const json_t *r, enum mw_view_fig f, int64_t *v)
+{
+	const struct mw_view_fig_info *fi = mw_view_fig_info(f);
+	char sec[64], *save = NULL;
+
+	snprintf(sec, sizeof(sec), "%s", fi->section);
+	for (char *k = strtok_r(sec, ".", &save); k; k = strtok_r(NULL, ".", &save))
+		r = json_object_get(r, k);
+	if (fi->unit == MW_VU_ROWS)
+		return length_of(json_object_get(r, fi->key), v);
+	return get_int(r, fi->key, v);
+}
+
 /* The sum of the integer members key of the objects in arr, saturating
  * (a file's figures may be anything); with skip_main, the one of
  * main_arena is left out.  Members that are not integers count 0. */
@@ -304,14 +339,12 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 		return 0;
 	if (snapshots_mode(r))
 		return snapshot_metric(r, m, v);
+	if (mw_metric_view_fig(m) >= 0)
+		return view_metric(r, (enum mw_view_fig)mw_metric_view_fig(m), v);
 	switch (m) {
-	case MW_M_arenas:
-		return length_of(arenas, v);
 	case MW_M_arenas_created:
 		*v = count_where(arenas, "created_by_tid", 0);
 		return json_is_array(arenas) ? 0 : -1;
-	case MW_M_threads:
-		return length_of(json_object_get(r, "threads"), v);
 	case MW_M_heaps:
 		json_array_foreach(heaps, i, x)
 			*v += !json_is_true(json_object_get(x, "freed"));
@@ -322,24 +355,10 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 	case MW_M_heap_bytes_peak:
 		*v = sum_of(heaps, "peak_size", 0);
 		return json_is_array(heaps) ? 0 : -1;
-	case MW_M_sbrk_net:
-		return get_int(json_object_get(r, "sbrk"), "net", v);
-	case MW_M_sbrk_peak:
-		return get_int(json_object_get(r, "sbrk"), "peak", v);
 	case MW_M_reuse_waits:
 		if (get_int(json_object_get(events, "by_probe"), "memory_arena_reuse_wait", v) < 0)
 			*v = 0;	/* not hit, or not in this libc */
 		return json_is_object(events) ? 0 : -1;
-	case MW_M_retries:
-		return length_of(json_object_get(r, "retries"), v);
-	case MW_M_tcache_double_free:
-		return length_of(json_object_get(r, "tcache_double_free"), v);
-	case MW_M_mmap_threshold:
-		return get_int(json_object_get(r, "thresholds"), "mmap", v);
-	case MW_M_trim_threshold:
-		return get_int(json_object_get(r, "thresholds"), "trim", v);
-	case MW_M_events_lost:
-		return get_int(events, "lost", v);
 	case MW_M_system_bytes:
 	case MW_M_free_bytes:
 	case MW_M_in_use_bytes:

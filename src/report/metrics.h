@@ -47,6 +47,13 @@ const struct mw_metric_info *mw_metric_info(enum mw_metric m);
  * and events_lost are not. */
 int mw_metric_traced(enum mw_metric m);
 
+/* The view figure (view.h's enum mw_view_fig) metric m is, read where
+ * the JSON report has it (view.def's section and key; a ROWS figure the
+ * length of its array), or -1 when m is computed from the report here
+ * (arenas_created, heaps, heap bytes, waits, the snapshot's and the
+ * ledger's figures). */
+int mw_metric_view_fig(enum mw_metric m);
+
 /* The metric called name, or -1. */
 int mw_metric_lookup(const char *name);
 

@@ -46,21 +46,23 @@ static int family_traced(const struct mw_state *st, enum mw_family fam)
 }
 
 /* Nothing to say of the heaps: none seen, all known (quiet_text()). */
-static int heaps_quiet(const struct mw_state *st)
+static int heaps_quiet(const struct mw_view *v)
 {
-	size_t n;
-
-	mw_state_heaps(st, &n);
-	return !n && !mw_state_attach_refused(st);
+	return !mw_view_get(v, MW_VF_heaps)->v && !mw_view_get(v, MW_VF_attach_unknown)->v;
 }
 
 /* Nothing to say of sbrk: no call seen (quiet_text()). */
-static int sbrk_quiet(const struct mw_state *st)
+static int sbrk_quiet(const struct mw_view *v)
 {
-	const struct mw_sbrk *s = mw_state_sbrk_get(st);
+	static const enum mw_view_fig f[] = {
+		MW_VF_sbrk_grown, MW_VF_sbrk_trimmed, MW_VF_sbrk_grow_calls, MW_VF_sbrk_trim_calls,
+		MW_VF_sbrk_failed, MW_VF_sbrk_failed_less, MW_VF_sbrk_first_brk,
+	};
 
-	return !s->grown && !s->trimmed && !s->nmore && !s->nless && !s->failed &&
-	       !s->failed_less && !s->first_brk;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (mw_view_get(v, f[i])->v)
+			return 0;
+	return 1;
 }
 
 int mw_report_has_setjmp(const struct mw_state *st)
@@ -148,24 +150,25 @@ static int forked(const struct mw_run_info *ri)
 	return ri->in_tree && ri->snap_attach;
 }
 
-static void arenas_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
+static void arenas_text(FILE *f, const struct mw_view *v, int fork)
 {
 	int64_t n = mw_view_get(v, MW_VF_arenas)->v;
 
-	if (mw_state_attach_refused(st))	/* the arenas there before tracing are not all known */
+	/* the arenas there before tracing are not all known */
+	if (mw_view_get(v, MW_VF_attach_unknown)->v)
 		fprintf(f, "\nArenas: ? (%" PRId64 " seen while traced)\n", n);
 	else
 		fprintf(f, "\nArenas: %" PRId64 "\n", n);
 	mw_view_table_text(f, v, MW_VT_arenas, NULL, SIZE_MAX, fork, TOP_ATTACH);
 }
 
-static void heaps_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
+static void heaps_text(FILE *f, const struct mw_view *v)
 {
 	size_t n = (size_t)mw_view_get(v, MW_VF_heaps)->v;
 
-	if (heaps_quiet(st))	/* quiet_text() */
+	if (heaps_quiet(v))	/* quiet_text() */
 		return;
-	if (mw_state_attach_refused(st))	/* those made before tracing are unknown */
+	if (mw_view_get(v, MW_VF_attach_unknown)->v)	/* those made before tracing are unknown */
 		fprintf(f, "\nHeaps (heap_info): ? (%zu seen while traced)\n", n);
 	else
 		fprintf(f, "\nHeaps (heap_info): %zu\n", n);
@@ -176,9 +179,8 @@ static void heaps_text(FILE *f, const struct mw_state *st, const struct mw_view 
 }
 
 /* "Main arena sbrk:": its figures (view.def) as a sentence. */
-static void sbrk_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
+static void sbrk_text(FILE *f, const struct mw_view *v)
 {
-	const struct mw_sbrk *s = mw_state_sbrk_get(st);
 	char g[32], t[32], n[32], p[32];
 	int64_t net = mw_view_get(v, MW_VF_sbrk_net)->v, peak = mw_view_get(v, MW_VF_sbrk_peak)->v;
 	uint64_t grown = (uint64_t)mw_view_get(v, MW_VF_sbrk_grown)->v;
@@ -190,7 +192,7 @@ static void sbrk_text(FILE *f, const struct mw_state *st, const struct mw_view *
 	int neg = net < 0;
 	uint64_t mag = neg ? (uint64_t)-net : (uint64_t)net;
 
-	if (sbrk_quiet(st))	/* quiet_text() */
+	if (sbrk_quiet(v))	/* quiet_text() */
 		return;
 	fprintf(f, "\nMain arena sbrk:\n  grown %s in %" PRIu64 " call%s, trimmed %s in %"
 		PRIu64 " call%s, net %s%s (%s%" PRIu64 " bytes), peak %s\n",
@@ -198,25 +200,27 @@ static void sbrk_text(FILE *f, const struct mw_state *st, const struct mw_view *
 		mw_human_bytes(trimmed, t, sizeof(t)), nless, nless == 1 ? "" : "s",
 		neg ? "-" : "", mw_human_bytes(mag, n, sizeof(n)), neg ? "-" : "", mag,
 		mw_human_bytes((uint64_t)(peak > 0 ? peak : 0), p, sizeof(p)));
-	if (s->first_brk)
-		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n", s->first_brk, s->last_brk);
+	if (mw_view_get(v, MW_VF_sbrk_first_brk)->v)
+		fprintf(f, "  break 0x%" PRIx64 " -> 0x%" PRIx64 "\n",
+			(uint64_t)mw_view_get(v, MW_VF_sbrk_first_brk)->v,
+			(uint64_t)mw_view_get(v, MW_VF_sbrk_last_brk)->v);
 	if (failed)
 		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", failed);
 }
 
-static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
+static void thresholds_text(FILE *f, const struct mw_state *st, const struct mw_view *v,
+			    int fork)
 {
-	size_t n;
-	uint64_t mm, tr;
-	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
+	size_t n = (size_t)mw_view_get(v, MW_VF_threshold_changes)->v;
+	uint64_t mm = (uint64_t)mw_view_get(v, MW_VF_mmap_threshold)->v;
+	uint64_t tr = (uint64_t)mw_view_get(v, MW_VF_trim_threshold)->v;
 	char a[32], b[32], q[MW_NAME_Q];
-
 	const char *how = n ? "" : !mw_state_seeded(st) ? " default" :
 			  fork ? " as inherited at fork" : " as at attach";
 
-	if (!n && !mw_state_attach_refused(st))
+	if (!n && !mw_view_get(v, MW_VF_attach_unknown)->v)
 		return;		/* nothing changed them: quiet_text() */
-	if (mw_state_attach_refused(st))	/* mallopt or a tunable may have set them */
+	if (mw_view_get(v, MW_VF_attach_unknown)->v)	/* mallopt or a tunable may have set them */
 		fprintf(f, "\nThresholds:\n  mmap threshold ?, trim threshold ? (not read at "
 			"attach)\n");
 	else
@@ -224,9 +228,13 @@ static void thresholds_text(FILE *f, const struct mw_state *st, int fork)
 			"threshold %s (%" PRIu64 " bytes)%s\n", mw_human_bytes(mm, a, sizeof(a)),
 			mm, how, mw_human_bytes(tr, b, sizeof(b)), tr, how);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  change %zu: thread %d, %s: mmap %s, trim %s\n", i + 1, c[i].tid,
-			mw_quote(c[i].source, q, sizeof(q)), mw_human_bytes(c[i].mmap, a, sizeof(a)),
-			mw_human_bytes(c[i].trim, b, sizeof(b)));
+		fprintf(f, "  change %zu: thread %" PRId64 ", %s: mmap %s, trim %s\n", i + 1,
+			mw_view_cell(v, i, MW_VC_changes_tid)->v,
+			mw_quote(mw_view_cell(v, i, MW_VC_changes_source)->s, q, sizeof(q)),
+			mw_human_bytes((uint64_t)mw_view_cell(v, i, MW_VC_changes_mmap)->v, a,
+				       sizeof(a)),
+			mw_human_bytes((uint64_t)mw_view_cell(v, i, MW_VC_changes_trim)->v, b,
+				       sizeof(b)));
 }
 
 /* "; the other 40522 are memory_heap_more's 40495, memory_heap_less's 26
@@ -307,47 +315,52 @@ static void threads_text(FILE *f, const struct mw_state *st, const struct mw_vie
 	hits_sum_text(f, st, t, n);
 }
 
-static void settings_text(FILE *f, const struct mw_state *st)
+static void settings_text(FILE *f, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_setting *s = mw_state_settings(st, &n);
+	size_t n = (size_t)mw_view_get(v, MW_VF_settings)->v;
 	char q[MW_NAME_Q];
 
 	if (!n)
 		return;
 	fprintf(f, "\nmallopt and tunables: %zu\n", n);
 	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
-		if (s[i].from_mallopt)
-			fprintf(f, "  thread %d mallopt(%s (%d), %" PRId64 ")", s[i].tid,
-				mw_quote(s[i].name, q, sizeof(q)), s[i].param, s[i].value);
+		const struct mw_view_val *param = mw_view_cell(v, i, MW_VC_settings_param);
+		const struct mw_view_val *prev = mw_view_cell(v, i, MW_VC_settings_previous);
+		int64_t tid = mw_view_cell(v, i, MW_VC_settings_tid)->v;
+		int64_t value = mw_view_cell(v, i, MW_VC_settings_value)->v;
+
+		mw_quote(mw_view_cell(v, i, MW_VC_settings_name)->s, q, sizeof(q));
+		if (param->known)	/* mallopt's */
+			fprintf(f, "  thread %" PRId64 " mallopt(%s (%" PRId64 "), %" PRId64 ")", tid,
+				q, param->v, value);
 		else
-			fprintf(f, "  thread %d tunable %s=%" PRId64, s[i].tid,
-				mw_quote(s[i].name, q, sizeof(q)), s[i].value);
-		if (s[i].has_previous && s[i].previous_unavailable)
-			fprintf(f, ", previous unavailable (its symbol did not resolve)\n");
-		else if (s[i].has_previous)
-			fprintf(f, ", previous %" PRId64 "\n", s[i].previous);
+			fprintf(f, "  thread %" PRId64 " tunable %s=%" PRId64, tid, q, value);
+		if (prev->known)
+			fprintf(f, ", previous %" PRId64 "\n", prev->v);
 		else
-			fprintf(f, ", no do_set probe (ignored or not traced)\n");
+			fprintf(f, ", %s\n", prev->s);
 	}
 	more_line(f, TOP_ROWS, n, "settings");
 }
 
-static void retries_text(FILE *f, const struct mw_state *st)
+static void retries_text(FILE *f, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_retry *r = mw_state_retries(st, &n);
+	size_t n = (size_t)mw_view_get(v, MW_VF_retries)->v;
 	char b[32], q[MW_NAME_Q];
 
 	if (!n)
 		return;
 	fprintf(f, "\nRetried allocations: %zu\n", n);
 	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
-		fprintf(f, "  thread %d %s: %s (%" PRIu64 " bytes)", r[i].tid,
-			mw_quote(r[i].probe, q, sizeof(q)),
-			mw_human_bytes(r[i].bytes, b, sizeof(b)), r[i].bytes);
-		if (r[i].arena)
-			fprintf(f, " failed in arena 0x%" PRIx64, r[i].arena);
+		uint64_t bytes = (uint64_t)mw_view_cell(v, i, MW_VC_retries_bytes)->v;
+		const struct mw_view_val *arena = mw_view_cell(v, i, MW_VC_retries_arena);
+
+		fprintf(f, "  thread %" PRId64 " %s: %s (%" PRIu64 " bytes)",
+			mw_view_cell(v, i, MW_VC_retries_tid)->v,
+			mw_quote(mw_view_cell(v, i, MW_VC_retries_probe)->s, q, sizeof(q)),
+			mw_human_bytes(bytes, b, sizeof(b)), bytes);
+		if (arena->known)
+			fprintf(f, " failed in arena 0x%" PRIx64, (uint64_t)arena->v);
 		fprintf(f, "\n");
 	}
 	more_line(f, TOP_ROWS, n, "retries");
@@ -366,34 +379,35 @@ static void math_arg(char *buf, size_t len, enum mw_unit u, int64_t v)
 	}
 }
 
-static void math_text(FILE *f, const struct mw_state *st)
+static void math_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
 	int sites;
 	const char *libm = mw_state_libm(st, &sites);
-	size_t np, ne;
-	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	size_t ne;
 	const struct mw_event *e = mw_state_events(st, &ne);
-	char v[64], q[MW_NAME_Q];
+	char val[64], q[MW_NAME_Q];
 
 	if (!libm || !sites)	/* none: quiet_text() */
 		return;
 	fprintf(f, "\nSlow math paths (");
 	mw_fputs_quoted(libm, f);
 	fprintf(f, ", %d probe sites):\n", sites);
-	for (size_t i = 0; i < np; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+	for (int64_t i = 0; i < mw_view_get(v, MW_VF_math_functions)->v; i++) {
+		const struct mw_view_val *p = mw_view_cell(v, (size_t)i, MW_VC_math_probe);
+		int64_t hits = mw_view_cell(v, (size_t)i, MW_VC_math_hits)->v;
+		const struct mw_probe_info *info = mw_probe_info((int)p->v);
 
-		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
+		if (!info)	/* every row's is a slow-math probe of the table */
 			continue;
-		fprintf(f, "  %s: %" PRIu64 " hit%s (%s)\n", mw_quote(p[i].name, q, sizeof(q)),
-			p[i].hits, p[i].hits == 1 ? "" : "s", info->doc);
+		fprintf(f, "  %s: %" PRId64 " hit%s (%s)\n", mw_quote(p->s, q, sizeof(q)), hits,
+			hits == 1 ? "" : "s", info->doc);
 		for (size_t k = 0; k < ne; k++) {
-			if (strcmp(e[k].name, p[i].name) != 0)
+			if (strcmp(e[k].name, p->s) != 0)
 				continue;
 			fprintf(f, "    thread %d:", e[k].tid);
 			for (int j = 0; j < e[k].nargs; j++) {
-				math_arg(v, sizeof(v), mw_probe_arg_unit(info, j), e[k].arg[j]);
-				fprintf(f, " %s=%s", j < 3 ? info->arg_name[j] : "result", v);
+				math_arg(val, sizeof(val), mw_probe_arg_unit(info, j), e[k].arg[j]);
+				fprintf(f, " %s=%s", j < 3 ? info->arg_name[j] : "result", val);
 			}
 			fprintf(f, "\n");
 		}
@@ -417,16 +431,14 @@ static int modelled(const struct mw_event *e)
 }
 
 /* tcache double frees, prominently: among the answers. */
-static void double_free_text(FILE *f, const struct mw_state *st)
+static void double_free_text(FILE *f, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_event *e = mw_state_events(st, &n);
-
-	for (size_t i = 0; i < n; i++)
-		if (e[i].known == MW_P_memory_tcache_double_free)
-			fprintf(f, "\n*** tcache double free detected: thread %d freed chunk 0x%"
-				PRIx64 " (tcache bin %" PRId64 ") twice ***\n", e[i].tid,
-				(uint64_t)e[i].arg[0], e[i].arg[1]);
+	for (int64_t i = 0; i < mw_view_get(v, MW_VF_double_frees)->v; i++)
+		fprintf(f, "\n*** tcache double free detected: thread %" PRId64 " freed chunk 0x%"
+			PRIx64 " (tcache bin %" PRId64 ") twice ***\n",
+			mw_view_cell(v, (size_t)i, MW_VC_frees_tid)->v,
+			(uint64_t)mw_view_cell(v, (size_t)i, MW_VC_frees_entry)->v,
+			mw_view_cell(v, (size_t)i, MW_VC_frees_tc_idx)->v);
 }
 
 /* The probes without a section of their own. */
@@ -488,24 +500,15 @@ static void jump_line(FILE *f, const struct mw_state *st, enum mw_jump_kind kind
 	free(j);
 }
 
-static void setjmp_text(FILE *f, const struct mw_state *st)
+static void setjmp_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
 {
 	static const char *const names[] = { "setjmp", "longjmp", "longjmp_target" };
 	static const char *const addr_what[] = { "return addresses", "targets", "targets" };
-	size_t nt;
-	const struct mw_thread *t = mw_state_threads(st, &nt);
 
 	if (setjmp_hits(st) <= 0)	/* not traced, or none: quiet_text() */
 		return;
-	fprintf(f, "\nsetjmp/longjmp:\n  %-8s %12s %12s %15s\n", "TID", "SETJMP", "LONGJMP",
-		"LONGJMP_TARGET");
-	for (size_t i = 0; i < nt; i++) {
-		const uint64_t *c = t[i].jumps;
-
-		if (c[0] || c[1] || c[2])
-			fprintf(f, "  %-8d %12" PRIu64 " %12" PRIu64 " %15" PRIu64 "\n",
-				t[i].tid, c[0], c[1], c[2]);
-	}
+	fprintf(f, "\nsetjmp/longjmp:\n");
+	mw_view_table_text(f, v, MW_VT_jumps, NULL, SIZE_MAX, 0, 0);
 	for (int k = 0; k < 3; k++) {
 		jump_line(f, st, MW_JUMP_BUF, names[k], "jmp_bufs", names[k]);
 		jump_line(f, st, MW_JUMP_ADDR, names[k], addr_what[k], names[k]);
@@ -584,7 +587,8 @@ static void quoted_lines(FILE *f, const char *text)
  *
  *	Findings (largest first):
  *	 1. ... */
-static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
+			const struct mw_view *view)
 {
 	const struct mw_snapshot *s = ri->snap_exit ? ri->snap_exit : ri->snap_end;
 	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
@@ -593,7 +597,7 @@ static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_
 	size_t n;
 
 	if (!mw_state_images_refused(st, NULL))	/* else they mix its images */
-		double_free_text(f, st);
+		double_free_text(f, view);
 	if (s)
 		mw_snapshot_totals_text(f, s);
 	if (l) {
@@ -633,7 +637,7 @@ static void exit_ledger_text(FILE *f, const struct mw_run_info *ri)
  *	'/lib/x86_64-linux-gnu/libm.so.6' (glibc 2.19 to 2.33 have them)
  *
  * (one line in the output). */
-static void quiet_text(FILE *f, const struct mw_state *st, int fork)
+static void quiet_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
 {
 	size_t n;
 	uint64_t mm, tr;
@@ -641,11 +645,11 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 	const char *libm = mw_state_libm(st, &sites);
 	char a[32], b[32];
 
-	if (heaps_quiet(st))
+	if (heaps_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
 			family_traced(st, MW_FAM_HEAP) ? "no heaps of other arenas (heap_info)" :
 			"no heap probes traced");
-	if (sbrk_quiet(st))
+	if (sbrk_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
 			family_traced(st, MW_FAM_SBRK) ? "no sbrk call" : "no sbrk probes traced");
 	mw_state_thresholds(st, &n, &mm, &tr);
@@ -668,17 +672,17 @@ static void quiet_text(FILE *f, const struct mw_state *st, int fork)
 /* The figures counted from the tracer. */
 static void traced_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
 {
-	arenas_text(f, st, v, fork);
-	heaps_text(f, st, v);
-	sbrk_text(f, st, v);
-	thresholds_text(f, st, fork);	/* when they changed */
+	arenas_text(f, v, fork);
+	heaps_text(f, v);
+	sbrk_text(f, v);
+	thresholds_text(f, st, v, fork);	/* when they changed */
 	threads_text(f, st, v);
-	setjmp_text(f, st);
-	settings_text(f, st);
-	retries_text(f, st);
-	math_text(f, st);
+	setjmp_text(f, st, v);
+	settings_text(f, v);
+	retries_text(f, v);
+	math_text(f, st, v);
 	events_text(f, st);
-	quiet_text(f, st, fork);
+	quiet_text(f, st, v, fork);
 }
 
 int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
@@ -686,7 +690,7 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	struct mw_view *v = mw_view_make(st, ri);
 
 	mw_report_head_text(f, st, ri, v);
-	answer_text(f, st, ri);
+	answer_text(f, st, ri, v);
 	if (!mw_state_images_refused(st, NULL))	/* else they mix its images */
 		traced_text(f, st, v, forked(ri));
 	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */

@@ -13,20 +13,19 @@
 #include "report_int.h"
 
 /* The images the program replaced (exec), when it did. */
-static void execs_line(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+static void execs_line(FILE *f, const struct mw_view *v, const struct mw_run_info *ri)
 {
-	uint64_t before;
-	unsigned n = mw_state_execs(st, &before);
+	int64_t n = mw_view_get(v, MW_VF_execs)->v, before = mw_view_get(v, MW_VF_hits_before)->v;
 
 	if (!n)
 		return;
-	fprintf(f, "  the program replaced its image (exec) %u time%s: this report is of the last",
-		n, n == 1 ? "" : "s");
+	fprintf(f, "  the program replaced its image (exec) %" PRId64 " time%s: this report is of "
+		"the last", n, n == 1 ? "" : "s");
 	for (const char *const *a = ri->last_argv; a && *a; a++) {
 		fputs(a == ri->last_argv ? ", " : " ", f);
 		mw_fputs_quoted(*a, f);	/* the process's: quoted */
 	}
-	fprintf(f, " (the %" PRIu64 " probe hit%s before it %s not above)\n", before,
+	fprintf(f, " (the %" PRId64 " probe hit%s before it %s not above)\n", before,
 		before == 1 ? "" : "s", before == 1 ? "is" : "are");
 }
 
@@ -47,13 +46,27 @@ static void mixed_line(FILE *f, const struct mw_state *st)
 	      "program's alone: not shown (unknown)\n", f);
 }
 
+/* What the lists counted but did not keep (view.def's events.omitted). */
+static void omitted_line(FILE *f, const struct mw_view *v)
+{
+	if (mw_view_section_zero(v, "events.omitted") ||
+	    !mw_view_get(v, MW_VF_omitted_events)->known)	/* refused: mixed */
+		return;
+	fprintf(f, "  counted but not listed (lists stop at %d): %" PRId64 " events, %" PRId64
+		" settings, %" PRId64 " retries, %" PRId64 " threshold changes, %" PRId64
+		" timeline markers\n", MW_STATE_KEEP, mw_view_get(v, MW_VF_omitted_events)->v,
+		mw_view_get(v, MW_VF_omitted_settings)->v, mw_view_get(v, MW_VF_omitted_retries)->v,
+		mw_view_get(v, MW_VF_omitted_thresholds)->v, mw_view_get(v, MW_VF_omitted_marks)->v);
+}
+
 void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
 			 const struct mw_view *v)
 {
 	uint64_t total = (uint64_t)mw_view_get(v, MW_VF_events)->v;
 	uint64_t lost = (uint64_t)mw_view_get(v, MW_VF_lost)->v;
-	uint64_t garbled = (uint64_t)mw_view_get(v, MW_VF_garbled)->v, ignored;
-	int ended;
+	uint64_t garbled = (uint64_t)mw_view_get(v, MW_VF_garbled)->v;
+	const struct mw_view_val *full = mw_view_get(v, MW_VF_full_tables);
+	const struct mw_view_val *unknown = mw_view_get(v, MW_VF_attach_unknown);
 
 	/* the command, the libc path and the runtime come from a stream or
 	 * the target: quoted (msg.h) */
@@ -87,7 +100,6 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 		fprintf(f, "  exit status %d\n", ri->exit_status);
 	else if (ri->status_why)
 		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
-	mw_state_totals(st, &ignored, &ignored, &ignored, &ended);
 	if (mw_view_get(v, MW_VF_events)->known)
 		fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
 			total == 1 ? "" : "s", lost);
@@ -95,29 +107,20 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 		fprintf(f, "  events: ? probe hits, %" PRIu64 " lost", lost);
 	if (garbled)
 		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
-	if (!ended)
+	if (!mw_view_get(v, MW_VF_ended)->v)
 		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
 	mw_report_cost_lines(f, mw_view_cost(v), "");
-	execs_line(f, st, ri);
-	if (mw_state_full_tables(st)[0])
-		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n",
-			mw_state_full_tables(st));
+	execs_line(f, v, ri);
+	if (full->v)
+		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n", full->s);
 	mixed_line(f, st);
-	if (mw_state_attach_refused(st)) {	/* before any figure it touches */
+	if (unknown->v) {	/* before any figure it touches */
 		fputs("  the allocator at attach is UNKNOWN (", f);
-		mw_fputs_quoted(mw_state_attach_refused(st), f);
+		mw_fputs_quoted(unknown->s, f);
 		fputs("): the arenas, heaps and heap bytes at the end and the thresholds are "
 		      "not known (shown as ?); events count what changed while traced\n", f);
 	}
-	{
-		const struct mw_state_omitted *o = mw_state_omitted_get(st);
-
-		if (o->events || o->settings || o->retries || o->thresholds || o->marks)
-			fprintf(f, "  counted but not listed (lists stop at %d): %" PRIu64
-				" events, %" PRIu64 " settings, %" PRIu64 " retries, %" PRIu64
-				" threshold changes, %" PRIu64 " timeline markers\n", MW_STATE_KEEP,
-				o->events, o->settings, o->retries, o->thresholds, o->marks);
-	}
+	omitted_line(f, v);
 }

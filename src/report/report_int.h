@@ -33,7 +33,7 @@ struct mw_jump *mw_report_jumps_of(const struct mw_state *st, enum mw_jump_kind 
 
 /* The summary's head (report_head.c): the command, the libc and runtime,
  * the exit, the probe hits and lost events, and what tracing cost when
- * it matters, each on its lines. */
+ * it matters, each on its lines: ri's, and v's figures. */
 void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
 			 const struct mw_view *v);
 

@@ -73,10 +73,8 @@ static json_t *json_target(const struct mw_state *st, const struct mw_run_info *
 	return t;
 }
 
-static json_t *json_events(const struct mw_state *st, const struct mw_run_info *ri,
-			   const struct mw_view *v)
+static json_t *json_events(const struct mw_run_info *ri, const struct mw_view *v)
 {
-	const struct mw_state_omitted *o = mw_state_omitted_get(st);
 	json_t *ev = json_object();
 
 	/* total, lost, ..., unthreaded (view.def): the hits no thread's count
@@ -84,49 +82,37 @@ static json_t *json_events(const struct mw_state *st, const struct mw_run_info *
 	 * tracing cost */
 	mw_view_json_section(v, "events", &ev);
 	mw_json_set(&ev, "cost", mw_report_cost_json_of(mw_view_cost(v)));
-	{
-		uint64_t before;
-		unsigned n = mw_state_execs(st, &before);
+	if (!mw_view_section_zero(v, "events.execs")) {	/* the report is of the last image */
+		json_t *ex = json_object();
 
-		if (n) {	/* the report is of the last image (mw_state_exec) */
-			json_t *ex = json_pack("{s:o, s:o}", "images_replaced", jint((int64_t)n),
-					       "hits_before", jint((int64_t)before));
+		mw_view_json_section(v, "events.execs", &ex);
+		if (ex && ri->last_argv) {
+			json_t *a = json_array();
 
-			if (ex && ri->last_argv) {
-				json_t *a = json_array();
-
-				for (const char *const *s = ri->last_argv; *s; s++)
-					mw_json_append(&a, mw_json_str(*s));
-				mw_json_set(&ex, "last_argv", a);
-			}
-			mw_json_set(&ev, "execs", ex);
+			for (const char *const *s = ri->last_argv; *s; s++)
+				mw_json_append(&a, mw_json_str(*s));
+			mw_json_set(&ex, "last_argv", a);
 		}
+		mw_json_set(&ev, "execs", ex);
 	}
-	if (o->events || o->settings || o->retries || o->thresholds || o->marks)
-		mw_json_set(&ev, "omitted", json_pack("{s:o, s:o, s:o, s:o, s:o}",
-			"events_log", jint((int64_t)o->events), "settings",
-			jint((int64_t)o->settings), "retries", jint((int64_t)o->retries),
-			"threshold_changes", jint((int64_t)o->thresholds),
-			"timeline_markers", jint((int64_t)o->marks)));
+	if (!mw_view_section_zero(v, "events.omitted")) {
+		json_t *om = json_object();
+
+		mw_view_json_section(v, "events.omitted", &om);
+		mw_json_set(&ev, "omitted", om);
+	}
 	return ev;
 }
 
 /* "thresholds": mmap and trim (view.def; null when the allocator at
  * attach is unknown: mallopt or GLIBC_TUNABLES may have set them), and
  * every change. */
-static json_t *json_thresholds(const struct mw_state *st, const struct mw_view *v)
+static json_t *json_thresholds(const struct mw_view *v)
 {
-	size_t n;
-	uint64_t mm, tr;
-	const struct mw_threshold_change *c = mw_state_thresholds(st, &n, &mm, &tr);
-	json_t *changes = json_array(), *o = json_object();
+	json_t *o = json_object();
 
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&changes, json_pack("{s:i, s:s, s:o, s:o}", "tid", c[i].tid,
-			"source", c[i].source, "mmap", jint((int64_t)c[i].mmap),
-			"trim", jint((int64_t)c[i].trim)));
 	mw_view_json_section(v, "thresholds", &o);
-	mw_json_set(&o, "changes", changes);
+	mw_json_set(&o, "changes", mw_view_table_json(v, MW_VT_changes));
 	return o;
 }
 
@@ -148,53 +134,6 @@ static json_t *json_events_log(const struct mw_state *st)
 	return arr;
 }
 
-static json_t *json_settings(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_setting *s = mw_state_settings(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:i, s:s, s:o}", "tid", s[i].tid,
-				      "source", s[i].from_mallopt ? "mallopt" : "tunable",
-				      "name", mw_json_str(s[i].name));
-
-		if (s[i].from_mallopt)
-			mw_json_set(&o, "param", jint(s[i].param));
-		mw_json_set(&o, "value", jint(s[i].value));
-		mw_json_set(&o, "previous", s[i].has_previous && !s[i].previous_unavailable ?
-				    jint(s[i].previous) : json_null());
-		mw_json_append(&arr, o);
-	}
-	return arr;
-}
-
-static json_t *json_retries(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_retry *r = mw_state_retries(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:i, s:o, s:o, s:o}", "tid", r[i].tid,
-			"probe", mw_json_str(r[i].probe), "bytes", jint((int64_t)r[i].bytes),
-			"arena", jaddr(r[i].arena)));
-	return arr;
-}
-
-static json_t *json_double_frees(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_event *e = mw_state_events(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		if (e[i].known == MW_P_memory_tcache_double_free)
-			mw_json_append(&arr, json_pack("{s:i, s:o, s:o}", "tid", e[i].tid,
-				"entry", jaddr((uint64_t)e[i].arg[0]), "tc_idx", jint(e[i].arg[1])));
-	return arr;
-}
-
 static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
 {
 	size_t n;
@@ -210,21 +149,9 @@ static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
 	return arr;
 }
 
-static json_t *json_setjmp(const struct mw_state *st)
+static json_t *json_setjmp(const struct mw_state *st, const struct mw_view *v)
 {
-	size_t nt;
-	const struct mw_thread *t = mw_state_threads(st, &nt);
-	json_t *threads = json_array();
-
-	for (size_t i = 0; i < nt; i++) {
-		const uint64_t *c = t[i].jumps;
-
-		if (c[0] || c[1] || c[2])
-			mw_json_append(&threads, json_pack("{s:i, s:o, s:o, s:o}", "tid",
-				t[i].tid, "setjmp", jint((int64_t)c[0]), "longjmp",
-				jint((int64_t)c[1]), "longjmp_target", jint((int64_t)c[2])));
-	}
-	return json_pack("{s:o, s:o, s:o, s:o}", "threads", threads,
+	return json_pack("{s:o, s:o, s:o, s:o}", "threads", mw_view_table_json(v, MW_VT_jumps),
 			 "jmp_bufs", json_jumps(st, MW_JUMP_BUF),
 			 "code_addresses", json_jumps(st, MW_JUMP_ADDR),
 			 "longjmp_values", json_jumps(st, MW_JUMP_VALUE));
@@ -246,25 +173,24 @@ static json_t *math_json_arg(enum mw_unit u, int64_t v)
 	return json_real(d);
 }
 
-static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
+/* "math": the libm, its probe sites, and each slow-math probe hit (the
+ * view's) with its samples. */
+static json_t *json_math(const struct mw_state *st, const struct mw_view *v, const char *libm,
+			 int sites)
 {
-	size_t np, ne;
-	const struct mw_probe_count *p = mw_state_probes(st, &np);
+	size_t ne;
 	const struct mw_event *e = mw_state_events(st, &ne);
-	json_t *funcs = json_array();
+	json_t *funcs = mw_view_table_json(v, MW_VT_math);
 
-	for (size_t i = 0; i < np; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
-		json_t *samples = json_array();
+	for (size_t i = 0; i < json_array_size(funcs); i++) {
+		const struct mw_view_val *p = mw_view_cell(v, i, MW_VC_math_probe);
+		const struct mw_probe_info *info = mw_probe_info((int)p->v);
+		json_t *samples = json_array(), *row = json_array_get(funcs, i);
 
-		if (!info || info->family != MW_FAM_MATH || !p[i].hits) {
-			json_decref(samples);
-			continue;
-		}
-		for (size_t k = 0; k < ne; k++) {
+		for (size_t k = 0; info && k < ne; k++) {
 			json_t *o;
 
-			if (strcmp(e[k].name, p[i].name) != 0)
+			if (strcmp(e[k].name, p->s) != 0)
 				continue;
 			o = json_pack("{s:i}", "tid", e[k].tid);
 			for (int j = 0; j < e[k].nargs; j++)
@@ -272,8 +198,11 @@ static json_t *json_math(const struct mw_state *st, const char *libm, int sites)
 					math_json_arg(mw_probe_arg_unit(info, j), e[k].arg[j]));
 			mw_json_append(&samples, o);
 		}
-		mw_json_append(&funcs, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(p[i].name),
-			"hits", jint((int64_t)p[i].hits), "samples", samples));
+		/* row is the array's: on failure the array goes, not row alone */
+		if (json_object_set_new(row, "samples", samples) < 0) {
+			json_decref(funcs);
+			funcs = NULL;
+		}
 	}
 	return json_pack("{s:o, s:i, s:o}", "libm", mw_json_str(libm), "sites", sites,
 			 "functions", funcs);
@@ -383,22 +312,22 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
 	if (mw_state_attach_refused(st) || mw_state_images_refused(st, NULL))
 		mw_json_set(&root, "unknown", json_unknown(st));
-	mw_json_set(&root, "events", json_events(st, ri, v));
+	mw_json_set(&root, "events", json_events(ri, v));
 	mw_json_set(&root, "arenas", mw_view_table_json(v, MW_VT_arenas));
 	mw_json_set(&root, "heaps", mw_view_table_json(v, MW_VT_heaps));
 	sbrk = json_object();
 	mw_view_json_section(v, "sbrk", &sbrk);
 	mw_json_set(&root, "sbrk", sbrk);
-	mw_json_set(&root, "thresholds", json_thresholds(st, v));
+	mw_json_set(&root, "thresholds", json_thresholds(v));
 	mw_json_set(&root, "threads", mw_view_table_json(v, MW_VT_threads));
 	mw_json_set(&root, "events_log", json_events_log(st));
-	mw_json_set(&root, "settings", json_settings(st));
-	mw_json_set(&root, "retries", json_retries(st));
-	mw_json_set(&root, "tcache_double_free", json_double_frees(st));
+	mw_json_set(&root, "settings", mw_view_table_json(v, MW_VT_settings));
+	mw_json_set(&root, "retries", mw_view_table_json(v, MW_VT_retries));
+	mw_json_set(&root, "tcache_double_free", mw_view_table_json(v, MW_VT_frees));
 	if (mw_report_has_setjmp(st))
-		mw_json_set(&root, "setjmp", json_setjmp(st));
+		mw_json_set(&root, "setjmp", json_setjmp(st, v));
 	if (libm)
-		mw_json_set(&root, "math", json_math(st, libm, sites));
+		mw_json_set(&root, "math", json_math(st, v, libm, sites));
 	if (ri->snap_attach || ri->snap_end || ri->snap_exit)
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	if (ri->stacks)

@@ -10,6 +10,7 @@
 
 #include "msg.h"
 #include "report_metrics.h"
+#include "view.h"
 
 /* What a row reads from a process or an arena. */
 enum pick {
@@ -83,17 +84,12 @@ static const struct row process_rows[] = {
 	  "Wall time spent reading the process, its libc's layouts included." },
 };
 
-static uint64_t sub0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 static uint64_t arena_value(const struct mw_snap_arena *a, enum pick p)
 {
 	switch (p) {
 	case A_SYSTEM: return a->system_mem;
 	case A_MAX_SYSTEM: return a->max_system_mem;
-	case A_IN_USE: return sub0(a->system_mem, a->free_bytes);
+	case A_IN_USE: return mw_view_arena_in_use(a);
 	case A_FREE: return a->free_bytes;
 	case A_TRIMMABLE: return a->trimmable;
 	case A_TOP: return a->top_size;
@@ -116,7 +112,7 @@ static uint64_t process_value(const struct mw_snapshot *s, enum pick p)
 	case P_TRIMMABLE: return s->trimmable;
 	case P_MMAPPED_CHUNKS: return s->n_mmaps;
 	case P_MMAPPED: return s->mmapped_mem;
-	case P_SBRK_HEAP: return s->sbrk_base ? sub0(s->main_end, s->sbrk_base) : 0;
+	case P_SBRK_HEAP: return s->sbrk_base ? mw_view_main_heap(s) : 0;	/* 0: base unknown */
 	case P_MMAP_THRESHOLD: return s->mmap_threshold;
 	case P_TRIM_THRESHOLD: return s->trim_threshold;
 	case P_TOP_PAD: return s->top_pad;
@@ -248,62 +244,6 @@ static void process_families(FILE *out, const struct mw_psnap *v, size_t n,
 	}
 }
 
-/* The probe counters (struct mw_counters): name, unit, help, and the
- * label that tells two apart in one family. */
-enum cpick {
-	C_CREATED, C_REUSED, C_REUSED_FREE, C_WAITS, C_RETRIES, C_HEAPS_NEW, C_HEAPS_FREE,
-	C_HEAP_GROWS, C_HEAP_SHRINKS, C_SBRK_MORE, C_SBRK_LESS, C_SBRK_GROWN, C_SBRK_TRIMMED,
-};
-
-static const struct crow {
-	const char *name, *unit, *label;
-	enum cpick pick;
-	const char *help;
-} counter_rows[] = {
-	{ "mallocwatch_process_arenas_created", "", "", C_CREATED,
-	  "Arenas the process created since it was traced (memory_arena_new)." },
-	{ "mallocwatch_process_arena_reuses", "", "how=\"limit\"", C_REUSED,
-	  "Threads attached to an existing arena since traced: how=limit the arena limit reached (memory_arena_reuse), how=free_list an arena of an exited thread (memory_arena_reuse_free_list)." },
-	{ "mallocwatch_process_arena_reuses", "", "how=\"free_list\"", C_REUSED_FREE, NULL },
-	{ "mallocwatch_process_arena_lock_waits", "", "", C_WAITS,
-	  "Times a thread was about to wait for an arena's lock since traced (memory_arena_reuse_wait)." },
-	{ "mallocwatch_process_allocation_retries", "", "", C_RETRIES,
-	  "Allocations that failed in one arena and were retried in another since traced (memory_*_retry)." },
-	{ "mallocwatch_process_heaps_created", "", "", C_HEAPS_NEW,
-	  "Heaps (heap_info) mapped for non-main arenas since traced (memory_heap_new)." },
-	{ "mallocwatch_process_heaps_freed", "", "", C_HEAPS_FREE,
-	  "Heaps unmapped since traced (memory_heap_free)." },
-	{ "mallocwatch_process_heap_resizes", "", "direction=\"grow\"", C_HEAP_GROWS,
-	  "Times a heap grew (memory_heap_more) or shrank (memory_heap_less) since traced." },
-	{ "mallocwatch_process_heap_resizes", "", "direction=\"shrink\"", C_HEAP_SHRINKS, NULL },
-	{ "mallocwatch_process_sbrk_calls", "", "direction=\"more\"", C_SBRK_MORE,
-	  "Times main_arena moved the break since traced: more (memory_sbrk_more, failed ones included) or less (memory_sbrk_less)." },
-	{ "mallocwatch_process_sbrk_calls", "", "direction=\"less\"", C_SBRK_LESS, NULL },
-	{ "mallocwatch_process_sbrk", "bytes", "direction=\"more\"", C_SBRK_GROWN,
-	  "Bytes main_arena extended the break by (more) or gave back (less) since traced." },
-	{ "mallocwatch_process_sbrk", "bytes", "direction=\"less\"", C_SBRK_TRIMMED, NULL },
-};
-
-static uint64_t counter_value(const struct mw_counters *c, enum cpick p)
-{
-	switch (p) {
-	case C_CREATED: return c->arenas_created;
-	case C_REUSED: return c->arenas_reused;
-	case C_REUSED_FREE: return c->arenas_reused_free_list;
-	case C_WAITS: return c->lock_waits;
-	case C_RETRIES: return c->retries;
-	case C_HEAPS_NEW: return c->heaps_created;
-	case C_HEAPS_FREE: return c->heaps_freed;
-	case C_HEAP_GROWS: return c->heap_grows;
-	case C_HEAP_SHRINKS: return c->heap_shrinks;
-	case C_SBRK_MORE: return c->sbrk_more;
-	case C_SBRK_LESS: return c->sbrk_less;
-	case C_SBRK_GROWN: return c->sbrk_grown;
-	case C_SBRK_TRIMMED: return c->sbrk_trimmed;
-	}
-	return 0;
-}
-
 /* serve --probes: whether the tracer traces, each process there (read,
  * or not read consistently) whether it is traced, and the counters of
  * those that are. */
@@ -321,17 +261,17 @@ static void probe_families(FILE *out, size_t n, const struct mw_metrics_info *in
 		if (labels[i])
 			fprintf(out, "mallocwatch_process_probes_traced{%s} %d\n", labels[i],
 				pb->traced[i]);
-	for (size_t k = 0; k < sizeof(counter_rows) / sizeof(counter_rows[0]); k++) {
-		const struct crow *r = &counter_rows[k];
+	for (int k = 0; k < MW_VK_COUNT; k++) {
+		const struct mw_view_ctr_info *r = mw_view_ctr_info((enum mw_view_ctr)k);
 
 		if (r->help)
-			family(out, info, r->name, r->unit, "counter", r->help);
+			family(out, info, r->family, r->unit, "counter", r->help);
 		for (size_t i = 0; i < n; i++) {
 			if (!labels[i] || !pb->traced[i])
 				continue;
-			fprintf(out, "%s%s%s_total{%s%s%s} %" PRIu64 "\n", r->name, *r->unit ? "_" : "",
-				r->unit, labels[i], *r->label ? "," : "", r->label,
-				counter_value(&pb->c[i], r->pick));
+			fprintf(out, "%s%s%s_total{%s%s%s} %" PRIu64 "\n", r->family,
+				*r->unit ? "_" : "", r->unit, labels[i], *r->label ? "," : "",
+				r->label, pb->c[i * MW_VK_COUNT + (size_t)k]);
 		}
 	}
 }

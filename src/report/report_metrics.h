@@ -57,12 +57,14 @@ struct mw_metrics_info {
 
 /* The probe counters of a reading: whether the tracer is tracing, and
  * for each process of v whether it is traced (with a live reading of
- * it: traced[i] 1, its counters in c[i]) or not (0: another libc than
- * the one traced, or not yet; no counter series then, never zeros). */
+ * it: traced[i] 1, its counters, view.h's mw_view_counters, in
+ * c[i * MW_VK_COUNT ...]) or not (0: another libc than the one traced,
+ * or not yet; no counter series then, never zeros).  Each counter is
+ * written as view.def's MW_VIEW_CTR names it. */
 struct mw_metrics_probes {
 	int tracing;
 	const int *traced;
-	const struct mw_counters *c;
+	const uint64_t *c;
 };
 
 /* The metrics of v (n processes; those not read are counted by reason,

@@ -12,6 +12,7 @@
 #include "msg.h"
 #include "report_snap.h"
 #include "units.h"
+#include "view.h"
 #include "xalloc.h"
 
 #define SNAP_ARENA_ROWS 64
@@ -29,8 +30,7 @@ static void arena_row(FILE *f, const struct mw_snap_arena *a)
 	hex(ad, sizeof(ad), a->addr);
 	fprintf(f, "  %-16s %-5s %10s %10s %10s %10s %10s %5zu %7" PRIu64 "%s\n", ad,
 		a->is_main ? "main" : "arena", mw_human_bytes(a->system_mem, sy, sizeof(sy)),
-		mw_human_bytes(a->system_mem > a->free_bytes ? a->system_mem - a->free_bytes : 0,
-			       us, sizeof(us)),
+		mw_human_bytes(mw_view_arena_in_use(a), us, sizeof(us)),
 		mw_human_bytes(a->free_bytes, fr, sizeof(fr)),
 		mw_human_bytes(a->trimmable, tr, sizeof(tr)),
 		mw_human_bytes(a->top_size, tp, sizeof(tp)), a->nheaps, a->attached_threads,
@@ -193,8 +193,7 @@ int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *com
 			nheaps - SNAP_HEAP_ROWS);
 	fprintf(f, "\nMain heap (sbrk): 0x%" PRIx64 " .. 0x%" PRIx64 ", %s; break 0x%" PRIx64 "\n",
 		s->sbrk_base, s->main_end,
-		mw_human_bytes(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0, a,
-			       sizeof(a)), s->brk);
+		mw_human_bytes(mw_view_main_heap(s), a, sizeof(a)), s->brk);
 	fprintf(f, "\nThresholds: mmap %s (%" PRIu64 " bytes, %s), trim %s (%" PRIu64
 		" bytes), top_pad %s (%" PRIu64 " bytes)\n",
 		mw_human_bytes(s->mmap_threshold, a, sizeof(a)), s->mmap_threshold,
@@ -234,8 +233,7 @@ static json_t *arena_json(const struct mw_snap_arena *a)
 		"max_system_bytes", (json_int_t)a->max_system_mem,
 		"top", jhex(a->top), "top_bytes", (json_int_t)a->top_size,
 		"free_bytes", (json_int_t)a->free_bytes,
-		"in_use_bytes", (json_int_t)(a->system_mem > a->free_bytes ?
-					     a->system_mem - a->free_bytes : 0),
+		"in_use_bytes", (json_int_t)mw_view_arena_in_use(a),
 		"trimmable_bytes", (json_int_t)a->trimmable,
 		"attached_threads", (json_int_t)a->attached_threads,
 		"on_free_list", a->on_free_list,
@@ -270,7 +268,7 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 		"tries", s->tries, "stops", s->stops, "stopped_ns", (json_int_t)s->stopped_ns,
 		"settle_rounds", s->settle_rounds, "arenas", arenas, "narenas", (json_int_t)s->narenas_glibc,
 		"main_heap", "sbrk_base", jhex(s->sbrk_base), "end", jhex(s->main_end),
-		"bytes", (json_int_t)(s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0),
+		"bytes", (json_int_t)mw_view_main_heap(s),
 		"brk", jhex(s->brk),
 		"thresholds", "mmap", (json_int_t)s->mmap_threshold, "trim",
 		(json_int_t)s->trim_threshold, "dynamic", !s->no_dyn_threshold,

@@ -1,6 +1,7 @@
-/* view.c - one view of a run (view.h): the figures of view.def computed
- * from the model once, and what every report renders of them the same
- * way: a JSON section, the arenas (JSON and the text's table).  E.g. the
+/* view.c - one view of a run (view.h): the figures and tables of
+ * view.def computed from the model once, and what every report renders
+ * of them the same way: a JSON section, a table (JSON and the text's),
+ * the totals of several; and serve's counters of a process.  E.g. the
  * text's arenas table of tests/streams/storm24.mw:
  *
  *	  ADDRESS          KIND  CREATOR  HEAPS HEAP BYTES   WAITS  THREADS (how attached)
@@ -12,8 +13,11 @@
 #include <string.h>
 
 #include "jsonout.h"
+#include "probetab.h"
+#include "procs.h"
 #include "report_cost.h"
 #include "run_info.h"
+#include "snapshot.h"
 #include "units.h"
 #include "view.h"
 #include "xalloc.h"
@@ -23,9 +27,11 @@ static const struct mw_view_fig_info figs[] = {
 	{ .name = #id, .section = sec, .key = k, .unit = MW_VU_##u, .flags = fl, .text = tx, \
 	  .label = lb },
 #define MW_VIEW_COL(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 };
 
 static const struct mw_view_col_info cols[] = {
@@ -33,9 +39,22 @@ static const struct mw_view_col_info cols[] = {
 	{ .table = MW_VT_##tab, .name = #id, .key = k, .unit = MW_VU_##u, .width = w, \
 	  .tpos = tp, .head = hd, .label = lb },
 #define MW_VIEW_FIG(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
+};
+
+static const struct mw_view_ctr_info ctrs[] = {
+#define MW_VIEW_CTR(id, fam, u, lb, hl) \
+	{ .name = #id, .family = fam, .unit = u, .label = lb, .help = hl },
+#define MW_VIEW_FIG(...)
+#define MW_VIEW_COL(...)
+#include "view.def"
+#undef MW_VIEW_FIG
+#undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 };
 
 struct mw_view {
@@ -69,8 +88,19 @@ const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c)
 	return (unsigned)c < MW_VC_COUNT ? &cols[c] : NULL;
 }
 
-static const char *const table_names[] = { "arenas", "heaps", "threads" };
-static const enum mw_view_fig table_rows[] = { MW_VF_arenas, MW_VF_heaps, MW_VF_threads };
+const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k)
+{
+	return (unsigned)k < MW_VK_COUNT ? &ctrs[k] : NULL;
+}
+
+static const char *const table_names[] = {
+	"arenas", "heaps", "threads", "tcache_double_free", "setjmp.threads", "math.functions",
+	"settings", "thresholds.changes", "retries"
+};
+static const enum mw_view_fig table_rows[] = {
+	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_double_frees, MW_VF_jump_threads,
+	MW_VF_math_functions, MW_VF_settings, MW_VF_threshold_changes, MW_VF_retries
+};
 
 const char *mw_view_table_name(enum mw_view_table t)
 {
@@ -83,6 +113,69 @@ enum mw_view_fig mw_view_table_rows(enum mw_view_table t)
 }
 
 #define SET(f, val) (v->fig[MW_VF_##f] = (struct mw_view_val){ .v = (int64_t)(val), .known = 1 })
+#define CELL(t, c, val, k) (row[MW_VC_##t##_##c] = \
+	(struct mw_view_val){ .v = (int64_t)(val), .known = (k) })
+
+/* The run's own figures: the images it replaced (exec), what was
+ * counted but not kept, why the allocator at attach is unknown. */
+static void run_figures(struct mw_view *v)
+{
+	const struct mw_state *st = v->st;
+	const struct mw_state_omitted *o = mw_state_omitted_get(st);
+	uint64_t before;
+
+	SET(execs, mw_state_execs(st, &before));
+	SET(hits_before, before);
+	SET(omitted_events, o->events);
+	SET(omitted_settings, o->settings);
+	SET(omitted_retries, o->retries);
+	SET(omitted_thresholds, o->thresholds);
+	SET(omitted_marks, o->marks);
+	SET(attach_unknown, mw_state_attach_refused(st) != NULL);
+	v->fig[MW_VF_attach_unknown].s = mw_state_attach_refused(st);
+}
+
+/* The slow-math probes hit, into cells (NULL: only counted); how many. */
+static size_t math_rows(struct mw_view *v, struct mw_view_val *cells)
+{
+	size_t n, k = 0;
+	const struct mw_probe_count *p = mw_state_probes(v->st, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+		struct mw_view_val *row;
+
+		if (!info || info->family != MW_FAM_MATH || !p[i].hits)
+			continue;
+		row = cells ? cells + k * MW_VC_COUNT : NULL;
+		k++;
+		if (!row)
+			continue;
+		CELL(math, probe, p[i].known, 1);
+		row[MW_VC_math_probe].s = p[i].name;
+		CELL(math, hits, p[i].hits, 1);
+	}
+	return k;
+}
+
+/* The tcache double frees among the events kept, and the threads that
+ * hit a setjmp probe. */
+static void event_counts(struct mw_view *v)
+{
+	size_t n, k = 0;
+	const struct mw_event *e = mw_state_events(v->st, &n);
+	const struct mw_thread *t;
+
+	for (size_t i = 0; i < n; i++)
+		k += e[i].known == MW_P_memory_tcache_double_free;
+	SET(double_frees, k);
+	t = mw_state_threads(v->st, &n);
+	k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += t[i].jumps[0] || t[i].jumps[1] || t[i].jumps[2];
+	SET(jump_threads, k);
+	SET(math_functions, math_rows(v, NULL));
+}
 
 /* The counts, events and sbrk figures. */
 static void figures(struct mw_view *v, const struct mw_run_info *ri)
@@ -99,6 +192,7 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(threads, (mw_state_threads(st, &n), n));
 	SET(retries, (mw_state_retries(st, &n), n));
 	SET(settings, (mw_state_settings(st, &n), n));
+	event_counts(v);
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	SET(events, total);
 	SET(lost, lost);
@@ -108,6 +202,7 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(full_tables, mw_state_full_tables(st)[0] != '\0');
 	v->fig[MW_VF_full_tables].s = mw_state_full_tables(st);
 	SET(unthreaded, mw_state_hits_unthreaded(st));
+	SET(ended, ended);
 	SET(sbrk_grown, s->grown);
 	SET(sbrk_trimmed, s->trimmed);
 	SET(sbrk_net, s->grown - s->trimmed);
@@ -115,28 +210,27 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(sbrk_grow_calls, s->nmore);
 	SET(sbrk_trim_calls, s->nless);
 	SET(sbrk_failed, s->failed);
+	SET(sbrk_failed_less, s->failed_less);
+	SET(sbrk_first_brk, s->first_brk);
+	SET(sbrk_last_brk, s->last_brk);
 	mw_state_thresholds(st, &n, &mm, &tr);
+	SET(threshold_changes, n);
 	SET(mmap_threshold, mm);
 	SET(trim_threshold, tr);
 	if (mw_state_attach_refused(st))	/* those there before tracing */
 		for (int f = 0; f < MW_VF_COUNT; f++)
 			if (figs[f].flags & MW_VF_ATTACH && figs[f].unit != MW_VU_ROWS)
 				v->fig[f].known = 0;
-	if (mw_state_images_refused(st, NULL))	/* they mix two programs */
-		for (int f = 0; f < MW_VF_COUNT; f++)
-			if (mw_view_fig_refused((enum mw_view_fig)f))
-				v->fig[f].known = 0;
 }
 
 int mw_view_fig_refused(enum mw_view_fig f)
 {
-	/* what went wrong in the stream is the run's, and right */
+	/* what went wrong in the stream is the run's, and right; so are
+	 * the images it replaced, drained (the hits before the last) */
 	return f != MW_VF_lost && f != MW_VF_garbled && f != MW_VF_complete &&
-	       f != MW_VF_full_tables;
+	       f != MW_VF_full_tables && f != MW_VF_attach_unknown && f != MW_VF_execs &&
+	       f != MW_VF_hits_before;
 }
-
-#define CELL(t, c, val, k) (row[MW_VC_##t##_##c] = \
-	(struct mw_view_val){ .v = (int64_t)(val), .known = (k) })
 
 /* Table t's rows, n of them, MW_VC_COUNT cells each. */
 static struct mw_view_val *rows_of(struct mw_view *v, enum mw_view_table t, size_t *n)
@@ -203,14 +297,109 @@ static void heap_thread_rows(struct mw_view *v)
 	}
 }
 
+/* The double frees' rows, and the rows of the threads that hit a setjmp
+ * probe (their hits of each). */
+static void event_rows(struct mw_view *v)
+{
+	size_t n, k = 0;
+	struct mw_view_val *cells = rows_of(v, MW_VT_frees, &n), *row;
+	const struct mw_event *e = mw_state_events(v->st, &n);
+	const struct mw_thread *t;
+
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].known != MW_P_memory_tcache_double_free)
+			continue;
+		row = cells + k++ * MW_VC_COUNT;
+		CELL(frees, tid, e[i].tid, 1);
+		CELL(frees, entry, e[i].arg[0], e[i].arg[0] != 0);
+		CELL(frees, tc_idx, e[i].arg[1], 1);
+	}
+	cells = rows_of(v, MW_VT_jumps, &n);
+	t = mw_state_threads(v->st, &n);
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *c = t[i].jumps;
+
+		if (!c[0] && !c[1] && !c[2])
+			continue;
+		row = cells + k++ * MW_VC_COUNT;
+		CELL(jumps, tid, t[i].tid, 1);
+		CELL(jumps, setjmp, c[0], 1);
+		CELL(jumps, longjmp, c[1], 1);
+		CELL(jumps, longjmp_target, c[2], 1);
+	}
+}
+
+/* The settings' rows: mallopt calls and tunables. */
+static void setting_rows(struct mw_view *v)
+{
+	size_t n;
+	struct mw_view_val *cells = rows_of(v, MW_VT_settings, &n), *row;
+	const struct mw_setting *s = mw_state_settings(v->st, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(settings, tid, s[i].tid, 1);
+		CELL(settings, source, 0, 1);
+		row[MW_VC_settings_source].s = s[i].from_mallopt ? "mallopt" : "tunable";
+		CELL(settings, name, 0, 1);
+		row[MW_VC_settings_name].s = s[i].name;
+		CELL(settings, param, s[i].param, s[i].from_mallopt);
+		CELL(settings, value, s[i].value, 1);
+		CELL(settings, previous, s[i].previous,
+		     s[i].has_previous && !s[i].previous_unavailable);
+		row[MW_VC_settings_previous].s = !s[i].has_previous ?
+			"no do_set probe (ignored or not traced)" : s[i].previous_unavailable ?
+			"previous unavailable (its symbol did not resolve)" : NULL;
+	}
+}
+
+/* The lists' rows: the threshold changes, the retried allocations. */
+static void list_rows(struct mw_view *v)
+{
+	size_t n;
+	struct mw_view_val *cells = rows_of(v, MW_VT_changes, &n), *row;
+	const struct mw_threshold_change *c = mw_state_thresholds(v->st, &n, &(uint64_t){ 0 },
+								  &(uint64_t){ 0 });
+	const struct mw_retry *r;
+
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(changes, tid, c[i].tid, 1);
+		CELL(changes, source, 0, 1);
+		row[MW_VC_changes_source].s = c[i].source;
+		CELL(changes, mmap, c[i].mmap, 1);
+		CELL(changes, trim, c[i].trim, 1);
+	}
+	cells = rows_of(v, MW_VT_retries, &n);
+	r = mw_state_retries(v->st, &n);
+	for (size_t i = 0; i < n; i++) {
+		row = cells + i * MW_VC_COUNT;
+		CELL(retries, tid, r[i].tid, 1);
+		CELL(retries, probe, 0, 1);
+		row[MW_VC_retries_probe].s = r[i].probe;
+		CELL(retries, bytes, r[i].bytes, 1);
+		CELL(retries, arena, r[i].arena, r[i].arena != 0);
+	}
+}
+
 struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	struct mw_view *v = xcalloc(1, sizeof(*v));
 
 	v->st = st;
 	figures(v, ri);
+	run_figures(v);
+	if (mw_state_images_refused(st, NULL))	/* they mix two programs */
+		for (int f = 0; f < MW_VF_COUNT; f++)
+			if (mw_view_fig_refused((enum mw_view_fig)f))
+				v->fig[f].known = 0;
 	arena_rows(v);
 	heap_thread_rows(v);
+	event_rows(v);
+	math_rows(v, rows_of(v, MW_VT_math, &(size_t){ 0 }));
+	setting_rows(v);
+	list_rows(v);
 	mw_report_cost_of(st, ri, &v->cost);
 	return v;
 }
@@ -242,6 +431,57 @@ const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i)
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v)
 {
 	return &v->cost;
+}
+
+/* serve keeps the highest given out of each (procs.h) */
+_Static_assert(MW_VK_COUNT <= MW_PROCS_SHOWN, "MW_PROCS_SHOWN is too small for the counters");
+
+void mw_view_counters(const struct mw_state *st, const struct mw_counters *live, uint64_t *c)
+{
+	static const struct mw_counters none;
+	const struct mw_counters *l = live ? live : &none;
+	const struct mw_probe_count *pc;
+	size_t n;
+
+	memset(c, 0, MW_VK_COUNT * sizeof(*c));
+	c[MW_VK_lock_waits] = l->lock_waits;
+	c[MW_VK_heap_grows] = l->heap_grows;
+	c[MW_VK_heap_shrinks] = l->heap_shrinks;
+	c[MW_VK_sbrk_more] = l->sbrk_more;
+	c[MW_VK_sbrk_less] = l->sbrk_less;
+	c[MW_VK_sbrk_grown] = l->sbrk_grown;
+	c[MW_VK_sbrk_trimmed] = l->sbrk_trimmed;
+	pc = mw_state_probes(st, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = pc[i].received;
+
+		switch (pc[i].known) {
+		case MW_P_memory_arena_new: c[MW_VK_arenas_created] += r; break;
+		case MW_P_memory_arena_reuse: c[MW_VK_arenas_reused] += r; break;
+		case MW_P_memory_arena_reuse_free_list: c[MW_VK_arenas_reused_free_list] += r; break;
+		case MW_P_memory_arena_retry: case MW_P_memory_malloc_retry:
+		case MW_P_memory_realloc_retry: case MW_P_memory_memalign_retry:
+		case MW_P_memory_calloc_retry:
+			c[MW_VK_retries] += r;
+			break;
+		case MW_P_memory_heap_new: c[MW_VK_heaps_created] += r; break;
+		case MW_P_memory_heap_free: c[MW_VK_heaps_freed] += r; break;
+		/* the freed heaps' counts (their G record at memory_heap_free) */
+		case MW_P_memory_heap_more: c[MW_VK_heap_grows] += pc[i].hits; break;
+		case MW_P_memory_heap_less: c[MW_VK_heap_shrinks] += pc[i].hits; break;
+		default: break;
+		}
+	}
+}
+
+uint64_t mw_view_arena_in_use(const struct mw_snap_arena *a)
+{
+	return a->system_mem > a->free_bytes ? a->system_mem - a->free_bytes : 0;
+}
+
+uint64_t mw_view_main_heap(const struct mw_snapshot *s)
+{
+	return s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0;
 }
 
 /* An address as "0x..." (JSON numbers lose precision past 2^53), or
@@ -289,8 +529,17 @@ static json_t *json_of(const struct mw_view *v, enum mw_view_unit u, const struc
 void mw_view_json_section(const struct mw_view *v, const char *section, json_t **obj)
 {
 	for (int f = 0; f < MW_VF_COUNT; f++)
-		if (strcmp(figs[f].section, section) == 0 && figs[f].unit != MW_VU_ROWS)
+		if (strcmp(figs[f].section, section) == 0 && figs[f].unit != MW_VU_ROWS &&
+		    !(figs[f].flags & MW_VF_NOJSON))
 			mw_json_set(obj, figs[f].key, json_of(v, figs[f].unit, &v->fig[f], NULL));
+}
+
+int mw_view_section_zero(const struct mw_view *v, const char *section)
+{
+	for (int f = 0; f < MW_VF_COUNT; f++)
+		if (strcmp(figs[f].section, section) == 0 && v->fig[f].v)
+			return 0;
+	return 1;
 }
 
 json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t)
@@ -300,11 +549,13 @@ json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t)
 	for (int64_t i = 0; i < v->fig[table_rows[t]].v; i++) {
 		json_t *o = json_object();
 
-		for (int c = 0; c < MW_VC_COUNT; c++)
-			if (cols[c].table == t)
-				mw_json_set(&o, cols[c].key, json_of(v, cols[c].unit,
-					mw_view_cell(v, (size_t)i, (enum mw_view_col)c),
+		for (int c = 0; c < MW_VC_COUNT; c++) {
+			const struct mw_view_val *x = mw_view_cell(v, (size_t)i, (enum mw_view_col)c);
+
+			if (cols[c].table == t && (cols[c].unit != MW_VU_OPT || x->known))
+				mw_json_set(&o, cols[c].key, json_of(v, cols[c].unit, x,
 					t == MW_VT_arenas ? &v->ar[i] : NULL));
+		}
 		mw_json_append(&arr, o);
 	}
 	return arr;

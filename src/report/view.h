@@ -1,11 +1,18 @@
 /* view.h - one view of a run: its figures computed once from the model
  * (state.h) and the run info (report.h), each with one name, unit and
- * label (view.def), which the text summary (report.c), the JSON report
- * (report_json.c), the HTML page (report_html.c, whose summary is the
- * text's) and the totals of a run of several processes render.  A figure
- * is added once, in view.def and mw_view_make: the JSON writes every
- * figure of a section in the table's order, the text's arenas table
- * every column with a place in it, the totals every MW_VF_TOTAL figure.
+ * label (view.def), which the text summary (report.c, report_head.c), the
+ * JSON report (report_json.c), the HTML page (report_html.c, whose
+ * summary is the text's) and the totals of a run of several processes
+ * render.  A figure is added once, in view.def and mw_view_make: the JSON
+ * writes every figure of a section in the table's order and every column
+ * of a table (the arenas, heaps, threads, double frees, setjmp threads,
+ * slow-math probes, settings, threshold changes, retries), the text's tables every column
+ * with a place in it, its sentences the figures they name, the totals
+ * every MW_VF_TOTAL figure.
+ * The counters serve --probes shows of a process (view.def's
+ * MW_VIEW_CTR: its model's and its live readings' figures, computed in
+ * mw_view_counters) are the view's too; report_metrics.c writes each
+ * one as its entry names it.
  * E.g. of tests/streams/storm24.mw: events 2236, arenas 16, the first
  * arena row { address 0x7fefd9c42c60, main 1, created_by_tid unknown,
  * threads 5, heaps 0, heap_bytes 20799488, waits 3, ... }.
@@ -24,34 +31,66 @@
 #include "state.h"
 
 struct mw_run_info;	/* report.h */
+struct mw_counters;	/* procs.h */
+struct mw_snapshot;	/* snapshot.h */
+struct mw_snap_arena;
 
 enum mw_view_unit {
 	MW_VU_COUNT, MW_VU_BYTES, MW_VU_SBYTES, MW_VU_BOOL, MW_VU_STR, MW_VU_ROWS,
-	MW_VU_PROBES, MW_VU_ADDR, MW_VU_TID, MW_VU_ATTACH
+	MW_VU_PROBES, MW_VU_ADDR, MW_VU_TID, MW_VU_ATTACH, MW_VU_OPT
 };
 
 #define MW_VF_ATTACH 1u		/* unknown when the allocator at attach is */
 #define MW_VF_QUIET 2u		/* the text says it only when not 0 */
 #define MW_VF_TOTAL 4u		/* summed in a run of several processes */
+#define MW_VF_NOJSON 8u		/* not in the JSON report */
 
 enum mw_view_fig {
 #define MW_VIEW_FIG(id, section, key, unit, flags, text, label) MW_VF_##id,
 #define MW_VIEW_COL(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 	MW_VF_COUNT
 };
 
-enum mw_view_table { MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_COUNT };
+enum mw_view_table {
+	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_frees, MW_VT_jumps, MW_VT_math,
+	MW_VT_settings, MW_VT_changes, MW_VT_retries, MW_VT_COUNT
+};
 
 enum mw_view_col {
 #define MW_VIEW_COL(table, id, key, unit, width, tpos, head, label) MW_VC_##table##_##id,
 #define MW_VIEW_FIG(...)
+#define MW_VIEW_CTR(...)
 #include "view.def"
 #undef MW_VIEW_FIG
 #undef MW_VIEW_COL
+#undef MW_VIEW_CTR
 	MW_VC_COUNT
+};
+
+/* The counters of a process serve --probes traces (view.def's
+ * MW_VIEW_CTR). */
+enum mw_view_ctr {
+#define MW_VIEW_CTR(id, family, unit, label, help) MW_VK_##id,
+#define MW_VIEW_FIG(...)
+#define MW_VIEW_COL(...)
+#include "view.def"
+#undef MW_VIEW_FIG
+#undef MW_VIEW_COL
+#undef MW_VIEW_CTR
+	MW_VK_COUNT
+};
+
+struct mw_view_ctr_info {
+	const char *name;	/* the id: "lock_waits" */
+	const char *family;	/* its Prometheus family, without unit and _total */
+	const char *unit;	/* "bytes" or "" */
+	const char *label;	/* "how=\"limit\""; "" none */
+	const char *help;	/* the family's # HELP; NULL: not its first */
 };
 
 struct mw_view_fig_info {
@@ -77,16 +116,22 @@ struct mw_view_col_info {
 const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f);
 /* Is f refused when the process's images mix (state.h
  * mw_state_images_mixed): every figure but what went wrong in the
- * stream (lost, garbled, complete, full tables). */
+ * stream (lost, garbled, complete, full tables, the attach snapshot
+ * refused) and the images it replaced, drained (execs, the hits before
+ * the last). */
 int mw_view_fig_refused(enum mw_view_fig f);
 const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c);
-/* A table's name: its JSON key ("arenas"), and the figure counting its
- * rows (MW_VF_arenas). */
+/* A table's name: where the JSON has it ("arenas"; "thresholds.changes":
+ * changes in the object thresholds), and the figure counting its rows
+ * (MW_VF_arenas). */
 const char *mw_view_table_name(enum mw_view_table t);
 enum mw_view_fig mw_view_table_rows(enum mw_view_table t);
 
+const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k);
+
 /* One figure's value: known 0 when it is not known (JSON null, text
- * "?"); s for STR figures (owned by the model). */
+ * "?"); s for STR figures (owned by the model), and for a cell not known
+ * that says why (settings' previous). */
 struct mw_view_val {
 	int64_t v;
 	int known;
@@ -110,6 +155,8 @@ const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i);
 /* The figures of section, in view.def's order, set into *obj
  * (jsonout.h's mw_json_set: a failure leaves *obj NULL). */
 void mw_view_json_section(const struct mw_view *v, const char *section, json_t **obj);
+/* Are all the figures of section 0 (its JSON object left out)? */
+int mw_view_section_zero(const struct mw_view *v, const char *section);
 /* Table t as the JSON's array: every column of every row. */
 json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
 /* Table t as the text's: its heading line and the rows i that show is
@@ -120,7 +167,23 @@ json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
 size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t,
 			  const unsigned char *show, size_t max, int fork, size_t max_threads);
 
+/* serve --probes: the counters of a process whose model is st (not
+ * finished: it is still traced), live the aggregates of its newest
+ * complete live reading (procs.h; NULL: none yet), into c[MW_VK_COUNT]:
+ * the probes' hits its model received (memory_heap_more and _less: the
+ * freed heaps' hits, their live ones in live), the lock waits and the
+ * sbrk figures live's. */
+void mw_view_counters(const struct mw_state *st, const struct mw_counters *live, uint64_t *c);
+
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v);
+
+/* A snapshot's figures that its report (report_snap.c: text and JSON)
+ * and serve's metrics (report_metrics.c) share: an arena's bytes in use,
+ * system bytes less free bytes (0 when free is more), and the main
+ * heap's extent, sbrk_base to the end of main_arena's top (0 when that
+ * is below it). */
+uint64_t mw_view_arena_in_use(const struct mw_snap_arena *a);
+uint64_t mw_view_main_heap(const struct mw_snapshot *s);
 
 /* The totals of several processes' views (-f's tree, -p PID,PID,...,
  * --cgroup): n, the MW_VF_TOTAL figures summed (arenas and heaps unknown

@@ -19,6 +19,7 @@
 #include "target.h"
 #include "trace_run.h"
 #include "tracer.h"
+#include "view.h"
 #include "xalloc.h"
 
 #define LIVE_MS 1000		/* the aggregates read this often */
@@ -255,14 +256,17 @@ struct mw_serve_probes *mw_serve_probes_start(mw_serve_list_fn list, void *ctx, 
 	return sp;
 }
 
-int mw_serve_probes_of(struct mw_serve_probes *sp, pid_t pid, struct mw_counters *c)
+int mw_serve_probes_of(struct mw_serve_probes *sp, pid_t pid, uint64_t *c)
 {
 	struct mw_process *pr;
 	int have = 0;
 
 	pthread_mutex_lock(&sp->mu);
-	if ((pr = mw_procs_by_pid(sp->procs, (int)pid)))
-		have = mw_procs_counters(pr, c);
+	if ((pr = mw_procs_by_pid(sp->procs, (int)pid))) {
+		mw_view_counters(pr->st, pr->have_live ? &pr->live : NULL, c);
+		mw_process_keep_max(pr, c, MW_VK_COUNT);
+		have = pr->have_live;
+	}
 	pthread_mutex_unlock(&sp->mu);
 	return have;
 }

@@ -1,6 +1,7 @@
 /* serve_probes.h - `mallocwatch serve --probes`: one tracer session for
- * the served processes, whose counters (procs.h, struct mw_counters)
- * each scrape reads (serve_probes.c).
+ * the served processes, whose counters (view.h, mw_view_counters: from
+ * each one's model and live readings, procs.h) each scrape reads
+ * (serve_probes.c).
  *
  * A thread of its own waits until a served process maps a libc with SDT
  * probes (the first found, looking every MW_SERVE_POLL_MS), then runs
@@ -21,6 +22,7 @@
 #define MALLOCWATCH_SERVE_PROBES_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "procs.h"
@@ -39,9 +41,10 @@ struct mw_serve_probes *mw_serve_probes_start(mw_serve_list_fn list, void *ctx, 
 					      char *err, size_t errlen);
 
 /* What the session knows of process pid now.  Returns 1 when pid is
- * traced and a live reading of it has come (its counters in *c), 0 when
- * it is not traced (*c untouched). */
-int mw_serve_probes_of(struct mw_serve_probes *sp, pid_t pid, struct mw_counters *c);
+ * traced and a live reading of it has come (its counters in
+ * c[MW_VK_COUNT], view.h, never lower than those given out before), 0
+ * when it is not (c untouched when it is not traced at all). */
+int mw_serve_probes_of(struct mw_serve_probes *sp, pid_t pid, uint64_t *c);
 
 /* 1 while the tracer is tracing, else 0 (waiting for a libc with probes,
  * starting, or ended: the reason was said once on stderr). */

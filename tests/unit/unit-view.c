@@ -6,25 +6,50 @@
  * page whenever the text says it (a MW_VF_QUIET figure only when it is
  * not 0), and each column of the arenas, heaps and threads tables in
  * every row of the JSON's array and its heading in the text and HTML; a
- * renderer that skips a figure fails here.  Each figure the text shows must be shown by one
+ * renderer that skips a figure fails here (a table of a section the
+ * JSON leaves out, setjmp's, has no rows).  Each figure the text shows must be shown by one
  * of the streams at least (else the check above never ran for it).
  * Then the totals of the streams' views (mw_view_totals) against the sums
  * of their JSON reports, as the totals of a run of several processes
- * were read back before.  And a process whose figures from the tracer are
- * refused (images mixed): unknown everywhere, the totals too. */
+ * were read back before.  Then serve's counters (mw_view_counters) of a
+ * stream whose every counter has its own value, against the values
+ * counted by hand, and their Prometheus lines (report_metrics.c).  And a
+ * process whose figures from the tracer are refused (images mixed):
+ * unknown everywhere, the totals too. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "output.h"
+#include "procs.h"
+#include "report_metrics.h"
 #include "report.h"
+#include "snapshot.h"
 #include "stream.h"
 #include "view.h"
 #include "unit.h"
 
 static const char *const streams[] = {
 	"storm24", "trim", "thresholds", "edge-garbled", "edge-lost", "cost-setjmp",
-	"edge-died", "edge-signal", "synthetic",
+	"edge-died", "edge-signal", "synthetic", "settings", "run",
 };
+
+/* mallopt and tunables: a tunable, a mallopt call with its do_set probe's
+ * previous value, two without (one of a parameter glibc has no name for);
+ * a tcache double free; setjmp, longjmp and longjmp_target hits of two
+ * threads (K records: their tuples' counts); two slow-math probes hit 4 + 1
+ * and 1 times (a sample each), a third declared, not hit. */
+static const char settings_stream[] =
+	"# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_mallopt_mxfast 2\n"
+	"P 3 memory_tunable_tcache_count 2\nP 4 memory_mallopt_arena_max 2\n"
+	"P 5 memory_tcache_double_free 2\nP 6 setjmp 3\nP 7 longjmp 3\nP 8 longjmp_target 3\n"
+	"# libm 3 /lib/x86_64-linux-gnu/libm.so.6\nP 9 slowexp_p6 2\nP 10 slowpow_p10 3\n"
+	"P 11 slowlog 3\nMW 1 ready\n"
+	"E 9 101 4609434218613702656 4616731951734179137\nN 9 101 4\nN 9 102 1\n"
+	"E 10 101 4611686018427387904 4602678819172646912 4609047870845172685\nN 10 101 1\n"
+	"E 3 100 7 0\nE 1 101 1 64\nE 2 101 64 128\nE 1 102 -8 2\nE 1 103 99 5\n"
+	"E 5 104 139830511960064 3\n"
+	"K 6 105 4096 0 8192 2\nK 7 105 4096 1 8192 3\nK 8 106 4096 1 8192 4\nMW 1 end\n";
 #define NSTREAMS (sizeof(streams) / sizeof(streams[0]))
 
 struct run {
@@ -56,13 +81,45 @@ static FILE *synthetic(void)
 	return f;
 }
 
+/* A stream of the run's own figures, each with its own value: two images
+ * replaced (exec) after 7 and 5 hits, the allocator at attach unknown, the
+ * lists past MW_STATE_KEEP (mallopt K + 2, retries 1 + K + 2, threshold
+ * changes K + 4, all but the mallopt calls and the first retry timed), a
+ * nine-field sbrk account; into a temporary file.  check_run_figures has
+ * its figures counted by hand. */
+static FILE *run_stream(void)
+{
+	FILE *f = tmpfile();
+
+	if (!f)
+		return NULL;
+	fputs("# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_malloc_retry 1\n"
+	      "P 3 memory_mallopt_free_dyn_thresholds 2\nP 4 memory_arena_retry 2\nMW 1 ready\n"
+	      "N 1 101 7\nMW 1 exec\nN 2 101 5\nMW 1 exec\n"
+	      "# attach_refused busy: the test's\nE 4 104 128 139830511960064\n", f);
+	for (int i = 0; i < MW_STATE_KEEP + 2; i++)
+		fprintf(f, "E 1 101 1 %d\n", 1000 + i);
+	for (int i = 0; i < MW_STATE_KEEP + 2; i++)
+		fprintf(f, "T 2 102 %d 64\n", 1000 + i);
+	for (int i = 0; i < MW_STATE_KEEP + 4; i++)
+		fprintf(f, "T 3 103 %d %d 262144\n", 100000 + i, 131072 + i);
+	fputs("S 135168 4096 5 6 139264 4194304 4333568 7 8\nMW 1 end\n", f);
+	rewind(f);
+	return f;
+}
+
 static int load(struct run *r, const char *name)
 {
 	char path[256], err[512];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "tests/streams/%s.mw", name);
-	if (!(f = strcmp(name, "synthetic") ? fopen(path, "r") : synthetic()))
+	if (!strcmp(name, "settings"))
+		f = fmemopen((void *)settings_stream, sizeof(settings_stream) - 1, "r");
+	else
+		f = !strcmp(name, "synthetic") ? synthetic() : !strcmp(name, "run") ? run_stream() :
+		    fopen(path, "r");
+	if (!f)
 		return -1;
 	r->st = mw_state_new(0);
 	if (mw_stream_replay(f, r->st, &r->m, err, sizeof(err)) < 0) {
@@ -124,17 +181,36 @@ static int json_is(json_t *j, enum mw_view_unit u, const struct mw_view_val *x)
 	return json_is_integer(j) && json_integer_value(j) == x->v;
 }
 
+/* The object of section ("events.execs": execs in events) in root;
+ * NULL when it is not there. */
+static json_t *section_of(json_t *root, const char *section)
+{
+	char buf[64], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", section);
+	for (char *k = strtok_r(buf, ".", &save); k && root; k = strtok_r(NULL, ".", &save))
+		root = json_object_get(root, k);
+	return root;
+}
+
 static void check_figures(const struct run *r, const char *name, int *shown)
 {
 	for (int f = 0; f < MW_VF_COUNT; f++) {
 		const struct mw_view_fig_info *fi = mw_view_fig_info((enum mw_view_fig)f);
 		const struct mw_view_val *x = mw_view_get(r->v, (enum mw_view_fig)f);
-		json_t *sec = fi->section[0] ? json_object_get(r->json, fi->section) : r->json;
+		json_t *sec = section_of(r->json, fi->section);
 		char *h;
 
-		CHECK(json_is(json_object_get(sec, fi->key), fi->unit, x),
-		      "%s: figure %s: JSON %s.%s is not %lld", name, fi->name, fi->section,
-		      fi->key, (long long)x->v);
+		if (fi->flags & MW_VF_NOJSON)	/* the text's alone: check_run_figures */
+			CHECK(!json_object_get(sec, fi->key), "%s: figure %s: in the JSON", name,
+			      fi->name);
+		else if (!sec)	/* a section left out: all its figures 0 */
+			CHECK(!x->v, "%s: figure %s: %lld, but no JSON %s", name, fi->name,
+			      (long long)x->v, fi->section);
+		else
+			CHECK(json_is(json_object_get(sec, fi->key), fi->unit, x),
+			      "%s: figure %s: JSON %s.%s is not %lld", name, fi->name,
+			      fi->section, fi->key, (long long)x->v);
 		if (!fi->text || (fi->flags & MW_VF_QUIET && !x->v))
 			continue;
 		shown[f]++;
@@ -155,15 +231,24 @@ static void check_tables(const struct run *r, const char *name)
 	for (int c = 0; c < MW_VC_COUNT; c++) {
 		const struct mw_view_col_info *ci = mw_view_col_info((enum mw_view_col)c);
 		const char *tab = mw_view_table_name(ci->table);
-		json_t *arr = json_object_get(r->json, tab);
+		json_t *arr = section_of(r->json, tab);
 		char *h;
 
-		CHECK(json_is_array(arr), "%s: JSON %s", name, tab);
+		if (!arr && strchr(tab, '.'))	/* its section left out: no rows */
+			CHECK(!mw_view_get(r->v, mw_view_table_rows(ci->table))->v, "%s: JSON %s",
+			      name, tab);
+		else
+			CHECK(json_is_array(arr) && (int64_t)json_array_size(arr) ==
+			      mw_view_get(r->v, mw_view_table_rows(ci->table))->v, "%s: JSON %s",
+			      name, tab);
 		for (size_t i = 0; i < json_array_size(arr); i++) {
 			const struct mw_view_val *x = mw_view_cell(r->v, i, (enum mw_view_col)c);
 			json_t *j = json_object_get(json_array_get(arr, i), ci->key);
 
-			if (ci->unit == MW_VU_ATTACH)
+			if (ci->unit == MW_VU_OPT)
+				CHECK(x->known ? json_is_integer(j) && json_integer_value(j) == x->v :
+					  j == NULL, "%s: %s %zu: JSON %s", name, tab, i, ci->key);
+			else if (ci->unit == MW_VU_ATTACH)
 				CHECK(json_is_array(j) && (int64_t)json_array_size(j) == x->v,
 				      "%s: %s %zu: JSON %s", name, tab, i, ci->key);
 			else if (ci->unit == MW_VU_ADDR || ci->unit == MW_VU_TID)
@@ -181,6 +266,30 @@ static void check_tables(const struct run *r, const char *name)
 		CHECK(strstr(r->html, h) != NULL, "%s: %s column %s: the HTML has no '%s'", name,
 		      tab, ci->name, h);
 		free(h);
+	}
+}
+
+/* The check metrics that are view figures (mw_metric_view_fig), read
+ * back from the JSON report: the figure's value, or none when the report
+ * lists it as unknown. */
+static void check_metrics(const struct run *r, const char *name)
+{
+	for (int m = 0; m < MW_M_COUNT; m++) {
+		int f = mw_metric_view_fig((enum mw_metric)m);
+		int64_t got = 0;
+		int ret;
+
+		if (f < 0)
+			continue;
+		ret = mw_metric_value(r->json, (enum mw_metric)m, &got);
+		if (mw_metric_unknown(r->json, (enum mw_metric)m))
+			CHECK(ret < 0, "%s: metric %s: unknown, yet %lld", name,
+			      mw_metric_info((enum mw_metric)m)->name, (long long)got);
+		else
+			CHECK(ret == 0 && got == mw_view_get(r->v, (enum mw_view_fig)f)->v,
+			      "%s: metric %s: %lld, not the view's %lld", name,
+			      mw_metric_info((enum mw_metric)m)->name, (long long)got,
+			      (long long)mw_view_get(r->v, (enum mw_view_fig)f)->v);
 	}
 }
 
@@ -287,6 +396,249 @@ static void check_refused(struct run *known)
 	mw_state_free(r.st);
 }
 
+/* With a process whose allocator at attach is unknown (the run stream,
+ * the last), the totals' arenas and heaps are unknown, and say so. */
+static void check_unknown_totals(struct run *r, size_t n)
+{
+	struct mw_view **v = calloc(n, sizeof(*v));
+	struct mw_view_totals t;
+	json_t *j;
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = r[i].v;
+	mw_view_totals(v, n, &t);
+	j = mw_view_totals_json(&t);
+	CHECK(json_is_null(json_object_get(j, "arenas")) && json_is_null(json_object_get(j, "heaps")),
+	      "unknown totals: arenas, heaps");
+	CHECK(json_integer_value(json_object_get(j, "unknown_processes")) == 1, "unknown_processes");
+	CHECK(json_integer_value(json_object_get(j, "threads")) == jsum(r, n, "threads", NULL),
+	      "unknown totals: threads");
+	json_decref(j);
+	free(v);
+}
+
+static int cell_is(const struct run *r, size_t i, enum mw_view_col c, int64_t v, const char *s)
+{
+	const struct mw_view_val *x = mw_view_cell(r->v, i, c);
+
+	return s ? x->s && !strcmp(x->s, s) : x->known && x->v == v;
+}
+
+/* The run stream's lists, by hand: the first and the last threshold
+ * change kept (tid 103, dynamic, mmap 131072 + i, trim 256 KiB), the
+ * retries (memory_arena_retry's with its arena first, then malloc's with
+ * none), and the lines the text makes of them. */
+static void check_run_rows(const struct run *r)
+{
+	size_t last = MW_STATE_KEEP - 1;
+
+	CHECK(cell_is(r, 0, MW_VC_changes_tid, 103, NULL) &&
+	      cell_is(r, 0, MW_VC_changes_source, 0, "dynamic") &&
+	      cell_is(r, 0, MW_VC_changes_mmap, 131072, NULL) &&
+	      cell_is(r, 0, MW_VC_changes_trim, 262144, NULL) &&
+	      cell_is(r, last, MW_VC_changes_mmap, 131072 + (int64_t)last, NULL), "run: changes");
+	CHECK(cell_is(r, 0, MW_VC_retries_tid, 104, NULL) &&
+	      cell_is(r, 0, MW_VC_retries_probe, 0, "memory_arena_retry") &&
+	      cell_is(r, 0, MW_VC_retries_bytes, 128, NULL) &&
+	      cell_is(r, 0, MW_VC_retries_arena, 139830511960064, NULL) &&
+	      cell_is(r, 1, MW_VC_retries_tid, 102, NULL) &&
+	      cell_is(r, 1, MW_VC_retries_probe, 0, "memory_malloc_retry") &&
+	      cell_is(r, 1, MW_VC_retries_bytes, 64, NULL) &&
+	      !mw_view_cell(r->v, 1, MW_VC_retries_arena)->known, "run: retries");
+	CHECK(strstr(r->text, "  change 1: thread 103, dynamic: mmap 128.0 KiB, trim 256.0 KiB\n"),
+	      "run: the text's first change");
+	CHECK(strstr(r->text, "  thread 104 memory_arena_retry: 128 B (128 bytes) failed in arena "
+		      "0x7f2cd3fe8000\n  thread 102 memory_malloc_retry: 64 B (64 bytes)\n"),
+	      "run: the text's retries");
+}
+
+/* The settings stream's rows (settings_stream), by hand, and the text's
+ * lines. */
+static void check_settings_rows(const struct run *r)
+{
+	CHECK(mw_view_get(r->v, MW_VF_settings)->v == 4, "settings: 4 rows");
+	CHECK(cell_is(r, 0, MW_VC_settings_tid, 100, NULL) &&
+	      cell_is(r, 0, MW_VC_settings_source, 0, "tunable") &&
+	      cell_is(r, 0, MW_VC_settings_name, 0, "glibc.malloc.tcache_count") &&
+	      !mw_view_cell(r->v, 0, MW_VC_settings_param)->known &&
+	      cell_is(r, 0, MW_VC_settings_value, 7, NULL) &&
+	      cell_is(r, 0, MW_VC_settings_previous, 0, NULL), "settings: the tunable");
+	CHECK(cell_is(r, 1, MW_VC_settings_source, 0, "mallopt") &&
+	      cell_is(r, 1, MW_VC_settings_param, 1, NULL) &&
+	      cell_is(r, 1, MW_VC_settings_value, 64, NULL) &&
+	      cell_is(r, 1, MW_VC_settings_previous, 128, NULL), "settings: M_MXFAST");
+	CHECK(cell_is(r, 2, MW_VC_settings_param, -8, NULL) &&
+	      !mw_view_cell(r->v, 2, MW_VC_settings_previous)->known &&
+	      cell_is(r, 3, MW_VC_settings_name, 0, "?"), "settings: no do_set probe");
+	CHECK(strstr(r->text, "  thread 100 tunable glibc.malloc.tcache_count=7, previous 0\n"
+		      "  thread 101 mallopt(M_MXFAST (1), 64), previous 128\n"
+		      "  thread 102 mallopt(M_ARENA_MAX (-8), 2), no do_set probe (ignored or not "
+		      "traced)\n"), "settings: the text's lines");
+	CHECK(mw_view_get(r->v, MW_VF_double_frees)->v == 1 &&
+	      cell_is(r, 0, MW_VC_frees_tid, 104, NULL) &&
+	      cell_is(r, 0, MW_VC_frees_entry, 139830511960064, NULL) &&
+	      cell_is(r, 0, MW_VC_frees_tc_idx, 3, NULL), "settings: the double free");
+	CHECK(strstr(r->text, "*** tcache double free detected: thread 104 freed chunk "
+		      "0x7f2cd3fe8000 (tcache bin 3) twice ***\n"), "settings: the double free's text");
+	CHECK(mw_view_get(r->v, MW_VF_jump_threads)->v == 2 &&
+	      cell_is(r, 0, MW_VC_jumps_tid, 105, NULL) &&
+	      cell_is(r, 0, MW_VC_jumps_setjmp, 2, NULL) &&
+	      cell_is(r, 0, MW_VC_jumps_longjmp, 3, NULL) &&
+	      cell_is(r, 0, MW_VC_jumps_longjmp_target, 0, NULL) &&
+	      cell_is(r, 1, MW_VC_jumps_tid, 106, NULL) &&
+	      cell_is(r, 1, MW_VC_jumps_longjmp_target, 4, NULL), "settings: the setjmp threads");
+	CHECK(strstr(r->text, "  105                 2            3               0\n"
+		      "  106                 0            0               4\n"),
+	      "settings: the setjmp threads' text");
+	CHECK(mw_view_get(r->v, MW_VF_math_functions)->v == 2 &&
+	      cell_is(r, 0, MW_VC_math_probe, 0, "slowexp_p6") &&
+	      cell_is(r, 0, MW_VC_math_hits, 5, NULL) &&
+	      cell_is(r, 1, MW_VC_math_probe, 0, "slowpow_p10") &&
+	      cell_is(r, 1, MW_VC_math_hits, 1, NULL), "settings: the slow-math probes");
+	CHECK(strstr(r->text, "  slowexp_p6: 5 hits (exp(x) needed multi-precision, precision 6)\n"
+		      "    thread 101: x=1.5 result=4.4816890703380645\n"
+		      "  slowpow_p10: 1 hit (") != NULL, "settings: the slow-math text");
+}
+
+/* The run stream's figures (run_stream), counted by hand: the images
+ * replaced and the hits before them (7 + 5), what the lists did not keep
+ * (the events log: all 3K + 9 but K; mallopt 2, retries 3, threshold
+ * changes 4; the timeline markers: the 2K + 6 timed but K), why the
+ * allocator at attach is unknown, the sbrk account's break and failed
+ * trims, and the tracer's end. */
+static void check_run_figures(const struct run *r)
+{
+	static const struct { enum mw_view_fig f; int64_t v; } counted[] = {
+		{ MW_VF_execs, 2 }, { MW_VF_hits_before, 12 },
+		{ MW_VF_omitted_events, 2 * MW_STATE_KEEP + 9 }, { MW_VF_omitted_settings, 2 },
+		{ MW_VF_omitted_retries, 3 }, { MW_VF_omitted_thresholds, 4 },
+		{ MW_VF_omitted_marks, MW_STATE_KEEP + 6 }, { MW_VF_attach_unknown, 1 },
+		{ MW_VF_threshold_changes, MW_STATE_KEEP }, { MW_VF_retries, MW_STATE_KEEP },
+		{ MW_VF_sbrk_grow_calls, 5 }, { MW_VF_sbrk_trim_calls, 6 },
+		{ MW_VF_sbrk_failed, 7 }, { MW_VF_sbrk_failed_less, 8 },
+		{ MW_VF_sbrk_first_brk, 4194304 }, { MW_VF_sbrk_last_brk, 4333568 },
+		{ MW_VF_ended, 1 },
+	};
+	char line[256];
+
+	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++)
+		CHECK(mw_view_get(r->v, counted[i].f)->v == counted[i].v, "run: figure %s: %lld, not %lld",
+		      mw_view_fig_info(counted[i].f)->name, (long long)mw_view_get(r->v, counted[i].f)->v,
+		      (long long)counted[i].v);
+	CHECK(mw_view_get(r->v, MW_VF_attach_unknown)->s &&
+	      !strcmp(mw_view_get(r->v, MW_VF_attach_unknown)->s, "busy: the test's"),
+	      "run: attach_unknown's reason");
+	/* the sentences the text makes of them */
+	snprintf(line, sizeof(line), "counted but not listed (lists stop at %d): %d events, "
+		 "2 settings, 3 retries, 4 threshold changes, %d timeline markers\n",
+		 MW_STATE_KEEP, 2 * MW_STATE_KEEP + 9, MW_STATE_KEEP + 6);
+	CHECK(strstr(r->text, line) != NULL, "run: the text has no '%s'", line);
+	CHECK(strstr(r->text, "exec) 2 times: ") && strstr(r->text, "(the 12 probe hits before"),
+	      "run: the text's execs");
+	CHECK(strstr(r->text, "  break 0x400000 -> 0x422000\n") != NULL, "run: the text's break");
+	CHECK(strstr(r->text, "MISSING") == NULL, "run: the text says the end is missing");
+	check_run_rows(r);
+}
+
+/* serve --probes' counters: a stream where each has its own count (hits
+ * counted by the script, N, beside the lines received, E, so that the one
+ * mistaken for the other shows), the live reading's aggregates beside it
+ * (its fields the view does not take 9xx, so that one taken shows). */
+static const char counters_stream[] =
+	"# mallocwatch-stream 1\n"
+	"P 1 memory_arena_new 2\nP 2 memory_arena_reuse 2\nP 3 memory_arena_reuse_free_list 1\n"
+	"P 4 memory_malloc_retry 1\nP 5 memory_calloc_retry 1\nP 6 memory_heap_new 2\n"
+	"P 7 memory_heap_free 2\nP 8 memory_heap_more 2\nP 9 memory_heap_less 2\nMW 1 ready\n"
+	"E 1 101 4096 1024\nN 1 101 50\n"
+	"E 2 102 4096 0\nE 2 103 4096 0\n"
+	"E 3 104 4096\nE 3 105 4096\nE 3 106 4096\n"
+	"E 4 101 64\nE 4 101 64\nE 4 101 64\nE 4 101 64\nE 5 101 64\n"
+	"E 6 101 8192 4096\nE 6 101 16384 4096\nE 6 101 24576 4096\n"
+	"E 6 101 32768 4096\nE 6 101 40960 4096\nE 6 101 49152 4096\n"
+	"E 7 101 8192 4096\nE 7 101 16384 4096\nE 7 101 24576 4096\nE 7 101 32768 4096\n"
+	"G 8192 4096 4096 8192 3 1\nG 16384 4096 4096 8192 5 6\n";
+
+/* By hand: the E lines of each (arena_new 1, not N's 50; the retries 4 +
+ * 1), the G records' grew 3 + 5 and shrank 1 + 6 plus the live 100 and
+ * 200, the rest the live reading's. */
+static const struct { enum mw_view_ctr k; uint64_t model, live; } counted[] = {
+	{ MW_VK_arenas_created, 1, 1 }, { MW_VK_arenas_reused, 2, 2 },
+	{ MW_VK_arenas_reused_free_list, 3, 3 }, { MW_VK_lock_waits, 0, 11 },
+	{ MW_VK_retries, 5, 5 }, { MW_VK_heaps_created, 6, 6 }, { MW_VK_heaps_freed, 4, 4 },
+	{ MW_VK_heap_grows, 8, 108 }, { MW_VK_heap_shrinks, 7, 207 },
+	{ MW_VK_sbrk_more, 0, 12 }, { MW_VK_sbrk_less, 0, 13 },
+	{ MW_VK_sbrk_grown, 0, 20480 }, { MW_VK_sbrk_trimmed, 0, 8192 },
+};
+
+/* c's Prometheus lines: each counter's, with its value. */
+static void check_counter_lines(const uint64_t *c)
+{
+	struct mw_psnap ps = { .pid = 7, .comm = "x", .have_where = 1 };
+	int traced = 1;
+	struct mw_metrics_probes pb = { .tracing = 1, .traced = &traced, .c = c };
+	struct mw_metrics_info info = { .openmetrics = 1, .probes = &pb };
+	char *buf = NULL, line[512];
+	size_t len;
+	FILE *m = open_memstream(&buf, &len);
+
+	CHECK(mw_metrics_write(m, &ps, 1, &info) == 0, "mw_metrics_write");
+	fclose(m);
+	for (int k = 0; k < MW_VK_COUNT; k++) {
+		const struct mw_view_ctr_info *ci = mw_view_ctr_info((enum mw_view_ctr)k);
+
+		snprintf(line, sizeof(line),
+			 "\n%s%s%s_total{pid=\"7\",command=\"x\",cgroup=\"\",container=\"\"%s%s} %llu\n",
+			 ci->family, *ci->unit ? "_" : "", ci->unit, *ci->label ? "," : "",
+			 ci->label, (unsigned long long)c[k]);
+		CHECK(strstr(buf, line) != NULL, "counter %s: no '%s' in the metrics", ci->name,
+		      line + 1);
+	}
+	free(buf);
+}
+
+static void check_counters(void)
+{
+	struct mw_state *st = mw_state_new(0);
+	struct mw_stream_meta m;
+	struct mw_counters live = { 901, 902, 903, 11, 905, 906, 907, 100, 200, 12, 13, 20480, 8192 };
+	uint64_t c[MW_VK_COUNT], cl[MW_VK_COUNT];
+	char err[512] = "";
+	FILE *f = fmemopen((void *)counters_stream, sizeof(counters_stream) - 1, "r");
+
+	memset(&m, 0, sizeof(m));
+	CHECK(f && mw_stream_replay(f, st, &m, err, sizeof(err)) == 0, "counters stream: %s", err);
+	if (f)
+		fclose(f);
+	CHECK(sizeof(counted) / sizeof(counted[0]) == MW_VK_COUNT, "a counter not counted by hand");
+	mw_view_counters(st, NULL, c);
+	mw_view_counters(st, &live, cl);
+	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+		const char *name = mw_view_ctr_info(counted[i].k)->name;
+
+		CHECK(c[counted[i].k] == counted[i].model, "counter %s: %llu, not %llu", name,
+		      (unsigned long long)c[counted[i].k], (unsigned long long)counted[i].model);
+		CHECK(cl[counted[i].k] == counted[i].live, "counter %s with the live reading: %llu, not %llu",
+		      name, (unsigned long long)cl[counted[i].k], (unsigned long long)counted[i].live);
+	}
+	check_counter_lines(cl);
+	mw_stream_meta_free(&m);
+	mw_state_free(st);
+}
+
+/* A snapshot's shared figures (mw_view_arena_in_use, mw_view_main_heap),
+ * by hand, each side of the clamp. */
+static void check_snap_figures(void)
+{
+	struct mw_snap_arena a = { .system_mem = 135168, .free_bytes = 4096 };
+	struct mw_snap_arena b = { .system_mem = 4096, .free_bytes = 8192 };
+	struct mw_snapshot s = { .sbrk_base = 0x400000, .main_end = 0x421000 };
+	struct mw_snapshot t = { .sbrk_base = 0x421000, .main_end = 0x400000 };
+
+	CHECK(mw_view_arena_in_use(&a) == 131072 && mw_view_arena_in_use(&b) == 0,
+	      "an arena's bytes in use");
+	CHECK(mw_view_main_heap(&s) == 0x21000 && mw_view_main_heap(&t) == 0, "the main heap");
+}
+
 int main(void)
 {
 	struct run r[NSTREAMS];
@@ -301,12 +653,18 @@ int main(void)
 		render(&r[i]);
 		check_figures(&r[i], streams[i], shown);
 		check_tables(&r[i], streams[i]);
+		check_metrics(&r[i], streams[i]);
 	}
 	for (int f = 0; f < MW_VF_COUNT; f++)
 		if (mw_view_fig_info((enum mw_view_fig)f)->text && !shown[f])
 			CHECK(0, "figure %s is not shown by any of the streams",
 			      mw_view_fig_info((enum mw_view_fig)f)->name);
-	check_totals(r, NSTREAMS);
+	check_settings_rows(&r[NSTREAMS - 2]);
+	check_run_figures(&r[NSTREAMS - 1]);
+	check_totals(r, NSTREAMS - 1);	/* the run stream's arenas are unknown: */
+	check_unknown_totals(r, NSTREAMS);
+	check_counters();
+	check_snap_figures();
 	check_refused(&r[0]);
 	for (size_t i = 0; i < NSTREAMS; i++) {
 		mw_view_free(r[i].v);
