@@ -144,7 +144,7 @@ assert w["ledger"]["in_use"] >= 20 * 2**20, w["ledger"]' "$OUT/py-pymalloc.json"
 	# a command line from the process goes into the tune command only
 	# shell-quoted, and not at all with a byte that is not printable
 	for name in "held';touch $OUT/pwned;'\$(id)" "held$(printf '\033')[2J"; do
-		rm -f "$OUT/argv.in"; mkfifo "$OUT/argv.in"
+		rm -f "$OUT/argv.in" "$OUT/argv.out"; mkfifo "$OUT/argv.in"	# no old "ready"
 		bash -c 'exec -a "$1" ./build/tests/fixtures/held-kinds tops' - "$name" \
 			<"$OUT/argv.in" >"$OUT/argv.out" 2>&1 &
 		pid=$!

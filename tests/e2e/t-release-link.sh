@@ -78,7 +78,9 @@ PY
 target=$!
 # fakerun XDG MODE: nobody's run, its stdin on fd 7; sets fake and traced
 fakerun() {
-	rm -f "$OUT/fr.in" && mkfifo "$OUT/fr.in" || exit 99
+	# the last run's output gone first: a background job's redirection
+	# is made after the fork, so "ready" could be read from the old one
+	rm -f "$OUT/fr.in" "$OUT/fr.out" && mkfifo "$OUT/fr.in" || exit 99
 	env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$1" $NOBODY /usr/bin/python3 "$OUT/fakerun.py" \
 		"$2" "$OUT/root/sock" <"$OUT/fr.in" >"$OUT/fr.out" 2>&1 &
 	fake=$!
