@@ -1,6 +1,7 @@
 /* jsonout.c - JSON building and writing with every failure caught; see
  * jsonout.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,4 +115,17 @@ int mw_json_write(const json_t *doc, FILE *f, size_t flags)
 	if (!errno)
 		errno = EIO;
 	return -1;
+}
+
+json_t *mw_json_addr(uint64_t a)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
+	return json_string(buf);
+}
+
+json_t *mw_json_addr_known(uint64_t a)
+{
+	return a ? mw_json_addr(a) : json_null();
 }

@@ -21,6 +21,7 @@
 #ifndef MALLOCWATCH_JSONOUT_H
 #define MALLOCWATCH_JSONOUT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -31,6 +32,12 @@
  * backslash as \\ (docs/json.md, "Strings"), so the bytes can be told
  * back.  NULL s gives JSON null.  NULL only when out of memory. */
 json_t *mw_json_str(const char *s);
+
+/* An address as the string "0x..." (JSON numbers lose precision past
+ * 2^53), a new reference; mw_json_addr_known: null when a is 0
+ * (unknown).  NULL only when out of memory. */
+json_t *mw_json_addr(uint64_t a);
+json_t *mw_json_addr_known(uint64_t a);
 
 /* Set obj[key] = v, v a new reference that is stolen.  When v is NULL
  * or setting fails, *obj is released and set to NULL; when *obj is NULL

@@ -30,18 +30,6 @@
 #include "report_ledger.h"
 #include "view.h"
 
-/* An address as "0x..." (JSON numbers lose precision past 2^53), or
- * null when unknown. */
-static json_t *jaddr(uint64_t a)
-{
-	char buf[24];
-
-	if (!a)
-		return json_null();
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
-	return json_string(buf);
-}
-
 static json_t *jint(int64_t v)
 {
 	return json_integer((json_int_t)v);
@@ -143,7 +131,7 @@ static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
 	for (size_t i = 0; i < n; i++)
 		mw_json_append(&arr, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(j[i].name),
 			kind == MW_JUMP_VALUE ? "value" : "address",
-			kind == MW_JUMP_VALUE ? jint(j[i].key) : jaddr((uint64_t)j[i].key),
+			kind == MW_JUMP_VALUE ? jint(j[i].key) : mw_json_addr_known((uint64_t)j[i].key),
 			"count", jint((int64_t)j[i].count)));
 	free(j);
 	return arr;

@@ -146,14 +146,6 @@ static json_t *part_json(const struct mw_ledger_part *p)
 		"swapped", (json_int_t)p->swapped);
 }
 
-static json_t *addr_json(uint64_t a)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
-	return json_string(buf);
-}
-
 /* {"rss", "in_use", "free_resident", "free_returned", "top",
  * "top_returned", "mmapped", "heap_slack", "not_malloc", "swapped",
  * "not_malloc_by_kind", "mmapped_found", "check", "incomplete",
@@ -166,7 +158,7 @@ static json_t *ledger_json(const struct mw_snapshot *s, const struct mw_ledger *
 	for (size_t i = 0; i < l->narenas; i++) {
 		json_t *a = part_json(&l->arenas[i].l);
 
-		mw_json_set(&a, "address", addr_json(s->arenas[i].addr));
+		mw_json_set(&a, "address", mw_json_addr(s->arenas[i].addr));
 		mw_json_append(&arenas, a);
 	}
 	mw_json_set(&o, "not_malloc_by_kind", json_pack("{s:I, s:I, s:I, s:I, s:I}",
@@ -218,7 +210,7 @@ static json_t *frag_json(const struct mw_snapshot *s, const struct mw_ledger *l)
 	for (size_t i = 0; i < l->narenas; i++) {
 		json_t *a = frag_one(&l->arenas[i].f);
 
-		mw_json_set(&a, "address", addr_json(s->arenas[i].addr));
+		mw_json_set(&a, "address", mw_json_addr(s->arenas[i].addr));
 		mw_json_append(&arenas, a);
 	}
 	mw_json_set(&o, "arenas", arenas);

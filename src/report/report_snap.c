@@ -210,28 +210,20 @@ int mw_snapshot_text_where(FILE *f, const struct mw_snapshot *s, const char *com
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-static json_t *jhex(uint64_t v)
-{
-	char buf[24];
-
-	hex(buf, sizeof(buf), v);
-	return json_string(buf);
-}
-
 static json_t *arena_json(const struct mw_snap_arena *a)
 {
 	json_t *heaps = json_array();
 
 	for (size_t j = 0; j < a->nheaps; j++)
 		mw_json_append(&heaps, json_pack("{s:o, s:I, s:I}",
-			"address", jhex(a->heaps[j].addr), "size", (json_int_t)a->heaps[j].size,
+			"address", mw_json_addr(a->heaps[j].addr), "size", (json_int_t)a->heaps[j].size,
 			"mprotect_size", (json_int_t)a->heaps[j].mprotect_size));
 	return json_pack("{s:o, s:b, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:b,"
 			 " s:{s:I, s:I, s:I, s:I}, s:o, s:I, s:I}",
-		"address", jhex(a->addr), "main", a->is_main,
+		"address", mw_json_addr(a->addr), "main", a->is_main,
 		"system_bytes", (json_int_t)a->system_mem,
 		"max_system_bytes", (json_int_t)a->max_system_mem,
-		"top", jhex(a->top), "top_bytes", (json_int_t)a->top_size,
+		"top", mw_json_addr(a->top), "top_bytes", (json_int_t)a->top_size,
 		"free_bytes", (json_int_t)a->free_bytes,
 		"in_use_bytes", (json_int_t)mw_view_arena_in_use(a),
 		"trimmable_bytes", (json_int_t)a->trimmable,
@@ -267,9 +259,9 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 		"inconsistent_reason", s->consistent ? json_null() : mw_json_str(s->why),
 		"tries", s->tries, "stops", s->stops, "stopped_ns", (json_int_t)s->stopped_ns,
 		"settle_rounds", s->settle_rounds, "arenas", arenas, "narenas", (json_int_t)s->narenas_glibc,
-		"main_heap", "sbrk_base", jhex(s->sbrk_base), "end", jhex(s->main_end),
+		"main_heap", "sbrk_base", mw_json_addr(s->sbrk_base), "end", mw_json_addr(s->main_end),
 		"bytes", (json_int_t)mw_view_main_heap(s),
-		"brk", jhex(s->brk),
+		"brk", mw_json_addr(s->brk),
 		"thresholds", "mmap", (json_int_t)s->mmap_threshold, "trim",
 		(json_int_t)s->trim_threshold, "dynamic", !s->no_dyn_threshold,
 		"top_pad", (json_int_t)s->top_pad,

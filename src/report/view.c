@@ -484,18 +484,6 @@ uint64_t mw_view_main_heap(const struct mw_snapshot *s)
 	return s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0;
 }
 
-/* An address as "0x..." (JSON numbers lose precision past 2^53), or
- * null when unknown. */
-static json_t *jaddr(uint64_t a)
-{
-	char buf[24];
-
-	if (!a)
-		return json_null();
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
-	return json_string(buf);
-}
-
 /* A value of unit u as JSON (PROBES, ATTACH: from the model). */
 static json_t *json_of(const struct mw_view *v, enum mw_view_unit u, const struct mw_view_val *x,
 		       const struct mw_arena *a)
@@ -509,7 +497,7 @@ static json_t *json_of(const struct mw_view *v, enum mw_view_unit u, const struc
 	switch (u) {
 	case MW_VU_BOOL: return json_boolean(x->v);
 	case MW_VU_STR: return mw_json_str(x->s);
-	case MW_VU_ADDR: return jaddr((uint64_t)x->v);
+	case MW_VU_ADDR: return mw_json_addr_known((uint64_t)x->v);
 	case MW_VU_PROBES:
 		o = json_object();
 		p = mw_state_probes(v->st, &n);
