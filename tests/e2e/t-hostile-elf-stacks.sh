@@ -11,7 +11,6 @@
 need_root
 need_libc
 command -v setpriv >/dev/null && command -v objcopy >/dev/null || skip "no setpriv/objcopy"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 L=$GLIBC_PREFIX/lib
 D=$OUT/nobody
 chmod 755 "$OUT"

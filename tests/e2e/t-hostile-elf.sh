@@ -18,7 +18,6 @@ command -v setpriv >/dev/null && command -v objcopy >/dev/null || skip "no setpr
 LIBC=/lib/x86_64-linux-gnu/libc.so.6
 LDSO=/lib64/ld-linux-x86-64.so.2
 [ -f $LIBC ] && [ -x $LDSO ] || skip "no $LIBC"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 chmod 755 "$OUT"
 pids=
 trap 'kill $pids 2>/dev/null' EXIT

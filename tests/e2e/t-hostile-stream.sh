@@ -12,7 +12,6 @@
 need_root
 command -v setpriv >/dev/null || skip "no setpriv"
 command -v strace >/dev/null || skip "no strace"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 chmod 755 "$OUT"
 D=$OUT/nobody
 mkdir -m 0755 "$D" && chown 65534:65534 "$D" || exit 99

@@ -18,7 +18,6 @@
 . tests/lib/lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (the outputs are root's)"
 command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 S=tests/streams/trim.mw
 chmod 755 "$OUT"
 mkdir -m 700 "$OUT/root" && echo secret >"$OUT/root/victim" && chmod 600 "$OUT/root/victim" ||

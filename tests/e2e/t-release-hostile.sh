@@ -25,7 +25,6 @@ need_libc
 RT=build/tests/fixtures/release-tree
 [ -x $RT ] || skip "no $RT (make check-build builds it)"
 command -v setpriv >/dev/null || skip "no setpriv"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 BASE=/run/mallocwatch/release
 NS=$(stat -L -c %i /proc/self/ns/pid)
 D=$OUT/d

@@ -20,7 +20,6 @@
 need_root
 command -v setpriv >/dev/null || skip "no setpriv"
 [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 chmod 755 "$OUT" || exit 99
 X=$OUT/xdg
 mkdir -m 700 "$X" "$OUT/root" && chown 65534:65534 "$X" || exit 99

@@ -28,7 +28,6 @@ RT=build/tests/fixtures/release-tree
 [ -x $RT ] || skip "no $RT (make check-build builds it)"
 command -v gdb >/dev/null || skip "no gdb"
 command -v setpriv >/dev/null || skip "no setpriv"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
 D=$OUT/d
 mkdir -p "$D" && chmod 755 "$OUT" "$D" || exit 99

@@ -16,7 +16,6 @@ need_root
 command -v curl >/dev/null || skip "curl not installed"
 PY=/usr/bin/python3	# nobody cannot run root's pyenv shims
 [ -x $PY ] || skip "no /usr/bin/python3"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 S= H=
 cleanup() {
 	for p in $H $S; do kill -KILL "$p" 2>/dev/null; done

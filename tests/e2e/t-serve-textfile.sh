@@ -21,7 +21,6 @@
 . tests/lib/lib.sh
 need_root
 [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 S=
 cleanup() {
 	[ -n "$S" ] && kill -KILL $S 2>/dev/null && wait $S 2>/dev/null

@@ -30,7 +30,6 @@ command -v openssl >/dev/null || skip "openssl not installed (make deps)"
 command -v prometheus >/dev/null || skip "prometheus not installed (make deps)"
 PY=/usr/bin/python3
 [ -x $PY ] || skip "no /usr/bin/python3"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 S= H= PROM= RUN=
 cleanup() {
 	for p in $PROM $H $S; do kill -KILL "$p" 2>/dev/null; done

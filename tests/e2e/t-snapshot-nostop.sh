@@ -17,7 +17,6 @@ need_root
 command -v strace >/dev/null || skip "needs strace (scripts/install-deps.sh installs it)"
 FIX=$PWD/build/tests/fixtures/busy-alloc
 [ -x $FIX ] || { echo "no $FIX (make check builds it)"; exit 99; }
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 pid= holder= churn=
 trap 'kill $holder $pid $churn ${mw:-} 2>/dev/null' EXIT
 

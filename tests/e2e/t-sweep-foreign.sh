@@ -22,7 +22,6 @@ UE=/sys/kernel/debug/tracing/uprobe_events
 # when it attaches by itself; through umulti-shim.so it makes none (its
 # uprobe_multi links go with its descriptors: t-umulti)
 export MALLOCWATCH_ATTACH=tracefs
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # 1. Planted markers, in a TMPDIR of our own that nobody may write to

@@ -26,7 +26,6 @@ need_root
 need_libc
 command -v unshare >/dev/null && command -v setpriv >/dev/null || skip "no unshare/setpriv"
 [ -x examples/arena-storm ] || skip "no examples/arena-storm (make check builds it)"
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 FIFOS=/run/mallocwatch/vartmp/systemtap-root
 export MALLOCWATCH_LINGER_DIR="$OUT/rdv"
 mkdir -m 700 "$MALLOCWATCH_LINGER_DIR" || exit 99

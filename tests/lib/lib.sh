@@ -72,6 +72,8 @@ wrap_tool() {
 		chmod 755 "$_wt_dir/$_wt_tool" || exit 99
 }
 skip() { echo "$*"; exit 77; }
+# $NOBODY COMMAND...: COMMAND as the unprivileged user nobody (the attacks)
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root to trace (uprobes)"; }
 need_libc() {
 	if [ -n "$MW_ROOT" ]; then

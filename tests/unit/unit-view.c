@@ -306,17 +306,24 @@ static json_int_t jsum(struct run *r, size_t n, const char *a, const char *b)
 	return s;
 }
 
-/* The totals from the views against the sums of the JSON reports. */
-static void check_totals(struct run *r, size_t n)
+/* The totals of the n runs' views, as JSON (mw_view_totals_json). */
+static json_t *totals_json(const struct run *r, size_t n)
 {
 	struct mw_view **v = calloc(n, sizeof(*v));
 	struct mw_view_totals t;
-	json_t *j;
 
 	for (size_t i = 0; i < n; i++)
 		v[i] = r[i].v;
 	mw_view_totals(v, n, &t);
-	j = mw_view_totals_json(&t);
+	free(v);
+	return mw_view_totals_json(&t);
+}
+
+/* The totals from the views against the sums of the JSON reports. */
+static void check_totals(struct run *r, size_t n)
+{
+	json_t *j = totals_json(r, n);
+
 	CHECK(json_integer_value(json_object_get(j, "processes")) == (json_int_t)n, "processes");
 	CHECK(json_integer_value(json_object_get(j, "arenas")) == jsum(r, n, "arenas", NULL), "arenas");
 	CHECK(json_integer_value(json_object_get(j, "heaps")) == jsum(r, n, "heaps", NULL), "heaps");
@@ -331,7 +338,6 @@ static void check_totals(struct run *r, size_t n)
 	      "sbrk_net");
 	CHECK(json_is_object(json_object_get(j, "cost")), "cost");
 	json_decref(j);
-	free(v);
 }
 
 /* A process whose figures from the tracer are refused (state.h
@@ -400,21 +406,14 @@ static void check_refused(struct run *known)
  * the last), the totals' arenas and heaps are unknown, and say so. */
 static void check_unknown_totals(struct run *r, size_t n)
 {
-	struct mw_view **v = calloc(n, sizeof(*v));
-	struct mw_view_totals t;
-	json_t *j;
+	json_t *j = totals_json(r, n);
 
-	for (size_t i = 0; i < n; i++)
-		v[i] = r[i].v;
-	mw_view_totals(v, n, &t);
-	j = mw_view_totals_json(&t);
 	CHECK(json_is_null(json_object_get(j, "arenas")) && json_is_null(json_object_get(j, "heaps")),
 	      "unknown totals: arenas, heaps");
 	CHECK(json_integer_value(json_object_get(j, "unknown_processes")) == 1, "unknown_processes");
 	CHECK(json_integer_value(json_object_get(j, "threads")) == jsum(r, n, "threads", NULL),
 	      "unknown totals: threads");
 	json_decref(j);
-	free(v);
 }
 
 static int cell_is(const struct run *r, size_t i, enum mw_view_col c, int64_t v, const char *s)
