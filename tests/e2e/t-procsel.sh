@@ -70,8 +70,13 @@ same() {
 	for f in "$1" "$2"; do
 		# the resident set (smaps_rollup's Rss, the file pages not
 		# malloc's, and so the ledger's difference) moves by a page or so
-		# between two readings (within the ledger's tolerance): not compared
+		# between two readings (within the ledger's tolerance): not compared;
+		# nor the peak (VmHWM is the larger of the high-water mark and the
+		# resident set now: it fell by a page between the two once), nor
+		# the "where" finding's bytes (the resident set)
 		sed -e 's/read in [0-9.]* ms/read in T ms/' -e 's/held for [0-9.]* ms/held for T ms/' \
+			-e '/"peak_rss"/d' -e '/"id": "where"/{n;n;d}' -e 's/RSS [0-9.]* [KMGT]*i*B/RSS R/g' \
+			-e 's/peak [0-9.]* [KMGT]*i*B/peak P/g' \
 			-e 's/difference [-+][0-9]* bytes/difference D bytes/' -e '/"difference"/d' \
 			-e "s/smaps_rollup's Rss [0-9.]* [KMGT]*i*B/smaps_rollup's Rss R/" -e '/"smaps_rollup_rss"/d' \
 			-e "/not malloc's\|^RSS ledger/d" -e '/"rss"\|"not_malloc"\|"files"/d' \
