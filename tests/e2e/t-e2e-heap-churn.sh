@@ -19,7 +19,7 @@ n=3000
 	>"$OUT/thread.out" || fail "mallocwatch exited $? for heap-churn thread"
 "$MW" -q --json "$OUT/main.json" -o "$OUT/main.txt" -c $IN ./examples/heap-churn $n main \
 	>"$OUT/main.out" || fail "mallocwatch exited $? for heap-churn main"
-"$MW" -q --json "$OUT/thread2.json" -o "$OUT/thread2.txt" -c ./examples/heap-churn $n thread2 \
+"$MW" -q --json "$OUT/thread2.json" -o "$OUT/thread2.txt" -c $IN ./examples/heap-churn $n thread2 \
 	>"$OUT/thread2.out" || fail "mallocwatch exited $? for heap-churn thread2"
 python3 - "$OUT/thread.json" "$OUT/main.json" $n <<'PY' || fail "heap-churn counts"
 import json, sys

@@ -190,7 +190,7 @@ fi
 # -c: the allocator read at the program's exit (ptrace exit stop), for a
 # program that changes nothing after its malloc_info(): equal, exactly;
 # and the exit status and signal stay the program's own.
-"$MW" -q --json "$OUT/exit.json" -o "$OUT/exit.txt" -c ./examples/hold-arenas 4 t-snapshot \
+"$MW" -q --json "$OUT/exit.json" -o "$OUT/exit.txt" -c $IN ./examples/hold-arenas 4 t-snapshot \
 	</dev/null >"$OUT/exit.xml" 2>"$OUT/exit.err" || { _rc=$?; cat "$OUT/exit.err"; fail "-c hold-arenas exited $_rc"; }
 python3 - "$OUT/exit.json" "$OUT/exit-snap.json" <<'PY' || fail "no exit snapshot"
 import json, sys
