@@ -87,7 +87,7 @@ PY
 # 1. exec'd sleep, which still runs at ^C
 start one 3 /bin/sleep 120
 one=$pid
-trace one $one --save-stream=$OUT/one.mw
+trace one $one "--save-stream=$OUT/one.mw --html=$OUT/one.html"
 echo go >&3
 exec 3>&-
 wait_for /proc/$one/comm '^sleep$' 60 $one
@@ -98,6 +98,8 @@ wait $one 2>/dev/null
 refused one $one
 grep -q "none at the end: the process replaced its program (exec)" "$OUT/one.txt" ||
 	fail "one: why there is no snapshot at the end: $(cat "$OUT/one.txt")"
+grep -q "process $one replaced its program (exec) during the run" "$OUT/one.html" ||
+	fail "one: the page does not say it"
 # the saved stream replays to the same refusal
 "$MW" replay --json "$OUT/replay.json" -o "$OUT/replay.txt" "$OUT/one.mw" 2>"$OUT/replay.err" ||
 	fail "replay exited $?: $(cat "$OUT/replay.err")"
