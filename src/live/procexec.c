@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,6 +29,12 @@
 #include "xalloc.h"
 
 #define MAX_CPUS 4096
+/* Counting descriptors (one per CPU per process) all watchers may hold
+ * at once: at most this, and a quarter of RLIMIT_NOFILE's soft limit; a
+ * process past it is watched by its address space alone. */
+#define COUNTER_FDS_MAX 512
+
+static long counter_fds;	/* held now, by every watcher */
 
 struct mw_procexec {
 	pid_t pid;
@@ -59,6 +67,16 @@ static long tracepoint_id(void)
 	return -1;
 }
 
+/* Are mallocwatch's pids the kernel's (the tracepoint's)?  Only in the
+ * initial pid namespace, whose inode is fixed (PROC_PID_INIT_INO,
+ * include/linux/proc_ns.h). */
+static int pids_are_the_kernels(void)
+{
+	struct stat sb;
+
+	return stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino == 0xEFFFFFFCU;
+}
+
 /* One counting event per CPU, each enabled only once its filter is set
  * (an event enabled before would count other processes' execs).  All or
  * none: a CPU left out could run the exec (one offline, ENODEV, cannot;
@@ -67,11 +85,16 @@ static void open_counters(struct mw_procexec *w)
 {
 	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
 				     .disabled = 1 };
-	long id = tracepoint_id(), ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	long id = tracepoint_id(), ncpu = sysconf(_SC_NPROCESSORS_CONF), budget = COUNTER_FDS_MAX;
+	struct rlimit rl;
 	char filter[32];
 	int ok = 1;
 
-	if (id < 0 || ncpu < 1 || ncpu > MAX_CPUS)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (long)(rl.rlim_cur / 4) < budget)
+		budget = (long)(rl.rlim_cur / 4);
+	if (id < 0 || ncpu < 1 || ncpu > MAX_CPUS || counter_fds + ncpu > budget ||
+	    !pids_are_the_kernels())
 		return;
 	a.config = (uint64_t)id;
 	snprintf(filter, sizeof(filter), "pid == %d", (int)w->pid);
@@ -87,8 +110,10 @@ static void open_counters(struct mw_procexec *w)
 		ok = ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) == 0 &&
 		     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	}
-	if (ok && w->nfds)
+	if (ok && w->nfds) {
+		counter_fds += w->nfds;
 		return;
+	}
 	for (int i = 0; i < w->nfds; i++)
 		close(w->fds[i]);
 	free(w->fds);
@@ -97,7 +122,9 @@ static void open_counters(struct mw_procexec *w)
 }
 
 /* The address space now, read where its arguments start (field 48 of
- * /proc/PID/stat, proc(5): arg_start). */
+ * /proc/PID/stat, proc(5): arg_start).  Kept beside the counters: they
+ * see nothing when mallocwatch runs in a pid namespace of its own (the
+ * filter's pid is not the kernel's). */
 static void open_mem(struct mw_procexec *w)
 {
 	char path[64], buf[1024];
@@ -189,6 +216,7 @@ void mw_procexec_free(struct mw_procexec *w)
 		return;
 	for (int i = 0; i < w->nfds; i++)
 		close(w->fds[i]);
+	counter_fds -= w->nfds;
 	free(w->fds);
 	if (w->memfd >= 0)
 		close(w->memfd);

@@ -12,7 +12,10 @@
  *   then), whatever the process does next, exit included.  Needs root
  *   (or perf_event_paranoid -1) and tracefs's events directory
  *   (/sys/kernel/tracing or /sys/kernel/debug/tracing, mounted for the
- *   tracer).  A pid reused after the process exited, by one that execs
+ *   tracer); one descriptor per CPU, at most 512 (and a quarter of
+ *   RLIMIT_NOFILE) for all processes watched, past which a process is
+ *   not counted.  The pid is the kernel's: run from a pid namespace of
+ *   its own, mallocwatch's pids are not, and it counts nothing then.  A pid reused after the process exited, by one that execs
  *   before the run ends, is counted too (refused, never shown wrong).
  * - /proc/PID/mem opened at the start: the descriptor keeps the address
  *   space it was opened on; once an exec replaced it, a read of it finds
