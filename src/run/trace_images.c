@@ -113,6 +113,7 @@ int mw_sink_watch_sample(void *ctx, pid_t pid)
 struct mw_images_watch {
 	FILE *save;
 	size_t n, cap, execd;
+	int noted;		/* a process not counted was said */
 	struct watched {
 		struct mw_process *pr;	/* the run's (procs.h: it does not move) */
 		pid_t pid;
@@ -136,10 +137,11 @@ void mw_images_watch_add(struct mw_images_watch *w, struct mw_process *pr, pid_t
 	if (w->n == w->cap)
 		xgrow((void **)&w->v, w->n, &w->cap, sizeof(*w->v));
 	w->v[w->n++] = (struct watched){ .pr = pr, .pid = pid, .x = mw_procexec_open(pid) };
-	if (!mw_procexec_counted(w->v[w->n - 1].x))
+	if (!mw_procexec_counted(w->v[w->n - 1].x) && !w->noted++)	/* said once */
 		mw_note("process %d: its execs cannot be counted (the kernel's sched_process_exec "
-			"event, through perf_event_open and tracefs); one is seen only while it "
-			"runs, every second and at the end", (int)pid);
+			"event, through perf_event_open and tracefs; src/live/procexec.h), nor any "
+			"process's after it; one is seen only while it runs, every second and at the "
+			"end", (int)pid);
 }
 
 size_t mw_images_watch_check(struct mw_images_watch *w)
