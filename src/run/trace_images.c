@@ -151,14 +151,14 @@ size_t mw_images_watch_check(struct mw_images_watch *w)
 	for (size_t i = 0; w && i < w->n; i++) {
 		if (w->v[i].execd || mw_procexec_check(w->v[i].x, seen, sizeof(seen)) != 1)
 			continue;
-		snprintf(why, sizeof(why), "%s: -p without -f does not hold it at the exec for "
-			 "the tracer to empty the old program's totals, which would mix with the new "
-			 "one's", seen);
+		snprintf(why, sizeof(why), "%s: not ptraced (-p, --cgroup without -f), it was "
+			 "not held at the exec for the tracer to empty the old program's totals, "
+			 "which would mix with the new one's", seen);
 		w->v[i].execd = 1;
 		w->execd++;
-		mw_warn("process %d replaced its program (exec) during the run: -p without -f "
-			"does not follow it; its figures from the tracer are refused in the report, "
-			"and it has no snapshot at the end", (int)w->v[i].pid);
+		mw_warn("process %d replaced its program (exec) during the run, which only -f "
+			"follows; its figures from the tracer are refused in the report, and it has "
+			"no snapshot at the end", (int)w->v[i].pid);
 		mw_images_refuse(w->v[i].pr->st, w->save, why);
 	}
 	return w ? w->execd : 0;
