@@ -11,7 +11,10 @@
  *
  * (the traced file is the device and inode of the run's libc path, as
  * mw_glibc_preload keys it: the probe-enabled glibc a mount namespace
- * shows at the system's path is the same file).
+ * shows at the system's path is the same file).  And, for the processes
+ * -p attaches to without -f (not ptraced), when an exec is seen at all
+ * (mw_images_watch: procexec.h's witnesses, asked every sample tick and
+ * at the end).
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,10 +26,13 @@
 #include "clock.h"
 #include "mapped.h"
 #include "msg.h"
+#include "procexec.h"
+#include "procs.h"
 #include "state.h"
 #include "stream.h"
 #include "trace_images.h"
 #include "trace_run_int.h"
+#include "xalloc.h"
 
 void mw_images_refuse(struct mw_state *st, FILE *save, const char *why)
 {
@@ -93,4 +99,87 @@ void mw_sink_exit_images(struct sink *k, pid_t pid)
 			(int)pid, why);
 		mw_images_refuse(k->st, k->save, why);
 	}
+}
+
+int mw_sink_watch_sample(void *ctx, pid_t pid)
+{
+	struct sink *k = ctx;
+
+	if (mw_images_watch_check(k->xw))
+		return -1;	/* its layouts are the old program's */
+	return k->want_samples ? mw_sink_sample(ctx, pid) : -1;
+}
+
+struct mw_images_watch {
+	FILE *save;
+	size_t n, cap, execd;
+	int noted;		/* a process not counted was said */
+	struct watched {
+		struct mw_process *pr;	/* the run's (procs.h: it does not move) */
+		pid_t pid;
+		struct mw_procexec *x;
+		int execd;
+	} *v;
+};
+
+struct mw_images_watch *mw_images_watch_new(FILE *save)
+{
+	struct mw_images_watch *w = xcalloc(1, sizeof(*w));
+
+	w->save = save;
+	return w;
+}
+
+void mw_images_watch_add(struct mw_images_watch *w, struct mw_process *pr, pid_t pid)
+{
+	if (!w || !pr || pid <= 0)
+		return;
+	if (w->n == w->cap)
+		xgrow((void **)&w->v, w->n, &w->cap, sizeof(*w->v));
+	w->v[w->n++] = (struct watched){ .pr = pr, .pid = pid, .x = mw_procexec_open(pid) };
+	if (!mw_procexec_counted(w->v[w->n - 1].x) && !w->noted++)	/* said once */
+		mw_note("process %d: its execs cannot be counted (the kernel's sched_process_exec "
+			"event, through perf_event_open and tracefs; src/live/procexec.h), nor any "
+			"process's after it; one is seen only while it runs, every second and at the "
+			"end", (int)pid);
+}
+
+size_t mw_images_watch_check(struct mw_images_watch *w)
+{
+	char seen[PATH_MAX + 400], why[PATH_MAX + 600];
+
+	for (size_t i = 0; w && i < w->n; i++) {
+		if (w->v[i].execd || mw_procexec_check(w->v[i].x, seen, sizeof(seen)) != 1)
+			continue;
+		snprintf(why, sizeof(why), "%s: not ptraced (-p, --cgroup without -f), it was "
+			 "not held at the exec for the tracer to empty the old program's totals, "
+			 "which would mix with the new one's", seen);
+		w->v[i].execd = 1;
+		w->execd++;
+		mw_warn("process %d replaced its program (exec) during the run, which only -f "
+			"follows; its figures from the tracer are refused in the report, and it has "
+			"no snapshot at the end", (int)w->v[i].pid);
+		mw_images_refuse(w->v[i].pr->st, w->save, why);
+	}
+	return w ? w->execd : 0;
+}
+
+const char *mw_images_watch_end_why(const struct mw_images_watch *w,
+				    const struct mw_process *pr)
+{
+	for (size_t i = 0; w && i < w->n; i++)
+		if (w->v[i].pr == pr && w->v[i].execd)
+			return "none at the end: the process replaced its program (exec) during "
+			       "the run, and the layouts read at attach are the old program's";
+	return NULL;
+}
+
+void mw_images_watch_free(struct mw_images_watch *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		mw_procexec_free(w->v[i].x);
+	free(w->v);
+	free(w);
 }

@@ -49,6 +49,7 @@ struct msink {
 					 * (mw_tree_before); NULL none */
 	struct mw_stacks *stacks;	/* --stacks; NULL without */
 	uint64_t traced_ns;		/* the run's time traced (mw_run_traced_ns) */
+	struct mw_images_watch *xw;	/* -p, --cgroup: execs (trace_images.h) */
 };
 
 /* A model made for this run's libc and libm. */
@@ -111,6 +112,7 @@ static int join(void *ctx, pid_t pid)
 		return -1;
 	prep_state(k, pr->st);
 	mw_process_observe(pr);
+	mw_images_watch_add(k->xw, pr, pid);
 	if (k->stacks)
 		mw_stacks_watch(k->stacks, pid);
 	mw_note("process %d (%s) joined the cgroup; traced from now", (int)pid, pr->comm);
@@ -359,6 +361,14 @@ static void on_line(void *ctx, const char *line)
 	}
 }
 
+/* -p, --cgroup, every second: the processes that exec'd (no sample) */
+static int watch_execs(void *ctx, pid_t pid)
+{
+	(void)pid;
+	mw_images_watch_check(((struct msink *)ctx)->xw);
+	return -1;
+}
+
 static unsigned long long missing(void *ctx)
 {
 	struct msink *k = ctx;
@@ -419,8 +429,9 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	char relbuf[200];
 	double rel_s = 0;
 	const char *rel = released_why(k, pr, relbuf, sizeof(relbuf), &rel_s);
+	const char *xwhy = mw_images_watch_end_why(k->xw, pr);	/* it exec'd */
 
-	if (!pr->at_exit && !rel && mw_process_alive(pr->pid)) {	/* -p: at the end */
+	if (!pr->at_exit && !rel && !xwhy && mw_process_alive(pr->pid)) {	/* -p: at the end */
 		char err[PATH_MAX + 512];
 
 		mw_process_read_title(pr, 1);
@@ -457,7 +468,8 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.status_why = ri_r.have_status ? NULL : rel ? rel : mw_run_status_why(k->set != NULL,
 				k->tree && !r->ptrace_msg[0],
 				r->stopped && mw_process_alive(pr->pid)),
-		.end_why = pr->at_end || pr->at_exit ? NULL : rel ? rel : mw_process_alive(pr->pid) ?
+		.end_why = pr->at_end || pr->at_exit ? NULL : rel ? rel : xwhy ? xwhy :
+			   mw_process_alive(pr->pid) ?
 			   "none at the end, see the warnings" : k->tree ?
 			   "none at its exit: it could not be read" :
 			   "none at the end: the process had exited" };
@@ -677,6 +689,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 		return r.interrupted ? 128 + r.interrupted : MW_EXIT_RUNTIME;
 	}
 	stacks_end(k);
+	mw_images_watch_check(k->xw);	/* an exec, now at the latest */
 	if (r.ptrace_msg[0])
 		mw_note("%s", r.ptrace_msg);
 	if (r.set_failed)
@@ -722,12 +735,17 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	ps = o->procs;	/* -p's, --cgroup's, with -f's follow */
 	ps.pid = set->pid;
 	ps.npid = set->n;
+	if (!k.tree)	/* not ptraced: their execs watched, from before arming */
+		k.xw = mw_images_watch_new(NULL);
+	for (size_t i = 0; k.xw && i < set->n; i++)
+		mw_images_watch_add(k.xw, mw_procs_process(k.procs, i), set->pid[i]);
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
-				  .procs = &ps, .duration_ms = o->duration_ms },
-				  &(struct mw_consumer){ .join = join,
+				  .procs = &ps, .duration_ms = o->duration_ms, .sample_ms = 1000 },
+				  &(struct mw_consumer){ .join = join, .sample = k.xw ? watch_execs : NULL,
 				  .at_exit = o->procs.follow ? tree_exit_stop : NULL },
 				  libc_path, report, detaching);
 cleanup:
+	mw_images_watch_free(k.xw);
 	mw_stacks_free(k.stacks);
 	mw_procs_free(k.procs);
 	mw_run_prep_free(&p);

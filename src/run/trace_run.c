@@ -40,6 +40,7 @@
 #include "stacks.h"
 #include "state.h"
 #include "stream.h"
+#include "trace_images.h"
 #include "trace_run.h"
 #include "trace_run_int.h"
 #include "tracer.h"
@@ -311,8 +312,10 @@ unsigned long long mw_sink_missing(void *ctx)
 const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c, int program,
 					   int samples)
 {
+	k->want_samples = samples;
 	*c = (struct mw_consumer){ .ctx = k, .line = mw_sink_line, .missing = mw_sink_missing,
-				   .sample = samples ? mw_sink_sample : NULL,
+				   .sample = k->xw ? mw_sink_watch_sample :
+					     samples ? mw_sink_sample : NULL,
 				   .at_exit = program ? mw_sink_exit_snapshot : NULL,
 				   .on_exec = program ? mw_sink_exec : NULL,
 				   .on_mixed = program ? mw_sink_mixed : NULL,
@@ -582,6 +585,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	struct mw_environment menv;
 	struct mw_run_info ri;
 	char *findings;
+	const char *xwhy;
 	int status;
 	uint64_t traced = mw_run_traced_ns(mw_state_origin(k->st), r);
 
@@ -608,8 +612,10 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	if (k->skipped)
 		mw_warn("%lu of %lu allocator samples skipped (not in the timeline); the "
 			"first: %s", k->skipped, k->samples, k->skip_why);
-	if (attached && (k->pr->at_end = mw_run_end_snapshot(attached, k->g, o->read_timeout_ms,
-							     &k->pr->ledger_end)))
+	mw_images_watch_check(k->xw);	/* -p: an exec, now at the latest */
+	xwhy = mw_images_watch_end_why(k->xw, k->pr);
+	if (attached && !xwhy && (k->pr->at_end = mw_run_end_snapshot(attached, k->g,
+							o->read_timeout_ms, &k->pr->ledger_end)))
 		emit_sample(k, k->pr->at_end);	/* the timeline's last */
 	mw_run_environment(o, libc, mw_runtime_name(rt), &menv);
 	ri = (struct mw_run_info){ .argv = (const char *const *)o->cmd,
@@ -624,7 +630,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		.env = &menv, .stacks = k->stacks,
 		.status_why = r->have_status ? NULL : mw_run_status_why(attached != 0, 0,
 						r->stopped && mw_process_alive(r->pid)),
-		.end_why = k->pr->at_end || !attached ? NULL : mw_process_alive(attached) ?
+		.end_why = k->pr->at_end || !attached ? NULL : xwhy ? xwhy : mw_process_alive(attached) ?
 			   "none at the end, see the warnings" :
 			   "none at the end: the process had exited" };
 	ri.traced_ns = traced;
@@ -722,6 +728,10 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	if (mw_run_prepare(o, libc_path, dir, NULL, 0, out->script, &p) < 0)
 		goto cleanup;
 	mw_sink_start(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
+	if (attached) {	/* not ptraced: its execs watched, from before arming */
+		k.xw = mw_images_watch_new(k.save);
+		mw_images_watch_add(k.xw, k.pr, attached);
+	}
 	if (o->stacks && p.env.rt == MW_RT_KERNEL) {
 		/* the script's ubacktrace(): the module gets their unwind data */
 		p.env.ustack = 1;
@@ -768,6 +778,7 @@ cleanup:
 	if (k.have_proc)
 		mw_proc_close(&k.proc);
 	mw_stacks_free(k.stacks);
+	mw_images_watch_free(k.xw);
 	mw_procs_free(k.procs);	/* the model and the snapshots */
 	mw_run_prep_free(&p);
 	return status;

@@ -18,6 +18,8 @@
 #include "procs.h"
 #include "trace_run.h"
 
+struct mw_images_watch;
+
 /* Where one run's tracer lines go: the state, and the --save-stream
  * file.  Zero it, set save, attach_pid (-p's process), g, progress and
  * read_timeout_ms, then mw_sink_start(). */
@@ -48,6 +50,8 @@ struct sink {
 	int bias_sent;		/* a B record from a snapshot went out */
 	struct mw_stacks *stacks;	/* --stacks; NULL without */
 	unsigned execs;		/* -c: the program's execs, its start's included */
+	struct mw_images_watch *xw;	/* -p: its execs watched (trace_images.h) */
+	int want_samples;	/* samples read (mw_run_samples_wanted) */
 };
 
 /* The model of a run of o (one process; the pid comes when the program
@@ -79,6 +83,10 @@ unsigned long long mw_sink_missing(void *ctx);
 void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained);
 void mw_sink_mixed(void *ctx, pid_t pid, const char *why);
 void mw_sink_exit_images(struct sink *k, pid_t pid);
+/* -p (k->xw): every sample tick, whether the process exec'd (then no
+ * sample: its layouts are the old program's), then the sample when
+ * k->want_samples; as mw_sink_sample. */
+int mw_sink_watch_sample(void *ctx, pid_t pid);
 
 /* Those callbacks as the run's consumer (tracer.h), in *c (returned),
  * ctx k: line and missing always; at_exit and arming for a program

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #include "clock.h"
 #include "jsonout.h"
 #include "msg.h"
+#include "procexec.h"
 #include "procmem.h"
 #include "report_snap.h"
 #include "snapattach.h"
@@ -56,21 +58,29 @@ static void samples_text(FILE *f, const struct sample *s, size_t n)
 			mw_human_bytes(s[i].mmapped, d, sizeof(d)));
 }
 
-/* The snapshots-only report as a new JSON value. */
+/* The snapshots-only report as a new JSON value (execd: why there is no
+ * snapshot at the end, the process exec'd; else NULL). */
 static json_t *samples_json(pid_t pid, const char *libc, const struct mw_snapshot *a,
-			    const struct mw_snapshot *b, const struct sample *s, size_t n)
+			    const struct mw_snapshot *b, const struct sample *s, size_t n,
+			    const char *execd)
 {
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *r;
 
 	for (size_t i = 0; i < n; i++)
 		mw_json_append(&arr, json_pack("{s:f, s:I, s:I, s:I, s:I, s:I}", "t", s[i].t,
 			"arenas", (json_int_t)s[i].arenas, "system_bytes", (json_int_t)s[i].system,
 			"in_use_bytes", (json_int_t)s[i].in_use, "free_bytes", (json_int_t)s[i].free,
 			"mmapped_bytes", (json_int_t)s[i].mmapped));
-	return json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
+	r = json_pack("{s:i, s:s, s:{s:i, s:o}, s:{s:o, s:o}, s:o}", "version", 1,
 		"mode", "snapshots", "target", "pid", (int)pid, "libc", mw_json_str(libc),
 		"snapshots", "attach", mw_snapshot_json_value(a, "?"),
 		"end", b ? mw_snapshot_json_value(b, "?") : json_null(), "samples", arr);
+	if (r && execd)	/* as a traced report's (docs/json.md): its rules fail */
+		mw_json_set(&r, "unknown", json_pack("{s:o, s:[s,s,s,s,s,s,s,s]}", "reason",
+			    mw_json_str(execd), "figures", "arenas", "heaps", "heap_bytes",
+			    "mmap_threshold", "trim_threshold", "system_bytes", "in_use_bytes",
+			    "free_bytes"));
+	return r;
 }
 
 static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct mw_snapshot *x,
@@ -90,20 +100,27 @@ static void add_sample(struct sample **s, size_t *n, size_t *cap, const struct m
  * for --check. */
 static void snapshots_report(const struct trace_opts *o, struct outputs *out, const char *libc,
 			     const struct mw_snapshot *first, const struct mw_snapshot *last,
-			     const struct sample *samples, size_t n, json_t **report)
+			     const struct sample *samples, size_t n, const char *execd,
+			     char *comm, json_t **report)
 {
 	pid_t pid = mw_procset_first(&o->procs);	/* -p's process */
-	char comm[64], q[4 * PATH_MAX + 8];
+	char q[4 * PATH_MAX + 8];
 	json_t *root = NULL;
 
-	mw_process_comm(pid, comm, sizeof(comm));
+	if (!execd)	/* else its name at attach, the old program's */
+		mw_process_comm(pid, comm, 64);
 	mw_snapshot_text(out->summary, last ? last : first, comm[0] ? comm : "?");
 	fprintf(out->summary, "  (snapshots only: %s has no SDT probes)\n",
 		mw_quote(libc, q, sizeof(q)));
+	if (execd) {	/* the process's text: quoted */
+		fputs("  no snapshot at the end, nor after its exec: ", out->summary);
+		mw_fputs_quoted(execd, out->summary);
+		fputs("; the figures above are at attach, its rules on them fail\n", out->summary);
+	}
 	mw_snapshot_diff_text(out->summary, first, last);
 	samples_text(out->summary, samples, n);
 	if (out->json || report)
-		root = samples_json(pid, libc, first, last, samples, n);
+		root = samples_json(pid, libc, first, last, samples, n, execd);
 	if (out->json && mw_json_write(root, out->json, JSON_INDENT(2)) < 0)
 		out->json_errno = errno;
 	if (report)
@@ -134,11 +151,12 @@ static void progress_line(const struct mw_snapshot *x, uint64_t t0)
 /* Snapshots of -p's process (layouts g) every interval ms into samples (*n of
  * *cap, seconds from t0), the newest kept in *last (the one before it
  * freed), each a --progress line when asked, until the process exits, a signal comes or --duration has
- * passed.  The process is never stopped or signalled.  Snapshots not read
+ * passed, or it is found to have exec'd (xw; why into execd).  The process is never stopped or signalled.  Snapshots not read
  * are counted, and the first one's reason warned about at the end. */
 static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, long interval,
 			     uint64_t t0, struct sample **samples, size_t *n, size_t *cap,
-			     struct mw_snapshot **last)
+			     struct mw_snapshot **last, struct mw_procexec *xw, char *execd,
+			     size_t execdlen)
 {
 	pid_t pid = mw_procset_first(&o->procs);	/* -p's process */
 	struct mw_snapshot *x;
@@ -162,6 +180,8 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 			break;
 		if (stop_at && mw_now_ms() >= stop_at)
 			break;	/* the end snapshot follows */
+		if (mw_procexec_check(xw, execd, execdlen))
+			break;	/* the layouts g are the old program's */
 		if (mw_snapshot_read(pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
 			add_sample(samples, n, cap, x, t0);
 			if (o->progress > 0)
@@ -186,16 +206,18 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 {
 	pid_t pid = mw_procset_first(&o->procs);	/* -p's process */
 	struct mw_snapshot *first = NULL, *last = NULL, *x;
+	struct mw_procexec *xw = mw_procexec_open(pid);	/* before the first read */
 	struct sample *samples = NULL;
 	size_t n = 0, cap = 0;
 	struct outputs out;
-	char err[512];
+	char err[512], execd[PATH_MAX + 400] = "", comm[64];
 	long interval = o->interval_ms ? o->interval_ms : 1000;
 	int status = MW_EXIT_OK, r;
 	uint64_t t0;
 
 	if (mw_outputs_open(o, &out, 0) < 0) {
 		mw_outputs_close(o, &out);
+		mw_procexec_free(xw);
 		return MW_EXIT_RUNTIME;
 	}
 	/* everything is measured from the first: a busy process may need a
@@ -203,26 +225,35 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 	if ((r = mw_attach_snapshot(pid, g, o->read_timeout_ms, &first, err, sizeof(err))) < 0) {
 		mw_error("no snapshot at attach: %s", err);
 		mw_outputs_close(o, &out);
+		mw_procexec_free(xw);
 		return MW_EXIT_RUNTIME;
 	}
 	mw_note("'%s' has no SDT probes: reporting process %d from snapshots alone (at attach, "
 		"every %.1f s, at the end); events (who created which arena, lock waits, retries) "
 		"need a libc built with --enable-systemtap", libc, (int)pid, interval / 1000.0);
+	mw_process_comm(pid, comm, sizeof(comm));
 	t0 = first->taken_ns;
 	add_sample(&samples, &n, &cap, first, t0);
 	if (o->progress > 0)
 		progress_line(first, t0);
-	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last);
-	if ((x = mw_run_end_snapshot(pid, g, o->read_timeout_ms, NULL))) {
+	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last, xw, execd, sizeof(execd));
+	if (execd[0] || mw_procexec_check(xw, execd, sizeof(execd))) {
+		mw_warn("process %d replaced its program (exec) during the run: no snapshot "
+			"after it", (int)pid);
+		mw_snapshot_free(last);	/* of the old program: not its end */
+		last = NULL;
+	} else if ((x = mw_run_end_snapshot(pid, g, o->read_timeout_ms, NULL))) {
 		add_sample(&samples, &n, &cap, x, t0);
 		mw_snapshot_free(last);
 		last = x;
 	}
-	snapshots_report(o, &out, libc, first, last, samples, n, report);
+	snapshots_report(o, &out, libc, first, last, samples, n, execd[0] ? execd : NULL, comm,
+			 report);
 	if (mw_outputs_close(o, &out) < 0)
 		status = MW_EXIT_RUNTIME;
 	free(samples);
 	mw_snapshot_free(first);
 	mw_snapshot_free(last);
+	mw_procexec_free(xw);
 	return status;
 }

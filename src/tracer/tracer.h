@@ -89,13 +89,24 @@ struct mw_tracer_opts {
 	 *   (or FLUSH_WAIT_MS passed: its figures from the tracer are then
 	 *   refused, on_mixed).  One at a time; others that exec meanwhile
 	 *   wait in their stops (16 at most; more are refused).  A forked
-	 *   process's first exec is on_exec's alone: what the copy of its
-	 *   parent did before it is little (the probes are on
-	 *   the allocator's rare paths) and asking the tracer at every exec
-	 *   of a large tree would scan its maps each time (bench: about 0.6
-	 *   ms an exec, growing with them); for the same reason none is asked
-	 *   once more than MW_EXEC_DRAIN_MAX processes were in the set (then
-	 *   refused too, on_mixed).
+	 *   process's first exec is on_exec's alone, not drained nor
+	 *   refused, and that CAN print a wrong figure: what the copy of
+	 *   its parent hit between fork and exec stays in the new program's
+	 *   totals (a child that grew the heap by 6 MiB, made a thread's
+	 *   arena and called mallopt before exec'ing sbrk-trim reported
+	 *   sbrk net 8.2 MiB where the program's malloc_info had 2.2 MiB, 2
+	 *   threads, exit 0).  Most children hit nothing there (the probes
+	 *   are on the allocator's rare paths; posix_spawn, vfork and
+	 *   python's subprocess run no malloc between fork and exec), but a
+	 *   shell's child may.  Not drained because each ask scans the
+	 *   script's maps (bench: about 0.6 ms an exec, growing with them;
+	 *   200 forks of /bin/true took 0.3 s more at load 13) and holds
+	 *   the child in the wait list above, so parallel forks+execs past
+	 *   16 would be refused; not refused because that would refuse
+	 *   nearly every process of a tree.  The tracer cannot tell after
+	 *   the fact (its aggregates carry no time).  For the same cost
+	 *   none is asked once more than MW_EXEC_DRAIN_MAX processes were in
+	 *   the set (a later exec is then refused, on_mixed).
 	 * - MW_PROCS_CGROUP: the processes that join the cgroup (or its
 	 *   children) while the run goes on are added to the set (the
 	 *   script's opts->dynamic) when the consumer's join accepts them;
