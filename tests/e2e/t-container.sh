@@ -100,10 +100,7 @@ wait $mwpid || fail "-p exited $?: $(cat "$OUT/attach.err")"
 grep -q "^  pid 1 in its pid namespace [0-9]* (not ours), mount namespace [0-9]* (not ours)" "$OUT/attach.txt" ||
 	fail "-p does not say where the process lives: $(head -3 "$OUT/attach.txt")"
 wait $ctr || fail "the contained arena-storm failed"
-mkdir -p "$OUT/attach"
-python3 tests/lib/malloc_info_compare.py "$OUT/attach.xml" "$OUT/attach.json" "$OUT/attach" || exit 99
-expect_same "$OUT/attach/expected.txt" "$OUT/attach/actual.txt"
-cat "$OUT/attach/actual.txt"
+expect_malloc_info "$OUT/attach.xml" "$OUT/attach.json" "$OUT/attach" "-p in the container"
 
 # 3. the debuginfo only inside the container root
 S=$OUT/stripped

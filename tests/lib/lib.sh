@@ -131,8 +131,31 @@ serve_port() {
 }
 # run CMD..., which must exit 0
 ok() { "$@" || fail "'$*' exited $?"; }
-# expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ
+# expect_same EXPECTED ACTUAL: show diff -u and fail when they differ
 expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
+# malloc_info_lines XML JSON DIR: the arenas the traced program's own
+# malloc_info(0, fp) output (XML) states and those mallocwatch's --json
+# report (JSON) states, as canonical lines (tests/lib/malloc_info_compare.py:
+# main_arena's system bytes, each other arena's heaps and heap bytes,
+# sorted, the number of arenas; and a line saying so where the main heap
+# differs from sbrk's net moves when the report traced them all) in
+# DIR/expected.txt and DIR/actual.txt; makes DIR.  Exits 99 (harness
+# error) when the script fails (cannot read XML or JSON).
+malloc_info_lines() {
+	mkdir -p "$3" || exit 99
+	python3 tests/lib/malloc_info_compare.py "$1" "$2" "$3" ||
+		{ echo "malloc_info_compare.py failed on $1 and $2"; exit 99; }
+}
+# expect_malloc_info XML JSON DIR [LABEL]: the report JSON states exactly
+# the arenas malloc_info's XML does (malloc_info_lines' lines, in DIR).
+# Fails with their diff -u when they differ, naming LABEL (default DIR);
+# with LABEL, prints "LABEL: " and the lines when they are the same.
+expect_malloc_info() {
+	malloc_info_lines "$1" "$2" "$3"
+	diff -u "$3/expected.txt" "$3/actual.txt" ||
+		fail "${4:-$3}: the report's arenas ($3/actual.txt) differ from malloc_info's ($3/expected.txt)"
+	[ -z "${4:-}" ] || echo "$4: $(tr '\n' ' ' <"$3/actual.txt")"
+}
 # need_gdb_call: skip unless gdb can call a function in a process here
 # and give it back intact.  gdb 13 on some CPUs and kernels (seen: Xeon
 # with AMX, kernel 6.18) runs the call, then fails to restore the
