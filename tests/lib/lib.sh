@@ -133,29 +133,40 @@ serve_port() {
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_same EXPECTED ACTUAL: show diff -u and fail when they differ
 expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
-# malloc_info_lines XML JSON DIR: the arenas the traced program's own
-# malloc_info(0, fp) output (XML) states and those mallocwatch's --json
-# report (JSON) states, as canonical lines (tests/lib/malloc_info_compare.py:
-# main_arena's system bytes, each other arena's heaps and heap bytes,
-# sorted, the number of arenas; and a line saying so where the main heap
-# differs from sbrk's net moves when the report traced them all) in
-# DIR/expected.txt and DIR/actual.txt; makes DIR.  Exits 99 (harness
+# canon_lines SCRIPT XML JSON DIR: tests/lib/SCRIPT writes what XML (a
+# program's own malloc_info(0, fp) output) states to DIR/expected.txt
+# and what JSON (mallocwatch's) states to DIR/actual.txt, as the same
+# canonical lines (the script's opening comment lists them); makes DIR.
+# SCRIPT: malloc_info_compare.py, JSON a traced run's --json report
+# (main_arena's system bytes, each other arena's heaps and heap bytes
+# sorted, the number of arenas, and a line where the main heap differs
+# from sbrk's net moves when the run traced them all);
+# snapshot_compare.py, JSON a snapshot's (per arena in the ring's order:
+# system bytes, fast and rest chunks, heaps; the mmapped chunks; the
+# number of arenas; a line when it is inconsistent).  Exits 99 (harness
 # error) when the script fails (cannot read XML or JSON).
-malloc_info_lines() {
-	mkdir -p "$3" || exit 99
-	python3 tests/lib/malloc_info_compare.py "$1" "$2" "$3" ||
-		{ echo "malloc_info_compare.py failed on $1 and $2"; exit 99; }
+canon_lines() {
+	mkdir -p "$4" || exit 99
+	python3 "tests/lib/$1" "$2" "$3" "$4" ||
+		{ echo "$1 failed on $2 and $3"; exit 99; }
 }
-# expect_malloc_info XML JSON DIR [LABEL]: the report JSON states exactly
-# the arenas malloc_info's XML does (malloc_info_lines' lines, in DIR).
-# Fails with their diff -u when they differ, naming LABEL (default DIR);
-# with LABEL, prints "LABEL: " and the lines when they are the same.
-expect_malloc_info() {
-	malloc_info_lines "$1" "$2" "$3"
-	diff -u "$3/expected.txt" "$3/actual.txt" ||
-		fail "${4:-$3}: the report's arenas ($3/actual.txt) differ from malloc_info's ($3/expected.txt)"
-	[ -z "${4:-}" ] || echo "$4: $(tr '\n' ' ' <"$3/actual.txt")"
+# expect_canon SCRIPT XML JSON DIR [LABEL]: canon_lines' two files must
+# be the same.  Fails with their diff -u when they differ, naming LABEL
+# (default DIR); with LABEL, prints "ok: LABEL: " and the lines when same.
+expect_canon() {
+	canon_lines "$1" "$2" "$3" "$4"
+	diff -u "$4/expected.txt" "$4/actual.txt" ||
+		fail "${5:-$4}: the figures mallocwatch states ($4/actual.txt, from $3) differ from malloc_info's ($4/expected.txt)"
+	[ -z "${5:-}" ] || echo "ok: $5: $(tr '\n' ' ' <"$4/actual.txt")"
 }
+# expect_malloc_info XML JSON DIR [LABEL]: a traced run's --json report
+# JSON states exactly the arenas its program's malloc_info XML does
+# (expect_canon malloc_info_compare.py)
+expect_malloc_info() { expect_canon malloc_info_compare.py "$@"; }
+# expect_snapshot XML JSON DIR [LABEL]: a snapshot's --json JSON states
+# exactly what the process's malloc_info XML does (expect_canon
+# snapshot_compare.py)
+expect_snapshot() { expect_canon snapshot_compare.py "$@"; }
 # need_gdb_call: skip unless gdb can call a function in a process here
 # and give it back intact.  gdb 13 on some CPUs and kernels (seen: Xeon
 # with AMX, kernel 6.18) runs the call, then fails to restore the
