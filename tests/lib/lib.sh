@@ -129,6 +129,45 @@ serve_port() {
 		sleep 0.05
 	done
 }
+# free_port: a TCP port of 127.0.0.1 that is free now (the kernel's pick)
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# prometheus_start TARGET: a real Prometheus on a free port of 127.0.0.1
+# that scrapes TARGET (HOST:PORT, job "mallocwatch") and evaluates
+# examples/prometheus/rules.yml every second.  Its configuration,
+# $OUT/prometheus.yml, must pass `promtool check config` (the test fails
+# otherwise); its data go to $OUT/tsdb, its output to
+# $OUT/prometheus.log; fds 3 to 9 (the tests' FIFOs) are closed in it.
+# Sets PROM (its pid: the test's cleanup kills it) and PB (its URL).
+prometheus_start() {
+	_pp=$(free_port) || exit 99
+	cat >"$OUT/prometheus.yml" <<EOF || exit 99
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $PWD/examples/prometheus/rules.yml
+scrape_configs:
+  - job_name: mallocwatch
+    static_configs:
+      - targets: ["$1"]
+EOF
+	promtool check config "$OUT/prometheus.yml" >"$OUT/check-config.out" 2>&1 ||
+		fail "promtool check config: $(cat "$OUT/check-config.out")"
+	prometheus --config.file="$OUT/prometheus.yml" --storage.tsdb.path="$OUT/tsdb" \
+		--web.listen-address="127.0.0.1:$_pp" >"$OUT/prometheus.log" 2>&1 \
+		3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+	PROM=$!
+	PB=http://127.0.0.1:$_pp
+}
+# prom_query EXPR: the values of the instant vector EXPR at the
+# Prometheus $PB (prometheus_start), one a line, sorted
+prom_query() {
+	curl -sS --get --data-urlencode "query=$1" "$PB/api/v1/query" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print("\n".join(sorted(r["value"][1] for r in d["data"]["result"])))'
+}
 # run CMD..., which must exit 0
 ok() { "$@" || fail "'$*' exited $?"; }
 # expect_same EXPECTED ACTUAL: show diff -u and fail when they differ
