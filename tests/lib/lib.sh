@@ -269,12 +269,7 @@ hold_arenas() {
 	fi
 	pid=$!
 	exec 3>"$OUT/$_n.in"
-	_i=0
-	until grep -q '</malloc>' "$OUT/$_n.xml" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 1200 ] || fail "$_n: hold-arenas never printed malloc_info"
-		sleep 0.05
-	done
+	held_info "$_n"
 }
 release_hold() { exec 3>&-; wait $pid; }
 # hold_fd NAME FD N [EXTRA [system [BINARY]]]: examples/hold-arenas (or
@@ -295,6 +290,12 @@ hold_fd() {
 	pid=$!
 	PIDS="${PIDS:-} $pid"
 	eval "exec $2>\"\$OUT/\$1.in\""
+	held_info "$1"
+}
+# held_info NAME: until hold_arenas' or hold_fd's NAME has printed its
+# malloc_info to $OUT/NAME.xml (the state is built and held), looking
+# every 0.05 s; fails after 1200 looks
+held_info() {
 	_i=0
 	until grep -q '</malloc>' "$OUT/$1.xml" 2>/dev/null; do
 		_i=$((_i + 1))
