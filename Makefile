@@ -259,13 +259,14 @@ build/tests/fixtures/mi-at-exit.so: tests/fixtures/mi-at-exit.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -shared -fPIC -o $@ $<
 
-build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c
+# the process-tree fixtures: their shared part in fixutil.c
+build/tests/fixtures/fork-arenas: tests/fixtures/fork-arenas.c tests/fixtures/fixutil.c tests/fixtures/fixutil.h
 	$(Q)mkdir -p $(@D)
-	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $(filter %.c,$^) -pthread
 
-build/tests/fixtures/release-tree: tests/fixtures/release-tree.c
+build/tests/fixtures/release-tree: tests/fixtures/release-tree.c tests/fixtures/fixutil.c tests/fixtures/fixutil.h
 	$(Q)mkdir -p $(@D)
-	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $(filter %.c,$^) -pthread
 
 build/tests/fixtures/exec-after: tests/fixtures/exec-after.c
 	$(Q)mkdir -p $(@D)

@@ -141,19 +141,7 @@ static int read_one(const struct explain_opts *o, pid_t pid, struct mw_explained
 
 static int open_outputs(struct explain_opts *o)
 {
-	o->fo = o->out ? mw_output_create(o->out, 1) : stdout;
-	return o->fo && (!o->json || (o->fj = mw_output_create(o->json, 1))) ? 0 : -1;
-}
-
-/* Close what open_outputs opened: 0, or -1 (said). */
-static int close_outputs(struct explain_opts *o, int json_err)
-{
-	int bad = mw_output_close(o->fo, o->out ? o->out : "stdout",
-				  o->fj == o->fo ? json_err : 0) < 0;
-
-	if (o->fj && o->fj != o->fo && mw_output_close(o->fj, o->json, json_err) < 0)
-		bad = 1;
-	return bad ? -1 : 0;
+	return mw_output_open_pair(o->out, o->json, &o->fo, &o->fj);
 }
 
 /* One process's document on one line of f (several processes: JSON
@@ -191,7 +179,7 @@ static void write_one(struct explain_opts *o, pid_t pid, const struct mw_explain
 	mw_process_comm(pid, comm, sizeof(comm));
 	if (!comm[0])
 		snprintf(comm, sizeof(comm), "?");
-	if (!(o->fj == stdout && o->fo == stdout))
+	if (mw_output_pair_text(o->fo, o->fj))
 		mw_explain_text(o->fo, e->s, e->l, e->f, e->nf, comm);
 	if (o->fj && (several ? json_line(o->fj, e, comm) :
 		      mw_snapshot_json_ledger(o->fj, e->s, comm, NULL, e->l, e->f, e->nf)) < 0)
@@ -212,7 +200,7 @@ static int explain_each(struct explain_opts *o, const struct mw_pidlist *l, int 
 			failed = 1;
 			continue;
 		}
-		if (written++ && !(o->fj == stdout && o->fo == stdout))
+		if (written++ && mw_output_pair_text(o->fo, o->fj))
 			fputc('\n', o->fo);
 		write_one(o, l->pids[i], &e, 1, json_err);
 		mw_explained_free(&e);
@@ -244,7 +232,7 @@ int cmd_explain(int argc, char **argv)
 			return MW_EXIT_RUNTIME;
 		failed = explain_each(&o, &l, &json_err) < 0;
 	}
-	bad = close_outputs(&o, json_err) < 0;
+	bad = mw_output_close_pair(o.fo, o.out, o.fj, o.json, json_err) < 0;
 	mw_pidlist_free(&l);
 	mw_procsel_free(&o.sel);
 	return bad || failed ? MW_EXIT_RUNTIME : MW_EXIT_OK;

@@ -201,25 +201,20 @@ static void parse(int argc, char **argv, struct snap_opts *o)
 
 static int open_outputs(struct snap_opts *o)
 {
-	o->fo = o->out ? mw_output_create(o->out, 1) : stdout;
-	return o->fo && (!o->json || (o->fj = mw_output_create(o->json, 1))) ? 0 : -1;
+	return mw_output_open_pair(o->out, o->json, &o->fo, &o->fj);
 }
 
 /* Close what open_outputs opened; json_err: the JSON writer's errno. */
 static int close_outputs(struct snap_opts *o, int json_err)
 {
-	int bad = mw_output_close(o->fo, o->out ? o->out : "stdout",
-				  o->fj == o->fo ? json_err : 0) < 0;
-
-	if (o->fj && o->fj != o->fo && mw_output_close(o->fj, o->json, json_err) < 0)
-		bad = 1;
-	return bad ? MW_EXIT_RUNTIME : MW_EXIT_OK;
+	return mw_output_close_pair(o->fo, o->out, o->fj, o->json, json_err) < 0 ?
+	       MW_EXIT_RUNTIME : MW_EXIT_OK;
 }
 
 /* The text goes out unless the JSON took stdout. */
 static int want_text(const struct snap_opts *o)
 {
-	return !(o->fj == stdout && o->fo == stdout);
+	return mw_output_pair_text(o->fo, o->fj);
 }
 
 /* -p PID: one process, the report as it has always been, plus where it

@@ -423,7 +423,7 @@ static int trim_one(const struct trim_opts *o, struct trim *t, const struct mw_g
 static void write_one(const struct trim_opts *o, const struct trim *t, int several,
 		      int *json_err)
 {
-	if (!(o->fj == stdout && o->fo == stdout))
+	if (mw_output_pair_text(o->fo, o->fj))
 		trim_text(o->fo, t);
 	if (o->fj && trim_json(o->fj, t, several ? JSON_COMPACT : JSON_INDENT(2)) < 0)
 		*json_err = errno;
@@ -431,8 +431,7 @@ static void write_one(const struct trim_opts *o, const struct trim *t, int sever
 
 static int open_outputs(struct trim_opts *o)
 {
-	o->fo = o->out ? mw_output_create(o->out, 1) : stdout;
-	return o->fo && (!o->json || (o->fj = mw_output_create(o->json, 1))) ? 0 : -1;
+	return mw_output_open_pair(o->out, o->json, &o->fo, &o->fj);
 }
 
 /* Several processes (-p A,B, --cgroup), one after the other, each
@@ -478,9 +477,7 @@ int cmd_trim(int argc, char **argv)
 			return MW_EXIT_RUNTIME;
 		failed = trim_each(&o, &l, &json_err) < 0;
 	}
-	bad = mw_output_close(o.fo, o.out ? o.out : "stdout", o.fj == o.fo ? json_err : 0) < 0;
-	if (o.fj && o.fj != o.fo && mw_output_close(o.fj, o.json, json_err) < 0)
-		bad = 1;
+	bad = mw_output_close_pair(o.fo, o.out, o.fj, o.json, json_err) < 0;
 	mw_pidlist_free(&l);
 	mw_procsel_free(&o.sel);
 	return bad || failed ? MW_EXIT_RUNTIME : MW_EXIT_OK;

@@ -213,6 +213,26 @@ int mw_output_close(FILE *f, const char *path, int err)
 	return 0;
 }
 
+int mw_output_open_pair(const char *out, const char *json, FILE **fo, FILE **fj)
+{
+	*fo = out ? mw_output_create(out, 1) : stdout;
+	return *fo && (!json || (*fj = mw_output_create(json, 1))) ? 0 : -1;
+}
+
+int mw_output_close_pair(FILE *fo, const char *out, FILE *fj, const char *json, int json_err)
+{
+	int bad = mw_output_close(fo, out ? out : "stdout", fj == fo ? json_err : 0) < 0;
+
+	if (fj && fj != fo && mw_output_close(fj, json, json_err) < 0)
+		bad = 1;
+	return bad ? -1 : 0;
+}
+
+int mw_output_pair_text(FILE *fo, FILE *fj)
+{
+	return !(fj == stdout && fo == stdout);
+}
+
 void mw_xml_escape(FILE *out, const char *s)
 {
 	char tmp[8];

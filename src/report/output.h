@@ -27,6 +27,22 @@ FILE *mw_output_append(const char *path);
  * writer saw), else the flush's or the close's. */
 int mw_output_close(FILE *f, const char *path, int err);
 
+/* A command's text report and its JSON (snapshot, explain, trim): *fo
+ * made for out (-o; NULL: stdout), then *fj for json (--json; NULL:
+ * none, *fj left as it is); "-" is stdout for either, so *fj may be
+ * *fo.  0, or -1 after mw_output_create's message. */
+int mw_output_open_pair(const char *out, const char *json, FILE **fo, FILE **fj);
+
+/* Close what mw_output_open_pair opened (fj NULL: no JSON); json_err,
+ * the JSON writer's errno, is named for the file the JSON went to.  0,
+ * or -1 after a message for each file that failed. */
+int mw_output_close_pair(FILE *fo, const char *out, FILE *fj, const char *json, int json_err);
+
+/* Whether the text report is written beside the JSON: not when both
+ * would go to stdout (--json - with no -o, or -o -), so that stdout is
+ * one JSON document. */
+int mw_output_pair_text(FILE *fo, FILE *fj);
+
 /* Write s (NULL: nothing) to out with XML's five special characters as
  * entities (&lt; &gt; &amp; &quot; &apos;), for JUnit XML and HTML text
  * and attribute values (XML 1.0 section 4.6; HTML5 knows &apos; too),

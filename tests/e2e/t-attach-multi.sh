@@ -77,10 +77,7 @@ for name, p in zip("abc", r["processes"]):
     json.dump(p, open("%s/%s.json" % (sys.argv[2], name), "w"))
 PY
 for n in a b c; do
-	mkdir -p "$OUT/$n"
-	python3 tests/lib/malloc_info_compare.py "$OUT/$n.xml" "$OUT/$n.json" "$OUT/$n" || exit 99
-	expect_same "$OUT/$n/expected.txt" "$OUT/$n/actual.txt"
-	echo "$n: $(tr '\n' ' ' <"$OUT/$n/actual.txt")"
+	expect_malloc_info "$OUT/$n.xml" "$OUT/$n.json" "$OUT/$n" "$n"
 done
 [ "$(grep -c '^mallocwatch: process [0-9]* (ld-linux-x86-64)$' "$OUT/multi.txt")" = 3 ] || fail "not one summary per process"
 grep -q "^mallocwatch: 3 processes in all: " "$OUT/multi.txt" || fail "no totals line"
@@ -144,9 +141,7 @@ PY
 	for n in a b c; do
 		p=$1
 		shift
-		mkdir -p "$OUT/cg-$n"
-		python3 tests/lib/malloc_info_compare.py "$OUT/$n.xml" "$OUT/cg-$p.json" "$OUT/cg-$n" || exit 99
-		expect_same "$OUT/cg-$n/expected.txt" "$OUT/cg-$n/actual.txt"
+		expect_malloc_info "$OUT/$n.xml" "$OUT/cg-$p.json" "$OUT/cg-$n"
 	done
 	for p in $pids; do wait $p; done
 	pids=""

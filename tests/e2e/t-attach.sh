@@ -41,8 +41,7 @@ echo go >&3
 exec 3>&-
 wait $mwpid || { _rc=$?; cat "$OUT/err"; fail "mallocwatch -p exited $_rc"; }
 wait $pid || fail "the program failed"
-python3 tests/lib/malloc_info_compare.py "$OUT/malloc_info.xml" "$OUT/report.json" "$OUT" || exit 99
-expect_same "$OUT/expected.txt" "$OUT/actual.txt"
+expect_malloc_info "$OUT/malloc_info.xml" "$OUT/report.json" "$OUT"
 grep -q "\"pid\": $pid," "$OUT/report.json" || fail "report is not about pid $pid"
 grep -q '"exit_status": null' "$OUT/report.json" || fail "-p cannot know the exit status"
 # ... and says why (issue 46), in the JSON and the summary
@@ -103,9 +102,7 @@ assert r["threads"] == [], r["threads"]
 print("attach late: %d arenas, all from the snapshot at attach" % len(arenas))
 PY
 for k in attach end; do
-	mkdir -p "$OUT/late-$k"
-	python3 tests/lib/snapshot_compare.py "$OUT/hold.xml" "$OUT/late-$k.json" "$OUT/late-$k" || exit 99
-	expect_same "$OUT/late-$k/expected.txt" "$OUT/late-$k/actual.txt"
+	expect_snapshot "$OUT/hold.xml" "$OUT/late-$k.json" "$OUT/late-$k"
 done
 grep -q "AT ATTACH" "$OUT/late.txt" || fail "the summary does not show the snapshots"
 grep -q "^Threads: 0 (no thread hit a probe while traced)" "$OUT/late.txt" ||

@@ -31,9 +31,7 @@ grep -q "^  libc $R/lib/libc.so.6, " "$OUT/summary.txt" ||
 	fail "not the root's libc: $(sed -n 2p "$OUT/summary.txt")"
 grep -q "\"dwarf\": \"$R/lib/libc.so.6\"" "$OUT/report.json" ||
 	fail "the exit snapshot did not read the root's libc"
-python3 tests/lib/malloc_info_compare.py "$OUT/malloc_info.xml" "$OUT/report.json" "$OUT" || exit 99
-expect_same "$OUT/expected.txt" "$OUT/actual.txt"
-echo "ok: -c chroot: $(tail -n 1 "$OUT/actual.txt")"
+expect_malloc_info "$OUT/malloc_info.xml" "$OUT/report.json" "$OUT" "-c chroot"
 
 # snapshot -p of a process in the root, holding its state
 rm -f "$OUT/hold.in"; mkfifo "$OUT/hold.in"
@@ -46,10 +44,7 @@ rc=$?
 exec 3>&-; wait $pid
 [ $rc = 0 ] || fail "snapshot -p of a process in the root: exit $rc: $(cat "$OUT/snap.err")"
 grep -q "\"dwarf\": \"$R/lib/libc.so.6\"" "$OUT/snap.json" || fail "snapshot: not the root's libc"
-mkdir -p "$OUT/snap"
-python3 tests/lib/snapshot_compare.py "$OUT/held.xml" "$OUT/snap.json" "$OUT/snap" || exit 99
-expect_same "$OUT/snap/expected.txt" "$OUT/snap/actual.txt"
-echo "ok: snapshot -p in the root: $(tail -n 1 "$OUT/snap/actual.txt")"
+expect_snapshot "$OUT/held.xml" "$OUT/snap.json" "$OUT/snap" "snapshot -p in the root"
 
 for bad in "" "--bogus $R" "$OUT" "$OUT/climb"; do
 	case $bad in

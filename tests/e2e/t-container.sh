@@ -67,9 +67,7 @@ wait_xml() {	# NAME: until malloc_info is printed
 snap_same() {
 	"$MW" snapshot -p $pid --json "$OUT/$1.json" -o "$OUT/$1.txt" 2>"$OUT/$1.err" ||
 		fail "$1: snapshot exited $?: $(cat "$OUT/$1.err")"
-	mkdir -p "$OUT/$1"
-	python3 tests/lib/snapshot_compare.py "$OUT/$1.xml" "$OUT/$1.json" "$OUT/$1" || exit 99
-	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
+	expect_snapshot "$OUT/$1.xml" "$OUT/$1.json" "$OUT/$1"
 	grep -q "INCONSISTENT" "$OUT/$1.txt" && fail "$1: snapshot inconsistent: $(cat "$OUT/$1.txt")"
 	grep -q "the process's own file" "$OUT/$1.txt" ||
 		fail "$1: the text does not say the libc is the process's own: $(head -3 "$OUT/$1.txt")"
@@ -100,10 +98,7 @@ wait $mwpid || fail "-p exited $?: $(cat "$OUT/attach.err")"
 grep -q "^  pid 1 in its pid namespace [0-9]* (not ours), mount namespace [0-9]* (not ours)" "$OUT/attach.txt" ||
 	fail "-p does not say where the process lives: $(head -3 "$OUT/attach.txt")"
 wait $ctr || fail "the contained arena-storm failed"
-mkdir -p "$OUT/attach"
-python3 tests/lib/malloc_info_compare.py "$OUT/attach.xml" "$OUT/attach.json" "$OUT/attach" || exit 99
-expect_same "$OUT/attach/expected.txt" "$OUT/attach/actual.txt"
-cat "$OUT/attach/actual.txt"
+expect_malloc_info "$OUT/attach.xml" "$OUT/attach.json" "$OUT/attach" "-p in the container"
 
 # 3. the debuginfo only inside the container root
 S=$OUT/stripped

@@ -38,10 +38,7 @@ run() {	# NAME EXECS CMD...: the run, compared, its execs checked
 	shift 2
 	"$MW" -q --json "$OUT/$name.json" -o "$OUT/$name.txt" -c "$@" >"$OUT/$name.xml" ||
 		fail "$name: mallocwatch exited $?"
-	mkdir -p "$OUT/$name"
-	python3 tests/lib/malloc_info_compare.py "$OUT/$name.xml" "$OUT/$name.json" "$OUT/$name" ||
-		exit 99
-	expect_same "$OUT/$name/expected.txt" "$OUT/$name/actual.txt"
+	expect_malloc_info "$OUT/$name.xml" "$OUT/$name.json" "$OUT/$name"
 	python3 - "$OUT/$name.json" "$execs" "$OUT/alone.json" $KL ./examples/sbrk-trim 8 <<'PY' || fail "$name: $(grep -i 'image' "$OUT/$name.txt")"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -144,9 +141,7 @@ assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
                      if by.get(p) != alone.get(p)}
 json.dump(child, open(sys.argv[3], "w"))
 PY
-mkdir -p "$OUT/child"
-python3 tests/lib/malloc_info_compare.py "$OUT/child.xml" "$OUT/child.json" "$OUT/child" || exit 99
-expect_same "$OUT/child/expected.txt" "$OUT/child/actual.txt"
+expect_malloc_info "$OUT/child.xml" "$OUT/child.json" "$OUT/child"
 
 # past MW_EXEC_DRAIN_MAX (256) processes, an exec is not drained (each
 # drain would scan every process's entries): the old program's totals
@@ -195,8 +190,5 @@ if [ "${MW_TEST_RUNTIME:-}" != kernel ]; then
 		fail "linger: the second run did not join the first's session: $(cat "$OUT/joined.err")"
 	grep -q "replaced its image (exec) 1 time" "$OUT/joined.txt" ||
 		fail "linger: the joined run's report does not say its image was replaced"
-	mkdir -p "$OUT/joined"
-	python3 tests/lib/malloc_info_compare.py "$OUT/joined.xml" "$OUT/joined.json" "$OUT/joined" ||
-		exit 99
-	expect_same "$OUT/joined/expected.txt" "$OUT/joined/actual.txt"
+	expect_malloc_info "$OUT/joined.xml" "$OUT/joined.json" "$OUT/joined"
 fi

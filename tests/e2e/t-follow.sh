@@ -32,12 +32,7 @@ MI=$PWD/build/tests/fixtures/mi-at-exit.so
 	skip "no $FA, $MI or build/tests/fixtures/retitle (make check builds them)"
 
 # compare NAME XML JSON: the report in JSON against malloc_info in XML
-compare() {
-	mkdir -p "$OUT/$1"
-	python3 tests/lib/malloc_info_compare.py "$2" "$3" "$OUT/$1" || exit 99
-	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
-	echo "$1: $(tr '\n' ' ' <"$OUT/$1/actual.txt")"
-}
+compare() { expect_malloc_info "$2" "$3" "$OUT/$1" "$1"; }
 
 # 0. python3 threads and sort --parallel=4 under a shell
 mkdir -p "$OUT/mi"

@@ -25,21 +25,10 @@ echo 0 >"$OUT/ctr"
 	sh "$OUT/ctr" >"$OUT/mi.xml" 2>"$OUT/err" || { _rc=$?; cat "$OUT/err"; fail "mallocwatch exited $_rc"; }
 [ "$(cat "$OUT/ctr")" = 3 ] || fail "the program ran $(cat "$OUT/ctr") times, not 3"
 python3 - "$OUT/mi.xml" "$OUT/err" "$OUT/last.json" <<'PY' || fail "per-run reports (see above)"
-import json, re, sys
+import json, sys
 sys.path.insert(0, "tests/lib")
-from malloc_info_compare import documents, totals
-xml, err = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-docs = documents(xml)
-assert len(docs) == 3, ("malloc_info documents", len(docs))
-want = [totals(d) for d in docs]
-got = {}
-for m in ("arenas", "heaps", "heap_bytes"):
-    line = re.search(r'^mallocwatch: %s per run: ([0-9 ]+) \(' % m, err, re.M)
-    assert line, ("no per-run figures of", m, err)
-    got[m] = [int(x) for x in line.group(1).split()]
-have = list(zip(got["arenas"], got["heaps"], got["heap_bytes"]))
-print("malloc_info per run (arenas, heaps, heap bytes):", want)
-print("reports per run:                              ", have)
+from malloc_info_compare import per_run
+want, have = per_run(open(sys.argv[1]).read(), open(sys.argv[2]).read(), 3)
 assert have == want, "the runs' reports differ from their malloc_info"
 assert [a for a, _, _ in want] == [3, 4, 5], "run K has K + 2 arenas"
 last = json.load(open(sys.argv[3]))

@@ -76,32 +76,12 @@ T=$(pgrep -P $S -x stapbpf) || fail "no stapbpf child of serve"
 [ "$(tracer_sites $T | wc -l)" -gt 0 ] || fail "tracer $T holds no uprobe site"
 
 # --- a real Prometheus scrapes it every second, with the example rules
-PP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$OUT/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $PWD/examples/prometheus/rules.yml
-scrape_configs:
-  - job_name: mallocwatch
-    static_configs:
-      - targets: ["127.0.0.1:$port"]
-EOF
 promtool check rules examples/prometheus/rules.yml >"$OUT/rules.out" 2>&1 ||
 	fail "promtool check rules: $(cat "$OUT/rules.out")"
-prometheus --config.file="$OUT/prometheus.yml" --storage.tsdb.path="$OUT/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" >"$OUT/prometheus.log" 2>&1 3>&- 4>&- 5>&- &
-PROM=$!
-PB=http://127.0.0.1:$PP
-query() {
-	curl -sS --get --data-urlencode "query=$1" "$PB/api/v1/query" |
-		python3 -c 'import json, sys; d = json.load(sys.stdin); print("\n".join(sorted(r["value"][1] for r in d["data"]["result"])))'
-}
+prometheus_start "127.0.0.1:$port"
 # Prometheus sees the counters at 0 first (the rate needs the rise)
 i=0
-until [ "$(query 'mallocwatch_process_arena_lock_waits_total{pid="'$B'"}' 2>/dev/null)" = 0 ]; do
+until [ "$(prom_query 'mallocwatch_process_arena_lock_waits_total{pid="'$B'"}' 2>/dev/null)" = 0 ]; do
 	i=$((i + 1)); [ $i -lt 240 ] || fail "Prometheus has no counter of $B: $(tail -5 "$OUT/prometheus.log")"
 	sleep 0.5
 done
@@ -119,14 +99,14 @@ done
 # with a snapshot (each scrape, at most one a second): wait for both,
 # then every figure must be exact
 i=0
-until [ "$(query 'mallocwatch_process_arena_lock_waits_total{pid="'$B'"}' 2>/dev/null)" = 5 ] &&
-	[ "$(query 'mallocwatch_process_arenas{pid="'$A'"}' 2>/dev/null)" = 7 ] &&
-	[ -n "$(query 'mallocwatch:process_arena_lock_waits:rate5m{pid="'$B'"} > 0' 2>/dev/null)" ]; do
-	i=$((i + 1)); [ $i -lt 240 ] || fail "Prometheus: lock waits of $B: '$(query 'mallocwatch_process_arena_lock_waits_total{pid="'$B'"}')'"
+until [ "$(prom_query 'mallocwatch_process_arena_lock_waits_total{pid="'$B'"}' 2>/dev/null)" = 5 ] &&
+	[ "$(prom_query 'mallocwatch_process_arenas{pid="'$A'"}' 2>/dev/null)" = 7 ] &&
+	[ -n "$(prom_query 'mallocwatch:process_arena_lock_waits:rate5m{pid="'$B'"} > 0' 2>/dev/null)" ]; do
+	i=$((i + 1)); [ $i -lt 240 ] || fail "Prometheus: lock waits of $B: '$(prom_query 'mallocwatch_process_arena_lock_waits_total{pid="'$B'"}')'"
 	sleep 0.5
 done
 check() {	# check EXPR VALUE
-	got=$(query "$1")
+	got=$(prom_query "$1")
 	[ "$got" = "$2" ] || fail "$1: '$got', not '$2'"
 	echo "$1 = $got"
 }
@@ -141,7 +121,7 @@ check 'mallocwatch_process_arenas_created_total{pid="'$B'"}' 0
 check 'mallocwatch_process_arenas{pid="'$B'"}' 1
 check 'mallocwatch_process_probes_traced{pid="'$D'"}' 0
 check 'count(mallocwatch_process_arenas_created_total{pid="'$D'"})' ''
-[ "$(query 'mallocwatch_process_heap_resizes_total{pid="'$A'",direction="grow"} > 0')" != "" ] ||
+[ "$(prom_query 'mallocwatch_process_heap_resizes_total{pid="'$A'",direction="grow"} > 0')" != "" ] ||
 	fail "A's heaps never grew?"
 
 # --- the formats

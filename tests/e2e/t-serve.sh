@@ -48,9 +48,6 @@ stop() {
 	kill -TERM "$1"; wait "$1"; _rc=$?
 	[ $_rc = 0 ] || fail "$2: exit $_rc after SIGTERM: $(cat "$OUT/$2.err")"
 }
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 compare() {	# compare NAME PID SOURCE
 	mkdir -p "$OUT/cmp-$1"
 	python3 tests/lib/metrics_compare.py "$OUT/${4:-$1}.xml" "$2" "$3" "$OUT/cmp-$1" ||
@@ -129,60 +126,37 @@ for f in /proc/$S1/fdinfo/*; do
 done
 
 # --- a real Prometheus scrapes it every second, with the example rules
-PP=$(free_port)
-cat >"$OUT/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $PWD/examples/prometheus/rules.yml
-scrape_configs:
-  - job_name: mallocwatch
-    static_configs:
-      - targets: ["127.0.0.1:$P1"]
-EOF
-promtool check config "$OUT/prometheus.yml" >"$OUT/check-config.out" 2>&1 ||
-	fail "promtool check config: $(cat "$OUT/check-config.out")"
 promtool check config examples/prometheus/prometheus.yml >/dev/null 2>&1 ||
 	fail "promtool check config examples/prometheus/prometheus.yml"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["panels"]' \
 	examples/prometheus/dashboard.json || fail "examples/prometheus/dashboard.json"
-prometheus --config.file="$OUT/prometheus.yml" --storage.tsdb.path="$OUT/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" >"$OUT/prometheus.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
-PROM=$!
-PB=http://127.0.0.1:$PP
-# query EXPR: the instant vector's values, one a line, sorted
-query() {
-	curl -sS --get --data-urlencode "query=$1" "$PB/api/v1/query" |
-		python3 -c 'import json, sys; d = json.load(sys.stdin); print("\n".join(sorted(r["value"][1] for r in d["data"]["result"])))'
-}
+prometheus_start "127.0.0.1:$P1"
 i=0
-until [ "$(query 'count(mallocwatch_arena_system_bytes{pid="'$A'"})' 2>/dev/null)" = 4 ] &&
-	[ "$(query 'count(count_over_time(up{job="mallocwatch"}[1m]) >= 3)' 2>/dev/null)" = 1 ]; do
+until [ "$(prom_query 'count(mallocwatch_arena_system_bytes{pid="'$A'"})' 2>/dev/null)" = 4 ] &&
+	[ "$(prom_query 'count(count_over_time(up{job="mallocwatch"}[1m]) >= 3)' 2>/dev/null)" = 1 ]; do
 	i=$((i + 1)); [ $i -lt 120 ] || fail "Prometheus has no series of $A: $(tail -5 "$OUT/prometheus.log")"
 	sleep 0.5
 done
-[ "$(query 'up{job="mallocwatch"}')" = 1 ] || fail "up is not 1"
+[ "$(prom_query 'up{job="mallocwatch"}')" = 1 ] || fail "up is not 1"
 compare prom-a $A "$PB" a
 compare prom-h $H "$PB" h
-[ -n "$(query 'mallocwatch:process_retained_bytes{pid="'$A'"}')" ] ||
+[ -n "$(prom_query 'mallocwatch:process_retained_bytes{pid="'$A'"}')" ] ||
 	fail "the example recording rules gave nothing"
-[ "$(query 'mallocwatch_processes')" = 3 ] || fail "mallocwatch_processes: $(query mallocwatch_processes)"
+[ "$(prom_query 'mallocwatch_processes')" = 3 ] || fail "mallocwatch_processes: $(prom_query mallocwatch_processes)"
 
 # --- E exits: its series go, it is counted as exited
 exec 5>&-
 wait $E
 PIDS=$(echo "$PIDS" | sed "s/ $E\b//")
 i=0
-until [ -z "$(query 'mallocwatch_arena_system_bytes{pid="'$E'"}')" ]; do
+until [ -z "$(prom_query 'mallocwatch_arena_system_bytes{pid="'$E'"}')" ]; do
 	i=$((i + 1)); [ $i -lt 40 ] || fail "the series of $E (exited) are still there"
 	sleep 0.25
 done
-[ "$(query 'mallocwatch_processes_unread{reason="exited"}')" = 1 ] ||
-	fail "exited: $(query 'mallocwatch_processes_unread{reason="exited"}')"
-[ "$(query 'mallocwatch_read_errors_total{reason="exited"} > 0')" != "" ] || fail "read_errors_total"
-[ "$(query 'count(mallocwatch_arena_system_bytes{pid="'$A'"})')" = 4 ] || fail "A lost its series"
+[ "$(prom_query 'mallocwatch_processes_unread{reason="exited"}')" = 1 ] ||
+	fail "exited: $(prom_query 'mallocwatch_processes_unread{reason="exited"}')"
+[ "$(prom_query 'mallocwatch_read_errors_total{reason="exited"} > 0')" != "" ] || fail "read_errors_total"
+[ "$(prom_query 'count(mallocwatch_arena_system_bytes{pid="'$A'"})')" = 4 ] || fail "A lost its series"
 kill -TERM $PROM; wait $PROM; PROM=
 stop $S1 s1
 

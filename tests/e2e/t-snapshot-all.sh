@@ -204,9 +204,7 @@ PY
 compare() {	# NAME PID FILE: FILE's last malloc_info against the snapshot
 	awk '/^<malloc version=/ { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$3" >"$OUT/$1.mi.xml"
 	grep -q '</malloc>' "$OUT/$1.mi.xml" || fail "$1: no malloc_info in $3"
-	mkdir -p "$OUT/$1"
-	python3 tests/lib/snapshot_compare.py "$OUT/$1.mi.xml" "$OUT/all-$2.json" "$OUT/$1" || exit 99
-	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
+	expect_snapshot "$OUT/$1.mi.xml" "$OUT/all-$2.json" "$OUT/$1"
 	echo "ok: $1 (pid $2): equal to its malloc_info: $(tail -n 1 "$OUT/$1/actual.txt"), $(grep -c '^arena' "$OUT/$1/actual.txt") lines of arenas"
 }
 compare memcached $MCPID "$OUT/mc.err"

@@ -127,9 +127,7 @@ exact_rounds() {	# NAME
 		kill -CONT $pid
 		g=$(grep -E '^(LOCKED|CLEAN)' $f.gdb) || { cat $f.gdb; exit 99; }
 		[ "$g" = CLEAN ] || fail "$1 round $r: a consistent snapshot, but gdb: $g"
-		mkdir -p $f
-		python3 tests/lib/snapshot_compare.py "$OUT/$1.xml" $f.json $f || exit 99
-		expect_same $f/expected.txt $f/actual.txt
+		expect_snapshot "$OUT/$1.xml" $f.json $f
 		ms="$ms $(grep -o 'stopped for [0-9.]* ms' $f.txt | cut -d' ' -f3)"
 		n_exact=$((n_exact + 1))
 	done
@@ -155,9 +153,7 @@ sigstop_rounds() {	# NAME
 		if refused $f.err $rc; then
 			n_refused=$((n_refused + 1))
 		elif [ $rc = 0 ] && [ "$g" = CLEAN ]; then
-			mkdir -p $f
-			python3 tests/lib/snapshot_compare.py "$OUT/$1.xml" $f.json $f || exit 99
-			expect_same $f/expected.txt $f/actual.txt
+			expect_snapshot "$OUT/$1.xml" $f.json $f
 			n_exact=$((n_exact + 1))
 		else
 			fail "$1 sigstop $r: exit $rc, gdb: $g: $(cat $f.err)"

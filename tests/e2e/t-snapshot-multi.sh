@@ -64,11 +64,7 @@ PY
 }
 # compare NAME PID XML: the process's snapshot in $OUT/NAME-PID.json
 # against its malloc_info
-compare() {
-	mkdir -p "$OUT/$1-$2"
-	python3 tests/lib/snapshot_compare.py "$3" "$OUT/$1-$2.json" "$OUT/$1-$2" || exit 99
-	expect_same "$OUT/$1-$2/expected.txt" "$OUT/$1-$2/actual.txt"
-}
+compare() { expect_snapshot "$3" "$OUT/$1-$2.json" "$OUT/$1-$2"; }
 check_all() {	# NAME: the three, each equal to its malloc_info
 	compare $1 $A "$OUT/a.xml"; compare $1 $B "$OUT/b.xml"; compare $1 $C "$OUT/c.xml"
 	echo "ok: $1: 3 processes, each equal to its malloc_info"

@@ -16,10 +16,7 @@ need_libc
 compare() {	# NAME: snapshot of $pid against its malloc_info
 	"$MW" snapshot -p $pid --json "$OUT/$1.json" -o "$OUT/$1.txt" 2>"$OUT/$1.err" ||
 		{ _rc=$?; cat "$OUT/$1.err"; fail "$1: snapshot exited $_rc"; }
-	mkdir -p "$OUT/$1"
-	python3 tests/lib/snapshot_compare.py "$OUT/$1.xml" "$OUT/$1.json" "$OUT/$1" || exit 99
-	expect_same "$OUT/$1/expected.txt" "$OUT/$1/actual.txt"
-	echo "ok: $1: $(tail -n 2 "$OUT/$1/actual.txt" | tr '\n' ' ')"
+	expect_snapshot "$OUT/$1.xml" "$OUT/$1.json" "$OUT/$1" "$1"
 }
 
 for n in 0 4 24; do
@@ -197,9 +194,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 json.dump({"snapshot": r["snapshots"]["exit"]}, open(sys.argv[2], "w"))
 PY
-mkdir -p "$OUT/exit"
-python3 tests/lib/snapshot_compare.py "$OUT/exit.xml" "$OUT/exit-snap.json" "$OUT/exit" || exit 99
-expect_same "$OUT/exit/expected.txt" "$OUT/exit/actual.txt"
+expect_snapshot "$OUT/exit.xml" "$OUT/exit-snap.json" "$OUT/exit"
 grep -q "Allocator at exit, read from the process: 5 arenas" "$OUT/exit.txt" || fail "no exit section"
 "$MW" -q -o "$OUT/segv.txt" -c sh -c 'kill -SEGV $$' 2>"$OUT/segv.err"
 [ $? = 139 ] || fail "a program killed by SIGSEGV under ptrace: exit $?"

@@ -129,10 +129,83 @@ serve_port() {
 		sleep 0.05
 	done
 }
+# free_port: a TCP port of 127.0.0.1 that is free now (the kernel's pick)
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# prometheus_start TARGET: a real Prometheus on a free port of 127.0.0.1
+# that scrapes TARGET (HOST:PORT, job "mallocwatch") and evaluates
+# examples/prometheus/rules.yml every second.  Its configuration,
+# $OUT/prometheus.yml, must pass `promtool check config` (the test fails
+# otherwise); its data go to $OUT/tsdb, its output to
+# $OUT/prometheus.log; fds 3 to 9 (the tests' FIFOs) are closed in it.
+# Sets PROM (its pid: the test's cleanup kills it) and PB (its URL).
+prometheus_start() {
+	_pp=$(free_port) || exit 99
+	cat >"$OUT/prometheus.yml" <<EOF || exit 99
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $PWD/examples/prometheus/rules.yml
+scrape_configs:
+  - job_name: mallocwatch
+    static_configs:
+      - targets: ["$1"]
+EOF
+	promtool check config "$OUT/prometheus.yml" >"$OUT/check-config.out" 2>&1 ||
+		fail "promtool check config: $(cat "$OUT/check-config.out")"
+	prometheus --config.file="$OUT/prometheus.yml" --storage.tsdb.path="$OUT/tsdb" \
+		--web.listen-address="127.0.0.1:$_pp" >"$OUT/prometheus.log" 2>&1 \
+		3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+	PROM=$!
+	PB=http://127.0.0.1:$_pp
+}
+# prom_query EXPR: the values of the instant vector EXPR at the
+# Prometheus $PB (prometheus_start), one a line, sorted
+prom_query() {
+	curl -sS --get --data-urlencode "query=$1" "$PB/api/v1/query" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print("\n".join(sorted(r["value"][1] for r in d["data"]["result"])))'
+}
 # run CMD..., which must exit 0
 ok() { "$@" || fail "'$*' exited $?"; }
-# expect_diff EXPECTED ACTUAL: show diff -u and fail when they differ
+# expect_same EXPECTED ACTUAL: show diff -u and fail when they differ
 expect_same() { diff -u "$1" "$2" || fail "$2 differs from $1"; }
+# canon_lines SCRIPT XML JSON DIR: tests/lib/SCRIPT writes what XML (a
+# program's own malloc_info(0, fp) output) states to DIR/expected.txt
+# and what JSON (mallocwatch's) states to DIR/actual.txt, as the same
+# canonical lines (the script's opening comment lists them); makes DIR.
+# SCRIPT: malloc_info_compare.py, JSON a traced run's --json report
+# (main_arena's system bytes, each other arena's heaps and heap bytes
+# sorted, the number of arenas, and a line where the main heap differs
+# from sbrk's net moves when the run traced them all);
+# snapshot_compare.py, JSON a snapshot's (per arena in the ring's order:
+# system bytes, fast and rest chunks, heaps; the mmapped chunks; the
+# number of arenas; a line when it is inconsistent).  Exits 99 (harness
+# error) when the script fails (cannot read XML or JSON).
+canon_lines() {
+	mkdir -p "$4" || exit 99
+	python3 "tests/lib/$1" "$2" "$3" "$4" ||
+		{ echo "$1 failed on $2 and $3"; exit 99; }
+}
+# expect_canon SCRIPT XML JSON DIR [LABEL]: canon_lines' two files must
+# be the same.  Fails with their diff -u when they differ, naming LABEL
+# (default DIR); with LABEL, prints "ok: LABEL: " and the lines when same.
+expect_canon() {
+	canon_lines "$1" "$2" "$3" "$4"
+	diff -u "$4/expected.txt" "$4/actual.txt" ||
+		fail "${5:-$4}: the figures mallocwatch states ($4/actual.txt, from $3) differ from malloc_info's ($4/expected.txt)"
+	[ -z "${5:-}" ] || echo "ok: $5: $(tr '\n' ' ' <"$4/actual.txt")"
+}
+# expect_malloc_info XML JSON DIR [LABEL]: a traced run's --json report
+# JSON states exactly the arenas its program's malloc_info XML does
+# (expect_canon malloc_info_compare.py)
+expect_malloc_info() { expect_canon malloc_info_compare.py "$@"; }
+# expect_snapshot XML JSON DIR [LABEL]: a snapshot's --json JSON states
+# exactly what the process's malloc_info XML does (expect_canon
+# snapshot_compare.py)
+expect_snapshot() { expect_canon snapshot_compare.py "$@"; }
 # need_gdb_call: skip unless gdb can call a function in a process here
 # and give it back intact.  gdb 13 on some CPUs and kernels (seen: Xeon
 # with AMX, kernel 6.18) runs the call, then fails to restore the
@@ -196,12 +269,7 @@ hold_arenas() {
 	fi
 	pid=$!
 	exec 3>"$OUT/$_n.in"
-	_i=0
-	until grep -q '</malloc>' "$OUT/$_n.xml" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 1200 ] || fail "$_n: hold-arenas never printed malloc_info"
-		sleep 0.05
-	done
+	held_info "$_n"
 }
 release_hold() { exec 3>&-; wait $pid; }
 # hold_fd NAME FD N [EXTRA [system [BINARY]]]: examples/hold-arenas (or
@@ -222,6 +290,12 @@ hold_fd() {
 	pid=$!
 	PIDS="${PIDS:-} $pid"
 	eval "exec $2>\"\$OUT/\$1.in\""
+	held_info "$1"
+}
+# held_info NAME: until hold_arenas' or hold_fd's NAME has printed its
+# malloc_info to $OUT/NAME.xml (the state is built and held), looking
+# every 0.05 s; fails after 1200 looks
+held_info() {
 	_i=0
 	until grep -q '</malloc>' "$OUT/$1.xml" 2>/dev/null; do
 		_i=$((_i + 1))

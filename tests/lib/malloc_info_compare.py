@@ -48,6 +48,27 @@ def documents(text):
     return re.findall(r'<malloc version="1">.*?</malloc>', text, re.S)
 
 
+def per_run(xml, err, runs):
+    """--repeat's figures against malloc_info, run by run: (want, have),
+    the (arenas, heaps, heap_bytes) of each of the RUNS malloc_info
+    documents in xml (totals()), and those mallocwatch's stderr err
+    lists ("mallocwatch: arenas per run: 3 4 5 (...)", likewise heaps
+    and heap_bytes); prints both.  Asserts that there are RUNS
+    documents and the three lines."""
+    docs = documents(xml)
+    assert len(docs) == runs, ("malloc_info documents", len(docs))
+    want = [totals(d) for d in docs]
+    got = {}
+    for m in ("arenas", "heaps", "heap_bytes"):
+        line = re.search(r'^mallocwatch: %s per run: ([0-9 ]+) \(' % m, err, re.M)
+        assert line, ("no per-run figures of", m, err)
+        got[m] = [int(x) for x in line.group(1).split()]
+    have = list(zip(got["arenas"], got["heaps"], got["heap_bytes"]))
+    print("malloc_info per run (arenas, heaps, heap bytes):", want)
+    print("reports per run:                              ", have)
+    return want, have
+
+
 def from_report(doc):
     lines, main = [], None
     for a in doc["arenas"]:

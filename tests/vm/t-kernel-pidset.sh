@@ -45,10 +45,7 @@ json.dump(root, open(sys.argv[2] + "/fa-parent.json", "w"))
 json.dump(child, open(sys.argv[2] + "/fa-child.json", "w"))
 PY
 for n in parent child; do
-	mkdir -p "$OUT/$n"
-	python3 tests/lib/malloc_info_compare.py "$OUT/$n.xml" "$OUT/fa-$n.json" "$OUT/$n" || exit 99
-	expect_same "$OUT/$n/expected.txt" "$OUT/$n/actual.txt"
-	echo "$n: $(tr '\n' ' ' <"$OUT/$n/actual.txt")"
+	expect_malloc_info "$OUT/$n.xml" "$OUT/fa-$n.json" "$OUT/$n" "$n"
 done
 grep -q "^mallocwatch: 3 processes in the tree (-f)" "$OUT/fa.txt" || fail "no tree in the summary"
 echo "-f under the kernel runtime: parent and forked child exact, the exec'd true listed untraced"

@@ -21,21 +21,10 @@ MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 	-c ./examples/arena-storm 3 20 >"$OUT/mi.xml" 2>"$OUT/err" ||
 	{ _rc=$?; cat "$OUT/err"; fail "mallocwatch exited $_rc"; }
 python3 - "$OUT/mi.xml" "$OUT/err" <<'PY' || fail "per-run reports (see above)"
-import re, sys
+import sys
 sys.path.insert(0, "tests/lib")
-from malloc_info_compare import documents, totals
-xml, err = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-docs = documents(xml)
-assert len(docs) == 3, ("malloc_info documents", len(docs))
-want = [totals(d) for d in docs]
-got = {}
-for m in ("arenas", "heaps", "heap_bytes"):
-    line = re.search(r'^mallocwatch: %s per run: ([0-9 ]+) \(' % m, err, re.M)
-    assert line, ("no per-run figures of", m, err)
-    got[m] = [int(x) for x in line.group(1).split()]
-have = list(zip(got["arenas"], got["heaps"], got["heap_bytes"]))
-print("malloc_info per run (arenas, heaps, heap bytes):", want)
-print("reports per run:                              ", have)
+from malloc_info_compare import per_run
+want, have = per_run(open(sys.argv[1]).read(), open(sys.argv[2]).read(), 3)
 assert [a for a, _, _ in want] == [4, 4, 4], "arena-storm 3 has 4 arenas"
 assert have == want, "the runs' reports differ from their malloc_info"
 PY
