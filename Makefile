@@ -168,9 +168,11 @@ build/libmw.a: $(LIB_OBJS)
 build/memlock-shim.so: shim/memlock-shim.c build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -shared -fPIC -o $@ $< $(SHIM_LDFLAGS) -ldl
 
-build/umulti-shim.so: shim/umulti-shim.c shim/inplace.c shim/inplace.h src/runtime/uprobe_multi.h build/cflags | build
+UMULTI_SRCS = shim/umulti-shim.c shim/umulti_arm.c shim/inplace.c shim/inplace_flow.c
+build/umulti-shim.so: $(UMULTI_SRCS) shim/umulti_int.h shim/inplace.h shim/inplace_int.h \
+		src/runtime/uprobe_multi.h build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/runtime -shared -fPIC \
-		-o $@ shim/umulti-shim.c shim/inplace.c $(SHIM_LDFLAGS) -ldl -pthread
+		-o $@ $(UMULTI_SRCS) $(SHIM_LDFLAGS) -ldl -pthread
 
 deps:
 	$(Q)sh scripts/install-deps.sh
@@ -204,7 +206,8 @@ build/tests/unit-%: tests/unit/unit-%.c tests/unit/unit.h build/libmw.a
 
 # the shim's rewrite, #included by its tests (it is not in libmw.a)
 build/tests/unit-inplace build/tests/unit-inplace-paths build/tests/unit-inplace-fuzz: \
-	shim/inplace.c shim/inplace.h tests/unit/inplace-harness.h
+	shim/inplace.c shim/inplace_flow.c shim/inplace.h shim/inplace_int.h \
+	tests/unit/inplace-harness.h
 
 # ELF fixtures for the tests (tests/fixtures/*)
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \

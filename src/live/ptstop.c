@@ -61,7 +61,7 @@ static void add(struct mw_ptstop *st, pid_t tid)
 }
 
 /* Drop the threads that are gone. */
-static void mw_ptstop_compact(struct mw_ptstop *st)
+void mw_ptstop_compact(struct mw_ptstop *st)
 {
 	size_t k = 0;
 
@@ -69,34 +69,6 @@ static void mw_ptstop_compact(struct mw_ptstop *st)
 		if (st->t[i].tid)
 			st->t[k++] = st->t[i];
 	st->n = k;
-}
-
-/* Threads seized that had not stopped when they were to be let go (a
- * thread that takes long to reach its stop): each is let go as soon as
- * it stops, at the next hold or detach of any process.  Without this a
- * long-lived mallocwatch (serve) would hold such a thread in its stop
- * for good. */
-#define MAX_LATE 1024
-static pid_t late[MAX_LATE];
-static size_t nlate;
-
-/* Let go of every late thread that has stopped; forget those gone.
- * Async-signal-safe (take_ends runs it). */
-static void let_late_go(void)
-{
-	for (size_t i = 0; i < nlate; i++) {
-		int status, sig = 0;
-		pid_t w = waitpid(late[i], &status, WNOHANG | __WALL);
-
-		if (w == 0)
-			continue;	/* not stopped yet */
-		if (w > 0 && WIFSTOPPED(status)) {
-			if (!(status >> 16) && WSTOPSIG(status) != SIGTRAP)
-				sig = WSTOPSIG(status);	/* a signal it is to take */
-			ptrace(PTRACE_DETACH, late[i], 0, (void *)(long)sig);
-		}
-		late[i--] = late[--nlate];
-	}
 }
 
 /* The tracer of thread tid of pid (TracerPid in its status), 0 when none
@@ -191,7 +163,7 @@ static void take_ends(int sig)
 			t->has_status = 1;
 		}
 	}
-	let_late_go();	/* an earlier hold's: they may be among the killed */
+	mw_ptstop_let_late_go();	/* an earlier hold's: they may be among the killed */
 	errno = save;
 	if (seizing && mw_now_ns() >= seize_until) {
 		seizing = 0;
@@ -306,7 +278,7 @@ static void exec_stop(struct mw_ptstop *st, size_t i)
 }
 
 /* Is a thread held (stopped, not let go yet)? */
-static int held_now(const struct mw_ptstop *st)
+int mw_ptstop_held_now(const struct mw_ptstop *st)
 {
 	for (size_t i = 0; i < st->n; i++)
 		if (st->t[i].tid && st->t[i].stopped)
@@ -384,7 +356,7 @@ int mw_ptstop_poll(struct mw_ptstop *st, int all)
 				add(st, st->pid);
 		}
 	}
-	if (!held_now(st) && !st->held_once)
+	if (!mw_ptstop_held_now(st) && !st->held_once)
 		st->t0 = 0;	/* not held yet */
 	else
 		st->held_once = 1;
@@ -405,7 +377,7 @@ void mw_ptstop_pause(unsigned spins)
 }
 
 /* The first thread not stopped, or NULL. */
-static const struct mw_ptstop_thread *running(const struct mw_ptstop *st)
+const struct mw_ptstop_thread *mw_ptstop_running(const struct mw_ptstop *st)
 {
 	for (size_t i = 0; i < st->n; i++)
 		if (st->t[i].tid && !st->t[i].stopped)
@@ -415,13 +387,13 @@ static const struct mw_ptstop_thread *running(const struct mw_ptstop *st)
 
 /* Wait until every thread has stopped or is gone, until deadline
  * (CLOCK_MONOTONIC ns): 0, MW_PTSTOP_EXECD or MW_PTSTOP_TIMEOUT. */
-static int wait_stopped(struct mw_ptstop *st, uint64_t deadline)
+int mw_ptstop_wait_stopped(struct mw_ptstop *st, uint64_t deadline)
 {
 	for (unsigned spins = 0;; spins++) {
 		mw_ptstop_poll(st, 0);
 		if (st->execd)
 			return MW_PTSTOP_EXECD;
-		if (!running(st))
+		if (!mw_ptstop_running(st))
 			return 0;
 		if (mw_now_ns() >= deadline)
 			return MW_PTSTOP_TIMEOUT;
@@ -437,7 +409,7 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 	const struct mw_ptstop_thread *t;
 	int r;
 
-	let_late_go();
+	mw_ptstop_let_late_go();
 	*held_ns = 0;
 	st->pid = pid;
 	/* while it holds a process, this thread runs before the machine's
@@ -458,9 +430,9 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 	st->polled = mw_now_ns();	/* no thread is held before this */
 	/* until a listing finds no thread that is not held */
 	while ((r = seize_new(st, deadline, err, errlen)) > 0)
-		if ((r = wait_stopped(st, deadline)) < 0)
+		if ((r = mw_ptstop_wait_stopped(st, deadline)) < 0)
 			break;
-	if (r == MW_PTSTOP_TIMEOUT && (t = running(st)))
+	if (r == MW_PTSTOP_TIMEOUT && (t = mw_ptstop_running(st)))
 		snprintf(err, errlen, "thread %d of process %d did not stop within %ld ms",
 			 (int)t->tid, (int)pid, timeout_ms);
 	else if (r == MW_PTSTOP_EXECD)
@@ -478,127 +450,6 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 	return MW_PTSTOP_OK;
 }
 
-/* The CPU time thread t has had, in ns (/proc/PID/task/TID/schedstat's
- * first field, sched-stats.rst); 0 when it cannot be read. */
-static uint64_t cpu_ns(const struct mw_ptstop *st, const struct mw_ptstop_thread *t)
-{
-	char path[64], buf[96];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)st->pid, (int)t->tid);
-	if (mw_read_small(path, 0, buf, sizeof(buf)) <= 0)
-		return 0;
-	return strtoull(buf, NULL, 10);
-}
-
-/* Let the threads st->t[run[0..n)] go on for about slice_ns (not past
- * deadline), each with the signal it reported (it takes it as it would
- * have), and stop them again by stop_by;
- * how many of them ran for half the slice or more, or -1 when one did not
- * stop in time (it is left running: mw_ptstop_all_held is 0) or the
- * process exec'd.  A signal reported meanwhile is kept for the next
- * go or the detach, a job-control stop ends the settling
- * (st->job_stopped), a thread that exits is dropped, one made is held. */
-static long run_slice(struct mw_ptstop *st, const size_t *run, size_t n, uint64_t slice_ns,
-		      uint64_t deadline, uint64_t stop_by)
-{
-	long ran = 0;
-	uint64_t now = mw_now_ns();
-
-	for (size_t k = 0; k < n; k++) {
-		struct mw_ptstop_thread *t = &st->t[run[k]];
-
-		t->cpu_ns = cpu_ns(st, t);
-		/* with the signal it reported, if any: it takes it now */
-		if (ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)t->sig) == 0) {
-			t->stopped = 0;
-			t->sig = 0;
-		}
-	}
-	if (now + slice_ns > deadline)
-		slice_ns = deadline > now ? deadline - now : 0;
-	nanosleep(&(struct timespec){ .tv_nsec = (long)slice_ns }, NULL);
-	/* the stops they made of themselves (a signal) first: an interrupt
-	 * sent to a thread already stopped stays pending and stops it again
-	 * as soon as it is let go, round after round, and it would never run */
-	mw_ptstop_poll(st, 0);
-	for (size_t k = 0; k < n; k++)
-		if (st->t[run[k]].tid && !st->t[run[k]].stopped)
-			ptrace(PTRACE_INTERRUPT, st->t[run[k]].tid, 0, 0);
-	if (wait_stopped(st, stop_by) < 0)
-		return -1;
-	for (size_t k = 0; k < n; k++) {
-		const struct mw_ptstop_thread *t = &st->t[run[k]];
-
-		if (t->tid && cpu_ns(st, t) >= t->cpu_ns + slice_ns / 2)
-			ran++;
-	}
-	return ran;
-}
-
-/* The threads busy() finds inside malloc, into run (their number), or
- * -1 when one cannot be let go (busy() cannot tell, or the process is in
- * a job-control stop). */
-static long busy_ones(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx, size_t *run)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < st->n; i++) {
-		struct mw_ptstop_thread *t = &st->t[i];
-		int b;
-
-		if (!t->tid || t->settled)
-			continue;	/* held out of it since, unchanged */
-		if (!(b = busy(ctx, t->tid)))
-			t->settled = 1;
-		if (b < 0 || (b && st->job_stopped))
-			return -1;	/* it may not be let go */
-		if (b)
-			run[n++] = i;
-	}
-	return (long)n;
-}
-
-int mw_ptstop_settle(struct mw_ptstop *st, mw_ptstop_busy_fn busy, void *ctx,
-		     uint64_t deadline, uint64_t stop_by)
-{
-	/* ns: a thread's stop falls at random in what it does, so a longer
-	 * slice does not make its being out of malloc likelier; but on a
-	 * busy machine a thread let go may not get a CPU at once: while
-	 * none of them ran, the slice doubles (up to 1 ms) */
-	uint64_t slice = 10000;
-	size_t *run = NULL, cap = 0;
-	int rounds = 0, ret;
-
-	for (;;) {
-		long n, ran;
-
-		mw_ptstop_compact(st);
-		if (cap < st->n + 1) {
-			free(run);
-			run = xcalloc(cap = st->n + 1, sizeof(*run));
-		}
-		if ((n = busy_ones(st, busy, ctx, run)) < 0 || (n && mw_now_ns() >= deadline)) {
-			ret = -1;
-			break;
-		}
-		if (!n) {
-			ret = rounds;
-			break;
-		}
-		if ((ran = run_slice(st, run, (size_t)n, slice, deadline, stop_by)) < 0) {
-			ret = -1;
-			break;
-		}
-		if (ran)
-			slice = 10000;
-		else if (slice < 1000000)
-			slice *= 2;
-		rounds++;
-	}
-	free(run);
-	return ret;
-}
-
 size_t mw_ptstop_threads(const struct mw_ptstop *st)
 {
 	return st->n;
@@ -611,7 +462,7 @@ int mw_ptstop_job_stopped(const struct mw_ptstop *st)
 
 int mw_ptstop_all_held(const struct mw_ptstop *st)
 {
-	return !running(st);
+	return !mw_ptstop_running(st);
 }
 
 int mw_ptstop_execd(const struct mw_ptstop *st)
@@ -636,112 +487,4 @@ uint64_t mw_ptstop_image(pid_t pid)
 uint64_t mw_ptstop_held_ns(const struct mw_ptstop *st)
 {
 	return st->t0 ? mw_now_ns() - st->t0 : 0;
-}
-
-/* Is thread tid in a job-control stop ("T" in /proc/TID/stat)? */
-static int job_stopped(pid_t tid)
-{
-	char stat[512];
-	const char *f = mw_proc_stat_fields(tid, stat, sizeof(stat));
-
-	return f && *f == 'T';
-}
-
-/* Put the process into a job-control stop before its threads are let
- * go: SIGSTOP is queued to the first thread (a signal given at the
- * detach would be taken only by a thread in a signal-delivery-stop:
- * ptrace(2), "Signal injection"), which is let go alone and takes it
- * before it runs an instruction of its own; once it has stopped, the
- * group stop is in effect, and each other thread let go enters it at
- * once (the kernel's __ptrace_unlink).  A signal a thread had reported
- * is queued to it again, to be taken after SIGCONT. */
-static void group_stop(struct mw_ptstop *st)
-{
-	struct mw_ptstop_thread *t = &st->t[0];
-
-	for (size_t i = 0; i < st->n; i++)
-		if (st->t[i].sig &&
-		    syscall(SYS_tgkill, (int)st->pid, (int)st->t[i].tid, st->t[i].sig) == 0)
-			st->t[i].sig = 0;
-	if (syscall(SYS_tgkill, (int)st->pid, (int)t->tid, SIGSTOP) < 0)
-		return;
-	ptrace(PTRACE_DETACH, t->tid, 0, 0);
-	for (int k = 0; k < 2000 && !job_stopped(t->tid); k++)
-		nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
-	t->tid = 0;	/* detached */
-}
-
-/* Let go of every stopped thread: as it was, or after an exec the new
- * program as it starts (no signal of the old image's); a thread let go
- * is forgotten.  One killed meanwhile (an exec, an exit) is no longer in
- * its stop: it is kept, running, until its end is taken (the tracer must
- * take it, or an exec would wait for ever). */
-static void detach_stopped(struct mw_ptstop *st)
-{
-	for (size_t i = 0; i < st->n; i++) {
-		struct mw_ptstop_thread *t = &st->t[i];
-
-		if (!t->tid || !t->stopped)
-			continue;
-		if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)(st->execd ? 0 : t->sig)) < 0 &&
-		    errno == ESRCH)
-			t->stopped = 0;
-		else
-			t->tid = 0;
-	}
-}
-
-/* Detach from every thread: as it was, or (stop) into a job-control
- * stop (group_stop).  The threads that have stopped are let go first, so
- * that the process runs on at once; one not stopped yet (after a
- * timeout) can be let go only once it has stopped: it is waited for up
- * to 1 s, then left to let_late_go.  How long the process was held: to
- * the first detach, and then while a late one was, at most. */
-static uint64_t detach_all(struct mw_ptstop *st, int stop)
-{
-	uint64_t held, until, last;
-
-	if (!st)
-		return 0;
-	let_late_go();
-	mw_ptstop_poll(st, 1);	/* ends, an exec's stop, new threads */
-	mw_ptstop_compact(st);
-	if (stop && st->n && !st->execd && !running(st))
-		group_stop(st);
-	detach_stopped(st);
-	/* none held now: the real-time priority and nice -20 go before the
-	 * wait for threads that never stopped (a hostile target's, up to 1 s,
-	 * with every thread polled: it kept us real-time that long) */
-	if (st->rt)
-		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ .sched_priority = 0 });
-	if (st->nice != 99)
-		setpriority(PRIO_PROCESS, 0, st->nice);
-	last = mw_now_ns();
-	held = st->t0 ? last - st->t0 : 0;
-	until = last + 1000000000;
-	for (unsigned spins = 0; running(st) && last < until; spins++) {
-		mw_ptstop_poll(st, 0);
-		if (held_now(st)) {	/* held since the poll before, at most */
-			detach_stopped(st);
-			held += mw_now_ns() - last;
-		}
-		last = mw_now_ns();
-		mw_ptstop_pause(spins);
-	}
-	for (size_t i = 0; i < st->n; i++)
-		if (st->t[i].tid && nlate < MAX_LATE)
-			late[nlate++] = st->t[i].tid;
-	free(st->t);
-	free(st);
-	return held;
-}
-
-uint64_t mw_ptstop_resume(struct mw_ptstop *st)
-{
-	return detach_all(st, 0);
-}
-
-uint64_t mw_ptstop_leave_stopped(struct mw_ptstop *st)
-{
-	return detach_all(st, SIGSTOP);
 }

@@ -1,6 +1,6 @@
-/* ptstop_int.h - what ptstop.c (stop, settle, let go) and ptstop_call.c
- * (a call made in a held thread) share.  Not a public interface:
- * ptstop.h is. */
+/* ptstop_int.h - what ptstop.c (stop), ptstop_settle.c (the threads let
+ * out of malloc), ptstop_detach.c (let go) and ptstop_call.c (a call made
+ * in a held thread) share.  Not a public interface: ptstop.h is. */
 #ifndef MALLOCWATCH_PTSTOP_INT_H
 #define MALLOCWATCH_PTSTOP_INT_H
 
@@ -56,5 +56,22 @@ int mw_ptstop_poll(struct mw_ptstop *st, int all);
 /* Sleep a little between polls: a yield for the first spins, then 20 us
  * up to 200 us. */
 void mw_ptstop_pause(unsigned spins);
+
+/* Drop the threads that are gone. */
+void mw_ptstop_compact(struct mw_ptstop *st);
+
+/* The first thread not stopped, or NULL; whether a thread is held
+ * (stopped, not let go yet). */
+const struct mw_ptstop_thread *mw_ptstop_running(const struct mw_ptstop *st);
+int mw_ptstop_held_now(const struct mw_ptstop *st);
+
+/* Wait until every thread has stopped or is gone, until deadline
+ * (CLOCK_MONOTONIC ns): 0, MW_PTSTOP_EXECD or MW_PTSTOP_TIMEOUT. */
+int mw_ptstop_wait_stopped(struct mw_ptstop *st, uint64_t deadline);
+
+/* ptstop_detach.c: let go of every thread seized in an earlier hold that
+ * had not stopped when it was to be let go and has stopped since; forget
+ * those gone.  Async-signal-safe (ptstop.c's SIGALRM handler runs it). */
+void mw_ptstop_let_late_go(void);
 
 #endif /* MALLOCWATCH_PTSTOP_INT_H */

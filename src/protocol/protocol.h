@@ -28,7 +28,7 @@
  * (a handler that could not take a global's lock in MAXTRYLOCK tries, a
  * reentrant or low-stack hit; stap's skipped_count(), which stap itself
  * reports only when the module unloads, after the report).  The tracer
- * counts them as lost (tracer.c), as it counts stapbpf's "lost N". */
+ * counts them as lost (tracer_read.c), as it counts stapbpf's "lost N". */
 #define MW_LINE_SKIPPED "MW 1 skipped"
 
 /* The script's procfs probe that prints the aggregates and MW_LINE_END

@@ -1,7 +1,7 @@
-/* gen_int.h - what gen.c and gen_end.c share: the generator's state
- * while it writes one script, the packing of a heap's record into one
- * map value, and the printers of protocol records.  Not a public
- * interface (gen.h is).
+/* gen_int.h - what gen.c, gen_args.c and gen_end.c share: the
+ * generator's state while it writes one script, the packing of a heap's
+ * record into one map value, and the printers of protocol records.  Not
+ * a public interface (gen.h is).
  */
 #ifndef MALLOCWATCH_GEN_INT_H
 #define MALLOCWATCH_GEN_INT_H
@@ -97,6 +97,13 @@ struct gen {
  * pid() in a script of several processes. */
 void mw_gen_emit_print(struct gen *g, const char *indent, const char *tag,
 		       int nplain, int n, const char *const *v);
+
+/* gen_args.c: the statements that set bias and a1..aN in gr's handler,
+ * for its one site, or for each site behind a test of the hit's page
+ * offset (gen.h); an argument that cannot be read is set to 0 and
+ * marked in gr->unavail, a symbol that does not resolve noted in
+ * g->unresolved. */
+void mw_gen_dispatch(struct gen *g, struct group *gr);
 
 /* gen_end.c: the probes that end a run or read it while it runs - the
  * flush (procfs MW_FLUSH_FILE), the end probe, the pid set's procfs

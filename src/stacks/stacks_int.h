@@ -1,7 +1,7 @@
-/* stacks_int.h - what stacks.c (the perf events and their rings) and
- * stacks_proc.c (the watched processes: their maps, files and unwinders,
- * and the probe arguments read from a sample) share.  Not for other
- * files.
+/* stacks_int.h - what stacks.c (the perf events and their rings),
+ * stacks_ring.c (the rings read) and stacks_proc.c (the watched
+ * processes: their maps, files and unwinders, and the probe arguments
+ * read from a sample) share.  Not for other files.
  */
 #ifndef MALLOCWATCH_STACKS_INT_H
 #define MALLOCWATCH_STACKS_INT_H
@@ -106,6 +106,13 @@ struct mw_stacks {
 	char *libc_path;		/* the libc traced (mallocwatch's view) */
 	uint64_t libc_span;		/* its PT_LOADs' end, link-time */
 };
+
+#define RING_PAGES 512	/* data pages per CPU: 2 MiB, ~120 samples */
+
+/* stacks_ring.c: every ring read, then what they held taken in time
+ * order: all of it when final, else what was written before this drain
+ * began (under s->lock). */
+void stk_drain(struct mw_stacks *s, int final);
 
 /* The process pid's entry, or NULL when no sample of it was kept. */
 struct stk_proc *stk_proc_find(struct mw_stacks *s, pid_t pid);

@@ -295,8 +295,9 @@ void mw_tr_exec_check(struct run *rn)
 	 * that comes meanwhile (the next exec's ask, at once: a shim that
 	 * execs its program) keeps that loop going, each of its opens
 	 * hanging up on us with nothing written, and the probe never runs
-	 * for it.  Seen as a hang-up without the answer's bytes (read_ready
-	 * in tracer.c): asked again once the loop has seen no reader.  And
+	 * for it.  Seen as a hang-up without the answer's bytes
+	 * (mw_tr_read_ready in tracer_read.c): asked again once the loop has
+	 * seen no reader.  And
 	 * before stapbpf has made the FIFO (exec_ask): asked until it is. */
 	if (rn->exec_reask && mw_now_ms() >= rn->exec_reask && rn->exec_fd < 0 &&
 	    !rn->exec_seen && rn->out_fd >= 0) {

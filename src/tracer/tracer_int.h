@@ -1,9 +1,14 @@
 /* tracer_int.h - what tracer.c's run loop shares with tracer_set.c
  * (the tracer's set of processes: -f's, --cgroup's joiners, serve's,
- * --repeat's runs), which calls nothing of tracer.c.  Not a public interface: tracer.h is. */
+ * --repeat's runs), which calls nothing of tracer.c, and with the files
+ * the loop's parts are in: tracer_read.c (the tracer's lines, the
+ * answers asked for), tracer_repeat.c (--repeat's next run),
+ * tracer_start.c, tracer_end.c, tracer_after.c (after the loop).  Not a
+ * public interface: tracer.h is. */
 #ifndef MALLOCWATCH_TRACER_INT_H
 #define MALLOCWATCH_TRACER_INT_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -149,5 +154,44 @@ int mw_tr_reap_program(struct run *rn, int wait);
 void mw_tr_signal_tracer(struct run *rn, int sig);
 void mw_tr_stop_tracer(struct run *rn);
 void mw_tr_program_exited(struct run *rn);
+
+/* tracer.c: the program.
+ * mw_tr_release: let the held program (-c) run: its terminal relayed
+ *   (killed when it cannot be), the hold pipe written and closed.
+ * mw_tr_attach_tree: -p -f: the process and its threads under ptrace
+ *   from now, its new processes followed (r->ptrace_msg when not).
+ * mw_tr_start_target: -c: the program forked and held (seized for its
+ *   exit stop when the consumer has at_exit), its exec error on
+ *   *errpipe; -p: the process.  0, or -1 with err. */
+void mw_tr_release(struct run *rn);
+void mw_tr_attach_tree(struct run *rn);
+int mw_tr_start_target(struct run *rn, int *errpipe, char *err, size_t errlen);
+
+/* tracer_read.c: what the loop reads.
+ * mw_tr_stdout_line: one line of the tracer's stdout (the ready line's
+ *   work, skipped counts, the exec and end lines noted; the consumer's
+ *   line), also the lines a joined session's tracer printed before.
+ * mw_tr_read_ready: what poll() found (p[0..n) as loop() polls them):
+ *   the tracer's stdout and stderr, each closed at EOF, and the answers
+ *   of the asked procfs files.
+ * mw_tr_sample_due: a sample (or serve's live reading) asked when it is
+ *   time; the poll timeout until the next, at most max_ms. */
+void mw_tr_stdout_line(struct run *rn, char *line);
+void mw_tr_read_ready(struct run *rn, const struct pollfd *p, int n);
+int mw_tr_sample_due(struct run *rn, int max_ms);
+
+/* tracer_repeat.c, --repeat: the run's program (its tree) has ended:
+ * start the next run, or ask the flush once when the series ended early.
+ * 1 while the session goes on; 0 when the run is over. */
+int mw_tr_more_runs(struct run *rn);
+
+/* tracer_after.c.
+ * mw_tr_after_loop: the tracer left detaching, or reaped (name: its
+ *   argv[0]) and how the run ended told.  0, or -1 with err.
+ * mw_tr_end_run: close what the run still holds; a program never
+ *   released is killed before its first instruction. */
+int mw_tr_after_loop(struct run *rn, int errpipe, const char *name, char *err,
+		     size_t errlen);
+void mw_tr_end_run(struct run *rn, int errpipe);
 
 #endif /* MALLOCWATCH_TRACER_INT_H */

@@ -1,8 +1,8 @@
 /* inplace-harness.h - for the tests of the shim's rewrite
  * (tests/unit/unit-inplace-paths.c, tests/unit/unit-inplace-fuzz.c): the rewrite
- * itself (shim/inplace.c, not in libmw.a), instruction macros, and BPF
- * syscalls to make 8-byte-value hash maps, load a program as a socket
- * filter and run it once (BPF_PROG_TEST_RUN). */
+ * itself (shim/inplace.c and shim/inplace_flow.c, not in libmw.a),
+ * instruction macros, and BPF syscalls to make 8-byte-value hash maps,
+ * load a program as a socket filter and run it once (BPF_PROG_TEST_RUN). */
 #ifndef MALLOCWATCH_INPLACE_HARNESS_H
 #define MALLOCWATCH_INPLACE_HARNESS_H
 
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../shim/inplace.c"
+#include "../shim/inplace_flow.c"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
 					     .off = (o), .imm = (i) })

@@ -59,7 +59,7 @@ static void run(const char *what, build_fn build, uint64_t a42, uint64_t a43, ui
 	       res[0][0], res[0][1], res[1][0], res[1][1]);
 }
 
-/* 1. before_call: a store through a stack pointer it does not track
+/* 1. mw_inplace_before_call: a store through a stack pointer it does not track
  * (here made in an earlier block) does not forget the key chunk it
  * overwrites: the lookup is of A[43], the tracker believes A[r9 = 42]. */
 static unsigned t_untracked_ptr(struct bpf_insn *p, int A, int B)
@@ -72,7 +72,7 @@ static unsigned t_untracked_ptr(struct bpf_insn *p, int A, int B)
 	p[n++] = MOVK(7, 43);
 	p[n++] = MOVX(6, 10);
 	p[n++] = ADDK(6, -8);			/* r6 = r10 - 8 */
-	p[n++] = CALL(BPF_FUNC_ktime_get_ns);	/* a new block: r6 unknown to before_call */
+	p[n++] = CALL(BPF_FUNC_ktime_get_ns);	/* a new block: r6 unknown to mw_inplace_before_call */
 	KEYR(9, -8);				/* key chunk "r9" ... */
 	p[n++] = STX(6, 7, 0);			/* ... overwritten with 43 through r6 */
 	LDMAP(A);
@@ -270,7 +270,7 @@ static unsigned t_map_in_reg(struct bpf_insn *p, int A, int B)
 	return n;
 }
 
-/* 6. before_call keeps r1's map after r1 is overwritten (r1 = A; r1 = r6
+/* 6. mw_inplace_before_call keeps r1's map after r1 is overwritten (r1 = A; r1 = r6
  * where r6 = B): the update goes to B, the rewrite stores into A[42]. */
 static unsigned t_stale_r1(struct bpf_insn *p, int A, int B)
 {
@@ -303,7 +303,7 @@ static unsigned t_stale_r1(struct bpf_insn *p, int A, int B)
 	return n;
 }
 
-/* 7. frame_bottom: r10 - 24 reached by r3 = r10; r3 += -8; r3 += -16 is
+/* 7. mw_inplace_frame_bottom: r10 - 24 reached by r3 = r10; r3 += -8; r3 += -16 is
  * counted as -16; the slot lands on r10 - 24, which the program uses. */
 static unsigned t_frame(struct bpf_insn *p, int A, int B)
 {
@@ -387,7 +387,7 @@ static unsigned t_gotol(struct bpf_insn *p, int A, int B)
 #define BPF_LOAD_ACQ 0x100
 #endif
 
-/* A. frame_bottom reads pointers in instruction order, not along the
+/* A. mw_inplace_frame_bottom reads pointers in instruction order, not along the
  * control flow: r3 = r10 - 16 on the path taken, r10 - 8 on the one
  * written next; r3 += -16 then is r10 - 32 (counted as r10 - 24), and
  * slot 0 lands on r10 - 32, which the program uses (77 stored there,
@@ -462,7 +462,7 @@ static unsigned t_movsx(struct bpf_insn *p, int A, int B)
 }
 
 /* C. a load-acquire (STX|ATOMIC, imm BPF_LOAD_ACQ) writes its dst_reg:
- * region_clean and before_call take it for a store; r9 = 43 loaded
+ * region_clean and mw_inplace_before_call take it for a store; r9 = 43 loaded
  * between L (A[42]) and U (A[r9 = 43]). */
 static unsigned t_load_acq(struct bpf_insn *p, int A, int B)
 {
@@ -543,7 +543,7 @@ static unsigned t_ptr_after(struct bpf_insn *p, int A, int B)
 }
 
 /* F. an atomic fetch into r1 (xchg with a stack slot holding B's map
- * pointer) after r1 = A: before_call keeps r1's map as A; the update is
+ * pointer) after r1 = A: mw_inplace_before_call keeps r1's map as A; the update is
  * B's, the rewrite stores into A[42]. */
 static unsigned t_xchg_r1(struct bpf_insn *p, int A, int B)
 {
@@ -574,7 +574,7 @@ static unsigned t_xchg_r1(struct bpf_insn *p, int A, int B)
 }
 
 
-/* G. the cycle search (flow_order()) starts at instruction 0 and takes a
+/* G. the cycle search (mw_inplace_flow_order()) starts at instruction 0 and takes a
  * bpf-to-bpf call for a fall-through, so a loop inside a subprogram is
  * not seen (the first review's #2 again): the second iteration's lookup of A[43]
  * misses and U stores into A[42] through the first iteration's slot. */
