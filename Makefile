@@ -220,6 +220,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/stack-chains build/tests/fixtures/stack-chains-fp \
 	build/tests/fixtures/stack-chains-stripped build/tests/fixtures/stack-fork \
 	build/tests/fixtures/exec-after build/tests/fixtures/exec-later \
+	build/tests/fixtures/fork-exec \
 	build/tests/fixtures/locked-arena \
 	build/tests/fixtures/mallinfo-hold build/tests/fixtures/many-free \
 	build/tests/fixtures/hold-mmapped build/tests/fixtures/tune-det \
@@ -276,6 +277,10 @@ build/tests/fixtures/exec-after: tests/fixtures/exec-after.c
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 
 build/tests/fixtures/exec-later: tests/fixtures/exec-later.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/fork-exec: tests/fixtures/fork-exec.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
 

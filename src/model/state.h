@@ -147,6 +147,8 @@ struct mw_probe_count {
 	int streamed;		/* mode is stream: received should equal hits */
 	uint64_t hits_before;	/* what the script counted in the program's
 				 * images before the last (mw_state_exec) */
+	uint64_t owed;		/* of those, streamed and not yet received
+				 * (mw_state_owed) */
 };
 
 /* setjmp/longjmp aggregates (J records): kind 1 = per jmp_buf, 2 = per
@@ -300,6 +302,17 @@ void mw_state_garbled(struct mw_state *st);
  * hits so far move to its hits_before), the origin, the garbled and
  * lost counts, the libc's main_arena symbol and the libm's facts. */
 void mw_state_exec(struct mw_state *st);
+/* The old image's streamed records still to come after its exec line
+ * (mw_state_exec: each streamed probe's hits less those received).
+ * Under the bpf runtime they travel through stapbpf's perf buffer and
+ * the exec line does not, so they may come after it (an arena a forked
+ * child's copy made just before its exec: t-fork-exec).  While any is
+ * owed, the process is held at its exec stop (tracer.h, exec_owed: none
+ * of the new image can have come), so every T, E, G or H record is the
+ * old image's: mw_state_owed_take drops it (1; a T or E counted off its
+ * probe's owed), else 0.  mw_state_missing counts them too. */
+uint64_t mw_state_owed(const struct mw_state *st);
+int mw_state_owed_take(struct mw_state *st, char tag, int id);
 /* st replaces old, the model of the same process before it replaced its
  * image, without the tracer's totals of old's image being emptied: they
  * count old's streamed hits, so st counts them received (by probe id, for

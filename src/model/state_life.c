@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "idmap.h"
+#include "protocol.h"
 #include "state.h"
 #include "state_int.h"
 #include "xalloc.h"
@@ -74,6 +75,8 @@ void mw_state_exec(struct mw_state *st)
 	 * hits_before), its origin and counts of what went wrong, the libc's
 	 * and libm's facts; the rest is the image's */
 	for (size_t i = 0; i < old.nprobes; i++) {
+		if (old.probes[i].streamed && old.probes[i].hits > old.probes[i].received)
+			old.probes[i].owed += old.probes[i].hits - old.probes[i].received;
 		old.probes[i].hits_before += old.probes[i].hits;
 		old.probes[i].hits = old.probes[i].received = 0;
 	}
@@ -97,6 +100,29 @@ void mw_state_exec(struct mw_state *st)
 	old.nprobes = 0;
 	old.probe_ix = (struct mw_idmap){ 0 };
 	free_contents(&old);
+}
+
+uint64_t mw_state_owed(const struct mw_state *st)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < st->nprobes; i++)
+		n += st->probes[i].owed;
+	return n;
+}
+
+int mw_state_owed_take(struct mw_state *st, char tag, int id)
+{
+	size_t i;
+
+	if ((tag != MW_REC_TIMED && tag != MW_REC_EVENT && tag != MW_REC_HEAP &&
+	     tag != MW_REC_HEAPHITS) || !mw_state_owed(st))
+		return 0;
+	if ((tag == MW_REC_TIMED || tag == MW_REC_EVENT) &&
+	    (i = mw_idmap_get(&st->probe_ix, (uint64_t)id)) != MW_IDMAP_NONE &&
+	    st->probes[i].owed)
+		st->probes[i].owed--;
+	return 1;
 }
 
 unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before)

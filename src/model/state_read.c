@@ -86,6 +86,7 @@ uint64_t mw_state_missing(const struct mw_state *st)
 
 		if (p->streamed && p->hits > p->received)
 			n += p->hits - p->received;
+		n += p->owed;	/* the image's before its exec */
 	}
 	return n;
 }

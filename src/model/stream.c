@@ -253,6 +253,8 @@ int mw_stream_line(struct mw_state *st, const char *line)
 		return 0;
 	}
 	n = numbers(line + 2, v, MAX_FIELDS);
+	if (mw_state_owed_take(st, line[0], n > 0 ? (int)v[0] : -1))
+		return 0;	/* the image's before its exec, late */
 	switch (line[0]) {
 	case MW_REC_EVENT:
 		if (n < 2 || v[0] < 0)

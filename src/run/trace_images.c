@@ -81,6 +81,12 @@ void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained)
 		k->execs = execs;
 }
 
+unsigned long long mw_sink_exec_owed(void *ctx, pid_t pid)
+{
+	(void)pid;
+	return mw_state_owed(((struct sink *)ctx)->st);
+}
+
 void mw_sink_mixed(void *ctx, pid_t pid, const char *why)
 {
 	struct sink *k = ctx;

@@ -369,6 +369,12 @@ static int watch_execs(void *ctx, pid_t pid)
 	return -1;
 }
 
+static unsigned long long exec_owed(void *ctx, pid_t pid)	/* tracer.h */
+{
+	struct mw_process *pr = mw_procs_by_pid(((struct msink *)ctx)->procs, pid);
+	return pr ? mw_state_owed(pr->st) : 0;
+}
+
 static unsigned long long missing(void *ctx)
 {
 	struct msink *k = ctx;
@@ -682,6 +688,7 @@ static int trace_and_report(const struct trace_opts *o, struct outputs *out, str
 	c->on_new = tree_new;
 	c->on_exec = tree_exec;
 	c->on_mixed = tree_mixed;
+	c->exec_owed = exec_owed;
 	c->on_exited = tree_exited;
 	c->on_released = tree_released;
 	if (mw_trace_run(topts, c, &r, err, sizeof(err)) < 0) {

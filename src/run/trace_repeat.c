@@ -145,6 +145,13 @@ static void r_arming(void *ctx)
 	mw_sink_arming(&s->k[0]);
 }
 
+static unsigned long long r_exec_owed(void *ctx, pid_t pid)
+{
+	struct rsink *s = ctx;
+
+	return mw_sink_exec_owed(&s->k[s->cur], pid);
+}
+
 static unsigned long long r_missing(void *ctx)
 {
 	struct rsink *s = ctx;
@@ -297,7 +304,7 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 			 .sample_pct_max = o->interval_ms ? 0 : 1 },
 			 &(struct mw_consumer){ .ctx = &s, .line = r_line, .at_exit = r_exit,
 			 .on_exec = r_exec, .on_mixed = r_mixed, .arming = r_arming,
-			 .missing = r_missing,
+			 .missing = r_missing, .exec_owed = r_exec_owed,
 			 .sample = mw_run_samples_wanted(o) ? r_sample : NULL, .on_run = r_run,
 			 .run_done = r_done }, &r, err, sizeof(err)) < 0) {
 		mw_error("%s", err);

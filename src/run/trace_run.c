@@ -319,6 +319,7 @@ const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c
 				   .at_exit = program ? mw_sink_exit_snapshot : NULL,
 				   .on_exec = program ? mw_sink_exec : NULL,
 				   .on_mixed = program ? mw_sink_mixed : NULL,
+				   .exec_owed = program ? mw_sink_exec_owed : NULL,
 				   .arming = program ? mw_sink_arming : NULL };
 	return c;
 }

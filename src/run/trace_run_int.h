@@ -82,6 +82,9 @@ unsigned long long mw_sink_missing(void *ctx);
  * exit stop: refused when it exec'd a program that was not traced. */
 void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained);
 void mw_sink_mixed(void *ctx, pid_t pid, const char *why);
+/* tracer.h exec_owed: the old image's streamed events still to come
+ * (state.h mw_state_owed) */
+unsigned long long mw_sink_exec_owed(void *ctx, pid_t pid);
 void mw_sink_exit_images(struct sink *k, pid_t pid);
 /* -p (k->xw): every sample tick, whether the process exec'd (then no
  * sample: its layouts are the old program's), then the sample when

@@ -49,6 +49,12 @@ struct mw_linger;
  * exec to be drained (procset.h mw_procset_ptraced): each drain scans
  * every one's entries in the script's maps. */
 #define MW_EXEC_DRAIN_MAX 256
+/* The most execs held waiting for their turn while the tracer empties
+ * another's totals (tracer.h, the processes under ptrace); more are
+ * refused.  Not memory (a pid each): each waits for those before it, a
+ * drain at a time (a few ms each; bench/RESULTS-2026-11-29-firstexec.txt),
+ * and a `make -j` burst of forks and execs must mostly fit. */
+#define MW_EXEC_WAIT_MAX 64
 
 struct mw_tracer_opts {
 	const struct mw_runtime_env *env;
@@ -82,31 +88,29 @@ struct mw_tracer_opts {
 	 *   or on a signal of ours.
 	 * - The processes under ptrace (-c, -f: mw_procset_ptraced): when one
 	 *   replaces the program it started (an exec after its first: the
-	 *   program's first is its start from mallocwatch, a forked
-	 *   process's its own start), hold it at that exec's stop, mark it in
+	 *   program's first is its start from mallocwatch), or a forked
+	 *   process runs its first program (its first exec: until then it
+	 *   ran a copy of its parent, whose hits - a shell child's sbrk, a
+	 *   thread's arena - would else stay in the new program's totals:
+	 *   t-fork-exec), hold it at that exec's stop, mark it in
 	 *   the set (-f: pidset.h), read the script's exec file (protocol.h
 	 *   MW_EXEC_FILE), and let it go on once its MW_LINE_EXEC has come
 	 *   (or FLUSH_WAIT_MS passed: its figures from the tracer are then
 	 *   refused, on_mixed).  One at a time; others that exec meanwhile
-	 *   wait in their stops (16 at most; more are refused).  A forked
-	 *   process's first exec is on_exec's alone, not drained nor
-	 *   refused, and that CAN print a wrong figure: what the copy of
-	 *   its parent hit between fork and exec stays in the new program's
-	 *   totals (a child that grew the heap by 6 MiB, made a thread's
-	 *   arena and called mallopt before exec'ing sbrk-trim reported
-	 *   sbrk net 8.2 MiB where the program's malloc_info had 2.2 MiB, 2
-	 *   threads, exit 0).  Most children hit nothing there (the probes
-	 *   are on the allocator's rare paths; posix_spawn, vfork and
-	 *   python's subprocess run no malloc between fork and exec), but a
-	 *   shell's child may.  Not drained because each ask scans the
+	 *   wait in their stops (MW_EXEC_WAIT_MAX at most; more are
+	 *   refused, and so are those waiting when the one asked was not
+	 *   answered in time, so that a tracer that stops answering holds
+	 *   none of them FLUSH_WAIT_MS more in turn).  Each ask scans the
 	 *   script's maps (bench: about 0.6 ms an exec, growing with them;
-	 *   200 forks of /bin/true took 0.3 s more at load 13) and holds
-	 *   the child in the wait list above, so parallel forks+execs past
-	 *   16 would be refused; not refused because that would refuse
-	 *   nearly every process of a tree.  The tracer cannot tell after
-	 *   the fact (its aggregates carry no time).  For the same cost
-	 *   none is asked once more than MW_EXEC_DRAIN_MAX processes were in
-	 *   the set (a later exec is then refused, on_mixed).
+	 *   bench/RESULTS-2026-11-29-firstexec.txt has what draining first
+	 *   execs costs a tree of forks): none is asked once more than
+	 *   MW_EXEC_DRAIN_MAX processes were in the set.  A later exec is
+	 *   then refused (on_mixed); a forked process's first exec is then
+	 *   on_exec's alone, neither emptied nor refused: what the copy of
+	 *   its parent hit between fork and exec stays in its totals
+	 *   (refusing would refuse nearly every process of a large tree,
+	 *   whose copies seldom hit the allocator's rare paths there;
+	 *   docs/tracing.md says so).
 	 * - MW_PROCS_CGROUP: the processes that join the cgroup (or its
 	 *   children) while the run goes on are added to the set (the
 	 *   script's opts->dynamic) when the consumer's join accepts them;
@@ -193,6 +197,11 @@ struct mw_tracer_opts {
  *   waitpid(2) gives it, -1 unknown); on_released(ctx, pid) when pid was
  *   let go on request (release.h): no longer traced, out of the set, none
  *   of its later forks, execs or its exit told.
+ * exec_owed: -c, -f (mw_procset_ptraced): the streamed events of pid's
+ *   old image that its drained totals count and that have not come
+ *   (state.h mw_state_owed): it stays at its exec stop, after the exec
+ *   line, until none is, or FLUSH_DRAIN_MS passed (then refused,
+ *   on_mixed); NULL: not waited for.
  * on_mixed: -c, -f (mw_procset_ptraced): process pid replaced its image
  *   (an exec after the program's start) and the tracer's totals of the
  *   old one were not emptied for the new one: why ("the tracer did not
@@ -220,6 +229,7 @@ struct mw_consumer {
 	void (*at_exit)(void *ctx, pid_t pid);
 	void (*on_new)(void *ctx, pid_t parent, pid_t pid);
 	void (*on_exec)(void *ctx, pid_t pid, unsigned execs, int drained);
+	unsigned long long (*exec_owed)(void *ctx, pid_t pid);
 	void (*on_mixed)(void *ctx, pid_t pid, const char *why);
 	void (*on_exited)(void *ctx, pid_t pid, int status);
 	void (*on_released)(void *ctx, pid_t pid);

@@ -192,19 +192,25 @@ static int exec_open(struct run *rn, char *err, size_t errlen)
 	return 0;
 }
 
-/* pid's figures from the tracer mix its images (why): the consumer
- * marks them refused (tracer.h on_mixed); warned once a run. */
+/* pid's figures from the tracer mix its images (full: why, a sentence):
+ * the consumer marks them refused (tracer.h on_mixed); warned once a
+ * run.  exec_mixed: because the old image's totals were not emptied. */
+static void exec_refuse(struct run *rn, pid_t pid, const char *full)
+{
+	if (!rn->exec_mixed++)
+		mw_warn("process %d: %s: its figures from the tracer are refused in the report (so "
+			"are those of any other process this happens to)", (int)pid, full);
+	if (rn->c->on_mixed)
+		rn->c->on_mixed(rn->c->ctx, pid, full);
+}
+
 static void exec_mixed(struct run *rn, pid_t pid, const char *why)
 {
 	char full[PATH_MAX + 320];
 
 	snprintf(full, sizeof(full), "it replaced its image (exec) and the tracer's totals of "
 		 "the old one were not emptied for the new one (%s)", why);
-	if (!rn->exec_mixed++)
-		mw_warn("process %d: %s: its figures from the tracer are refused in the report (so "
-			"are those of any other process this happens to)", (int)pid, full);
-	if (rn->c->on_mixed)
-		rn->c->on_mixed(rn->c->ctx, pid, full);
+	exec_refuse(rn, pid, full);
 }
 
 /* Ask the exec probe for pid's old image, pid held at its exec stop:
@@ -243,8 +249,6 @@ static int exec_ask(struct run *rn, pid_t pid, char *why, size_t whylen)
  * at that size), too many waiting, the tracer not asked. */
 static int exec_start(struct run *rn, pid_t pid, char *why, size_t whylen)
 {
-	size_t max = sizeof(rn->exec_wait) / sizeof(rn->exec_wait[0]);
-
 	if (!mw_procset_ptraced(rn->o->procs) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->out_fd < 0 || rn->tracer <= 0) {
 		snprintf(why, whylen, "the tracer could not be asked: %s",
@@ -257,7 +261,7 @@ static int exec_start(struct run *rn, pid_t pid, char *why, size_t whylen)
 			 rn->set_added, MW_EXEC_DRAIN_MAX);
 		return 0;
 	}
-	if (rn->exec_pid && rn->nexec_wait == max) {
+	if (rn->exec_pid && rn->nexec_wait == MW_EXEC_WAIT_MAX) {
 		snprintf(why, whylen, "%zu other processes that exec'd waited for the tracer, "
 			 "as many as can", rn->nexec_wait);
 		return 0;
@@ -286,9 +290,34 @@ static void exec_late(struct run *rn)
 	exec_mixed(rn, rn->exec_pid, why);
 }
 
+/* The exec line came: are events of the old image still on their way
+ * (tracer.h exec_owed)?  1 while they are and FLUSH_DRAIN_MS has not
+ * passed since; once it has, its figures are refused (0). */
+static int exec_owed(struct run *rn)
+{
+	unsigned long long n;
+	char why[192];
+
+	if (!rn->c->exec_owed || !(n = rn->c->exec_owed(rn->c->ctx, rn->exec_pid))) {
+		rn->exec_owed_until = 0;
+		return 0;
+	}
+	if (!rn->exec_owed_until)
+		rn->exec_owed_until = mw_now_ms() + FLUSH_DRAIN_MS;
+	if (mw_now_ms() < rn->exec_owed_until && rn->out_fd >= 0)
+		return 1;
+	rn->exec_owed_until = 0;
+	snprintf(why, sizeof(why), "it replaced its image (exec) and %llu streamed events of "
+		 "the old one, counted in its emptied totals, had not come in %d ms", n,
+		 FLUSH_DRAIN_MS);
+	exec_refuse(rn, rn->exec_pid, why);
+	return 0;
+}
+
 void mw_tr_exec_check(struct run *rn)
 {
 	char err[PATH_MAX + 128];
+	int late;
 
 	/* stapbpf answers a FIFO's reader, then opens the FIFO
 	 * (O_NONBLOCK) again and again until that reader is gone; a reader
@@ -311,17 +340,27 @@ void mw_tr_exec_check(struct run *rn)
 	}
 	if (!rn->exec_seen && mw_now_ms() < rn->exec_until && rn->out_fd >= 0)
 		return;
-	if (!rn->exec_seen)
+	if (rn->exec_seen && exec_owed(rn))
+		return;
+	late = !rn->exec_seen;
+	if (late)
 		exec_late(rn);
 	mw_procfs_settle(&rn->exec_fd, PROCFS_SETTLE_MS);
 	mw_ptree_release(rn->pt, rn->exec_pid);
 	rn->exec_pid = 0;
-	while (rn->nexec_wait && !rn->exec_pid) {	/* the next, held meanwhile */
+	/* the next, held meanwhile; none once the tracer left one unanswered
+	 * (each would be held FLUSH_WAIT_MS more in turn: tracer.h) */
+	while (rn->nexec_wait && !rn->exec_pid) {
 		pid_t next = rn->exec_wait[0];
 
 		memmove(rn->exec_wait, rn->exec_wait + 1, --rn->nexec_wait * sizeof(pid_t));
-		snprintf(err, sizeof(err), "the tracer could not be asked: tracing was ending");
-		if (rn->out_fd < 0 || rn->stopping || exec_ask(rn, next, err, sizeof(err)) < 0) {
+		if (rn->out_fd < 0 || rn->stopping)
+			snprintf(err, sizeof(err), "the tracer could not be asked: tracing was ending");
+		else if (late)
+			snprintf(err, sizeof(err), "the tracer did not answer the exec it waited "
+				 "behind in %d ms", FLUSH_WAIT_MS);
+		if (rn->out_fd < 0 || rn->stopping || late ||
+		    exec_ask(rn, next, err, sizeof(err)) < 0) {
 			mw_ptree_release(rn->pt, next);
 			exec_mixed(rn, next, err);
 		}
@@ -334,7 +373,7 @@ void mw_tr_exec_check(struct run *rn)
 static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 {
 	char why[PATH_MAX + 192];
-	int drained;
+	int drained, first;
 
 	switch (ev->kind) {
 	case MW_PT_NEW:
@@ -345,7 +384,11 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 	case MW_PT_EXEC:
 		/* a process that replaced the program it started (ptrace_tree.h) */
 		why[0] = '\0';
-		drained = ev->execs > 1 && exec_start(rn, ev->pid, why, sizeof(why));
+		/* and a forked process's first exec (a copy of its parent
+		 * ran before it), while the tree is small enough (tracer.h) */
+		first = ev->execs == 1 && ev->pid != rn->prog &&
+			(!rn->pids || rn->set_added <= MW_EXEC_DRAIN_MAX);
+		drained = (ev->execs > 1 || first) && exec_start(rn, ev->pid, why, sizeof(why));
 		if (rn->c->on_exec)
 			rn->c->on_exec(rn->c->ctx, ev->pid, ev->execs, drained);
 		if (!drained && why[0])

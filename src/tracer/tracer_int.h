@@ -75,12 +75,14 @@ struct run {
 	long long exec_until;
 	int exec_got;		/* bytes of exec_fd's answer so far */
 	long long exec_reask;	/* asked again then (ms), when not 0 */
+	long long exec_owed_until;	/* its line came, its old image's streamed
+				 * events not all: held until then (ms), or 0 */
 	char exec_line[32];
 	char exec_late[32];	/* the exec line of one that was not answered in
 				 * time: dropped when it comes late (its image's
 				 * figures stay refused) */
 	unsigned long exec_mixed;	/* processes whose images mixed (warned once) */
-	pid_t exec_wait[16];
+	pid_t exec_wait[MW_EXEC_WAIT_MAX];	/* tracer.h */
 	size_t nexec_wait;
 	struct mw_release_srv *rel;	/* -f: release.h's socket; NULL */
 	int rel_tried;		/* it was made (or could not be) */

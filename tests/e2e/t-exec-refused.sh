@@ -9,12 +9,17 @@
 # (exit 3, as for -p's refused attach snapshot), and the snapshot at exit
 # (of the last program) is judged as ever.  Each path forced:
 # 1. the tracer does not answer: stapbpf's open of the exec FIFO, the
-#    first time a reader is there, waits 4 s and fails (an LD_PRELOADed
-#    shim given to stapbpf by a wrapper first in PATH, as t-linger-fifos
-#    does): the run waits 3 s, then lets the process go.  The saved
-#    stream replays to the same refusal.
-# 2. the exec wait list (16) full: under -f, 32 processes each exec a
-#    second program while the first exec waits for that answer.
+#    first time a reader is there once the file $OUT/stall exists, waits
+#    4 s and fails (an LD_PRELOADed shim given to stapbpf by a wrapper
+#    first in PATH, as t-linger-fifos does): the run waits 3 s, then lets
+#    the process go.  The saved stream replays to the same refusal.
+# 2. the exec wait list (64, src/tracer/tracer.h MW_EXEC_WAIT_MAX) full:
+#    under -f, 80 processes each exec a second program at once, the
+#    first of those execs not answered (the stall made then): 64 wait,
+#    and are refused when it is not answered; the others find the list
+#    full (so may some of the 80 first execs, of sh, when the 80 are
+#    started: under -f each is emptied too, and at load 20 80 sh in 0.3
+#    s filled the list).
 # 3. the program exec'd is static: nothing of it is traced.
 # needs: root glibc
 . tests/lib/lib.sh
@@ -51,7 +56,8 @@ if [ "${MW_TEST_RUNTIME:-}" != kernel ] && command -v cc >/dev/null &&
 #include <string.h>
 #include <unistd.h>
 /* stapbpf's procfs thread opens a FIFO for writing once a reader is
- * there; the first time for the exec FIFO: wait 4 s and say no reader */
+ * there; the first time for the exec FIFO once STALL exists: wait 4 s
+ * and say no reader */
 int open(const char *path, int flags, ...)
 {
 	static int (*next)(const char *, int, ...);
@@ -71,7 +77,7 @@ int open(const char *path, int flags, ...)
 		next = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
 	fd = next(path, flags, mode);
 	if (fd >= 0 && !done && (flags & O_ACCMODE) == O_WRONLY && n >= 5 &&
-	    strcmp(path + n - 5, "/exec") == 0) {
+	    strcmp(path + n - 5, "/exec") == 0 && access(STALL, F_OK) == 0) {
 		done = 1;
 		close(fd);
 		sleep(4);
@@ -81,12 +87,13 @@ int open(const char *path, int flags, ...)
 	return fd;
 }
 C
-	cc -shared -fPIC -o "$OUT/slow.so" "$OUT/slow.c" -ldl || exit 99
+	cc -shared -fPIC -DSTALL="\"$OUT/stall\"" -o "$OUT/slow.so" "$OUT/slow.c" -ldl || exit 99
 	mkdir -p "$OUT/bin" || exit 99
 	printf '#!/bin/sh\nLD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }%s" exec %s "$@"\n' "$OUT/slow.so" \
 		"$STAPBPF" >"$OUT/bin/stapbpf" && chmod +x "$OUT/bin/stapbpf" || exit 99
 
 	# 1. -c: the tracer does not answer the exec
+	: >"$OUT/stall" || exit 99
 	PATH="$OUT/bin:$PATH" "$MW" --json "$OUT/late.json" -o "$OUT/late.txt" --html "$OUT/late.html" \
 		--save-stream "$OUT/late.mw" --check 'arenas<=1' --check 'sbrk_net<=4M' \
 		--check 'system_bytes>0' -c $FIX ./examples/sbrk-trim 8 >"$OUT/late.xml" 2>"$OUT/late.err"
@@ -129,43 +136,55 @@ PY
 	[ $? = 3 ] || fail "check on the replay: $(cat "$OUT/out")"
 	echo "ok: the tracer did not answer: refused, rules failed (exit 3), the exit snapshot exact"
 
-	# 2. -f: 32 processes exec at once while the first waits: 16 wait,
+	# 2. -f: 80 processes exec at once while the first waits: 64 wait,
 	# the others find the list full (each waits at a gate, a FIFO whose
 	# lines come once all are there, so that they exec within ms of each
-	# other on any load; counted without a process a look)
+	# other on any load; counted without a process a look; the stall
+	# made just before, with no exec between: each one's first exec, of
+	# sh, was emptied at once before; a look a second: each sleep is a
+	# process of the tree, which must stay under 256 for any to drain)
+	rm -f "$OUT/stall" || exit 99
 	mkfifo "$OUT/gate" || exit 99
 	: >"$OUT/ready"
 	# shellcheck disable=SC2016
 	PATH="$OUT/bin:$PATH" "$MW" -f --json "$OUT/full.json" -o "$OUT/full.txt" --check 'arenas<=1' \
-		-c /bin/sh -c 'cd "$1" && exec 3<>gate && for i in $(seq 32); do
+		-c /bin/sh -c 'cd "$1" && exec 3<>gate && i=0 && while [ $i -lt 80 ]; do
 			sh -c "echo >>ready; read x <gate; exec /bin/true" &
+			i=$((i + 1))
 		done
 		cnt() { n=0; while read -r l; do n=$((n + 1)); done <ready; }
-		until cnt; [ $n -ge 32 ]; do sleep 0.1; done
-		for i in $(seq 32); do echo; done >&3
+		until cnt; [ $n -ge 80 ]; do sleep 1; done
+		: >stall
+		i=0; while [ $i -lt 80 ]; do echo; i=$((i + 1)); done >&3
 		wait' sh "$OUT" >/dev/null 2>"$OUT/full.err"
 	rc=$?
 	[ $rc = 3 ] || fail "full: exit $rc, expected 3: $(grep -v '^PASS' "$OUT/full.err")"
 	python3 - "$OUT/full.json" <<'PY' || fail "full: $(grep -v '^PASS' "$OUT/full.err")"
 import json, sys
 r = json.load(open(sys.argv[1]))
-why, n = {}, 0
+why, n, others = {}, 0, 0
 for p in r["processes"]:
     u = p.get("unknown")
-    if u:
+    if p["target"]["argv"] != ["/bin/true"]:	# the program, a sleep: refused or not
+        others += bool(u)
+    elif u:
         assert p["arenas"] is None and "arenas" in u["figures"], p
         why.setdefault(u["reason"].split("(")[-1], []).append(p["target"]["pid"])
-    elif p["target"]["argv"] == ["/bin/true"]:	# drained: its last image
-        assert p["events"]["execs"]["images_replaced"] == 1, p["events"]
+    else:	# drained: its last image
+        # sh's copy, sh, /bin/true: both execs emptied (2), or the first
+        # refused (the list full at spawn) and this one emptied, known
+        # again from it (1)
+        assert p["events"]["execs"]["images_replaced"] in (1, 2), p["events"]
         n += 1
-print({k: len(v) for k, v in why.items()}, "drained:", n)
-assert n + sum(map(len, why.values())) == 32, (n, why)
+print({k: len(v) for k, v in why.items()}, "drained:", n, "others refused:", others)
+assert n + sum(map(len, why.values())) == 80, (n, why)
 assert len(why.get("the tracer did not answer in 3000 ms)", [])) >= 1, why
-assert len(why.get("16 other processes that exec'd waited for the tracer, as many as can)", [])) >= 1, why
+assert len(why.get("the tracer did not answer the exec it waited behind in 3000 ms)", [])) >= 1, why
+assert len(why.get("64 other processes that exec'd waited for the tracer, as many as can)", [])) >= 1, why
 t = r["totals"]
-assert t["arenas"] is None and t["events"] is None and t["refused_processes"] == sum(map(len, why.values())), t
+assert t["arenas"] is None and t["events"] is None and t["refused_processes"] == sum(map(len, why.values())) + others, t
 PY
-	grep -q "^FAIL process [0-9]* (/bin/true): arenas: unknown: it replaced its image (exec) and the tracer's totals of the old one were not emptied for the new one (16 other processes that exec'd waited for the tracer, as many as can) (rule 'arenas<=1')" \
+	grep -q "^FAIL process [0-9]* (/bin/true): arenas: unknown: it replaced its image (exec) and the tracer's totals of the old one were not emptied for the new one (64 other processes that exec'd waited for the tracer, as many as can) (rule 'arenas<=1')" \
 		"$OUT/full.err" || fail "full: $(grep FAIL "$OUT/full.err")"
 	grep -q "processes in all: ? arenas, ? heaps, ? threads, sbrk net ?, ? retries; ? events ([0-9]* processes' figures from the tracer REFUSED)" \
 		"$OUT/full.txt" || fail "full: the totals: $(grep 'in all' "$OUT/full.txt")"

@@ -78,6 +78,36 @@ static size_t arenas(struct mw_state *st)
 	return n;
 }
 
+/* -f: a process's exec, its old image's totals emptied (@PID MW 1 exec
+ * after its N counts): the old image's streamed records that come after
+ * that line (stapbpf's perf buffer is another path than the drain's
+ * output: t-fork-exec) are owed, dropped as they come (a freed heap's G
+ * with them) and counted missing until then; the new image's count. */
+static void late_after_exec(void)
+{
+	struct mw_procs *p = mw_procs_new(NULL, 0);
+	struct mw_process *pr;
+	uint64_t before;
+
+	CHECK(p && mw_procs_line(p, "P 0 memory_arena_new 2") == 0);
+	CHECK((pr = mw_procs_add(p, 7)) != NULL);
+	CHECK(mw_procs_line(p, "MW 1 ready") == 0);
+	CHECK(mw_procs_line(p, "@7 T 0 8 1000 139830511960064 135168") == 0);
+	CHECK(mw_procs_line(p, "@7 N 0 8 2") == 0);
+	CHECK(mw_procs_line(p, "@7 MW 1 exec") == 0);
+	CHECK(mw_state_owed(pr->st) == 1 && mw_state_missing(pr->st) == 1);
+	CHECK(mw_procs_line(p, "@7 G 4096 8192 200704 200704 5 1") == 0);
+	CHECK(mw_procs_line(p, "@7 T 0 8 1100 139830646177792 135168") == 0);
+	CHECK(mw_state_owed(pr->st) == 0 && mw_state_missing(pr->st) == 0);
+	CHECK(mw_procs_line(p, "@7 T 0 9 2000 139830780395520 135168") == 0);
+	CHECK(mw_procs_line(p, "@7 N 0 9 1") == 0);
+	CHECK(mw_procs_line(p, "MW 1 end") == 0);
+	CHECK(garbled(pr->st) == 0 && mw_state_missing(pr->st) == 0);
+	CHECK(mw_state_execs(pr->st, &before) == 1 && before == 2);
+	CHECK(arenas(pr->st) == 2);	/* main_arena and the new image's one */
+	mw_procs_free(p);
+}
+
 int main(void)
 {
 	const int pids[] = { 100, 200 };
@@ -114,6 +144,7 @@ int main(void)
 	mw_procs_free(one);
 	mw_procs_free(NULL);
 	live_reading();
+	late_after_exec();
 	printf("%s: %d failed\n", __FILE__, failed);
 	return failed ? 1 : 0;
 }
