@@ -55,10 +55,14 @@
  * shared mapping laid over its heap, and a task sharing its memory whose
  * parent is not one of its threads (clone's CLONE_PARENT, or orphaned).
  *
- * The cost: per thread, two small /proc files at each end and the
- * children's; the syscall file may wait a scheduler tick for a thread
- * that is going to sleep.  The begin gives up at the first thread that
- * runs.
+ * The cost: per thread, three small /proc files at each end (about 0.1
+ * ms a thread in all, measured here); the syscall file may wait a
+ * scheduler tick for a thread that is going to sleep.  The later read it
+ * saves costs about 0.2 to 0.5 ms a MiB of heap walked (bench/RESULTS-
+ * 2026-11-29-speed2.txt), so it is tried only when that read is likely
+ * dearer: at most MW_QUIET_FEW threads, or at least MW_QUIET_RSS_PER
+ * bytes resident a thread (the heaps walked are resident); the begin
+ * gives up at the first thread that runs.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -210,6 +214,12 @@ static int threads(pid_t pid, pid_t **out, size_t *n)
 	return 0;
 }
 
+/* Is the proof likely cheaper than the later read, for n threads? */
+static int worth(pid_t pid, size_t n)
+{
+	return n <= MW_QUIET_FEW || mw_process_rss(pid) / n >= MW_QUIET_RSS_PER;
+}
+
 /* Every thread of pid sampled (end: as mw_quiet_end does) into a new
  * array (*n).  NULL when one cannot be, or at the first found running,
  * sharing, or (end) not as it was in q. */
@@ -220,7 +230,7 @@ static struct mw_quiet_thread *sample_all(pid_t pid, int end, const struct mw_qu
 
 	if (threads(pid, &tids, n) < 0)
 		return NULL;
-	if (end && *n != q->n) {
+	if (end ? *n != q->n : !worth(pid, *n)) {
 		free(tids);
 		return NULL;
 	}

@@ -21,6 +21,9 @@
 #include <sys/types.h>
 
 #define MW_QUIET_MAX_THREADS 4096	/* more: not tried */
+#define MW_QUIET_FEW 8			/* threads: tried whatever the heap */
+#define MW_QUIET_RSS_PER (512 * 1024)	/* more threads: tried with at least
+					 * this much resident a thread */
 
 /* One thread as a sample found it. */
 struct mw_quiet_thread {
@@ -42,7 +45,9 @@ int mw_quiet_counts(const char *status, uint64_t *nvcsw, uint64_t *nivcsw);
 
 /* mw_quiet_begin: pid's threads sampled (before a read): NULL when it
  * cannot be quiet already (a thread runs or is runnable, a file cannot
- * be read, a child shares its memory, more than MW_QUIET_MAX_THREADS).
+ * be read, a child shares its memory, more than MW_QUIET_MAX_THREADS),
+ * or when the later read it would save is likely cheaper (more than
+ * MW_QUIET_FEW threads with less than MW_QUIET_RSS_PER resident each).
  * mw_quiet_end (after the read): 1 when no thread ran since, else 0;
  * q is freed (NULL: 0). */
 struct mw_quiet;
