@@ -53,7 +53,9 @@
  * proof does not.  Not covered either: another process writing it
  * (process_vm_writev, ptrace POKEDATA, /proc/PID/mem: a debugger), a
  * shared mapping laid over its heap, and a task sharing its memory whose
- * parent is not one of its threads (clone's CLONE_PARENT, or orphaned).
+ * parent is not one of its threads (clone's CLONE_PARENT, or orphaned),
+ * or that the children file skips (it is not race-free: a child listed
+ * while another exits may be missed).
  *
  * The cost: per thread, three small /proc files at each end (about 0.1
  * ms a thread in all, measured here); the syscall file may wait a
