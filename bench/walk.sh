@@ -11,9 +11,11 @@
 # each in its own arena, freeing every other object of 500,000: 2 M free
 # chunks; trim_threshold raised).  Each is read with `snapshot -p PID,X`
 # (the snapshot alone, no RSS ledger; X an idle process), REPS times
-# (default 3), medians.  A snapshot reads a process at least twice: the
-# first walks the lists, the later ones re-read the words that walk read
-# (src/live/snapshot_record.c; before 2026-11-28 each was a whole walk).  The
+# (default 3), medians.  A snapshot reads a process twice: the first
+# walks the lists, the later ones re-read the words that walk read
+# (src/live/snapshot_record.c; before 2026-11-28 each was a whole walk);
+# since 2026-11-29 once when no thread of it ran meanwhile (quiet.c: these
+# processes are idle), the JSON's "check" then "idle" (else "reread").  The
 # rate is the free chunks over the whole snapshot's time (before
 # 2026-11-28 this bench multiplied by the reads).  Prints one line each
 # and "goal" lines (>= 10 M free chunks a second, a snapshot of 2 M in
@@ -70,20 +72,21 @@ chunks = sum(a["malloc_info"]["fast_count"] + a["malloc_info"]["rest_count"] - 1
 cpu = sum(float(x) for x in open(sys.argv[3]).read().split()[-2:])
 r = ["%s-%s" % (p["main_heap"]["sbrk_base"], p["main_heap"]["end"])]
 r += ["%s-%x" % (h["address"], int(h["address"], 16) + h["size"]) for a in p["arenas"] for h in a["heaps"]]
-print(p["duration_ns"] / 1e9, p["tries"], chunks, len(p["arenas"]), cpu, " ".join(r))
+print(p["duration_ns"] / 1e9, p["tries"], chunks, len(p["arenas"]), cpu, p.get("check", "reread"),
+      " ".join(r))
 PY
 	done | sort -n >$OUT/$1.runs
 	set -- "$1" $(median <$OUT/$1.runs)
-	name=$1 secs=$2 walks=$3 chunks=$4 arenas=$5
+	name=$1 secs=$2 walks=$3 chunks=$4 arenas=$5 check=$7
 	cpu=$(awk '{ print $5 }' $OUT/$1.runs | sort -n | median)
-	shift 6
+	shift 7
 	raw=$(for i in $(seq "$REPS"); do $OUT/rawread $pid "$@"; done | median)
 	rawsecs=${raw% *} bytes=${raw#* }
 	reused=$(for i in $(seq "$REPS"); do $OUT/rawread -r $pid "$@"; done | median)
 	reused=${reused% *}
 	rate=$(echo "$chunks / $secs / 1000000" | bc -l)
-	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d reads: %.1f M free chunks/s; CPU %.2f s, the whole command); raw process_vm_readv of the heaps %.3f s (%.1f M free chunks/s), into a buffer used again %.3f s; snapshot x%.2f the raw read\n' \
-		"$name" "$chunks" "$arenas" "$(echo "$bytes / 1048576" | bc -l)" "$secs" "$walks" "$rate" \
+	printf '  %-14s %d free chunks in %d arenas, %.0f MiB of heaps: a snapshot %.3f s (%d read%s, %s: %.1f M free chunks/s; CPU %.2f s, the whole command); raw process_vm_readv of the heaps %.3f s (%.1f M free chunks/s), into a buffer used again %.3f s; snapshot x%.2f the raw read\n' \
+		"$name" "$chunks" "$arenas" "$(echo "$bytes / 1048576" | bc -l)" "$secs" "$walks" "$([ "$walks" = 1 ] || echo s)" "$check" "$rate" \
 		"$cpu" "$rawsecs" "$(echo "$chunks / $rawsecs / 1000000" | bc -l)" "$reused" \
 		"$(echo "$secs / $rawsecs" | bc -l)"
 	echo "goal walk $name $(printf %.1f "$rate") M free chunks/s (>= 10): $(echo "$rate >= 10" | bc)" >>$OUT/walk.goals

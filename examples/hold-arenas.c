@@ -26,6 +26,11 @@
  * readable pages end (a thread heap's mprotect'ed part, the main heap's
  * break): a reader that reads a whole struct malloc_chunk at the top
  * reads past the mapping.  A glibc state any program can reach.
+ *
+ * With HOLD_TICK=1, one more thread, made first, wakes every 200 us for
+ * good (nanosleep) and touches nothing of the allocator: asleep whenever
+ * it is looked at, yet it runs while a snapshot is read (quiet.h must
+ * not call that process idle).
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -143,6 +148,16 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void *ticker(void *arg)
+{
+	struct timespec ts = { .tv_nsec = 200000 };
+
+	(void)arg;
+	for (;;)
+		nanosleep(&ts, NULL);
+	return NULL;
+}
+
 /* extra small chunks: allocated in pairs, one of each pair freed past
  * the tcache into a fastbin */
 static void extra_fast(long n)
@@ -168,6 +183,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	if (getenv("HOLD_TICK") && pthread_create(&t[0], NULL, ticker, NULL))
+		return 1;
 	pthread_barrier_init(&attached, NULL, (unsigned)n + 1);
 	pthread_barrier_init(&built, NULL, (unsigned)n + 1);
 	pthread_barrier_init(&done, NULL, (unsigned)n + 1);

@@ -134,6 +134,14 @@ struct mw_snap_arena {
 	size_t chunk0, nchunks;	/* its free chunks in mw_snapshot.chunks (kept) */
 };
 
+/* mw_snapshot.check: a later read found every word the walk read the
+ * same (snapshot_record.c); no thread of the process ran while it was
+ * read (quiet.h), so it was read once; it was read with every thread
+ * held (ptstop.h); headers only (mw_snapshot_sample, a trace's samples,
+ * never written as a snapshot), read once, their fields compared around
+ * the walk. */
+enum { MW_SNAP_CHECK_REREAD, MW_SNAP_CHECK_IDLE, MW_SNAP_CHECK_STOPPED, MW_SNAP_CHECK_HEADERS };
+
 struct mw_snapshot {
 	pid_t pid;
 	char libc[4096];		/* the module malloc lives in */
@@ -144,6 +152,8 @@ struct mw_snapshot {
 	uint64_t taken_ns;		/* CLOCK_REALTIME when taken */
 	uint64_t duration_ns;		/* how long the reading took */
 	int tries;			/* walks made, the stopped ones included */
+	int check;			/* how the walk kept was shown to be of one
+					 * instant: MW_SNAP_CHECK_* */
 	int consistent;			/* 1 in every snapshot returned */
 	char why[256];			/* a walk's inconsistency, while taken */
 	int stops;			/* times the process was stopped (ptstop.h) */

@@ -1,8 +1,9 @@
 /* snapshot_record.c - an arena's lists walked once per snapshot (snapshot_int.h).
  *
  * A snapshot of a running process walks it twice and keeps the figures
- * when both walks agree (mw_snap_confirm); a stopped walk follows the
- * running ones when they did not.  Walking 2 million free chunks again
+ * when both walks agree (mw_snap_confirm), unless no thread of it ran
+ * while the first read it (quiet.h); a stopped walk follows the running
+ * ones when they did not agree.  Walking 2 million free chunks again
  * means copying every heap again (procmem.h).  Instead, the first walk
  * of an arena's lists marks every word it read in its copy (the bin
  * heads, each chunk's size and fd, the neighbours' sizes malloc_trim's

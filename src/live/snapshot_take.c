@@ -2,7 +2,9 @@
  * runs, up to MW_SNAP_TRIES times, then, when none was consistent, with
  * every thread held (ptstop.h) and those inside malloc let finish first
  * (snapshot_stop.c), each stop within the stop bounds; the walk itself is
- * snapshot.c's.
+ * snapshot.c's.  A walk while it runs is kept when no thread of the
+ * process ran while it was read (quiet.h: read once), else when a later
+ * walk finds the same (mw_snap_confirm, reading again the words it read).
  *
  * A stop may last what the least of three bounds leaves: --max-stop
  * (one stop), --max-stopped less what this snapshot's stops have had,
@@ -23,6 +25,7 @@
 
 #include "clock.h"
 #include "ptstop.h"
+#include "quiet.h"
 #include "snapshot.h"
 #include "snapshot_int.h"
 #include "xalloc.h"
@@ -382,6 +385,41 @@ static void prewalk(struct walk *w)
 	w->stop_why[0] = '\0';
 }
 
+/* The walks while the process runs, up to MW_SNAP_TRIES: one is kept
+ * when no thread ran while it was read (quiet.h), else when the one after
+ * it finds the same (mw_snap_confirm). */
+static void running_walks(struct walk *w, char *err, size_t errlen)
+{
+	struct mw_snapshot *s = w->s;
+
+	for (s->tries = 1;; s->tries++) {
+		struct mw_quiet *q = w->headers_only ? NULL : mw_quiet_begin(w->p->pid);
+		uint64_t cpu = cpu_now();
+		int quiet;
+
+		mw_snap_walk(w);
+		cpu = cpu_now() - cpu;	/* what a stopped walk takes: not the
+					 * waits for a CPU, which a held
+					 * process leaves us; a walk that
+					 * took lists from records
+					 * (snapshot_record.c) tells less */
+		quiet = mw_quiet_end(q);	/* no thread ran while it was read */
+		if (!w->verified && (!w->walk_ns || cpu < w->walk_ns))
+			w->walk_ns = cpu ? cpu : 1;
+		s->check = w->headers_only ? MW_SNAP_CHECK_HEADERS :
+			   quiet ? MW_SNAP_CHECK_IDLE : MW_SNAP_CHECK_REREAD;
+		if (s->consistent && !w->headers_only && !quiet)
+			mw_snap_confirm(w);	/* the same figures twice? */
+		if (s->consistent || w->fatal || w->stop || s->tries >= MW_SNAP_TRIES)
+			break;
+		if (mw_now_ns() >= w->deadline) {
+			mw_snap_halt(w, MW_SNAP_TIMEOUT, "out of time");
+			break;
+		}
+		mw_proc_refresh(w->p, err, errlen);	/* it may have mapped new heaps */
+	}
+}
+
 /* how: 0 a full walk, 1 headers only, 2 a full walk keeping chunks */
 static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeout_ms,
 		struct mw_snapshot **out, struct mw_ptstop **held, const struct walk *opt,
@@ -414,35 +452,18 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	if (w.leave_stopped && w.hold == MW_HOLD_READ)
 		w.hold = 0, w.reserve = 0;	/* left in its job-control stop: still
 						 * for any read */
-	for (s->tries = 1; !w.leave_stopped && !w.hold; s->tries++) {
-		uint64_t cpu = cpu_now();
-
-		mw_snap_walk(&w);
-		cpu = cpu_now() - cpu;	/* what a stopped walk takes: not the
-					 * waits for a CPU, which a held
-					 * process leaves us; a walk that
-					 * took lists from records
-					 * (snapshot_record.c) tells less */
-		if (!w.verified && (!w.walk_ns || cpu < w.walk_ns))
-			w.walk_ns = cpu ? cpu : 1;
-		if (s->consistent && !w.headers_only)
-			mw_snap_confirm(&w);	/* the same figures twice? */
-		if (s->consistent || w.fatal || w.stop || s->tries >= MW_SNAP_TRIES)
-			break;
-		if (mw_now_ns() >= w.deadline) {
-			mw_snap_halt(&w, MW_SNAP_TIMEOUT, "out of time");
-			break;
-		}
-		mw_proc_refresh(p, err, errlen);	/* it may have mapped new heaps */
-	}
+	if (!w.leave_stopped && !w.hold)
+		running_walks(&w, err, errlen);
 	if (w.leave_stopped || w.hold) {	/* read stopped only */
 		if (!no_stop)
 			prewalk(&w);
 		s->tries = 0;
 		s->consistent = 0;
 	}
-	if (!s->consistent && !w.fatal && !w.stop && !w.execd && !no_stop)
+	if (!s->consistent && !w.fatal && !w.stop && !w.execd && !no_stop) {
 		stopped_walks(&w, note, sizeof(note));
+		s->check = MW_SNAP_CHECK_STOPPED;
+	}
 	s->duration_ns = mw_now_ns() - t0;
 	mw_proc_copy_free(p);	/* the walks' copies (procmem.h): not kept between snapshots */
 	mw_snap_recs_free(&w);

@@ -236,6 +236,30 @@ static json_t *arena_json(const struct mw_snap_arena *a)
 		"heap_mprotect_bytes", (json_int_t)a->heap_mprotect);
 }
 
+/* mw_snapshot.check's names in the JSON (docs/json.md, "check"). */
+static const char *const check_names[] = {
+	[MW_SNAP_CHECK_REREAD] = "reread", [MW_SNAP_CHECK_IDLE] = "idle",
+	[MW_SNAP_CHECK_STOPPED] = "stopped", [MW_SNAP_CHECK_HEADERS] = "headers",
+};
+
+static const char *check_name(int c)
+{
+	return c >= 0 && c < (int)(sizeof(check_names) / sizeof(*check_names)) ? check_names[c] :
+	       "reread";
+}
+
+/* A report's "check" back (absent before 2026-11-29: a stopped read, or
+ * a later read's). */
+static int check_of(const json_t *o, int stops)
+{
+	const char *t = json_string_value(json_object_get(o, "check"));
+
+	for (int c = 0; t && c < (int)(sizeof(check_names) / sizeof(*check_names)); c++)
+		if (!strcmp(t, check_names[c]))
+			return c;
+	return stops ? MW_SNAP_CHECK_STOPPED : MW_SNAP_CHECK_REREAD;
+}
+
 json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 {
 	json_t *arenas = json_array();
@@ -247,7 +271,7 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 	json_t *o;
 
 	/* comm and the paths come from the process: not necessarily UTF-8 */
-	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:i, s:I, s:i, s:o, s:I,"
+	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:i, s:s, s:i, s:I, s:i, s:o, s:I,"
 			 " s:{s:o, s:o, s:I, s:o}, s:{s:I, s:I, s:b, s:I},"
 			 " s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I},"
 			 " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
@@ -257,7 +281,7 @@ json_t *mw_snapshot_json_value(const struct mw_snapshot *s, const char *comm)
 		"taken_unix_ns", (json_int_t)s->taken_ns, "duration_ns", (json_int_t)s->duration_ns,
 		"consistent", s->consistent,
 		"inconsistent_reason", s->consistent ? json_null() : mw_json_str(s->why),
-		"tries", s->tries, "stops", s->stops, "stopped_ns", (json_int_t)s->stopped_ns,
+		"tries", s->tries, "check", check_name(s->check), "stops", s->stops, "stopped_ns", (json_int_t)s->stopped_ns,
 		"settle_rounds", s->settle_rounds, "arenas", arenas, "narenas", (json_int_t)s->narenas_glibc,
 		"main_heap", "sbrk_base", mw_json_addr(s->sbrk_base), "end", mw_json_addr(s->main_end),
 		"bytes", (json_int_t)mw_view_main_heap(s),
@@ -372,6 +396,7 @@ struct mw_snapshot *mw_snapshot_from_json(const json_t *o, char *err, size_t err
 		goto bad;
 	s->tries = tries;
 	s->stops = stops;
+	s->check = check_of(o, stops);
 	s->settle_rounds = settle;
 	s->pid = (pid_t)dyn;
 	if ((t = json_string_value(json_object_get(o, "libc"))))

@@ -1,0 +1,149 @@
+/* unit-quiet.c - the proof that no thread of a process ran between two
+ * instants (quiet.h): the decision as a table (the same threads, each
+ * off its CPU with no child sharing its memory, the same counts: quiet;
+ * any count changed, a thread running or made or gone, a sharing child:
+ * not), the counts parsed from status text (garbage refused), and on
+ * children of this test: one blocked in pause() is quiet across 20 ms;
+ * one that wakes every 200 us and sleeps again (asleep whenever looked
+ * at) is not; one spinning is not even begun; one with a clone(CLONE_VM)
+ * child (its memory shared by a task that is not its thread) is not
+ * begun either. */
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "quiet.h"
+#include "unit.h"
+
+#define T(tid, off, shares, v, nv) { (tid), (off), (shares), (v), (nv) }
+
+static void table(void)
+{
+	static const struct mw_quiet_thread a[] = { T(10, 1, 0, 5, 1), T(12, 1, 0, 7, 0) };
+	struct mw_quiet_thread b[2];
+	static const struct {
+		int i;		/* which of b's is changed */
+		struct mw_quiet_thread t;
+		int quiet;
+	} rows[] = {
+		{ 0, T(10, 1, 0, 5, 1), 1 },	/* as it was */
+		{ 0, T(10, 1, 0, 6, 1), 0 },	/* blocked again after running */
+		{ 1, T(12, 1, 0, 7, 1), 0 },	/* preempted */
+		{ 1, T(12, 0, 0, 7, 0), 0 },	/* running now (or runnable) */
+		{ 0, T(10, 1, 1, 5, 1), 0 },	/* a child shares its memory */
+		{ 1, T(13, 1, 0, 7, 0), 0 },	/* another thread */
+	};
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(*rows); r++) {
+		memcpy(b, a, sizeof(b));
+		b[rows[r].i] = rows[r].t;
+		CHECK(mw_quiet_same(a, 2, b, 2) == rows[r].quiet, "row %zu", r);
+		CHECK(mw_quiet_same(b, 2, a, 2) == rows[r].quiet, "row %zu, reversed", r);
+	}
+	memcpy(b, a, sizeof(b));
+	b[0].off = 0;
+	CHECK(!mw_quiet_same(b, 2, b, 2), "running at both ends");
+	CHECK(!mw_quiet_same(a, 2, a, 1), "a thread gone");
+	CHECK(!mw_quiet_same(a, 1, a, 2), "a thread made");
+	CHECK(!mw_quiet_same(a, 0, a, 0), "no threads: nothing shown");
+}
+
+static void counts(void)
+{
+	uint64_t v = 9, nv = 9;
+
+	CHECK(mw_quiet_counts("Name:\tx\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t2\n"
+			      "nonvoluntary_ctxt_switches:\t31\n", &v, &nv) == 0 && v == 2 &&
+	      nv == 31);
+	CHECK(mw_quiet_counts("Name:\tx\nvoluntary_ctxt_switches:\t2\n", &v, &nv) < 0);
+	CHECK(mw_quiet_counts("Name:\tx\nvoluntary_ctxt_switches:\tx\n"
+			      "nonvoluntary_ctxt_switches:\t1\n", &v, &nv) < 0);
+	CHECK(mw_quiet_counts("Name:\tx\nvoluntary_ctxt_switches:\t2 3\n"
+			      "nonvoluntary_ctxt_switches:\t1", &v, &nv) < 0);
+	CHECK(mw_quiet_counts("", &v, &nv) < 0);
+}
+
+static void nap(long ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+static int grandchild(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* A child doing what: 0 pause, 1 tick, 2 spin, 3 a CLONE_VM child and
+ * pause; it writes that child's pid (else 0) on fd once under way. */
+static pid_t child(int what, int fd)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	pid_t pid = fork(), g = 0;
+
+	if (pid)
+		return pid;
+	if (what == 3 && (g = clone(grandchild, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+				    NULL)) < 0)
+		_exit(1);
+	if (write(fd, &g, sizeof(g)) != sizeof(g))
+		_exit(1);
+	for (volatile unsigned long n = 0;; n++)
+		if (what == 1)
+			nap(200000);
+		else if (what != 2)
+			pause();
+	_exit(0);
+}
+
+static void live(void)
+{
+	int fd[2];
+
+	/* the CLONE_VM child's, once its parent is killed, comes to us */
+	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+	CHECK(pipe(fd) == 0);
+	for (int what = 0; what < 4; what++) {
+		pid_t pid = child(what, fd[1]), g = 0;
+		struct mw_quiet *q = NULL;
+
+		CHECK(read(fd[0], &g, sizeof(g)) == sizeof(g));
+		nap(20000000);	/* settled where it waits */
+		/* the ticker is seen asleep nearly always; the others as they are */
+		for (int k = 0; k < (what == 1 ? 200 : 1) && !q; k++)
+			q = mw_quiet_begin(pid);
+		if (what >= 2) {
+			CHECK(!q, "%s was begun", what == 2 ? "a spinning child" : "a shared memory");
+		} else {
+			CHECK(q, "child %d not begun", what);
+			nap(20000000);
+			CHECK(mw_quiet_end(q) == !what, "child %d: quiet wrong", what);
+			q = NULL;
+		}
+		mw_quiet_end(q);
+		if (g > 0)
+			kill(g, SIGKILL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		if (g > 0)
+			waitpid(g, NULL, 0);
+	}
+}
+
+int main(void)
+{
+	table();
+	counts();
+	live();
+	return failed ? 1 : 0;
+}
