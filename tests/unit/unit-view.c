@@ -15,7 +15,10 @@
  * stream whose every counter has its own value, against the values
  * counted by hand, and their Prometheus lines (report_metrics.c).  And a
  * process whose figures from the tracer are refused (images mixed):
- * unknown everywhere, the totals too. */
+ * unknown everywhere, the totals too; and with its allocator at attach
+ * unknown as well.  And the lists (the events kept, the setjmp probes'
+ * keys, the slow-math samples) row by row in the view, the JSON and the
+ * text. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -469,6 +472,47 @@ static void check_refused(struct run *known)
 	mw_state_free(r.st);
 }
 
+/* A process whose figures are refused (images mixed, found at a time
+ * with no start to count it from: no O record) and whose allocator at
+ * attach is unknown: both reasons, the refusal's first, in the view, the
+ * JSON's unknown (at_s null) and the text (no "found at"). */
+static void check_refused_both(void)
+{
+	static const char stream[] =
+		"# mallocwatch-stream 1\nP 7 memory_heap_more 2\nMW 1 ready\n"
+		"# attach_refused busy: the test's\nN 7 100 3\n"
+		"# images_mixed 1500000000 it replaced its image B\nMW 1 end\n";
+	struct run r;
+	json_t *u;
+	char err[256];
+	FILE *f = fmemopen((void *)stream, sizeof(stream) - 1, "r");
+
+	memset(&r, 0, sizeof(r));
+	r.st = mw_state_new(9);
+	CHECK(f && mw_stream_replay(f, r.st, &r.m, err, sizeof(err)) == 0, "both: %s", err);
+	if (f)
+		fclose(f);
+	mw_state_finish(r.st);
+	r.ri = (struct mw_run_info){ .pid = 9, .libc = "libc.so.6", .runtime = "bpf" };
+	render(&r);
+	CHECK(streq(mw_view_get(r.v, MW_VF_images_refused)->s, "it replaced its image B") &&
+	      !mw_view_get(r.v, MW_VF_images_refused_ns)->known &&
+	      streq(mw_view_get(r.v, MW_VF_attach_unknown)->s, "busy: the test's"),
+	      "both: the view's reasons");
+	u = json_object_get(r.json, "unknown");
+	CHECK(streq(json_string_value(json_object_get(u, "reason")),
+		    "it replaced its image B; busy: the test's") &&
+	      json_is_null(json_object_get(u, "at_s")), "both: the JSON's unknown");
+	CHECK(strstr(r.text, "are REFUSED: it replaced its image B;") &&
+	      strstr(r.text, "UNKNOWN (busy: the test's)"), "both: the text");
+	mw_view_free(r.v);
+	json_decref(r.json);
+	free(r.text);
+	free(r.html);
+	mw_stream_meta_free(&r.m);
+	mw_state_free(r.st);
+}
+
 /* With a process whose allocator at attach is unknown (the run stream,
  * the last), the totals' arenas and heaps are unknown, and say so. */
 static void check_unknown_totals(struct run *r, size_t n)
@@ -844,6 +888,7 @@ int main(void)
 	check_counters();
 	check_snap_figures();
 	check_refused(&r[0]);
+	check_refused_both();
 	for (size_t i = 0; i < NSTREAMS; i++) {
 		mw_view_free(r[i].v);
 		json_decref(r[i].json);
