@@ -1,5 +1,6 @@
-/* report.c - the text summary (mw_report_text), and the few helpers the
- * JSON report (report_json.c) shares with it (report_int.h); see report.h. */
+/* report.c - the text summary (mw_report_text), its head in
+ * report_head.c (report_int.h), of a run's view (view.h); and the run's
+ * findings, which the JSON report shares (report.h). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
@@ -14,21 +15,6 @@
 #include "report_ledger.h"
 #include "view.h"
 #include "xalloc.h"
-
-/* The hits of the setjmp probes traced (their P records), or -1 when
- * none of them was traced. */
-static int64_t setjmp_hits(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_probe_count *p = mw_state_probes(st, &n);
-	int64_t hits = -1;
-
-	for (size_t i = 0; i < n; i++)
-		if (p[i].known == MW_P_setjmp || p[i].known == MW_P_longjmp ||
-		    p[i].known == MW_P_longjmp_target)
-			hits = (hits < 0 ? 0 : hits) + (int64_t)p[i].hits;
-	return hits;
-}
 
 /* Did the stream declare a probe of family fam (traced, hit or not)? */
 static int family_traced(const struct mw_state *st, enum mw_family fam)
@@ -63,43 +49,6 @@ static int sbrk_quiet(const struct mw_view *v)
 		if (mw_view_get(v, f[i])->v)
 			return 0;
 	return 1;
-}
-
-int mw_report_has_setjmp(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_probe_count *p = mw_state_probes(st, &n);
-
-	for (size_t i = 0; i < n; i++)
-		if (p[i].known == MW_P_setjmp || p[i].known == MW_P_longjmp ||
-		    p[i].known == MW_P_longjmp_target)
-			return 1;
-	return 0;
-}
-
-static int by_count_desc(const void *a, const void *b)
-{
-	const struct mw_jump *x = a, *y = b;
-
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-struct mw_jump *mw_report_jumps_of(const struct mw_state *st, enum mw_jump_kind kind,
-				   const char *probe, size_t *n)
-{
-	size_t all, k = 0;
-	const struct mw_jump *j = mw_state_jumps(st, &all);
-	struct mw_jump *out = xcalloc(all + 1, sizeof(*out));
-
-	for (size_t i = 0; i < all; i++)
-		if (j[i].kind == kind && (!probe || strcmp(j[i].name, probe) == 0))
-			out[k++] = j[i];
-	if (out)
-		qsort(out, k, sizeof(*out), by_count_desc);
-	*n = k;
-	return out;
 }
 
 /* ---- the text summary ---- */
@@ -379,19 +328,35 @@ static void math_arg(char *buf, size_t len, enum mw_unit u, int64_t v)
 	}
 }
 
-static void math_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
+/* Function fn's samples (the view's): "    thread 101: x=1.5 result=...". */
+static void samples_text(FILE *f, const struct mw_view *v, int64_t fn)
 {
-	int sites;
-	const char *libm = mw_state_libm(st, &sites);
-	size_t ne;
-	const struct mw_event *e = mw_state_events(st, &ne);
-	char val[64], q[MW_NAME_Q];
+	char val[64];
 
-	if (!libm || !sites)	/* none: quiet_text() */
+	for (int64_t k = 0; k < mw_view_get(v, MW_VF_math_samples)->v; k++) {
+		const struct mw_view_arg *a = mw_view_args(v, (size_t)k, MW_VC_samples_args);
+
+		if (mw_view_cell(v, (size_t)k, MW_VC_samples_function)->v != fn)
+			continue;
+		fprintf(f, "    thread %" PRId64 ":", mw_view_cell(v, (size_t)k, MW_VC_samples_tid)->v);
+		for (int64_t j = 0; j < mw_view_cell(v, (size_t)k, MW_VC_samples_args)->v; j++) {
+			math_arg(val, sizeof(val), a[j].unit, a[j].val.v);
+			fprintf(f, " %s=%s", a[j].name, val);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+static void math_text(FILE *f, const struct mw_view *v)
+{
+	const char *libm = mw_view_get(v, MW_VF_math_libm)->s;
+	char q[MW_NAME_Q];
+
+	if (!libm || !mw_view_get(v, MW_VF_math_sites)->v)	/* none: quiet_text() */
 		return;
 	fprintf(f, "\nSlow math paths (");
 	mw_fputs_quoted(libm, f);
-	fprintf(f, ", %d probe sites):\n", sites);
+	fprintf(f, ", %" PRId64 " probe sites):\n", mw_view_get(v, MW_VF_math_sites)->v);
 	for (int64_t i = 0; i < mw_view_get(v, MW_VF_math_functions)->v; i++) {
 		const struct mw_view_val *p = mw_view_cell(v, (size_t)i, MW_VC_math_probe);
 		int64_t hits = mw_view_cell(v, (size_t)i, MW_VC_math_hits)->v;
@@ -401,32 +366,7 @@ static void math_text(FILE *f, const struct mw_state *st, const struct mw_view *
 			continue;
 		fprintf(f, "  %s: %" PRId64 " hit%s (%s)\n", mw_quote(p->s, q, sizeof(q)), hits,
 			hits == 1 ? "" : "s", info->doc);
-		for (size_t k = 0; k < ne; k++) {
-			if (strcmp(e[k].name, p->s) != 0)
-				continue;
-			fprintf(f, "    thread %d:", e[k].tid);
-			for (int j = 0; j < e[k].nargs; j++) {
-				math_arg(val, sizeof(val), mw_probe_arg_unit(info, j), e[k].arg[j]);
-				fprintf(f, " %s=%s", j < 3 ? info->arg_name[j] : "result", val);
-			}
-			fprintf(f, "\n");
-		}
-	}
-}
-
-/* Is event e shown in a section of its own? */
-static int modelled(const struct mw_event *e)
-{
-	const struct mw_probe_info *info = mw_probe_info(e->known);
-
-	if (!info)
-		return 0;
-	switch (info->family) {
-	case MW_FAM_MALLOPT: case MW_FAM_TUNABLE: case MW_FAM_RETRY:
-	case MW_FAM_TCACHE: case MW_FAM_THRESHOLD: case MW_FAM_MATH:
-		return 1;
-	default:
-		return 0;
+		samples_text(f, v, i);
 	}
 }
 
@@ -441,79 +381,105 @@ static void double_free_text(FILE *f, const struct mw_view *v)
 			mw_view_cell(v, (size_t)i, MW_VC_frees_tc_idx)->v);
 }
 
-/* The probes without a section of their own. */
-static void events_text(FILE *f, const struct mw_state *st)
+/* Row i's arguments: " NAME=VALUE" (an address in hex), " NAME=unavailable",
+ * " argN=VALUE" for one probes.def does not name. */
+static void args_text(FILE *f, const struct mw_view *v, size_t i)
 {
-	size_t n, other = 0, shown = 0;
-	const struct mw_event *e = mw_state_events(st, &n);
+	const struct mw_view_arg *a = mw_view_args(v, i, MW_VC_events_args);
+
+	for (int64_t j = 0; j < mw_view_cell(v, i, MW_VC_events_args)->v; j++) {
+		if (!a[j].val.known)
+			fprintf(f, " %s=unavailable", a[j].name ? a[j].name : "arg");
+		else if (a[j].unit == MW_UNIT_ADDR)
+			fprintf(f, " %s=0x%" PRIx64, a[j].name, (uint64_t)a[j].val.v);
+		else if (a[j].unit != MW_UNIT_NONE)
+			fprintf(f, " %s=%" PRId64, a[j].name, a[j].val.v);
+		else
+			fprintf(f, " arg%d=%" PRId64, (int)j + 1, a[j].val.v);
+	}
+}
+
+/* The events kept without a section of their own. */
+static void events_text(FILE *f, const struct mw_view *v)
+{
+	size_t n = (size_t)mw_view_get(v, MW_VF_events_log)->v, shown = 0;
+	int64_t other = mw_view_get(v, MW_VF_other_events)->v;
 	char q[MW_NAME_Q];
 
-	for (size_t i = 0; i < n; i++)
-		other += !modelled(&e[i]);
 	if (!other)
 		return;
-	fprintf(f, "\nOther events: %zu\n", other);
-	for (size_t i = 0; i < n; i++) {
-		const struct mw_probe_info *info = mw_probe_info(e[i].known);
+	fprintf(f, "\nOther events: %" PRId64 "\n", other);
+	for (size_t i = 0; i < n && shown < TOP_ROWS; i++) {
+		const struct mw_view_val *p = mw_view_cell(v, i, MW_VC_events_probe);
 
-		if (modelled(&e[i]) || shown == TOP_ROWS)
+		if (mw_view_cell(v, i, MW_VC_events_own)->v)
 			continue;
 		shown++;
-		fprintf(f, "  thread %d %s", e[i].tid, mw_quote(e[i].name, q, sizeof(q)));
-		for (int j = 0; j < e[i].nargs; j++) {
-			if (e[i].unavail & (1u << j))
-				fprintf(f, " %s=unavailable", info && j < 3 ? info->arg_name[j] : "arg");
-			else if (info && j < info->nargs && info->arg_unit[j] == MW_UNIT_ADDR)
-				fprintf(f, " %s=0x%" PRIx64, info->arg_name[j], (uint64_t)e[i].arg[j]);
-			else if (info && j < info->nargs)
-				fprintf(f, " %s=%" PRId64, info->arg_name[j], e[i].arg[j]);
-			else
-				fprintf(f, " arg%d=%" PRId64, j + 1, e[i].arg[j]);
-		}
-		fprintf(f, "%s\n", info ? "" : " (not in mallocwatch's probe table)");
+		fprintf(f, "  thread %" PRId64 " %s", mw_view_cell(v, i, MW_VC_events_tid)->v,
+			mw_quote(p->s, q, sizeof(q)));
+		args_text(f, v, i);
+		fprintf(f, "%s\n", mw_probe_info((int)p->v) ? "" : " (not in mallocwatch's probe table)");
 	}
-	more_line(f, shown, other, "events");
+	more_line(f, shown, (size_t)other, "events");
 }
 
 #define TOP_JUMPS 8
 
-/* "  WHAT (PROBE): key (count), ..." for the busiest TOP_JUMPS, if any. */
-static void jump_line(FILE *f, const struct mw_state *st, enum mw_jump_kind kind,
-		      const char *probe, const char *what, const char *label)
-{
-	size_t n;
-	struct mw_jump *j = mw_report_jumps_of(st, kind, probe, &n);
+/* A table of the setjmp probes' keys (view.def's jmp_bufs, ...): its
+ * columns, the probe, the key (an address or a value) and the count. */
+struct jump_table {
+	enum mw_view_table t;
+	enum mw_view_col probe, key, count;
+};
 
-	for (size_t i = 0; j && i < n && i < TOP_JUMPS; i++) {
-		if (!i)
-			fprintf(f, "  %s (%s):", what, label);
-		if (kind == MW_JUMP_VALUE)
-			fprintf(f, "%s %" PRId64 " (%" PRIu64 ")", i ? "," : "", j[i].key, j[i].count);
+static const struct jump_table bufs = { MW_VT_jmp_bufs, MW_VC_jmp_bufs_probe,
+	MW_VC_jmp_bufs_address, MW_VC_jmp_bufs_count };
+static const struct jump_table addrs = { MW_VT_code_addresses, MW_VC_code_addresses_probe,
+	MW_VC_code_addresses_address, MW_VC_code_addresses_count };
+static const struct jump_table values = { MW_VT_longjmp_values, MW_VC_longjmp_values_probe,
+	MW_VC_longjmp_values_value, MW_VC_longjmp_values_count };
+
+/* "  WHAT (PROBE): key (count), ..." for the busiest TOP_JUMPS of table
+ * j's rows of probe, if any (its rows are busiest first). */
+static void jump_line(FILE *f, const struct mw_view *v, const struct jump_table *j,
+		      const char *probe, const char *what)
+{
+	size_t n = 0;
+
+	for (int64_t i = 0; i < mw_view_get(v, mw_view_table_rows(j->t))->v; i++) {
+		int64_t key = mw_view_cell(v, (size_t)i, j->key)->v;
+		uint64_t count = (uint64_t)mw_view_cell(v, (size_t)i, j->count)->v;
+
+		if (strcmp(mw_view_cell(v, (size_t)i, j->probe)->s, probe) != 0 || n++ >= TOP_JUMPS)
+			continue;
+		if (n == 1)
+			fprintf(f, "  %s (%s):", what, probe);
+		if (j == &values)
+			fprintf(f, "%s %" PRId64 " (%" PRIu64 ")", n > 1 ? "," : "", key, count);
 		else
-			fprintf(f, "%s 0x%" PRIx64 " (%" PRIu64 ")", i ? "," : "",
-				(uint64_t)j[i].key, j[i].count);
+			fprintf(f, "%s 0x%" PRIx64 " (%" PRIu64 ")", n > 1 ? "," : "", (uint64_t)key,
+				count);
 	}
 	if (n > TOP_JUMPS)
 		fprintf(f, ", %zu more", n - TOP_JUMPS);
 	if (n)
 		fprintf(f, "\n");
-	free(j);
 }
 
-static void setjmp_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
+static void setjmp_text(FILE *f, const struct mw_view *v)
 {
 	static const char *const names[] = { "setjmp", "longjmp", "longjmp_target" };
 	static const char *const addr_what[] = { "return addresses", "targets", "targets" };
 
-	if (setjmp_hits(st) <= 0)	/* not traced, or none: quiet_text() */
+	if (!mw_view_get(v, MW_VF_setjmp_hits)->v)	/* not traced, or none: quiet_text() */
 		return;
 	fprintf(f, "\nsetjmp/longjmp:\n");
 	mw_view_table_text(f, v, MW_VT_jumps, NULL, SIZE_MAX, 0, 0);
 	for (int k = 0; k < 3; k++) {
-		jump_line(f, st, MW_JUMP_BUF, names[k], "jmp_bufs", names[k]);
-		jump_line(f, st, MW_JUMP_ADDR, names[k], addr_what[k], names[k]);
+		jump_line(f, v, &bufs, names[k], "jmp_bufs");
+		jump_line(f, v, &addrs, names[k], addr_what[k]);
 	}
-	jump_line(f, st, MW_JUMP_VALUE, "longjmp", "values", "longjmp");
+	jump_line(f, v, &values, "longjmp", "values");
 }
 
 void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
@@ -596,7 +562,7 @@ static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_
 	char a[32], b[32];
 	size_t n;
 
-	if (!mw_state_images_refused(st, NULL))	/* else they mix its images */
+	if (!mw_view_get(view, MW_VF_images_refused)->v)	/* else they mix its images */
 		double_free_text(f, view);
 	if (s)
 		mw_snapshot_totals_text(f, s);
@@ -639,11 +605,11 @@ static void exit_ledger_text(FILE *f, const struct mw_run_info *ri)
  * (one line in the output). */
 static void quiet_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
 {
-	size_t n;
-	uint64_t mm, tr;
-	int sites, k = 0;
-	const char *libm = mw_state_libm(st, &sites);
+	uint64_t mm = (uint64_t)mw_view_get(v, MW_VF_mmap_threshold)->v;
+	uint64_t tr = (uint64_t)mw_view_get(v, MW_VF_trim_threshold)->v;
+	const char *libm = mw_view_get(v, MW_VF_math_libm)->s;
 	char a[32], b[32];
+	int k = 0;
 
 	if (heaps_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
@@ -652,15 +618,14 @@ static void quiet_text(FILE *f, const struct mw_state *st, const struct mw_view 
 	if (sbrk_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
 			family_traced(st, MW_FAM_SBRK) ? "no sbrk call" : "no sbrk probes traced");
-	mw_state_thresholds(st, &n, &mm, &tr);
-	if (!n && !mw_state_attach_refused(st))
+	if (!mw_view_get(v, MW_VF_threshold_changes)->v && !mw_view_get(v, MW_VF_attach_unknown)->v)
 		fprintf(f, "%sno threshold change (mmap %s, trim %s, %s)", k++ ? "; " :
 			"\nNothing else to report: ", mw_human_bytes(mm, a, sizeof(a)),
 			mw_human_bytes(tr, b, sizeof(b)), !mw_state_seeded(st) ? "default" :
 			fork ? "as inherited at fork" : "as at attach");
-	if (setjmp_hits(st) == 0)	/* traced, not hit */
+	if (mw_view_get(v, MW_VF_setjmp_traced)->v && !mw_view_get(v, MW_VF_setjmp_hits)->v)
 		fprintf(f, "%sno setjmp/longjmp", k++ ? "; " : "\nNothing else to report: ");
-	if (libm && !sites) {
+	if (libm && !mw_view_get(v, MW_VF_math_sites)->v) {
 		fprintf(f, "%sno slow-math probes in '", k++ ? "; " : "\nNothing else to report: ");
 		mw_fputs_quoted(libm, f);
 		fprintf(f, "' (glibc 2.19 to 2.33 have them)");
@@ -677,11 +642,11 @@ static void traced_text(FILE *f, const struct mw_state *st, const struct mw_view
 	sbrk_text(f, v);
 	thresholds_text(f, st, v, fork);	/* when they changed */
 	threads_text(f, st, v);
-	setjmp_text(f, st, v);
+	setjmp_text(f, v);
 	settings_text(f, v);
 	retries_text(f, v);
-	math_text(f, st, v);
-	events_text(f, st);
+	math_text(f, v);
+	events_text(f, v);
 	quiet_text(f, st, v, fork);
 }
 
@@ -689,9 +654,9 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 {
 	struct mw_view *v = mw_view_make(st, ri);
 
-	mw_report_head_text(f, st, ri, v);
+	mw_report_head_text(f, ri, v);
 	answer_text(f, st, ri, v);
-	if (!mw_state_images_refused(st, NULL))	/* else they mix its images */
+	if (!mw_view_get(v, MW_VF_images_refused)->v)	/* else they mix its images */
 		traced_text(f, st, v, forked(ri));
 	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */
 		mw_snapshot_diff_text_named(f, ri->snap_attach, ri->snap_end ? ri->snap_end :

@@ -30,16 +30,16 @@ static void execs_line(FILE *f, const struct mw_view *v, const struct mw_run_inf
 }
 
 /* The figures from the tracer refused: they mix the process's images. */
-static void mixed_line(FILE *f, const struct mw_state *st)
+static void mixed_line(FILE *f, const struct mw_view *v)
 {
-	uint64_t ns, origin = mw_state_origin(st);
-	const char *why = mw_state_images_refused(st, &ns);
+	const struct mw_view_val *at = mw_view_get(v, MW_VF_images_refused_ns);
+	const char *why = mw_view_get(v, MW_VF_images_refused)->s;
 
 	if (!why)
 		return;
 	fputs("  its figures from the tracer are REFUSED", f);
-	if (ns && origin && ns >= origin)
-		fprintf(f, " (found at %.3f s)", (double)(ns - origin) / 1e9);
+	if (at->known)
+		fprintf(f, " (found at %.3f s)", (double)at->v / 1e9);
 	fputs(": ", f);
 	mw_fputs_quoted(why, f);
 	fputs("; its arenas, heaps, sbrk, threads, thresholds and events would not be its "
@@ -59,8 +59,7 @@ static void omitted_line(FILE *f, const struct mw_view *v)
 		mw_view_get(v, MW_VF_omitted_thresholds)->v, mw_view_get(v, MW_VF_omitted_marks)->v);
 }
 
-void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
-			 const struct mw_view *v)
+void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v)
 {
 	uint64_t total = (uint64_t)mw_view_get(v, MW_VF_events)->v;
 	uint64_t lost = (uint64_t)mw_view_get(v, MW_VF_lost)->v;
@@ -115,7 +114,7 @@ void mw_report_head_text(FILE *f, const struct mw_state *st, const struct mw_run
 	execs_line(f, v, ri);
 	if (full->v)
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n", full->s);
-	mixed_line(f, st);
+	mixed_line(f, v);
 	if (unknown->v) {	/* before any figure it touches */
 		fputs("  the allocator at attach is UNKNOWN (", f);
 		mw_fputs_quoted(unknown->s, f);

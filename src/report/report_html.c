@@ -498,8 +498,9 @@ static void intro(const struct page *pg, const struct mw_run_info *ri, const str
 		  size_t ns)
 {
 	FILE *f = pg->f;
-	const struct mw_state *st = pg->st;
 	size_t nt = (size_t)mw_view_get(v, MW_VF_threads)->v;
+	const char *why = mw_view_get(v, MW_VF_attach_unknown)->s;
+	int mixed = mw_view_get(v, MW_VF_images_refused)->v != 0;
 
 	fprintf(f, "<p>pid %d, ", ri->pid);
 	if (pg->timed)
@@ -507,35 +508,35 @@ static void intro(const struct page *pg, const struct mw_run_info *ri, const str
 	else	/* t1 is only the axis's 1 s */
 		fprintf(f, "no timed event, ");
 	fprintf(f, "%s runtime, ", ri->runtime ? ri->runtime : "?");
-	if (mw_state_images_refused(st, NULL))	/* they mix its images */
+	if (mixed)	/* they mix its images */
 		fprintf(f, "? arenas, ");
-	else if (mw_state_attach_refused(st))	/* those there before tracing: unknown */
+	else if (why)	/* those there before tracing: unknown */
 		fprintf(f, "? arenas (%" PRId64 " seen while traced), ",
 			mw_view_get(v, MW_VF_arenas)->v);
 	else
 		fprintf(f, "%" PRId64 " arena%s, ", mw_view_get(v, MW_VF_arenas)->v,
 			mw_view_get(v, MW_VF_arenas)->v == 1 ? "" : "s");
-	if (mw_state_images_refused(st, NULL))
+	if (mixed)
 		fprintf(f, "? threads, ");
 	else
 		fprintf(f, "%zu thread%s, ", nt, nt == 1 ? "" : "s");
 	fprintf(f, "%zu sample%s of the allocator; libc ", ns, ns == 1 ? "" : "s");
 	mw_xml_escape(f, ri->libc);
 	fprintf(f, "</p>\n");
-	if (mw_state_attach_refused(st)) {
+	if (why) {
 		fprintf(f, "<p class=\"unknown\"><strong>The allocator at attach is UNKNOWN</strong> (");
-		mw_xml_escape(f, mw_state_attach_refused(st));
+		mw_xml_escape(f, why);
 		fprintf(f, "): the arenas, heaps and heap bytes at the end and the thresholds are "
 			"not known; the charts show what changed while traced.</p>\n");
 	}
 }
 
 /* The figures from the tracer refused (state.h mw_state_images_mixed). */
-static void refused_html(FILE *f, const struct mw_state *st)
+static void refused_html(FILE *f, const struct mw_view *v)
 {
 	fprintf(f, "<p class=\"unknown\"><strong>Its figures from the tracer are REFUSED"
 		"</strong>: ");
-	mw_xml_escape(f, mw_state_images_refused(st, NULL));
+	mw_xml_escape(f, mw_view_get(v, MW_VF_images_refused)->s);
 	fprintf(f, ". Its arenas, heaps, sbrk, threads, thresholds and events would not be its "
 		"program's alone: unknown, no chart of them. The snapshot at exit, of its last "
 		"program, is below.</p>\n");
@@ -562,11 +563,12 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 
 	pg.ar = mw_state_arenas(st, &pg.nar);
 	pg.tips = tips;
+	pg.v = v;
 	time_axis(&pg);
 	mw_state_samples(st, &ns);
 	intro(&pg, ri, v, ns);
-	if (mw_state_images_refused(st, NULL)) {	/* no chart of mixed figures */
-		refused_html(f, st);
+	if (mw_view_get(v, MW_VF_images_refused)->v) {	/* no chart of mixed figures */
+		refused_html(f, v);
 		mem = 0;
 	} else {
 		mem = bytes_section(&pg, data);

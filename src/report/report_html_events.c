@@ -355,17 +355,20 @@ static void chart_data(const struct page *pg, const struct steps *sp, json_t *da
 	json_object_set_new(data, "span", json_real((double)(pg->t1 - pg->t0) / 1e9));
 }
 
-/* The main heap's sbrk account, known at the end only. */
+/* The main heap's sbrk account (the view's), known at the end only. */
 static void sbrk_words(const struct page *pg)
 {
-	const struct mw_sbrk *s = mw_state_sbrk_get(pg->st);
+	uint64_t grown = (uint64_t)mw_view_get(pg->v, MW_VF_sbrk_grown)->v;
+	uint64_t trimmed = (uint64_t)mw_view_get(pg->v, MW_VF_sbrk_trimmed)->v;
+	uint64_t nmore = (uint64_t)mw_view_get(pg->v, MW_VF_sbrk_grow_calls)->v;
+	uint64_t nless = (uint64_t)mw_view_get(pg->v, MW_VF_sbrk_trim_calls)->v;
 	char g[16], t[16];
 
 	fprintf(pg->f, "Not over time: a heap's growth (memory_heap_more/less) and the main "
 		"heap's sbrk (memory_sbrk_more/less) are counted by the script, not streamed; at "
 		"the end, sbrk grew %s in %" PRIu64 " call%s and trimmed %s in %" PRIu64
-		" (the summary below).", mw_human_bytes(s->grown, g, sizeof(g)), s->nmore,
-		s->nmore == 1 ? "" : "s", mw_human_bytes(s->trimmed, t, sizeof(t)), s->nless);
+		" (the summary below).", mw_human_bytes(grown, g, sizeof(g)), nmore,
+		nmore == 1 ? "" : "s", mw_human_bytes(trimmed, t, sizeof(t)), nless);
 }
 
 /* What the chart is from, its bound and what it leaves out, beneath it. */
@@ -384,14 +387,14 @@ static void chart_note(const struct page *pg, const struct steps *sp)
 /* A process with no timed event: a line in place of the chart. */
 static void untimed_note(const struct page *pg)
 {
-	size_t nh;
+	size_t nh = (size_t)mw_view_get(pg->v, MW_VF_heaps)->v;
 
-	mw_state_heaps(pg->st, &nh);
 	fprintf(pg->f, "<p class=\"reading\">Nothing to draw over time: no timed event (no "
 		"arena or heap made, no threshold, mallopt, retry or tcache event while traced, "
 		"or a stream saved before events had times); %zu arena%s, %zu heap%s%s. ",
 		pg->nar, pg->nar == 1 ? "" : "s", nh, nh == 1 ? "" : "s",
-		mw_state_attach_refused(pg->st) ? " seen while traced (those at attach unknown)" : "");
+		mw_view_get(pg->v, MW_VF_attach_unknown)->v ?
+		" seen while traced (those at attach unknown)" : "");
 	sbrk_words(pg);
 	fprintf(pg->f, "</p>\n");
 }

@@ -12,6 +12,7 @@
 #include "report.h"
 #include "report_stacks.h"
 #include "state.h"
+#include "view.h"
 
 #define W 1000			/* drawing width, px */
 #define LEFT 70			/* room for the axis labels */
@@ -30,6 +31,7 @@ struct page {
 	const char *sfx;	/* the ids' suffix: "" on a page of one process,
 				 * "-N" for the N-th of several */
 	const struct mw_stack_tips *tips;	/* --stacks; NULL without */
+	const struct mw_view *v;	/* the run's figures (view.h) */
 };
 
 /* report_html_lanes.c.  html_tip: "\nLABEL STACK" escaped into a title,

@@ -14,7 +14,7 @@
  *	  "runtime": "bpf",
  *	  "events": { "total": 382, "lost": 0, "garbled": 0, "complete": true, ...
  *
- * Split out of report.c, whose helpers it shares through report_int.h.
+ * Each figure is the run's view's (view.h); this file only writes them.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -25,7 +25,6 @@
 #include "metrics.h"
 #include "probetab.h"
 #include "report.h"
-#include "report_int.h"
 #include "report_stacks.h"
 #include "report_ledger.h"
 #include "view.h"
@@ -104,45 +103,12 @@ static json_t *json_thresholds(const struct mw_view *v)
 	return o;
 }
 
-static json_t *json_events_log(const struct mw_state *st)
-{
-	size_t n;
-	const struct mw_event *e = mw_state_events(st, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++) {
-		json_t *args = json_array();
-
-		for (int j = 0; j < e[i].nargs; j++)
-			mw_json_append(&args, e[i].unavail & (1u << j) ? json_null() :
-					      jint(e[i].arg[j]));
-		mw_json_append(&arr, json_pack("{s:o, s:i, s:o}", "probe", mw_json_str(e[i].name),
-						     "tid", e[i].tid, "args", args));
-	}
-	return arr;
-}
-
-static json_t *json_jumps(const struct mw_state *st, enum mw_jump_kind kind)
-{
-	size_t n;
-	struct mw_jump *j = mw_report_jumps_of(st, kind, NULL, &n);
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		mw_json_append(&arr, json_pack("{s:o, s:o, s:o}", "probe", mw_json_str(j[i].name),
-			kind == MW_JUMP_VALUE ? "value" : "address",
-			kind == MW_JUMP_VALUE ? jint(j[i].key) : mw_json_addr_known((uint64_t)j[i].key),
-			"count", jint((int64_t)j[i].count)));
-	free(j);
-	return arr;
-}
-
-static json_t *json_setjmp(const struct mw_state *st, const struct mw_view *v)
+static json_t *json_setjmp(const struct mw_view *v)
 {
 	return json_pack("{s:o, s:o, s:o, s:o}", "threads", mw_view_table_json(v, MW_VT_jumps),
-			 "jmp_bufs", json_jumps(st, MW_JUMP_BUF),
-			 "code_addresses", json_jumps(st, MW_JUMP_ADDR),
-			 "longjmp_values", json_jumps(st, MW_JUMP_VALUE));
+			 "jmp_bufs", mw_view_table_json(v, MW_VT_jmp_bufs),
+			 "code_addresses", mw_view_table_json(v, MW_VT_code_addresses),
+			 "longjmp_values", mw_view_table_json(v, MW_VT_longjmp_values));
 }
 
 /* A slow-math argument: a double as a number (nan and inf, which JSON
@@ -161,39 +127,43 @@ static json_t *math_json_arg(enum mw_unit u, int64_t v)
 	return json_real(d);
 }
 
+/* Function fn's samples (the view's): {"tid": ..., ARG: value, ...}. */
+static json_t *math_samples(const struct mw_view *v, int64_t fn)
+{
+	json_t *samples = json_array();
+
+	for (int64_t k = 0; k < mw_view_get(v, MW_VF_math_samples)->v; k++) {
+		const struct mw_view_arg *a = mw_view_args(v, (size_t)k, MW_VC_samples_args);
+		json_t *o;
+
+		if (mw_view_cell(v, (size_t)k, MW_VC_samples_function)->v != fn)
+			continue;
+		o = json_pack("{s:I}", "tid",
+			      (json_int_t)mw_view_cell(v, (size_t)k, MW_VC_samples_tid)->v);
+		for (int64_t j = 0; j < mw_view_cell(v, (size_t)k, MW_VC_samples_args)->v; j++)
+			mw_json_set(&o, a[j].name, math_json_arg(a[j].unit, a[j].val.v));
+		mw_json_append(&samples, o);
+	}
+	return samples;
+}
+
 /* "math": the libm, its probe sites, and each slow-math probe hit (the
  * view's) with its samples. */
-static json_t *json_math(const struct mw_state *st, const struct mw_view *v, const char *libm,
-			 int sites)
+static json_t *json_math(const struct mw_view *v)
 {
-	size_t ne;
-	const struct mw_event *e = mw_state_events(st, &ne);
-	json_t *funcs = mw_view_table_json(v, MW_VT_math);
+	json_t *o = json_object(), *funcs = mw_view_table_json(v, MW_VT_math);
 
-	for (size_t i = 0; i < json_array_size(funcs); i++) {
-		const struct mw_view_val *p = mw_view_cell(v, i, MW_VC_math_probe);
-		const struct mw_probe_info *info = mw_probe_info((int)p->v);
-		json_t *samples = json_array(), *row = json_array_get(funcs, i);
-
-		for (size_t k = 0; info && k < ne; k++) {
-			json_t *o;
-
-			if (strcmp(e[k].name, p->s) != 0)
-				continue;
-			o = json_pack("{s:i}", "tid", e[k].tid);
-			for (int j = 0; j < e[k].nargs; j++)
-				mw_json_set(&o, j < 3 ? info->arg_name[j] : "result",
-					math_json_arg(mw_probe_arg_unit(info, j), e[k].arg[j]));
-			mw_json_append(&samples, o);
-		}
+	mw_view_json_section(v, "math", &o);
+	for (size_t i = 0; i < json_array_size(funcs); i++)
 		/* row is the array's: on failure the array goes, not row alone */
-		if (json_object_set_new(row, "samples", samples) < 0) {
+		if (json_object_set_new(json_array_get(funcs, i), "samples",
+					math_samples(v, (int64_t)i)) < 0) {
 			json_decref(funcs);
 			funcs = NULL;
+			break;
 		}
-	}
-	return json_pack("{s:o, s:i, s:o}", "libm", mw_json_str(libm), "sites", sites,
-			 "functions", funcs);
+	mw_json_set(&o, "functions", funcs);
+	return o;
 }
 
 /* "snapshots": {"attach": {...} | null, "end": {...} | null} for -p
@@ -235,12 +205,13 @@ static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_inf
  * the report does not have: metrics.def's attach column when the
  * allocator at attach is unknown; every traced figure (with "at_s", the
  * time since the run's start, null unknown) when they mix the process's
- * images (state.h mw_state_images_mixed), both reasons when both.  NULL
+ * images (view.def's images_refused), both reasons when both.  NULL
  * when it has them all. */
-static json_t *json_unknown(const struct mw_state *st)
+static json_t *json_unknown(const struct mw_view *v)
 {
-	uint64_t ns, origin = mw_state_origin(st);
-	const char *why = mw_state_attach_refused(st), *mixed = mw_state_images_refused(st, &ns);
+	const struct mw_view_val *at = mw_view_get(v, MW_VF_images_refused_ns);
+	const char *why = mw_view_get(v, MW_VF_attach_unknown)->s;
+	const char *mixed = mw_view_get(v, MW_VF_images_refused)->s;
 	json_t *figures, *o;
 	char *both = NULL;
 
@@ -257,29 +228,13 @@ static json_t *json_unknown(const struct mw_state *st)
 		      "figures", figures);
 	free(both);
 	if (mixed)
-		mw_json_set(&o, "at_s", ns && origin && ns >= origin ?
-			    json_real((double)(ns - origin) / 1e9) : json_null());
+		mw_json_set(&o, "at_s", at->known ? json_real((double)at->v / 1e9) : json_null());
 	return o;
-}
-
-/* Sections a refused process's report leaves null (they mix its images). */
-static void null_refused(const struct mw_state *st, json_t **root)
-{
-	static const char *const keys[] = { "arenas", "heaps", "sbrk", "thresholds", "threads",
-		"events_log", "settings", "retries", "tcache_double_free", "setjmp", "math" };
-
-	if (!mw_state_images_refused(st, NULL))
-		return;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (json_object_get(*root, keys[i]))
-			mw_json_set(root, keys[i], json_null());
 }
 
 json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	json_t *root = json_object(), *sbrk;
-	int sites;
-	const char *libm = mw_state_libm(st, &sites);
 	struct mw_view *v = mw_view_make(st, ri);
 
 	mw_json_set(&root, "version", json_integer(1));
@@ -298,8 +253,8 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 			"mallocwatch", e->version));
 	}
 	mw_json_set(&root, "runtime", mw_json_str(ri->runtime));
-	if (mw_state_attach_refused(st) || mw_state_images_refused(st, NULL))
-		mw_json_set(&root, "unknown", json_unknown(st));
+	if (mw_view_get(v, MW_VF_attach_unknown)->v || mw_view_get(v, MW_VF_images_refused)->v)
+		mw_json_set(&root, "unknown", json_unknown(v));
 	mw_json_set(&root, "events", json_events(ri, v));
 	mw_json_set(&root, "arenas", mw_view_table_json(v, MW_VT_arenas));
 	mw_json_set(&root, "heaps", mw_view_table_json(v, MW_VT_heaps));
@@ -308,19 +263,19 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	mw_json_set(&root, "sbrk", sbrk);
 	mw_json_set(&root, "thresholds", json_thresholds(v));
 	mw_json_set(&root, "threads", mw_view_table_json(v, MW_VT_threads));
-	mw_json_set(&root, "events_log", json_events_log(st));
+	mw_json_set(&root, "events_log", mw_view_table_json(v, MW_VT_events));
 	mw_json_set(&root, "settings", mw_view_table_json(v, MW_VT_settings));
 	mw_json_set(&root, "retries", mw_view_table_json(v, MW_VT_retries));
 	mw_json_set(&root, "tcache_double_free", mw_view_table_json(v, MW_VT_frees));
-	if (mw_report_has_setjmp(st))
-		mw_json_set(&root, "setjmp", json_setjmp(st, v));
-	if (libm)
-		mw_json_set(&root, "math", json_math(st, v, libm, sites));
+	if (mw_view_get(v, MW_VF_setjmp_traced)->v)
+		mw_json_set(&root, "setjmp", json_setjmp(v));
+	if (mw_view_get(v, MW_VF_math_libm)->s)
+		mw_json_set(&root, "math", json_math(v));
 	if (ri->snap_attach || ri->snap_end || ri->snap_exit)
 		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
 	if (ri->stacks)
 		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks, ri->stacks_pid));
-	null_refused(st, &root);
+	mw_view_json_refused(v, &root);	/* they mix its images */
 	mw_view_free(v);
 	return root;
 }

@@ -8,7 +8,12 @@
  * of a table (the arenas, heaps, threads, double frees, setjmp threads,
  * slow-math probes, settings, threshold changes, retries), the text's tables every column
  * with a place in it, its sentences the figures they name, the totals
- * every MW_VF_TOTAL figure.
+ * every MW_VF_TOTAL figure.  The lists a report prints whole or in part
+ * are tables of the view too: the events kept (the JSON's events_log, the
+ * text's Other events), the setjmp probes' jmp_bufs, code addresses and
+ * longjmp values, the slow-math probes' samples; and so are why the
+ * figures are refused and when (the JSON's unknown and its nulls, the
+ * text's and the page's REFUSED).
  * The counters serve --probes shows of a process (view.def's
  * MW_VIEW_CTR: its model's and its live readings' figures, computed in
  * mw_view_counters) are the view's too; report_metrics.c writes each
@@ -37,7 +42,7 @@ struct mw_snap_arena;
 
 enum mw_view_unit {
 	MW_VU_COUNT, MW_VU_BYTES, MW_VU_SBYTES, MW_VU_BOOL, MW_VU_STR, MW_VU_ROWS,
-	MW_VU_PROBES, MW_VU_ADDR, MW_VU_TID, MW_VU_ATTACH, MW_VU_OPT
+	MW_VU_PROBES, MW_VU_ADDR, MW_VU_TID, MW_VU_ATTACH, MW_VU_OPT, MW_VU_ARGS
 };
 
 #define MW_VF_ATTACH 1u		/* unknown when the allocator at attach is */
@@ -58,7 +63,8 @@ enum mw_view_fig {
 
 enum mw_view_table {
 	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_frees, MW_VT_jumps, MW_VT_math,
-	MW_VT_settings, MW_VT_changes, MW_VT_retries, MW_VT_COUNT
+	MW_VT_settings, MW_VT_changes, MW_VT_retries, MW_VT_jmp_bufs, MW_VT_code_addresses,
+	MW_VT_longjmp_values, MW_VT_samples, MW_VT_events, MW_VT_COUNT
 };
 
 enum mw_view_col {
@@ -122,8 +128,8 @@ const struct mw_view_fig_info *mw_view_fig_info(enum mw_view_fig f);
 int mw_view_fig_refused(enum mw_view_fig f);
 const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c);
 /* A table's name: where the JSON has it ("arenas"; "thresholds.changes":
- * changes in the object thresholds), and the figure counting its rows
- * (MW_VF_arenas). */
+ * changes in the object thresholds; NULL: no array of its own, the
+ * slow-math samples), and the figure counting its rows (MW_VF_arenas). */
 const char *mw_view_table_name(enum mw_view_table t);
 enum mw_view_fig mw_view_table_rows(enum mw_view_table t);
 
@@ -152,13 +158,34 @@ const struct mw_view_val *mw_view_get(const struct mw_view *v, enum mw_view_fig 
 const struct mw_view_val *mw_view_cell(const struct mw_view *v, size_t i, enum mw_view_col c);
 const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i);
 
+/* An argument of an event (a row of the events or the samples table):
+ * its value (known 0: it could not be read), its name in probes.def
+ * ("bytes"; "_" past the probe's; "result": a slow-math probe's 4th and
+ * later; NULL: a probe not in probes.def, or past the three it names),
+ * and its unit there (MW_UNIT_NONE: past the probe's arguments). */
+struct mw_view_arg {
+	struct mw_view_val val;
+	const char *name;
+	enum mw_unit unit;
+};
+
+/* Row i's arguments in its ARGS column c, mw_view_cell(v, i, c)->v of
+ * them. */
+const struct mw_view_arg *mw_view_args(const struct mw_view *v, size_t i, enum mw_view_col c);
+
 /* The figures of section, in view.def's order, set into *obj
  * (jsonout.h's mw_json_set: a failure leaves *obj NULL). */
 void mw_view_json_section(const struct mw_view *v, const char *section, json_t **obj);
 /* Are all the figures of section 0 (its JSON object left out)? */
 int mw_view_section_zero(const struct mw_view *v, const char *section);
-/* Table t as the JSON's array: every column of every row. */
+/* Table t as the JSON's array: every column of every row (but those
+ * with no key). */
 json_t *mw_view_table_json(const struct mw_view *v, enum mw_view_table t);
+/* When v's figures are refused (MW_VF_images_refused): each member of
+ * the JSON report *root whose figures all are (the arenas, sbrk, setjmp,
+ * ...; view.def's sections and root tables) set to null, when it is
+ * there. */
+void mw_view_json_refused(const struct mw_view *v, json_t **root);
 /* Table t as the text's: its heading line and the rows i that show is
  * NULL or show[i] for, at most max of them ("  ADDRESS ..."); fork: the
  * process was created traced (-f), its arenas from before made in its

@@ -1,7 +1,8 @@
-/* trace_run_int.h - the pieces of one traced run (trace_run.c) that
- * --repeat under one session (trace_repeat.c) uses once per run: where
- * a run's tracer lines go (its model, its --save-stream file), its
- * allocator samples and exit snapshot, and its reports.
+/* trace_run_int.h - the pieces of one traced run (trace_run.c, its sink
+ * in trace_sink.c) that --repeat under one session (trace_repeat.c) uses
+ * once per run: where a run's tracer lines go (its model, its
+ * --save-stream file), its allocator samples and exit snapshot, and its
+ * reports.
  */
 #ifndef MALLOCWATCH_TRACE_RUN_INT_H
 #define MALLOCWATCH_TRACE_RUN_INT_H

@@ -15,7 +15,10 @@
  * stream whose every counter has its own value, against the values
  * counted by hand, and their Prometheus lines (report_metrics.c).  And a
  * process whose figures from the tracer are refused (images mixed):
- * unknown everywhere, the totals too. */
+ * unknown everywhere, the totals too; and with its allocator at attach
+ * unknown as well.  And the lists (the events kept, the setjmp probes'
+ * keys, the slow-math samples) row by row in the view, the JSON and the
+ * text. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +34,24 @@
 
 static const char *const streams[] = {
 	"storm24", "trim", "thresholds", "edge-garbled", "edge-lost", "cost-setjmp",
-	"edge-died", "edge-signal", "synthetic", "settings", "run",
+	"edge-died", "edge-signal", "synthetic", "lists", "settings", "run",
 };
+
+/* The lists (check_lists), each row its own: events of four kinds (an
+ * arena lock wait with its second argument unreadable, a probe not in
+ * probes.def with four arguments, a mallopt call, slow-math samples),
+ * two jmp_bufs and two return addresses of setjmp with 5 and 2 hits and
+ * longjmp's 7 (a value, -3), two slow-math probes hit 1 and 2 times with
+ * 1 and 2 samples (atan2's 4th argument, result, a nan). */
+static const char lists_stream[] =
+	"# mallocwatch-stream 1\nP 1 memory_arena_reuse_wait 3 2\nP 2 my_probe 4\n"
+	"P 3 memory_mallopt 2\nP 4 setjmp 3\nP 5 longjmp 3\n# libm 2 /lib/libm.so.6\n"
+	"P 6 slowatan2 4\nP 7 slowexp_p6 2\nMW 1 ready\nE 1 201 4096 0 8192\nE 3 202 1 64\n"
+	"E 2 203 -5 6 7 8\n"
+	"E 6 204 6 4609434218613702656 4611686018427387904 9221120237041090560\nN 6 204 1\n"
+	"E 7 205 4609434218613702656 4616731951734179137\n"
+	"E 7 206 4611686018427387904 4602678819172646912\nN 7 205 2\n"
+	"K 4 210 4096 0 8192 2\nK 4 210 12288 0 8200 5\nK 5 211 12288 -3 16384 7\nMW 1 end\n";
 
 /* mallopt and tunables: a tunable, a mallopt call with its do_set probe's
  * previous value, two without (one of a parameter glibc has no name for);
@@ -116,6 +135,8 @@ static int load(struct run *r, const char *name)
 	snprintf(path, sizeof(path), "tests/streams/%s.mw", name);
 	if (!strcmp(name, "settings"))
 		f = fmemopen((void *)settings_stream, sizeof(settings_stream) - 1, "r");
+	else if (!strcmp(name, "lists"))
+		f = fmemopen((void *)lists_stream, sizeof(lists_stream) - 1, "r");
 	else
 		f = !strcmp(name, "synthetic") ? synthetic() : !strcmp(name, "run") ? run_stream() :
 		    fopen(path, "r");
@@ -163,6 +184,12 @@ static char *escaped(const char *s)
 	mw_xml_escape(f, s);
 	fclose(f);
 	return buf;
+}
+
+/* Are a and b the same string (neither NULL)? */
+static int streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
 }
 
 /* Is the JSON value j the figure x of unit u? */
@@ -223,17 +250,39 @@ static void check_figures(const struct run *r, const char *name, int *shown)
 	}
 }
 
-/* Each column of each table (the arenas, heaps, threads) in every row
- * of the JSON's array, and its heading in the text and the page when
- * the text has the table (any row). */
+/* Row i's arguments in ARGS column c against the JSON array j: each a
+ * number, null when it could not be read. */
+static int args_are(const struct run *r, size_t i, enum mw_view_col c, json_t *j)
+{
+	const struct mw_view_arg *a = mw_view_args(r->v, i, c);
+	int64_t n = mw_view_cell(r->v, i, c)->v;
+
+	if (!json_is_array(j) || (int64_t)json_array_size(j) != n)
+		return 0;
+	for (int64_t k = 0; k < n; k++) {
+		json_t *x = json_array_get(j, (size_t)k);
+
+		if (a[k].val.known ? !json_is_integer(x) || json_integer_value(x) != a[k].val.v :
+		    !json_is_null(x))
+			return 0;
+	}
+	return 1;
+}
+
+/* Each column of each table (the arenas, heaps, threads, ...) in every
+ * row of the JSON's array (but a column with no key, and a table with no
+ * array of its own: check_lists), and its heading in the text and the
+ * page when the text has the table (any row). */
 static void check_tables(const struct run *r, const char *name)
 {
 	for (int c = 0; c < MW_VC_COUNT; c++) {
 		const struct mw_view_col_info *ci = mw_view_col_info((enum mw_view_col)c);
 		const char *tab = mw_view_table_name(ci->table);
-		json_t *arr = section_of(r->json, tab);
+		json_t *arr = tab ? section_of(r->json, tab) : NULL;
 		char *h;
 
+		if (!tab || !ci->key)
+			continue;
 		if (!arr && strchr(tab, '.'))	/* its section left out: no rows */
 			CHECK(!mw_view_get(r->v, mw_view_table_rows(ci->table))->v, "%s: JSON %s",
 			      name, tab);
@@ -245,7 +294,10 @@ static void check_tables(const struct run *r, const char *name)
 			const struct mw_view_val *x = mw_view_cell(r->v, i, (enum mw_view_col)c);
 			json_t *j = json_object_get(json_array_get(arr, i), ci->key);
 
-			if (ci->unit == MW_VU_OPT)
+			if (ci->unit == MW_VU_ARGS)
+				CHECK(args_are(r, i, (enum mw_view_col)c, j), "%s: %s %zu: JSON %s",
+				      name, tab, i, ci->key);
+			else if (ci->unit == MW_VU_OPT)
 				CHECK(x->known ? json_is_integer(j) && json_integer_value(j) == x->v :
 					  j == NULL, "%s: %s %zu: JSON %s", name, tab, i, ci->key);
 			else if (ci->unit == MW_VU_ATTACH)
@@ -340,6 +392,24 @@ static void check_totals(struct run *r, size_t n)
 	json_decref(j);
 }
 
+/* The JSON of r, refused: each member whose figures all are null (every
+ * one of them there: setjmp and math too), those with a figure that is
+ * not (the events: lost) there, with their refused figures null. */
+static void check_refused_nulls(const struct run *r)
+{
+	static const char *const nulls[] = { "arenas", "heaps", "sbrk", "thresholds", "threads",
+		"events_log", "settings", "retries", "tcache_double_free", "setjmp", "math" };
+	json_t *ev = json_object_get(r->json, "events");
+
+	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
+		CHECK(json_object_get(r->json, nulls[i]) && json_is_null(json_object_get(r->json,
+			nulls[i])), "refused: %s not null", nulls[i]);
+	CHECK(json_is_object(ev) && json_is_null(json_object_get(ev, "total")) &&
+	      json_integer_value(json_object_get(ev, "lost")) == 0 &&
+	      json_is_object(json_object_get(r->json, "unknown")) &&
+	      json_is_object(json_object_get(r->json, "target")), "refused: events, unknown, target");
+}
+
 /* A process whose figures from the tracer are refused (state.h
  * mw_state_images_mixed), from a saved stream's images_mixed line:
  * every figure but what went wrong in the stream unknown, in the view,
@@ -356,8 +426,10 @@ static void check_refused(struct run *known)
 	uint64_t ns;
 
 	memset(&r, 0, sizeof(r));
-	fputs("# mallocwatch-stream 1\nP 7 memory_heap_more 2\nMW 1 ready\nO 1000000000\n"
-	      "N 7 100 3\n# images_mixed 1500000000 it replaced its image \\x41\nMW 1 end\n", f);
+	fputs("# mallocwatch-stream 1\nP 7 memory_heap_more 2\nP 8 setjmp 3\n"
+	      "# libm 1 /lib/libm.so.6\nP 9 slowexp_p6 2\nMW 1 ready\nO 1000000000\n"
+	      "N 7 100 3\nE 9 101 1 2\nN 9 101 1\nK 8 102 4096 0 8192 2\n"
+	      "# images_mixed 1500000000 it replaced its image \\x41\nMW 1 end\n", f);
 	rewind(f);
 	r.st = mw_state_new(9);
 	CHECK(mw_stream_replay(f, r.st, &r.m, err, sizeof(err)) == 0, "%s", err);
@@ -373,12 +445,10 @@ static void check_refused(struct run *known)
 		      !mw_view_fig_refused((enum mw_view_fig)i), "figure %s",
 		      mw_view_fig_info((enum mw_view_fig)i)->name);
 	u = json_object_get(r.json, "unknown");
-	CHECK(strcmp(json_string_value(json_object_get(u, "reason")), "it replaced its image A") == 0 &&
+	CHECK(streq(json_string_value(json_object_get(u, "reason")), "it replaced its image A") &&
 	      json_array_size(json_object_get(u, "figures")) == 13 &&
 	      json_real_value(json_object_get(u, "at_s")) == 0.5, "unknown");
-	CHECK(json_is_null(json_object_get(r.json, "arenas")) &&
-	      json_is_null(json_object_get(r.json, "sbrk")) &&
-	      json_is_null(json_object_get(json_object_get(r.json, "events"), "total")), "nulls");
+	check_refused_nulls(&r);
 	CHECK(strstr(r.text, "are REFUSED (found at 0.500 s): it replaced its image A;") &&
 	      !strstr(r.text, "Arenas: ") && !strstr(r.text, "Threads: "), "text: %s", r.text);
 	CHECK(strstr(r.html, "REFUSED</strong>: it replaced its image A.") &&
@@ -394,6 +464,47 @@ static void check_refused(struct run *known)
 	json_decref(tj);
 	mw_state_exec(r.st);	/* drained: its next image is known */
 	CHECK(!mw_state_images_refused(r.st, NULL), "after an exec");
+	mw_view_free(r.v);
+	json_decref(r.json);
+	free(r.text);
+	free(r.html);
+	mw_stream_meta_free(&r.m);
+	mw_state_free(r.st);
+}
+
+/* A process whose figures are refused (images mixed, found at a time
+ * with no start to count it from: no O record) and whose allocator at
+ * attach is unknown: both reasons, the refusal's first, in the view, the
+ * JSON's unknown (at_s null) and the text (no "found at"). */
+static void check_refused_both(void)
+{
+	static const char stream[] =
+		"# mallocwatch-stream 1\nP 7 memory_heap_more 2\nMW 1 ready\n"
+		"# attach_refused busy: the test's\nN 7 100 3\n"
+		"# images_mixed 1500000000 it replaced its image B\nMW 1 end\n";
+	struct run r;
+	json_t *u;
+	char err[256];
+	FILE *f = fmemopen((void *)stream, sizeof(stream) - 1, "r");
+
+	memset(&r, 0, sizeof(r));
+	r.st = mw_state_new(9);
+	CHECK(f && mw_stream_replay(f, r.st, &r.m, err, sizeof(err)) == 0, "both: %s", err);
+	if (f)
+		fclose(f);
+	mw_state_finish(r.st);
+	r.ri = (struct mw_run_info){ .pid = 9, .libc = "libc.so.6", .runtime = "bpf" };
+	render(&r);
+	CHECK(streq(mw_view_get(r.v, MW_VF_images_refused)->s, "it replaced its image B") &&
+	      !mw_view_get(r.v, MW_VF_images_refused_ns)->known &&
+	      streq(mw_view_get(r.v, MW_VF_attach_unknown)->s, "busy: the test's"),
+	      "both: the view's reasons");
+	u = json_object_get(r.json, "unknown");
+	CHECK(streq(json_string_value(json_object_get(u, "reason")),
+		    "it replaced its image B; busy: the test's") &&
+	      json_is_null(json_object_get(u, "at_s")), "both: the JSON's unknown");
+	CHECK(strstr(r.text, "are REFUSED: it replaced its image B;") &&
+	      strstr(r.text, "UNKNOWN (busy: the test's)"), "both: the text");
 	mw_view_free(r.v);
 	json_decref(r.json);
 	free(r.text);
@@ -497,6 +608,117 @@ static void check_settings_rows(const struct run *r)
 	CHECK(strstr(r->text, "  slowexp_p6: 5 hits (exp(x) needed multi-precision, precision 6)\n"
 		      "    thread 101: x=1.5 result=4.4816890703380645\n"
 		      "  slowpow_p10: 1 hit (") != NULL, "settings: the slow-math text");
+}
+
+/* Row i's arguments in ARGS column c: n of them, each with values v
+ * (unknown where known is 0) and the names in names (NULL: none). */
+static int args_is(const struct run *r, size_t i, enum mw_view_col c, int64_t n,
+		   const int64_t *v, const char *const *names, unsigned unknown)
+{
+	const struct mw_view_arg *a = mw_view_args(r->v, i, c);
+
+	if (mw_view_cell(r->v, i, c)->v != n)
+		return 0;
+	for (int64_t k = 0; k < n; k++)
+		if (a[k].val.v != v[k] || a[k].val.known != !(unknown & (1u << k)) ||
+		    (names[k] ? !streq(a[k].name, names[k]) : a[k].name != NULL))
+			return 0;
+	return 1;
+}
+
+/* The lists stream's events (lists_stream), by hand: each row's probe,
+ * thread, arguments (their names, one unreadable) and whether it has a
+ * section of its own; the JSON's events_log and the text's Other events. */
+static void check_events(const struct run *r)
+{
+	static const int64_t wait[] = { 4096, 0, 8192 }, mine[] = { -5, 6, 7, 8 };
+	static const char *const wait_names[] = { "mutex", "arena", "avoid" };
+	static const char *const no_names[] = { NULL, NULL, NULL, NULL };
+	json_t *log = json_object_get(r->json, "events_log");
+
+	CHECK(mw_view_get(r->v, MW_VF_events_log)->v == 6 &&
+	      mw_view_get(r->v, MW_VF_other_events)->v == 2, "lists: 6 events, 2 others");
+	CHECK(cell_is(r, 0, MW_VC_events_probe, 0, "memory_arena_reuse_wait") &&
+	      cell_is(r, 0, MW_VC_events_tid, 201, NULL) && cell_is(r, 0, MW_VC_events_own, 0, NULL) &&
+	      args_is(r, 0, MW_VC_events_args, 3, wait, wait_names, 2), "lists: the lock wait");
+	CHECK(cell_is(r, 1, MW_VC_events_probe, 0, "memory_mallopt") &&
+	      cell_is(r, 1, MW_VC_events_tid, 202, NULL) && cell_is(r, 1, MW_VC_events_own, 1, NULL),
+	      "lists: the mallopt call");
+	CHECK(cell_is(r, 2, MW_VC_events_probe, 0, "my_probe") &&
+	      cell_is(r, 2, MW_VC_events_tid, 203, NULL) && cell_is(r, 2, MW_VC_events_own, 0, NULL) &&
+	      args_is(r, 2, MW_VC_events_args, 4, mine, no_names, 0), "lists: my_probe");
+	CHECK(cell_is(r, 3, MW_VC_events_own, 1, NULL) &&
+	      streq(mw_view_args(r->v, 3, MW_VC_events_args)[3].name, "result"),
+	      "lists: slowatan2's result");
+	CHECK(json_array_size(log) == 6 &&
+	      json_is_null(json_array_get(json_object_get(json_array_get(log, 0), "args"), 1)) &&
+	      json_integer_value(json_array_get(json_object_get(json_array_get(log, 2), "args"),
+						0)) == -5, "lists: the JSON's events_log");
+	CHECK(strstr(r->text, "\nOther events: 2\n  thread 201 memory_arena_reuse_wait mutex=0x1000 "
+		      "arena=unavailable avoid=0x2000\n  thread 203 my_probe arg1=-5 arg2=6 arg3=7 "
+		      "arg4=8 (not in mallocwatch's probe table)\n") != NULL,
+	      "lists: the text's Other events");
+}
+
+/* Row i of a setjmp table: probe, key, count. */
+static int jump_is(const struct run *r, size_t i, enum mw_view_col probe, const char *p,
+		   int64_t key, int64_t count)
+{
+	return cell_is(r, i, probe, 0, p) && cell_is(r, i, probe + 1, key, NULL) &&
+	       cell_is(r, i, probe + 2, count, NULL);
+}
+
+/* The lists stream's setjmp keys and slow-math samples (lists_stream),
+ * by hand: busiest first whatever the probe, in the view, the JSON and
+ * the text (each probe's own line). */
+static void check_lists(const struct run *r)
+{
+	json_t *sj = json_object_get(r->json, "setjmp");
+	json_t *fn = json_object_get(json_object_get(r->json, "math"), "functions");
+	json_t *s0 = json_array_get(json_object_get(json_array_get(fn, 0), "samples"), 0);
+	json_t *s1 = json_array_get(json_object_get(json_array_get(fn, 1), "samples"), 1);
+	static const int64_t atan2[] = { 6, 4609434218613702656, 4611686018427387904,
+					 9221120237041090560 };
+	static const char *const atan2_names[] = { "precision", "x", "y", "result" };
+
+	check_events(r);
+	CHECK(mw_view_get(r->v, MW_VF_jmp_bufs)->v == 3 &&
+	      jump_is(r, 0, MW_VC_jmp_bufs_probe, "longjmp", 0x3000, 7) &&
+	      jump_is(r, 1, MW_VC_jmp_bufs_probe, "setjmp", 0x3000, 5) &&
+	      jump_is(r, 2, MW_VC_jmp_bufs_probe, "setjmp", 0x1000, 2), "lists: jmp_bufs");
+	CHECK(mw_view_get(r->v, MW_VF_code_addresses)->v == 3 &&
+	      jump_is(r, 0, MW_VC_code_addresses_probe, "longjmp", 0x4000, 7) &&
+	      jump_is(r, 1, MW_VC_code_addresses_probe, "setjmp", 0x2008, 5) &&
+	      jump_is(r, 2, MW_VC_code_addresses_probe, "setjmp", 0x2000, 2), "lists: code addresses");
+	CHECK(mw_view_get(r->v, MW_VF_longjmp_values)->v == 1 &&
+	      jump_is(r, 0, MW_VC_longjmp_values_probe, "longjmp", -3, 7), "lists: longjmp values");
+	CHECK(streq(json_string_value(json_object_get(json_array_get(json_object_get(sj,
+		"jmp_bufs"), 1), "address")), "0x3000") &&
+	      json_integer_value(json_object_get(json_array_get(json_object_get(sj, "jmp_bufs"), 2),
+						 "count")) == 2, "lists: the JSON's jmp_bufs");
+	CHECK(strstr(r->text, "  jmp_bufs (setjmp): 0x3000 (5), 0x1000 (2)\n"
+		      "  return addresses (setjmp): 0x2008 (5), 0x2000 (2)\n"
+		      "  jmp_bufs (longjmp): 0x3000 (7)\n  targets (longjmp): 0x4000 (7)\n"
+		      "  values (longjmp): -3 (7)\n") != NULL, "lists: the text's setjmp keys");
+	CHECK(mw_view_get(r->v, MW_VF_math_samples)->v == 3 &&
+	      cell_is(r, 0, MW_VC_samples_function, 0, NULL) &&
+	      cell_is(r, 0, MW_VC_samples_tid, 204, NULL) &&
+	      args_is(r, 0, MW_VC_samples_args, 4, atan2, atan2_names, 0) &&
+	      cell_is(r, 1, MW_VC_samples_function, 1, NULL) &&
+	      cell_is(r, 1, MW_VC_samples_tid, 205, NULL) &&
+	      cell_is(r, 2, MW_VC_samples_function, 1, NULL) &&
+	      cell_is(r, 2, MW_VC_samples_tid, 206, NULL), "lists: the slow-math samples");
+	CHECK(json_integer_value(json_object_get(s0, "tid")) == 204 &&
+	      json_integer_value(json_object_get(s0, "precision")) == 6 &&
+	      streq(json_string_value(json_object_get(s0, "result")), "nan") &&
+	      json_integer_value(json_object_get(s1, "tid")) == 206 &&
+	      json_real_value(json_object_get(s1, "result")) == 0.5,
+	      "lists: the JSON's samples");
+	CHECK(strstr(r->text, "2 probe sites):\n  slowatan2: 1 hit (") &&
+	      strstr(r->text, "))\n    thread 204: precision=6 x=1.5 y=2 result=nan\n"
+		     "  slowexp_p6: 2 hits (") &&
+	      strstr(r->text, "6)\n    thread 205: x=1.5 result=4.4816890703380645\n"
+		     "    thread 206: x=2 result=0.5\n"), "lists: the text's samples");
 }
 
 /* The run stream's figures (run_stream), counted by hand: the images
@@ -658,6 +880,7 @@ int main(void)
 		if (mw_view_fig_info((enum mw_view_fig)f)->text && !shown[f])
 			CHECK(0, "figure %s is not shown by any of the streams",
 			      mw_view_fig_info((enum mw_view_fig)f)->name);
+	check_lists(&r[NSTREAMS - 3]);
 	check_settings_rows(&r[NSTREAMS - 2]);
 	check_run_figures(&r[NSTREAMS - 1]);
 	check_totals(r, NSTREAMS - 1);	/* the run stream's arenas are unknown: */
@@ -665,6 +888,7 @@ int main(void)
 	check_counters();
 	check_snap_figures();
 	check_refused(&r[0]);
+	check_refused_both();
 	for (size_t i = 0; i < NSTREAMS; i++) {
 		mw_view_free(r[i].v);
 		json_decref(r[i].json);
