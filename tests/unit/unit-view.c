@@ -113,8 +113,16 @@ static FILE *run_stream(void)
 	if (!f)
 		return NULL;
 	fputs("# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_malloc_retry 1\n"
-	      "P 3 memory_mallopt_free_dyn_thresholds 2\nP 4 memory_arena_retry 2\nMW 1 ready\n"
-	      "N 1 101 7\nMW 1 exec\nN 2 101 5\nMW 1 exec\n"
+	      "P 3 memory_mallopt_free_dyn_thresholds 2\nP 4 memory_arena_retry 2\nMW 1 ready\n", f);
+	/* each old image's streamed records before its exec line: none owed
+	 * after it (state.h mw_state_owed), so every later record is the
+	 * last image's */
+	for (int i = 0; i < 7; i++)
+		fprintf(f, "E 1 101 1 %d\n", i);
+	fputs("N 1 101 7\nMW 1 exec\n", f);
+	for (int i = 0; i < 5; i++)
+		fprintf(f, "T 2 101 %d 64\n", i);
+	fputs("N 2 101 5\nMW 1 exec\n"
 	      "# attach_refused busy: the test's\nE 4 104 128 139830511960064\n", f);
 	for (int i = 0; i < MW_STATE_KEEP + 2; i++)
 		fprintf(f, "E 1 101 1 %d\n", 1000 + i);
