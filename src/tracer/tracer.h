@@ -45,9 +45,10 @@
 struct mw_pidlist;
 struct mw_linger;
 
-/* The most processes a -f tree may have had in the tracer's set for an
- * exec to be drained (procset.h mw_procset_ptraced): each drain scans
- * every one's entries in the script's maps. */
+/* The most processes a -f tree may have had (the script's target and
+ * every one put in its set: the 257th is the first refused) for an exec
+ * to be drained (procset.h mw_procset_ptraced): each drain scans every
+ * one's entries in the script's maps. */
 #define MW_EXEC_DRAIN_MAX 256
 /* The most execs held waiting for their turn while the tracer empties
  * another's totals (tracer.h, the processes under ptrace); more are
@@ -104,13 +105,11 @@ struct mw_tracer_opts {
 	 *   script's maps (bench: about 0.6 ms an exec, growing with them;
 	 *   bench/RESULTS-2026-11-29-firstexec.txt has what draining first
 	 *   execs costs a tree of forks): none is asked once more than
-	 *   MW_EXEC_DRAIN_MAX processes were in the set.  A later exec is
-	 *   then refused (on_mixed); a forked process's first exec is then
-	 *   on_exec's alone, neither emptied nor refused: what the copy of
-	 *   its parent hit between fork and exec stays in its totals
-	 *   (refusing would refuse nearly every process of a large tree,
-	 *   whose copies seldom hit the allocator's rare paths there;
-	 *   docs/tracing.md says so).
+	 *   MW_EXEC_DRAIN_MAX processes were in the tree.  Any exec is
+	 *   then refused (on_mixed), a forked process's first too: what the
+	 *   copy of its parent hit between fork and exec (counted-only
+	 *   probes leave no record until the totals are printed, so no hit
+	 *   seen proves nothing) would stay in its totals (t-e2e-exec).
 	 * - MW_PROCS_CGROUP: the processes that join the cgroup (or its
 	 *   children) while the run goes on are added to the set (the
 	 *   script's opts->dynamic) when the consumer's join accepts them;

@@ -246,8 +246,19 @@ static int exec_ask(struct run *rn, pid_t pid, char *why, size_t whylen)
  * under way is done; mw_tr_exec_check lets it go on.  1 when it will be,
  * 0 when it will not, why set: a tree of more than MW_EXEC_DRAIN_MAX
  * processes (the probe scans every entry of every process seen, a few ms
- * at that size), too many waiting, the tracer not asked. */
-static int exec_start(struct run *rn, pid_t pid, char *why, size_t whylen)
+ * at that size; first: a forked process's first exec, whose old image is
+ * the copy of its parent), too many waiting, the tracer not asked. */
+/* The processes of the tree so far, whose entries the script's maps may
+ * hold: every one put in the set (tracer_set.c), and the script's target
+ * (-x: the program, or -p's process), in it from its begin probe, unless
+ * the session has none (runtime.h untargeted: the program is put in the
+ * set then). */
+static unsigned long tree_had(const struct run *rn)
+{
+	return rn->set_added + !rn->o->env->untargeted;
+}
+
+static int exec_start(struct run *rn, pid_t pid, int first, char *why, size_t whylen)
 {
 	if (!mw_procset_ptraced(rn->o->procs) || !rn->r->ready || rn->stopping || rn->flushing ||
 	    rn->out_fd < 0 || rn->tracer <= 0) {
@@ -255,10 +266,11 @@ static int exec_start(struct run *rn, pid_t pid, char *why, size_t whylen)
 			 rn->out_fd < 0 || rn->tracer <= 0 ? "it had ended" : "tracing was ending");
 		return 0;
 	}
-	if (rn->pids && rn->set_added > MW_EXEC_DRAIN_MAX) {
-		snprintf(why, whylen, "its tree had %lu processes, more than %d, past which "
-			 "emptying them would scan the totals of every process so far",
-			 rn->set_added, MW_EXEC_DRAIN_MAX);
+	if (rn->pids && tree_had(rn) > MW_EXEC_DRAIN_MAX) {
+		snprintf(why, whylen, "%s %lu processes, more than %d, past which emptying them "
+			 "would scan the totals of every process so far", first ?
+			 "its first exec, after it ran a copy of its parent, came once its tree had" :
+			 "its tree had", tree_had(rn), MW_EXEC_DRAIN_MAX);
 		return 0;
 	}
 	if (rn->exec_pid && rn->nexec_wait == MW_EXEC_WAIT_MAX) {
@@ -385,10 +397,10 @@ static void tree_event(struct run *rn, const struct mw_ptree_event *ev)
 		/* a process that replaced the program it started (ptrace_tree.h) */
 		why[0] = '\0';
 		/* and a forked process's first exec (a copy of its parent
-		 * ran before it), while the tree is small enough (tracer.h) */
-		first = ev->execs == 1 && ev->pid != rn->prog &&
-			(!rn->pids || rn->set_added <= MW_EXEC_DRAIN_MAX);
-		drained = (ev->execs > 1 || first) && exec_start(rn, ev->pid, why, sizeof(why));
+		 * ran before it: tracer.h) */
+		first = ev->execs == 1 && ev->pid != rn->prog;
+		drained = (ev->execs > 1 || first) &&
+			exec_start(rn, ev->pid, first, why, sizeof(why));
 		if (rn->c->on_exec)
 			rn->c->on_exec(rn->c->ctx, ev->pid, ev->execs, drained);
 		if (!drained && why[0])
