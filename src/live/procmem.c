@@ -1,4 +1,5 @@
-/* procmem.c - checked reads of another process's memory; see procmem.h. */
+/* procmem.c - checked reads of another process's memory; see procmem.h.
+ * The marks of what a walk read from the copies are in procmarks.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "procmem.h"
+#include "procmem_int.h"
 #include "xalloc.h"
 
 int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen)
@@ -114,7 +116,7 @@ int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len)
 
 /* len bytes at addr straight from the process (no mapping check): the
  * bytes read (fewer: unmapped there) or -1 with errno. */
-static ssize_t raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 {
 	if (!p->use_mem) {
 		struct iovec local = { .iov_base = buf, .iov_len = len };
@@ -135,50 +137,9 @@ static ssize_t raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	return pread(p->memfd, buf, len, (off_t)addr);
 }
 
-/* The copies (procmem.h): reads of another process served from copies of
- * its memory, MW_PROC_BLOCK bytes at a time: a walk of 2 million free
- * chunks in 443 MiB makes some 7,000 reads instead of 4 million, and a
- * walk of an idle process's few free chunks copies a few blocks. */
-#define MAX_BLOCKS (MW_PROC_COPY_MAX / MW_PROC_BLOCK)
-#define TABLE_BITS 15	/* 2 x MAX_BLOCKS slots */
-#define TABLE (1U << TABLE_BITS)
-_Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twice over");
-/* Buffers come in slabs: the first of FIRST_SLAB bytes in 4 KiB pages
- * (an idle process's few small blocks fault in a few pages), the others
- * of SLAB bytes, each asked to be backed by huge pages (2 MiB on x86_64):
- * a walk's reads, all over a big copy, then miss the TLB less, and
- * filling it takes 1/512 of the page faults. */
-#define FIRST_SLAB (4U << 20)
-#define SLAB (32U << 20)
-#define FIRST_BLOCKS (FIRST_SLAB / MW_PROC_BLOCK)
-#define PER_SLAB (SLAB / MW_PROC_BLOCK)
-#define NSLABS (1 + (MAX_BLOCKS - FIRST_BLOCKS + PER_SLAB - 1) / PER_SLAB)
+/* A huge page on x86_64: the slabs after the first are aligned to it
+ * (procmem_int.h). */
 #define HUGE (2U << 20)
-
-#define MARK_WORDS (MW_PROC_BLOCK / 8 / 64)	/* a block's marks: a bit a word */
-
-struct block {
-	uint64_t base;		/* MW_PROC_BLOCK-aligned */
-	uint64_t lo, hi;	/* [lo, hi) copied, at buf + (lo - base) */
-	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
-	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
-	int marked;		/* a bit is set */
-	uint64_t hash;		/* of the words marked (mark_hash) */
-};
-
-struct mw_proc_copy {
-	struct block blocks[MAX_BLOCKS];	/* [0, used) hold copies now;
-						 * [used, nbuf) buffers to reuse */
-	size_t used, nbuf;
-	unsigned char *slabs[NSLABS];	/* as nbuf needs them */
-	uint64_t *bits[NSLABS];		/* their blocks' marks */
-	int marking, lost;		/* mw_proc_mark; a read not marked */
-	uint64_t key;			/* the marks' hash key (mark_hash) */
-	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
-	uint32_t last;		/* the block found last, + 1 */
-	uint64_t copied, nblocks;	/* mw_proc_copied */
-	unsigned char *vbuf;	/* mw_proc_marks_same's, MARKS_BATCH blocks; NULL */
-};
 
 /* Buffer bytes held by every process's copies together: bounded by
  * MW_PROC_COPY_MAX over all threads (snapmulti.h reads several at once). */
@@ -291,7 +252,7 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 	b = &c->blocks[c->used];
 	lo = base > m->start ? base : m->start;
 	hi = base + MW_PROC_BLOCK < m->end ? base + MW_PROC_BLOCK : m->end;
-	if ((n = raw(p, lo, b->buf + (lo - base), (size_t)(hi - lo))) < 0) {
+	if ((n = mw_proc_raw(p, lo, b->buf + (lo - base), (size_t)(hi - lo))) < 0) {
 		if (errno == ESRCH || errno == EPERM || errno == EACCES)
 			return -1;
 		n = 0;	/* unmapped meanwhile: nothing copied, read the process */
@@ -308,39 +269,6 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 		}
 	*out = b;
 	return 0;
-}
-
-/* Word at addr, of value v, in the marks' hash: a keyed mix of both,
- * the words combined by XOR (each is marked once, in any order). */
-static uint64_t mark_hash(uint64_t key, uint64_t addr, uint64_t v)
-{
-	uint64_t h = (addr ^ key) * 0x9E3779B97F4A7C15ULL;
-
-	h = (h ^ (h >> 31) ^ v) * 0xBF58476D1CE4E5B9ULL;
-	h = (h ^ (h >> 29)) * 0x94D049BB133111EBULL;
-	return h ^ (h >> 32);
-}
-
-/* Mark the words of [addr, addr+len), served from block b (mw_proc_mark):
- * each 8-byte word it touches, with its value in the copy, once. */
-static void mark(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len)
-{
-	uint64_t w0 = (addr - b->base) / 8, w1 = (addr + len - 1 - b->base) / 8;
-
-	if (w0 * 8 < b->lo - b->base || (w1 + 1) * 8 > b->hi - b->base) {
-		c->lost = 1;	/* a word only partly copied (not at a page's end) */
-		return;
-	}
-	for (uint64_t i = w0; i <= w1; i++) {
-		uint64_t bit = 1ULL << (i % 64), v;
-
-		if (b->bits[i / 64] & bit)
-			continue;
-		b->bits[i / 64] |= bit;
-		b->marked = 1;
-		memcpy(&v, b->buf + i * 8, 8);
-		b->hash ^= mark_hash(c->key, b->base + i * 8, v);
-	}
 }
 
 /* A read from the copies: 0 served, 1 not copied (read the process), -1
@@ -372,7 +300,7 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	else
 		memcpy(buf, b->buf + (addr - base), len);
 	if (p->copy->marking)
-		mark(p->copy, b, addr, len);
+		mw_proc_mark_words(p->copy, b, addr, len);
 	return 0;
 }
 
@@ -391,7 +319,7 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 		errno = EFAULT;
 		return -1;
 	}
-	if ((n = raw(p, addr, buf, len)) == (ssize_t)len)
+	if ((n = mw_proc_raw(p, addr, buf, len)) == (ssize_t)len)
 		return 0;
 	if (n >= 0)
 		errno = EFAULT;	/* a part only: unmapped meanwhile */
@@ -497,191 +425,6 @@ void mw_proc_copy_spare_free(void)
 	if (spare)
 		release(spare, 0);
 	spare = NULL;
-}
-
-/* The marks taken (procmem.h): each marked block's base and bits. */
-struct mw_proc_marks {
-	uint64_t key;
-	size_t n;
-	struct marked {	/* in the order they were copied: the walk's */
-		uint64_t base, hash;
-		uint64_t bits[MARK_WORDS];
-	} *v;
-};
-
-void mw_proc_mark(struct mw_proc *p, int on)
-{
-	struct mw_proc_copy *c = p->copy;
-
-	if (!c)
-		return;
-	if (on && !c->key)
-		while (getrandom(&c->key, sizeof(c->key), 0) != sizeof(c->key) || !c->key)
-			;
-	c->marking = on;
-}
-
-struct mw_proc_marks *mw_proc_marks_take(struct mw_proc *p)
-{
-	struct mw_proc_copy *c = p->copy;
-	struct mw_proc_marks *m = NULL;
-	size_t n = 0;
-
-	if (!c)
-		return NULL;
-	for (size_t i = 0; i < c->used; i++)
-		n += (size_t)c->blocks[i].marked;
-	if (!c->lost) {
-		m = xcalloc(1, sizeof(*m));
-		m->v = xcalloc(n ? n : 1, sizeof(*m->v));
-		m->key = c->key;
-	}
-	for (size_t i = 0; i < c->used; i++) {
-		struct block *b = &c->blocks[i];
-
-		if (!b->marked)
-			continue;
-		if (m) {
-			m->v[m->n].base = b->base;
-			m->v[m->n].hash = b->hash;
-			memcpy(m->v[m->n++].bits, b->bits, MARK_WORDS * 8);
-		}
-		memset(b->bits, 0, MARK_WORDS * 8);
-		b->marked = 0;
-		b->hash = 0;
-	}
-	c->lost = 0;
-	c->marking = 0;
-	return m;
-}
-
-/* Block e's marked words span [*lo, *hi) of it (bytes from its base): 0,
- * or -1 when none is marked. */
-static int marks_span(const struct marked *e, uint64_t *lo, uint64_t *hi)
-{
-	size_t first = MARK_WORDS, last = 0;
-
-	for (size_t k = 0; k < MARK_WORDS; k++)
-		if (e->bits[k]) {
-			first = first < k ? first : k;
-			last = k;
-		}
-	*lo = *hi = 0;
-	if (first == MARK_WORDS)
-		return -1;
-	*lo = (first * 64 + (uint64_t)__builtin_ctzll(e->bits[first])) * 8;
-	*hi = (last * 64 + 64 - (uint64_t)__builtin_clzll(e->bits[last])) * 8;
-	return 0;
-}
-
-/* Do the marked words of block e, read again into buf (MW_PROC_BLOCK
- * bytes, at their offsets), hold what they held?  1 or 0. */
-static int marks_match(uint64_t key, const struct marked *e, const unsigned char *buf)
-{
-	uint64_t h = 0;
-
-	for (size_t k = 0; k < MARK_WORDS; k++)
-		for (uint64_t bits = e->bits[k]; bits; bits &= bits - 1) {
-			uint64_t i = k * 64 + (uint64_t)__builtin_ctzll(bits), v;
-
-			memcpy(&v, buf + i * 8, 8);
-			h ^= mark_hash(key, e->base + i * 8, v);
-		}
-	return h == e->hash;
-}
-
-/* The marked words of block e read again from the process into buf
- * (MW_PROC_BLOCK bytes): 1 the same, 0 not (or they cannot be read:
- * unmapped), -1 when the process is gone or refuses (errno). */
-static int marks_read(struct mw_proc *p, uint64_t key, const struct marked *e,
-		      unsigned char *buf)
-{
-	uint64_t lo, hi;
-	ssize_t n;
-
-	if (marks_span(e, &lo, &hi) < 0)
-		return 1;
-	if (!mw_proc_mapped(p, e->base + lo, hi - lo))
-		return 0;
-	if ((n = raw(p, e->base + lo, buf + lo, (size_t)(hi - lo))) != (ssize_t)(hi - lo))
-		return n < 0 && (errno == ESRCH || errno == EPERM || errno == EACCES) ? -1 : 0;
-	return marks_match(key, e, buf);
-}
-
-/* Blocks verified in one process_vm_readv (one iovec each): a snapshot of
- * 443 MiB of heaps makes 440 calls instead of 7,000. */
-#define MARKS_BATCH 16
-
-/* Blocks [i, i + n) of m, n <= MARKS_BATCH, marked and mapped, read again
- * in one process_vm_readv into buf (MARKS_BATCH blocks): 1 when every one
- * holds what it held, 0 not, -1 as marks_read; a read short (a block
- * unmapped meanwhile) or refused is done block by block instead. */
-static int marks_batch(struct mw_proc *p, const struct mw_proc_marks *m, size_t i, size_t n,
-		       unsigned char *buf)
-{
-	struct iovec local[MARKS_BATCH] = { 0 }, remote[MARKS_BATCH] = { 0 };
-	ssize_t want = 0;
-	int r = 1;
-
-	for (size_t k = 0; k < n; k++) {
-		uint64_t lo, hi;
-
-		marks_span(&m->v[i + k], &lo, &hi);
-		local[k] = (struct iovec){ buf + k * MW_PROC_BLOCK + lo, (size_t)(hi - lo) };
-		remote[k] = (struct iovec){ (void *)(uintptr_t)(m->v[i + k].base + lo),
-					    (size_t)(hi - lo) };
-		want += (ssize_t)(hi - lo);
-	}
-	if (p->use_mem || process_vm_readv(p->pid, local, n, remote, n, 0) != want) {
-		for (size_t k = 0; k < n && r == 1; k++)
-			r = marks_read(p, m->key, &m->v[i + k], buf);
-		return r;
-	}
-	for (size_t k = 0; k < n && r == 1; k++)
-		r = marks_match(m->key, &m->v[i + k], buf + k * MW_PROC_BLOCK);
-	return r;
-}
-
-int mw_proc_marks_same(struct mw_proc *p, const struct mw_proc_marks *m)
-{
-	struct mw_proc_copy *c = p->copy;
-	unsigned char *buf;
-	int r = 1, unmapped = 0;
-
-	/* the copy's, kept with it: 1 MiB fresh each time costs its pages */
-	if (c && !c->vbuf)
-		c->vbuf = xmalloc(MARKS_BATCH * MW_PROC_BLOCK);
-	buf = c ? c->vbuf : xmalloc(MARKS_BATCH * MW_PROC_BLOCK);
-
-	/* in the walk's order, MARKS_BATCH blocks at a time: a running
-	 * process changes its lists' heads first, and the first batch that
-	 * differs ends it; a block not mapped now differs (the blocks
-	 * before it are read first: one of them may say the process is gone) */
-	for (size_t i = 0; i < m->n && r == 1 && !unmapped;) {
-		size_t n = 0;
-		uint64_t lo, hi;
-
-		for (; i + n < m->n && n < MARKS_BATCH; n++) {
-			marks_span(&m->v[i + n], &lo, &hi);
-			if (hi > lo && !mw_proc_mapped(p, m->v[i + n].base + lo, hi - lo)) {
-				unmapped = 1;
-				break;
-			}
-		}
-		if (n)
-			r = marks_batch(p, m, i, n, buf);
-		i += n;
-	}
-	if (!c)
-		free(buf);
-	return r == 1 && unmapped ? 0 : r;
-}
-
-void mw_proc_marks_free(struct mw_proc_marks *m)
-{
-	if (m)
-		free(m->v);
-	free(m);
 }
 
 int mw_proc_word(struct mw_proc *p, uint64_t addr, uint64_t *v)

@@ -1,6 +1,8 @@
-/* snapshot_int.h - what the snapshot's three files share: snapshot.c
- * (the walk), snapshot_stop.c (its verdicts, and the threads let out of
- * malloc) and snapshot_take.c (the reads, running and stopped).  Not a public
+/* snapshot_int.h - what the snapshot's files share: snapshot.c (the
+ * walk), snapshot_lists.c (an arena's lists), snapshot_read.c (the walk's
+ * checked reads), snapshot_consolidate.c, snapshot_record.c,
+ * snapshot_stop.c (its verdicts, and the threads let out of malloc) and
+ * snapshot_take.c (the reads, running and stopped).  Not a public
  * interface: snapshot.h is. */
 #ifndef MALLOCWATCH_SNAPSHOT_INT_H
 #define MALLOCWATCH_SNAPSHOT_INT_H
@@ -84,6 +86,26 @@ int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v);
 int mw_snap_step(struct walk *w);
 uint64_t mw_snap_chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz);
 
+/* snapshot_read.c's too, for the walk (snapshot.c) and its lists
+ * (snapshot_lists.c): a member of the structure at base, of at most 8
+ * bytes (0 when absent in this glibc); chunk p aligned and mapped up to
+ * the end of its member m; the copies forgotten before a list that looped
+ * is walked again to prove it. */
+int mw_snap_field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v);
+int mw_snap_chunk_ok(struct walk *w, uint64_t p, struct mw_member m);
+void mw_snap_reread(struct walk *w);
+
+/* Brent's cycle finder, fed a list's nodes one by one, in constant
+ * memory: a node equal to the one saved closes a loop, found at most
+ * about mu + 2 lambda nodes in (mu before the loop, lambda on it). */
+struct brent {
+	uint64_t saved, power, lam;
+};
+
+void mw_snap_brent_init(struct brent *b, uint64_t first);
+/* 1 when x closes a loop (x is on it), else 0. */
+int mw_snap_brent_loops(struct brent *b, uint64_t x);
+
 /* Fastbin chunk p of arena a, its size field sz as stored, noted for
  * mw_snap_consolidate with what lies beside it: 0; -1 (marked). */
 int mw_snap_fast_note(struct walk *w, const struct mw_snap_arena *a, uint64_t p, uint64_t sz);
@@ -111,6 +133,14 @@ void mw_snap_recs_free(struct walk *w);
 
 /* One walk of everything into w->s, consistent or marked with why. */
 void mw_snap_walk(struct walk *w);
+
+/* An arena's lists (snapshot_lists.c).  mw_snap_lists: arena a's
+ * fastbins and bins, after its header and lock were read, as an earlier
+ * walk found them or walked in a copy of its memory taken now.
+ * mw_snap_heaps: a non-main arena's heap_info chain from its top's heap
+ * back.  0 or -1 (marked or halted). */
+int mw_snap_lists(struct walk *w, struct mw_snap_arena *a);
+int mw_snap_heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize);
 
 /* A consistent walk of a running process counts when the one before it
  * gave the same figures (arenas, their system, free and top bytes, free

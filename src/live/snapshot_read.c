@@ -1,9 +1,12 @@
 /* snapshot_read.c - the walk's checked reads, shared by snapshot.c,
- * snapshot_consolidate.c and snapshot_record.c (snapshot_int.h): a word
- * of the process, one more step against the budget and the deadline, the
- * walk marked inconsistent or halted with its reason, and the pages
- * malloc_trim(0) could give back in a free chunk.  They sit below the
- * walk so that the files that use them do not call back into it. */
+ * snapshot_lists.c, snapshot_consolidate.c and snapshot_record.c
+ * (snapshot_int.h): a word of the process, a structure's member, a chunk
+ * checked before it is read, one more step against the budget and the
+ * deadline, the walk marked inconsistent or halted with its reason, the
+ * pages malloc_trim(0) could give back in a free chunk, and Brent's cycle
+ * finder with the copies forgotten before a looping list is walked again.
+ * They sit below the walk so that the files that use them do not call
+ * back into it. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +14,11 @@
 #include "clock.h"
 #include "snapshot.h"
 #include "snapshot_int.h"
+
+/* The walk marked and its steps counted, by their short names in the
+ * reads below. */
+#define bad(w, fmt, v) mw_snap_badf((w), (fmt), (unsigned long long)(v))
+#define step mw_snap_step
 
 int mw_snap_badf(struct walk *w, const char *fmt, ...)
 {
@@ -78,4 +86,66 @@ uint64_t mw_snap_chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz)
 		return 0;
 	sz -= aligned - p;
 	return sz > psm1 ? sz & ~psm1 : 0;
+}
+
+/* MALLOC_ALIGNMENT on 64-bit targets: 2 * sizeof(size_t). */
+#define CHUNK_ALIGN 16ULL
+
+void mw_snap_brent_init(struct brent *b, uint64_t first)
+{
+	*b = (struct brent){ .saved = first, .power = 1, .lam = 1 };
+}
+
+/* 1 when x closes a loop (x is on it), else 0. */
+int mw_snap_brent_loops(struct brent *b, uint64_t x)
+{
+	if (x == b->saved)
+		return 1;
+	if (b->lam == b->power) {
+		b->saved = x;
+		b->power *= 2;
+		b->lam = 0;
+	}
+	b->lam++;
+	return 0;
+}
+
+/* Before a list that looped is walked again to prove it: forget the
+ * copies (procmem.h), so that the second walk reads the process again -
+ * a running process may have moved the list between the two, and a walk
+ * of the same copy would find the same loop whatever the process did. */
+void mw_snap_reread(struct walk *w)
+{
+	mw_proc_copy_drop(w->p);
+	w->rec_lost = 1;	/* the words of two copies: record neither */
+}
+
+/* A member of the structure at base, of at most 8 bytes. */
+int mw_snap_field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	*v = 0;
+	if (m.off < 0 || m.size <= 0 || m.size > 8)
+		return 0;	/* absent in this glibc: 0 */
+	if (mw_proc_read(w->p, base + (uint64_t)m.off, &x, (size_t)m.size) < 0) {
+		if (errno == ESRCH || errno == EPERM || errno == EACCES)
+			w->fatal = errno;
+		return bad(w, "cannot read a field at 0x%llx", base + (uint64_t)m.off);
+	}
+	*v = m.size == 4 ? (uint64_t)(uint32_t)x : x;	/* little-endian x86_64 */
+	return 0;
+}
+
+/* Chunk p aligned and mapped up to the end of its member m, the last
+ * this walk reads of it: not the whole struct malloc_chunk, which a
+ * MINSIZE top at the end of its heap (a state glibc reaches) does not
+ * have mapped past its size field's next word. */
+int mw_snap_chunk_ok(struct walk *w, uint64_t p, struct mw_member m)
+{
+	if (p % CHUNK_ALIGN)
+		return bad(w, "misaligned chunk 0x%llx", p);
+	if (m.off < 0 || m.size <= 0 || !mw_proc_mapped(w->p, p, (uint64_t)m.off + (uint64_t)m.size))
+		return bad(w, "chunk 0x%llx is not mapped", p);
+	return step(w);
 }

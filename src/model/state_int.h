@@ -1,5 +1,6 @@
 /* state_int.h - the allocator model's own structure, shared by its
- * parts: state_model.c (the model built from records), state_life.c (made,
+ * parts: state_model.c (the model built from records; state_jumps.c the
+ * setjmp family's keys, state_finish.c its end), state_life.c (made,
  * freed, started again at an exec), state_timeline.c (the
  * timeline of samples) and state_read.c (what the reports read).  Only
  * those include it; everyone else sees struct mw_state as opaque
@@ -86,5 +87,16 @@ struct mw_state {
  * the stride left it aside, becomes the last in the list; nothing when
  * there is none. */
 void mw_state_samples_finish(struct mw_state *st);
+
+/* state_model.c's, for state_jumps.c and state_finish.c: the declared
+ * probe id, or NULL; the declared probe glibc names known_id (MW_P_*), or
+ * NULL; thread tid attached to the arena at addr, how, at this record. */
+struct mw_probe_count *mw_state_probe(struct mw_state *st, int id);
+struct mw_probe_count *mw_state_probe_known(struct mw_state *st, int known_id);
+void mw_state_attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach how);
+
+/* state_jumps.c's, for mw_state_hits: the index of a setjmp-family probe
+ * in mw_thread.jumps, or -1. */
+int mw_state_jump_slot(int known);
 
 #endif /* MALLOCWATCH_STATE_INT_H */

@@ -28,7 +28,14 @@
 #include "state_int.h"
 #include "xalloc.h"
 
-static struct mw_probe_count *probe(struct mw_state *st, int id)
+/* Shared with state_jumps.c and state_finish.c (state_int.h), by their
+ * short names here. */
+#define probe(st, id) mw_state_probe((st), (id))
+#define probe_known(st, k) mw_state_probe_known((st), (k))
+#define attach(st, tid, addr, how) mw_state_attach((st), (tid), (addr), (how))
+#define jump_slot(k) mw_state_jump_slot(k)
+
+struct mw_probe_count *mw_state_probe(struct mw_state *st, int id)
 {
 	size_t i = mw_idmap_get(&st->probe_ix, (uint64_t)id);
 
@@ -115,7 +122,7 @@ static int att_seq_cmp(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static void attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach how)
+void mw_state_attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach how)
 {
 	struct mw_arena *a = arena(st, addr, 1);
 	struct mw_thread *t = thread(st, tid);
@@ -233,7 +240,7 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 static int event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
 
 /* The declared probe glibc names known_id (MW_P_*), or NULL. */
-static struct mw_probe_count *probe_known(struct mw_state *st, int known_id)
+struct mw_probe_count *mw_state_probe_known(struct mw_state *st, int known_id)
 {
 	for (size_t i = 0; i < st->nprobes; i++)
 		if (st->probes[i].known == known_id)
@@ -455,17 +462,6 @@ static int event(struct mw_state *st, int id, int tid, const int64_t *args, int 
 	return 0;
 }
 
-/* The index of a setjmp-family probe in mw_thread.jumps, or -1. */
-static int jump_slot(int known)
-{
-	switch (known) {
-	case MW_P_setjmp: return 0;
-	case MW_P_longjmp: return 1;
-	case MW_P_longjmp_target: return 2;
-	default: return -1;
-	}
-}
-
 void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 {
 	struct mw_probe_count *p = probe(st, id);
@@ -477,52 +473,6 @@ void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 	st->n_hits++;
 	if (p && jump_slot(p->known) >= 0)
 		t->jumps[jump_slot(p->known)] += count;
-}
-
-/* count more for key of kind: the same key's entry when there is one */
-static int add_jump(struct mw_state *st, const struct mw_probe_count *p, int id, int kind,
-		    int64_t key, uint64_t count)
-{
-	int slot = jump_slot(p->known);
-	struct mw_idmap *ix = slot >= 0 ? &st->jump_ix[slot][kind] : NULL;
-	size_t i = ix ? mw_idmap_get(ix, (uint64_t)key) : MW_IDMAP_NONE;
-
-	if (i != MW_IDMAP_NONE) {
-		st->jumps[i].count += count;
-		return 0;
-	}
-	XGROW(st->jumps, st->njumps, st->cjumps);
-	if (ix)
-		mw_idmap_put(ix, (uint64_t)key, st->njumps);
-	st->jumps[st->njumps++] = (struct mw_jump){ .id = id, .name = p->name,
-		.kind = (enum mw_jump_kind)kind, .key = key, .count = count };
-	return 0;
-}
-
-int mw_state_jump(struct mw_state *st, int id, int kind, int64_t key, uint64_t count)
-{
-	struct mw_probe_count *p = probe(st, id);
-
-	if (!p || kind < MW_JUMP_BUF || kind > MW_JUMP_VALUE)
-		return -1;
-	st->n_jumps[kind]++;
-	return add_jump(st, p, id, kind, key, count);
-}
-
-int mw_state_jump_tuple(struct mw_state *st, int id, int tid, int64_t buf, int64_t val,
-			int64_t ret, uint64_t count)
-{
-	struct mw_probe_count *p = probe(st, id);
-
-	if (!p)
-		return -1;
-	st->n_tuples++;
-	mw_state_hits(st, id, tid, count);
-	add_jump(st, p, id, MW_JUMP_BUF, buf, count);
-	add_jump(st, p, id, MW_JUMP_ADDR, ret, count);
-	if (p->known != MW_P_setjmp)	/* setjmp's second argument is its mask */
-		add_jump(st, p, id, MW_JUMP_VALUE, val, count);
-	return 0;
 }
 
 void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,
@@ -660,112 +610,4 @@ void mw_state_garbled(struct mw_state *st)
 void mw_state_tracer_lost(struct mw_state *st, uint64_t n)
 {
 	st->tracer_lost += n;
-}
-
-/* Note table name when count reached its size. */
-static void full_table(struct mw_state *st, size_t count, size_t size, const char *name)
-{
-	size_t n = strlen(st->full);
-
-	if (count >= size)
-		snprintf(st->full + n, sizeof(st->full) - n, "%s%s (%zu)", n ? ", " : "", name,
-			 size);
-}
-
-const char *mw_state_full_tables(const struct mw_state *st)
-{
-	return st->full;
-}
-
-/* Name the script's tables that were full (st->full). */
-static void note_full_tables(struct mw_state *st)
-{
-	struct mw_probe_count *freed;
-	uint64_t nfreed;
-
-	st->full[0] = '\0';
-	full_table(st, st->n_hits, MW_MAP_HITS, "hits per probe and thread");
-	/* H/G records: one streamed with each memory_heap_free, the rest
-	 * from the end's table of heaps.  A stream may hold more frees than
-	 * H records (a free with no H record after it): none from the end,
-	 * not 2^64 of them */
-	freed = probe_known(st, MW_P_memory_heap_free);
-	nfreed = freed ? freed->received : 0;
-	full_table(st, st->n_heap_records > nfreed ? st->n_heap_records - (size_t)nfreed : 0,
-		   MW_MAP_HEAPS, "heaps");
-	full_table(st, st->n_waits, MW_MAP_WAITS, "waits per thread and arena");
-	full_table(st, st->n_jumps[1], MW_MAP_JUMPS, "jmp_bufs");
-	full_table(st, st->n_jumps[2], MW_MAP_JUMPS, "setjmp/longjmp addresses");
-	full_table(st, st->n_jumps[3], MW_MAP_JUMPS, "longjmp values");
-	full_table(st, st->n_tuples, MW_MAP_JUMPS, "setjmp/longjmp (thread, jmp_buf, value, "
-		   "address) tuples");
-}
-
-/* Each arena's heaps and heap bytes: main_arena's from sbrk, the others'
- * from their live heaps, a heap no record attributed going to the arena
- * of its creating thread (rule 3). */
-static void count_heaps(struct mw_state *st)
-{
-	for (size_t i = 0; i < st->nheaps; i++)
-		if (!st->heap_rule[i] && st->heap_guess[i])
-			st->heaps[i].arena = st->heap_guess[i];
-	for (size_t i = 0; i < st->narenas; i++) {
-		struct mw_arena *a = &st->arenas[i];
-
-		a->nheaps = 0;
-		a->heap_bytes = 0;
-		if (a->is_main) {
-			a->heap_bytes = a->bytes_at_attach + st->sbrk.grown - st->sbrk.trimmed;
-			continue;
-		}
-		for (size_t j = 0; j < st->nheaps; j++)
-			if (!st->heaps[j].freed && st->heaps[j].arena == a->addr) {
-				a->nheaps++;
-				a->heap_bytes += st->heaps[j].size;
-			}
-	}
-}
-
-/* The main thread starts on main_arena without any probe: attach it
- * there, first in the list, when it was seen and attached nowhere. */
-static void main_thread_attach(struct mw_state *st)
-{
-	struct mw_thread *main_t = NULL;
-
-	for (size_t i = 0; i < st->nthreads; i++)
-		if (st->threads[i].tid == st->pid)
-			main_t = &st->threads[i];
-	if (main_t && !main_t->arena && main_t->hits) {
-		struct mw_arena *m = &st->arenas[0];
-
-		main_t->arena = m->addr;
-		attach(st, st->pid, m->addr, MW_ATTACH_IMPLICIT);
-		if (m->natt > 1) {	/* it came first: list it first */
-			struct mw_attachment first = m->att[m->natt - 1];
-
-			memmove(m->att + 1, m->att, (m->natt - 1) * sizeof(*m->att));
-			first.seq = 0;
-			m->att[0] = first;
-		}
-	}
-}
-
-void mw_state_finish(struct mw_state *st)
-{
-	size_t k = 0;
-
-	mw_state_samples_finish(st);
-	note_full_tables(st);
-	for (size_t i = 0; i < st->narenas; i++)	/* drop merged duplicates */
-		if (st->arenas[i].addr != UINT64_MAX)
-			st->arenas[k++] = st->arenas[i];
-		else
-			free(st->arenas[i].att);
-	st->narenas = k;
-	mw_idmap_clear(&st->arena_ix);
-	for (size_t i = 0; i < st->narenas; i++)
-		if (st->arenas[i].addr)
-			mw_idmap_put(&st->arena_ix, st->arenas[i].addr, i);
-	count_heaps(st);
-	main_thread_attach(st);
 }

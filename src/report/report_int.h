@@ -1,5 +1,5 @@
-/* report_int.h - what the text summary's files (report.c, report_head.c)
- * share.  Only report/ includes it; everyone else goes through report.h
+/* report_int.h - what the text summary's files (report.c, report_head.c,
+ * report_events.c) share.  Only report/ includes it; everyone else goes through report.h
  * and view.h.
  */
 #ifndef MALLOCWATCH_REPORT_INT_H
@@ -19,5 +19,27 @@
  * the exit, the probe hits and lost events, and what tracing cost when
  * it matters, each on its lines: ri's, and v's figures. */
 void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v);
+
+/* Room for a probe name (at most 127 bytes in a stream) quoted. */
+#define MW_NAME_Q (4 * 128 + 8)
+
+/* The text summary prints at most this many rows per table and threads
+ * per arena; the JSON report has every one. */
+#define TOP_ROWS 32
+#define TOP_ATTACH 8
+
+/* "  ... and K more WHAT (all in --json)" when a list was cut (report.c). */
+void mw_report_more_line(FILE *f, size_t shown, size_t total, const char *what);
+
+/* The summary's sections of what the program did (report_events.c), each
+ * of v's, each nothing when there is nothing to say: the settings made,
+ * the retries, the slow-math calls, a tcache double free, the events kept
+ * without a section of their own, the setjmp family's keys. */
+void mw_report_settings_text(FILE *f, const struct mw_view *v);
+void mw_report_retries_text(FILE *f, const struct mw_view *v);
+void mw_report_math_text(FILE *f, const struct mw_view *v);
+void mw_report_double_free_text(FILE *f, const struct mw_view *v);
+void mw_report_events_text(FILE *f, const struct mw_view *v);
+void mw_report_setjmp_text(FILE *f, const struct mw_view *v);
 
 #endif /* MALLOCWATCH_REPORT_INT_H */

@@ -1,0 +1,66 @@
+/* procmem_int.h - what procmem.c (the copies of a process's memory) and
+ * procmarks.c (the marks of the words read from them) share.  Not a
+ * public interface: procmem.h is. */
+#ifndef MALLOCWATCH_PROCMEM_INT_H
+#define MALLOCWATCH_PROCMEM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procmem.h"
+
+/* The copies (procmem.h): reads of another process served from copies of
+ * its memory, MW_PROC_BLOCK bytes at a time: a walk of 2 million free
+ * chunks in 443 MiB makes some 7,000 reads instead of 4 million, and a
+ * walk of an idle process's few free chunks copies a few blocks. */
+#define MAX_BLOCKS (MW_PROC_COPY_MAX / MW_PROC_BLOCK)
+#define TABLE_BITS 15	/* 2 x MAX_BLOCKS slots */
+#define TABLE (1U << TABLE_BITS)
+_Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twice over");
+/* Buffers come in slabs: the first of FIRST_SLAB bytes in 4 KiB pages
+ * (an idle process's few small blocks fault in a few pages), the others
+ * of SLAB bytes, each asked to be backed by huge pages (2 MiB on x86_64):
+ * a walk's reads, all over a big copy, then miss the TLB less, and
+ * filling it takes 1/512 of the page faults. */
+#define FIRST_SLAB (4U << 20)
+#define SLAB (32U << 20)
+#define FIRST_BLOCKS (FIRST_SLAB / MW_PROC_BLOCK)
+#define PER_SLAB (SLAB / MW_PROC_BLOCK)
+#define NSLABS (1 + (MAX_BLOCKS - FIRST_BLOCKS + PER_SLAB - 1) / PER_SLAB)
+
+#define MARK_WORDS (MW_PROC_BLOCK / 8 / 64)	/* a block's marks: a bit a word */
+
+struct block {
+	uint64_t base;		/* MW_PROC_BLOCK-aligned */
+	uint64_t lo, hi;	/* [lo, hi) copied, at buf + (lo - base) */
+	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
+	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
+	int marked;		/* a bit is set */
+	uint64_t hash;		/* of the words marked (mark_hash) */
+};
+
+struct mw_proc_copy {
+	struct block blocks[MAX_BLOCKS];	/* [0, used) hold copies now;
+						 * [used, nbuf) buffers to reuse */
+	size_t used, nbuf;
+	unsigned char *slabs[NSLABS];	/* as nbuf needs them */
+	uint64_t *bits[NSLABS];		/* their blocks' marks */
+	int marking, lost;		/* mw_proc_mark; a read not marked */
+	uint64_t key;			/* the marks' hash key (mark_hash) */
+	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
+	uint32_t last;		/* the block found last, + 1 */
+	uint64_t copied, nblocks;	/* mw_proc_copied */
+	unsigned char *vbuf;	/* mw_proc_marks_same's, MARKS_BATCH blocks; NULL */
+};
+
+/* len bytes at addr straight from the process (no mapping check): the
+ * bytes read (fewer: unmapped there) or -1 with errno (procmem.c). */
+ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
+
+/* Mark the words of [addr, addr+len), served from block b (mw_proc_mark):
+ * each 8-byte word it touches, with its value in the copy, once
+ * (procmarks.c). */
+void mw_proc_mark_words(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len);
+
+#endif /* MALLOCWATCH_PROCMEM_INT_H */
