@@ -228,7 +228,7 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/retitle \
 	build/tests/fixtures/trim-hostile build/tests/fixtures/stopwatch \
 	build/tests/fixtures/held-kinds build/tests/fixtures/release-tree \
-	build/tests/fixtures/vm-sibling
+	build/tests/fixtures/vm-sibling build/tests/fixtures/pid-reuse
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -326,6 +326,10 @@ build/tests/fixtures/held-kinds: tests/fixtures/held-kinds.c
 	$(QUIET_CC)$(CC) -O2 -Wall -pthread -o $@ $<
 
 build/tests/fixtures/vm-sibling: tests/fixtures/vm-sibling.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/pid-reuse: tests/fixtures/pid-reuse.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 
