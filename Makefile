@@ -227,7 +227,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/hold-shm \
 	build/tests/fixtures/retitle \
 	build/tests/fixtures/trim-hostile build/tests/fixtures/stopwatch \
-	build/tests/fixtures/held-kinds build/tests/fixtures/release-tree
+	build/tests/fixtures/held-kinds build/tests/fixtures/release-tree \
+	build/tests/fixtures/vm-sibling build/tests/fixtures/pid-reuse
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -323,6 +324,14 @@ build/tests/fixtures/stopwatch: tests/fixtures/stopwatch.c
 build/tests/fixtures/held-kinds: tests/fixtures/held-kinds.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -pthread -o $@ $<
+
+build/tests/fixtures/vm-sibling: tests/fixtures/vm-sibling.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
+
+build/tests/fixtures/pid-reuse: tests/fixtures/pid-reuse.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $<
 
 build/tests/fixtures/busy-alloc: tests/fixtures/busy-alloc.c
 	$(Q)mkdir -p $(@D)

@@ -185,13 +185,18 @@ static int mem_gone(const struct mw_procexec *w)
 int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 {
 	char path[64], exe[PATH_MAX];
-	const char *by = NULL;
+	const char *by = NULL, *or = "";
 	ssize_t n;
 
 	if (!w->seen) {
-		if (w->fds && counted(w) > 0)
-			by = "the kernel's sched_process_exec event, counted for it";
-		else if (mem_gone(w))
+		/* the counts read before it is seen alive: its pid was its own
+		 * all along; else another process may have been given it */
+		if (w->fds && counted(w) > 0) {
+			by = "the kernel's sched_process_exec event, counted for its pid";
+			if (mw_pidfd_exited(w->pidfd))
+				or = ", or exited and a process given its pid since did (the exec was "
+				     "counted after it exited: which one made it cannot be told)";
+		} else if (mem_gone(w))
 			by = "the address space it had when the run started is gone while it runs";
 		if (!by)
 			return 0;
@@ -202,8 +207,8 @@ int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 		exe[n] = '\0';
 		/* exe: the process's name for it, quoted where it is printed */
 		snprintf(w->why, sizeof(w->why), "process %d replaced its program (exec) during "
-			 "the run%s%s%s (seen by %s)", (int)w->pid, exe[0] ? ", now '" : "", exe,
-			 exe[0] ? "'" : "", by);
+			 "the run%s%s%s%s (seen by %s)", (int)w->pid, exe[0] ? ", now '" : "", exe,
+			 exe[0] ? "'" : "", or, by);
 		w->seen = 1;
 	}
 	snprintf(why, whylen, "%s", w->why);

@@ -33,7 +33,12 @@
  *   child of each thread is compared with it (kcmp KCMP_VM) at both ends:
  *   one that shares its memory, or one that cannot be compared, fails the
  *   proof.  (A vfork child gone by the end has woken its parent thread,
- *   whose counts then changed.)
+ *   whose counts then changed.)  And, since a task sharing its memory
+ *   need not be a child of one of its threads (clone's CLONE_PARENT, a
+ *   task whose parent died, one the children file skipped: it is not
+ *   race-free), every task on the system is compared with it once its
+ *   threads were seen at the start (foreign_sharer); one made after that
+ *   was made by a thread of it (its counts) or by one sharing it then.
  *
  * What the walk reads is malloc's own words (snapshot.c,
  * snapshot_consolidate.c): mp_ and main_arena in libc's private data,
@@ -52,10 +57,8 @@
  * the later read would see its change (if it came while we read), this
  * proof does not.  Not covered either: another process writing it
  * (process_vm_writev, ptrace POKEDATA, /proc/PID/mem: a debugger), a
- * shared mapping laid over its heap, and a task sharing its memory whose
- * parent is not one of its threads (clone's CLONE_PARENT, or orphaned),
- * or that the children file skips (it is not race-free: a child listed
- * while another exits may be missed).
+ * shared mapping laid over its heap, and a task sharing its memory that
+ * has capabilities mallocwatch lacks (kcmp refuses it: task_shares).
  *
  * The cost: per thread, three small /proc files at each end (about 0.1
  * ms a thread in all, measured here); the syscall file may wait a
@@ -63,8 +66,10 @@
  * saves costs about 0.2 to 0.5 ms a MiB of heap walked (bench/RESULTS-
  * 2026-11-29-speed2.txt), so it is tried only when that read is likely
  * dearer: at most MW_QUIET_FEW threads, or at least MW_QUIET_RSS_PER
- * bytes resident a thread (the heaps walked are resident); the begin
- * gives up at the first thread that runs.
+ * bytes resident a thread (the heaps walked are resident), and at least
+ * MW_QUIET_RSS_TASK resident for each task on the system (the scan of
+ * every task: about 7 us a task, 0.9 ms over 136 tasks at load 14, here
+ * on 2026-11-29); the begin gives up at the first thread that runs.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -149,6 +154,92 @@ static int shared_child(pid_t pid, pid_t tid)
 	return 0;
 }
 
+/* /proc/sys/kernel/ns_last_pid: the last pid given out in this pid
+ * namespace (-1: not read). */
+static long last_pid(void)
+{
+	char buf[32], *end;
+	long v;
+
+	if (mw_read_small("/proc/sys/kernel/ns_last_pid", 0, buf, sizeof(buf)) <= 0)
+		return -1;
+	v = strtol(buf, &end, 10);
+	return end != buf && (*end == '\n' || !*end) && v >= 0 ? v : -1;
+}
+
+/* CapPrm from a status file (path): the capabilities its task may
+ * have; 0 when it cannot be read (then as mallocwatch: not above it). */
+static uint64_t permitted(const char *path)
+{
+	char buf[4096];
+	const char *c;
+
+	if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || !(c = strstr(buf, "\nCapPrm:")))
+		return 0;
+	return strtoull(c + strlen("\nCapPrm:"), NULL, 16);
+}
+
+/* Does task t (of process x), not of pid's thread group, share pid's
+ * memory (or could that not be told)?  1 or 0.  kcmp refuses (EPERM) a
+ * task that may have capabilities mallocwatch has not (commoncap's
+ * ptrace rule; an init or supervisor above a container's root): such a
+ * task shares no memory with pid's unless pid's process had them too
+ * (clone keeps the memory and the capabilities; an exec that gains them
+ * brings new memory), which no user without them can make; any other
+ * refusal cannot be told. */
+static int task_shares(pid_t pid, long x, long t, uint64_t own)
+{
+	long r = syscall(SYS_kcmp, pid, (pid_t)t, KCMP_VM, 0UL, 0UL);
+	char path[96];
+
+	/* 0: the same memory; 1, 2: another; -1 ESRCH: gone meanwhile */
+	if (r >= 0 || errno != EPERM)
+		return r == 0 || (r < 0 && errno != ESRCH);
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/status", x, t);
+	return (permitted(path) & ~own) == 0;
+}
+
+/* Does a task outside pid's thread group share its memory (a clone
+ * (CLONE_VM) whose parent is not one of its threads: CLONE_PARENT, or
+ * orphaned), or could that not be told?  Every task of every process
+ * compared (kcmp KCMP_VM).  A task made during the scan is made by one
+ * sharing the memory of its maker; /proc lists pids in order, and the
+ * pids given out meanwhile are above the last one before unless they
+ * wrapped: so, without a wrap, the scan meets each such line of makers
+ * ahead of where it reads.  A wrap fails the proof.  1 or 0. */
+static int foreign_sharer(pid_t pid)
+{
+	long before = last_pid(), after;
+	uint64_t own = permitted("/proc/self/status");
+	struct dirent *d, *e;
+	int found = 0;
+	DIR *proc, *task;
+
+	if (before < 0 || !(proc = opendir("/proc")))
+		return 1;
+	while (!found && (d = readdir(proc))) {
+		char path[64], *end;
+		long x = strtol(d->d_name, &end, 10);
+
+		if (end == d->d_name || *end || x <= 0 || x == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task", x);
+		if (!(task = opendir(path))) {
+			found = errno != ENOENT;	/* gone meanwhile */
+			continue;
+		}
+		while (!found && (e = readdir(task))) {
+			long t = strtol(e->d_name, &end, 10);
+
+			found = end != e->d_name && !*end && t > 0 && task_shares(pid, x, t, own);
+		}
+		closedir(task);
+	}
+	closedir(proc);
+	after = last_pid();
+	return found || after < before;
+}
+
 /* Thread tid of pid sampled into t, its counts read before (end 0) or
  * after (end 1) it is seen off its CPU.  0, or -1 when it cannot be read
  * (gone, not allowed). */
@@ -216,10 +307,27 @@ static int threads(pid_t pid, pid_t **out, size_t *n)
 	return 0;
 }
 
-/* Is the proof likely cheaper than the later read, for n threads? */
+/* The tasks on the system now (/proc/loadavg's fourth field: running/
+ * all); 0 when not read. */
+static uint64_t system_tasks(void)
+{
+	char buf[128];
+	const char *slash;
+
+	if (mw_read_small("/proc/loadavg", 0, buf, sizeof(buf)) <= 0 || !(slash = strchr(buf, '/')))
+		return 0;
+	return strtoull(slash + 1, NULL, 10);
+}
+
+/* Is the proof likely cheaper than the later read, for n threads?  (Its
+ * scan of every task, foreign_sharer, costs about what the read of
+ * MW_QUIET_RSS_TASK bytes does, a task.) */
 static int worth(pid_t pid, size_t n)
 {
-	return n <= MW_QUIET_FEW || mw_process_rss(pid) / n >= MW_QUIET_RSS_PER;
+	uint64_t rss = mw_process_rss(pid), tasks = system_tasks();
+
+	return (n <= MW_QUIET_FEW || rss / n >= MW_QUIET_RSS_PER) && tasks &&
+	       rss >= tasks * MW_QUIET_RSS_TASK;
 }
 
 /* Every thread of pid sampled (end: as mw_quiet_end does) into a new
@@ -257,7 +365,11 @@ struct mw_quiet *mw_quiet_begin(pid_t pid)
 		return NULL;
 	q = xcalloc(1, sizeof(*q));
 	q->pid = pid;
-	if (!(q->t = sample_all(pid, 0, NULL, &q->n))) {
+	/* the scan after the threads are seen: a task writing the memory
+	 * during the walk (after this) is one of them (its counts), or
+	 * shared it during the scan, or was made by one that did */
+	if (!(q->t = sample_all(pid, 0, NULL, &q->n)) || foreign_sharer(pid)) {
+		free(q->t);
 		free(q);
 		return NULL;
 	}

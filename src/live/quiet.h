@@ -12,6 +12,7 @@
  *	/proc/PID/task/TID/syscall	202 0x55d0a7a4e0a0 0x80 ... (asleep: off its CPU)
  *					running			 (not)
  *	/proc/PID/task/TID/children	4243 4250		 (none sharing its memory)
+ *	/proc/N/task/T, all		 (kcmp KCMP_VM: no other task shares it)
  */
 #ifndef MALLOCWATCH_QUIET_H
 #define MALLOCWATCH_QUIET_H
@@ -24,6 +25,9 @@
 #define MW_QUIET_FEW 8			/* threads: tried whatever the heap */
 #define MW_QUIET_RSS_PER (512 * 1024)	/* more threads: tried with at least
 					 * this much resident a thread */
+#define MW_QUIET_RSS_TASK (16 * 1024)	/* and at least this much resident
+					 * for each task on the system (the scan
+					 * for a task sharing its memory) */
 
 /* One thread as a sample found it. */
 struct mw_quiet_thread {
@@ -47,7 +51,10 @@ int mw_quiet_counts(const char *status, uint64_t *nvcsw, uint64_t *nivcsw);
  * cannot be quiet already (a thread runs or is runnable, a file cannot
  * be read, a child shares its memory, more than MW_QUIET_MAX_THREADS),
  * or when the later read it would save is likely cheaper (more than
- * MW_QUIET_FEW threads with less than MW_QUIET_RSS_PER resident each).
+ * MW_QUIET_FEW threads with less than MW_QUIET_RSS_PER resident each,
+ * or less than MW_QUIET_RSS_TASK resident for each task on the system),
+ * or when a task that is not one of its threads shares its memory (or
+ * kcmp cannot tell).
  * mw_quiet_end (after the read): 1 when no thread ran since, else 0;
  * q is freed (NULL: 0). */
 struct mw_quiet;

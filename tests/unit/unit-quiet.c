@@ -7,7 +7,8 @@
  * one that wakes every 200 us and sleeps again (asleep whenever looked
  * at) is not; one spinning is not even begun; one with a clone(CLONE_VM)
  * child (its memory shared by a task that is not its thread) is not
- * begun either. */
+ * begun either, nor one whose CLONE_VM task is its sibling (CLONE_PARENT:
+ * this test's child, found only by the scan of every task). */
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -85,16 +86,23 @@ static int grandchild(void *arg)
 }
 
 /* A child doing what: 0 pause, 1 tick, 2 spin, 3 a CLONE_VM child and
- * pause; it writes that child's pid (else 0) on fd once under way. */
+ * pause, 4 the same made its sibling (CLONE_PARENT: no children file of
+ * its lists it) and pause; it writes that child's pid (else 0) on fd once under way. */
 static pid_t child(int what, int fd)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	pid_t pid = fork(), g = 0;
 
+	char *m;
+
 	if (pid)
 		return pid;
-	if (what == 3 && (g = clone(grandchild, stack + sizeof(stack), CLONE_VM | SIGCHLD,
-				    NULL)) < 0)
+	/* resident enough to be tried (quiet.h MW_QUIET_RSS_TASK a task) */
+	if (!(m = malloc(64 << 20)))
+		_exit(1);
+	memset(m, 1, 64 << 20);
+	if (what >= 3 && (g = clone(grandchild, stack + sizeof(stack),
+				    CLONE_VM | SIGCHLD | (what == 4 ? CLONE_PARENT : 0), NULL)) < 0)
 		_exit(1);
 	if (write(fd, &g, sizeof(g)) != sizeof(g))
 		_exit(1);
@@ -113,7 +121,7 @@ static void live(void)
 	/* the CLONE_VM child's, once its parent is killed, comes to us */
 	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
 	CHECK(pipe(fd) == 0);
-	for (int what = 0; what < 4; what++) {
+	for (int what = 0; what < 5; what++) {
 		pid_t pid = child(what, fd[1]), g = 0;
 		struct mw_quiet *q = NULL;
 
