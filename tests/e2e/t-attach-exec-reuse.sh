@@ -24,6 +24,9 @@ trap 'for p in $a $b $mwpid; do kill $p 2>/dev/null; done' EXIT
 a=$!
 (on_glibc /bin/sleep 1000) &
 b=$!
+# each runs the probe-enabled glibc's sleep, not the subshell before its exec
+wait_for /proc/$a/maps "$GLIBC_PREFIX/lib/libc" 30 $a
+wait_for /proc/$b/maps "$GLIBC_PREFIX/lib/libc" 30 $b
 "$MW" -p $a,$b --json "$OUT/run.json" -o "$OUT/run.txt" 2>"$OUT/run.err" &
 mwpid=$!
 wait_for "$OUT/run.err" "^mallocwatch: tracing" $WAIT $mwpid
