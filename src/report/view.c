@@ -1,8 +1,9 @@
 /* view.c - one view of a run (view.h): the figures of view.def computed
- * from the model once (their tables' rows in view_rows.c, what every
- * report renders of them the same way in view_out.c); and serve's
- * counters of a process.  E.g. of tests/streams/storm24.mw: events 2236,
- * arenas 16, threads 70, sbrk_net 20799488, mmap_threshold 131072.
+ * from the model once (their tables' names in view_table.c, their rows
+ * in view_rows.c, what every report renders of them the same way in
+ * view_out.c); and serve's counters of a process.  E.g. of
+ * tests/streams/storm24.mw: events 2236, arenas 16, threads 70, sbrk_net
+ * 20799488, mmap_threshold 131072.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -65,30 +66,6 @@ const struct mw_view_col_info *mw_view_col_info(enum mw_view_col c)
 const struct mw_view_ctr_info *mw_view_ctr_info(enum mw_view_ctr k)
 {
 	return (unsigned)k < MW_VK_COUNT ? &ctrs[k] : NULL;
-}
-
-static const char *const table_names[] = {
-	"arenas", "heaps", "threads", "tcache_double_free", "setjmp.threads", "math.functions",
-	"settings", "thresholds.changes", "retries", "setjmp.jmp_bufs", "setjmp.code_addresses",
-	"setjmp.longjmp_values", NULL, "events_log"
-};
-static const enum mw_view_fig table_rows[] = {
-	MW_VF_arenas, MW_VF_heaps, MW_VF_threads, MW_VF_double_frees, MW_VF_jump_threads,
-	MW_VF_math_functions, MW_VF_settings, MW_VF_threshold_changes, MW_VF_retries,
-	MW_VF_jmp_bufs, MW_VF_code_addresses, MW_VF_longjmp_values, MW_VF_math_samples,
-	MW_VF_events_log
-};
-_Static_assert(sizeof(table_names) / sizeof(table_names[0]) == MW_VT_COUNT &&
-	       sizeof(table_rows) / sizeof(table_rows[0]) == MW_VT_COUNT, "a table unnamed");
-
-const char *mw_view_table_name(enum mw_view_table t)
-{
-	return table_names[t];
-}
-
-enum mw_view_fig mw_view_table_rows(enum mw_view_table t)
-{
-	return table_rows[t];
 }
 
 #define SET(f, val) (v->fig[MW_VF_##f] = (struct mw_view_val){ .v = (int64_t)(val), .known = 1 })

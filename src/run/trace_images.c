@@ -71,51 +71,6 @@ int mw_images_untraced(pid_t pid, const char *libc_path, char *why, size_t whyle
 	return 1;
 }
 
-void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained)
-{
-	struct sink *k = ctx;
-
-	(void)pid;
-	(void)drained;
-	if (execs > k->execs)
-		k->execs = execs;
-}
-
-unsigned long long mw_sink_exec_owed(void *ctx, pid_t pid)
-{
-	(void)pid;
-	return mw_state_owed(((struct sink *)ctx)->st);
-}
-
-void mw_sink_mixed(void *ctx, pid_t pid, const char *why)
-{
-	struct sink *k = ctx;
-
-	(void)pid;
-	mw_images_refuse(k->st, k->save, why);
-}
-
-void mw_sink_exit_images(struct sink *k, pid_t pid)
-{
-	char why[PATH_MAX + 192];
-
-	/* its first exec started the program: only a later one replaced it */
-	if (k->execs > 1 && mw_images_untraced(pid, k->libc_path, why, sizeof(why)) == 1) {
-		mw_warn("process %d: %s; its figures from the tracer are refused in the report",
-			(int)pid, why);
-		mw_images_refuse(k->st, k->save, why);
-	}
-}
-
-int mw_sink_watch_sample(void *ctx, pid_t pid)
-{
-	struct sink *k = ctx;
-
-	if (mw_images_watch_check(k->xw))
-		return -1;	/* its layouts are the old program's */
-	return k->want_samples ? mw_sink_sample(ctx, pid) : -1;
-}
-
 struct mw_images_watch {
 	FILE *save;
 	size_t n, cap, execd;

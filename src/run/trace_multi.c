@@ -1,7 +1,7 @@
 /* trace_multi.c - several running processes under one tracer session
  * (see trace_multi.h): their models, the sink's tracer callbacks (lines,
- * processes joining, created, exec'ing, exiting, released, their
- * snapshots), the run's start and end; its reports in
+ * processes joining, created, exec'ing, exiting, released), the run's
+ * start and end; its reports, and the processes' snapshots, in
  * trace_multi_report.c. */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "clock.h"
-#include "explain.h"
 #include "gen.h"
 #include "msg.h"
 #include "procs.h"
@@ -38,27 +37,6 @@ static void prep_state(const struct msink *k, struct mw_state *st)
 		mw_state_set_libm(st, k->libm_path, k->math_sites);
 	if (k->have_sym)
 		mw_state_set_main_arena_sym(st, k->main_sym);
-}
-
-/* pid's allocator now into *out (its layouts loaded, or from the cache
- * per libc file: glibcinfo.h), and with ledger not NULL its RSS ledger
- * into *ledger (NULL when it could not be made); 0, or -1 with err. */
-int mw_msink_snapshot(const struct msink *k, pid_t pid, struct mw_snapshot **out,
-		      struct mw_ledger **ledger, char *err, size_t errlen)
-{
-	struct mw_explained e;
-	struct mw_glibc g;
-
-	if (mw_glibc_load(pid, &g, err, errlen) < 0)
-		return -1;
-	if (!ledger)
-		return mw_snapshot_read(pid, &g, k->read_timeout_ms, out, err, errlen);
-	if (mw_explain_read(pid, &g, k->read_timeout_ms, &e, err, errlen) < 0)
-		return -1;
-	free(e.f);	/* made again by the reports, with the lock waits */
-	*out = e.s;
-	*ledger = e.l;
-	return 0;
 }
 
 /* No snapshot of pr when tracing started (err why): the figures that

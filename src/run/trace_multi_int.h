@@ -48,7 +48,7 @@ struct msink {
 /* pid's allocator now into *out (its layouts loaded, or from the cache
  * per libc file: glibcinfo.h), and with ledger not NULL its RSS ledger
  * into *ledger (NULL when it could not be made); 0, or -1 with err
- * (trace_multi.c). */
+ * (trace_multi_report.c). */
 int mw_msink_snapshot(const struct msink *k, pid_t pid, struct mw_snapshot **out,
 		      struct mw_ledger **ledger, char *err, size_t errlen);
 

@@ -2,7 +2,8 @@
  * one session (trace_multi_int.h): each process's summary and JSON as one
  * run of it writes them (with its ppid, and why when it was released),
  * the tree's table (-f), the totals, one page of them all (--html), one
- * JSON of them all.
+ * JSON of them all; and a process's snapshot, which the tracer's
+ * callbacks in trace_multi.c take too.
  *
  * Split out of trace_multi.c, which traces them.
  */
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explain.h"
 #include "gen.h"
 #include "jsonout.h"
 #include "msg.h"
@@ -27,6 +29,27 @@
 #include "tracer.h"
 #include "view.h"
 #include "xalloc.h"
+
+/* pid's allocator now into *out (its layouts loaded, or from the cache
+ * per libc file: glibcinfo.h), and with ledger not NULL its RSS ledger
+ * into *ledger (NULL when it could not be made); 0, or -1 with err. */
+int mw_msink_snapshot(const struct msink *k, pid_t pid, struct mw_snapshot **out,
+		      struct mw_ledger **ledger, char *err, size_t errlen)
+{
+	struct mw_explained e;
+	struct mw_glibc g;
+
+	if (mw_glibc_load(pid, &g, err, errlen) < 0)
+		return -1;
+	if (!ledger)
+		return mw_snapshot_read(pid, &g, k->read_timeout_ms, out, err, errlen);
+	if (mw_explain_read(pid, &g, k->read_timeout_ms, &e, err, errlen) < 0)
+		return -1;
+	free(e.f);	/* made again by the reports, with the lock waits */
+	*out = e.s;
+	*ledger = e.l;
+	return 0;
+}
 
 /* -f: why process pr has no exit status nor exit snapshot when it was
  * released (into buf: "released 2.5 s into the run by request ...", and

@@ -1,8 +1,9 @@
 /* trace_run.c - one traced run (trace_run.h): the script written, the
  * runtime prepared, the tracer run through the run's sink (trace_sink.c:
  * the tracer's lines into the model and --save-stream, the allocator's
- * samples and snapshots, the run's notes and reports), the snapshot at
- * -p's end, how the run ended and its exit status.
+ * samples and snapshots, the run's notes and reports); how a run ends
+ * (the snapshot at -p's end, the notes, its exit status, the reports
+ * written) in trace_end.c.
  *
  * Moved out of cmd_trace.c, which keeps the options and chooses what to
  * run: target (which libc) -> sdtnote (its probes) -> gen (the script)
@@ -15,11 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "explain.h"
 #include "gen.h"
 #include "glibcinfo.h"
 #include "leftovers.h"
@@ -32,7 +30,6 @@
 #include "report.h"
 #include "report_snap.h"
 #include "runtime.h"
-#include "report_stacks.h"
 #include "snapattach.h"
 #include "snapshot.h"
 #include "stacks.h"
@@ -84,64 +81,6 @@ static int mw_run_write_script(const struct mw_elf *libc, const struct mw_gen_op
 	return 0;
 }
 
-/* Write the summary and the JSON.  A write error is found and named
- * (path and errno) when the file is closed (mw_outputs_close); -1 here only
- * for the summary on stderr, which is not closed. */
-static int write_reports(struct outputs *out, const struct mw_state *st,
-			 const struct mw_run_info *ri)
-{
-	if (mw_report_text(out->summary, st, ri) < 0)
-		out->summary_errno = errno ? errno : EIO;
-	if (out->json && mw_report_json(out->json, st, ri) < 0)
-		out->json_errno = errno ? errno : EIO;
-	if (out->html && mw_report_html(out->html, st, ri) < 0)
-		out->html_errno = errno ? errno : EIO;
-	return out->summary == stderr && out->summary_errno ? -1 : 0;
-}
-
-/* The exit status, and the one-line notes about how things ended. */
-static int finish_status(const char *name, const struct mw_trace_result *r,
-			 struct mw_run_info *ri, const struct mw_state *st)
-{
-	uint64_t total, lost, garbled;
-	int ended, status = MW_EXIT_OK;
-
-	mw_state_totals(st, &total, &lost, &garbled, &ended);
-	if (lost)
-		mw_warn("%" PRIu64 " events lost (see the summary)", lost);
-	if (mw_state_full_tables(st)[0])
-		mw_warn("the script's tables were full, later entries dropped: %s",
-			mw_state_full_tables(st));
-	if (r->have_status) {
-		ri->have_status = 1;
-		if (WIFSIGNALED(r->status)) {
-			ri->term_signal = WTERMSIG(r->status);
-			ri->exit_status = -1;
-			char q[256];
-
-			if (!ri->in_tree && !ri->status_not_ours)
-				mw_error("'%s' killed by signal %d (%s)", mw_quote(name, q,
-					 sizeof(q)), ri->term_signal, strsignal(ri->term_signal));
-			status = 128 + ri->term_signal;
-		} else {
-			ri->exit_status = WEXITSTATUS(r->status);
-			status = ri->exit_status;
-		}
-		if (ri->status_not_ours)	/* -p -f: said, not passed on */
-			status = MW_EXIT_OK;
-	} else if (!ri->status_why && r->tracer_died) {
-		ri->status_why = "the tracer ended before the process did";
-	}
-	if (r->tracer_died || !ended) {
-		char q[600];
-
-		mw_error("the tracer ended early%s%s; the report is incomplete",
-			 r->tracer_msg[0] ? ": " : "", mw_quote(r->tracer_msg, q, sizeof(q)));
-		status = MW_EXIT_RUNTIME;
-	}
-	return status;
-}
-
 /* The libm whose slow-math probes to trace (into path): --libm, else the
  * one beside the libc; NULL when there is none or the math family is not
  * selected.  *bad is set for an unusable --libm. */
@@ -164,80 +103,6 @@ static struct mw_elf *mw_run_open_libm(const struct trace_opts *o, const char *l
 	if (!(e = mw_elf_open(path, err, sizeof(err))))
 		mw_warn("%s; slow-math probes not traced", err);
 	return e;
-}
-
-/* After the stream: finish the model, say how it ended, write reports
- * (trace_run.h). */
-int mw_run_conclude(struct outputs *out, struct mw_state *st,
-		    const struct mw_trace_result *r, struct mw_run_info *ri)
-{
-	int status;
-
-	mw_state_set_pid(st, r->pid);
-	mw_state_tracer_lost(st, r->lost);
-	mw_state_finish(st);
-	ri->pid = r->pid;
-	ri->tracer_died = r->tracer_died;
-	status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
-	if (write_reports(out, st, ri) < 0)
-		status = MW_EXIT_RUNTIME;
-	return status;
-}
-
-uint64_t mw_run_traced_ns(uint64_t origin, const struct mw_trace_result *r)
-{
-	uint64_t end = r->exit_ms > 0 ? (uint64_t)r->exit_ms * 1000000 : mw_now_ns();
-
-	if (!origin || end <= origin || (!r->exit_ms && r->have_status))
-		return 0;	/* never started, or its exit's time not kept */
-	return end - origin;
-}
-
-/* -p: the snapshot at the end, when the process is still there
- * (trace_run.h). */
-struct mw_snapshot *mw_run_end_snapshot(pid_t pid, struct mw_glibc *g, long timeout_ms,
-					struct mw_ledger **ledger)
-{
-	struct mw_snapshot *s = NULL;
-	struct mw_explained e;
-	char err[512];
-
-	if (ledger)
-		*ledger = NULL;
-	if (!g || !mw_process_alive(pid))
-		return NULL;
-	if (ledger) {
-		if (mw_explain_read(pid, g, timeout_ms, &e, err, sizeof(err)) < 0) {
-			mw_warn("no snapshot at the end: %s", err);
-			return NULL;
-		}
-		if (!e.l)
-			mw_note("no RSS ledger at the end: %s", e.lerr);
-		free(e.f);	/* made again by the reports, with the lock waits */
-		*ledger = e.l;
-		return e.s;
-	}
-	if (mw_snapshot_read(pid, g, timeout_ms, &s, err, sizeof(err)) < 0) {
-		mw_warn("no snapshot at the end: %s", err);
-		return NULL;
-	}
-	return s;
-}
-
-void mw_run_write_folded(struct outputs *out, struct mw_stacks *s)
-{
-	if (out->folded && mw_report_stacks_folded(out->folded, s) < 0 && !out->folded_errno)
-		out->folded_errno = errno ? errno : EIO;
-}
-
-const char *mw_run_status_why(int attached, int ptraced, int running)
-{
-	if (running)
-		return "tracing was stopped (^C, SIGTERM or --duration) while it ran";
-	if (attached && !ptraced)
-		return "-p without -f does not ptrace the process: its exit status went to its "
-		       "parent alone";
-	return NULL;
 }
 
 void mw_run_sweep(void)

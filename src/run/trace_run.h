@@ -1,8 +1,8 @@
-/* trace_run.h - one traced run of `mallocwatch -c` / `-p` (trace_run.c),
- * for the trace command (cmd_trace.c) and its snapshots-only mode
- * (trace_snaps.c): the command's options, the files a run writes, the
- * run from the libc's probes to the reports, and what a replay shares
- * with it.
+/* trace_run.h - one traced run of `mallocwatch -c` / `-p` (trace_run.c;
+ * its end in trace_end.c), for the trace command (cmd_trace.c) and its
+ * snapshots-only mode (trace_snaps.c): the command's options, the files a
+ * run writes, the run from the libc's probes to the reports, and what a
+ * replay shares with it.
  *
  * Messages go to stderr through msg.h; functions return an exit status
  * (msg.h: MW_EXIT_*) or 0/-1 as each says.

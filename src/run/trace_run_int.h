@@ -77,10 +77,10 @@ void mw_sink_exit_snapshot(void *ctx, pid_t pid);
 void mw_sink_arming(void *ctx);
 unsigned long long mw_sink_missing(void *ctx);
 
-/* trace_images.c (trace_images.h): the program replaced its image
- * (exec).  The sink's tracer callbacks (tracer.h on_exec, on_mixed: its
- * figures from the tracer refused, in the saved stream too), and at its
- * exit stop: refused when it exec'd a program that was not traced. */
+/* The program replaced its image (exec; trace_images.h).  The sink's
+ * tracer callbacks (tracer.h on_exec, on_mixed: its figures from the
+ * tracer refused, in the saved stream too), and at its exit stop:
+ * refused when it exec'd a program that was not traced. */
 void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained);
 void mw_sink_mixed(void *ctx, pid_t pid, const char *why);
 /* tracer.h exec_owed: the old image's streamed events still to come

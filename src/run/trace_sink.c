@@ -1,7 +1,7 @@
 /* trace_sink.c - one run's sink (trace_run_int.h): the tracer's lines
  * into the model and --save-stream, the allocator sampled every
  * --interval and read at -c's exit and -p's attach (its snapshots into
- * the saved stream), and at the end, the run's notes, -p's snapshot at
+ * the saved stream), the program's execs (trace_images.h), and at the end, the run's notes, -p's snapshot at
  * the end, the saved stream's footer and the reports.
  *
  * Split out of trace_run.c, which prepares a run (the script, the
@@ -300,6 +300,51 @@ void mw_sink_line(void *ctx, const char *line)
 unsigned long long mw_sink_missing(void *ctx)
 {
 	return mw_state_missing(((struct sink *)ctx)->st);
+}
+
+void mw_sink_exec(void *ctx, pid_t pid, unsigned execs, int drained)
+{
+	struct sink *k = ctx;
+
+	(void)pid;
+	(void)drained;
+	if (execs > k->execs)
+		k->execs = execs;
+}
+
+unsigned long long mw_sink_exec_owed(void *ctx, pid_t pid)
+{
+	(void)pid;
+	return mw_state_owed(((struct sink *)ctx)->st);
+}
+
+void mw_sink_mixed(void *ctx, pid_t pid, const char *why)
+{
+	struct sink *k = ctx;
+
+	(void)pid;
+	mw_images_refuse(k->st, k->save, why);
+}
+
+void mw_sink_exit_images(struct sink *k, pid_t pid)
+{
+	char why[PATH_MAX + 192];
+
+	/* its first exec started the program: only a later one replaced it */
+	if (k->execs > 1 && mw_images_untraced(pid, k->libc_path, why, sizeof(why)) == 1) {
+		mw_warn("process %d: %s; its figures from the tracer are refused in the report",
+			(int)pid, why);
+		mw_images_refuse(k->st, k->save, why);
+	}
+}
+
+int mw_sink_watch_sample(void *ctx, pid_t pid)
+{
+	struct sink *k = ctx;
+
+	if (mw_images_watch_check(k->xw))
+		return -1;	/* its layouts are the old program's */
+	return k->want_samples ? mw_sink_sample(ctx, pid) : -1;
 }
 
 const struct mw_consumer *mw_sink_consumer(struct sink *k, struct mw_consumer *c, int program,
