@@ -168,7 +168,7 @@ build/libmw.a: $(LIB_OBJS)
 build/memlock-shim.so: shim/memlock-shim.c build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -shared -fPIC -o $@ $< $(SHIM_LDFLAGS) -ldl
 
-UMULTI_SRCS = shim/umulti-shim.c shim/umulti_arm.c shim/inplace.c shim/inplace_flow.c
+UMULTI_SRCS = shim/umulti-shim.c shim/umulti_base.c shim/umulti_arm.c shim/inplace.c shim/inplace_flow.c
 build/umulti-shim.so: $(UMULTI_SRCS) shim/umulti_int.h shim/inplace.h shim/inplace_int.h \
 		src/runtime/uprobe_multi.h build/cflags | build
 	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/runtime -shared -fPIC \

@@ -118,34 +118,9 @@
 #define MW_FAKE_ID 0x40000000u
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-struct site sites[MAX_SITES];
-unsigned nsites;
 static int ue_fds[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };	/* uprobe_events stand-ins */
 
-int (*real_open)(const char *, int, ...);
-ssize_t (*real_write)(int, const void *, size_t);
-static int (*real_ioctl)(int, unsigned long, ...);
-int (*real_close)(int);
-static long (*real_syscall)(long, ...);
-
-/* The next definitions of what this file interposes.  Called by the
- * constructor and again by any wrapper that runs before it (another
- * library's constructor may open or write first). */
-static void resolve(void)
-{
-	real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-	real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-	real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
-	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
-	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-}
-
 #define RESOLVED(fn) ((fn) || (resolve(), (fn)))
-
-long sys_bpf(int cmd, void *attr, unsigned size)
-{
-	return real_syscall(__NR_bpf, cmd, attr, size);
-}
 
 /* mw_inplace_map_fn: the map's type and sizes, from the kernel */
 static int map_info(int fd, struct mw_inplace_map *m)
@@ -167,13 +142,6 @@ static int map_info(int fd, struct mw_inplace_map *m)
 	return 0;
 }
 
-int log_open(const char *var)
-{
-	const char *path = getenv(var);
-
-	return path ? real_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-				0600) : -1;
-}
 
 /* MW_UMULTI_INPLACE_LOG=FILE (the tests'): a line per rewritten program,
  * "inplace INSNS stores N arrays N loaded|refused ERRNO"; a refused one's

@@ -1,6 +1,8 @@
 /* umulti_int.h - what umulti-shim.c (the calls interposed, the sites
  * they record, the programs loaded) and umulti_arm.c (the sites armed as
- * uprobe_multi links, early or at the last PERF_EVENT_IOC_SET_BPF) share.
+ * uprobe_multi links, early or at the last PERF_EVENT_IOC_SET_BPF) share,
+ * and umulti_base.c (the site table, the next definitions, the logs) under
+ * both.
  * Not an interface: built into umulti-shim.so, which exports only the
  * calls it interposes. */
 #ifndef MALLOCWATCH_UMULTI_INT_H
@@ -21,13 +23,19 @@ struct site {
 
 #pragma GCC visibility push(hidden)	/* not exported from the preloaded shim */
 
-/* umulti-shim.c's: the sites stapbpf wrote, site I at sites[I], and the
- * next definitions of what the shim interposes (its resolve()) */
+/* umulti_base.c's: the sites stapbpf wrote (umulti-shim.c fills it), site
+ * I at sites[I], and the next definitions of what the shim interposes */
 extern struct site sites[MAX_SITES];
 extern unsigned nsites;
 extern int (*real_open)(const char *, int, ...);
 extern ssize_t (*real_write)(int, const void *, size_t);
+extern int (*real_ioctl)(int, unsigned long, ...);
 extern int (*real_close)(int);
+extern long (*real_syscall)(long, ...);
+
+/* The real_* above set, by dlsym(RTLD_NEXT): called by the shim's
+ * constructor and again by any wrapper that runs before it. */
+void resolve(void);
 
 long sys_bpf(int cmd, void *attr, unsigned size);
 

@@ -1,7 +1,8 @@
 /* procmarks.c - the marks of the words a walk read from the copies of a
  * process's memory, and the later check that the process still holds
  * them (procmem.h: mw_proc_mark, mw_proc_marks_take, mw_proc_marks_same);
- * the copies themselves are procmem.c's (procmem_int.h). */
+ * the copies themselves, and the words marked as they are read, are
+ * procmem.c's (procmem_int.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,39 +13,6 @@
 #include "procmem.h"
 #include "procmem_int.h"
 #include "xalloc.h"
-
-/* Word at addr, of value v, in the marks' hash: a keyed mix of both,
- * the words combined by XOR (each is marked once, in any order). */
-static uint64_t mark_hash(uint64_t key, uint64_t addr, uint64_t v)
-{
-	uint64_t h = (addr ^ key) * 0x9E3779B97F4A7C15ULL;
-
-	h = (h ^ (h >> 31) ^ v) * 0xBF58476D1CE4E5B9ULL;
-	h = (h ^ (h >> 29)) * 0x94D049BB133111EBULL;
-	return h ^ (h >> 32);
-}
-
-/* Mark the words of [addr, addr+len), served from block b (mw_proc_mark):
- * each 8-byte word it touches, with its value in the copy, once. */
-void mw_proc_mark_words(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len)
-{
-	uint64_t w0 = (addr - b->base) / 8, w1 = (addr + len - 1 - b->base) / 8;
-
-	if (w0 * 8 < b->lo - b->base || (w1 + 1) * 8 > b->hi - b->base) {
-		c->lost = 1;	/* a word only partly copied (not at a page's end) */
-		return;
-	}
-	for (uint64_t i = w0; i <= w1; i++) {
-		uint64_t bit = 1ULL << (i % 64), v;
-
-		if (b->bits[i / 64] & bit)
-			continue;
-		b->bits[i / 64] |= bit;
-		b->marked = 1;
-		memcpy(&v, b->buf + i * 8, 8);
-		b->hash ^= mark_hash(c->key, b->base + i * 8, v);
-	}
-}
 
 /* The marks taken (procmem.h): each marked block's base and bits. */
 struct mw_proc_marks {

@@ -1,5 +1,6 @@
 /* procmem.c - checked reads of another process's memory; see procmem.h.
- * The marks of what a walk read from the copies are in procmarks.c. */
+ * The words a walk reads from the copies are marked here (mw_proc_mark);
+ * the marks are taken and checked in procmarks.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -269,6 +270,28 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 		}
 	*out = b;
 	return 0;
+}
+
+/* Mark the words of [addr, addr+len), served from block b (mw_proc_mark):
+ * each 8-byte word it touches, with its value in the copy, once. */
+static void mw_proc_mark_words(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len)
+{
+	uint64_t w0 = (addr - b->base) / 8, w1 = (addr + len - 1 - b->base) / 8;
+
+	if (w0 * 8 < b->lo - b->base || (w1 + 1) * 8 > b->hi - b->base) {
+		c->lost = 1;	/* a word only partly copied (not at a page's end) */
+		return;
+	}
+	for (uint64_t i = w0; i <= w1; i++) {
+		uint64_t bit = 1ULL << (i % 64), v;
+
+		if (b->bits[i / 64] & bit)
+			continue;
+		b->bits[i / 64] |= bit;
+		b->marked = 1;
+		memcpy(&v, b->buf + i * 8, 8);
+		b->hash ^= mark_hash(c->key, b->base + i * 8, v);
+	}
 }
 
 /* A read from the copies: 0 served, 1 not copied (read the process), -1

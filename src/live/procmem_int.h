@@ -58,9 +58,15 @@ struct mw_proc_copy {
  * bytes read (fewer: unmapped there) or -1 with errno (procmem.c). */
 ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
 
-/* Mark the words of [addr, addr+len), served from block b (mw_proc_mark):
- * each 8-byte word it touches, with its value in the copy, once
- * (procmarks.c). */
-void mw_proc_mark_words(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len);
+/* Word at addr, of value v, in the marks' hash: a keyed mix of both,
+ * the words combined by XOR (each is marked once, in any order). */
+static inline uint64_t mark_hash(uint64_t key, uint64_t addr, uint64_t v)
+{
+	uint64_t h = (addr ^ key) * 0x9E3779B97F4A7C15ULL;
+
+	h = (h ^ (h >> 31) ^ v) * 0xBF58476D1CE4E5B9ULL;
+	h = (h ^ (h >> 29)) * 0x94D049BB133111EBULL;
+	return h ^ (h >> 32);
+}
 
 #endif /* MALLOCWATCH_PROCMEM_INT_H */

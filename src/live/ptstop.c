@@ -43,34 +43,6 @@
 #include "ptstop_int.h"
 #include "xalloc.h"
 
-#define POLL_ALL_NS 5000000ULL	/* the held threads are polled this often */
-
-static int known(const struct mw_ptstop *st, pid_t tid)
-{
-	for (size_t i = 0; i < st->n; i++)
-		if (st->t[i].tid == tid)
-			return 1;
-	return 0;
-}
-
-static void add(struct mw_ptstop *st, pid_t tid)
-{
-	if (st->n == st->cap)
-		xgrow((void **)&st->t, st->n, &st->cap, sizeof(*st->t));
-	st->t[st->n++] = (struct mw_ptstop_thread){ .tid = tid };
-}
-
-/* Drop the threads that are gone. */
-void mw_ptstop_compact(struct mw_ptstop *st)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < st->n; i++)
-		if (st->t[i].tid)
-			st->t[k++] = st->t[i];
-	st->n = k;
-}
-
 /* The tracer of thread tid of pid (TracerPid in its status), 0 when none
  * or unknown; its name into comm. */
 static long tracer_of(pid_t pid, pid_t tid, char *comm, size_t len)
@@ -115,7 +87,7 @@ static int seize_failed(struct mw_ptstop *st, pid_t tid, char *err, size_t errle
 	if (e == ESRCH || thread_ending(st->pid, tid))
 		return 0;
 	if (tracer == (long)getpid() && st->n) {
-		add(st, tid);	/* its PTRACE_EVENT_STOP comes */
+		mw_ptstop_add(st, tid);	/* its PTRACE_EVENT_STOP comes */
 		return 0;
 	}
 	if (tracer)
@@ -241,7 +213,7 @@ static int seize_new(struct mw_ptstop *st, uint64_t deadline, char *err, size_t 
 	while ((d = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(d->d_name);
 
-		if (tid <= 0 || known(st, tid))
+		if (tid <= 0 || mw_ptstop_known(st, tid))
 			continue;
 		if (seize(&g, tid) < 0) {
 			if (seize_failed(st, tid, err, errlen) == 0)
@@ -249,156 +221,13 @@ static int seize_new(struct mw_ptstop *st, uint64_t deadline, char *err, size_t 
 			ret = MW_PTSTOP_DENIED;
 			break;
 		}
-		add(st, tid);
+		mw_ptstop_add(st, tid);
 		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 		added++;
 	}
 	guard_off(&g);
 	closedir(dir);
 	return ret < 0 ? ret : added;
-}
-
-/* The exec's stop, reported for st->t[i] (the pid): the process is
- * another program now.  Every other thread is gone (their ends, if any
- * are left, are taken); the one left keeps no signal of the old image's
- * and is let go untouched at the detach. */
-static void exec_stop(struct mw_ptstop *st, size_t i)
-{
-	for (size_t k = 0; k < st->n; k++) {
-		int status;
-
-		if (k == i || !st->t[k].tid)
-			continue;
-		while (waitpid(st->t[k].tid, &status, WNOHANG | __WALL) > 0 && WIFSTOPPED(status))
-			;
-		st->t[k].tid = 0;
-	}
-	st->t[i].sig = 0;
-	st->execd = 1;
-}
-
-/* Is a thread held (stopped, not let go yet)? */
-int mw_ptstop_held_now(const struct mw_ptstop *st)
-{
-	for (size_t i = 0; i < st->n; i++)
-		if (st->t[i].tid && st->t[i].stopped)
-			return 1;
-	return 0;
-}
-
-int mw_ptstop_event(struct mw_ptstop *st, size_t i, int status)
-{
-	unsigned long msg = 0;
-	int sig;
-
-	if (!WIFSTOPPED(status)) {
-		st->t[i].tid = 0;	/* gone */
-		st->t[i].stopped = 0;
-		return 0;
-	}
-	sig = WSTOPSIG(status);
-	st->t[i].stopped = 1;
-	switch (status >> 16) {
-	case PTRACE_EVENT_EXEC:
-		exec_stop(st, i);
-		break;
-	case PTRACE_EVENT_CLONE:	/* a new thread: ours, held from its start */
-		if (ptrace(PTRACE_GETEVENTMSG, st->t[i].tid, 0, &msg) == 0 && msg &&
-		    !known(st, (pid_t)msg))
-			add(st, (pid_t)msg);
-		break;
-	case PTRACE_EVENT_STOP:
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-			st->job_stopped = 1;
-		break;
-	case 0:	/* a signal-delivery-stop: the signal is given at the detach */
-		st->t[i].sig = sig;
-		break;
-	}
-	return 1;
-}
-
-int mw_ptstop_poll(struct mw_ptstop *st, int all)
-{
-	uint64_t now = mw_now_ns();
-	int got = 0;
-
-	if (!st->t0)	/* the first stop comes after the poll before */
-		st->t0 = st->polled ? st->polled : now;
-	st->polled = now;
-
-	if (now >= st->all_at)
-		all = 1;
-	if (all)
-		st->all_at = now + POLL_ALL_NS;
-	for (size_t i = 0; i < st->n && !st->execd; i++) {
-		pid_t tid = st->t[i].tid, w;
-		int status;
-
-		if (tid && st->t[i].has_status) {	/* taken by take_ends */
-			st->t[i].has_status = 0;
-			mw_ptstop_event(st, i, st->t[i].status);
-			got++;
-			continue;
-		}
-		if (!tid || st->t[i].in_call || (st->t[i].stopped && !all))
-			continue;
-		while ((w = waitpid(tid, &status, WNOHANG | __WALL)) < 0 && errno == EINTR)
-			;
-		if (w > 0) {
-			mw_ptstop_event(st, i, status);
-			got++;
-		} else if (w < 0) {	/* its tid went to the pid in an exec */
-			st->t[i].tid = 0;
-			st->t[i].stopped = 0;
-			got++;
-			if (tid != st->pid && !known(st, st->pid))	/* the exec's stop */
-				add(st, st->pid);
-		}
-	}
-	if (!mw_ptstop_held_now(st) && !st->held_once)
-		st->t0 = 0;	/* not held yet */
-	else
-		st->held_once = 1;
-	return got;
-}
-
-void mw_ptstop_pause(unsigned spins)
-{
-	long ns = 20000;
-
-	if (spins < 64) {
-		sched_yield();
-		return;
-	}
-	for (unsigned k = 64; k < spins && ns < 200000; k += 64)
-		ns *= 2;
-	nanosleep(&(struct timespec){ .tv_nsec = ns < 200000 ? ns : 200000 }, NULL);
-}
-
-/* The first thread not stopped, or NULL. */
-const struct mw_ptstop_thread *mw_ptstop_running(const struct mw_ptstop *st)
-{
-	for (size_t i = 0; i < st->n; i++)
-		if (st->t[i].tid && !st->t[i].stopped)
-			return &st->t[i];
-	return NULL;
-}
-
-/* Wait until every thread has stopped or is gone, until deadline
- * (CLOCK_MONOTONIC ns): 0, MW_PTSTOP_EXECD or MW_PTSTOP_TIMEOUT. */
-int mw_ptstop_wait_stopped(struct mw_ptstop *st, uint64_t deadline)
-{
-	for (unsigned spins = 0;; spins++) {
-		mw_ptstop_poll(st, 0);
-		if (st->execd)
-			return MW_PTSTOP_EXECD;
-		if (!mw_ptstop_running(st))
-			return 0;
-		if (mw_now_ns() >= deadline)
-			return MW_PTSTOP_TIMEOUT;
-		mw_ptstop_pause(spins);
-	}
 }
 
 int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t *held_ns,
@@ -437,7 +266,7 @@ int mw_ptstop_stop(pid_t pid, long timeout_ms, struct mw_ptstop **out, uint64_t 
 			 (int)t->tid, (int)pid, timeout_ms);
 	else if (r == MW_PTSTOP_EXECD)
 		snprintf(err, errlen, "process %d exec'd while it was being stopped", (int)pid);
-	if (r == 0 && !known(st, pid)) {
+	if (r == 0 && !mw_ptstop_known(st, pid)) {
 		snprintf(err, errlen, "process %d exited", (int)pid);
 		r = MW_PTSTOP_GONE;
 	}

@@ -1,6 +1,6 @@
-/* ptstop_int.h - what ptstop.c (stop), ptstop_settle.c (the threads let
- * out of malloc), ptstop_detach.c (let go) and ptstop_call.c (a call made
- * in a held thread) share.  Not a public interface: ptstop.h is. */
+/* ptstop_int.h - what ptstop.c (stop), ptstop_wait.c (the threads' statuses
+ * taken), ptstop_settle.c (the threads let out of malloc), ptstop_detach.c
+ * (let go) and ptstop_call.c (a call made in a held thread) share.  Not a public interface: ptstop.h is. */
 #ifndef MALLOCWATCH_PTSTOP_INT_H
 #define MALLOCWATCH_PTSTOP_INT_H
 
@@ -41,6 +41,10 @@ struct mw_ptstop {
 	int nice;	/* our thread's nice value before the hold */
 	int rt;		/* our thread made SCHED_FIFO for the hold */
 };
+
+/* ptstop_wait.c: is tid one of st's threads; add it (not stopped yet). */
+int mw_ptstop_known(const struct mw_ptstop *st, pid_t tid);
+void mw_ptstop_add(struct mw_ptstop *st, pid_t tid);
 
 /* Take one waitpid(2) status of st->t[i]: a stop (a signal kept for the
  * detach, a job-control stop noted, an exec's stop, a new thread added,

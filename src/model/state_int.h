@@ -95,8 +95,8 @@ struct mw_probe_count *mw_state_probe(struct mw_state *st, int id);
 struct mw_probe_count *mw_state_probe_known(struct mw_state *st, int known_id);
 void mw_state_attach(struct mw_state *st, int tid, uint64_t addr, enum mw_attach how);
 
-/* state_jumps.c's, for mw_state_hits: the index of a setjmp-family probe
- * in mw_thread.jumps, or -1. */
+/* state_model.c's, for mw_state_hits and state_jumps.c: the index of a
+ * setjmp-family probe in mw_thread.jumps, or -1. */
 int mw_state_jump_slot(int known);
 
 #endif /* MALLOCWATCH_STATE_INT_H */

@@ -13,17 +13,6 @@
 #define probe(st, id) mw_state_probe((st), (id))
 #define jump_slot(k) mw_state_jump_slot(k)
 
-/* The index of a setjmp-family probe in mw_thread.jumps, or -1. */
-int mw_state_jump_slot(int known)
-{
-	switch (known) {
-	case MW_P_setjmp: return 0;
-	case MW_P_longjmp: return 1;
-	case MW_P_longjmp_target: return 2;
-	default: return -1;
-	}
-}
-
 /* count more for key of kind: the same key's entry when there is one */
 static int add_jump(struct mw_state *st, const struct mw_probe_count *p, int id, int kind,
 		    int64_t key, uint64_t count)

@@ -462,6 +462,17 @@ static int event(struct mw_state *st, int id, int tid, const int64_t *args, int 
 	return 0;
 }
 
+/* The index of a setjmp-family probe in mw_thread.jumps, or -1. */
+int mw_state_jump_slot(int known)
+{
+	switch (known) {
+	case MW_P_setjmp: return 0;
+	case MW_P_longjmp: return 1;
+	case MW_P_longjmp_target: return 2;
+	default: return -1;
+	}
+}
+
 void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 {
 	struct mw_probe_count *p = probe(st, id);

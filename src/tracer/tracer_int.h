@@ -3,7 +3,7 @@
  * --repeat's runs), which calls nothing of tracer.c, and with the files
  * the loop's parts are in: tracer_read.c (the tracer's lines, the
  * answers asked for), tracer_repeat.c (--repeat's next run),
- * tracer_start.c, tracer_end.c, tracer_after.c (after the loop).  Not a
+ * tracer_target.c (the program started, held, released), tracer_start.c, tracer_end.c, tracer_after.c (after the loop).  Not a
  * public interface: tracer.h is. */
 #ifndef MALLOCWATCH_TRACER_INT_H
 #define MALLOCWATCH_TRACER_INT_H
@@ -157,7 +157,7 @@ void mw_tr_signal_tracer(struct run *rn, int sig);
 void mw_tr_stop_tracer(struct run *rn);
 void mw_tr_program_exited(struct run *rn);
 
-/* tracer.c: the program.
+/* tracer_target.c: the program.
  * mw_tr_release: let the held program (-c) run: its terminal relayed
  *   (killed when it cannot be), the hold pipe written and closed.
  * mw_tr_attach_tree: -p -f: the process and its threads under ptrace
@@ -168,6 +168,15 @@ void mw_tr_program_exited(struct run *rn);
 void mw_tr_release(struct run *rn);
 void mw_tr_attach_tree(struct run *rn);
 int mw_tr_start_target(struct run *rn, int *errpipe, char *err, size_t errlen);
+
+/* tracer_target.c: the program's ptrace stops (its exec, its exit, a
+ * child's) wake the run loop's poll: SIGCHLD writes a byte to
+ * mw_tr_chld_pipe[1] (made once, both ends non-blocking and
+ * close-on-exec; -1 when it could not be); the loop polls
+ * mw_tr_chld_pipe[0] and empties it with mw_tr_chld_drain before it
+ * reaps the stops. */
+extern int mw_tr_chld_pipe[2];
+void mw_tr_chld_drain(void);
 
 /* tracer_read.c: what the loop reads.
  * mw_tr_stdout_line: one line of the tracer's stdout (the ready line's
