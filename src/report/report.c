@@ -58,14 +58,6 @@ static int sbrk_quiet(const struct mw_view *v)
 
 /* ---- the text summary ---- */
 
-/* "  ... and K more WHAT (all in --json)" when a list was cut. */
-void mw_report_more_line(FILE *f, size_t shown, size_t total, const char *what)
-{
-	if (total > shown)
-		fprintf(f, "  ... and %zu more %s (all of them in the JSON report)\n",
-			total - shown, what);
-}
-
 static int u64_desc(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -18,6 +18,14 @@
 /* Shared with report.c (report_int.h), by its short name here. */
 #define more_line mw_report_more_line
 
+/* "  ... and K more WHAT (all in --json)" when a list was cut. */
+void mw_report_more_line(FILE *f, size_t shown, size_t total, const char *what)
+{
+	if (total > shown)
+		fprintf(f, "  ... and %zu more %s (all of them in the JSON report)\n",
+			total - shown, what);
+}
+
 void mw_report_settings_text(FILE *f, const struct mw_view *v)
 {
 	size_t n = (size_t)mw_view_get(v, MW_VF_settings)->v;

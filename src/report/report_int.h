@@ -28,7 +28,8 @@ void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_
 #define TOP_ROWS 32
 #define TOP_ATTACH 8
 
-/* "  ... and K more WHAT (all in --json)" when a list was cut (report.c). */
+/* "  ... and K more WHAT (all in --json)" when a list was cut
+ * (report_events.c; report.c uses it too). */
 void mw_report_more_line(FILE *f, size_t shown, size_t total, const char *what);
 
 /* The summary's sections of what the program did (report_events.c), each
