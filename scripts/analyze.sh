@@ -32,6 +32,14 @@ src/live/procmem.c more_buffer -Wanalyzer-malloc-leak
   the slab and its mark bits are kept in c->slabs[k] and c->bits[k], freed with the copy
 src/report/report_flame.c add_node -Wanalyzer-malloc-leak
   strndup's result is kept in t->n[], freed with the tree
+src/cleanup/linger.c mw_linger_send_msg -Wanalyzer-null-dereference
+  CMSG_FIRSTHDR is not NULL: msg_controllen was just set to CMSG_SPACE(nfd ints) >= a cmsghdr
+src/live/ptstop_settle.c run_slice -Wanalyzer-null-dereference
+  run holds n indices: mw_ptstop_settle allocates it (st->n + 1) before busy_ones fills it
+src/live/ptstop_settle.c busy_ones -Wanalyzer-null-dereference
+  run is allocated with st->n + 1 entries before every call (mw_ptstop_settle)
+src/live/quiet.c threads -Wanalyzer-null-argument
+  *out is NULL only while *n is 0, and then it returns before the qsort
 EOF
 }
 

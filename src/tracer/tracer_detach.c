@@ -132,9 +132,12 @@ int mw_tracer_hand_off(pid_t tracer, const char *workdir, const char *module)
 	mw_workdir_unlock();	/* the watcher holds the lock now */
 	/* until the watcher has marked the directory, a --cleanup started
 	 * right after we exit would not know to wait for it (bounded: the
-	 * watcher only renames a directory and writes a line) */
+	 * watcher only renames a directory and writes a line; 5 s, as a
+	 * loaded machine may take over 1 s to run a new process: with 1 s
+	 * t-leftovers found the watcher's directory after --cleanup at a
+	 * load of 15) */
 	p = (struct pollfd){ .fd = ready[0], .events = POLLIN };
-	while (poll(&p, 1, 1000) < 0 && errno == EINTR)
+	while (poll(&p, 1, 5000) < 0 && errno == EINTR)
 		;
 	close(ready[0]);
 	return 0;
