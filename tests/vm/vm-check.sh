@@ -19,7 +19,8 @@ echo "vm-check: $(uname -sr), $(stap -V 2>&1 | head -n 1)"
 make -s all || exit 1
 make -s -C examples || exit 1
 make -s build/tests/fixtures/fork-arenas build/tests/fixtures/stack-chains \
-	build/tests/fixtures/serve-counts build/tests/fixtures/exec-after || exit 1
+	build/tests/fixtures/serve-counts build/tests/fixtures/exec-after \
+	build/tests/fixtures/fork-exec || exit 1
 # The tree is a 9p share in the guest, where FIFOs cannot be made: the
 # tests' files go to a tmpfs over tests/out, and what is kept is copied
 # to the share's tests/out at the end.
