@@ -21,9 +21,31 @@ python3 - "$OUT/det1.json" "$OUT/det2.json" "$OUT/det1.err" <<'PY' || fail "tune
 import json, sys
 a, b = (json.load(open(p))["tune"]["settings"] for p in sys.argv[1:3])
 marks = [[x["best"] for x in s] for s in (a, b)]
-assert marks[0] == marks[1], marks
-# the baseline's spread of peak RSS lies wholly below the other's
-assert marks[0] == [True, False], (marks, [(x["peak_rss"], x["spread"]) for x in a])
+# The rule (docs/mallocwatch-tune.1): best where a spread of peak RSS or
+# wall time lies wholly below another's (beyond 64 KiB, 0.02 s) and no
+# other's lies wholly below its own.  The baseline's peak RSS lies wholly
+# below the other's in every run (glibc's mmap threshold: the fixture's
+# guarantee).  Wall times are alike on a quiet machine, so the baseline
+# alone is best and two runs give the same marks; under load (stress-ng,
+# a second make check) one setting's walls may all fall below the
+# other's, and then neither is best.  Each run's marks must be what the
+# rule gives from its own spreads, and the other setting is never best.
+def below(x, y, k, floor):
+    return x["spread"][k][1] + floor < y["spread"][k][0]
+def rule(s):
+    out = []
+    for x in s:
+        wins = any(below(x, y, k, f) for y in s if y is not x
+                   for k, f in (("peak_rss", 65536), ("wall_seconds", 0.02)))
+        loses = any(below(y, x, k, f) for y in s if y is not x
+                    for k, f in (("peak_rss", 65536), ("wall_seconds", 0.02)))
+        out.append(wins and not loses)
+    return out
+for s, m in zip((a, b), marks):
+    assert below(s[0], s[1], "peak_rss", 65536), [(x["peak_rss"], x["spread"]) for x in s]
+    assert m == rule(s) and not m[1], (m, [x["spread"] for x in s])
+walls_apart = any(below(s[i], s[1 - i], "wall_seconds", 0.02) for s in (a, b) for i in (0, 1))
+assert marks[0] == marks[1] or walls_apart, marks
 for s in (a, b):
     for x in s:
         assert len(x["runs"]) == 3, x                       # 3 by default
