@@ -39,4 +39,16 @@ char *mw_linger_request(const char *id, const char *script, size_t *len);
 struct mw_linger *mw_linger_hold_new(int fd);
 void mw_linger_hold_free(struct mw_linger *l);
 
+/* What the run's side and the session share (linger.c and linger_session.c,
+ * the only files that include this), by their short names there. */
+#define rendezvous mw_linger_rendezvous
+#define sock_path mw_linger_sock_path
+#define peer_root mw_linger_peer_root
+#define timeouts mw_linger_timeouts
+#define send_msg mw_linger_send_msg
+#define recv_msg mw_linger_recv_msg
+#define request mw_linger_request
+#define hold_new mw_linger_hold_new
+#define hold_free mw_linger_hold_free
+
 #endif /* MALLOCWATCH_LINGER_INT_H */

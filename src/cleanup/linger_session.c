@@ -29,18 +29,6 @@
 #include "uprobes.h"
 #include "xalloc.h"
 
-/* What the run's side and the session share (linger_int.h), by their
- * short names here. */
-#define rendezvous mw_linger_rendezvous
-#define sock_path mw_linger_sock_path
-#define peer_root mw_linger_peer_root
-#define timeouts mw_linger_timeouts
-#define send_msg mw_linger_send_msg
-#define recv_msg mw_linger_recv_msg
-#define request mw_linger_request
-#define hold_new mw_linger_hold_new
-#define hold_free mw_linger_hold_free
-
 static int armed_here;
 
 int mw_linger_armed(void)
