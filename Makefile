@@ -170,8 +170,8 @@ build/memlock-shim.so: shim/memlock-shim.c build/cflags | build
 
 UMULTI_SRCS = shim/umulti-shim.c shim/umulti_base.c shim/umulti_arm.c shim/inplace.c shim/inplace_flow.c
 build/umulti-shim.so: $(UMULTI_SRCS) shim/umulti_int.h shim/inplace.h shim/inplace_int.h \
-		src/runtime/uprobe_multi.h build/cflags | build
-	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/runtime -shared -fPIC \
+		src/protocol/uprobe_multi.h build/cflags | build
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -Wall -Wextra -Wmissing-prototypes -Isrc/protocol -shared -fPIC \
 		-o $@ $(UMULTI_SRCS) $(SHIM_LDFLAGS) -ldl -pthread
 
 deps:

@@ -156,7 +156,7 @@ print("BEGIN { printf(\"MW 1 ready\\n\"); }")' "$1" "$LIBC" $probes
 fi
 # the empty program, on the file offsets of the probes' sites
 EMPTY=
-if cc -O2 -Isrc/runtime -o "$W/uprobe-empty" bench/uprobe-empty.c src/runtime/uprobe_multi_link.c -lbpf 2>/dev/null; then
+if cc -O2 -Isrc/runtime -Isrc/protocol -o "$W/uprobe-empty" bench/uprobe-empty.c src/runtime/uprobe_multi_link.c -lbpf 2>/dev/null; then
 	EMPTY=empty
 	[ -z "$UMULTI" ] || EMPTY="empty emptym emptyd"
 	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \

@@ -111,7 +111,7 @@ fi
 
 # the empty program on the same sites (bench/perhit.sh's): the floor
 EMPTY= MULTI=
-if cc -O2 -Isrc/runtime -o "$W/uprobe-empty" bench/uprobe-empty.c src/runtime/uprobe_multi_link.c -lbpf \
+if cc -O2 -Isrc/runtime -Isrc/protocol -o "$W/uprobe-empty" bench/uprobe-empty.c src/runtime/uprobe_multi_link.c -lbpf \
 	2>/dev/null; then
 	# shellcheck disable=SC2086
 	$MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC" $probes \

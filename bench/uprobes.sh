@@ -16,7 +16,7 @@ REPS=${REPS:-3}
 LIBC=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}/lib/libc.so.6
 B=build/bench
 mkdir -p $B
-cc -O2 -Wall -Isrc/runtime -o $B/uprobe-close bench/uprobe-close.c src/runtime/uprobe_multi_link.c
+cc -O2 -Wall -Isrc/runtime -Isrc/protocol -o $B/uprobe-close bench/uprobe-close.c src/runtime/uprobe_multi_link.c
 # the traced sites' file offsets (bench/sites.py)
 offs=$($MW probes --libc "$LIBC" --json 2>/dev/null | python3 bench/sites.py "$LIBC")
 n=$(echo "$offs" | wc -l)

@@ -5,11 +5,14 @@
 # puts the line back; prints a line per mutation and the score.  Not part
 # of `make check` (it rebuilds once per mutation: minutes).
 #
-# Usage: scripts/mutate.sh [--tree DIR] [--list FILE] [--keep] [NAME...]
+# Usage: scripts/mutate.sh [--tree DIR] [--list FILE] [--keep] [--verify] [NAME...]
 #   --tree DIR   the tree to mutate (default: this one); e.g. an export of
 #                main, to score main's own tests on the same list
 #   --list FILE  the mutations (default: tests/mutations/list of this tree)
 #   --keep       leave the scratch copy (its path is printed)
+#   --verify     only check that each mutation's line is still in its file
+#                (seconds: nothing built or run); a line per one that is
+#                not, "DRIFTED NAME: ...", and exit 1 when one is
 #   NAME...      only these mutations
 #
 # Each mutation is reported as
@@ -24,12 +27,13 @@
 # mutation was caught, 1 when one survived, 2 on a usage or build error.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-tree=$here list= keep=0
+tree=$here list= keep=0 verify=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tree) tree=$(cd "$2" && pwd) || exit 2; shift 2 ;;
 	--list) list=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
+	--verify) verify=1; shift ;;
 	-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "mutate.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) break ;;
@@ -40,18 +44,6 @@ done
 list=$(cd "$(dirname "$list")" && pwd)/$(basename "$list")
 scratch=$(mktemp -d /tmp/mw-mutate.XXXXXX) || exit 2
 [ $keep = 1 ] || trap 'rm -rf "$scratch"' EXIT
-echo "mutate.sh: scratch copy of $tree in $scratch"
-tar -C "$tree" --exclude=./build --exclude=./tests/out --exclude=./.git -cf - . |
-	tar -C "$scratch" -xf - || exit 2
-cd "$scratch" || exit 2
-
-# what the tests run: the program, the unit tests, the fixtures, examples
-units=$(ls tests/unit/unit-*.c 2>/dev/null | sed 's|^tests/unit/\(.*\)\.c$|build/tests/\1|')
-fixtures=$(sed -n '/^FIXTURES = /,/[^\\]$/p' Makefile | tr -d '\\' | sed 's/^FIXTURES = //')
-build() { make -s -j2 all $units $fixtures >"$scratch/build.log" 2>&1; }
-build && make -s -C examples >>"$scratch/build.log" 2>&1 ||
-	{ echo "mutate.sh: the unmutated copy does not build:"; tail -20 "$scratch/build.log"; exit 2; }
-
 # the mutations, as NAME US FILE US AT US TESTS US FROM US TO lines (US:
 # the unit separator, \037: a line of C may hold tabs)
 python3 - "$list" "$@" >"$scratch/mutations.tsv" <<'PY' || exit 2
@@ -80,24 +72,56 @@ for b in blocks:
     print("\037".join((m["name"], m["file"], m["at"], m["tests"], m["from"], m["to"])))
 PY
 
-# apply FILE AT FROM TO: the AT-th line equal to FROM (blanks aside) becomes
-# TO with its indentation; 0, or 1 when there is no such line
+# apply FILE AT FROM TO [look]: the AT-th line equal to FROM (blanks
+# aside) becomes TO with its indentation (with "look": is only looked
+# for); 0, or 1 when there is no such line
 apply() {
 	python3 - "$@" <<'PY'
 import sys
 path, at, frm, to = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-lines = open(path).read().split("\n")
+try:
+    lines = open(path).read().split("\n")
+except OSError:
+    sys.exit(1)
 hits = [i for i, l in enumerate(lines) if l.strip() == frm]
 if len(hits) < at:
     sys.exit(1)
+if sys.argv[5:] == ["look"]:
+    sys.exit(0)
 i = hits[at - 1]
 lines[i] = lines[i][:len(lines[i]) - len(lines[i].lstrip())] + to
 open(path, "w").write("\n".join(lines))
 PY
 }
+us=$(printf '\037')
+if [ $verify = 1 ]; then
+	n=0 drifted=0
+	while IFS=$us read -r name file at tests from to; do
+		[ -n "$name" ] || continue
+		n=$((n + 1))
+		apply "$tree/$file" "$at" "$from" "$to" look && continue
+		[ "$at" = 1 ] && what="no line" || what="no $at lines"
+		echo "DRIFTED $name: $what '$from' in $file"
+		drifted=$((drifted + 1))
+	done <"$scratch/mutations.tsv"
+	echo "mutations verified: $((n - drifted)) of $n in place"
+	[ $drifted = 0 ]
+	exit
+fi
+
+echo "mutate.sh: scratch copy of $tree in $scratch"
+tar -C "$tree" --exclude=./build --exclude=./tests/out --exclude=./.git -cf - . |
+	tar -C "$scratch" -xf - || exit 2
+cd "$scratch" || exit 2
+
+# what the tests run: the program, the unit tests, the fixtures, examples
+units=$(ls tests/unit/unit-*.c 2>/dev/null | sed 's|^tests/unit/\(.*\)\.c$|build/tests/\1|')
+fixtures=$(sed -n '/^FIXTURES = /,/[^\\]$/p' Makefile | tr -d '\\' | sed 's/^FIXTURES = //')
+build() { make -s -j2 all $units $fixtures >"$scratch/build.log" 2>&1; }
+build && make -s -C examples >>"$scratch/build.log" 2>&1 ||
+	{ echo "mutate.sh: the unmutated copy does not build:"; tail -20 "$scratch/build.log"; exit 2; }
 
 # the tests named anywhere, run once unmutated: a failing one cannot catch
-us=$(printf '\037')
 alltests=$(cut -d "$us" -f4 "$scratch/mutations.tsv" | tr ' ' '\n' | sort -u | tr '\n' ' ')
 broken=
 for t in $alltests; do

@@ -39,6 +39,13 @@
  *   race-free), every task on the system is compared with it once its
  *   threads were seen at the start (foreign_sharer); one made after that
  *   was made by a thread of it (its counts) or by one sharing it then.
+ *   The children files still count beside that scan: the scan takes a
+ *   task kcmp refuses, with capabilities mallocwatch lacks, for one not
+ *   sharing the memory (task_shares), and a clone(CLONE_VM) child that
+ *   kept root's credentials when its parent dropped them (a daemon's
+ *   helper, made before it setuid()s and makes itself dumpable again) is
+ *   such a task to a user's mallocwatch: its refused kcmp in the children
+ *   check is what fails the proof (unit-quiet).
  *
  * What the walk reads is malloc's own words (snapshot.c,
  * snapshot_consolidate.c): mp_ and main_arena in libc's private data,
@@ -185,7 +192,9 @@ static uint64_t permitted(const char *path)
  * ptrace rule; an init or supervisor above a container's root): such a
  * task shares no memory with pid's unless pid's process had them too
  * (clone keeps the memory and the capabilities; an exec that gains them
- * brings new memory), which no user without them can make; any other
+ * brings new memory), which no user without them can make (but root can,
+ * and then drop them in the process and not in the task: the children
+ * check above finds that task when it is a child of a thread); any other
  * refusal cannot be told. */
 static int task_shares(pid_t pid, long x, long t, uint64_t own)
 {

@@ -14,20 +14,6 @@
 #include "snapshot_int.h"
 #include "xalloc.h"
 
-/* snapshot_read.c's checked reads, by their short names here. */
-#define bad(w, fmt, v) mw_snap_badf((w), (fmt), (unsigned long long)(v))
-#define word mw_snap_word
-#define step mw_snap_step
-#define field mw_snap_field
-#define chunk_ok mw_snap_chunk_ok
-#define reread mw_snap_reread
-#define brent_init mw_snap_brent_init
-#define brent_loops mw_snap_brent_loops
-
-/* glibc's chunk flag bits (malloc.c: PREV_INUSE, IS_MMAPPED,
- * NON_MAIN_ARENA), masked off by chunksize(). */
-#define SIZE_BITS 7ULL
-
 /* One arena's header fields (read again after the walk to compare). */
 struct header {
 	uint64_t top, next, system_mem;
@@ -37,8 +23,9 @@ static int header(struct walk *w, uint64_t addr, struct header *h)
 {
 	const struct mw_glibc *g = w->g;
 
-	return field(w, addr, g->ms_top, &h->top) < 0 || field(w, addr, g->ms_next, &h->next) < 0 ||
-	       field(w, addr, g->ms_system_mem, &h->system_mem) < 0 ? -1 : 0;
+	return mw_snap_field(w, addr, g->ms_top, &h->top) < 0 ||
+	       mw_snap_field(w, addr, g->ms_next, &h->next) < 0 ||
+	       mw_snap_field(w, addr, g->ms_system_mem, &h->system_mem) < 0 ? -1 : 0;
 }
 
 /* The arena at addr in s, or NULL. */
@@ -57,11 +44,11 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	int r;
 
 	if (!mw_proc_mapped(w->p, a->addr, (uint64_t)g->mstate_size))
-		return bad(w, "arena 0x%llx is not mapped", a->addr);
+		return mw_snap_bad(w, "arena 0x%llx is not mapped", a->addr);
 	mw_snap_arena_lock(w, a, 0);
 	if (header(w, a->addr, &before) < 0 ||
-	    field(w, a->addr, g->ms_max_system_mem, &a->max_system_mem) < 0 ||
-	    field(w, a->addr, g->ms_attached_threads, &a->attached_threads) < 0)
+	    mw_snap_field(w, a->addr, g->ms_max_system_mem, &a->max_system_mem) < 0 ||
+	    mw_snap_field(w, a->addr, g->ms_attached_threads, &a->attached_threads) < 0)
 		return -1;
 	a->top = before.top;
 	a->system_mem = before.system_mem;
@@ -71,9 +58,10 @@ static int arena(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize, 
 	 * walk yet */
 	if (a->is_main && !a->top && !a->system_mem)
 		goto reread;
-	if (chunk_ok(w, a->top, g->ch_size) < 0 || word(w, a->top + (uint64_t)g->ch_size.off, &a->top_size) < 0)
+	if (mw_snap_chunk_ok(w, a->top, g->ch_size) < 0 ||
+	    mw_snap_word(w, a->top + (uint64_t)g->ch_size.off, &a->top_size) < 0)
 		return -1;
-	a->top_size &= ~SIZE_BITS;
+	a->top_size &= ~MW_SNAP_SIZE_BITS;
 	a->rest_count = 1;	/* the top always exists */
 	a->rest_bytes = a->top_size;
 	a->free_bytes = a->top_size;
@@ -88,7 +76,7 @@ reread:
 	if (header(w, a->addr, &after) < 0)
 		return -1;
 	if (memcmp(&before, &after, sizeof(before)) != 0)
-		return bad(w, "arena 0x%llx changed while it was read", a->addr);
+		return mw_snap_bad(w, "arena 0x%llx changed while it was read", a->addr);
 	mw_snap_arena_lock(w, a, 1);
 	mw_snap_implausible(w, a);	/* marked; the ring is followed on (a loop is
 				 * corruption, to be proved, not an inconsistency) */
@@ -101,23 +89,23 @@ static void read_mp(struct walk *w, uint64_t *hp_pagesize)
 	struct mw_snapshot *s = w->s;
 	uint64_t mp = g->mp;
 
-	field(w, mp, g->mp_trim_threshold, &s->trim_threshold);
-	field(w, mp, g->mp_top_pad, &s->top_pad);
-	field(w, mp, g->mp_mmap_threshold, &s->mmap_threshold);
-	field(w, mp, g->mp_arena_test, &s->arena_test);
-	field(w, mp, g->mp_arena_max, &s->arena_max);
-	field(w, mp, g->mp_n_mmaps, &s->n_mmaps);
-	field(w, mp, g->mp_n_mmaps_max, &s->n_mmaps_max);
-	field(w, mp, g->mp_max_n_mmaps, &s->max_n_mmaps);
-	field(w, mp, g->mp_no_dyn_threshold, &s->no_dyn_threshold);
-	field(w, mp, g->mp_mmapped_mem, &s->mmapped_mem);
-	field(w, mp, g->mp_max_mmapped_mem, &s->max_mmapped_mem);
-	field(w, mp, g->mp_sbrk_base, &s->sbrk_base);
-	field(w, mp, g->mp_hp_pagesize, hp_pagesize);
+	mw_snap_field(w, mp, g->mp_trim_threshold, &s->trim_threshold);
+	mw_snap_field(w, mp, g->mp_top_pad, &s->top_pad);
+	mw_snap_field(w, mp, g->mp_mmap_threshold, &s->mmap_threshold);
+	mw_snap_field(w, mp, g->mp_arena_test, &s->arena_test);
+	mw_snap_field(w, mp, g->mp_arena_max, &s->arena_max);
+	mw_snap_field(w, mp, g->mp_n_mmaps, &s->n_mmaps);
+	mw_snap_field(w, mp, g->mp_n_mmaps_max, &s->n_mmaps_max);
+	mw_snap_field(w, mp, g->mp_max_n_mmaps, &s->max_n_mmaps);
+	mw_snap_field(w, mp, g->mp_no_dyn_threshold, &s->no_dyn_threshold);
+	mw_snap_field(w, mp, g->mp_mmapped_mem, &s->mmapped_mem);
+	mw_snap_field(w, mp, g->mp_max_mmapped_mem, &s->max_mmapped_mem);
+	mw_snap_field(w, mp, g->mp_sbrk_base, &s->sbrk_base);
+	mw_snap_field(w, mp, g->mp_hp_pagesize, hp_pagesize);
 	if (g->narenas)
-		word(w, g->narenas, &s->narenas_glibc);
+		mw_snap_word(w, g->narenas, &s->narenas_glibc);
 	if (g->curbrk)
-		word(w, g->curbrk, &s->brk);
+		mw_snap_word(w, g->curbrk, &s->brk);
 }
 
 /* Mark the arenas on glibc's free_list (linked through next_free): 0;
@@ -128,18 +116,18 @@ static int free_list_walk(struct walk *w, uint64_t *at)
 	struct brent b;
 	uint64_t a;
 
-	if (word(w, g->free_list, &a) < 0)
+	if (mw_snap_word(w, g->free_list, &a) < 0)
 		return -1;
-	brent_init(&b, a);
+	mw_snap_brent_init(&b, a);
 	while (a) {
 		struct mw_snap_arena *x = (struct mw_snap_arena *)mw_snapshot_arena(w->s, a);
 
 		if (!x)
-			return bad(w, "arena 0x%llx on the free list is not on the ring", a);
+			return mw_snap_bad(w, "arena 0x%llx on the free list is not on the ring", a);
 		x->on_free_list = 1;
-		if (step(w) < 0 || field(w, a, g->ms_next_free, &a) < 0)
+		if (mw_snap_step(w) < 0 || mw_snap_field(w, a, g->ms_next_free, &a) < 0)
 			return -1;
-		if (a && brent_loops(&b, a)) {
+		if (a && mw_snap_brent_loops(&b, a)) {
 			*at = a;
 			return 1;
 		}
@@ -153,7 +141,7 @@ static void free_list(struct walk *w)
 
 	if (!w->g->free_list || w->g->ms_next_free.off < 0)
 		return;
-	if (free_list_walk(w, &at) == 1 && (reread(w), free_list_walk(w, &at)) == 1)
+	if (free_list_walk(w, &at) == 1 && (mw_snap_reread(w), free_list_walk(w, &at)) == 1)
 		mw_snap_halt(w, MW_SNAP_CORRUPT, "the arenas' free list loops at arena 0x%llx",
 		     (unsigned long long)at);
 }
@@ -197,13 +185,13 @@ static int ring_loops(struct walk *w, uint64_t *at)
 	uint64_t m = w->g->main_arena, a = m;
 	struct brent b;
 
-	brent_init(&b, m);
+	mw_snap_brent_init(&b, m);
 	for (;;) {
-		if (step(w) < 0 || field(w, a, w->g->ms_next, &a) < 0)
+		if (mw_snap_step(w) < 0 || mw_snap_field(w, a, w->g->ms_next, &a) < 0)
 			return -1;
 		if (!a || a == m)
 			return 0;
-		if (brent_loops(&b, a)) {
+		if (mw_snap_brent_loops(&b, a)) {
 			*at = a;
 			return 1;
 		}
@@ -219,15 +207,15 @@ static int ring_next(struct walk *w, struct brent *b, uint64_t next, uint64_t *a
 	*a = next;
 	if (!next || next == w->g->main_arena || w->fatal || w->stop)
 		return -1;
-	if (!brent_loops(b, next))
+	if (!mw_snap_brent_loops(b, next))
 		return 0;
-	reread(w);
+	mw_snap_reread(w);
 	if (ring_loops(w, &at) == 1)
 		mw_snap_halt(w, MW_SNAP_CORRUPT, "the arena ring loops at arena 0x%llx, never back to "
 		     "main_arena 0x%llx", (unsigned long long)at,
 		     (unsigned long long)w->g->main_arena);
 	else
-		bad(w, "the arena ring changed while it was read (looped at 0x%llx)", next);
+		mw_snap_bad(w, "the arena ring changed while it was read (looped at 0x%llx)", next);
 	return -1;
 }
 
@@ -250,11 +238,11 @@ void mw_snap_walk(struct walk *w)
 	if (mw_snap_held(w, w->g->free_list_lock) == 1)
 		mw_snap_badf(w, "glibc's free_list_lock is held (a thread is taking an arena)");
 	read_mp(w, &hp);
-	brent_init(&b, a);
+	mw_snap_brent_init(&b, a);
 	do {
 		struct mw_snap_arena *x;
 
-		if (step(w) < 0)
+		if (mw_snap_step(w) < 0)
 			break;
 		if (s->narenas == MW_SNAP_MAX_ARENAS) {
 			mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %d arenas on the ring",

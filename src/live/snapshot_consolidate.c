@@ -15,7 +15,7 @@
  * after the top, or free in a bin (the chunk after that has PREV_INUSE
  * clear).  Then the notes are sorted by address and the runs of adjacent
  * free chunks are rebuilt: fastbin chunks side by side, or with one binned
- * chunk between.  Every read is a checked one (snapshot.c's word()); the
+ * chunk between.  Every read is a checked one (mw_snap_word()); the
  * reads are of the arena's copy (procmem.h), the work linear in the
  * fastbin chunks but for the sort (a radix sort, three passes).
  */
@@ -26,7 +26,6 @@
 #include "snapshot_int.h"
 #include "xalloc.h"
 
-#define SIZE_BITS 7ULL	/* PREV_INUSE, IS_MMAPPED, NON_MAIN_ARENA */
 #define PREV_INUSE 1ULL
 
 /* A note's flags, in the address's low bits (chunks are 16-aligned). */
@@ -55,7 +54,7 @@ static int add(struct walk *w, uint64_t key, uint64_t size)
 int mw_snap_fast_note(struct walk *w, const struct mw_snap_arena *a, uint64_t p, uint64_t sz)
 {
 	const struct mw_glibc *g = w->g;
-	uint64_t size = sz & ~SIZE_BITS, next = p + size, flags = 0, nsz, after;
+	uint64_t size = sz & ~MW_SNAP_SIZE_BITS, next = p + size, flags = 0, nsz, after;
 
 	if (!(sz & PREV_INUSE))
 		flags |= F_PREV_BINNED;
@@ -64,7 +63,7 @@ int mw_snap_fast_note(struct walk *w, const struct mw_snap_arena *a, uint64_t p,
 	} else if (size) {	/* a size 0 loops on itself: the list walk says so */
 		if (mw_snap_word(w, next + (uint64_t)g->ch_size.off, &nsz) < 0)
 			return -1;
-		nsz &= ~SIZE_BITS;
+		nsz &= ~MW_SNAP_SIZE_BITS;
 		/* in use, a fastbin or a tcache chunk: PREV_INUSE set after it */
 		if (nsz && mw_snap_word(w, next + nsz + (uint64_t)g->ch_size.off, &after) < 0)
 			return -1;
@@ -126,7 +125,7 @@ static int binned(struct walk *w, uint64_t b, uint64_t want, uint64_t *size)
 	    mw_snap_word(w, b + (uint64_t)w->g->ch_size.off, &sz) < 0)
 		return mw_snap_badf(w, "free chunk 0x%llx beside a fastbin chunk cannot be read",
 				    (unsigned long long)b);
-	*size = sz & ~SIZE_BITS;
+	*size = sz & ~MW_SNAP_SIZE_BITS;
 	if ((want && *size != want) || !*size)
 		return mw_snap_badf(w, "free chunk 0x%llx beside a fastbin chunk has size %llu, "
 				    "its boundary tag says %llu", (unsigned long long)b,

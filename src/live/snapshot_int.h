@@ -66,6 +66,13 @@ int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 
 /* Mark the walk inconsistent (the first reason is kept); -1. */
 int mw_snap_badf(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with one number (an address, a size) for the format's one %ll
+ * conversion. */
+#define mw_snap_bad(w, fmt, v) mw_snap_badf((w), (fmt), (unsigned long long)(v))
+
+/* glibc's chunk flag bits (malloc.c: PREV_INUSE, IS_MMAPPED,
+ * NON_MAIN_ARENA), masked off by chunksize(). */
+#define MW_SNAP_SIZE_BITS 7ULL
 
 /* The verdicts (snapshot_stop.c).  mw_snap_held: is the 4-byte lock at addr
  * held?  1, 0 (or unknown: addr 0), -1 unreadable (marked).

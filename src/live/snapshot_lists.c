@@ -11,19 +11,6 @@
 #include "snapshot_int.h"
 #include "xalloc.h"
 
-/* snapshot_read.c's checked reads, by their short names here. */
-#define bad(w, fmt, v) mw_snap_badf((w), (fmt), (unsigned long long)(v))
-#define word mw_snap_word
-#define step mw_snap_step
-#define field mw_snap_field
-#define chunk_ok mw_snap_chunk_ok
-#define reread mw_snap_reread
-#define brent_init mw_snap_brent_init
-#define brent_loops mw_snap_brent_loops
-
-/* glibc's chunk flag bits (malloc.c: PREV_INUSE, IS_MMAPPED,
- * NON_MAIN_ARENA), masked off by chunksize(). */
-#define SIZE_BITS 7ULL
 /* heap_for_ptr(): heaps are aligned to HEAP_MAX_SIZE (arena.c), which is
  * 2 * DEFAULT_MMAP_THRESHOLD_MAX = 2 * 4 MiB * sizeof(long), or four huge
  * pages when mp_.hp_pagesize is set (2.35+). */
@@ -43,12 +30,12 @@ static int chunk_words(struct walk *w, uint64_t p, uint64_t *sz, uint64_t *fd)
 	uint64_t v[2];
 
 	if (g->ch_fd.off != g->ch_size.off + 8)
-		return word(w, p + (uint64_t)g->ch_size.off, sz) < 0 ||
-		       word(w, p + (uint64_t)g->ch_fd.off, fd) < 0 ? -1 : 0;
+		return mw_snap_word(w, p + (uint64_t)g->ch_size.off, sz) < 0 ||
+		       mw_snap_word(w, p + (uint64_t)g->ch_fd.off, fd) < 0 ? -1 : 0;
 	if (mw_proc_read(w->p, p + (uint64_t)g->ch_size.off, v, sizeof(v)) < 0) {
 		if (errno == ESRCH || errno == EPERM || errno == EACCES)
 			w->fatal = errno;
-		return bad(w, "cannot read chunk 0x%llx (not mapped, or unmapped meanwhile)", p);
+		return mw_snap_bad(w, "cannot read chunk 0x%llx (not mapped, or unmapped meanwhile)", p);
 	}
 	*sz = v[0];
 	*fd = v[1];
@@ -90,28 +77,28 @@ static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct 
 	struct brent b;
 
 	memset(c, 0, sizeof(*c));
-	if (word(w, a->addr + (uint64_t)g->ms_fastbins.off + (uint64_t)g->fastbin_slot *
+	if (mw_snap_word(w, a->addr + (uint64_t)g->ms_fastbins.off + (uint64_t)g->fastbin_slot *
 		    (uint64_t)i, &p) < 0)
 		return -1;
-	brent_init(&b, p);
+	mw_snap_brent_init(&b, p);
 	while (p) {
 		uint64_t fdaddr = p + (uint64_t)g->ch_fd.off, fd;
 
 		if (in_arena(w, a, p))	/* consolidated into a bin meanwhile */
-			return bad(w, "fastbin list ran into arena 0x%llx", a->addr);
-		if (chunk_ok(w, p, g->ch_fd) < 0 || chunk_words(w, p, &sz, &fd) < 0)
+			return mw_snap_bad(w, "fastbin list ran into arena 0x%llx", a->addr);
+		if (mw_snap_chunk_ok(w, p, g->ch_fd) < 0 || chunk_words(w, p, &sz, &fd) < 0)
 			return -1;
-		if (!mw_proc_mapped(w->p, p, sz & ~SIZE_BITS))
-			return bad(w, "free chunk 0x%llx reaches beyond the mappings", p);
+		if (!mw_proc_mapped(w->p, p, sz & ~MW_SNAP_SIZE_BITS))
+			return mw_snap_bad(w, "free chunk 0x%llx reaches beyond the mappings", p);
 		if (!c->n)
-			c->first = sz & ~SIZE_BITS;
-		keep(w, p, (sz & ~SIZE_BITS) | MW_SNAP_CHUNK_FAST);
+			c->first = sz & ~MW_SNAP_SIZE_BITS;
+		keep(w, p, (sz & ~MW_SNAP_SIZE_BITS) | MW_SNAP_CHUNK_FAST);
 		if (mw_snap_fast_note(w, a, p, sz) < 0)
 			return -1;
 		c->n++;
-		c->bytes += sz & ~SIZE_BITS;
+		c->bytes += sz & ~MW_SNAP_SIZE_BITS;
 		p = g->safe_linking ? (fdaddr >> 12) ^ fd : fd;	/* REVEAL_PTR */
-		if (p && brent_loops(&b, p)) {
+		if (p && mw_snap_brent_loops(&b, p)) {
 			*at = p;
 			return 1;
 		}
@@ -129,7 +116,7 @@ static int fastbins(struct walk *w, struct mw_snap_arena *a)
 		size_t mark = w->s->nchunks, fmark = w->nfast;
 		int r = fastbin(w, a, i, &c, &at);
 
-		if (r == 1 && (reread(w), w->s->nchunks = mark, w->nfast = fmark,
+		if (r == 1 && (mw_snap_reread(w), w->s->nchunks = mark, w->nfast = fmark,
 			       r = fastbin(w, a, i, &c, &at)) == 1)
 			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
 				    "chunk 0x%llx", (unsigned long long)a->addr, i,
@@ -154,25 +141,25 @@ static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, str
 	struct brent b;
 
 	memset(c, 0, sizeof(*c));
-	if (word(w, head + (uint64_t)g->ch_fd.off, &r) < 0)
+	if (mw_snap_word(w, head + (uint64_t)g->ch_fd.off, &r) < 0)
 		return -1;
-	brent_init(&b, head);
+	mw_snap_brent_init(&b, head);
 	while (r && r != head) {
-		if (brent_loops(&b, r)) {
+		if (mw_snap_brent_loops(&b, r)) {
 			*at = r;
 			return 1;
 		}
 		if (in_arena(w, a, r))	/* another bin's head: a chunk moved meanwhile */
-			return bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
-		if (chunk_ok(w, r, g->ch_fd) < 0 || chunk_words(w, r, &sz, &fd) < 0)
+			return mw_snap_bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
+		if (mw_snap_chunk_ok(w, r, g->ch_fd) < 0 || chunk_words(w, r, &sz, &fd) < 0)
 			return -1;
-		if (!mw_proc_mapped(w->p, r, sz & ~SIZE_BITS))
-			return bad(w, "free chunk 0x%llx reaches beyond the mappings", r);
-		keep(w, r, sz & ~SIZE_BITS);
+		if (!mw_proc_mapped(w->p, r, sz & ~MW_SNAP_SIZE_BITS))
+			return mw_snap_bad(w, "free chunk 0x%llx reaches beyond the mappings", r);
+		keep(w, r, sz & ~MW_SNAP_SIZE_BITS);
 		c->n++;
 		c->raw += sz;	/* chunksize_nomask, as malloc_info */
-		c->bytes += sz & ~SIZE_BITS;
-		c->trimmable += mw_snap_chunk_trimmable(w, r, sz & ~SIZE_BITS);
+		c->bytes += sz & ~MW_SNAP_SIZE_BITS;
+		c->trimmable += mw_snap_chunk_trimmable(w, r, sz & ~MW_SNAP_SIZE_BITS);
 		r = fd;
 	}
 	return 0;
@@ -194,7 +181,7 @@ static int bins(struct walk *w, struct mw_snap_arena *a)
 		size_t mark = w->s->nchunks;
 		int r = bin(w, a, head, &c, &at);
 
-		if (r == 1 && (reread(w), w->s->nchunks = mark, r = bin(w, a, head, &c, &at)) == 1)
+		if (r == 1 && (mw_snap_reread(w), w->s->nchunks = mark, r = bin(w, a, head, &c, &at)) == 1)
 			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: bin %d list loops at chunk "
 				    "0x%llx", (unsigned long long)a->addr, i,
 				    (unsigned long long)at);
@@ -222,20 +209,20 @@ static int heap_chain(struct walk *w, struct mw_snap_arena *a, uint64_t h, uint6
 	a->heaps = NULL;
 	a->nheaps = 0;
 	a->heap_bytes = a->heap_mprotect = 0;
-	brent_init(&b, h);
+	mw_snap_brent_init(&b, h);
 	while (h) {
 		uint64_t ar, prev, size, mprot;
 
-		if (step(w) < 0)
+		if (mw_snap_step(w) < 0)
 			return -1;
 		if (w->nheaps == MW_SNAP_MAX_HEAPS)
 			return mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %d heaps", MW_SNAP_MAX_HEAPS);
-		if (field(w, h, g->hi_ar_ptr, &ar) < 0 || field(w, h, g->hi_prev, &prev) < 0 ||
-		    field(w, h, g->hi_size, &size) < 0 ||
-		    field(w, h, g->hi_mprotect_size, &mprot) < 0)
+		if (mw_snap_field(w, h, g->hi_ar_ptr, &ar) < 0 || mw_snap_field(w, h, g->hi_prev, &prev) < 0 ||
+		    mw_snap_field(w, h, g->hi_size, &size) < 0 ||
+		    mw_snap_field(w, h, g->hi_mprotect_size, &mprot) < 0)
 			return -1;
 		if (ar != a->addr)
-			return bad(w, "heap 0x%llx does not belong to its arena", h);
+			return mw_snap_bad(w, "heap 0x%llx does not belong to its arena", h);
 		if (a->nheaps == cap)
 			xgrow((void **)&a->heaps, a->nheaps, &cap, sizeof(*a->heaps));
 		a->heaps[a->nheaps++] = (struct mw_snap_heap){ .addr = h, .size = size,
@@ -244,7 +231,7 @@ static int heap_chain(struct walk *w, struct mw_snap_arena *a, uint64_t h, uint6
 		a->heap_bytes += size;
 		a->heap_mprotect += mprot;
 		h = prev;
-		if (h && brent_loops(&b, h)) {
+		if (h && mw_snap_brent_loops(&b, h)) {
 			*at = h;
 			return 1;
 		}
@@ -259,7 +246,7 @@ int mw_snap_heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
 	uint64_t max = hp_pagesize ? hp_pagesize * 4 : HEAP_MAX_SIZE, h = a->top & ~(max - 1), at;
 	int r = heap_chain(w, a, h, &at);
 
-	if (r == 1 && (reread(w), r = heap_chain(w, a, h, &at)) == 1)
+	if (r == 1 && (mw_snap_reread(w), r = heap_chain(w, a, h, &at)) == 1)
 		return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: heap_info chain loops at heap "
 			    "0x%llx", (unsigned long long)a->addr, (unsigned long long)at);
 	return r;

@@ -15,11 +15,6 @@
 #include "snapshot.h"
 #include "snapshot_int.h"
 
-/* The walk marked and its steps counted, by their short names in the
- * reads below. */
-#define bad(w, fmt, v) mw_snap_badf((w), (fmt), (unsigned long long)(v))
-#define step mw_snap_step
-
 int mw_snap_badf(struct walk *w, const char *fmt, ...)
 {
 	va_list ap;
@@ -131,7 +126,7 @@ int mw_snap_field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v
 	if (mw_proc_read(w->p, base + (uint64_t)m.off, &x, (size_t)m.size) < 0) {
 		if (errno == ESRCH || errno == EPERM || errno == EACCES)
 			w->fatal = errno;
-		return bad(w, "cannot read a field at 0x%llx", base + (uint64_t)m.off);
+		return mw_snap_bad(w, "cannot read a field at 0x%llx", base + (uint64_t)m.off);
 	}
 	*v = m.size == 4 ? (uint64_t)(uint32_t)x : x;	/* little-endian x86_64 */
 	return 0;
@@ -144,8 +139,8 @@ int mw_snap_field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v
 int mw_snap_chunk_ok(struct walk *w, uint64_t p, struct mw_member m)
 {
 	if (p % CHUNK_ALIGN)
-		return bad(w, "misaligned chunk 0x%llx", p);
+		return mw_snap_bad(w, "misaligned chunk 0x%llx", p);
 	if (m.off < 0 || m.size <= 0 || !mw_proc_mapped(w->p, p, (uint64_t)m.off + (uint64_t)m.size))
-		return bad(w, "chunk 0x%llx is not mapped", p);
-	return step(w);
+		return mw_snap_bad(w, "chunk 0x%llx is not mapped", p);
+	return mw_snap_step(w);
 }

@@ -11,28 +11,15 @@
 # (then refused: t-exec-refused has the other ways they are).
 # needs: root glibc
 . tests/lib/lib.sh
-need_root
-need_libc
-FIX=build/tests/fixtures/exec-after
-[ -x $FIX ] || exit 99
-# KL: what an exec goes through to run on the probe-enabled glibc.  Under
-# the bpf runtime nothing: the program's tree runs on it (docs/install.md).  Under
-# the kernel runtime (make check-vm) what a program execs runs on the
-# system libc, untraced, unless through the probe-enabled glibc's loader.
-# The kernel runtime deletes each map whole (no rounds of 1024 keys to
-# test); its 1100 jmp_bufs' records are what lost their tail to
+# FIX, KL (what an exec goes through to run on the probe-enabled glibc)
+# and sbrk-trim alone, whose hits, probe by probe, are what a report of it
+# after an exec must hold (glibc's own start sets a jmp_buf in each
+# image).  The kernel runtime deletes each map whole (no rounds of 1024
+# keys to test); its 1100 jmp_bufs' records are what lost their tail to
 # SystemTap's relay, 4.6 to 5.0 (src/runtime/kmod_sources.h): the exec line
 # with them, the same 907 records on every run, until mallocwatch mended
 # the runtime it builds its modules from.
-KL=
-if [ "${MW_TEST_RUNTIME:-}" = kernel ]; then
-	KL="$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2 --library-path $GLIBC_PREFIX/lib"
-fi
-
-# sbrk-trim alone: its hits, probe by probe, are what a report of it
-# after an exec must hold (glibc's own start sets a jmp_buf in each image)
-"$MW" -q --json "$OUT/alone.json" -o "$OUT/alone.txt" -c ./examples/sbrk-trim 8 \
-	>"$OUT/alone.xml" || fail "alone: mallocwatch exited $?"
+exec_setup exec-after
 run() {	# NAME EXECS CMD...: the run, compared, its execs checked
 	name=$1 execs=$2
 	shift 2
@@ -41,6 +28,8 @@ run() {	# NAME EXECS CMD...: the run, compared, its execs checked
 	expect_malloc_info "$OUT/$name.xml" "$OUT/$name.json" "$OUT/$name"
 	python3 - "$OUT/$name.json" "$execs" "$OUT/alone.json" $KL ./examples/sbrk-trim 8 <<'PY' || fail "$name: $(grep -i 'image' "$OUT/$name.txt")"
 import json, sys
+sys.path.insert(0, "tests/lib")
+from alone_hits import expect_alone_hits
 r = json.load(open(sys.argv[1]))
 want = int(sys.argv[2])
 ex = r["events"].get("execs")
@@ -50,10 +39,7 @@ assert ex["last_argv"] == sys.argv[4:], (ex, sys.argv[4:])
 # before the last image: the wrapper's sbrk_more (6 MiB in 16 KiB blocks
 # is more than one), its mallopt, arena_new and heap_new, each image's
 assert ex["hits_before"] >= 5 * want, ex
-by = r["events"]["by_probe"]
-alone = json.load(open(sys.argv[3]))["events"]["by_probe"]
-assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
-                     if by.get(p) != alone.get(p)}
+expect_alone_hits(r["events"]["by_probe"], sys.argv[3])
 for s in r["settings"]:
     assert s.get("value") != 12288 * 4096, s
 assert len(r["arenas"]) == 1 and not r["heaps"], (r["arenas"], r["heaps"])
@@ -121,6 +107,8 @@ PY
 	"$KL $FIX $KL ./examples/sbrk-trim 8 >'$OUT/child.xml'" || fail "tree: mallocwatch exited $?"
 python3 - "$OUT/tree.json" "$OUT/alone.json" "$OUT/child.json" <<'PY' || fail "tree: $(grep -i 'image\|^mallocwatch' "$OUT/tree.txt")"
 import json, sys
+sys.path.insert(0, "tests/lib")
+from alone_hits import expect_alone_hits
 r = json.load(open(sys.argv[1]))
 ps = r["processes"]
 assert len(ps) == 2, [p["target"] for p in ps]
@@ -135,10 +123,7 @@ for p, want in ((root, 1), (child, 2)):
         assert s.get("value") != 12288 * 4096, s
 # sh kept nothing like exec-after's 6 MiB
 assert root["sbrk"]["grown"] < 2**20, root["sbrk"]
-alone = json.load(open(sys.argv[2]))["events"]["by_probe"]
-by = child["events"]["by_probe"]
-assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
-                     if by.get(p) != alone.get(p)}
+expect_alone_hits(child["events"]["by_probe"], sys.argv[2])
 json.dump(child, open(sys.argv[3], "w"))
 PY
 expect_malloc_info "$OUT/child.xml" "$OUT/child.json" "$OUT/child"
@@ -167,22 +152,21 @@ FE=build/tests/fixtures/fork-exec
 	>/dev/null 2>"$OUT/at.err" || fail "at the bound: mallocwatch exited $?: $(cat "$OUT/at.err")"
 python3 - "$OUT/at.json" "${MW_TEST_RUNTIME:-bpf}" "$OUT/alone.json" "$OUT/early.json" "$OUT/at256.json" <<'PY' || fail "at the bound: $(grep -v '^PASS' "$OUT/at.err")"
 import json, sys
+sys.path.insert(0, "tests/lib")
+from alone_hits import expect_alone_hits
 ps = json.load(open(sys.argv[1]))["processes"]
 assert len(ps) == 256, len(ps)
 fe = [p["target"]["pid"] for p in ps
       if p["ppid"] and any(a.endswith("fork-exec") for a in p["target"]["argv"])]
 kids = [p for p in ps if p["ppid"] in fe]
 assert len(fe) == 2 and len(kids) == 2, (fe, [p["target"]["argv"] for p in kids])
-alone = json.load(open(sys.argv[3]))["events"]["by_probe"]
 reused = lambda p: "the tracer keeps its totals per pid" in p.get("unknown", {}).get("reason", "")
 for p, out in zip(sorted(kids, key=lambda p: fe.index(p["ppid"])), sys.argv[4:]):
     if reused(p):
         print("not judged (its pid reused):", p["unknown"]["reason"])
         continue
     assert not p.get("unknown"), p["unknown"]
-    by = p["events"]["by_probe"]
-    assert by == alone, {k: (by.get(k), alone.get(k)) for k in set(by) | set(alone)
-                         if by.get(k) != alone.get(k)}
+    expect_alone_hits(p["events"]["by_probe"], sys.argv[3])
     json.dump(p, open(out, "w"))
 # (the kernel runtime: /bin/true runs on the system libc, untraced: refused)
 assert sys.argv[2] == "kernel" or not [p["unknown"] for p in ps if p.get("unknown") and not reused(p)]

@@ -17,32 +17,20 @@
 # state.h mw_state_owed).
 # needs: root glibc
 . tests/lib/lib.sh
-need_root
-need_libc
-FIX=./build/tests/fixtures/fork-exec
-[ -x $FIX ] || exit 99
-# the kernel runtime (make check-vm): what a program execs runs on the
-# system libc unless through the probe-enabled glibc's loader (t-e2e-exec)
-KL=
-if [ "${MW_TEST_RUNTIME:-}" = kernel ]; then
-	KL="$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2 --library-path $GLIBC_PREFIX/lib"
-fi
-
-"$MW" -q --json "$OUT/alone.json" -o "$OUT/alone.txt" -c ./examples/sbrk-trim 8 \
-	>"$OUT/alone.xml" || fail "alone: mallocwatch exited $?"
+exec_setup fork-exec
 "$MW" -q -f --json "$OUT/tree.json" -o "$OUT/tree.txt" -c $FIX $KL ./examples/sbrk-trim 8 \
 	>"$OUT/child.xml" || fail "-f: mallocwatch exited $?: $(cat "$OUT/tree.txt")"
 python3 - "$OUT/tree.json" "$OUT/alone.json" "$OUT/child.json" <<'PY' || fail "the child's report: $(sed -n '/sbrk-trim 8 (pid/,/^Allocator at exit/p' "$OUT/tree.txt")"
 import json, sys
+sys.path.insert(0, "tests/lib")
+from alone_hits import expect_alone_hits
 r = json.load(open(sys.argv[1]))
 ps = r["processes"]
 assert len(ps) == 2, [p["target"] for p in ps]
 c = [p for p in ps if p["ppid"]][0]
 assert not c.get("unknown"), c["unknown"]
 by = c["events"]["by_probe"]
-alone = json.load(open(sys.argv[2]))["events"]["by_probe"]
-assert by == alone, {p: (by.get(p), alone.get(p)) for p in set(by) | set(alone)
-                     if by.get(p) != alone.get(p)}
+expect_alone_hits(by, sys.argv[2])
 ex = c["events"]["execs"]
 assert ex["images_replaced"] == 1 and ex["hits_before"] >= 5, ex
 print("the child's hits are sbrk-trim's alone:", sum(by.values()), "; left out:", ex)

@@ -83,6 +83,28 @@ need_libc() {
 	fi
 	[ -f "$GLIBC_PREFIX/lib/libc.so.6" ] || skip "no probe-enabled glibc at $GLIBC_PREFIX (make glibc)"
 }
+# exec_setup FIXTURE: the start of the tests whose programs replace their
+# image (t-e2e-exec, t-fork-exec).  Skips without root or the
+# probe-enabled glibc; sets FIX to build/tests/fixtures/FIXTURE (exit 99
+# when it is not built) and KL to what an exec goes through to run on
+# that glibc: nothing under the bpf runtime (the program's tree runs on
+# it, docs/install.md); under the kernel runtime (make check-vm) its
+# loader, else what a program execs runs on the system libc, untraced.
+# Then traces examples/sbrk-trim 8 alone into $OUT/alone.json (.txt,
+# .xml): its hits, probe by probe, are what a report of it after an exec
+# must hold (tests/lib/alone_hits.py checks them).
+exec_setup() {
+	need_root
+	need_libc
+	FIX=build/tests/fixtures/$1
+	[ -x "$FIX" ] || exit 99
+	KL=
+	if [ "${MW_TEST_RUNTIME:-}" = kernel ]; then
+		KL="$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2 --library-path $GLIBC_PREFIX/lib"
+	fi
+	"$MW" -q --json "$OUT/alone.json" -o "$OUT/alone.txt" -c ./examples/sbrk-trim 8 \
+		>"$OUT/alone.xml" || fail "alone: mallocwatch exited $?"
+}
 # on_glibc PROGRAM ARGS...: exec PROGRAM on the probe-enabled glibc, in
 # place of the shell (run it as "(on_glibc ...) &" to have its pid in
 # $!): through the cached glibc's loader, or with MW_ROOT inside that root

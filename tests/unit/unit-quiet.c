@@ -8,7 +8,12 @@
  * at) is not; one spinning is not even begun; one with a clone(CLONE_VM)
  * child (its memory shared by a task that is not its thread) is not
  * begun either, nor one whose CLONE_VM task is its sibling (CLONE_PARENT:
- * this test's child, found only by the scan of every task). */
+ * this test's child, found only by the scan of every task); as root, nor
+ * one whose CLONE_VM child kept root's credentials when it dropped them,
+ * looked at by a user without capabilities (found only through the
+ * children file: the scan takes a task kcmp refuses, with capabilities
+ * beyond the user's, for one that cannot share the memory). */
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -87,7 +92,11 @@ static int grandchild(void *arg)
 
 /* A child doing what: 0 pause, 1 tick, 2 spin, 3 a CLONE_VM child and
  * pause, 4 the same made its sibling (CLONE_PARENT: no children file of
- * its lists it) and pause; it writes that child's pid (else 0) on fd once under way. */
+ * its lists it) and pause; 5 (a CLONE_VM child) and 6 (none) become user
+ * 65534 (nobody: no capabilities; dumpable again, as a daemon may make
+ * itself) and pause, 5's child keeping root's credentials (a daemon's
+ * helper made before it dropped them).  It writes that child's pid (else
+ * 0) on fd once under way. */
 static pid_t child(int what, int fd)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
@@ -101,11 +110,17 @@ static pid_t child(int what, int fd)
 	if (!(m = malloc(64 << 20)))
 		_exit(1);
 	memset(m, 1, 64 << 20);
-	if (what >= 3 && (g = clone(grandchild, stack + sizeof(stack),
-				    CLONE_VM | SIGCHLD | (what == 4 ? CLONE_PARENT : 0), NULL)) < 0)
+	if (what >= 3 && what <= 5 &&
+	    (g = clone(grandchild, stack + sizeof(stack),
+		       CLONE_VM | SIGCHLD | (what == 4 ? CLONE_PARENT : 0), NULL)) < 0)
 		_exit(1);
-	if (write(fd, &g, sizeof(g)) != sizeof(g))
+	if ((what >= 5 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+			   setresuid(65534, 65534, 65534) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0)) ||
+	    write(fd, &g, sizeof(g)) != sizeof(g)) {
+		if (g > 0)
+			kill(g, SIGKILL);	/* it holds fd open too */
 		_exit(1);
+	}
 	for (volatile unsigned long n = 0;; n++)
 		if (what == 1)
 			nap(200000);
@@ -127,9 +142,12 @@ static void live(void)
 
 		CHECK(read(fd[0], &g, sizeof(g)) == sizeof(g));
 		nap(20000000);	/* settled where it waits */
-		/* the ticker is seen asleep nearly always; the others as they are */
-		for (int k = 0; k < (what == 1 ? 200 : 1) && !q; k++)
-			q = mw_quiet_begin(pid);
+		/* the ticker is seen asleep nearly always; the others as they are,
+		 * tried again while a loaded machine has them still on their way
+		 * to pause() (the sharing ones must never be begun) */
+		for (int k = 0; k < (what == 1 ? 200 : 20) && !q; k++)
+			if (!(q = mw_quiet_begin(pid)) && what != 1)
+				nap(5000000);
 		if (what >= 2) {
 			CHECK(!q, "%s was begun", what == 2 ? "a spinning child" : "a shared memory");
 		} else {
@@ -148,10 +166,89 @@ static void live(void)
 	}
 }
 
+/* The observer of dropped(), its parent (as Yama's ptrace_scope 1 wants):
+ * makes a plain child and one with a root helper, becomes nobody, and
+ * tries the proof on both (on the second 20 times once the first was
+ * begun).  Writes the three pids on out for the caller
+ * to kill.  Exits 0 when the one with a helper was not begun, 1 when it
+ * was, 2 when the plain one was not begun either (a task here that this
+ * user cannot compare fails every proof: nothing told), 3 when the
+ * children could not be made. */
+static int observer(int out)
+{
+	pid_t p[3] = { 0, 0, 0 }, g[2];
+	int fd[2], r = 3;
+	struct mw_quiet *q;
+
+	if (pipe(fd) < 0)
+		return 3;
+	p[0] = child(6, fd[1]);
+	p[1] = child(5, fd[1]);
+	close(fd[1]);
+	/* their answers in either order: the plain one's 0, the helper's pid */
+	if (p[0] < 0 || p[1] < 0 || read(fd[0], &g[0], sizeof(g[0])) != sizeof(g[0]) ||
+	    read(fd[0], &g[1], sizeof(g[1])) != sizeof(g[1]))
+		goto out;
+	p[2] = g[0] ? g[0] : g[1];
+	if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+	    setresuid(65534, 65534, 65534) < 0)
+		goto out;
+	nap(20000000);	/* settled where they wait */
+	/* a task that cannot be compared fails a proof only while it is
+	 * there (one changing its credentials, say): tried up to 20 times */
+	for (int k = 0; k < 20 && r != 0; k++) {
+		if (!(q = mw_quiet_begin(p[0]))) {
+			r = 2;
+			nap(10000000);
+			continue;
+		}
+		mw_quiet_end(q);
+		r = 0;
+	}
+	for (int k = 0; k < 20 && r == 0; k++) {
+		q = mw_quiet_begin(p[1]);
+		r = q != NULL;
+		mw_quiet_end(q);
+	}
+out:
+	if (write(out, p, sizeof(p)) != sizeof(p))
+		r = 3;
+	return r;
+}
+
+static void dropped(void)
+{
+	pid_t o, p[3] = { 0, 0, 0 };
+	int fd[2], st = 0;
+
+	if (geteuid() != 0) {
+		printf("not tried (needs root): a CLONE_VM child that kept root's credentials\n");
+		return;
+	}
+	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);	/* the observer's children */
+	CHECK(pipe(fd) == 0);
+	if ((o = fork()) == 0)
+		_exit(observer(fd[1]));
+	CHECK(o > 0 && waitpid(o, &st, 0) == o && WIFEXITED(st));
+	CHECK(read(fd[0], p, sizeof(p)) == sizeof(p));
+	for (int i = 0; i < 3; i++)
+		if (p[i] > 0)
+			kill(p[i], SIGKILL);
+	for (int i = 0; i < 3; i++)
+		if (p[i] > 0)
+			waitpid(p[i], NULL, 0);
+	if (WEXITSTATUS(st) == 2)
+		printf("not told: a task here that nobody cannot compare (kcmp) fails every proof\n");
+	else
+		CHECK(WEXITSTATUS(st) == 0, "a CLONE_VM child with root's credentials, seen by nobody: %s",
+		      WEXITSTATUS(st) == 1 ? "begun" : "not made");
+}
+
 int main(void)
 {
 	table();
 	counts();
 	live();
+	dropped();
 	return failed ? 1 : 0;
 }
