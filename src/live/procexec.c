@@ -56,6 +56,7 @@ struct mw_procexec {
 	size_t nc, cap;
 	uint64_t closed;	/* counted by events closed, their threads gone */
 	int counted;		/* every thread has had a counter since the start */
+	int gone_early;		/* the address space was gone when they were set */
 	int seen;		/* an exec was seen (or cannot be told): why below */
 	char why[PATH_MAX + 400];
 };
@@ -264,9 +265,9 @@ static void open_counters(struct mw_procexec *w)
 }
 
 /* The address space now, read where its arguments start (field 48 of
- * /proc/PID/stat, proc(5): arg_start).  Kept beside the counters: they
- * see nothing when mallocwatch runs in a pid namespace of its own (the
- * filter's pid is not the kernel's). */
+ * /proc/PID/stat, proc(5): arg_start).  Kept beside the counters: a
+ * process they cannot count (not root, past the descriptors allowed) is
+ * watched by it alone. */
 static void open_mem(struct mw_procexec *w)
 {
 	char path[64], buf[1024];
@@ -294,8 +295,11 @@ static void settle(struct mw_procexec *w)
 {
 	char b;
 
-	if (w->memfd >= 0 && pread(w->memfd, &b, 1, (off_t)w->addr) == 0 &&
-	    w->pidfd >= 0 && mw_pidfd_exited(w->pidfd)) {
+	if (w->memfd < 0 || pread(w->memfd, &b, 1, (off_t)w->addr) != 0)
+		return;
+	if (w->pidfd >= 0 && !mw_pidfd_exited(w->pidfd)) {
+		w->gone_early = 1;	/* an exec: it lives */
+	} else {
 		snprintf(w->why, sizeof(w->why), "process %d replaced its program (exec) or exited "
 			 "while its execs were being set up to be counted, which cannot be told "
 			 "apart then (seen by the address space it had at the start, gone)",
@@ -336,7 +340,9 @@ static uint64_t counted(struct mw_procexec *w)
 {
 	uint64_t n = w->closed;
 
-	(void)cover(w);	/* one it cannot count is looked at next time */
+	/* a thread not counted yet is looked at again next time */
+	for (int i = 0; i < 4 && cover(w) == 0; i++)
+		;
 	for (size_t i = 0; i < w->nc; i++)
 		n += count_of(w->c[i].fd);
 	return n;
@@ -363,7 +369,7 @@ int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 	if (!w->seen) {
 		if (w->counted && counted(w) > 0)
 			by = "the kernel's sched_process_exec event, counted on its threads";
-		else if (mem_gone(w))
+		else if (w->gone_early || mem_gone(w))
 			by = "the address space it had when the run started is gone while it runs";
 		if (!by)
 			return 0;
