@@ -11,15 +11,16 @@
  *   processes they fork): an exec in any of its threads is counted when
  *   it happens, whatever the process does next, exit included.  Such an
  *   event counts only while its own thread runs, so another process's
- *   exec is never counted, not even one given the process's pid after it
- *   exited: that process's figures are kept as of its exit, like any
+ *   exec is never counted, not even one given the process's pid after
+ *   it exited: that process's figures are kept as of its exit, like any
  *   process's that exits during the run.  The threads are listed from
- *   /proc/PID/task until a listing finds none without a count, and again
- *   at every look (a thread being made at the moment its maker's count
- *   was opened inherits none, and is counted from the next look: an
- *   exec it makes before then is seen by the address space while the
- *   process lives, and goes unseen if the process also exits before
- *   it; no other process can bring that about).  Needs
+ *   /proc/PID/task until a listing finds none without a count (at most
+ *   64 listings: a process that makes threads faster is not counted),
+ *   and again at every look (a thread being made at the moment its
+ *   maker's count was opened inherits none, and is counted from the
+ *   next look: an exec it makes before then is seen by the address
+ *   space while the process lives, and goes unseen if the process also
+ *   exits before it; no other process can bring that about).  Needs
  *   root (or perf_event_paranoid 1) and tracefs's events directory
  *   (/sys/kernel/tracing or /sys/kernel/debug/tracing, mounted for the
  *   tracer); one descriptor per thread, at most 512 (and a quarter of
