@@ -246,22 +246,20 @@ static void drop_counters(struct mw_procexec *w)
 
 /* Counters on every thread, each in place before the listing that found
  * no thread without one: a thread made after its maker's was set inherits
- * it.  All or none. */
+ * it.  Those of a process that makes threads faster are kept (what they
+ * count is its execs) but do not make it counted; none when one thread
+ * cannot be counted. */
 static void open_counters(struct mw_procexec *w)
 {
+	int r = 0;
+
 	if ((w->tp = tracepoint_id()) < 0)
 		return;
-	for (int i = 0; i < ROUNDS; i++) {
-		int r = cover(w);
-
-		if (r < 0)
-			break;
-		if (r == 1) {
-			w->counted = 1;
-			return;
-		}
-	}
-	drop_counters(w);
+	for (int i = 0; i < ROUNDS && r == 0; i++)
+		r = cover(w);
+	if (r < 0)
+		drop_counters(w);
+	w->counted = r == 1;
 }
 
 /* The address space now, read where its arguments start (field 48 of
@@ -367,7 +365,7 @@ int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 	ssize_t n;
 
 	if (!w->seen) {
-		if (w->counted && counted(w) > 0)
+		if (w->nc && counted(w) > 0)
 			by = "the kernel's sched_process_exec event, counted on its threads";
 		else if (w->gone_early || mem_gone(w))
 			by = "the address space it had when the run started is gone while it runs";

@@ -15,7 +15,8 @@
  *   it exited: that process's figures are kept as of its exit, like any
  *   process's that exits during the run.  The threads are listed from
  *   /proc/PID/task until a listing finds none without a count (at most
- *   64 listings: a process that makes threads faster is not counted),
+ *   64 listings: a process that makes threads faster is said not to be
+ *   counted, and is counted in part, on the threads that have a count),
  *   and again at every look (a thread being made at the moment its
  *   maker's count was opened inherits none, and is counted from the
  *   next look: an exec it makes before then is seen by the address
