@@ -88,8 +88,13 @@ for pid in (a, b):
     assert not (p[pid].get("unknown") or {}).get("reason"), (pid, p[pid]["unknown"])
     assert p[pid]["arenas"] is not None, (pid, p[pid])
 assert len(p[a]["snapshots"]["attach"]["arenas"]) == 5, p[a]["snapshots"]["attach"]
-print("A: not refused; B: not refused")
+# as any process that exits during the run: no snapshot at the end
+assert p[a]["snapshots"]["end"] is None, p[a]["snapshots"]["end"]
+assert p[a]["target"]["exit_status_unknown"].startswith("-p without -f does not ptrace"), p[a]["target"]
+print("A: not refused, its figures up to its exit; B: not refused")
 PY
+grep -q "none at the end: the process had exited" "$OUT/exit.txt" ||
+	fail "exit: A's exit not said: $(cat "$OUT/exit.txt")"
 grep -q "REFUSED" "$OUT/exit.txt" && fail "exit: refused without an exec: $(grep -a REFUSED "$OUT/exit.txt")"
 grep -q "^PASS process $a (.*): arenas 5, limit <= 8" "$OUT/exit.err" ||
 	fail "exit: process $a (exited, no exec) not judged on its figures: $(cat "$OUT/exit.err")"
