@@ -3,12 +3,19 @@
  *
  *	$ cat /sys/kernel/debug/tracing/events/sched/sched_process_exec/id
  *	365
- *	$ grep pid /sys/kernel/debug/tracing/events/sched/sched_process_exec/format
- *		field:pid_t pid;	offset:12;	size:4;	signed:1;
  *
- * (pid: the exec'ing task's, which is the process's pid once de_thread
- * made the exec'ing thread its leader).
+ * counted by a perf event opened on each of the process's threads (pid
+ * the thread's id, cpu -1), which the threads made later inherit
+ * (inherit, inherit_thread: not the processes it forks).  Such an event
+ * counts the tracepoint only while its own thread runs, so it never
+ * counts another process's exec, even one given the process's pid after
+ * it exited; and it keeps its count after its thread has exited.  Its
+ * threads, as /proc/PID/task lists them:
+ *
+ *	$ ls /proc/4242/task
+ *	4242  4243  4244
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -28,22 +34,30 @@
 #include "procmem.h"
 #include "xalloc.h"
 
-#define MAX_CPUS 4096
-/* Counting descriptors (one per CPU per process) all watchers may hold
- * at once: at most this, and a quarter of RLIMIT_NOFILE's soft limit; a
- * process past it is watched by its address space alone. */
+/* Counting descriptors (one per thread) all watchers may hold at once:
+ * at most this, and a quarter of RLIMIT_NOFILE's soft limit; a process
+ * past it is watched by its address space alone. */
 #define COUNTER_FDS_MAX 512
+#define ROUNDS 64		/* listings of its threads at the start, at most */
 
 static long counter_fds;	/* held now, by every watcher */
 
 struct mw_procexec {
 	pid_t pid;
 	int pidfd;		/* the process, for as long as it lives */
+	int procfd;		/* its /proc/PID: names its threads, never another's */
 	int memfd;		/* /proc/PID/mem of the address space at the start */
 	uint64_t addr;		/* an address mapped there: its arguments' start */
-	int *fds;		/* sched_process_exec counted per CPU; NULL none */
-	int nfds;
-	int seen;		/* an exec was seen: why below */
+	long tp;		/* the tracepoint's id */
+	struct counter {
+		pid_t tid;
+		int fd;		/* sched_process_exec counted on that thread */
+	} *c;
+	size_t nc, cap;
+	uint64_t closed;	/* counted by events closed, their threads gone */
+	int counted;		/* every thread has had a counter since the start */
+	int gone_early;		/* the address space was gone when they were set */
+	int seen;		/* an exec was seen (or cannot be told): why below */
 	char why[PATH_MAX + 400];
 };
 
@@ -67,64 +81,191 @@ static long tracepoint_id(void)
 	return -1;
 }
 
-/* Are mallocwatch's pids the kernel's (the tracepoint's)?  Only in the
- * initial pid namespace, whose inode is fixed (PROC_PID_INIT_INO,
- * include/linux/proc_ns.h). */
-static int pids_are_the_kernels(void)
+static long budget(void)
 {
-	struct stat sb;
-
-	return stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino == 0xEFFFFFFCU;
-}
-
-/* One counting event per CPU, each enabled only once its filter is set
- * (an event enabled before would count other processes' execs).  All or
- * none: a CPU left out could run the exec (one offline, ENODEV, cannot;
- * one brought online later is not counted on). */
-static void open_counters(struct mw_procexec *w)
-{
-	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
-				     .disabled = 1 };
-	long id = tracepoint_id(), ncpu = sysconf(_SC_NPROCESSORS_CONF), budget = COUNTER_FDS_MAX;
 	struct rlimit rl;
-	char filter[32];
-	int ok = 1;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    (long)(rl.rlim_cur / 4) < budget)
-		budget = (long)(rl.rlim_cur / 4);
-	if (id < 0 || ncpu < 1 || ncpu > MAX_CPUS || counter_fds + ncpu > budget ||
-	    !pids_are_the_kernels())
-		return;
-	a.config = (uint64_t)id;
-	snprintf(filter, sizeof(filter), "pid == %d", (int)w->pid);
-	w->fds = xcalloc((size_t)ncpu, sizeof(*w->fds));
-	for (int cpu = 0; ok && cpu < ncpu; cpu++) {
-		int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	    (long)(rl.rlim_cur / 4) < COUNTER_FDS_MAX)
+		return (long)(rl.rlim_cur / 4);
+	return COUNTER_FDS_MAX;
+}
 
-		if (fd < 0) {
-			ok = errno == ENODEV;	/* offline */
+/* Is thread tid of the process there now?  (Asked through its /proc
+ * directory, opened while it lived: once it has exited, no thread is,
+ * whoever has its pid since.) */
+static int thread_there(const struct mw_procexec *w, pid_t tid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "task/%d", (int)tid);
+	return faccessat(w->procfd, path, F_OK, 0) == 0;
+}
+
+/* The threads /proc/PID/task lists, in one getdents64 call (a listing
+ * taken in several may skip a thread when one exits between them): the
+ * number, or -1 (more than max, or not read). */
+static long list_threads(const struct mw_procexec *w, pid_t *tids, long max)
+{
+	char buf[65536];
+	long n = 0;
+	ssize_t len;
+	int fd;
+
+	if ((fd = openat(w->procfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	len = getdents64(fd, buf, sizeof(buf));
+	if (len > 0 && getdents64(fd, buf + len, sizeof(buf) - (size_t)len) != 0)
+		len = -1;	/* more than one call's worth */
+	close(fd);
+	for (ssize_t off = 0; len > 0 && off < len;) {
+		struct dirent64 *d = (struct dirent64 *)(void *)(buf + off);
+		char *end;
+		long t = strtol(d->d_name, &end, 10);
+
+		off += d->d_reclen;
+		if (d->d_name[0] == '.' || *end || t <= 0 || t > INT_MAX)
+			continue;
+		if (n == max)
+			return -1;
+		tids[n++] = (pid_t)t;
+	}
+	return len < 0 ? -1 : n;
+}
+
+/* Count thread tid's execs from now on (and its threads').  1 counted
+ * (or exiting: it runs no program again, fd -1), 0 the thread is gone,
+ * -1 it cannot be.  The thread's /proc directory is held across
+ * perf_event_open: still there after it, the thread was, so the id was
+ * not another's (a thread's id is not reused while it lives). */
+static int count_thread(struct mw_procexec *w, pid_t tid)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
+				     .config = (uint64_t)w->tp, .inherit = 1, .inherit_thread = 1 };
+	char path[32];
+	int dir, fd, there;
+
+	if (counter_fds + 1 > budget())
+		return -1;
+	snprintf(path, sizeof(path), "task/%d", (int)tid);
+	if ((dir = openat(w->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	there = faccessat(dir, "stat", F_OK, 0) == 0;
+	close(dir);
+	if (fd < 0 && (errno != ESRCH || !there))
+		return errno == ESRCH ? 0 : -1;
+	if (!there) {
+		close(fd);
+		return 0;
+	}
+	if (w->nc == w->cap)
+		xgrow((void **)&w->c, w->nc, &w->cap, sizeof(*w->c));
+	w->c[w->nc++] = (struct counter){ .tid = tid, .fd = fd };
+	counter_fds += fd >= 0;
+	return 1;
+}
+
+static int has_counter(const struct mw_procexec *w, pid_t tid)
+{
+	for (size_t i = 0; i < w->nc; i++)
+		if (w->c[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+static uint64_t count_of(int fd)
+{
+	uint64_t v;
+
+	return fd >= 0 && read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? v : 0;
+}
+
+/* Close the counters of threads gone before a whole listing (tids, n),
+ * their counts kept: a thread they made was listed, and has one. */
+static void prune(struct mw_procexec *w, const pid_t *tids, long n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->nc; i++) {
+		long j = 0;
+
+		while (j < n && tids[j] != w->c[i].tid)
+			j++;
+		if (j < n || thread_there(w, w->c[i].tid)) {
+			w->c[k++] = w->c[i];
 			continue;
 		}
-		w->fds[w->nfds++] = fd;
-		ok = ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) == 0 &&
-		     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+		if (w->c[i].fd >= 0) {
+			w->closed += count_of(w->c[i].fd);
+			close(w->c[i].fd);
+			counter_fds--;
+		}
 	}
-	if (ok && w->nfds) {
-		counter_fds += w->nfds;
+	w->nc = k;
+}
+
+/* Give every thread listed a counter.  1 when each already had one and
+ * the listing was whole (a listing ends early when the thread it stands
+ * on exits: every thread listed is there after it), 0 when a next
+ * listing must tell, -1 when a thread cannot be counted. */
+static int cover(struct mw_procexec *w)
+{
+	long max = budget(), n;
+	pid_t *tids = xcalloc((size_t)max, sizeof(*tids));
+	int whole = 1;
+
+	n = list_threads(w, tids, max);
+	for (long i = 0; i < n && whole >= 0; i++) {
+		if (has_counter(w, tids[i]))
+			continue;
+		whole = count_thread(w, tids[i]) < 0 ? -1 : 0;
+	}
+	for (long i = 0; i < n && whole == 1; i++)
+		if (!thread_there(w, tids[i]))
+			whole = 0;
+	if (n < 0)
+		whole = -1;
+	else if (whole == 1)
+		prune(w, tids, n);
+	free(tids);
+	return whole;
+}
+
+static void drop_counters(struct mw_procexec *w)
+{
+	for (size_t i = 0; i < w->nc; i++)
+		if (w->c[i].fd >= 0) {
+			close(w->c[i].fd);
+			counter_fds--;
+		}
+	free(w->c);
+	w->c = NULL;
+	w->nc = w->cap = 0;
+}
+
+/* Counters on every thread, each in place before the listing that found
+ * no thread without one: a thread made after its maker's was set inherits
+ * it.  Those of a process that makes threads faster are kept (what they
+ * count is its execs) but do not make it counted; none when one thread
+ * cannot be counted. */
+static void open_counters(struct mw_procexec *w)
+{
+	int r = 0;
+
+	if ((w->tp = tracepoint_id()) < 0)
 		return;
-	}
-	for (int i = 0; i < w->nfds; i++)
-		close(w->fds[i]);
-	free(w->fds);
-	w->fds = NULL;
-	w->nfds = 0;
+	for (int i = 0; i < ROUNDS && r == 0; i++)
+		r = cover(w);
+	if (r < 0)
+		drop_counters(w);
+	w->counted = r == 1;
 }
 
 /* The address space now, read where its arguments start (field 48 of
- * /proc/PID/stat, proc(5): arg_start).  Kept beside the counters: they
- * see nothing when mallocwatch runs in a pid namespace of its own (the
- * filter's pid is not the kernel's). */
+ * /proc/PID/stat, proc(5): arg_start).  Kept beside the counters: a
+ * process they cannot count (not root, past the descriptors allowed) is
+ * watched by it alone. */
 static void open_mem(struct mw_procexec *w)
 {
 	char path[64], buf[1024];
@@ -143,30 +284,65 @@ static void open_mem(struct mw_procexec *w)
 	w->addr = v;
 }
 
+/* At the start, once counted: is the address space it had when looked
+ * at first (open_mem, before the counters) still there?  An exec before
+ * every thread was counted is seen by it alone, and by it only while the
+ * process lives: one it exits in the meantime cannot be told from its
+ * exit, and is taken as one (refused, never shown wrong). */
+static void settle(struct mw_procexec *w)
+{
+	char b;
+
+	if (w->memfd < 0 || pread(w->memfd, &b, 1, (off_t)w->addr) != 0)
+		return;
+	if (w->pidfd >= 0 && !mw_pidfd_exited(w->pidfd)) {
+		w->gone_early = 1;	/* an exec: it lives */
+	} else {
+		snprintf(w->why, sizeof(w->why), "process %d replaced its program (exec) or exited "
+			 "while its execs were being set up to be counted, which cannot be told "
+			 "apart then (seen by the address space it had at the start, gone)",
+			 (int)w->pid);
+		w->seen = 1;
+	}
+}
+
 struct mw_procexec *mw_procexec_open(pid_t pid)
 {
 	struct mw_procexec *w = xcalloc(1, sizeof(*w));
+	char path[32];
 
 	w->pid = pid;
 	w->pidfd = mw_pidfd_open(pid);
-	open_counters(w);
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	w->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->procfd >= 0 && (w->pidfd < 0 || mw_pidfd_exited(w->pidfd))) {
+		close(w->procfd);	/* perhaps another's */
+		w->procfd = -1;
+	}
 	open_mem(w);
+	if (w->procfd >= 0)
+		open_counters(w);
+	settle(w);
 	return w;
 }
 
 int mw_procexec_counted(const struct mw_procexec *w)
 {
-	return w && w->fds;
+	return w && w->counted;
 }
 
-/* Execs counted so far. */
-static uint64_t counted(const struct mw_procexec *w)
+/* Execs counted so far, on every thread it has had since the start
+ * (threads made since it was last looked at are listed first, while it
+ * lives: see procexec.h). */
+static uint64_t counted(struct mw_procexec *w)
 {
-	uint64_t n = 0, v;
+	uint64_t n = w->closed;
 
-	for (int i = 0; i < w->nfds; i++)
-		if (read(w->fds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
-			n += v;
+	/* a thread not counted yet is looked at again next time */
+	for (int i = 0; i < 4 && cover(w) == 0; i++)
+		;
+	for (size_t i = 0; i < w->nc; i++)
+		n += count_of(w->c[i].fd);
 	return n;
 }
 
@@ -185,18 +361,13 @@ static int mem_gone(const struct mw_procexec *w)
 int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 {
 	char path[64], exe[PATH_MAX];
-	const char *by = NULL, *or = "";
+	const char *by = NULL;
 	ssize_t n;
 
 	if (!w->seen) {
-		/* the counts read before it is seen alive: its pid was its own
-		 * all along; else another process may have been given it */
-		if (w->fds && counted(w) > 0) {
-			by = "the kernel's sched_process_exec event, counted for its pid";
-			if (mw_pidfd_exited(w->pidfd))
-				or = ", or exited and a process given its pid since did (the exec was "
-				     "counted after it exited: which one made it cannot be told)";
-		} else if (mem_gone(w))
+		if (w->nc && counted(w) > 0)
+			by = "the kernel's sched_process_exec event, counted on its threads";
+		else if (w->gone_early || mem_gone(w))
 			by = "the address space it had when the run started is gone while it runs";
 		if (!by)
 			return 0;
@@ -207,8 +378,8 @@ int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 		exe[n] = '\0';
 		/* exe: the process's name for it, quoted where it is printed */
 		snprintf(w->why, sizeof(w->why), "process %d replaced its program (exec) during "
-			 "the run%s%s%s%s (seen by %s)", (int)w->pid, exe[0] ? ", now '" : "", exe,
-			 exe[0] ? "'" : "", or, by);
+			 "the run%s%s%s (seen by %s)", (int)w->pid, exe[0] ? ", now '" : "", exe,
+			 exe[0] ? "'" : "", by);
 		w->seen = 1;
 	}
 	snprintf(why, whylen, "%s", w->why);
@@ -219,12 +390,11 @@ void mw_procexec_free(struct mw_procexec *w)
 {
 	if (!w)
 		return;
-	for (int i = 0; i < w->nfds; i++)
-		close(w->fds[i]);
-	counter_fds -= w->nfds;
-	free(w->fds);
+	drop_counters(w);
 	if (w->memfd >= 0)
 		close(w->memfd);
+	if (w->procfd >= 0)
+		close(w->procfd);
 	if (w->pidfd >= 0)
 		close(w->pidfd);
 	free(w);

@@ -5,24 +5,36 @@
  * started.
  *
  * Two witnesses:
- * - the kernel's sched:sched_process_exec tracepoint, counted on every
- *   CPU by a perf event (perf_event_open(2), PERF_TYPE_TRACEPOINT) whose
- *   filter is "pid == PID": an exec in any of its threads is counted
- *   when it happens (the exec'ing thread has taken the process's pid
- *   then), whatever the process does next, exit included.  Needs root
- *   (or perf_event_paranoid -1) and tracefs's events directory
+ * - the kernel's sched:sched_process_exec tracepoint, counted by a perf
+ *   event (perf_event_open(2), PERF_TYPE_TRACEPOINT) opened on each of
+ *   its threads and inherited by the threads they make (not by the
+ *   processes they fork): an exec in any of its threads is counted when
+ *   it happens, whatever the process does next, exit included.  Such an
+ *   event counts only while its own thread runs, so another process's
+ *   exec is never counted, not even one given the process's pid after
+ *   it exited: that process's figures are kept as of its exit, like any
+ *   process's that exits during the run.  The threads are listed from
+ *   /proc/PID/task until a listing finds none without a count (at most
+ *   64 listings: a process that makes threads faster is said not to be
+ *   counted, and is counted in part, on the threads that have a count),
+ *   and again at every look (a thread being made at the moment its
+ *   maker's count was opened inherits none, and is counted from the
+ *   next look: an exec it makes before then is seen by the address
+ *   space while the process lives, and goes unseen if the process also
+ *   exits before it; no other process can bring that about).  Needs
+ *   root (or perf_event_paranoid 1) and tracefs's events directory
  *   (/sys/kernel/tracing or /sys/kernel/debug/tracing, mounted for the
- *   tracer); one descriptor per CPU, at most 512 (and a quarter of
+ *   tracer); one descriptor per thread, at most 512 (and a quarter of
  *   RLIMIT_NOFILE) for all processes watched, past which a process is
- *   not counted.  The pid is the kernel's: run from a pid namespace of
- *   its own, mallocwatch's pids are not, and it counts nothing then.  A pid reused after the process exited, by one that execs
- *   before the run ends, is counted too (refused, never shown wrong).
+ *   not counted.
  * - /proc/PID/mem opened at the start: the descriptor keeps the address
  *   space it was opened on; once an exec replaced it, a read of it finds
  *   nothing (0 bytes) while the process lives.  Alone it cannot tell an
  *   exec from an exit once the process has gone, nor see an exec whose
  *   old address space lives on in a process sharing it (clone CLONE_VM
- *   without CLONE_THREAD).
+ *   without CLONE_THREAD).  Read once more when the counts are in place:
+ *   an exec before they were is seen by it (and a process that exited by
+ *   then is taken as exec'd: which it did cannot be told).
  */
 #ifndef MALLOCWATCH_PROCEXEC_H
 #define MALLOCWATCH_PROCEXEC_H
@@ -43,7 +55,8 @@ struct mw_procexec *mw_procexec_open(pid_t pid);
  * where it is printed); 0 when no witness saw one.  Once 1, always 1. */
 int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen);
 
-/* Is it counted by the kernel's tracepoint (the first witness)? */
+/* Is it counted by the kernel's tracepoint (the first witness), every
+ * thread it had at the start? */
 int mw_procexec_counted(const struct mw_procexec *w);
 
 void mw_procexec_free(struct mw_procexec *w);

@@ -100,9 +100,9 @@ void mw_images_watch_add(struct mw_images_watch *w, struct mw_process *pr, pid_t
 	w->v[w->n++] = (struct watched){ .pr = pr, .pid = pid, .x = mw_procexec_open(pid) };
 	if (!mw_procexec_counted(w->v[w->n - 1].x) && !w->noted++)	/* said once */
 		mw_note("process %d: its execs cannot be counted (the kernel's sched_process_exec "
-			"event, through perf_event_open and tracefs; src/live/procexec.h), nor any "
-			"process's after it; one is seen only while it runs, every second and at the "
-			"end", (int)pid);
+			"event, through perf_event_open and tracefs, on each of its threads; "
+			"src/live/procexec.h), nor perhaps other processes' after it; one is seen only "
+			"while it runs, every second and at the end", (int)pid);
 }
 
 size_t mw_images_watch_check(struct mw_images_watch *w)

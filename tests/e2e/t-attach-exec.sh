@@ -3,7 +3,7 @@
 # an exec is not held for the tracer to empty the old program's totals as
 # under -c and -f (t-e2e-exec, t-exec-refused).  mallocwatch watches for
 # one instead (src/live/procexec.h: the kernel's sched_process_exec
-# event, counted for its pid; the address space it had at the start,
+# event, counted on its threads; the address space it had at the start,
 # gone while it lives): a process that exec'd during the run has its
 # figures from the tracer refused with the true reason (text REFUSED,
 # JSON "unknown", the saved stream's replay too), every --check rule on
