@@ -284,6 +284,24 @@ static void open_mem(struct mw_procexec *w)
 	w->addr = v;
 }
 
+/* Has the process an address space now?  One that exec'd has its new
+ * program's (its stack at least, from the exec's start); one exiting has
+ * none from the time its last thread let go of it (exit_mm) until the
+ * exit is known (its pidfd), a window an exit that waits (a socket
+ * lingering as its files close, a slow machine) holds open for seconds.
+ * Its maps are read through the /proc/PID opened while it lived, never
+ * another's. */
+static int has_mm(const struct mw_procexec *w)
+{
+	char b;
+	int fd = w->procfd < 0 ? -1 : openat(w->procfd, "maps", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, &b, 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0;
+}
+
 /* At the start, once counted: is the address space it had when looked
  * at first (open_mem, before the counters) still there?  An exec before
  * every thread was counted is seen by it alone, and by it only while the
@@ -295,8 +313,8 @@ static void settle(struct mw_procexec *w)
 
 	if (w->memfd < 0 || pread(w->memfd, &b, 1, (off_t)w->addr) != 0)
 		return;
-	if (w->pidfd >= 0 && !mw_pidfd_exited(w->pidfd)) {
-		w->gone_early = 1;	/* an exec: it lives */
+	if (w->pidfd >= 0 && !mw_pidfd_exited(w->pidfd) && has_mm(w)) {
+		w->gone_early = 1;	/* an exec: it lives, on another */
 	} else {
 		snprintf(w->why, sizeof(w->why), "process %d replaced its program (exec) or exited "
 			 "while its execs were being set up to be counted, which cannot be told "
@@ -346,16 +364,17 @@ static uint64_t counted(struct mw_procexec *w)
 	return n;
 }
 
-/* Is the address space at the start gone while the process lives?  (The
- * pidfd is asked after the read: a process seen alive then was alive
- * when the read found nothing.) */
+/* Is the address space at the start gone while the process lives, with
+ * another in its place?  (The pidfd is asked after the read: a process
+ * seen alive then was alive when the read found nothing.) */
 static int mem_gone(const struct mw_procexec *w)
 {
 	char b;
 
 	if (w->memfd < 0 || pread(w->memfd, &b, 1, (off_t)w->addr) != 0)
 		return 0;
-	return w->pidfd >= 0 && !mw_pidfd_exited(w->pidfd) && mw_process_alive(w->pid);
+	return w->pidfd >= 0 && !mw_pidfd_exited(w->pidfd) && mw_process_alive(w->pid) &&
+	       has_mm(w);
 }
 
 int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
