@@ -441,7 +441,8 @@ static int sweep_fifo_dirs(void)
  * is held by: staprun execs stapio)? */
 static int stapio_live(pid_t pid)
 {
-	char path[64], comm[32] = "";
+	char path[64], comm[32] = "", stat[512];
+	const char *f;
 	int fd;
 	ssize_t n;
 
@@ -451,13 +452,31 @@ static int stapio_live(pid_t pid)
 	n = read(fd, comm, sizeof(comm) - 1);
 	close(fd);
 	comm[n > 0 ? n : 0] = '\0';
-	return strcmp(comm, "stapio\n") == 0 || strcmp(comm, "staprun\n") == 0;
+	if (strcmp(comm, "stapio\n") != 0 && strcmp(comm, "staprun\n") != 0)
+		return 0;
+	/* a killed stapio its parent has not reaped yet (a zombie keeps its
+	 * name, as under an init that is slow to reap) holds nothing */
+	f = mw_proc_stat_fields(pid, stat, sizeof(stat));
+	return f && *f != 'Z' && *f != 'X';
 }
 
-/* Remove the loaded module name with `staprun -d NAME` (its end probe
- * runs, its uprobes go), waiting until deadline at most.  1 when it is
- * gone. */
-static int unload_module(const char *name, long long deadline)
+/* Is the module name still in /proc/modules? */
+static int module_loaded(const char *name)
+{
+	FILE *f = fopen("/proc/modules", "re");
+	char line[512], have[256];
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%255s", have) == 1 && strcmp(have, name) == 0;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* One `staprun -d NAME`, waited for until deadline at most: its exit
+ * status, or -1 when it was cut short. */
+static int staprun_d(const char *name, long long deadline)
 {
 	pid_t pid = fork();
 	int st;
@@ -472,16 +491,31 @@ static int unload_module(const char *name, long long deadline)
 		_exit(127);
 	}
 	if (pid < 0)
-		return 0;
+		return -1;
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		if (mw_now_ms() > deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			return 0;
+			return -1;
 		}
 		usleep(20000);
 	}
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Remove the loaded module name with `staprun -d NAME` (its end probe
+ * runs, its uprobes go), waiting until deadline at most.  A module still
+ * held (the killed stapio's files not yet let go: the kernel refuses to
+ * remove it then) is tried again every 0.2 s.  1 when it is gone. */
+static int unload_module(const char *name, long long deadline)
+{
+	for (;;) {
+		if (staprun_d(name, deadline) == 0 || !module_loaded(name))
+			return 1;
+		if (mw_now_ms() + 200 > deadline)
+			return 0;
+		usleep(200000);
+	}
 }
 
 int mw_sweep_kmods(long budget_ms)
