@@ -421,11 +421,12 @@ static void traced_text(FILE *f, const struct mw_state *st, const struct mw_view
 	quiet_text(f, st, v, fork);
 }
 
-int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+int mw_report_text_as(FILE *f, const struct mw_view *v, const struct mw_run_info *ri,
+		      const struct mw_report_cost *cost)
 {
-	struct mw_view *v = mw_view_make(st, ri);
+	const struct mw_state *st = mw_view_state(v);
 
-	mw_report_head_text(f, ri, v);
+	mw_report_head_text(f, ri, v, cost);
 	answer_text(f, st, ri, v);
 	if (!mw_view_get(v, MW_VF_images_refused)->v)	/* else they mix its images */
 		traced_text(f, st, v, forked(ri));
@@ -449,6 +450,10 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	if (ri->tracer_died)
 		fprintf(f, "\nThe tracer ended before the program did: events after that "
 			"point are missing.\n");
-	mw_view_free(v);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+int mw_report_text(FILE *f, const struct mw_view *v)
+{
+	return mw_report_text_as(f, v, mw_view_run_info(v), mw_view_cost(v));
 }

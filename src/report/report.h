@@ -21,6 +21,7 @@
 #include "units.h"
 
 struct mw_stacks;	/* stacks.h */
+struct mw_view;		/* view.h */
 
 #include "run_info.h"
 
@@ -47,29 +48,31 @@ struct mw_environment {
 	const char *version;		/* mallocwatch's */
 };
 
+/* Each renders one view of a run (view.h: mw_view_make, made once where
+ * the run's reports are written), its run info mw_view_run_info's. */
+
 /* Write the summary.  Returns 0, or -1 if writing failed. */
-int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+int mw_report_text(FILE *out, const struct mw_view *v);
 
 /* Write the HTML report (--html; report_html.c): one self-contained page,
  * made from the stream alone, so that a replay writes the same bytes.
  * Returns 0, or -1 if writing failed. */
-int mw_report_html(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+int mw_report_html(FILE *out, const struct mw_view *v);
 
 /* One page of several processes' reports (-f's tree, -p PID,PID,...):
  * title as its heading, intro (the tree's table; NULL none) under it,
- * then for each process st[i] (run info ri[i]) what mw_report_html
- * shows of one, under a heading of its own (anchor "process-PID").
- * Self-contained as that page is.  0, or -1 with errno set. */
-int mw_report_html_procs(FILE *out, const struct mw_state *const *st,
-			 const struct mw_run_info *ri, size_t n, const char *title,
-			 const char *intro);
+ * then for each process's view v[i] what mw_report_html shows of one,
+ * under a heading of its own (anchor "process-PID").  Self-contained as
+ * that page is.  0, or -1 with errno set. */
+int mw_report_html_procs(FILE *out, const struct mw_view *const *v, size_t n,
+			 const char *title, const char *intro);
 
 /* Write the JSON report (docs/json.md), through jansson.  Returns 0, or
  * -1 with errno set if writing failed (ENOMEM: it could not be built). */
-int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+int mw_report_json(FILE *out, const struct mw_view *v);
 
 /* The same report as a jansson object (a new reference), for rules;
  * NULL when out of memory. */
-json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri);
+json_t *mw_report_json_value(const struct mw_view *v);
 
 #endif /* MALLOCWATCH_REPORT_H */

@@ -59,7 +59,8 @@ static void omitted_line(FILE *f, const struct mw_view *v)
 		mw_view_get(v, MW_VF_omitted_thresholds)->v, mw_view_get(v, MW_VF_omitted_marks)->v);
 }
 
-void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v)
+void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v,
+			 const struct mw_report_cost *cost)
 {
 	uint64_t total = (uint64_t)mw_view_get(v, MW_VF_events)->v;
 	uint64_t lost = (uint64_t)mw_view_get(v, MW_VF_lost)->v;
@@ -110,7 +111,7 @@ void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_
 		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
-	mw_report_cost_lines(f, mw_view_cost(v), "");
+	mw_report_cost_lines(f, cost, "");
 	execs_line(f, v, ri);
 	if (full->v)
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n", full->s);

@@ -34,6 +34,7 @@
 #include "report_ledger.h"
 #include "report_stacks.h"
 #include "report_html_int.h"
+#include "report_int.h"
 #include "view.h"
 #include "xalloc.h"
 
@@ -542,9 +543,10 @@ static void refused_html(FILE *f, const struct mw_view *v)
 		"program, is below.</p>\n");
 }
 
-static int section(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
-		   const char *sfx)
+static int section(FILE *f, const struct mw_view *v, const char *sfx)
 {
+	const struct mw_state *st = mw_view_state(v);
+	const struct mw_run_info *ri = mw_view_run_info(v);
 	struct page pg = { .f = f, .st = st, .sfx = sfx };
 	struct mw_stack_tips *tips = ri->stacks ? mw_stack_tips_new(ri->stacks, ri->stacks_pid) : NULL;
 	/* only what the stream holds: a replay writes the same page */
@@ -554,8 +556,9 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		.tracer_died = ri->tracer_died, .stopped = ri->stopped,
 		.findings_text = ri->findings_text, .stacks = ri->stacks,
 		.stacks_pid = ri->stacks_pid };
+	/* what tracing cost, without the time traced (not in the stream) */
+	struct mw_report_cost cost = *mw_view_cost(v);
 	json_t *data = json_object();
-	struct mw_view *v = mw_view_make(st, ri);	/* the page's counts */
 	char *dump, *text = NULL;
 	size_t textlen = 0, ns;
 	FILE *tf;
@@ -582,7 +585,9 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		mw_flame_html(f, ri->stacks, ri->stacks_pid, W);
 	/* the summary, as the text report (stream-side facts only) */
 	if ((tf = open_memstream(&text, &textlen))) {
-		mw_report_text(tf, st, &sri);
+		cost.traced_ns = 0;
+		mw_report_cost_decide(&cost);
+		mw_report_text_as(tf, v, &sri, &cost);
 		fclose(tf);
 	}
 	fprintf(f, "<h2>Summary</h2>\n<pre class=\"summary\">");
@@ -597,7 +602,6 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "</script>\n");
 	json_decref(data);
 	mw_stack_tips_free(tips);
-	mw_view_free(v);
 	if (!dump) {	/* the page's data could not be made: the page is not whole */
 		errno = ENOMEM;
 		return -1;
@@ -625,19 +629,18 @@ static void head(FILE *f, const struct mw_run_info *ri, const char *title)
 	fprintf(f, "</h1>\n");
 }
 
-int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+int mw_report_html(FILE *f, const struct mw_view *v)
 {
 	int ret;
 
-	head(f, ri, NULL);
-	ret = section(f, st, ri, "");
+	head(f, mw_view_run_info(v), NULL);
+	ret = section(f, v, "");
 	fprintf(f, "</body></html>\n");
 	return ret < 0 || ferror(f) ? -1 : 0;
 }
 
-int mw_report_html_procs(FILE *f, const struct mw_state *const *st,
-			 const struct mw_run_info *ri, size_t n, const char *title,
-			 const char *intro)
+int mw_report_html_procs(FILE *f, const struct mw_view *const *v, size_t n,
+			 const char *title, const char *intro)
 {
 	int ret = 0;
 
@@ -649,19 +652,20 @@ int mw_report_html_procs(FILE *f, const struct mw_state *const *st,
 	}
 	fprintf(f, "<div id=\"tip\"></div>\n");
 	for (size_t i = 0; i < n; i++) {
+		const struct mw_run_info *ri = mw_view_run_info(v[i]);
 		char sfx[24];
 
 		snprintf(sfx, sizeof(sfx), "-%zu", i);
-		fprintf(f, "<h1 id=\"process-%d\">", ri[i].pid);
-		what(f, &ri[i]);
-		if (ri[i].title) {	/* the title it gave itself, quoted (msg.h) */
+		fprintf(f, "<h1 id=\"process-%d\">", ri->pid);
+		what(f, ri);
+		if (ri->title) {	/* the title it gave itself, quoted (msg.h) */
 			char q[512];
 
 			fputs(" &mdash; ", f);
-			mw_xml_escape(f, mw_quote(ri[i].title, q, sizeof(q)));
+			mw_xml_escape(f, mw_quote(ri->title, q, sizeof(q)));
 		}
 		fprintf(f, "</h1>\n");
-		if (section(f, st[i], &ri[i], sfx) < 0)
+		if (section(f, v[i], sfx) < 0)
 			ret = -1;
 	}
 	fprintf(f, "</body></html>\n");

@@ -232,10 +232,11 @@ static json_t *json_unknown(const struct mw_view *v)
 	return o;
 }
 
-json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
+json_t *mw_report_json_value(const struct mw_view *v)
 {
 	json_t *root = json_object(), *sbrk;
-	struct mw_view *v = mw_view_make(st, ri);
+	const struct mw_run_info *ri = mw_view_run_info(v);
+	const struct mw_state *st = mw_view_state(v);
 
 	mw_json_set(&root, "version", json_integer(1));
 	mw_json_set(&root, "schema_version", json_integer(1));
@@ -276,13 +277,12 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	if (ri->stacks)
 		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks, ri->stacks_pid));
 	mw_view_json_refused(v, &root);	/* they mix its images */
-	mw_view_free(v);
 	return root;
 }
 
-int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+int mw_report_json(FILE *f, const struct mw_view *v)
 {
-	json_t *root = mw_report_json_value(st, ri);
+	json_t *root = mw_report_json_value(v);
 	int ret;
 
 	ret = mw_json_write(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));

@@ -187,6 +187,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 	struct mw_view *v = xcalloc(1, sizeof(*v));
 
 	v->st = st;
+	v->ri = ri;
 	layout(v);
 	figures(v, ri);
 	run_figures(v);
@@ -238,6 +239,16 @@ const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i)
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v)
 {
 	return &v->cost;
+}
+
+const struct mw_run_info *mw_view_run_info(const struct mw_view *v)
+{
+	return v->ri;
+}
+
+const struct mw_state *mw_view_state(const struct mw_view *v)
+{
+	return v->st;
 }
 
 /* serve keeps the highest given out of each (procs.h) */

@@ -146,10 +146,14 @@ struct mw_view_val {
 
 struct mw_view;
 
-/* The view of st (finished: mw_state_finish) and ri; st must outlive it
- * (the view points into it).  Never NULL (xalloc.h). */
+/* The view of st (finished: mw_state_finish) and ri; st and ri must
+ * outlive it (the view points into them).  Never NULL (xalloc.h). */
 struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info *ri);
 void mw_view_free(struct mw_view *v);
+/* The run info it was made with. */
+const struct mw_run_info *mw_view_run_info(const struct mw_view *v);
+/* The model it was made of, for the HTML page's timeline alone. */
+const struct mw_state *mw_view_state(const struct mw_view *v);
 
 const struct mw_view_val *mw_view_get(const struct mw_view *v, enum mw_view_fig f);
 /* Row i's cell of column c (i < mw_view_get(v, mw_view_table_rows(its

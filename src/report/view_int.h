@@ -12,6 +12,7 @@
 
 struct mw_view {
 	const struct mw_state *st;
+	const struct mw_run_info *ri;
 	struct mw_view_val fig[MW_VF_COUNT];
 	const struct mw_arena *ar;
 	/* each table's rows, ncol[t] cells a row: column c at idx[c] */

@@ -118,12 +118,16 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 
 /* After the stream, for a live run and a replay alike: finish the model
  * st with the run's result r (pid, lost events), say how it ended, fill
- * ri's pid and tracer_died, and write the summary, JSON and HTML to out.
+ * ri's pid and tracer_died, make the run's view (view.h) and write the
+ * summary, JSON and HTML of it to out; the view into *view (the caller
+ * frees it: mw_view_free; it points into st and ri) when view is not
+ * NULL.
  * Returns the exit status: the program's own with -c (128+N for signal
  * N), MW_EXIT_RUNTIME when the tracer ended early or the summary on
  * stderr could not be written. */
 int mw_run_conclude(struct outputs *out, struct mw_state *st,
-		    const struct mw_trace_result *r, struct mw_run_info *ri);
+		    const struct mw_trace_result *r, struct mw_run_info *ri,
+		    struct mw_view **view);
 
 /* -p: a snapshot of process pid at the end (layouts g, reading for at
  * most timeout_ms milliseconds), when g is not NULL and the process is

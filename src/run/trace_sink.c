@@ -37,6 +37,7 @@
 #include "trace_run.h"
 #include "trace_run_int.h"
 #include "tracer.h"
+#include "view.h"
 #include "xalloc.h"
 
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
@@ -427,6 +428,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	enum mw_runtime rt = env->rt;
 	struct mw_environment menv;
 	struct mw_run_info ri;
+	struct mw_view *v;
 	char *findings;
 	const char *xwhy;
 	int status;
@@ -485,12 +487,13 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 		mw_stacks_save(k->stacks, k->save);	/* before the footer */
 	if (k->save)
 		mw_run_save_footer(k->save, r, findings, ri.comm, ri.traced_ns);
-	status = mw_run_conclude(out, k->st, r, &ri);
+	status = mw_run_conclude(out, k->st, r, &ri, &v);
 	mw_run_write_folded(out, k->stacks);
-	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
+	if (report && !(*report = mw_report_json_value(v))) {	/* the same view's */
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
 	}
+	mw_view_free(v);
 	free(findings);
 	return status;
 }
