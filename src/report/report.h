@@ -17,24 +17,12 @@
 #include "ledger.h"
 #include "report_snap.h"
 #include "snapshot.h"
-#include "state.h"
 #include "units.h"
 
 struct mw_stacks;	/* stacks.h */
 struct mw_view;		/* view.h */
 
 #include "run_info.h"
-
-/* The findings (findings.h) of the last reading of ri (the exit's with
- * -c, the end's with -p: its snapshot and ledger, with the lock waits st
- * counted per arena), into a new array *out of *n (free() it); *out NULL
- * and *n 0 when there is no ledger. */
-void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
-		     struct mw_finding **out, size_t *n);
-
-/* mw_run_findings as the text report writes them, in a new string
- * (free() it); NULL when there are none. */
-char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *ri);
 
 /* The machine and settings a run had: arena limits follow from them
  * (glibc: 8 x cores unless M_ARENA_MAX / glibc.malloc.arena_max). */

@@ -52,9 +52,10 @@ static void omitted_line(FILE *f, const struct mw_view *v)
 	if (mw_view_section_zero(v, "events.omitted") ||
 	    !mw_view_get(v, MW_VF_omitted_events)->known)	/* refused: mixed */
 		return;
-	fprintf(f, "  counted but not listed (lists stop at %d): %" PRId64 " events, %" PRId64
-		" settings, %" PRId64 " retries, %" PRId64 " threshold changes, %" PRId64
-		" timeline markers\n", MW_STATE_KEEP, mw_view_get(v, MW_VF_omitted_events)->v,
+	fprintf(f, "  counted but not listed (lists stop at %" PRId64 "): %" PRId64 " events, %"
+		PRId64 " settings, %" PRId64 " retries, %" PRId64 " threshold changes, %" PRId64
+		" timeline markers\n", mw_view_get(v, MW_VF_keep)->v,
+		mw_view_get(v, MW_VF_omitted_events)->v,
 		mw_view_get(v, MW_VF_omitted_settings)->v, mw_view_get(v, MW_VF_omitted_retries)->v,
 		mw_view_get(v, MW_VF_omitted_thresholds)->v, mw_view_get(v, MW_VF_omitted_marks)->v);
 }

@@ -554,7 +554,7 @@ static int section(FILE *f, const struct mw_view *v, const char *sfx)
 		.runtime = ri->runtime, .have_status = ri->have_status,
 		.exit_status = ri->exit_status, .term_signal = ri->term_signal,
 		.tracer_died = ri->tracer_died, .stopped = ri->stopped,
-		.findings_text = ri->findings_text, .stacks = ri->stacks,
+		.findings_text = mw_view_findings_text(v), .stacks = ri->stacks,
 		.stacks_pid = ri->stacks_pid };
 	/* what tracing cost, without the time traced (not in the stream) */
 	struct mw_report_cost cost = *mw_view_cost(v);

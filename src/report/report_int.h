@@ -12,7 +12,6 @@
 
 #include "probetab.h"
 #include "report.h"
-#include "state.h"
 #include "view.h"
 
 /* The summary's head (report_head.c): the command, the libc and runtime,

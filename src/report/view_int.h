@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "findings.h"
 #include "report_cost.h"
 #include "state.h"
 #include "view.h"
@@ -24,6 +25,11 @@ struct mw_view {
 	struct mw_view_arg *args[MW_VT_COUNT];
 	size_t *argat[MW_VT_COUNT];
 	struct mw_report_cost cost;
+	/* the findings of the last reading (mw_view_findings) and their
+	 * text; NULL none */
+	struct mw_finding *findings;
+	size_t nfindings;
+	char *findings_text;
 };
 
 /* view_rows.c: the ROWS figures of the lists (the double frees, the

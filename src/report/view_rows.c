@@ -149,6 +149,31 @@ static int own_section(const struct mw_event *e)
 	}
 }
 
+/* The probes whose hits no thread's count holds (the heaps' and
+ * main_arena's), into their rows when fill; how many. */
+static size_t unthreaded_rows(struct mw_view *v, int fill)
+{
+	size_t n, k = 0;
+	const struct mw_probe_count *p = mw_state_probes(v->st, &n);
+	struct mw_view_val *cells = fill ? rows_of(v, MW_VT_unthreaded, &(size_t){ 0 }) : NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = mw_state_probe_unthreaded(v->st, p[i].known);
+		struct mw_view_val *row;
+
+		if (!u)
+			continue;
+		row = cells ? cells + k * v->ncol[MW_VT_unthreaded] : NULL;
+		k++;
+		if (!row)
+			continue;
+		CELL(unthreaded, probe, p[i].known, 1);
+		row[v->idx[MW_VC_unthreaded_probe]].s = p[i].name;
+		CELL(unthreaded, hits, u, 1);
+	}
+	return k;
+}
+
 /* The events kept, a row each, with their arguments. */
 static void log_rows(struct mw_view *v)
 {
@@ -239,6 +264,7 @@ void mw_view_list_counts(struct mw_view *v)
 	SET(longjmp_values, jumps_of(v, MW_JUMP_VALUE));
 	SET(math_functions, math_rows(v, 0));
 	SET(math_samples, sample_rows(v, 0, &nargs));
+	SET(unthreaded_probes, unthreaded_rows(v, 0));
 }
 
 /* The arenas' rows. */
@@ -404,5 +430,6 @@ void mw_view_rows(struct mw_view *v)
 		  MW_VC_longjmp_values_value, MW_VC_longjmp_values_count);
 	sample_rows(v, 0, &nargs);	/* their arguments' count, then them */
 	sample_rows(v, 1, &nargs);
+	unthreaded_rows(v, 1);
 	log_rows(v);
 }

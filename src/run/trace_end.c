@@ -82,22 +82,32 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 	return status;
 }
 
-/* After the stream: finish the model, say how it ended, write reports
+/* After the stream: finish the model, say how it ended, make the view
  * (trace_run.h). */
-int mw_run_conclude(struct outputs *out, struct mw_state *st,
-		    const struct mw_trace_result *r, struct mw_run_info *ri,
-		    struct mw_view **view)
+struct mw_view *mw_run_finish(struct mw_state *st, const struct mw_trace_result *r,
+			      struct mw_run_info *ri, int *status)
 {
-	struct mw_view *v;
-	int status;
-
 	mw_state_set_pid(st, r->pid);
 	mw_state_tracer_lost(st, r->lost);
 	mw_state_finish(st);
 	ri->pid = r->pid;
 	ri->tracer_died = r->tracer_died;
-	status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
-	v = mw_view_make(st, ri);	/* the run's one view, every format's */
+	*status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
+	return mw_view_make(st, ri);	/* the run's one view, every format's */
+}
+
+int mw_run_write_reports(struct outputs *out, const struct mw_view *v)
+{
+	return write_reports(out, v);
+}
+
+int mw_run_conclude(struct outputs *out, struct mw_state *st,
+		    const struct mw_trace_result *r, struct mw_run_info *ri,
+		    struct mw_view **view)
+{
+	int status;
+	struct mw_view *v = mw_run_finish(st, r, ri, &status);
+
 	if (write_reports(out, v) < 0)
 		status = MW_EXIT_RUNTIME;
 	if (view)

@@ -166,15 +166,12 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 
 /* --html of several processes: one page, the tree's table (-f) first. */
 static void html_all(FILE *html, struct outputs *out, struct msink *k, json_t *const *reps,
-		     const struct mw_trace_result *r, struct mw_run_info *ris,
-		     struct mw_view *const *v, size_t n)
+		     const struct mw_trace_result *r, struct mw_view *const *v, size_t n)
 {
 	char title[64], *intro = NULL;
 	size_t len = 0;
 	FILE *t = k->tree ? open_memstream(&intro, &len) : NULL;
 
-	for (size_t i = 0; i < n; i++)	/* v[i] points into ris[i] */
-		ris[i].findings_text = mw_run_findings_text(mw_procs_state(k->procs, i), &ris[i]);
 	if (t) {
 		mw_tree_text(t, k->procs, reps, n, r->set_failed, 0);
 		fclose(t);
@@ -182,10 +179,6 @@ static void html_all(FILE *html, struct outputs *out, struct msink *k, json_t *c
 	snprintf(title, sizeof(title), "%zu processes%s", n, k->tree ? " (-f)" : "");
 	if (mw_report_html_procs(html, (const struct mw_view *const *)v, n, title, intro) < 0)
 		out->html_errno = errno ? errno : EIO;
-	for (size_t i = 0; i < n; i++) {
-		free((char *)ris[i].findings_text);
-		ris[i].findings_text = NULL;
-	}
 	free(intro);
 }
 
@@ -245,7 +238,7 @@ int mw_msink_report(const struct trace_opts *o, struct outputs *out, struct msin
 	}
 	t = totals(views, n, summary);
 	if (html)
-		html_all(html, out, k, reps, r, ris, views, n);
+		html_all(html, out, k, reps, r, views, n);
 	/* the first process's report at the top, as a single run writes it */
 	top = json_deep_copy(reps[0]);
 	if (!t || !top || json_object_set_new(top, "schema_version", json_integer(2)) < 0 ||
