@@ -180,6 +180,7 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(trim_threshold, tr);
 	SET(thresholds_seeded, mw_state_seeded(st));
 	SET(pid, mw_state_pid(st));
+	SET(origin_ns, mw_state_origin(st));
 	if (mw_state_attach_refused(st))	/* those there before tracing */
 		for (int f = 0; f < MW_VF_COUNT; f++)
 			if (figs[f].flags & MW_VF_ATTACH && figs[f].unit != MW_VU_ROWS)
@@ -190,7 +191,7 @@ int mw_view_fig_refused(enum mw_view_fig f)
 {
 	/* what went wrong in the stream is the run's, and right; so are
 	 * the images it replaced, drained (the hits before the last) */
-	return f != MW_VF_keep && f != MW_VF_pid && f != MW_VF_lost && f != MW_VF_garbled && f != MW_VF_complete &&
+	return f != MW_VF_keep && f != MW_VF_pid && f != MW_VF_origin_ns && f != MW_VF_lost && f != MW_VF_garbled && f != MW_VF_complete &&
 	       f != MW_VF_full_tables && f != MW_VF_attach_unknown && f != MW_VF_execs &&
 	       f != MW_VF_hits_before && f != MW_VF_images_refused &&
 	       f != MW_VF_images_refused_ns;
@@ -270,6 +271,7 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 	mw_view_rows(v);
 	cost_of(st, ri, &v->cost);
 	findings(v, ri);
+	mw_view_timeline_make(v);
 	return v;
 }
 
@@ -284,6 +286,7 @@ void mw_view_free(struct mw_view *v)
 	}
 	free(v->findings);
 	free(v->findings_text);
+	mw_view_timeline_free(&v->tl);
 	free(v);
 }
 
@@ -306,11 +309,6 @@ const struct mw_view_arg *mw_view_args(const struct mw_view *v, size_t i, enum m
 	return &v->args[t][v->argat[t][i]];
 }
 
-const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i)
-{
-	return &v->ar[i];
-}
-
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v)
 {
 	return &v->cost;
@@ -321,9 +319,9 @@ const struct mw_run_info *mw_view_run_info(const struct mw_view *v)
 	return v->ri;
 }
 
-const struct mw_state *mw_view_state(const struct mw_view *v)
+const struct mw_view_timeline *mw_view_timeline(const struct mw_view *v)
 {
-	return v->st;
+	return &v->tl;
 }
 
 const struct mw_finding *mw_view_findings(const struct mw_view *v, size_t *n)

@@ -1,6 +1,6 @@
 /* view_int.h - what the view's files share: the view itself, its figures
- * made in view.c, its tables' rows in view_rows.c, its JSON, text and
- * totals in view_out.c.  Not a public interface: view.h is. */
+ * made in view.c, its tables' rows in view_rows.c, its timeline in
+ * view_timeline.c, its JSON, text and totals in view_out.c.  Not a public interface: view.h is. */
 #ifndef MALLOCWATCH_VIEW_INT_H
 #define MALLOCWATCH_VIEW_INT_H
 
@@ -30,6 +30,7 @@ struct mw_view {
 	struct mw_finding *findings;
 	size_t nfindings;
 	char *findings_text;
+	struct mw_view_timeline tl;	/* view_timeline.c */
 };
 
 /* view_rows.c: the ROWS figures of the lists (the double frees, the
@@ -38,5 +39,9 @@ struct mw_view {
  * with no section of their own), then every table's rows. */
 void mw_view_list_counts(struct mw_view *v);
 void mw_view_rows(struct mw_view *v);
+
+/* view_timeline.c: v->tl from the model (after the rows), and freed. */
+void mw_view_timeline_make(struct mw_view *v);
+void mw_view_timeline_free(struct mw_view_timeline *tl);
 
 #endif /* MALLOCWATCH_VIEW_INT_H */

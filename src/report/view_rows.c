@@ -290,6 +290,7 @@ static void arena_rows(struct mw_view *v)
 		CELL(arenas, waits, a->waits, 1);
 		CELL(arenas, at_attach, a->at_attach, 1);
 		CELL(arenas, threads_at_attach, a->threads_at_attach, 1);
+		CELL(arenas, create_size, a->create_size, 1);
 	}
 }
 
@@ -312,6 +313,8 @@ static void heap_thread_rows(struct mw_view *v)
 		CELL(heaps, created_by_tid, h[i].created_by_tid, 1);
 		CELL(heaps, freed, h[i].freed, 1);
 		CELL(heaps, at_attach, h[i].at_attach, 1);
+		CELL(heaps, new_ns, h[i].new_ns, 1);
+		CELL(heaps, free_ns, h[i].free_ns, 1);
 	}
 	cells = rows_of(v, MW_VT_threads, &n);
 	t = mw_state_threads(v->st, &n);
@@ -322,6 +325,9 @@ static void heap_thread_rows(struct mw_view *v)
 		CELL(threads, waits, t[i].waits, 1);
 		CELL(threads, retries, t[i].retries, 1);
 		CELL(threads, hits, t[i].hits, 1);
+		CELL(threads, first_ns, t[i].first_ns, 1);
+		CELL(threads, last_ns, t[i].last_ns, 1);
+		CELL(threads, gone_ns, t[i].gone_ns, 1);
 	}
 }
 

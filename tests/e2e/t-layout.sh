@@ -15,7 +15,7 @@
 # 5. No .c file under src/ is over 800 lines, and no function over 80
 #    (scripts/funclen.sh counts them).
 # 6. The renderers of a run's view (view.h: the text summary, the JSON,
-#    serve's metrics) include the model (state.h) neither themselves nor
+#    the HTML page, serve's metrics) include the model (state.h) neither themselves nor
 #    through a header they include: they render the view, made once a
 #    run, and read no figure of their own.
 # needs: cpu
@@ -73,7 +73,8 @@ awk 'NR == FNR { dir[$1] = $3; next }
 	END { exit bad }' "$OUT/rank" "$OUT/includes" ||
 	fail "model/ or report/ includes a header of the tracer's stages"
 # 6: what each renderer includes, through every header it includes
-renderers="report.c report_head.c report_events.c report_json.c report_metrics.c"
+renderers="report.c report_head.c report_events.c report_json.c report_metrics.c
+	report_html.c report_html_lanes.c report_html_events.c"
 awk -v list="$renderers" '{ n = split($1, p, "/"); inc[p[n]] = inc[p[n]] " " $2 }
 	END { split(list, r, " ")
 	      for (i in r) {
