@@ -4,9 +4,10 @@
  * hover read-out, the data it reads as a JSON island (jansson); no
  * network, no external file, a Content-Security-Policy that forbids
  * loading anything.  Everything on the page comes from the stream (the
- * model in state.h and the run's stream-side facts), never from the
- * clock or the live-only snapshots, so `mallocwatch replay --html` of a
- * saved stream writes the same bytes as the run that saved it.
+ * run's view, view.h: its figures, tables and timeline, and the run's
+ * stream-side facts), never from the clock or the live-only snapshots,
+ * so `mallocwatch replay --html` of a saved stream writes the same bytes
+ * as the run that saved it.
  *
  * Parts: bytes per arena over time (stacked areas of malloc_state.
  * system_mem from the --interval samples, main_arena's sbrk extent as a
