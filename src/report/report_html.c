@@ -74,8 +74,8 @@ static uint64_t extent(const struct mw_view_reading *s)
 }
 
 /* The system bytes of arena addr in sample s (0 when it is not there). */
-static uint64_t sample_bytes(const struct mw_view_reading *s, const struct mw_view_reading_arena *sa,
-			     uint64_t addr)
+static uint64_t sample_bytes(const struct mw_view_reading *s,
+			     const struct mw_view_reading_arena *sa, uint64_t addr)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (sa[s->first + i].arena == addr)
@@ -102,8 +102,8 @@ static void arena_heap_tips(const struct page *pg, uint64_t arena)
 /* Arena a's band of the stacked areas, drawn on top of base[] (which it
  * then raises by its values val[i * pg->nar + a], sample i's), scaled to
  * max; returns its series for the page's data, {name, colour, v}. */
-static json_t *area_band(const struct page *pg, size_t a, const struct mw_view_reading *s, size_t ns,
-			 const uint64_t *val, double *base, uint64_t max)
+static json_t *area_band(const struct page *pg, size_t a, const struct mw_view_reading *s,
+			 size_t ns, const uint64_t *val, double *base, uint64_t max)
 {
 	FILE *f = pg->f;
 	json_t *jv = json_array();
@@ -142,7 +142,8 @@ static json_t *area_band(const struct page *pg, size_t a, const struct mw_view_r
 
 /* The main heap's extent (sbrk) in each of the ns samples s, as steps
  * scaled to max; nothing without samples. */
-static void sbrk_line(const struct page *pg, const struct mw_view_reading *s, size_t ns, uint64_t max)
+static void sbrk_line(const struct page *pg, const struct mw_view_reading *s, size_t ns,
+		      uint64_t max)
 {
 	if (!ns)
 		return;

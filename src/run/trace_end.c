@@ -25,9 +25,10 @@
 #include "trace_run.h"
 #include "view.h"
 
-/* Write the summary, the JSON and the page, of the run's one view.  A write error is found and named
- * (path and errno) when the file is closed (mw_outputs_close); -1 here only
- * for the summary on stderr, which is not closed. */
+/* Write the summary, the JSON and the page, of the run's one view.  A
+ * write error is found and named (path and errno) when the file is
+ * closed (mw_outputs_close); -1 here only for the summary on stderr,
+ * which is not closed. */
 static int write_reports(struct outputs *out, const struct mw_view *v)
 {
 	if (mw_report_text(out->summary, v) < 0)
