@@ -631,7 +631,7 @@ int cmd_replay(int argc, char **argv)
 		.comm = m.comm[0] ? m.comm : NULL, .stopped = m.stopped,
 		.tracer_died = m.tracer_died, .traced_ns = m.traced_ns,
 		.status_why = m.have_status ? NULL : mw_run_status_why(!m.argv, 0, m.stopped) };
-	status = mw_run_conclude(&out, st, &r, &ri);
+	status = mw_run_conclude(&out, st, &r, &ri, NULL);
 	if (folded_bad)
 		status = MW_EXIT_RUNTIME;
 	mw_run_write_folded(&out, m.stacks);

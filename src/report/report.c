@@ -1,8 +1,8 @@
 /* report.c - the text summary (mw_report_text), its head in
  * report_head.c and its sections of what the program did (settings,
  * retries, slow math, events, setjmp keys) in report_events.c
- * (report_int.h), of a run's view (view.h); and the run's findings,
- * which the JSON report shares (report.h). */
+ * (report_int.h), of a run's view (view.h): its figures, tables and
+ * findings, and its run info; never the model (state.h). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,21 +20,6 @@
 
 /* Shared with report_events.c (report_int.h), by its short name here. */
 #define more_line mw_report_more_line
-
-/* Did the stream declare a probe of family fam (traced, hit or not)? */
-static int family_traced(const struct mw_state *st, enum mw_family fam)
-{
-	size_t n;
-	const struct mw_probe_count *p = mw_state_probes(st, &n);
-
-	for (size_t i = 0; i < n; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
-
-		if (info && info->family == fam)
-			return 1;
-	}
-	return 0;
-}
 
 /* Nothing to say of the heaps: none seen, all known (quiet_text()). */
 static int heaps_quiet(const struct mw_view *v)
@@ -146,14 +131,13 @@ static void sbrk_text(FILE *f, const struct mw_view *v)
 		fprintf(f, "  sbrk failed %" PRIu64 " times (glibc fell back to mmap)\n", failed);
 }
 
-static void thresholds_text(FILE *f, const struct mw_state *st, const struct mw_view *v,
-			    int fork)
+static void thresholds_text(FILE *f, const struct mw_view *v, int fork)
 {
 	size_t n = (size_t)mw_view_get(v, MW_VF_threshold_changes)->v;
 	uint64_t mm = (uint64_t)mw_view_get(v, MW_VF_mmap_threshold)->v;
 	uint64_t tr = (uint64_t)mw_view_get(v, MW_VF_trim_threshold)->v;
 	char a[32], b[32], q[MW_NAME_Q];
-	const char *how = n ? "" : !mw_state_seeded(st) ? " default" :
+	const char *how = n ? "" : !mw_view_get(v, MW_VF_thresholds_seeded)->v ? " default" :
 			  fork ? " as inherited at fork" : " as at attach";
 
 	if (!n && !mw_view_get(v, MW_VF_attach_unknown)->v)
@@ -178,47 +162,38 @@ static void thresholds_text(FILE *f, const struct mw_state *st, const struct mw_
 /* "; the other 40522 are memory_heap_more's 40495, memory_heap_less's 26
  * and memory_sbrk_more's 1, counted per heap and for main_arena, not per
  * thread": the probes whose hits no thread's count holds. */
-static void unthreaded_text(FILE *f, const struct mw_state *st, uint64_t heaps)
+static void unthreaded_text(FILE *f, const struct mw_view *v, uint64_t heaps)
 {
-	size_t n, k = 0, left = 0;
-	const struct mw_probe_count *p = mw_state_probes(st, &n);
+	size_t left = (size_t)mw_view_get(v, MW_VF_unthreaded_probes)->v;
 	char q[MW_NAME_Q];
 
-	for (size_t i = 0; i < n; i++)
-		left += mw_state_probe_unthreaded(st, p[i].known) > 0;
 	fprintf(f, "; the other %" PRIu64 " %s", heaps, heaps == 1 ? "is" : "are");
-	for (size_t i = 0; i < n; i++) {
-		uint64_t u = mw_state_probe_unthreaded(st, p[i].known);
-
-		if (!u)
-			continue;
-		fprintf(f, "%s%s%s's %" PRIu64, !k ? "" : k + 1 == left ? " and" : ",",
-			k == 1 ? "\n   " : " ", mw_quote(p[i].name, q, sizeof(q)), u);
-		k++;
-	}
+	for (size_t k = 0; k < left; k++)
+		fprintf(f, "%s%s%s's %" PRId64, !k ? "" : k + 1 == left ? " and" : ",",
+			k == 1 ? "\n   " : " ",
+			mw_quote(mw_view_cell(v, k, MW_VC_unthreaded_probe)->s, q, sizeof(q)),
+			mw_view_cell(v, k, MW_VC_unthreaded_hits)->v);
 	fprintf(f, ",%scounted per heap and for main_arena, not per thread",
-		k == 1 ? "\n   " : " ");
+		left == 1 ? "\n   " : " ");
 }
 
 /* When the threads' PROBE HITS do not add up to the header's count, why:
  *
  *	  (their PROBE HITS add up to 57 of the 40579; the other 40522 are memory_heap_more's 40495,
  *	   memory_heap_less's 26 and memory_sbrk_more's 1, counted per heap and for main_arena, not per thread) */
-static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_thread *t,
-			  size_t n)
+static void hits_sum_text(FILE *f, const struct mw_view *v, size_t n)
 {
-	uint64_t total, lost, garbled, sum = 0, heaps = mw_state_hits_unthreaded(st);
-	int ended;
+	uint64_t total = (uint64_t)mw_view_get(v, MW_VF_events)->v, sum = 0;
+	uint64_t heaps = (uint64_t)mw_view_get(v, MW_VF_unthreaded)->v;
 
-	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	for (size_t i = 0; i < n; i++)
-		sum += t[i].hits;
+		sum += (uint64_t)mw_view_cell(v, i, MW_VC_threads_hits)->v;
 	if (sum == total)
 		return;
 	fprintf(f, "  (%s PROBE HITS add up to %" PRIu64 " of the %" PRIu64,
 		n > TOP_ROWS ? "all the threads'" : "their", sum, total);
 	if (heaps)
-		unthreaded_text(f, st, heaps);
+		unthreaded_text(f, v, heaps);
 	if (sum + heaps > total)	/* N records of a probe never declared */
 		fprintf(f, ";\n   %" PRIu64 " of the threads' hits are of probes the stream never "
 			"declared, not in the %" PRIu64, sum + heaps - total, total);
@@ -227,19 +202,18 @@ static void hits_sum_text(FILE *f, const struct mw_state *st, const struct mw_th
 	fprintf(f, ")\n");
 }
 
-static void threads_text(FILE *f, const struct mw_state *st, const struct mw_view *v)
+static void threads_text(FILE *f, const struct mw_view *v)
 {
-	size_t n;
-	const struct mw_thread *t = mw_state_threads(st, &n);
+	size_t n = (size_t)mw_view_get(v, MW_VF_threads)->v;
 	uint64_t *hits = xmalloc((n + 1) * sizeof(*hits)), cut;
 	unsigned char *show = xmalloc(n + 1);
 	size_t shown;
 
 	for (size_t i = 0; i < n; i++)
-		hits[i] = t[i].hits;
+		hits[i] = (uint64_t)mw_view_cell(v, i, MW_VC_threads_hits)->v;
 	cut = top_cutoff(hits, n);
 	for (size_t i = 0; i < n; i++)	/* the busiest TOP_ROWS */
-		show[i] = t[i].hits >= cut;
+		show[i] = hits[i] >= cut;
 	free(hits);
 	if (!n) {
 		fprintf(f, "\nThreads: 0 (no thread hit a probe while traced)\n");
@@ -250,51 +224,7 @@ static void threads_text(FILE *f, const struct mw_state *st, const struct mw_vie
 	shown = mw_view_table_text(f, v, MW_VT_threads, show, TOP_ROWS, 0, 0);
 	free(show);
 	more_line(f, shown, n, "threads");
-	hits_sum_text(f, st, t, n);
-}
-
-void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
-		     struct mw_finding **out, size_t *n)
-{
-	struct mw_finding_waits *w;
-	const struct mw_arena *ar;
-	size_t na;
-
-	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
-	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
-
-	*out = NULL;
-	*n = 0;
-	if (!s || !l)
-		return;
-	ar = mw_state_arenas(st, &na);
-	if (mw_state_images_refused(st, NULL))	/* waits that mix its images: none */
-		na = 0;
-	w = xcalloc(na ? na : 1, sizeof(*w));
-	for (size_t i = 0; i < na; i++)
-		w[i] = (struct mw_finding_waits){ .arena = ar[i].addr, .waits = ar[i].waits };
-	mw_findings_make_cmd(s, l, ri->env && ri->env->cpus > 0 ? (uint64_t)ri->env->cpus : 1,
-			     w, na, ri->argv, out, n);
-	free(w);
-}
-
-char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *ri)
-{
-	struct mw_finding *v;
-	char *text = NULL;
-	size_t n, len = 0;
-	FILE *f;
-
-	mw_run_findings(st, ri, &v, &n);
-	if (n && (f = open_memstream(&text, &len))) {
-		mw_findings_text(f, v, n);
-		if (fclose(f) != 0) {
-			free(text);
-			text = NULL;
-		}
-	}
-	free(v);
-	return text;
+	hits_sum_text(f, v, n);
 }
 
 /* text (lines ending in '\n', from a saved stream) to f, each line
@@ -324,12 +254,11 @@ static void quoted_lines(FILE *f, const char *text)
  *
  *	Findings (largest first):
  *	 1. ... */
-static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
-			const struct mw_view *view)
+static void answer_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *view)
 {
 	const struct mw_snapshot *s = ri->snap_exit ? ri->snap_exit : ri->snap_end;
 	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
-	struct mw_finding *v;
+	const struct mw_finding *v;
 	char a[32], b[32];
 	size_t n;
 
@@ -351,9 +280,8 @@ static void answer_text(FILE *f, const struct mw_state *st, const struct mw_run_
 	}
 	if (!l || !(ri->ledger_exit ? ri->snap_exit : ri->snap_end))
 		return;
-	mw_run_findings(st, ri, &v, &n);
+	v = mw_view_findings(view, &n);	/* of its run info's last reading */
 	mw_findings_text(f, v, n);
-	free(v);
 }
 
 /* The last reading's ledger (its findings are in answer_text). */
@@ -374,7 +302,7 @@ static void exit_ledger_text(FILE *f, const struct mw_run_info *ri)
  *	'/lib/x86_64-linux-gnu/libm.so.6' (glibc 2.19 to 2.33 have them)
  *
  * (one line in the output). */
-static void quiet_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
+static void quiet_text(FILE *f, const struct mw_view *v, int fork)
 {
 	uint64_t mm = (uint64_t)mw_view_get(v, MW_VF_mmap_threshold)->v;
 	uint64_t tr = (uint64_t)mw_view_get(v, MW_VF_trim_threshold)->v;
@@ -384,15 +312,16 @@ static void quiet_text(FILE *f, const struct mw_state *st, const struct mw_view 
 
 	if (heaps_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
-			family_traced(st, MW_FAM_HEAP) ? "no heaps of other arenas (heap_info)" :
+			mw_view_get(v, MW_VF_heap_traced)->v ? "no heaps of other arenas (heap_info)" :
 			"no heap probes traced");
 	if (sbrk_quiet(v))
 		fprintf(f, "%s%s", k++ ? "; " : "\nNothing else to report: ",
-			family_traced(st, MW_FAM_SBRK) ? "no sbrk call" : "no sbrk probes traced");
+			mw_view_get(v, MW_VF_sbrk_traced)->v ? "no sbrk call" : "no sbrk probes traced");
 	if (!mw_view_get(v, MW_VF_threshold_changes)->v && !mw_view_get(v, MW_VF_attach_unknown)->v)
 		fprintf(f, "%sno threshold change (mmap %s, trim %s, %s)", k++ ? "; " :
 			"\nNothing else to report: ", mw_human_bytes(mm, a, sizeof(a)),
-			mw_human_bytes(tr, b, sizeof(b)), !mw_state_seeded(st) ? "default" :
+			mw_human_bytes(tr, b, sizeof(b)),
+			!mw_view_get(v, MW_VF_thresholds_seeded)->v ? "default" :
 			fork ? "as inherited at fork" : "as at attach");
 	if (mw_view_get(v, MW_VF_setjmp_traced)->v && !mw_view_get(v, MW_VF_setjmp_hits)->v)
 		fprintf(f, "%sno setjmp/longjmp", k++ ? "; " : "\nNothing else to report: ");
@@ -406,29 +335,28 @@ static void quiet_text(FILE *f, const struct mw_state *st, const struct mw_view 
 }
 
 /* The figures counted from the tracer. */
-static void traced_text(FILE *f, const struct mw_state *st, const struct mw_view *v, int fork)
+static void traced_text(FILE *f, const struct mw_view *v, int fork)
 {
 	arenas_text(f, v, fork);
 	heaps_text(f, v);
 	sbrk_text(f, v);
-	thresholds_text(f, st, v, fork);	/* when they changed */
-	threads_text(f, st, v);
+	thresholds_text(f, v, fork);	/* when they changed */
+	threads_text(f, v);
 	mw_report_setjmp_text(f, v);
 	mw_report_settings_text(f, v);
 	mw_report_retries_text(f, v);
 	mw_report_math_text(f, v);
 	mw_report_events_text(f, v);
-	quiet_text(f, st, v, fork);
+	quiet_text(f, v, fork);
 }
 
-int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+int mw_report_text_as(FILE *f, const struct mw_view *v, const struct mw_run_info *ri,
+		      const struct mw_report_cost *cost)
 {
-	struct mw_view *v = mw_view_make(st, ri);
-
-	mw_report_head_text(f, ri, v);
-	answer_text(f, st, ri, v);
+	mw_report_head_text(f, ri, v, cost);
+	answer_text(f, ri, v);
 	if (!mw_view_get(v, MW_VF_images_refused)->v)	/* else they mix its images */
-		traced_text(f, st, v, forked(ri));
+		traced_text(f, v, forked(ri));
 	if (ri->snap_attach)	/* against the end's (-p), else the exit's (-f) */
 		mw_snapshot_diff_text_named(f, ri->snap_attach, ri->snap_end ? ri->snap_end :
 					    ri->snap_exit, forked(ri) ? "AT FORK" : "AT ATTACH",
@@ -449,6 +377,10 @@ int mw_report_text(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	if (ri->tracer_died)
 		fprintf(f, "\nThe tracer ended before the program did: events after that "
 			"point are missing.\n");
-	mw_view_free(v);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+int mw_report_text(FILE *f, const struct mw_view *v)
+{
+	return mw_report_text_as(f, v, mw_view_run_info(v), mw_view_cost(v));
 }

@@ -17,23 +17,12 @@
 #include "ledger.h"
 #include "report_snap.h"
 #include "snapshot.h"
-#include "state.h"
 #include "units.h"
 
 struct mw_stacks;	/* stacks.h */
+struct mw_view;		/* view.h */
 
 #include "run_info.h"
-
-/* The findings (findings.h) of the last reading of ri (the exit's with
- * -c, the end's with -p: its snapshot and ledger, with the lock waits st
- * counted per arena), into a new array *out of *n (free() it); *out NULL
- * and *n 0 when there is no ledger. */
-void mw_run_findings(const struct mw_state *st, const struct mw_run_info *ri,
-		     struct mw_finding **out, size_t *n);
-
-/* mw_run_findings as the text report writes them, in a new string
- * (free() it); NULL when there are none. */
-char *mw_run_findings_text(const struct mw_state *st, const struct mw_run_info *ri);
 
 /* The machine and settings a run had: arena limits follow from them
  * (glibc: 8 x cores unless M_ARENA_MAX / glibc.malloc.arena_max). */
@@ -47,29 +36,31 @@ struct mw_environment {
 	const char *version;		/* mallocwatch's */
 };
 
+/* Each renders one view of a run (view.h: mw_view_make, made once where
+ * the run's reports are written), its run info mw_view_run_info's. */
+
 /* Write the summary.  Returns 0, or -1 if writing failed. */
-int mw_report_text(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+int mw_report_text(FILE *out, const struct mw_view *v);
 
 /* Write the HTML report (--html; report_html.c): one self-contained page,
  * made from the stream alone, so that a replay writes the same bytes.
  * Returns 0, or -1 if writing failed. */
-int mw_report_html(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+int mw_report_html(FILE *out, const struct mw_view *v);
 
 /* One page of several processes' reports (-f's tree, -p PID,PID,...):
  * title as its heading, intro (the tree's table; NULL none) under it,
- * then for each process st[i] (run info ri[i]) what mw_report_html
- * shows of one, under a heading of its own (anchor "process-PID").
- * Self-contained as that page is.  0, or -1 with errno set. */
-int mw_report_html_procs(FILE *out, const struct mw_state *const *st,
-			 const struct mw_run_info *ri, size_t n, const char *title,
-			 const char *intro);
+ * then for each process's view v[i] what mw_report_html shows of one,
+ * under a heading of its own (anchor "process-PID").  Self-contained as
+ * that page is.  0, or -1 with errno set. */
+int mw_report_html_procs(FILE *out, const struct mw_view *const *v, size_t n,
+			 const char *title, const char *intro);
 
 /* Write the JSON report (docs/json.md), through jansson.  Returns 0, or
  * -1 with errno set if writing failed (ENOMEM: it could not be built). */
-int mw_report_json(FILE *out, const struct mw_state *st, const struct mw_run_info *ri);
+int mw_report_json(FILE *out, const struct mw_view *v);
 
 /* The same report as a jansson object (a new reference), for rules;
  * NULL when out of memory. */
-json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri);
+json_t *mw_report_json_value(const struct mw_view *v);
 
 #endif /* MALLOCWATCH_REPORT_H */

@@ -11,7 +11,6 @@
 
 #include "jsonout.h"
 #include "report_cost.h"
-#include "run_info.h"
 
 /* What one hit costs the thread that makes it, trap and handler, as
  * bench/perhit.sh measured it (ours, median of 3 rounds, 2 cores under
@@ -63,23 +62,6 @@ void mw_report_cost_decide(struct mw_report_cost *c)
 			     (double)c->hits * 1e9 / (double)c->traced_ns >= MW_COST_RATE;
 	else
 		c->matters = c->hits >= MW_COST_HITS;
-}
-
-void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
-		       struct mw_report_cost *c)
-{
-	size_t n;
-	const struct mw_probe_count *p = mw_state_probes(st, &n);
-
-	memset(c, 0, sizeof(*c));
-	for (size_t i = 0; i < n; i++) {
-		const struct mw_probe_info *info = mw_probe_info(p[i].known);
-
-		c->by_family[info ? info->family : MW_FAM_UNKNOWN] += p[i].hits;
-		c->total += p[i].hits;
-	}
-	c->traced_ns = ri->traced_ns;
-	mw_report_cost_decide(c);
 }
 
 /* The lines of c, when it matters; in names where the hits were ("" one

@@ -11,9 +11,6 @@
 #include <jansson.h>
 
 #include "probetab.h"
-#include "state.h"
-
-struct mw_run_info;	/* run_info.h */
 
 /* What tracing cost: the hits of each probe family and
  * the busiest one's.  The summary says so (matters) when that family made
@@ -37,10 +34,8 @@ struct mw_report_cost {
 	int matters;
 };
 
-/* What tracing cost a run (ri's traced time, st's hits), into c. */
-void mw_report_cost_of(const struct mw_state *st, const struct mw_run_info *ri,
-		       struct mw_report_cost *c);
-/* c's busiest family and whether it matters (c->total, by_family and
+/* What tracing cost a run is its view's (view.c: the model's hits, the
+ * run info's traced time).  c's busiest family and whether it matters (c->total, by_family and
  * traced_ns set); its "cost" object of the JSON's "events" (docs/json.md;
  * new reference); its lines under the summary's events line, when it
  * matters, in naming where the hits were ("" one process, " in all

@@ -52,14 +52,16 @@ static void omitted_line(FILE *f, const struct mw_view *v)
 	if (mw_view_section_zero(v, "events.omitted") ||
 	    !mw_view_get(v, MW_VF_omitted_events)->known)	/* refused: mixed */
 		return;
-	fprintf(f, "  counted but not listed (lists stop at %d): %" PRId64 " events, %" PRId64
-		" settings, %" PRId64 " retries, %" PRId64 " threshold changes, %" PRId64
-		" timeline markers\n", MW_STATE_KEEP, mw_view_get(v, MW_VF_omitted_events)->v,
+	fprintf(f, "  counted but not listed (lists stop at %" PRId64 "): %" PRId64 " events, %"
+		PRId64 " settings, %" PRId64 " retries, %" PRId64 " threshold changes, %" PRId64
+		" timeline markers\n", mw_view_get(v, MW_VF_keep)->v,
+		mw_view_get(v, MW_VF_omitted_events)->v,
 		mw_view_get(v, MW_VF_omitted_settings)->v, mw_view_get(v, MW_VF_omitted_retries)->v,
 		mw_view_get(v, MW_VF_omitted_thresholds)->v, mw_view_get(v, MW_VF_omitted_marks)->v);
 }
 
-void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v)
+void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v,
+			 const struct mw_report_cost *cost)
 {
 	uint64_t total = (uint64_t)mw_view_get(v, MW_VF_events)->v;
 	uint64_t lost = (uint64_t)mw_view_get(v, MW_VF_lost)->v;
@@ -110,7 +112,7 @@ void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_
 		fprintf(f, "; the tracer's end-of-run totals are MISSING: heap sizes, "
 			"waits and sbrk below are incomplete");
 	fprintf(f, "\n");
-	mw_report_cost_lines(f, mw_view_cost(v), "");
+	mw_report_cost_lines(f, cost, "");
 	execs_line(f, v, ri);
 	if (full->v)
 		fprintf(f, "  the script's tables were FULL, later entries dropped: %s\n", full->s);

@@ -4,9 +4,10 @@
  * hover read-out, the data it reads as a JSON island (jansson); no
  * network, no external file, a Content-Security-Policy that forbids
  * loading anything.  Everything on the page comes from the stream (the
- * model in state.h and the run's stream-side facts), never from the
- * clock or the live-only snapshots, so `mallocwatch replay --html` of a
- * saved stream writes the same bytes as the run that saved it.
+ * run's view, view.h: its figures, tables and timeline, and the run's
+ * stream-side facts), never from the clock or the live-only snapshots,
+ * so `mallocwatch replay --html` of a saved stream writes the same bytes
+ * as the run that saved it.
  *
  * Parts: bytes per arena over time (stacked areas of malloc_state.
  * system_mem from the --interval samples, main_arena's sbrk extent as a
@@ -34,6 +35,7 @@
 #include "report_ledger.h"
 #include "report_stacks.h"
 #include "report_html_int.h"
+#include "report_int.h"
 #include "view.h"
 #include "xalloc.h"
 
@@ -41,11 +43,11 @@
  * thing timed) to the last thing timed. */
 static void time_axis(struct page *pg)
 {
-	size_t ns, nm, nt;
-	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
-	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
-	const struct mw_thread *t = mw_state_threads(pg->st, &nt);
-	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t ns = pg->tl->nr, nm = pg->tl->nm, nt = pg->nt;
+	const struct mw_view_reading *s = pg->tl->r;
+	const struct mw_view_mark *m = pg->tl->m;
+	const struct page_thread *t = pg->t;
+	uint64_t lo = UINT64_MAX, hi = 0, origin = (uint64_t)mw_view_get(pg->v, MW_VF_origin_ns)->v;
 
 #define SEE(v) do { if ((v) && (v) < lo) lo = (v); if ((v) > hi) hi = (v); } while (0)
 	for (size_t i = 0; i < ns; i++)
@@ -57,7 +59,7 @@ static void time_axis(struct page *pg)
 		SEE(t[i].last_ns);
 	}
 #undef SEE
-	pg->t0 = mw_state_origin(pg->st) ? mw_state_origin(pg->st) : lo;
+	pg->t0 = origin ? origin : lo;
 	if (pg->t0 == UINT64_MAX)
 		pg->t0 = 0;
 	pg->timed = hi > pg->t0;
@@ -66,14 +68,14 @@ static void time_axis(struct page *pg)
 
 /* The main heap's extent in sample s, bytes: sbrk_base to the end of
  * main_arena's top. */
-static uint64_t extent(const struct mw_sample *s)
+static uint64_t extent(const struct mw_view_reading *s)
 {
 	return s->main_end > s->sbrk_base ? s->main_end - s->sbrk_base : 0;
 }
 
 /* The system bytes of arena addr in sample s (0 when it is not there). */
-static uint64_t sample_bytes(const struct mw_sample *s, const struct mw_sample_arena *sa,
-			     uint64_t addr)
+static uint64_t sample_bytes(const struct mw_view_reading *s,
+			     const struct mw_view_reading_arena *sa, uint64_t addr)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (sa[s->first + i].arena == addr)
@@ -84,8 +86,8 @@ static uint64_t sample_bytes(const struct mw_sample *s, const struct mw_sample_a
 /* The stacks that made arena's heaps (--stacks), up to 4, in a title. */
 static void arena_heap_tips(const struct page *pg, uint64_t arena)
 {
-	size_t nh, shown = 0;
-	const struct mw_heap *h = mw_state_heaps(pg->st, &nh);
+	size_t nh = pg->nh, shown = 0;
+	const struct page_heap *h = pg->h;
 	char label[64];
 
 	for (size_t i = 0; pg->tips && i < nh && shown < 4; i++) {
@@ -100,8 +102,8 @@ static void arena_heap_tips(const struct page *pg, uint64_t arena)
 /* Arena a's band of the stacked areas, drawn on top of base[] (which it
  * then raises by its values val[i * pg->nar + a], sample i's), scaled to
  * max; returns its series for the page's data, {name, colour, v}. */
-static json_t *area_band(const struct page *pg, size_t a, const struct mw_sample *s, size_t ns,
-			 const uint64_t *val, double *base, uint64_t max)
+static json_t *area_band(const struct page *pg, size_t a, const struct mw_view_reading *s,
+			 size_t ns, const uint64_t *val, double *base, uint64_t max)
 {
 	FILE *f = pg->f;
 	json_t *jv = json_array();
@@ -140,7 +142,8 @@ static json_t *area_band(const struct page *pg, size_t a, const struct mw_sample
 
 /* The main heap's extent (sbrk) in each of the ns samples s, as steps
  * scaled to max; nothing without samples. */
-static void sbrk_line(const struct page *pg, const struct mw_sample *s, size_t ns, uint64_t max)
+static void sbrk_line(const struct page *pg, const struct mw_view_reading *s, size_t ns,
+		      uint64_t max)
 {
 	if (!ns)
 		return;
@@ -159,7 +162,7 @@ static void sbrk_line(const struct page *pg, const struct mw_sample *s, size_t n
 /* Whether any sample has the mmapped chunks and the RSS (Y records
  * with MW_NF_SAMPLE_MEM fields): streams saved before them draw as they
  * did. */
-static int have_mem(const struct mw_sample *s, size_t ns)
+static int have_mem(const struct mw_view_reading *s, size_t ns)
 {
 	for (size_t i = 0; i < ns; i++)
 		if (s[i].have_mem)
@@ -209,7 +212,7 @@ static void y_axis(const struct page *pg, uint64_t *max)
 }
 
 /* A step line through v[0..ns) (one value a sample) scaled to max. */
-static void step_path(const struct page *pg, const struct mw_sample *s, size_t ns,
+static void step_path(const struct page *pg, const struct mw_view_reading *s, size_t ns,
 		      const uint64_t *v, uint64_t max)
 {
 	for (size_t i = 0; i < ns; i++) {
@@ -223,7 +226,7 @@ static void step_path(const struct page *pg, const struct mw_sample *s, size_t n
 /* The mmapped chunks' band, on top of the arenas' (base[], their sum in
  * each sample), and the process's RSS as a solid line: what malloc holds
  * beside what the process holds. */
-static void mem_series(const struct page *pg, const struct mw_sample *s, size_t ns,
+static void mem_series(const struct page *pg, const struct mw_view_reading *s, size_t ns,
 		       const double *base, uint64_t max)
 {
 	FILE *f = pg->f;
@@ -258,7 +261,7 @@ static void mem_series(const struct page *pg, const struct mw_sample *s, size_t 
 
 /* The scale of the chart: the highest of the arenas' sum (with the
  * mmapped chunks when mem), the sbrk extent and the RSS; at least 1. */
-static uint64_t chart_max(const struct page *pg, const struct mw_sample *s, size_t ns,
+static uint64_t chart_max(const struct page *pg, const struct mw_view_reading *s, size_t ns,
 			  const uint64_t *val, int mem)
 {
 	uint64_t max = 1;
@@ -283,9 +286,9 @@ static uint64_t chart_max(const struct page *pg, const struct mw_sample *s, size
 static void area_chart(struct page *pg, json_t *data)
 {
 	FILE *f = pg->f;
-	size_t ns, nsa;
-	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
-	const struct mw_sample_arena *sa = mw_state_sample_arenas(pg->st, &nsa);
+	size_t ns = pg->tl->nr;
+	const struct mw_view_reading *s = pg->tl->r;
+	const struct mw_view_reading_arena *sa = pg->tl->arenas;
 	uint64_t max;
 	int mem = have_mem(s, ns);
 	double *base = xcalloc(ns + 1, sizeof(*base));
@@ -399,8 +402,8 @@ static const char js_end[] =
 
 /* The last reading in words, under the chart: what malloc holds (the
  * arenas and the mmapped chunks) and what the process holds (RSS). */
-static void last_reading(const struct page *pg, const struct mw_sample *s,
-			 const struct mw_sample_arena *sa)
+static void last_reading(const struct page *pg, const struct mw_view_reading *s,
+			 const struct mw_view_reading_arena *sa)
 {
 	uint64_t arenas = 0;
 	char a[16], m[16], t[16], r[16];
@@ -420,9 +423,9 @@ static void last_reading(const struct page *pg, const struct mw_sample *s,
  * they do. */
 static int bytes_section(struct page *pg, json_t *data)
 {
-	size_t ns, nsa;
-	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
-	const struct mw_sample_arena *sa = mw_state_sample_arenas(pg->st, &nsa);
+	size_t ns = pg->tl->nr;
+	const struct mw_view_reading *s = pg->tl->r;
+	const struct mw_view_reading_arena *sa = pg->tl->arenas;
 	int mem = have_mem(s, ns);
 
 	if (!ns) {	/* -f and other runs of several processes */
@@ -531,7 +534,7 @@ static void intro(const struct page *pg, const struct mw_run_info *ri, const str
 	}
 }
 
-/* The figures from the tracer refused (state.h mw_state_images_mixed). */
+/* The figures from the tracer refused (view.def's images_refused). */
 static void refused_html(FILE *f, const struct mw_view *v)
 {
 	fprintf(f, "<p class=\"unknown\"><strong>Its figures from the tracer are REFUSED"
@@ -542,30 +545,65 @@ static void refused_html(FILE *f, const struct mw_view *v)
 		"program, is below.</p>\n");
 }
 
-static int section(FILE *f, const struct mw_state *st, const struct mw_run_info *ri,
-		   const char *sfx)
+#define CELL(i, c) ((uint64_t)mw_view_cell(v, (i), MW_VC_##c)->v)
+
+/* The page's rows from v's tables: its arenas (with their threads
+ * attached, from its timeline), threads and heaps. */
+static void page_rows(struct page *pg, const struct mw_view *v)
 {
-	struct page pg = { .f = f, .st = st, .sfx = sfx };
+	struct page_arena *ar;
+	struct page_thread *t;
+	struct page_heap *h;
+
+	pg->nar = (size_t)mw_view_get(v, MW_VF_arenas)->v;
+	pg->nt = (size_t)mw_view_get(v, MW_VF_threads)->v;
+	pg->nh = (size_t)mw_view_get(v, MW_VF_heaps)->v;
+	pg->ar = ar = xcalloc(pg->nar + 1, sizeof(*ar));
+	pg->t = t = xcalloc(pg->nt + 1, sizeof(*t));
+	pg->h = h = xcalloc(pg->nh + 1, sizeof(*h));
+	for (size_t i = 0; i < pg->nar; i++)
+		ar[i] = (struct page_arena){ .addr = CELL(i, arenas_address),
+			.is_main = (int)CELL(i, arenas_main), .at_attach = (int)CELL(i, arenas_at_attach),
+			.created_by_tid = (int)CELL(i, arenas_created_by_tid),
+			.create_size = CELL(i, arenas_create_size), .waits = CELL(i, arenas_waits),
+			.att = pg->tl->att[i], .natt = (size_t)CELL(i, arenas_threads) };
+	for (size_t i = 0; i < pg->nt; i++)
+		t[i] = (struct page_thread){ .tid = (int)CELL(i, threads_tid),
+			.arena = CELL(i, threads_arena), .waits = CELL(i, threads_waits),
+			.hits = CELL(i, threads_hits), .first_ns = CELL(i, threads_first_ns),
+			.last_ns = CELL(i, threads_last_ns), .gone_ns = CELL(i, threads_gone_ns) };
+	for (size_t i = 0; i < pg->nh; i++)
+		h[i] = (struct page_heap){ .addr = CELL(i, heaps_address),
+			.arena = CELL(i, heaps_arena), .freed = (int)CELL(i, heaps_freed),
+			.new_ns = CELL(i, heaps_new_ns), .free_ns = CELL(i, heaps_free_ns) };
+}
+
+#undef CELL
+
+static int section(FILE *f, const struct mw_view *v, const char *sfx)
+{
+	const struct mw_run_info *ri = mw_view_run_info(v);
+	struct page pg = { .f = f, .sfx = sfx, .tl = mw_view_timeline(v), .v = v,
+			   .pid = (int)mw_view_get(v, MW_VF_pid)->v };
 	struct mw_stack_tips *tips = ri->stacks ? mw_stack_tips_new(ri->stacks, ri->stacks_pid) : NULL;
 	/* only what the stream holds: a replay writes the same page */
 	struct mw_run_info sri = { .argv = ri->argv, .pid = ri->pid, .libc = ri->libc,
 		.runtime = ri->runtime, .have_status = ri->have_status,
 		.exit_status = ri->exit_status, .term_signal = ri->term_signal,
 		.tracer_died = ri->tracer_died, .stopped = ri->stopped,
-		.findings_text = ri->findings_text, .stacks = ri->stacks,
+		.findings_text = mw_view_findings_text(v), .stacks = ri->stacks,
 		.stacks_pid = ri->stacks_pid };
+	/* what tracing cost, without the time traced (not in the stream) */
+	struct mw_report_cost cost = *mw_view_cost(v);
 	json_t *data = json_object();
-	struct mw_view *v = mw_view_make(st, ri);	/* the page's counts */
 	char *dump, *text = NULL;
-	size_t textlen = 0, ns;
+	size_t textlen = 0, ns = pg.tl->nr;
 	FILE *tf;
 	int mem;
 
-	pg.ar = mw_state_arenas(st, &pg.nar);
+	page_rows(&pg, v);
 	pg.tips = tips;
-	pg.v = v;
 	time_axis(&pg);
-	mw_state_samples(st, &ns);
 	intro(&pg, ri, v, ns);
 	if (mw_view_get(v, MW_VF_images_refused)->v) {	/* no chart of mixed figures */
 		refused_html(f, v);
@@ -582,7 +620,9 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 		mw_flame_html(f, ri->stacks, ri->stacks_pid, W);
 	/* the summary, as the text report (stream-side facts only) */
 	if ((tf = open_memstream(&text, &textlen))) {
-		mw_report_text(tf, st, &sri);
+		cost.traced_ns = 0;
+		mw_report_cost_decide(&cost);
+		mw_report_text_as(tf, v, &sri, &cost);
 		fclose(tf);
 	}
 	fprintf(f, "<h2>Summary</h2>\n<pre class=\"summary\">");
@@ -597,7 +637,9 @@ static int section(FILE *f, const struct mw_state *st, const struct mw_run_info 
 	fprintf(f, "</script>\n");
 	json_decref(data);
 	mw_stack_tips_free(tips);
-	mw_view_free(v);
+	free((void *)pg.ar);
+	free((void *)pg.t);
+	free((void *)pg.h);
 	if (!dump) {	/* the page's data could not be made: the page is not whole */
 		errno = ENOMEM;
 		return -1;
@@ -625,19 +667,18 @@ static void head(FILE *f, const struct mw_run_info *ri, const char *title)
 	fprintf(f, "</h1>\n");
 }
 
-int mw_report_html(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+int mw_report_html(FILE *f, const struct mw_view *v)
 {
 	int ret;
 
-	head(f, ri, NULL);
-	ret = section(f, st, ri, "");
+	head(f, mw_view_run_info(v), NULL);
+	ret = section(f, v, "");
 	fprintf(f, "</body></html>\n");
 	return ret < 0 || ferror(f) ? -1 : 0;
 }
 
-int mw_report_html_procs(FILE *f, const struct mw_state *const *st,
-			 const struct mw_run_info *ri, size_t n, const char *title,
-			 const char *intro)
+int mw_report_html_procs(FILE *f, const struct mw_view *const *v, size_t n,
+			 const char *title, const char *intro)
 {
 	int ret = 0;
 
@@ -649,19 +690,20 @@ int mw_report_html_procs(FILE *f, const struct mw_state *const *st,
 	}
 	fprintf(f, "<div id=\"tip\"></div>\n");
 	for (size_t i = 0; i < n; i++) {
+		const struct mw_run_info *ri = mw_view_run_info(v[i]);
 		char sfx[24];
 
 		snprintf(sfx, sizeof(sfx), "-%zu", i);
-		fprintf(f, "<h1 id=\"process-%d\">", ri[i].pid);
-		what(f, &ri[i]);
-		if (ri[i].title) {	/* the title it gave itself, quoted (msg.h) */
+		fprintf(f, "<h1 id=\"process-%d\">", ri->pid);
+		what(f, ri);
+		if (ri->title) {	/* the title it gave itself, quoted (msg.h) */
 			char q[512];
 
 			fputs(" &mdash; ", f);
-			mw_xml_escape(f, mw_quote(ri[i].title, q, sizeof(q)));
+			mw_xml_escape(f, mw_quote(ri->title, q, sizeof(q)));
 		}
 		fprintf(f, "</h1>\n");
-		if (section(f, st[i], &ri[i], sfx) < 0)
+		if (section(f, v[i], sfx) < 0)
 			ret = -1;
 	}
 	fprintf(f, "</body></html>\n");

@@ -6,7 +6,7 @@
  * What the events give exactly: when each arena was made
  * (memory_arena_new: its thread's attachment "new"), and when each heap
  * (heap_info) was made and freed (memory_heap_new, memory_heap_free; the
- * model's heaps carry the times, mw_heap.new_ns and free_ns).  So the
+ * view's heaps table carries the times, its new_ns and free_ns).  So the
  * chart is of counts: the heaps live in each arena, stacked, in the
  * arena's colour, the arenas known as a step line with a dot where each
  * was made, and a strip of heaps made and freed.  Bytes are not drawn:
@@ -75,13 +75,13 @@ static size_t col(const struct page *pg, uint64_t ns)
  * forked child's parent's) from then. */
 static struct ev arena_ev(const struct page *pg, size_t a)
 {
-	const struct mw_arena *ar = &pg->ar[a];
+	const struct page_arena *ar = &pg->ar[a];
 	struct ev e = { .ns = pg->t0, .kind = EV_ARENA_SEEN, .arena = a };
 
 	if (ar->is_main || ar->at_attach)
 		return e;
 	for (size_t j = 0; j < ar->natt; j++)
-		if (ar->att[j].how == MW_ATTACH_NEW) {
+		if (ar->att[j].how == MW_VIEW_ATTACH_NEW) {
 			e.kind = EV_ARENA_MADE;
 			e.ns = ar->att[j].ns;
 			break;
@@ -97,8 +97,8 @@ static struct ev arena_ev(const struct page *pg, size_t a)
  * freed at the same time); *n their count. */
 static struct ev *events(const struct page *pg, size_t *n)
 {
-	size_t nh, k = 0;
-	const struct mw_heap *h = mw_state_heaps(pg->st, &nh);
+	size_t nh = pg->nh, k = 0;
+	const struct page_heap *h = pg->h;
 	struct ev *v = xcalloc(pg->nar + 2 * nh + 1, sizeof(*v));
 	struct mw_idmap ix = { 0 };
 

@@ -1,6 +1,7 @@
 /* report_html_int.h - what report_html.c's page shares with
  * report_html_lanes.c (the drawing primitives, the threads' lanes and the
- * lock-wait strip).  Not a public interface: report.h is. */
+ * lock-wait strip) and report_html_events.c: the page, drawn from a
+ * run's view (view.h) alone.  Not a public interface: report.h is. */
 #ifndef MALLOCWATCH_REPORT_HTML_INT_H
 #define MALLOCWATCH_REPORT_HTML_INT_H
 
@@ -11,7 +12,6 @@
 
 #include "report.h"
 #include "report_stacks.h"
-#include "state.h"
 #include "view.h"
 
 #define W 1000			/* drawing width, px */
@@ -21,13 +21,41 @@
 #define LANE_H 18
 #define WAITS_H 50
 
+/* The rows the page draws, from the view's tables (view.def): an arena
+ * (with its threads attached, from the view's timeline), a thread, a
+ * heap. */
+struct page_arena {
+	uint64_t addr;
+	int is_main, at_attach, created_by_tid;
+	uint64_t create_size, waits;
+	const struct mw_view_attach *att;
+	size_t natt;
+};
+
+struct page_thread {
+	int tid;
+	uint64_t arena, waits, hits;
+	uint64_t first_ns, last_ns, gone_ns;	/* 0: none, unknown */
+};
+
+struct page_heap {
+	uint64_t addr, arena;
+	int freed;
+	uint64_t new_ns, free_ns;	/* 0: untimed */
+};
+
 struct page {
 	FILE *f;
-	const struct mw_state *st;
 	uint64_t t0, t1;	/* the time axis, CLOCK_MONOTONIC ns */
 	int timed;		/* whether t1 is a time seen, not t0 + 1 s */
-	const struct mw_arena *ar;
+	const struct page_arena *ar;
 	size_t nar;
+	const struct page_thread *t;
+	size_t nt;
+	const struct page_heap *h;
+	size_t nh;
+	const struct mw_view_timeline *tl;	/* the view's (view.h) */
+	int pid;
 	const char *sfx;	/* the ids' suffix: "" on a page of one process,
 				 * "-N" for the N-th of several */
 	const struct mw_stack_tips *tips;	/* --stacks; NULL without */

@@ -58,12 +58,12 @@ const char *html_colour(int i)
 }
 
 /* How a thread attached, in words. */
-static const char *html_how_name(enum mw_attach how)
+static const char *html_how_name(enum mw_view_attach_how how)
 {
 	switch (how) {
-	case MW_ATTACH_NEW: return "new";
-	case MW_ATTACH_REUSE: return "reuse";
-	case MW_ATTACH_FREE_LIST: return "free list";
+	case MW_VIEW_ATTACH_NEW: return "new";
+	case MW_VIEW_ATTACH_REUSE: return "reuse";
+	case MW_VIEW_ATTACH_FREE_LIST: return "free list";
 	default: return "attached";
 	}
 }
@@ -95,9 +95,9 @@ void html_ticks(const struct page *pg, int y0, int h)
 /* An attachment in the lanes' order: by thread, then by time; ties in
  * the model's order (arena by arena, each in stream order). */
 struct lane_att {
-	size_t thread;		/* index in mw_state_threads() */
+	size_t thread;		/* index in pg->t */
 	size_t order;		/* position in the model's order */
-	const struct mw_attachment *x;
+	const struct mw_view_attach *x;
 	int arena;		/* index in pg->ar */
 };
 
@@ -115,7 +115,7 @@ static int lane_att_cmp(const void *pa, const void *pb)
 /* Every attachment of every arena, sorted by lane_att_cmp, in one
  * array the caller frees; *n its length.  O(A log A) for A attachments,
  * a thread found by its tid through an idmap. */
-static struct lane_att *lane_index(const struct page *pg, const struct mw_thread *t,
+static struct lane_att *lane_index(const struct page *pg, const struct page_thread *t,
 				   size_t nt, size_t *n)
 {
 	struct mw_idmap ix = { 0 };
@@ -129,7 +129,7 @@ static struct lane_att *lane_index(const struct page *pg, const struct mw_thread
 		mw_idmap_put(&ix, (uint64_t)(uint32_t)t[i].tid, i);
 	for (size_t a = 0; a < pg->nar; a++)
 		for (size_t j = 0; j < pg->ar[a].natt; j++) {
-			const struct mw_attachment *x = &pg->ar[a].att[j];
+			const struct mw_view_attach *x = &pg->ar[a].att[j];
 			size_t i = mw_idmap_get(&ix, (uint64_t)(uint32_t)x->tid);
 
 			if (i != MW_IDMAP_NONE)
@@ -144,13 +144,13 @@ static struct lane_att *lane_index(const struct page *pg, const struct mw_thread
 
 /* Where thread t's lane ends: the sample that found it gone (V records),
  * else the axis's end. */
-static uint64_t lane_end(const struct page *pg, const struct mw_thread *t)
+static uint64_t lane_end(const struct page *pg, const struct page_thread *t)
 {
 	return t->gone_ns && t->gone_ns < pg->t1 ? t->gone_ns : pg->t1;
 }
 
 /* The mark at the end of a lane whose thread was found gone. */
-static void lane_gone(struct page *pg, const struct mw_thread *t, double y)
+static void lane_gone(struct page *pg, const struct page_thread *t, double y)
 {
 	if (!t->gone_ns || t->gone_ns >= pg->t1)
 		return;
@@ -163,7 +163,7 @@ static void lane_gone(struct page *pg, const struct mw_thread *t, double y)
  * arena cur, the attachments att[0..n) (its own, by time) after from,
  * each ending the bar before it, the last at the lane's end.  Returns
  * whether a bar was drawn. */
-static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint64_t from,
+static int lane_bars(struct page *pg, const struct page_thread *t, double y, uint64_t from,
 		     int cur, const struct lane_att *att, size_t n)
 {
 	FILE *f = pg->f;
@@ -194,11 +194,11 @@ static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint6
 			return drawn;
 		fprintf(f, "<circle class=\"how %s\" cx=\"%.1f\" cy=\"%.0f\" r=\"4\">"
 			"<title>%.3f s  tid %d: %s arena 0x%" PRIx64,
-			next->x->how == MW_ATTACH_NEW ? "new" : next->x->how == MW_ATTACH_REUSE ?
+			next->x->how == MW_VIEW_ATTACH_NEW ? "new" : next->x->how == MW_VIEW_ATTACH_REUSE ?
 			"reuse" : "freelist", html_x_of(pg, next->x->ns), y + LANE_H / 2.0,
 			html_secs(pg, next->x->ns), t->tid, html_how_name(next->x->how),
 			pg->ar[next->arena].addr);
-		if (next->x->how == MW_ATTACH_NEW)
+		if (next->x->how == MW_VIEW_ATTACH_NEW)
 			html_tip(f, "created at: ", mw_stack_tip_arena(pg->tips, pg->ar[next->arena].addr));
 		fprintf(f, "</title></circle>\n");
 		cur = next->arena;
@@ -213,7 +213,7 @@ static int lane_bars(struct page *pg, const struct mw_thread *t, double y, uint6
  * axis's start) to its first timed attachment (else the end), so that a
  * thread the table shows attached is not drawn as if on none.  1 when
  * drawn. */
-static int lane_untimed(struct page *pg, const struct mw_thread *t, double y,
+static int lane_untimed(struct page *pg, const struct page_thread *t, double y,
 			const struct lane_att *att, size_t n)
 {
 	size_t u = 0;
@@ -238,10 +238,10 @@ static int lane_untimed(struct page *pg, const struct mw_thread *t, double y,
 void html_lanes(struct page *pg)
 {
 	FILE *f = pg->f;
-	size_t nt, natt, k = 0;
-	const struct mw_thread *t = mw_state_threads(pg->st, &nt);
+	size_t nt = pg->nt, natt, k = 0;
+	const struct page_thread *t = pg->t;
 	struct lane_att *att = lane_index(pg, t, nt, &natt);
-	int pid = mw_state_pid(pg->st);
+	int pid = pg->pid;
 
 	fprintf(f, "<svg id=\"lanes%s\" viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\">\n",
 		pg->sfx, W, nt * LANE_H + 24, W, nt * LANE_H + 24);
@@ -277,8 +277,8 @@ void html_lanes(struct page *pg)
 void html_waits_strip(struct page *pg)
 {
 	FILE *f = pg->f;
-	size_t ns;
-	const struct mw_sample *s = mw_state_samples(pg->st, &ns);
+	size_t ns = pg->tl->nr;
+	const struct mw_view_reading *s = pg->tl->r;
 	uint64_t prev = 0, max = 1, total = 0;
 	uint64_t prev_ns = pg->t0;
 	int counted = 0;
@@ -332,8 +332,8 @@ void html_waits_strip(struct page *pg)
  * arguments as its title. */
 void html_mark_lines(const struct page *pg)
 {
-	size_t nm;
-	const struct mw_mark *m = mw_state_marks(pg->st, &nm);
+	size_t nm = pg->tl->nm;
+	const struct mw_view_mark *m = pg->tl->m;
 
 	for (size_t i = 0; i < nm; i++) {
 		const char *kind = strstr(m[i].name, "retry") ? "retry" :

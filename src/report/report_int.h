@@ -12,13 +12,18 @@
 
 #include "probetab.h"
 #include "report.h"
-#include "state.h"
 #include "view.h"
 
 /* The summary's head (report_head.c): the command, the libc and runtime,
  * the exit, the probe hits and lost events, and what tracing cost when
- * it matters, each on its lines: ri's, and v's figures. */
-void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v);
+ * it matters (cost), each on its lines: ri's, and v's figures. */
+void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_view *v,
+			 const struct mw_report_cost *cost);
+
+/* mw_report_text of v with run info ri and cost in place of v's: the
+ * HTML page's summary, of the stream-side facts alone (report_html.c). */
+int mw_report_text_as(FILE *f, const struct mw_view *v, const struct mw_run_info *ri,
+		      const struct mw_report_cost *cost);
 
 /* Room for a probe name (at most 127 bytes in a stream) quoted. */
 #define MW_NAME_Q (4 * 128 + 8)

@@ -34,13 +34,14 @@ static json_t *jint(int64_t v)
 	return json_integer((json_int_t)v);
 }
 
-static json_t *json_target(const struct mw_state *st, const struct mw_run_info *ri)
+static json_t *json_target(const struct mw_view *v, const struct mw_run_info *ri)
 {
 	json_t *argv = json_array(), *t;
 
 	for (const char *const *a = ri->argv; a && *a; a++)
 		mw_json_append(&argv, mw_json_str(*a));
-	t = json_pack("{s:o, s:i, s:o, s:o, s:o}", "argv", argv, "pid", mw_state_pid(st),
+	t = json_pack("{s:o, s:i, s:o, s:o, s:o}", "argv", argv, "pid",
+		(int)mw_view_get(v, MW_VF_pid)->v,
 		"exit_status", ri->have_status && !ri->term_signal ? jint(ri->exit_status) :
 		json_null(),
 		"signal", ri->have_status && ri->term_signal ? jint(ri->term_signal) : json_null(),
@@ -168,19 +169,17 @@ static json_t *json_math(const struct mw_view *v)
 
 /* "snapshots": {"attach": {...} | null, "end": {...} | null} for -p
  * (attach null: refused, "unknown" says why), {"exit": {...}} for -c. */
-static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_info *ri)
+static json_t *json_snapshots(const struct mw_view *view, const struct mw_run_info *ri)
 {
 	json_t *o = json_object();
+	size_t n;
+	const struct mw_finding *v = mw_view_findings(view, &n);	/* the last reading's */
 
 	if (ri->snap_exit) {
 		json_t *x = mw_snapshot_json_value(ri->snap_exit, "?");
-		struct mw_finding *v;
-		size_t n;
 
-		mw_run_findings(st, ri, &v, &n);
 		if (ri->ledger_exit)
 			mw_ledger_json_add(&x, ri->snap_exit, ri->ledger_exit, v, n);
-		free(v);
 		mw_json_set(&o, "exit", x);
 	}
 	if (ri->snap_attach || ri->snap_end) {	/* -p: attach null when refused */
@@ -188,14 +187,8 @@ static json_t *json_snapshots(const struct mw_state *st, const struct mw_run_inf
 			    mw_snapshot_json_value(ri->snap_attach, "?") : json_null());
 		json_t *e = ri->snap_end ? mw_snapshot_json_value(ri->snap_end, "?") : json_null();
 
-		if (ri->snap_end && ri->ledger_end) {
-			struct mw_finding *v;
-			size_t n;
-
-			mw_run_findings(st, ri, &v, &n);
+		if (ri->snap_end && ri->ledger_end)
 			mw_ledger_json_add(&e, ri->snap_end, ri->ledger_end, v, n);
-			free(v);
-		}
 		mw_json_set(&o, "end", e);
 	}
 	return o;
@@ -232,14 +225,14 @@ static json_t *json_unknown(const struct mw_view *v)
 	return o;
 }
 
-json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info *ri)
+json_t *mw_report_json_value(const struct mw_view *v)
 {
 	json_t *root = json_object(), *sbrk;
-	struct mw_view *v = mw_view_make(st, ri);
+	const struct mw_run_info *ri = mw_view_run_info(v);
 
 	mw_json_set(&root, "version", json_integer(1));
 	mw_json_set(&root, "schema_version", json_integer(1));
-	mw_json_set(&root, "target", json_target(st, ri));
+	mw_json_set(&root, "target", json_target(v, ri));
 	if (ri->env) {
 		const struct mw_environment *e = ri->env;
 		char ver[16];
@@ -272,17 +265,16 @@ json_t *mw_report_json_value(const struct mw_state *st, const struct mw_run_info
 	if (mw_view_get(v, MW_VF_math_libm)->s)
 		mw_json_set(&root, "math", json_math(v));
 	if (ri->snap_attach || ri->snap_end || ri->snap_exit)
-		mw_json_set(&root, "snapshots", json_snapshots(st, ri));
+		mw_json_set(&root, "snapshots", json_snapshots(v, ri));
 	if (ri->stacks)
 		mw_json_set(&root, "stacks", mw_report_stacks_json(ri->stacks, ri->stacks_pid));
 	mw_view_json_refused(v, &root);	/* they mix its images */
-	mw_view_free(v);
 	return root;
 }
 
-int mw_report_json(FILE *f, const struct mw_state *st, const struct mw_run_info *ri)
+int mw_report_json(FILE *f, const struct mw_view *v)
 {
-	json_t *root = mw_report_json_value(st, ri);
+	json_t *root = mw_report_json_value(v);
 	int ret;
 
 	ret = mw_json_write(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));

@@ -30,7 +30,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "procs.h"
 #include "snapmulti.h"
 
 /* The number of failure kinds (enum mw_psnap_fail, MW_PSNAP_READ

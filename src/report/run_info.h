@@ -57,8 +57,8 @@ struct mw_run_info {
 	const struct mw_ledger *ledger_exit;
 	/* -p: the RSS ledger read with snap_end (NULL: none) */
 	const struct mw_ledger *ledger_end;
-	/* the findings as text (mw_run_findings_text), for the HTML page; a
-	 * replay has them from the saved stream.  NULL: none */
+	/* a replay's findings as text, from the saved stream (the view's
+	 * mw_view_findings_text gives them, else its own).  NULL: none */
 	const char *findings_text;
 	/* what decides arena counts, for CI baselines ("environment" in the
 	 * JSON; NULL: not known, e.g. a replay) */

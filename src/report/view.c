@@ -6,11 +6,14 @@
  * 20799488, mmap_threshold 131072.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "findings.h"
 #include "probetab.h"
 #include "procs.h"
+#include "report.h"
 #include "report_cost.h"
 #include "run_info.h"
 #include "snapshot.h"
@@ -87,6 +90,7 @@ static void run_figures(struct mw_view *v)
 	SET(omitted_retries, o->retries);
 	SET(omitted_thresholds, o->thresholds);
 	SET(omitted_marks, o->marks);
+	SET(keep, MW_STATE_KEEP);
 	SET(attach_unknown, mw_state_attach_refused(st) != NULL);
 	v->fig[MW_VF_attach_unknown].s = mw_state_attach_refused(st);
 	SET(images_refused, mixed != NULL);
@@ -95,8 +99,21 @@ static void run_figures(struct mw_view *v)
 	v->fig[MW_VF_images_refused_ns].known = mixed && ns && origin && ns >= origin;
 }
 
-/* The probes of the setjmp family traced (hit or not) and their hits;
- * the libm traced and its slow-math probe sites. */
+/* Did the stream declare a probe of family fam (traced, hit or not)? */
+static int family_traced(const struct mw_probe_count *p, size_t n, enum mw_family fam)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+
+		if (info && info->family == fam)
+			return 1;
+	}
+	return 0;
+}
+
+/* The probes of the setjmp family traced (hit or not) and their hits,
+ * whether a heap and an sbrk probe were; the libm traced and its
+ * slow-math probe sites. */
 static void probe_figures(struct mw_view *v)
 {
 	size_t n;
@@ -113,6 +130,8 @@ static void probe_figures(struct mw_view *v)
 		}
 	SET(setjmp_traced, traced);
 	SET(setjmp_hits, hits);
+	SET(heap_traced, family_traced(p, n, MW_FAM_HEAP));
+	SET(sbrk_traced, family_traced(p, n, MW_FAM_SBRK));
 	v->fig[MW_VF_math_libm] = (struct mw_view_val){ .v = libm != NULL, .known = libm != NULL,
 							.s = libm };
 	SET(math_sites, libm ? sites : 0);
@@ -159,6 +178,9 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	SET(threshold_changes, n);
 	SET(mmap_threshold, mm);
 	SET(trim_threshold, tr);
+	SET(thresholds_seeded, mw_state_seeded(st));
+	SET(pid, mw_state_pid(st));
+	SET(origin_ns, mw_state_origin(st));
 	if (mw_state_attach_refused(st))	/* those there before tracing */
 		for (int f = 0; f < MW_VF_COUNT; f++)
 			if (figs[f].flags & MW_VF_ATTACH && figs[f].unit != MW_VU_ROWS)
@@ -169,7 +191,7 @@ int mw_view_fig_refused(enum mw_view_fig f)
 {
 	/* what went wrong in the stream is the run's, and right; so are
 	 * the images it replaced, drained (the hits before the last) */
-	return f != MW_VF_lost && f != MW_VF_garbled && f != MW_VF_complete &&
+	return f != MW_VF_keep && f != MW_VF_pid && f != MW_VF_origin_ns && f != MW_VF_lost && f != MW_VF_garbled && f != MW_VF_complete &&
 	       f != MW_VF_full_tables && f != MW_VF_attach_unknown && f != MW_VF_execs &&
 	       f != MW_VF_hits_before && f != MW_VF_images_refused &&
 	       f != MW_VF_images_refused_ns;
@@ -182,11 +204,63 @@ static void layout(struct mw_view *v)
 		v->idx[c] = v->ncol[cols[c].table]++;
 }
 
+/* What tracing cost the run: the model's hits by family, ri's time
+ * traced (report_cost.h). */
+static void cost_of(const struct mw_state *st, const struct mw_run_info *ri,
+		    struct mw_report_cost *c)
+{
+	size_t n;
+	const struct mw_probe_count *p = mw_state_probes(st, &n);
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_probe_info *info = mw_probe_info(p[i].known);
+
+		c->by_family[info ? info->family : MW_FAM_UNKNOWN] += p[i].hits;
+		c->total += p[i].hits;
+	}
+	c->traced_ns = ri->traced_ns;
+	mw_report_cost_decide(c);
+}
+
+/* The findings of the last reading (the exit's with -c, the end's with
+ * -p: its snapshot and ledger), with the lock waits of the arenas' rows
+ * (none when the figures are refused: they mix its images), and their
+ * text. */
+static void findings(struct mw_view *v, const struct mw_run_info *ri)
+{
+	const struct mw_snapshot *s = ri->ledger_exit ? ri->snap_exit : ri->snap_end;
+	const struct mw_ledger *l = ri->ledger_exit ? ri->ledger_exit : ri->ledger_end;
+	size_t na = v->fig[MW_VF_images_refused].v ? 0 : (size_t)v->fig[MW_VF_arenas].v;
+	struct mw_finding_waits *w;
+	size_t len = 0;
+	FILE *f;
+
+	if (!s || !l)
+		return;
+	w = xcalloc(na + 1, sizeof(*w));
+	for (size_t i = 0; i < na; i++)
+		w[i] = (struct mw_finding_waits){
+			.arena = (uint64_t)mw_view_cell(v, i, MW_VC_arenas_address)->v,
+			.waits = (uint64_t)mw_view_cell(v, i, MW_VC_arenas_waits)->v };
+	mw_findings_make_cmd(s, l, ri->env && ri->env->cpus > 0 ? (uint64_t)ri->env->cpus : 1,
+			     w, na, ri->argv, &v->findings, &v->nfindings);
+	free(w);
+	if (v->nfindings && (f = open_memstream(&v->findings_text, &len))) {
+		mw_findings_text(f, v->findings, v->nfindings);
+		if (fclose(f) != 0) {
+			free(v->findings_text);
+			v->findings_text = NULL;
+		}
+	}
+}
+
 struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info *ri)
 {
 	struct mw_view *v = xcalloc(1, sizeof(*v));
 
 	v->st = st;
+	v->ri = ri;
 	layout(v);
 	figures(v, ri);
 	run_figures(v);
@@ -195,7 +269,9 @@ struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info
 			if (mw_view_fig_refused((enum mw_view_fig)f))
 				v->fig[f].known = 0;
 	mw_view_rows(v);
-	mw_report_cost_of(st, ri, &v->cost);
+	cost_of(st, ri, &v->cost);
+	findings(v, ri);
+	mw_view_timeline_make(v);
 	return v;
 }
 
@@ -208,6 +284,9 @@ void mw_view_free(struct mw_view *v)
 		free(v->args[t]);
 		free(v->argat[t]);
 	}
+	free(v->findings);
+	free(v->findings_text);
+	mw_view_timeline_free(&v->tl);
 	free(v);
 }
 
@@ -230,14 +309,30 @@ const struct mw_view_arg *mw_view_args(const struct mw_view *v, size_t i, enum m
 	return &v->args[t][v->argat[t][i]];
 }
 
-const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i)
-{
-	return &v->ar[i];
-}
-
 const struct mw_report_cost *mw_view_cost(const struct mw_view *v)
 {
 	return &v->cost;
+}
+
+const struct mw_run_info *mw_view_run_info(const struct mw_view *v)
+{
+	return v->ri;
+}
+
+const struct mw_view_timeline *mw_view_timeline(const struct mw_view *v)
+{
+	return &v->tl;
+}
+
+const struct mw_finding *mw_view_findings(const struct mw_view *v, size_t *n)
+{
+	*n = v->nfindings;
+	return v->findings;
+}
+
+const char *mw_view_findings_text(const struct mw_view *v)
+{
+	return v->ri->findings_text ? v->ri->findings_text : v->findings_text;
 }
 
 /* serve keeps the highest given out of each (procs.h) */

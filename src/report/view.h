@@ -1,19 +1,28 @@
-/* view.h - one view of a run: its figures computed once from the model
- * (state.h) and the run info (report.h), each with one name, unit and
- * label (view.def), which the text summary (report.c, report_head.c), the
- * JSON report (report_json.c), the HTML page (report_html.c, whose
- * summary is the text's) and the totals of a run of several processes
- * render.  A figure is added once, in view.def and mw_view_make: the JSON
- * writes every figure of a section in the table's order and every column
- * of a table (the arenas, heaps, threads, double frees, setjmp threads,
- * slow-math probes, settings, threshold changes, retries), the text's tables every column
- * with a place in it, its sentences the figures they name, the totals
- * every MW_VF_TOTAL figure.  The lists a report prints whole or in part
- * are tables of the view too: the events kept (the JSON's events_log, the
- * text's Other events), the setjmp probes' jmp_bufs, code addresses and
- * longjmp values, the slow-math probes' samples; and so are why the
- * figures are refused and when (the JSON's unknown and its nulls, the
- * text's and the page's REFUSED).
+/* view.h - one view of a run: its figures, tables and findings computed
+ * once from the model (state.h) and the run info (run_info.h), each
+ * figure and column with one name, unit and label (view.def).  It is
+ * made once a run, where the run's reports are written (trace_end.c's
+ * mw_run_finish; a process of a run of several each its own, kept for
+ * the page and the totals), and every format renders that one view: the
+ * text summary (report.c, report_head.c, report_events.c), the JSON
+ * report (report_json.c; --check judges it), the HTML page (report_html.c,
+ * whose summary is the text's) and the totals of a run of several
+ * processes.  No renderer includes state.h (t-layout checks): a figure
+ * is added once, in view.def and mw_view_make.  The run over time, which
+ * the page alone draws, is the view's timeline (view_timeline.c).
+ * The JSON writes every figure of a section in the table's order and
+ * every column of a table (the arenas, heaps, threads, double frees,
+ * setjmp threads, slow-math probes, settings, threshold changes,
+ * retries), the text's tables every column with a place in it, its
+ * sentences the figures they name, the totals every MW_VF_TOTAL figure.
+ * The lists a report prints whole or in part are tables of the view too:
+ * the events kept (the JSON's events_log, the text's Other events), the
+ * setjmp probes' jmp_bufs, code addresses and longjmp values, the
+ * slow-math probes' samples, the probes whose hits no thread's count
+ * holds; and so are why the figures are refused and when (the JSON's
+ * unknown and its nulls, the text's and the page's REFUSED), and the
+ * findings of the run's last reading (the text's, the JSON's, the page's
+ * and the saved stream's).
  * The counters serve --probes shows of a process (view.def's
  * MW_VIEW_CTR: its model's and its live readings' figures, computed in
  * mw_view_counters) are the view's too; report_metrics.c writes each
@@ -33,9 +42,10 @@
 
 #include "probetab.h"
 #include "report_cost.h"
-#include "state.h"
 
-struct mw_run_info;	/* report.h */
+struct mw_state;	/* state.h: the view's files alone read it */
+struct mw_finding;	/* findings.h */
+struct mw_run_info;	/* run_info.h */
 struct mw_counters;	/* procs.h */
 struct mw_snapshot;	/* snapshot.h */
 struct mw_snap_arena;
@@ -64,7 +74,7 @@ enum mw_view_fig {
 enum mw_view_table {
 	MW_VT_arenas, MW_VT_heaps, MW_VT_threads, MW_VT_frees, MW_VT_jumps, MW_VT_math,
 	MW_VT_settings, MW_VT_changes, MW_VT_retries, MW_VT_jmp_bufs, MW_VT_code_addresses,
-	MW_VT_longjmp_values, MW_VT_samples, MW_VT_events, MW_VT_COUNT
+	MW_VT_longjmp_values, MW_VT_samples, MW_VT_unthreaded, MW_VT_events, MW_VT_COUNT
 };
 
 enum mw_view_col {
@@ -146,17 +156,86 @@ struct mw_view_val {
 
 struct mw_view;
 
-/* The view of st (finished: mw_state_finish) and ri; st must outlive it
- * (the view points into it).  Never NULL (xalloc.h). */
+/* The view of st (finished: mw_state_finish) and ri; st and ri must
+ * outlive it (the view points into them).  Never NULL (xalloc.h). */
 struct mw_view *mw_view_make(const struct mw_state *st, const struct mw_run_info *ri);
 void mw_view_free(struct mw_view *v);
+/* The run info it was made with. */
+const struct mw_run_info *mw_view_run_info(const struct mw_view *v);
+
+/* The run over time, which the HTML page draws (its charts, the threads'
+ * lanes, the lock-wait strip, the markers) and no other format shows:
+ * the allocator's readings (Y records, every --interval and at the exit:
+ * CLOCK_MONOTONIC ns, the main heap's extent, the mmapped chunks, the
+ * RSS, the lock waits so far) and their arenas' system bytes, the
+ * timeline's markers (T records: mallopt, settings, retries, tcache,
+ * thresholds, slow math) and each arena row's threads attached, in
+ * order, with when and how.  Copies of the model's, owned by the view.
+ * The times of the rows (the threads' first, last and gone, the heaps'
+ * made and freed) are columns of their tables (view.def). */
+enum mw_view_attach_how {
+	MW_VIEW_ATTACH_NEW, MW_VIEW_ATTACH_REUSE, MW_VIEW_ATTACH_FREE_LIST,
+	MW_VIEW_ATTACH_IMPLICIT
+};
+
+struct mw_view_attach {
+	int tid;
+	enum mw_view_attach_how how;
+	uint64_t seq;		/* stream order */
+	uint64_t ns;		/* when (0: untimed stream) */
+};
+
+struct mw_view_reading {
+	uint64_t ns;
+	uint64_t sbrk_base, main_end;	/* the main heap's extent (addresses) */
+	size_t first, n;	/* its arenas: arenas[first..first+n) */
+	uint64_t waits;		/* arena lock waits so far, */
+	int have_waits;		/* when the tracer answered */
+	int have_mem;		/* the three below were read (older streams: not) */
+	uint64_t mmapped, n_mmaps, rss;	/* mmapped chunks' bytes and count; RSS, 0
+					 * unknown */
+};
+
+struct mw_view_reading_arena {
+	uint64_t arena, system;	/* malloc_state address, system_mem */
+};
+
+struct mw_view_mark {
+	uint64_t ns;
+	int known;		/* MW_P_* */
+	const char *name;	/* the probe's */
+	int tid;
+	int64_t arg[3];		/* its first three arguments */
+};
+
+struct mw_view_timeline {
+	struct mw_view_reading *r;
+	size_t nr;
+	struct mw_view_reading_arena *arenas;
+	size_t narenas;
+	struct mw_view_mark *m;
+	size_t nm;
+	/* arena row a's attachments: att[a][0..mw_view_cell(v, a,
+	 * MW_VC_arenas_threads)->v) */
+	struct mw_view_attach **att;
+	size_t natt_rows;	/* the arena rows att has */
+};
+
+const struct mw_view_timeline *mw_view_timeline(const struct mw_view *v);
+/* The findings (findings.h) of the run's last reading (the exit's with
+ * -c, the end's with -p: its snapshot and ledger, with the lock waits of
+ * the arenas' rows, none when the figures are refused), *n of them; 0
+ * when there is no ledger. */
+const struct mw_finding *mw_view_findings(const struct mw_view *v, size_t *n);
+/* Them as the text report writes them (mw_findings_text), for the page
+ * and the saved stream: the run info's findings_text when it has one (a
+ * replay's, from the saved stream), else its own; NULL none. */
+const char *mw_view_findings_text(const struct mw_view *v);
 
 const struct mw_view_val *mw_view_get(const struct mw_view *v, enum mw_view_fig f);
 /* Row i's cell of column c (i < mw_view_get(v, mw_view_table_rows(its
- * table))->v), and the model's arena behind arena row i (its threads
- * attached). */
+ * table))->v). */
 const struct mw_view_val *mw_view_cell(const struct mw_view *v, size_t i, enum mw_view_col c);
-const struct mw_arena *mw_view_arena(const struct mw_view *v, size_t i);
 
 /* An argument of an event (a row of the events or the samples table):
  * its value (known 0: it could not be read), its name in probes.def

@@ -149,6 +149,31 @@ static int own_section(const struct mw_event *e)
 	}
 }
 
+/* The probes whose hits no thread's count holds (the heaps' and
+ * main_arena's), into their rows when fill; how many. */
+static size_t unthreaded_rows(struct mw_view *v, int fill)
+{
+	size_t n, k = 0;
+	const struct mw_probe_count *p = mw_state_probes(v->st, &n);
+	struct mw_view_val *cells = fill ? rows_of(v, MW_VT_unthreaded, &(size_t){ 0 }) : NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = mw_state_probe_unthreaded(v->st, p[i].known);
+		struct mw_view_val *row;
+
+		if (!u)
+			continue;
+		row = cells ? cells + k * v->ncol[MW_VT_unthreaded] : NULL;
+		k++;
+		if (!row)
+			continue;
+		CELL(unthreaded, probe, p[i].known, 1);
+		row[v->idx[MW_VC_unthreaded_probe]].s = p[i].name;
+		CELL(unthreaded, hits, u, 1);
+	}
+	return k;
+}
+
 /* The events kept, a row each, with their arguments. */
 static void log_rows(struct mw_view *v)
 {
@@ -239,6 +264,7 @@ void mw_view_list_counts(struct mw_view *v)
 	SET(longjmp_values, jumps_of(v, MW_JUMP_VALUE));
 	SET(math_functions, math_rows(v, 0));
 	SET(math_samples, sample_rows(v, 0, &nargs));
+	SET(unthreaded_probes, unthreaded_rows(v, 0));
 }
 
 /* The arenas' rows. */
@@ -264,6 +290,7 @@ static void arena_rows(struct mw_view *v)
 		CELL(arenas, waits, a->waits, 1);
 		CELL(arenas, at_attach, a->at_attach, 1);
 		CELL(arenas, threads_at_attach, a->threads_at_attach, 1);
+		CELL(arenas, create_size, a->create_size, 1);
 	}
 }
 
@@ -286,6 +313,8 @@ static void heap_thread_rows(struct mw_view *v)
 		CELL(heaps, created_by_tid, h[i].created_by_tid, 1);
 		CELL(heaps, freed, h[i].freed, 1);
 		CELL(heaps, at_attach, h[i].at_attach, 1);
+		CELL(heaps, new_ns, h[i].new_ns, 1);
+		CELL(heaps, free_ns, h[i].free_ns, 1);
 	}
 	cells = rows_of(v, MW_VT_threads, &n);
 	t = mw_state_threads(v->st, &n);
@@ -296,6 +325,9 @@ static void heap_thread_rows(struct mw_view *v)
 		CELL(threads, waits, t[i].waits, 1);
 		CELL(threads, retries, t[i].retries, 1);
 		CELL(threads, hits, t[i].hits, 1);
+		CELL(threads, first_ns, t[i].first_ns, 1);
+		CELL(threads, last_ns, t[i].last_ns, 1);
+		CELL(threads, gone_ns, t[i].gone_ns, 1);
 	}
 }
 
@@ -404,5 +436,6 @@ void mw_view_rows(struct mw_view *v)
 		  MW_VC_longjmp_values_value, MW_VC_longjmp_values_count);
 	sample_rows(v, 0, &nargs);	/* their arguments' count, then them */
 	sample_rows(v, 1, &nargs);
+	unthreaded_rows(v, 1);
 	log_rows(v);
 }

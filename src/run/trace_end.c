@@ -23,18 +23,19 @@
 #include "snapshot.h"
 #include "state.h"
 #include "trace_run.h"
+#include "view.h"
 
-/* Write the summary and the JSON.  A write error is found and named
- * (path and errno) when the file is closed (mw_outputs_close); -1 here only
- * for the summary on stderr, which is not closed. */
-static int write_reports(struct outputs *out, const struct mw_state *st,
-			 const struct mw_run_info *ri)
+/* Write the summary, the JSON and the page, of the run's one view.  A
+ * write error is found and named (path and errno) when the file is
+ * closed (mw_outputs_close); -1 here only for the summary on stderr,
+ * which is not closed. */
+static int write_reports(struct outputs *out, const struct mw_view *v)
 {
-	if (mw_report_text(out->summary, st, ri) < 0)
+	if (mw_report_text(out->summary, v) < 0)
 		out->summary_errno = errno ? errno : EIO;
-	if (out->json && mw_report_json(out->json, st, ri) < 0)
+	if (out->json && mw_report_json(out->json, v) < 0)
 		out->json_errno = errno ? errno : EIO;
-	if (out->html && mw_report_html(out->html, st, ri) < 0)
+	if (out->html && mw_report_html(out->html, v) < 0)
 		out->html_errno = errno ? errno : EIO;
 	return out->summary == stderr && out->summary_errno ? -1 : 0;
 }
@@ -82,21 +83,38 @@ static int finish_status(const char *name, const struct mw_trace_result *r,
 	return status;
 }
 
-/* After the stream: finish the model, say how it ended, write reports
+/* After the stream: finish the model, say how it ended, make the view
  * (trace_run.h). */
-int mw_run_conclude(struct outputs *out, struct mw_state *st,
-		    const struct mw_trace_result *r, struct mw_run_info *ri)
+struct mw_view *mw_run_finish(struct mw_state *st, const struct mw_trace_result *r,
+			      struct mw_run_info *ri, int *status)
 {
-	int status;
-
 	mw_state_set_pid(st, r->pid);
 	mw_state_tracer_lost(st, r->lost);
 	mw_state_finish(st);
 	ri->pid = r->pid;
 	ri->tracer_died = r->tracer_died;
-	status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
-	if (write_reports(out, st, ri) < 0)
+	*status = finish_status(ri->argv && ri->argv[0] ? ri->argv[0] : "process", r, ri, st);
+	return mw_view_make(st, ri);	/* the run's one view, every format's */
+}
+
+int mw_run_write_reports(struct outputs *out, const struct mw_view *v)
+{
+	return write_reports(out, v);
+}
+
+int mw_run_conclude(struct outputs *out, struct mw_state *st,
+		    const struct mw_trace_result *r, struct mw_run_info *ri,
+		    struct mw_view **view)
+{
+	int status;
+	struct mw_view *v = mw_run_finish(st, r, ri, &status);
+
+	if (write_reports(out, v) < 0)
 		status = MW_EXIT_RUNTIME;
+	if (view)
+		*view = v;
+	else
+		mw_view_free(v);
 	return status;
 }
 

@@ -68,13 +68,13 @@ static const char *released_why(const struct msink *k, const struct mw_process *
 	return buf;
 }
 
-/* Process pr's JSON report (ri its run info): its model's, with its ppid
+/* Process pr's JSON report (v its view): its view's, with its ppid
  * (-f: its parent in the tree) and, when it was released (rel, rel_s as
  * released_why gives them), when and why; NULL out of memory. */
 static json_t *process_json(const struct msink *k, const struct mw_process *pr,
-			    const struct mw_run_info *ri, const char *rel, double rel_s)
+			    const struct mw_view *v, const char *rel, double rel_s)
 {
-	json_t *rep = mw_report_json_value(pr->st, ri);
+	json_t *rep = mw_report_json_value(v);
 
 	if (rep && rel)	/* docs/json.md: why it has no exit figures */
 		mw_json_set(&rep, "released", json_pack("{s:f, s:s}", "after_s",
@@ -89,18 +89,18 @@ static json_t *process_json(const struct msink *k, const struct mw_process *pr,
 }
 
 /* Process i's report: its summary as one run of it prints it into *text,
- * its JSON into *rep.  The exit status of that report. */
+ * its JSON into *rep, of its view, made once, into *vo (it points into
+ * *rio, its run info, and *envo, its environment, the caller's to keep
+ * as long as it).  The exit status of that report. */
 static int report_one(const struct trace_opts *o, struct outputs *out, struct msink *k,
 		      size_t i, const struct mw_trace_result *r, const struct mw_elf *libc,
 		      const char *libc_path, enum mw_runtime rt, char **text, json_t **rep,
-		      struct mw_run_info *rio, struct mw_environment *envo)
+		      struct mw_run_info *rio, struct mw_environment *envo, struct mw_view **vo)
 {
 	struct trace_opts oi = *o;
 	pid_t one;
 	struct mw_trace_result ri_r = *r;
-	struct mw_environment env;
 	struct mw_process *pr = mw_procs_process(k->procs, i);
-	struct mw_run_info ri;
 	size_t len;
 	int st;
 	char relbuf[200];
@@ -130,8 +130,8 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	ri_r.status = pr->status;
 	if (i)	/* said once, for the run */
 		ri_r.tracer_died = 0;
-	mw_run_environment(&oi, libc, mw_runtime_name(rt), &env);
-	ri = (struct mw_run_info){
+	mw_run_environment(&oi, libc, mw_runtime_name(rt), envo);
+	*rio = (struct mw_run_info){
 		.argv = k->tree ? (pr->argv ? (const char *const *)pr->argv :
 				   (const char *const *)o->cmd) : NULL,
 		.comm = !k->tree && pr->comm[0] ? pr->comm : NULL,
@@ -139,7 +139,7 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 		.libc = libc_path, .runtime = mw_runtime_name(rt),
 		.stopped = r->stopped, .snap_attach = pr->at_attach, .snap_end = pr->at_end,
 		.snap_exit = pr->at_exit, .ledger_exit = pr->ledger_exit,
-		.ledger_end = pr->ledger_end, .env = &env, .in_tree = k->tree && i > 0,
+		.ledger_end = pr->ledger_end, .env = envo, .in_tree = k->tree && i > 0,
 		.title = pr->title, .title_at_end = pr->title_at_end,
 		.stacks = k->stacks, .stacks_pid = pr->pid, .status_not_ours = k->set != NULL,
 		.status_why = ri_r.have_status ? NULL : rel ? rel : mw_run_status_why(k->set != NULL,
@@ -153,67 +153,45 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	/* -f: the program's (a process of its tree was traced for part of
 	 * it only); -p: each process armed at the start, traced to the stop */
 	if (k->tree ? i == 0 : k->set && i < k->set->n)
-		ri.traced_ns = k->traced_ns;
+		rio->traced_ns = k->traced_ns;
 	if (!(out->summary = open_memstream(text, &len)))
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
-	st = mw_run_conclude(out, pr->st, &ri_r, &ri);
+	st = mw_run_conclude(out, pr->st, &ri_r, rio, vo);
 	if (fclose(out->summary) != 0)
 		mw_die(MW_EXIT_RUNTIME, "out of memory");
 	out->summary = NULL;
-	*rep = process_json(k, pr, &ri, rel, rel_s);
-	/* for the page of them all: what the run info points into stays
-	 * with the caller (the environment) or the process */
-	*envo = env;
-	*rio = ri;
-	rio->env = envo;
-	rio->findings_text = NULL;
+	*rep = process_json(k, pr, *vo, rel, rel_s);
 	return st;
 }
 
 /* --html of several processes: one page, the tree's table (-f) first. */
 static void html_all(FILE *html, struct outputs *out, struct msink *k, json_t *const *reps,
-		     const struct mw_trace_result *r, struct mw_run_info *ris, size_t n)
+		     const struct mw_trace_result *r, struct mw_view *const *v, size_t n)
 {
-	const struct mw_state **sts = xcalloc(n, sizeof(*sts));
 	char title[64], *intro = NULL;
 	size_t len = 0;
 	FILE *t = k->tree ? open_memstream(&intro, &len) : NULL;
 
-	for (size_t i = 0; i < n; i++) {
-		sts[i] = mw_procs_state(k->procs, i);
-		ris[i].findings_text = mw_run_findings_text(sts[i], &ris[i]);
-	}
 	if (t) {
 		mw_tree_text(t, k->procs, reps, n, r->set_failed, 0);
 		fclose(t);
 	}
 	snprintf(title, sizeof(title), "%zu processes%s", n, k->tree ? " (-f)" : "");
-	if (mw_report_html_procs(html, sts, ris, n, title, intro) < 0)
+	if (mw_report_html_procs(html, (const struct mw_view *const *)v, n, title, intro) < 0)
 		out->html_errno = errno ? errno : EIO;
-	for (size_t i = 0; i < n; i++)
-		free((char *)ris[i].findings_text);
 	free(intro);
-	free(sts);
 }
 
-/* The totals of the n processes, from their models (view.h): their line
+/* The totals of the n processes, from their views (view.h): their line
  * (n > 1: and what tracing cost, which one process's summary said) to
  * f; the "totals" object returned (NULL out of memory). */
-static json_t *totals(struct msink *k, const struct mw_run_info *ris, size_t n, FILE *f)
+static json_t *totals(struct mw_view *const *v, size_t n, FILE *f)
 {
-	struct mw_view **v = xcalloc(n + 1, sizeof(*v));
 	struct mw_view_totals t;
-	json_t *j;
 
-	for (size_t i = 0; i < n; i++)
-		v[i] = mw_view_make(mw_procs_state(k->procs, i), &ris[i]);
 	mw_view_totals(v, n, &t);
 	mw_view_totals_text(f, &t, n > 1);
-	j = mw_view_totals_json(&t);
-	for (size_t i = 0; i < n; i++)
-		mw_view_free(v[i]);
-	free(v);
-	return j;
+	return mw_view_totals_json(&t);
 }
 
 /* Each process's summary (as one -p run prints it; -f: the tree first,
@@ -230,13 +208,14 @@ int mw_msink_report(const struct trace_opts *o, struct outputs *out, struct msin
 	FILE *json = out->json, *html = out->html, *summary = out->summary;
 	struct mw_run_info *ris = xcalloc(n + 1, sizeof(*ris));
 	struct mw_environment *envs = xcalloc(n + 1, sizeof(*envs));
+	struct mw_view **views = xcalloc(n + 1, sizeof(*views));	/* one a process */
 	int status = MW_EXIT_OK;
 
 	k->traced_ns = mw_run_traced_ns(n ? mw_state_origin(mw_procs_state(k->procs, 0)) : 0, r);
 	out->json = out->html = NULL;	/* one JSON of them all, below */
 	for (size_t i = 0; i < n; i++) {
 		int st = report_one(o, out, k, i, r, libc, libc_path, rt, &texts[i], &reps[i],
-				    &ris[i], &envs[i]);
+				    &ris[i], &envs[i], &views[i]);
 
 		/* -f: the program's status (a child's is its own, in the tree) */
 		if (k->tree ? i == 0 : st != MW_EXIT_OK)
@@ -257,9 +236,9 @@ int mw_msink_report(const struct trace_opts *o, struct outputs *out, struct msin
 			continue;
 		fprintf(summary, "%s%s", shown++ || k->tree ? "\n" : "", texts[i]);
 	}
-	t = totals(k, ris, n, summary);
+	t = totals(views, n, summary);
 	if (html)
-		html_all(html, out, k, reps, r, ris, n);
+		html_all(html, out, k, reps, r, views, n);
 	/* the first process's report at the top, as a single run writes it */
 	top = json_deep_copy(reps[0]);
 	if (!t || !top || json_object_set_new(top, "schema_version", json_integer(2)) < 0 ||
@@ -281,7 +260,9 @@ out:
 	for (size_t i = 0; i < n; i++) {
 		json_decref(reps[i]);
 		free(texts[i]);
+		mw_view_free(views[i]);
 	}
+	free(views);
 	free(texts);
 	free(reps);
 	free(ris);

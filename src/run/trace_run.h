@@ -118,12 +118,22 @@ int mw_run_trace_repeat(const struct trace_opts *o, struct outputs *out,
 
 /* After the stream, for a live run and a replay alike: finish the model
  * st with the run's result r (pid, lost events), say how it ended, fill
- * ri's pid and tracer_died, and write the summary, JSON and HTML to out.
- * Returns the exit status: the program's own with -c (128+N for signal
- * N), MW_EXIT_RUNTIME when the tracer ended early or the summary on
- * stderr could not be written. */
+ * ri's pid and tracer_died, and make the run's one view (view.h; it
+ * points into st and ri; mw_view_free it), which every report renders;
+ * the exit status into *status: the program's own with -c (128+N for
+ * signal N), MW_EXIT_RUNTIME when the tracer ended early. */
+struct mw_view *mw_run_finish(struct mw_state *st, const struct mw_trace_result *r,
+			      struct mw_run_info *ri, int *status);
+/* The summary, JSON and HTML of view v to out; -1 when the summary on
+ * stderr could not be written (the files' errors are found when they
+ * are closed). */
+int mw_run_write_reports(struct outputs *out, const struct mw_view *v);
+/* Both: the exit status, MW_EXIT_RUNTIME also when the summary on stderr
+ * could not be written; the view into *view when view is not NULL (else
+ * freed). */
 int mw_run_conclude(struct outputs *out, struct mw_state *st,
-		    const struct mw_trace_result *r, struct mw_run_info *ri);
+		    const struct mw_trace_result *r, struct mw_run_info *ri,
+		    struct mw_view **view);
 
 /* -p: a snapshot of process pid at the end (layouts g, reading for at
  * most timeout_ms milliseconds), when g is not NULL and the process is

@@ -37,6 +37,7 @@
 #include "trace_run.h"
 #include "trace_run_int.h"
 #include "tracer.h"
+#include "view.h"
 #include "xalloc.h"
 
 #define SAMPLE_LOAD_TRIES 20	/* samples that may find no libc mapped yet */
@@ -427,7 +428,7 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 	enum mw_runtime rt = env->rt;
 	struct mw_environment menv;
 	struct mw_run_info ri;
-	char *findings;
+	struct mw_view *v;
 	const char *xwhy;
 	int status;
 	uint64_t traced = mw_run_traced_ns(mw_state_origin(k->st), r);
@@ -477,21 +478,21 @@ int mw_sink_report(const struct trace_opts *o, struct outputs *out, struct sink 
 			   "none at the end, see the warnings" :
 			   "none at the end: the process had exited" };
 	ri.traced_ns = traced;
-	/* once, for the page and the saved stream (a replay's page is the same) */
-	ri.findings_text = findings = mw_run_findings_text(k->st, &ri);
 	save_snapshot(k->save, "end", k->pr->at_end);
 	save_snapshot(k->save, "exit", k->pr->at_exit);
+	v = mw_run_finish(k->st, r, &ri, &status);	/* the run's one view */
 	if (k->save && k->stacks)
 		mw_stacks_save(k->stacks, k->save);	/* before the footer */
-	if (k->save)
-		mw_run_save_footer(k->save, r, findings, ri.comm, ri.traced_ns);
-	status = mw_run_conclude(out, k->st, r, &ri);
+	if (k->save)	/* its findings, for a replay's page (the same) */
+		mw_run_save_footer(k->save, r, mw_view_findings_text(v), ri.comm, ri.traced_ns);
+	if (mw_run_write_reports(out, v) < 0)
+		status = MW_EXIT_RUNTIME;
 	mw_run_write_folded(out, k->stacks);
-	if (report && !(*report = mw_report_json_value(k->st, &ri))) {
+	if (report && !(*report = mw_report_json_value(v))) {	/* the same view's */
 		mw_error("cannot judge the run: %s", strerror(ENOMEM));
 		status = MW_EXIT_RUNTIME;
 	}
-	free(findings);
+	mw_view_free(v);
 	return status;
 }
 

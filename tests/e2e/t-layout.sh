@@ -14,6 +14,10 @@
 #    through protocol/ and stacks/ alone.
 # 5. No .c file under src/ is over 800 lines, and no function over 80
 #    (scripts/funclen.sh counts them).
+# 6. The renderers of a run's view (view.h: the text summary, the JSON,
+#    the HTML page, serve's metrics) include the model (state.h) neither themselves nor
+#    through a header they include: they render the view, made once a
+#    run, and read no figure of their own.
 # needs: cpu
 . tests/lib/lib.sh
 awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' docs/architecture.md >"$OUT/layout" ||
@@ -68,6 +72,31 @@ awk 'NR == FNR { dir[$1] = $3; next }
 		print $1 " includes " $2 " of src/" dir[$2] "/, a tracing stage"; bad = 1 }
 	END { exit bad }' "$OUT/rank" "$OUT/includes" ||
 	fail "model/ or report/ includes a header of the tracer's stages"
+# 6: what each renderer includes, through every header it includes
+renderers="report.c report_head.c report_events.c report_json.c report_metrics.c
+	report_html.c report_html_lanes.c report_html_events.c"
+awk -v list="$renderers" '{ n = split($1, p, "/"); inc[p[n]] = inc[p[n]] " " $2 }
+	END { split(list, r, " ")
+	      for (i in r) {
+		delete seen; todo = r[i]; path[r[i]] = r[i]
+		while (todo != "") {
+			split(todo, t, " "); todo = ""
+			for (j in t) {
+				if (t[j] in seen) continue
+				seen[t[j]] = 1
+				if (t[j] == "state.h") {
+					print r[i] " includes state.h (" path[t[j]] ")"; bad = 1
+				}
+				k = split(inc[t[j]], h, " ")
+				for (m = 1; m <= k; m++) {
+					if (!(h[m] in seen)) { path[h[m]] = path[t[j]] " > " h[m] }
+					todo = todo " " h[m]
+				}
+			}
+		}
+	      }
+	      exit bad }' "$OUT/includes" ||
+	fail "a renderer of the view includes the model (state.h)"
 big=$(wc -l src/*/*.c | awk '$2 != "total" && $1 > 800 { printf " %s (%d lines)", $2, $1 }')
 [ -z "$big" ] || fail ".c files over 800 lines:$big"
 long=$(sh scripts/funclen.sh 80) || fail "functions over 80 lines: $long"

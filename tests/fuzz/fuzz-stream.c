@@ -14,6 +14,7 @@
 #include "report_snap.h"
 #include "state.h"
 #include "stream.h"
+#include "view.h"
 
 /* As mallocwatch replay does: the attach snapshot seeds the model, the
  * others are kept for the reports (one each). */
@@ -58,8 +59,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ri.snap_attach = snaps[0];
 		ri.snap_end = snaps[1];
 		ri.snap_exit = snaps[2];
-		mw_report_text(null, st, &ri);
-		mw_report_json(null, st, &ri);
+		struct mw_view *v = mw_view_make(st, &ri);
+
+		mw_report_text(null, v);
+		mw_report_json(null, v);
+		mw_view_free(v);
 	}
 	fclose(f);
 	mw_stream_meta_free(&m);

@@ -18,6 +18,7 @@
 #include "state.h"
 #include "stream.h"
 #include "unit.h"
+#include "view.h"
 
 static const struct { const char *in, *quoted, *json; } strs[] = {
 	{ "plain /lib/libc.so.6", "plain /lib/libc.so.6", "plain /lib/libc.so.6" },
@@ -140,8 +141,11 @@ struct replayed {
 static json_t *build_report(const void *arg)
 {
 	const struct replayed *r = arg;
+	struct mw_view *v = mw_view_make(r->st, &r->ri);	/* jansson's allocations alone fail */
+	json_t *j = mw_report_json_value(v);
 
-	return mw_report_json_value(r->st, &r->ri);
+	mw_view_free(v);
+	return j;
 }
 
 static json_t *build_snapshot(const void *arg)

@@ -172,14 +172,14 @@ static void render(struct run *r)
 	size_t len;
 	FILE *f;
 
+	r->v = mw_view_make(r->st, &r->ri);	/* the one view every format renders */
 	f = open_memstream(&r->text, &len);
-	mw_report_text(f, r->st, &r->ri);
+	mw_report_text(f, r->v);
 	fclose(f);
 	f = open_memstream(&r->html, &len);
-	mw_report_html(f, r->st, &r->ri);
+	mw_report_html(f, r->v);
 	fclose(f);
-	r->json = mw_report_json_value(r->st, &r->ri);
-	r->v = mw_view_make(r->st, &r->ri);
+	r->json = mw_report_json_value(r->v);
 }
 
 /* s as the HTML page writes text, in a new string. */
