@@ -88,14 +88,19 @@ static json_t *process_json(const struct msink *k, const struct mw_process *pr,
 	return rep;
 }
 
+/* the room for why a process was released (released_why) */
+#define MW_REL_WHY 200
+
 /* Process i's report: its summary as one run of it prints it into *text,
  * its JSON into *rep, of its view, made once, into *vo (it points into
- * *rio, its run info, and *envo, its environment, the caller's to keep
- * as long as it).  The exit status of that report. */
+ * *rio, its run info, *envo, its environment, and relbuf, why it was
+ * released: the caller's to keep as long as it).  The exit status of
+ * that report. */
 static int report_one(const struct trace_opts *o, struct outputs *out, struct msink *k,
 		      size_t i, const struct mw_trace_result *r, const struct mw_elf *libc,
 		      const char *libc_path, enum mw_runtime rt, char **text, json_t **rep,
-		      struct mw_run_info *rio, struct mw_environment *envo, struct mw_view **vo)
+		      struct mw_run_info *rio, struct mw_environment *envo, struct mw_view **vo,
+		      char relbuf[MW_REL_WHY])
 {
 	struct trace_opts oi = *o;
 	pid_t one;
@@ -103,9 +108,9 @@ static int report_one(const struct trace_opts *o, struct outputs *out, struct ms
 	struct mw_process *pr = mw_procs_process(k->procs, i);
 	size_t len;
 	int st;
-	char relbuf[200];
 	double rel_s = 0;
-	const char *rel = released_why(k, pr, relbuf, sizeof(relbuf), &rel_s);
+	/* relbuf: the caller's, kept as long as *rio and *vo, which point to it */
+	const char *rel = released_why(k, pr, relbuf, MW_REL_WHY, &rel_s);
 	const char *xwhy = mw_images_watch_end_why(k->xw, pr);	/* it exec'd */
 
 	if (!pr->at_exit && !rel && !xwhy && mw_process_alive(pr->pid)) {	/* -p: at the end */
@@ -209,13 +214,14 @@ int mw_msink_report(const struct trace_opts *o, struct outputs *out, struct msin
 	struct mw_run_info *ris = xcalloc(n + 1, sizeof(*ris));
 	struct mw_environment *envs = xcalloc(n + 1, sizeof(*envs));
 	struct mw_view **views = xcalloc(n + 1, sizeof(*views));	/* one a process */
+	char (*rels)[MW_REL_WHY] = xcalloc(n + 1, sizeof(*rels));	/* their why released */
 	int status = MW_EXIT_OK;
 
 	k->traced_ns = mw_run_traced_ns(n ? mw_state_origin(mw_procs_state(k->procs, 0)) : 0, r);
 	out->json = out->html = NULL;	/* one JSON of them all, below */
 	for (size_t i = 0; i < n; i++) {
 		int st = report_one(o, out, k, i, r, libc, libc_path, rt, &texts[i], &reps[i],
-				    &ris[i], &envs[i], &views[i]);
+				    &ris[i], &envs[i], &views[i], rels[i]);
 
 		/* -f: the program's status (a child's is its own, in the tree) */
 		if (k->tree ? i == 0 : st != MW_EXIT_OK)
@@ -267,6 +273,7 @@ out:
 	free(reps);
 	free(ris);
 	free(envs);
+	free(rels);
 	return status;
 }
 
