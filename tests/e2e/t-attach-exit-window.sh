@@ -30,7 +30,7 @@ WAIT=120	# s; the kernel runtime's first run compiles its module
 MNT=$OUT/mnt
 mkdir -p "$MNT" || exit 99
 
-srv= pid= mwpid=
+srv='' pid='' mwpid=''
 # the daemon answers a held FLUSH and unmounts on SIGTERM (the process
 # waiting in it then exits); killed, its /dev/fuse closes, which ends
 # every request; the lazy unmount is for a daemon that never got to it
