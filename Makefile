@@ -228,7 +228,8 @@ FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \
 	build/tests/fixtures/retitle \
 	build/tests/fixtures/trim-hostile build/tests/fixtures/stopwatch \
 	build/tests/fixtures/held-kinds build/tests/fixtures/release-tree \
-	build/tests/fixtures/vm-sibling build/tests/fixtures/pid-reuse
+	build/tests/fixtures/vm-sibling build/tests/fixtures/pid-reuse \
+	build/tests/fixtures/fuse-flush
 
 build/tests/fixtures/libfix.so: tests/fixtures/libfix.S
 	$(Q)mkdir -p $(@D)
@@ -280,6 +281,10 @@ build/tests/fixtures/exec-after: tests/fixtures/exec-after.c
 build/tests/fixtures/exec-later: tests/fixtures/exec-later.c
 	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) -O2 -Wall -o $@ $< -pthread
+
+build/tests/fixtures/fuse-flush: tests/fixtures/fuse-flush.c
+	$(Q)mkdir -p $(@D)
+	$(QUIET_CC)$(CC) -O2 -Wall -Wextra -o $@ $< -pthread
 
 build/tests/fixtures/fork-exec: tests/fixtures/fork-exec.c
 	$(Q)mkdir -p $(@D)
