@@ -68,6 +68,12 @@ int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len);
  * is gone, EPERM). */
 int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
 
+/* A read of addr to come: when its block is copied, the CPU is asked to
+ * bring that part of the copy into its cache now (a walk that knows the
+ * next chunk before it is done with this one then waits less for
+ * memory).  Reads nothing from the process; no effect on what is read. */
+void mw_proc_prefetch(struct mw_proc *p, uint64_t addr);
+
 /* Read from copies (on 1) or from the process (0) from now on: see
  * above.  What was copied stays until mw_proc_copy_drop, mw_proc_refresh
  * or mw_proc_close. */

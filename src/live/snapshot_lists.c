@@ -101,6 +101,10 @@ static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct 
 			return bad(w, "fastbin list ran into arena 0x%llx", a->addr);
 		if (chunk_ok(w, p, g->ch_fd) < 0 || chunk_words(w, p, &sz, &fd) < 0)
 			return -1;
+		/* the next chunk, and the one after this (fast_note): in the cache by then */
+		mw_proc_prefetch(w->p, (g->safe_linking ? (fdaddr >> 12) ^ fd : fd) +
+				 (uint64_t)g->ch_size.off);
+		mw_proc_prefetch(w->p, p + (sz & ~SIZE_BITS) + (uint64_t)g->ch_size.off);
 		if (!mw_proc_mapped(w->p, p, sz & ~SIZE_BITS))
 			return bad(w, "free chunk 0x%llx reaches beyond the mappings", p);
 		if (!c->n)
@@ -166,6 +170,7 @@ static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, str
 			return bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
 		if (chunk_ok(w, r, g->ch_fd) < 0 || chunk_words(w, r, &sz, &fd) < 0)
 			return -1;
+		mw_proc_prefetch(w->p, fd + (uint64_t)g->ch_size.off);	/* the next */
 		if (!mw_proc_mapped(w->p, r, sz & ~SIZE_BITS))
 			return bad(w, "free chunk 0x%llx reaches beyond the mappings", r);
 		keep(w, r, sz & ~SIZE_BITS);
