@@ -59,7 +59,6 @@ static void copy_block(struct mw_proc_ahead *a, struct block *b)
 	 * then reads the process, which says what is wrong */
 	b->hi = b->lo + (uint64_t)(n > 0 ? n : 0);
 	a->c->copied += (uint64_t)(n > 0 ? n : 0);
-	a->c->nblocks++;
 	atomic_store_explicit(&b->pending, 0, memory_order_release);
 }
 
@@ -145,6 +144,7 @@ static void fill_window(struct mw_proc *p, uint64_t base)
 				break;
 			}
 			atomic_store_explicit(&b->pending, 1, memory_order_relaxed);
+			c->nblocks++;	/* (its bytes once copied) */
 			a->q[a->tail++ % QCAP] = (uint32_t)(b - c->blocks);
 			queued = 1;
 		}

@@ -82,7 +82,8 @@ void mw_proc_copy(struct mw_proc *p, int on);
 /* Forget every copied block: the next read copies afresh. */
 void mw_proc_copy_drop(struct mw_proc *p);
 
-/* Bytes read into copies since mw_proc_open, and blocks copied. */
+/* Bytes read into copies since mw_proc_open, and blocks copied (or
+ * queued to be read ahead: procmem_int.h). */
 uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
 
 /* Free the copies' memory (copying is then off).  The calling thread
