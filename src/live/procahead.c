@@ -9,13 +9,16 @@
  * in turn.  Once two blocks side by side were copied for reads, the next
  * ones that way, in the same mapping, are queued to the reader thread,
  * MW_AHEAD_WINDOW blocks ahead of the block the walk reads; a read of a
- * block queued waits until it is copied.  Nothing else changes: a block
+ * block the reader is copying waits until it is copied, and one of a
+ * block it has not begun (it is behind: fresh buffer pages are slow to
+ * fault in here) copies it in the walk's thread, as without it.  Nothing else changes: a block
  * read ahead is a copy like another, as old as its read (which the walk's
  * checks allow for: procmem.h), its words marked when the walk reads
  * them; one the walk never reads is never used.
  *
- * The reader only calls process_vm_readv into buffers it is given, and
- * gives each back (pending 0, release) with what it copied; the walk's
+ * The reader only calls process_vm_readv into buffers it is given and
+ * claims (pending QUEUED to BUSY, the walk's thread claiming the same
+ * way), and gives each back (pending 0, release) with what it copied; the walk's
  * thread owns the table, the buffers and the choice of blocks.  The
  * thread runs with every signal blocked, holds no descriptor, and is
  * joined before its copy is freed or kept for another process
@@ -36,6 +39,9 @@
  * idle process's few blocks make no thread. */
 #define AHEAD_MIN_BLOCKS 16
 #define QCAP (2 * MW_AHEAD_WINDOW)
+/* A block's pending: 0 copied (or not to be), QUEUED, BUSY being copied. */
+#define QUEUED 1
+#define BUSY 2
 
 struct mw_proc_ahead {
 	pthread_t thread;
@@ -48,7 +54,8 @@ struct mw_proc_ahead {
 	struct mw_proc_copy *c;
 };
 
-/* Copy block b (the reader's, until pending is 0). */
+/* Copy block b, claimed (pending BUSY: its buffer is the claimer's until
+ * pending is 0). */
 static void copy_block(struct mw_proc_ahead *a, struct block *b)
 {
 	struct iovec local = { b->buf + (b->lo - b->base), (size_t)(b->want - b->lo) };
@@ -60,6 +67,15 @@ static void copy_block(struct mw_proc_ahead *a, struct block *b)
 	b->hi = b->lo + (uint64_t)(n > 0 ? n : 0);
 	a->c->copied += (uint64_t)(n > 0 ? n : 0);
 	atomic_store_explicit(&b->pending, 0, memory_order_release);
+}
+
+/* Block b, queued, claimed by the caller to copy it (1), or claimed
+ * already (0). */
+static int claim(struct block *b)
+{
+	int queued = QUEUED;
+
+	return atomic_compare_exchange_strong(&b->pending, &queued, BUSY);
 }
 
 static void *reader(void *arg)
@@ -75,6 +91,8 @@ static void *reader(void *arg)
 		if (a->head == a->tail)
 			break;	/* quit, nothing queued */
 		i = a->q[a->head++ % QCAP];
+		if (!claim(&a->c->blocks[i]))
+			continue;	/* the walk copied it itself */
 		a->busy = 1;
 		pthread_mutex_unlock(&a->mu);
 		copy_block(a, &a->c->blocks[i]);
@@ -143,7 +161,7 @@ static void fill_window(struct mw_proc *p, uint64_t base)
 				c->dir = 0;
 				break;
 			}
-			atomic_store_explicit(&b->pending, 1, memory_order_relaxed);
+			atomic_store_explicit(&b->pending, QUEUED, memory_order_relaxed);
 			c->nblocks++;	/* (its bytes once copied) */
 			a->q[a->tail++ % QCAP] = (uint32_t)(b - c->blocks);
 			queued = 1;
@@ -201,6 +219,10 @@ void mw_ahead_wait(struct mw_proc_copy *c, struct block *b)
 {
 	struct mw_proc_ahead *a = c->ahead;
 
+	if (claim(b)) {	/* not begun (the reader is behind): copied here */
+		copy_block(a, b);
+		return;
+	}
 	pthread_mutex_lock(&a->mu);
 	while (atomic_load_explicit(&b->pending, memory_order_acquire))
 		pthread_cond_wait(&a->done, &a->mu);
@@ -214,9 +236,11 @@ void mw_ahead_drain(struct mw_proc_copy *c)
 	if (!a)
 		return;
 	pthread_mutex_lock(&a->mu);
-	for (; a->head != a->tail; a->head++)	/* not begun: left empty */
-		atomic_store_explicit(&c->blocks[a->q[a->head % QCAP]].pending, 0,
-				      memory_order_relaxed);
+	for (; a->head != a->tail; a->head++) {	/* not begun: left empty */
+		int queued = QUEUED;
+
+		atomic_compare_exchange_strong(&c->blocks[a->q[a->head % QCAP]].pending, &queued, 0);
+	}
 	while (a->busy)
 		pthread_cond_wait(&a->done, &a->mu);
 	pthread_mutex_unlock(&a->mu);

@@ -1,6 +1,7 @@
-/* procmem_int.h - what procmem.c (the copies of a process's memory) and
- * procmarks.c (the marks of the words read from them) share.  Not a
- * public interface: procmem.h is. */
+/* procmem_int.h - what procmem.c (the copies of a process's memory),
+ * procmarks.c (the marks of the words read from them) and procahead.c
+ * (the blocks read ahead of a walk) share.  Not a public interface:
+ * procmem.h is. */
 #ifndef MALLOCWATCH_PROCMEM_INT_H
 #define MALLOCWATCH_PROCMEM_INT_H
 
@@ -36,8 +37,9 @@ struct block {
 	uint64_t base;		/* MW_PROC_BLOCK-aligned */
 	uint64_t lo, hi;	/* [lo, hi) copied, at buf + (lo - base) */
 	uint64_t want;		/* [lo, want) to be copied: its mapping's part */
-	_Atomic int pending;	/* queued for the reader (procahead.c): buf
-				 * and hi are the reader's until it is 0 */
+	_Atomic int pending;	/* queued to be read ahead, or being copied
+				 * (procahead.c): buf and hi are not to be
+				 * read until it is 0 */
 	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
 	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
 	int marked;		/* a bit is set */
