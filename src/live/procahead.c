@@ -113,8 +113,10 @@ static struct mw_proc_ahead *ahead_of(struct mw_proc_copy *c, pid_t pid)
 
 	if (a)
 		return a->pid == pid ? a : NULL;
-	if (!(a = calloc(1, sizeof(*a))))
+	if (c->no_ahead || !(a = calloc(1, sizeof(*a)))) {
+		c->no_ahead = 1;
 		return NULL;
+	}
 	a->pid = pid;
 	a->c = c;
 	pthread_mutex_init(&a->mu, NULL);
@@ -129,6 +131,7 @@ static struct mw_proc_ahead *ahead_of(struct mw_proc_copy *c, pid_t pid)
 		pthread_cond_destroy(&a->work);
 		pthread_mutex_destroy(&a->mu);
 		free(a);
+		c->no_ahead = 1;
 		return NULL;
 	}
 	return c->ahead = a;

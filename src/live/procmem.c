@@ -469,6 +469,7 @@ void mw_proc_copy_free(struct mw_proc *p)
 	c->lost = 0;
 	c->key = 0;
 	c->copied = c->nblocks = 0;
+	c->no_ahead = 0;	/* another process: try again */
 	spare = c;
 }
 

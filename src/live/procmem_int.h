@@ -59,6 +59,7 @@ struct mw_proc_copy {
 	_Atomic uint64_t copied, nblocks;	/* mw_proc_copied */
 	unsigned char *vbuf;	/* mw_proc_marks_same's, MARKS_BATCH blocks; NULL */
 	struct mw_proc_ahead *ahead;	/* the reader thread (procahead.c); NULL */
+	int no_ahead;		/* it could not be made: not tried again */
 	int dir;		/* the walk's way through memory: +1, -1, 0 none */
 	uint64_t front, ra_lo, ra_hi;	/* the next block to read ahead, in
 					 * [ra_lo, ra_hi): its mapping */
