@@ -151,7 +151,7 @@ static uint32_t slot(uint64_t base)
 	return (uint32_t)(((base / MW_PROC_BLOCK) * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS));
 }
 
-static struct block *find(struct mw_proc_copy *c, uint64_t base)
+struct block *mw_proc_block_find(struct mw_proc_copy *c, uint64_t base)
 {
 	struct block *b;
 
@@ -234,6 +234,25 @@ static int more_buffer(struct mw_proc_copy *c)
 	return 0;
 }
 
+struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const struct mw_map *m)
+{
+	struct block *b;
+
+	if (c->used == c->nbuf && more_buffer(c) < 0)
+		return NULL;
+	b = &c->blocks[c->used];
+	b->base = base;
+	b->lo = base > m->start ? base : m->start;
+	b->want = base + MW_PROC_BLOCK < m->end ? base + MW_PROC_BLOCK : m->end;
+	b->hi = b->lo;
+	for (uint32_t k = slot(base);; k = (k + 1) % TABLE)
+		if (!c->table[k]) {
+			c->table[k] = (uint32_t)++c->used;
+			break;
+		}
+	return b;
+}
+
 /* Copy the block at base, where addr is, clipped to addr's mapping:
  * into *out (0); 1 when it cannot be copied (not mapped readable, no
  * buffer left: read the process); -1 when the process is gone or
@@ -242,33 +261,21 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 {
 	struct mw_proc_copy *c = p->copy;
 	ssize_t i = map_index(p, addr), n;
-	const struct mw_map *m;
 	struct block *b;
-	uint64_t lo, hi;
 
-	if (i < 0 || !(m = &p->maps[i])->readable)
+	if (i < 0 || !p->maps[i].readable || !(b = mw_proc_block_add(c, base, &p->maps[i])))
 		return 1;
-	if (c->used == c->nbuf && more_buffer(c) < 0)
-		return 1;
-	b = &c->blocks[c->used];
-	lo = base > m->start ? base : m->start;
-	hi = base + MW_PROC_BLOCK < m->end ? base + MW_PROC_BLOCK : m->end;
-	if ((n = mw_proc_raw(p, lo, b->buf + (lo - base), (size_t)(hi - lo))) < 0) {
+	if ((n = mw_proc_raw(p, b->lo, b->buf + (b->lo - base), (size_t)(b->want - b->lo))) < 0) {
 		if (errno == ESRCH || errno == EPERM || errno == EACCES)
-			return -1;
+			return -1;	/* (its place stays, empty: read the process) */
 		n = 0;	/* unmapped meanwhile: nothing copied, read the process */
 	}
-	b->base = base;
-	b->lo = lo;
-	b->hi = lo + (uint64_t)n;
+	b->hi = b->lo + (uint64_t)n;
 	c->copied += (uint64_t)n;
 	c->nblocks++;
-	for (uint32_t k = slot(base);; k = (k + 1) % TABLE)
-		if (!c->table[k]) {
-			c->table[k] = (uint32_t)++c->used;
-			break;
-		}
 	*out = b;
+	if (!p->use_mem)
+		mw_ahead_missed(p, b);
 	return 0;
 }
 
@@ -312,8 +319,13 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 			return r;
 		return copy_read(p, addr + first, (unsigned char *)buf + first, len - first);
 	}
-	if (!(b = find(p->copy, base)) && (r = fill(p, base, addr, &b)) != 0)
+	if (!(b = mw_proc_block_find(p->copy, base)) && (r = fill(p, base, addr, &b)) != 0)
 		return r;
+	if (atomic_load_explicit(&b->pending, memory_order_acquire))
+		mw_ahead_wait(p->copy, b);
+	if (p->copy->dir && base != p->copy->last_base)
+		mw_ahead_more(p, base);
+	p->copy->last_base = base;
 	if (addr < b->lo || addr + len > b->hi)
 		return 1;
 	if (len == 8)	/* a word, or a chunk's size and fd: no call to memcpy */
@@ -325,6 +337,18 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	if (p->copy->marking)
 		mw_proc_mark_words(p->copy, b, addr, len);
 	return 0;
+}
+
+void mw_proc_prefetch(struct mw_proc *p, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
+	struct block *b;
+
+	if (!p->copying || !(b = mw_proc_block_find(p->copy, base)) ||
+	    atomic_load_explicit(&b->pending, memory_order_acquire) || addr < b->lo ||
+	    addr >= b->hi)
+		return;
+	__builtin_prefetch(b->buf + (addr - base));
 }
 
 int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
@@ -368,6 +392,9 @@ void mw_proc_copy(struct mw_proc *p, int on)
  * while they are few: the table is 128 KiB). */
 static void forget(struct mw_proc_copy *c)
 {
+	mw_ahead_drain(c);	/* the reader is done with every buffer */
+	c->dir = 0;
+	c->last_base = 0;
 	for (size_t i = 0; i < c->used; i++)
 		if (c->blocks[i].marked) {
 			memset(c->blocks[i].bits, 0, MARK_WORDS * 8);
@@ -405,6 +432,7 @@ uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks)
 /* Give back c's slabs from slab `from` on, and c itself when from is 0. */
 static void release(struct mw_proc_copy *c, size_t from)
 {
+	mw_ahead_stop(c);
 	for (size_t k = from; k < NSLABS; k++)
 		if (c->slabs[k]) {
 			munmap(c->slabs[k], slab_size(k));
@@ -427,6 +455,7 @@ void mw_proc_copy_free(struct mw_proc *p)
 	p->copying = 0;
 	if (!c)
 		return;
+	mw_ahead_stop(c);	/* its thread reads this process: joined */
 	if (spare) {
 		release(c, 0);
 		return;
@@ -440,6 +469,7 @@ void mw_proc_copy_free(struct mw_proc *p)
 	c->lost = 0;
 	c->key = 0;
 	c->copied = c->nblocks = 0;
+	c->no_ahead = 0;	/* another process: try again */
 	spare = c;
 }
 

@@ -68,6 +68,12 @@ int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len);
  * is gone, EPERM). */
 int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
 
+/* A read of addr to come: when its block is copied, the CPU is asked to
+ * bring that part of the copy into its cache now (a walk that knows the
+ * next chunk before it is done with this one then waits less for
+ * memory).  Reads nothing from the process; no effect on what is read. */
+void mw_proc_prefetch(struct mw_proc *p, uint64_t addr);
+
 /* Read from copies (on 1) or from the process (0) from now on: see
  * above.  What was copied stays until mw_proc_copy_drop, mw_proc_refresh
  * or mw_proc_close. */
@@ -76,7 +82,8 @@ void mw_proc_copy(struct mw_proc *p, int on);
 /* Forget every copied block: the next read copies afresh. */
 void mw_proc_copy_drop(struct mw_proc *p);
 
-/* Bytes read into copies since mw_proc_open, and blocks copied. */
+/* Bytes read into copies since mw_proc_open, and blocks copied (or
+ * queued to be read ahead: procmem_int.h). */
 uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks);
 
 /* Free the copies' memory (copying is then off).  The calling thread

@@ -1,9 +1,11 @@
-/* procmem_int.h - what procmem.c (the copies of a process's memory) and
- * procmarks.c (the marks of the words read from them) share.  Not a
- * public interface: procmem.h is. */
+/* procmem_int.h - what procmem.c (the copies of a process's memory),
+ * procmarks.c (the marks of the words read from them) and procahead.c
+ * (the blocks read ahead of a walk) share.  Not a public interface:
+ * procmem.h is. */
 #ifndef MALLOCWATCH_PROCMEM_INT_H
 #define MALLOCWATCH_PROCMEM_INT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +36,10 @@ _Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twic
 struct block {
 	uint64_t base;		/* MW_PROC_BLOCK-aligned */
 	uint64_t lo, hi;	/* [lo, hi) copied, at buf + (lo - base) */
+	uint64_t want;		/* [lo, want) to be copied: its mapping's part */
+	_Atomic int pending;	/* queued to be read ahead, or being copied
+				 * (procahead.c): buf and hi are not to be
+				 * read until it is 0 */
 	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
 	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
 	int marked;		/* a bit is set */
@@ -50,9 +56,44 @@ struct mw_proc_copy {
 	uint64_t key;			/* the marks' hash key (mark_hash) */
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
 	uint32_t last;		/* the block found last, + 1 */
-	uint64_t copied, nblocks;	/* mw_proc_copied */
+	_Atomic uint64_t copied, nblocks;	/* mw_proc_copied */
 	unsigned char *vbuf;	/* mw_proc_marks_same's, MARKS_BATCH blocks; NULL */
+	struct mw_proc_ahead *ahead;	/* the reader thread (procahead.c); NULL */
+	int no_ahead;		/* it could not be made: not tried again */
+	int dir;		/* the walk's way through memory: +1, -1, 0 none */
+	uint64_t front, ra_lo, ra_hi;	/* the next block to read ahead, in
+					 * [ra_lo, ra_hi): its mapping */
+	uint64_t last_base;	/* the block a read was served from last */
 };
+
+/* The block at base, when copied or queued (procmem.c); NULL. */
+struct block *mw_proc_block_find(struct mw_proc_copy *c, uint64_t base);
+
+/* A buffer and a place in the table for the block at base, clipped to
+ * the readable mapping m, nothing copied yet ([lo, want) to copy): NULL
+ * when no buffer is left (procmem.c). */
+struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const struct mw_map *m);
+
+/* Reading ahead (procahead.c).  A walk that goes through a mapping block
+ * after block, one way, has the blocks before it read by a thread of its
+ * own, up to MW_AHEAD_WINDOW blocks ahead, while it walks the ones it
+ * has: the copying (the kernel's, and its faults of fresh pages) then
+ * runs on another CPU.  mw_ahead_missed: block b was just copied for a
+ * read (fill): when the block beside it was copied before, the walk goes
+ * that way and reading ahead starts.  mw_ahead_more: a read was served
+ * from block base: the window kept ahead of it, or reading ahead ended
+ * when the walk left the way.  mw_ahead_wait: block b queued, wait until
+ * the reader has copied it.  mw_ahead_drain: no block is queued or being
+ * copied when it returns (before the buffers are used again);
+ * mw_ahead_stop: drained and the thread joined (before c is freed or
+ * kept for another process).  The reader only copies: which blocks, the
+ * table and the buffers are the walk's thread's. */
+#define MW_AHEAD_WINDOW 64
+void mw_ahead_missed(struct mw_proc *p, struct block *b);
+void mw_ahead_more(struct mw_proc *p, uint64_t base);
+void mw_ahead_wait(struct mw_proc_copy *c, struct block *b);
+void mw_ahead_drain(struct mw_proc_copy *c);
+void mw_ahead_stop(struct mw_proc_copy *c);
 
 /* len bytes at addr straight from the process (no mapping check): the
  * bytes read (fewer: unmapped there) or -1 with errno (procmem.c). */
