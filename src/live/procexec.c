@@ -354,11 +354,12 @@ int mw_procexec_counted(const struct mw_procexec *w)
  * lives: see procexec.h). */
 static uint64_t counted(struct mw_procexec *w)
 {
-	uint64_t n = w->closed;
+	uint64_t n;
 
 	/* a thread not counted yet is looked at again next time */
 	for (int i = 0; i < 4 && cover(w) == 0; i++)
 		;
+	n = w->closed;	/* those of threads gone, those just closed included */
 	for (size_t i = 0; i < w->nc; i++)
 		n += count_of(w->c[i].fd);
 	return n;

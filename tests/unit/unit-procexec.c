@@ -5,9 +5,14 @@
  * (pthread_exit), one made by a thread that has exited since and whose
  * count was closed - also once the process has exited; a plain exit, and a
  * child process's exec (fork, then exec), are no exec of the process.
- * Needs what the count needs (root: perf_event_open, tracefs); skips
- * (77) without. */
+ * And, looked at while the new program runs, in a process that keeps its
+ * old address space alive in a clone(CLONE_VM) sibling (blinding the
+ * address-space witness): an exec from an old thread, seen at the first
+ * look (the count of its thread, gone, closed by that look).  Needs what the count needs
+ * (root: perf_event_open, tracefs); skips (77) without. */
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +138,93 @@ static int watch(enum how how, char *why, size_t whylen)
 	return r;
 }
 
+/* The sibling: shares the child's address space, keeps it after the
+ * child's exec (clone(CLONE_VM) without CLONE_THREAD). */
+static int sibling(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void *thread_idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *thread_sleep(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (read(go[0], &c, 1) != 1)
+		_exit(126);
+	execl("/bin/sleep", "sleep", "30", (char *)NULL);
+	_exit(127);
+}
+
+/* A child with a sibling and nthreads threads besides the one that execs
+ * sleep when told (made last), seen to exec while sleep runs?  1 seen, 0
+ * not, -1 the child not made; *counted as the watch says. */
+static int watch_live(int nthreads, int *counted, char *why, size_t whylen)
+{
+	static char stack[65536];
+	struct mw_procexec *w;
+	pthread_attr_t small;
+	pthread_t t;
+	int ready[2], status, r = -1;
+	pid_t pid, sib;
+
+	if (pipe(go) < 0 || pipe(ready) < 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		sib = clone(sibling, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+		if (sib < 0 || pthread_attr_init(&small) ||
+		    pthread_attr_setstacksize(&small, PTHREAD_STACK_MIN))
+			_exit(125);
+		for (int i = 0; i < nthreads; i++)
+			if (pthread_create(&t, &small, thread_idle, NULL))
+				_exit(125);
+		if (pthread_create(&t, NULL, thread_sleep, NULL) ||
+		    write(ready[1], &sib, sizeof(sib)) != (ssize_t)sizeof(sib))
+			_exit(125);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &sib, sizeof(sib)) != (ssize_t)sizeof(sib))
+		sib = -1;
+	close(ready[0]);
+	w = mw_procexec_open(pid);
+	*counted = mw_procexec_counted(w);
+	if (sib > 0 && write(go[1], "g", 1) == 1) {
+		char path[64], exe[PATH_MAX];
+		ssize_t n = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		for (int i = 0; i < 500 && n <= 0; i++) {	/* 5 s for sleep to run */
+			n = readlink(path, exe, sizeof(exe) - 1);
+			if (n > 0 && (exe[n] = '\0', !strstr(exe, "sleep")))
+				n = 0;
+			usleep(10000);
+		}
+		CHECK(n > 0, "%d threads: the child did not exec sleep", nthreads);
+		r = mw_procexec_check(w, why, whylen);
+	}
+	if (sib > 0)
+		kill(sib, SIGKILL);	/* the child's, unreaped: its pid is its own */
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(go[0]);
+	close(go[1]);
+	mw_procexec_free(w);
+	return r;
+}
+
 int main(void)
 {
 	char why[4096];
@@ -154,6 +246,17 @@ int main(void)
 		else
 			CHECK(r == 0, "%s: %d '%s'", names[how], r, why);
 		printf("%s: %s\n", names[how], r == 1 ? why : "no exec");
+	}
+	/* an old thread's exec */
+	for (int i = 0; i < 1; i++) {
+		int nthreads = i ? 600 : 0, counted = 0, r;
+
+		why[0] = '\0';
+		r = watch_live(nthreads, &counted, why, sizeof(why));
+		CHECK(counted == !i, "sibling, %d threads: counted %d", nthreads, counted);
+		CHECK(r == 1 && strstr(why, "replaced its program (exec) during the run"),
+		      "sibling, %d threads: %d '%s'", nthreads, r, why);
+		printf("sibling, %d threads: %s\n", nthreads, r == 1 ? why : "no exec");
 	}
 	return failed ? 1 : 0;
 }
