@@ -8,7 +8,9 @@
  * And, looked at while the new program runs, in a process that keeps its
  * old address space alive in a clone(CLONE_VM) sibling (blinding the
  * address-space witness): an exec from an old thread, seen at the first
- * look (the count of its thread, gone, closed by that look).  Needs what the count needs
+ * look (the count of its thread, gone, closed by that look); one from a
+ * thread past the descriptors allowed (the process not counted), seen by
+ * its main thread's replacement.  Needs what the count needs
  * (root: perf_event_open, tracefs); skips (77) without. */
 #include <limits.h>
 #include <pthread.h>
@@ -167,9 +169,27 @@ static void *thread_sleep(void *arg)
 	_exit(127);
 }
 
+/* Is the child's main thread a zombie (it called pthread_exit)? */
+static int leader_zombie(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int z = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			z = p[1] == ' ' && p[2] == 'Z';
+		fclose(f);
+	}
+	return z;
+}
+
 /* A child with a sibling and nthreads threads besides the one that execs
  * sleep when told (made last), seen to exec while sleep runs?  1 seen, 0
- * not, -1 the child not made; *counted as the watch says. */
+ * not, -1 the child not made; *counted as the watch says.  nthreads -1:
+ * no exec, its main thread gone (pthread_exit) after the watch began,
+ * looked at then. */
 static int watch_live(int nthreads, int *counted, char *why, size_t whylen)
 {
 	static char stack[65536];
@@ -189,9 +209,11 @@ static int watch_live(int nthreads, int *counted, char *why, size_t whylen)
 		for (int i = 0; i < nthreads; i++)
 			if (pthread_create(&t, &small, thread_idle, NULL))
 				_exit(125);
-		if (pthread_create(&t, NULL, thread_sleep, NULL) ||
+		if (pthread_create(&t, NULL, nthreads < 0 ? thread_idle : thread_sleep, NULL) ||
 		    write(ready[1], &sib, sizeof(sib)) != (ssize_t)sizeof(sib))
 			_exit(125);
+		if (nthreads < 0 && read(go[0], &sib, 1) == 1)
+			pthread_exit(NULL);
 		for (;;)
 			pause();
 	}
@@ -201,7 +223,12 @@ static int watch_live(int nthreads, int *counted, char *why, size_t whylen)
 	close(ready[0]);
 	w = mw_procexec_open(pid);
 	*counted = mw_procexec_counted(w);
-	if (sib > 0 && write(go[1], "g", 1) == 1) {
+	if (sib > 0 && nthreads < 0 && write(go[1], "g", 1) == 1) {
+		for (int i = 0; i < 500 && !leader_zombie(pid); i++)
+			usleep(10000);
+		CHECK(leader_zombie(pid), "leader gone: its main thread did not exit");
+		r = mw_procexec_check(w, why, whylen);
+	} else if (sib > 0 && write(go[1], "g", 1) == 1) {
 		char path[64], exe[PATH_MAX];
 		ssize_t n = 0;
 
@@ -247,8 +274,9 @@ int main(void)
 			CHECK(r == 0, "%s: %d '%s'", names[how], r, why);
 		printf("%s: %s\n", names[how], r == 1 ? why : "no exec");
 	}
-	/* an old thread's exec */
-	for (int i = 0; i < 1; i++) {
+	/* an old thread's exec, then 600 threads: more than the 512 counts;
+	 * no exec, its main thread gone */
+	for (int i = 0; i < 2; i++) {
 		int nthreads = i ? 600 : 0, counted = 0, r;
 
 		why[0] = '\0';
@@ -257,6 +285,13 @@ int main(void)
 		CHECK(r == 1 && strstr(why, "replaced its program (exec) during the run"),
 		      "sibling, %d threads: %d '%s'", nthreads, r, why);
 		printf("sibling, %d threads: %s\n", nthreads, r == 1 ? why : "no exec");
+	}
+	{
+		int counted = 0, r = watch_live(-1, &counted, why, sizeof(why));
+
+		CHECK(counted && r == 0, "sibling, leader gone: counted %d, %d '%s'", counted, r,
+		      why);
+		printf("sibling, leader gone: %s\n", r == 1 ? why : "no exec");
 	}
 	return failed ? 1 : 0;
 }
