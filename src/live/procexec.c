@@ -256,7 +256,9 @@ static void drop_counters(struct mw_procexec *w)
  * holds it.  One that exits, or had (pthread_exit: left a zombie until
  * the process ends), leaves /proc/PID without an address space; one that
  * another thread's exec replaced (the exec takes its id) leaves the new
- * program's there (lead_replaced). */
+ * program's there (lead_replaced).  One descriptor a process, like its
+ * pidfd and /proc/PID: outside the threads' budget, which a process
+ * watched before it (another of nobody's, making threads) may hold. */
 static void open_lead(struct mw_procexec *w)
 {
 	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
@@ -265,8 +267,7 @@ static void open_lead(struct mw_procexec *w)
 	int dir, there, err;
 
 	snprintf(path, sizeof(path), "task/%d", (int)w->pid);
-	if (counter_fds + 1 > budget() ||
-	    (dir = openat(w->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((dir = openat(w->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	w->lead = (int)syscall(SYS_perf_event_open, &a, w->pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	err = errno;
@@ -281,7 +282,6 @@ static void open_lead(struct mw_procexec *w)
 		close(w->lead);
 		w->lead = -1;
 	}
-	counter_fds += w->lead >= 0;
 }
 
 /* Counters on every thread, each in place before the listing that found
@@ -475,10 +475,8 @@ void mw_procexec_free(struct mw_procexec *w)
 	drop_counters(w);
 	if (w->lead_page)
 		munmap(w->lead_page, (size_t)getpagesize());
-	if (w->lead >= 0) {
+	if (w->lead >= 0)
 		close(w->lead);
-		counter_fds--;
-	}
 	if (w->memfd >= 0)
 		close(w->memfd);
 	if (w->procfd >= 0)

@@ -28,7 +28,7 @@
  *   RLIMIT_NOFILE) for all processes watched, past which a process is
  *   not counted.
  * - its main thread, counted apart (inherited by none, never closed
- *   before the end): an exec from another thread kills the others and
+ *   before the end; one descriptor a process, outside the 512): an exec from another thread kills the others and
  *   takes the main thread's id, so once the main thread's own task has
  *   gone (its event's poll says POLLHUP) while /proc/PID has an address
  *   space, an exec replaced it, whether or not the thread that made it

@@ -10,7 +10,8 @@
  * address-space witness): an exec from an old thread, seen at the first
  * look (the count of its thread, gone, closed by that look); one from a
  * thread past the descriptors allowed (the process not counted), seen by
- * its main thread's replacement.  Needs what the count needs
+ * its main thread's replacement, also when another process watched
+ * before it holds all 512.  Needs what the count needs
  * (root: perf_event_open, tracefs); skips (77) without. */
 #include <limits.h>
 #include <pthread.h>
@@ -285,6 +286,44 @@ int main(void)
 		CHECK(r == 1 && strstr(why, "replaced its program (exec) during the run"),
 		      "sibling, %d threads: %d '%s'", nthreads, r, why);
 		printf("sibling, %d threads: %s\n", nthreads, r == 1 ? why : "no exec");
+	}
+	/* another process watched first that holds the 512 counts (511
+	 * threads): an old thread's exec seen all the same */
+	{
+		int ready[2], status, counted = 0, r;
+		struct mw_procexec *hog = NULL;
+		pid_t pid;
+		char c;
+
+		if (pipe(ready) < 0)
+			return 1;
+		if ((pid = fork()) == 0) {
+			pthread_attr_t small;
+			pthread_t t;
+
+			if (pthread_attr_init(&small) ||
+			    pthread_attr_setstacksize(&small, PTHREAD_STACK_MIN))
+				_exit(125);
+			for (int i = 0; i < 510; i++)
+				if (pthread_create(&t, &small, thread_idle, NULL))
+					_exit(125);
+			if (write(ready[1], "r", 1) != 1)
+				_exit(125);
+			for (;;)
+				pause();
+		}
+		close(ready[1]);
+		if (read(ready[0], &c, 1) == 1)
+			hog = mw_procexec_open(pid);
+		close(ready[0]);
+		CHECK(mw_procexec_counted(hog), "the process of 511 threads: not counted");
+		why[0] = '\0';
+		r = watch_live(0, &counted, why, sizeof(why));
+		CHECK(r == 1, "sibling, after 511 threads: %d '%s'", r, why);
+		printf("sibling, after 511 threads: %s\n", r == 1 ? why : "no exec");
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		mw_procexec_free(hog);
 	}
 	{
 		int counted = 0, r = watch_live(-1, &counted, why, sizeof(why));
