@@ -20,10 +20,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,6 +51,9 @@ struct mw_procexec {
 	int memfd;		/* /proc/PID/mem of the address space at the start */
 	uint64_t addr;		/* an address mapped there: its arguments' start */
 	long tp;		/* the tracepoint's id */
+	int lead;		/* counted on its main thread alone (not inherited), or -1 */
+	void *lead_page;	/* lead's control page, mapped */
+	int lead_gone;		/* its main thread had exited when that was opened */
 	struct counter {
 		pid_t tid;
 		int fd;		/* sched_process_exec counted on that thread */
@@ -244,6 +249,41 @@ static void drop_counters(struct mw_procexec *w)
 	w->nc = w->cap = 0;
 }
 
+/* The main thread's own count, apart from the threads' (never closed
+ * before the end, whatever becomes of the threads): the exec it makes is
+ * counted, and it has exited once the event's poll says POLLHUP (its task
+ * gone, nothing inherited from it).  The task is held as count_thread
+ * holds it.  One that exits, or had (pthread_exit: left a zombie until
+ * the process ends), leaves /proc/PID without an address space; one that
+ * another thread's exec replaced (the exec takes its id) leaves the new
+ * program's there (lead_replaced).  One descriptor a process, like its
+ * pidfd and /proc/PID: outside the threads' budget, which a process
+ * watched before it (another of nobody's, making threads) may hold. */
+static void open_lead(struct mw_procexec *w)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
+				     .config = (uint64_t)w->tp };
+	char path[32];
+	int dir, there, err;
+
+	snprintf(path, sizeof(path), "task/%d", (int)w->pid);
+	if ((dir = openat(w->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	w->lead = (int)syscall(SYS_perf_event_open, &a, w->pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	err = errno;
+	there = faccessat(dir, "stat", F_OK, 0) == 0;
+	close(dir);
+	w->lead_gone = w->lead < 0 && err == ESRCH && there;
+	/* its control page alone: without one, poll says POLLHUP always */
+	if (w->lead >= 0 && there)
+		w->lead_page = mmap(NULL, (size_t)getpagesize(), PROT_READ, MAP_SHARED, w->lead, 0);
+	if (w->lead >= 0 && (!there || w->lead_page == MAP_FAILED)) {
+		w->lead_page = NULL;
+		close(w->lead);
+		w->lead = -1;
+	}
+}
+
 /* Counters on every thread, each in place before the listing that found
  * no thread without one: a thread made after its maker's was set inherits
  * it.  Those of a process that makes threads faster are kept (what they
@@ -255,6 +295,7 @@ static void open_counters(struct mw_procexec *w)
 
 	if ((w->tp = tracepoint_id()) < 0)
 		return;
+	open_lead(w);
 	for (int i = 0; i < ROUNDS && r == 0; i++)
 		r = cover(w);
 	if (r < 0)
@@ -330,6 +371,7 @@ struct mw_procexec *mw_procexec_open(pid_t pid)
 	char path[32];
 
 	w->pid = pid;
+	w->lead = -1;
 	w->pidfd = mw_pidfd_open(pid);
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	w->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -354,14 +396,33 @@ int mw_procexec_counted(const struct mw_procexec *w)
  * lives: see procexec.h). */
 static uint64_t counted(struct mw_procexec *w)
 {
-	uint64_t n = w->closed;
+	uint64_t n;
 
 	/* a thread not counted yet is looked at again next time */
-	for (int i = 0; i < 4 && cover(w) == 0; i++)
+	for (int i = 0; w->nc && i < 4 && cover(w) == 0; i++)
 		;
+	n = w->closed + count_of(w->lead);	/* closed: of threads gone, just now too */
 	for (size_t i = 0; i < w->nc; i++)
 		n += count_of(w->c[i].fd);
 	return n;
+}
+
+/* Was its main thread replaced by another's exec?  Its own task gone
+ * (open_lead), and /proc/PID, the process's while it lives, has an
+ * address space, the new program's: a thread's exec kills the others
+ * and takes the main thread's id, whether or not its own count was set
+ * (threads past the descriptors allowed, a thread the listings did not
+ * catch), whether or not a clone(CLONE_VM) sibling keeps the old address
+ * space alive. */
+static int lead_replaced(const struct mw_procexec *w)
+{
+	struct pollfd p = { .fd = w->lead, .events = POLLIN };
+
+	if (w->lead < 0 && !w->lead_gone)
+		return 0;
+	if (w->lead >= 0 && (poll(&p, 1, 0) != 1 || !(p.revents & POLLHUP)))
+		return 0;
+	return has_mm(w);
 }
 
 /* Is the address space at the start gone while the process lives, with
@@ -384,8 +445,10 @@ int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 	ssize_t n;
 
 	if (!w->seen) {
-		if (w->nc && counted(w) > 0)
+		if ((w->nc || w->lead >= 0) && counted(w) > 0)
 			by = "the kernel's sched_process_exec event, counted on its threads";
+		else if (lead_replaced(w))
+			by = "its main thread, replaced by the thread that made it";
 		else if (w->gone_early || mem_gone(w))
 			by = "the address space it had when the run started is gone while it runs";
 		if (!by)
@@ -410,6 +473,10 @@ void mw_procexec_free(struct mw_procexec *w)
 	if (!w)
 		return;
 	drop_counters(w);
+	if (w->lead_page)
+		munmap(w->lead_page, (size_t)getpagesize());
+	if (w->lead >= 0)
+		close(w->lead);
 	if (w->memfd >= 0)
 		close(w->memfd);
 	if (w->procfd >= 0)

@@ -4,7 +4,7 @@
  * totals and snapshots are of the program the process ran when the run
  * started.
  *
- * Two witnesses:
+ * Three witnesses:
  * - the kernel's sched:sched_process_exec tracepoint, counted by a perf
  *   event (perf_event_open(2), PERF_TYPE_TRACEPOINT) opened on each of
  *   its threads and inherited by the threads they make (not by the
@@ -27,6 +27,16 @@
  *   tracer); one descriptor per thread, at most 512 (and a quarter of
  *   RLIMIT_NOFILE) for all processes watched, past which a process is
  *   not counted.
+ * - its main thread, counted apart (inherited by none, never closed
+ *   before the end; one descriptor a process, outside the 512): an exec from another thread kills the others and
+ *   takes the main thread's id, so once the main thread's own task has
+ *   gone (its event's poll says POLLHUP) while /proc/PID has an address
+ *   space, an exec replaced it, whether or not the thread that made it
+ *   had a count (past the descriptors allowed, or not caught by the
+ *   listings) and whether or not a process sharing the old address space
+ *   keeps it alive; a main thread that exited (pthread_exit) leaves none.
+ *   Seen while the process lives: an uncounted thread's exec followed by
+ *   the process's exit before the next look goes unseen.
  * - /proc/PID/mem opened at the start: the descriptor keeps the address
  *   space it was opened on; once an exec replaced it, a read of it finds
  *   nothing (0 bytes) while the process lives.  Alone it cannot tell an

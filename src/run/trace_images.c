@@ -91,14 +91,30 @@ struct mw_images_watch *mw_images_watch_new(FILE *save)
 	return w;
 }
 
-void mw_images_watch_add(struct mw_images_watch *w, struct mw_process *pr, pid_t pid)
+void mw_images_watch_add(struct mw_images_watch *w, struct mw_process *pr, pid_t pid,
+			 const char *libc_path)
 {
+	char seen[PATH_MAX + 200], why[PATH_MAX + 400];
+	struct watched *v;
+
 	if (!w || !pr || pid <= 0)
 		return;
 	if (w->n == w->cap)
 		xgrow((void **)&w->v, w->n, &w->cap, sizeof(*w->v));
-	w->v[w->n++] = (struct watched){ .pr = pr, .pid = pid, .x = mw_procexec_open(pid) };
-	if (!mw_procexec_counted(w->v[w->n - 1].x) && !w->noted++)	/* said once */
+	v = &w->v[w->n++];
+	*v = (struct watched){ .pr = pr, .pid = pid, .x = mw_procexec_open(pid) };
+	/* an exec after the libc was found (the run's preparation, a second
+	 * or more) and before the watch: the program watched from now on is
+	 * the new one, traced only if it maps the same libc file */
+	if (mw_images_untraced(pid, libc_path, seen, sizeof(seen)) == 1) {
+		snprintf(why, sizeof(why), "process %d: %s (before it was watched)", (int)pid, seen);
+		v->execd = 1;
+		w->execd++;
+		mw_warn("process %d replaced its program (exec) while the run was prepared; its "
+			"figures from the tracer are refused in the report", (int)pid);
+		mw_images_refuse(pr->st, w->save, why);
+	}
+	if (!mw_procexec_counted(v->x) && !w->noted++)	/* said once */
 		mw_note("process %d: its execs cannot be counted (the kernel's sched_process_exec "
 			"event, through perf_event_open and tracefs, on each of its threads; "
 			"src/live/procexec.h), nor perhaps other processes' after it; one is seen only "

@@ -33,8 +33,11 @@ int mw_images_untraced(pid_t pid, const char *libc_path, char *why, size_t whyle
 struct mw_images_watch;
 
 struct mw_images_watch *mw_images_watch_new(FILE *save);
-/* Watch pr, process pid, from now. */
-void mw_images_watch_add(struct mw_images_watch *w, struct mw_process *pr, pid_t pid);
+/* Watch pr, process pid, from now; refused at once when it maps another
+ * libc file than libc_path, the one traced (not NULL): it replaced its
+ * program after the libc was found and before the watch began. */
+void mw_images_watch_add(struct mw_images_watch *w, struct mw_process *pr, pid_t pid,
+			 const char *libc_path);
 /* Look at each process now; one that exec'd is refused.  The number of
  * processes found to have exec'd so far.  w may be NULL (none). */
 size_t mw_images_watch_check(struct mw_images_watch *w);

@@ -69,7 +69,7 @@ static int join(void *ctx, pid_t pid)
 		return -1;
 	prep_state(k, pr->st);
 	mw_process_observe(pr);
-	mw_images_watch_add(k->xw, pr, pid);
+	mw_images_watch_add(k->xw, pr, pid, k->libc_path);
 	if (k->stacks)
 		mw_stacks_watch(k->stacks, pid);
 	mw_note("process %d (%s) joined the cgroup; traced from now", (int)pid, pr->comm);
@@ -464,7 +464,7 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 	if (!k.tree)	/* not ptraced: their execs watched, from before arming */
 		k.xw = mw_images_watch_new(NULL);
 	for (size_t i = 0; k.xw && i < set->n; i++)
-		mw_images_watch_add(k.xw, mw_procs_process(k.procs, i), set->pid[i]);
+		mw_images_watch_add(k.xw, mw_procs_process(k.procs, i), set->pid[i], libc_path);
 	status = trace_and_report(o, out, &k, &p, &(struct mw_tracer_opts){ .workdir = dir,
 				  .procs = &ps, .duration_ms = o->duration_ms, .sample_ms = 1000 },
 				  &(struct mw_consumer){ .join = join, .sample = k.xw ? watch_execs : NULL,

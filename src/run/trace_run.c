@@ -183,7 +183,7 @@ int mw_run_trace(const struct trace_opts *o, struct outputs *out,
 	mw_sink_start(&k, o, p.libc, libc_path, p.libm, p.libm_path, &p.gst, p.env.rt);
 	if (attached) {	/* not ptraced: its execs watched, from before arming */
 		k.xw = mw_images_watch_new(k.save);
-		mw_images_watch_add(k.xw, k.pr, attached);
+		mw_images_watch_add(k.xw, k.pr, attached, libc_path);
 	}
 	if (o->stacks && p.env.rt == MW_RT_KERNEL) {
 		/* the script's ubacktrace(): the module gets their unwind data */

@@ -5,9 +5,17 @@
  * (pthread_exit), one made by a thread that has exited since and whose
  * count was closed - also once the process has exited; a plain exit, and a
  * child process's exec (fork, then exec), are no exec of the process.
- * Needs what the count needs (root: perf_event_open, tracefs); skips
- * (77) without. */
+ * And, looked at while the new program runs, in a process that keeps its
+ * old address space alive in a clone(CLONE_VM) sibling (blinding the
+ * address-space witness): an exec from an old thread, seen at the first
+ * look (the count of its thread, gone, closed by that look); one from a
+ * thread past the descriptors allowed (the process not counted), seen by
+ * its main thread's replacement, also when another process watched
+ * before it holds all 512.  Needs what the count needs
+ * (root: perf_event_open, tracefs); skips (77) without. */
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +141,118 @@ static int watch(enum how how, char *why, size_t whylen)
 	return r;
 }
 
+/* The sibling: shares the child's address space, keeps it after the
+ * child's exec (clone(CLONE_VM) without CLONE_THREAD). */
+static int sibling(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void *thread_idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *thread_sleep(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (read(go[0], &c, 1) != 1)
+		_exit(126);
+	execl("/bin/sleep", "sleep", "30", (char *)NULL);
+	_exit(127);
+}
+
+/* Is the child's main thread a zombie (it called pthread_exit)? */
+static int leader_zombie(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int z = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			z = p[1] == ' ' && p[2] == 'Z';
+		fclose(f);
+	}
+	return z;
+}
+
+/* A child with a sibling and nthreads threads besides the one that execs
+ * sleep when told (made last), seen to exec while sleep runs?  1 seen, 0
+ * not, -1 the child not made; *counted as the watch says.  nthreads -1:
+ * no exec, its main thread gone (pthread_exit) after the watch began,
+ * looked at then. */
+static int watch_live(int nthreads, int *counted, char *why, size_t whylen)
+{
+	static char stack[65536];
+	struct mw_procexec *w;
+	pthread_attr_t small;
+	pthread_t t;
+	int ready[2], status, r = -1;
+	pid_t pid, sib;
+
+	if (pipe(go) < 0 || pipe(ready) < 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		sib = clone(sibling, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+		if (sib < 0 || pthread_attr_init(&small) ||
+		    pthread_attr_setstacksize(&small, PTHREAD_STACK_MIN))
+			_exit(125);
+		for (int i = 0; i < nthreads; i++)
+			if (pthread_create(&t, &small, thread_idle, NULL))
+				_exit(125);
+		if (pthread_create(&t, NULL, nthreads < 0 ? thread_idle : thread_sleep, NULL) ||
+		    write(ready[1], &sib, sizeof(sib)) != (ssize_t)sizeof(sib))
+			_exit(125);
+		if (nthreads < 0 && read(go[0], &sib, 1) == 1)
+			pthread_exit(NULL);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &sib, sizeof(sib)) != (ssize_t)sizeof(sib))
+		sib = -1;
+	close(ready[0]);
+	w = mw_procexec_open(pid);
+	*counted = mw_procexec_counted(w);
+	if (sib > 0 && nthreads < 0 && write(go[1], "g", 1) == 1) {
+		for (int i = 0; i < 500 && !leader_zombie(pid); i++)
+			usleep(10000);
+		CHECK(leader_zombie(pid), "leader gone: its main thread did not exit");
+		r = mw_procexec_check(w, why, whylen);
+	} else if (sib > 0 && write(go[1], "g", 1) == 1) {
+		char path[64], exe[PATH_MAX];
+		ssize_t n = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		for (int i = 0; i < 500 && n <= 0; i++) {	/* 5 s for sleep to run */
+			n = readlink(path, exe, sizeof(exe) - 1);
+			if (n > 0 && (exe[n] = '\0', !strstr(exe, "sleep")))
+				n = 0;
+			usleep(10000);
+		}
+		CHECK(n > 0, "%d threads: the child did not exec sleep", nthreads);
+		r = mw_procexec_check(w, why, whylen);
+	}
+	if (sib > 0)
+		kill(sib, SIGKILL);	/* the child's, unreaped: its pid is its own */
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(go[0]);
+	close(go[1]);
+	mw_procexec_free(w);
+	return r;
+}
+
 int main(void)
 {
 	char why[4096];
@@ -154,6 +274,63 @@ int main(void)
 		else
 			CHECK(r == 0, "%s: %d '%s'", names[how], r, why);
 		printf("%s: %s\n", names[how], r == 1 ? why : "no exec");
+	}
+	/* an old thread's exec, then 600 threads: more than the 512 counts;
+	 * no exec, its main thread gone */
+	for (int i = 0; i < 2; i++) {
+		int nthreads = i ? 600 : 0, counted = 0, r;
+
+		why[0] = '\0';
+		r = watch_live(nthreads, &counted, why, sizeof(why));
+		CHECK(counted == !i, "sibling, %d threads: counted %d", nthreads, counted);
+		CHECK(r == 1 && strstr(why, "replaced its program (exec) during the run"),
+		      "sibling, %d threads: %d '%s'", nthreads, r, why);
+		printf("sibling, %d threads: %s\n", nthreads, r == 1 ? why : "no exec");
+	}
+	/* another process watched first that holds the 512 counts (511
+	 * threads): an old thread's exec seen all the same */
+	{
+		int ready[2], status, counted = 0, r;
+		struct mw_procexec *hog = NULL;
+		pid_t pid;
+		char c;
+
+		if (pipe(ready) < 0)
+			return 1;
+		if ((pid = fork()) == 0) {
+			pthread_attr_t small;
+			pthread_t t;
+
+			if (pthread_attr_init(&small) ||
+			    pthread_attr_setstacksize(&small, PTHREAD_STACK_MIN))
+				_exit(125);
+			for (int i = 0; i < 510; i++)
+				if (pthread_create(&t, &small, thread_idle, NULL))
+					_exit(125);
+			if (write(ready[1], "r", 1) != 1)
+				_exit(125);
+			for (;;)
+				pause();
+		}
+		close(ready[1]);
+		if (read(ready[0], &c, 1) == 1)
+			hog = mw_procexec_open(pid);
+		close(ready[0]);
+		CHECK(mw_procexec_counted(hog), "the process of 511 threads: not counted");
+		why[0] = '\0';
+		r = watch_live(0, &counted, why, sizeof(why));
+		CHECK(r == 1, "sibling, after 511 threads: %d '%s'", r, why);
+		printf("sibling, after 511 threads: %s\n", r == 1 ? why : "no exec");
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		mw_procexec_free(hog);
+	}
+	{
+		int counted = 0, r = watch_live(-1, &counted, why, sizeof(why));
+
+		CHECK(counted && r == 0, "sibling, leader gone: counted %d, %d '%s'", counted, r,
+		      why);
+		printf("sibling, leader gone: %s\n", r == 1 ? why : "no exec");
 	}
 	return failed ? 1 : 0;
 }
