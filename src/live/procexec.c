@@ -61,6 +61,7 @@ struct mw_procexec {
 	size_t nc, cap;
 	uint64_t closed;	/* counted by events closed, their threads gone */
 	int counted;		/* every thread has had a counter since the start */
+	int partial;		/* not every thread had one at the last look while it lived */
 	int gone_early;		/* the address space was gone when they were set */
 	int seen;		/* an exec was seen (or cannot be told): why below */
 	char why[PATH_MAX + 400];
@@ -382,6 +383,7 @@ struct mw_procexec *mw_procexec_open(pid_t pid)
 	open_mem(w);
 	if (w->procfd >= 0)
 		open_counters(w);
+	w->partial = !w->counted;
 	settle(w);
 	return w;
 }
@@ -391,16 +393,26 @@ int mw_procexec_counted(const struct mw_procexec *w)
 	return w && w->counted;
 }
 
+/* Has the process exited (its pidfd says so; without one, its pid has
+ * no live process)? */
+static int exited(const struct mw_procexec *w)
+{
+	return w->pidfd >= 0 ? mw_pidfd_exited(w->pidfd) : !mw_process_alive(w->pid);
+}
+
 /* Execs counted so far, on every thread it has had since the start
  * (threads made since it was last looked at are listed first, while it
  * lives: see procexec.h). */
 static uint64_t counted(struct mw_procexec *w)
 {
 	uint64_t n;
+	int r = 1;
 
 	/* a thread not counted yet is looked at again next time */
-	for (int i = 0; w->nc && i < 4 && cover(w) == 0; i++)
+	for (int i = 0; w->nc && i < 4 && (r = cover(w)) == 0; i++)
 		;
+	if (w->nc && !exited(w))	/* a listing of a process gone fails */
+		w->partial = r != 1;
 	n = w->closed + count_of(w->lead);	/* closed: of threads gone, just now too */
 	for (size_t i = 0; i < w->nc; i++)
 		n += count_of(w->c[i].fd);
@@ -438,6 +450,26 @@ static int mem_gone(const struct mw_procexec *w)
 	       has_mm(w);
 }
 
+/* No witness saw an exec: 0, unless the process has exited while not
+ * every thread of it was counted at the last look: an exec from one that
+ * was not, then its exit, leave nothing behind to see (its main thread
+ * and its address space gone as at any exit), so which it did cannot be
+ * told: 2, and why. */
+static int untold(struct mw_procexec *w, char *why, size_t whylen)
+{
+	if (!w->partial || !exited(w))
+		return 0;
+	snprintf(w->why, sizeof(w->why), "process %d exited during the run, and an exec before "
+		 "its exit cannot be ruled out: not every thread of it had its execs counted "
+		 "(the kernel's sched_process_exec event: more threads than the %d descriptors "
+		 "allowed, threads made faster than they could be listed, or no perf_event_open "
+		 "or tracefs), and an exec from one of those leaves nothing to see once the "
+		 "process has exited", (int)w->pid, COUNTER_FDS_MAX);
+	w->seen = 2;
+	snprintf(why, whylen, "%s", w->why);
+	return 2;
+}
+
 int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 {
 	char path[64], exe[PATH_MAX];
@@ -452,7 +484,7 @@ int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 		else if (w->gone_early || mem_gone(w))
 			by = "the address space it had when the run started is gone while it runs";
 		if (!by)
-			return 0;
+			return untold(w, why, whylen);
 		snprintf(path, sizeof(path), "/proc/%d/exe", (int)w->pid);
 		if (w->pidfd < 0 || (n = readlink(path, exe, sizeof(exe) - 1)) <= 0 ||
 		    mw_pidfd_exited(w->pidfd))
@@ -465,7 +497,7 @@ int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen)
 		w->seen = 1;
 	}
 	snprintf(why, whylen, "%s", w->why);
-	return 1;
+	return w->seen;
 }
 
 void mw_procexec_free(struct mw_procexec *w)

@@ -36,7 +36,9 @@
  *   listings) and whether or not a process sharing the old address space
  *   keeps it alive; a main thread that exited (pthread_exit) leaves none.
  *   Seen while the process lives: an uncounted thread's exec followed by
- *   the process's exit before the next look goes unseen.
+ *   the process's exit before the next look is not seen, and such an
+ *   exit (the process not wholly counted at the last look) is said to
+ *   be one that cannot be told from an exec (mw_procexec_check: 2).
  * - /proc/PID/mem opened at the start: the descriptor keeps the address
  *   space it was opened on; once an exec replaced it, a read of it finds
  *   nothing (0 bytes) while the process lives.  Alone it cannot tell an
@@ -62,7 +64,11 @@ struct mw_procexec *mw_procexec_open(pid_t pid);
 /* Has the process exec'd since mw_procexec_open?  1 with why ("process
  * 42 replaced its program (exec) during the run, now '/bin/sleep' (seen
  * by ...)", the new program's path as the process names it: quote it
- * where it is printed); 0 when no witness saw one.  Once 1, always 1. */
+ * where it is printed); 2 with why ("process 42 exited during the run,
+ * and an exec before its exit cannot be ruled out: ...") when it exited
+ * while not every thread of it was counted at the last look (an
+ * uncounted thread's exec, then the exit, leave nothing to see); 0 when
+ * no witness saw one.  Once 1 or 2, always the same. */
 int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen);
 
 /* Is it counted by the kernel's tracepoint (the first witness), every

@@ -126,16 +126,23 @@ size_t mw_images_watch_check(struct mw_images_watch *w)
 	char seen[PATH_MAX + 400], why[PATH_MAX + 600];
 
 	for (size_t i = 0; w && i < w->n; i++) {
-		if (w->v[i].execd || mw_procexec_check(w->v[i].x, seen, sizeof(seen)) != 1)
+		int x = w->v[i].execd ? 0 : mw_procexec_check(w->v[i].x, seen, sizeof(seen));
+
+		if (!x)
 			continue;
 		snprintf(why, sizeof(why), "%s: not ptraced (-p, --cgroup without -f), it was "
 			 "not held at the exec for the tracer to empty the old program's totals, "
 			 "which would mix with the new one's", seen);
 		w->v[i].execd = 1;
 		w->execd++;
-		mw_warn("process %d replaced its program (exec) during the run, which only -f "
-			"follows; its figures from the tracer are refused in the report, and it has "
-			"no snapshot at the end", (int)w->v[i].pid);
+		if (x == 1)
+			mw_warn("process %d replaced its program (exec) during the run, which only "
+				"-f follows; its figures from the tracer are refused in the report, "
+				"and it has no snapshot at the end", (int)w->v[i].pid);
+		else
+			mw_warn("process %d exited, and an exec before its exit cannot be ruled out "
+				"(not every thread of it was counted); its figures from the tracer "
+				"are refused in the report", (int)w->v[i].pid);
 		mw_images_refuse(w->v[i].pr->st, w->save, why);
 	}
 	return w ? w->execd : 0;

@@ -212,7 +212,7 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 	struct outputs out;
 	char err[512], execd[PATH_MAX + 400] = "", comm[64];
 	long interval = o->interval_ms ? o->interval_ms : 1000;
-	int status = MW_EXIT_OK, r;
+	int status = MW_EXIT_OK, r, xr = 0;
 	uint64_t t0;
 
 	if (mw_outputs_open(o, &out, 0) < 0) {
@@ -237,9 +237,13 @@ int mw_snapshots_only(const struct trace_opts *o, const char *libc, struct mw_gl
 	if (o->progress > 0)
 		progress_line(first, t0);
 	sample_until_end(o, g, interval, t0, &samples, &n, &cap, &last, xw, execd, sizeof(execd));
-	if (execd[0] || mw_procexec_check(xw, execd, sizeof(execd))) {
-		mw_warn("process %d replaced its program (exec) during the run: no snapshot "
-			"after it", (int)pid);
+	if (execd[0] || (xr = mw_procexec_check(xw, execd, sizeof(execd)))) {
+		if (xr == 2)	/* exited, not wholly counted */
+			mw_warn("process %d exited, and an exec before its exit cannot be ruled "
+				"out: its figures are refused", (int)pid);
+		else
+			mw_warn("process %d replaced its program (exec) during the run: no "
+				"snapshot after it", (int)pid);
 		mw_snapshot_free(last);	/* of the old program: not its end */
 		last = NULL;
 	} else if ((x = mw_run_end_snapshot(pid, g, o->read_timeout_ms, NULL))) {
