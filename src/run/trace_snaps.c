@@ -183,6 +183,10 @@ static void sample_until_end(const struct trace_opts *o, struct mw_glibc *g, lon
 		if (mw_procexec_check(xw, execd, execdlen))
 			break;	/* the layouts g are the old program's */
 		if (mw_snapshot_read(pid, g, o->read_timeout_ms, &x, err, sizeof(err)) == 0) {
+			if (mw_procexec_check(xw, execd, execdlen)) {	/* during the read */
+				mw_snapshot_free(x);
+				break;
+			}
 			add_sample(samples, n, cap, x, t0);
 			if (o->progress > 0)
 				progress_line(x, t0);
