@@ -138,121 +138,6 @@ ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	return pread(p->memfd, buf, len, (off_t)addr);
 }
 
-/* A huge page on x86_64: the slabs after the first are aligned to it
- * (procmem_int.h). */
-#define HUGE (2U << 20)
-
-/* Buffer bytes held by every process's copies together: bounded by
- * MW_PROC_COPY_MAX over all threads (snapmulti.h reads several at once). */
-static _Atomic uint64_t held_all;
-
-static uint32_t slot(uint64_t base)
-{
-	return (uint32_t)(((base / MW_PROC_BLOCK) * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS));
-}
-
-struct block *mw_proc_block_find(struct mw_proc_copy *c, uint64_t base)
-{
-	struct block *b;
-
-	if (c->last && (b = &c->blocks[c->last - 1])->base == base)
-		return b;
-	for (uint32_t i = slot(base);; i = (i + 1) % TABLE) {
-		if (!c->table[i])
-			return NULL;
-		if ((b = &c->blocks[c->table[i] - 1])->base == base) {
-			c->last = c->table[i];
-			return b;
-		}
-	}
-}
-
-/* Slab k's size, and where block i is: its slab, its offset there. */
-static size_t slab_size(size_t k)
-{
-	return k ? SLAB : FIRST_SLAB;
-}
-
-static size_t slab_of(size_t i, size_t *off)
-{
-	if (i < FIRST_BLOCKS) {
-		*off = i * MW_PROC_BLOCK;
-		return 0;
-	}
-	*off = (i - FIRST_BLOCKS) % PER_SLAB * MW_PROC_BLOCK;
-	return 1 + (i - FIRST_BLOCKS) / PER_SLAB;
-}
-
-/* Slab k: from the second on HUGE-aligned and asked for huge pages; NULL
- * when there is no memory. */
-static unsigned char *new_slab(size_t k)
-{
-	size_t size = slab_size(k), extra = k ? HUGE : 0;
-	unsigned char *m = mmap(NULL, size + extra, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *s;
-	uintptr_t head;
-
-	if (m == MAP_FAILED)
-		return NULL;
-	if (!k)
-		return m;
-	s = (unsigned char *)(((uintptr_t)m + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
-	head = (uintptr_t)(s - m);
-	if (head)
-		munmap(m, head);
-	munmap(s + size, HUGE - head);
-	madvise(s, size, MADV_HUGEPAGE);	/* a wish: without it, 4 KiB pages */
-	return s;
-}
-
-/* One more buffer for c, within the budget: 0, or -1 (read the process
- * instead). */
-static int more_buffer(struct mw_proc_copy *c)
-{
-	size_t off, k;
-
-	if (c->nbuf == MAX_BLOCKS)
-		return -1;
-	k = slab_of(c->nbuf, &off);
-	if (!off) {
-		uint64_t h = atomic_fetch_add(&held_all, slab_size(k));
-
-		if (h + slab_size(k) > MW_PROC_COPY_MAX || !(c->slabs[k] = new_slab(k))) {
-			atomic_fetch_sub(&held_all, slab_size(k));
-			return -1;
-		}
-		if (!(c->bits[k] = calloc(slab_size(k) / MW_PROC_BLOCK, MARK_WORDS * 8))) {
-			munmap(c->slabs[k], slab_size(k));
-			c->slabs[k] = NULL;
-			atomic_fetch_sub(&held_all, slab_size(k));
-			return -1;
-		}
-	}
-	c->blocks[c->nbuf].buf = c->slabs[k] + off;
-	c->blocks[c->nbuf].bits = c->bits[k] + off / MW_PROC_BLOCK * MARK_WORDS;
-	c->nbuf++;
-	return 0;
-}
-
-struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const struct mw_map *m)
-{
-	struct block *b;
-
-	if (c->used == c->nbuf && more_buffer(c) < 0)
-		return NULL;
-	b = &c->blocks[c->used];
-	b->base = base;
-	b->lo = base > m->start ? base : m->start;
-	b->want = base + MW_PROC_BLOCK < m->end ? base + MW_PROC_BLOCK : m->end;
-	b->hi = b->lo;
-	for (uint32_t k = slot(base);; k = (k + 1) % TABLE)
-		if (!c->table[k]) {
-			c->table[k] = (uint32_t)++c->used;
-			break;
-		}
-	return b;
-}
-
 /* Copy the block at base, where addr is, clipped to addr's mapping:
  * into *out (0); 1 when it cannot be copied (not mapped readable, no
  * buffer left: read the process); -1 when the process is gone or
@@ -402,18 +287,7 @@ static void forget(struct mw_proc_copy *c)
 			c->blocks[i].hash = 0;
 			c->lost |= c->marking;	/* its marks are gone */
 		}
-	if (c->used > TABLE / 16) {
-		memset(c->table, 0, sizeof(c->table));
-	} else {
-		for (size_t i = 0; i < c->used; i++)
-			for (uint32_t k = slot(c->blocks[i].base);; k = (k + 1) % TABLE)
-				if (c->table[k] == i + 1) {
-					c->table[k] = 0;
-					break;
-				}
-	}
-	c->used = 0;
-	c->last = 0;
+	mw_proc_blocks_forget(c);
 }
 
 void mw_proc_copy_drop(struct mw_proc *p)
@@ -433,14 +307,7 @@ uint64_t mw_proc_copied(const struct mw_proc *p, uint64_t *blocks)
 static void release(struct mw_proc_copy *c, size_t from)
 {
 	mw_ahead_stop(c);
-	for (size_t k = from; k < NSLABS; k++)
-		if (c->slabs[k]) {
-			munmap(c->slabs[k], slab_size(k));
-			atomic_fetch_sub(&held_all, slab_size(k));
-			free(c->bits[k]);
-			c->slabs[k] = NULL;
-			c->bits[k] = NULL;
-		}
+	mw_proc_blocks_release(c, from);
 	if (from)
 		return;
 	free(c->vbuf);

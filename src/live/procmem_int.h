@@ -1,6 +1,6 @@
 /* procmem_int.h - what procmem.c (the copies of a process's memory),
- * procmarks.c (the marks of the words read from them) and procahead.c
- * (the blocks read ahead of a walk) share.  Not a public interface:
+ * procblocks.c (their blocks), procmarks.c (the marks of the words read
+ * from them) and procahead.c (the blocks read ahead of a walk) share.  Not a public interface:
  * procmem.h is. */
 #ifndef MALLOCWATCH_PROCMEM_INT_H
 #define MALLOCWATCH_PROCMEM_INT_H
@@ -66,13 +66,20 @@ struct mw_proc_copy {
 	uint64_t last_base;	/* the block a read was served from last */
 };
 
-/* The block at base, when copied or queued (procmem.c); NULL. */
+/* The block at base, when copied or queued (procblocks.c); NULL. */
 struct block *mw_proc_block_find(struct mw_proc_copy *c, uint64_t base);
 
 /* A buffer and a place in the table for the block at base, clipped to
  * the readable mapping m, nothing copied yet ([lo, want) to copy): NULL
- * when no buffer is left (procmem.c). */
+ * when no buffer is left (procblocks.c). */
 struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const struct mw_map *m);
+
+/* No block in c's table any more, none in use (their buffers kept for
+ * the next copies; procblocks.c). */
+void mw_proc_blocks_forget(struct mw_proc_copy *c);
+
+/* Give back c's slabs from slab `from` on (procblocks.c). */
+void mw_proc_blocks_release(struct mw_proc_copy *c, size_t from);
 
 /* Reading ahead (procahead.c).  A walk that goes through a mapping block
  * after block, one way, has the blocks before it read by a thread of its
