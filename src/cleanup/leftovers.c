@@ -441,23 +441,13 @@ static int sweep_fifo_dirs(void)
  * is held by: staprun execs stapio)? */
 static int stapio_live(pid_t pid)
 {
-	char path[64], comm[32] = "", stat[512];
-	const char *f;
-	int fd;
-	ssize_t n;
+	char comm[32] = "";
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	comm[n > 0 ? n : 0] = '\0';
-	if (strcmp(comm, "stapio\n") != 0 && strcmp(comm, "staprun\n") != 0)
-		return 0;
+	mw_process_comm(pid, comm, sizeof(comm));
 	/* a killed stapio its parent has not reaped yet (a zombie keeps its
 	 * name, as under an init that is slow to reap) holds nothing */
-	f = mw_proc_stat_fields(pid, stat, sizeof(stat));
-	return f && *f != 'Z' && *f != 'X';
+	return (strcmp(comm, "stapio") == 0 || strcmp(comm, "staprun") == 0) &&
+	       mw_process_alive(pid);
 }
 
 /* Is the module name still in /proc/modules? */
