@@ -450,15 +450,27 @@ static int stapio_live(pid_t pid)
 	       mw_process_alive(pid);
 }
 
+/* The next loaded module's name from /proc/modules (f) into name (256
+ * bytes): 1, or 0 at the end. */
+static int next_module(FILE *f, char *name)
+{
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%255s", name) == 1)
+			return 1;
+	return 0;
+}
+
 /* Is the module name still in /proc/modules? */
 static int module_loaded(const char *name)
 {
 	FILE *f = fopen("/proc/modules", "re");
-	char line[512], have[256];
+	char have[256];
 	int found = 0;
 
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%255s", have) == 1 && strcmp(have, name) == 0;
+	while (!found && next_module(f, have))
+		found = strcmp(have, name) == 0;
 	if (f)
 		fclose(f);
 	return found;
@@ -512,16 +524,15 @@ int mw_sweep_kmods(long budget_ms)
 {
 	long long deadline = mw_now_ms() + budget_ms;
 	FILE *f = fopen("/proc/modules", "re");
-	char line[512], name[256];
+	char name[256];
 	int n = 0;
 
-	while (f && fgets(line, sizeof(line), f)) {
+	while (next_module(f, name)) {
 		const char *us;
 		char *end;
 		long pid;
 
-		if (sscanf(line, "%255s", name) != 1 ||
-		    strncmp(name, MW_KMOD_PREFIX, strlen(MW_KMOD_PREFIX)) != 0 ||
+		if (strncmp(name, MW_KMOD_PREFIX, strlen(MW_KMOD_PREFIX)) != 0 ||
 		    !(us = strrchr(name, '_')))
 			continue;
 		pid = strtol(us + 1, &end, 10);

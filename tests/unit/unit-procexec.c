@@ -101,12 +101,33 @@ static void child(enum how how, int ready)
 	_exit(0);
 }
 
+/* Tell the child go (one byte of say for each thread that waits on
+ * it), reap it and look at it a last time: mw_procexec_check's answer
+ * when it exited 0, r when r was not 0 (-1 when go could not be told). */
+static int finish(pid_t pid, struct mw_procexec *w, int r, const char *say, const char *what,
+		  char *why, size_t whylen)
+{
+	int status;
+
+	if (write(go[1], say, strlen(say)) != (ssize_t)strlen(say))
+		r = -1;
+	waitpid(pid, &status, 0);
+	close(go[0]);
+	close(go[1]);
+	if (r == 0) {
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %#x", what, status);
+		r = mw_procexec_check(w, why, whylen);
+	}
+	mw_procexec_free(w);
+	return r;
+}
+
 /* Watch a child doing how; 1 when it was seen to exec (after it exited
  * and was reaped), 0 not, 77 not counted here. */
 static int watch(enum how how, char *why, size_t whylen)
 {
 	struct mw_procexec *w;
-	int ready[2], status, r;
+	int ready[2], r;
 	pid_t pid;
 	char c;
 
@@ -130,18 +151,7 @@ static int watch(enum how how, char *why, size_t whylen)
 		CHECK(mw_procexec_check(w, why, whylen) == 0, "%s: %s", names[how], why);
 	}
 	close(ready[0]);
-	if (write(go[1], "go", 2) != 2)
-		r = -1;
-	waitpid(pid, &status, 0);
-	close(go[0]);
-	close(go[1]);
-	if (r == 0) {
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %#x", names[how],
-		      status);
-		r = mw_procexec_check(w, why, whylen);
-	}
-	mw_procexec_free(w);
-	return r;
+	return finish(pid, w, r, "go", names[how], why, whylen);
 }
 
 /* The sibling: shares the child's address space, keeps it after the
@@ -261,7 +271,8 @@ static int watch_live(int nthreads, int *counted, char *why, size_t whylen)
 static int watch_exit(int nthreads, int *counted, char *why, size_t whylen)
 {
 	struct mw_procexec *w;
-	int ready[2], status, r;
+	int ready[2], r;
+	char what[32];
 	pid_t pid;
 	char c;
 
@@ -287,18 +298,8 @@ static int watch_exit(int nthreads, int *counted, char *why, size_t whylen)
 	*counted = mw_procexec_counted(w);
 	if (r == 0)
 		CHECK(mw_procexec_check(w, why, whylen) == 0, "%d threads, alive: %s", nthreads, why);
-	if (write(go[1], "g", 1) != 1)
-		r = -1;
-	waitpid(pid, &status, 0);
-	close(go[0]);
-	close(go[1]);
-	if (r == 0) {
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d threads: status %#x",
-		      nthreads, status);
-		r = mw_procexec_check(w, why, whylen);
-	}
-	mw_procexec_free(w);
-	return r;
+	snprintf(what, sizeof(what), "%d threads", nthreads);
+	return finish(pid, w, r, "g", what, why, whylen);
 }
 
 /* The soft RLIMIT_NOFILE raised to n, or as far as the hard limit
