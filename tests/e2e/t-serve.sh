@@ -227,7 +227,10 @@ t=$(echo "$(date +%s.%N) - $t0" | bc)
 got=0
 for p in $MANY; do grep -q "^mallocwatch_process_arenas{pid=\"$p\"," "$OUT/all.txt" && got=$((got + 1)); done
 [ $got = 200 ] || fail "--all: $got of the 200 processes have series"
-grep -q '^mallocwatch_processes_unread{reason="timeout"} 0$' "$OUT/all.txt" || fail "--all: timeouts"
+# whole-host: another test's busy process may time out (its count is
+# shown); none of the 200 may (each has its series, above)
+grep -q '^mallocwatch_processes_unread{reason="timeout"} [0-9][0-9]*$' "$OUT/all.txt" ||
+	fail "--all: no timeout count"
 echo "--all: $(sed -n 's/^mallocwatch_processes //p' "$OUT/all.txt") processes read in $t s" \
 	"(mallocwatch: $(sed -n 's/^mallocwatch_snapshot_duration_seconds //p' "$OUT/all.txt") s)"
 stop $spid s4

@@ -144,7 +144,7 @@ chain_stacks() {
 # (default 100); LABEL (default "serve") names it in the failure.
 serve_port() {
 	_i=0
-	until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$1") &&
+	until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$1" 2>/dev/null) &&
 		[ -n "$port" ]; do
 		_i=$((_i + 1)); [ $_i -lt "${3:-100}" ] || fail "${4:-serve}: no 'serving' line: $(cat "$1")"
 		kill -0 "$2" 2>/dev/null || fail "${4:-serve} exited: $(cat "$1")"
