@@ -49,6 +49,11 @@ for delay in 0.05 0.3 0.8 1.5 3; do
 	check_clean "SIGKILL after ${delay}s"
 	echo "ok: SIGKILL after ${delay}s: $(cat "$OUT/cleanup.err")"
 done
+# the rest is stapbpf's: under the kernel runtime (a guest's) it has no tracer
+if [ "${MW_TEST_RUNTIME:-}" = kernel ]; then
+	echo "kernel runtime: stapbpf's cases not run"
+	exit 0
+fi
 # the moment stapbpf appears: it is still attaching its uprobes
 tracer_pids=
 "$MW" -q -o /dev/null -c sleep 10 2>/dev/null &
