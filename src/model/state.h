@@ -312,7 +312,8 @@ void mw_state_garbled(struct mw_state *st);
  * lost counts, the libc's main_arena symbol and the libm's facts. */
 void mw_state_exec(struct mw_state *st);
 /* The old image's streamed records still to come after its exec line
- * (mw_state_exec: each streamed probe's hits less those received).
+ * (mw_state_exec: each streamed probe's hits less those received, and
+ * each slow-math probe's samples due less those received).
  * Under the bpf runtime they travel through stapbpf's perf buffer and
  * the exec line does not, so they may come after it (an arena a forked
  * child's copy made just before its exec: t-fork-exec).  While any is
