@@ -57,6 +57,21 @@ grep -q '^    4 samples MISSING: their records never came from the tracer' "$OUT
 "$MW" check --check 'events_lost==0' "$OUT/none.json" >"$OUT/check.txt"
 [ $? -eq 3 ] || fail "events_lost==0 did not fail with samples missing"
 
+# -f, two processes: each its own first 4 samples of each probe (the
+# script's caps were the run's: the second's slowexp_p6 had 10 hits and
+# no sample, lost 0)
+"$MW" -q -f --json "$OUT/two.json" -o "$OUT/two.txt" --libm $FIX/libmfix.so \
+	-c sh -c "$FIX/mathprog >/dev/null; $FIX/mathprog >/dev/null" || fail "mallocwatch -f exited $?"
+python3 - "$OUT/report.json" "$OUT/two.json" <<'PY' || fail "-f: a process's samples differ"
+import json, sys
+one = json.load(open(sys.argv[1]))["math"]["functions"]
+strip = lambda fn: [(f["probe"], f["hits"], f.get("samples_missing", 0),
+                     [{k: v for k, v in s.items() if k != "tid"} for s in f["samples"]]) for f in fn]
+got = [p["math"]["functions"] for p in json.load(open(sys.argv[2]))["processes"]
+       if p.get("math", {}).get("functions")]
+assert len(got) == 2 and all(strip(fn) == strip(one) for fn in got), got
+PY
+
 need_libc
 "$MW" -q --json "$OUT/real.json" -o "$OUT/real.txt" -c true || fail "mallocwatch exited $?"
 grep -q "^Nothing else to report: .*no slow-math probes in '[^']*libm.so.6' (glibc 2.19 to 2.33 have them)" "$OUT/real.txt" || fail "2.36 libm not reported as without probes"
