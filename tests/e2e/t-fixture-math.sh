@@ -38,8 +38,8 @@ grep -q 'MISSING' "$OUT/summary.txt" && fail "samples said missing in a run that
 # and events_lost==0 fails), never left out without a word.
 slow=$(awk '$1 == "P" && $3 ~ /^slow/ { printf "%s|", $2 }' "$OUT/run.mw")
 [ -n "$slow" ] || fail "no slow-math probe declared in the saved stream"
-awk -v ids="|$slow" '$1 == "T" && index(ids, "|" $2 "|") { late = late $0 "\n"; next }
-	{ print } $0 == "MW 1 end" { printf "%s", late }' "$OUT/run.mw" >"$OUT/late.mw"
+awk -v ids="|$slow" '$1 == "T" && index(ids, "|" $2 "|") && !end { late = late $0 "\n"; next }
+	{ print } $0 == "MW 1 end" { printf "%s", late; end = 1 }' "$OUT/run.mw" >"$OUT/late.mw"
 awk -v ids="|$slow" '!($1 == "T" && index(ids, "|" $2 "|"))' "$OUT/run.mw" >"$OUT/none.mw"
 "$MW" replay -q --json "$OUT/late.json" -o "$OUT/late.txt" "$OUT/late.mw" || fail "replay exited $?"
 "$MW" replay -q --json "$OUT/none.json" -o "$OUT/none.txt" "$OUT/none.mw" || fail "replay exited $?"
