@@ -57,6 +57,22 @@ grep -q '^    4 samples MISSING: their records never came from the tracer' "$OUT
 "$MW" check --check 'events_lost==0' "$OUT/none.json" >"$OUT/check.txt"
 [ $? -eq 3 ] || fail "events_lost==0 did not fail with samples missing"
 
+# An image that hit every probe replaced by one that hits them again
+# (exec): the report is of the last image, its own first 4 samples of
+# each (the script's caps were the run's and the model dropped the old
+# image's: slowexp_p6 had 10 hits and no sample, lost 0)
+"$MW" -q --json "$OUT/exec.json" -o "$OUT/exec.txt" --libm $FIX/libmfix.so \
+	-c $FIX/mathprog $FIX/mathprog >/dev/null || fail "mallocwatch exited $?"
+python3 - "$OUT/report.json" "$OUT/exec.json" <<'PY' || fail "exec: the last image's samples differ"
+import json, sys
+one, ex = (json.load(open(p)) for p in sys.argv[1:])
+strip = lambda fn: [(f["probe"], f["hits"], f.get("samples_missing", 0),
+                     [{k: v for k, v in s.items() if k != "tid"} for s in f["samples"]]) for f in fn]
+assert ex["events"]["execs"]["images_replaced"] == 1, ex["events"]
+assert strip(ex["math"]["functions"]) == strip(one["math"]["functions"]), ex["math"]
+assert ex["events"]["lost"] == 0, ex["events"]
+PY
+
 # -f, two processes: each its own first 4 samples of each probe (the
 # script's caps were the run's: the second's slowexp_p6 had 10 hits and
 # no sample, lost 0)
