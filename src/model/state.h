@@ -149,7 +149,16 @@ struct mw_probe_count {
 				 * images before the last (mw_state_exec) */
 	uint64_t owed;		/* of those, streamed and not yet received
 				 * (mw_state_owed) */
+	int math;		/* mode is math: its first MW_MATH_SAMPLES
+				 * hits streamed (mw_probe_samples_due) */
+	uint64_t samples;	/* of its events, kept in the events log */
 };
+
+/* A slow-math probe's T records the script streamed (protocol.h,
+ * MW_MATH_SAMPLES: the first hits of the image), which received should
+ * reach; 0 for any other probe.  Those that did not come are missing
+ * (mw_state_missing: counted lost), and the reports show how many. */
+uint64_t mw_probe_samples_due(const struct mw_probe_count *p);
 
 /* setjmp/longjmp aggregates (J records): kind 1 = per jmp_buf, 2 = per
  * return address (setjmp) or target (longjmp), 3 = per longjmp value. */
@@ -303,7 +312,8 @@ void mw_state_garbled(struct mw_state *st);
  * lost counts, the libc's main_arena symbol and the libm's facts. */
 void mw_state_exec(struct mw_state *st);
 /* The old image's streamed records still to come after its exec line
- * (mw_state_exec: each streamed probe's hits less those received).
+ * (mw_state_exec: each streamed probe's hits less those received, and
+ * each slow-math probe's samples due less those received).
  * Under the bpf runtime they travel through stapbpf's perf buffer and
  * the exec line does not, so they may come after it (an arena a forked
  * child's copy made just before its exec: t-fork-exec).  While any is
@@ -387,8 +397,10 @@ const struct mw_jump *mw_state_jumps(const struct mw_state *st, size_t *n);
 const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n);
 const struct mw_retry *mw_state_retries(const struct mw_state *st, size_t *n);
 /* Streamed events the aggregates count (N records) that have not been
- * received (E records): 0 before the aggregates arrive.  While a run is
- * live they may still be on their way; at the end they are lost. */
+ * received (E records), slow-math samples due included
+ * (mw_probe_samples_due): 0 before the aggregates arrive.  While a run is
+ * live they may still be on their way (the flush waits for them); at the
+ * end they are lost. */
 uint64_t mw_state_missing(const struct mw_state *st);
 
 /* The probe hits counted with no thread (G and nine-field S records:

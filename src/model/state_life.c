@@ -75,10 +75,13 @@ void mw_state_exec(struct mw_state *st)
 	 * hits_before), its origin and counts of what went wrong, the libc's
 	 * and libm's facts; the rest is the image's */
 	for (size_t i = 0; i < old.nprobes; i++) {
-		if (old.probes[i].streamed && old.probes[i].hits > old.probes[i].received)
-			old.probes[i].owed += old.probes[i].hits - old.probes[i].received;
-		old.probes[i].hits_before += old.probes[i].hits;
-		old.probes[i].hits = old.probes[i].received = 0;
+		struct mw_probe_count *p = &old.probes[i];
+		uint64_t due = p->streamed ? p->hits : mw_probe_samples_due(p);
+
+		if (due > p->received)	/* slow-math samples too (protocol.h) */
+			p->owed += due - p->received;
+		p->hits_before += p->hits;
+		p->hits = p->received = p->samples = 0;
 	}
 	*st = *fresh;
 	free(fresh);

@@ -69,7 +69,8 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
 	p->unavail = unavail;
 	p->known = mw_probe_lookup(name);
 	info = mw_probe_info(p->known);
-	p->streamed = !info || info->mode == MW_MODE_STREAM;	/* MATH: samples only */
+	p->streamed = !info || info->mode == MW_MODE_STREAM;
+	p->math = info && info->mode == MW_MODE_MATH;	/* its first hits */
 }
 
 static struct mw_thread *thread(struct mw_state *st, int tid)
@@ -219,10 +220,14 @@ static void keep_event(struct mw_state *st, int id, int tid, const int64_t *args
 	struct mw_probe_count *p = probe(st, id);
 	struct mw_event *e;
 
-	if (st->nevents >= MW_STATE_KEEP) {
+	/* a slow-math sample due is kept past the cap: at most
+	 * MW_MATH_SAMPLES a probe, and the reports show each one due */
+	if (st->nevents >= MW_STATE_KEEP && !(p && p->math && p->samples < MW_MATH_SAMPLES)) {
 		st->omitted.events++;
 		return;
 	}
+	if (p && p->math)
+		p->samples++;
 	XGROW(st->events, st->nevents, st->cevents);
 	e = &st->events[st->nevents++];
 	memset(e, 0, sizeof(*e));

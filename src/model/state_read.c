@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "protocol.h"
 #include "state.h"
 #include "state_int.h"
 #include "xalloc.h"
@@ -77,6 +78,13 @@ const struct mw_probe_count *mw_state_probes(const struct mw_state *st, size_t *
 	return st->probes;
 }
 
+uint64_t mw_probe_samples_due(const struct mw_probe_count *p)
+{
+	if (!p->math)
+		return 0;
+	return p->hits < MW_MATH_SAMPLES ? p->hits : MW_MATH_SAMPLES;
+}
+
 uint64_t mw_state_missing(const struct mw_state *st)
 {
 	uint64_t n = 0;
@@ -86,6 +94,8 @@ uint64_t mw_state_missing(const struct mw_state *st)
 
 		if (p->streamed && p->hits > p->received)
 			n += p->hits - p->received;
+		if (mw_probe_samples_due(p) > p->received)
+			n += mw_probe_samples_due(p) - p->received;
 		n += p->owed;	/* the image's before its exec */
 	}
 	return n;

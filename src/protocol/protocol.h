@@ -186,6 +186,15 @@
  * and 8192 entries take 0.25 ms to fill at the start */
 #define MW_MAP_WAITS 8192
 #define MW_MAP_JUMPS 16384	/* mw_jbuf, mw_jret, mw_jval */
+/* mw_msamp[probe] (a script of one process; emptied at its exec) or
+ * mw_msamp[pid, probe] (of several; MW_MAP_HITS entries, never more than
+ * mw_n has, so it is full only when mw_n is): the slow-math hits
+ * streamed, the first MW_MATH_SAMPLES of each probe, process and program
+ * image.  The model expects exactly that many of a probe's T records
+ * (state.h mw_state_missing): one that does not come is counted lost and
+ * shown missing, never left out without a word. */
+#define MW_MSAMP_ONE 256
+#define MW_MATH_SAMPLES 4
 /* mw_pids[pid] of a run whose processes change while it runs (gen.h,
  * opts->dynamic): a size no other map of the script has, so that
  * mallocwatch finds this map among the tracer's (pidset.h).  The kernel

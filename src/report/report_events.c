@@ -121,7 +121,7 @@ void mw_report_math_text(FILE *f, const struct mw_view *v)
 	fprintf(f, ", %" PRId64 " probe sites):\n", mw_view_get(v, MW_VF_math_sites)->v);
 	for (int64_t i = 0; i < mw_view_get(v, MW_VF_math_functions)->v; i++) {
 		const struct mw_view_val *p = mw_view_cell(v, (size_t)i, MW_VC_math_probe);
-		int64_t hits = mw_view_cell(v, (size_t)i, MW_VC_math_hits)->v;
+		int64_t hits = mw_view_cell(v, (size_t)i, MW_VC_math_hits)->v, missing;
 		const struct mw_probe_info *info = mw_probe_info((int)p->v);
 
 		if (!info)	/* every row's is a slow-math probe of the table */
@@ -129,6 +129,11 @@ void mw_report_math_text(FILE *f, const struct mw_view *v)
 		fprintf(f, "  %s: %" PRId64 " hit%s (%s)\n", mw_quote(p->s, q, sizeof(q)), hits,
 			hits == 1 ? "" : "s", info->doc);
 		samples_text(f, v, i);
+		missing = mw_view_cell(v, (size_t)i, MW_VC_math_samples_missing)->v;
+		if (missing)	/* right or refused: a sample due is shown or said missing */
+			fprintf(f, "    %" PRId64 " sample%s MISSING: %s record%s never came from the "
+				"tracer (counted lost)\n", missing, missing == 1 ? "" : "s",
+				missing == 1 ? "its" : "their", missing == 1 ? "" : "s");
 	}
 }
 

@@ -57,6 +57,8 @@ static size_t math_rows(struct mw_view *v, int fill)
 		CELL(math, probe, p[i].known, 1);
 		row[v->idx[MW_VC_math_probe]].s = p[i].name;
 		CELL(math, hits, p[i].hits, 1);
+		CELL(math, samples_missing, mw_probe_samples_due(&p[i]) > p[i].samples ?
+		     mw_probe_samples_due(&p[i]) - p[i].samples : 0, 1);
 	}
 	return k;
 }

@@ -49,7 +49,6 @@ _Static_assert(MW_P_COUNT < 128, "probe ids no longer fit mw_j's key word");
 
 #define MAX_PROBES 128
 #define MAX_SITES 16
-#define MW_MATH_SAMPLES 4	/* slow-math samples streamed per probe */
 
 
 /* Bytes a traced path may hold.  Everything else is refused, not escaped:
@@ -243,14 +242,15 @@ static void sbrk_body(struct gen *g, const struct group *gr)
 			"\tmw_slast%s = a1\n", k, k, k, k);
 }
 
-/* MW_MODE_MATH: only the first MW_MATH_SAMPLES hits go on, their pointer
- * arguments read through to the doubles and ints they point to. */
+/* MW_MODE_MATH: only the first MW_MATH_SAMPLES hits (of the process and
+ * its image: protocol.h, mw_msamp) go on, their pointer arguments read
+ * through to the doubles and ints they point to. */
 static void math_body(struct gen *g, const struct group *gr)
 {
 	FILE *f = g->out;
 
-	fprintf(f, "\tif (mw_msamp[%d] >= %d) next\n\tmw_msamp[%d]++\n", gr->id,
-		MW_MATH_SAMPLES, gr->id);
+	fprintf(f, "\tif (mw_msamp[%s%d] >= %d) next\n\tmw_msamp[%s%d]++\n", g->pk, gr->id,
+		MW_MATH_SAMPLES, g->pk, gr->id);
 	for (int i = 0; i < gr->nargs; i++) {
 		enum mw_unit u = mw_probe_arg_unit(gr->info, i);
 
@@ -443,7 +443,7 @@ static void globals_and_begin(struct gen *g)
 	if (g->modes & (1u << MW_MODE_SETJMP))
 		fprintf(f, "global mw_j[%d]\n", MW_MAP_JUMPS);
 	if (g->modes & (1u << MW_MODE_MATH))
-		fprintf(f, "global mw_msamp[256]\n");
+		fprintf(f, "global mw_msamp[%d]\n", g->multi ? MW_MAP_HITS : MW_MSAMP_ONE);
 	if (g->multi && g->o->linger)
 		mw_gen_drain_globals(f, g->modes);
 	if ((!g->multi && g->o->runtime == MW_RT_BPF) || (g->multi && g->o->dynamic))

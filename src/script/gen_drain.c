@@ -29,9 +29,9 @@
 
 /* The aggregate maps of a script of several processes (gen.c's globals):
  * name, keys, the mode whose probes fill them (-1: every script), which
- * of the keys is the process (from 1; 0: none, mw_msamp's caps are the
- * run's); one: its keys in a script of one process, for the exec probe
- * (0: a scalar there, set to 0; -1: not emptied, mw_sany is not there). */
+ * of the keys is the process (from 1; 0: none); one: its keys in a
+ * script of one process, for the exec probe (0: a scalar there, set to
+ * 0; -1: not emptied, mw_sany is not there). */
 static const struct {
 	const char *name;
 	int keys;
@@ -57,7 +57,7 @@ static const struct {
 	{ "mw_slfail", 1, MW_MODE_SBRK, 1, 0 },
 	{ "mw_sany", 1, MW_MODE_SBRK, 1, -1 },
 	{ "mw_j", 4, MW_MODE_SETJMP, 1, 3 },	/* gen_int.h, MW_JW_* */
-	{ "mw_msamp", 1, MW_MODE_MATH, 0, -1 },
+	{ "mw_msamp", 2, MW_MODE_MATH, 1, 1 },	/* protocol.h: per process and image */
 };
 
 static int present(int mode, unsigned modes)

@@ -57,7 +57,8 @@ static const char lists_stream[] =
  * previous value, two without (one of a parameter glibc has no name for);
  * a tcache double free; setjmp, longjmp and longjmp_target hits of two
  * threads (K records: their tuples' counts); two slow-math probes hit 4 + 1
- * and 1 times (a sample each), a third declared, not hit. */
+ * and 1 times (a sample each: slowexp_p6's other 3 of its first 4 hits
+ * missing, counted lost), a third declared, not hit. */
 static const char settings_stream[] =
 	"# mallocwatch-stream 1\nP 1 memory_mallopt 2\nP 2 memory_mallopt_mxfast 2\n"
 	"P 3 memory_tunable_tcache_count 2\nP 4 memory_mallopt_arena_max 2\n"
@@ -611,11 +612,15 @@ static void check_settings_rows(const struct run *r)
 	CHECK(mw_view_get(r->v, MW_VF_math_functions)->v == 2 &&
 	      cell_is(r, 0, MW_VC_math_probe, 0, "slowexp_p6") &&
 	      cell_is(r, 0, MW_VC_math_hits, 5, NULL) &&
+	      cell_is(r, 0, MW_VC_math_samples_missing, 3, NULL) &&
 	      cell_is(r, 1, MW_VC_math_probe, 0, "slowpow_p10") &&
-	      cell_is(r, 1, MW_VC_math_hits, 1, NULL), "settings: the slow-math probes");
+	      cell_is(r, 1, MW_VC_math_hits, 1, NULL) &&
+	      cell_is(r, 1, MW_VC_math_samples_missing, 0, NULL), "settings: the slow-math probes");
 	CHECK(strstr(r->text, "  slowexp_p6: 5 hits (exp(x) needed multi-precision, precision 6)\n"
 		      "    thread 101: x=1.5 result=4.4816890703380645\n"
-		      "  slowpow_p10: 1 hit (") != NULL, "settings: the slow-math text");
+		      "    3 samples MISSING: their records never came from the tracer (counted "
+		      "lost)\n  slowpow_p10: 1 hit (") != NULL, "settings: the slow-math text");
+	CHECK(mw_view_get(r->v, MW_VF_lost)->v == 3, "settings: the 3 samples missing are lost");
 }
 
 /* Row i's arguments in ARGS column c: n of them, each with values v
