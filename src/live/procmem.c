@@ -236,6 +236,16 @@ void mw_proc_prefetch(struct mw_proc *p, uint64_t addr)
 	__builtin_prefetch(b->buf + (addr - base));
 }
 
+int mw_proc_copied_at(struct mw_proc *p, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
+	struct block *b;
+
+	return p->copying && (b = mw_proc_block_find(p->copy, base)) &&
+	       !atomic_load_explicit(&b->pending, memory_order_acquire) && addr >= b->lo &&
+	       addr + 16 <= b->hi;
+}
+
 int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 {
 	ssize_t n;

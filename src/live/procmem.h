@@ -74,6 +74,11 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
  * memory).  Reads nothing from the process; no effect on what is read. */
 void mw_proc_prefetch(struct mw_proc *p, uint64_t addr);
 
+/* Would a read of 16 bytes at addr be served from a block copied
+ * already (and not being copied ahead: procmem_int.h)?  1 or 0; reads
+ * nothing.  A walk of several lists steps on the ones it can. */
+int mw_proc_copied_at(struct mw_proc *p, uint64_t addr);
+
 /* Read from copies (on 1) or from the process (0) from now on: see
  * above.  What was copied stays until mw_proc_copy_drop, mw_proc_refresh
  * or mw_proc_close. */
