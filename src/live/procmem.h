@@ -74,10 +74,12 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
  * memory).  Reads nothing from the process; no effect on what is read. */
 void mw_proc_prefetch(struct mw_proc *p, uint64_t addr);
 
-/* Would a read of 16 bytes at addr be served from a block copied
- * already (and not being copied ahead: procmem_int.h)?  1 or 0; reads
- * nothing.  A walk of several lists steps on the ones it can. */
-int mw_proc_copied_at(struct mw_proc *p, uint64_t addr);
+/* When a read of 16 bytes at addr would be served from a block copied
+ * already (and not being copied ahead: procmem_int.h), the order in
+ * which that block's copy was begun (1, 2, ...: a block copied again has
+ * a new one); 0 when it would not.  Reads nothing.  A walk of several
+ * lists steps on the ones it can, and keeps them together. */
+uint64_t mw_proc_copy_order(struct mw_proc *p, uint64_t addr);
 
 /* Read from copies (on 1) or from the process (0) from now on: see
  * above.  What was copied stays until mw_proc_copy_drop, mw_proc_refresh

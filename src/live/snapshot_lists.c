@@ -92,23 +92,49 @@ static int lists_in_turn(struct walk *w, struct mw_snap_arena *a)
 	return 0;
 }
 
-/* Arena a's lists side by side: each list steps on while its next chunk
- * lies in a block copied already (procmem.h, mw_proc_copied_at), and
- * once at least a round, which copies the block it reaches.  Lists that
- * sweep the same heap in the same order (python3's small bins, freed in
- * address order) then read each block while it is fresh in the cache,
- * and the copies are made once, in order.  The figures as
- * lists_in_turn() makes them (sums, added in list order), the same
- * checks on the same chunks: 0; -1 when anything is wrong (a chunk
- * that fails a check, a loop): the caller then walks them in turn (as
- * it does when a chunk kept went past MW_SNAP_MAX_KEPT: which are kept
- * depends on the order). */
+/* List c's turn in side_by_side(): steps while its next chunk lies in a
+ * block copied already whose copy was begun by lim (procmem.h,
+ * mw_proc_copy_order), or while the block it read last was (*last: the
+ * list is not ahead of the others), and then once at most into a block
+ * not copied yet, which copies it.  mw_snap_cursor_step's 0, 1 or 2, or
+ * -1. */
+static int turn(struct walk *w, struct mw_snap_cursor *c, uint64_t *last, uint64_t lim)
+{
+	uint64_t off = (uint64_t)w->g->ch_size.off, at;
+	int r = 0, copies = 0;
+
+	while (!r) {
+		uint64_t from = c->p, o = mw_proc_copy_order(w->p, from + off);
+
+		if (o ? o > lim && *last > lim : copies++ || *last > lim)
+			break;
+		r = mw_snap_cursor_step(w, c, &at);
+		*last = o ? o : mw_proc_copy_order(w->p, from + off);
+	}
+	return r;
+}
+
+/* Arena a's lists side by side, in rounds: in each, a turn of every list
+ * not ended (turn()), none let ahead of the list furthest behind by more
+ * than LEAD blocks in the order their copies were begun.  Lists that
+ * sweep the same heaps in the same order (python3's small bins, freed in
+ * address order), sparse or dense, then go through them together: each
+ * block is read while it is fresh in the cache, and copied once, into
+ * buffers used again round a ring (procmem_int.h); a list let run on
+ * through the blocks copied ahead of it would leave the others behind,
+ * the buffers of their blocks given away.  The figures as
+ * lists_in_turn() makes them (sums, added in list order), the same checks
+ * on the same chunks: 0; -1 when anything is wrong (a chunk that fails a
+ * check, a loop): the caller then walks them in turn (as it does when a
+ * chunk kept went past MW_SNAP_MAX_KEPT: which are kept depends on the
+ * order). */
+#define LEAD 8
 static int side_by_side(struct walk *w, struct mw_snap_arena *a)
 {
 	int nf = w->g->nfastbins, n = nf + w->g->nbin_slots / 2, left = 0, r = 0;
 	struct mw_snap_cursor *k = xcalloc((size_t)n, sizeof(*k));
+	uint64_t *last = xcalloc((size_t)n, sizeof(*last));
 	int *live = xcalloc((size_t)n, sizeof(*live));
-	uint64_t at, off = (uint64_t)w->g->ch_size.off;
 
 	for (int i = 0; i < n && !r; i++)
 		r = i < nf ? mw_snap_cursor_fast(w, a, i, &k[i]) : mw_snap_cursor_bin(w, a, i - nf + 1, &k[i]);
@@ -116,18 +142,18 @@ static int side_by_side(struct walk *w, struct mw_snap_arena *a)
 		if (!k[i].done)
 			live[left++] = i;
 	while (!r && left) {
+		uint64_t lim = UINT64_MAX;
 		int m = 0;
 
+		for (int j = 0; j < left; j++)
+			if (last[live[j]] + LEAD < lim)
+				lim = last[live[j]] + LEAD;
 		for (int j = 0; j < left && r >= 0 && r != 2; j++) {
-			struct mw_snap_cursor *c = &k[live[j]];
-
-			do
-				r = mw_snap_cursor_step(w, c, &at);
-			while (!r && mw_proc_copied_at(w->p, c->p + off));
-			if (!c->done)
+			r = turn(w, &k[live[j]], &last[live[j]], lim);
+			if (!k[live[j]].done)
 				live[m++] = live[j];
 		}
-		left = r < 0 || r == 2 ? left : m;
+		left = m;
 		r = r < 0 || r == 2 ? -1 : 0;
 	}
 	for (int i = 0; i < n && !r; i++)
@@ -136,6 +162,7 @@ static int side_by_side(struct walk *w, struct mw_snap_arena *a)
 		else
 			add_bin(a, &k[i].c);
 	free(k);
+	free(last);
 	free(live);
 	return r;
 }
