@@ -1,0 +1,86 @@
+/* unit-procpool.c - the copies' buffers are a pool used again
+ * (procmem_int.h), on this very process: a walk through more memory than
+ * the pool holds reads every word right, and a block whose buffer went to
+ * another is copied again when it is read again - what it holds then is
+ * read, and when a word marked in its first copy changed meanwhile the
+ * marks are lost (mw_proc_marks_take: NULL), since the walk may have seen
+ * two values of one word; unchanged, they hold. */
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "procmem.h"
+#include "unit.h"
+
+#define MIB (1UL << 20)
+#define SPAN (48 * MIB)	/* three times the pool */
+#define NBLOCKS (SPAN / MW_PROC_BLOCK)
+
+/* SPAN bytes, block-aligned; the word at 16 of each block its index. */
+static unsigned char *region(void)
+{
+	unsigned char *m = mmap(NULL, SPAN + MW_PROC_BLOCK, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *r;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	r = (unsigned char *)(((uintptr_t)m + MW_PROC_BLOCK - 1) & ~(uintptr_t)(MW_PROC_BLOCK - 1));
+	for (uint64_t i = 0; i < NBLOCKS; i++)
+		memcpy(r + i * MW_PROC_BLOCK + 16, &i, 8);
+	return r;
+}
+
+/* A word of every block from the first up: each right?  1 or 0. */
+static int sweep(struct mw_proc *p, uint64_t base)
+{
+	int ok = 1;
+
+	for (uint64_t i = 0; i < NBLOCKS; i++) {
+		uint64_t v = ~0ULL;
+
+		ok &= mw_proc_word(p, base + i * MW_PROC_BLOCK + 16, &v) == 0 && v == i;
+	}
+	return ok;
+}
+
+int main(void)
+{
+	unsigned char *r = region();
+	uint64_t base = (uintptr_t)r, v = 0, before, after;
+	struct mw_proc_marks *mk;
+	struct mw_proc p;
+	char err[256];
+
+	CHECK(r != NULL);
+	if (!r)
+		return 1;
+	CHECK(mw_proc_open(&p, getpid(), err, sizeof(err)) == 0, "%s", err);
+	mw_proc_copy(&p, 1);
+	mw_proc_mark(&p, 1);
+	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8));
+	CHECK(sweep(&p, base), "a word read wrong");
+	/* block 0 read again: its buffer went to another, so it is copied
+	 * again (the copies hold no more than the pool) */
+	before = mw_proc_copied(&p, NULL);
+	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8));
+	after = mw_proc_copied(&p, NULL);
+	CHECK(after == before + MW_PROC_BLOCK, "block 0 still held: %llu bytes more copied",
+	      (unsigned long long)(after - before));
+	/* copied again the same: the marks hold */
+	CHECK((mk = mw_proc_marks_take(&p)) != NULL && mw_proc_marks_same(&p, mk) == 1);
+	mw_proc_marks_free(mk);
+	/* a marked word changed before its block is copied again: read as it
+	 * is now, and the marks lost */
+	mw_proc_mark(&p, 1);
+	CHECK(mw_proc_word(&p, base + 8, &v) == 0);
+	CHECK(sweep(&p, base), "a word read wrong");
+	r[8] ^= 1;
+	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8), "an old copy");
+	CHECK((mk = mw_proc_marks_take(&p)) == NULL, "marks kept over a word that changed");
+	mw_proc_marks_free(mk);
+	mw_proc_close(&p);
+	mw_proc_copy_spare_free();
+	munmap(r, SPAN);
+	return failed ? 1 : 0;
+}
