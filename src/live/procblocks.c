@@ -209,4 +209,5 @@ void mw_proc_blocks_release(struct mw_proc_copy *c, size_t from)
 	}
 	if (c->nslots > keep)
 		c->nslots = keep;
+	c->hand = 0;	/* (round the buffers left) */
 }

@@ -14,10 +14,13 @@
  * A walk that follows many pointers (a heap's free lists) reads a copy:
  * with mw_proc_copy(p, 1), every read inside a readable mapping is served
  * from a copy of its MW_PROC_BLOCK-aligned block, read whole at its first
- * use (one process_vm_readv, clipped to that mapping), up to
- * MW_PROC_COPY_MAX bytes per process; a read outside what could be
- * copied (past the cap, a block read short) goes to the process as
- * before; one across a block's end is served from the two.  The copy is as old as its block's read:
+ * use (one process_vm_readv, clipped to that mapping), blocks of up to
+ * MW_PROC_COPY_MAX bytes per process, their bytes held in a pool of
+ * buffers used again (procmem_int.h: a block's buffer goes to another
+ * once the walk has gone on, and a block read again then is copied
+ * again); a read outside what could be copied (past the cap, a block
+ * read short) goes to the process as before; one across a block's end
+ * is served from the two.  The copy is as old as its block's read:
  * mw_proc_copy_drop forgets it (the buffers are kept for the next);
  * mw_proc_copy_free gives the buffers back (a snapshot does at its end).
  * A read served from a copy needs no mapping check: the block was
