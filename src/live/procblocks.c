@@ -85,7 +85,7 @@ static int more_buffer(struct mw_proc_copy *c)
 {
 	size_t off, k;
 
-	if (c->nslots == POOL_BLOCKS)
+	if (c->nslots == (c->grow ? MAX_BLOCKS : POOL_BLOCKS))
 		return -1;
 	k = slab_of(c->nslots, &off);
 	if (!off) {
@@ -147,6 +147,8 @@ static int take_buffer(struct mw_proc_copy *c, struct block *b)
 
 int mw_proc_block_buffer(struct mw_proc_copy *c, struct block *b)
 {
+	if (++c->again >= GROW_AFTER && c->again * 8 >= c->once)
+		c->grow = 1;
 	return take_buffer(c, b);
 }
 
@@ -158,6 +160,7 @@ struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const str
 	if (c->used == MAX_BLOCKS ||
 	    (!c->bits[g] && !(c->bits[g] = calloc(BITS_GROUP, MARK_WORDS * 8))))
 		return NULL;
+	c->once++;
 	b = &c->blocks[c->used];
 	*b = (struct block){ .base = base, .bits = c->bits[g] + c->used % BITS_GROUP * MARK_WORDS };
 	if (take_buffer(c, b) < 0)

@@ -377,6 +377,8 @@ void mw_proc_copy_free(struct mw_proc *p)
 	c->key = 0;
 	c->copied = c->nblocks = 0;
 	c->no_ahead = 0;	/* another process: try again */
+	c->grow = 0;
+	c->once = c->again = 0;
 	spare = c;
 }
 

@@ -36,7 +36,13 @@ _Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twic
 #define SLAB (4U << 20)
 #define FIRST_BLOCKS (FIRST_SLAB / MW_PROC_BLOCK)
 #define PER_SLAB (SLAB / MW_PROC_BLOCK)
-#define NSLABS (1 + (POOL_BLOCKS - FIRST_BLOCKS + PER_SLAB - 1) / PER_SLAB)
+#define NSLABS (1 + (MAX_BLOCKS - FIRST_BLOCKS + PER_SLAB - 1) / PER_SLAB)
+/* Blocks copied again before the pool may grow past POOL_BLOCKS (up to a
+ * buffer a block, as many as MAX_BLOCKS): GROW_AFTER, and an eighth of
+ * the blocks copied once.  Lists that run through a heap both ways (one
+ * up, one down: the C fixtures' non-main arenas) need every block twice
+ * at times far apart; a pool that held the blocks would copy each once. */
+#define GROW_AFTER 64
 
 #define MARK_WORDS (MW_PROC_BLOCK / 8 / 64)	/* a block's marks: a bit a word */
 #define BITS_GROUP 256U				/* blocks' marks allocated at once */
@@ -62,8 +68,10 @@ struct block {
 struct mw_proc_copy {
 	struct block blocks[MAX_BLOCKS];	/* [0, used) known */
 	size_t used;
-	unsigned char *bufs[POOL_BLOCKS];	/* [0, nslots) made */
-	uint32_t owner[POOL_BLOCKS];	/* the block holding each, + 1; 0 free */
+	unsigned char *bufs[MAX_BLOCKS];	/* [0, nslots) made */
+	uint32_t owner[MAX_BLOCKS];	/* the block holding each, + 1; 0 free */
+	size_t once, again;	/* blocks copied once, copied again */
+	int grow;		/* the pool may grow past POOL_BLOCKS */
 	size_t nslots, nowned, hand;	/* made, held; the next round the ring */
 	uint32_t pin;		/* the block read last, + 1: never given away */
 	uint64_t taken;		/* buffers taken so far (block order) */

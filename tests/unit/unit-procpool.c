@@ -4,7 +4,9 @@
  * another is copied again when it is read again - what it holds then is
  * read, and when a word marked in its first copy changed meanwhile the
  * marks are lost (mw_proc_marks_take: NULL), since the walk may have seen
- * two values of one word; unchanged, they hold. */
+ * two values of one word; unchanged, they hold.  A walk that copies many
+ * blocks again (lists running through a heap both ways) lets the pool
+ * grow: a block copied then is held. */
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,7 +16,7 @@
 #include "unit.h"
 
 #define MIB (1UL << 20)
-#define SPAN (48 * MIB)	/* three times the pool */
+#define SPAN (96 * MIB)	/* two halves, each three times the pool */
 #define NBLOCKS (SPAN / MW_PROC_BLOCK)
 
 /* SPAN bytes, block-aligned; the word at 16 of each block its index. */
@@ -31,13 +33,14 @@ static unsigned char *region(void)
 	return r;
 }
 
-/* A word of every block from the first up: each right?  1 or 0. */
-static int sweep(struct mw_proc *p, uint64_t base)
+/* A word of every block of half h (0, 1), up, or down when down is 1:
+ * each right?  1 or 0. */
+static int sweep(struct mw_proc *p, uint64_t base, int h, int down)
 {
 	int ok = 1;
 
-	for (uint64_t i = 0; i < NBLOCKS; i++) {
-		uint64_t v = ~0ULL;
+	for (uint64_t k = 0; k < NBLOCKS / 2; k++) {
+		uint64_t i = h * NBLOCKS / 2 + (down ? NBLOCKS / 2 - 1 - k : k), v = ~0ULL;
 
 		ok &= mw_proc_word(p, base + i * MW_PROC_BLOCK + 16, &v) == 0 && v == i;
 	}
@@ -59,7 +62,7 @@ int main(void)
 	mw_proc_copy(&p, 1);
 	mw_proc_mark(&p, 1);
 	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8));
-	CHECK(sweep(&p, base), "a word read wrong");
+	CHECK(sweep(&p, base, 0, 0), "a word read wrong");
 	/* block 0 read again: its buffer went to another, so it is copied
 	 * again (the copies hold no more than the pool) */
 	before = mw_proc_copied(&p, NULL);
@@ -70,15 +73,24 @@ int main(void)
 	/* copied again the same: the marks hold */
 	CHECK((mk = mw_proc_marks_take(&p)) != NULL && mw_proc_marks_same(&p, mk) == 1);
 	mw_proc_marks_free(mk);
-	/* a marked word changed before its block is copied again: read as it
-	 * is now, and the marks lost */
+	/* a marked word changed before its block is copied again (the other
+	 * half read meanwhile, new blocks): read as it is now, and the marks
+	 * lost */
 	mw_proc_mark(&p, 1);
 	CHECK(mw_proc_word(&p, base + 8, &v) == 0);
-	CHECK(sweep(&p, base), "a word read wrong");
+	CHECK(sweep(&p, base, 1, 0), "a word read wrong");
 	r[8] ^= 1;
 	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8), "an old copy");
 	CHECK((mk = mw_proc_marks_take(&p)) == NULL, "marks kept over a word that changed");
 	mw_proc_marks_free(mk);
+	/* the first half down (every block copied again: the pool may grow),
+	 * up and down again: the last sweep copies nothing */
+	CHECK(sweep(&p, base, 0, 1) && sweep(&p, base, 0, 0), "a word read wrong");
+	before = mw_proc_copied(&p, NULL);
+	CHECK(sweep(&p, base, 0, 1), "a word read wrong");
+	after = mw_proc_copied(&p, NULL);
+	CHECK(after == before, "the pool did not grow: %llu bytes copied again",
+	      (unsigned long long)(after - before));
 	mw_proc_close(&p);
 	mw_proc_copy_spare_free();
 	munmap(r, SPAN);
