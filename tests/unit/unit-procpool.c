@@ -16,10 +16,19 @@
 #include "unit.h"
 
 #define MIB (1UL << 20)
-#define SPAN (96 * MIB)	/* two halves, each three times the pool */
-#define NBLOCKS (SPAN / MW_PROC_BLOCK)
+#define HALF (48 * MIB / MW_PROC_BLOCK)	/* blocks of a half: three times the pool */
+#define SPAN ((2 * HALF + 1) * MW_PROC_BLOCK)
 
-/* SPAN bytes, block-aligned; the word at 16 of each block its index. */
+/* Block k of half h: the halves two mappings, a PROT_NONE block between
+ * (the blocks read ahead of a sweep, which stay in its mapping, are then
+ * all read by it, and copied when it ends). */
+static uint64_t at(uint64_t base, int h, uint64_t k)
+{
+	return base + ((uint64_t)h * (HALF + 1) + k) * MW_PROC_BLOCK;
+}
+
+/* SPAN bytes, block-aligned; the word at 16 of each block its number in
+ * its half. */
 static unsigned char *region(void)
 {
 	unsigned char *m = mmap(NULL, SPAN + MW_PROC_BLOCK, PROT_READ | PROT_WRITE,
@@ -28,8 +37,10 @@ static unsigned char *region(void)
 	if (m == MAP_FAILED)
 		return NULL;
 	r = (unsigned char *)(((uintptr_t)m + MW_PROC_BLOCK - 1) & ~(uintptr_t)(MW_PROC_BLOCK - 1));
-	for (uint64_t i = 0; i < NBLOCKS; i++)
-		memcpy(r + i * MW_PROC_BLOCK + 16, &i, 8);
+	for (int h = 0; h < 2; h++)
+		for (uint64_t k = 0; k < HALF; k++)
+			memcpy((unsigned char *)(uintptr_t)at((uintptr_t)r, h, k) + 16, &k, 8);
+	mprotect(r + HALF * MW_PROC_BLOCK, MW_PROC_BLOCK, PROT_NONE);
 	return r;
 }
 
@@ -39,10 +50,10 @@ static int sweep(struct mw_proc *p, uint64_t base, int h, int down)
 {
 	int ok = 1;
 
-	for (uint64_t k = 0; k < NBLOCKS / 2; k++) {
-		uint64_t i = h * NBLOCKS / 2 + (down ? NBLOCKS / 2 - 1 - k : k), v = ~0ULL;
+	for (uint64_t k = 0; k < HALF; k++) {
+		uint64_t i = down ? HALF - 1 - k : k, v = ~0ULL;
 
-		ok &= mw_proc_word(p, base + i * MW_PROC_BLOCK + 16, &v) == 0 && v == i;
+		ok &= mw_proc_word(p, at(base, h, i) + 16, &v) == 0 && v == i;
 	}
 	return ok;
 }
