@@ -4,10 +4,12 @@
 # process_vm_readv of the same bytes (the main heap and every heap_info
 # heap, 1 MiB a call, into a fresh buffer: bench/rawread.c; also into
 # one 1 MiB buffer used again, the copy alone; the walk copies in 64 KiB
-# blocks as it goes, into buffers used again from one arena to the next,
-# and since 2026-11-29 a second thread copies the blocks ahead of it
-# once it goes through a mapping block after block: src/live/procahead.c;
-# the CPU printed is both threads').  Processes:
+# blocks as it goes, and since 2026-11-29 a second thread copies the
+# blocks ahead of it once it goes through a mapping block after block:
+# src/live/procahead.c; the CPU printed is both threads'; since speed4 an
+# arena's lists are walked side by side and the blocks' buffers are a
+# pool of 16 MiB used again, grown when blocks are copied again:
+# src/live/snapshot_lists.c, procblocks.c).  Processes:
 # tests/fixtures/many-free chunks 2000000 3 (2 M free chunks of 80 and
 # 320 bytes in 4 arenas) on Debian's libc (libc6-dbg) and on the
 # probe-enabled glibc, and python3 with PYTHONMALLOC=malloc (4 threads,

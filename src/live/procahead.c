@@ -159,11 +159,14 @@ static void fill_window(struct mw_proc *p, uint64_t base)
 	       (uint64_t)MW_AHEAD_WINDOW * MW_PROC_BLOCK) {
 		struct block *b = mw_proc_block_find(c, c->front);
 
-		if (!b) {
-			if (a->tail - a->head == QCAP || !(b = mw_proc_block_add(c, c->front, &m))) {
+		/* a block not copied yet, or whose buffer went to another */
+		if (!b || (!b->buf && !atomic_load_explicit(&b->pending, memory_order_relaxed))) {
+			if (a->tail - a->head == QCAP ||
+			    (b ? mw_proc_block_buffer(c, b) < 0 : !(b = mw_proc_block_add(c, c->front, &m)))) {
 				c->dir = 0;
 				break;
 			}
+			b->verify = b->marked;	/* (copied again: checked at its read) */
 			atomic_store_explicit(&b->pending, QUEUED, memory_order_relaxed);
 			c->nblocks++;	/* (its bytes once copied) */
 			a->q[a->tail++ % QCAP] = (uint32_t)(b - c->blocks);
@@ -180,16 +183,17 @@ void mw_ahead_missed(struct mw_proc *p, struct block *b)
 {
 	struct mw_proc_copy *c = p->copy;
 	const struct mw_map *m = NULL;
+	struct block *o;
 	int dir;
 
 	if (c->used < AHEAD_MIN_BLOCKS)
 		return;	/* (a block not read ahead: the way starts again here) */
-	if (b->base >= MW_PROC_BLOCK && mw_proc_block_find(c, b->base - MW_PROC_BLOCK))
+	if (b->base >= MW_PROC_BLOCK && (o = mw_proc_block_find(c, b->base - MW_PROC_BLOCK)) && o->buf)
 		dir = 1;	/* up from the block below */
-	else if (mw_proc_block_find(c, b->base + MW_PROC_BLOCK))
+	else if ((o = mw_proc_block_find(c, b->base + MW_PROC_BLOCK)) && o->buf)
 		dir = -1;	/* down from the block above */
 	else
-		return;
+		return;	/* (a block copied long ago, its buffer gone: not the way) */
 	for (size_t i = 0; i < p->nmaps; i++)	/* b's mapping: its part read */
 		if (p->maps[i].start <= b->lo && b->lo < p->maps[i].end)
 			m = &p->maps[i];

@@ -1,5 +1,6 @@
 /* procblocks.c - the blocks of a process's copies (procmem_int.h): their
- * buffers, in slabs within MW_PROC_COPY_MAX for all copies together, and
+ * buffers (a pool of POOL_BLOCKS, in slabs within MW_PROC_COPY_MAX for
+ * all copies together, each used again for another block round a ring) and
  * the table that finds a block by its base.  Below procmem.c (the reads
  * served from them) and procahead.c (the blocks read ahead), which both
  * use it; it calls neither. */
@@ -79,15 +80,14 @@ static unsigned char *new_slab(size_t k)
 	return s;
 }
 
-/* One more buffer for c, within the budget: 0, or -1 (read the process
- * instead). */
+/* One more buffer for c, within the pool and the budget: 0, or -1. */
 static int more_buffer(struct mw_proc_copy *c)
 {
 	size_t off, k;
 
-	if (c->nbuf == MAX_BLOCKS)
+	if (c->nslots == (c->grow ? MAX_BLOCKS : POOL_BLOCKS))
 		return -1;
-	k = slab_of(c->nbuf, &off);
+	k = slab_of(c->nslots, &off);
 	if (!off) {
 		uint64_t h = atomic_fetch_add(&held_all, slab_size(k));
 
@@ -95,27 +95,76 @@ static int more_buffer(struct mw_proc_copy *c)
 			atomic_fetch_sub(&held_all, slab_size(k));
 			return -1;
 		}
-		if (!(c->bits[k] = calloc(slab_size(k) / MW_PROC_BLOCK, MARK_WORDS * 8))) {
-			munmap(c->slabs[k], slab_size(k));
-			c->slabs[k] = NULL;
-			atomic_fetch_sub(&held_all, slab_size(k));
-			return -1;
-		}
 	}
-	c->blocks[c->nbuf].buf = c->slabs[k] + off;
-	c->blocks[c->nbuf].bits = c->bits[k] + off / MW_PROC_BLOCK * MARK_WORDS;
-	c->nbuf++;
+	c->bufs[c->nslots] = c->slabs[k] + off;
+	c->owner[c->nslots++] = 0;
 	return 0;
+}
+
+/* Buffer s taken from its block, if any: that block's bytes are gone. */
+static void give_up(struct mw_proc_copy *c, size_t s)
+{
+	if (c->owner[s]) {
+		struct block *b = &c->blocks[c->owner[s] - 1];
+
+		b->buf = NULL;
+		b->slot = 0;
+		b->hi = b->lo;
+		c->owner[s] = 0;
+		c->nowned--;
+	}
+}
+
+/* A buffer for block b: a new one while the pool grows, else the next
+ * one round the ring (the copy begun longest ago, of a block the walk
+ * has gone past: lists walked side by side stay together, procmem.h),
+ * skipping the block read last and those being copied.  0, or -1. */
+static int take_buffer(struct mw_proc_copy *c, struct block *b)
+{
+	size_t s = SIZE_MAX;
+
+	if (c->nowned == c->nslots && more_buffer(c) == 0)
+		s = c->nslots - 1;
+	for (size_t n = 0; s == SIZE_MAX && n < c->nslots; n++) {
+		size_t h = c->hand;
+		struct block *o = c->owner[h] ? &c->blocks[c->owner[h] - 1] : NULL;
+
+		c->hand = (h + 1) % c->nslots;
+		if (!o || (c->owner[h] != c->pin &&
+			   !atomic_load_explicit(&o->pending, memory_order_acquire)))
+			s = h;
+	}
+	if (s == SIZE_MAX)
+		return -1;
+	give_up(c, s);
+	c->owner[s] = (uint32_t)(b - c->blocks) + 1;
+	c->nowned++;
+	b->buf = c->bufs[s];
+	b->slot = (uint32_t)s + 1;
+	b->order = ++c->taken;
+	return 0;
+}
+
+int mw_proc_block_buffer(struct mw_proc_copy *c, struct block *b)
+{
+	if (++c->again >= GROW_AFTER && c->again * 8 >= c->once)
+		c->grow = 1;
+	return take_buffer(c, b);
 }
 
 struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const struct mw_map *m)
 {
+	size_t g = c->used / BITS_GROUP;
 	struct block *b;
 
-	if (c->used == c->nbuf && more_buffer(c) < 0)
+	if (c->used == MAX_BLOCKS ||
+	    (!c->bits[g] && !(c->bits[g] = calloc(BITS_GROUP, MARK_WORDS * 8))))
 		return NULL;
+	c->once++;
 	b = &c->blocks[c->used];
-	b->base = base;
+	*b = (struct block){ .base = base, .bits = c->bits[g] + c->used % BITS_GROUP * MARK_WORDS };
+	if (take_buffer(c, b) < 0)
+		return NULL;
 	b->lo = base > m->start ? base : m->start;
 	b->want = base + MW_PROC_BLOCK < m->end ? base + MW_PROC_BLOCK : m->end;
 	b->hi = b->lo;
@@ -139,18 +188,29 @@ void mw_proc_blocks_forget(struct mw_proc_copy *c)
 					break;
 				}
 	}
+	memset(c->owner, 0, sizeof(c->owner));
+	c->nowned = 0;
+	c->hand = 0;
+	c->pin = 0;
 	c->used = 0;
 	c->last = 0;
 }
 
 void mw_proc_blocks_release(struct mw_proc_copy *c, size_t from)
 {
+	size_t keep = from ? FIRST_BLOCKS + (from - 1) * PER_SLAB : 0;
+
 	for (size_t k = from; k < NSLABS; k++)
 		if (c->slabs[k]) {
 			munmap(c->slabs[k], slab_size(k));
 			atomic_fetch_sub(&held_all, slab_size(k));
-			free(c->bits[k]);
 			c->slabs[k] = NULL;
-			c->bits[k] = NULL;
 		}
+	for (size_t g = from ? 1 : 0; g < MAX_BLOCKS / BITS_GROUP; g++) {
+		free(c->bits[g]);
+		c->bits[g] = NULL;
+	}
+	if (c->nslots > keep)
+		c->nslots = keep;
+	c->hand = 0;	/* (round the buffers left) */
 }

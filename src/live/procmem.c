@@ -138,17 +138,40 @@ ssize_t mw_proc_raw(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	return pread(p->memfd, buf, len, (off_t)addr);
 }
 
-/* Copy the block at base, where addr is, clipped to addr's mapping:
- * into *out (0); 1 when it cannot be copied (not mapped readable, no
- * buffer left: read the process); -1 when the process is gone or
- * refuses (errno). */
+/* Do block b's marked words, copied again, hold what they held when
+ * they were marked (a word not copied now does not)?  1 or 0. */
+static int marks_hold(const struct mw_proc_copy *c, const struct block *b)
+{
+	uint64_t h = 0;
+
+	for (size_t k = 0; k < MARK_WORDS; k++)
+		for (uint64_t bits = b->bits[k]; bits; bits &= bits - 1) {
+			uint64_t i = k * 64 + (uint64_t)__builtin_ctzll(bits), v;
+
+			if (b->base + i * 8 < b->lo || b->base + i * 8 + 8 > b->hi)
+				return 0;
+			memcpy(&v, b->buf + i * 8, 8);
+			h ^= mark_hash(c->key, b->base + i * 8, v);
+		}
+	return h == b->hash;
+}
+
+/* Copy the block at base, where addr is, clipped to addr's mapping: into
+ * *out, a block known whose buffer went to another (copied again: what
+ * its marked words held then they must hold now, or the marks are lost:
+ * a walk that read a word twice may have seen two values), else a new
+ * one.  0; 1 when it cannot be copied (not mapped readable, no place or
+ * buffer left: read the process); -1 when the process is gone or refuses
+ * (errno). */
 static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **out)
 {
 	struct mw_proc_copy *c = p->copy;
-	ssize_t i = map_index(p, addr), n;
-	struct block *b;
+	struct block *b = *out;
+	ssize_t i, n;
 
-	if (i < 0 || !p->maps[i].readable || !(b = mw_proc_block_add(c, base, &p->maps[i])))
+	if (b ? mw_proc_block_buffer(c, b) < 0 :
+	    (i = map_index(p, addr)) < 0 || !p->maps[i].readable ||
+	    !(b = mw_proc_block_add(c, base, &p->maps[i])))
 		return 1;
 	if ((n = mw_proc_raw(p, b->lo, b->buf + (b->lo - base), (size_t)(b->want - b->lo))) < 0) {
 		if (errno == ESRCH || errno == EPERM || errno == EACCES)
@@ -159,6 +182,9 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 	c->copied += (uint64_t)n;
 	c->nblocks++;
 	*out = b;
+	c->pin = (uint32_t)(b - c->blocks) + 1;
+	if (b->marked && !marks_hold(c, b))
+		c->lost = 1;
 	if (!p->use_mem)
 		mw_ahead_missed(p, b);
 	return 0;
@@ -204,10 +230,16 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 			return r;
 		return copy_read(p, addr + first, (unsigned char *)buf + first, len - first);
 	}
-	if (!(b = mw_proc_block_find(p->copy, base)) && (r = fill(p, base, addr, &b)) != 0)
+	b = mw_proc_block_find(p->copy, base);
+	if ((!b || !b->buf) && (r = fill(p, base, addr, &b)) != 0)
 		return r;
+	p->copy->pin = (uint32_t)(b - p->copy->blocks) + 1;	/* its buffer stays its own */
 	if (atomic_load_explicit(&b->pending, memory_order_acquire))
 		mw_ahead_wait(p->copy, b);
+	if (b->verify) {	/* copied again ahead of the walk */
+		b->verify = 0;
+		p->copy->lost |= !marks_hold(p->copy, b);
+	}
 	if (p->copy->dir && base != p->copy->last_base)
 		mw_ahead_more(p, base);
 	p->copy->last_base = base;
@@ -229,11 +261,21 @@ void mw_proc_prefetch(struct mw_proc *p, uint64_t addr)
 	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
 	struct block *b;
 
-	if (!p->copying || !(b = mw_proc_block_find(p->copy, base)) ||
+	if (!p->copying || !(b = mw_proc_block_find(p->copy, base)) || !b->buf ||
 	    atomic_load_explicit(&b->pending, memory_order_acquire) || addr < b->lo ||
 	    addr >= b->hi)
 		return;
 	__builtin_prefetch(b->buf + (addr - base));
+}
+
+uint64_t mw_proc_copy_order(struct mw_proc *p, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
+	struct block *b;
+
+	return p->copying && (b = mw_proc_block_find(p->copy, base)) && b->buf &&
+	       !atomic_load_explicit(&b->pending, memory_order_acquire) && addr >= b->lo &&
+	       addr + 16 <= b->hi ? b->order : 0;
 }
 
 int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
@@ -331,12 +373,12 @@ void mw_proc_copy_free(struct mw_proc *p)
 	c->marking = 0;
 	forget(c);
 	release(c, 1);
-	if (c->nbuf > FIRST_BLOCKS)
-		c->nbuf = FIRST_BLOCKS;
 	c->lost = 0;
 	c->key = 0;
 	c->copied = c->nblocks = 0;
 	c->no_ahead = 0;	/* another process: try again */
+	c->grow = 0;
+	c->once = c->again = 0;
 	spare = c;
 }
 

@@ -14,10 +14,13 @@
  * A walk that follows many pointers (a heap's free lists) reads a copy:
  * with mw_proc_copy(p, 1), every read inside a readable mapping is served
  * from a copy of its MW_PROC_BLOCK-aligned block, read whole at its first
- * use (one process_vm_readv, clipped to that mapping), up to
- * MW_PROC_COPY_MAX bytes per process; a read outside what could be
- * copied (past the cap, a block read short) goes to the process as
- * before; one across a block's end is served from the two.  The copy is as old as its block's read:
+ * use (one process_vm_readv, clipped to that mapping), blocks of up to
+ * MW_PROC_COPY_MAX bytes per process, their bytes held in a pool of
+ * buffers used again (procmem_int.h: a block's buffer goes to another
+ * once the walk has gone on, and a block read again then is copied
+ * again); a read outside what could be copied (past the cap, a block
+ * read short) goes to the process as before; one across a block's end
+ * is served from the two.  The copy is as old as its block's read:
  * mw_proc_copy_drop forgets it (the buffers are kept for the next);
  * mw_proc_copy_free gives the buffers back (a snapshot does at its end).
  * A read served from a copy needs no mapping check: the block was
@@ -73,6 +76,13 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
  * next chunk before it is done with this one then waits less for
  * memory).  Reads nothing from the process; no effect on what is read. */
 void mw_proc_prefetch(struct mw_proc *p, uint64_t addr);
+
+/* When a read of 16 bytes at addr would be served from a block copied
+ * already (and not being copied ahead: procmem_int.h), the order in
+ * which that block's copy was begun (1, 2, ...: a block copied again has
+ * a new one); 0 when it would not.  Reads nothing.  A walk of several
+ * lists steps on the ones it can, and keeps them together. */
+uint64_t mw_proc_copy_order(struct mw_proc *p, uint64_t addr);
 
 /* Read from copies (on 1) or from the process (0) from now on: see
  * above.  What was copied stays until mw_proc_copy_drop, mw_proc_refresh

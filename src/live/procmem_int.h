@@ -15,23 +15,37 @@
 /* The copies (procmem.h): reads of another process served from copies of
  * its memory, MW_PROC_BLOCK bytes at a time: a walk of 2 million free
  * chunks in 443 MiB makes some 7,000 reads instead of 4 million, and a
- * walk of an idle process's few free chunks copies a few blocks. */
+ * walk of an idle process's few free chunks copies a few blocks.  A block
+ * copied is known (its place in the table, its marks) until the copies
+ * are forgotten; its bytes are held in one of POOL_BLOCKS buffers, used
+ * again for another block once the walk has gone on (the one whose copy
+ * was begun longest ago, round a ring): a walk of lists side by side goes through a heap
+ * once, and buffers used again cost nothing more, where fresh ones cost
+ * the kernel's page faults (2-7 ms a MiB here, docs/performance.md). */
 #define MAX_BLOCKS (MW_PROC_COPY_MAX / MW_PROC_BLOCK)
 #define TABLE_BITS 15	/* 2 x MAX_BLOCKS slots */
 #define TABLE (1U << TABLE_BITS)
 _Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twice over");
+#define POOL_BYTES (16U << 20)
+#define POOL_BLOCKS (POOL_BYTES / MW_PROC_BLOCK)
 /* Buffers come in slabs: the first of FIRST_SLAB bytes in 4 KiB pages
  * (an idle process's few small blocks fault in a few pages), the others
  * of SLAB bytes, each asked to be backed by huge pages (2 MiB on x86_64):
- * a walk's reads, all over a big copy, then miss the TLB less, and
- * filling it takes 1/512 of the page faults. */
+ * filling them takes 1/512 of the page faults. */
 #define FIRST_SLAB (4U << 20)
-#define SLAB (32U << 20)
+#define SLAB (4U << 20)
 #define FIRST_BLOCKS (FIRST_SLAB / MW_PROC_BLOCK)
 #define PER_SLAB (SLAB / MW_PROC_BLOCK)
 #define NSLABS (1 + (MAX_BLOCKS - FIRST_BLOCKS + PER_SLAB - 1) / PER_SLAB)
+/* Blocks copied again before the pool may grow past POOL_BLOCKS (up to a
+ * buffer a block, as many as MAX_BLOCKS): GROW_AFTER, and an eighth of
+ * the blocks copied once.  Lists that run through a heap both ways (one
+ * up, one down: the C fixtures' non-main arenas) need every block twice
+ * at times far apart; a pool that held the blocks would copy each once. */
+#define GROW_AFTER 64
 
 #define MARK_WORDS (MW_PROC_BLOCK / 8 / 64)	/* a block's marks: a bit a word */
+#define BITS_GROUP 256U				/* blocks' marks allocated at once */
 
 struct block {
 	uint64_t base;		/* MW_PROC_BLOCK-aligned */
@@ -40,18 +54,29 @@ struct block {
 	_Atomic int pending;	/* queued to be read ahead, or being copied
 				 * (procahead.c): buf and hi are not to be
 				 * read until it is 0 */
-	unsigned char *buf;	/* MW_PROC_BLOCK bytes, in a slab */
+	unsigned char *buf;	/* MW_PROC_BLOCK bytes, a buffer of the pool;
+				 * NULL when it was given to another block
+				 * (then hi is lo) */
+	uint32_t slot;		/* that buffer's, + 1; 0 none */
+	int verify;		/* copied again, marked: its marks to be checked */
+	uint64_t order;		/* when its buffer was taken: 1, 2, ... */
 	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
 	int marked;		/* a bit is set */
 	uint64_t hash;		/* of the words marked (mark_hash) */
 };
 
 struct mw_proc_copy {
-	struct block blocks[MAX_BLOCKS];	/* [0, used) hold copies now;
-						 * [used, nbuf) buffers to reuse */
-	size_t used, nbuf;
-	unsigned char *slabs[NSLABS];	/* as nbuf needs them */
-	uint64_t *bits[NSLABS];		/* their blocks' marks */
+	struct block blocks[MAX_BLOCKS];	/* [0, used) known */
+	size_t used;
+	unsigned char *bufs[MAX_BLOCKS];	/* [0, nslots) made */
+	uint32_t owner[MAX_BLOCKS];	/* the block holding each, + 1; 0 free */
+	size_t once, again;	/* blocks copied once, copied again */
+	int grow;		/* the pool may grow past POOL_BLOCKS */
+	size_t nslots, nowned, hand;	/* made, held; the next round the ring */
+	uint32_t pin;		/* the block read last, + 1: never given away */
+	uint64_t taken;		/* buffers taken so far (block order) */
+	unsigned char *slabs[NSLABS];	/* as nslots needs them */
+	uint64_t *bits[MAX_BLOCKS / BITS_GROUP];	/* the blocks' marks */
 	int marking, lost;		/* mw_proc_mark; a read not marked */
 	uint64_t key;			/* the marks' hash key (mark_hash) */
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
@@ -71,14 +96,19 @@ struct block *mw_proc_block_find(struct mw_proc_copy *c, uint64_t base);
 
 /* A buffer and a place in the table for the block at base, clipped to
  * the readable mapping m, nothing copied yet ([lo, want) to copy): NULL
- * when no buffer is left (procblocks.c). */
+ * when no place or buffer is left (procblocks.c). */
 struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const struct mw_map *m);
+
+/* A buffer for block b, known but without one (its bytes to copy again):
+ * 0, or -1 when every buffer is pinned or being copied (procblocks.c). */
+int mw_proc_block_buffer(struct mw_proc_copy *c, struct block *b);
 
 /* No block in c's table any more, none in use (their buffers kept for
  * the next copies; procblocks.c). */
 void mw_proc_blocks_forget(struct mw_proc_copy *c);
 
-/* Give back c's slabs from slab `from` on (procblocks.c). */
+/* Give back c's slabs from slab `from` on, their buffers and the marks of
+ * blocks past the first BITS_GROUP (all when from is 0; procblocks.c). */
 void mw_proc_blocks_release(struct mw_proc_copy *c, size_t from);
 
 /* Reading ahead (procahead.c).  A walk that goes through a mapping block

@@ -1,5 +1,6 @@
 /* snapshot_int.h - what the snapshot's files share: snapshot.c (the
- * walk), snapshot_lists.c (an arena's lists), snapshot_read.c (the walk's
+ * walk), snapshot_lists.c (an arena's lists), snapshot_steps.c (a step
+ * along one), snapshot_read.c (the walk's
  * checked reads), snapshot_consolidate.c, snapshot_record.c,
  * snapshot_stop.c (its verdicts, and the threads let out of malloc) and
  * snapshot_take.c (the reads, running and stopped).  Not a public
@@ -112,6 +113,35 @@ struct brent {
 void mw_snap_brent_init(struct brent *b, uint64_t first);
 /* 1 when x closes a loop (x is on it), else 0. */
 int mw_snap_brent_loops(struct brent *b, uint64_t x);
+
+/* One free list followed (snapshot_steps.c): a fastbin (fast) or a bin,
+ * its next chunk p (done: none, or back at the bin's head), its Brent
+ * state and what its chunks add up to.  mw_snap_cursor_fast and
+ * mw_snap_cursor_bin start list i of arena a from its head: 0; -1
+ * (marked).  mw_snap_cursor_step: chunk p checked, read, kept, (a
+ * fastbin's) noted for mw_snap_consolidate and counted: 0, more to
+ * come; 1, the list ended (done); 2, it loops through *at; -1 (marked
+ * or halted). */
+struct mw_snap_list {
+	uint64_t n, first;	/* chunks; the first one's size */
+	uint64_t raw;		/* size fields as stored (flag bits in) */
+	uint64_t bytes;		/* sizes */
+	uint64_t trimmable;	/* mw_snap_chunk_trimmable() */
+};
+
+struct mw_snap_cursor {
+	const struct mw_snap_arena *a;
+	int fast, done;
+	uint64_t head, p;
+	struct brent b;
+	struct mw_snap_list c;
+};
+
+int mw_snap_cursor_fast(struct walk *w, const struct mw_snap_arena *a, int i,
+			struct mw_snap_cursor *k);
+int mw_snap_cursor_bin(struct walk *w, const struct mw_snap_arena *a, int i,
+		       struct mw_snap_cursor *k);
+int mw_snap_cursor_step(struct walk *w, struct mw_snap_cursor *k, uint64_t *at);
 
 /* Fastbin chunk p of arena a, its size field sz as stored, noted for
  * mw_snap_consolidate with what lies beside it: 0; -1 (marked). */

@@ -16,200 +16,155 @@
  * pages when mp_.hp_pagesize is set (2.35+). */
 #define HEAP_MAX_SIZE (2ULL * 4 * 1024 * 1024 * sizeof(long))
 
-/* Is x inside arena a's malloc_state (a bin's head, say)? */
-static int in_arena(const struct walk *w, const struct mw_snap_arena *a, uint64_t x)
+/* List k walked to its end from where it is: 0; -1 (marked or halted);
+ * 1 when it loops, through *at. */
+static int walk_list(struct walk *w, struct mw_snap_cursor *k, uint64_t *at)
 {
-	return x >= a->addr && x - a->addr < (uint64_t)w->g->mstate_size;
-}
+	while (!k->done) {
+		int r = mw_snap_cursor_step(w, k, at);
 
-/* Chunk p's size field and fd, in one read when they are adjacent (as
- * in every glibc): the cost of a walk is its reads. */
-static int chunk_words(struct walk *w, uint64_t p, uint64_t *sz, uint64_t *fd)
-{
-	const struct mw_glibc *g = w->g;
-	uint64_t v[2];
-
-	if (g->ch_fd.off != g->ch_size.off + 8)
-		return mw_snap_word(w, p + (uint64_t)g->ch_size.off, sz) < 0 ||
-		       mw_snap_word(w, p + (uint64_t)g->ch_fd.off, fd) < 0 ? -1 : 0;
-	if (mw_proc_read(w->p, p + (uint64_t)g->ch_size.off, v, sizeof(v)) < 0) {
-		if (errno == ESRCH || errno == EPERM || errno == EACCES)
-			w->fatal = errno;
-		return mw_snap_bad(w, "cannot read chunk 0x%llx (not mapped, or unmapped meanwhile)", p);
-	}
-	*sz = v[0];
-	*fd = v[1];
-	return 0;
-}
-
-/* Keep free chunk p of size sz (flags in) when asked to, up to
- * MW_SNAP_MAX_KEPT. */
-static void keep(struct walk *w, uint64_t p, uint64_t sz)
-{
-	struct mw_snapshot *s = w->s;
-
-	if (!w->keep)
-		return;
-	if (s->nchunks == MW_SNAP_MAX_KEPT) {
-		s->chunks_dropped = 1;
-		return;
-	}
-	if (s->nchunks == s->chunks_cap)
-		xgrow((void **)&s->chunks, s->nchunks, &s->chunks_cap, sizeof(*s->chunks));
-	s->chunks[s->nchunks++] = (struct mw_snap_chunk){ .addr = p, .size = sz };
-}
-
-/* A list walked from chunk p to next: the next one's size and fd asked
- * into the CPU's cache (procmem.h, mw_proc_prefetch) while this one is
- * counted, and the one four steps on if the list keeps its stride (a
- * list freed in address order does: glibc pushes each on its head).  A
- * guess is only a hint: nothing is read from it. */
-static void prefetch_next(struct walk *w, uint64_t p, uint64_t next)
-{
-	uint64_t off = (uint64_t)w->g->ch_size.off;
-
-	mw_proc_prefetch(w->p, next + off);
-	mw_proc_prefetch(w->p, next + 4 * (next - p) + off);
-}
-
-/* One free list's chunks, summed. */
-struct list {
-	uint64_t n, first;	/* chunks; the first one's size */
-	uint64_t raw;		/* size fields as stored (flag bits in) */
-	uint64_t bytes;		/* sizes */
-	uint64_t trimmable;	/* mw_snap_chunk_trimmable() */
-};
-
-/* Fastbin i of arena a into c: 0; -1 (marked or halted); 1 when the
- * list loops, through *at. */
-static int fastbin(struct walk *w, const struct mw_snap_arena *a, int i, struct list *c,
-		   uint64_t *at)
-{
-	const struct mw_glibc *g = w->g;
-	uint64_t p, sz;
-	struct brent b;
-
-	memset(c, 0, sizeof(*c));
-	if (mw_snap_word(w, a->addr + (uint64_t)g->ms_fastbins.off + (uint64_t)g->fastbin_slot *
-		    (uint64_t)i, &p) < 0)
-		return -1;
-	mw_snap_brent_init(&b, p);
-	while (p) {
-		uint64_t fdaddr = p + (uint64_t)g->ch_fd.off, fd;
-
-		if (in_arena(w, a, p))	/* consolidated into a bin meanwhile */
-			return mw_snap_bad(w, "fastbin list ran into arena 0x%llx", a->addr);
-		if (mw_snap_chunk_ok(w, p, g->ch_fd) < 0 || chunk_words(w, p, &sz, &fd) < 0)
+		if (r < 0)
 			return -1;
-		/* the chunk after this one (fast_note), and the next ones */
-		mw_proc_prefetch(w->p, p + (sz & ~MW_SNAP_SIZE_BITS) + (uint64_t)g->ch_size.off);
-		prefetch_next(w, p, g->safe_linking ? (fdaddr >> 12) ^ fd : fd);
-		if (!mw_proc_mapped(w->p, p, sz & ~MW_SNAP_SIZE_BITS))
-			return mw_snap_bad(w, "free chunk 0x%llx reaches beyond the mappings", p);
-		if (!c->n)
-			c->first = sz & ~MW_SNAP_SIZE_BITS;
-		keep(w, p, (sz & ~MW_SNAP_SIZE_BITS) | MW_SNAP_CHUNK_FAST);
-		if (mw_snap_fast_note(w, a, p, sz) < 0)
-			return -1;
-		c->n++;
-		c->bytes += sz & ~MW_SNAP_SIZE_BITS;
-		p = g->safe_linking ? (fdaddr >> 12) ^ fd : fd;	/* REVEAL_PTR */
-		if (p && mw_snap_brent_loops(&b, p)) {
-			*at = p;
+		if (r == 2)
 			return 1;
-		}
 	}
 	return 0;
 }
 
-/* The fastbins, as malloc_info counts them.  A loop is walked again from
- * the start: found again, it is proved. */
-static int fastbins(struct walk *w, struct mw_snap_arena *a)
+/* What fastbin list c, and bin list c, add to arena a. */
+static void add_fast(struct mw_snap_arena *a, const struct mw_snap_list *c)
 {
-	for (int i = 0; i < w->g->nfastbins; i++) {
-		struct list c;
+	a->fast_count += c->n;
+	a->fast_bytes += c->n * c->first;
+	a->free_bytes += c->bytes;
+}
+
+static void add_bin(struct mw_snap_arena *a, const struct mw_snap_list *c)
+{
+	a->rest_count += c->n;
+	a->rest_bytes += c->raw;
+	a->free_bytes += c->bytes;
+	a->trimmable += c->trimmable;
+}
+
+/* List i of arena a (a fastbin, else bin i), walked whole into *c: 0; -1
+ * (marked or halted); 1 when it loops, through *at. */
+static int one_list(struct walk *w, struct mw_snap_arena *a, int fast, int i,
+		    struct mw_snap_list *c, uint64_t *at)
+{
+	struct mw_snap_cursor k;
+	int r = fast ? mw_snap_cursor_fast(w, a, i, &k) : mw_snap_cursor_bin(w, a, i, &k);
+
+	if (r < 0)
+		return -1;
+	r = walk_list(w, &k, at);
+	*c = k.c;
+	return r;
+}
+
+/* The fastbins, as malloc_info counts them, then bins 1..NBINS-1
+ * (circular lists through fd, headed inside the arena), one list after
+ * the other.  A loop is walked again from the start: found again, it is
+ * proved. */
+static int lists_in_turn(struct walk *w, struct mw_snap_arena *a)
+{
+	int nf = w->g->nfastbins, nb = w->g->nbin_slots / 2;
+
+	for (int j = 0; j < nf + nb; j++) {
+		int fast = j < nf, i = fast ? j : j - nf + 1, r;
+		struct mw_snap_list c;
 		uint64_t at;
 		size_t mark = w->s->nchunks, fmark = w->nfast;
-		int r = fastbin(w, a, i, &c, &at);
 
+		r = one_list(w, a, fast, i, &c, &at);
 		if (r == 1 && (mw_snap_reread(w), w->s->nchunks = mark, w->nfast = fmark,
-			       r = fastbin(w, a, i, &c, &at)) == 1)
-			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: fastbin %d list loops at "
-				    "chunk 0x%llx", (unsigned long long)a->addr, i,
-				    (unsigned long long)at);
+			       r = one_list(w, a, fast, i, &c, &at)) == 1)
+			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: %s %d list loops at "
+				    "chunk 0x%llx", (unsigned long long)a->addr, fast ? "fastbin" : "bin",
+				    i, (unsigned long long)at);
 		if (r < 0)
 			return -1;
-		a->fast_count += c.n;
-		a->fast_bytes += c.n * c.first;
-		a->free_bytes += c.bytes;
+		if (fast)
+			add_fast(a, &c);
+		else
+			add_bin(a, &c);
 	}
 	return 0;
 }
 
-/* Bin i of arena a, headed by the fake chunk head, into c: 0; -1 (marked
- * or halted); 1 when the list loops without coming back to head, through
- * *at. */
-static int bin(struct walk *w, const struct mw_snap_arena *a, uint64_t head, struct list *c,
-	       uint64_t *at)
+/* List c's turn in side_by_side(): steps while its next chunk lies in a
+ * block copied already whose copy was begun by lim (procmem.h,
+ * mw_proc_copy_order), or while the block it read last was (*last: the
+ * list is not ahead of the others), and then once at most into a block
+ * not copied yet, which copies it.  mw_snap_cursor_step's 0, 1 or 2, or
+ * -1. */
+static int turn(struct walk *w, struct mw_snap_cursor *c, uint64_t *last, uint64_t lim)
 {
-	const struct mw_glibc *g = w->g;
-	uint64_t r, sz, fd;
-	struct brent b;
+	uint64_t off = (uint64_t)w->g->ch_size.off, at;
+	int r = 0, copies = 0;
 
-	memset(c, 0, sizeof(*c));
-	if (mw_snap_word(w, head + (uint64_t)g->ch_fd.off, &r) < 0)
-		return -1;
-	mw_snap_brent_init(&b, head);
-	while (r && r != head) {
-		if (mw_snap_brent_loops(&b, r)) {
-			*at = r;
-			return 1;
+	while (!r) {
+		uint64_t from = c->p, o = mw_proc_copy_order(w->p, from + off);
+
+		if (o ? o > lim && *last > lim : copies++ || *last > lim)
+			break;
+		r = mw_snap_cursor_step(w, c, &at);
+		*last = o ? o : mw_proc_copy_order(w->p, from + off);
+	}
+	return r;
+}
+
+/* Arena a's lists side by side, in rounds: in each, a turn of every list
+ * not ended (turn()), none let ahead of the list furthest behind by more
+ * than LEAD blocks in the order their copies were begun.  Lists that
+ * sweep the same heaps in the same order (python3's small bins, freed in
+ * address order), sparse or dense, then go through them together: each
+ * block is read while it is fresh in the cache, and copied once, into
+ * buffers used again round a ring (procmem_int.h); a list let run on
+ * through the blocks copied ahead of it would leave the others behind,
+ * the buffers of their blocks given away.  The figures as
+ * lists_in_turn() makes them (sums, added in list order), the same checks
+ * on the same chunks: 0; -1 when anything is wrong (a chunk that fails a
+ * check, a loop): the caller then walks them in turn (as it does when a
+ * chunk kept went past MW_SNAP_MAX_KEPT: which are kept depends on the
+ * order). */
+#define LEAD 8
+static int side_by_side(struct walk *w, struct mw_snap_arena *a)
+{
+	int nf = w->g->nfastbins, n = nf + w->g->nbin_slots / 2, left = 0, r = 0;
+	struct mw_snap_cursor *k = xcalloc((size_t)n, sizeof(*k));
+	uint64_t *last = xcalloc((size_t)n, sizeof(*last));
+	int *live = xcalloc((size_t)n, sizeof(*live));
+
+	for (int i = 0; i < n && !r; i++)
+		r = i < nf ? mw_snap_cursor_fast(w, a, i, &k[i]) : mw_snap_cursor_bin(w, a, i - nf + 1, &k[i]);
+	for (int i = 0; i < n && !r; i++)
+		if (!k[i].done)
+			live[left++] = i;
+	while (!r && left) {
+		uint64_t lim = UINT64_MAX;
+		int m = 0;
+
+		for (int j = 0; j < left; j++)
+			if (last[live[j]] + LEAD < lim)
+				lim = last[live[j]] + LEAD;
+		for (int j = 0; j < left && r >= 0 && r != 2; j++) {
+			r = turn(w, &k[live[j]], &last[live[j]], lim);
+			if (!k[live[j]].done)
+				live[m++] = live[j];
 		}
-		if (in_arena(w, a, r))	/* another bin's head: a chunk moved meanwhile */
-			return mw_snap_bad(w, "bin list ran into another bin of arena 0x%llx", a->addr);
-		if (mw_snap_chunk_ok(w, r, g->ch_fd) < 0 || chunk_words(w, r, &sz, &fd) < 0)
-			return -1;
-		prefetch_next(w, r, fd);
-		if (!mw_proc_mapped(w->p, r, sz & ~MW_SNAP_SIZE_BITS))
-			return mw_snap_bad(w, "free chunk 0x%llx reaches beyond the mappings", r);
-		keep(w, r, sz & ~MW_SNAP_SIZE_BITS);
-		c->n++;
-		c->raw += sz;	/* chunksize_nomask, as malloc_info */
-		c->bytes += sz & ~MW_SNAP_SIZE_BITS;
-		c->trimmable += mw_snap_chunk_trimmable(w, r, sz & ~MW_SNAP_SIZE_BITS);
-		r = fd;
+		left = m;
+		r = r < 0 || r == 2 ? -1 : 0;
 	}
-	return 0;
-}
-
-/* Bins 1..NBINS-1: circular lists through fd, headed inside the arena.
- * A loop is walked again from the head: found again, it is proved. */
-static int bins(struct walk *w, struct mw_snap_arena *a)
-{
-	const struct mw_glibc *g = w->g;
-	int nbins = g->nbin_slots / 2 + 1;
-
-	for (int i = 1; i < nbins; i++) {
-		/* bin_at(): a fake chunk whose fd overlays bins[(i-1)*2] */
-		uint64_t head = a->addr + (uint64_t)g->ms_bins.off +
-				(uint64_t)(i - 1) * 2 * (uint64_t)g->bin_slot -
-				(uint64_t)g->ch_fd.off, at;
-		struct list c;
-		size_t mark = w->s->nchunks;
-		int r = bin(w, a, head, &c, &at);
-
-		if (r == 1 && (mw_snap_reread(w), w->s->nchunks = mark, r = bin(w, a, head, &c, &at)) == 1)
-			return mw_snap_halt(w, MW_SNAP_CORRUPT, "arena 0x%llx: bin %d list loops at chunk "
-				    "0x%llx", (unsigned long long)a->addr, i,
-				    (unsigned long long)at);
-		if (r < 0)
-			return -1;
-		a->rest_count += c.n;
-		a->rest_bytes += c.raw;
-		a->free_bytes += c.bytes;
-		a->trimmable += c.trimmable;
-	}
-	return 0;
+	for (int i = 0; i < n && !r; i++)
+		if (i < nf)
+			add_fast(a, &k[i].c);
+		else
+			add_bin(a, &k[i].c);
+	free(k);
+	free(last);
+	free(live);
+	return r;
 }
 
 /* The heap_info chain of a non-main arena from h, into a->heaps (what
@@ -269,6 +224,44 @@ int mw_snap_heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
 	return r;
 }
 
+/* The walk's state that side_by_side() changes, kept to be put back. */
+struct saved {
+	int consistent, stop, dropped;
+	uint64_t steps;
+	size_t nchunks, nfast;
+	char why[sizeof(((struct mw_snapshot *)0)->why)];
+	char stop_why[sizeof(((struct walk *)0)->stop_why)];
+};
+
+/* Arena a's lists side by side, or, when that finds anything wrong,
+ * in turn from where the walk was before (the first reason found, the
+ * chunks kept, the figures, as only that walk makes them): 0; -1
+ * (marked or halted). */
+static int all_lists(struct walk *w, struct mw_snap_arena *a)
+{
+	struct mw_snapshot *s = w->s;
+	struct mw_snap_arena before = *a;
+	struct saved v = { .consistent = s->consistent, .stop = w->stop, .dropped = s->chunks_dropped,
+			   .steps = w->steps, .nchunks = s->nchunks, .nfast = w->nfast };
+
+	memcpy(v.why, s->why, sizeof(v.why));
+	memcpy(v.stop_why, w->stop_why, sizeof(v.stop_why));
+	if (side_by_side(w, a) == 0 && s->chunks_dropped == v.dropped)
+		return 0;
+	if (w->fatal || w->stop == MW_SNAP_TIMEOUT)
+		return -1;	/* the process is gone, or no time for another walk */
+	*a = before;
+	s->consistent = v.consistent;
+	w->stop = v.stop;
+	s->chunks_dropped = v.dropped;
+	w->steps = v.steps;
+	s->nchunks = v.nchunks;
+	w->nfast = v.nfast;
+	memcpy(s->why, v.why, sizeof(v.why));
+	memcpy(w->stop_why, v.stop_why, sizeof(v.stop_why));
+	return lists_in_turn(w, a);
+}
+
 /* Arena a's lists, after its header and lock were read (and read again
  * after, from the process): as an earlier walk of this snapshot found
  * them when the process still holds every word it read (snapshot_record.c), else
@@ -283,7 +276,7 @@ int mw_snap_lists(struct walk *w, struct mw_snap_arena *a)
 	mw_proc_copy(w->p, 1);
 	mw_snap_rec_begin(w, a);
 	w->nfast = 0;
-	r = fastbins(w, a) < 0 || bins(w, a) < 0 || mw_snap_consolidate(w, a) < 0 ? -1 : 0;
+	r = all_lists(w, a) < 0 || mw_snap_consolidate(w, a) < 0 ? -1 : 0;
 	mw_snap_rec_end(w, a, r);
 	mw_proc_copy(w->p, 0);
 	return r;
