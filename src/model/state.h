@@ -250,8 +250,10 @@ void mw_state_declare(struct mw_state *st, int id, const char *name, int nargs,
  * nargs differs from the declaration. */
 int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, int nargs);
 /* An N record: count more hits of probe id by thread tid (the thread is
- * made when new; an undeclared id adds to the thread alone). */
-void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
+ * made when new; an undeclared id adds to the thread alone): 0; -1
+ * (nothing counted) when the image's total of hits, or the thread's,
+ * would pass INT64_MAX (garbled: no tracer counts that many). */
+int mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
 /* An H record; with hits (a G record) grew and shrank are also added to
  * the hits of memory_heap_more and memory_heap_less, which then have no
  * N records (their hits are not per thread). */

@@ -48,10 +48,9 @@ int mw_state_jump_tuple(struct mw_state *st, int id, int tid, int64_t buf, int64
 {
 	struct mw_probe_count *p = probe(st, id);
 
-	if (!p)
+	if (!p || mw_state_hits(st, id, tid, count) < 0)
 		return -1;
 	st->n_tuples++;
-	mw_state_hits(st, id, tid, count);
 	add_jump(st, p, id, MW_JUMP_BUF, buf, count);
 	add_jump(st, p, id, MW_JUMP_ADDR, ret, count);
 	if (p->known != MW_P_setjmp)	/* setjmp's second argument is its mask */

@@ -478,17 +478,39 @@ int mw_state_jump_slot(int known)
 	}
 }
 
-void mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
+/* Do count more hits of thread tid keep the hits the reports add up (the
+ * image's total, a probe's and the thread's) within INT64_MAX, as the
+ * JSON and the view's cells hold them?  A tracer counts far fewer; a
+ * stream that says more is garbled (t-hostile-stream). */
+static int hits_fit(const struct mw_state *st, int tid, uint64_t count)
 {
-	struct mw_probe_count *p = probe(st, id);
-	struct mw_thread *t = thread(st, tid);
+	uint64_t sum = 0;
+	size_t i = mw_idmap_get(&st->thread_ix, (uint64_t)(uint32_t)tid);
 
+	if (count > (uint64_t)INT64_MAX)
+		return 0;
+	for (size_t k = 0; k < st->nprobes; k++)
+		sum += st->probes[k].hits;
+	return sum <= (uint64_t)INT64_MAX - count &&
+	       (i == MW_IDMAP_NONE || st->threads[i].hits <= (uint64_t)INT64_MAX - count);
+}
+
+int mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
+{
+	struct mw_probe_count *p;
+	struct mw_thread *t;
+
+	if (!hits_fit(st, tid, count))
+		return -1;
+	p = probe(st, id);
+	t = thread(st, tid);
 	if (p)
 		p->hits += count;
 	t->hits += count;
 	st->n_hits++;
 	if (p && jump_slot(p->known) >= 0)
 		t->jumps[jump_slot(p->known)] += count;
+	return 0;
 }
 
 void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,

@@ -172,8 +172,7 @@ static int total_record(struct mw_state *st, int tag, const int64_t *v, int n)
 	case MW_REC_HITS:
 		if (n != MW_NF_HITS || v[0] < 0 || v[2] < 0)
 			return -1;
-		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[2]);
-		return 0;
+		return mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[2]);
 	case MW_REC_HEAP:
 	case MW_REC_HEAPHITS:
 		if (n != MW_NF_HEAP || v[4] < 0 || v[5] < 0)
@@ -207,9 +206,9 @@ static int total_record(struct mw_state *st, int tag, const int64_t *v, int n)
 			return -1;
 		return 0;
 	case MW_REC_WAITS:
-		if (n != MW_NF_WAITS || v[0] < 0 || v[3] < 0)
+		if (n != MW_NF_WAITS || v[0] < 0 || v[3] < 0 ||
+		    mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[3]) < 0)
 			return -1;
-		mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[3]);
 		mw_state_wait(st, (int)v[1], (uint64_t)v[2], (uint64_t)v[3]);
 		return 0;
 	case MW_REC_JUMP:

@@ -210,11 +210,46 @@ static void log_full(void)
 	mw_state_free(st);
 }
 
+/* Hits past INT64_MAX (a hostile stream's N records: no tracer counts
+ * that many): the view's and JSON's cells are int64, so the probe's hits
+ * came out negative and the total wrapped (2^63 + 7 hits printed as
+ * -9223372036854775801).  The record that would pass it is garbled, the
+ * hits shown those before it, never negative; A and K records too. */
+static void hits_overflow(void)
+{
+	static const struct { const char *line; int ret; } in[] = {
+		{ "N 33 7 10", 0 }, { "N 33 7 9223372036854775790", 0 },
+		{ "N 39 7 8", -1 },	/* the total would be INT64_MAX + 1 */
+		{ "N 39 7 7", 0 },	/* INT64_MAX */
+		{ "N 39 8 1", -1 }, { "A 39 8 4096 1", -1 },
+		{ "N 33 7 9223372036854775807", -1 },
+	};
+	struct mw_state *st = fed(sexp, 4);
+	uint64_t total, lost, garbled;
+	struct seen s;
+	int ended;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		CHECK(mw_stream_line(st, in[i].line) == in[i].ret, "'%s' not %s", in[i].line,
+		      in[i].ret ? "garbled" : "taken");
+	feed(st, (const char *const[]){ "MW 1 end" }, 1);
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	CHECK(total == (uint64_t)INT64_MAX && garbled == 4, "hits %llu (INT64_MAX), garbled %llu (4)",
+	      (unsigned long long)total, (unsigned long long)garbled);
+	report(st, &s);
+	CHECK(s.samples == 4 && s.missing[0] == 0 && s.missing[1] == 4,
+	      "shown %lld, missing %lld %lld", (long long)s.samples, (long long)s.missing[0],
+	      (long long)s.missing[1]);
+	free(s.text);
+	mw_state_free(st);
+}
+
 int main(void)
 {
 	end_before_samples();
 	exec_before_sample();
 	log_full();
+	hits_overflow();
 	printf("%s: %d failed\n", __FILE__, failed);
 	return failed ? 1 : 0;
 }
