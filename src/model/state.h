@@ -345,7 +345,8 @@ void mw_state_images_mixed(struct mw_state *st, const char *why, uint64_t ns);
  * be NULL); NULL when they are not. */
 const char *mw_state_images_refused(const struct mw_state *st, uint64_t *ns);
 /* How many times the process replaced its image while traced; in
- * *hits_before, the probe hits of the images before the last. */
+ * *hits_before, the probe hits of the images before the last (held at
+ * UINT64_MAX; past INT64_MAX, a hostile stream's: the view says unknown). */
 unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before);
 
 /* Tables of the script that came back full (their later entries were

@@ -3,6 +3,7 @@
  * image's state dropped), and the few facts a run sets on it.  Split out
  * of state_model.c.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "idmap.h"
@@ -80,7 +81,9 @@ void mw_state_exec(struct mw_state *st)
 
 		if (due > p->received)	/* slow-math samples too (protocol.h) */
 			p->owed += due - p->received;
-		p->hits_before += p->hits;
+		/* (more than a run can count: a hostile stream's exec lines) */
+		p->hits_before = p->hits > UINT64_MAX - p->hits_before ? UINT64_MAX :
+				 p->hits_before + p->hits;
 		p->hits = p->received = p->samples = 0;
 	}
 	*st = *fresh;
@@ -132,7 +135,8 @@ unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before)
 {
 	*hits_before = 0;
 	for (size_t i = 0; i < st->nprobes; i++)
-		*hits_before += st->probes[i].hits_before;
+		*hits_before = st->probes[i].hits_before > UINT64_MAX - *hits_before ? UINT64_MAX :
+			       *hits_before + st->probes[i].hits_before;
 	return st->execs;
 }
 

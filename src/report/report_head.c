@@ -25,8 +25,11 @@ static void execs_line(FILE *f, const struct mw_view *v, const struct mw_run_inf
 		fputs(a == ri->last_argv ? ", " : " ", f);
 		mw_fputs_quoted(*a, f);	/* the process's: quoted */
 	}
-	fprintf(f, " (the %" PRId64 " probe hit%s before it %s not above)\n", before,
-		before == 1 ? "" : "s", before == 1 ? "is" : "are");
+	if (!mw_view_get(v, MW_VF_hits_before)->known)	/* past INT64_MAX: no tracer's */
+		fputs(" (its probe hits before it, more than can be counted, are not above)\n", f);
+	else
+		fprintf(f, " (the %" PRId64 " probe hit%s before it %s not above)\n", before,
+			before == 1 ? "" : "s", before == 1 ? "is" : "are");
 }
 
 /* The figures from the tracer refused: they mix the process's images. */

@@ -85,6 +85,7 @@ static void run_figures(struct mw_view *v)
 
 	SET(execs, mw_state_execs(st, &before));
 	SET(hits_before, before);
+	v->fig[MW_VF_hits_before].known = before <= (uint64_t)INT64_MAX;	/* else unknown */
 	SET(omitted_events, o->events);
 	SET(omitted_settings, o->settings);
 	SET(omitted_retries, o->retries);

@@ -244,12 +244,46 @@ static void hits_overflow(void)
 	mw_state_free(st);
 }
 
+/* Exec lines between images of 2^62 hits each (a hostile stream): the
+ * hits before the last image passed INT64_MAX and came out as
+ * -9223372036854775806 in the text and the JSON.  Now unknown (null),
+ * and the text says so. */
+static void hits_before_overflow(void)
+{
+	struct mw_state *st = fed(NULL, 0);
+	struct mw_run_info ri = { .pid = 7, .libc = "/x/libc.so.6", .runtime = "bpf" };
+	struct mw_view *v;
+	uint64_t before;
+	char *text;
+	size_t len;
+	FILE *f;
+
+	for (int i = 0; i < 3; i++)
+		feed(st, (const char *const[]){ "N 16 7 4611686018427387904", "MW 1 end",
+						"MW 1 exec" }, 3);
+	feed(st, (const char *const[]){ "MW 1 end" }, 1);
+	CHECK(mw_state_execs(st, &before) == 3 && before > (uint64_t)INT64_MAX, "hits before %llu",
+	      (unsigned long long)before);
+	mw_state_finish(st);
+	v = mw_view_make(st, &ri);
+	CHECK(!mw_view_get(v, MW_VF_hits_before)->known, "hits before known: %lld",
+	      (long long)mw_view_get(v, MW_VF_hits_before)->v);
+	f = open_memstream(&text, &len);
+	mw_report_text(f, v);
+	fclose(f);
+	CHECK(strstr(text, "more than can be counted") && !strstr(text, "-922"), "%s", text);
+	free(text);
+	mw_view_free(v);
+	mw_state_free(st);
+}
+
 int main(void)
 {
 	end_before_samples();
 	exec_before_sample();
 	log_full();
 	hits_overflow();
+	hits_before_overflow();
 	printf("%s: %d failed\n", __FILE__, failed);
 	return failed ? 1 : 0;
 }
