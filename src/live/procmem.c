@@ -183,8 +183,10 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 	c->nblocks++;
 	*out = b;
 	c->pin = (uint32_t)(b - c->blocks) + 1;
-	if (b->marked && !marks_hold(c, b))
+	if (b->marked && !marks_hold(c, b)) {
 		c->lost = 1;
+		p->changed++;
+	}
 	if (!p->use_mem)
 		mw_ahead_missed(p, b);
 	return 0;
@@ -238,7 +240,10 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 		mw_ahead_wait(p->copy, b);
 	if (b->verify) {	/* copied again ahead of the walk */
 		b->verify = 0;
-		p->copy->lost |= !marks_hold(p->copy, b);
+		if (!marks_hold(p->copy, b)) {
+			p->copy->lost = 1;
+			p->changed++;
+		}
 	}
 	if (p->copy->dir && base != p->copy->last_base)
 		mw_ahead_more(p, base);

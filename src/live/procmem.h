@@ -54,6 +54,9 @@ struct mw_proc {
 	int use_mem;		/* process_vm_readv is not allowed: use memfd */
 	int copying;		/* mw_proc_copy on */
 	struct mw_proc_copy *copy;	/* the blocks copied; NULL */
+	uint64_t changed;	/* blocks copied again whose marked words
+				 * no longer held what a walk had read:
+				 * the memory changed under it */
 };
 
 /* Read the mappings of pid into p.  0, or -1 with a one-line reason in

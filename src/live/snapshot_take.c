@@ -394,7 +394,7 @@ static void running_walks(struct walk *w, char *err, size_t errlen)
 
 	for (s->tries = 1;; s->tries++) {
 		struct mw_quiet *q = w->headers_only ? NULL : mw_quiet_begin(w->p->pid);
-		uint64_t cpu = cpu_now();
+		uint64_t cpu = cpu_now(), changed = w->p->changed;
 		int quiet;
 
 		mw_snap_walk(w);
@@ -403,7 +403,9 @@ static void running_walks(struct walk *w, char *err, size_t errlen)
 					 * process leaves us; a walk that
 					 * took lists from records
 					 * (snapshot_record.c) tells less */
-		quiet = mw_quiet_end(q);	/* no thread ran while it was read */
+		/* no thread ran while it was read, and no word it read twice
+		 * changed (a mapping another process writes: quiet.h) */
+		quiet = mw_quiet_end(q) && w->p->changed == changed;
 		if (!w->verified && (!w->walk_ns || cpu < w->walk_ns))
 			w->walk_ns = cpu ? cpu : 1;
 		s->check = w->headers_only ? MW_SNAP_CHECK_HEADERS :

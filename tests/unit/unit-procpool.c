@@ -84,6 +84,7 @@ int main(void)
 	/* copied again the same: the marks hold */
 	CHECK((mk = mw_proc_marks_take(&p)) != NULL && mw_proc_marks_same(&p, mk) == 1);
 	mw_proc_marks_free(mk);
+	CHECK(p.changed == 0, "a change seen where none was: %llu", (unsigned long long)p.changed);
 	/* a marked word changed before its block is copied again (the other
 	 * half read meanwhile, new blocks): read as it is now, and the marks
 	 * lost */
@@ -93,6 +94,8 @@ int main(void)
 	r[8] ^= 1;
 	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8), "an old copy");
 	CHECK((mk = mw_proc_marks_take(&p)) == NULL, "marks kept over a word that changed");
+	/* and the walk's read is no quiet one (snapshot_take.c) */
+	CHECK(p.changed == 1, "the change not counted: %llu", (unsigned long long)p.changed);
 	mw_proc_marks_free(mk);
 	/* the first half down (every block copied again: the pool may grow),
 	 * up and down again: the last sweep copies nothing */
