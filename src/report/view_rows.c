@@ -289,7 +289,7 @@ static void arena_rows(struct mw_view *v)
 		CELL(arenas, created_by_tid, a->created_by_tid, a->created_by_tid != 0);
 		CELL(arenas, threads, a->natt, 1);
 		CELL(arenas, heaps, a->nheaps, known || a->is_main);
-		CELL(arenas, heap_bytes, a->heap_bytes, known);
+		CELL(arenas, heap_bytes, a->heap_bytes, known && mw_count_known(a->heap_bytes));
 		CELL(arenas, waits, a->waits, mw_count_known(a->waits));	/* summed */
 		CELL(arenas, at_attach, a->at_attach, 1);
 		CELL(arenas, threads_at_attach, a->threads_at_attach, 1);

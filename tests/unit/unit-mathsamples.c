@@ -436,6 +436,41 @@ static void totals_overflow(void)
 	mw_state_free(st[0]);
 }
 
+/* Sums over the rows of a hostile stream: an arena's heap bytes (three
+ * heaps of 2^62 + 2^61 bytes wrapped to 2^61, a figure that looks
+ * right; two would have been negative), and the threads' hits of probes
+ * never declared (three of INT64_MAX, in no total: "add up to
+ * 9223372036854775805").  Now the arena's heap bytes are unknown (null,
+ * the rule fails) and the text says "more than can be counted". */
+static void rows_overflow(void)
+{
+	struct mw_state *st = fed(NULL, 0);
+	struct mw_run_info ri = { .pid = 7, .libc = "/x/libc.so.6", .runtime = "bpf" };
+	const json_t *a;
+	struct mw_view *v;
+	json_t *j;
+	char *text;
+	int ok;
+
+	feed(st, (const char *const[]){ "P 0 memory_arena_new 2", "E 0 8 140000000004096 1024",
+		"H 140000000000000 140000000004096 6917529027641081856 0 0 0",
+		"H 140000000065536 140000000004096 6917529027641081856 0 0 0",
+		"H 140000000131072 140000000004096 6917529027641081856 0 0 0",
+		"N 98 8 9223372036854775807", "N 98 9 9223372036854775807",
+		"N 98 10 9223372036854775807", "MW 1 end" }, 9);
+	v = rendered(st, &ri, &text, &j, "heap_bytes<=0", &ok);
+	a = json_array_get(json_object_get(j, "arenas"), 1);
+	CHECK(a && json_is_null(json_object_get(a, "heap_bytes")), "heap_bytes %lld",
+	      (long long)json_integer_value(json_object_get(a, "heap_bytes")));
+	CHECK(!ok, "heap_bytes<=0 passes on heap bytes past INT64_MAX");
+	CHECK(strstr(text, "PROBE HITS add up to more than can be counted") &&
+	      !strstr(text, "add up to 9"), "%s", text);
+	free(text);
+	json_decref(j);
+	mw_view_free(v);
+	mw_state_free(st);
+}
+
 int main(void)
 {
 	end_before_samples();
@@ -446,6 +481,7 @@ int main(void)
 	lost_overflow();
 	unthreaded_overflow();
 	totals_overflow();
+	rows_overflow();
 	printf("%s: %d failed\n", __FILE__, failed);
 	return failed ? 1 : 0;
 }
