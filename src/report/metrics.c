@@ -187,17 +187,39 @@ int mw_metric_view_fig(enum mw_metric m)
 }
 
 /* View figure f of report r, where view.def says the JSON has it. */
+/* The object of report r that holds figure f (view.def's section). */
+static const json_t *view_section(const json_t *r, enum mw_view_fig f)
+{
+	char sec[64], *save = NULL;
+
+	snprintf(sec, sizeof(sec), "%s", mw_view_fig_info(f)->section);
+	for (char *k = strtok_r(sec, ".", &save); k; k = strtok_r(NULL, ".", &save))
+		r = json_object_get(r, k);
+	return r;
+}
+
 static int view_metric(const json_t *r, enum mw_view_fig f, int64_t *v)
 {
 	const struct mw_view_fig_info *fi = mw_view_fig_info(f);
-	char sec[64], *save = NULL;
 
-	snprintf(sec, sizeof(sec), "%s", fi->section);
-	for (char *k = strtok_r(sec, ".", &save); k; k = strtok_r(NULL, ".", &save))
-		r = json_object_get(r, k);
+	r = view_section(r, f);
 	if (fi->unit == MW_VU_ROWS)
 		return length_of(json_object_get(r, fi->key), v);
 	return get_int(r, fi->key, v);
+}
+
+/* A count of view.def's that report r has as null where no "unknown"
+ * says why: a sum past INT64_MAX (units.h, a hostile stream's: events.lost
+ * of images of 2^62 hits never received); NULL when it is not. */
+static const char *past_int64(const json_t *r, enum mw_metric m)
+{
+	int f = mw_metric_view_fig(m);
+
+	if (f < 0 || mw_view_fig_info((enum mw_view_fig)f)->unit != MW_VU_COUNT)
+		return NULL;
+	return json_is_null(json_object_get(view_section(r, (enum mw_view_fig)f),
+					    mw_view_fig_info((enum mw_view_fig)f)->key)) ?
+	       "more than can be counted (past 2^63 - 1)" : NULL;
 }
 
 /* The sum of the integer members key of the objects in arr into *v,
@@ -324,12 +346,11 @@ const char *mw_metric_unknown(const json_t *r, enum mw_metric m)
 
 	if (m >= MW_M_COUNT)
 		return NULL;
-	if (!json_is_object(u))
-		return ledger_unknown(r, m);
-	json_array_foreach(json_object_get(u, "figures"), i, x)
+	json_array_foreach(json_object_get(u, "figures"), i, x)	/* none: no "unknown" */
 		if (json_is_string(x) && strcmp(json_string_value(x), metrics[m].name) == 0)
 			return why ? why : "unknown";
-	return ledger_unknown(r, m);
+	why = ledger_unknown(r, m);
+	return why ? why : past_int64(r, m);
 }
 
 int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)

@@ -332,6 +332,9 @@ static void lost_overflow(void)
 	CHECK(strstr(text, "0 probe hits, more than can be counted lost") && !strstr(text, "-46") &&
 	      !strstr(text, "13835"), "%s", text);
 	CHECK(!ok, "events_lost<=0 passes on a lost past INT64_MAX");
+	CHECK(mw_metric_unknown(j, MW_M_events_lost) &&
+	      strstr(mw_metric_unknown(j, MW_M_events_lost), "more than can be counted"),
+	      "the rule's reason: %s", mw_metric_unknown(j, MW_M_events_lost));
 	free(text);
 	json_decref(j);
 	mw_view_free(v);
