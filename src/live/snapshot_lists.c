@@ -243,7 +243,13 @@ struct saved {
 };
 
 /* x kept into y, or (back) put back from it. */
-#define KEEP(x, y) do {										_Static_assert(sizeof(x) == sizeof(y), #x " is kept whole");			if (back)										memcpy(&(x), &(y), sizeof(x));						else											memcpy(&(y), &(x), sizeof(x));					} while (0)
+#define KEEP(x, y) do {							\
+	_Static_assert(sizeof(x) == sizeof(y), #x " is kept whole");	\
+	if (back)							\
+		memcpy(&(x), &(y), sizeof(x));				\
+	else								\
+		memcpy(&(y), &(x), sizeof(x));				\
+} while (0)
 
 /* The state of w and arena a kept into v, or (back) put back from it. */
 static void keep_state(struct walk *w, struct mw_snap_arena *a, struct saved *v, int back)
