@@ -208,6 +208,8 @@ build/tests/unit-%: tests/unit/unit-%.c tests/unit/unit.h build/libmw.a
 build/tests/unit-inplace build/tests/unit-inplace-paths build/tests/unit-inplace-fuzz: \
 	shim/inplace.c shim/inplace_flow.c shim/inplace.h shim/inplace_int.h \
 	tests/unit/inplace-harness.h
+build/tests/unit-proccopy build/tests/unit-procahead build/tests/unit-procpool \
+build/tests/unit-snaplists: tests/unit/procmem-harness.h
 
 # ELF fixtures for the tests (tests/fixtures/*)
 FIXTURES = build/tests/fixtures/libfix.so build/tests/fixtures/fixprog \

@@ -246,6 +246,7 @@ enum { OPT_JSON = 256, OPT_RUNTIME, OPT_LIBC, OPT_LIBM, OPT_SAVE, OPT_STREAM, OP
 /* --linger was given (not MALLOCWATCH_LINGER alone); --format was */
 static int linger_opt, format_opt;
 static struct mw_procsel sel;	/* -p, --cgroup, -f, --no-stop */
+static struct mw_pidlist pids;	/* the processes at the start: o->procs's */
 
 /* --linger's and MALLOCWATCH_LINGER's SECONDS (0 to MW_LINGER_MAX_S,
  * a fraction allowed) in ms; what names it (where) for the usage
@@ -343,13 +344,12 @@ static int split_command(int argc, char **argv, struct trace_opts *o)
 }
 
 /* The processes traced: -p's, or --cgroup's now (procsel.h; its
- * joiners are looked for while it runs). */
+ * joiners are looked for while it runs), into pids, which o->procs
+ * points into until cmd_trace frees it. */
 static void take_pids(struct trace_opts *o)
 {
-	struct mw_pidlist l = { 0 };
-
-	mw_procsel_pids(&sel, &l);
-	mw_procsel_set(&sel, &l, &o->procs);
+	mw_procsel_pids(&sel, &pids);
+	mw_procsel_set(&sel, &pids, &o->procs);
 }
 
 /* One option c (getopt_long's answer for argv) of the trace command into
@@ -655,10 +655,13 @@ int cmd_trace(int argc, char **argv)
 		return cleanup_only();
 	/* made before anything runs, kept until the checks are written */
 	if (o.format_output && !(o.format_file = mw_output_create(o.format_output, 1)))
-		return MW_EXIT_RUNTIME;
-	status = mw_trace_procs(&o);
+		status = MW_EXIT_RUNTIME;
+	else
+		status = mw_trace_procs(&o);
 	if (o.format_file && mw_output_close(o.format_file, o.format_output, 0) < 0 &&
 	    status == MW_EXIT_OK)
 		status = MW_EXIT_RUNTIME;
+	mw_pidlist_free(&pids);	/* -p's, --cgroup's (a leak ASan saw) */
+	mw_procsel_free(&sel);
 	return status;
 }

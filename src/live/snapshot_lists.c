@@ -224,14 +224,45 @@ int mw_snap_heaps(struct walk *w, struct mw_snap_arena *a, uint64_t hp_pagesize)
 	return r;
 }
 
-/* The walk's state that side_by_side() changes, kept to be put back. */
+/* The walk's state that side_by_side() changes and the walk in turn
+ * starts from again.  Not the steps taken: the walk in turn gets what the
+ * side-by-side walk left of the one budget (w->max_steps), so that a
+ * hostile heap costs one budget, not two.  A walk of lists whose chunks
+ * lie apart (MINSIZE, 32 bytes, at least) takes at most half the budget
+ * (a step for every 16 readable bytes), so the two take no more than the
+ * walk in turn alone could, and it finds first what it found with a
+ * budget of its own; only lists with more chunks than their bytes hold
+ * (a hostile heap's, overlapping) can run out of it, and then the walk in
+ * turn stops with that reason (unit-snaplists). */
 struct saved {
+	struct mw_snap_arena a;
 	int consistent, stop, dropped;
-	uint64_t steps;
 	size_t nchunks, nfast;
 	char why[sizeof(((struct mw_snapshot *)0)->why)];
 	char stop_why[sizeof(((struct walk *)0)->stop_why)];
 };
+
+/* x kept into y, or (back) put back from it. */
+#define KEEP(x, y) do {							\
+	_Static_assert(sizeof(x) == sizeof(y), #x " is kept whole");	\
+	if (back)							\
+		memcpy(&(x), &(y), sizeof(x));				\
+	else								\
+		memcpy(&(y), &(x), sizeof(x));				\
+} while (0)
+
+/* The state of w and arena a kept into v, or (back) put back from it. */
+static void keep_state(struct walk *w, struct mw_snap_arena *a, struct saved *v, int back)
+{
+	KEEP(*a, v->a);
+	KEEP(w->s->consistent, v->consistent);
+	KEEP(w->stop, v->stop);
+	KEEP(w->s->chunks_dropped, v->dropped);
+	KEEP(w->s->nchunks, v->nchunks);
+	KEEP(w->nfast, v->nfast);
+	KEEP(w->s->why, v->why);
+	KEEP(w->stop_why, v->stop_why);
+}
 
 /* Arena a's lists side by side, or, when that finds anything wrong,
  * in turn from where the walk was before (the first reason found, the
@@ -239,26 +270,14 @@ struct saved {
  * (marked or halted). */
 static int all_lists(struct walk *w, struct mw_snap_arena *a)
 {
-	struct mw_snapshot *s = w->s;
-	struct mw_snap_arena before = *a;
-	struct saved v = { .consistent = s->consistent, .stop = w->stop, .dropped = s->chunks_dropped,
-			   .steps = w->steps, .nchunks = s->nchunks, .nfast = w->nfast };
+	struct saved v;
 
-	memcpy(v.why, s->why, sizeof(v.why));
-	memcpy(v.stop_why, w->stop_why, sizeof(v.stop_why));
-	if (side_by_side(w, a) == 0 && s->chunks_dropped == v.dropped)
+	keep_state(w, a, &v, 0);
+	if (side_by_side(w, a) == 0 && w->s->chunks_dropped == v.dropped)
 		return 0;
 	if (w->fatal || w->stop == MW_SNAP_TIMEOUT)
 		return -1;	/* the process is gone, or no time for another walk */
-	*a = before;
-	s->consistent = v.consistent;
-	w->stop = v.stop;
-	s->chunks_dropped = v.dropped;
-	w->steps = v.steps;
-	s->nchunks = v.nchunks;
-	w->nfast = v.nfast;
-	memcpy(s->why, v.why, sizeof(v.why));
-	memcpy(w->stop_why, v.stop_why, sizeof(v.stop_why));
+	keep_state(w, a, &v, 1);
 	return lists_in_turn(w, a);
 }
 

@@ -10,6 +10,7 @@
 #include "protocol.h"
 #include "snapshot.h"
 #include "stream.h"
+#include "units.h"
 
 struct mw_procs {
 	size_t n, cap;
@@ -358,15 +359,17 @@ static int live_record(struct mw_process *pr, const char *rec)
 		return mw_stream_line(pr->st, rec);
 	n = mw_stream_numbers(rec + 1, v, 9);
 	if (rec[0] == MW_REC_HEAPHITS && n == MW_NF_HEAP) {
-		c->heap_grows += (uint64_t)v[4];
-		c->heap_shrinks += (uint64_t)v[5];
+		/* held at UINT64_MAX (units.h): serve leaves out a
+		 * counter past INT64_MAX (report_metrics.c) */
+		c->heap_grows = mw_count_add(c->heap_grows, (uint64_t)v[4]);
+		c->heap_shrinks = mw_count_add(c->heap_shrinks, (uint64_t)v[5]);
 	} else if (rec[0] == MW_REC_WAITS && n == MW_NF_WAITS) {
-		c->lock_waits += (uint64_t)v[3];
+		c->lock_waits = mw_count_add(c->lock_waits, (uint64_t)v[3]);
 	} else if (rec[0] == MW_REC_SBRK && n == MW_NF_SBRK_HITS) {
 		c->sbrk_grown = (uint64_t)v[0];
 		c->sbrk_trimmed = (uint64_t)v[1];
-		c->sbrk_more = (uint64_t)(v[2] + v[7]);
-		c->sbrk_less = (uint64_t)(v[3] + v[8]);
+		c->sbrk_more = mw_count_add((uint64_t)v[2], (uint64_t)v[7]);
+		c->sbrk_less = mw_count_add((uint64_t)v[3], (uint64_t)v[8]);
 	} else {
 		mw_state_garbled(pr->st);
 		return -1;

@@ -256,16 +256,21 @@ int mw_state_event(struct mw_state *st, int id, int tid, const int64_t *args, in
 int mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
 /* An H record; with hits (a G record) grew and shrank are also added to
  * the hits of memory_heap_more and memory_heap_less, which then have no
- * N records (their hits are not per thread). */
-void mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t size,
-		   uint64_t peak, uint64_t grew, uint64_t shrank, int hits);
+ * N records (their hits are not per thread): 0; -1 (nothing taken) when
+ * they would take the image's total of hits past INT64_MAX (garbled, as
+ * mw_state_hits).  A heap's grew and shrank are held at UINT64_MAX. */
+int mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t size,
+		  uint64_t peak, uint64_t grew, uint64_t shrank, int hits);
 /* A W record: count memory_arena_reuse_wait hits of thread tid on the
- * arena at address arena (the arena is made when new). */
+ * arena at address arena (the arena is made when new); the thread's and
+ * the arena's waits are held at UINT64_MAX (units.h: past INT64_MAX the
+ * view's cells are unknown). */
 void mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count);
 /* An S record; with hits (nine fields) nmore + failed and nless +
  * failed_less are the hits of memory_sbrk_more and memory_sbrk_less,
- * which then have no N records. */
-void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits);
+ * which then have no N records: 0; -1 (nothing taken) when they would
+ * take the image's total of hits past INT64_MAX (garbled). */
+int mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits);
 /* A B record: the libc's load bias (bytes; 0 is ignored).  With
  * main_arena's symbol (mw_state_set_main_arena_sym) it names main_arena's
  * address, and an arena the events made at that address before is merged
@@ -414,7 +419,10 @@ uint64_t mw_state_hits_unthreaded(const struct mw_state *st);
 uint64_t mw_state_probe_unthreaded(const struct mw_state *st, int known);
 
 /* Total probe hits; lost = streamed hits never received + tracer-reported
- * + garbled lines; ended = the end-of-run aggregates arrived. */
+ * + garbled lines; ended = the end-of-run aggregates arrived.  Both sums
+ * (and mw_state_missing, mw_state_owed) are held at UINT64_MAX; past
+ * INT64_MAX they are unknown (units.h mw_count_known: a hostile stream's
+ * images, each of 2^62 hits never received). */
 void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
 		     uint64_t *garbled, int *ended);
 

@@ -13,6 +13,7 @@
 #include "protocol.h"
 #include "state.h"
 #include "state_int.h"
+#include "units.h"
 
 /* Shared with state_model.c (state_int.h), by their short names here. */
 #define probe_known(st, k) mw_state_probe_known((st), (k))
@@ -77,7 +78,8 @@ static void count_heaps(struct mw_state *st)
 		for (size_t j = 0; j < st->nheaps; j++)
 			if (!st->heaps[j].freed && st->heaps[j].arena == a->addr) {
 				a->nheaps++;
-				a->heap_bytes += st->heaps[j].size;
+				/* held (units.h): a hostile stream's sizes */
+				a->heap_bytes = mw_count_add(a->heap_bytes, st->heaps[j].size);
 			}
 	}
 }

@@ -10,6 +10,7 @@
 #include "protocol.h"
 #include "state.h"
 #include "state_int.h"
+#include "units.h"
 #include "xalloc.h"
 
 struct mw_state *mw_state_new(int pid)
@@ -80,10 +81,9 @@ void mw_state_exec(struct mw_state *st)
 		uint64_t due = p->streamed ? p->hits : mw_probe_samples_due(p);
 
 		if (due > p->received)	/* slow-math samples too (protocol.h) */
-			p->owed += due - p->received;
+			p->owed = mw_count_add(p->owed, due - p->received);
 		/* (more than a run can count: a hostile stream's exec lines) */
-		p->hits_before = p->hits > UINT64_MAX - p->hits_before ? UINT64_MAX :
-				 p->hits_before + p->hits;
+		p->hits_before = mw_count_add(p->hits_before, p->hits);
 		p->hits = p->received = p->samples = 0;
 	}
 	*st = *fresh;
@@ -113,7 +113,7 @@ uint64_t mw_state_owed(const struct mw_state *st)
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < st->nprobes; i++)
-		n += st->probes[i].owed;
+		n = mw_count_add(n, st->probes[i].owed);
 	return n;
 }
 
@@ -135,8 +135,7 @@ unsigned mw_state_execs(const struct mw_state *st, uint64_t *hits_before)
 {
 	*hits_before = 0;
 	for (size_t i = 0; i < st->nprobes; i++)
-		*hits_before = st->probes[i].hits_before > UINT64_MAX - *hits_before ? UINT64_MAX :
-			       *hits_before + st->probes[i].hits_before;
+		*hits_before = mw_count_add(*hits_before, st->probes[i].hits_before);
 	return st->execs;
 }
 

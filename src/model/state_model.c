@@ -26,6 +26,7 @@
 #include "snapshot.h"
 #include "state.h"
 #include "state_int.h"
+#include "units.h"
 #include "xalloc.h"
 
 /* Shared with state_jumps.c and state_finish.c (state_int.h), by their
@@ -48,7 +49,7 @@ void mw_state_keep_received(struct mw_state *st, const struct mw_state *old)
 		struct mw_probe_count *p = probe(st, old->probes[i].id);
 
 		if (p)
-			p->received += old->probes[i].received;
+			p->received = mw_count_add(p->received, old->probes[i].received);
 	}
 }
 
@@ -478,21 +479,37 @@ int mw_state_jump_slot(int known)
 	}
 }
 
-/* Do count more hits of thread tid keep the hits the reports add up (the
- * image's total, a probe's and the thread's) within INT64_MAX, as the
- * JSON and the view's cells hold them?  A tracer counts far fewer; a
- * stream that says more is garbled (t-hostile-stream). */
-static int hits_fit(const struct mw_state *st, int tid, uint64_t count)
+/* Do count more hits keep the image's total of hits (and so a probe's)
+ * within INT64_MAX, as the JSON and the view's cells hold them?  A tracer
+ * counts far fewer; a stream that says more is garbled
+ * (t-hostile-stream). */
+static int total_fits(const struct mw_state *st, uint64_t count)
 {
 	uint64_t sum = 0;
-	size_t i = mw_idmap_get(&st->thread_ix, (uint64_t)(uint32_t)tid);
 
 	if (count > (uint64_t)INT64_MAX)
 		return 0;
 	for (size_t k = 0; k < st->nprobes; k++)
-		sum += st->probes[k].hits;
-	return sum <= (uint64_t)INT64_MAX - count &&
+		sum = mw_count_add(sum, st->probes[k].hits);
+	return sum <= (uint64_t)INT64_MAX - count;
+}
+
+/* The same, and the hits of thread tid too. */
+static int hits_fit(const struct mw_state *st, int tid, uint64_t count)
+{
+	size_t i = mw_idmap_get(&st->thread_ix, (uint64_t)(uint32_t)tid);
+
+	return total_fits(st, count) &&
 	       (i == MW_IDMAP_NONE || st->threads[i].hits <= (uint64_t)INT64_MAX - count);
+}
+
+/* The hits of a G record (grew, shrank) or an S record (a, b), added
+ * up, when they fit (total_fits); else UINT64_MAX (garbled). */
+static uint64_t pair_fits(const struct mw_state *st, uint64_t a, uint64_t b)
+{
+	if (a > (uint64_t)INT64_MAX || b > (uint64_t)INT64_MAX || !total_fits(st, a + b))
+		return UINT64_MAX;
+	return a + b;
 }
 
 int mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
@@ -513,11 +530,13 @@ int mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 	return 0;
 }
 
-void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,
-		   uint64_t peak, uint64_t grew, uint64_t shrank, int hits)
+int mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size,
+		  uint64_t peak, uint64_t grew, uint64_t shrank, int hits)
 {
 	struct mw_heap *h = live_heap(st, addr);
 
+	if (hits && pair_fits(st, grew, shrank) == UINT64_MAX)
+		return -1;	/* past INT64_MAX hits: a hostile stream's */
 	st->n_heap_records++;	/* one per memory_heap_free, the rest at the end */
 	if (hits) {
 		probe_hits(st, MW_P_memory_heap_more, grew);
@@ -527,19 +546,20 @@ void mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t siz
 		heap_new(st, 0, addr, size);
 		h = live_heap(st, addr);
 		if (!h)
-			return;
+			return 0;
 	}
 	h->size = size;
 	if (peak > h->peak)
 		h->peak = peak;
 	if (size > h->peak)
 		h->peak = size;
-	h->grew += grew;
-	h->shrank += shrank;
+	h->grew = mw_count_add(h->grew, grew);	/* H records: no hits, not checked */
+	h->shrank = mw_count_add(h->shrank, shrank);
 	if (ar) {
 		h->arena = ar;
 		st->heap_rule[h - st->heaps] = 1;
 	}
+	return 0;
 }
 
 void mw_state_wait(struct mw_state *st, int tid, uint64_t addr, uint64_t count)
@@ -549,18 +569,25 @@ void mw_state_wait(struct mw_state *st, int tid, uint64_t addr, uint64_t count)
 
 	st->n_waits++;
 	if (t)
-		t->waits += count;
+		t->waits = mw_count_add(t->waits, count);
 	if (a)
-		a->waits += count;
+		a->waits = mw_count_add(a->waits, count);
 }
 
-void mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits)
+int mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits)
 {
+	uint64_t more = pair_fits(st, s->nmore, s->failed);
+	uint64_t less = pair_fits(st, s->nless, s->failed_less);
+
+	if (hits && (more == UINT64_MAX || less == UINT64_MAX ||
+		     pair_fits(st, more, less) == UINT64_MAX))
+		return -1;	/* past INT64_MAX hits: a hostile stream's */
 	st->sbrk = *s;
 	if (hits) {
-		probe_hits(st, MW_P_memory_sbrk_more, s->nmore + s->failed);
-		probe_hits(st, MW_P_memory_sbrk_less, s->nless + s->failed_less);
+		probe_hits(st, MW_P_memory_sbrk_more, more);
+		probe_hits(st, MW_P_memory_sbrk_less, less);
 	}
+	return 0;
 }
 
 void mw_state_bias(struct mw_state *st, uint64_t bias)
@@ -585,7 +612,7 @@ void mw_state_bias(struct mw_state *st, uint64_t bias)
 			}
 			if (m->natt > 1)
 				qsort(m->att, m->natt, sizeof(*m->att), att_seq_cmp);
-			m->waits += dup->waits;
+			m->waits = mw_count_add(m->waits, dup->waits);
 			dup->addr = UINT64_MAX;	/* dropped in finish */
 		}
 	}
@@ -647,5 +674,5 @@ void mw_state_garbled(struct mw_state *st)
 
 void mw_state_tracer_lost(struct mw_state *st, uint64_t n)
 {
-	st->tracer_lost += n;
+	st->tracer_lost = mw_count_add(st->tracer_lost, n);
 }

@@ -9,6 +9,7 @@
 #include "protocol.h"
 #include "state.h"
 #include "state_int.h"
+#include "units.h"
 #include "xalloc.h"
 
 const struct mw_setting *mw_state_settings(const struct mw_state *st, size_t *n)
@@ -93,10 +94,10 @@ uint64_t mw_state_missing(const struct mw_state *st)
 		const struct mw_probe_count *p = &st->probes[i];
 
 		if (p->streamed && p->hits > p->received)
-			n += p->hits - p->received;
+			n = mw_count_add(n, p->hits - p->received);
 		if (mw_probe_samples_due(p) > p->received)
-			n += mw_probe_samples_due(p) - p->received;
-		n += p->owed;	/* the image's before its exec */
+			n = mw_count_add(n, mw_probe_samples_due(p) - p->received);
+		n = mw_count_add(n, p->owed);	/* the image's before its exec */
 	}
 	return n;
 }
@@ -105,9 +106,11 @@ void mw_state_totals(const struct mw_state *st, uint64_t *total, uint64_t *lost,
 		     uint64_t *garbled, int *ended)
 {
 	*total = 0;
-	*lost = st->tracer_lost + st->garbled + mw_state_missing(st);
+	/* held at UINT64_MAX (units.h): images of 2^62 streamed hits
+	 * each, none received, are owed more than a uint64_t holds */
+	*lost = mw_count_add(mw_count_add(st->tracer_lost, st->garbled), mw_state_missing(st));
 	for (size_t i = 0; i < st->nprobes; i++)
-		*total += st->probes[i].hits;
+		*total = mw_count_add(*total, st->probes[i].hits);
 	*garbled = st->garbled;
 	*ended = st->ended;
 }

@@ -177,10 +177,9 @@ static int total_record(struct mw_state *st, int tag, const int64_t *v, int n)
 	case MW_REC_HEAPHITS:
 		if (n != MW_NF_HEAP || v[4] < 0 || v[5] < 0)
 			return -1;
-		mw_state_heap(st, (uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2],
-			      (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5],
-			      tag == MW_REC_HEAPHITS);
-		return 0;
+		return mw_state_heap(st, (uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2],
+				     (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5],
+				     tag == MW_REC_HEAPHITS);
 	case MW_REC_WAIT:
 		if (n != MW_NF_WAIT || v[2] < 0)
 			return -1;
@@ -196,8 +195,7 @@ static int total_record(struct mw_state *st, int tag, const int64_t *v, int n)
 			.first_brk = (uint64_t)v[5], .last_brk = (uint64_t)v[6],
 			.failed = (uint64_t)v[7],
 			.failed_less = n == MW_NF_SBRK_HITS ? (uint64_t)v[8] : 0 };
-		mw_state_sbrk(st, &s, n == MW_NF_SBRK_HITS);
-		return 0;
+		return mw_state_sbrk(st, &s, n == MW_NF_SBRK_HITS);
 	}
 	case MW_REC_JUMPS:
 		if (n != MW_NF_JUMPS || v[0] < 0 || v[5] < 0 ||

@@ -187,33 +187,62 @@ int mw_metric_view_fig(enum mw_metric m)
 }
 
 /* View figure f of report r, where view.def says the JSON has it. */
+/* The object of report r that holds figure f (view.def's section). */
+static const json_t *view_section(const json_t *r, enum mw_view_fig f)
+{
+	char sec[64], *save = NULL;
+
+	snprintf(sec, sizeof(sec), "%s", mw_view_fig_info(f)->section);
+	for (char *k = strtok_r(sec, ".", &save); k; k = strtok_r(NULL, ".", &save))
+		r = json_object_get(r, k);
+	return r;
+}
+
 static int view_metric(const json_t *r, enum mw_view_fig f, int64_t *v)
 {
 	const struct mw_view_fig_info *fi = mw_view_fig_info(f);
-	char sec[64], *save = NULL;
 
-	snprintf(sec, sizeof(sec), "%s", fi->section);
-	for (char *k = strtok_r(sec, ".", &save); k; k = strtok_r(NULL, ".", &save))
-		r = json_object_get(r, k);
+	r = view_section(r, f);
 	if (fi->unit == MW_VU_ROWS)
 		return length_of(json_object_get(r, fi->key), v);
 	return get_int(r, fi->key, v);
 }
 
-/* The sum of the integer members key of the objects in arr, saturating
- * (a file's figures may be anything); with skip_main, the one of
- * main_arena is left out.  Members that are not integers count 0. */
-static int64_t sum_of(const json_t *arr, const char *key, int skip_main)
+/* A count of view.def's that report r has as null where no "unknown"
+ * says why: a sum past INT64_MAX (units.h, a hostile stream's: events.lost
+ * of images of 2^62 hits never received); NULL when it is not. */
+static const char *past_int64(const json_t *r, enum mw_metric m)
 {
-	int64_t sum = 0, b;
+	int f = mw_metric_view_fig(m);
+
+	if (f < 0 || mw_view_fig_info((enum mw_view_fig)f)->unit != MW_VU_COUNT)
+		return NULL;
+	return json_is_null(json_object_get(view_section(r, (enum mw_view_fig)f),
+					    mw_view_fig_info((enum mw_view_fig)f)->key)) ?
+	       "more than can be counted (past 2^63 - 1)" : NULL;
+}
+
+/* The sum of the integer members key of the objects in arr into *v,
+ * saturating (a file's figures may be anything), 0; with skip_main, the
+ * one of main_arena is left out.  Members that are not integers count
+ * 0; -1 (unknown) when arr is no array or a member is null (a cell the
+ * report does not know, e.g. an arena's heap bytes summed past
+ * INT64_MAX: not 0). */
+static int sum_of(const json_t *arr, const char *key, int skip_main, int64_t *v)
+{
+	int64_t b;
 	const json_t *x;
 	size_t i;
 
+	*v = 0;
 	json_array_foreach(arr, i, x)
-		if (!(skip_main && json_is_true(json_object_get(x, "main"))) &&
-		    get_int(x, key, &b) == 0)
-			sum = mw_sat_add(sum, b);
-	return sum;
+		if (!(skip_main && json_is_true(json_object_get(x, "main")))) {
+			if (json_is_null(json_object_get(x, key)))
+				return -1;
+			if (get_int(x, key, &b) == 0)
+				*v = mw_sat_add(*v, b);
+		}
+	return json_is_array(arr) ? 0 : -1;
 }
 
 /* system_bytes, free_bytes or in_use_bytes of the snapshot read last. */
@@ -244,8 +273,7 @@ static int snapshot_metric(const json_t *r, enum mw_metric m, int64_t *v)
 			*v = mw_sat_add(*v, json_array_size(json_object_get(x, "heaps")));
 		return json_is_array(arenas) ? 0 : -1;
 	case MW_M_heap_bytes:
-		*v = sum_of(arenas, "heap_bytes", 1);
-		return json_is_array(arenas) ? 0 : -1;
+		return sum_of(arenas, "heap_bytes", 1, v);
 	case MW_M_mmap_threshold:
 		return get_int(json_object_get(s, "thresholds"), "mmap", v);
 	case MW_M_trim_threshold:
@@ -318,12 +346,11 @@ const char *mw_metric_unknown(const json_t *r, enum mw_metric m)
 
 	if (m >= MW_M_COUNT)
 		return NULL;
-	if (!json_is_object(u))
-		return ledger_unknown(r, m);
-	json_array_foreach(json_object_get(u, "figures"), i, x)
+	json_array_foreach(json_object_get(u, "figures"), i, x)	/* none: no "unknown" */
 		if (json_is_string(x) && strcmp(json_string_value(x), metrics[m].name) == 0)
 			return why ? why : "unknown";
-	return ledger_unknown(r, m);
+	why = ledger_unknown(r, m);
+	return why ? why : past_int64(r, m);
 }
 
 int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
@@ -350,11 +377,9 @@ int mw_metric_value(const json_t *r, enum mw_metric m, int64_t *v)
 			*v += !json_is_true(json_object_get(x, "freed"));
 		return json_is_array(heaps) ? 0 : -1;
 	case MW_M_heap_bytes:
-		*v = sum_of(arenas, "heap_bytes", 1);
-		return json_is_array(arenas) ? 0 : -1;
+		return sum_of(arenas, "heap_bytes", 1, v);
 	case MW_M_heap_bytes_peak:
-		*v = sum_of(heaps, "peak_size", 0);
-		return json_is_array(heaps) ? 0 : -1;
+		return sum_of(heaps, "peak_size", 0, v);
 	case MW_M_reuse_waits:
 		if (get_int(json_object_get(events, "by_probe"), "memory_arena_reuse_wait", v) < 0)
 			*v = 0;	/* not hit, or not in this libc */

@@ -69,7 +69,9 @@ int mw_metric_value(const json_t *report, enum mw_metric m, int64_t *v);
 
 /* Why report does not know metric m, when it says so: its "unknown"
  * object ({"reason": "no snapshot at attach: ...", "figures": ["arenas",
- * ...]}, docs/json.md) lists m.  NULL otherwise.  Owned by report. */
+ * ...]}, docs/json.md) lists m; or a count it has as null, past 2^63 - 1
+ * ("more than can be counted ...": events.lost).  NULL otherwise.  Owned
+ * by report, or static. */
 const char *mw_metric_unknown(const json_t *report, enum mw_metric m);
 
 enum mw_op { MW_OP_LE, MW_OP_LT, MW_OP_GE, MW_OP_GT, MW_OP_EQ, MW_OP_NE };

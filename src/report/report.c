@@ -15,6 +15,7 @@
 #include "report_stacks.h"
 #include "report_int.h"
 #include "report_ledger.h"
+#include "units.h"
 #include "view.h"
 #include "xalloc.h"
 
@@ -186,10 +187,16 @@ static void hits_sum_text(FILE *f, const struct mw_view *v, size_t n)
 	uint64_t total = (uint64_t)mw_view_get(v, MW_VF_events)->v, sum = 0;
 	uint64_t heaps = (uint64_t)mw_view_get(v, MW_VF_unthreaded)->v;
 
-	for (size_t i = 0; i < n; i++)
-		sum += (uint64_t)mw_view_cell(v, i, MW_VC_threads_hits)->v;
+	for (size_t i = 0; i < n; i++)	/* held: undeclared probes' hits are in no total */
+		sum = mw_count_add(sum, (uint64_t)mw_view_cell(v, i, MW_VC_threads_hits)->v);
 	if (sum == total)
 		return;
+	if (!mw_count_known(sum) || !mw_count_known(sum + heaps)) {
+		fprintf(f, "  (%s PROBE HITS add up to more than can be counted: hits of probes "
+			"the stream never declared, not in the %" PRIu64 ")\n",
+			n > TOP_ROWS ? "all the threads'" : "their", total);
+		return;
+	}
 	fprintf(f, "  (%s PROBE HITS add up to %" PRIu64 " of the %" PRIu64,
 		n > TOP_ROWS ? "all the threads'" : "their", sum, total);
 	if (heaps)

@@ -11,6 +11,7 @@
 
 #include "jsonout.h"
 #include "report_cost.h"
+#include "units.h"
 
 /* What one hit costs the thread that makes it, trap and handler, as
  * bench/perhit.sh measured it (ours, median of 3 rounds, 2 cores under
@@ -54,8 +55,10 @@ void mw_report_cost_decide(struct mw_report_cost *c)
 	c->per_hit_us = row >= 0 ? families[row].us : 0;
 	c->loses = row >= 0 ? families[row].loses : NULL;
 	c->matters = 0;
-	if (c->family < 0 || c->family == MW_FAM_UNKNOWN ||
-	    c->hits * 100 < c->total * MW_COST_SHARE_PCT)
+	/* a total past INT64_MAX (processes of hostile streams, units.h)
+	 * is not known: no line then */
+	if (c->family < 0 || c->family == MW_FAM_UNKNOWN || !mw_count_known(c->total) ||
+	    (unsigned __int128)c->hits * 100 < (unsigned __int128)c->total * MW_COST_SHARE_PCT)
 		return;
 	if (c->traced_ns)
 		c->matters = c->hits >= MW_COST_MIN_HITS &&
@@ -75,7 +78,7 @@ void mw_report_cost_lines(FILE *f, const struct mw_report_cost *c, const char *i
 	name = mw_family_name((enum mw_family)c->family);
 	/* the share rounded down: 100% only when it made them all */
 	fprintf(f, "  tracing cost: %s made %" PRIu64 " of the %" PRIu64 " hits%s (%u%%)", name,
-		c->hits, c->total, in, (unsigned)(c->hits * 100 / c->total));
+		c->hits, c->total, in, (unsigned)((unsigned __int128)c->hits * 100 / c->total));
 	if (c->traced_ns)
 		fprintf(f, ", %.0f a second over\n    the %.2f s traced", (double)c->hits * 1e9 /
 			(double)c->traced_ns, (double)c->traced_ns / 1e9);
@@ -100,15 +103,16 @@ json_t *mw_report_cost_json_of(const struct mw_report_cost *c)
 	for (int fam = 0; fam <= MW_FAM_UNKNOWN; fam++)
 		if (c->by_family[fam])
 			mw_json_set(&by, mw_family_name((enum mw_family)fam),
-				    json_integer((json_int_t)c->by_family[fam]));
+				    mw_count_known(c->by_family[fam]) ?
+				    json_integer((json_int_t)c->by_family[fam]) : json_null());
 	if (c->family >= 0)
 		snprintf(leave, sizeof(leave), "!%s", mw_family_name((enum mw_family)c->family));
-	return json_pack("{s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:b}",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
 		"by_family", by,
 		"family", c->family >= 0 ?
 		json_string(mw_family_name((enum mw_family)c->family)) : json_null(),
 		"leave_out", c->family >= 0 ? json_string(leave) : json_null(),
-		"hits", (json_int_t)c->hits,
+		"hits", mw_count_known(c->hits) ? json_integer((json_int_t)c->hits) : json_null(),
 		"share", c->total ? json_real((double)c->hits / (double)c->total) : json_null(),
 		"traced_seconds", c->traced_ns ? json_real((double)c->traced_ns / 1e9) :
 		json_null(),

@@ -105,10 +105,13 @@ void mw_report_head_text(FILE *f, const struct mw_run_info *ri, const struct mw_
 	else if (ri->status_why)
 		fprintf(f, "  exit status unknown: %s\n", ri->status_why);
 	if (mw_view_get(v, MW_VF_events)->known)
-		fprintf(f, "  events: %" PRIu64 " probe hit%s, %" PRIu64 " lost", total,
-			total == 1 ? "" : "s", lost);
+		fprintf(f, "  events: %" PRIu64 " probe hit%s, ", total, total == 1 ? "" : "s");
 	else	/* refused (mixed_line) */
-		fprintf(f, "  events: ? probe hits, %" PRIu64 " lost", lost);
+		fputs("  events: ? probe hits, ", f);
+	if (mw_view_get(v, MW_VF_lost)->known)
+		fprintf(f, "%" PRIu64 " lost", lost);
+	else	/* past INT64_MAX: a hostile stream's images, never received */
+		fputs("more than can be counted lost", f);
 	if (garbled)
 		fprintf(f, " (%" PRIu64 " garbled lines)", garbled);
 	if (!mw_view_get(v, MW_VF_ended)->v)

@@ -10,6 +10,7 @@
 
 #include "msg.h"
 #include "report_metrics.h"
+#include "units.h"
 #include "view.h"
 
 /* What a row reads from a process or an arena. */
@@ -267,8 +268,9 @@ static void probe_families(FILE *out, size_t n, const struct mw_metrics_info *in
 		if (r->help)
 			family(out, info, r->family, r->unit, "counter", r->help);
 		for (size_t i = 0; i < n; i++) {
-			if (!labels[i] || !pb->traced[i])
-				continue;
+			if (!labels[i] || !pb->traced[i] ||
+			    !mw_count_known(pb->c[i * MW_VK_COUNT + (size_t)k]))
+				continue;	/* past INT64_MAX: not known (units.h) */
 			fprintf(out, "%s%s%s_total{%s%s%s} %" PRIu64 "\n", r->family,
 				*r->unit ? "_" : "", r->unit, labels[i], *r->label ? "," : "",
 				r->label, pb->c[i * MW_VK_COUNT + (size_t)k]);

@@ -18,6 +18,7 @@
 #include "run_info.h"
 #include "snapshot.h"
 #include "view.h"
+#include "units.h"
 #include "view_int.h"
 #include "xalloc.h"
 
@@ -85,7 +86,7 @@ static void run_figures(struct mw_view *v)
 
 	SET(execs, mw_state_execs(st, &before));
 	SET(hits_before, before);
-	v->fig[MW_VF_hits_before].known = before <= (uint64_t)INT64_MAX;	/* else unknown */
+	v->fig[MW_VF_hits_before].known = mw_count_known(before);	/* else unknown */
 	SET(omitted_events, o->events);
 	SET(omitted_settings, o->settings);
 	SET(omitted_retries, o->retries);
@@ -158,6 +159,8 @@ static void figures(struct mw_view *v, const struct mw_run_info *ri)
 	mw_state_totals(st, &total, &lost, &garbled, &ended);
 	SET(events, total);
 	SET(lost, lost);
+	v->fig[MW_VF_lost].known = mw_count_known(lost);	/* else unknown (units.h) */
+	v->fig[MW_VF_events].known = mw_count_known(total);
 	SET(garbled, garbled);
 	SET(complete, ended && !ri->tracer_died && !mw_state_full_tables(st)[0]);
 	SET(by_probe, (mw_state_probes(st, &n), n));
@@ -339,6 +342,29 @@ const char *mw_view_findings_text(const struct mw_view *v)
 /* serve keeps the highest given out of each (procs.h) */
 _Static_assert(MW_VK_COUNT <= MW_PROCS_SHOWN, "MW_PROCS_SHOWN is too small for the counters");
 
+/* The counter of serve --probes a probe (MW_P_*) adds its hits to, the
+ * hits received (*all 0) or, the heaps' grows and shrinks, all its hits
+ * (*all 1: the freed heaps' counts, their G record at memory_heap_free);
+ * -1 none. */
+static int counter_of(int known, int *all)
+{
+	*all = known == MW_P_memory_heap_more || known == MW_P_memory_heap_less;
+	switch (known) {
+	case MW_P_memory_arena_new: return MW_VK_arenas_created;
+	case MW_P_memory_arena_reuse: return MW_VK_arenas_reused;
+	case MW_P_memory_arena_reuse_free_list: return MW_VK_arenas_reused_free_list;
+	case MW_P_memory_arena_retry: case MW_P_memory_malloc_retry:
+	case MW_P_memory_realloc_retry: case MW_P_memory_memalign_retry:
+	case MW_P_memory_calloc_retry:
+		return MW_VK_retries;
+	case MW_P_memory_heap_new: return MW_VK_heaps_created;
+	case MW_P_memory_heap_free: return MW_VK_heaps_freed;
+	case MW_P_memory_heap_more: return MW_VK_heap_grows;
+	case MW_P_memory_heap_less: return MW_VK_heap_shrinks;
+	default: return -1;
+	}
+}
+
 void mw_view_counters(const struct mw_state *st, const struct mw_counters *live, uint64_t *c)
 {
 	static const struct mw_counters none;
@@ -356,24 +382,10 @@ void mw_view_counters(const struct mw_state *st, const struct mw_counters *live,
 	c[MW_VK_sbrk_trimmed] = l->sbrk_trimmed;
 	pc = mw_state_probes(st, &n);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t r = pc[i].received;
+		int all, k = counter_of(pc[i].known, &all);
 
-		switch (pc[i].known) {
-		case MW_P_memory_arena_new: c[MW_VK_arenas_created] += r; break;
-		case MW_P_memory_arena_reuse: c[MW_VK_arenas_reused] += r; break;
-		case MW_P_memory_arena_reuse_free_list: c[MW_VK_arenas_reused_free_list] += r; break;
-		case MW_P_memory_arena_retry: case MW_P_memory_malloc_retry:
-		case MW_P_memory_realloc_retry: case MW_P_memory_memalign_retry:
-		case MW_P_memory_calloc_retry:
-			c[MW_VK_retries] += r;
-			break;
-		case MW_P_memory_heap_new: c[MW_VK_heaps_created] += r; break;
-		case MW_P_memory_heap_free: c[MW_VK_heaps_freed] += r; break;
-		/* the freed heaps' counts (their G record at memory_heap_free) */
-		case MW_P_memory_heap_more: c[MW_VK_heap_grows] += pc[i].hits; break;
-		case MW_P_memory_heap_less: c[MW_VK_heap_shrinks] += pc[i].hits; break;
-		default: break;
-		}
+		if (k >= 0)	/* held at UINT64_MAX: serve leaves it out then */
+			c[k] = mw_count_add(c[k], all ? pc[i].hits : pc[i].received);
 	}
 }
 

@@ -233,6 +233,17 @@ size_t mw_view_table_text(FILE *f, const struct mw_view *v, enum mw_view_table t
 	return shown;
 }
 
+/* x's figure f added to the total t: unknown when x's is (a process's
+ * lost past INT64_MAX) or the sum would pass int64_t (hostile streams'
+ * processes of INT64_MAX hits each), as a total the reports give. */
+static void total_add(struct mw_view_val *t, const struct mw_view_val *x, int f)
+{
+	if (!(FIG(f)->flags & MW_VF_TOTAL) || !t->known)
+		return;	/* (a figure that is no total is not summed) */
+	if (!x->known || __builtin_add_overflow(t->v, x->v, &t->v))
+		*t = (struct mw_view_val){ 0 };
+}
+
 void mw_view_totals(struct mw_view *const *v, size_t n, struct mw_view_totals *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -243,10 +254,11 @@ void mw_view_totals(struct mw_view *const *v, size_t n, struct mw_view_totals *t
 		t->unknown += v[i]->fig[MW_VF_attach_unknown].v != 0;
 		t->mixed += v[i]->fig[MW_VF_images_refused].v != 0;
 		for (int f = 0; f < MW_VF_COUNT; f++)
-			t->fig[f].v += v[i]->fig[f].v;
+			total_add(&t->fig[f], &v[i]->fig[f], f);
 		for (int fam = 0; fam <= MW_FAM_UNKNOWN; fam++) {
-			t->cost.by_family[fam] += v[i]->cost.by_family[fam];
-			t->cost.total += v[i]->cost.by_family[fam];
+			t->cost.by_family[fam] = mw_count_add(t->cost.by_family[fam],
+							      v[i]->cost.by_family[fam]);
+			t->cost.total = mw_count_add(t->cost.total, v[i]->cost.by_family[fam]);
 		}
 	}
 	if (n)
@@ -284,17 +296,28 @@ static const char *s1(const struct mw_view_totals *t, enum mw_view_fig f)
 	return t->fig[f].v == 1 ? "" : "s";
 }
 
+/* Total f as the text gives it, into buf: the number, or "more than can
+ * be counted" when it is not known (past INT64_MAX, mw_view_totals). */
+static const char *count_text(const struct mw_view_totals *t, enum mw_view_fig f, char *buf,
+			      size_t len)
+{
+	if (!t->fig[f].known)
+		return "more than can be counted";
+	snprintf(buf, len, "%" PRId64, t->fig[f].v);
+	return buf;
+}
+
 void mw_view_totals_text(FILE *f, const struct mw_view_totals *t, int cost)
 {
-	char a[32];
+	char a[32], e[24], l[24];
 	int64_t net = t->fig[MW_VF_sbrk_net].v, r = t->fig[MW_VF_retries].v;
 
 	fprintf(f, "\nmallocwatch: %zu process%s in all: ", t->processes,
 		t->processes == 1 ? "" : "es");
 	if (t->mixed) {	/* a process's figures mix its images: no sum */
 		fprintf(f, "? arenas, ? heaps, ? threads, sbrk net ?, ? retries; ? events (%zu "
-			"process%s figures from the tracer REFUSED), %" PRId64
-			" lost\n", t->mixed, t->mixed == 1 ? "'s" : "es'", t->fig[MW_VF_lost].v);
+			"process%s figures from the tracer REFUSED), %s lost\n", t->mixed,
+			t->mixed == 1 ? "'s" : "es'", count_text(t, MW_VF_lost, l, sizeof(l)));
 		if (cost)
 			mw_report_cost_lines(f, &t->cost, " in all processes");
 		return;
@@ -305,11 +328,15 @@ void mw_view_totals_text(FILE *f, const struct mw_view_totals *t, int cost)
 	else
 		fprintf(f, "%" PRId64 " arena%s, %" PRId64 " heap%s, ", t->fig[MW_VF_arenas].v,
 			s1(t, MW_VF_arenas), t->fig[MW_VF_heaps].v, s1(t, MW_VF_heaps));
-	fprintf(f, "%" PRId64 " thread%s, sbrk net %s%s, %" PRId64 " retr%s; %" PRId64
-		" event%s, %" PRId64 " lost\n", t->fig[MW_VF_threads].v, s1(t, MW_VF_threads),
-		net < 0 ? "-" : "", mw_human_bytes((uint64_t)(net < 0 ? -net : net), a, sizeof(a)),
-		r, r == 1 ? "y" : "ies", t->fig[MW_VF_events].v, s1(t, MW_VF_events),
-		t->fig[MW_VF_lost].v);
+	if (!t->fig[MW_VF_sbrk_net].known)	/* hostile streams' (sbrk_net is no sum) */
+		snprintf(a, sizeof(a), "?");
+	else
+		mw_human_bytes(net < 0 ? -(uint64_t)net : (uint64_t)net, a, sizeof(a));
+	fprintf(f, "%" PRId64 " thread%s, sbrk net %s%s, %" PRId64 " retr%s; %s event%s, %s "
+		"lost\n", t->fig[MW_VF_threads].v, s1(t, MW_VF_threads),
+		net < 0 ? "-" : "", a, r, r == 1 ? "y" : "ies",
+		count_text(t, MW_VF_events, e, sizeof(e)), s1(t, MW_VF_events),
+		count_text(t, MW_VF_lost, l, sizeof(l)));
 	if (cost)
 		mw_report_cost_lines(f, &t->cost, " in all processes");
 }

@@ -13,6 +13,7 @@
 
 #include "probetab.h"
 #include "view.h"
+#include "units.h"
 #include "view_int.h"
 #include "xalloc.h"
 
@@ -288,8 +289,8 @@ static void arena_rows(struct mw_view *v)
 		CELL(arenas, created_by_tid, a->created_by_tid, a->created_by_tid != 0);
 		CELL(arenas, threads, a->natt, 1);
 		CELL(arenas, heaps, a->nheaps, known || a->is_main);
-		CELL(arenas, heap_bytes, a->heap_bytes, known);
-		CELL(arenas, waits, a->waits, 1);
+		CELL(arenas, heap_bytes, a->heap_bytes, known && mw_count_known(a->heap_bytes));
+		CELL(arenas, waits, a->waits, mw_count_known(a->waits));	/* summed */
 		CELL(arenas, at_attach, a->at_attach, 1);
 		CELL(arenas, threads_at_attach, a->threads_at_attach, 1);
 		CELL(arenas, create_size, a->create_size, 1);
@@ -310,8 +311,8 @@ static void heap_thread_rows(struct mw_view *v)
 		CELL(heaps, arena, h[i].arena, h[i].arena != 0);
 		CELL(heaps, size, h[i].size, 1);
 		CELL(heaps, peak_size, h[i].peak, 1);
-		CELL(heaps, grew, h[i].grew, 1);
-		CELL(heaps, shrank, h[i].shrank, 1);
+		CELL(heaps, grew, h[i].grew, mw_count_known(h[i].grew));
+		CELL(heaps, shrank, h[i].shrank, mw_count_known(h[i].shrank));
 		CELL(heaps, created_by_tid, h[i].created_by_tid, 1);
 		CELL(heaps, freed, h[i].freed, 1);
 		CELL(heaps, at_attach, h[i].at_attach, 1);
@@ -324,7 +325,7 @@ static void heap_thread_rows(struct mw_view *v)
 		row = cells + i * v->ncol[MW_VT_threads];
 		CELL(threads, tid, t[i].tid, 1);
 		CELL(threads, arena, t[i].arena, t[i].arena != 0);
-		CELL(threads, waits, t[i].waits, 1);
+		CELL(threads, waits, t[i].waits, mw_count_known(t[i].waits));
 		CELL(threads, retries, t[i].retries, 1);
 		CELL(threads, hits, t[i].hits, 1);
 		CELL(threads, first_ns, t[i].first_ns, 1);

@@ -321,7 +321,7 @@ static unsigned long long missing(void *ctx)
 	unsigned long long n = 0;
 
 	for (size_t i = 0; i < mw_procs_count(k->procs); i++)
-		n += mw_state_missing(mw_procs_state(k->procs, i));
+		n = mw_count_add(n, mw_state_missing(mw_procs_state(k->procs, i)));
 	return n;
 }
 

@@ -87,3 +87,32 @@ for c in "replay $FD/in.fifo" "flame $FD/in.fifo" "diff $FD/in.fifo $FD/in.fifo"
 done
 rm -rf "$FD"
 echo "ok: a FIFO given as replay's, flame's, diff's or check's input is refused at once"
+
+# Its counts too: nobody's images of 2^62 streamed hits each, none
+# received, summed past INT64_MAX (three) or past UINT64_MAX (five, which
+# wrapped to 2^62, a figure that looked right): root's replay says lost
+# "more than can be counted", the JSON null, and a rule on it fails (it
+# was -4611686018427387904 in the JSON and 'events_lost<=0' passed).
+for n in 3 5; do
+	$NOBODY sh -c 'exec >"$1/lost$2.mw"
+		printf "# mallocwatch-stream 1\n# libc /lib/libc.so.6\n# runtime bpf\n# arg ./prog\n"
+		printf "P 0 memory_arena_new 2\nMW 1 ready\n"
+		i=0
+		while [ $i -lt $2 ]; do
+			printf "N 0 7 4611686018427387904\nMW 1 end\nMW 1 exec\n"
+			i=$((i + 1))
+		done
+		printf "MW 1 end\n# pid 7\n# wait_status 0\n# tracer_died 0\n# tracer_lost 0\n"' \
+		sh "$D" "$n" || exit 99
+	"$MW" replay -q -o "$OUT/lost$n.txt" --json "$OUT/lost$n.json" "$D/lost$n.mw" ||
+		fail "replay of lost$n.mw exited $?"
+	grep -q '^  events: 0 probe hits, more than can be counted lost$' "$OUT/lost$n.txt" ||
+		fail "$n images: $(grep events: "$OUT/lost$n.txt")"
+	python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["events"]
+assert e["lost"] is None, e["lost"]' "$OUT/lost$n.json" || fail "$n images: lost not null"
+	"$MW" check --check 'events_lost<=0' "$OUT/lost$n.json" >"$OUT/lost$n.check"
+	rc=$?
+	[ $rc = 3 ] && grep -q '^FAIL events_lost: unknown: more than can be counted' "$OUT/lost$n.check" ||
+		fail "$n images: check exited $rc: $(cat "$OUT/lost$n.check")"
+done
+echo "ok: lost past 2^63 - 1 in nobody's stream: more than can be counted, null, a rule fails"

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "metrics.h"
+#include "procs.h"
 #include "protocol.h"
 #include "report.h"
 #include "state.h"
@@ -277,6 +278,202 @@ static void hits_before_overflow(void)
 	mw_state_free(st);
 }
 
+/* st's view (finished), its text and its JSON; a --check rule on
+ * rule's metric judged on that JSON: 1 passes. */
+static struct mw_view *rendered(struct mw_state *st, const struct mw_run_info *ri, char **text,
+				json_t **j, const char *rule_text, int *rule_ok)
+{
+	struct mw_view *v;
+	struct mw_rule rule;
+	char err[256];
+	size_t len;
+	FILE *f;
+
+	mw_state_finish(st);
+	v = mw_view_make(st, ri);
+	f = open_memstream(text, &len);
+	mw_report_text(f, v);
+	fclose(f);
+	*j = mw_report_json_value(v);
+	CHECK(mw_rule_parse(rule_text, &rule, err, sizeof(err)) == 0, "%s", err);
+	*rule_ok = mw_rule_check(&rule, *j, NULL).ok;
+	return v;
+}
+
+/* Images of 2^62 streamed hits each, none received (a hostile stream
+ * replayed by root): three of them summed past INT64_MAX and events.lost
+ * came out as -4611686018427387904 in the JSON, 13835058055282163712 in
+ * the text, and 'events_lost<=0' passed; five wrapped to 2^62, a figure
+ * that looks right.  Now the model holds it at UINT64_MAX, the view says
+ * unknown, the text "more than can be counted", the JSON null, and a
+ * rule on it fails. */
+static void lost_overflow(void)
+{
+	struct mw_state *st = fed(NULL, 0);
+	struct mw_run_info ri = { .pid = 7, .libc = "/x/libc.so.6", .runtime = "bpf" };
+	uint64_t total, lost, garbled;
+	struct mw_view *v;
+	json_t *j, *l;
+	char *text;
+	int ended, ok;
+
+	for (int i = 0; i < 5; i++)
+		feed(st, (const char *const[]){ "N 16 7 4611686018427387904", "MW 1 end",
+						"MW 1 exec" }, 3);
+	feed(st, (const char *const[]){ "MW 1 end" }, 1);
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	CHECK(lost == UINT64_MAX && mw_state_missing(st) == UINT64_MAX &&
+	      mw_state_owed(st) == UINT64_MAX, "lost %llu, not held", (unsigned long long)lost);
+	v = rendered(st, &ri, &text, &j, "events_lost<=0", &ok);
+	l = json_object_get(json_object_get(j, "events"), "lost");
+	CHECK(!mw_view_get(v, MW_VF_lost)->known, "lost known: %lld",
+	      (long long)mw_view_get(v, MW_VF_lost)->v);
+	CHECK(json_is_null(l), "the JSON's lost: %lld", (long long)json_integer_value(l));
+	CHECK(strstr(text, "0 probe hits, more than can be counted lost") && !strstr(text, "-46") &&
+	      !strstr(text, "13835"), "%s", text);
+	CHECK(!ok, "events_lost<=0 passes on a lost past INT64_MAX");
+	CHECK(mw_metric_unknown(j, MW_M_events_lost) &&
+	      strstr(mw_metric_unknown(j, MW_M_events_lost), "more than can be counted"),
+	      "the rule's reason: %s", mw_metric_unknown(j, MW_M_events_lost));
+	free(text);
+	json_decref(j);
+	mw_view_free(v);
+	mw_state_free(st);
+}
+
+/* G and S records' hits (memory_heap_more/less, memory_sbrk_more/less,
+ * counted with no thread) went into the image's total unchecked: with an
+ * N record of INT64_MAX - 10 hits, a G record of 100 and 10 made
+ * events.total negative, and an S record's NMORE + FAILED wrapped.  The
+ * record that would pass INT64_MAX is garbled, as an N record is. */
+static void unthreaded_overflow(void)
+{
+	static const struct { const char *line; int ret; } in[] = {
+		{ "P 40 memory_heap_more 2", 0 }, { "P 41 memory_heap_less 2", 0 },
+		{ "P 42 memory_sbrk_more 2", 0 }, { "P 43 memory_sbrk_less 2", 0 },
+		{ "N 16 7 9223372036854775797", 0 },		/* INT64_MAX - 10 */
+		{ "G 4096 0 65536 65536 100 10", -1 },
+		{ "G 4096 0 65536 65536 9223372036854775807 9223372036854775807", -1 },
+		{ "S 0 0 9223372036854775807 0 0 0 0 9223372036854775807 0", -1 },
+		{ "S 0 0 8 0 0 0 0 0 3", -1 },		/* 11 hits */
+		{ "G 4096 0 65536 65536 6 4", 0 },		/* 10: INT64_MAX */
+		{ "S 0 0 1 0 0 0 0 0 0", -1 },
+	};
+	struct mw_state *st = fed(NULL, 0);
+	uint64_t total, lost, garbled;
+	int ended;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		CHECK(mw_stream_line(st, in[i].line) == in[i].ret, "'%s' not %s", in[i].line,
+		      in[i].ret ? "garbled" : "taken");
+	mw_state_totals(st, &total, &lost, &garbled, &ended);
+	CHECK(total == (uint64_t)INT64_MAX && garbled == 5 &&
+	      mw_state_hits_unthreaded(st) == 10, "total %llu, garbled %llu, unthreaded %llu",
+	      (unsigned long long)total, (unsigned long long)garbled,
+	      (unsigned long long)mw_state_hits_unthreaded(st));
+	mw_state_free(st);
+}
+
+/* The totals of several processes (-f, -p PID,PID, --cgroup): three of
+ * INT64_MAX hits each summed to -9223372036854775807 events; one whose
+ * lost is unknown left a sum of the others.  Now both are unknown:
+ * null in the JSON, "more than can be counted" in the text; and the
+ * cost's total is no wrapped one (no cost line).  serve's counters of a
+ * process (a live reading's heap grows and the freed heaps') are held at
+ * UINT64_MAX, not wrapped. */
+static void totals_overflow(void)
+{
+	struct mw_run_info ri = { .pid = 7, .libc = "/x/libc.so.6", .runtime = "bpf" };
+	struct mw_state *st[4];
+	struct mw_view *v[4];
+	struct mw_view_totals t;
+	struct mw_counters live = { .heap_grows = UINT64_MAX - 5 };
+	uint64_t c[MW_VK_COUNT];
+	json_t *tj;
+	char *text;
+	size_t len;
+	FILE *f;
+
+	for (int i = 0; i < 4; i++) {
+		st[i] = fed(NULL, 0);
+		if (i < 3)
+			feed(st[i], (const char *const[]){ "N 33 7 9223372036854775807" }, 1);
+		for (int k = 0; i == 3 && k < 3; k++)	/* lost past INT64_MAX */
+			feed(st[i], (const char *const[]){ "N 16 7 4611686018427387904",
+							   "MW 1 end", "MW 1 exec" }, 3);
+		feed(st[i], (const char *const[]){ "MW 1 end" }, 1);
+		mw_state_finish(st[i]);
+		v[i] = mw_view_make(st[i], &ri);
+	}
+	mw_view_totals(v, 3, &t);
+	tj = mw_view_totals_json(&t);
+	CHECK(json_is_null(json_object_get(tj, "events")) &&
+	      json_integer_value(json_object_get(tj, "lost")) == 12 &&
+	      json_integer_value(json_object_get(tj, "threads")) == 3, "three: events %lld",
+	      (long long)json_integer_value(json_object_get(tj, "events")));
+	CHECK(json_is_null(json_object_get(json_object_get(tj, "cost"), "hits")) || !t.cost.matters,
+	      "the cost");
+	f = open_memstream(&text, &len);
+	mw_view_totals_text(f, &t, 1);
+	fclose(f);
+	CHECK(strstr(text, "; more than can be counted events, 12 lost") && !strstr(text, "-92") &&
+	      !strstr(text, "tracing cost"), "%s", text);
+	free(text);
+	json_decref(tj);
+	mw_view_totals(v + 2, 2, &t);	/* INT64_MAX hits, and lost unknown */
+	tj = mw_view_totals_json(&t);
+	CHECK(json_is_null(json_object_get(tj, "lost")) &&
+	      json_integer_value(json_object_get(tj, "events")) == INT64_MAX, "lost unknown: %lld",
+	      (long long)json_integer_value(json_object_get(tj, "lost")));
+	json_decref(tj);
+	for (int i = 0; i < 4; i++) {
+		mw_view_free(v[i]);
+		mw_state_free(st[i]);
+	}
+	st[0] = fed(NULL, 0);
+	feed(st[0], (const char *const[]){ "P 40 memory_heap_more 2", "G 4096 0 4096 4096 9 0" },
+	     2);
+	mw_view_counters(st[0], &live, c);
+	CHECK(c[MW_VK_heap_grows] == UINT64_MAX, "serve's heap grows %llu",
+	      (unsigned long long)c[MW_VK_heap_grows]);
+	mw_state_free(st[0]);
+}
+
+/* Sums over the rows of a hostile stream: an arena's heap bytes (three
+ * heaps of 2^62 + 2^61 bytes wrapped to 2^61, a figure that looks
+ * right; two would have been negative), and the threads' hits of probes
+ * never declared (three of INT64_MAX, in no total: "add up to
+ * 9223372036854775805").  Now the arena's heap bytes are unknown (null,
+ * the rule fails) and the text says "more than can be counted". */
+static void rows_overflow(void)
+{
+	struct mw_state *st = fed(NULL, 0);
+	struct mw_run_info ri = { .pid = 7, .libc = "/x/libc.so.6", .runtime = "bpf" };
+	const json_t *a;
+	struct mw_view *v;
+	json_t *j;
+	char *text;
+	int ok;
+
+	feed(st, (const char *const[]){ "P 0 memory_arena_new 2", "E 0 8 140000000004096 1024",
+		"H 140000000000000 140000000004096 6917529027641081856 0 0 0",
+		"H 140000000065536 140000000004096 6917529027641081856 0 0 0",
+		"H 140000000131072 140000000004096 6917529027641081856 0 0 0",
+		"N 98 8 9223372036854775807", "N 98 9 9223372036854775807",
+		"N 98 10 9223372036854775807", "MW 1 end" }, 9);
+	v = rendered(st, &ri, &text, &j, "heap_bytes<=0", &ok);
+	a = json_array_get(json_object_get(j, "arenas"), 1);
+	CHECK(a && json_is_null(json_object_get(a, "heap_bytes")), "heap_bytes %lld",
+	      (long long)json_integer_value(json_object_get(a, "heap_bytes")));
+	CHECK(!ok, "heap_bytes<=0 passes on heap bytes past INT64_MAX");
+	CHECK(strstr(text, "PROBE HITS add up to more than can be counted") &&
+	      !strstr(text, "add up to 9"), "%s", text);
+	free(text);
+	json_decref(j);
+	mw_view_free(v);
+	mw_state_free(st);
+}
+
 int main(void)
 {
 	end_before_samples();
@@ -284,6 +481,10 @@ int main(void)
 	log_full();
 	hits_overflow();
 	hits_before_overflow();
+	lost_overflow();
+	unthreaded_overflow();
+	totals_overflow();
+	rows_overflow();
 	printf("%s: %d failed\n", __FILE__, failed);
 	return failed ? 1 : 0;
 }

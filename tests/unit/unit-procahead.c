@@ -18,6 +18,7 @@
 
 #include "procmem.h"
 #include "unit.h"
+#include "procmem-harness.h"
 
 #define MIB (1UL << 20)
 #define BLOCKS 128	/* the region above the hole: 8 MiB */
@@ -66,12 +67,10 @@ static unsigned long long other_sigblk(void)
 static unsigned char *region(void)
 {
 	size_t len = MIB + BLOCKS * MW_PROC_BLOCK;
-	unsigned char *m = mmap(NULL, len + MIB, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *r;
+	unsigned char *r = aligned_region(len, MIB);
 
-	if (m == MAP_FAILED)
+	if (!r)
 		return NULL;
-	r = (unsigned char *)(((uintptr_t)m + MIB - 1) & ~(uintptr_t)(MIB - 1));
 	for (size_t i = MIB; i < len; i += 8)
 		*(uint64_t *)(r + i) = (uintptr_t)(r + i);
 	mprotect(r, MIB, PROT_NONE);
@@ -99,13 +98,9 @@ int main(void)
 	uint64_t base = (uintptr_t)r, v = 0, blocks = 0;
 	int before = threads(), bad = 0;
 	struct mw_proc p;
-	char err[256];
 
-	CHECK(r != NULL);
-	if (!r)
+	if (open_self(&p, r) < 0)
 		return 1;
-	CHECK(mw_proc_open(&p, getpid(), err, sizeof(err)) == 0, "%s", err);
-	mw_proc_copy(&p, 1);
 	/* down from the top: 40 blocks read, more copied; one more thread */
 	CHECK(walk_down(&p, r, BLOCKS - 1, BLOCKS - 40) == 0);
 	mw_proc_copied(&p, &blocks);

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "procmem.h"
 #include "unit.h"
+#include "procmem-harness.h"
 
 #define MIB (1UL << 20)
 
@@ -19,12 +19,10 @@
  * offset's low bits. */
 static unsigned char *region(void)
 {
-	unsigned char *m = mmap(NULL, 6 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0), *r;
+	unsigned char *r = aligned_region(5 * MIB, MIB);
 
-	if (m == MAP_FAILED)
+	if (!r)
 		return NULL;
-	r = (unsigned char *)(((uintptr_t)m + MIB - 1) & ~(uintptr_t)(MIB - 1));
 	for (size_t i = 0; i < 3 * MIB; i++)
 		r[i] = (unsigned char)(i * 7);
 	mprotect(r + 3 * MIB, MIB, PROT_NONE);
@@ -38,11 +36,8 @@ int main(void)
 	struct mw_proc p;
 	char err[256];
 
-	CHECK(r != NULL);
-	if (!r)
+	if (open_self(&p, r) < 0)
 		return 1;
-	CHECK(mw_proc_open(&p, getpid(), err, sizeof(err)) == 0, "%s", err);
-	mw_proc_copy(&p, 1);
 	CHECK(p.copying);
 	/* a word, then the same block again: one block read */
 	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8));

@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "procmem.h"
 #include "unit.h"
+#include "procmem-harness.h"
 
 #define MIB (1UL << 20)
 #define HALF (48 * MIB / MW_PROC_BLOCK)	/* blocks of a half: three times the pool */
@@ -31,12 +31,10 @@ static uint64_t at(uint64_t base, int h, uint64_t k)
  * its half. */
 static unsigned char *region(void)
 {
-	unsigned char *m = mmap(NULL, SPAN + MW_PROC_BLOCK, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *r;
+	unsigned char *r = aligned_region(SPAN, MW_PROC_BLOCK);
 
-	if (m == MAP_FAILED)
+	if (!r)
 		return NULL;
-	r = (unsigned char *)(((uintptr_t)m + MW_PROC_BLOCK - 1) & ~(uintptr_t)(MW_PROC_BLOCK - 1));
 	for (int h = 0; h < 2; h++)
 		for (uint64_t k = 0; k < HALF; k++)
 			memcpy((unsigned char *)(uintptr_t)at((uintptr_t)r, h, k) + 16, &k, 8);
@@ -64,13 +62,9 @@ int main(void)
 	uint64_t base = (uintptr_t)r, v = 0, before, after;
 	struct mw_proc_marks *mk;
 	struct mw_proc p;
-	char err[256];
 
-	CHECK(r != NULL);
-	if (!r)
+	if (open_self(&p, r) < 0)
 		return 1;
-	CHECK(mw_proc_open(&p, getpid(), err, sizeof(err)) == 0, "%s", err);
-	mw_proc_copy(&p, 1);
 	mw_proc_mark(&p, 1);
 	CHECK(mw_proc_word(&p, base + 8, &v) == 0 && v == *(uint64_t *)(r + 8));
 	CHECK(sweep(&p, base, 0, 0), "a word read wrong");
