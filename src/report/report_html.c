@@ -474,7 +474,9 @@ static void script_ids(FILE *f, const char *text, const char *sfx)
 			fputc(*text++, f);
 			continue;
 		}
-		fprintf(f, "%.*s%s'", (int)strlen(ids[i]) - 1, ids[i], sfx);
+		/* the id without its closing quote, then sfx and the quote */
+		fwrite(ids[i], 1, strlen(ids[i]) - 1, f);
+		fprintf(f, "%s'", sfx);
 		text += strlen(ids[i]);
 	}
 }
