@@ -61,7 +61,7 @@ struct mw_procexec {
 	size_t nc, cap;
 	uint64_t closed;	/* counted by events closed, their threads gone */
 	int counted;		/* every thread has had a counter since the start */
-	int partial;		/* not every thread had one at the last look while it lived */
+	int partial;		/* not yet a look that found every thread with one */
 	int gone_early;		/* the address space was gone when they were set */
 	int seen;		/* an exec was seen (or cannot be told): why below */
 	char why[PATH_MAX + 400];
@@ -149,7 +149,7 @@ static int count_thread(struct mw_procexec *w, pid_t tid)
 	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
 				     .config = (uint64_t)w->tp, .inherit = 1, .inherit_thread = 1 };
 	char path[32];
-	int dir, fd, there;
+	int dir, fd, err, there;
 
 	if (counter_fds + 1 > budget())
 		return -1;
@@ -157,10 +157,11 @@ static int count_thread(struct mw_procexec *w, pid_t tid)
 	if ((dir = openat(w->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
 	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	err = errno;	/* faccessat's ENOENT is not perf_event_open's */
 	there = faccessat(dir, "stat", F_OK, 0) == 0;
 	close(dir);
-	if (fd < 0 && (errno != ESRCH || !there))
-		return errno == ESRCH ? 0 : -1;
+	if (fd < 0 && (err != ESRCH || !there))
+		return err == ESRCH || !there ? 0 : -1;
 	if (!there) {
 		close(fd);
 		return 0;
@@ -411,8 +412,13 @@ static uint64_t counted(struct mw_procexec *w)
 	/* a thread not counted yet is looked at again next time */
 	for (int i = 0; w->nc && i < 4 && (r = cover(w)) == 0; i++)
 		;
-	if (w->nc && !exited(w))	/* a listing of a process gone fails */
-		w->partial = r != 1;
+	/* Once a look found every thread with a count, every thread made
+	 * since inherits one from its maker's, and no count is closed that
+	 * a live thread inherits (prune: after a whole listing), so a later
+	 * look that is not whole (threads made and gone as it listed them)
+	 * leaves it counted.  (A listing of a process gone fails.) */
+	if (w->nc && !exited(w) && r == 1)
+		w->partial = 0;
 	n = w->closed + count_of(w->lead);	/* closed: of threads gone, just now too */
 	for (size_t i = 0; i < w->nc; i++)
 		n += count_of(w->c[i].fd);
@@ -450,9 +456,9 @@ static int mem_gone(const struct mw_procexec *w)
 	       has_mm(w);
 }
 
-/* No witness saw an exec: 0, unless the process has exited while not
- * every thread of it was counted at the last look: an exec from one that
- * was not, then its exit, leave nothing behind to see (its main thread
+/* No witness saw an exec: 0, unless the process has exited before a
+ * look found every thread of it counted: an exec from one that was not,
+ * then its exit, leave nothing behind to see (its main thread
  * and its address space gone as at any exit), so which it did cannot be
  * told: 2, and why. */
 static int untold(struct mw_procexec *w, char *why, size_t whylen)

@@ -66,8 +66,9 @@ struct mw_procexec *mw_procexec_open(pid_t pid);
  * by ...)", the new program's path as the process names it: quote it
  * where it is printed); 2 with why ("process 42 exited during the run,
  * and an exec before its exit cannot be ruled out: ...") when it exited
- * while not every thread of it was counted at the last look (an
- * uncounted thread's exec, then the exit, leave nothing to see); 0 when
+ * before any look found every thread of it counted (an uncounted
+ * thread's exec, then the exit, leave nothing to see; once one did, the
+ * threads made later inherit a count); 0 when
  * no witness saw one.  Once 1 or 2, always the same. */
 int mw_procexec_check(struct mw_procexec *w, char *why, size_t whylen);
 
