@@ -429,7 +429,7 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 	r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen);
 	if (r == 0 && mw_proc_kind(pid) != MW_PROC_USER)
 		mw_proc_no_memory(pid, err, errlen);	/* a zombie maps nothing */
-	else if (r == 0)
+	else if (r == 0 && !err[0])
 		snprintf(err, errlen, "process %d maps no libc.so.6: a static binary or not "
 			 "glibc; its allocator cannot be read", (int)pid);
 	if (r <= 0)

@@ -153,6 +153,11 @@ int mw_mapped_find(pid_t pid, enum mw_mapped_lib lib, struct mw_mapped *m, char 
 			*m = c[i].m;
 			found = 1;
 		}
+	err[0] = '\0';
+	if (!found && nc)	/* the loader maps it whole, then its code */
+		snprintf(err, errlen, "process %d maps %s as data alone, with no code mapped "
+			 "from it: a program still loading it (try again), or one that only "
+			 "reads the file", (int)pid, lib == MW_LIB_LIBC ? "libc" : "libm");
 	free(c);
 	return found;
 }

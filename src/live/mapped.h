@@ -50,9 +50,10 @@ enum mw_mapped_lib {
 	MW_LIB_LIBM,	/* "libm.so", "libm-" */
 };
 
-/* Find lib among pid's mappings into m.  1 found, 0 not mapped, -1 with a
- * one-line reason in err ("no process 42", "cannot read
- * '/proc/42/maps': ...", a maps line that does not parse). */
+/* Find lib among pid's mappings into m.  1 found; 0 not mapped (or not
+ * its code: err says "process 42 maps libc as data alone, ...", else
+ * err is ""); -1 with a one-line reason in err ("no process 42",
+ * "cannot read '/proc/42/maps': ...", a maps line that does not parse). */
 int mw_mapped_find(pid_t pid, enum mw_mapped_lib lib, struct mw_mapped *m, char *err,
 		   size_t errlen);
 

@@ -453,7 +453,7 @@ int mw_run_trace_multi(const struct trace_opts *o, struct outputs *out,
 		mw_procs_set_multi(k.procs);
 	if (o->procs.cgroup) {
 		if (mw_mapped_find(set->pid[0], MW_LIB_LIBC, &k.libc, err, sizeof(err)) != 1) {
-			mw_error("process %d: %s", (int)set->pid[0], err);
+			mw_error("process %d: %s", (int)set->pid[0], err[0] ? err : "maps no libc");
 			goto cleanup;
 		}
 		mw_procs_set_multi(k.procs);	/* even of one process, for now */

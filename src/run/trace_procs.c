@@ -41,9 +41,9 @@ static int attach_many(struct trace_opts *o)
 	for (size_t i = 0; i < set.n; i++) {
 		int r = mw_mapped_find(set.pid[i], MW_LIB_LIBC, i ? &m : &first, err, sizeof(err));
 
-		if (r == 0)
+		if (r == 0 && !err[0])
 			mw_die(MW_EXIT_RUNTIME, "process %d maps no libc", (int)set.pid[i]);
-		if (r < 0)
+		if (r <= 0)
 			mw_die(MW_EXIT_RUNTIME, "%s", err);
 		if (i && (m.ino != first.ino || m.dev_major != first.dev_major ||
 			  m.dev_minor != first.dev_minor))

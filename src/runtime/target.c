@@ -533,7 +533,7 @@ static int mw_target_libc_of_pid(pid_t pid, char *out, size_t len, char *err, si
 
 	if (r == 0 && mw_proc_kind(pid) != MW_PROC_USER)
 		mw_proc_no_memory(pid, err, errlen);	/* a zombie maps nothing */
-	else if (r == 0)
+	else if (r == 0 && !err[0])
 		snprintf(err, errlen, "process %d maps no libc", (int)pid);
 	if (r <= 0)
 		return -1;

@@ -41,7 +41,7 @@ run() {
 	(exec 3>&-; on_glibc /bin/sleep 1000) &
 	b=$!
 	# B runs the probe-enabled glibc's sleep, not the subshell before its exec
-	wait_for /proc/$b/maps "$GLIBC_PREFIX/lib/libc" 30 $b
+	wait_for /proc/$b/maps " r-xp .*$GLIBC_PREFIX/lib/libc" 30 $b
 	"$MW" -p $a,$b --check 'arenas<=8' --json "$OUT/$1.json" -o "$OUT/$1.txt" \
 		2>"$OUT/$1.err" &
 	mwpid=$!

@@ -7,7 +7,8 @@
 # hold-arenas builds the state in N threads, prints malloc_info() and
 # holds it until its stdin gives a byte: nothing changes while we read.
 # Then the errors: a process gone, gone while it is read, a static
-# binary, a libc whose debug symbols cannot be found - one line each,
+# binary, one mapping a libc as data alone (snapshot and -p), a libc
+# whose debug symbols cannot be found - one line each,
 # exit 1; and python3 with threads, a real program not written here.
 # needs: root glibc
 . tests/lib/lib.sh
@@ -147,6 +148,24 @@ if cc -static -o "$OUT/static" "$OUT/static.c" 2>/dev/null; then
 	[ $rc = 1 ] && grep -q "^mallocwatch: process $st maps no libc.so.6: a static binary" \
 		"$OUT/static.err" || fail "static: exit $rc: $(cat "$OUT/static.err")"
 	echo "ok: static binary: $(cat "$OUT/static.err")"
+	# one that maps a libc.so.6 as data (as the loader does before its
+	# code, as a debugger does): that, not "no libc", is said; and by -p
+	printf '#include <fcntl.h>\n#include <sys/mman.h>\n#include <unistd.h>\nint main(int c, char **v) { int fd = open(v[1], O_RDONLY); if (fd < 0 || mmap(0, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED) return 1; write(1, "r", 1); pause(); return 0; }\n' >"$OUT/data.c"
+	cc -static -o "$OUT/data" "$OUT/data.c" || fail "data: cc"
+	"$OUT/data" "$LIBC" >"$OUT/data.ready" &
+	st=$!
+	wait_for "$OUT/data.ready" r 30 $st
+	"$MW" snapshot -p $st >/dev/null 2>"$OUT/data.err"
+	rc=$?
+	"$MW" -p $st --duration 1 >/dev/null 2>"$OUT/data-trace.err"
+	rc2=$?
+	kill $st
+	for e in "$rc data.err" "$rc2 data-trace.err"; do
+		set -- $e
+		[ $1 = 1 ] && grep -q "^mallocwatch: process $st maps libc as data alone, with no code mapped from it: a program still loading it" \
+			"$OUT/$2" || fail "data alone: exit $1: $(cat "$OUT/$2")"
+	done
+	echo "ok: libc as data alone: $(cat "$OUT/data.err")"
 fi
 
 # python3 with threads, a program not written here: every arena, now
