@@ -40,8 +40,9 @@ run() {
 	wait_for "$OUT/$1.a" '^ready$' 120 $a
 	(exec 3>&-; on_glibc /bin/sleep 1000) &
 	b=$!
-	# B runs the probe-enabled glibc's sleep, not the subshell before its exec
-	wait_for /proc/$b/maps " r-xp .*$GLIBC_PREFIX/lib/libc" 30 $b
+	# B runs the probe-enabled glibc's sleep (in clock_nanosleep, 230), not
+	# the subshell before its exec, nor the loader
+	wait_held $b 30 230
 	"$MW" -p $a,$b --check 'arenas<=8' --json "$OUT/$1.json" -o "$OUT/$1.txt" \
 		2>"$OUT/$1.err" &
 	mwpid=$!

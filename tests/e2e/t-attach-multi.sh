@@ -42,7 +42,7 @@ storm() {
 	_p=$!
 	pids="$pids $_p"
 	eval "exec $3>\"\$OUT/\$1.in\""
-	wait_for /proc/$_p/maps " r-xp .*$L/libc.so.6" 30 $_p
+	wait_held $_p 30
 }
 # within 120 s; 1800 under the kernel runtime, whose first run of a script
 # compiles its module (about 10 minutes in make check-vm's emulated guest)

@@ -16,7 +16,7 @@ start_storm() {	# start arena-storm 4 40, held on the FIFO; sets pid
 	(on_glibc ./examples/arena-storm 4 40 -) <"$OUT/go" >"$OUT/malloc_info.xml" &
 	pid=$!
 	exec 3>"$OUT/go"
-	wait_for /proc/$pid/maps " r-xp .*$LIBC" 60
+	wait_held $pid 60
 }
 # within 120 s; 1800 under the kernel runtime, whose first run of a
 # script compiles its module (about 10 minutes in make check-vm's

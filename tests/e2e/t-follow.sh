@@ -314,7 +314,7 @@ mkfifo "$OUT/p/in"
 	<"$OUT/p/in" >/dev/null &
 held=$!
 exec 4>"$OUT/p/in"
-wait_for /proc/$held/maps " r-xp .*$L/libc.so.6" 30
+wait_held $held 30
 "$MW" -p $held -f --json "$OUT/p.json" -o "$OUT/p.txt" 2>"$OUT/p.err" 4>&- &
 mw=$!
 wait_for "$OUT/p.err" "tracing process $held and the processes it creates (-f)" 120 $mw

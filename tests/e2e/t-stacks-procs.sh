@@ -111,7 +111,7 @@ done
 exec 4>"$d/in1" 5>"$d/in2"
 set -- $pids
 for p in "$1" "$2"; do
-	wait_for /proc/$p/maps " r-xp .*$L/libc.so.6" 30
+	wait_held $p 30
 done
 $MW --stacks -p "$1,$2" --folded "$d/folded" --json "$d/report.json" -o "$d/summary" \
 	2>"$d/stderr" 4>&- 5>&- &

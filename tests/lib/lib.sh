@@ -60,6 +60,18 @@ wait_for() {
 		sleep 0.05
 	done
 }
+# wait_held PID SECONDS [NR]: until process PID waits in system call NR
+# (0, read(2), on its stdin when not given: a program held on a FIFO), as
+# /proc/PID/syscall says ("0 0x0 ...", root's to read): its program runs,
+# which its maps alone do not tell (the loader maps a library whole, then
+# its code and data, then relocates it).  Fails as wait_for does.
+wait_held() {
+	if [ -z "${3:-}" ]; then
+		wait_for "/proc/$1/syscall" "^0 0x0 " "$2" "$1"
+	else
+		wait_for "/proc/$1/syscall" "^$3 " "$2" "$1"
+	fi
+}
 # wrap_tool DIR TOOL PREFIX...: make DIR/TOOL a script that runs the real
 # TOOL (found in PATH now) under PREFIX (a command and its arguments, or
 # env VAR=value), so a run with DIR first in PATH gets the wrapped one
