@@ -90,6 +90,23 @@ echo "  the longest process read of each scrape: $(stats $OUT/proc.t)"
 echo "  first scrape's counts: $(cat $OUT/first.txt)"
 echo "load now: $(load)"
 
+# each process's read against --read-timeout B (snapshot --all's and
+# -p's path, mw_psnap_read): serve with a budget that never ends first
+$MW serve --listen 127.0.0.1:0 --all --budget 60 --read-timeout "$B" --min-interval 0.01 \
+	2>$OUT/serve2.err &
+spid=$!
+until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' $OUT/serve2.err) &&
+	[ -n "$port" ]; do
+	kill -0 $spid || { cat $OUT/serve2.err; exit 1; }; sleep 0.05
+done
+: >$OUT/rt.t
+for k in $(seq "$RUNS"); do
+	curl -sS -m 120 -o $OUT/m2.txt "http://127.0.0.1:$port/metrics"
+	awk '/^mallocwatch_process_read_seconds/ { print $2 }' $OUT/m2.txt >>$OUT/rt.t
+done
+kill $spid; wait $spid 2>/dev/null || true; spid=
+echo "each process read (read ones), --read-timeout $B, $RUNS tables: $(stats $OUT/rt.t)"
+
 # runs NAME ARGS: RUNS runs of mallocwatch ARGS, each one's wall time
 runs() {
 	_n=$1; shift
@@ -105,4 +122,7 @@ echo "snapshot --all --read-timeout $B, the whole run: $(stats $OUT/all.t)"
 list=$(echo $busy $(echo $idle | tr ' ' '\n' | head -20) | tr ' ' ',')
 runs list snapshot --no-stop -p "$list" --read-timeout "$B"
 echo "snapshot --no-stop -p (the $BUSY busy + 20 idle) --read-timeout $B, the whole run: $(stats $OUT/list.t)"
+b1=$(echo $busy | cut -d' ' -f1)
+runs one snapshot --no-stop -p "$b1" --read-timeout "$B"
+echo "snapshot --no-stop -p (one busy process, never consistent) --read-timeout $B, the whole run (its libc loaded, mallocwatch's start): $(stats $OUT/one.t)"
 echo "load at end: $(load)"
