@@ -92,6 +92,7 @@ echo "load now: $(load)"
 
 # each process's read against --read-timeout B (snapshot --all's and
 # -p's path, mw_psnap_read): serve with a budget that never ends first
+: >$OUT/serve2.err
 $MW serve --listen 127.0.0.1:0 --all --budget 60 --read-timeout "$B" --min-interval 0.01 \
 	2>$OUT/serve2.err &
 spid=$!
