@@ -394,6 +394,27 @@ static struct mw_psnap *read_within(const struct serve_opts *o, const struct mw_
 	return mw_psnap_read_all(l->pids, l->n, &po);
 }
 
+/* The reading's end is serve's to keep: while it waits for its readers
+ * and counts what they read, its thread is real-time when it may be
+ * (root; SCHED_RESET_ON_FORK: the readers it starts are not).  A nice
+ * value counts only within its autogroup: under load from other
+ * sessions the thread woken at the deadline waited more than the
+ * reserve for a CPU (t-serve-budget, 1 run in 11 beside stress-ng --cpu
+ * 2 and a make check).  It sleeps meanwhile; after the deadline it has
+ * O(processes) to do in memory.  1 when it is real-time now. */
+static int rt_on(void)
+{
+	return sched_getscheduler(0) == SCHED_OTHER &&
+	       sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
+				  &(struct sched_param){ .sched_priority = 1 }) == 0;
+}
+
+static void rt_off(int rt)
+{
+	if (rt)
+		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ .sched_priority = 0 });
+}
+
 /* A fresh reading into s unless the last is younger than --min-interval.
  * 0; 1 when a stop signal came; -1 with a reason in err when the
  * processes could not be listed (the last reading is kept). */
@@ -407,6 +428,7 @@ static int refresh(struct serve *s, long budget_ms, char *err, size_t errlen)
 	double deadline = start + (double)(budget_ms - reserve_ms(budget_ms)) / 1e3;
 	struct mw_psnap *v;
 	size_t n, seen = 0, unlisted = 0;
+	int rt;
 	uint64_t taken = mw_realtime_ns();
 
 	if (s->read_at > 0 && start - s->read_at < (double)o->min_interval_ms / 1e3)
@@ -423,10 +445,13 @@ static int refresh(struct serve *s, long budget_ms, char *err, size_t errlen)
 		}
 		l = &fresh;
 	}
+	rt = rt_on();
 	v = read_within(o, l, deadline, budget_ms, &n);
 	mw_pidlist_free(&fresh);
-	if (!v)
+	if (!v) {
+		rt_off(rt);
 		return 1;
+	}
 	if (o->all || o->cgroup)	/* gone before it was read: not selected any more */
 		mw_psnap_drop_vanished(v, &n);
 	forget(s);
@@ -443,6 +468,7 @@ static int refresh(struct serve *s, long budget_ms, char *err, size_t errlen)
 		if (!v[i].snap && (unsigned)v[i].fail < MW_METRICS_NFAIL)
 			s->errors[v[i].fail]++;
 	}
+	rt_off(rt);
 	return 0;
 }
 
