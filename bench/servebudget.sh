@@ -68,18 +68,20 @@ stats() {
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "load at start: $(load); $N idle + $BUSY busy-alloc (2 threads) processes; budget $B s"
+: >$OUT/serve.err
 $MW serve --listen 127.0.0.1:0 --all --budget "$B" --min-interval 0.01 2>$OUT/serve.err &
 spid=$!
 until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' $OUT/serve.err) &&
 	[ -n "$port" ]; do
 	kill -0 $spid || { cat $OUT/serve.err; exit 1; }; sleep 0.05
 done
-: >$OUT/curl.t; : >$OUT/own.t; : >$OUT/proc.t
+: >$OUT/curl.t; : >$OUT/own.t; : >$OUT/proc.t; : >$OUT/nread.t
 for k in $(seq "$SCRAPES"); do
 	curl -sS -m 60 -o $OUT/m.txt -w '%{time_total}\n' "http://127.0.0.1:$port/metrics" >>$OUT/curl.t
 	sed -n 's/^mallocwatch_snapshot_duration_seconds //p' $OUT/m.txt >>$OUT/own.t
 	awk '/^mallocwatch_process_read_seconds/ { if ($2 > m) m = $2 } END { print m + 0 }' \
 		$OUT/m.txt >>$OUT/proc.t
+	sed -n 's/^mallocwatch_processes //p' $OUT/m.txt >>$OUT/nread.t
 	[ "$k" != 1 ] || grep '^mallocwatch_processes\(_unread\)\? \|^mallocwatch_processes_unread' $OUT/m.txt |
 		tr '\n' ' ' >$OUT/first.txt
 done
@@ -87,6 +89,7 @@ kill $spid; wait $spid 2>/dev/null || true; spid=
 echo "serve --all --budget $B, a scrape (curl): $(stats $OUT/curl.t)"
 echo "serve --all --budget $B, its own duration metric: $(stats $OUT/own.t)"
 echo "  the longest process read of each scrape: $(stats $OUT/proc.t)"
+echo "  processes read in a scrape: $(sort -n $OUT/nread.t | awk '{ t[NR] = $1 } END { printf "min %d, median %d, max %d", t[1], t[int((NR + 1) / 2)], t[NR] }')"
 echo "  first scrape's counts: $(cat $OUT/first.txt)"
 echo "load now: $(load)"
 
@@ -101,6 +104,7 @@ until port=$(sed -n 's|^mallocwatch: serving http://127.0.0.1:\([0-9]*\)/metrics
 	kill -0 $spid || { cat $OUT/serve2.err; exit 1; }; sleep 0.05
 done
 : >$OUT/rt.t
+[ "$RUNS" -gt 0 ] || exit 0
 for k in $(seq "$RUNS"); do
 	curl -sS -m 120 -o $OUT/m2.txt "http://127.0.0.1:$port/metrics"
 	awk '/^mallocwatch_process_read_seconds/ { print $2 }' $OUT/m2.txt >>$OUT/rt.t
