@@ -30,7 +30,7 @@ cleanup() {
 	wait 2>/dev/null || true
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' INT TERM HUP PIPE
 if [ "${LOAD:-0}" = 1 ]; then
 	stress-ng --cpu 2 --quiet &
 	stress=$!
