@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "proclist.h"
 #include "xalloc.h"
 
@@ -226,11 +227,12 @@ int mw_maps_glibc(pid_t pid)
 	return found;
 }
 
-int mw_pidlist_all(struct mw_pidlist *l, size_t *seen, char *err, size_t errlen)
+int mw_pidlist_all_by(struct mw_pidlist *l, size_t *seen, size_t *unlisted, double deadline,
+		      char *err, size_t errlen)
 {
 	DIR *d = opendir("/proc");	/* O_CLOEXEC: glibc's opendir */
 	struct dirent *e;
-	size_t from = l->n, looked = 0;
+	size_t from = l->n, looked = 0, late = 0;
 	pid_t self = getpid();
 
 	if (!d) {
@@ -243,6 +245,10 @@ int mw_pidlist_all(struct mw_pidlist *l, size_t *seen, char *err, size_t errlen)
 
 		if (mw_parse_pid(e->d_name, &pid) < 0 || pid == self)
 			continue;
+		if (late || (deadline && mw_now_s() >= deadline)) {
+			late++;	/* past the deadline: counted, not looked at */
+			continue;
+		}
 		looked++;
 		errno = 0;
 		r = mw_maps_glibc(pid);
@@ -254,7 +260,14 @@ int mw_pidlist_all(struct mw_pidlist *l, size_t *seen, char *err, size_t errlen)
 	sort_unique(l, from);
 	if (seen)
 		*seen = looked;
+	if (unlisted)
+		*unlisted = late;
 	return 0;
+}
+
+int mw_pidlist_all(struct mw_pidlist *l, size_t *seen, char *err, size_t errlen)
+{
+	return mw_pidlist_all_by(l, seen, NULL, 0, err, errlen);
 }
 
 void mw_pidlist_free(struct mw_pidlist *l)

@@ -48,6 +48,13 @@ int mw_pidlist_cgroup(struct mw_pidlist *l, const char *dir, char *err, size_t e
  * listed. */
 int mw_pidlist_all(struct mw_pidlist *l, size_t *seen, char *err, size_t errlen);
 
+/* mw_pidlist_all, looking at processes only until deadline (mw_now_s(),
+ * clock.h; 0 none): those past it are counted in *unlisted (when not
+ * NULL), not in *seen, and not listed (whether they map a glibc is not
+ * known). */
+int mw_pidlist_all_by(struct mw_pidlist *l, size_t *seen, size_t *unlisted, double deadline,
+		      char *err, size_t errlen);
+
 /* Does process pid map a glibc (a file named libc.so.6 or libc-2.N.so,
  * also "(deleted)")?  1 or 0; -1 with errno set when its maps cannot be
  * read (ENOENT: gone; EACCES: not permitted). */

@@ -79,16 +79,39 @@ static int check_maps(struct mw_psnap *ps)
 		      MW_PSNAP_UNREADABLE, 0);
 }
 
-static int take(struct mw_psnap *ps, long timeout_ms)
+/* The walk's timeout: timeout_ms, cut to what is left before deadline
+ * (now_s(); 0 none).  0 when nothing is left. */
+static long walk_ms(long timeout_ms, double deadline)
+{
+	double left;
+
+	if (!deadline)
+		return timeout_ms;
+	left = (deadline - now_s()) * 1e3;
+	if (left < 1)
+		return 0;
+	return left < (double)timeout_ms ? (long)left : timeout_ms;
+}
+
+static int take(struct mw_psnap *ps, long timeout_ms, double deadline)
 {
 	struct mw_glibc g;
+	long t;
 	int r;
 
 	if (check_maps(ps) < 0)
 		return -1;
 	if (mw_glibc_load(ps->pid, &g, ps->err, sizeof(ps->err)) < 0)
 		return failed(ps, MW_PSNAP_NO_SYMBOLS, 1);
-	r = mw_snapshot_read(ps->pid, &g, timeout_ms, &ps->snap, ps->err, sizeof(ps->err));
+	/* the deadline counts what came before the walk (its libc's
+	 * layouts loaded, maybe after another libc's) */
+	if (!(t = walk_ms(timeout_ms, deadline))) {
+		snprintf(ps->err, sizeof(ps->err), "process %d not read: the budget was spent "
+			 "before its walk began (its libc's layouts loaded)", (int)ps->pid);
+		ps->fail = MW_PSNAP_TIMEOUT;
+		return -1;
+	}
+	r = mw_snapshot_read(ps->pid, &g, t, &ps->snap, ps->err, sizeof(ps->err));
 	if (r == MW_SNAP_OK)
 		return 0;
 	ps->snap = NULL;
@@ -99,9 +122,10 @@ static int take(struct mw_psnap *ps, long timeout_ms)
 
 /* Read process pid into *ps (which is overwritten): where it lives, its
  * name, its libc (mw_glibc_load) and its allocator (mw_snapshot_read,
- * within timeout_ms milliseconds).  0 when read, -1 when not (ps->fail
- * and ps->err say why).  Release with mw_psnap_release. */
-static int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
+ * within timeout_ms milliseconds, and by deadline: now_s(), 0 none).
+ * 0 when read, -1 when not (ps->fail and ps->err say why).  Release
+ * with mw_psnap_release. */
+static int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms, double deadline)
 {
 	double start = now_s();
 	int r;
@@ -114,7 +138,7 @@ static int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
 		r = -1;
 	} else {
 		ps->have_where = 1;
-		r = take(ps, timeout_ms);
+		r = take(ps, timeout_ms, deadline);
 	}
 	if (!ps->comm[0])
 		snprintf(ps->comm, sizeof(ps->comm), "?");
@@ -124,68 +148,127 @@ static int mw_psnap_read(struct mw_psnap *ps, pid_t pid, long timeout_ms)
 	return r;
 }
 
-/* What the threads of one mw_psnap_read_all share. */
+/* What the threads of one mw_psnap_read_all share.  Past the deadline
+ * the caller leaves (gone): a thread still reading a process then
+ * drops what it read, begins no other, and the last one out (refs)
+ * frees the pool; v is the caller's from then on. */
 struct pool {
-	const pid_t *pids;
+	pid_t *pids;		/* a copy */
 	struct mw_psnap *v;
-	size_t n;
+	unsigned char *state;	/* each: NOT_BEGUN, READING, DONE */
+	size_t n, done;
 	atomic_size_t next;	/* the next process to take */
 	atomic_int cancelled;
-	const struct mw_psnap_opts *o;
-	double deadline;	/* of the budget, now_s(); 0 none */
+	int (*cancel_fn)(void);
+	long timeout_ms, budget_ms;
+	double deadline;	/* now_s(); 0 none */
+	int gone, refs;
+	pthread_mutex_t lock;	/* guards v, state, done, gone, refs */
+	pthread_cond_t cond;	/* done == n, or a thread left */
 };
 
-/* Process i not begun within the budget. */
-static void not_begun(struct pool *pl, size_t i)
+enum { NOT_BEGUN, READING, DONE };
+
+/* Process i not read within the budget (pl->lock held; its comm left
+ * unknown, "?": past the budget, nothing more is read). */
+static void not_read(struct pool *pl, size_t i)
 {
 	struct mw_psnap *ps = &pl->v[i];
 
 	ps->pid = pl->pids[i];
-	mw_process_comm(ps->pid, ps->comm, sizeof(ps->comm));
-	if (!ps->comm[0])
-		snprintf(ps->comm, sizeof(ps->comm), "?");
 	ps->fail = MW_PSNAP_TIMEOUT;
 	snprintf(ps->err, sizeof(ps->err), "process %d not read: the snapshot's budget of "
-		 "%.3g s was spent", (int)ps->pid, (double)pl->o->budget_ms / 1e3);
+		 "%.3g s was spent %s", (int)ps->pid, (double)pl->budget_ms / 1e3,
+		 pl->state[i] == READING ? "while it was read" : "before it was begun");
+	pl->state[i] = DONE;
 }
 
-/* Take processes from pl until none is left (or a stop). */
+/* Drop one reference to pl (pl->lock held; released): the last frees it. */
+static void pool_unref(struct pool *pl)
+{
+	int last = --pl->refs == 0;
+
+	pthread_cond_broadcast(&pl->cond);
+	pthread_mutex_unlock(&pl->lock);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&pl->lock);
+	pthread_cond_destroy(&pl->cond);
+	free(pl->pids);
+	free(pl->state);
+	free(pl);
+}
+
+/* May process i be begun?  Marks it READING (or DONE: not read). */
+static int begin(struct pool *pl, size_t i)
+{
+	int ok = 0;
+
+	pthread_mutex_lock(&pl->lock);
+	if (pl->gone) {
+		/* nothing more to take */
+	} else if (pl->deadline && now_s() >= pl->deadline) {
+		not_read(pl, i);
+		if (++pl->done == pl->n)
+			pthread_cond_broadcast(&pl->cond);
+		ok = -1;
+	} else {
+		pl->state[i] = READING;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&pl->lock);
+	return ok;
+}
+
+/* Take processes from pl until none is left (or a stop, or the caller
+ * gone). */
 static void take_all(struct pool *pl)
 {
+	struct mw_psnap *ps = xmalloc(sizeof(*ps));
+
 	for (;;) {
 		size_t i = atomic_fetch_add(&pl->next, 1);
-		long t = pl->o->timeout_ms;
+		int b;
 
 		if (i >= pl->n)
-			return;
-		if (atomic_load(&pl->cancelled) || (pl->o->cancelled && pl->o->cancelled())) {
+			break;
+		if (atomic_load(&pl->cancelled) || (pl->cancel_fn && pl->cancel_fn())) {
 			atomic_store(&pl->cancelled, 1);
-			return;
+			break;
 		}
-		if (pl->deadline) {
-			double left = (pl->deadline - now_s()) * 1e3;
-
-			if (left < 1) {
-				not_begun(pl, i);
-				continue;
-			}
-			if (left < t)
-				t = (long)left;
+		if ((b = begin(pl, i)) == 0)
+			break;
+		if (b < 0)
+			continue;
+		mw_psnap_read(ps, pl->pids[i], pl->timeout_ms, pl->deadline);
+		pthread_mutex_lock(&pl->lock);
+		if (pl->gone) {		/* too late: not kept */
+			pthread_mutex_unlock(&pl->lock);
+			mw_psnap_release(ps);
+			break;
 		}
-		mw_psnap_read(&pl->v[i], pl->pids[i], t);
+		pl->v[i] = *ps;
+		pl->state[i] = DONE;
+		if (++pl->done == pl->n)
+			pthread_cond_broadcast(&pl->cond);
+		pthread_mutex_unlock(&pl->lock);
 	}
+	free(ps);
 }
 
 static void *worker(void *arg)
 {
+	struct pool *pl = arg;
 	sigset_t all;
 
-	/* a stop signal is the main thread's to take (it waits in
-	 * pthread_join; the flag it sets is polled here) */
+	/* a stop signal is the main thread's to take (it waits on the
+	 * pool; the flag it sets is polled here) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	take_all(arg);
+	take_all(pl);
 	mw_proc_copy_spare_free();	/* the buffers this thread kept */
+	pthread_mutex_lock(&pl->lock);
+	pool_unref(pl);
 	return NULL;
 }
 
@@ -199,31 +282,107 @@ static int pool_threads(const struct mw_psnap_opts *o, size_t n)
 	return (int)((size_t)t < n ? (size_t)t : n);
 }
 
+static struct pool *pool_new(const pid_t *pids, size_t n, const struct mw_psnap_opts *o)
+{
+	struct pool *pl = xcalloc(1, sizeof(*pl));
+
+	pl->n = n;
+	pl->pids = xcalloc(n ? n : 1, sizeof(*pids));
+	if (n)
+		memcpy(pl->pids, pids, n * sizeof(*pids));
+	pl->v = xcalloc(n ? n : 1, sizeof(*pl->v));
+	pl->state = xcalloc(n ? n : 1, 1);
+	pl->cancel_fn = o->cancelled;
+	pl->timeout_ms = o->timeout_ms;
+	pl->budget_ms = o->budget_ms;
+	pl->deadline = o->deadline;
+	if (!pl->deadline && o->budget_ms > 0)
+		pl->deadline = now_s() + (double)o->budget_ms / 1e3;
+	pl->refs = 1;
+	atomic_init(&pl->next, 0);
+	atomic_init(&pl->cancelled, 0);
+	pthread_mutex_init(&pl->lock, NULL);
+	pthread_cond_init(&pl->cond, NULL);
+	return pl;
+}
+
+/* Wait (pl->lock held) until every process is done, a stop, or the
+ * deadline: 1 when all are done or the deadline passed, 0 on a stop. */
+static int wait_pool(struct pool *pl)
+{
+	while (pl->done < pl->n) {
+		double now = now_s(), until = now + 0.05;	/* the stop flag's poll */
+		struct timespec ts;
+
+		if (atomic_load(&pl->cancelled) || (pl->cancel_fn && pl->cancel_fn())) {
+			atomic_store(&pl->cancelled, 1);
+			if (pl->refs == 1)	/* every thread out: a stop, not a hang */
+				return 0;
+		} else if (pl->deadline && now >= pl->deadline) {
+			return 1;
+		}
+		if (pl->deadline && pl->deadline < until)
+			until = pl->deadline;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		until -= now;
+		ts.tv_sec += (time_t)until;
+		ts.tv_nsec += (long)((until - (double)(time_t)until) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&pl->cond, &pl->lock, &ts);
+	}
+	return !atomic_load(&pl->cancelled);
+}
+
 struct mw_psnap *mw_psnap_read_all(const pid_t *pids, size_t n, const struct mw_psnap_opts *o)
 {
-	struct pool pl = { .pids = pids, .n = n, .o = o,
-			   .v = xcalloc(n ? n : 1, sizeof(struct mw_psnap)) };
-	pthread_t th[MW_PSNAP_MAX_THREADS];
-	int nt = pool_threads(o, n), started = 0;
+	struct pool *pl = pool_new(pids, n, o);
+	struct mw_psnap *v = pl->v;
+	int nt = pool_threads(o, n), started = 0, ok;
+	pthread_condattr_t ca;
+	pthread_attr_t a;
 
-	atomic_init(&pl.next, 0);
-	atomic_init(&pl.cancelled, 0);
-	if (o->budget_ms > 0)
-		pl.deadline = now_s() + (double)o->budget_ms / 1e3;
-	for (int i = 0; i < nt; i++)
-		if (pthread_create(&th[started], NULL, worker, &pl) == 0)
+	/* the waits below count CLOCK_MONOTONIC, as now_s() */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&pl->cond);
+	pthread_cond_init(&pl->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&pl->lock);
+	for (int i = 0; i < nt; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, &a, worker, pl) == 0) {
 			started++;
-	if (!started)	/* no thread to be had: this one */
-		take_all(&pl);
-	for (int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-	if (atomic_load(&pl.cancelled)) {
+			pl->refs++;
+		}
+	}
+	pthread_attr_destroy(&a);
+	if (!started) {		/* no thread to be had: this one */
+		pthread_mutex_unlock(&pl->lock);
+		take_all(pl);
+		pthread_mutex_lock(&pl->lock);
+	}
+	ok = wait_pool(pl);
+	pl->gone = 1;
+	for (size_t i = 0; ok && i < n; i++)
+		if (pl->state[i] != DONE)
+			not_read(pl, i);
+	pool_unref(pl);
+	for (size_t i = 0; i < n; i++)	/* not read: no time left to ask */
+		if (!v[i].comm[0])
+			snprintf(v[i].comm, sizeof(v[i].comm), "?");
+	if (!ok) {
 		for (size_t i = 0; i < n; i++)
-			mw_psnap_release(&pl.v[i]);
-		free(pl.v);
+			mw_psnap_release(&v[i]);
+		free(v);
 		return NULL;
 	}
-	return pl.v;
+	return v;
 }
 
 void mw_psnap_release(struct mw_psnap *ps)

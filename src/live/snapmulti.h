@@ -39,7 +39,8 @@ enum mw_psnap_fail {
 /* One process's snapshot or why there is none. */
 struct mw_psnap {
 	pid_t pid;
-	char comm[64];			/* /proc/PID/comm; "?" when gone */
+	char comm[64];			/* /proc/PID/comm; "?" when gone, or not
+					 * read within the budget */
 	struct mw_where where;		/* have_where: it could be read */
 	int have_where;
 	struct mw_snapshot *snap;	/* owned; NULL unless fail is MW_PSNAP_READ */
@@ -63,7 +64,11 @@ struct mw_psnap_totals {
 struct mw_psnap_opts {
 	long timeout_ms;	/* each process's deadline (--read-timeout); > 0 */
 	long budget_ms;		/* all of them; 0: none.  A process not begun
-				 * by then is MW_PSNAP_TIMEOUT, with its reason */
+				 * by then, or still being read, is
+				 * MW_PSNAP_TIMEOUT, with its reason */
+	double deadline;	/* the budget's end, mw_now_s() (clock.h);
+				 * 0: budget_ms from now (it names the budget
+				 * in the reasons) */
 	int threads;		/* at most this many at once; 0: 2 x the CPUs
 				 * online, MW_PSNAP_MAX_THREADS at most */
 	int (*cancelled)(void);	/* polled before each process: nonzero
@@ -72,7 +77,11 @@ struct mw_psnap_opts {
 
 /* Read the n processes of pids into a new array of n entries, in pids'
  * order (mw_psnap_read each, in threads of their own; a process that
- * exits meanwhile gets its entry with the reason).  Stopping a process
+ * exits meanwhile gets its entry with the reason).  With a budget it
+ * returns at its end, whatever is still being read: each walk ends by
+ * then (its timeout cut to what is left once its libc is loaded), but
+ * what cannot be cut (a libc's DWARF loaded, a thread the machine's
+ * load keeps from a CPU) is left behind, its result dropped.  Stopping a process
  * for a consistent read follows mw_snapshot_no_stop (snapshot.h): a
  * whole-host view sets it first.  NULL when cancelled said so (nothing
  * is kept).  Free the entries with mw_psnap_release, then the array. */

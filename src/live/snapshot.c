@@ -151,8 +151,12 @@ static void totals(struct walk *w)
 	struct mw_snapshot *s = w->s;
 	struct mw_snap_arena *m = &s->arenas[0];
 	uint64_t minsize = (uint64_t)w->g->ch_fd_nextsize.off;	/* MINSIZE */
-	uint64_t top = m->top_size + m->fast_into_top;	/* after malloc_consolidate */
+	uint64_t top;
 
+	if (!s->narenas)	/* stopped before the first arena (its time
+				 * spent, the process gone): no figures */
+		return;
+	top = m->top_size + m->fast_into_top;	/* after malloc_consolidate */
 	s->main_end = m->top + m->top_size;
 	/* systrim(0): the top's whole pages beyond MINSIZE, when the break is
 	 * still the top's end */

@@ -307,10 +307,14 @@ static void reading_families(FILE *out, const struct mw_psnap *v, size_t n,
 			fprintf(out, "mallocwatch_read_errors_total{reason=\"%s\"} %" PRIu64 "\n",
 				mw_psnap_fail_name((enum mw_psnap_fail)f), info->errors_total[f]);
 	}
-	if (info->seen) {
+	if (info->seen || info->unlisted) {
 		family(out, info, "mallocwatch_processes_seen", "", "gauge",
 		       "Processes looked at in /proc (--all).");
 		fprintf(out, "mallocwatch_processes_seen %zu\n", info->seen);
+		family(out, info, "mallocwatch_processes_unlisted", "", "gauge",
+		       "Processes in /proc not looked at within the budget (--all): "
+		       "whether they map a glibc is not known.");
+		fprintf(out, "mallocwatch_processes_unlisted %zu\n", info->unlisted);
 	}
 	family(out, info, "mallocwatch_snapshot_duration", "seconds", "gauge",
 	       "Wall time of the whole snapshot.");

@@ -40,6 +40,8 @@
 struct mw_metrics_info {
 	int openmetrics;	/* 1: OpenMetrics 1.0; 0: Prometheus text 0.0.4 */
 	size_t seen;		/* --all: processes looked at in /proc; 0: not emitted */
+	size_t unlisted;	/* --all: processes in /proc not looked at within
+				 * the budget (emitted with seen) */
 	uint64_t taken_ns;	/* CLOCK_REALTIME when the reading started */
 	double seconds;		/* wall time of the whole reading */
 	/* processes not read since the start, by kind (index: enum
