@@ -294,18 +294,32 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-void mw_proc_prefetch(struct mw_proc *p, uint64_t addr)
+/* mw_proc_prefetch's work, copying on. */
+static inline void prefetch_one(struct mw_proc_copy *c, uint64_t addr)
 {
 	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
-	struct block *b;
+	struct block *b = mw_proc_block_near(c, base);
 
-	if (!p->copying || !(b = mw_proc_block_near(p->copy, base)) || !b->buf ||
-	    atomic_load_explicit(&b->pending, memory_order_acquire) || addr < b->lo ||
+	if (!b || !b->buf || atomic_load_explicit(&b->pending, memory_order_acquire) || addr < b->lo ||
 	    addr >= b->hi)
 		return;
 	__builtin_prefetch(b->buf + (addr - base));
-	if (p->copy->marking)	/* its mark, set when it is read */
+	if (c->marking)	/* its mark, set when it is read */
 		__builtin_prefetch(&b->bits[(addr - base) / 8 / 64], 1);
+}
+
+void mw_proc_prefetch(struct mw_proc *p, uint64_t addr)
+{
+	if (p->copying)
+		prefetch_one(p->copy, addr);
+}
+
+void mw_proc_prefetch2(struct mw_proc *p, uint64_t addr, uint64_t guess)
+{
+	if (p->copying) {
+		prefetch_one(p->copy, addr);
+		prefetch_one(p->copy, guess);
+	}
 }
 
 uint64_t mw_proc_copy_order(struct mw_proc *p, uint64_t addr)
@@ -374,16 +388,15 @@ static int copy_read_near(struct mw_proc *p, uint64_t addr, void *buf, size_t le
 	return 1;
 }
 
-int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+/* mw_proc_read's other reads: from the copies when copying (not
+ * copy_read_near's), else or then from the process.  Apart, so that the
+ * usual read's path stays short. */
+static __attribute__((noinline)) int read_other(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 {
 	ssize_t n;
 
 	if (p->copy && p->copying) {
-		int r;
-
-		if (copy_read_near(p, addr, buf, len))
-			return 0;
-		r = copy_read(p, addr, buf, len);
+		int r = copy_read(p, addr, buf, len);
 
 		if (r <= 0)
 			return r;	/* served, or the process is gone */
@@ -398,6 +411,13 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	if (n >= 0)
 		errno = EFAULT;	/* a part only: unmapped meanwhile */
 	return -1;
+}
+
+int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+{
+	if (p->copy && p->copying && copy_read_near(p, addr, buf, len))
+		return 0;
+	return read_other(p, addr, buf, len);
 }
 
 /* A copy given back, kept for this thread's next process with its first

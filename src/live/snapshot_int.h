@@ -122,12 +122,26 @@ static inline uint64_t mw_snap_chunk_trimmable(const struct walk *w, uint64_t p,
 
 /* snapshot_read.c's too, for the walk (snapshot.c) and its lists
  * (snapshot_lists.c): a member of the structure at base, of at most 8
- * bytes (0 when absent in this glibc); chunk p aligned and mapped up to
- * the end of its member m; the copies forgotten before a list that looped
- * is walked again to prove it. */
+ * bytes (0 when absent in this glibc); the copies forgotten before a
+ * list that looped is walked again to prove it. */
 int mw_snap_field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v);
-int mw_snap_chunk_ok(struct walk *w, uint64_t p, struct mw_member m);
 void mw_snap_reread(struct walk *w);
+
+/* MALLOC_ALIGNMENT on 64-bit targets: 2 * sizeof(size_t). */
+#define MW_SNAP_CHUNK_ALIGN 16ULL
+
+/* Chunk p aligned and mapped up to the end of its member m, the last
+ * this walk reads of it: not the whole struct malloc_chunk, which a
+ * MINSIZE top at the end of its heap (a state glibc reaches) does not
+ * have mapped past its size field's next word.  Then one more step. */
+static inline int mw_snap_chunk_ok(struct walk *w, uint64_t p, struct mw_member m)
+{
+	if (p % MW_SNAP_CHUNK_ALIGN)
+		return mw_snap_bad(w, "misaligned chunk 0x%llx", p);
+	if (m.off < 0 || m.size <= 0 || !mw_proc_mapped(w->p, p, (uint64_t)m.off + (uint64_t)m.size))
+		return mw_snap_bad(w, "chunk 0x%llx is not mapped", p);
+	return mw_snap_step(w);
+}
 
 /* Brent's cycle finder, fed a list's nodes one by one, in constant
  * memory: a node equal to the one saved closes a loop, found at most

@@ -1,13 +1,13 @@
 /* snapshot_read.c - the walk's checked reads, shared by snapshot.c,
  * snapshot_lists.c, snapshot_consolidate.c and snapshot_record.c
- * (snapshot_int.h): a word of the process, a structure's member, a chunk
- * checked before it is read, one more step against the budget and the
- * deadline, the walk marked inconsistent or halted with its reason, and
- * Brent's cycle finder with the copies forgotten before a looping list is
- * walked again (the step's usual part, the pages malloc_trim(0) could
- * give back in a free chunk and Brent's test are inline in snapshot_int.h).
- * They sit below the walk so that the files that use them do not call
- * back into it. */
+ * (snapshot_int.h): a word of the process, a structure's member, the
+ * step against the budget and the deadline, the walk marked inconsistent
+ * or halted with its reason, and Brent's cycle finder with the copies
+ * forgotten before a looping list is walked again (the step's usual
+ * part, a chunk's checks, the pages malloc_trim(0) could give back in a
+ * free chunk and Brent's test are inline in snapshot_int.h).  They sit
+ * below the walk so that the files that use them do not call back into
+ * it. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,9 +67,6 @@ int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v)
 			    (unsigned long long)addr);
 }
 
-/* MALLOC_ALIGNMENT on 64-bit targets: 2 * sizeof(size_t). */
-#define CHUNK_ALIGN 16ULL
-
 void mw_snap_brent_init(struct brent *b, uint64_t first)
 {
 	*b = (struct brent){ .saved = first, .power = 1, .lam = 1 };
@@ -102,15 +99,3 @@ int mw_snap_field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v
 	return 0;
 }
 
-/* Chunk p aligned and mapped up to the end of its member m, the last
- * this walk reads of it: not the whole struct malloc_chunk, which a
- * MINSIZE top at the end of its heap (a state glibc reaches) does not
- * have mapped past its size field's next word. */
-int mw_snap_chunk_ok(struct walk *w, uint64_t p, struct mw_member m)
-{
-	if (p % CHUNK_ALIGN)
-		return mw_snap_bad(w, "misaligned chunk 0x%llx", p);
-	if (m.off < 0 || m.size <= 0 || !mw_proc_mapped(w->p, p, (uint64_t)m.off + (uint64_t)m.size))
-		return mw_snap_bad(w, "chunk 0x%llx is not mapped", p);
-	return mw_snap_step(w);
-}
