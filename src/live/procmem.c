@@ -314,14 +314,6 @@ void mw_proc_prefetch(struct mw_proc *p, uint64_t addr)
 		prefetch_one(p->copy, addr);
 }
 
-void mw_proc_prefetch2(struct mw_proc *p, uint64_t addr, uint64_t guess)
-{
-	if (p->copying) {
-		prefetch_one(p->copy, addr);
-		prefetch_one(p->copy, guess);
-	}
-}
-
 uint64_t mw_proc_copy_order(struct mw_proc *p, uint64_t addr)
 {
 	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);

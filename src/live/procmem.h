@@ -90,8 +90,6 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len);
  * next chunk before it is done with this one then waits less for
  * memory).  Reads nothing from the process; no effect on what is read. */
 void mw_proc_prefetch(struct mw_proc *p, uint64_t addr);
-/* The same for two reads to come, at addr and guess (a call less). */
-void mw_proc_prefetch2(struct mw_proc *p, uint64_t addr, uint64_t guess);
 
 /* When a read of 16 bytes at addr would be served from a block copied
  * already (and not being copied ahead: procmem_int.h), the order in

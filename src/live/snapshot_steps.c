@@ -61,7 +61,8 @@ static void prefetch_next(struct walk *w, uint64_t p, uint64_t next)
 {
 	uint64_t off = (uint64_t)w->g->ch_size.off;
 
-	mw_proc_prefetch2(w->p, next + off, next + 4 * (next - p) + off);
+	mw_proc_prefetch(w->p, next + off);
+	mw_proc_prefetch(w->p, next + 4 * (next - p) + off);
 }
 
 int mw_snap_cursor_fast(struct walk *w, const struct mw_snap_arena *a, int i,
