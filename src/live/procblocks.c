@@ -26,17 +26,27 @@ static uint32_t slot(uint64_t base)
 	return (uint32_t)(((base / MW_PROC_BLOCK) * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS));
 }
 
+/* Block b is the one at base, or none is there (b NULL): the entry for
+ * its number (procmem_int.h, struct near). */
+static void near_set(struct mw_proc_copy *c, uint64_t base, struct block *b)
+{
+	struct near *e = &c->near[(base / MW_PROC_BLOCK) % NEAR];
+
+	e->base = b ? base : base + 1;
+	e->b = b;
+}
+
 struct block *mw_proc_block_find(struct mw_proc_copy *c, uint64_t base)
 {
 	struct block *b;
 
-	if (c->last && (b = &c->blocks[c->last - 1])->base == base)
-		return b;
 	for (uint32_t i = slot(base);; i = (i + 1) % TABLE) {
-		if (!c->table[i])
+		if (!c->table[i]) {
+			near_set(c, base, NULL);
 			return NULL;
+		}
 		if ((b = &c->blocks[c->table[i] - 1])->base == base) {
-			c->last = c->table[i];
+			near_set(c, base, b);
 			return b;
 		}
 	}
@@ -171,6 +181,7 @@ struct block *mw_proc_block_add(struct mw_proc_copy *c, uint64_t base, const str
 	for (uint32_t k = slot(base);; k = (k + 1) % TABLE)
 		if (!c->table[k]) {
 			c->table[k] = (uint32_t)++c->used;
+			near_set(c, base, b);
 			break;
 		}
 	return b;
@@ -193,7 +204,7 @@ void mw_proc_blocks_forget(struct mw_proc_copy *c)
 	c->hand = 0;
 	c->pin = 0;
 	c->used = 0;
-	c->last = 0;
+	memset(c->near, 0, sizeof(c->near));
 }
 
 void mw_proc_blocks_release(struct mw_proc_copy *c, size_t from)

@@ -106,7 +106,7 @@ static ssize_t map_index(const struct mw_proc *p, uint64_t addr)
 	return (ssize_t)(lo - 1);
 }
 
-int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len)
+int mw_proc_mapped_any(const struct mw_proc *p, uint64_t addr, uint64_t len)
 {
 	ssize_t i;
 
@@ -193,61 +193,94 @@ static int fill(struct mw_proc *p, uint64_t base, uint64_t addr, struct block **
 }
 
 /* Mark the words of [addr, addr+len), served from block b (mw_proc_mark):
- * each 8-byte word it touches, with its value in the copy, once. */
+ * each 8-byte word it touches, with its value in the copy, once.  The
+ * usual read (a chunk's size and fd, a word: 8-byte aligned, in one
+ * 64-bit word of marks) tests and sets its bits at once. */
 static void mw_proc_mark_words(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len)
 {
-	uint64_t w0 = (addr - b->base) / 8, w1 = (addr + len - 1 - b->base) / 8;
+	uint64_t w0 = (addr - b->base) / 8, w1 = (addr + len - 1 - b->base) / 8, h = 0, *bits = b->bits;
+	const unsigned char *buf = b->buf;
 
 	if (w0 * 8 < b->lo - b->base || (w1 + 1) * 8 > b->hi - b->base) {
 		c->lost = 1;	/* a word only partly copied (not at a page's end) */
 		return;
 	}
+	if (w0 / 64 == w1 / 64) {	/* (w1 - w0 < 64 then) */
+		uint64_t span = ~0ULL >> (63 - (w1 - w0)) << (w0 % 64), *m = &bits[w0 / 64];
+		uint64_t fresh = span & ~*m;
+
+		if (!fresh)
+			return;	/* every word marked already */
+		*m |= span;
+		b->marked = 1;
+		for (; fresh; fresh &= fresh - 1) {
+			uint64_t i = w0 / 64 * 64 + (uint64_t)__builtin_ctzll(fresh), v;
+
+			memcpy(&v, buf + i * 8, 8);
+			h ^= mark_hash(c->key, b->base + i * 8, v);
+		}
+		b->hash ^= h;
+		return;
+	}
 	for (uint64_t i = w0; i <= w1; i++) {
 		uint64_t bit = 1ULL << (i % 64), v;
 
-		if (b->bits[i / 64] & bit)
+		if (bits[i / 64] & bit)
 			continue;
-		b->bits[i / 64] |= bit;
+		bits[i / 64] |= bit;
+		memcpy(&v, buf + i * 8, 8);
+		h ^= mark_hash(c->key, b->base + i * 8, v);
 		b->marked = 1;
-		memcpy(&v, b->buf + i * 8, 8);
-		b->hash ^= mark_hash(c->key, b->base + i * 8, v);
 	}
+	b->hash ^= h;
+}
+
+/* Block b, found for a read at base: waited for when it is being copied
+ * ahead, its marks checked when it was copied again ahead of the walk,
+ * reading ahead kept on when the walk moved to it. */
+static void copy_arrive(struct mw_proc *p, struct mw_proc_copy *c, struct block *b, uint64_t base)
+{
+	if (atomic_load_explicit(&b->pending, memory_order_acquire))
+		mw_ahead_wait(c, b);
+	if (b->verify) {	/* copied again ahead of the walk */
+		b->verify = 0;
+		if (!marks_hold(c, b)) {
+			c->lost = 1;
+			p->changed++;
+		}
+	}
+	if (c->dir && base != c->last_base)
+		mw_ahead_more(p, base);
+	c->last_base = base;
 }
 
 /* A read from the copies: 0 served, 1 not copied (read the process), -1
  * when the process is gone or refuses (errno).  A read across a block's
- * end is served from the two blocks. */
+ * end is served from the two blocks.  A read from the block read last,
+ * copied and checked then, goes straight to its bytes. */
 static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 {
+	struct mw_proc_copy *c = p->copy;
 	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
 	struct block *b;
 	int r;
 
-	if (!len || len > MW_PROC_BLOCK || addr + len < addr)
-		return 1;
-	if (addr + len - base > MW_PROC_BLOCK) {
+	if (len - 1 >= MW_PROC_BLOCK - (addr - base)) {	/* none, or across the end */
 		size_t first = (size_t)(base + MW_PROC_BLOCK - addr);
 
+		if (!len || len > MW_PROC_BLOCK || addr + len < addr)
+			return 1;
 		if ((r = copy_read(p, addr, buf, first)) != 0)
 			return r;
 		return copy_read(p, addr + first, (unsigned char *)buf + first, len - first);
 	}
-	b = mw_proc_block_find(p->copy, base);
+	b = mw_proc_block_near(c, base);
 	if ((!b || !b->buf) && (r = fill(p, base, addr, &b)) != 0)
 		return r;
-	p->copy->pin = (uint32_t)(b - p->copy->blocks) + 1;	/* its buffer stays its own */
-	if (atomic_load_explicit(&b->pending, memory_order_acquire))
-		mw_ahead_wait(p->copy, b);
-	if (b->verify) {	/* copied again ahead of the walk */
-		b->verify = 0;
-		if (!marks_hold(p->copy, b)) {
-			p->copy->lost = 1;
-			p->changed++;
-		}
-	}
-	if (p->copy->dir && base != p->copy->last_base)
-		mw_ahead_more(p, base);
-	p->copy->last_base = base;
+	c->pin = (uint32_t)(b - c->blocks) + 1;	/* its buffer stays its own */
+	if (base != c->last_base || atomic_load_explicit(&b->pending, memory_order_acquire) ||
+	    b->verify)
+		copy_arrive(p, c, b, base);
 	if (addr < b->lo || addr + len > b->hi)
 		return 1;
 	if (len == 8)	/* a word, or a chunk's size and fd: no call to memcpy */
@@ -256,21 +289,29 @@ static int copy_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 		memcpy(buf, b->buf + (addr - base), 16);
 	else
 		memcpy(buf, b->buf + (addr - base), len);
-	if (p->copy->marking)
-		mw_proc_mark_words(p->copy, b, addr, len);
+	if (c->marking)
+		mw_proc_mark_words(c, b, addr, len);
 	return 0;
+}
+
+/* mw_proc_prefetch's work, copying on. */
+static inline void prefetch_one(struct mw_proc_copy *c, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
+	struct block *b = mw_proc_block_near(c, base);
+
+	if (!b || !b->buf || atomic_load_explicit(&b->pending, memory_order_acquire) || addr < b->lo ||
+	    addr >= b->hi)
+		return;
+	__builtin_prefetch(b->buf + (addr - base));
+	if (c->marking)	/* its mark, set when it is read */
+		__builtin_prefetch(&b->bits[(addr - base) / 8 / 64], 1);
 }
 
 void mw_proc_prefetch(struct mw_proc *p, uint64_t addr)
 {
-	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
-	struct block *b;
-
-	if (!p->copying || !(b = mw_proc_block_find(p->copy, base)) || !b->buf ||
-	    atomic_load_explicit(&b->pending, memory_order_acquire) || addr < b->lo ||
-	    addr >= b->hi)
-		return;
-	__builtin_prefetch(b->buf + (addr - base));
+	if (p->copying)
+		prefetch_one(p->copy, addr);
 }
 
 uint64_t mw_proc_copy_order(struct mw_proc *p, uint64_t addr)
@@ -278,12 +319,71 @@ uint64_t mw_proc_copy_order(struct mw_proc *p, uint64_t addr)
 	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
 	struct block *b;
 
-	return p->copying && (b = mw_proc_block_find(p->copy, base)) && b->buf &&
+	return p->copying && (b = mw_proc_block_near(p->copy, base)) && b->buf &&
 	       !atomic_load_explicit(&b->pending, memory_order_acquire) && addr >= b->lo &&
 	       addr + 16 <= b->hi ? b->order : 0;
 }
 
-int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+/* mw_proc_mark_words for copy_read_near()'s reads: one word, or two
+ * whose marks lie in one 64-bit word of marks (else as that does). */
+static inline void mark_near(struct mw_proc_copy *c, struct block *b, uint64_t addr, size_t len)
+{
+	uint64_t i = (addr - b->base) / 8, bit = 1ULL << (i % 64), *m = &b->bits[i / 64];
+	uint64_t span = len == 8 ? bit : bit | bit << 1, fresh = span & ~*m, v[2] = { 0 }, h = 0;
+
+	if (len == 16 && i % 64 == 63) {
+		mw_proc_mark_words(c, b, addr, len);
+		return;
+	}
+	if (!fresh)
+		return;	/* marked already */
+	*m |= span;
+	b->marked = 1;
+	if (len == 8)
+		memcpy(v, b->buf + i * 8, 8);
+	else
+		memcpy(v, b->buf + i * 8, 16);
+	if (fresh & bit)
+		h = mark_hash(c->key, addr, v[0]);
+	if (fresh & bit << 1)
+		h ^= mark_hash(c->key, addr + 8, v[1]);
+	b->hash ^= h;
+}
+
+/* The usual read from the copies, as copy_read() serves it, without its
+ * other cases: a word or a chunk's size and fd (8-byte aligned, 8 or 16
+ * bytes) in a block found last, copied, neither being copied nor to be
+ * checked.  1 served; 0 not such a read (nothing done). */
+static int copy_read_near(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+{
+	struct mw_proc_copy *c = p->copy;
+	uint64_t base = addr & ~(uint64_t)(MW_PROC_BLOCK - 1);
+	const struct near *e = &c->near[(base / MW_PROC_BLOCK) % NEAR];
+	struct block *b = e->b;
+
+	if ((len != 8 && len != 16) || addr % 8 || !b || e->base != base || !b->buf ||
+	    addr < b->lo || addr + len > b->hi || b->verify ||
+	    atomic_load_explicit(&b->pending, memory_order_acquire))
+		return 0;
+	c->pin = (uint32_t)(b - c->blocks) + 1;	/* its buffer stays its own */
+	if (base != c->last_base) {
+		if (c->dir)
+			mw_ahead_more(p, base);
+		c->last_base = base;
+	}
+	if (len == 8)	/* no call to memcpy */
+		memcpy(buf, b->buf + (addr - base), 8);
+	else
+		memcpy(buf, b->buf + (addr - base), 16);
+	if (c->marking)
+		mark_near(c, b, addr, len);
+	return 1;
+}
+
+/* mw_proc_read's other reads: from the copies when copying (not
+ * copy_read_near's), else or then from the process.  Apart, so that the
+ * usual read's path stays short. */
+static __attribute__((noinline)) int read_other(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 {
 	ssize_t n;
 
@@ -303,6 +403,13 @@ int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
 	if (n >= 0)
 		errno = EFAULT;	/* a part only: unmapped meanwhile */
 	return -1;
+}
+
+int mw_proc_read(struct mw_proc *p, uint64_t addr, void *buf, size_t len)
+{
+	if (p->copy && p->copying && copy_read_near(p, addr, buf, len))
+		return 0;
+	return read_other(p, addr, buf, len);
 }
 
 /* A copy given back, kept for this thread's next process with its first

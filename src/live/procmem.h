@@ -66,8 +66,19 @@ int mw_proc_open(struct mw_proc *p, pid_t pid, char *err, size_t errlen);
 /* Read the mappings again (the process may have mapped more). */
 int mw_proc_refresh(struct mw_proc *p, char *err, size_t errlen);
 
-/* Is [addr, addr+len) inside readable mappings?  1 or 0. */
-int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len);
+/* Is [addr, addr+len) inside readable mappings?  1 or 0.  Answered
+ * without a call when it lies in the mapping found last (a walk asks
+ * twice a chunk, of chunks in the same heap). */
+int mw_proc_mapped_any(const struct mw_proc *p, uint64_t addr, uint64_t len);
+
+static inline int mw_proc_mapped(const struct mw_proc *p, uint64_t addr, uint64_t len)
+{
+	const struct mw_map *m = p->hint < p->nmaps ? &p->maps[p->hint] : NULL;
+
+	if (m && m->readable && len && addr >= m->start && addr + len > addr && addr + len <= m->end)
+		return 1;
+	return mw_proc_mapped_any(p, addr, len);
+}
 
 /* Read len bytes at addr into buf.  0; -1 when the range is not mapped
  * readable or the read failed (errno set: EFAULT, ESRCH when the process

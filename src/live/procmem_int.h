@@ -47,22 +47,38 @@ _Static_assert(TABLE == 2 * MAX_BLOCKS, "the table has room for every block twic
 #define MARK_WORDS (MW_PROC_BLOCK / 8 / 64)	/* a block's marks: a bit a word */
 #define BITS_GROUP 256U				/* blocks' marks allocated at once */
 
+/* The fields a read from the copy touches first, in one 64-byte line of
+ * the block (a walk of 2 million free chunks reads one or two blocks'
+ * fields a chunk); the rest after. */
 struct block {
 	uint64_t base;		/* MW_PROC_BLOCK-aligned */
 	uint64_t lo, hi;	/* [lo, hi) copied, at buf + (lo - base) */
-	uint64_t want;		/* [lo, want) to be copied: its mapping's part */
-	_Atomic int pending;	/* queued to be read ahead, or being copied
-				 * (procahead.c): buf and hi are not to be
-				 * read until it is 0 */
 	unsigned char *buf;	/* MW_PROC_BLOCK bytes, a buffer of the pool;
 				 * NULL when it was given to another block
 				 * (then hi is lo) */
-	uint32_t slot;		/* that buffer's, + 1; 0 none */
-	int verify;		/* copied again, marked: its marks to be checked */
-	uint64_t order;		/* when its buffer was taken: 1, 2, ... */
 	uint64_t *bits;		/* MARK_WORDS: the 8-byte words marked */
-	int marked;		/* a bit is set */
 	uint64_t hash;		/* of the words marked (mark_hash) */
+	uint64_t order;		/* when its buffer was taken: 1, 2, ... */
+	_Atomic int pending;	/* queued to be read ahead, or being copied
+				 * (procahead.c): buf and hi are not to be
+				 * read until it is 0 */
+	unsigned char verify;	/* copied again, marked: its marks to be checked */
+	unsigned char marked;	/* a bit is set */
+	uint64_t want;		/* [lo, want) to be copied: its mapping's part */
+	uint32_t slot;		/* that buffer's, + 1; 0 none */
+};
+
+/* The blocks asked for last, by their number (base / MW_PROC_BLOCK)
+ * modulo NEAR: a walk's reads, its prefetches and its questions of order
+ * ask for a few blocks near each other, several times a chunk; the
+ * table's hash and probe are for the others.  An entry says where the
+ * block at base is (b), or that none is there (base + 1, b NULL) until
+ * one is added (mw_proc_block_add sets its entry).  NEAR blocks are the
+ * pool's 16 MiB. */
+#define NEAR 256
+struct near {
+	uint64_t base;
+	struct block *b;
 };
 
 struct mw_proc_copy {
@@ -80,7 +96,7 @@ struct mw_proc_copy {
 	int marking, lost;		/* mw_proc_mark; a read not marked */
 	uint64_t key;			/* the marks' hash key (mark_hash) */
 	uint32_t table[TABLE];	/* a block's index + 1 by its base; 0 free */
-	uint32_t last;		/* the block found last, + 1 */
+	struct near near[NEAR];	/* the blocks asked for last (mw_proc_block_near) */
 	_Atomic uint64_t copied, nblocks;	/* mw_proc_copied */
 	unsigned char *vbuf;	/* mw_proc_marks_same's, MARKS_BATCH blocks; NULL */
 	struct mw_proc_ahead *ahead;	/* the reader thread (procahead.c); NULL */
@@ -91,8 +107,19 @@ struct mw_proc_copy {
 	uint64_t last_base;	/* the block a read was served from last */
 };
 
-/* The block at base, when copied or queued (procblocks.c); NULL. */
+/* The block at base, when copied or queued (procblocks.c); NULL.
+ * mw_proc_block_near: the same, from the blocks asked for last when it
+ * is one of them (no call). */
 struct block *mw_proc_block_find(struct mw_proc_copy *c, uint64_t base);
+
+static inline struct block *mw_proc_block_near(struct mw_proc_copy *c, uint64_t base)
+{
+	const struct near *e = &c->near[(base / MW_PROC_BLOCK) % NEAR];
+
+	if (e->base == base && e->b)
+		return e->b;
+	return e->base == base + 1 ? NULL : mw_proc_block_find(c, base);
+}
 
 /* A buffer and a place in the table for the block at base, clipped to
  * the readable mapping m, nothing copied yet ([lo, want) to copy): NULL

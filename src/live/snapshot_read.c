@@ -1,12 +1,13 @@
 /* snapshot_read.c - the walk's checked reads, shared by snapshot.c,
  * snapshot_lists.c, snapshot_consolidate.c and snapshot_record.c
- * (snapshot_int.h): a word of the process, a structure's member, a chunk
- * checked before it is read, one more step against the budget and the
- * deadline, the walk marked inconsistent or halted with its reason, the
- * pages malloc_trim(0) could give back in a free chunk, and Brent's cycle
- * finder with the copies forgotten before a looping list is walked again.
- * They sit below the walk so that the files that use them do not call
- * back into it. */
+ * (snapshot_int.h): a word of the process, a structure's member, the
+ * step against the budget and the deadline, the walk marked inconsistent
+ * or halted with its reason, and Brent's cycle finder with the copies
+ * forgotten before a looping list is walked again (the step's usual
+ * part, a chunk's checks, the pages malloc_trim(0) could give back in a
+ * free chunk and Brent's test are inline in snapshot_int.h).  They sit
+ * below the walk so that the files that use them do not call back into
+ * it. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,13 +42,11 @@ int mw_snap_halt(struct walk *w, int kind, const char *fmt, ...)
 	return -1;
 }
 
-/* One more arena, heap or chunk visited: within the step budget and the
- * deadline?  0 or -1 (halted). */
-int mw_snap_step(struct walk *w)
+/* The step counted (snapshot_int.h, mw_snap_step): within the step budget
+ * and, every 32 steps, the deadline?  0 or -1 (halted). */
+int mw_snap_step_due(struct walk *w)
 {
-	if (w->stop)
-		return -1;
-	if (++w->steps > w->max_steps)
+	if (w->steps > w->max_steps)
 		return mw_snap_halt(w, MW_SNAP_CORRUPT, "more than %llu arenas, heaps and free chunks in "
 			    "%llu readable bytes", (unsigned long long)w->max_steps,
 			    (unsigned long long)w->readable);
@@ -68,41 +67,9 @@ int mw_snap_word(struct walk *w, uint64_t addr, uint64_t *v)
 			    (unsigned long long)addr);
 }
 
-/* Whole pages malloc_trim() could release inside free chunk p of size sz
- * (malloc.c, mtrim): past the chunk's header, page-aligned. */
-uint64_t mw_snap_chunk_trimmable(const struct walk *w, uint64_t p, uint64_t sz)
-{
-	uint64_t psm1 = w->page - 1, hdr = (uint64_t)w->g->chunk_struct_size, aligned;
-
-	if (sz <= psm1 + hdr)
-		return 0;
-	aligned = (p + hdr + psm1) & ~psm1;
-	if (p + sz <= aligned)
-		return 0;
-	sz -= aligned - p;
-	return sz > psm1 ? sz & ~psm1 : 0;
-}
-
-/* MALLOC_ALIGNMENT on 64-bit targets: 2 * sizeof(size_t). */
-#define CHUNK_ALIGN 16ULL
-
 void mw_snap_brent_init(struct brent *b, uint64_t first)
 {
 	*b = (struct brent){ .saved = first, .power = 1, .lam = 1 };
-}
-
-/* 1 when x closes a loop (x is on it), else 0. */
-int mw_snap_brent_loops(struct brent *b, uint64_t x)
-{
-	if (x == b->saved)
-		return 1;
-	if (b->lam == b->power) {
-		b->saved = x;
-		b->power *= 2;
-		b->lam = 0;
-	}
-	b->lam++;
-	return 0;
 }
 
 /* Before a list that looped is walked again to prove it: forget the
@@ -132,15 +99,3 @@ int mw_snap_field(struct walk *w, uint64_t base, struct mw_member m, uint64_t *v
 	return 0;
 }
 
-/* Chunk p aligned and mapped up to the end of its member m, the last
- * this walk reads of it: not the whole struct malloc_chunk, which a
- * MINSIZE top at the end of its heap (a state glibc reaches) does not
- * have mapped past its size field's next word. */
-int mw_snap_chunk_ok(struct walk *w, uint64_t p, struct mw_member m)
-{
-	if (p % CHUNK_ALIGN)
-		return mw_snap_bad(w, "misaligned chunk 0x%llx", p);
-	if (m.off < 0 || m.size <= 0 || !mw_proc_mapped(w->p, p, (uint64_t)m.off + (uint64_t)m.size))
-		return mw_snap_bad(w, "chunk 0x%llx is not mapped", p);
-	return mw_snap_step(w);
-}

@@ -37,7 +37,7 @@ static int chunk_words(struct walk *w, uint64_t p, uint64_t *sz, uint64_t *fd)
 
 /* Keep free chunk p of size sz (flags in) when asked to, up to
  * MW_SNAP_MAX_KEPT. */
-static void keep(struct walk *w, uint64_t p, uint64_t sz)
+static inline void keep(struct walk *w, uint64_t p, uint64_t sz)
 {
 	struct mw_snapshot *s = w->s;
 
