@@ -420,7 +420,27 @@ static int from_cache(const struct mw_mapped *m, struct mw_glibc *g, char *err, 
 	return r;
 }
 
+/* Take load_lock by deadline (CLOCK_MONOTONIC seconds; 0: however long
+ * it takes): 0, or -1 when the deadline passed first. */
+static int load_lock_by(double deadline)
+{
+	struct timespec ts;
+
+	if (!deadline)
+		return pthread_mutex_lock(&load_lock) == 0 ? 0 : -1;
+	ts.tv_sec = (time_t)deadline;
+	ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	return pthread_mutex_clocklock(&load_lock, CLOCK_MONOTONIC, &ts) == 0 ? 0 : -1;
+}
+
 int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
+{
+	return mw_glibc_load_by(pid, g, 0, err, errlen) == 0 ? 0 : -1;
+}
+
+int mw_glibc_load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err, size_t errlen)
 {
 	struct mw_mapped m;
 	int r;
@@ -436,7 +456,11 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 		return -1;
 	if ((r = from_cache(&m, g, err, errlen)) <= 0)
 		return r;
-	pthread_mutex_lock(&load_lock);
+	if (load_lock_by(deadline) < 0) {	/* another libc's read holds it */
+		snprintf(err, errlen, "process %d not read: the budget was spent waiting for "
+			 "another process's libc to be read", (int)pid);
+		return -2;
+	}
 	if ((r = from_cache(&m, g, err, errlen)) > 0) {	/* not read meanwhile */
 		r = load_mapped(&m, -1, g, err, errlen);
 		if (r != -2) {	/* -2 says nothing lasting about that libc */

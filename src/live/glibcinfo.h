@@ -82,6 +82,16 @@ struct mw_glibc {
  * Fedora: glibc-debuginfo)". */
 int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen);
 
+/* mw_glibc_load, but by deadline (CLOCK_MONOTONIC seconds, as
+ * mw_now_s(); 0: none): libc files are read one at a time, and a caller
+ * that would still be waiting for another's read at the deadline gives
+ * up then, -2 (err says so), rather than queue behind reads a process
+ * can make slow (its libc.so.6 a file of its own, up to MW_ELF_MB: each
+ * copied before it is read).  A read begun before the deadline is
+ * finished. */
+int mw_glibc_load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err,
+		     size_t errlen);
+
 /* Read the libc file at path (the one a -c run's program will map) and
  * keep what it gives as mw_glibc_load keeps it, so that a later
  * mw_glibc_load of a process mapping that very file (same device and

@@ -101,7 +101,11 @@ static int take(struct mw_psnap *ps, long timeout_ms, double deadline)
 
 	if (check_maps(ps) < 0)
 		return -1;
-	if (mw_glibc_load(ps->pid, &g, ps->err, sizeof(ps->err)) < 0)
+	if ((r = mw_glibc_load_by(ps->pid, &g, deadline, ps->err, sizeof(ps->err))) == -2) {
+		ps->fail = MW_PSNAP_TIMEOUT;	/* past the deadline: no more waiting */
+		return -1;
+	}
+	if (r < 0)
 		return failed(ps, MW_PSNAP_NO_SYMBOLS, 1);
 	/* the deadline counts what came before the walk (its libc's
 	 * layouts loaded, maybe after another libc's) */

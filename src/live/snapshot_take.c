@@ -284,12 +284,15 @@ static void stopped_walks(struct walk *w, char *note, size_t len)
 
 /* Did the process replace its program (exec) since its mappings were
  * read?  main_arena, in the libc's data, is then no longer mapped (a
- * live program does not unmap its libc). */
+ * live program does not unmap its libc).  Not when it was not mapped
+ * then either: a process that maps a libc.so.6's code without its data
+ * (a static one of nobody's, mmap) has exec'd nothing. */
 static int execed(struct walk *w)
 {
 	char err[256];
 
-	return mw_process_alive(w->p->pid) && mw_proc_refresh(w->p, err, sizeof(err)) == 0 &&
+	return mw_proc_mapped(w->p, w->g->main_arena, 8) && mw_process_alive(w->p->pid) &&
+	       mw_proc_refresh(w->p, err, sizeof(err)) == 0 &&
 	       !mw_proc_mapped(w->p, w->g->main_arena, 8);
 }
 
