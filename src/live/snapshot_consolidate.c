@@ -140,7 +140,7 @@ static int one_run(struct walk *w, const struct mw_snap_arena *a, const struct n
 		   size_t n, size_t *i, struct run *r)
 {
 	const struct mw_glibc *g = w->g;
-	uint64_t p = v[*i].key & ~F_ALL, ps, sz;
+	uint64_t p = v[*i].key & ~F_ALL, ps, sz = 0;	/* (binned sets it, or fails) */
 
 	*r = (struct run){ .start = p };
 	if ((v[*i].key & F_PREV_BINNED) && g->ch_prev_size.off >= 0) {
