@@ -149,7 +149,7 @@ enum { WALK_ON, WALK_END, WALK_FAIL };
  * visit(w, i, ctx) says whether the path goes on past i (WALK_ON), ends
  * at i (WALK_END) or fails (WALK_FAIL).  1 when no path failed or left
  * the program, else 0 (and without memory).  Uses w->seen. */
-static int walk(struct rw *w, unsigned from, int (*visit)(struct rw *, unsigned, void *),
+static int flow_walk(struct rw *w, unsigned from, int (*visit)(struct rw *, unsigned, void *),
 		void *ctx)
 {
 	unsigned *todo, nt = 0, ok = 1, n = w->n;
@@ -216,7 +216,7 @@ static int r0_visit(struct rw *w, unsigned j, void *ctx)
 
 static int r0_dead(struct rw *w, unsigned i)
 {
-	return w->in[i].dst_reg == 0 || walk(w, i + 1, r0_visit, NULL);
+	return w->in[i].dst_reg == 0 || flow_walk(w, i + 1, r0_visit, NULL);
 }
 
 /* The lookup L's slot, made (and L+2 rewritten) at its first use; -1 if
@@ -386,7 +386,7 @@ static int region_clean(struct rw *w, unsigned L, unsigned U, unsigned regs,
 	struct region r = { .L = L, .U = U, .regs = regs, .skip = skip, .slots = slots,
 			    .nslots = nslots, .fd = fd };
 
-	return walk(w, L + 1, region_visit, &r) && r.reached;
+	return flow_walk(w, L + 1, region_visit, &r) && r.reached;
 }
 
 /* U: an update call; rewritten when a lookup of its key is found (a
