@@ -142,12 +142,15 @@ static void live(void)
 
 		CHECK(read(fd[0], &g, sizeof(g)) == sizeof(g));
 		nap(20000000);	/* settled where it waits */
-		/* the ticker is seen asleep nearly always; the others as they are,
-		 * tried again while a loaded machine has them still on their way
-		 * to pause() (the sharing ones must never be begun) */
-		for (int k = 0; k < (what == 1 ? 200 : 20) && !q; k++)
-			if (!(q = mw_quiet_begin(pid)) && what != 1)
-				nap(5000000);
+		/* the ticker is seen asleep nearly always, but on a loaded machine
+		 * it waits for a CPU once woken (a stress round: 200 looks in a
+		 * row saw it runnable): looked at a ms apart, for a second; the
+		 * others as they are, tried again while a loaded machine has them
+		 * still on their way to pause() (the sharing ones must never be
+		 * begun) */
+		for (int k = 0; k < (what == 1 ? 1000 : 20) && !q; k++)
+			if (!(q = mw_quiet_begin(pid)))
+				nap(what == 1 ? 1000000 : 5000000);
 		if (what >= 2) {
 			CHECK(!q, "%s was begun", what == 2 ? "a spinning child" : "a shared memory");
 		} else {
