@@ -24,8 +24,7 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null ||
 	skip "prometheus or promtool not installed (make deps)"
 command -v curl >/dev/null || skip "curl not installed"
 command -v stap >/dev/null || skip "stap not installed (make deps)"
-[ "$(dpkg-query -W -f='${db:Status-Status}' libc6-dbg 2>/dev/null)" = installed ] ||
-	skip "libc6-dbg not installed (make deps): Debian's libc cannot be read"
+need_libc6_dbg
 FIX=build/tests/fixtures/serve-counts
 [ -x $FIX ] || make -s $FIX >/dev/null || exit 99
 [ -x examples/hold-arenas ] || make -s -C examples >/dev/null || exit 99

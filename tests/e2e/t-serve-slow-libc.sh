@@ -16,8 +16,7 @@
 . tests/lib/lib.sh
 need_root
 command -v curl >/dev/null || skip "curl not installed"
-[ "$(dpkg-query -W -f='${db:Status-Status}' libc6-dbg 2>/dev/null)" = installed ] ||
-	skip "libc6-dbg not installed (make deps): Debian's libc cannot be read"
+need_libc6_dbg
 LIBC=/lib/x86_64-linux-gnu/libc.so.6
 LDSO=/lib64/ld-linux-x86-64.so.2
 [ -f $LIBC ] && [ -x $LDSO ] || skip "no $LIBC or $LDSO"

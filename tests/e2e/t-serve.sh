@@ -22,8 +22,7 @@ need_root
 command -v prometheus >/dev/null && command -v promtool >/dev/null ||
 	skip "prometheus or promtool not installed (make deps)"
 command -v curl >/dev/null || skip "curl not installed"
-[ "$(dpkg-query -W -f='${db:Status-Status}' libc6-dbg 2>/dev/null)" = installed ] ||
-	skip "libc6-dbg not installed (make deps): Debian's libc cannot be read"
+need_libc6_dbg
 PIDS= SERVERS= PROM=
 cleanup() {
 	for p in $PROM $SERVERS $PIDS; do kill -KILL "$p" 2>/dev/null; done

@@ -10,8 +10,7 @@
 # needs: root
 . tests/lib/lib.sh
 need_root
-[ "$(dpkg-query -W -f='${db:Status-Status}' libc6-dbg 2>/dev/null)" = installed ] ||
-	skip "libc6-dbg not installed (make deps): Debian's libc cannot be read"
+need_libc6_dbg
 PY=/usr/bin/python3
 [ -x $PY ] || skip "no $PY"
 P=

@@ -60,6 +60,12 @@ wait_for() {
 		sleep 0.05
 	done
 }
+# need_libc6_dbg: skip unless Debian's libc can be read (its DWARF from
+# libc6-dbg, which make deps installs)
+need_libc6_dbg() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' libc6-dbg 2>/dev/null)" = installed ] ||
+		skip "libc6-dbg not installed (make deps): Debian's libc cannot be read"
+}
 # wait_held PID SECONDS [NR]: until process PID waits in system call NR
 # (0, read(2), on its stdin when not given: a program held on a FIFO), as
 # /proc/PID/syscall says ("0 0x0 ...", root's to read): its program runs,
