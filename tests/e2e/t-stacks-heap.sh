@@ -15,7 +15,11 @@
 # ";churn;...;memory_heap_more S*64"; the HTML page's summary has the
 # line and its flame graph of heap growths has churn <- start_thread with
 # S*64 (tests/lib/flame-check.py).  MW_STACKS_HEAP_PERIOD=0: no heap_more stack, and the period 0
-# in the stats.
+# in the stats.  The program runs on a copy of the probe-enabled libc of
+# its own (--libc): the kernel counts a uprobe's hits by the file, every
+# process's on a CPU, and a test beside it (tests/run -j, a second make
+# check) that grows heaps on the shared libc moved where the samples
+# fell (51 samples of N/64 = 50, once, beside another make check).
 # needs: root glibc
 . tests/lib/lib.sh
 need_root
@@ -24,8 +28,10 @@ need_libc
 	skip "no examples/heap-churn"
 N=3200
 d=$OUT/sampled
-mkdir -p "$d"
-$MW --stacks --folded "$d/folded" --json "$d/report.json" -o "$d/summary" --html "$d/page.html" \
+mkdir -p "$d" "$OUT/libc"
+cp "$GLIBC_PREFIX/lib/libc.so.6" "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" "$OUT/libc/" ||
+	fail "cannot copy the probe-enabled libc"
+$MW --libc "$OUT/libc/libc.so.6" --stacks --folded "$d/folded" --json "$d/report.json" -o "$d/summary" --html "$d/page.html" \
 	-c ./examples/heap-churn $N thread >"$d/stdout" 2>"$d/stderr" ||
 	fail "heap-churn: exit $?: $(cat "$d/stderr")"
 sed -n '/^Stacks/,$p' "$d/summary"
