@@ -8,10 +8,15 @@
  * its faults of fresh buffer pages, half the walk's CPU time, waited for
  * in turn.  Once two blocks side by side were copied for reads, the next
  * ones that way, in the same mapping, are queued to the reader thread,
- * MW_AHEAD_WINDOW blocks ahead of the block the walk reads; a read of a
- * block the reader is copying waits until it is copied, and one of a
- * block it has not begun (it is behind: fresh buffer pages are slow to
- * fault in here) copies it in the walk's thread, as without it.  Nothing else changes: a block
+ * MW_AHEAD_WINDOW blocks ahead of the block the walk reads.  A read of a
+ * block the reader has not begun (it is behind: fresh buffer pages are
+ * slow to fault in here) copies it in the walk's thread, as without it;
+ * one of a block the reader is copying copies the blocks queued after it
+ * meanwhile (steal), then waits until it is copied: the two threads copy
+ * side by side where the walk would have slept and been woken a block at
+ * a time (the python3 of bench/walk.sh: 0.26 s to 0.18 s, its walk
+ * catching up with the reader 3,500 times in 13,000 blocks; the walk's
+ * checks take less time than the kernel's copy).  Nothing else changes: a block
  * read ahead is a copy like another, as old as its read (which the walk's
  * checks allow for: procmem.h), its words marked when the walk reads
  * them; one the walk never reads is never used.
@@ -222,14 +227,34 @@ void mw_ahead_more(struct mw_proc *p, uint64_t base)
 		fill_window(p, base);
 }
 
+/* The first block queued that the reader has not begun, claimed by the
+ * caller to copy it; NULL when there is none.  The reader, reaching it,
+ * finds it claimed and goes on to the next (reader). */
+static struct block *steal(struct mw_proc_ahead *a)
+{
+	struct block *o = NULL;
+
+	pthread_mutex_lock(&a->mu);
+	for (uint64_t t = a->head; t != a->tail && !o; t++)
+		if (claim(&a->c->blocks[a->q[t % QCAP]]))
+			o = &a->c->blocks[a->q[t % QCAP]];
+	pthread_mutex_unlock(&a->mu);
+	return o;
+}
+
 void mw_ahead_wait(struct mw_proc_copy *c, struct block *b)
 {
 	struct mw_proc_ahead *a = c->ahead;
+	struct block *o;
 
 	if (claim(b)) {	/* not begun (the reader is behind): copied here */
 		copy_block(a, b);
 		return;
 	}
+	/* the reader copies b: the walk copies the blocks queued after it
+	 * meanwhile, its next ones */
+	while (atomic_load_explicit(&b->pending, memory_order_acquire) && (o = steal(a)))
+		copy_block(a, o);
 	pthread_mutex_lock(&a->mu);
 	while (atomic_load_explicit(&b->pending, memory_order_acquire))
 		pthread_cond_wait(&a->done, &a->mu);
