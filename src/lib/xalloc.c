@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "msg.h"
 #include "xalloc.h"
@@ -33,6 +34,23 @@ void *xrealloc(void *p, size_t size)
 char *xstrdup(const char *s)
 {
 	return check(strdup(s), strlen(s) + 1);
+}
+
+#define HUGE_PAGE (2U << 20)
+
+void *xmalloc_big(size_t n, size_t size)
+{
+	void *p = NULL;
+
+	if (size && n > SIZE_MAX / size)
+		mw_die(MW_EXIT_RUNTIME, "out of memory (allocating %zu x %zu bytes)", n, size);
+	if (n * size < HUGE_PAGE)
+		return xmalloc(n * size);
+	if (posix_memalign(&p, HUGE_PAGE, n * size) != 0)
+		p = NULL;
+	check(p, n * size);
+	(void)madvise(p, n * size, MADV_HUGEPAGE);	/* a hint: without it, 4 KiB pages */
+	return p;
 }
 
 void xgrow(void **arr, size_t n, size_t *cap, size_t elem)

@@ -28,17 +28,12 @@
 
 /* A free interval of an arena (a chunk, or its top), or a range that
  * malloc_trim(0) would give back. */
-struct ival {
-	uint64_t s, e;
-	int arena, top;
-};
-
 struct sweep {
 	struct mw_ledger *l;
 	uint64_t page, zero_pfn;
 	struct lg_range *r;	/* regions and mmapped chunks, sorted */
 	size_t nr, ri;
-	struct ival *fv, *tv;	/* free intervals; trim ranges (sorted) */
+	struct lg_ival *fv, *tv;	/* free intervals; trim ranges (sorted) */
 	size_t nf, fi, nt, ti;
 	uint64_t pages;		/* pagemap words read, at most MW_LEDGER_MAX_PAGES */
 	uint64_t by;		/* CLOCK_MONOTONIC ns to be done by; 0 no bound */
@@ -71,21 +66,24 @@ static int by_start_r(const void *a, const void *b)
 
 static int by_start_i(const void *a, const void *b)
 {
-	const struct ival *x = a, *y = b;
+	const struct lg_ival *x = a, *y = b;
 
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Sort v[0..n) by start: a stable LSD radix sort, RADIX bits a pass (a
+/* lg_sort_ivals (ledger_int.h): a stable LSD radix sort, RADIX bits a pass (a
  * count table in the L1 cache), the passes whose digit is the same in
- * every key skipped (the top bits of a user address).  Measured on 2
- * million free chunks: 70-80 ms where qsort's merge sort took 150-200 ms
- * of a held trim (issue 44). */
+ * every key skipped (the top bits of a user address); every pass's counts
+ * taken in one read of v.  Measured on 2 million free chunks: 70-80 ms
+ * where qsort's merge sort took 150-200 ms of a held trim (issue 44);
+ * 55-60 ms with its buffer in huge pages (xmalloc_big). */
 #define RADIX 12
-static void sort_ivals(struct ival *v, size_t n)
+#define PASSES ((64 + RADIX - 1) / RADIX)
+void lg_sort_ivals(struct lg_ival *v, size_t n)
 {
-	struct ival *tmp, *src = v, *dst;
-	size_t *count;
+	const uint64_t mask = (1U << RADIX) - 1;
+	struct lg_ival *tmp, *src = v, *dst;
+	size_t (*count)[1U << RADIX];
 
 	if (n < 2)
 		return;
@@ -93,26 +91,26 @@ static void sort_ivals(struct ival *v, size_t n)
 		qsort(v, n, sizeof(*v), by_start_i);
 		return;
 	}
-	tmp = xmalloc(n * sizeof(*v));
-	count = xmalloc(((size_t)1 << RADIX) * sizeof(*count));
+	tmp = xmalloc_big(n, sizeof(*v));
+	count = xcalloc(PASSES, sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		for (int p = 0; p < PASSES; p++)
+			count[p][(v[i].s >> (p * RADIX)) & mask]++;
 	dst = tmp;
-	for (int shift = 0; shift < 64; shift += RADIX) {
-		const uint64_t mask = (1U << RADIX) - 1;
+	for (int p = 0; p < PASSES; p++) {
+		const int shift = p * RADIX;
 		size_t sum = 0;
 
-		memset(count, 0, ((size_t)1 << RADIX) * sizeof(*count));
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].s >> shift) & mask]++;
-		if (count[(src[0].s >> shift) & mask] == n)
+		if (count[p][(src[0].s >> shift) & mask] == n)
 			continue;	/* one digit for all: nothing to move */
 		for (size_t d = 0; d <= mask; d++) {
-			size_t c = count[d];
+			size_t c = count[p][d];
 
-			count[d] = sum;
+			count[p][d] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].s >> shift) & mask]++] = src[i];
+			dst[count[p][(src[i].s >> shift) & mask]++] = src[i];
 		dst = src;
 		src = src == v ? tmp : v;
 	}
@@ -194,7 +192,9 @@ static void regions(struct mw_ledger *l, const struct mw_snapshot *s, struct lg_
  * and largest free chunk of each arena. */
 static void free_intervals(struct sweep *sw, const struct mw_snapshot *s)
 {
-	size_t cap = 0;
+	size_t cap = s->nchunks + s->narenas;	/* every chunk, every top: at once */
+
+	sw->fv = xmalloc_big(cap ? cap : 1, sizeof(*sw->fv));
 
 	for (size_t i = 0; i < s->narenas; i++) {
 		const struct mw_snap_arena *a = &s->arenas[i];
@@ -211,15 +211,15 @@ static void free_intervals(struct sweep *sw, const struct mw_snapshot *s)
 				f->largest = sz;
 			if (sw->nf == cap)
 				xgrow((void **)&sw->fv, sw->nf, &cap, sizeof(*sw->fv));
-			sw->fv[sw->nf++] = (struct ival){ .s = s->chunks[j].addr,
+			sw->fv[sw->nf++] = (struct lg_ival){ .s = s->chunks[j].addr,
 				.e = s->chunks[j].addr + sz, .arena = (int)i };
 		}
 		if (sw->nf == cap)
 			xgrow((void **)&sw->fv, sw->nf, &cap, sizeof(*sw->fv));
-		sw->fv[sw->nf++] = (struct ival){ .s = a->top, .e = a->top + a->top_size,
+		sw->fv[sw->nf++] = (struct lg_ival){ .s = a->top, .e = a->top + a->top_size,
 						  .arena = (int)i, .top = 1 };
 	}
-	sort_ivals(sw->fv, sw->nf);
+	lg_sort_ivals(sw->fv, sw->nf);
 }
 
 /* What malloc_trim(0) would give back (malloc.c mtrim, systrim): runs of
@@ -252,7 +252,7 @@ static void trim_ranges(struct sweep *sw, const struct mw_snapshot *s)
 			continue;
 		if (sw->nt == cap)
 			xgrow((void **)&sw->tv, sw->nt, &cap, sizeof(*sw->tv));
-		sw->tv[sw->nt++] = (struct ival){ .s = ts, .e = te, .arena = arena };
+		sw->tv[sw->nt++] = (struct lg_ival){ .s = ts, .e = te, .arena = arena };
 	}
 }
 
@@ -512,7 +512,7 @@ int mw_ledger_read_by(struct mw_proc *p, const struct mw_snapshot *s, uint64_t b
 	qsort(sw.r, sw.nr, sizeof(*sw.r), by_start_r);
 	free_intervals(&sw, s);
 	trim_ranges(&sw, s);
-	sort_ivals(sw.tv, sw.nt);
+	lg_sort_ivals(sw.tv, sw.nt);
 	mark_paged(&sw, v, nv);
 	if (late(&sw)) {
 		snprintf(err, errlen, "its read did not end within the stop's time (--max-stop)");

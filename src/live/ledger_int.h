@@ -46,6 +46,16 @@ uint64_t lg_peak_rss(pid_t pid);
  * of such mappings. */
 size_t lg_mark_stacks(pid_t pid, struct lg_vma *v, size_t n);
 
+/* A free interval [s, e) of arena `arena`: a free chunk, or its top. */
+struct lg_ival {
+	uint64_t s, e;
+	int arena, top;
+};
+
+/* Sort v[0..n) by s (ledger.c; stable from 4096 intervals on, a radix
+ * sort: a walk of 2 million free chunks gives as many). */
+void lg_sort_ivals(struct lg_ival *v, size_t n);
+
 /* The zero page's frame number (a page of ours read once, through
  * /proc/self/pagemap); 0 when frame numbers are hidden from us. */
 uint64_t lg_zero_pfn(void);
