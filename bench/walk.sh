@@ -31,6 +31,12 @@
 set -eu
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
+# GAP=S: S seconds idle before each snapshot (default 0).  This VM hands
+# free memory back to its host about 2 s after it is freed (docs/
+# performance.md), and a page given back costs 2-7 ms/MiB to fault in
+# again: GAP=3 measures the snapshot a user runs now and then, its copy
+# buffers all fresh; GAP=0 the ones run back to back.
+GAP=${GAP:-0}
 MW=${MW:-./build/mallocwatch}
 P=${MW_GLIBC_PREFIX:-/var/cache/mallocwatch/glibc}/lib
 OUT=build/bench
@@ -67,6 +73,7 @@ median() {
 
 measure() {
 	for i in $(seq "$REPS"); do
+		sleep "$GAP"
 		/usr/bin/time -f '%U %S' -o $OUT/$1.cpu \
 			$MW snapshot -p $pid,$idle --json $OUT/$1.json -o /dev/null --read-timeout 60
 		python3 - $OUT/$1.json $pid $OUT/$1.cpu <<'PY'
@@ -124,6 +131,7 @@ trimbench() {
 }
 
 : >$OUT/walk.goals
+echo "bench/walk.sh: $REPS snapshots a process, $GAP s idle before each"
 start c-debian $FIX chunks 2000000 3
 measure c-debian
 kill $pid; wait $pid 2>/dev/null || true
