@@ -35,14 +35,8 @@ if [ "${LOAD:-0}" = 1 ]; then
 	stress-ng --cpu 2 --quiet &
 	stress=$!
 fi
-for i in $(seq "$N"); do
-	if [ $((i % 2)) = 0 ]; then
-		/bin/sleep 3600 &
-	else
-		"$P/ld-linux-x86-64.so.2" --library-path "$P:/lib/x86_64-linux-gnu" /bin/sleep 3600 &
-	fi
-	pids="$pids $!"
-done
+. bench/idleprocs.sh
+idle_procs "$N"
 idle=$pids
 rm -f $OUT/busy.in; mkfifo $OUT/busy.in
 busy=
@@ -50,10 +44,7 @@ for i in $(seq "$BUSY"); do
 	./build/tests/fixtures/busy-alloc 2 $OUT/busy$i.xml <$OUT/busy.in >$OUT/busy$i.out 2>&1 &
 	pids="$pids $!"; busy="$busy $!"
 done
-exec 3>$OUT/busy.in
-for p in $idle; do	# each has mapped its libc
-	until grep -q 'libc\.so\.6' /proc/$p/maps 2>/dev/null; do sleep 0.01; done
-done
+[ "$BUSY" = 0 ] || exec 3>$OUT/busy.in	# no reader: the open would wait for good
 for i in $(seq "$BUSY"); do
 	until grep -q READY $OUT/busy$i.out 2>/dev/null; do sleep 0.05; done
 done

@@ -25,19 +25,10 @@ timeit() {
 }
 ratio() { echo "scale=1; $1 / $2" | bc -l; }
 
+. bench/idleprocs.sh
 pids=
 trap 'kill $pids 2>/dev/null; wait 2>/dev/null' EXIT
-for i in $(seq "$N"); do
-	if [ $((i % 2)) = 0 ]; then
-		/bin/sleep 3600 &
-	else
-		"$P/ld-linux-x86-64.so.2" --library-path "$P:/lib/x86_64-linux-gnu" /bin/sleep 3600 &
-	fi
-	pids="$pids $!"
-done
-for p in $pids; do	# each has mapped its libc
-	until grep -q 'libc\.so\.6' /proc/$p/maps 2>/dev/null; do sleep 0.01; done
-done
+idle_procs "$N"
 maps_all() { cat /proc/[0-9]*/maps 2>/dev/null || true; }	# one process
 ps_t=$(timeit ps -e)
 maps_t=$(timeit maps_all)

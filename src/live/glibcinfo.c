@@ -316,7 +316,25 @@ cleanup:
 }
 
 /* Loaded libcs by device and inode, their globals as offsets from the
- * start of the module's first mapping (the same in every process). */
+ * start of the module's first mapping (the same in every process).
+ *
+ * Every user's processes share these CACHE_SIZE places, and a user can
+ * run processes on as many libc files as it likes: copies of its own,
+ * or, in a user namespace, overlay mounts of the system's (each a device
+ * of its own, and root's file by its owner).  A file put out is read
+ * again for the next process mapping it, one libc at a time, behind the
+ * reads of those files (processes kept waiting are counted timeout): one
+ * user must not be able to put out the files other users' processes
+ * need.  So each place is charged to a user (mw_glibc_slot_victim,
+ * mw_glibc_slot_use): the real uid of the process it was read for (which
+ * the process cannot choose, where the file's owner it can), moved on a
+ * later use to the user of that process when that user holds fewer
+ * places (two fewer: a libc several users' processes map is charged to
+ * the one holding least, and stays there).  When all are taken, the place given up is the least
+ * recently used of the user holding the most, the loading user's own on
+ * a tie: one user's loads put out another's files only while the other
+ * holds more, so each of k users keeps about CACHE_SIZE / k files however
+ * many the others load. */
 #define CACHE_SIZE 64
 static struct cached {
 	unsigned int dev_major, dev_minor;
@@ -325,7 +343,42 @@ static struct cached {
 	struct mw_glibc g;	/* addresses relative to the module's start */
 	char err[512];
 } cache[CACHE_SIZE];
-static size_t ncached, cache_next;
+static struct mw_glibc_slot slots[CACHE_SIZE];	/* cache[i]'s user and last use */
+static size_t ncached;
+static uint64_t uses;	/* the clock of slots' last uses */
+
+/* How many of the n slots user holds. */
+static size_t held(const struct mw_glibc_slot *s, size_t n, uid_t user)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s[i].user == user;
+	return k;
+}
+
+size_t mw_glibc_slot_victim(const struct mw_glibc_slot *s, size_t n, uid_t user)
+{
+	size_t v = 0, best = 0;
+
+	for (size_t i = 0; i < n; i++) {	/* n is CACHE_SIZE: n * n is small */
+		/* the most held first, the loader's own on a tie */
+		size_t w = 2 * held(s, n, s[i].user) + (s[i].user == user);
+
+		if (w > best || (w == best && s[i].used < s[v].used)) {
+			best = w;
+			v = i;
+		}
+	}
+	return v;
+}
+
+void mw_glibc_slot_use(struct mw_glibc_slot *s, size_t n, size_t i, uid_t user, uint64_t now)
+{
+	s[i].used = now;
+	if (user != MW_NO_UID && user != s[i].user && held(s, n, user) + 1 < held(s, n, s[i].user))
+		s[i].user = user;
+}
 
 static uint64_t *const_addrs(struct mw_glibc *g, size_t *n)
 {
@@ -358,14 +411,15 @@ static struct cached *kept(const struct mw_mapped *m)
 }
 
 /* Keep what m's file gave (r: load_mapped's 0 or -1; g read at
- * m->start, or the reason in err) for the next process that maps it. */
-static void keep(const struct mw_mapped *m, int r, const struct mw_glibc *g, const char *err)
+ * m->start, or the reason in err) for the next process that maps it,
+ * charged to user (the uid of the process it was read for). */
+static void keep(const struct mw_mapped *m, int r, const struct mw_glibc *g, const char *err,
+		 uid_t user)
 {
-	struct cached *c = &cache[cache_next];
+	size_t i = ncached < CACHE_SIZE ? ncached++ : mw_glibc_slot_victim(slots, ncached, user);
+	struct cached *c = &cache[i];
 
-	cache_next = (cache_next + 1) % CACHE_SIZE;
-	if (ncached < CACHE_SIZE)
-		ncached++;
+	slots[i] = (struct mw_glibc_slot){ .user = user, .used = ++uses };
 	*c = (struct cached){ .dev_major = m->dev_major, .dev_minor = m->dev_minor,
 			      .ino = m->ino, .ok = r == 0 };
 	if (r == 0) {
@@ -392,19 +446,23 @@ unsigned long mw_glibc_dwarf_reads(void)
 void mw_glibc_cache_reset(void)
 {
 	pthread_mutex_lock(&cache_lock);
-	ncached = cache_next = 0;
+	ncached = 0;
 	pthread_mutex_unlock(&cache_lock);
 }
 
 /* What is kept for m's file, into g (rebased to m) or err: 0 or -1 as
- * mw_glibc_load; 1 when nothing is kept. */
-static int from_cache(const struct mw_mapped *m, struct mw_glibc *g, char *err, size_t errlen)
+ * mw_glibc_load; 1 when nothing is kept.  Used for a process of user's
+ * (MW_NO_UID: not known). */
+static int from_cache(const struct mw_mapped *m, struct mw_glibc *g, char *err, size_t errlen,
+		      uid_t user)
 {
 	struct cached *c;
 	int r = 1;
 
 	pthread_mutex_lock(&cache_lock);
-	if ((c = kept(m)) && !c->ok) {
+	if ((c = kept(m)))
+		mw_glibc_slot_use(slots, ncached, (size_t)(c - cache), user, ++uses);
+	if (c && !c->ok) {
 		snprintf(err, errlen, "%s", c->err);
 		r = -1;
 	} else if (c) {
@@ -443,6 +501,7 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 int mw_glibc_load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err, size_t errlen)
 {
 	struct mw_mapped m;
+	uid_t user;
 	int r;
 
 	memset(g, 0, sizeof(*g));
@@ -454,18 +513,21 @@ int mw_glibc_load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err, 
 			 "glibc; its allocator cannot be read", (int)pid);
 	if (r <= 0)
 		return -1;
-	if ((r = from_cache(&m, g, err, errlen)) <= 0)
+	if (mw_process_uid(pid, &user) < 0)
+		user = MW_NO_UID;	/* gone: what it gave is not kept */
+	if ((r = from_cache(&m, g, err, errlen, user)) <= 0)
 		return r;
 	if (load_lock_by(deadline) < 0) {	/* another libc's read holds it */
 		snprintf(err, errlen, "process %d not read: the budget was spent waiting for "
 			 "another process's libc to be read", (int)pid);
 		return -2;
 	}
-	if ((r = from_cache(&m, g, err, errlen)) > 0) {	/* not read meanwhile */
+	if ((r = from_cache(&m, g, err, errlen, user)) > 0) {	/* not read meanwhile */
 		r = load_mapped(&m, -1, g, err, errlen);
-		if (r != -2) {	/* -2 says nothing lasting about that libc */
+		/* -2 says nothing lasting about that libc */
+		if (r != -2 && user != MW_NO_UID) {
 			pthread_mutex_lock(&cache_lock);
-			keep(&m, r, g, err);
+			keep(&m, r, g, err, user);
 			pthread_mutex_unlock(&cache_lock);
 		}
 		r = r < 0 ? -1 : 0;
@@ -497,6 +559,7 @@ int mw_glibc_preload(const char *path, char *err, size_t errlen)
 	pthread_mutex_lock(&load_lock);
 	pthread_mutex_lock(&cache_lock);
 	if ((c = kept(&m))) {
+		mw_glibc_slot_use(slots, ncached, (size_t)(c - cache), getuid(), ++uses);
 		r = c->ok ? 0 : -1;
 		if (!c->ok)
 			snprintf(err, errlen, "%s", c->err);
@@ -511,7 +574,7 @@ int mw_glibc_preload(const char *path, char *err, size_t errlen)
 	r = load_mapped(&m, fd, &g, err, errlen);	/* at 0: addresses as kept */
 	if (r == 0) {
 		pthread_mutex_lock(&cache_lock);
-		keep(&m, r, &g, err);
+		keep(&m, r, &g, err, getuid());	/* for a -c run's program */
 		pthread_mutex_unlock(&cache_lock);
 	}
 	pthread_mutex_unlock(&load_lock);

@@ -107,6 +107,27 @@ int mw_glibc_preload(const char *path, char *err, size_t errlen);
  * loads the kept layouts did not answer.  For the tests. */
 unsigned long mw_glibc_dwarf_reads(void);
 
+/* The policy of what mw_glibc_load keeps (glibcinfo.c says why), for
+ * its unit test: each libc file kept has a slot, charged to a user (the
+ * real uid of the processes it is read or used for) and stamped with its
+ * last use (a clock that only goes up). */
+#define MW_NO_UID ((uid_t)-1)
+struct mw_glibc_slot {
+	uid_t user;
+	uint64_t used;
+};
+
+/* Of n (> 0) slots, all taken, the one a file read for a process of
+ * user's gives up: the least recently used of the user holding the most,
+ * user's own when user holds as many as the most. */
+size_t mw_glibc_slot_victim(const struct mw_glibc_slot *s, size_t n, uid_t user);
+
+/* Slot i of n used at now for a process of user's (MW_NO_UID: not
+ * known): stamped, and charged to user when user holds at least 2 fewer
+ * slots than its holder (a file several users' processes use is charged
+ * to the one holding least; 1 fewer would move it back and forth). */
+void mw_glibc_slot_use(struct mw_glibc_slot *s, size_t n, size_t i, uid_t user, uint64_t now);
+
 /* Forget what mw_glibc_load kept: for a caller that runs long (the
  * libc files behind a device and inode may have been replaced). */
 void mw_glibc_cache_reset(void);

@@ -172,6 +172,12 @@ ssize_t mw_read_small(const char *path, int flags, char *buf, size_t len);
  * the line is not of that shape. */
 const char *mw_proc_stat_fields(pid_t pid, char *buf, size_t len);
 
+/* pid's real uid (the "Uid:" line of /proc/PID/status, its first
+ * field: what the process cannot change without privilege, unlike the
+ * owner of /proc/PID, root's when it is not dumpable) into *uid.  0, or
+ * -1 when it is gone or the line is not there. */
+int mw_process_uid(pid_t pid, uid_t *uid);
+
 /* pid's command name (/proc/PID/comm) into buf; "" when it is gone. */
 void mw_process_comm(pid_t pid, char *buf, size_t len);
 

@@ -99,6 +99,20 @@ int mw_process_alive(pid_t pid)
 	return st ? st != 'Z' && st != 'X' : kill(pid, 0) == 0 || errno == EPERM;
 }
 
+int mw_process_uid(pid_t pid, uid_t *uid)
+{
+	char path[64], buf[2048];
+	const char *l;
+	unsigned long u;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || !(l = strstr(buf, "\nUid:\t")) ||
+	    sscanf(l + 6, "%lu", &u) != 1 || u >= (unsigned long)(uid_t)-1)
+		return -1;
+	*uid = (uid_t)u;
+	return 0;
+}
+
 void mw_process_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];

@@ -73,6 +73,8 @@ struct mw_thread {
 	int tid;
 	uint64_t arena;		/* the arena it last attached to (0: main/unknown) */
 	uint64_t waits;		/* lock waits */
+	uint64_t wait_hits;	/* its memory_arena_reuse_wait hits (N or A
+				 * records): the most waits it can have had */
 	uint64_t retries;
 	uint64_t hits;		/* probe hits, all probes but memory_heap_more/less
 				 * and memory_sbrk_more/less (counted per heap and
@@ -262,10 +264,18 @@ int mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count);
 int mw_state_heap(struct mw_state *st, uint64_t heap, uint64_t arena, uint64_t size,
 		  uint64_t peak, uint64_t grew, uint64_t shrank, int hits);
 /* A W record: count memory_arena_reuse_wait hits of thread tid on the
- * arena at address arena (the arena is made when new); the thread's and
+ * arena at address arena (the arena is made when new): 0; -1 (nothing
+ * taken; mw_state_why says why) when the thread's waits would pass its
+ * hits of that probe received so far (a wait is a hit: the N records of
+ * those hits came first, an A record carries its own).  The thread's and
  * the arena's waits are held at UINT64_MAX (units.h: past INT64_MAX the
  * view's cells are unknown). */
-void mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count);
+int mw_state_wait(struct mw_state *st, int tid, uint64_t arena, uint64_t count);
+/* An A record: count hits of probe id (memory_arena_reuse_wait) by
+ * thread tid, as mw_state_hits, and as many waits on the arena at
+ * address arena, as mw_state_wait: 0; -1 (nothing taken) when id is no
+ * memory_arena_reuse_wait of the stream's or the hits would not fit. */
+int mw_state_wait_hits(struct mw_state *st, int id, int tid, uint64_t arena, uint64_t count);
 /* An S record; with hits (nine fields) nmore + failed and nless +
  * failed_less are the hits of memory_sbrk_more and memory_sbrk_less,
  * which then have no N records: 0; -1 (nothing taken) when they would
@@ -308,6 +318,10 @@ int mw_state_thread_gone(struct mw_state *st, int tid, uint64_t ns);
 void mw_state_ready(struct mw_state *st);
 void mw_state_end(struct mw_state *st);
 void mw_state_garbled(struct mw_state *st);
+
+/* Why the last record refused was refused, when its check said (one
+ * line, static), and forget it; NULL when it did not. */
+const char *mw_state_why(struct mw_state *st);
 
 /* The process replaced its program image (MW_LINE_EXEC, protocol.h;
  * the old image's aggregates came just before it): everything known of

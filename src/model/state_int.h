@@ -21,6 +21,7 @@ struct mw_state {
 	uint64_t seq;
 	int ready, ended;
 	uint64_t garbled, tracer_lost;
+	const char *why;	/* why the last record was refused (mw_state_why) */
 	uint64_t main_sym;	/* link-time main_arena; 0 if unknown */
 	uint64_t bias;
 	int have_bias;

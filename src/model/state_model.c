@@ -523,6 +523,8 @@ int mw_state_hits(struct mw_state *st, int id, int tid, uint64_t count)
 	t = thread(st, tid);
 	if (p)
 		p->hits += count;
+	if (p && p->known == MW_P_memory_arena_reuse_wait)
+		t->wait_hits = mw_count_add(t->wait_hits, count);
 	t->hits += count;
 	st->n_hits++;
 	if (p && jump_slot(p->known) >= 0)
@@ -562,16 +564,36 @@ int mw_state_heap(struct mw_state *st, uint64_t addr, uint64_t ar, uint64_t size
 	return 0;
 }
 
-void mw_state_wait(struct mw_state *st, int tid, uint64_t addr, uint64_t count)
+int mw_state_wait(struct mw_state *st, int tid, uint64_t addr, uint64_t count)
 {
-	struct mw_thread *t = thread(st, tid);
-	struct mw_arena *a = arena(st, addr, 1);
+	size_t i = mw_idmap_get(&st->thread_ix, (uint64_t)(uint32_t)tid);
+	struct mw_thread *t = i == MW_IDMAP_NONE ? NULL : &st->threads[i];
+	struct mw_arena *a;
 
+	/* waits <= wait_hits holds: every wait is taken here */
+	if (!t || count > t->wait_hits - t->waits) {
+		st->why = "lock waits past the thread's memory_arena_reuse_wait hits";
+		return -1;
+	}
+	a = arena(st, addr, 1);
 	st->n_waits++;
-	if (t)
-		t->waits = mw_count_add(t->waits, count);
+	t->waits = mw_count_add(t->waits, count);
 	if (a)
 		a->waits = mw_count_add(a->waits, count);
+	return 0;
+}
+
+int mw_state_wait_hits(struct mw_state *st, int id, int tid, uint64_t addr, uint64_t count)
+{
+	struct mw_probe_count *p = probe(st, id);
+
+	if (!p || p->known != MW_P_memory_arena_reuse_wait) {
+		st->why = "an A record of another probe than memory_arena_reuse_wait";
+		return -1;
+	}
+	if (mw_state_hits(st, id, tid, count) < 0)
+		return -1;
+	return mw_state_wait(st, tid, addr, count);	/* its hits just taken */
 }
 
 int mw_state_sbrk(struct mw_state *st, const struct mw_sbrk *s, int hits)
@@ -670,6 +692,14 @@ void mw_state_end(struct mw_state *st)
 void mw_state_garbled(struct mw_state *st)
 {
 	st->garbled++;
+}
+
+const char *mw_state_why(struct mw_state *st)
+{
+	const char *why = st->why;
+
+	st->why = NULL;
+	return why;
 }
 
 void mw_state_tracer_lost(struct mw_state *st, uint64_t n)

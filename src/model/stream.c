@@ -180,11 +180,10 @@ static int total_record(struct mw_state *st, int tag, const int64_t *v, int n)
 		return mw_state_heap(st, (uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2],
 				     (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5],
 				     tag == MW_REC_HEAPHITS);
-	case MW_REC_WAIT:
+	case MW_REC_WAIT:	/* its hits came in N records before it */
 		if (n != MW_NF_WAIT || v[2] < 0)
 			return -1;
-		mw_state_wait(st, (int)v[0], (uint64_t)v[1], (uint64_t)v[2]);
-		return 0;
+		return mw_state_wait(st, (int)v[0], (uint64_t)v[1], (uint64_t)v[2]);
 	case MW_REC_SBRK: {
 		struct mw_sbrk s;
 
@@ -204,11 +203,10 @@ static int total_record(struct mw_state *st, int tag, const int64_t *v, int n)
 			return -1;
 		return 0;
 	case MW_REC_WAITS:
-		if (n != MW_NF_WAITS || v[0] < 0 || v[3] < 0 ||
-		    mw_state_hits(st, (int)v[0], (int)v[1], (uint64_t)v[3]) < 0)
+		if (n != MW_NF_WAITS || v[0] < 0 || v[3] < 0)
 			return -1;
-		mw_state_wait(st, (int)v[1], (uint64_t)v[2], (uint64_t)v[3]);
-		return 0;
+		return mw_state_wait_hits(st, (int)v[0], (int)v[1], (uint64_t)v[2],
+					  (uint64_t)v[3]);
 	case MW_REC_JUMP:
 		if (n != MW_NF_JUMP || v[0] < 0 || v[3] < 0 ||
 		    mw_state_jump(st, (int)v[0], (int)v[1], v[2], (uint64_t)v[3]) < 0)
@@ -527,10 +525,11 @@ int mw_stream_replay(FILE *f, struct mw_state *st, struct mw_stream_meta *m,
 					mw_warn("garbled stack record ignored and counted");
 			}
 		} else if (mw_stream_line(st, line) < 0 && !warned++) {
+			const char *why = mw_state_why(st);
 			char q[200];
 
-			mw_warn("garbled tracer line ignored and counted: '%s'",
-				mw_quote(line, q, sizeof(q)));
+			mw_warn("garbled tracer line ignored and counted: '%s'%s%s",
+				mw_quote(line, q, sizeof(q)), why ? ": " : "", why ? why : "");
 		}
 	}
 	free(line);

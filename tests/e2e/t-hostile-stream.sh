@@ -116,3 +116,36 @@ assert e["lost"] is None, e["lost"]' "$OUT/lost$n.json" || fail "$n images: lost
 		fail "$n images: check exited $rc: $(cat "$OUT/lost$n.check")"
 done
 echo "ok: lost past 2^63 - 1 in nobody's stream: more than can be counted, null, a rule fails"
+
+# Its lock waits too: an old stream's W records claim waits, whose hits
+# came in N records before them (a wait is a memory_arena_reuse_wait
+# hit).  A W past its thread's hits, a W of a thread with none, a second
+# W past 2^62 hits, an A record of another probe (memory_arena_new): each
+# refused, counted garbled, its waits not shown (thread 202 showed 9
+# waits for 2 hits, 203 showed 4 for none, 204 five waits counted as
+# arena creations, 205 2^63 waits for 2^62 hits).
+$NOBODY sh -c 'exec >"$1/waits.mw"
+	printf "# mallocwatch-stream 1\n# libc /lib/libc.so.6\n# runtime bpf\n# arg ./prog\n"
+	printf "P 0 memory_arena_new 2\nP 3 memory_arena_reuse_wait 3\nMW 1 ready\n"
+	printf "N 3 202 2\nN 3 205 4611686018427387904\n"
+	printf "W 202 140000000000048 2\nW 202 140000000000048 7\nW 203 140000000000048 4\n"
+	printf "A 0 204 140000000000048 5\n"
+	printf "W 205 140000000100048 4611686018427387904\nW 205 140000000200048 4611686018427387904\n"
+	printf "MW 1 end\n# pid 7\n# wait_status 0\n# tracer_died 0\n# tracer_lost 0\n"' \
+	sh "$D" || exit 99
+"$MW" replay -o "$OUT/waits.txt" --json "$OUT/waits.json" "$D/waits.mw" 2>"$OUT/waits.err" ||
+	fail "replay of waits.mw exited $?: $(cat "$OUT/waits.err")"
+grep -qx "mallocwatch: warning: garbled tracer line ignored and counted: 'W 202 140000000000048 7':.*hits" \
+	"$OUT/waits.err" || fail "no one-line reason for the W past its hits: $(cat "$OUT/waits.err")"
+python3 - "$OUT/waits.json" <<'PY' || fail "waits.mw: $(grep -A7 '^Threads' "$OUT/waits.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+w = {t["tid"]: t["waits"] for t in r["threads"]}
+assert w == {202: 2, 203: 0, 204: 0, 205: 2**62} or w == {202: 2, 205: 2**62}, w
+e = r["events"]
+assert e["garbled"] == 4, e
+assert e["by_probe"].get("memory_arena_new", 0) == 0, e["by_probe"]
+assert sorted(a["waits"] for a in r["arenas"] if a["waits"]) == [2, 2**62], r["arenas"]
+PY
+echo "ok: W and A records claiming waits their hits do not cover: refused, counted garbled"
+exit 0

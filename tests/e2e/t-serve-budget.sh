@@ -24,12 +24,7 @@ LIBC=/lib/x86_64-linux-gnu/libc.so.6
 LDSO=/lib64/ld-linux-x86-64.so.2
 [ -f $LIBC ] && [ -x $LDSO ] || skip "no $LIBC or $LDSO"
 PIDS= S=
-cleanup() {
-	for p in $S $PIDS; do kill -KILL "$p" 2>/dev/null; done
-	for p in $S $PIDS; do wait "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+kill_at_exit S PIDS
 
 NL=24 NB=3
 for k in $(seq 1 $NL); do
@@ -54,10 +49,7 @@ for k in $(seq 1 $NB); do wait_for "$OUT/busy$k.out" '^READY' 30; done
 list=$(echo $PIDS | tr ' ' ',')
 N=$((NL + NB))
 
-"$MW" serve --listen 127.0.0.1:0 -p "$list" --budget 1 --min-interval 0.01 --no-stop \
-	2>"$OUT/serve.err" 3>&- &
-S=$!
-serve_port "$OUT/serve.err" $S 200
+serve_start "$MW" "$OUT/serve.err" -p "$list" --budget 1 --min-interval 0.01 --no-stop
 
 # scrape K: one scrape; its reading within --budget 1, every process
 # counted

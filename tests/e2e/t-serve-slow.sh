@@ -17,17 +17,10 @@ command -v curl >/dev/null || skip "curl not installed"
 PY=/usr/bin/python3	# nobody cannot run root's pyenv shims
 [ -x $PY ] || skip "no /usr/bin/python3"
 S= H=
-cleanup() {
-	for p in $H $S; do kill -KILL "$p" 2>/dev/null; done
-	for p in $H $S; do wait "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+kill_at_exit H S
 cp tests/lib/slow_clients.py "$OUT/" && chmod 755 "$OUT" || exit 99
 
-"$MW" serve --listen 127.0.0.1:0 -p $$ --min-interval 0.01 2>"$OUT/serve.err" &
-S=$!
-serve_port "$OUT/serve.err" $S 100
+serve_start "$MW" "$OUT/serve.err" -p $$ --min-interval 0.01
 URL=http://127.0.0.1:$port/metrics
 
 # scrapes NAME N: N scrapes 0.5 s apart, each answered 200 within 2 s

@@ -169,6 +169,35 @@ serve_port() {
 		sleep 0.05
 	done
 }
+# serve_start BIN ERRFILE ARGS...: BIN serve --listen 127.0.0.1:0 ARGS
+# in the background, its stderr into ERRFILE and the descriptors 3 to 9
+# (the tests' FIFOs: a writer left open in serve would keep their readers
+# from ever seeing the end) closed in it; sets S (its pid) and port
+# (serve_port, up to 200 looks)
+serve_start() {
+	_ss_bin=$1 _ss_err=$2
+	shift 2
+	"$_ss_bin" serve --listen 127.0.0.1:0 "$@" 2>"$_ss_err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+	S=$!
+	serve_port "$_ss_err" $S 200
+}
+# kill_at_exit VAR...: when the test exits (SIGINT and SIGTERM make it
+# exit 1), the processes whose pids the shell variables VAR... hold then
+# (a list each, maybe empty) are killed (SIGKILL) and reaped.  A test
+# empties a variable (S=) once it has reaped that process itself.
+kill_at_exit() {
+	_kae_vars=$*
+	trap _kae_cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+_kae_cleanup() {
+	_kae_pids=
+	for _kae_v in $_kae_vars; do
+		eval "_kae_pids=\"\$_kae_pids \$$_kae_v\""
+	done
+	for _kae_p in $_kae_pids; do kill -KILL "$_kae_p" 2>/dev/null; done
+	for _kae_p in $_kae_pids; do wait "$_kae_p" 2>/dev/null; done
+}
 # free_port: a TCP port of 127.0.0.1 that is free now (the kernel's pick)
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -23,12 +23,7 @@ FIX=build/tests/fixtures/serve-counts
 [ -x $FIX ] || skip "no $FIX (make check builds it)"
 MWBIN=${MW_BIN:-$PWD/build/mallocwatch}
 A= S=
-cleanup() {
-	for p in $S $A; do kill -KILL "$p" 2>/dev/null; done
-	for p in $S $A; do wait "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+kill_at_exit S A
 
 rm -f "$OUT/storm.in"; mkfifo "$OUT/storm.in"
 (exec "$GLIBC_PREFIX/lib/ld-linux-x86-64.so.2" --library-path "$GLIBC_PREFIX/lib:/lib/x86_64-linux-gnu" \
@@ -40,9 +35,7 @@ until grep -q "$GLIBC_PREFIX/lib/libc.so.6" /proc/$A/maps 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 600 ] || fail "serve-counts did not map the probe-enabled libc"
 	sleep 0.05
 done
-"$MWBIN" serve --listen 127.0.0.1:0 --probes -v -p "$A" 2>"$OUT/serve.err" 3>&- &
-S=$!
-serve_port "$OUT/serve.err" $S 200 "serve --probes"
+serve_start "$MWBIN" "$OUT/serve.err" --probes -v -p "$A"
 # value NAME: the sample of process A's series NAME{pid="A",...} (all
 # of its labels but pid taken as they come), "" when none
 value() {
