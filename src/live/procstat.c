@@ -1,13 +1,45 @@
 /* procstat.c - a process's /proc entries read whole: what it is (stat),
  * its command name (comm), its resident set (statm); see procmem.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "procmem.h"
+
+/* Does a thread of pid's other than its main thread run: neither a
+ * zombie nor in its exit (PF_EXITING: an exit_group takes them all)?
+ * 1 or 0. */
+static int other_thread_runs(pid_t pid)
+{
+	char path[64], buf[1024], *rp;
+	unsigned long flags;
+	struct dirent *d;
+	DIR *dir;
+	int runs = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return 0;
+	while (!runs && (d = readdir(dir))) {
+		long tid = strtol(d->d_name, &rp, 10);
+
+		if (*rp || tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", (int)pid, tid);
+		if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || !(rp = strrchr(buf, ')')) ||
+		    rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+			continue;
+		runs = sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		       !(flags & 0x00000004);	/* PF_EXITING */
+	}
+	closedir(dir);
+	return runs;
+}
 
 int mw_proc_kind(pid_t pid)
 {
@@ -25,6 +57,8 @@ int mw_proc_kind(pid_t pid)
 	/* after the command's ")": state (field 3), then ppid, pgrp,
 	 * session, tty_nr, tpgid, flags (field 9) */
 	rp = strrchr(buf, ')');
+	if (rp && rp[1] == ' ' && rp[2] == 'Z' && other_thread_runs(pid))
+		return MW_PROC_LEADER_GONE;	/* its main thread called pthread_exit */
 	if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
 		return MW_PROC_EXITED;
 	if (sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000))
@@ -41,6 +75,9 @@ void mw_proc_no_memory(pid_t pid, char *err, size_t errlen)
 	else if (k == MW_PROC_KTHREAD)
 		snprintf(err, errlen, "process %d is a kernel thread: it has no memory of its own",
 			 (int)pid);
+	else if (k == MW_PROC_LEADER_GONE)
+		snprintf(err, errlen, "process %d's main thread has exited while its other threads "
+			 "run: its memory is not read through them", (int)pid);
 	else
 		snprintf(err, errlen, "process %d has no memory mappings", (int)pid);
 }
