@@ -22,6 +22,7 @@
 #include "glibcinfo.h"
 #include "glibcinfo_int.h"
 #include "procmem.h"
+#include "ptstop.h"
 #include "mapped.h"
 #include "sdtnote.h"
 #include "unwind.h"
@@ -498,13 +499,12 @@ int mw_glibc_load(pid_t pid, struct mw_glibc *g, char *err, size_t errlen)
 	return mw_glibc_load_by(pid, g, 0, err, errlen) == 0 ? 0 : -1;
 }
 
-int mw_glibc_load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err, size_t errlen)
+static int load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err, size_t errlen)
 {
 	struct mw_mapped m;
 	uid_t user;
 	int r;
 
-	memset(g, 0, sizeof(*g));
 	r = mw_mapped_find(pid, MW_LIB_LIBC, &m, err, errlen);
 	if (r == 0 && mw_proc_kind(pid) != MW_PROC_USER)
 		mw_proc_no_memory(pid, err, errlen);	/* a zombie maps nothing */
@@ -533,6 +533,18 @@ int mw_glibc_load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err, 
 		r = r < 0 ? -1 : 0;
 	}
 	pthread_mutex_unlock(&load_lock);
+	return r;
+}
+
+int mw_glibc_load_by(pid_t pid, struct mw_glibc *g, double deadline, char *err, size_t errlen)
+{
+	/* before its maps are read: an exec after it changes it */
+	uint64_t image = mw_ptstop_image(pid);
+	int r;
+
+	memset(g, 0, sizeof(*g));
+	if ((r = load_by(pid, g, deadline, err, errlen)) == 0)
+		g->image = image;
 	return r;
 }
 

@@ -35,6 +35,10 @@ struct mw_glibc {
 				 * (a container) or its libc was replaced */
 	int version_minor;		/* 2.N from .gnu.version_d; 0 unknown */
 	int safe_linking;		/* fastbin fd pointers mangled (2.32+) */
+	uint64_t image;		/* mw_glibc_load's process's program image
+				 * (mw_ptstop_image) before its maps were read:
+				 * a walk by these addresses is of that image
+				 * alone; 0 unknown */
 	/* runtime addresses of glibc's globals (0: not found); in this order
 	 * (glibcinfo.c rebases them as an array).  list_lock (arena.c)
 	 * guards the arena ring, free_list_lock the free list and the arenas'

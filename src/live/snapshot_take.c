@@ -283,14 +283,17 @@ static void stopped_walks(struct walk *w, char *note, size_t len)
 }
 
 /* Did the process replace its program (exec) since its mappings were
- * read?  main_arena, in the libc's data, is then no longer mapped (a
- * live program does not unmap its libc).  Not when it was not mapped
- * then either: a process that maps a libc.so.6's code without its data
- * (a static one of nobody's, mmap) has exec'd nothing. */
+ * read?  Its image (auxv) is then another than the one its libc's
+ * layouts were read from; or main_arena, in the libc's data, is no
+ * longer mapped (a live program does not unmap its libc).  Not when it
+ * was not mapped then either: a process that maps a libc.so.6's code
+ * without its data (a static one of nobody's, mmap) has exec'd nothing. */
 static int execed(struct walk *w)
 {
 	char err[256];
 
+	if (w->image && mw_process_alive(w->p->pid) && mw_ptstop_image(w->p->pid) != w->image)
+		return 1;
 	return mw_proc_mapped(w->p, w->g->main_arena, 8) && mw_process_alive(w->p->pid) &&
 	       mw_proc_refresh(w->p, err, sizeof(err)) == 0 &&
 	       !mw_proc_mapped(w->p, w->g->main_arena, 8);
@@ -442,7 +445,8 @@ static int take(struct mw_proc *p, const struct mw_glibc *g, int how, long timeo
 	if (timeout_ms <= 0)
 		timeout_ms = MW_SNAP_TIMEOUT_MS;
 	w.deadline = t0 + (uint64_t)timeout_ms * 1000000;
-	w.image = mw_ptstop_image(p->pid);
+	/* the image g was read from: an exec since is one while it is read */
+	w.image = g->image ? g->image : mw_ptstop_image(p->pid);
 	w.max_steps = budget(&w);
 	s->pid = p->pid;
 	snprintf(s->libc, sizeof(s->libc), "%s", g->module);
