@@ -188,6 +188,29 @@ static void regions(struct mw_ledger *l, const struct mw_snapshot *s, struct lg_
 	}
 }
 
+/* Free intervals that overlap (a list of a hostile heap's leading into a
+ * free chunk, or one that changed while it was read): each byte counted
+ * once, the first interval's (by start), and the ledger incomplete.
+ * sw->fv sorted by start stays so. */
+static void disjoint(struct sweep *sw)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < sw->nf; i++) {
+		struct lg_ival *v = &sw->fv[i];
+
+		if (i && v->s < end) {
+			incomplete(sw->l, "free chunks overlap (a hostile heap's lists, or "
+				   "ones that changed while read): each byte counted once");
+			v->s = end;
+			if (v->e < end)
+				v->e = end;
+		}
+		if (v->e > end)
+			end = v->e;
+	}
+}
+
 /* Free intervals (chunks and tops) into sw->fv; the histogram, count
  * and largest free chunk of each arena. */
 static void free_intervals(struct sweep *sw, const struct mw_snapshot *s)
@@ -220,6 +243,7 @@ static void free_intervals(struct sweep *sw, const struct mw_snapshot *s)
 						  .arena = (int)i, .top = 1 };
 	}
 	lg_sort_ivals(sw->fv, sw->nf);
+	disjoint(sw);
 }
 
 /* What malloc_trim(0) would give back (malloc.c mtrim, systrim): runs of
