@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "procmem.h"
 #include "proclist.h"
 #include "xalloc.h"
 
@@ -252,8 +253,11 @@ int mw_pidlist_all_by(struct mw_pidlist *l, size_t *seen, size_t *unlisted, doub
 		looked++;
 		errno = 0;
 		r = mw_maps_glibc(pid);
-		/* one we may not read may map a glibc: listed, to say so */
-		if (r == 1 || (r < 0 && (errno == EACCES || errno == EPERM)))
+		/* one we may not read may map a glibc: listed, to say so; so
+		 * is one whose main thread has exited (pthread_exit), its
+		 * maps empty while its other threads run: not hidden */
+		if (r == 1 || (r < 0 && (errno == EACCES || errno == EPERM)) ||
+		    (r == 0 && mw_proc_kind(pid) == MW_PROC_LEADER_GONE))
 			add(l, pid);
 	}
 	closedir(d);

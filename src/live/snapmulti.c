@@ -68,6 +68,12 @@ static int check_maps(struct mw_psnap *ps)
 	r = mw_maps_glibc(ps->pid);
 	if (r == 1)
 		return 0;
+	if (r == 0 && mw_proc_kind(ps->pid) == MW_PROC_LEADER_GONE) {
+		/* alive, its maps empty: not exited (failed() would say so) */
+		mw_proc_no_memory(ps->pid, ps->err, sizeof(ps->err));
+		ps->fail = MW_PSNAP_UNREADABLE;
+		return -1;
+	}
 	if (r == 0) {
 		snprintf(ps->err, sizeof(ps->err), "process %d maps no glibc (a static binary, or "
 			 "another libc)", (int)ps->pid);

@@ -3,7 +3,9 @@
 # threads, but /proc/PID shows a zombie with no mappings: nobody's such
 # process must not be reported to root as exited (snapshot, trim, explain
 # said "process N has exited" while it ran), nor as a static binary.
-# The refusal names what is so: its main thread has exited, the others run.
+# The refusal names what is so: its main thread has exited, the others run;
+# and snapshot --all, which lists the processes whose maps name a glibc,
+# lists it (it was left out: its maps are empty), with that reason.
 # needs: root
 . tests/lib/lib.sh
 need_root
@@ -37,3 +39,14 @@ for c in "snapshot" "trim --dry-run" "explain"; do
 done
 kill -0 $pid || fail "the process is gone"
 echo "ok: snapshot, trim --dry-run and explain -p: its main thread exited, not the process"
+
+# --all and -p A,B: listed (its maps, empty, name no glibc), unreadable,
+# with that reason: not hidden, not said to have exited
+"$MW" snapshot --all >"$OUT/all" 2>"$OUT/all.err" || fail "--all exited $?: $(cat "$OUT/all.err")"
+grep -E "^ *$pid " "$OUT/all" >"$OUT/row" || fail "--all does not list it: $(cat "$OUT/all")"
+grep -qF "(unreadable: process $pid's main thread has exited while its other threads run" \
+	"$OUT/row" || fail "--all: $(cat "$OUT/row")"
+"$MW" snapshot -p $pid,$$ >"$OUT/two" 2>&1
+grep -qF "process $pid's main thread has exited while its other threads run" "$OUT/two" ||
+	fail "-p $pid,$$: $(cat "$OUT/two")"
+echo "ok: --all and -p A,B list it, unreadable, for that reason"
