@@ -65,7 +65,8 @@ int mw_tune_not_applied(const char *tunables, int known, uint64_t no_dyn_thresho
 				snprintf(why, len, "glibc did not apply %.*s: mp_.no_dyn_threshold "
 					 "is 0 at exit (mp_.mmap_threshold %" PRIu64 "), which "
 					 "that setting makes 1 (a value this glibc does not "
-					 "take: 2.31 takes no mmap threshold above 32 MiB)",
+					 "take, e.g. 2.31 no mmap threshold above 32 MiB; or "
+					 "the program never called malloc)",
 					 (int)(n > 512 ? 512 : n), t, mmap_threshold);
 				return 1;
 			}
