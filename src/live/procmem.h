@@ -147,13 +147,15 @@ void mw_proc_close(struct mw_proc *p);
 
 /* What pid is, from /proc/PID/stat (proc(5)): MW_PROC_EXITED (a zombie
  * its parent has not reaped yet, or gone), MW_PROC_KTHREAD (a kernel
- * thread: PF_KTHREAD in its flags) or MW_PROC_USER. */
-enum { MW_PROC_USER, MW_PROC_EXITED, MW_PROC_KTHREAD };
+ * thread: PF_KTHREAD in its flags), MW_PROC_EXITING (PF_EXITING: in its
+ * exit, its address space gone from exit_mm on, until it is a zombie) or
+ * MW_PROC_USER. */
+enum { MW_PROC_USER, MW_PROC_EXITED, MW_PROC_KTHREAD, MW_PROC_EXITING };
 int mw_proc_kind(pid_t pid);
 
 /* Into err (errlen bytes): why pid, which maps nothing we look for, has
- * no memory to read, when it is exited or a kernel thread; else that it
- * has no mappings.  One line, for a message. */
+ * no memory to read, when it is exited, exiting or a kernel thread; else
+ * that it has no mappings.  One line, for a message. */
 void mw_proc_no_memory(pid_t pid, char *err, size_t errlen);
 
 /* Is pid a live process?  A zombie is not (its memory and files are
