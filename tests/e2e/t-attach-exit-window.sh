@@ -96,6 +96,12 @@ rc=$?
 [ $rc = 1 ] && [ "$(cat "$OUT/snap.err")" = "mallocwatch: process $pid is exiting: its address space is gone" ] ||
 	fail "snapshot -p in the exit window: exit $rc: $(cat "$OUT/snap.err")"
 echo "ok: snapshot -p in the window: $(cat "$OUT/snap.err")"
+"$MW" snapshot -p $pid,$srv --json "$OUT/snap2.json" >/dev/null 2>"$OUT/snap2.err"
+rc=$?
+[ $rc = 1 ] && [ "$(cat "$OUT/snap2.err")" = "mallocwatch: process $pid is exiting: its address space is gone" ] &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); k = [p["error"] and p["error"]["kind"] for p in d["processes"]]; assert k == ["exited", None], k' \
+	"$OUT/snap2.json" || fail "snapshot -p $pid,$srv in the exit window: exit $rc: $(cat "$OUT/snap2.err")"
+echo "ok: snapshot -p A,B in the window: $(cat "$OUT/snap2.err")"
 # the window held 3 s: mallocwatch looks for an exec every second (this
 # is what the test is about, not a wait for something to happen)
 sleep 3
