@@ -391,7 +391,8 @@ glibc-root: deps
 	$(Q)MW_DEPS_ROOTS=1 sh scripts/install-deps.sh
 	$(Q)sh scripts/glibc-root.sh $(SUITE) $(ROOTS_DIR)/$(SUITE)
 
-check-glibc: glibc-root all
+# t-attach-exec-reuse's pid-reuse runs here, as nobody, not in the root
+check-glibc: glibc-root all build/tests/fixtures/pid-reuse
 	$(Q)sh scripts/check-glibc.sh $(ROOTS_DIR)/$(SUITE)
 
 check-ci-example: deps glibc

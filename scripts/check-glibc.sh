@@ -17,16 +17,19 @@
 #
 # The default tests: the end-to-end ones (arena storms, heap churn, sbrk
 # and thresholds, knobs, setjmp), the exit snapshot and ledger, snapshot
-# and explain -p (t-ledger), trim, snapshot, attach, and the slow-math
-# probes of a real libm (t-glibc-slowmath: glibc 2.31's; skipped where
-# the libm has none).
+# and explain -p (t-ledger), trim, snapshot, attach, the cost line
+# (t-summary), explain's findings (t-findings), -p by name (t-procsel),
+# attach across an exec (t-attach-exec, t-attach-exec-reuse), and the
+# slow-math probes of a real libm (t-glibc-slowmath: glibc 2.31's; skipped
+# where the libm has none).
 # Logs: tests/out/NAME-SUITE.log.  Exits as tests/run does; one test at a
 # time (tests/run -j 1): the tests have not been run side by side in a root.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:?usage: check-glibc.sh ROOT [TEST...]}
 shift
-TESTS=${*:-e2e-arena-storm e2e-heap-churn e2e-sbrk-thresholds e2e-knobs e2e-setjmp ledger-exit ledger trim snapshot attach glibc-slowmath}
+TESTS=${*:-e2e-arena-storm e2e-heap-churn e2e-sbrk-thresholds e2e-knobs e2e-setjmp ledger-exit ledger trim snapshot attach \
+summary findings procsel attach-exec attach-exec-reuse glibc-slowmath}
 say() { echo "check-glibc: $*" >&2; }
 
 [ "$(id -u)" = 0 ] || { say "needs root (chroot, uprobes)"; exit 1; }
@@ -40,7 +43,7 @@ for d in examples build; do
 done
 mkdir -p "$ROOT/examples" "$ROOT/build/tests/fixtures"
 cp examples/Makefile examples/*.c "$ROOT/examples/"
-FIXTURES="busy-alloc slow-math"
+FIXTURES="busy-alloc slow-math held-kinds exec-later"
 for f in $FIXTURES; do
 	cp "tests/fixtures/$f.c" "$ROOT/build/tests/fixtures/"
 done

@@ -147,17 +147,18 @@ void mw_proc_close(struct mw_proc *p);
 
 /* What pid is, from /proc/PID/stat (proc(5)): MW_PROC_EXITED (a zombie
  * its parent has not reaped yet, or gone), MW_PROC_KTHREAD (a kernel
- * thread: PF_KTHREAD in its flags), MW_PROC_LEADER_GONE (its main thread
- * a zombie, pthread_exit, while another of its threads runs: the process
- * lives, but /proc/PID shows no mappings and its memory cannot be read
- * there) or MW_PROC_USER. */
-enum { MW_PROC_USER, MW_PROC_EXITED, MW_PROC_KTHREAD, MW_PROC_LEADER_GONE };
+ * thread: PF_KTHREAD in its flags), MW_PROC_EXITING (PF_EXITING: in its
+ * exit, its address space gone from exit_mm on, until it is a zombie),
+ * MW_PROC_LEADER_GONE (its main thread a zombie, pthread_exit, while
+ * another of its threads runs: the process lives, but /proc/PID shows no
+ * mappings and its memory cannot be read there) or MW_PROC_USER. */
+enum { MW_PROC_USER, MW_PROC_EXITED, MW_PROC_KTHREAD, MW_PROC_EXITING, MW_PROC_LEADER_GONE };
 int mw_proc_kind(pid_t pid);
 
 /* Into err (errlen bytes): why pid, which maps nothing we look for, has
- * no memory to read, when it is exited, a kernel thread or its main
- * thread has exited (the others running); else that it
- * has no mappings.  One line, for a message. */
+ * no memory to read, when it is exited, exiting, a kernel thread or its
+ * main thread has exited (the others running); else that it has no
+ * mappings.  One line, for a message. */
 void mw_proc_no_memory(pid_t pid, char *err, size_t errlen);
 
 /* Is pid a live process?  A zombie is not (its memory and files are

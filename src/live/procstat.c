@@ -61,8 +61,12 @@ int mw_proc_kind(pid_t pid)
 		return MW_PROC_LEADER_GONE;	/* its main thread called pthread_exit */
 	if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
 		return MW_PROC_EXITED;
-	if (sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000))
+	if (sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return MW_PROC_USER;
+	if (flags & 0x00200000)
 		return MW_PROC_KTHREAD;	/* PF_KTHREAD (include/linux/sched.h) */
+	if (flags & 0x00000004)
+		return MW_PROC_EXITING;	/* PF_EXITING: in do_exit(), not yet a zombie */
 	return MW_PROC_USER;
 }
 
@@ -72,6 +76,8 @@ void mw_proc_no_memory(pid_t pid, char *err, size_t errlen)
 
 	if (k == MW_PROC_EXITED)
 		snprintf(err, errlen, "process %d has exited", (int)pid);
+	else if (k == MW_PROC_EXITING)
+		snprintf(err, errlen, "process %d is exiting: its address space is gone", (int)pid);
 	else if (k == MW_PROC_KTHREAD)
 		snprintf(err, errlen, "process %d is a kernel thread: it has no memory of its own",
 			 (int)pid);

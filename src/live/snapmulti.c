@@ -62,17 +62,21 @@ static int failed(struct mw_psnap *ps, enum mw_psnap_fail why, int had_glibc)
 /* Before loading its libc: is there a glibc in it we may read? */
 static int check_maps(struct mw_psnap *ps)
 {
-	int r;
+	int r, k;
 
 	errno = 0;
 	r = mw_maps_glibc(ps->pid);
 	if (r == 1)
 		return 0;
-	if (r == 0 && mw_proc_kind(ps->pid) == MW_PROC_LEADER_GONE) {
+	if (r == 0 && (k = mw_proc_kind(ps->pid)) == MW_PROC_LEADER_GONE) {
 		/* alive, its maps empty: not exited (failed() would say so) */
 		mw_proc_no_memory(ps->pid, ps->err, sizeof(ps->err));
 		ps->fail = MW_PSNAP_UNREADABLE;
 		return -1;
+	}
+	if (r == 0 && (k == MW_PROC_EXITING || k == MW_PROC_EXITED)) {
+		mw_proc_no_memory(ps->pid, ps->err, sizeof(ps->err));	/* maps nothing */
+		return failed(ps, MW_PSNAP_EXITED, 0);
 	}
 	if (r == 0) {
 		snprintf(ps->err, sizeof(ps->err), "process %d maps no glibc (a static binary, or "

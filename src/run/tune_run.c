@@ -1,6 +1,7 @@
 /* tune_run.c - run a program once and measure it; see tune_run.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +44,37 @@ static void set_tunables(const char *tunables)
 	}
 }
 
+/* The tunables whose setting makes mp_.no_dyn_threshold 1 (malloc.c's
+ * do_set_mmap_threshold, do_set_trim_threshold, do_set_top_pad and
+ * do_set_mmaps_max), which nothing sets back to 0. */
+static const char *const fixes_dyn[] = { "glibc.malloc.mmap_threshold",
+	"glibc.malloc.trim_threshold", "glibc.malloc.top_pad", "glibc.malloc.mmap_max" };
+
+int mw_tune_not_applied(const char *tunables, int known, uint64_t no_dyn_threshold,
+			uint64_t mmap_threshold, char *why, size_t len)
+{
+	const char *t = tunables;
+
+	if (!t || !known || no_dyn_threshold)
+		return 0;
+	while (*t) {
+		size_t n = strcspn(t, ":"), k = strcspn(t, "=");
+
+		for (size_t i = 0; i < sizeof(fixes_dyn) / sizeof(fixes_dyn[0]); i++)
+			if (k < n && k == strlen(fixes_dyn[i]) && !strncmp(t, fixes_dyn[i], k)) {
+				snprintf(why, len, "glibc did not apply %.*s: mp_.no_dyn_threshold "
+					 "is 0 at exit (mp_.mmap_threshold %" PRIu64 "), which "
+					 "that setting makes 1 (a value this glibc does not "
+					 "take, e.g. 2.31 no mmap threshold above 32 MiB; or "
+					 "the program never called malloc)",
+					 (int)(n > 512 ? 512 : n), t, mmap_threshold);
+				return 1;
+			}
+		t += n + (t[n] == ':');
+	}
+	return 0;
+}
+
 /* In the child: stdin, stdout, stderr; GLIBC_TUNABLES; held on holdfd
  * until the parent has seized us (a byte); exec.  Never returns; the
  * exec's errno goes to errfd. */
@@ -69,9 +101,10 @@ static void child(char *const *argv, const char *tunables, int show_output, int 
 	_exit(127);
 }
 
-/* The exit stop: the allocator, the ledger and the findings now. */
-static void at_exit_stop(pid_t pid, long timeout_ms, struct mw_tune_sample *m,
-			 struct mw_finding **findings, size_t *nfindings)
+/* The exit stop: the allocator, the ledger and the findings now; a
+ * setting glibc did not apply, refused (m->why, no figures at exit). */
+static void at_exit_stop(pid_t pid, const char *tunables, long timeout_ms,
+			 struct mw_tune_sample *m, struct mw_finding **findings, size_t *nfindings)
 {
 	char err[PATH_MAX + 512];
 	struct mw_explained e;
@@ -82,6 +115,12 @@ static void at_exit_stop(pid_t pid, long timeout_ms, struct mw_tune_sample *m,
 	if (mw_glibc_load(pid, &g, err, sizeof(err)) < 0 ||
 	    mw_explain_read(pid, &g, timeout_ms, &e, err, sizeof(err)) < 0) {
 		snprintf(m->why, sizeof(m->why), "the allocator at exit: %.990s", err);
+		return;
+	}
+	if (mw_tune_not_applied(tunables, g.mp_no_dyn_threshold.off >= 0, e.s->no_dyn_threshold,
+				e.s->mmap_threshold, m->why, sizeof(m->why))) {
+		m->rss_exit = MW_TUNE_UNKNOWN;
+		mw_explained_free(&e);
 		return;
 	}
 	m->arenas_exit = e.s->narenas;
@@ -167,7 +206,7 @@ int mw_tune_run(char *const *argv, const char *tunables, int show_output, long t
 		if (st >> 16 == PTRACE_EVENT_EXIT) {
 			double t1 = now_s();
 
-			at_exit_stop(pid, timeout_ms, m, findings, nfindings);
+			at_exit_stop(pid, tunables, timeout_ms, m, findings, nfindings);
 			held += now_s() - t1;
 			ptrace(PTRACE_CONT, pid, 0, 0);
 		} else if (st >> 16 == PTRACE_EVENT_STOP) {

@@ -7,6 +7,7 @@
 #define MALLOCWATCH_TUNE_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "report_tune.h"
 
@@ -22,6 +23,14 @@
 int mw_tune_run(char *const *argv, const char *tunables, int show_output, long timeout_ms,
 		struct mw_tune_sample *m, struct mw_finding **findings, size_t *nfindings,
 		char *err, size_t errlen);
+
+/* 1 with the reason in why when the process's mp_ at its exit shows that
+ * glibc did not apply tunables (GLIBC_TUNABLES' "NAME=V:NAME=V" form): one
+ * of mmap_threshold, trim_threshold, top_pad and mmap_max is named, whose
+ * setting makes mp_.no_dyn_threshold 1, and no_dyn_threshold is 0 (known:
+ * this glibc's malloc_par has the member).  0 when it cannot tell. */
+int mw_tune_not_applied(const char *tunables, int known, uint64_t no_dyn_threshold,
+			uint64_t mmap_threshold, char *why, size_t len);
 
 /* Run argv with tunables as above once more under the tracer
  * (mallocwatch -q -e arena --json FILE -c ARGV, this very binary, with

@@ -22,7 +22,7 @@ need_root
 need_libc
 FIX=$PWD/build/tests/fixtures/pid-reuse
 LATER=./build/tests/fixtures/exec-later
-[ -x $FIX ] && [ -x $LATER ] || skip "no $FIX or $LATER (make check-build builds them)"
+[ -x $FIX ] && [ -x "${MW_ROOT:-.}/$LATER" ] || skip "no $FIX or $LATER (make check-build builds them)"
 WAIT=120	# s; the kernel runtime's first run compiles its module
 [ "${MW_TEST_RUNTIME:-}" != kernel ] || WAIT=1800
 a= b= mwpid=

@@ -25,7 +25,7 @@
 need_root
 need_libc
 FIX=./build/tests/fixtures/exec-later
-[ -x $FIX ] || exit 99
+[ -x "${MW_ROOT:-.}/$FIX" ] || exit 99
 WAIT=120	# s; the kernel runtime's first run compiles its module
 [ "${MW_TEST_RUNTIME:-}" != kernel ] || WAIT=1800
 

@@ -22,7 +22,8 @@
 . tests/lib/lib.sh
 need_root
 need_libc
-[ -x ./examples/frag-hold ] || { echo "no examples/frag-hold (make -C examples)"; exit 99; }
+# (with MW_ROOT, the root's, built there by scripts/check-glibc.sh)
+[ -x "${MW_ROOT:-.}/examples/frag-hold" ] || { echo "no examples/frag-hold (make -C examples)"; exit 99; }
 V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 CG=${V2:-/nonexistent}/mw-t-procsel-$$
 pids= holders=

@@ -132,7 +132,7 @@ rc=$?
 exec 3>&-
 wait $pid 2>/dev/null
 [ $rc = 1 ] || fail "snapshot of a process killed meanwhile exited $rc: $(cat "$OUT/killed.err")"
-[ "$(wc -l <"$OUT/killed.err")" = 1 ] && grep -q "^mallocwatch: \(process $pid exited while it was read\|process $pid has exited\|no process $pid\|cannot read\)" \
+[ "$(wc -l <"$OUT/killed.err")" = 1 ] && grep -q "^mallocwatch: \(process $pid exited while it was read\|process $pid has exited\|process $pid is exiting: \|no process $pid\|cannot read\)" \
 	"$OUT/killed.err" || fail "killed meanwhile: $(cat "$OUT/killed.err")"
 echo "ok: killed meanwhile: $(cat "$OUT/killed.err")"
 

@@ -38,6 +38,23 @@ grep -q '^| .*| `glibc.malloc.arena_max=1` |' "$OUT/frag.md" || fail "no markdow
 grep -q '^  glibc.malloc.arena_max=2 (finding arena_max); measured: free and resident at exit ' \
 	"$OUT/frag.txt" || fail "no measured outcome beside the finding's setting in the text"
 
+# a setting glibc does not apply is refused, not shown as that setting's:
+# each glibc ignores one of mmap_max=-1 and =4294967296 (2.31 the second,
+# 2.36 both, 2.41 the first: the tunable's bounds), silently; mmap_max=5
+# every one applies
+"$MW" tune -q --repeat 1 --try glibc.malloc.mmap_max=-1,4294967296,5 --json "$OUT/na.json" \
+	-o "$OUT/na.txt" -c ./examples/frag-hold arenas 4 || fail "tune mmap_max exited $?"
+python3 - "$OUT/na.json" <<'PY' || { cat "$OUT/na.txt"; fail "tune: a setting glibc did not apply"; }
+import json, sys
+s = {x["tunables"]: x for x in json.load(open(sys.argv[1]))["tune"]["settings"]}
+bad = [k for k in s if k and s[k]["unknown_reason"]]
+assert bad and "glibc.malloc.mmap_max=5" not in bad and s[None]["unknown_reason"] is None, s
+for k in bad:
+    assert "glibc did not apply %s: mp_.no_dyn_threshold is 0" % k in s[k]["unknown_reason"], s[k]
+    assert s[k]["rss_at_exit"] is None and not s[k]["best"], s[k]
+print("ok: not applied by this glibc, refused:", bad)
+PY
+
 if command -v python3 >/dev/null && [ -f /usr/lib/debug/.build-id/$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 |
 	awk '/Build ID/ {print substr($3, 1, 2) "/" substr($3, 3)}').debug ]; then
 	cat >"$OUT/thr.py" <<'PY'
