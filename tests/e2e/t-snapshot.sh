@@ -125,7 +125,7 @@ echo "ok: a zombie and a kernel thread ($kt) said as such"
 hold_arenas busy 0 3000000
 "$MW" snapshot -p $pid >/dev/null 2>"$OUT/killed.err" &
 mw=$!
-sleep 0.3
+sleep 0.1	# (its read took 0.33-0.43 s at load 7; a kill at 0.3 s can come after it)
 kill -KILL $pid
 wait $mw
 rc=$?
