@@ -15,9 +15,7 @@
 . tests/lib/lib.sh
 need_root
 command -v setpriv >/dev/null && command -v objcopy >/dev/null || skip "no setpriv/objcopy"
-LIBC=/lib/x86_64-linux-gnu/libc.so.6
-LDSO=/lib64/ld-linux-x86-64.so.2
-[ -f $LIBC ] && [ -x $LDSO ] || skip "no $LIBC"
+need_system_libc
 chmod 755 "$OUT"
 pids=
 trap 'kill $pids 2>/dev/null' EXIT

@@ -20,9 +20,7 @@
 need_root
 command -v curl >/dev/null || skip "curl not installed"
 need_libc6_dbg
-LIBC=/lib/x86_64-linux-gnu/libc.so.6
-LDSO=/lib64/ld-linux-x86-64.so.2
-[ -f $LIBC ] && [ -x $LDSO ] || skip "no $LIBC or $LDSO"
+need_system_libc
 PIDS= S=
 kill_at_exit S PIDS
 

@@ -17,42 +17,11 @@
 need_root
 command -v curl >/dev/null || skip "curl not installed"
 need_libc6_dbg
-LIBC=/lib/x86_64-linux-gnu/libc.so.6
-LDSO=/lib64/ld-linux-x86-64.so.2
-[ -f $LIBC ] && [ -x $LDSO ] || skip "no $LIBC or $LDSO"
+need_system_libc
 S= SP=
-cleanup() {
-	[ -n "$S" ] && kill -KILL "$S" 2>/dev/null
-	[ -n "$SP" ] && pkill -KILL -P "$SP" 2>/dev/null
-	[ -n "$SP" ] && kill -KILL "$SP" 2>/dev/null
-	wait 2>/dev/null
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-chmod 755 "$OUT"
-D=$OUT/nobody
-mkdir -m 0755 "$D" && chown 65534:65534 "$D" || exit 99
-
+kill_at_exit -t SP S
 N=100
-# nobody's processes: their pids into $D/pids, then they sleep
-$NOBODY sh -c 'D=$1 N=$2
-	for k in $(seq 1 $N); do
-		mkdir "$D/l$k" && cp /lib/x86_64-linux-gnu/libc.so.6 "$D/l$k/" &&
-			truncate -s 240M "$D/l$k/libc.so.6" || exit 1
-		/lib64/ld-linux-x86-64.so.2 --library-path "$D/l$k" /bin/sleep 3600 &
-		echo $! >>"$D/pids"
-	done
-	echo spawned >"$D/done"
-	wait' sh "$D" $N &
-SP=$!
-wait_for "$D/done" spawned 120
-PIDS=$(cat "$D/pids")
-for p in $PIDS; do
-	i=0
-	until grep -q 'libc\.so\.6' /proc/$p/maps 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 500 ] || fail "$p never mapped its libc"; sleep 0.02
-	done
-done
+nobody_libc_copies $N 240M	# nobody's, on sparse 240 MiB copies: SP, PIDS
 list=$(echo $PIDS | tr ' ' ',')
 
 "$MW" serve --listen 127.0.0.1:0 -p "$list" --budget 0.3 --min-interval 0.01 \

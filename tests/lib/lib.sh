@@ -181,11 +181,15 @@ serve_start() {
 	S=$!
 	serve_port "$_ss_err" $S 200
 }
-# kill_at_exit VAR...: when the test exits (SIGINT and SIGTERM make it
-# exit 1), the processes whose pids the shell variables VAR... hold then
-# (a list each, maybe empty) are killed (SIGKILL) and reaped.  A test
-# empties a variable (S=) once it has reaped that process itself.
+# kill_at_exit [-t TREE] VAR...: when the test exits (SIGINT and SIGTERM
+# make it exit 1), the processes whose pids the shell variables VAR...
+# hold then (a list each, maybe empty) are killed (SIGKILL) and reaped;
+# with -t, the children of the pid variable TREE holds are killed first,
+# then it (a tree a test started as nobody, say).  A test empties a
+# variable (S=) once it has reaped that process itself.
 kill_at_exit() {
+	_kae_tree=
+	[ "$1" != -t ] || { _kae_tree=$2; shift 2; }
 	_kae_vars=$*
 	trap _kae_cleanup EXIT
 	trap 'exit 1' INT TERM
@@ -196,7 +200,53 @@ _kae_cleanup() {
 		eval "_kae_pids=\"\$_kae_pids \$$_kae_v\""
 	done
 	for _kae_p in $_kae_pids; do kill -KILL "$_kae_p" 2>/dev/null; done
+	[ -z "$_kae_tree" ] || eval "_kae_t=\$$_kae_tree"
+	if [ -n "$_kae_tree" ] && [ -n "$_kae_t" ]; then
+		pkill -KILL -P "$_kae_t" 2>/dev/null
+		kill -KILL "$_kae_t" 2>/dev/null
+		_kae_pids="$_kae_pids $_kae_t"
+	fi
 	for _kae_p in $_kae_pids; do wait "$_kae_p" 2>/dev/null; done
+}
+# nobody_libc_copies N [SIZE]: N processes of nobody's (a sleep each), each
+# on a copy of Debian's libc of its own in $OUT/nobody/lK (truncated to
+# SIZE, sparse, when given), started by one shell of nobody's: sets SP
+# (that shell: kill_at_exit -t SP) and PIDS (theirs), and returns once
+# each maps its libc.  Needs root (the copies' directory is chowned).
+nobody_libc_copies() {
+	chmod 755 "$OUT"
+	mkdir -m 0755 "$OUT/nobody" && chown 65534:65534 "$OUT/nobody" || exit 99
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'D=$1 N=$2 SIZE=$3
+		for k in $(seq 1 $N); do
+			mkdir "$D/l$k" && cp /lib/x86_64-linux-gnu/libc.so.6 "$D/l$k/" || exit 1
+			[ -z "$SIZE" ] || truncate -s "$SIZE" "$D/l$k/libc.so.6" || exit 1
+			/lib64/ld-linux-x86-64.so.2 --library-path "$D/l$k" /bin/sleep 3600 &
+			echo $! >>"$D/pids"
+		done
+		echo spawned >"$D/done"
+		wait' sh "$OUT/nobody" "$1" "${2:-}" &
+	SP=$!
+	wait_for "$OUT/nobody/done" spawned 120
+	PIDS=$(cat "$OUT/nobody/pids")
+	maps_libc $PIDS
+}
+# maps_libc PID...: until each maps a libc.so.6 (0.02 s apart, 10 s each)
+maps_libc() {
+	for _ml_p in "$@"; do
+		_ml_i=0
+		until grep -q 'libc\.so\.6' /proc/$_ml_p/maps 2>/dev/null; do
+			_ml_i=$((_ml_i + 1))
+			[ $_ml_i -lt 500 ] || fail "$_ml_p never mapped its libc"
+			sleep 0.02
+		done
+	done
+}
+# need_system_libc: LIBC and LDSO, Debian's libc.so.6 and its loader
+# (amd64's paths), or the test skips
+need_system_libc() {
+	LIBC=/lib/x86_64-linux-gnu/libc.so.6
+	LDSO=/lib64/ld-linux-x86-64.so.2
+	[ -f $LIBC ] && [ -x $LDSO ] || skip "no $LIBC or $LDSO"
 }
 # free_port: a TCP port of 127.0.0.1 that is free now (the kernel's pick)
 free_port() {
