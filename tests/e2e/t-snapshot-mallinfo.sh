@@ -11,6 +11,8 @@
 #   count/bytes == hblks/hblkhd, main's top == keepcost, and per arena
 #   free_bytes == fast + binned + top; the thresholds after the free of an
 #   mmapped chunk: mmap == its size, trim == twice it (glibc's rule).
+# The same with a thread that ticks (HOLD_TICK=1): read twice, the second
+# walk's figures from the first's records.
 # Then traced (-c, probe-enabled glibc): the same threshold change, from
 # memory_mallopt_free_dyn_thresholds's two arguments (mmap, then trim:
 # different values, so swapped indices show).
@@ -88,6 +90,12 @@ if [ -f "$GLIBC_PREFIX/lib/libc.so.6" ]; then
 	hold probes
 	compare probes
 	n=$((n + 1))
+	# not idle (a thread ticks): read twice, the second time from the
+	# first's records (snapshot_record.c), and as exact
+	HOLD_TICK=1 hold tick
+	compare tick
+	python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["snapshot"]; assert s["check"] == "reread" and s["tries"] >= 2, (s["check"], s["tries"])' \
+		"$OUT/tick.json" || fail "tick: not read twice"
 	# traced from its start: the dynamic threshold change, both arguments
 	"$MW" --json "$OUT/traced.json" -o "$OUT/traced.txt" -c $FIX </dev/null >"$OUT/traced.out" \
 		2>"$OUT/traced.err" || fail "traced: exit $?: $(cat "$OUT/traced.err")"
