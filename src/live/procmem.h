@@ -171,7 +171,7 @@ int mw_process_alive(pid_t pid);
  * cannot be opened or is empty. */
 ssize_t mw_read_small(const char *path, int flags, char *buf, size_t len);
 
-/* /proc/PID/stat read into buf as mw_proc_stat does, and where its fields
+/* /proc/PID/stat read into buf as mw_read_small does, and where its fields
  * after "PID (COMM) " start (the state letter, field 3; COMM may hold
  * anything, so the last ')' ends it).  NULL when the process is gone or
  * the line is not of that shape. */

@@ -11,12 +11,37 @@
 
 #include "procmem.h"
 
+/* Task flags in a stat file's field 9 (include/linux/sched.h). */
+#define PF_EXITING 0x00000004	/* in do_exit(), not yet a zombie */
+#define PF_KTHREAD 0x00200000
+
+/* A stat file (proc(5): /proc/PID/stat, /proc/PID/task/TID/stat) read
+ * into buf as mw_read_small does: its fields after "PID (comm) ", the
+ * state letter first; NULL when it cannot be read. */
+static const char *stat_fields(const char *path, char *buf, size_t len)
+{
+	char *s;
+
+	if (mw_read_small(path, 0, buf, len) < 0)
+		return NULL;
+	s = strrchr(buf, ')');
+	return s && s[1] == ' ' ? s + 2 : NULL;
+}
+
+/* The flags (field 9: after state, ppid, pgrp, session, tty_nr, tpgid)
+ * of fields from stat_fields: 1, or 0 when they are not there. */
+static int stat_flags(const char *f, unsigned long *flags)
+{
+	return sscanf(f + 1, "%*d %*d %*d %*d %*d %lu", flags) == 1;
+}
+
 /* Does a thread of pid's other than its main thread run: neither a
  * zombie nor in its exit (PF_EXITING: an exit_group takes them all)?
  * 1 or 0. */
 static int other_thread_runs(pid_t pid)
 {
-	char path[64], buf[1024], *rp;
+	char path[64], buf[1024], *end;
+	const char *f;
 	unsigned long flags;
 	struct dirent *d;
 	DIR *dir;
@@ -26,16 +51,13 @@ static int other_thread_runs(pid_t pid)
 	if (!(dir = opendir(path)))
 		return 0;
 	while (!runs && (d = readdir(dir))) {
-		long tid = strtol(d->d_name, &rp, 10);
+		long tid = strtol(d->d_name, &end, 10);
 
-		if (*rp || tid <= 0 || tid == pid)
+		if (*end || tid <= 0 || tid == pid)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", (int)pid, tid);
-		if (mw_read_small(path, 0, buf, sizeof(buf)) < 0 || !(rp = strrchr(buf, ')')) ||
-		    rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
-			continue;
-		runs = sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) == 1 &&
-		       !(flags & 0x00000004);	/* PF_EXITING */
+		runs = (f = stat_fields(path, buf, sizeof(buf))) && f[0] != 'Z' && f[0] != 'X' &&
+		       stat_flags(f, &flags) && !(flags & PF_EXITING);
 	}
 	closedir(dir);
 	return runs;
@@ -43,30 +65,23 @@ static int other_thread_runs(pid_t pid)
 
 int mw_proc_kind(pid_t pid)
 {
-	char path[64], buf[1024], *rp;
-	unsigned long flags = 0;
-	FILE *f;
-	size_t n;
+	char path[64], buf[1024];
+	unsigned long flags;
+	const char *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
+	if (!(f = stat_fields(path, buf, sizeof(buf))))
 		return MW_PROC_EXITED;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* after the command's ")": state (field 3), then ppid, pgrp,
-	 * session, tty_nr, tpgid, flags (field 9) */
-	rp = strrchr(buf, ')');
-	if (rp && rp[1] == ' ' && rp[2] == 'Z' && other_thread_runs(pid))
+	if (f[0] == 'Z' && other_thread_runs(pid))
 		return MW_PROC_LEADER_GONE;	/* its main thread called pthread_exit */
-	if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+	if (f[0] == 'Z' || f[0] == 'X')
 		return MW_PROC_EXITED;
-	if (sscanf(rp + 3, "%*d %*d %*d %*d %*d %lu", &flags) != 1)
+	if (!stat_flags(f, &flags))
 		return MW_PROC_USER;
-	if (flags & 0x00200000)
-		return MW_PROC_KTHREAD;	/* PF_KTHREAD (include/linux/sched.h) */
-	if (flags & 0x00000004)
-		return MW_PROC_EXITING;	/* PF_EXITING: in do_exit(), not yet a zombie */
+	if (flags & PF_KTHREAD)
+		return MW_PROC_KTHREAD;
+	if (flags & PF_EXITING)
+		return MW_PROC_EXITING;
 	return MW_PROC_USER;
 }
 
@@ -104,23 +119,12 @@ ssize_t mw_read_small(const char *path, int flags, char *buf, size_t len)
 	return n;
 }
 
-/* /proc/PID/stat (proc(5)) into buf as mw_read_small does. */
-static ssize_t mw_proc_stat(pid_t pid, char *buf, size_t len)
+const char *mw_proc_stat_fields(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	return mw_read_small(path, 0, buf, len);
-}
-
-const char *mw_proc_stat_fields(pid_t pid, char *buf, size_t len)
-{
-	char *s;
-
-	if (mw_proc_stat(pid, buf, len) < 0)
-		return NULL;
-	s = strrchr(buf, ')');	/* after "PID (comm)" */
-	return s && s[1] == ' ' ? s + 2 : NULL;
+	return stat_fields(path, buf, len);
 }
 
 /* The state letter in /proc/PID/stat ('R', 'S', 'Z', ...), 0 when gone. */
